@@ -1,0 +1,113 @@
+// API access tokens (CONTRACT §9): EdDSA JWTs signed by the service's own key, which lives in the
+// database and never leaves the process. Revocation is checked on every request.
+import crypto, { type KeyObject } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { authInvalid } from '../errors.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+
+/** The only JWS algorithms accepted: EdDSA and its RFC 9864 name. Never "none", never HMAC. */
+const ACCEPTED_ALGORITHMS = ['EdDSA', 'Ed25519'];
+
+interface TokenKey {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+const keyCache = new WeakMap<object, Promise<TokenKey>>();
+
+async function loadTokenKey(db: Db): Promise<TokenKey> {
+  const generated = crypto.generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' });
+  await db.query(sql.typeAlias('void')`
+    insert into service_secrets (name, secret) values ('api_token_signing_key', ${sql.binary(generated)})
+    on conflict (name) do nothing
+  `);
+  const der = await db.oneFirst(sql.type(z.object({ secret: z.instanceof(Buffer) }))`
+    select secret from service_secrets where name = 'api_token_signing_key'
+  `);
+  const privateKey = crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  return { privateKey, publicKey: crypto.createPublicKey(privateKey) };
+}
+
+/** The token key, loaded once per pool. */
+export function tokenKey(db: Db): Promise<TokenKey> {
+  let key = keyCache.get(db);
+  if (!key) {
+    key = loadTokenKey(db);
+    key.catch(() => keyCache.delete(db));
+    keyCache.set(db, key);
+  }
+  return key;
+}
+
+const DURATION = /^(\d+)([smhdw])$/;
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+
+/** Parses "30d", "12h", "90m", "3600s", "2w"; null for "never". Throws on anything else. */
+export function parseDuration(text: string): number | null {
+  if (text === 'never') return null;
+  const match = DURATION.exec(text);
+  if (!match || Number(match[1]) <= 0) throw new Error(`invalid duration "${text}" (use e.g. 30d, 12h, 90m, 3600s or never)`);
+  return Number(match[1]) * UNIT_SECONDS[match[2] as string]!;
+}
+
+export class UnknownStoreError extends Error {
+  override name = 'UnknownStoreError';
+}
+
+export interface IssuedToken {
+  token: string;
+  jti: string;
+  expiresAt: string | null;
+}
+
+export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now = new Date()): Promise<IssuedToken> {
+  const exists = z.uuid().safeParse(storeId).success
+    ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`)
+    : false;
+  if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
+  const { privateKey } = await tokenKey(db);
+  const jti = crypto.randomUUID();
+  const issuedAt = Math.floor(now.getTime() / 1000);
+  const expiresAt = expiresInSeconds === null ? null : new Date((issuedAt + expiresInSeconds) * 1000);
+  let jwt = new SignJWT({}).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' }).setSubject(storeId).setJti(jti).setIssuedAt(issuedAt);
+  if (expiresAt) jwt = jwt.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
+  const token = await jwt.sign(privateKey);
+  await db.query(sql.typeAlias('void')`
+    insert into api_tokens (jti, store_id, issued_at, expires_at)
+    values (${jti}, ${storeId}, ${sql.timestamp(new Date(issuedAt * 1000))}, ${expiresAt ? sql.timestamp(expiresAt) : null})
+  `);
+  return { token, jti, expiresAt: expiresAt ? expiresAt.toISOString() : null };
+}
+
+/** Revokes a token at once. Returns false when no token has that jti. */
+export async function revokeToken(db: Db, jti: string, now = new Date()): Promise<boolean> {
+  if (!z.uuid().safeParse(jti).success) return false;
+  const row = await db.maybeOne(sql.type(z.object({ jti: z.string() }))`
+    update api_tokens set revoked_at = coalesce(revoked_at, ${sql.timestamp(now)})
+    where jti = ${jti} returning jti
+  `);
+  return row !== null;
+}
+
+const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
+
+/**
+ * Verifies a bearer token and returns its store id. Every failure is the same 401 auth_invalid,
+ * with no hint of which check failed.
+ */
+export async function authenticate(db: Db, token: string, now = new Date()): Promise<{ storeId: string; jti: string }> {
+  const { publicKey } = await tokenKey(db);
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token, publicKey, { algorithms: ACCEPTED_ALGORITHMS, currentDate: now, requiredClaims: ['sub', 'jti', 'iat'] }));
+  } catch (error) {
+    if (error instanceof joseErrors.JOSEError || error instanceof TypeError) throw authInvalid();
+    throw error;
+  }
+  const jti = payload.jti;
+  if (typeof jti !== 'string' || !z.uuid().safeParse(jti).success) throw authInvalid();
+  const row = await db.maybeOne(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${jti}`);
+  if (!row || row.store_id !== payload.sub || row.revoked_at !== null) throw authInvalid();
+  if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) throw authInvalid();
+  return { storeId: row.store_id, jti };
+}

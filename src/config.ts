@@ -1,0 +1,145 @@
+// The one reader of process.env. Everything else receives a Config.
+import path from 'node:path';
+
+export type TonNetwork = 'mainnet' | 'testnet' | 'sandbox';
+
+export interface Config {
+  /** null: start the embedded PostgreSQL kept in `embeddedPgDir`. */
+  databaseUrl: string | null;
+  embeddedPgDir: string;
+  embeddedPgPort: number;
+  port: number;
+  host: string;
+  baseUrl: string;
+  checkoutBaseUrl: string;
+  tonNetwork: TonNetwork;
+  /** null in sandbox: the API process serves the emulated chain at BASE_URL/sandbox/toncenter. */
+  tonApiUrl: string | null;
+  tonApiKey: string | null;
+  /** null: generated into the database on first start (sandbox only). */
+  masterKey: string | null;
+  webhookAllowInsecure: boolean;
+  rateLimitPerStore: number;
+  rateLimitPerClient: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DEFAULT_TON_API: Record<TonNetwork, string | null> = {
+  mainnet: 'https://toncenter.com/api/v2/jsonRPC',
+  testnet: 'https://testnet.toncenter.com/api/v2/jsonRPC',
+  sandbox: null,
+};
+
+function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function httpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return false;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be "true" or "false", got "${raw}"`);
+}
+
+function databaseUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error('protocol');
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a postgres:// connection URL');
+  }
+  return raw;
+}
+
+/** Reads and validates the configuration; throws ConfigError with one clear line per bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  // Every bad value is reported, not only the first one.
+  const problems: string[] = [];
+  const check = <T>(read: () => T, fallback: T): T => {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(error.message);
+      return fallback;
+    }
+  };
+  const rawDb = nonEmpty(env, 'DATABASE_URL');
+  const dbUrl = check(() => (rawDb === undefined ? null : databaseUrl(rawDb)), null);
+  const port = check(() => integer(env, 'PORT', 3000, 0, 65535), 3000);
+  const host = nonEmpty(env, 'HOST') ?? '127.0.0.1';
+  const network = check((): TonNetwork => {
+    const value = nonEmpty(env, 'TON_NETWORK') ?? 'sandbox';
+    if (value !== 'mainnet' && value !== 'testnet' && value !== 'sandbox') {
+      throw new ConfigError(`TON_NETWORK must be mainnet, testnet or sandbox, got "${value}"`);
+    }
+    return value;
+  }, 'sandbox');
+  const baseUrl = check(() => httpUrl('BASE_URL', nonEmpty(env, 'BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`), 'http://127.0.0.1:3000');
+  const checkoutBaseUrl = check(() => httpUrl('CHECKOUT_BASE_URL', nonEmpty(env, 'CHECKOUT_BASE_URL') ?? `${baseUrl}/pay`), `${baseUrl}/pay`);
+  const rawApi = nonEmpty(env, 'TON_API_URL');
+  const tonApiUrl = check(() => (rawApi ? httpUrl('TON_API_URL', rawApi) : DEFAULT_TON_API[network]), null);
+  const masterKey = nonEmpty(env, 'KASSA_MASTER_KEY') ?? null;
+  if (masterKey !== null && !/^[0-9a-fA-F]{64}$/.test(masterKey)) {
+    problems.push('KASSA_MASTER_KEY must be 64 hex characters (32 bytes)');
+  }
+  if (masterKey === null && network !== 'sandbox') {
+    problems.push(`KASSA_MASTER_KEY is required when TON_NETWORK=${network}`);
+  }
+  const webhookAllowInsecure = check(() => bool(env, 'WEBHOOK_ALLOW_INSECURE'), false);
+  if (webhookAllowInsecure && network === 'mainnet') {
+    problems.push('WEBHOOK_ALLOW_INSECURE=true is refused when TON_NETWORK=mainnet');
+  }
+  const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const config: Config = {
+    databaseUrl: dbUrl,
+    embeddedPgDir: path.resolve(cwd, '.kassa/pg'),
+    embeddedPgPort: check(() => integer(env, 'KASSA_EMBEDDED_PG_PORT', 54329, 1, 65535), 54329),
+    port,
+    host,
+    baseUrl,
+    checkoutBaseUrl,
+    tonNetwork: network,
+    tonApiUrl,
+    tonApiKey: nonEmpty(env, 'TON_API_KEY') ?? null,
+    masterKey,
+    webhookAllowInsecure,
+    rateLimitPerStore: check(() => integer(env, 'RATE_LIMIT_PER_STORE', 100, 0, 1_000_000), 100),
+    rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
+    logLevel,
+  };
+  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  return config;
+}

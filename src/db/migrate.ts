@@ -1,0 +1,40 @@
+// Applies the committed migrations (graphile-migrate) and installs Graphile Worker's schema.
+import path from 'node:path';
+import { Logger as MigrateLogger, migrate as graphileMigrate } from 'graphile-migrate';
+import { Logger as WorkerLogger, runMigrations as installWorkerSchema } from 'graphile-worker';
+import type { Logger } from '../log.ts';
+// graphile-migrate keeps its own pg pool open 200 ms after use and exits the process when that
+// idle pool sees an error (for example when the embedded server stops). Close it right away.
+import { clearAllPools } from 'graphile-migrate/dist/pgReal.js';
+
+export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, '../../migrations');
+
+/** Graphile Worker (and graphile-migrate, same logger family) log through our pino logger. */
+export function graphileLogger(log: Logger, quiet = false): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const child = log.child({
+      component: scope.label ?? 'graphile',
+      ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}),
+      ...(scope.jobId ? { jobId: scope.jobId } : {}),
+    });
+    const fields = meta && typeof meta === 'object' && Object.keys(meta).length > 0 ? { meta } : {};
+    if (level === 'error') child.error(fields, message);
+    else if (level === 'warning') child.warn(fields, message);
+    else if (level === 'info' && !quiet) child.info(fields, message);
+    else child.debug(fields, message);
+  });
+}
+
+export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
+  await graphileMigrate({
+    connectionString: databaseUrl,
+    migrationsFolder: MIGRATIONS_FOLDER,
+    logger: new MigrateLogger(() => (level, message) => {
+      if (level === 'error') log.error({ component: 'graphile-migrate' }, message);
+      else if (level === 'warning') log.warn({ component: 'graphile-migrate' }, message);
+      else log.debug({ component: 'graphile-migrate' }, message);
+    }),
+  });
+  clearAllPools();
+  await installWorkerSchema({ connectionString: databaseUrl, logger: graphileLogger(log, true) });
+}

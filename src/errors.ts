@@ -1,0 +1,82 @@
+// The one error vocabulary of Kassa (CONTRACT §2). Every failure a client can see is an ApiError;
+// the HTTP layer renders it as {"error": {type, message, code, param?}} with its status.
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+const STATUS_BY_TYPE: Record<ErrorType, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  not_found_error: 404,
+  rate_limit_error: 429,
+  api_error: 500,
+};
+
+/** Codes whose status is not the one of their type. */
+const STATUS_BY_CODE: Record<string, number> = {
+  idempotency_key_reused: 422,
+  payment_not_cancellable: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  method_not_allowed: 405,
+  rate_unavailable: 503,
+  service_unavailable: 503,
+};
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly type: ErrorType;
+  readonly code: string;
+  readonly param: string | undefined;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(type: ErrorType, code: string, message: string, options: { param?: string; headers?: Record<string, string>; status?: number } = {}) {
+    super(message);
+    this.type = type;
+    this.code = code;
+    this.param = options.param;
+    this.status = options.status ?? STATUS_BY_CODE[code] ?? STATUS_BY_TYPE[type];
+    this.headers = options.headers ?? {};
+  }
+
+  toJSON(): { error: { type: ErrorType; message: string; code: string; param?: string } } {
+    return {
+      error: {
+        type: this.type,
+        message: this.message,
+        code: this.code,
+        ...(this.param !== undefined ? { param: this.param } : {}),
+      },
+    };
+  }
+}
+
+export const invalidRequest = (code: string, message: string, param?: string): ApiError =>
+  new ApiError('invalid_request_error', code, message, param === undefined ? {} : { param });
+
+export const notFound = (code: string, message: string, param?: string): ApiError =>
+  new ApiError('not_found_error', code, message, param === undefined ? {} : { param });
+
+export const authInvalid = (): ApiError =>
+  new ApiError('authentication_error', 'auth_invalid', 'The access token is missing, invalid, expired or revoked.', {
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
+
+export const rateLimited = (retryAfterSeconds: number): ApiError =>
+  new ApiError('rate_limit_error', 'rate_limit_exceeded', 'Too many requests; retry after a short delay.', {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+
+export const internalError = (): ApiError =>
+  new ApiError('api_error', 'internal_error', 'An unexpected error occurred; retry later or contact support.');
+
+export const serviceUnavailable = (): ApiError =>
+  new ApiError('api_error', 'service_unavailable', 'The service cannot reach its database right now; retry shortly.', {
+    status: 503,
+    headers: { 'Retry-After': '5' },
+  });

@@ -1,0 +1,22 @@
+// What every route and middleware receives: configuration, the pool, the logger and the clock.
+import type { ParameterizedContext } from 'koa';
+import type { Config } from '../config.ts';
+import type { DatabasePool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+
+export interface AppDeps {
+  config: Config;
+  pool: DatabasePool;
+  log: Logger;
+  /** The clock. Tests inject their own; nothing in the app reads Date.now() directly. */
+  now: () => Date;
+}
+
+export interface KassaState {
+  requestId: string;
+  log: Logger;
+  /** Set by the auth middleware on authenticated routes. */
+  storeId?: string;
+}
+
+export type KassaContext = ParameterizedContext<KassaState>;

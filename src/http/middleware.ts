@@ -1,0 +1,132 @@
+// The HTTP pipeline's shared pieces: request id and logging, the error envelope, JSON-only bodies,
+// bearer authentication.
+import crypto from 'node:crypto';
+import type { Middleware } from 'koa';
+import compose from 'koa-compose';
+import { koaBody } from 'koa-body';
+import { authenticate } from '../auth/tokens.ts';
+import { isDatabaseUnavailable } from '../db/pool.ts';
+import { ApiError, authInvalid, internalError, invalidRequest, serviceUnavailable } from '../errors.ts';
+import type { AppDeps, KassaState } from './context.ts';
+import { rateLimit } from './rateLimit.ts';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+/** X-Request-Id (echoed when sent and sane), a child logger per request, one log line per request. */
+export function requestLogging(deps: AppDeps): Middleware<KassaState> {
+  return async (ctx, next) => {
+    const sent = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = deps.log.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      // The path only: no query string (it may carry cursors), never headers (tokens).
+      ctx.state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10, ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}) },
+        'request',
+      );
+    }
+  };
+}
+
+/** Renders every error as the envelope with its status; unknown errors become a logged 500. */
+export function errorEnvelope(): Middleware<KassaState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError('not_found_error', 'route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
+      }
+    } catch (caught) {
+      let error: ApiError;
+      if (caught instanceof ApiError) {
+        error = caught;
+      } else if (isDatabaseUnavailable(caught)) {
+        ctx.state.log?.warn({ err: caught }, 'database unavailable');
+        error = serviceUnavailable();
+      } else {
+        ctx.state.log?.error({ err: caught }, 'unexpected error');
+        error = internalError();
+      }
+      ctx.status = error.status;
+      ctx.set(error.headers);
+      ctx.body = error.toJSON();
+    }
+  };
+}
+
+function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** Bodies must be JSON (415 otherwise), at most 64 KiB (413), well-formed (400 invalid_json). */
+export function jsonBody(): Middleware<KassaState> {
+  const parse = koaBody({
+    json: true,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    jsonLimit: BODY_LIMIT_BYTES,
+    jsonStrict: true,
+    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+    onError: (error: Error & { status?: number; type?: string }) => {
+      if (error.status === 413 || error.type === 'entity.too.large') {
+        throw new ApiError('invalid_request_error', 'payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
+      }
+      if (error.status === 415 || error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
+        throw new ApiError('invalid_request_error', 'unsupported_media_type', 'The request body encoding is not supported; send UTF-8 JSON.');
+      }
+      throw invalidRequest('invalid_json', 'The request body is not valid JSON (an object is expected).');
+    },
+  });
+  return async (ctx, next) => {
+    if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && hasBody(ctx.headers)) {
+      if (!ctx.is('application/json')) {
+        throw new ApiError('invalid_request_error', 'unsupported_media_type', 'Request bodies must be sent as Content-Type: application/json.');
+      }
+      const declared = Number(ctx.get('Content-Length'));
+      if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) {
+        throw new ApiError('invalid_request_error', 'payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
+      }
+    }
+    await parse(ctx as never, next);
+  };
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;
+
+/** Bearer JWT authentication; every failure is the same 401 auth_invalid. */
+export function requireStore(deps: AppDeps): Middleware<KassaState> {
+  return async (ctx, next) => {
+    const match = BEARER.exec(ctx.get('Authorization'));
+    if (!match) throw authInvalid();
+    const { storeId } = await authenticate(deps.pool, match[1]!, deps.now());
+    ctx.state.storeId = storeId;
+    ctx.state.log = ctx.state.log.child({ storeId });
+    await next();
+  };
+}
+
+export interface Guards {
+  /** Merchant API: bearer token, then the store's rate limit. */
+  merchant: Middleware<KassaState>;
+  /** Public checkout endpoints: the client address's rate limit. */
+  public: Middleware<KassaState>;
+}
+
+/** One set of guards (and so one set of rate-limit buckets) per app. */
+export function createGuards(deps: AppDeps): Guards {
+  const storeLimit = rateLimit(deps.config.rateLimitPerStore, (ctx) => `store:${(ctx.state as KassaState).storeId}`, deps.now);
+  const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now);
+  return {
+    merchant: compose([requireStore(deps), storeLimit]) as Middleware<KassaState>,
+    public: clientLimit as Middleware<KassaState>,
+  };
+}

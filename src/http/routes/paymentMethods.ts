@@ -1,0 +1,15 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { listStoreMethods, presentMethod } from '../../payments/methods.ts';
+import type { AppDeps, KassaState } from '../context.ts';
+import type { Guards } from '../middleware.ts';
+
+/** GET /v1/payment-methods and GET /v1/payments/methods: the store's enabled methods (CONTRACT §3). */
+export function paymentMethodRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
+  const list: Middleware<KassaState> = async (ctx) => {
+    const methods = await listStoreMethods(deps.pool, ctx.state.storeId!);
+    ctx.body = { data: methods.map((method) => presentMethod(method, deps.config.checkoutBaseUrl)) };
+  };
+  router.get('/v1/payment-methods', guards.merchant, list);
+  router.get('/v1/payments/methods', guards.merchant, list);
+}

@@ -1,0 +1,60 @@
+// The payment methods a store accepts, and how a method is shown.
+import { sql, z, type Db } from '../db/pool.ts';
+
+export const methodRow = z.object({
+  id: z.string(),
+  coin_symbol: z.string(),
+  coin_name: z.string(),
+  coin_decimals: z.number(),
+  coin_kind: z.enum(['native', 'jetton']),
+  chain_symbol: z.string(),
+  chain_name: z.string(),
+});
+export type MethodRow = z.infer<typeof methodRow>;
+
+const METHOD_COLUMNS = sql.fragment`
+  pm.id, c.symbol as coin_symbol, c.name as coin_name, c.decimals as coin_decimals, c.kind as coin_kind,
+  ch.symbol as chain_symbol, ch.name as chain_name
+`;
+
+export async function listStoreMethods(db: Db, storeId: string): Promise<readonly MethodRow[]> {
+  return db.any(sql.type(methodRow)`
+    select ${METHOD_COLUMNS}
+    from store_payment_methods spm
+    join payment_methods pm on pm.id = spm.payment_method_id
+    join coins c on c.symbol = pm.coin_symbol
+    join chains ch on ch.symbol = pm.chain_symbol
+    where spm.store_id = ${storeId}
+    order by c.kind desc, c.symbol
+  `);
+}
+
+/** A store's method by coin and chain symbol (case-sensitive), or null when not enabled. */
+export async function findStoreMethod(db: Db, storeId: string, by: { coin: string; chain: string } | { id: string }): Promise<MethodRow | null> {
+  const where = 'id' in by ? sql.fragment`pm.id = ${by.id}` : sql.fragment`pm.coin_symbol = ${by.coin} and pm.chain_symbol = ${by.chain}`;
+  return db.maybeOne(sql.type(methodRow)`
+    select ${METHOD_COLUMNS}
+    from store_payment_methods spm
+    join payment_methods pm on pm.id = spm.payment_method_id
+    join coins c on c.symbol = pm.coin_symbol
+    join chains ch on ch.symbol = pm.chain_symbol
+    where spm.store_id = ${storeId} and ${where}
+  `);
+}
+
+export function coinImageUrl(checkoutBaseUrl: string, symbol: string): string {
+  return `${checkoutBaseUrl}/assets/coins/${encodeURIComponent(symbol)}.svg`;
+}
+
+export function chainImageUrl(checkoutBaseUrl: string, symbol: string): string {
+  return `${checkoutBaseUrl}/assets/chains/${encodeURIComponent(symbol)}.svg`;
+}
+
+/** CONTRACT §3: {id, coin: {name, symbol, imgUrl, decimals}, chain: {name, symbol, imgUrl}}. */
+export function presentMethod(method: MethodRow, checkoutBaseUrl: string) {
+  return {
+    id: method.id,
+    coin: { name: method.coin_name, symbol: method.coin_symbol, imgUrl: coinImageUrl(checkoutBaseUrl, method.coin_symbol), decimals: method.coin_decimals },
+    chain: { name: method.chain_name, symbol: method.chain_symbol, imgUrl: chainImageUrl(checkoutBaseUrl, method.chain_symbol) },
+  };
+}

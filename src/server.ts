@@ -1,0 +1,110 @@
+// `kassa start`: migrate, then serve the API and checkout and/or run the worker, in one process,
+// until SIGTERM/SIGINT, then shut down gracefully.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { run, type Runner } from 'graphile-worker';
+import type { Config } from './config.ts';
+import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
+import { migrate, graphileLogger } from './db/migrate.ts';
+import { openPool, type DatabasePool } from './db/pool.ts';
+import { createApp } from './http/app.ts';
+import type { Logger } from './log.ts';
+import { TASKS } from '../tasks/index.ts';
+import { taskList } from './worker/tasks.ts';
+
+export interface Parts {
+  api: boolean;
+  worker: boolean;
+}
+
+export interface RunningService {
+  /** The API's address when it runs (port resolved when PORT=0). */
+  url: string | null;
+  databaseUrl: string;
+  stop(reason?: string): Promise<void>;
+}
+
+const SHUTDOWN_GRACE_MS = 25_000;
+
+export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
+  const database: DatabaseServer = await openDatabaseServer(config, log);
+  let pool: DatabasePool | null = null;
+  let server: http.Server | null = null;
+  let runner: Runner | null = null;
+  try {
+    await migrate(database.url, log);
+    pool = await openPool(database.url, { maxPoolSize: 20 });
+    const deps = { config, pool, log, now };
+
+    if (parts.worker) {
+      runner = await run({
+        connectionString: database.url,
+        concurrency: 10,
+        pollInterval: 1000,
+        noHandleSignals: true,
+        logger: graphileLogger(log, true),
+        taskList: taskList(deps, TASKS),
+      });
+    }
+    if (parts.api) {
+      const app = createApp(deps);
+      server = http.createServer(app.callback());
+      server.keepAliveTimeout = 5_000;
+      server.requestTimeout = 60_000;
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(config.port, config.host, () => resolve());
+      });
+    }
+  } catch (error) {
+    await runner?.stop().catch(() => {});
+    await pool?.end().catch(() => {});
+    await database.stop().catch(() => {});
+    throw error;
+  }
+
+  const address = server?.address() as AddressInfo | null;
+  const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
+  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork }, 'kassa started');
+
+  let stopping: Promise<void> | null = null;
+  const stop = (reason = 'stop'): Promise<void> => {
+    stopping ??= (async () => {
+      log.info({ reason }, 'shutting down: no new requests, finishing in-flight requests and jobs');
+      const closed = server
+        ? new Promise<void>((resolve) => {
+            server!.close(() => resolve());
+            server!.closeIdleConnections();
+          })
+        : Promise.resolve();
+      await Promise.all([closed, runner?.stop(reason)]);
+      await pool!.end();
+      await database.stop();
+      log.info('shut down');
+    })();
+    return stopping;
+  };
+  return { url, databaseUrl: database.url, stop };
+}
+
+/** Runs until a signal, then stops gracefully (forced after 25 s). */
+export async function runUntilSignal(service: RunningService, log: Logger): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.removeListener('SIGTERM', onSignal);
+      process.removeListener('SIGINT', onSignal);
+      const force = setTimeout(() => {
+        log.error('graceful shutdown took too long; exiting');
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS);
+      force.unref();
+      service.stop(signal).then(resolve, (error: unknown) => {
+        log.error({ err: error }, 'error during shutdown');
+        process.exitCode = 1;
+        resolve();
+      });
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

@@ -1,0 +1,58 @@
+// Webhook signing keys: one active key signs; a retired key stays published for 24 hours so that
+// receivers with a cached key set refetch on the new kid and still verify in-flight retries.
+import crypto from 'node:crypto';
+import nacl from 'tweetnacl';
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+
+export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
+
+export interface SigningKey {
+  kid: string;
+  publicKey: Uint8Array;
+  secretKey: Uint8Array;
+}
+
+function newKid(now: Date): string {
+  return `k${now.toISOString().slice(0, 10).replaceAll('-', '')}-${crypto.randomBytes(4).toString('hex')}`;
+}
+
+/** Makes a new key the active one and retires the previous active key. Returns the new kid. */
+export async function rotateSigningKey(pool: DatabasePool, now = new Date()): Promise<string> {
+  const pair = nacl.sign.keyPair();
+  const kid = newKid(now);
+  await pool.transaction(async (tx) => {
+    await tx.query(sql.typeAlias('void')`lock table webhook_signing_keys in share row exclusive mode`);
+    await tx.query(sql.typeAlias('void')`update webhook_signing_keys set retired_at = ${sql.timestamp(now)} where retired_at is null`);
+    await tx.query(sql.typeAlias('void')`
+      insert into webhook_signing_keys (kid, public_key, secret_key, created_at)
+      values (${kid}, ${sql.binary(Buffer.from(pair.publicKey))}, ${sql.binary(Buffer.from(pair.secretKey))}, ${sql.timestamp(now)})
+    `);
+  });
+  return kid;
+}
+
+const keyRow = z.object({ kid: z.string(), public_key: z.instanceof(Buffer), secret_key: z.instanceof(Buffer) });
+
+/** The active signing key, created on first use. */
+export async function activeSigningKey(pool: DatabasePool, now = new Date()): Promise<SigningKey> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const row = await pool.maybeOne(sql.type(keyRow)`select kid, public_key, secret_key from webhook_signing_keys where retired_at is null`);
+    if (row) return { kid: row.kid, publicKey: new Uint8Array(row.public_key), secretKey: new Uint8Array(row.secret_key) };
+    try {
+      await rotateSigningKey(pool, now);
+    } catch {
+      // Another process created the first key at the same moment; read it.
+    }
+  }
+  throw new Error('no active webhook signing key could be created');
+}
+
+/** Keys to publish: the active one and those retired less than 24 hours ago. */
+export async function publishedKeys(db: Db, now = new Date()): Promise<Array<{ kid: string; publicKey: Uint8Array }>> {
+  const rows = await db.any(sql.type(z.object({ kid: z.string(), public_key: z.instanceof(Buffer) }))`
+    select kid, public_key from webhook_signing_keys
+    where retired_at is null or retired_at > ${sql.timestamp(new Date(now.getTime() - RETIRED_KEY_PUBLISHED_MS))}
+    order by created_at desc
+  `);
+  return rows.map((row) => ({ kid: row.kid, publicKey: new Uint8Array(row.public_key) }));
+}

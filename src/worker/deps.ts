@@ -1,0 +1,11 @@
+import type { Config } from '../config.ts';
+import type { DatabasePool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+
+/** What every task receives: configuration, the slonik pool, the logger and the clock. */
+export interface WorkerDeps {
+  config: Config;
+  pool: DatabasePool;
+  log: Logger;
+  now: () => Date;
+}

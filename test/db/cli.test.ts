@@ -1,0 +1,134 @@
+// Every CLI command, run as a real process against a real database.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { authenticate } from '../../src/auth/tokens.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+
+const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: code ?? 1, stdout, stderr, json });
+    });
+  });
+}
+
+function assertFails(result: CliResult, pattern: RegExp): void {
+  assert.notEqual(result.code, 0, result.stdout);
+  assert.equal(result.stdout, '');
+  const lines = result.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line on stderr, got: ${result.stderr}`);
+  assert.match(lines[0]!, pattern);
+}
+
+describe('kassa CLI', () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  before(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url };
+  });
+  after(() => db.drop());
+
+  it('migrate prints {"migrated": true}', async () => {
+    const result = await kassa(['migrate'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(result.json, { migrated: true });
+    assert.equal(result.stdout.trim().split('\n').length, 1);
+  });
+
+  let storeId: string;
+  it('store create makes a store with the default methods', async () => {
+    const result = await kassa(['store', 'create', '--name', 'Coffee'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.json.name, 'Coffee');
+    assert.match(result.json.id, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(result.json.methods.map((m: any) => `${m.coin}/${m.chain}`), ['TON/TON', 'USDT/TON']);
+    for (const method of result.json.methods) assert.match(method.id, /^[0-9a-f-]{36}$/);
+    storeId = result.json.id;
+  });
+
+  it('store create takes --methods', async () => {
+    const result = await kassa(['store', 'create', '--name', 'Jettons', '--methods', 'NOT/TON,DOGS/TON'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(result.json.methods.map((m: any) => m.coin), ['NOT', 'DOGS']);
+  });
+
+  it('store create refuses bad input', async () => {
+    assertFails(await kassa(['store', 'create'], env), /--name is required/);
+    assertFails(await kassa(['store', 'create', '--name', 'X', '--methods', 'FOO/TON'], env), /unknown payment method FOO\/TON/);
+    assertFails(await kassa(['store', 'create', '--name', 'X', '--methods', 'usdt/TON'], env), /unknown payment method usdt\/TON/);
+    assertFails(await kassa(['store', 'create', '--name', 'X', '--bogus'], env), /Unknown option '--bogus'/);
+  });
+
+  it('token issue prints a working token, with and without expiry', async () => {
+    const forever = await kassa(['token', 'issue', '--store', storeId], env);
+    assert.equal(forever.code, 0, forever.stderr);
+    assert.equal(forever.json.expiresAt, null);
+    assert.equal((await authenticate(db.pool, forever.json.token)).storeId, storeId);
+
+    const month = await kassa(['token', 'issue', '--store', storeId, '--expires-in', '30d'], env);
+    assert.equal(month.code, 0, month.stderr);
+    const expires = new Date(month.json.expiresAt).getTime();
+    assert.ok(Math.abs(expires - (Date.now() + 30 * 86_400_000)) < 60_000);
+    const row = await db.pool.one(sql.type(z.object({ store_id: z.string(), expires_at: z.date().nullable() }))`select store_id, expires_at from api_tokens where jti = ${month.json.jti}`);
+    assert.equal(row.store_id, storeId);
+    assert.equal(row.expires_at?.getTime(), expires);
+  });
+
+  it('token issue refuses an unknown store and a bad duration', async () => {
+    assertFails(await kassa(['token', 'issue', '--store', '00000000-0000-4000-8000-000000000000'], env), /unknown store/);
+    assertFails(await kassa(['token', 'issue', '--store', 'nope'], env), /unknown store/);
+    assertFails(await kassa(['token', 'issue', '--store', storeId, '--expires-in', 'soon'], env), /--expires-in: invalid duration/);
+  });
+
+  it('token revoke revokes at once', async () => {
+    const issued = await kassa(['token', 'issue', '--store', storeId], env);
+    const revoked = await kassa(['token', 'revoke', issued.json.jti], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.deepEqual(revoked.json, { revoked: issued.json.jti });
+    await assert.rejects(authenticate(db.pool, issued.json.token), /access token/);
+    assertFails(await kassa(['token', 'revoke', '00000000-0000-4000-8000-000000000000'], env), /no token with jti/);
+    assertFails(await kassa(['token', 'revoke'], env), /expected 1 argument/);
+  });
+
+  it('keys rotate makes a new active key and keeps the old one published', async () => {
+    const first = await kassa(['keys', 'rotate'], env);
+    const second = await kassa(['keys', 'rotate'], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(second.code, 0, second.stderr);
+    assert.notEqual(first.json.kid, second.json.kid);
+    const keys = await db.pool.any(sql.type(z.object({ kid: z.string(), retired_at: z.date().nullable() }))`select kid, retired_at from webhook_signing_keys`);
+    assert.equal(keys.find((k) => k.kid === second.json.kid)?.retired_at, null);
+    assert.notEqual(keys.find((k) => k.kid === first.json.kid)?.retired_at, null);
+  });
+
+  it('fails with one line for an unknown command, bad config and a database that is down', async () => {
+    assertFails(await kassa(['frobnicate'], env), /unknown command "frobnicate"/);
+    assertFails(await kassa(['migrate'], { ...env, PORT: 'x' }), /PORT must be an integer/);
+    assertFails(await kassa(['migrate'], { ...env, TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }), /WEBHOOK_ALLOW_INSECURE=true is refused/);
+    assertFails(await kassa(['store', 'create', '--name', 'X'], { DATABASE_URL: 'postgres://kassa:kassa@127.0.0.1:1/kassa' }), /database unavailable/);
+  });
+});

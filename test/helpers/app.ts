@@ -1,0 +1,101 @@
+// The real app on a real port against a fresh real database, plus factories with overridable
+// defaults (stores, tokens) and a small fetch wrapper.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createApp, type RouteInstaller } from '../../src/http/app.ts';
+import { issueToken } from '../../src/auth/tokens.ts';
+import { createStore, parseMethodList, type StoreRecord } from '../../src/stores/stores.ts';
+import type { DatabasePool } from '../../src/db/pool.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export interface TestClock {
+  now: () => Date;
+  set(date: Date | string): void;
+  advance(ms: number): void;
+}
+
+/** A clock that follows real time until set, then stays where it is put. */
+export function testClock(): TestClock {
+  let fixed: Date | null = null;
+  return {
+    now: () => (fixed ? new Date(fixed) : new Date()),
+    set: (date) => {
+      fixed = new Date(date);
+    },
+    advance: (ms) => {
+      fixed = new Date((fixed ?? new Date()).getTime() + ms);
+    },
+  };
+}
+
+export interface TestApp {
+  url: string;
+  db: TestDatabase;
+  pool: DatabasePool;
+  config: Config;
+  clock: TestClock;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  store(options?: { name?: string; methods?: string }): Promise<StoreRecord & { token: string }>;
+  /** Stops the server and drops the database: call it from after(). */
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as is (no JSON encoding). */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  json: any;
+  text: string;
+}
+
+export async function startTestApp(options: { env?: Record<string, string>; routes?: RouteInstaller[] } = {}): Promise<TestApp> {
+  const db = await createTestDatabase();
+  const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', ...options.env });
+  const clock = testClock();
+  const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+  const app = createApp({ config, pool: db.pool, log, now: clock.now }, options.routes);
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await db.drop();
+  };
+
+  const request: TestApp['request'] = async (method, path, { token, body, rawBody, headers = {} } = {}) => {
+    const sent: Record<string, string> = { ...headers };
+    if (token) sent.authorization = `Bearer ${token}`;
+    let payload: string | Buffer | undefined = rawBody;
+    if (body !== undefined) {
+      payload = JSON.stringify(body);
+      sent['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${url}${path}`, { method, headers: sent, body: payload as BodyInit | undefined });
+    const text = await response.text();
+    let json: unknown = undefined;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, json, text };
+  };
+
+  const store: TestApp['store'] = async ({ name = 'Test store', methods = 'TON/TON,USDT/TON' } = {}) => {
+    const record = await createStore(db.pool, name, parseMethodList(methods));
+    const { token } = await issueToken(db.pool, record.id, null);
+    return { ...record, token };
+  };
+
+  return { url, db, pool: db.pool, config, clock, request, store, close };
+}

@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { SignJWT } from 'jose';
+import { issueToken, revokeToken } from '../../src/auth/tokens.ts';
+import { sql } from '../../src/db/pool.ts';
+import type { RouteInstaller } from '../../src/http/app.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+
+// A route that needs a store token, to exercise auth and the envelope on its own.
+const probe: RouteInstaller = (router, _deps, guards) => {
+  router.get('/v1/_probe', guards.merchant, (ctx) => {
+    ctx.body = { storeId: ctx.state.storeId };
+  });
+  router.post('/v1/_echo', (ctx) => {
+    ctx.body = { received: ctx.request.body ?? null };
+  });
+  router.get('/v1/_boom', () => {
+    throw new Error('secret internals');
+  });
+};
+
+function assertEnvelope(response: { status: number; json: any }, status: number, type: string, code: string): void {
+  assert.equal(response.status, status, JSON.stringify(response.json));
+  assert.equal(response.json?.error?.type, type);
+  assert.equal(response.json?.error?.code, code);
+  assert.equal(typeof response.json.error.message, 'string');
+}
+
+describe('HTTP foundation', () => {
+  let app: TestApp;
+  let store: Awaited<ReturnType<TestApp['store']>>;
+  before(async () => {
+    app = await startTestApp({ routes: [probe] });
+    store = await app.store();
+  });
+  after(() => app.close());
+
+  it('answers /healthz', async () => {
+    const response = await app.request('GET', '/healthz');
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.json, { ok: true });
+  });
+
+  it('echoes a sane X-Request-Id and makes one otherwise', async () => {
+    const echoed = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(echoed.headers.get('x-request-id'), 'abc-123');
+    const made = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
+    assert.match(made.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  });
+
+  it('uses the envelope for unknown routes and methods', async () => {
+    assertEnvelope(await app.request('GET', '/nope'), 404, 'not_found_error', 'route_not_found');
+    assertEnvelope(await app.request('DELETE', '/healthz'), 405, 'invalid_request_error', 'method_not_allowed');
+  });
+
+  it('refuses bodies that are not JSON (415), too large (413) or malformed (400)', async () => {
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: 'hello', headers: { 'content-type': 'text/plain' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    const big = JSON.stringify({ pad: 'x'.repeat(70 * 1024) });
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: big, headers: { 'content-type': 'application/json' } }), 413, 'invalid_request_error', 'payload_too_large');
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '{"a":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', 'invalid_json');
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '"just a string"', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', 'invalid_json');
+    const ok = await app.request('POST', '/v1/_echo', { body: { a: 1 } });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(ok.json, { received: { a: 1 } });
+  });
+
+  it('hides unexpected errors behind internal_error', async () => {
+    const response = await app.request('GET', '/v1/_boom');
+    assertEnvelope(response, 500, 'api_error', 'internal_error');
+    assert.doesNotMatch(response.text, /secret internals/);
+  });
+
+  describe('auth', () => {
+    it('accepts a valid token', async () => {
+      const response = await app.request('GET', '/v1/_probe', { token: store.token });
+      assert.equal(response.status, 200);
+      assert.equal(response.json.storeId, store.id);
+    });
+
+    const refused = async (authorization: string | undefined) => {
+      const response = await app.request('GET', '/v1/_probe', { headers: authorization === undefined ? {} : { authorization } });
+      assertEnvelope(response, 401, 'authentication_error', 'auth_invalid');
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer');
+      assert.equal(response.json.error.param, undefined);
+      return response;
+    };
+
+    it('refuses a missing header, garbage and the wrong scheme', async () => {
+      await refused(undefined);
+      await refused('Bearer');
+      await refused('Bearer not-a-jwt');
+      await refused(`Basic ${Buffer.from('a:b').toString('base64')}`);
+      await refused(`bearer ${store.token}`);
+    });
+
+    it('refuses a token signed with another key', async () => {
+      const { privateKey } = crypto.generateKeyPairSync('ed25519');
+      const forged = await new SignJWT({}).setProtectedHeader({ alg: 'EdDSA' }).setSubject(store.id).setJti(crypto.randomUUID()).setIssuedAt().sign(privateKey);
+      await refused(`Bearer ${forged}`);
+    });
+
+    it('refuses alg none and HS256', async () => {
+      const [, payload] = store.token.split('.');
+      const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
+      await refused(`Bearer ${none}`);
+      const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+      // HS256 "signed" with guessable material (the classic public-key confusion attack).
+      const signature = crypto.createHmac('sha256', 'kassa').update(`${header}.${payload}`).digest('base64url');
+      await refused(`Bearer ${header}.${payload}.${signature}`);
+    });
+
+    it('refuses an expired token', async () => {
+      const { token } = await issueToken(app.pool, store.id, 60, new Date(Date.now() - 3600_000));
+      await refused(`Bearer ${token}`);
+    });
+
+    it('refuses a revoked token at once', async () => {
+      const { token, jti } = await issueToken(app.pool, store.id, null);
+      assert.equal((await app.request('GET', '/v1/_probe', { token })).status, 200);
+      assert.equal(await revokeToken(app.pool, jti), true);
+      await refused(`Bearer ${token}`);
+    });
+
+    it('refuses a token of a store that no longer exists', async () => {
+      const other = await app.store({ name: 'Gone' });
+      await app.pool.query(sql.unsafe`delete from stores where id = ${other.id}`);
+      await refused(`Bearer ${other.token}`);
+    });
+
+    it('refuses a token whose subject was changed', async () => {
+      const other = await app.store({ name: 'Other' });
+      const [header, , signature] = store.token.split('.');
+      const claims = JSON.parse(Buffer.from(store.token.split('.')[1]!, 'base64url').toString());
+      const tampered = Buffer.from(JSON.stringify({ ...claims, sub: other.id })).toString('base64url');
+      await refused(`Bearer ${header}.${tampered}.${signature}`);
+    });
+  });
+});
+
+describe('rate limiting', () => {
+  it('limits per store with RateLimit headers, then 429 with Retry-After', async () => {
+    const app = await startTestApp({ env: { RATE_LIMIT_PER_STORE: '2' }, routes: [] });
+    after(() => app.close());
+    const store = await app.store();
+    const other = await app.store({ name: 'Other' });
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 6; i += 1) {
+      last = await app.request('GET', '/v1/payment-methods', { token: store.token });
+      statuses.push(last.status);
+    }
+    assert.equal(statuses.filter((s) => s === 429).length >= 1, true, `statuses ${statuses}`);
+    assertEnvelope(last!, 429, 'rate_limit_error', 'rate_limit_exceeded');
+    assert.match(last!.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal(last!.headers.get('ratelimit-limit'), '4');
+    assert.equal(last!.headers.get('ratelimit-remaining'), '0');
+    // Another store has its own budget.
+    assert.notEqual((await app.request('GET', '/v1/payment-methods', { token: other.token })).status, 429);
+  });
+});

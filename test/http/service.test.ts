@@ -1,0 +1,91 @@
+// `kassa start` as a real process, and the API's behaviour with its database down.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { openPool } from '../../src/db/pool.ts';
+import { createApp } from '../../src/http/app.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+
+const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
+
+describe('kassa start', () => {
+  it('serves /healthz, then shuts down cleanly on SIGTERM', async () => {
+    const db = await createTestDatabase();
+    after(() => db.drop());
+    const child = spawn(process.execPath, [CLI, 'start'], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info' },
+    });
+    let output = '';
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      let buffer = '';
+      child.stdout.on('data', (chunk) => {
+        buffer += chunk;
+        output += chunk;
+        const started = buffer.split('\n').map((line) => { try { return JSON.parse(line); } catch { return null; } }).find((line) => line?.msg === 'kassa started');
+        if (started) resolve(started.url);
+      });
+      child.on('exit', () => reject(new Error(`kassa exited early:\n${output}`)));
+    });
+    const health = await fetch(`${url}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { ok: true });
+
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0, output);
+    assert.match(output, /"msg":"shut down"/);
+    assert.doesNotMatch(output, /eyJ/, 'no token in the logs');
+  });
+});
+
+describe('database down', () => {
+  it('answers 503 with Retry-After from /healthz and authenticated routes', async () => {
+    // The app reaches PostgreSQL through a TCP relay that we then cut.
+    const db = await createTestDatabase();
+    const target = new URL(db.url);
+    const sockets = new Set<net.Socket>();
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relayed = new URL(db.url);
+    relayed.host = `127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const config = loadConfig({ DATABASE_URL: relayed.toString(), RATE_LIMIT_PER_STORE: '0' });
+    const pool = await openPool(config.databaseUrl!);
+    const app = createApp({ config, pool, log: pino({ level: 'silent' }), now: () => new Date() });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    after(async () => {
+      server.close();
+      await pool.end();
+      await db.drop();
+    });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    relay.close();
+    for (const socket of sockets) socket.destroy();
+
+    const health = await fetch(`${base}/healthz`);
+    assert.equal(health.status, 503);
+    assert.equal(health.headers.get('retry-after'), '5');
+    const body = (await health.json()) as any;
+    assert.equal(body.error.type, 'api_error');
+    assert.equal(body.error.code, 'service_unavailable');
+
+    // A well-formed token cannot be checked without the database: 503, not 401.
+    const token = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2ln';
+    const methods = await fetch(`${base}/v1/payment-methods`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(methods.status, 503);
+    assert.equal(((await methods.json()) as any).error.code, 'service_unavailable');
+  });
+});

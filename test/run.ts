@@ -1,0 +1,65 @@
+// The test command (`npm test`): type-checks, prepares a migrated template database (on
+// TEST_DATABASE_URL / DATABASE_URL, or on the embedded PostgreSQL), then runs every
+// test/**/*.test.ts with node:test. It fails loudly when it finds no test files.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.ts';
+import { openDatabaseServer } from '../src/db/embedded.ts';
+import { migrate } from '../src/db/migrate.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+process.chdir(root);
+const filters = process.argv.slice(2);
+const files = fs
+  .globSync('test/**/*.test.ts')
+  .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
+  .sort();
+if (files.length === 0) {
+  process.stderr.write(`test: no test files found${filters.length ? ` matching ${filters.join(', ')}` : ''} — refusing to pass\n`);
+  process.exit(1);
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit', env });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+const log = pino({ level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn' }, pino.destination(2));
+const typecheck = filters.length === 0 ? run(path.join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', '.']) : Promise.resolve(0);
+
+const adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? null;
+const server = await openDatabaseServer({ ...loadConfig({ ...process.env, DATABASE_URL: adminUrl ?? '' }, root), databaseUrl: adminUrl }, log);
+const template = `kassa_test_template_${process.pid}`;
+const admin = new pg.Client({ connectionString: server.url });
+await admin.connect();
+// Leftovers of earlier runs that were killed.
+const stale = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'kassa_test_%'`);
+for (const { datname } of stale.rows) {
+  await admin.query(`drop database if exists ${pg.escapeIdentifier(datname)} with (force)`).catch(() => {});
+}
+await admin.query(`create database ${pg.escapeIdentifier(template)}`);
+const templateUrl = new URL(server.url);
+templateUrl.pathname = `/${template}`;
+await migrate(templateUrl.toString(), log);
+
+const concurrency = Math.max(2, Math.min(4, os.availableParallelism()));
+const testsPassed =
+  (await run(
+    process.execPath,
+    ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', '--test-reporter=spec', ...files],
+    { ...process.env, KASSA_TEST_ADMIN_URL: server.url, KASSA_TEST_TEMPLATE: template, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
+  )) === 0;
+const typesPassed = (await typecheck) === 0;
+
+await admin.query(`drop database if exists ${pg.escapeIdentifier(template)} with (force)`).catch(() => {});
+await admin.end();
+await server.stop();
+if (!typesPassed) process.stderr.write('test: type check (tsc --noEmit) failed\n');
+if (!testsPassed) process.stderr.write('test: some tests failed\n');
+process.exit(testsPassed && typesPassed ? 0 : 1);

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  it('has zero-configuration defaults', () => {
+    const config = loadConfig({}, '/srv/kassa');
+    assert.equal(config.databaseUrl, null);
+    assert.equal(config.embeddedPgDir, '/srv/kassa/.kassa/pg');
+    assert.equal(config.port, 3000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.baseUrl, 'http://127.0.0.1:3000');
+    assert.equal(config.checkoutBaseUrl, 'http://127.0.0.1:3000/pay');
+    assert.equal(config.tonNetwork, 'sandbox');
+    assert.equal(config.webhookAllowInsecure, false);
+    assert.equal(config.rateLimitPerStore, 100);
+    assert.equal(config.rateLimitPerClient, 10);
+    assert.equal(config.logLevel, 'info');
+  });
+
+  it('derives BASE_URL and CHECKOUT_BASE_URL from each other', () => {
+    assert.equal(loadConfig({ PORT: '8080', HOST: '0.0.0.0' }).baseUrl, 'http://0.0.0.0:8080');
+    const config = loadConfig({ BASE_URL: 'https://pay.example.com/' });
+    assert.equal(config.baseUrl, 'https://pay.example.com');
+    assert.equal(config.checkoutBaseUrl, 'https://pay.example.com/pay');
+    assert.equal(loadConfig({ CHECKOUT_BASE_URL: 'https://checkout.example.com' }).checkoutBaseUrl, 'https://checkout.example.com');
+  });
+
+  const refuses = (env: Record<string, string>, pattern: RegExp) => {
+    assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && pattern.test(error.message));
+  };
+
+  it('refuses each bad value with a clear message', () => {
+    refuses({ PORT: 'eighty' }, /PORT must be an integer from 0 to 65535, got "eighty"/);
+    refuses({ PORT: '70000' }, /PORT must be an integer/);
+    refuses({ TON_NETWORK: 'moon' }, /TON_NETWORK must be mainnet, testnet or sandbox/);
+    refuses({ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres:\/\/ connection URL/);
+    refuses({ BASE_URL: 'ftp://x' }, /BASE_URL must be an absolute http\(s\) URL/);
+    refuses({ WEBHOOK_ALLOW_INSECURE: 'yes' }, /WEBHOOK_ALLOW_INSECURE must be "true" or "false"/);
+    refuses({ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/);
+    refuses({ RATE_LIMIT_PER_STORE: '-1' }, /RATE_LIMIT_PER_STORE must be an integer/);
+    refuses({ KASSA_MASTER_KEY: 'abc' }, /KASSA_MASTER_KEY must be 64 hex characters/);
+    refuses({ TON_NETWORK: 'testnet' }, /KASSA_MASTER_KEY is required when TON_NETWORK=testnet/);
+  });
+
+  it('refuses WEBHOOK_ALLOW_INSECURE on mainnet', () => {
+    refuses({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }, /WEBHOOK_ALLOW_INSECURE=true is refused when TON_NETWORK=mainnet/);
+    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }).webhookAllowInsecure, true);
+  });
+
+  it('reports every bad value at once', () => {
+    refuses({ PORT: 'x', LOG_LEVEL: 'loud' }, /PORT must be.*; LOG_LEVEL must be/);
+  });
+
+  it('uses toncenter by default on mainnet and testnet', () => {
+    assert.equal(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://toncenter.com/api/v2/jsonRPC');
+    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://testnet.toncenter.com/api/v2/jsonRPC');
+  });
+});
