@@ -19,6 +19,10 @@ export interface Config {
   /** null: generated into the database on first start (sandbox only). */
   masterKey: string | null;
   webhookAllowInsecure: boolean;
+  /** Where exchange rates come from: `fixed` (the sandbox table) or `tonapi` (tonapi.io compatible). */
+  ratesProvider: 'fixed' | 'tonapi';
+  ratesApiUrl: string;
+  ratesApiKey: string | null;
   rateLimitPerStore: number;
   rateLimitPerClient: number;
   logLevel: string;
@@ -119,6 +123,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (webhookAllowInsecure && network === 'mainnet') {
     problems.push('WEBHOOK_ALLOW_INSECURE=true is refused when TON_NETWORK=mainnet');
   }
+  const ratesProvider = check((): Config['ratesProvider'] => {
+    const value = nonEmpty(env, 'RATES_PROVIDER') ?? (network === 'sandbox' ? 'fixed' : 'tonapi');
+    if (value !== 'fixed' && value !== 'tonapi') throw new ConfigError(`RATES_PROVIDER must be fixed or tonapi, got "${value}"`);
+    if (value === 'fixed' && network === 'mainnet') throw new ConfigError('RATES_PROVIDER=fixed (the sandbox table) is refused when TON_NETWORK=mainnet');
+    return value;
+  }, 'fixed');
+  const ratesApiUrl = check(() => httpUrl('RATES_API_URL', nonEmpty(env, 'RATES_API_URL') ?? 'https://tonapi.io'), 'https://tonapi.io');
   const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -136,6 +147,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     tonApiKey: nonEmpty(env, 'TON_API_KEY') ?? null,
     masterKey,
     webhookAllowInsecure,
+    ratesProvider,
+    ratesApiUrl,
+    ratesApiKey: nonEmpty(env, 'RATES_API_KEY') ?? null,
     rateLimitPerStore: check(() => integer(env, 'RATE_LIMIT_PER_STORE', 100, 0, 1_000_000), 100),
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,

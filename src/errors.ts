@@ -20,6 +20,9 @@ const STATUS_BY_TYPE: Record<ErrorType, number> = {
 const STATUS_BY_CODE: Record<string, number> = {
   idempotency_key_reused: 422,
   payment_not_cancellable: 409,
+  payment_expired: 409,
+  method_already_selected: 409,
+  payment_not_open: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   method_not_allowed: 405,

@@ -9,8 +9,9 @@ import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp } from './http/app.ts';
 import type { Logger } from './log.ts';
-import { TASKS } from '../tasks/index.ts';
+import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
+import { providerFor, refreshRates } from './rates/rates.ts';
 
 export interface Parts {
   api: boolean;
@@ -35,6 +36,10 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
     const deps = { config, pool, log, now };
+    // Prices are needed from the first request on; the worker refreshes them every minute.
+    await refreshRates(pool, providerFor(config), config.tonNetwork, now(), log).catch((error: unknown) => {
+      log.warn({ err: error }, 'exchange rates could not be refreshed at start; fiat payments answer rate_unavailable until they are');
+    });
 
     if (parts.worker) {
       runner = await run({
@@ -44,6 +49,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
         noHandleSignals: true,
         logger: graphileLogger(log, true),
         taskList: taskList(deps, TASKS),
+        crontab: CRONTAB,
       });
     }
     if (parts.api) {

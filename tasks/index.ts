@@ -1,5 +1,15 @@
 // Every Graphile Worker task, by identifier (`entity__verb`). Each file is thin: it checks its
 // payload and calls one function in src/.
 import type { TaskFactory } from '../src/worker/tasks.ts';
+import idempotencyPurge from './idempotency__purge.ts';
+import paymentExpire from './payment__expire.ts';
+import ratesRefresh from './rates__refresh.ts';
 
-export const TASKS: Record<string, TaskFactory> = {};
+export const TASKS: Record<string, TaskFactory> = {
+  idempotency__purge: idempotencyPurge,
+  payment__expire: paymentExpire,
+  rates__refresh: ratesRefresh,
+};
+
+/** Recurring tasks (Graphile Worker crontab syntax). */
+export const CRONTAB = ['* * * * * rates__refresh', '17 * * * * idempotency__purge'].join('\n');

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import type { ExpireHooks } from '../payments/commands.ts';
 
 /** What every task receives: configuration, the slonik pool, the logger and the clock. */
 export interface WorkerDeps {
@@ -8,4 +9,6 @@ export interface WorkerDeps {
   pool: DatabasePool;
   log: Logger;
   now: () => Date;
+  /** The chain watcher's seam into expiry (see expirePayment). */
+  expireHooks?: ExpireHooks;
 }

@@ -1,0 +1,187 @@
+/**
+ * Pure classification of chain transactions into incoming transfers (no I/O, no clock).
+ *
+ * Input: `Transaction` objects from @ton/core, exactly what `TonClient.getTransactions` returns.
+ * Every incoming transfer is reported, counted or not, so the books can record it; `counted`
+ * says whether it pays, `reason` (a stable code) why not.
+ */
+import type { Cell, Message, Slice, Transaction } from '@ton/core';
+
+export const OP_TEXT_COMMENT = 0;
+export const OP_ENCRYPTED_COMMENT = 0x2167da4b;
+export const OP_JETTON_TRANSFER = 0x0f8a7ea5;
+export const OP_JETTON_INTERNAL_TRANSFER = 0x178d4519;
+export const OP_JETTON_TRANSFER_NOTIFICATION = 0x7362d09c;
+export const OP_JETTON_EXCESSES = 0xd53276db;
+export const OP_JETTON_BURN = 0x595f07bc;
+
+/** Why an incoming transfer does not count. Stored in the books; do not rename. */
+export type NotCountedReason =
+  | 'bounced_message' // the incoming message is itself a bounce of something we sent
+  | 'value_returned' // the transaction's bounce phase sent the value back (bounceable → uninitialised)
+  | 'jetton_notification' // TON attached to a jetton transfer_notification
+  | 'jetton_excesses' // TON change returned by a jetton wallet
+  | 'encrypted_comment' // op 0x2167da4b: we cannot read it, so we do not guess
+  | 'unsupported_op' // any other op: TON carried by a contract call, not a payment
+  | 'compute_skipped' // jetton: no code ran (e.g. message without state to an uninitialised wallet)
+  | 'compute_failed' // jetton: the wallet rejected the message (e.g. sender is not a wallet of that master)
+  | 'action_failed' // jetton: the action phase failed
+  | 'aborted'; // jetton: the transaction was aborted
+
+type Base = {
+  /** Base units: nanoTON for TON, the jetton's own base units for jettons. */
+  amount: bigint;
+  /** Raw address (`0:<hex>`) of who paid: the sending wallet for TON, the owner for jettons. */
+  sender: string | null;
+  lt: string;
+  /** Transaction hash, lowercase hex. */
+  hash: string;
+  /** On-chain time (unix seconds). */
+  utime: number;
+  counted: boolean;
+  reason?: NotCountedReason;
+  /** The 32-bit op of the body, when it had one. */
+  op?: number;
+  /** Text comment (op 0), when present and valid UTF-8. */
+  comment?: string;
+};
+
+export type TonTransfer = Base & { kind: 'ton' };
+export type JettonTransfer = Base & {
+  kind: 'jetton';
+  queryId?: string;
+  /** TON forwarded to the owner with the notification (nanoTON). */
+  forwardTonAmount?: bigint;
+};
+export type DetectedTransfer = TonTransfer | JettonTransfer;
+
+export function transactionHashHex(tx: Transaction): string {
+  return tx.hash().toString('hex');
+}
+
+type InternalIn = Message & { info: Extract<Message['info'], { type: 'internal' }> };
+
+function internalIn(tx: Transaction): InternalIn | null {
+  const msg = tx.inMessage;
+  if (msg === null || msg === undefined || msg.info.type !== 'internal') return null;
+  return msg as InternalIn;
+}
+
+/** Reads the text of a comment payload positioned right after its op; undefined when not UTF-8 text. */
+function readCommentTail(s: Slice): string | undefined {
+  try {
+    const bytes = readSnakeBytes(s);
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return text;
+  } catch {
+    return undefined;
+  }
+}
+
+function readSnakeBytes(s: Slice): Buffer {
+  const parts: Buffer[] = [];
+  let cur: Slice | null = s;
+  while (cur !== null) {
+    if (cur.remainingBits % 8 !== 0) throw new Error('not byte aligned');
+    parts.push(cur.loadBuffer(cur.remainingBits / 8));
+    cur = cur.remainingRefs > 0 ? cur.loadRef().beginParse() : null;
+  }
+  return Buffer.concat(parts);
+}
+
+function opOf(body: Cell): { op: number | null; rest: Slice } {
+  const s = body.beginParse();
+  if (s.remainingBits < 32) return { op: null, rest: s };
+  const op = s.loadUint(32);
+  return { op, rest: s };
+}
+
+function common(tx: Transaction) {
+  return { lt: tx.lt.toString(), hash: transactionHashHex(tx), utime: tx.now };
+}
+
+/**
+ * A transaction on a deposit wallet: the incoming TON, counted or not; null when the transaction
+ * has no incoming internal message (external messages, tick-tock, storage).
+ *
+ * Counted: not a bounce, no successful bounce phase (the value stayed), body empty, shorter than
+ * an op, or op 0 (text comment). `description.aborted` is deliberately ignored: it is true for
+ * every transfer into an uninitialised wallet even when the value was credited.
+ */
+export function detectTonTransfer(tx: Transaction): TonTransfer | null {
+  const msg = internalIn(tx);
+  if (msg === null) return null;
+  const base: TonTransfer = {
+    kind: 'ton',
+    amount: msg.info.value.coins,
+    sender: msg.info.src.toRawString(),
+    ...common(tx),
+    counted: false,
+  };
+  const { op, rest } = opOf(msg.body);
+  if (op !== null) base.op = op;
+  if (op === OP_TEXT_COMMENT) {
+    const comment = readCommentTail(rest);
+    if (comment !== undefined) base.comment = comment;
+  }
+
+  if (msg.info.bounced) return { ...base, reason: 'bounced_message' };
+  const d = tx.description;
+  if (d.type === 'generic' && d.bouncePhase?.type === 'ok') return { ...base, reason: 'value_returned' };
+  if (op === null || op === OP_TEXT_COMMENT) return { ...base, counted: true };
+  if (op === OP_JETTON_TRANSFER_NOTIFICATION) return { ...base, reason: 'jetton_notification' };
+  if (op === OP_JETTON_EXCESSES) return { ...base, reason: 'jetton_excesses' };
+  if (op === OP_ENCRYPTED_COMMENT) return { ...base, reason: 'encrypted_comment' };
+  return { ...base, reason: 'unsupported_op' };
+}
+
+/**
+ * A transaction on a deposit's jetton wallet (the wallet the allow-listed master reports for the
+ * deposit owner): an incoming `internal_transfer` (TEP-74), counted when compute phase exit 0 and
+ * action phase ok. Null for anything that is not an incoming internal_transfer (e.g. an outgoing
+ * transfer request, excesses).
+ *
+ * Only the caller can check that `tx` belongs to the right jetton wallet; that check is what
+ * makes look-alike jettons harmless (their wallets are different accounts).
+ */
+export function detectJettonTransfer(tx: Transaction): JettonTransfer | null {
+  const msg = internalIn(tx);
+  if (msg === null) return null;
+  const { op, rest } = opOf(msg.body);
+  if (op !== OP_JETTON_INTERNAL_TRANSFER) return null;
+
+  const out: JettonTransfer = {
+    kind: 'jetton',
+    amount: 0n,
+    sender: null,
+    ...common(tx),
+    counted: false,
+    op,
+  };
+  try {
+    out.queryId = rest.loadUintBig(64).toString();
+    out.amount = rest.loadCoins();
+    out.sender = rest.loadMaybeAddress()?.toRawString() ?? null;
+    rest.loadMaybeAddress(); // response_address
+    out.forwardTonAmount = rest.loadCoins();
+    const payload = rest.remainingBits > 0 ? (rest.loadBit() ? rest.loadRef().beginParse() : rest) : null;
+    if (payload !== null && payload.remainingBits >= 32 && payload.loadUint(32) === OP_TEXT_COMMENT) {
+      const comment = readCommentTail(payload);
+      if (comment !== undefined) out.comment = comment;
+    }
+  } catch {
+    // A malformed body cannot pass the wallet's own parsing, so the phases below reject it.
+  }
+
+  if (msg.info.bounced) return { ...out, reason: 'bounced_message' };
+  const d = tx.description;
+  if (d.type !== 'generic') return { ...out, reason: 'compute_skipped' };
+  const cp = d.computePhase;
+  if (cp.type !== 'vm') return { ...out, reason: 'compute_skipped' };
+  if (!cp.success || cp.exitCode !== 0) return { ...out, reason: 'compute_failed' };
+  if (d.actionPhase === null || d.actionPhase === undefined || !d.actionPhase.success) {
+    return { ...out, reason: 'action_failed' };
+  }
+  if (d.aborted) return { ...out, reason: 'aborted' };
+  return { ...out, counted: true };
+}

@@ -1,0 +1,419 @@
+/**
+ * The sandbox TON network (CONTRACT §7): a real TVM emulator (@ton/sandbox) with a funded customer
+ * wallet and standard jetton minters, fully offline. Dev/test only: nothing outside
+ * src/chain/sandbox/ may import this folder statically.
+ */
+import { Address, beginCell, toNano } from '@ton/core';
+import type { Cell } from '@ton/core';
+import { Blockchain } from '@ton/sandbox';
+import type { BlockchainTransaction, SandboxContract, SendMessageResult, TreasuryContract } from '@ton/sandbox';
+import { parseAddress } from '../addresses.ts';
+import { OP_JETTON_INTERNAL_TRANSFER, transactionHashHex } from '../detect.ts';
+import { handleJsonRpc } from './jsonrpc.ts';
+import type { JsonRpcReply } from './jsonrpc.ts';
+import { minterAddress, minterInit, mintBody, onchainContent, textComment, transferBody } from './jetton.ts';
+
+export type SandboxCoin = { symbol: string; decimals: number };
+
+/** TON itself plus the seed's jettons (CONTRACT §5). */
+export const SANDBOX_JETTONS: readonly SandboxCoin[] = [
+  { symbol: 'USDT', decimals: 6 },
+  { symbol: 'NOT', decimals: 9 },
+  { symbol: 'DOGS', decimals: 9 },
+  { symbol: 'BUILD', decimals: 9 },
+  { symbol: 'BLUM', decimals: 9 },
+  { symbol: 'DUST', decimals: 9 },
+  { symbol: 'DYOR', decimals: 9 },
+  { symbol: 'STON', decimals: 9 },
+  { symbol: 'XAUt0', decimals: 6 },
+];
+export const TON_DECIMALS = 9;
+
+/** Jetton names in the minters' on-chain metadata (cosmetic). */
+const JETTON_NAMES: Record<string, string> = {
+  USDT: 'Tether USD',
+  NOT: 'Notcoin',
+  DOGS: 'Dogs',
+  BUILD: 'BUILD',
+  BLUM: 'Blum',
+  DUST: 'DeDust',
+  DYOR: 'DYOR',
+  STON: 'STON',
+  XAUt0: 'Tether Gold',
+};
+
+export type SandboxTransferErrorCode = 'unknown_coin' | 'invalid_amount' | 'invalid_address' | 'invalid_request' | 'transfer_failed';
+type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | null;
+
+/** A transfer request the sandbox refuses; `status` 400 means the caller's input was wrong. */
+export class SandboxTransferError extends Error {
+  readonly code: SandboxTransferErrorCode;
+  readonly param: TransferParam;
+  readonly status: number;
+  constructor(code: SandboxTransferErrorCode, message: string, param: TransferParam, status = 400) {
+    super(message);
+    this.name = 'SandboxTransferError';
+    this.code = code;
+    this.param = param;
+    this.status = status;
+  }
+}
+
+export type SandboxTransferRequest = {
+  /** Destination in any form (raw or user-friendly); for jettons, the destination OWNER. */
+  to: string;
+  /** 'TON' or a jetton symbol (case-insensitive). */
+  coin: string;
+  /** Decimal string in whole coins, e.g. "1.5"; at most the coin's decimals. */
+  amount: string;
+  /** TON only: send a bounceable message (default false, as wallets do for UQ… addresses). */
+  bounce?: boolean;
+  /** Jettons only: send from the look-alike "USDT" minter instead of the real one. */
+  fromLookalike?: boolean;
+  /** Text comment (TON: message body; jettons: forward payload). */
+  comment?: string;
+};
+
+export type SandboxTransferResult = { hash: string; lt: string };
+
+type JettonInfo = { symbol: string; decimals: number; master: Address };
+
+const CUSTOMER_BALANCE = toNano('1000000000'); // a billion TON
+const JETTON_SUPPLY_WHOLE = 1_000_000_000_000n; // minted to the customer per jetton
+
+function toBaseUnits(amount: string, decimals: number): bigint {
+  if (typeof amount !== 'string' || !/^\d+(\.\d+)?$/.test(amount)) {
+    throw new SandboxTransferError('invalid_amount', `amount must be a positive decimal string, got ${JSON.stringify(amount)}`, 'amount');
+  }
+  const [whole = '0', frac = ''] = amount.split('.');
+  if (frac.length > decimals) {
+    throw new SandboxTransferError('invalid_amount', `amount has more than ${decimals} decimals`, 'amount');
+  }
+  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt((frac + '0'.repeat(decimals)).slice(0, decimals) || '0');
+  if (units <= 0n) throw new SandboxTransferError('invalid_amount', 'amount must be positive', 'amount');
+  return units;
+}
+
+function accountOf(tx: BlockchainTransaction): Address | null {
+  const dest = tx.inMessage?.info.dest;
+  return Address.isAddress(dest) ? dest : null;
+}
+
+export class SandboxChain {
+  readonly blockchain: Blockchain;
+  /** The customer: a well-funded wallet holding every sandbox jetton. */
+  readonly customer: SandboxContract<TreasuryContract>;
+  /** Raw address of the look-alike "USDT" master (same metadata, different minter). */
+  readonly lookalikeMaster: string;
+
+  private readonly jettons = new Map<string, JettonInfo>(); // key: upper-case symbol
+  private readonly lookalike: JettonInfo;
+  private readonly jettonWallets = new Map<string, Address>(); // `${master}|${owner}` → wallet
+
+  // Transaction index, per account (raw), ascending lt. Built from snapshot().transactions
+  // (Blockchain.getTransactions reverses its list in place and matches hashes by identity).
+  private readonly byAccount = new Map<string, BlockchainTransaction[]>();
+  private indexed = new WeakSet<BlockchainTransaction>();
+  private scanned = 0;
+  private indexedLt = -1n;
+  private txCount = 0;
+  private maxUtime = 0;
+
+  private failures: { remaining: number; status: number } = { remaining: 0, status: 429 };
+
+  private constructor(args: {
+    blockchain: Blockchain;
+    customer: SandboxContract<TreasuryContract>;
+    jettons: JettonInfo[];
+    lookalike: JettonInfo;
+  }) {
+    this.blockchain = args.blockchain;
+    this.customer = args.customer;
+    for (const j of args.jettons) this.jettons.set(j.symbol.toUpperCase(), j);
+    this.lookalike = args.lookalike;
+    this.lookalikeMaster = args.lookalike.master.toRawString();
+  }
+
+  /**
+   * A fresh chain: customer wallet, one minter per jetton (issuer-owned, supply minted to the
+   * customer) and a look-alike USDT minter owned by someone else. Addresses are deterministic.
+   */
+  static async create(opts: { jettons?: readonly SandboxCoin[]; now?: number } = {}): Promise<SandboxChain> {
+    const blockchain = await Blockchain.create();
+    if (opts.now !== undefined) blockchain.now = opts.now;
+    blockchain.verbosity = { print: false, blockchainLogs: false, vmLogs: 'none', debugLogs: false };
+    const customer = await blockchain.treasury('kassa-sandbox-customer', { balance: CUSTOMER_BALANCE });
+    const issuer = await blockchain.treasury('kassa-sandbox-issuer', { balance: CUSTOMER_BALANCE });
+    const impostor = await blockchain.treasury('kassa-sandbox-impostor', { balance: CUSTOMER_BALANCE });
+
+    const deploy = async (admin: SandboxContract<TreasuryContract>, coin: SandboxCoin): Promise<JettonInfo> => {
+      const content = onchainContent({
+        name: JETTON_NAMES[coin.symbol] ?? coin.symbol,
+        symbol: coin.symbol,
+        decimals: String(coin.decimals),
+        description: `${coin.symbol} on the Kassa sandbox chain`,
+      });
+      const master = minterAddress(admin.address, content);
+      const res = await admin.send({
+        to: master,
+        value: toNano('0.5'),
+        bounce: false,
+        init: minterInit(admin.address, content),
+        body: mintBody({
+          minter: master,
+          to: customer.address,
+          jettonAmount: JETTON_SUPPLY_WHOLE * 10n ** BigInt(coin.decimals),
+          walletTon: toNano('0.1'),
+          responseAddress: admin.address,
+        }),
+      });
+      assertAllSucceeded(res, `deploying the ${coin.symbol} minter`);
+      return { symbol: coin.symbol, decimals: coin.decimals, master };
+    };
+
+    const jettons: JettonInfo[] = [];
+    for (const coin of opts.jettons ?? SANDBOX_JETTONS) {
+      if (coin.symbol.toUpperCase() === 'TON') throw new Error('TON is not a jetton');
+      jettons.push(await deploy(issuer, coin));
+    }
+    const usdt = jettons.find((j) => j.symbol.toUpperCase() === 'USDT');
+    const lookalike = await deploy(impostor, { symbol: 'USDT', decimals: usdt?.decimals ?? 6 });
+    return new SandboxChain({ blockchain, customer, jettons, lookalike });
+  }
+
+  /** Raw address of the customer wallet that sends every sandbox transfer. */
+  get customerAddress(): string {
+    return this.customer.address.toRawString();
+  }
+
+  /** Symbol → raw master address of every real sandbox jetton. */
+  jettonMasters(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const j of this.jettons.values()) out[j.symbol] = j.master.toRawString();
+    return out;
+  }
+
+  /** Every coin the sandbox can send (TON first), with decimals and master (null for TON). */
+  coins(): { symbol: string; decimals: number; master: string | null }[] {
+    return [
+      { symbol: 'TON', decimals: TON_DECIMALS, master: null },
+      ...[...this.jettons.values()].map((j) => ({ symbol: j.symbol, decimals: j.decimals, master: j.master.toRawString() })),
+    ];
+  }
+
+  // ---- clock ---------------------------------------------------------------------------------
+
+  /** Current on-chain time (unix seconds): pinned by setNow/advance, else the wall clock. */
+  get now(): number {
+    return this.blockchain.now ?? Math.floor(Date.now() / 1000);
+  }
+
+  /** Whether the clock is pinned (else it follows the wall clock). */
+  get clockPinned(): boolean {
+    return this.blockchain.now !== undefined;
+  }
+
+  /**
+   * Pins on-chain time. It cannot go back before a transaction already made (the emulator would
+   * refuse later transactions on those accounts).
+   */
+  setNow(unix: number): void {
+    if (!Number.isSafeInteger(unix) || unix < 0) throw new RangeError('now must be a unix time in seconds');
+    this.sync();
+    if (unix < this.maxUtime) {
+      throw new RangeError(`cannot set chain time to ${unix}: a transaction already happened at ${this.maxUtime}`);
+    }
+    this.blockchain.now = unix;
+  }
+
+  /** Moves on-chain time forward by `seconds` (pinning it). */
+  advance(seconds: number): number {
+    if (!Number.isSafeInteger(seconds) || seconds < 0) throw new RangeError('seconds must be a non-negative integer');
+    this.setNow(this.now + seconds);
+    return this.now;
+  }
+
+  /** Unpins the clock: on-chain time follows the wall clock again (never earlier than the last transaction). */
+  useWallClock(): void {
+    this.sync();
+    const wall = Math.floor(Date.now() / 1000);
+    this.blockchain.now = wall < this.maxUtime ? this.maxUtime : undefined;
+  }
+
+  // ---- transfers -----------------------------------------------------------------------------
+
+  /**
+   * The customer wallet sends a real transfer. Returns the transaction that credited the
+   * destination: for TON the destination account's transaction, for jettons the
+   * internal_transfer on the destination owner's jetton wallet.
+   * Throws SandboxTransferError (status 400) for an unknown coin, a bad amount or address.
+   */
+  async transfer(req: SandboxTransferRequest): Promise<SandboxTransferResult> {
+    const to = typeof req.to === 'string' ? parseAddress(req.to) : null;
+    if (to === null) throw new SandboxTransferError('invalid_address', 'to is not a TON address', 'to');
+    if (typeof req.coin !== 'string') throw new SandboxTransferError('unknown_coin', 'coin is required', 'coin');
+    const symbol = req.coin.toUpperCase();
+    if (req.comment !== undefined && (typeof req.comment !== 'string' || Buffer.byteLength(req.comment) > 1000)) {
+      throw new SandboxTransferError('invalid_request', 'comment must be a string of at most 1000 bytes', 'comment');
+    }
+    if (req.bounce !== undefined && typeof req.bounce !== 'boolean') {
+      throw new SandboxTransferError('invalid_request', 'bounce must be a boolean', 'bounce');
+    }
+    if (req.fromLookalike !== undefined && typeof req.fromLookalike !== 'boolean') {
+      throw new SandboxTransferError('invalid_request', 'fromLookalike must be a boolean', 'fromLookalike');
+    }
+    if (symbol === 'TON') {
+      if (req.fromLookalike) throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
+      return this.sendTon(to, toBaseUnits(req.amount, TON_DECIMALS), req.bounce ?? false, req.comment);
+    }
+    if (req.fromLookalike && symbol !== 'USDT') {
+      throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
+    }
+    const jetton = req.fromLookalike ? this.lookalike : this.jettons.get(symbol);
+    if (jetton === undefined) {
+      throw new SandboxTransferError('unknown_coin', `unknown coin ${JSON.stringify(req.coin)}`, 'coin');
+    }
+    return this.sendJetton(jetton, to, toBaseUnits(req.amount, jetton.decimals), req.comment);
+  }
+
+  private async sendTon(to: Address, amount: bigint, bounce: boolean, comment: string | undefined) {
+    const res = await this.customer.send({
+      to,
+      value: amount,
+      bounce,
+      ...(comment !== undefined ? { body: textComment(comment) } : {}),
+    });
+    const tx = res.transactions.find((t) => {
+      const info = t.inMessage?.info;
+      return info?.type === 'internal' && info.dest.equals(to) && info.src.equals(this.customer.address) && !info.bounced;
+    });
+    if (tx === undefined) throw new SandboxTransferError('transfer_failed', 'the transfer did not reach its destination', null, 500);
+    return { hash: transactionHashHex(tx), lt: tx.lt.toString() };
+  }
+
+  private async sendJetton(jetton: JettonInfo, owner: Address, amount: bigint, comment: string | undefined) {
+    const from = await this.jettonWalletOf(jetton.master, this.customer.address);
+    const destWallet = await this.jettonWalletOf(jetton.master, owner);
+    const forwardTonAmount = 1n; // > 0 so the owner also gets a transfer_notification
+    const res = await this.customer.send({
+      to: from,
+      value: toNano('0.1'),
+      bounce: true,
+      body: transferBody({
+        destination: owner,
+        amount,
+        responseDestination: this.customer.address,
+        forwardTonAmount,
+        forwardPayload: comment !== undefined ? textComment(comment) : null,
+      }),
+    });
+    const tx = res.transactions.find((t) => {
+      const info = t.inMessage?.info;
+      if (info?.type !== 'internal' || !info.dest.equals(destWallet) || info.bounced) return false;
+      const body = t.inMessage?.body.beginParse();
+      return body !== undefined && body.remainingBits >= 32 && body.loadUint(32) === OP_JETTON_INTERNAL_TRANSFER;
+    });
+    if (tx === undefined) {
+      throw new SandboxTransferError('transfer_failed', `the ${jetton.symbol} transfer did not reach the destination jetton wallet`, null, 500);
+    }
+    return { hash: transactionHashHex(tx), lt: tx.lt.toString() };
+  }
+
+  /** The jetton wallet of `owner` for `master`, asked of the master (cached). */
+  async jettonWalletOf(master: Address, owner: Address): Promise<Address> {
+    const key = `${master.toRawString()}|${owner.toRawString()}`;
+    const cached = this.jettonWallets.get(key);
+    if (cached !== undefined) return cached;
+    const res = await this.blockchain.runGetMethod(master, 'get_wallet_address', [
+      { type: 'slice', cell: beginCell().storeAddress(owner).endCell() },
+    ]);
+    const wallet = res.stackReader.readAddress();
+    this.jettonWallets.set(key, wallet);
+    return wallet;
+  }
+
+  /** Emulates an external message (a signed wallet transfer, as `sendBoc` receives). */
+  async sendExternal(message: Cell): Promise<SendMessageResult> {
+    return this.blockchain.sendMessage(message);
+  }
+
+  // ---- reading -------------------------------------------------------------------------------
+
+  /** Transactions of `address`, ascending lt (a fresh array). */
+  transactionsOf(address: Address): BlockchainTransaction[] {
+    this.sync();
+    return [...(this.byAccount.get(address.toRawString()) ?? [])];
+  }
+
+  /** Number of transactions on the chain so far (used as the masterchain seqno). */
+  get transactionCount(): number {
+    this.sync();
+    return this.txCount;
+  }
+
+  private sync(): void {
+    if (this.blockchain.lt === this.indexedLt) return;
+    const all = this.blockchain.snapshot().transactions;
+    if (all.length < this.scanned) {
+      // state was restored from an older snapshot: start over
+      this.byAccount.clear();
+      this.indexed = new WeakSet();
+      this.scanned = 0;
+      this.txCount = 0;
+      this.maxUtime = 0;
+    }
+    // Blockchain.getTransactions() reverses the list in place, which only permutes what was
+    // already there: new transactions are always appended, so scanning the tail is enough.
+    for (let i = this.scanned; i < all.length; i++) this.add(all[i]);
+    this.scanned = all.length;
+    this.indexedLt = this.blockchain.lt;
+  }
+
+  private add(tx: BlockchainTransaction | undefined): void {
+    if (tx === undefined || this.indexed.has(tx)) return;
+    this.indexed.add(tx);
+    this.txCount++;
+    if (tx.now > this.maxUtime) this.maxUtime = tx.now;
+    const account = accountOf(tx);
+    if (account === null) return;
+    const key = account.toRawString();
+    let list = this.byAccount.get(key);
+    if (list === undefined) {
+      list = [];
+      this.byAccount.set(key, list);
+    }
+    const last = list[list.length - 1];
+    list.push(tx);
+    if (last !== undefined && last.lt > tx.lt) list.sort((a, b) => (a.lt < b.lt ? -1 : a.lt > b.lt ? 1 : 0));
+  }
+
+  // ---- JSON-RPC ------------------------------------------------------------------------------
+
+  /** Makes the next `n` JSON-RPC requests fail with `status` (toncenter error shape). */
+  failNext(n: number, status = 429): void {
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError('n must be a non-negative integer');
+    this.failures = { remaining: n, status };
+  }
+
+  /** @internal consumed by the JSON-RPC handler */
+  takeInjectedFailure(): number | null {
+    if (this.failures.remaining <= 0) return null;
+    this.failures.remaining--;
+    return this.failures.status;
+  }
+
+  /** toncenter API v2 JSON-RPC emulation, framework-free: give it the parsed request body. */
+  handleJsonRpc(body: unknown): Promise<JsonRpcReply> {
+    return handleJsonRpc(this, body);
+  }
+}
+
+function assertAllSucceeded(res: SendMessageResult, what: string): void {
+  for (const tx of res.transactions) {
+    const d = tx.description;
+    if (d.type === 'generic' && (d.aborted || (d.computePhase.type === 'vm' && !d.computePhase.success))) {
+      // The treasury's own external transaction never aborts; anything else that does is a bug here.
+      throw new Error(`sandbox: ${what} failed (transaction ${transactionHashHex(tx)})`);
+    }
+  }
+}

@@ -1,0 +1,200 @@
+// The OpenAPI 3.1 document of the HTTP API, built from the same JSON Schemas that validate
+// requests. Served at GET /openapi.json.
+import type Router from '@koa/router';
+import type { AppDeps, KassaState } from './context.ts';
+import type { Guards } from './middleware.ts';
+import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, CURRENCIES } from './schemas/payments.schema.ts';
+
+const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ 'application/json': { schema } });
+const errorResponse = (description: string) => ({ description, content: json(ref('Error')) });
+
+const coinOrChain = {
+  type: 'object',
+  required: ['name', 'symbol', 'imgUrl'],
+  properties: { name: { type: 'string' }, symbol: { type: 'string' }, imgUrl: { type: 'string', format: 'uri' } },
+};
+
+const paymentSchema = {
+  type: 'object',
+  required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: ['created', 'pending', 'completed', 'expired', 'cancelled'] },
+    order_id: { type: 'string', maxLength: 128 },
+    amount: { type: 'string', description: 'Exactly as given at creation.' },
+    currency: { type: 'string', enum: [...CURRENCIES] },
+    checkoutURL: { type: 'string', format: 'uri' },
+    paymentDetails: {
+      type: 'object',
+      description: 'Present once a method was chosen (pending, completed; expired or cancelled after pending).',
+      required: ['coinAmount', 'coin', 'chain'],
+      properties: {
+        address: { type: 'string', description: 'Deposit address, non-bounceable form.' },
+        coinAmount: { type: 'string' },
+        coin: coinOrChain,
+        chain: coinOrChain,
+        transactionSignatures: { type: 'array', items: { type: 'string' }, description: 'Hex transaction hashes; only when completed.' },
+      },
+    },
+    timer: {
+      type: 'object',
+      required: ['createdAt', 'expiresAt'],
+      properties: {
+        createdAt: { type: 'string', format: 'date-time' },
+        expiresAt: { type: 'string', format: 'date-time' },
+        paidAt: { type: 'string', format: 'date-time', description: 'Only when completed.' },
+      },
+    },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    description: { type: 'string' },
+    returnURL: { type: 'string', format: 'uri', description: 'Extension.' },
+  },
+};
+
+const methodSchema = {
+  type: 'object',
+  required: ['id', 'coin', 'chain'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    coin: { ...coinOrChain, required: [...coinOrChain.required, 'decimals'], properties: { ...coinOrChain.properties, decimals: { type: 'integer' } } },
+    chain: coinOrChain,
+  },
+};
+
+const errorSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['type', 'message', 'code'],
+      properties: {
+        type: { type: 'string', enum: ['invalid_request_error', 'authentication_error', 'not_found_error', 'rate_limit_error', 'api_error'] },
+        message: { type: 'string' },
+        code: { type: 'string' },
+        param: { type: 'string' },
+      },
+    },
+  },
+};
+
+const paymentIdParameter = { name: 'paymentID', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const idempotencyHeader = { name: 'X-Idempotency-Key', in: 'header', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Replays the first successful response for 24 hours.' };
+const common = {
+  '400': errorResponse('Invalid request (see docs/API.md for every code)'),
+  '401': errorResponse('auth_invalid'),
+  '429': errorResponse('rate_limit_exceeded'),
+  '500': errorResponse('internal_error'),
+  '503': errorResponse('service_unavailable or rate_unavailable'),
+};
+
+export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
+  const checkoutPath = new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Kassa', version: '1', description: 'Self-hosted crypto payments on TON. See docs/API.md for every decision and error code.' },
+    servers: [{ url: baseUrl }],
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },
+      schemas: {
+        CreatePaymentRequest: strip(createPaymentSchema as never),
+        CreateInvoiceRequest: strip(createInvoiceSchema as never),
+        CancelPaymentRequest: strip(cancelPaymentSchema as never),
+        Payment: paymentSchema,
+        PaymentMethod: methodSchema,
+        Error: errorSchema,
+      },
+    },
+    paths: {
+      '/v1/payments': {
+        post: {
+          operationId: 'createPayment',
+          summary: 'Create a payment (Customer Choice or Preselected)',
+          parameters: [idempotencyHeader],
+          requestBody: { required: true, content: json(ref('CreatePaymentRequest')) },
+          responses: { '201': { description: 'The payment', content: json(ref('Payment')) }, '404': errorResponse('currency_not_found, payment_method_not_found'), '422': errorResponse('idempotency_key_reused'), ...common },
+        },
+        get: {
+          operationId: 'listPayments',
+          summary: "The store's payments, newest first (extension)",
+          parameters: [
+            { name: 'status', in: 'query', schema: { type: 'string', enum: ['created', 'pending', 'completed', 'expired', 'cancelled'] } },
+            { name: 'created_after', in: 'query', schema: { type: 'string', format: 'date-time' } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+            { name: 'starting_after', in: 'query', schema: { type: 'string', format: 'uuid' } },
+          ],
+          responses: {
+            '200': { description: 'A page', content: json({ type: 'object', required: ['data', 'has_more'], properties: { data: { type: 'array', items: ref('Payment') }, has_more: { type: 'boolean' } } }) },
+            ...common,
+          },
+        },
+      },
+      '/v1/payments/create': {
+        post: {
+          operationId: 'createInvoice',
+          summary: 'Create a payment, invoice-type variant',
+          parameters: [idempotencyHeader],
+          requestBody: { required: true, content: json(ref('CreateInvoiceRequest')) },
+          responses: {
+            '201': { description: 'Created', content: json({ type: 'object', required: ['paymentID', 'checkoutURL'], properties: { paymentID: { type: 'string', format: 'uuid' }, checkoutURL: { type: 'string', format: 'uri' } } }) },
+            '404': errorResponse('currency_not_found, payment_method_not_found'),
+            '422': errorResponse('idempotency_key_reused'),
+            ...common,
+          },
+        },
+      },
+      '/v1/payments/{paymentID}': {
+        get: { operationId: 'getPayment', parameters: [paymentIdParameter], responses: { '200': { description: 'The payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), ...common } },
+      },
+      '/v1/payments/{paymentID}/status': {
+        get: {
+          operationId: 'getPaymentStatus',
+          parameters: [paymentIdParameter],
+          responses: { '200': { description: 'Status only', content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string' } } }) }, '404': errorResponse('payment_not_found'), ...common },
+        },
+      },
+      '/v1/payments/{paymentID}/cancel': {
+        post: {
+          operationId: 'cancelPayment',
+          parameters: [paymentIdParameter, idempotencyHeader],
+          requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
+          responses: { '200': { description: 'The cancelled payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), '409': errorResponse('payment_not_cancellable'), ...common },
+        },
+      },
+      '/v1/payment-methods': {
+        get: { operationId: 'listPaymentMethods', responses: { '200': { description: "The store's methods", content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }) }, ...common } },
+      },
+      '/v1/payments/methods': {
+        get: { operationId: 'listPaymentMethodsForInvoices', responses: { '200': { description: "The store's methods (same list)", content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }) }, ...common } },
+      },
+      [`${checkoutPath}/v1/webhook/keys`]: {
+        get: {
+          operationId: 'getWebhookKeys',
+          security: [],
+          summary: 'The webhook key set (under the checkout base URL)',
+          responses: {
+            '200': {
+              description: 'Key set',
+              content: json({ type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kid', 'x'], properties: { kid: { type: 'string' }, x: { type: 'string' }, kty: { const: 'OKP' }, crv: { const: 'Ed25519' }, alg: { const: 'EdDSA' }, use: { const: 'sig' } } } } } }),
+            },
+          },
+        },
+      },
+      '/healthz': {
+        get: { operationId: 'health', security: [], responses: { '200': { description: 'Database answers', content: json({ type: 'object', properties: { ok: { const: true } } }) }, '503': errorResponse('service_unavailable') } },
+      },
+    },
+  };
+}
+
+export function openApiRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
+  const document = JSON.stringify(openApiDocument(deps.config.baseUrl, deps.config.checkoutBaseUrl));
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = document;
+  });
+}

@@ -1,0 +1,145 @@
+// The merchant payment endpoints. Each route reads as a pipeline: guards (auth, rate limit) →
+// validate → command → presenter.
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { invalidRequest } from '../../errors.ts';
+import { idempotencyKey, idempotent, type Outcome } from '../../idempotency.ts';
+import { checkWebhookUrl } from '../../net/addresses.ts';
+import { cancelPayment, createPayment, paymentNotFound } from '../../payments/commands.ts';
+import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
+import { listPayments } from '../../payments/list.ts';
+import { findPaymentView, presentPayment } from '../../payments/present.ts';
+import type { PaymentStatus } from '../../payments/transitions.ts';
+import type { AppDeps, KassaContext, KassaState } from '../context.ts';
+import type { Guards } from '../middleware.ts';
+import {
+  cancelPaymentSchema,
+  createInvoiceSchema,
+  createPaymentSchema,
+  type CreateInvoiceBody,
+  type CreatePaymentBody,
+} from '../schemas/payments.schema.ts';
+import { validateBody } from '../validate.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const STATUSES: PaymentStatus[] = ['created', 'pending', 'completed', 'expired', 'cancelled'];
+
+export function paymentIdParam(value: string | undefined): string {
+  if (value === undefined || !UUID.test(value)) throw invalidRequest('invalid_payment_id', 'paymentID must be a UUID.', 'paymentID');
+  return value.toLowerCase();
+}
+
+function checkUrls(body: { webhookURL?: string; returnURL?: string }, allowInsecure: boolean): void {
+  for (const [name, code] of [['webhookURL', 'invalid_webhook_url'], ['returnURL', 'invalid_return_url']] as const) {
+    const value = body[name];
+    if (value === undefined) continue;
+    const check = checkWebhookUrl(value, { allowInsecure, name });
+    if (!check.ok) throw invalidRequest(code, check.reason, name);
+  }
+}
+
+function send(ctx: KassaContext, outcome: Outcome): void {
+  ctx.status = outcome.status;
+  ctx.type = 'application/json';
+  if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.body = outcome.body;
+}
+
+export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
+  const { pool, config } = deps;
+  const present = (view: Parameters<typeof presentPayment>[0]) => presentPayment(view, config);
+
+  const create: Middleware<KassaState> = async (ctx) => {
+    const body = validateBody<CreatePaymentBody>(createPaymentSchema, ctx.request.body);
+    checkUrls(body, config.webhookAllowInsecure);
+    const storeId = ctx.state.storeId!;
+    const now = deps.now();
+    const outcome = await idempotent(pool, { storeId, endpoint: 'POST /v1/payments', key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now }, async (tx) => {
+      const view = await createPayment(tx, config, storeId, await draftFromPayment(tx, storeId, body), now);
+      return { status: 201, body: present(view), paymentId: view.id };
+    });
+    send(ctx, outcome);
+  };
+
+  const createInvoice: Middleware<KassaState> = async (ctx) => {
+    const body = validateBody<CreateInvoiceBody>(createInvoiceSchema, ctx.request.body);
+    checkUrls(body, config.webhookAllowInsecure);
+    const storeId = ctx.state.storeId!;
+    const now = deps.now();
+    const outcome = await idempotent(pool, { storeId, endpoint: 'POST /v1/payments/create', key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now }, async (tx) => {
+      const view = await createPayment(tx, config, storeId, await draftFromInvoice(tx, storeId, body), now);
+      return { status: 201, body: { paymentID: view.id, checkoutURL: present(view).checkoutURL }, paymentId: view.id };
+    });
+    send(ctx, outcome);
+  };
+
+  const list: Middleware<KassaState> = async (ctx) => {
+    const query = ctx.query;
+    for (const name of Object.keys(query)) {
+      if (!['status', 'created_after', 'limit', 'starting_after'].includes(name)) {
+        throw invalidRequest('unknown_parameter', `${name} is not a known query parameter.`, name);
+      }
+    }
+    const one = (name: string): string | undefined => {
+      const value = query[name];
+      if (Array.isArray(value)) throw invalidRequest(`invalid_${name}`, `${name} may be given once.`, name);
+      return value;
+    };
+    const status = one('status');
+    if (status !== undefined && !STATUSES.includes(status as PaymentStatus)) {
+      throw invalidRequest('invalid_status', `status must be one of ${STATUSES.join(', ')}.`, 'status');
+    }
+    const createdAfterText = one('created_after');
+    const createdAfter = createdAfterText === undefined ? undefined : new Date(createdAfterText);
+    if (createdAfter && (Number.isNaN(createdAfter.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(createdAfterText!))) {
+      throw invalidRequest('invalid_created_after', 'created_after must be an RFC 3339 time.', 'created_after');
+    }
+    const limitText = one('limit') ?? '20';
+    if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100) {
+      throw invalidRequest('invalid_limit', 'limit must be an integer from 1 to 100.', 'limit');
+    }
+    const startingAfter = one('starting_after');
+    if (startingAfter !== undefined && !UUID.test(startingAfter)) {
+      throw invalidRequest('invalid_starting_after', 'starting_after must be a payment id.', 'starting_after');
+    }
+    const page = await listPayments(pool, ctx.state.storeId!, {
+      ...(status ? { status: status as PaymentStatus } : {}),
+      ...(createdAfter ? { createdAfter } : {}),
+      limit: Number(limitText),
+      ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),
+    });
+    if (!page) throw invalidRequest('invalid_starting_after', 'starting_after is not a payment of this store.', 'starting_after');
+    ctx.body = { data: page.data.map(present), has_more: page.hasMore };
+  };
+
+  const retrieve: Middleware<KassaState> = async (ctx) => {
+    const view = await findPaymentView(pool, paymentIdParam(ctx.params.id), { storeId: ctx.state.storeId! });
+    if (!view) throw paymentNotFound();
+    ctx.body = present(view);
+  };
+
+  const status: Middleware<KassaState> = async (ctx) => {
+    const view = await findPaymentView(pool, paymentIdParam(ctx.params.id), { storeId: ctx.state.storeId! });
+    if (!view) throw paymentNotFound();
+    ctx.body = { id: view.id, status: view.status };
+  };
+
+  const cancel: Middleware<KassaState> = async (ctx) => {
+    const paymentId = paymentIdParam(ctx.params.id);
+    const body = validateBody<Record<string, never>>(cancelPaymentSchema, ctx.request.body);
+    const storeId = ctx.state.storeId!;
+    const now = deps.now();
+    const outcome = await idempotent(pool, { storeId, endpoint: `POST /v1/payments/${paymentId}/cancel`, key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now }, async (tx) => {
+      const view = await cancelPayment(tx, storeId, paymentId, now);
+      return { status: 200, body: present(view), paymentId: view.id };
+    });
+    send(ctx, outcome);
+  };
+
+  router.post('/v1/payments', guards.merchant, create);
+  router.post('/v1/payments/create', guards.merchant, createInvoice);
+  router.get('/v1/payments', guards.merchant, list);
+  router.get('/v1/payments/:id', guards.merchant, retrieve);
+  router.get('/v1/payments/:id/status', guards.merchant, status);
+  router.post('/v1/payments/:id/cancel', guards.merchant, cancel);
+}

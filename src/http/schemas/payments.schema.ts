@@ -1,0 +1,137 @@
+// JSON Schemas of the payment endpoints: the one source of truth for request validation (ajv)
+// and for the OpenAPI document. Each top-level field names the error code its failures get.
+
+import { FIAT_CURRENCIES } from '../../rates/providers.ts';
+
+export { FIAT_CURRENCIES };
+/** The seed's currency list: fiat codes and coin tickers (the coins themselves are data in `coins`). */
+export const CURRENCIES = [...FIAT_CURRENCIES, 'TON', 'USDT', 'NOT', 'DOGS', 'BUILD', 'BLUM', 'DUST', 'DYOR', 'STON', 'XAUt0'] as const;
+export const AMOUNT_PATTERN = '^(0|[1-9]\\d*)(\\.\\d+)?$';
+
+const amount = {
+  type: 'string',
+  pattern: AMOUNT_PATTERN,
+  maxLength: 40,
+  description: 'Positive decimal string without leading zeros, e.g. "10.50".',
+  examples: ['10.50'],
+} as const;
+
+const url = (what: string) =>
+  ({
+    type: 'string',
+    maxLength: 512,
+    format: 'uri',
+    description: `${what}: HTTPS, at most 512 characters, a public host (no localhost, private, loopback or link-local addresses, no credentials).`,
+  }) as const;
+
+/** Optional fields shared by both create operations. */
+const commonProperties = {
+  ttl: { type: 'integer', minimum: 900, maximum: 43200, default: 3600, description: 'Seconds until the payment expires (900 to 43200).' },
+  order_id: { type: 'string', minLength: 1, maxLength: 128, description: 'Merchant order id (at most 128 characters).' },
+  description: { type: 'string', maxLength: 512, description: 'Merchant text shown to the customer (at most 512 characters).' },
+  metadata: {
+    type: 'object',
+    maxProperties: 10,
+    propertyNames: { minLength: 1, maxLength: 64 },
+    additionalProperties: { type: 'string', maxLength: 512 },
+    description: 'Up to 10 keys of at most 64 characters; string values of at most 512 characters.',
+  },
+  webhookURL: url('Where the completed event is POSTed'),
+  returnURL: url('Extension: where the checkout page links back to when the payment ends'),
+} as const;
+
+export const createPaymentSchema = {
+  $id: 'CreatePaymentRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['amount', 'currency'],
+  properties: {
+    amount,
+    currency: { type: 'string', enum: [...CURRENCIES], description: 'Fiat code or coin ticker: the unit of value, not the payment coin.' },
+    payment_options: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        methods: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 1,
+          description: 'Exactly one {coin, chain} for Preselected mode; omit payment_options for Customer Choice.',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['coin', 'chain'],
+            properties: { coin: { type: 'string', maxLength: 32 }, chain: { type: 'string', maxLength: 32 } },
+          },
+        },
+      },
+    },
+    ...commonProperties,
+  },
+} as const;
+
+export const createInvoiceSchema = {
+  $id: 'CreateInvoiceRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['invoiceType'],
+  properties: {
+    invoiceType: { type: 'string', enum: ['FIAT', 'CRYPTO'] },
+    fiatAmount: { ...amount, description: 'Required for FIAT.' },
+    fiatCurrency: { type: 'string', enum: [...FIAT_CURRENCIES], description: 'Required for FIAT; optional for CRYPTO (informational).' },
+    cryptoAmount: { ...amount, description: 'Required for CRYPTO.' },
+    paymentMethodID: { type: 'string', format: 'uuid', description: 'Required for CRYPTO; optional for FIAT (locks the payment to that method).' },
+    ...commonProperties,
+  },
+} as const;
+
+export const cancelPaymentSchema = {
+  $id: 'CancelPaymentRequest',
+  type: 'object',
+  additionalProperties: false,
+  properties: {},
+} as const;
+
+/** The error code of each field (CONTRACT §2); type is invalid_request_error unless listed in NOT_FOUND_CODES. */
+export const FIELD_CODES: Record<string, string> = {
+  amount: 'invalid_amount',
+  currency: 'currency_not_found',
+  payment_options: 'invalid_payment_options',
+  ttl: 'invalid_ttl',
+  order_id: 'invalid_order_id',
+  description: 'invalid_description',
+  metadata: 'invalid_metadata',
+  webhookURL: 'invalid_webhook_url',
+  returnURL: 'invalid_return_url',
+  invoiceType: 'invalid_invoice_type',
+  fiatAmount: 'invalid_amount',
+  fiatCurrency: 'currency_not_found',
+  cryptoAmount: 'invalid_amount',
+  paymentMethodID: 'invalid_payment_method_id',
+};
+
+export interface CreatePaymentBody {
+  amount: string;
+  currency: string;
+  payment_options?: { methods?: Array<{ coin: string; chain: string }> };
+  ttl?: number;
+  order_id?: string;
+  description?: string;
+  metadata?: Record<string, string>;
+  webhookURL?: string;
+  returnURL?: string;
+}
+
+export interface CreateInvoiceBody {
+  invoiceType: 'FIAT' | 'CRYPTO';
+  fiatAmount?: string;
+  fiatCurrency?: string;
+  cryptoAmount?: string;
+  paymentMethodID?: string;
+  ttl?: number;
+  order_id?: string;
+  description?: string;
+  metadata?: Record<string, string>;
+  webhookURL?: string;
+  returnURL?: string;
+}

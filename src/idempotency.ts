@@ -1,0 +1,97 @@
+// X-Idempotency-Key (CONTRACT §4): keys are scoped to the store and the endpoint; the first
+// successful response is replayed for 24 hours; another body with the same key is refused.
+// The key row is written first, in the same transaction as the work, so a concurrent request
+// with the same key waits on it and then replays; a failed request leaves no row.
+import crypto from 'node:crypto';
+import { sql, z, type DatabasePool, type DatabaseTransactionConnection } from './db/pool.ts';
+import { ApiError, invalidRequest } from './errors.ts';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface Outcome {
+  status: number;
+  /** The exact response body text (replays are byte-identical). */
+  body: string;
+  replayed: boolean;
+}
+
+/** Reads and checks the header; undefined when absent. */
+export function idempotencyKey(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  if (!UUID.test(header)) throw invalidRequest('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', 'X-Idempotency-Key');
+  return header.toLowerCase();
+}
+
+/** A stable hash of a JSON body: same members in any order hash the same. */
+export function requestHash(body: unknown): string {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]));
+    }
+    return value;
+  };
+  return crypto.createHash('sha256').update(JSON.stringify(canonical(body ?? {}))).digest('hex');
+}
+
+const stored = z.object({ request_hash: z.string(), response_status: z.number().nullable(), response_body: z.string().nullable(), created_at: z.date() });
+
+export async function idempotent(
+  pool: DatabasePool,
+  scope: { storeId: string; endpoint: string; key: string | undefined; body: unknown; now: Date },
+  work: (tx: DatabaseTransactionConnection) => Promise<{ status: number; body: unknown; paymentId?: string }>,
+): Promise<Outcome> {
+  const { key } = scope;
+  if (key === undefined) {
+    const result = await pool.transaction(work);
+    return { status: result.status, body: JSON.stringify(result.body), replayed: false };
+  }
+  const hash = requestHash(scope.body);
+  return pool.transaction(async (tx) => {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const inserted = await tx.maybeOne(sql.type(z.object({ ok: z.number() }))`
+        insert into idempotency_keys (store_id, endpoint, idempotency_key, request_hash, created_at)
+        values (${scope.storeId}, ${scope.endpoint}, ${key}, ${hash}, ${sql.timestamp(scope.now)})
+        on conflict do nothing
+        returning 1 as ok
+      `);
+      if (inserted) {
+        const result = await work(tx);
+        const body = JSON.stringify(result.body);
+        await tx.query(sql.typeAlias('void')`
+          update idempotency_keys set response_status = ${result.status}, response_body = ${body}, payment_id = ${result.paymentId ?? null}
+          where store_id = ${scope.storeId} and endpoint = ${scope.endpoint} and idempotency_key = ${key}
+        `);
+        return { status: result.status, body, replayed: false };
+      }
+      const previous = await tx.maybeOne(sql.type(stored)`
+        select request_hash, response_status, response_body, created_at from idempotency_keys
+        where store_id = ${scope.storeId} and endpoint = ${scope.endpoint} and idempotency_key = ${key}
+      `);
+      if (!previous) continue; // purged meanwhile: try to take the key again
+      if (previous.created_at.getTime() <= scope.now.getTime() - IDEMPOTENCY_WINDOW_MS) {
+        // Older than 24 h and not purged yet: the key is free again.
+        await tx.query(sql.typeAlias('void')`
+          delete from idempotency_keys where store_id = ${scope.storeId} and endpoint = ${scope.endpoint} and idempotency_key = ${key}
+        `);
+        continue;
+      }
+      if (previous.request_hash !== hash) {
+        throw new ApiError('invalid_request_error', 'idempotency_key_reused', 'This X-Idempotency-Key was already used with another request body.', { param: 'X-Idempotency-Key' });
+      }
+      if (previous.response_status === null || previous.response_body === null) continue;
+      return { status: previous.response_status, body: previous.response_body, replayed: true };
+    }
+    throw new Error('idempotency key could not be taken or replayed');
+  });
+}
+
+/** Deletes keys older than 24 hours; returns how many. */
+export async function purgeIdempotencyKeys(pool: DatabasePool, now: Date): Promise<number> {
+  const rows = await pool.any(sql.type(z.object({ n: z.number() }))`
+    with gone as (delete from idempotency_keys where created_at < ${sql.timestamp(new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS))} returning 1)
+    select count(*)::int as n from gone
+  `);
+  return rows[0]?.n ?? 0;
+}

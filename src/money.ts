@@ -1,0 +1,128 @@
+// The one money module. Amounts travel as decimal strings (API, Postgres numeric) and base units
+// (nanoTON, micro-USDT) as bigint; Decimal lives here and nowhere else, and nothing becomes a float.
+import decimalJs from 'decimal.js';
+import type { Decimal as DecimalClass } from 'decimal.js';
+
+// decimal.mjs has only a default export (the class), while its CommonJS-style typings describe the
+// default import as the module object: say what it really is.
+const Decimal = decimalJs as unknown as typeof DecimalClass;
+
+/**
+ * A private Decimal: 60 significant digits, and every inexact step rounds away from zero
+ * (ROUND_UP), so a rounded intermediate never lets a final "round up" come out below the exact
+ * value. Never uses exponent notation when printed. The global Decimal is left untouched.
+ */
+const D = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_UP, toExpNeg: -9e15, toExpPos: 9e15 });
+type Dec = InstanceType<typeof D>;
+
+/** The seed's amount pattern: no sign, no leading zeros on the integer part, no exponent. */
+export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
+/** A signed plain decimal (what Postgres prints for numeric): what the arithmetic helpers accept. */
+const SIGNED_DECIMAL = /^-?\d+(\.\d+)?$/;
+/** A JSON number literal (or the same text in a string), exponent allowed. */
+const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?(\d+))?$/;
+
+/** True for a string in the seed's amount pattern whose value is greater than zero. */
+export function isPositiveDecimalString(value: unknown): value is string {
+  return typeof value === 'string' && DECIMAL_PATTERN.test(value) && /[1-9]/.test(value);
+}
+
+function parse(value: string, what = 'amount'): Dec {
+  if (typeof value !== 'string' || !SIGNED_DECIMAL.test(value)) {
+    throw new RangeError(`${what} must be a plain decimal string, got ${JSON.stringify(value)}`);
+  }
+  return new D(value);
+}
+
+/** A decimal as a plain string: no exponent, no trailing zeros ("2", "2.5", "0.000001"). */
+function plain(value: Dec): string {
+  return value.toFixed();
+}
+
+/**
+ * Digits after the point that the VALUE needs: trailing zeros do not count
+ * ("10.50" → 1, "1.000" → 0, "0.000001" → 6). Compare it with a coin's decimals.
+ */
+export function decimalPlaces(value: string): number {
+  parse(value);
+  const fraction = value.split('.')[1] ?? '';
+  return fraction.replace(/0+$/, '').length;
+}
+
+function checkDecimals(decimals: number): void {
+  if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255) {
+    throw new RangeError(`decimals must be an integer from 0 to 255, got ${decimals}`);
+  }
+}
+
+/**
+ * "1.5" TON (9 decimals) → 1500000000n. Exact string arithmetic. Throws a RangeError when the
+ * amount is not a non-negative decimal in the seed's pattern or needs more decimals than allowed.
+ */
+export function toBaseUnits(amount: string, decimals: number): bigint {
+  checkDecimals(decimals);
+  if (typeof amount !== 'string' || !DECIMAL_PATTERN.test(amount)) {
+    throw new RangeError(`amount must be a non-negative decimal string, got ${JSON.stringify(amount)}`);
+  }
+  const [whole = '0', rawFraction = ''] = amount.split('.');
+  const fraction = rawFraction.replace(/0+$/, '');
+  if (fraction.length > decimals) {
+    throw new RangeError(`amount ${amount} has more than ${decimals} decimal places`);
+  }
+  return BigInt(whole + fraction.padEnd(decimals, '0'));
+}
+
+/** 1500000000n with 9 decimals → "1.5". No trailing zeros, no exponent; negative units keep their sign. */
+export function fromBaseUnits(units: bigint, decimals: number): string {
+  checkDecimals(decimals);
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals);
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+}
+
+/**
+ * What the customer must send: amount × rate, rounded UP (away from zero) to the coin's decimals,
+ * as a plain string ("2", "2.5", "0.000001"). For positive inputs the result is at least one base
+ * unit. `rate` is coins per one unit of the amount's currency.
+ */
+export function coinAmountFor(amount: string, rate: string, decimals: number): string {
+  checkDecimals(decimals);
+  if (!isPositiveDecimalString(amount)) throw new RangeError(`amount must be a positive decimal string, got ${JSON.stringify(amount)}`);
+  if (!isPositiveDecimalString(rate)) throw new RangeError(`rate must be a positive decimal string, got ${JSON.stringify(rate)}`);
+  return plain(new D(amount).times(rate).toDecimalPlaces(decimals, D.ROUND_UP));
+}
+
+/** -1, 0 or 1 as a < b, a = b, a > b ("1.50" equals "1.5"). */
+export function compareDecimal(a: string, b: string): -1 | 0 | 1 {
+  return parse(a, 'a').comparedTo(parse(b, 'b')) as -1 | 0 | 1;
+}
+
+/** a + b as a plain decimal string. */
+export function addDecimal(a: string, b: string): string {
+  return plain(parse(a, 'a').plus(parse(b, 'b')));
+}
+
+/**
+ * a ÷ b as a plain decimal string with at most `significantDigits` significant digits, rounded
+ * up. Used for exchange rates (coins per unit = usd price of the unit ÷ usd price of the coin).
+ */
+export function divideDecimal(a: string, b: string, significantDigits = 30): string {
+  const divisor = parse(b, 'b');
+  if (divisor.isZero()) throw new RangeError('division by zero');
+  return plain(parse(a, 'a').div(divisor).toSignificantDigits(significantDigits, D.ROUND_UP));
+}
+
+/**
+ * The exact text of a JSON number (for example "5.1" or "1.23e-5", as taken from the raw JSON)
+ * as a plain decimal string ("0.0000123"), never through a float. Throws a RangeError for anything
+ * else, or for an exponent beyond ±100 (no price needs one, and it would blow the string up).
+ */
+export function plainDecimal(literal: string): string {
+  const match = typeof literal === 'string' && literal.length <= 100 ? JSON_NUMBER.exec(literal) : null;
+  if (!match || (match[4] !== undefined && Number(match[4]) > 100)) {
+    throw new RangeError(`not a decimal number: ${JSON.stringify(literal)}`);
+  }
+  return plain(new D(literal));
+}

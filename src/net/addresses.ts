@@ -1,0 +1,304 @@
+// Which network addresses a webhook may reach (CONTRACT §8, seed "webhookURL").
+//
+// Two moments use this module:
+//   - payment creation: `checkWebhookUrl` is the static check of the URL text (scheme, length,
+//     credentials, fragment, localhost, IP literals);
+//   - delivery: `isDeliverableIp` is applied to every address the host resolves to, at connect time
+//     (see src/webhooks/send.ts), because a host name can point anywhere and change at any time.
+//
+// Classification is done by parsing the address into bytes and comparing prefixes, so that every
+// textual form of an address (`::ffff:127.0.0.1`, `::ffff:7f00:1`, `0:0:0:0:0:ffff:7f00:1`) ends up
+// in the same category. Odd IPv4 forms in URLs (`2130706433`, `0x7f.1`, `127.1`) are normalised to
+// dotted decimal by the WHATWG URL parser before they reach this module.
+import net from 'node:net';
+
+/**
+ * The category of an IP address.
+ * - `public`: globally routable unicast, the only category a webhook may reach in production.
+ * - `loopback`: 127.0.0.0/8, ::1 (and ::ffff:127.x.x.x).
+ * - `private`: RFC 1918, CGNAT 100.64.0.0/10, IPv6 unique-local fc00::/7 and site-local fec0::/10.
+ * - `link-local`: 169.254.0.0/16 (cloud metadata lives here), fe80::/10.
+ * - `unspecified`: 0.0.0.0/8 ("this network"; Linux connects 0.0.0.0 to the local host), ::.
+ * - `multicast`, `broadcast`: 224.0.0.0/4, ff00::/8; 255.255.255.255.
+ * - `reserved`: documentation, benchmarking, protocol-assignment and future-use ranges, deprecated
+ *   IPv4-compatible IPv6, translation prefixes that embed a non-public IPv4, anything in IPv6 outside
+ *   the global unicast 2000::/3.
+ * - `invalid`: not an IP address.
+ */
+export type IpCategory =
+  | 'public'
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'unspecified'
+  | 'multicast'
+  | 'broadcast'
+  | 'reserved'
+  | 'invalid';
+
+interface Range {
+  /** Network address as bytes (4 for IPv4, 16 for IPv6). */
+  bytes: number[];
+  bits: number;
+  category: Exclude<IpCategory, 'public' | 'invalid'>;
+}
+
+function v4(cidr: string, category: Range['category']): Range {
+  const [address, bits] = cidr.split('/') as [string, string];
+  return { bytes: address.split('.').map(Number), bits: Number(bits), category };
+}
+
+function v6(cidr: string, category: Range['category']): Range {
+  const [address, bits] = cidr.split('/') as [string, string];
+  const bytes = parseIPv6(address);
+  if (bytes === null) throw new Error(`bad range ${cidr}`);
+  return { bytes, bits: Number(bits), category };
+}
+
+/** IANA IPv4 special-purpose registry and friends. Order matters only for overlaps (first wins). */
+const IPV4_RANGES: Range[] = [
+  v4('255.255.255.255/32', 'broadcast'),
+  v4('0.0.0.0/8', 'unspecified'),
+  v4('127.0.0.0/8', 'loopback'),
+  v4('10.0.0.0/8', 'private'),
+  v4('172.16.0.0/12', 'private'),
+  v4('192.168.0.0/16', 'private'),
+  v4('100.64.0.0/10', 'private'), // carrier-grade NAT, shared address space
+  v4('169.254.0.0/16', 'link-local'),
+  v4('192.0.0.0/24', 'reserved'), // IETF protocol assignments
+  v4('192.0.2.0/24', 'reserved'), // TEST-NET-1
+  v4('192.88.99.0/24', 'reserved'), // deprecated 6to4 relay anycast
+  v4('198.18.0.0/15', 'reserved'), // benchmarking
+  v4('198.51.100.0/24', 'reserved'), // TEST-NET-2
+  v4('203.0.113.0/24', 'reserved'), // TEST-NET-3
+  v4('224.0.0.0/4', 'multicast'),
+  v4('240.0.0.0/4', 'reserved'), // future use
+];
+
+/** Ranges inside the IPv6 global unicast space 2000::/3 that are nevertheless not public. */
+const IPV6_RANGES_IN_GLOBAL: Range[] = [
+  v6('2001::/23', 'reserved'), // IETF protocol assignments: Teredo, benchmarking, ORCHID…
+  v6('2001:db8::/32', 'reserved'), // documentation
+  v6('3fff::/20', 'reserved'), // documentation (RFC 9637)
+];
+
+const NAT64_WELL_KNOWN = v6('64:ff9b::/96', 'reserved');
+
+/** Ranges outside 2000::/3 that get a more precise category than `reserved`. */
+const IPV6_RANGES_OUTSIDE_GLOBAL: Range[] = [
+  v6('::/128', 'unspecified'),
+  v6('::1/128', 'loopback'),
+  v6('fc00::/7', 'private'), // unique-local
+  v6('fec0::/10', 'private'), // deprecated site-local
+  v6('fe80::/10', 'link-local'),
+  v6('ff00::/8', 'multicast'),
+];
+
+function matches(bytes: number[], range: Range): boolean {
+  if (bytes.length !== range.bytes.length) return false;
+  let bits = range.bits;
+  for (let i = 0; bits > 0; i++, bits -= 8) {
+    const mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+    if (((bytes[i] ?? 0) & mask) !== ((range.bytes[i] ?? 0) & mask)) return false;
+  }
+  return true;
+}
+
+function lookupRange(bytes: number[], ranges: Range[]): Range['category'] | null {
+  for (const range of ranges) if (matches(bytes, range)) return range.category;
+  return null;
+}
+
+/** Parses a textual IPv6 address (already validated by net.isIPv6, no zone) into 16 bytes. */
+function parseIPv6(text: string): number[] | null {
+  let s = text.toLowerCase();
+  const tail: number[] = [];
+  // An embedded dotted IPv4 in the last 32 bits (::ffff:1.2.3.4).
+  const lastColon = s.lastIndexOf(':');
+  if (s.slice(lastColon + 1).includes('.')) {
+    const quad = s.slice(lastColon + 1);
+    if (net.isIPv4(quad) === false) return null;
+    tail.push(...quad.split('.').map(Number));
+    s = s.slice(0, lastColon + 1) + '0:0'; // placeholder groups, replaced below
+  }
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const groups = (part: string | undefined): string[] => (part === undefined || part === '' ? [] : part.split(':'));
+  const head = groups(halves[0]);
+  const rest = groups(halves[1]);
+  const missing = 8 - head.length - rest.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
+  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
+  const bytes: number[] = [];
+  for (const group of all) {
+    if (!/^[0-9a-f]{1,4}$/.test(group)) return null;
+    const value = parseInt(group, 16);
+    bytes.push(value >> 8, value & 0xff);
+  }
+  if (tail.length === 4) bytes.splice(12, 4, ...tail);
+  return bytes.length === 16 ? bytes : null;
+}
+
+function classifyV4(bytes: number[]): IpCategory {
+  return lookupRange(bytes, IPV4_RANGES) ?? 'public';
+}
+
+/** The category of an IPv4 address embedded in an IPv6 translation prefix. */
+function embedded(bytes: number[], at: number): IpCategory {
+  return classifyV4(bytes.slice(at, at + 4));
+}
+
+function classifyV6(bytes: number[]): IpCategory {
+  const zeros = (from: number, to: number): boolean => bytes.slice(from, to).every((b) => b === 0);
+  // ::ffff:a.b.c.d — IPv4-mapped: a dual-stack socket really connects to a.b.c.d.
+  if (zeros(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return embedded(bytes, 12);
+  // 64:ff9b::a.b.c.d — NAT64 well-known prefix: public only when the IPv4 behind it is.
+  if (matches(bytes, NAT64_WELL_KNOWN)) {
+    return embedded(bytes, 12) === 'public' ? 'public' : 'reserved';
+  }
+  const inGlobal = ((bytes[0] ?? 0) & 0xe0) === 0x20; // 2000::/3
+  if (!inGlobal) {
+    // Includes ::a.b.c.d (deprecated IPv4-compatible), 64:ff9b:1::/48 (local-use NAT64),
+    // 100::/64 (discard) and everything IANA has not allocated for global unicast.
+    return lookupRange(bytes, IPV6_RANGES_OUTSIDE_GLOBAL) ?? 'reserved';
+  }
+  const special = lookupRange(bytes, IPV6_RANGES_IN_GLOBAL);
+  if (special !== null) return special;
+  // 2002:a.b.c.d::/48 — 6to4: public only when the embedded IPv4 is.
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return embedded(bytes, 2) === 'public' ? 'public' : 'reserved';
+  return 'public';
+}
+
+/**
+ * Classifies an IP address given as text: dotted-decimal IPv4, or IPv6 (optionally in brackets).
+ * Anything else, including a host name or a shorthand such as `127.1`, is `invalid`.
+ * An IPv6 address with a zone (`fe80::1%eth0`) is scoped to one link and is never `public`.
+ */
+export function classifyIp(ip: string): IpCategory {
+  let text = ip.trim();
+  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  const family = net.isIP(text);
+  if (family === 4) return classifyV4(text.split('.').map(Number));
+  if (family !== 6) return 'invalid';
+  const zone = text.indexOf('%');
+  if (zone !== -1) {
+    const category = classifyV6(parseIPv6(text.slice(0, zone)) ?? []);
+    return category === 'public' ? 'reserved' : category;
+  }
+  const bytes = parseIPv6(text);
+  return bytes === null ? 'invalid' : classifyV6(bytes);
+}
+
+/** True only for a globally routable unicast address (see {@link IpCategory}). */
+export function isPublicIp(ip: string): boolean {
+  return classifyIp(ip) === 'public';
+}
+
+/**
+ * Whether a webhook delivery may connect to this resolved address. Public addresses always; with
+ * `allowInsecure` (WEBHOOK_ALLOW_INSECURE, development and tests) also loopback and private ones —
+ * never link-local (cloud metadata endpoints), unspecified, multicast, broadcast or reserved.
+ */
+export function isDeliverableIp(ip: string, options: { allowInsecure: boolean }): boolean {
+  const category = classifyIp(ip);
+  if (category === 'public') return true;
+  return options.allowInsecure && (category === 'loopback' || category === 'private');
+}
+
+/** A short description of a non-public category, for error messages. */
+export function describeCategory(category: IpCategory): string {
+  switch (category) {
+    case 'public':
+      return 'a public address';
+    case 'loopback':
+      return 'a loopback address';
+    case 'private':
+      return 'a private network address';
+    case 'link-local':
+      return 'a link-local address';
+    case 'unspecified':
+      return 'an unspecified address';
+    case 'multicast':
+      return 'a multicast address';
+    case 'broadcast':
+      return 'a broadcast address';
+    case 'reserved':
+      return 'a reserved address';
+    case 'invalid':
+      return 'not an IP address';
+  }
+}
+
+export const WEBHOOK_URL_MAX_LENGTH = 512;
+
+export type UrlCheck = { ok: true } | { ok: false; reason: string };
+
+export interface CheckWebhookUrlOptions {
+  /** WEBHOOK_ALLOW_INSECURE: also accept `http:` and loopback hosts (`localhost`, 127.x, ::1). */
+  allowInsecure: boolean;
+  /** Field name used in the reasons; default `webhookURL` (the same rules apply to `returnURL`). */
+  name?: string;
+}
+
+/** Host-name suffixes that never lead to a public host: RFC 6761/6762, RFC 8375, ICANN `.internal`. */
+const NON_PUBLIC_SUFFIXES = ['.local', '.internal', '.home.arpa', '.localdomain'];
+
+/**
+ * The static check of a webhook (or return) URL at payment creation. It looks at the text only:
+ * the host name is resolved — and checked again — at every delivery.
+ *
+ * Accepted: an absolute `https:` URL (`http:` too with `allowInsecure`) of at most 512 characters,
+ * with no user name or password, no fragment, no white space or control characters, whose host is
+ * a public DNS name (at least one dot; not `localhost`, `*.localhost`, `.local`, `.internal`,
+ * `.home.arpa`) or a public IP literal. IP literals are judged after WHATWG normalisation, so
+ * `2130706433`, `0x7f.1`, `127.1` and `[::ffff:127.0.0.1]` are all seen as loopback.
+ * With `allowInsecure`, loopback hosts (`localhost`, `*.localhost`, 127.0.0.0/8, ::1) and
+ * single-label or `.local`-style names are accepted; private IP literals still are not.
+ *
+ * Reasons are short sentences fit for an API error message.
+ */
+export function checkWebhookUrl(url: string, options: CheckWebhookUrlOptions): UrlCheck {
+  const name = options.name ?? 'webhookURL';
+  const fail = (reason: string): UrlCheck => ({ ok: false, reason });
+  if (typeof url !== 'string' || url === '') return fail(`${name} must be an absolute URL.`);
+  if ([...url].length > WEBHOOK_URL_MAX_LENGTH) {
+    return fail(`${name} must be at most ${WEBHOOK_URL_MAX_LENGTH} characters long.`);
+  }
+  // The URL parser silently drops tabs and newlines and trims spaces; refuse them instead, so that
+  // the stored text is the URL that was checked.
+  if (/[\s\u0000-\u001f\u007f]/.test(url)) return fail(`${name} must not contain spaces or control characters.`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return fail(`${name} must be an absolute URL.`);
+  }
+  if (parsed.protocol !== 'https:' && !(options.allowInsecure && parsed.protocol === 'http:')) {
+    return fail(options.allowInsecure ? `${name} must use http or https.` : `${name} must use https.`);
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    return fail(`${name} must not contain a user name or password.`);
+  }
+  if (url.includes('#')) return fail(`${name} must not contain a fragment (#).`);
+
+  const host = parsed.hostname;
+  if (host === '') return fail(`${name} must have a host.`);
+  const literal = host.startsWith('[') ? host.slice(1, -1) : host;
+  if (net.isIP(literal) !== 0) {
+    const category = classifyIp(literal);
+    if (category === 'public') return { ok: true };
+    if (category === 'loopback' && options.allowInsecure) return { ok: true };
+    return fail(`${name} must point to a publicly reachable host, not ${describeCategory(category)}.`);
+  }
+  // A DNS name. WHATWG has already lower-cased it and applied IDNA mapping (`ⓛocalhost` → `localhost`).
+  const bare = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (bare === 'localhost' || bare.endsWith('.localhost')) {
+    return options.allowInsecure ? { ok: true } : fail(`${name} must point to a publicly reachable host, not localhost.`);
+  }
+  if (options.allowInsecure) return { ok: true };
+  if (!bare.includes('.')) return fail(`${name} must use a fully qualified public host name.`);
+  if (NON_PUBLIC_SUFFIXES.some((suffix) => bare.endsWith(suffix))) {
+    return fail(`${name} must point to a publicly reachable host.`);
+  }
+  return { ok: true };
+}

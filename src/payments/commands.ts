@@ -1,0 +1,170 @@
+// Payment commands. Each locks the payment row (select … for update), asks the transition
+// function, writes, and enqueues follow-up work in the same transaction.
+import type { Config } from '../config.ts';
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { ApiError, notFound } from '../errors.ts';
+import { assignDepositAddress, masterKey } from './deposit.ts';
+import { findStoreMethod, type MethodRow } from './methods.ts';
+import { findPaymentView, type PaymentView } from './present.ts';
+import { priceFor } from './pricing.ts';
+import { transition, type PaymentStatus, type Rejection } from './transitions.ts';
+
+export type CommandConfig = Pick<Config, 'masterKey' | 'tonNetwork'>;
+
+export const EXPIRE_TASK = 'payment__expire';
+export const expireJobKey = (paymentId: string): string => `${EXPIRE_TASK}:${paymentId}`;
+
+export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
+
+const REJECTION_ERRORS: Record<Rejection, () => ApiError> = {
+  payment_not_cancellable: () => new ApiError('invalid_request_error', 'payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
+  payment_expired: () => new ApiError('invalid_request_error', 'payment_expired', 'The payment has expired.'),
+  method_already_selected: () => new ApiError('invalid_request_error', 'method_already_selected', 'A payment method was already chosen for this payment.'),
+  payment_not_open: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.'),
+  paid_too_late: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.'),
+  not_due: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is not due to expire yet.'),
+};
+
+export const rejectionError = (reason: Rejection): ApiError => REJECTION_ERRORS[reason]();
+
+const lockedRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  amount: z.string(),
+  currency: z.string(),
+  expires_at: z.date(),
+});
+type LockedPayment = z.infer<typeof lockedRow>;
+
+async function lockPayment(tx: Db, paymentId: string, storeId?: string): Promise<LockedPayment | null> {
+  const store = storeId === undefined ? sql.fragment`true` : sql.fragment`store_id = ${storeId}`;
+  return tx.maybeOne(sql.type(lockedRow)`
+    select id, store_id, status, amount::text as amount, currency, expires_at from payments
+    where id = ${paymentId} and ${store} for update
+  `);
+}
+
+export interface PaymentDraft {
+  amount: string;
+  currency: string;
+  method: MethodRow | null;
+  /** The request field that chose the method, for errors. */
+  methodParam: string;
+  /** CRYPTO invoices give the coin amount itself. */
+  fixedCoinAmount: string | null;
+  ttlSeconds: number;
+  orderId: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  webhookUrl: string | null;
+  returnUrl: string | null;
+  createdVia: 'payments' | 'invoice';
+  invoiceType: 'FIAT' | 'CRYPTO' | null;
+  fiatCurrency: string | null;
+}
+
+/**
+ * Fixes the method on a locked `created` payment: prices it, assigns its deposit address and
+ * moves it to pending (seed rows "create, Preselected mode" and "customer selects a method").
+ */
+async function applyMethod(tx: Db, config: CommandConfig, payment: LockedPayment, method: MethodRow, now: Date, options: { param: string; fixedCoinAmount?: string | null }): Promise<void> {
+  const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
+  if (!next.ok) throw rejectionError(next.reason);
+  const price = options.fixedCoinAmount
+    ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
+    : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
+  const key = await masterKey(tx, config);
+  await assignDepositAddress(tx, key, payment.id, config.tonNetwork);
+  await tx.query(sql.typeAlias('void')`
+    update payments set
+      status = ${next.to}, payment_method_id = ${method.id}, coin_symbol = ${method.coin_symbol},
+      coin_amount = ${price.coinAmount}, exchange_rate = ${price.rate}, exchange_rate_source = ${price.source},
+      exchange_rate_at = ${sql.timestamp(price.at)}, method_selected_at = ${sql.timestamp(now)}
+    where id = ${payment.id}
+  `);
+}
+
+export async function createPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentView> {
+  const expiresAt = new Date(now.getTime() + draft.ttlSeconds * 1000);
+  const payment = await tx.one(sql.type(lockedRow)`
+    insert into payments (store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
+                          created_via, invoice_type, fiat_currency, created_at, expires_at)
+    values (${storeId}, 'created', ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
+            ${sql.jsonb(draft.metadata)}, ${draft.webhookUrl}, ${draft.returnUrl}, ${draft.createdVia}, ${draft.invoiceType},
+            ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)})
+    returning id, store_id, status, amount::text as amount, currency, expires_at
+  `);
+  if (draft.method) {
+    await applyMethod(tx, config, payment, draft.method, now, { param: draft.methodParam, fixedCoinAmount: draft.fixedCoinAmount });
+  }
+  await tx.query(sql.unsafe`
+    select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${payment.id}::text),
+      run_at := ${sql.timestamp(expiresAt)}, job_key := ${expireJobKey(payment.id)}, max_attempts := 25)
+  `);
+  return (await findPaymentView(tx, payment.id))!;
+}
+
+/** The customer chooses a method at checkout (public: the payment id is the capability). */
+export async function selectMethod(pool: DatabasePool, config: CommandConfig, paymentId: string, methodId: string, now: Date): Promise<PaymentView> {
+  return pool.transaction(async (tx) => {
+    const payment = await lockPayment(tx, paymentId);
+    if (!payment) throw paymentNotFound();
+    const method = await findStoreMethod(tx, payment.store_id, { id: methodId });
+    if (!method) throw notFound('payment_method_not_found', 'That payment method is not accepted for this payment.', 'paymentMethodID');
+    await applyMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
+    return (await findPaymentView(tx, paymentId))!;
+  });
+}
+
+/** Merchant cancel: created/pending → cancelled; cancelled stays; completed/expired → 409. */
+export async function cancelPayment(tx: Db, storeId: string, paymentId: string, now: Date): Promise<PaymentView> {
+  const payment = await lockPayment(tx, paymentId, storeId);
+  if (!payment) throw paymentNotFound();
+  const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'cancel' }, now);
+  if (!next.ok) throw rejectionError(next.reason);
+  if (next.changed) {
+    await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, cancelled_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+    await tx.query(sql.unsafe`select graphile_worker.remove_job(${expireJobKey(paymentId)})`);
+  }
+  return (await findPaymentView(tx, paymentId))!;
+}
+
+export interface ExpireHooks {
+  /**
+   * Asks the chain once more before a pending payment expires (the chain watcher plugs in here):
+   * a transfer made in time but not seen yet completes the payment instead.
+   */
+  beforeExpiringPending?: (paymentId: string) => Promise<void>;
+}
+
+export type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'missing'; status?: PaymentStatus };
+
+/** Runs a payment's expiry (the payment__expire job). Safe to run twice. */
+export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date, hooks: ExpireHooks = {}): Promise<ExpireOutcome> {
+  const current = await pool.maybeOne(sql.type(lockedRow)`
+    select id, store_id, status, amount::text as amount, currency, expires_at from payments where id = ${paymentId}
+  `);
+  if (!current) return { outcome: 'missing' };
+  if (current.status === 'pending' && current.expires_at.getTime() <= now.getTime() && hooks.beforeExpiringPending) {
+    await hooks.beforeExpiringPending(paymentId);
+  }
+  return pool.transaction(async (tx) => {
+    const payment = await lockPayment(tx, paymentId);
+    if (!payment) return { outcome: 'missing' as const };
+    const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'expire' }, now);
+    if (!next.ok) {
+      if (next.reason === 'not_due') {
+        // Ran early (clock skew): run again at the expiry time.
+        await tx.query(sql.unsafe`
+          select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${paymentId}::text),
+            run_at := ${sql.timestamp(payment.expires_at)}, job_key := ${expireJobKey(paymentId)}, max_attempts := 25)
+        `);
+        return { outcome: 'not_due' as const, status: payment.status };
+      }
+      return { outcome: 'not_open' as const, status: payment.status };
+    }
+    await tx.query(sql.typeAlias('void')`update payments set status = 'expired', expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+    return { outcome: 'expired' as const, status: 'expired' as const };
+  });
+}

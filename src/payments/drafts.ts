@@ -1,0 +1,100 @@
+// From a validated request body to a payment draft: the rules that need the catalogue or the
+// store (coin precision, enabled methods, invoice-type rules 1–4 of the seed).
+import { sql, z, type Db } from '../db/pool.ts';
+import { ApiError, invalidRequest, notFound } from '../errors.ts';
+import type { CreateInvoiceBody, CreatePaymentBody } from '../http/schemas/payments.schema.ts';
+import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
+import type { PaymentDraft } from './commands.ts';
+import { findStoreMethod } from './methods.ts';
+
+const DEFAULT_TTL_SECONDS = 3600;
+
+async function coinDecimals(db: Db, symbol: string): Promise<number | null> {
+  return db.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${symbol}`);
+}
+
+/** Positive, and within the coin's precision when the currency is a coin. */
+async function checkAmount(db: Db, amount: string, currency: string, param: string): Promise<void> {
+  if (!isPositiveDecimalString(amount)) throw invalidRequest('invalid_amount', `${param} must be a positive decimal.`, param);
+  const decimals = await coinDecimals(db, currency);
+  if (decimals !== null && decimalPlaces(amount) > decimals) {
+    throw invalidRequest('invalid_amount', `${param} has more decimals than ${currency} allows (${decimals}).`, param);
+  }
+}
+
+const methodNotFound = (param: string): ApiError => notFound('payment_method_not_found', 'That payment method is not enabled for this store.', param);
+
+function common(body: CreatePaymentBody | CreateInvoiceBody) {
+  return {
+    ttlSeconds: body.ttl ?? DEFAULT_TTL_SECONDS,
+    orderId: body.order_id ?? null,
+    description: body.description ?? null,
+    metadata: body.metadata ?? {},
+    webhookUrl: body.webhookURL ?? null,
+    returnUrl: body.returnURL ?? null,
+  };
+}
+
+/** POST /v1/payments: Customer Choice without methods, Preselected with exactly one. */
+export async function draftFromPayment(db: Db, storeId: string, body: CreatePaymentBody): Promise<PaymentDraft> {
+  await checkAmount(db, body.amount, body.currency, 'amount');
+  const wanted = body.payment_options?.methods?.[0];
+  const method = wanted ? await findStoreMethod(db, storeId, wanted) : null;
+  if (wanted && !method) throw methodNotFound('payment_options.methods');
+  return {
+    amount: body.amount,
+    currency: body.currency,
+    method,
+    methodParam: 'payment_options.methods',
+    fixedCoinAmount: null,
+    createdVia: 'payments',
+    invoiceType: null,
+    fiatCurrency: null,
+    ...common(body),
+  };
+}
+
+const missing = (param: string, why: string): ApiError => invalidRequest('missing_parameter', `${param} is required ${why}.`, param);
+
+/** POST /v1/payments/create: FIAT (rules 1–2) or CRYPTO (rule 3); never both amounts (rule 4). */
+export async function draftFromInvoice(db: Db, storeId: string, body: CreateInvoiceBody): Promise<PaymentDraft> {
+  if (body.fiatAmount !== undefined && body.cryptoAmount !== undefined) {
+    throw invalidRequest('conflicting_amounts', 'fiatAmount must not be combined with cryptoAmount.', 'cryptoAmount');
+  }
+  if (body.invoiceType === 'FIAT') {
+    if (body.fiatAmount === undefined) throw missing('fiatAmount', 'for a FIAT invoice');
+    if (body.fiatCurrency === undefined) throw missing('fiatCurrency', 'for a FIAT invoice');
+  } else {
+    if (body.cryptoAmount === undefined) throw missing('cryptoAmount', 'for a CRYPTO invoice');
+    if (body.paymentMethodID === undefined) throw missing('paymentMethodID', 'for a CRYPTO invoice');
+  }
+  const method = body.paymentMethodID ? await findStoreMethod(db, storeId, { id: body.paymentMethodID }) : null;
+  if (body.paymentMethodID && !method) throw methodNotFound('paymentMethodID');
+  if (body.invoiceType === 'FIAT') {
+    await checkAmount(db, body.fiatAmount!, body.fiatCurrency!, 'fiatAmount');
+    return {
+      amount: body.fiatAmount!,
+      currency: body.fiatCurrency!,
+      method,
+      methodParam: 'paymentMethodID',
+      fixedCoinAmount: null,
+      createdVia: 'invoice',
+      invoiceType: 'FIAT',
+      fiatCurrency: body.fiatCurrency!,
+      ...common(body),
+    };
+  }
+  if (!method || body.cryptoAmount === undefined) throw missing('paymentMethodID', 'for a CRYPTO invoice');
+  await checkAmount(db, body.cryptoAmount, method.coin_symbol, 'cryptoAmount');
+  return {
+    amount: body.cryptoAmount,
+    currency: method.coin_symbol,
+    method,
+    methodParam: 'paymentMethodID',
+    fixedCoinAmount: body.cryptoAmount,
+    createdVia: 'invoice',
+    invoiceType: 'CRYPTO',
+    fiatCurrency: body.fiatCurrency ?? null,
+    ...common(body),
+  };
+}

@@ -1,0 +1,31 @@
+// GET /v1/payments: a store's payments, newest first, with cursor pagination.
+import { sql, type Db } from '../db/pool.ts';
+import { PAYMENT_VIEW, paymentView, type PaymentView } from './present.ts';
+import type { PaymentStatus } from './transitions.ts';
+
+export interface ListQuery {
+  status?: PaymentStatus;
+  createdAfter?: Date;
+  limit: number;
+  /** Id of the last payment of the previous page. */
+  startingAfter?: string;
+}
+
+export async function listPayments(db: Db, storeId: string, query: ListQuery): Promise<{ data: readonly PaymentView[]; hasMore: boolean } | null> {
+  let cursor = sql.fragment`true`;
+  if (query.startingAfter) {
+    const anchor = await db.maybeOne(sql.unsafe`select created_at, id from payments where id = ${query.startingAfter} and store_id = ${storeId}`);
+    if (!anchor) return null;
+    cursor = sql.fragment`(p.created_at, p.id) < (select created_at, id from payments where id = ${query.startingAfter})`;
+  }
+  const rows = await db.any(sql.type(paymentView)`
+    ${PAYMENT_VIEW}
+    where p.store_id = ${storeId}
+      and ${query.status ? sql.fragment`p.status = ${query.status}` : sql.fragment`true`}
+      and ${query.createdAfter ? sql.fragment`p.created_at > ${sql.timestamp(query.createdAfter)}` : sql.fragment`true`}
+      and ${cursor}
+    order by p.created_at desc, p.id desc
+    limit ${query.limit + 1}
+  `);
+  return { data: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+}

@@ -1,0 +1,100 @@
+// The payment presenter: the only place that decides the outward JSON shape of a payment,
+// including the seed's presence-by-status table.
+import { sql, z, type Db } from '../db/pool.ts';
+import { chainImageUrl, coinImageUrl } from './methods.ts';
+import type { PaymentStatus } from './transitions.ts';
+
+export const paymentView = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  amount: z.string(),
+  currency: z.string(),
+  order_id: z.string().nullable(),
+  description: z.string().nullable(),
+  metadata: z.record(z.string(), z.string()),
+  webhook_url: z.string().nullable(),
+  return_url: z.string().nullable(),
+  payment_method_id: z.string().nullable(),
+  coin_symbol: z.string().nullable(),
+  coin_name: z.string().nullable(),
+  coin_decimals: z.number().nullable(),
+  coin_kind: z.string().nullable(),
+  chain_symbol: z.string().nullable(),
+  chain_name: z.string().nullable(),
+  coin_amount: z.string().nullable(),
+  address: z.string().nullable(),
+  address_friendly: z.string().nullable(),
+  created_at: z.date(),
+  expires_at: z.date(),
+  method_selected_at: z.date().nullable(),
+  paid_at: z.date().nullable(),
+  transaction_hashes: z.array(z.string()),
+});
+export type PaymentView = z.infer<typeof paymentView>;
+
+/** Everything the presenter needs, in one query. */
+export const PAYMENT_VIEW = sql.fragment`
+  select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.order_id, p.description, p.metadata,
+         p.webhook_url, p.return_url, p.payment_method_id, p.coin_symbol, c.name as coin_name,
+         c.decimals::int as coin_decimals, c.kind as coin_kind, pm.chain_symbol, ch.name as chain_name,
+         p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
+         p.method_selected_at, p.paid_at, ${sql.fragment`array[]::text[]`} as transaction_hashes
+  from payments p
+  left join payment_methods pm on pm.id = p.payment_method_id
+  left join coins c on c.symbol = p.coin_symbol
+  left join chains ch on ch.symbol = pm.chain_symbol
+  left join deposit_addresses d on d.payment_id = p.id
+`;
+
+export async function findPaymentView(db: Db, paymentId: string, options: { storeId?: string; forUpdate?: boolean } = {}): Promise<PaymentView | null> {
+  const store = options.storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${options.storeId}`;
+  return db.maybeOne(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId} and ${store}`);
+}
+
+/** RFC 3339 in UTC with milliseconds. */
+export const rfc3339 = (date: Date): string => date.toISOString();
+
+export interface PresentOptions {
+  checkoutBaseUrl: string;
+}
+
+/**
+ * The payment object of the seed. paymentDetails is present once a method was chosen (pending,
+ * completed, and expired/cancelled payments that had reached pending); transactionSignatures and
+ * timer.paidAt only when completed.
+ */
+export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: PresentOptions) {
+  const status: PaymentStatus = payment.status;
+  const completed = status === 'completed';
+  const hasMethod = payment.payment_method_id !== null && payment.coin_amount !== null;
+  return {
+    id: payment.id,
+    status,
+    ...(payment.order_id !== null ? { order_id: payment.order_id } : {}),
+    amount: payment.amount,
+    currency: payment.currency,
+    checkoutURL: `${checkoutBaseUrl}/${payment.id}`,
+    ...(hasMethod
+      ? {
+          paymentDetails: {
+            ...(payment.address_friendly !== null ? { address: payment.address_friendly } : {}),
+            coinAmount: payment.coin_amount!,
+            coin: { name: payment.coin_name!, symbol: payment.coin_symbol!, imgUrl: coinImageUrl(checkoutBaseUrl, payment.coin_symbol!) },
+            chain: { name: payment.chain_name!, symbol: payment.chain_symbol!, imgUrl: chainImageUrl(checkoutBaseUrl, payment.chain_symbol!) },
+            ...(completed ? { transactionSignatures: payment.transaction_hashes } : {}),
+          },
+        }
+      : {}),
+    timer: {
+      createdAt: rfc3339(payment.created_at),
+      expiresAt: rfc3339(payment.expires_at),
+      ...(completed && payment.paid_at ? { paidAt: rfc3339(payment.paid_at) } : {}),
+    },
+    metadata: payment.metadata,
+    ...(payment.description !== null ? { description: payment.description } : {}),
+    ...(payment.return_url !== null ? { returnURL: payment.return_url } : {}),
+  };
+}
+
+export type PresentedPayment = ReturnType<typeof presentPayment>;

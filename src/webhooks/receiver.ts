@@ -1,0 +1,382 @@
+// The Kassa webhook receiver kit, published as `kassa/webhooks`. Self-contained on purpose: it uses
+// only Node built-ins (node:crypto for Ed25519, global fetch) and nothing else from Kassa, so a
+// merchant can also copy this one file.
+
+import { createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto';
+
+/**
+ * Verifies Kassa webhooks exactly as the interface's "Receiver contract" asks.
+ *
+ * ```ts
+ * import { createWebhookVerifier } from 'kassa/webhooks';
+ * const verifier = createWebhookVerifier({ keysUrl: 'https://pay.example.com/pay/v1/webhook/keys' });
+ *
+ * // in your HTTP handler, with the *raw* request body (a Buffer, before any JSON parsing):
+ * const result = await verifier.handle(rawBody, req.headers, async (payload) => {
+ *   await markOrderPaid(payload.order_id ?? payload.paymentID, payload.metadata);
+ * });
+ * res.writeHead(result.status).end();
+ * ```
+ *
+ * What it does, point by point:
+ * 1. Verifies the Ed25519 signature (`X-Signature`, base64) over the **exact raw body bytes** with the
+ *    key whose `kid` equals `X-Signature-Kid`; the key is the base64-decoded `x` of that key (standard
+ *    base64 as Kassa publishes it; base64url, padded or not, is accepted too).
+ * 2. On an unknown kid it fetches the key set again, updates its cache and retries; still unknown →
+ *    rejected (401). It **never** tries another key. To keep forged requests from turning into a flood
+ *    of key-set fetches, at most one successful unknown-kid refetch happens per `minRefetchIntervalMs`
+ *    (10 s); a kid still unknown within that interval is rejected (401) without a fetch.
+ * 3. Caches the key set for `cacheTtlMs` (default 6 h, clamped to 6–12 h); it fetches only on a cache
+ *    miss, an expired cache or an unknown kid. Concurrent fetches are coalesced.
+ * 4. Rejects (401) a body whose `signAt` is older than 30 s or more than 5 s in the future.
+ * 5. Reports `duplicate: true` for a paymentID already marked processed (`markProcessed`, or `handle`
+ *    after your callback succeeded). The default store is an in-memory set of the last 100,000 ids —
+ *    pass your own `seen` store (a database table) to survive restarts and to share between processes.
+ *    `verify` only *checks* the store: an id is recorded after processing, so that a failed processing
+ *    is retried by Kassa rather than skipped.
+ * 6. Answer 200 only after verification and processing (`handle` does exactly that); any other status
+ *    makes Kassa retry (with exponential backoff, for up to 12 h). Answer within 30 s.
+ * 7. When the key set cannot be fetched, the result is status 500, so that Kassa retries.
+ *
+ * Statuses: 401 for anything about authenticity (missing or malformed signature headers, unknown kid,
+ * bad signature, signAt outside the window); 400 for a correctly signed body that is not a webhook
+ * (bad JSON or shape); 500 when the key set or the seen store is unavailable.
+ */
+export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookVerifier {
+  return new Verifier(options);
+}
+
+/** The `payload` member of a webhook body. */
+export interface WebhookPayload {
+  paymentID: string;
+  /** Always `completed` today: the only event is a payment reaching `completed`. */
+  status: string;
+  metadata: Record<string, string>;
+  /** The merchant's order id, present when the payment has one. */
+  order_id?: string;
+}
+
+export type VerifyResult =
+  | { ok: true; payload: WebhookPayload; duplicate: boolean; kid: string; signAt: Date }
+  | { ok: false; status: 400 | 401 | 500; reason: string };
+
+export interface HandleResult {
+  /** The HTTP status to answer Kassa with. */
+  status: 200 | 400 | 401 | 500;
+  reason?: string;
+  payload?: WebhookPayload;
+  duplicate?: boolean;
+}
+
+/** Where processed paymentIDs are remembered. Both methods may be async (a database table). */
+export interface SeenStore {
+  has(paymentId: string): boolean | Promise<boolean>;
+  add(paymentId: string): void | Promise<void>;
+}
+
+/** Request headers as Node's `req.headers` (any case) or a Fetch `Headers` object. */
+export type HeadersLike = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
+
+export interface WebhookVerifierOptions {
+  /** `{checkout_base_url}/v1/webhook/keys`. */
+  keysUrl: string;
+  /** Key-set cache lifetime; default 6 h, clamped to 6–12 h as the interface recommends. */
+  cacheTtlMs?: number;
+  /** Clock, for tests: epoch milliseconds or a Date. Default `Date.now`. */
+  now?: () => number | Date;
+  /** Fetch implementation, for tests or a proxy. Default the global `fetch`. */
+  fetch?: typeof globalThis.fetch;
+  /** Processed-paymentID store; default in-memory (see {@link createMemorySeenStore}). */
+  seen?: SeenStore;
+  /** Timeout of one key-set fetch; default 10 s. */
+  fetchTimeoutMs?: number;
+  /** Minimum time between two key-set refetches caused by unknown kids; default 10 s. */
+  minRefetchIntervalMs?: number;
+  /** Oldest accepted signAt; default 30 s (the interface's limit). */
+  maxAgeMs?: number;
+  /** Furthest accepted signAt in the future; default 5 s. */
+  maxFutureMs?: number;
+}
+
+export interface WebhookVerifier {
+  /** Checks signature, key id, signAt and duplicate status. Never throws. */
+  verify(rawBody: string | Uint8Array, headers: HeadersLike): Promise<VerifyResult>;
+  /** Records a paymentID as processed, so that later deliveries are reported as duplicates. */
+  markProcessed(paymentId: string): Promise<void>;
+  /**
+   * verify → (skip a duplicate) → `onPayment(payload)` → markProcessed → 200.
+   * `onPayment` throwing gives 500, so Kassa retries. Never throws itself.
+   */
+  handle(rawBody: string | Uint8Array, headers: HeadersLike, onPayment: (payload: WebhookPayload) => unknown): Promise<HandleResult>;
+}
+
+export const DEFAULT_CACHE_TTL_MS = 6 * 60 * 60 * 1000;
+export const MAX_CACHE_TTL_MS = 12 * 60 * 60 * 1000;
+
+/** An in-memory SeenStore keeping the most recent `maxEntries` ids (oldest forgotten first). */
+export function createMemorySeenStore(maxEntries = 100_000): SeenStore {
+  const ids = new Set<string>();
+  return {
+    has: (id) => ids.has(id),
+    add: (id) => {
+      ids.delete(id);
+      ids.add(id);
+      while (ids.size > maxEntries) {
+        const oldest = ids.values().next();
+        if (oldest.done === true) break;
+        ids.delete(oldest.value);
+      }
+    },
+  };
+}
+
+class KeysUnavailable extends Error {
+  override name = 'KeysUnavailable';
+}
+
+interface KeyCache {
+  keys: Map<string, KeyObject>;
+  fetchedAt: number;
+}
+
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+function decodeBase64(text: string): Buffer | null {
+  if (!BASE64.test(text)) return null;
+  return Buffer.from(text.replaceAll('-', '+').replaceAll('_', '/'), 'base64');
+}
+
+function readHeader(headers: HeadersLike, name: string): string | undefined {
+  if (typeof headers.get === 'function') {
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  }
+  for (const [key, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
+    if (key.toLowerCase() !== name) continue;
+    if (Array.isArray(value)) return value.length === 1 ? value[0] : undefined;
+    return value;
+  }
+  return undefined;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+class Verifier implements WebhookVerifier {
+  readonly #keysUrl: string;
+  readonly #ttl: number;
+  readonly #now: () => number;
+  readonly #fetch: (url: string, init: RequestInit) => Promise<Response>;
+  readonly #seen: SeenStore;
+  readonly #fetchTimeoutMs: number;
+  readonly #minRefetchIntervalMs: number;
+  readonly #maxAgeMs: number;
+  readonly #maxFutureMs: number;
+  #cache: KeyCache | null = null;
+  #inflight: Promise<KeyCache> | null = null;
+  #lastUnknownKidRefetch = Number.NEGATIVE_INFINITY;
+  readonly #processing = new Map<string, Promise<boolean>>();
+
+  constructor(options: WebhookVerifierOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.keysUrl);
+    } catch {
+      throw new TypeError('keysUrl must be an absolute http(s) URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('keysUrl must be an absolute http(s) URL');
+    this.#keysUrl = url.href;
+    const ttl = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
+    this.#ttl = Number.isFinite(ttl) ? Math.min(MAX_CACHE_TTL_MS, Math.max(DEFAULT_CACHE_TTL_MS, ttl)) : DEFAULT_CACHE_TTL_MS;
+    const now = options.now ?? Date.now;
+    this.#now = () => {
+      const value = now();
+      return typeof value === 'number' ? value : value.getTime();
+    };
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    this.#fetch = (input, init) => fetchImpl(input, init);
+    this.#seen = options.seen ?? createMemorySeenStore();
+    this.#fetchTimeoutMs = options.fetchTimeoutMs ?? 10_000;
+    this.#minRefetchIntervalMs = options.minRefetchIntervalMs ?? 10_000;
+    this.#maxAgeMs = options.maxAgeMs ?? 30_000;
+    this.#maxFutureMs = options.maxFutureMs ?? 5_000;
+  }
+
+  async #fetchKeys(): Promise<KeyCache> {
+    let response: Response;
+    try {
+      response = await this.#fetch(this.#keysUrl, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(this.#fetchTimeoutMs),
+      });
+    } catch (err) {
+      throw new KeysUnavailable(`key set fetch failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new KeysUnavailable(`key set answered HTTP ${response.status}`);
+    }
+    let document: unknown;
+    try {
+      document = await response.json();
+    } catch {
+      throw new KeysUnavailable('key set is not valid JSON');
+    }
+    if (!isPlainObject(document) || !Array.isArray(document['keys'])) throw new KeysUnavailable('key set has no "keys" array');
+    const keys = new Map<string, KeyObject>();
+    for (const entry of document['keys']) {
+      if (!isPlainObject(entry)) continue;
+      const { kid, x, kty, crv, alg, use } = entry;
+      if (typeof kid !== 'string' || kid === '' || typeof x !== 'string') continue;
+      // Fields beyond kid and x are optional; when present they must describe an Ed25519 signing key.
+      if ((kty !== undefined && kty !== 'OKP') || (crv !== undefined && crv !== 'Ed25519')) continue;
+      if ((alg !== undefined && alg !== 'EdDSA' && alg !== 'Ed25519') || (use !== undefined && use !== 'sig')) continue;
+      const raw = decodeBase64(x);
+      if (raw === null || raw.length !== 32) continue;
+      try {
+        keys.set(kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' }));
+      } catch {
+        // Not a valid Ed25519 point: ignore this key, keep the others.
+      }
+    }
+    return { keys, fetchedAt: this.#now() };
+  }
+
+  /** Fetches the key set (coalescing concurrent callers) and replaces the cache. */
+  #reload(): Promise<KeyCache> {
+    if (this.#inflight === null) {
+      this.#inflight = this.#fetchKeys()
+        .then((cache) => {
+          this.#cache = cache;
+          return cache;
+        })
+        .finally(() => {
+          this.#inflight = null;
+        });
+    }
+    return this.#inflight;
+  }
+
+  /** The key for `kid`, or null when unknown after the refetch the contract allows. */
+  async #keyFor(kid: string): Promise<KeyObject | null> {
+    let cache = this.#cache;
+    let fetchedNow = false;
+    if (cache === null || this.#now() - cache.fetchedAt >= this.#ttl) {
+      cache = await this.#reload();
+      fetchedNow = true;
+    }
+    const key = cache.keys.get(kid);
+    if (key !== undefined) return key;
+    if (fetchedNow) return null; // the set is fresh from this very call: refetching tells nothing new
+    const now = this.#now();
+    if (now - this.#lastUnknownKidRefetch < this.#minRefetchIntervalMs) return null;
+    cache = await this.#reload(); // concurrent callers share one fetch; a failed fetch does not count
+    this.#lastUnknownKidRefetch = now;
+    return cache.keys.get(kid) ?? null;
+  }
+
+  async verify(rawBody: string | Uint8Array, headers: HeadersLike): Promise<VerifyResult> {
+    const reject = (status: 400 | 401 | 500, reason: string): VerifyResult => ({ ok: false, status, reason });
+    try {
+      const signatureHeader = readHeader(headers, 'x-signature')?.trim();
+      const kid = readHeader(headers, 'x-signature-kid')?.trim();
+      if (signatureHeader === undefined || signatureHeader === '') return reject(401, 'missing X-Signature header');
+      if (kid === undefined || kid === '') return reject(401, 'missing X-Signature-Kid header');
+      if (kid.length > 256) return reject(401, 'malformed X-Signature-Kid header');
+      const signature = decodeBase64(signatureHeader);
+      if (signature === null || signature.length !== 64) return reject(401, 'malformed X-Signature header');
+
+      let key: KeyObject | null;
+      try {
+        key = await this.#keyFor(kid);
+      } catch (err) {
+        if (err instanceof KeysUnavailable) return reject(500, `webhook key set unavailable (${err.message})`);
+        throw err;
+      }
+      if (key === null) return reject(401, `unknown signing key id "${kid.slice(0, 64)}"`);
+
+      const bytes = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
+      let valid = false;
+      try {
+        valid = verifySignature(null, bytes, key, signature);
+      } catch {
+        valid = false;
+      }
+      if (!valid) return reject(401, 'invalid signature');
+
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+      } catch {
+        return reject(400, 'body is not valid JSON');
+      }
+      if (!isPlainObject(body) || !isPlainObject(body['payload'])) return reject(400, 'body has no payload object');
+      const payload = body['payload'];
+      const { paymentID, status, metadata } = payload;
+      const orderId = payload['order_id'];
+      if (typeof paymentID !== 'string' || paymentID === '') return reject(400, 'payload.paymentID is missing');
+      if (typeof status !== 'string') return reject(400, 'payload.status is missing');
+      if (metadata !== undefined && !isPlainObject(metadata)) return reject(400, 'payload.metadata is not an object');
+      if (orderId !== undefined && typeof orderId !== 'string') return reject(400, 'payload.order_id is not a string');
+
+      const signAtText = body['signAt'];
+      if (typeof signAtText !== 'string' || !RFC3339.test(signAtText)) return reject(400, 'signAt is not an RFC 3339 time');
+      const signAt = Date.parse(signAtText);
+      if (Number.isNaN(signAt)) return reject(400, 'signAt is not an RFC 3339 time');
+      const now = this.#now();
+      if (now - signAt > this.#maxAgeMs) return reject(401, `signAt is older than ${this.#maxAgeMs / 1000} s`);
+      if (signAt - now > this.#maxFutureMs) return reject(401, `signAt is more than ${this.#maxFutureMs / 1000} s in the future`);
+
+      let duplicate: boolean;
+      try {
+        duplicate = await this.#seen.has(paymentID);
+      } catch {
+        return reject(500, 'processed-payments store unavailable');
+      }
+      const result: WebhookPayload = { paymentID, status, metadata: (metadata ?? {}) as Record<string, string> };
+      if (typeof orderId === 'string') result.order_id = orderId;
+      return { ok: true, payload: result, duplicate, kid, signAt: new Date(signAt) };
+    } catch (err) {
+      return reject(500, `verification failed unexpectedly (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+
+  async markProcessed(paymentId: string): Promise<void> {
+    await this.#seen.add(paymentId);
+  }
+
+  async handle(rawBody: string | Uint8Array, headers: HeadersLike, onPayment: (payload: WebhookPayload) => unknown): Promise<HandleResult> {
+    const result = await this.verify(rawBody, headers);
+    if (!result.ok) return { status: result.status, reason: result.reason };
+    const { payload } = result;
+    if (result.duplicate) return { status: 200, payload, duplicate: true };
+    // A second delivery of the same payment while the first is still being processed waits for it.
+    const running = this.#processing.get(payload.paymentID);
+    if (running !== undefined) {
+      return (await running)
+        ? { status: 200, payload, duplicate: true }
+        : { status: 500, reason: 'processing failed', payload, duplicate: false };
+    }
+    const work = (async () => {
+      try {
+        await onPayment(payload);
+      } catch {
+        return false;
+      }
+      try {
+        await this.markProcessed(payload.paymentID);
+      } catch {
+        // Processed but not recorded: a redelivery will be processed again. Still answer 200.
+      }
+      return true;
+    })();
+    this.#processing.set(payload.paymentID, work);
+    try {
+      return (await work) ? { status: 200, payload, duplicate: false } : { status: 500, reason: 'processing failed', payload, duplicate: false };
+    } finally {
+      this.#processing.delete(payload.paymentID);
+    }
+  }
+}

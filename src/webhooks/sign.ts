@@ -1,0 +1,100 @@
+// Webhook bodies, signatures and signing keys (seed "Events"; CONTRACT §8).
+//
+// Decisions:
+// - `signAt` is `Date.prototype.toISOString()`: RFC 3339 in UTC with milliseconds,
+//   e.g. `2025-06-01T12:00:00.123Z`. Every delivery attempt is signed afresh with a new signAt.
+// - The signature is Ed25519 (detached, 64 bytes) over the exact UTF-8 bytes of the body that is
+//   sent, in standard base64 with padding (the `X-Signature` header).
+// - The key set's `x` is the raw 32-byte Ed25519 public key in **standard base64 with padding**
+//   (44 characters), because the seed says "`x` (base64 raw Ed25519 public key)" and "the public key
+//   is the base64-decoded `x`". JWK's usual base64url-without-padding would not decode with a strict
+//   standard base64 decoder. The receiver kit (receiver.ts) accepts both encodings.
+import { randomBytes } from 'node:crypto';
+import nacl from 'tweetnacl';
+
+export interface WebhookEvent {
+  paymentId: string;
+  metadata: Record<string, string>;
+  /** The merchant's order id; the `order_id` member is present only when the payment has one. */
+  orderId?: string | null;
+}
+
+/**
+ * The exact body of a webhook:
+ * `{"payload":{"paymentID","status":"completed","metadata","order_id"?},"signAt"}`.
+ * Member order is fixed. `signAt` is RFC 3339 UTC with milliseconds (`toISOString()`).
+ * Throws RangeError on an invalid date.
+ */
+export function buildWebhookBody(event: WebhookEvent, signAt: Date): string {
+  const payload: Record<string, unknown> = {
+    paymentID: event.paymentId,
+    status: 'completed',
+    metadata: { ...event.metadata },
+  };
+  if (event.orderId !== undefined && event.orderId !== null) payload['order_id'] = event.orderId;
+  return JSON.stringify({ payload, signAt: signAt.toISOString() });
+}
+
+/** Base64 (standard, padded) Ed25519 detached signature of the exact UTF-8 bytes of `body`. */
+export function signBody(body: string, secretKey: Uint8Array): string {
+  if (secretKey.length !== nacl.sign.secretKeyLength) {
+    throw new TypeError(`secretKey must be a ${nacl.sign.secretKeyLength}-byte Ed25519 secret key`);
+  }
+  const signature = nacl.sign.detached(new Uint8Array(Buffer.from(body, 'utf8')), secretKey);
+  return Buffer.from(signature).toString('base64');
+}
+
+/** Checks a base64 signature of `body` against a raw 32-byte public key. Never throws. */
+export function verifyBody(body: string | Uint8Array, signature: string, publicKey: Uint8Array): boolean {
+  try {
+    const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    const sig = Buffer.from(signature, 'base64');
+    if (sig.length !== nacl.sign.signatureLength || publicKey.length !== nacl.sign.publicKeyLength) return false;
+    return nacl.sign.detached.verify(new Uint8Array(bytes), new Uint8Array(sig), publicKey);
+  } catch {
+    return false;
+  }
+}
+
+export interface SigningKey {
+  kid: string;
+  /** Raw 32-byte Ed25519 public key. */
+  publicKey: Uint8Array;
+  /** tweetnacl's 64-byte secret key (32-byte seed followed by the public key). */
+  secretKey: Uint8Array;
+}
+
+/**
+ * A new Ed25519 signing key. `kid` is `k`, the UTC creation day and 8 random hex digits
+ * (`k20250601-9f3a2c1b`, the format src/webhooks/keys.ts uses too): short, safe in a header,
+ * sortable by creation day, and random enough never to collide.
+ */
+export function generateSigningKey(now: Date = new Date()): SigningKey {
+  const pair = nacl.sign.keyPair();
+  const day = now.toISOString().slice(0, 10).replaceAll('-', '');
+  return { kid: `k${day}-${randomBytes(4).toString('hex')}`, publicKey: pair.publicKey, secretKey: pair.secretKey };
+}
+
+/** Rebuilds a key from its stored 32-byte seed (the first half of tweetnacl's secret key). */
+export function signingKeyFromSeed(kid: string, seed: Uint8Array): SigningKey {
+  const pair = nacl.sign.keyPair.fromSeed(seed);
+  return { kid, publicKey: pair.publicKey, secretKey: pair.secretKey };
+}
+
+export interface PublicJwk {
+  kid: string;
+  /** Raw Ed25519 public key, standard base64 with padding (see the decision at the top). */
+  x: string;
+  kty: 'OKP';
+  crv: 'Ed25519';
+  alg: 'EdDSA';
+  use: 'sig';
+}
+
+/** One entry of `GET {checkout_base_url}/v1/webhook/keys` → `{"keys": [PublicJwk, …]}`. */
+export function publicJwk(kid: string, publicKey: Uint8Array): PublicJwk {
+  if (publicKey.length !== nacl.sign.publicKeyLength) {
+    throw new TypeError(`publicKey must be a ${nacl.sign.publicKeyLength}-byte Ed25519 public key`);
+  }
+  return { kid, x: Buffer.from(publicKey).toString('base64'), kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' };
+}
