@@ -23,6 +23,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   payment_expired: 409,
   method_already_selected: 409,
   payment_not_open: 409,
+  payment_not_completed: 409,
+  no_webhook_url: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   method_not_allowed: 405,

@@ -7,7 +7,11 @@ import type { Config } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
-import { createApp } from './http/app.ts';
+import { createApp, type RouteInstaller } from './http/app.ts';
+import { createChainClient } from './chain/client.ts';
+import { createChainWatcher, type ChainWatcher } from './chain/watcher.ts';
+import { scheduleNextWatch } from './chain/schedule.ts';
+import { SANDBOX_JSON_RPC_PATH } from './chain/sandbox/path.ts';
 import type { Logger } from './log.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
@@ -32,6 +36,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
   let runner: Runner | null = null;
+  let url: string | null = null;
   try {
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
@@ -41,19 +46,16 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       log.warn({ err: error }, 'exchange rates could not be refreshed at start; fiat payments answer rate_unavailable until they are');
     });
 
-    if (parts.worker) {
-      runner = await run({
-        connectionString: database.url,
-        concurrency: 10,
-        pollInterval: 1000,
-        noHandleSignals: true,
-        logger: graphileLogger(log, true),
-        taskList: taskList(deps, TASKS),
-        crontab: CRONTAB,
-      });
+    let watcher: ChainWatcher | null = null;
+    const extraRoutes: RouteInstaller[] = [];
+    if (parts.api && config.tonNetwork === 'sandbox') {
+      // Loaded only in sandbox: the emulator is a development dependency.
+      const { startSandbox } = await import('./chain/sandbox/routes.ts');
+      const sandbox = await startSandbox(pool, log, () => watcher);
+      extraRoutes.push(sandbox.routes);
     }
     if (parts.api) {
-      const app = createApp(deps);
+      const app = createApp(deps, extraRoutes);
       server = http.createServer(app.callback());
       server.keepAliveTimeout = 5_000;
       server.requestTimeout = 60_000;
@@ -62,6 +64,27 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
         server!.listen(config.port, config.host, () => resolve());
       });
     }
+    const address = server?.address() as AddressInfo | null;
+    url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
+
+    // The chain API: toncenter (or TON_API_URL); in sandbox the emulated chain served by the API
+    // process (this one, or BASE_URL's when this process runs only the worker).
+    const tonApiUrl = config.tonApiUrl ?? `${parts.api && url ? url : config.baseUrl}${SANDBOX_JSON_RPC_PATH}`;
+    watcher = createChainWatcher({ pool, config, client: createChainClient({ endpoint: tonApiUrl, apiKey: config.tonApiKey }), log, now });
+    const activeWatcher = watcher;
+
+    if (parts.worker) {
+      runner = await run({
+        connectionString: database.url,
+        concurrency: 10,
+        pollInterval: 1000,
+        noHandleSignals: true,
+        logger: graphileLogger(log, true),
+        taskList: taskList({ ...deps, watcher: activeWatcher, expireHooks: { beforeExpiringPending: (id) => activeWatcher.scanPayment(id) } }, TASKS),
+        crontab: CRONTAB,
+      });
+      await scheduleNextWatch(pool, 0);
+    }
   } catch (error) {
     await runner?.stop().catch(() => {});
     await pool?.end().catch(() => {});
@@ -69,8 +92,6 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     throw error;
   }
 
-  const address = server?.address() as AddressInfo | null;
-  const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
   log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork }, 'kassa started');
 
   let stopping: Promise<void> | null = null;

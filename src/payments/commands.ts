@@ -74,8 +74,28 @@ async function applyMethod(tx: Db, config: CommandConfig, payment: LockedPayment
   const price = options.fixedCoinAmount
     ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
     : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
+  const master = method.coin_kind === 'jetton'
+    ? await tx.maybeOneFirst(sql.type(z.object({ master_address: z.string() }))`
+        select master_address from jetton_masters where coin_symbol = ${method.coin_symbol} and network = ${config.tonNetwork}
+      `)
+    : null;
+  if (method.coin_kind === 'jetton' && master === null) {
+    throw new ApiError('invalid_request_error', 'unsupported_payment_method', `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`, { param: options.param });
+  }
   const key = await masterKey(tx, config);
-  await assignDepositAddress(tx, key, payment.id, config.tonNetwork);
+  const deposit = await assignDepositAddress(tx, key, payment.id, config.tonNetwork);
+  // What the chain watcher reads: the deposit itself and, for a jetton, the deposit's jetton
+  // wallet of that coin (resolved by the watcher through the master's get_wallet_address).
+  await tx.query(sql.typeAlias('void')`
+    insert into chain_watches (account, payment_id, kind, coin_symbol, next_check_at)
+    values (${deposit.address}, ${payment.id}, 'deposit', ${method.coin_symbol}, ${sql.timestamp(now)})
+  `);
+  if (master !== null) {
+    await tx.query(sql.typeAlias('void')`
+      insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, next_check_at)
+      values (${`pending:${payment.id}:${method.coin_symbol}`}, ${payment.id}, 'jetton_wallet', ${method.coin_symbol}, ${master}, ${sql.timestamp(now)})
+    `);
+  }
   await tx.query(sql.typeAlias('void')`
     update payments set
       status = ${next.to}, payment_method_id = ${method.id}, coin_symbol = ${method.coin_symbol},

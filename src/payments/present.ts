@@ -30,6 +30,7 @@ export const paymentView = z.object({
   method_selected_at: z.date().nullable(),
   paid_at: z.date().nullable(),
   transaction_hashes: z.array(z.string()),
+  received_amount: z.string(),
 });
 export type PaymentView = z.infer<typeof paymentView>;
 
@@ -39,8 +40,13 @@ export const PAYMENT_VIEW = sql.fragment`
          p.webhook_url, p.return_url, p.payment_method_id, p.coin_symbol, c.name as coin_name,
          c.decimals::int as coin_decimals, c.kind as coin_kind, pm.chain_symbol, ch.name as chain_name,
          p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
-         p.method_selected_at, p.paid_at, ${sql.fragment`array[]::text[]`} as transaction_hashes
+         p.method_selected_at, p.paid_at,
+         coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total, 0)::text as received_amount
   from payments p
+  left join lateral (
+    select array_agg(t.hash order by t.chain_time, t.lt) as hashes, sum(t.amount) as total
+    from transfers t where t.payment_id = p.id and t.effect in ('partial', 'completed', 'overpaid')
+  ) counted on true
   left join payment_methods pm on pm.id = p.payment_method_id
   left join coins c on c.symbol = p.coin_symbol
   left join chains ch on ch.symbol = pm.chain_symbol
@@ -82,6 +88,8 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
             coinAmount: payment.coin_amount!,
             coin: { name: payment.coin_name!, symbol: payment.coin_symbol!, imgUrl: coinImageUrl(checkoutBaseUrl, payment.coin_symbol!) },
             chain: { name: payment.chain_name!, symbol: payment.chain_symbol!, imgUrl: chainImageUrl(checkoutBaseUrl, payment.chain_symbol!) },
+            /** Extension: the confirmed sum counted toward the payment so far. */
+            receivedAmount: payment.received_amount,
             ...(completed ? { transactionSignatures: payment.transaction_hashes } : {}),
           },
         }

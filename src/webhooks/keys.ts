@@ -1,31 +1,22 @@
 // Webhook signing keys: one active key signs; a retired key stays published for 24 hours so that
 // receivers with a cached key set refetch on the new kid and still verify in-flight retries.
-import crypto from 'node:crypto';
-import nacl from 'tweetnacl';
+// Key material and kid format come from sign.ts (generateSigningKey); this module only stores them.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { generateSigningKey, type SigningKey } from './sign.ts';
+
+export type { SigningKey };
 
 export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
 
-export interface SigningKey {
-  kid: string;
-  publicKey: Uint8Array;
-  secretKey: Uint8Array;
-}
-
-function newKid(now: Date): string {
-  return `k${now.toISOString().slice(0, 10).replaceAll('-', '')}-${crypto.randomBytes(4).toString('hex')}`;
-}
-
 /** Makes a new key the active one and retires the previous active key. Returns the new kid. */
 export async function rotateSigningKey(pool: DatabasePool, now = new Date()): Promise<string> {
-  const pair = nacl.sign.keyPair();
-  const kid = newKid(now);
+  const { kid, publicKey, secretKey } = generateSigningKey(now);
   await pool.transaction(async (tx) => {
     await tx.query(sql.typeAlias('void')`lock table webhook_signing_keys in share row exclusive mode`);
     await tx.query(sql.typeAlias('void')`update webhook_signing_keys set retired_at = ${sql.timestamp(now)} where retired_at is null`);
     await tx.query(sql.typeAlias('void')`
       insert into webhook_signing_keys (kid, public_key, secret_key, created_at)
-      values (${kid}, ${sql.binary(Buffer.from(pair.publicKey))}, ${sql.binary(Buffer.from(pair.secretKey))}, ${sql.timestamp(now)})
+      values (${kid}, ${sql.binary(Buffer.from(publicKey))}, ${sql.binary(Buffer.from(secretKey))}, ${sql.timestamp(now)})
     `);
   });
   return kid;

@@ -57,8 +57,16 @@ export interface TestResponse {
   text: string;
 }
 
-export async function startTestApp(options: { env?: Record<string, string>; routes?: RouteInstaller[] } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  routes?: RouteInstaller[];
+  /** Runs with the database ready, before the server listens. */
+  beforeListen?: (pool: DatabasePool) => Promise<void>;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await createTestDatabase();
+  await options.beforeListen?.(db.pool);
   const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', ...options.env });
   const clock = testClock();
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { fixedProvider } from '../../src/rates/providers.ts';
 import { refreshRates } from '../../src/rates/rates.ts';
-import { startTestApp, type TestApp, type TestResponse } from './app.ts';
+import { startTestApp, type TestApp, type TestAppOptions, type TestResponse } from './app.ts';
 
-export async function startPaymentsApp(options: Parameters<typeof startTestApp>[0] = {}): Promise<TestApp> {
+export async function startPaymentsApp(options: TestAppOptions = {}): Promise<TestApp> {
   const app = await startTestApp(options);
   await refreshRates(app.pool, fixedProvider(), 'sandbox', new Date(), pino({ level: 'silent' }));
   return app;

@@ -56,7 +56,8 @@ describe('POST /v1/payments: currency and method combinations (seed table)', () 
     assert.equal(payment.status, 'pending');
     assert.equal(payment.amount, '10.50');
     const details = payment.paymentDetails;
-    assert.deepEqual(Object.keys(details), ['address', 'coinAmount', 'coin', 'chain']);
+    assert.deepEqual(Object.keys(details), ['address', 'coinAmount', 'coin', 'chain', 'receivedAmount']);
+    assert.equal(details.receivedAmount, '0');
     assert.match(details.address, /^UQ[A-Za-z0-9_-]{46}$/, 'non-bounceable mainnet-form address');
     assert.equal(details.coinAmount, '10.5');
     assert.deepEqual(details.coin, { name: 'Tether USD', symbol: 'USDT', imgUrl: 'https://pay.example.com/c/assets/coins/USDT.svg' });

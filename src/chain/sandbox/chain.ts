@@ -140,6 +140,10 @@ export class SandboxChain {
    */
   static async create(opts: { jettons?: readonly SandboxCoin[]; now?: number } = {}): Promise<SandboxChain> {
     const blockchain = await Blockchain.create();
+    // Logical time starts from the wall clock (µs), so a sandbox restarted with the same database
+    // keeps producing higher lt values than the cursors stored before: the watcher never mistakes
+    // a new transaction for one it has read.
+    (blockchain as unknown as { currentLt: bigint }).currentLt = BigInt(Date.now()) * 1000n;
     if (opts.now !== undefined) blockchain.now = opts.now;
     blockchain.verbosity = { print: false, blockchainLogs: false, vmLogs: 'none', debugLogs: false };
     const customer = await blockchain.treasury('kassa-sandbox-customer', { balance: CUSTOMER_BALANCE });

@@ -9,6 +9,7 @@ import { cancelPayment, createPayment, paymentNotFound } from '../../payments/co
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
 import { findPaymentView, presentPayment } from '../../payments/present.ts';
+import { listTransfers, presentTransfer } from '../../payments/transfers.ts';
 import type { PaymentStatus } from '../../payments/transitions.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
@@ -124,6 +125,12 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     ctx.body = { id: view.id, status: view.status };
   };
 
+  const transfers: Middleware<KassaState> = async (ctx) => {
+    const view = await findPaymentView(pool, paymentIdParam(ctx.params.id), { storeId: ctx.state.storeId! });
+    if (!view) throw paymentNotFound();
+    ctx.body = { data: (await listTransfers(pool, view.id)).map(presentTransfer) };
+  };
+
   const cancel: Middleware<KassaState> = async (ctx) => {
     const paymentId = paymentIdParam(ctx.params.id);
     const body = validateBody<Record<string, never>>(cancelPaymentSchema, ctx.request.body);
@@ -141,5 +148,6 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   router.get('/v1/payments', guards.merchant, list);
   router.get('/v1/payments/:id', guards.merchant, retrieve);
   router.get('/v1/payments/:id/status', guards.merchant, status);
+  router.get('/v1/payments/:id/transfers', guards.merchant, transfers);
   router.post('/v1/payments/:id/cancel', guards.merchant, cancel);
 }

@@ -1,0 +1,164 @@
+// The books: every incoming transfer to a deposit address is a row keyed by its chain identity
+// (account, lt, hash), inserted once and never changed. Recording a transfer and completing the
+// payment it reaches happen in one transaction with the payment row locked.
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { fromBaseUnits, toBaseUnits } from '../money.ts';
+import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
+import { transition } from './transitions.ts';
+
+export type TransferEffect =
+  | 'partial'
+  | 'completed'
+  | 'overpaid'
+  | 'wrong_coin'
+  | 'after_expiry'
+  | 'after_cancel'
+  | 'after_completion'
+  | 'not_credited'
+  | 'unknown_token'
+  | 'not_counted';
+
+export const COUNTED_EFFECTS: readonly TransferEffect[] = ['partial', 'completed', 'overpaid'];
+
+export interface IncomingTransfer {
+  /** The account whose transaction it is: the deposit address, or its jetton wallet (raw). */
+  account: string;
+  lt: string;
+  hash: string;
+  paymentId: string;
+  depositAddress: string;
+  /** null: a jetton of a master Kassa does not accept. */
+  coinSymbol: string | null;
+  jettonMaster: string | null;
+  amountBaseUnits: bigint;
+  sender: string | null;
+  comment: string | null;
+  chainTime: Date;
+  /** False when the value did not stay (bounced, returned, failed). */
+  credited: boolean;
+  /** False for value that stayed but is not a payment (jetton notifications, excesses). */
+  payment: boolean;
+  /** Why it does not count, in the detector's words, or other facts. */
+  detail: string | null;
+}
+
+const lockedPayment = z.object({
+  id: z.string(),
+  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  coin_symbol: z.string().nullable(),
+  coin_amount: z.string().nullable(),
+  coin_decimals: z.number().nullable(),
+  expires_at: z.date(),
+});
+
+/** What a transfer did, given the payment as it was when the transfer was recorded. Pure. */
+export function effectOf(
+  transfer: Pick<IncomingTransfer, 'coinSymbol' | 'credited' | 'payment' | 'chainTime' | 'amountBaseUnits'>,
+  payment: { status: string; coinSymbol: string | null; expiresAt: Date; requiredBaseUnits: bigint | null; countedBaseUnits: bigint },
+): TransferEffect {
+  if (!transfer.credited) return 'not_credited';
+  if (transfer.coinSymbol === null) return 'unknown_token';
+  if (!transfer.payment) return 'not_counted';
+  if (transfer.coinSymbol !== payment.coinSymbol) return 'wrong_coin';
+  if (payment.status === 'completed') return 'after_completion';
+  if (payment.status === 'cancelled') return 'after_cancel';
+  if (payment.status === 'expired' || transfer.chainTime.getTime() >= payment.expiresAt.getTime()) return 'after_expiry';
+  if (payment.status !== 'pending' || payment.requiredBaseUnits === null) return 'not_counted';
+  const total = payment.countedBaseUnits + transfer.amountBaseUnits;
+  if (total < payment.requiredBaseUnits) return 'partial';
+  return total === payment.requiredBaseUnits ? 'completed' : 'overpaid';
+}
+
+export type RecordOutcome = { recorded: false } | { recorded: true; effect: TransferEffect; completed: boolean };
+
+/** Records one transfer (idempotent: a repeat changes nothing) and completes the payment it pays. */
+export async function recordTransfer(pool: DatabasePool, transfer: IncomingTransfer, now: Date): Promise<RecordOutcome> {
+  return pool.transaction(async (tx) => {
+    const payment = await tx.maybeOne(sql.type(lockedPayment)`
+      select p.id, p.status, p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals, p.expires_at
+      from payments p left join coins c on c.symbol = p.coin_symbol
+      where p.id = ${transfer.paymentId} for update of p
+    `);
+    if (!payment) return { recorded: false };
+    const seen = await tx.exists(sql.unsafe`select 1 from transfers where account = ${transfer.account} and lt = ${transfer.lt} and hash = ${transfer.hash}`);
+    if (seen) return { recorded: false };
+    const counted = await tx.oneFirst(sql.type(z.object({ total: z.string() }))`
+      select coalesce(sum(amount_base_units), 0)::text as total from transfers
+      where payment_id = ${payment.id} and effect in ('partial', 'completed', 'overpaid')
+    `);
+    const requiredBaseUnits = payment.coin_amount !== null && payment.coin_decimals !== null ? toBaseUnits(payment.coin_amount, payment.coin_decimals) : null;
+    const effect = effectOf(transfer, {
+      status: payment.status,
+      coinSymbol: payment.coin_symbol,
+      expiresAt: payment.expires_at,
+      requiredBaseUnits,
+      countedBaseUnits: BigInt(counted),
+    });
+    const decimals = transfer.coinSymbol === null ? null : await tx.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`);
+    await tx.query(sql.typeAlias('void')`
+      insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, jetton_master, amount_base_units, amount,
+                             sender, comment, chain_time, recorded_at, effect, detail)
+      values (${transfer.account}, ${transfer.lt}, ${transfer.hash}, ${payment.id}, ${transfer.depositAddress}, ${transfer.coinSymbol},
+              ${transfer.jettonMaster}, ${transfer.amountBaseUnits.toString()}, ${decimals === null ? null : fromBaseUnits(transfer.amountBaseUnits, decimals)},
+              ${transfer.sender}, ${transfer.comment}, ${sql.timestamp(transfer.chainTime)}, ${sql.timestamp(now)}, ${effect}, ${transfer.detail})
+    `);
+    let completed = false;
+    if (effect === 'completed' || effect === 'overpaid') {
+      const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'confirm', paidAt: transfer.chainTime }, now);
+      if (next.ok && next.changed) {
+        await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`);
+        await tx.query(sql.unsafe`select graphile_worker.remove_job(${`payment__expire:${payment.id}`})`);
+        await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
+        completed = true;
+      }
+    }
+    // Status changes notify by trigger; a partial payment changes what the checkout shows too.
+    if (!completed) await tx.query(sql.unsafe`select pg_notify('kassa_payment_changed', ${payment.id}::text)`);
+    return { recorded: true, effect, completed };
+  });
+}
+
+export const transferRow = z.object({
+  account: z.string(),
+  lt: z.string(),
+  hash: z.string(),
+  coin_symbol: z.string().nullable(),
+  jetton_master: z.string().nullable(),
+  amount_base_units: z.string(),
+  amount: z.string().nullable(),
+  sender: z.string().nullable(),
+  comment: z.string().nullable(),
+  chain_time: z.date(),
+  recorded_at: z.date(),
+  effect: z.string(),
+  detail: z.string().nullable(),
+});
+export type TransferRow = z.infer<typeof transferRow>;
+
+export async function listTransfers(db: Db, paymentId: string): Promise<readonly TransferRow[]> {
+  return db.any(sql.type(transferRow)`
+    select account, lt::text as lt, hash, coin_symbol, jetton_master, amount_base_units::text as amount_base_units, amount::text as amount,
+           sender, comment, chain_time, recorded_at, effect, detail
+    from transfers where payment_id = ${paymentId} order by chain_time, lt
+  `);
+}
+
+/** GET /v1/payments/{id}/transfers entries. */
+export function presentTransfer(row: TransferRow) {
+  return {
+    hash: row.hash,
+    lt: row.lt,
+    account: row.account,
+    coin: row.coin_symbol,
+    ...(row.jetton_master ? { jettonMaster: row.jetton_master } : {}),
+    amount: row.amount,
+    amountBaseUnits: row.amount_base_units,
+    sender: row.sender,
+    ...(row.comment !== null ? { comment: row.comment } : {}),
+    chainTime: row.chain_time.toISOString(),
+    recordedAt: row.recorded_at.toISOString(),
+    effect: row.effect,
+    counted: (COUNTED_EFFECTS as readonly string[]).includes(row.effect),
+    ...(row.detail !== null ? { detail: row.detail } : {}),
+  };
+}

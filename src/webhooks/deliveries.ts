@@ -1,0 +1,199 @@
+// The webhook delivery log (CONTRACT §8, §10): one `webhook_deliveries` row per event to deliver
+// (a payment's completion, or a redelivery the merchant asked for) and one `webhook_attempts` row
+// per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
+// the attempts.
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { ApiError } from '../errors.ts';
+import { paymentNotFound } from '../payments/commands.ts';
+
+export const DELIVER_TASK = 'webhook__deliver';
+export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;
+
+/**
+ * Graphile Worker's max_attempts for a delivery job: a backstop only. With its backoff (e^min(n,10) s
+ * after the n-th failure) at most 11 attempts start within 12 h of the first one (the 11th ≈ 9.7 h,
+ * a 12th would be ≈ 15.8 h); the 12 h deadline in deliver.ts is what normally ends the retries.
+ * The spare one covers a run that failed before it could make its attempt (a database hiccup).
+ */
+export const DELIVER_MAX_ATTEMPTS = 12;
+
+export type DeliveryReason = 'completed' | 'redelivery';
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/**
+ * Records a delivery of the payment's completed event to its webhook URL and adds the
+ * `webhook__deliver` job (job_key `webhook__deliver:<deliveryId>`), both in the caller's
+ * transaction: call it in the transaction that completes the payment (reason `completed`) or that
+ * handles a redelivery request (reason `redelivery`).
+ *
+ * Returns the delivery id, or null when the payment has no webhook URL (nothing is recorded or
+ * enqueued). Safe to call twice for `completed`: a payment's completed event is recorded once, and
+ * a second call returns the existing delivery without enqueuing anything.
+ */
+export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: DeliveryReason, now: Date): Promise<string | null> {
+  const once = reason === 'completed' ? sql.fragment`and not exists (select 1 from webhook_deliveries d where d.payment_id = p.id and d.reason = 'completed')` : sql.fragment``;
+  const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into webhook_deliveries (payment_id, url, reason, created_at)
+    select p.id, p.webhook_url, ${reason}, ${sql.timestamp(now)} from payments p
+    where p.id = ${paymentId} and p.webhook_url is not null ${once}
+    returning id
+  `);
+  if (id !== null) {
+    await tx.query(sql.unsafe`
+      select graphile_worker.add_job(
+        ${DELIVER_TASK},
+        json_build_object('deliveryId', ${id}::text),
+        max_attempts => ${DELIVER_MAX_ATTEMPTS}::int,
+        job_key => ${deliverJobKey(id)}
+      )
+    `);
+    return id;
+  }
+  if (reason !== 'completed') return null;
+  return tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    select d.id from webhook_deliveries d join payments p on p.id = d.payment_id
+    where d.payment_id = ${paymentId} and d.reason = 'completed' and p.webhook_url is not null
+    order by d.created_at limit 1
+  `);
+}
+
+const deliveryRow = z.object({
+  id: z.string(),
+  payment_id: z.string(),
+  event: z.string(),
+  url: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  reason: z.enum(['completed', 'redelivery']),
+  created_at: z.date(),
+  delivered_at: z.date().nullable(),
+  failed_at: z.date().nullable(),
+});
+
+const attemptRow = z.object({
+  delivery_id: z.string(),
+  attempt: z.number(),
+  started_at: z.date(),
+  finished_at: z.date().nullable(),
+  duration_ms: z.number().nullable(),
+  http_status: z.number().nullable(),
+  error: z.string().nullable(),
+  next_retry_at: z.date().nullable(),
+});
+
+export type DeliveryRow = z.infer<typeof deliveryRow>;
+export type AttemptRow = z.infer<typeof attemptRow>;
+export interface DeliveryWithAttempts extends DeliveryRow {
+  attempts: AttemptRow[];
+}
+
+const DELIVERY_COLUMNS = sql.fragment`id, payment_id, event, url, status, reason, created_at, delivered_at, failed_at`;
+const ATTEMPT_COLUMNS = sql.fragment`delivery_id, attempt, started_at, finished_at, duration_ms, http_status, error, next_retry_at`;
+
+async function withAttempts(db: Db, deliveries: readonly DeliveryRow[]): Promise<DeliveryWithAttempts[]> {
+  if (deliveries.length === 0) return [];
+  const attempts = await db.any(sql.type(attemptRow)`
+    select ${ATTEMPT_COLUMNS} from webhook_attempts
+    where delivery_id = any(${sql.array(deliveries.map((d) => d.id), 'uuid')})
+    order by delivery_id, attempt
+  `);
+  return deliveries.map((delivery) => ({ ...delivery, attempts: attempts.filter((a) => a.delivery_id === delivery.id) }));
+}
+
+/** Every delivery of a payment, oldest first, each with its attempts in order. */
+export async function listWebhookDeliveries(db: Db, paymentId: string): Promise<DeliveryWithAttempts[]> {
+  const deliveries = await db.any(sql.type(deliveryRow)`
+    select ${DELIVERY_COLUMNS} from webhook_deliveries where payment_id = ${paymentId} order by created_at, id
+  `);
+  return withAttempts(db, deliveries);
+}
+
+/** One delivery with its attempts, or null. */
+export async function findWebhookDelivery(db: Db, deliveryId: string): Promise<DeliveryWithAttempts | null> {
+  const delivery = await db.maybeOne(sql.type(deliveryRow)`select ${DELIVERY_COLUMNS} from webhook_deliveries where id = ${deliveryId}`);
+  return delivery === null ? null : ((await withAttempts(db, [delivery]))[0] ?? null);
+}
+
+/** The store's payment exists (a payment of another store does not). */
+export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: string): Promise<boolean> {
+  const found = await db.maybeOneFirst(sql.type(z.object({ ok: z.number() }))`select 1 as ok from payments where id = ${paymentId} and store_id = ${storeId}`);
+  return found !== null;
+}
+
+export const paymentNotCompleted = (): ApiError =>
+  new ApiError('invalid_request_error', 'payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
+export const noWebhookUrl = (): ApiError =>
+  new ApiError('invalid_request_error', 'no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
+
+/**
+ * A new delivery of the payment's completed event, signed afresh when it is sent (reason
+ * `redelivery`), in the caller's transaction. Throws payment_not_found (another store's payment
+ * too), payment_not_completed, no_webhook_url. Returns the new delivery.
+ */
+export async function redeliverWebhook(tx: Db, storeId: string, paymentId: string, now: Date): Promise<DeliveryWithAttempts> {
+  const payment = await tx.maybeOne(sql.type(z.object({ status: z.string(), webhook_url: z.string().nullable() }))`
+    select status, webhook_url from payments where id = ${paymentId} and store_id = ${storeId} for update
+  `);
+  if (payment === null) throw paymentNotFound();
+  if (payment.status !== 'completed') throw paymentNotCompleted();
+  if (payment.webhook_url === null) throw noWebhookUrl();
+  const id = await enqueueWebhookDelivery(tx, paymentId, 'redelivery', now);
+  if (id === null) throw noWebhookUrl();
+  const delivery = await findWebhookDelivery(tx, id);
+  if (delivery === null) throw new Error(`webhook delivery ${id} vanished in its own transaction`);
+  return delivery;
+}
+
+export interface PresentedAttempt {
+  attempt: number;
+  startedAt: string;
+  /** null while the attempt runs, and for an attempt interrupted by a crash (error says so). */
+  finishedAt: string | null;
+  durationMs: number | null;
+  httpStatus: number | null;
+  error: string | null;
+  /** When the next attempt is due (approximately: Graphile Worker's backoff); null when none follows. */
+  nextRetryAt: string | null;
+}
+
+export interface PresentedDelivery {
+  id: string;
+  event: string;
+  url: string;
+  status: DeliveryStatus;
+  reason: DeliveryReason;
+  attempts: PresentedAttempt[];
+  createdAt: string;
+  deliveredAt: string | null;
+  failedAt: string | null;
+}
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+
+/** The outward shape of a delivery (GET /v1/payments/{id}/webhook-deliveries, redeliver). */
+export function presentDelivery(delivery: DeliveryWithAttempts): PresentedDelivery {
+  return {
+    id: delivery.id,
+    event: delivery.event,
+    url: delivery.url,
+    status: delivery.status,
+    reason: delivery.reason,
+    attempts: delivery.attempts.map((a) => ({
+      attempt: a.attempt,
+      startedAt: a.started_at.toISOString(),
+      finishedAt: iso(a.finished_at),
+      durationMs: a.duration_ms,
+      httpStatus: a.http_status,
+      error: a.error,
+      nextRetryAt: iso(a.next_retry_at),
+    })),
+    createdAt: delivery.created_at.toISOString(),
+    deliveredAt: iso(delivery.delivered_at),
+    failedAt: iso(delivery.failed_at),
+  };
+}
+
+/** For callers holding a pool: deliveries of a store's payment, or null when it is not the store's. */
+export async function deliveriesOfStorePayment(pool: DatabasePool, storeId: string, paymentId: string): Promise<DeliveryWithAttempts[] | null> {
+  if (!(await paymentOfStoreExists(pool, storeId, paymentId))) return null;
+  return listWebhookDeliveries(pool, paymentId);
+}

@@ -1,0 +1,259 @@
+// Payments paid on the sandbox chain, read by the watcher over HTTP with the unmodified TonClient:
+// completion, the books for every kind of transfer, expiry's last look, cursors and backoff.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql, z } from '../../src/db/pool.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { assertError } from '../helpers/payments.ts';
+
+let app: ChainTestApp;
+let store: Awaited<ReturnType<TestApp['store']>>;
+
+before(async () => {
+  app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
+  store = await app.store({ methods: 'TON/TON,USDT/TON,NOT/TON' });
+});
+after(() => app.close());
+
+const TON = { methods: [{ coin: 'TON', chain: 'TON' }] };
+const USDT = { methods: [{ coin: 'USDT', chain: 'TON' }] };
+
+async function newPayment(body: Record<string, unknown>) {
+  const response = await app.request('POST', '/v1/payments', { token: store.token, body: { ttl: 3600, ...body } });
+  assert.equal(response.status, 201, response.text);
+  return response.json;
+}
+const get = async (id: string) => (await app.request('GET', `/v1/payments/${id}`, { token: store.token })).json;
+const transfers = async (id: string) => {
+  const response = await app.request('GET', `/v1/payments/${id}/transfers`, { token: store.token });
+  assert.equal(response.status, 200, response.text);
+  return response.json.data as any[];
+};
+
+describe('completion', () => {
+  it('a TON payment paid exactly completes, with its transaction hash and on-chain paidAt', async () => {
+    const payment = await newPayment({ amount: '1.5', currency: 'TON', payment_options: TON });
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1.5');
+    assert.equal(await app.settle(), 1);
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+    assert.equal(paid.paymentDetails.receivedAmount, '1.5');
+    assert.ok(paid.timer.paidAt);
+    assert.ok(Date.parse(paid.timer.paidAt) <= Date.now());
+    const [transfer] = await transfers(payment.id);
+    assert.equal(transfer.effect, 'completed');
+    assert.equal(transfer.counted, true);
+    assert.equal(transfer.amount, '1.5');
+    assert.equal(transfer.amountBaseUnits, '1500000000');
+    assert.equal(transfer.coin, 'TON');
+    assert.equal(transfer.hash, sent.hash);
+  });
+
+  it('a USDT payment completes from the internal_transfer on the deposit\'s jetton wallet', async () => {
+    const payment = await newPayment({ amount: '12.345678', currency: 'USD', payment_options: USDT });
+    assert.equal(payment.paymentDetails.coinAmount, '12.345678');
+    const sent = await app.pay(payment.paymentDetails.address, 'USDT', '12.345678');
+    await app.settle();
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+    const books = await transfers(payment.id);
+    const counted = books.filter((t) => t.counted);
+    assert.equal(counted.length, 1);
+    assert.equal(counted[0].coin, 'USDT');
+    assert.equal(counted[0].amountBaseUnits, '12345678');
+    assert.notEqual(counted[0].account, (await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from deposit_addresses where payment_id = ${payment.id}`)), 'counted on the jetton wallet, not the owner');
+    // The notification's forwarded TON is on the books too, not counted.
+    assert.ok(books.some((t) => t.effect === 'not_counted' && t.coin === 'TON'));
+  });
+
+  it('overpayment completes and is marked overpaid', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(payment.paymentDetails.address, 'TON', '1.2');
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'completed');
+    assert.equal((await transfers(payment.id))[0].effect, 'overpaid');
+  });
+
+  it('underpaid, then topped up: partial, then completed with both hashes', async () => {
+    const payment = await newPayment({ amount: '10', currency: 'USD', payment_options: USDT });
+    const first = await app.pay(payment.paymentDetails.address, 'USDT', '4');
+    await app.settle();
+    const partly = await get(payment.id);
+    assert.equal(partly.status, 'pending');
+    assert.equal(partly.paymentDetails.receivedAmount, '4');
+    const second = await app.pay(payment.paymentDetails.address, 'USDT', '6');
+    await app.settle();
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [first.hash, second.hash]);
+    assert.deepEqual((await transfers(payment.id)).filter((t) => t.counted).map((t) => t.effect), ['partial', 'completed']);
+  });
+
+  it('enqueues the webhook delivery in the completing transaction', async () => {
+    const payment = await newPayment({ amount: '0.5', currency: 'TON', payment_options: TON, webhookURL: 'http://127.0.0.1:9/hook' });
+    await app.pay(payment.paymentDetails.address, 'TON', '0.5');
+    await app.settle();
+    const deliveries = await app.pool.any(sql.type(z.object({ status: z.string(), reason: z.string() }))`select status, reason from webhook_deliveries where payment_id = ${payment.id}`);
+    assert.deepEqual(deliveries, [{ status: 'pending', reason: 'completed' }]);
+  });
+});
+
+describe('the books: money that does not pay is still recorded', () => {
+  it('a wrong coin is recorded and the payment stays pending', async () => {
+    const tonPayment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(tonPayment.paymentDetails.address, 'USDT', '5');
+    const usdtPayment = await newPayment({ amount: '5', currency: 'USD', payment_options: USDT });
+    await app.pay(usdtPayment.paymentDetails.address, 'TON', '1');
+    await app.settle();
+    assert.equal((await get(tonPayment.id)).status, 'pending');
+    assert.equal((await get(usdtPayment.id)).status, 'pending');
+    const onTon = await transfers(tonPayment.id);
+    assert.ok(onTon.some((t) => t.effect === 'wrong_coin' && t.coin === 'USDT' && t.amount === '5'), JSON.stringify(onTon));
+    const onUsdt = await transfers(usdtPayment.id);
+    assert.ok(onUsdt.some((t) => t.effect === 'wrong_coin' && t.coin === 'TON' && t.amount === '1'), JSON.stringify(onUsdt));
+  });
+
+  it('a bounceable transfer to the uninitialised deposit bounces and is recorded as not credited', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(payment.paymentDetails.address, 'TON', '1', { bounce: true });
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'pending');
+    const [transfer] = await transfers(payment.id);
+    assert.equal(transfer.effect, 'not_credited');
+    assert.equal(transfer.detail, 'value_returned');
+  });
+
+  it('a look-alike USDT never counts', async () => {
+    const payment = await newPayment({ amount: '5', currency: 'USD', payment_options: USDT });
+    await app.pay(payment.paymentDetails.address, 'USDT', '5', { fromLookalike: true });
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'pending');
+    const books = await transfers(payment.id);
+    assert.equal(books.filter((t) => t.counted).length, 0);
+    const fake = books.find((t) => t.effect === 'unknown_token');
+    assert.ok(fake, JSON.stringify(books));
+    assert.equal(fake.amountBaseUnits, '5000000');
+    assert.equal(fake.coin, null);
+  });
+
+  it('a transfer after expiry, after cancel and after completion is recorded with that effect', async () => {
+    const expired = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    const expiredNow = await app.request('POST', `/sandbox/v1/payments/${expired.id}/expire`);
+    assert.equal(expiredNow.status, 200, expiredNow.text);
+    assert.equal(expiredNow.json.status, 'expired');
+    await app.pay(expired.paymentDetails.address, 'TON', '1');
+
+    const cancelled = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.request('POST', `/v1/payments/${cancelled.id}/cancel`, { token: store.token });
+    await app.pay(cancelled.paymentDetails.address, 'TON', '1');
+
+    const completed = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(completed.paymentDetails.address, 'TON', '1');
+    await app.settle();
+    await app.pay(completed.paymentDetails.address, 'TON', '0.25');
+    await app.settle();
+
+    assert.equal((await get(expired.id)).status, 'expired');
+    assert.deepEqual((await transfers(expired.id)).map((t) => t.effect), ['after_expiry']);
+    assert.equal((await get(cancelled.id)).status, 'cancelled');
+    assert.deepEqual((await transfers(cancelled.id)).map((t) => t.effect), ['after_cancel']);
+    assert.equal((await get(completed.id)).status, 'completed');
+    assert.deepEqual((await transfers(completed.id)).map((t) => t.effect), ['completed', 'after_completion']);
+    assert.equal((await get(completed.id)).paymentDetails.receivedAmount, '1');
+  });
+});
+
+describe('expiry looks at the chain once more', () => {
+  it('a transfer made in time but not yet seen completes the payment instead of expiring it', async () => {
+    const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '2');
+    // No watcher round ran: the expiry itself must find it.
+    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.json.status, 'completed');
+    assert.deepEqual(response.json.paymentDetails.transactionSignatures, [sent.hash]);
+  });
+
+  it('a created payment just expires', async () => {
+    const payment = await newPayment({ amount: '2', currency: 'TON' });
+    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
+    assert.equal(response.json.status, 'expired');
+    assert.equal(response.json.paymentDetails, undefined);
+  });
+});
+
+describe('the watcher', () => {
+  it('processing the same transactions again changes nothing', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(payment.paymentDetails.address, 'TON', '0.4');
+    await app.pay(payment.paymentDetails.address, 'TON', '0.6');
+    await app.settle();
+    const before = await transfers(payment.id);
+    await app.pool.query(sql.unsafe`update chain_watches set cursor_lt = null, cursor_hash = null where payment_id = ${payment.id}`);
+    assert.equal(await app.settle(), 0);
+    assert.deepEqual(await transfers(payment.id), before);
+    assert.equal((await get(payment.id)).status, 'completed');
+  });
+
+  it('a restarted watcher resumes from the stored cursor', async () => {
+    const payment = await newPayment({ amount: '3', currency: 'TON', payment_options: TON });
+    const first = await app.pay(payment.paymentDetails.address, 'TON', '1');
+    await app.settle();
+    const cursor = await app.pool.one(sql.type(z.object({ cursor_lt: z.string(), cursor_hash: z.string() }))`select cursor_lt::text, cursor_hash from chain_watches where payment_id = ${payment.id}`);
+    assert.deepEqual(cursor, { cursor_lt: first.lt, cursor_hash: first.hash });
+    const restarted = app.newWatcher();
+    const second = await app.pay(payment.paymentDetails.address, 'TON', '2');
+    await app.pool.query(sql.unsafe`update chain_watches set next_check_at = now() - interval '1 second' where payment_id = ${payment.id}`);
+    const round = await restarted.round(1000);
+    assert.equal(round.recorded, 1);
+    assert.equal((await get(payment.id)).status, 'completed');
+    assert.deepEqual((await get(payment.id)).paymentDetails.transactionSignatures, [first.hash, second.hash]);
+  });
+
+  it('backs off on 429 from the chain API and recovers', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(payment.paymentDetails.address, 'TON', '1');
+    await app.pool.query(sql.unsafe`update chain_watches set next_check_at = now() - interval '1 second'`);
+    app.sandbox.chain.failNext(1, 429);
+    const round = await app.watcher.round(1000);
+    assert.equal(round.backedOff, true);
+    const backedOff = await app.pool.maybeOne(sql.type(z.object({ consecutive_failures: z.number(), next_check_at: z.date() }))`
+      select consecutive_failures, next_check_at from chain_watches where consecutive_failures > 0
+    `);
+    assert.ok(backedOff, 'one account records the failure');
+    assert.ok(backedOff.next_check_at.getTime() > Date.now(), 'and waits before it is read again');
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'completed');
+    const failures = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select coalesce(max(consecutive_failures), 0)::int as n from chain_watches`);
+    assert.equal(failures, 0);
+  });
+
+  it('a transfer made after expiresAt (on-chain time) does not count', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
+    app.sandbox.chain.setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 5);
+    await app.pay(payment.paymentDetails.address, 'TON', '1');
+    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
+    assert.equal(response.json.status, 'expired');
+    assert.deepEqual((await transfers(payment.id)).map((t) => t.effect), ['after_expiry']);
+  });
+});
+
+describe('sandbox routes and the transfers API', () => {
+  it('refuses bad sandbox transfers with the envelope', async () => {
+    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: 'nowhere', coin: 'TON', amount: '1' } }), 400, 'invalid_request_error', 'invalid_address', 'to');
+    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: '0:' + '1'.repeat(64), coin: 'DOGE', amount: '1' } }), 404, 'not_found_error', 'currency_not_found', 'coin');
+    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: '0:' + '1'.repeat(64), coin: 'USDT', amount: '1.0000001' } }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
+    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: '0:' + '1'.repeat(64), coin: 'TON' } }), 400, 'invalid_request_error', 'missing_parameter', 'amount');
+  });
+
+  it('GET /v1/payments/{id}/transfers: another store\'s payment is 404', async () => {
+    const other = await app.store({ name: 'Other' });
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    assertError(await app.request('GET', `/v1/payments/${payment.id}/transfers`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
+    assertError(await app.request('GET', '/v1/payments/nope/transfers', { token: store.token }), 400, 'invalid_request_error', 'invalid_payment_id', 'paymentID');
+    assert.deepEqual(await transfers(payment.id), []);
+  });
+});
