@@ -206,9 +206,9 @@ describe('exchange rates', () => {
       assert.equal(url.searchParams.get('currencies'), 'usd,eur,rub');
       assert.equal(tonapi.seen[0]!.authorization, 'Bearer secret-key');
 
-      await provider(null).fetchUsdPrices(await loadCoins(db.pool, 'sandbox'));
+      await provider(null).fetchUsdPrices(await loadCoins(db.pool, 'testnet'));
       assert.equal(tonapi.seen[1]!.authorization, undefined, 'no key, no Authorization header');
-      assert.equal(new URL(tonapi.seen[1]!.url, tonapi.url).searchParams.get('tokens'), 'ton', 'no jetton masters on sandbox');
+      assert.equal(new URL(tonapi.seen[1]!.url, tonapi.url).searchParams.get('tokens'), 'ton', 'no jetton masters on testnet yet');
     });
 
     it('reads USD prices exactly and derives fiat from TON', async () => {
