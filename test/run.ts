@@ -38,9 +38,20 @@ const server = await openDatabaseServer({ ...loadConfig({ ...process.env, DATABA
 const template = `kassa_test_template_${process.pid}`;
 const admin = new pg.Client({ connectionString: server.url });
 await admin.connect();
-// Leftovers of earlier runs that were killed.
+// Leftovers of earlier runs that were killed (databases are named after the runner's pid; runs
+// still alive, for example another checkout's on the same embedded server, keep theirs).
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const stale = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'kassa_test_%'`);
 for (const { datname } of stale.rows) {
+  const pid = Number(/^kassa_test_(?:template_)?(\d+)/.exec(datname)?.[1]);
+  if (Number.isInteger(pid) && pid !== process.pid && alive(pid)) continue;
   await admin.query(`drop database if exists ${pg.escapeIdentifier(datname)} with (force)`).catch(() => {});
 }
 await admin.query(`create database ${pg.escapeIdentifier(template)}`);
@@ -53,7 +64,7 @@ const testsPassed =
   (await run(
     process.execPath,
     ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', '--test-reporter=spec', ...files],
-    { ...process.env, KASSA_TEST_ADMIN_URL: server.url, KASSA_TEST_TEMPLATE: template, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
+    { ...process.env, KASSA_TEST_ADMIN_URL: server.url, KASSA_TEST_TEMPLATE: template, KASSA_TEST_RUN: String(process.pid), LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
   )) === 0;
 const typesPassed = (await typecheck) === 0;
 

@@ -22,7 +22,7 @@ function adminUrl(): string {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
-  const name = `kassa_test_${crypto.randomBytes(6).toString('hex')}`;
+  const name = `kassa_test_${process.env.KASSA_TEST_RUN ?? process.pid}_${crypto.randomBytes(5).toString('hex')}`;
   try {
     // Cloning needs the template to have no other connections; retry briefly if one lingers.
     for (let attempt = 0; ; attempt += 1) {
