@@ -25,6 +25,8 @@ export interface Config {
   ratesApiKey: string | null;
   rateLimitPerStore: number;
   rateLimitPerClient: number;
+  /** Bearer token for GET /metrics; null: only loopback clients may scrape. */
+  metricsToken: string | null;
   logLevel: string;
 }
 
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     ratesApiUrl,
     ratesApiKey: nonEmpty(env, 'RATES_API_KEY') ?? null,
     rateLimitPerStore: check(() => integer(env, 'RATE_LIMIT_PER_STORE', 100, 0, 1_000_000), 100),
+    metricsToken: nonEmpty(env, 'METRICS_TOKEN') ?? null,
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,
   };

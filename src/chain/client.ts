@@ -5,6 +5,8 @@
 import { Address, beginCell } from '@ton/core';
 import type { Transaction } from '@ton/core';
 import { TonClient } from '@ton/ton';
+import axios, { type AxiosAdapter } from 'axios';
+import { chainApiRequests } from '../metrics.ts';
 import { transactionHashHex } from './detect.ts';
 
 export type ChainClient = TonClient;
@@ -116,9 +118,24 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Counts every HTTP request to the chain API by outcome (kassa_chain_api_requests_total). */
+const countingAdapter: AxiosAdapter = async (config) => {
+  const http = axios.getAdapter('http');
+  try {
+    const response = await http(config);
+    chainApiRequests.inc({ outcome: response.status === 429 ? 'rate_limited' : response.status >= 400 ? 'error' : 'ok' });
+    return response;
+  } catch (error) {
+    const status = (error as { response?: { status?: number } }).response?.status;
+    chainApiRequests.inc({ outcome: status === 429 ? 'rate_limited' : 'error' });
+    throw error;
+  }
+};
+
 export function createChainClient(opts: ChainClientOptions): ChainClient {
   return new TonClient({
     endpoint: opts.endpoint,
+    httpAdapter: countingAdapter,
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs } : {}),
   });

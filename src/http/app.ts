@@ -9,12 +9,13 @@ import { healthRoutes } from './routes/health.ts';
 import { paymentMethodRoutes } from './routes/paymentMethods.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { openApiRoutes } from './openapi.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutRoutes } from '../checkout/routes.ts';
 
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 
 /** Route groups, in order. Each later capability adds its installer here. */
-const ROUTES: RouteInstaller[] = [healthRoutes, openApiRoutes, paymentMethodRoutes, paymentRoutes, checkoutRoutes];
+const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, paymentMethodRoutes, paymentRoutes, checkoutRoutes];
 
 export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Koa<KassaState> {
   const app = new Koa<KassaState>();

@@ -9,6 +9,7 @@ import { isDatabaseUnavailable } from '../db/pool.ts';
 import { ApiError, authInvalid, internalError, invalidRequest, serviceUnavailable } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { rateLimit } from './rateLimit.ts';
+import { httpDuration } from '../metrics.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -26,6 +27,8 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
     try {
       await next();
     } finally {
+      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - started) / 1000);
       // The path only: no query string (it may carry cursors), never headers (tokens).
       ctx.state.log.info(
         { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10, ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}) },

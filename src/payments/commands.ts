@@ -8,6 +8,7 @@ import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
 import { priceFor } from './pricing.ts';
 import { transition, type PaymentStatus, type Rejection } from './transitions.ts';
+import { paymentTransitions } from '../metrics.ts';
 
 export type CommandConfig = Pick<Config, 'masterKey' | 'tonNetwork'>;
 
@@ -122,7 +123,9 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${payment.id}::text),
       run_at := ${sql.timestamp(expiresAt)}, job_key := ${expireJobKey(payment.id)}, max_attempts := 25)
   `);
-  return (await findPaymentView(tx, payment.id))!;
+  const view = (await findPaymentView(tx, payment.id))!;
+  paymentTransitions.inc({ to: view.status });
+  return view;
 }
 
 /** The customer chooses a method at checkout (public: the payment id is the capability). */
@@ -133,6 +136,7 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     const method = await findStoreMethod(tx, payment.store_id, { id: methodId });
     if (!method) throw notFound('payment_method_not_found', 'That payment method is not accepted for this payment.', 'paymentMethodID');
     await applyMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
+    paymentTransitions.inc({ to: 'pending' });
     return (await findPaymentView(tx, paymentId))!;
   });
 }
@@ -146,6 +150,7 @@ export async function cancelPayment(tx: Db, storeId: string, paymentId: string, 
   if (next.changed) {
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, cancelled_at = ${sql.timestamp(now)} where id = ${paymentId}`);
     await tx.query(sql.unsafe`select graphile_worker.remove_job(${expireJobKey(paymentId)})`);
+    paymentTransitions.inc({ to: 'cancelled' });
   }
   return (await findPaymentView(tx, paymentId))!;
 }
@@ -185,6 +190,7 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
       return { outcome: 'not_open' as const, status: payment.status };
     }
     await tx.query(sql.typeAlias('void')`update payments set status = 'expired', expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+    paymentTransitions.inc({ to: 'expired' });
     return { outcome: 'expired' as const, status: 'expired' as const };
   });
 }

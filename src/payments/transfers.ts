@@ -5,6 +5,7 @@ import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { transition } from './transitions.ts';
+import { paymentTransitions } from '../metrics.ts';
 
 export type TransferEffect =
   | 'partial'
@@ -109,6 +110,7 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
         await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`);
         await tx.query(sql.unsafe`select graphile_worker.remove_job(${`payment__expire:${payment.id}`})`);
         await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
+        paymentTransitions.inc({ to: 'completed' });
         completed = true;
       }
     }

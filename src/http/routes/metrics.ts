@@ -1,0 +1,31 @@
+// GET /metrics (Prometheus). With METRICS_TOKEN set it needs `Authorization: Bearer <token>`;
+// without, it answers only clients on loopback (scrape from the same host or through a sidecar).
+import crypto from 'node:crypto';
+import type Router from '@koa/router';
+import { notFound } from '../../errors.ts';
+import { registry, useDatabaseForMetrics } from '../../metrics.ts';
+import type { AppDeps, KassaState } from '../context.ts';
+import type { Guards } from '../middleware.ts';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = crypto.createHash('sha256').update(given).digest();
+  const b = crypto.createHash('sha256').update(expected).digest();
+  return crypto.timingSafeEqual(a, b);
+}
+
+export function metricsRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
+  router.get('/metrics', async (ctx) => {
+    const token = deps.config.metricsToken;
+    const allowed = token
+      ? sameSecret(ctx.get('Authorization'), `Bearer ${token}`)
+      : LOOPBACK.has(ctx.req.socket.remoteAddress ?? '');
+    // Unauthorised scrapers see nothing there, as for any unknown route.
+    if (!allowed) throw notFound('route_not_found', `There is no route GET ${ctx.path}.`);
+    useDatabaseForMetrics(deps.pool);
+    ctx.set('Content-Type', registry.contentType);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await registry.metrics();
+  });
+}

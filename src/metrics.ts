@@ -1,0 +1,84 @@
+// Prometheus metrics (prom-client), served at GET /metrics. Counters are per process; queue depth
+// and payments by status are read from the database at scrape time, so they agree across processes.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sql, z, type Db } from './db/pool.ts';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'kassa_' });
+
+export const httpDuration = new Histogram({
+  name: 'kassa_http_request_duration_seconds',
+  help: 'HTTP request latency by route pattern, method and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+});
+
+export const paymentTransitions = new Counter({
+  name: 'kassa_payment_transitions_total',
+  help: 'Payment status changes made by this process, by the status reached.',
+  labelNames: ['to'] as const,
+  registers: [registry],
+});
+
+export const chainApiRequests = new Counter({
+  name: 'kassa_chain_api_requests_total',
+  help: 'HTTP requests to the chain API (toncenter or the sandbox), by outcome.',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const webhookAttempts = new Counter({
+  name: 'kassa_webhook_attempts_total',
+  help: 'Webhook delivery attempts, by outcome (delivered, http_error, network_error).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+let database: Db | null = null;
+
+/** Where scrape-time gauges read from (set once by the app that serves /metrics). */
+export function useDatabaseForMetrics(db: Db): void {
+  database = db;
+}
+
+new Gauge({
+  name: 'kassa_jobs_queued',
+  help: 'Graphile Worker jobs waiting (run_at reached, not locked), by task.',
+  labelNames: ['task'] as const,
+  registers: [registry],
+  async collect() {
+    if (!database) return;
+    this.reset();
+    const rows = await database.any(sql.type(z.object({ task: z.string(), n: z.number(), age: z.number() }))`
+      select t.identifier as task, count(*)::int as n, coalesce(extract(epoch from now() - min(j.run_at)), 0)::float8 as age
+      from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+      where j.run_at <= now() and j.locked_at is null and j.attempts < j.max_attempts
+      group by t.identifier
+    `);
+    for (const row of rows) {
+      this.set({ task: row.task }, row.n);
+      jobAges.set({ task: row.task }, row.age);
+    }
+  },
+});
+
+const jobAges = new Gauge({
+  name: 'kassa_jobs_oldest_age_seconds',
+  help: 'Age of the oldest waiting Graphile Worker job past its run_at, by task.',
+  labelNames: ['task'] as const,
+  registers: [registry],
+});
+
+new Gauge({
+  name: 'kassa_payments',
+  help: 'Payments by status (all stores).',
+  labelNames: ['status'] as const,
+  registers: [registry],
+  async collect() {
+    if (!database) return;
+    this.reset();
+    const rows = await database.any(sql.type(z.object({ status: z.string(), n: z.number() }))`select status, count(*)::int as n from payments group by status`);
+    for (const row of rows) this.set({ status: row.status }, row.n);
+  },
+});
