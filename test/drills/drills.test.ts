@@ -1,0 +1,37 @@
+// The short tier of every drill in drills/ runs in the test command: each starts the real
+// service on a private PostgreSQL, does its damage, and must end with "N passed, 0 failed".
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+
+const DRILLS = path.resolve(import.meta.dirname, '../../drills');
+const drills = fs.readdirSync(DRILLS).filter((file) => file.endsWith('.ts') && file !== 'lib.ts').sort();
+
+function run(file: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(DRILLS, file)], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('drills (short tier)', () => {
+  it('there are drills to run', () => {
+    assert.ok(drills.length > 0, 'no drills found in drills/');
+  });
+  for (const file of drills) {
+    it(file, { timeout: 180_000 }, async () => {
+      const { code, output } = await run(file);
+      const last = output.trimEnd().split('\n').at(-1) ?? '';
+      const match = /^(\d+) passed, (\d+) failed$/.exec(last);
+      assert.ok(match, `the drill must end with "N passed, M failed":\n${output.slice(-3000)}`);
+      assert.ok(Number(match[1]) > 0, 'the drill checked something');
+      assert.equal(match[2], '0', output.slice(-3000));
+      assert.equal(code, 0, output.slice(-3000));
+    });
+  }
+});
