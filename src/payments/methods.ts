@@ -12,34 +12,24 @@ export const methodRow = z.object({
 });
 export type MethodRow = z.infer<typeof methodRow>;
 
-const METHOD_COLUMNS = sql.fragment`
-  pm.id, c.symbol as coin_symbol, c.name as coin_name, c.decimals as coin_decimals, c.kind as coin_kind,
-  ch.symbol as chain_symbol, ch.name as chain_name
+/** A store's enabled methods with their coin and chain. */
+const STORE_METHODS = sql.fragment`
+  select pm.id, c.symbol as coin_symbol, c.name as coin_name, c.decimals as coin_decimals, c.kind as coin_kind,
+         ch.symbol as chain_symbol, ch.name as chain_name
+  from store_payment_methods spm
+  join payment_methods pm on pm.id = spm.payment_method_id
+  join coins c on c.symbol = pm.coin_symbol
+  join chains ch on ch.symbol = pm.chain_symbol
 `;
 
 export async function listStoreMethods(db: Db, storeId: string): Promise<readonly MethodRow[]> {
-  return db.any(sql.type(methodRow)`
-    select ${METHOD_COLUMNS}
-    from store_payment_methods spm
-    join payment_methods pm on pm.id = spm.payment_method_id
-    join coins c on c.symbol = pm.coin_symbol
-    join chains ch on ch.symbol = pm.chain_symbol
-    where spm.store_id = ${storeId}
-    order by c.kind desc, c.symbol
-  `);
+  return db.any(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} order by c.kind desc, c.symbol`);
 }
 
 /** A store's method by coin and chain symbol (case-sensitive), or null when not enabled. */
 export async function findStoreMethod(db: Db, storeId: string, by: { coin: string; chain: string } | { id: string }): Promise<MethodRow | null> {
   const where = 'id' in by ? sql.fragment`pm.id = ${by.id}` : sql.fragment`pm.coin_symbol = ${by.coin} and pm.chain_symbol = ${by.chain}`;
-  return db.maybeOne(sql.type(methodRow)`
-    select ${METHOD_COLUMNS}
-    from store_payment_methods spm
-    join payment_methods pm on pm.id = spm.payment_method_id
-    join coins c on c.symbol = pm.coin_symbol
-    join chains ch on ch.symbol = pm.chain_symbol
-    where spm.store_id = ${storeId} and ${where}
-  `);
+  return db.maybeOne(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} and ${where}`);
 }
 
 export function coinImageUrl(checkoutBaseUrl: string, symbol: string): string {
