@@ -25,6 +25,8 @@ export interface Config {
   ratesApiKey: string | null;
   rateLimitPerStore: number;
   rateLimitPerClient: number;
+  /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (client addresses for rate limits). */
+  trustProxy: boolean;
   /** Bearer token for GET /metrics; null: only loopback clients may scrape. */
   metricsToken: string | null;
   logLevel: string;
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     ratesApiKey: nonEmpty(env, 'RATES_API_KEY') ?? null,
     rateLimitPerStore: check(() => integer(env, 'RATE_LIMIT_PER_STORE', 100, 0, 1_000_000), 100),
     metricsToken: nonEmpty(env, 'METRICS_TOKEN') ?? null,
+    trustProxy: check(() => bool(env, 'TRUST_PROXY'), false),
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,
   };

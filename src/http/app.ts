@@ -20,6 +20,8 @@ const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, pa
 export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Koa<KassaState> {
   const app = new Koa<KassaState>();
   app.silent = true;
+  // Behind a reverse proxy, the client address (per-client rate limits) comes from X-Forwarded-For.
+  app.proxy = deps.config.trustProxy;
   const router = new Router<KassaState>();
   const guards = createGuards(deps);
   for (const install of [...ROUTES, ...extraRoutes]) install(router, deps, guards);
