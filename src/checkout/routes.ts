@@ -1,20 +1,67 @@
-// Public endpoints under {checkout_base_url}: the webhook key set and the coin/chain images.
-// (The hosted checkout page itself joins them here.)
+// Public endpoints under {checkout_base_url}: the hosted checkout page, its public JSON view, the
+// customer's method choice, live status (server-sent events), the webhook key set and the page's
+// own assets. No token: the unguessable payment id is the capability (CONTRACT §3), and nothing of
+// the merchant beyond what the page shows leaves through here.
+import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
-import { sql, z } from '../db/pool.ts';
-import type { AppDeps, KassaState } from '../http/context.ts';
+import type { Middleware } from 'koa';
+import { isDatabaseUnavailable, sql, z } from '../db/pool.ts';
+import { ApiError, rateLimited } from '../errors.ts';
+import type { AppDeps, KassaContext, KassaState } from '../http/context.ts';
 import type { Guards } from '../http/middleware.ts';
+import { paymentIdParam } from '../http/routes/payments.ts';
+import { validateBody } from '../http/validate.ts';
+import { paymentNotFound, selectMethod } from '../payments/commands.ts';
 import { activeSigningKey, publishedKeys } from '../webhooks/keys.ts';
 import { publicJwk } from '../webhooks/sign.ts';
 import { badgeSvg } from './assets.ts';
+import { negotiateLang, t, type Lang } from './i18n.ts';
+import { qrSvg, transferLinks } from './links.ts';
+import { createPaymentFeed } from './live.ts';
+import { CHECKOUT_CSP, renderMessagePage, renderPaymentPage } from './page.ts';
+import { STATIC_ASSETS } from './static.ts';
+import { findCheckoutRow, findCheckoutRows, isEnded, methodOffers, presentCheckout, type CheckoutRow } from './view.ts';
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
 export function checkoutPrefix(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Live-status streams: heartbeat, and a maximum life after which the browser reconnects by itself. */
+export const EVENTS_HEARTBEAT_MS = 15_000;
+export const EVENTS_MAX_LIFETIME_MS = 10 * 60_000;
+/** Open event streams one client address may hold at once (beyond: 429, and the page polls instead). */
+export const EVENTS_MAX_PER_CLIENT = 50;
+
+const selectMethodSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['paymentMethodID'],
+  properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
+} as const;
+
+function noStore(ctx: KassaContext): void {
+  ctx.set('Cache-Control', 'no-store');
+}
+
+function htmlHeaders(ctx: KassaContext, lang: Lang): void {
+  ctx.type = 'text/html; charset=utf-8';
+  noStore(ctx);
+  ctx.set('Content-Security-Policy', CHECKOUT_CSP);
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Content-Language', lang);
+  ctx.vary('Accept-Language');
+}
+
 export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
-  const prefix = checkoutPrefix(deps.config.checkoutBaseUrl);
+  const { pool, config } = deps;
+  const prefix = checkoutPrefix(config.checkoutBaseUrl);
+  const network = config.tonNetwork;
+  const present = (row: CheckoutRow) => presentCheckout(row, config.checkoutBaseUrl);
+  const langOf = (ctx: KassaContext): Lang => negotiateLang(ctx.query.lang, ctx.get('Accept-Language') || undefined);
 
   router.get(`${prefix}/v1/webhook/keys`, guards.public, async (ctx) => {
     const now = deps.now();
@@ -24,6 +71,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     ctx.body = { keys: keys.map((key) => publicJwk(key.kid, key.publicKey)) };
   });
 
+  // ---- The page's assets: coin/chain badges, its stylesheet and script (static, not rate-limited).
   const symbols = async (table: 'coins' | 'chains'): Promise<Set<string>> =>
     new Set(await deps.pool.anyFirst(sql.type(z.object({ symbol: z.string() }))`select symbol from ${sql.identifier([table])}`));
 
@@ -36,4 +84,160 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       ctx.body = badgeSvg(match[1]!);
     });
   }
+
+  router.get(`${prefix}/assets/:file`, async (ctx, next) => {
+    const asset = Object.hasOwn(STATIC_ASSETS, ctx.params.file ?? '') ? STATIC_ASSETS[ctx.params.file!] : undefined;
+    if (!asset) return next();
+    ctx.type = asset.type;
+    ctx.set('Cache-Control', ctx.query.v === asset.version ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
+    ctx.body = asset.body;
+  });
+
+  // ---- Public JSON view (the page's polling fallback).
+  router.get(`${prefix}/v1/checkout/payments/:paymentId`, guards.public, async (ctx) => {
+    const id = paymentIdParam(ctx.params.paymentId);
+    noStore(ctx);
+    const row = await findCheckoutRow(pool, id, network);
+    if (!row) throw paymentNotFound();
+    ctx.body = present(row);
+  });
+
+  // ---- The customer chooses a method: created → pending, once. Errors are the envelope.
+  router.post(`${prefix}/v1/checkout/payments/:paymentId/method`, guards.public, async (ctx) => {
+    const id = paymentIdParam(ctx.params.paymentId);
+    noStore(ctx);
+    const body = validateBody<{ paymentMethodID: string }>(selectMethodSchema, ctx.request.body);
+    await selectMethod(pool, config, id, body.paymentMethodID.toLowerCase(), deps.now());
+    const row = await findCheckoutRow(pool, id, network);
+    if (!row) throw paymentNotFound();
+    ctx.body = present(row);
+  });
+
+  // ---- Live status: server-sent events fed by one shared poller of the database.
+  const feed = createPaymentFeed<CheckoutRow>({ load: (ids) => findCheckoutRows(pool, ids, network), log: deps.log });
+  const openStreams = new Map<string, number>();
+
+  router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.public, async (ctx) => {
+    const id = paymentIdParam(ctx.params.paymentId);
+    const row = await findCheckoutRow(pool, id, network);
+    if (!row) throw paymentNotFound();
+    const client = ctx.ip;
+    if ((openStreams.get(client) ?? 0) >= EVENTS_MAX_PER_CLIENT) throw rateLimited(30);
+
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    ctx.req.socket.setKeepAlive(true);
+    ctx.status = 200;
+    ctx.type = 'text/event-stream; charset=utf-8';
+    noStore(ctx);
+    ctx.set('X-Accel-Buffering', 'no');
+    // The connection serves this stream only; when it ends, so does the connection (no idle
+    // keep-alive socket left to delay a graceful shutdown).
+    ctx.set('Connection', 'close');
+    if (ctx.method === 'HEAD') return;
+    const stream = new PassThrough();
+    ctx.body = stream;
+
+    let last = '';
+    let closed = false;
+    let unsubscribe = () => {};
+    let ticker: NodeJS.Timeout | undefined;
+    let lifetime: NodeJS.Timeout | undefined;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      unsubscribe();
+      clearInterval(ticker);
+      clearTimeout(lifetime);
+      const left = (openStreams.get(client) ?? 1) - 1;
+      if (left > 0) openStreams.set(client, left);
+      else openStreams.delete(client);
+      stream.end();
+    };
+    const send = (current: CheckoutRow) => {
+      if (closed) return;
+      const json = JSON.stringify(present(current));
+      if (json !== last) {
+        last = json;
+        stream.write(`event: payment\ndata: ${json}\n\n`);
+      }
+      // An ended payment changes no more: the page stops listening, and so do we.
+      if (isEnded(current.status)) close();
+    };
+
+    openStreams.set(client, (openStreams.get(client) ?? 0) + 1);
+    ctx.res.once('close', close);
+    // Gone already (it left while the row was read): nothing to stream.
+    if (ctx.req.socket.destroyed) {
+      close();
+      return;
+    }
+    stream.write(`retry: 3000\n\n`);
+    send(row);
+    if (closed) return;
+    unsubscribe = feed.subscribe(id, send);
+    // Every second: end the stream once the server stops listening (a graceful shutdown would
+    // otherwise wait for it), and now and then a comment that keeps proxies from timing it out.
+    const server = (ctx.req.socket as { server?: { listening?: boolean } }).server;
+    let sinceHeartbeat = 0;
+    ticker = setInterval(() => {
+      if (server?.listening === false) return close();
+      sinceHeartbeat += 1000;
+      if (sinceHeartbeat >= EVENTS_HEARTBEAT_MS) {
+        sinceHeartbeat = 0;
+        stream.write(': keep-alive\n\n');
+      }
+    }, 1000);
+    ticker.unref();
+    lifetime = setTimeout(close, EVENTS_MAX_LIFETIME_MS);
+    lifetime.unref();
+  });
+
+  // ---- The hosted checkout page. Errors here are pages too (404, 429, 5xx), in the customer's language.
+  const htmlErrors: Middleware<KassaState> = async (ctx, next) => {
+    try {
+      await next();
+    } catch (caught) {
+      const lang = langOf(ctx);
+      let status = 500;
+      let kind: 'notFound' | 'tooMany' | 'error' = 'error';
+      if (caught instanceof ApiError) {
+        status = caught.status;
+        ctx.set(caught.headers);
+        kind = caught.type === 'rate_limit_error' ? 'tooMany' : caught.type === 'not_found_error' ? 'notFound' : 'error';
+        if (status >= 500) ctx.state.log.error({ err: caught }, 'checkout page failed');
+      } else if (isDatabaseUnavailable(caught)) {
+        status = 503;
+        ctx.set('Retry-After', '5');
+        ctx.state.log.warn({ err: caught }, 'database unavailable');
+      } else {
+        ctx.state.log.error({ err: caught }, 'unexpected error on the checkout page');
+      }
+      htmlHeaders(ctx, lang);
+      ctx.status = status;
+      ctx.body = renderMessagePage(lang, prefix, kind);
+    }
+  };
+
+  router.get(`${prefix}/:paymentId`, htmlErrors, guards.public, async (ctx, next) => {
+    const raw = ctx.params.paymentId ?? '';
+    // With a checkout host of its own (no path), leave other top-level paths to their routes.
+    if (!UUID.test(raw) && prefix === '') return next();
+    const lang = langOf(ctx);
+    const row = UUID.test(raw) ? await findCheckoutRow(pool, raw.toLowerCase(), network) : null;
+    if (!row) {
+      htmlHeaders(ctx, lang);
+      ctx.status = 404;
+      ctx.body = renderMessagePage(lang, prefix, 'notFound');
+      return;
+    }
+    const now = deps.now();
+    const open = now.getTime() < row.expires_at.getTime();
+    const offers = row.status === 'created' && open ? await methodOffers(pool, row, network, now) : null;
+    const links = row.status === 'pending' ? transferLinks(row, network) : null;
+    const qr = links ? await qrSvg(links.ton, t(lang, 'qrLabel')) : null;
+    htmlHeaders(ctx, lang);
+    ctx.status = 200;
+    ctx.body = renderPaymentPage({ lang, prefix, network, row, view: present(row), offers, links, qr, now });
+  });
 }

@@ -1,0 +1,76 @@
+// Live status for the checkout page: one shared poller per process reads every watched payment's
+// public view in one query about once a second, and hands each view to that payment's listeners.
+// Database cost is one query per tick whatever the number of open pages; each listener keeps its
+// own last-sent copy and sends only changes. Nothing runs while nobody watches.
+import type { Logger } from '../log.ts';
+
+export type ViewListener<View> = (view: View) => void;
+
+export interface PaymentFeed<View> {
+  /** Starts delivering `paymentId`'s view to `listener` from the next tick; returns the unsubscribe. */
+  subscribe(paymentId: string, listener: ViewListener<View>): () => void;
+  /** Open subscriptions (for tests and metrics). */
+  size(): number;
+}
+
+export function createPaymentFeed<View>(options: {
+  load: (paymentIds: readonly string[]) => Promise<Map<string, View>>;
+  intervalMs?: number;
+  log: Logger;
+}): PaymentFeed<View> {
+  const intervalMs = options.intervalMs ?? 1000;
+  const listeners = new Map<string, Set<ViewListener<View>>>();
+  let timer: NodeJS.Timeout | null = null;
+  let count = 0;
+
+  const schedule = () => {
+    if (timer || listeners.size === 0) return;
+    timer = setTimeout(tick, intervalMs);
+    timer.unref();
+  };
+
+  async function tick(): Promise<void> {
+    try {
+      const ids = [...listeners.keys()];
+      if (ids.length === 0) return;
+      const views = await options.load(ids);
+      for (const [id, view] of views) {
+        for (const listener of listeners.get(id) ?? []) {
+          try {
+            listener(view);
+          } catch (error) {
+            options.log.warn({ err: error, paymentId: id }, 'checkout live listener failed');
+          }
+        }
+      }
+    } catch (error) {
+      options.log.warn({ err: error }, 'checkout live status poll failed; retrying');
+    } finally {
+      timer = null;
+      schedule();
+    }
+  }
+
+  return {
+    subscribe(paymentId, listener) {
+      let set = listeners.get(paymentId);
+      if (!set) listeners.set(paymentId, (set = new Set()));
+      set.add(listener);
+      count += 1;
+      schedule();
+      let active = true;
+      return () => {
+        if (!active) return;
+        active = false;
+        count -= 1;
+        set.delete(listener);
+        if (set.size === 0 && listeners.get(paymentId) === set) listeners.delete(paymentId);
+        if (listeners.size === 0 && timer) {
+          clearTimeout(timer);
+          timer = null;
+        }
+      };
+    },
+    size: () => count,
+  };
+}

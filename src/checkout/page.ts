@@ -1,0 +1,290 @@
+// The hosted checkout page, rendered on the server: one renderer for every state, used both for the
+// first load and for the script's in-place refreshes (it fetches the page again and swaps #checkout).
+import type { TonNetwork } from '../config.ts';
+import { html, jsonForScript, raw, type Html } from './html.ts';
+import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
+import type { TransferLinks } from './links.ts';
+import { assetPath } from './static.ts';
+import { amounts, isEnded, type CheckoutRow, type CheckoutView, type MethodOffer } from './view.ts';
+import { fromBaseUnits } from '../money.ts';
+
+/** Strict Content-Security-Policy of every checkout HTML page: nothing inline, nothing third-party. */
+export const CHECKOUT_CSP = [
+  "default-src 'none'",
+  "img-src 'self' data:",
+  "style-src 'self'",
+  "script-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const LANGUAGE_NAMES: Record<Lang, string> = { en: 'English', ru: 'Русский' };
+
+/** The key the page script compares with each live view to know when to re-render. */
+export const stateKey = (view: CheckoutView): string =>
+  `${view.status}|${view.paymentDetails?.receivedAmount ?? '0'}|${view.paymentDetails?.address ?? ''}`;
+
+/** 3725000 ms → "1:02:05"; 65000 → "01:05". */
+export function formatCountdown(ms: number): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = total % 60;
+  const two = (n: number) => String(n).padStart(2, '0');
+  return hours > 0 ? `${hours}:${two(minutes)}:${two(seconds)}` : `${two(minutes)}:${two(seconds)}`;
+}
+
+/** Safe to link to: http(s) only (returnURL is validated at creation; this is defence in depth). */
+function safeHttpUrl(value: string | undefined): string | null {
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.toString() : null;
+  } catch {
+    return null;
+  }
+}
+
+interface Shell {
+  lang: Lang;
+  prefix: string;
+  title: string;
+  /** The page's own path (for the language switch and the script's refreshes). */
+  body: Html;
+  data?: Record<string, unknown>;
+  /** Without JavaScript, an open payment's page reloads itself now and then to show its status. */
+  noscriptRefresh?: boolean;
+}
+
+function shell({ lang, prefix, title, body, data, noscriptRefresh }: Shell): string {
+  const switcher = html`<nav class="langs" aria-label="${t(lang, 'language')}"><ul>${LANGUAGES.map(
+    (code) => html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
+  )}</ul></nav>`;
+  return html`<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<meta name="color-scheme" content="light dark">
+<title>${title}</title>
+<link rel="icon" href="data:,">
+${noscriptRefresh ? html`<noscript><meta http-equiv="refresh" content="20"></noscript>` : ''}
+<link rel="stylesheet" href="${assetPath(prefix, 'checkout.css')}">
+${data ? html`<script src="${assetPath(prefix, 'checkout.js')}" defer></script>` : ''}
+</head>
+<body>
+<div class="page">
+<header class="top"><span class="brand" aria-hidden="true">Kassa</span>${switcher}</header>
+${body}
+<footer class="foot"><p>${t(lang, 'footer')}</p></footer>
+</div>
+${data ? html`<script type="application/json" id="kassa-data">${jsonForScript(data)}</script>` : ''}
+</body>
+</html>
+`.value;
+}
+
+export interface PageInput {
+  lang: Lang;
+  prefix: string;
+  network: TonNetwork;
+  row: CheckoutRow;
+  view: CheckoutView;
+  /** The store's methods with their prices now: only for a `created` payment. */
+  offers: MethodOffer[] | null;
+  links: TransferLinks | null;
+  /** Inline SVG of the ton:// link. */
+  qr: string | null;
+  now: Date;
+}
+
+const coinText = (amount: string, symbol: string) => `${amount} ${symbol}`;
+
+function createdSection(input: PageInput): Html {
+  const { lang, prefix, offers } = input;
+  const list = offers ?? [];
+  return html`<section class="state state-created" aria-labelledby="state-title">
+<h2 id="state-title" tabindex="-1">${t(lang, 'chooseMethod')}</h2>
+${list.length === 0
+    ? html`<p class="note">${t(lang, 'noMethods')}</p>`
+    : html`<p class="hint">${t(lang, 'chooseHint')}</p>
+<ul class="methods" role="list">${list.map(({ method, coinAmount }) => {
+        const name = t(lang, 'coinOnChain', { coin: method.coin_name, chain: method.chain_name });
+        const label = coinAmount === null ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}` : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })} (${name})`;
+        return html`<li><button type="button" class="method" data-method-id="${method.id}" data-coin="${method.coin_symbol}" aria-label="${label}"${coinAmount === null ? raw(' disabled data-unavailable="true"') : ''}>
+<img src="${prefix}/assets/coins/${encodeURIComponent(method.coin_symbol)}.svg" alt="" width="36" height="36">
+<span class="method-text"><span class="method-amount">${coinAmount === null ? method.coin_symbol : coinText(coinAmount, method.coin_symbol)}</span><span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
+<span class="chevron" aria-hidden="true">›</span>
+</button></li>`;
+      })}</ul>`}
+<noscript><p class="note">${t(lang, 'noscript')}</p></noscript>
+</section>`;
+}
+
+function pendingSection(input: PageInput): Html {
+  const { lang, row, view, links, qr } = input;
+  const details = view.paymentDetails!;
+  const parts = amounts(row)!;
+  const symbol = details.coin.symbol;
+  const toSend = fromBaseUnits(parts.remaining, parts.decimals);
+  const underpaid = parts.received > 0n && parts.remaining > 0n;
+  const chain = details.chain.name;
+  return html`<section class="state state-pending" aria-labelledby="state-title">
+<h2 id="state-title" tabindex="-1">${t(lang, 'status_pending')}</h2>
+<p class="send-line"><span class="send-label">${t(lang, underpaid ? 'sendRest' : 'sendExactly')}</span>
+<strong class="send-amount" id="send-amount">${coinText(toSend, symbol)}</strong></p>
+${underpaid
+    ? html`<dl class="progress">
+<div><dt>${t(lang, 'received')}</dt><dd id="received-amount">${coinText(details.receivedAmount, symbol)}</dd></div>
+<div><dt>${t(lang, 'remaining')}</dt><dd id="remaining-amount">${coinText(toSend, symbol)}</dd></div>
+</dl>`
+    : ''}
+${qr ? html`<div class="qr-box">${raw(qr)}</div>` : ''}
+<div class="field" role="group" aria-labelledby="amount-label">
+<span class="field-label" id="amount-label">${t(lang, 'amountToSend')} (${symbol})</span>
+<div class="copy-row"><code class="value" id="amount-value">${toSend}</code>
+<button type="button" class="copy" data-copy="amount-value" aria-label="${t(lang, 'copyAmount')}">${t(lang, 'copy')}</button></div>
+</div>
+<div class="field" role="group" aria-labelledby="address-label">
+<span class="field-label" id="address-label">${t(lang, 'toAddress', { chain })}</span>
+<div class="copy-row"><code class="value address" id="address-value">${details.address ?? ''}</code>
+<button type="button" class="copy" data-copy="address-value" aria-label="${t(lang, 'copyAddress')}">${t(lang, 'copy')}</button></div>
+</div>
+${links
+    ? html`<div class="wallets">
+<a class="button primary" id="wallet-link" href="${links.ton}">${t(lang, 'openWallet')}</a>
+<a class="button" id="tonkeeper-link" href="${links.tonkeeper}" rel="noreferrer noopener" target="_blank">${t(lang, 'payWithApp', { app: 'Tonkeeper' })}</a>
+<a class="button" id="mytonwallet-link" href="${links.mytonwallet}" rel="noreferrer noopener" target="_blank">${t(lang, 'payWithApp', { app: 'MyTonWallet' })}</a>
+</div>`
+    : ''}
+<p class="warning">${row.coin_kind === 'jetton' ? t(lang, 'jettonWarning', { coin: symbol }) : t(lang, 'nativeWarning')}</p>
+<p class="waiting"><span class="spinner" aria-hidden="true"></span>${t(lang, 'waiting')}</p>
+</section>`;
+}
+
+function timeUpSection(input: PageInput): Html {
+  const { lang } = input;
+  return html`<section class="state state-timeup" aria-labelledby="state-title">
+<h2 id="state-title" tabindex="-1">${t(lang, 'timeUp')}</h2>
+<p>${t(lang, 'timeUpText')}</p>
+<p class="waiting"><span class="spinner" aria-hidden="true"></span></p>
+</section>`;
+}
+
+function returnLink(input: PageInput): Html | '' {
+  const url = safeHttpUrl(input.view.returnURL);
+  return url ? html`<a class="button primary return" id="return-link" href="${url}" rel="noreferrer">${t(input.lang, 'returnToStore', { store: input.row.store_name })}</a>` : '';
+}
+
+function completedSection(input: PageInput): Html {
+  const { lang, row, view } = input;
+  const details = view.paymentDetails;
+  const hashes = details?.transactionSignatures ?? [];
+  return html`<section class="state state-completed" aria-labelledby="state-title">
+<div class="result ok"><svg class="result-icon" viewBox="0 0 24 24" width="40" height="40" aria-hidden="true" focusable="false"><circle cx="12" cy="12" r="12" fill="currentColor"/><path d="M6.5 12.5l3.5 3.5 7.5-8" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round"/></svg>
+<h2 id="state-title" tabindex="-1">${t(lang, 'paidTitle')}</h2></div>
+<p>${t(lang, 'paidText', { store: row.store_name })}</p>
+${details ? html`<dl class="progress"><div><dt>${t(lang, 'paidAmount')}</dt><dd id="paid-amount">${coinText(details.receivedAmount, details.coin.symbol)}</dd></div></dl>` : ''}
+${hashes.length > 0
+    ? html`<h3 class="small-title">${t(lang, hashes.length > 1 ? 'transactionsMany' : 'transactions')}</h3>
+<ul class="hashes" role="list">${hashes.map((hash) => html`<li><code>${hash}</code></li>`)}</ul>`
+    : ''}
+${returnLink(input)}
+</section>`;
+}
+
+function endedSection(input: PageInput, kind: 'expired' | 'cancelled'): Html {
+  const { lang, row } = input;
+  const hadAddress = row.address_friendly !== null;
+  return html`<section class="state state-${kind}" aria-labelledby="state-title">
+<div class="result ended"><svg class="result-icon" viewBox="0 0 24 24" width="40" height="40" aria-hidden="true" focusable="false"><circle cx="12" cy="12" r="12" fill="currentColor"/><path d="M8 8l8 8M16 8l-8 8" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round"/></svg>
+<h2 id="state-title" tabindex="-1">${t(lang, kind === 'expired' ? 'expiredTitle' : 'cancelledTitle')}</h2></div>
+<p>${t(lang, kind === 'expired' ? 'expiredText' : 'cancelledText', { store: row.store_name })}</p>
+${hadAddress
+    ? html`<p class="note" id="sent-anyway">${t(lang, 'sentAnyway', { store: row.store_name })}</p>
+<div class="field" role="group" aria-labelledby="address-label"><span class="field-label" id="address-label">${t(lang, 'depositAddress')}</span><code class="value address">${row.address_friendly}</code></div>`
+    : ''}
+${returnLink(input)}
+</section>`;
+}
+
+function stateSection(input: PageInput): Html {
+  const { row, now } = input;
+  const open = row.status === 'created' || row.status === 'pending';
+  if (open && now.getTime() >= row.expires_at.getTime()) return timeUpSection(input);
+  switch (row.status) {
+    case 'created':
+      return createdSection(input);
+    case 'pending':
+      return pendingSection(input);
+    case 'completed':
+      return completedSection(input);
+    case 'expired':
+      return endedSection(input, 'expired');
+    case 'cancelled':
+      return endedSection(input, 'cancelled');
+  }
+}
+
+/** The #checkout element alone: what the script swaps in when the payment changes. */
+function checkoutMain(input: PageInput): Html {
+  const { lang, row, view, now } = input;
+  const open = !isEnded(row.status) && now.getTime() < row.expires_at.getTime();
+  return html`<main id="checkout" class="card" data-status="${row.status}" data-key="${stateKey(view)}" data-ended="${isEnded(row.status) ? 'true' : 'false'}">
+<section class="summary" aria-labelledby="store-name">
+<p class="eyebrow">${t(lang, 'payTo')}</p>
+<h1 id="store-name">${row.store_name}</h1>
+${row.description !== null ? html`<p class="description" id="description">${row.description}</p>` : ''}
+<dl class="facts">
+<div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${row.amount} ${row.currency}</dd></div>
+${open
+    ? html`<div><dt id="countdown-label">${t(lang, 'timeLeft')}</dt><dd><time id="countdown" role="timer" aria-labelledby="countdown-label" datetime="${row.expires_at.toISOString()}" data-expires-at="${row.expires_at.toISOString()}">${formatCountdown(row.expires_at.getTime() - now.getTime())}</time></dd></div>`
+    : ''}
+</dl>
+</section>
+${stateSection(input)}
+</main>`;
+}
+
+export function renderPaymentPage(input: PageInput): string {
+  const { lang, prefix, row, view, now } = input;
+  const base = `${prefix}/v1/checkout/payments/${row.id}`;
+  return shell({
+    lang,
+    prefix,
+    title: t(lang, 'pageTitle', { store: row.store_name }),
+    noscriptRefresh: !isEnded(row.status),
+    body: html`<div class="wrap">
+<div id="notice" class="notice" role="alert" hidden></div>
+${checkoutMain(input)}
+<div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>
+</div>`,
+    data: {
+      paymentId: row.id,
+      status: view.status,
+      ended: isEnded(view.status),
+      serverNow: now.getTime(),
+      endpoints: { view: base, events: `${base}/events`, method: `${base}/method` },
+      messages: clientMessages(lang),
+    },
+  });
+}
+
+/** 404 for unknown or malformed ids, 429 and 5xx: a plain page in the customer's language. */
+export function renderMessagePage(lang: Lang, prefix: string, kind: 'notFound' | 'tooMany' | 'error'): string {
+  const titleKey: MessageKey = kind === 'notFound' ? 'notFoundTitle' : kind === 'tooMany' ? 'tooManyTitle' : 'errorTitle';
+  const textKey: MessageKey = kind === 'notFound' ? 'notFoundText' : kind === 'tooMany' ? 'tooManyText' : 'errorText';
+  return shell({
+    lang,
+    prefix,
+    title: t(lang, titleKey),
+    body: html`<div class="wrap"><main id="checkout" class="card message-page">
+<section class="state" aria-labelledby="state-title"><div class="result ended"><h1 id="state-title">${t(lang, titleKey)}</h1></div>
+<p>${t(lang, textKey)}</p></section>
+</main></div>`,
+  });
+}

@@ -1,0 +1,162 @@
+// The checkout's public view of a payment: what the hosted page shows and nothing more (CONTRACT §3:
+// no metadata, no order_id, no webhook URL). One query loads it for one payment or for the many that
+// the live-status feed watches; one presenter decides its JSON shape.
+import { Address } from '@ton/core';
+import type { TonNetwork } from '../config.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+import { fromBaseUnits, toBaseUnits } from '../money.ts';
+import { chainImageUrl, coinImageUrl, listStoreMethods, type MethodRow } from '../payments/methods.ts';
+import { priceFor } from '../payments/pricing.ts';
+
+export const ENDED_STATUSES = ['completed', 'expired', 'cancelled'] as const;
+
+const checkoutRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  store_name: z.string(),
+  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  amount: z.string(),
+  currency: z.string(),
+  description: z.string().nullable(),
+  return_url: z.string().nullable(),
+  coin_symbol: z.string().nullable(),
+  coin_name: z.string().nullable(),
+  coin_decimals: z.number().nullable(),
+  coin_kind: z.string().nullable(),
+  chain_symbol: z.string().nullable(),
+  chain_name: z.string().nullable(),
+  coin_amount: z.string().nullable(),
+  address_friendly: z.string().nullable(),
+  jetton_master: z.string().nullable(),
+  created_at: z.date(),
+  expires_at: z.date(),
+  paid_at: z.date().nullable(),
+  transaction_hashes: z.array(z.string()),
+  received_base_units: z.string(),
+});
+export type CheckoutRow = z.infer<typeof checkoutRow>;
+
+/**
+ * The rows behind the page. Received so far is the sum of the counted transfers in the books
+ * (effects partial, completed, overpaid), in base units.
+ */
+function checkoutQuery(ids: readonly string[], network: TonNetwork) {
+  return sql.type(checkoutRow)`
+    select p.id, p.store_id, s.name as store_name, p.status, p.amount::text as amount, p.currency, p.description, p.return_url,
+           p.coin_symbol, c.name as coin_name, c.decimals::int as coin_decimals, c.kind as coin_kind,
+           pm.chain_symbol, ch.name as chain_name, p.coin_amount::text as coin_amount, d.address_friendly,
+           jm.master_address as jetton_master, p.created_at, p.expires_at, p.paid_at,
+           coalesce(counted.hashes, array[]::text[]) as transaction_hashes,
+           coalesce(counted.total, 0)::text as received_base_units
+    from payments p
+    join stores s on s.id = p.store_id
+    left join lateral (
+      select array_agg(t.hash order by t.chain_time, t.lt) as hashes, sum(t.amount_base_units) as total
+      from transfers t where t.payment_id = p.id and t.effect in ('partial', 'completed', 'overpaid')
+    ) counted on true
+    left join payment_methods pm on pm.id = p.payment_method_id
+    left join coins c on c.symbol = p.coin_symbol
+    left join chains ch on ch.symbol = pm.chain_symbol
+    left join deposit_addresses d on d.payment_id = p.id
+    left join jetton_masters jm on jm.coin_symbol = p.coin_symbol and jm.network = ${network}
+    where p.id = any(${sql.array(ids as string[], 'uuid')})
+  `;
+}
+
+export async function findCheckoutRow(db: Db, paymentId: string, network: TonNetwork): Promise<CheckoutRow | null> {
+  return db.maybeOne(checkoutQuery([paymentId], network));
+}
+
+/** Many payments at once (the live-status feed), keyed by id; unknown ids are absent. */
+export async function findCheckoutRows(db: Db, paymentIds: readonly string[], network: TonNetwork): Promise<Map<string, CheckoutRow>> {
+  const rows = new Map<string, CheckoutRow>();
+  for (let start = 0; start < paymentIds.length; start += 500) {
+    for (const row of await db.any(checkoutQuery(paymentIds.slice(start, start + 500), network))) rows.set(row.id, row);
+  }
+  return rows;
+}
+
+export const isEnded = (status: CheckoutRow['status']): boolean => (ENDED_STATUSES as readonly string[]).includes(status);
+
+/** Base units of the coin still to send (0 when paid in full or more); null before a method is fixed. */
+export function amounts(row: CheckoutRow): { required: bigint; received: bigint; remaining: bigint; decimals: number } | null {
+  if (row.coin_amount === null || row.coin_decimals === null) return null;
+  const decimals = row.coin_decimals;
+  const required = toBaseUnits(row.coin_amount, decimals);
+  const received = BigInt(row.received_base_units);
+  return { required, received, remaining: received >= required ? 0n : required - received, decimals };
+}
+
+/** The coin amount received so far as a decimal string ("0" until the chain watcher records some). */
+export function receivedAmount(row: CheckoutRow): string {
+  const parts = amounts(row);
+  return parts ? fromBaseUnits(parts.received, parts.decimals) : '0';
+}
+
+/**
+ * The public JSON view (GET {checkout}/v1/checkout/payments/{id} and the events stream). Same field names as
+ * the merchant's payment object where they overlap; returnURL only once the payment has ended.
+ */
+export function presentCheckout(row: CheckoutRow, checkoutBaseUrl: string) {
+  const completed = row.status === 'completed';
+  const hasMethod = row.coin_symbol !== null && row.coin_amount !== null;
+  return {
+    id: row.id,
+    status: row.status,
+    amount: row.amount,
+    currency: row.currency,
+    store: { name: row.store_name },
+    ...(row.description !== null ? { description: row.description } : {}),
+    timer: {
+      expiresAt: row.expires_at.toISOString(),
+      ...(completed && row.paid_at ? { paidAt: row.paid_at.toISOString() } : {}),
+    },
+    ...(hasMethod
+      ? {
+          paymentDetails: {
+            ...(row.address_friendly !== null ? { address: row.address_friendly } : {}),
+            coinAmount: row.coin_amount!,
+            coin: { name: row.coin_name!, symbol: row.coin_symbol!, imgUrl: coinImageUrl(checkoutBaseUrl, row.coin_symbol!) },
+            chain: { name: row.chain_name ?? row.chain_symbol!, symbol: row.chain_symbol!, imgUrl: chainImageUrl(checkoutBaseUrl, row.chain_symbol!) },
+            receivedAmount: receivedAmount(row),
+            ...(completed ? { transactionSignatures: row.transaction_hashes } : {}),
+          },
+        }
+      : {}),
+    ...(isEnded(row.status) && row.return_url !== null ? { returnURL: row.return_url } : {}),
+  };
+}
+export type CheckoutView = ReturnType<typeof presentCheckout>;
+
+export interface MethodOffer {
+  method: MethodRow;
+  /** What the customer would send if they chose it now; null when it cannot be priced or paid now. */
+  coinAmount: string | null;
+}
+
+/**
+ * The store's methods with the exact coin amount each would cost now (the same pricing that fixes
+ * coinAmount when one is chosen). A jetton without a master on this network cannot be paid here.
+ */
+export async function methodOffers(db: Db, row: CheckoutRow, network: TonNetwork, now: Date): Promise<MethodOffer[]> {
+  const methods = await listStoreMethods(db, row.store_id);
+  const masters = new Set(await db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`select coin_symbol from jetton_masters where network = ${network}`));
+  const offers: MethodOffer[] = [];
+  for (const method of methods) {
+    if (method.coin_kind === 'jetton' && !masters.has(method.coin_symbol)) continue;
+    try {
+      offers.push({ method, coinAmount: (await priceFor(db, row.amount, row.currency, method, now)).coinAmount });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      // No fresh rate right now: show it, but not choosable. A pair that can never be priced: hide it.
+      if (code === 'rate_unavailable') offers.push({ method, coinAmount: null });
+      else if (code !== 'unsupported_payment_method') throw error;
+    }
+  }
+  return offers;
+}
+
+/** A jetton master in the user-friendly bounceable form wallets expect in `jetton=`. */
+export function friendlyMaster(raw: string, network: TonNetwork): string {
+  return Address.parseRaw(raw).toString({ urlSafe: true, bounceable: true, testOnly: network === 'testnet' });
+}
