@@ -183,6 +183,34 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           },
         },
       },
+      [`${checkoutPath}/v1/checkout/payments/{paymentID}`]: {
+        get: {
+          operationId: 'getCheckoutPayment',
+          security: [],
+          summary: "The checkout page's public view of a payment (nothing private)",
+          parameters: [paymentIdParameter],
+          responses: { '200': { description: 'Public view', content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } }) }, '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded') },
+        },
+      },
+      [`${checkoutPath}/v1/checkout/payments/{paymentID}/method`]: {
+        post: {
+          operationId: 'chooseCheckoutMethod',
+          security: [],
+          summary: 'The customer chooses the payment method (created → pending)',
+          parameters: [paymentIdParameter],
+          requestBody: { required: true, content: json({ type: 'object', additionalProperties: false, required: ['paymentMethodID'], properties: { paymentMethodID: { type: 'string', format: 'uuid' } } }) },
+          responses: { '200': { description: 'Public view, now pending' }, '400': errorResponse('invalid request'), '404': errorResponse('payment_not_found, payment_method_not_found'), '409': errorResponse('method_already_selected, payment_expired, payment_not_open'), '429': errorResponse('rate_limit_exceeded') },
+        },
+      },
+      [`${checkoutPath}/v1/checkout/payments/{paymentID}/events`]: {
+        get: {
+          operationId: 'checkoutPaymentEvents',
+          security: [],
+          summary: 'Server-sent events: the public view each time it changes',
+          parameters: [paymentIdParameter],
+          responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded') },
+        },
+      },
       '/healthz': {
         get: { operationId: 'health', security: [], responses: { '200': { description: 'Database answers', content: json({ type: 'object', properties: { ok: { const: true } } }) }, '503': errorResponse('service_unavailable') } },
       },
