@@ -12,6 +12,7 @@ import { createChainClient } from './chain/client.ts';
 import { createChainWatcher, type ChainWatcher } from './chain/watcher.ts';
 import { scheduleNextWatch } from './chain/schedule.ts';
 import { SANDBOX_JSON_RPC_PATH } from './chain/sandbox/path.ts';
+import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
 import type { Logger } from './log.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
@@ -37,6 +38,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let server: http.Server | null = null;
   let runner: Runner | null = null;
   let url: string | null = null;
+  let heartbeat: Heartbeat | null = null;
   try {
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
@@ -74,7 +76,9 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     const activeWatcher = watcher;
 
     if (parts.worker) {
+      heartbeat = startHeartbeat(pool, log, now);
       runner = await run({
+        events: heartbeat.events,
         connectionString: database.url,
         concurrency: 10,
         pollInterval: 1000,
@@ -105,6 +109,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
           })
         : Promise.resolve();
       await Promise.all([closed, runner?.stop(reason)]);
+      await heartbeat?.stop();
       await pool!.end();
       await database.stop();
       log.info('shut down');

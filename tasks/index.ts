@@ -5,12 +5,14 @@ import chainWatch from './chain__watch.ts';
 import idempotencyPurge from './idempotency__purge.ts';
 import paymentExpire from './payment__expire.ts';
 import ratesRefresh from './rates__refresh.ts';
+import workerUnlockDead from './worker__unlock_dead.ts';
 
 export const TASKS: Record<string, TaskFactory> = {
   chain__watch: chainWatch,
   idempotency__purge: idempotencyPurge,
   payment__expire: paymentExpire,
   rates__refresh: ratesRefresh,
+  worker__unlock_dead: workerUnlockDead,
 };
 
 /** Recurring tasks (Graphile Worker crontab syntax). */
@@ -19,4 +21,6 @@ export const CRONTAB = [
   '17 * * * * idempotency__purge',
   // Keeps the self-scheduling watcher alive should a worker die holding its job.
   '* * * * * chain__watch',
+  // Unlocks the jobs of a worker that died, instead of waiting for Graphile's 4-hour lock timeout.
+  '* * * * * worker__unlock_dead',
 ].join('\n');
