@@ -51,7 +51,7 @@ export async function claimDueWatches(pool: DatabasePool, now: Date, limit: numb
     with due as (
       select w.account from chain_watches w join payments p on p.id = w.payment_id
       where w.next_check_at <= ${sql.timestamp(now)} and ${watchableAt(now)}
-      order by w.next_check_at
+      order by (p.status = 'pending') desc, w.next_check_at
       limit ${limit}
       for update of w skip locked
     ), claimed as (
@@ -73,6 +73,15 @@ async function watchesOfPayment(pool: DatabasePool, paymentId: string): Promise<
     where w.payment_id = ${paymentId}
     order by w.kind desc
   `);
+}
+
+/**
+ * A comment as the books keep it: PostgreSQL text cannot hold U+0000 (anyone can send one to a
+ * deposit address), and nobody needs more than 1,000 characters of it.
+ */
+export function bookComment(comment: string | undefined): string | null {
+  if (comment === undefined) return null;
+  return comment.replaceAll('\u0000', '\uFFFD').slice(0, 1000);
 }
 
 const rawOf = (address: Address | string): string => (typeof address === 'string' ? Address.parse(address) : address).toRawString();
@@ -140,7 +149,7 @@ export function createChainWatcher(deps: WatcherDeps) {
         jettonMaster: watch.jetton_master,
         amountBaseUnits: jetton.amount,
         sender: jetton.sender,
-        comment: jetton.comment ?? null,
+        comment: bookComment(jetton.comment),
         chainTime: new Date(jetton.utime * 1000),
         credited: jetton.counted,
         payment: true,
@@ -149,10 +158,12 @@ export function createChainWatcher(deps: WatcherDeps) {
     }
     const ton = detectTonTransfer(tx);
     if (!ton) return null;
-    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: ton.comment ?? null };
+    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: bookComment(ton.comment) };
     if (ton.reason === 'jetton_notification' && ton.sender) {
       const notified = parseNotification(tx);
-      const { coin, master } = await attributeNotification(watch, ton.sender);
+      // The payment's own jetton wallet needs no questions: its transfer is counted there.
+      const own = await pool.exists(sql.unsafe`select 1 from chain_watches where payment_id = ${watch.payment_id} and kind = 'jetton_wallet' and account = ${ton.sender}`);
+      const { coin, master } = own ? { coin: watch.coin_symbol, master: null } : await attributeNotification(watch, ton.sender);
       const ownCoin = coin !== null && coin === watch.coin_symbol;
       if (notified && !ownCoin) {
         // Another accepted jetton (wrong coin) or a token Kassa does not accept: the notification
@@ -231,8 +242,9 @@ export function createChainWatcher(deps: WatcherDeps) {
      * One round: claims due accounts and reads each. A rate limit (429) or server error ends the
      * round early (the remaining accounts keep their lease and are read later). Returns counts.
      */
-    async round(limit = 100): Promise<{ scanned: number; recorded: number; backedOff: boolean }> {
+    async round(limit = 100): Promise<{ claimed: number; scanned: number; recorded: number; backedOff: boolean }> {
       const watches = await claimDueWatches(pool, deps.now(), limit);
+      const claimed = watches.length;
       let scanned = 0;
       let recorded = 0;
       for (const watch of watches) {
@@ -241,10 +253,12 @@ export function createChainWatcher(deps: WatcherDeps) {
           scanned += 1;
           recorded += result.recorded;
         } catch (error) {
+          // One account's failure never stops the others: it backs off alone. Only a failure of
+          // the chain API itself (rate limit, server error) ends the round for everyone.
           const chainError = error instanceof ChainApiError ? error : toChainApiError(error);
-          if (!(error instanceof ChainApiError) && chainError.status === null && !chainError.retryable) throw error;
+          if (!(error instanceof ChainApiError)) log.error({ err: error, account: watch.account, paymentId: watch.payment_id }, 'reading an account failed');
           await backOff(watch, chainError);
-          if (chainError.retryable) {
+          if (error instanceof ChainApiError && chainError.retryable) {
             // Give back the rest of the round so it is read again soon, after the pause.
             const rest = watches.slice(watches.indexOf(watch) + 1).map((w) => w.account);
             if (rest.length > 0) {
@@ -252,11 +266,11 @@ export function createChainWatcher(deps: WatcherDeps) {
                 update chain_watches set next_check_at = ${sql.timestamp(new Date(deps.now().getTime() + 2000))} where account = any(${sql.array(rest, 'text')})
               `);
             }
-            return { scanned, recorded, backedOff: true };
+            return { claimed, scanned, recorded, backedOff: true };
           }
         }
       }
-      return { scanned, recorded, backedOff: false };
+      return { claimed, scanned, recorded, backedOff: false };
     },
 
     /** Reads every account of one payment now (the expiry's last look at the chain). Throws on chain errors. */

@@ -213,6 +213,17 @@ describe('the watcher', () => {
     assert.deepEqual((await get(payment.id)).paymentDetails.transactionSignatures, [first.hash, second.hash]);
   });
 
+  it('a comment PostgreSQL cannot store (NUL) neither blocks the payment nor the others', async () => {
+    const poisoned = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    const healthy = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(poisoned.paymentDetails.address, 'TON', '1', { comment: 'pay\u0000load' });
+    await app.pay(healthy.paymentDetails.address, 'TON', '1');
+    await app.settle();
+    assert.equal((await get(poisoned.id)).status, 'completed');
+    assert.equal((await get(healthy.id)).status, 'completed');
+    assert.equal((await transfers(poisoned.id))[0].comment, 'pay\uFFFDload');
+  });
+
   it('backs off on 429 from the chain API and recovers', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
     await app.pay(payment.paymentDetails.address, 'TON', '1');
