@@ -25,6 +25,8 @@ export interface Config {
   ratesApiKey: string | null;
   rateLimitPerStore: number;
   rateLimitPerClient: number;
+  /** Jobs locked by a worker not seen for this long are unlocked (worker__unlock_dead). */
+  workerDeadAfterMs: number;
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (client addresses for rate limits). */
   trustProxy: boolean;
   /** Bearer token for GET /metrics; null: only loopback clients may scrape. */
@@ -157,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimitPerStore: check(() => integer(env, 'RATE_LIMIT_PER_STORE', 100, 0, 1_000_000), 100),
     metricsToken: nonEmpty(env, 'METRICS_TOKEN') ?? null,
     trustProxy: check(() => bool(env, 'TRUST_PROXY'), false),
+    workerDeadAfterMs: check(() => integer(env, 'WORKER_DEAD_AFTER_SECONDS', 120, 5, 86_400), 120) * 1000,
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,
   };

@@ -9,6 +9,7 @@ import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 
 export const HEARTBEAT_INTERVAL_MS = 10_000;
+/** Default of WORKER_DEAD_AFTER_SECONDS. */
 export const DEAD_AFTER_MS = 2 * 60_000;
 
 export interface Heartbeat {
@@ -49,11 +50,11 @@ export function startHeartbeat(pool: DatabasePool, log: Logger, now: () => Date)
 }
 
 /**
- * Unlocks jobs held by workers that are gone: their heartbeat is older than DEAD_AFTER_MS, or
+ * Unlocks jobs held by workers that are gone: their heartbeat is older than `deadAfterMs`, or
  * they have none and have held the lock that long. Returns the worker ids unlocked.
  */
-export async function unlockDeadWorkers(pool: DatabasePool, now: Date): Promise<string[]> {
-  const cutoff = sql.timestamp(new Date(now.getTime() - DEAD_AFTER_MS));
+export async function unlockDeadWorkers(pool: DatabasePool, now: Date, deadAfterMs = DEAD_AFTER_MS): Promise<string[]> {
+  const cutoff = sql.timestamp(new Date(now.getTime() - deadAfterMs));
   const dead = await pool.anyFirst(sql.type(z.object({ locked_by: z.string() }))`
     select distinct j.locked_by from graphile_worker._private_jobs j
     where j.locked_by is not null and j.locked_at < ${cutoff}
