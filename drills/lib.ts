@@ -3,6 +3,7 @@
 // Every drill prints its table and ends with a line "N passed, M failed" (exit 1 when M > 0).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -193,4 +194,134 @@ export async function drill(title: string, body: (report: Report) => Promise<voi
     report.check('drill ran to the end', false, error instanceof Error ? error.message.split('\n')[0]! : String(error));
   }
   report.print();
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
+
+export interface RawRequest {
+  method: string;
+  /** Sent exactly as given (no URL normalisation: `..`, `%2F` and long ids reach the server). */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Streams the body in chunks (Transfer-Encoding: chunked, no Content-Length). */
+  chunked?: boolean;
+}
+
+/**
+ * One HTTP request over node:http, without the URL handling of fetch, so odd paths, methods and
+ * headers reach the server as written. An event stream is read until its first chunk and closed.
+ */
+export function rawRequest(base: string, request: RawRequest, options: { agent?: http.Agent; timeoutMs?: number } = {}): Promise<RawResponse> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const done = (error: Error | null, response?: RawResponse) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(response!);
+    };
+    const body = request.body === undefined ? undefined : Buffer.from(request.body);
+    // Framing is explicit: node:http would send a GET's body without Content-Length.
+    const framing = body === undefined ? {} : request.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) };
+    const req = http.request({ host: url.hostname, port: url.port, method: request.method, path: request.path, headers: { ...request.headers, ...framing }, agent: options.agent ?? false });
+    const timer = setTimeout(() => {
+      req.destroy();
+      done(new Error(`no answer in ${options.timeoutMs ?? 20_000} ms`));
+    }, options.timeoutMs ?? 20_000);
+    req.on('error', (error) => done(error));
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      const finish = () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        done(null, { status: res.statusCode ?? 0, headers: res.headers, text, json });
+      };
+      const stream = String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (stream) {
+          finish();
+          res.destroy();
+        }
+      });
+      res.on('end', finish);
+      res.on('error', finish);
+      res.on('close', finish);
+    });
+    if (body === undefined) {
+      req.end();
+    } else if (request.chunked) {
+      for (let at = 0; at < body.length; at += 16 * 1024) req.write(body.subarray(at, at + 16 * 1024));
+      req.end();
+    } else {
+      req.end(body);
+    }
+  });
+}
+
+/** The error codes of the table in docs/API.md, each with its type and status. */
+export function documentedErrors(): Map<string, { type: string; status: number }> {
+  const codes = new Map<string, { type: string; status: number }>();
+  const text = fs.readFileSync(path.join(ROOT, 'docs/API.md'), 'utf8');
+  for (const line of text.split('\n')) {
+    const row = /^\|\s*((?:`[a-z0-9_]+`(?:,\s*)?)+)\s*\|\s*([a-z_]+)\s*\|\s*(\d{3})\s*\|/.exec(line);
+    if (!row) continue;
+    for (const [, code] of row[1]!.matchAll(/`([a-z0-9_]+)`/g)) codes.set(code!, { type: row[2]!, status: Number(row[3]) });
+  }
+  return codes;
+}
+
+/** Runs a `kassa` command (not `start`) against the database; resolves with its exit code and output. */
+export function kassaCli(databaseUrl: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * An API process (which hosts the sandbox chain) and a worker process that reads it at BASE_URL,
+ * started at the same time, as a deployment would. When one fails to start the other is stopped.
+ */
+export async function startApart(databaseUrl: string, options: { env?: Record<string, string>; workerEnv?: Record<string, string> } = {}): Promise<{ api: Kassa; worker: Kassa }> {
+  const port = await freePort();
+  const started = await Promise.allSettled([
+    startKassa({ databaseUrl, part: 'api', port, env: options.env }),
+    startKassa({ databaseUrl, part: 'worker', baseUrl: `http://127.0.0.1:${port}`, env: { ...options.env, ...options.workerEnv } }),
+  ]);
+  const [api, worker] = started;
+  if (api.status === 'fulfilled' && worker.status === 'fulfilled') return { api: api.value, worker: worker.value };
+  for (const result of started) if (result.status === 'fulfilled') await result.value.kill();
+  throw (started.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
+}
+
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** With DRILL_LOGS=<folder>, writes each process's output there (<drill>-<name>.log) for a look afterwards. */
+export function keepLogs(processes: Record<string, Kassa | undefined>): void {
+  const folder = process.env.DRILL_LOGS;
+  if (!folder) return;
+  fs.mkdirSync(folder, { recursive: true });
+  const drillName = path.basename(process.argv[1] ?? 'drill', '.ts');
+  for (const [name, kassa] of Object.entries(processes)) {
+    if (kassa) fs.writeFileSync(path.join(folder, `${drillName}-${name}.log`), kassa.output());
+  }
 }

@@ -26,6 +26,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   payment_not_completed: 409,
   no_webhook_url: 409,
   payload_too_large: 413,
+  headers_too_large: 431,
+  request_timeout: 408,
   unsupported_media_type: 415,
   method_not_allowed: 405,
   rate_unavailable: 503,

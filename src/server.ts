@@ -8,11 +8,13 @@ import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp, type RouteInstaller } from './http/app.ts';
+import { answerClientError } from './http/middleware.ts';
 import { createChainClient } from './chain/client.ts';
 import { createChainWatcher, type ChainWatcher } from './chain/watcher.ts';
 import { scheduleNextWatch } from './chain/schedule.ts';
 import { SANDBOX_JSON_RPC_PATH } from './chain/sandbox/path.ts';
 import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
+import { PatientPool } from './worker/pgPool.ts';
 import type { Logger } from './log.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
@@ -39,6 +41,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let runner: Runner | null = null;
   let url: string | null = null;
   let heartbeat: Heartbeat | null = null;
+  let workerPool: PatientPool | null = null;
   try {
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
@@ -58,7 +61,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     }
     if (parts.api) {
       const app = createApp(deps, extraRoutes);
-      server = http.createServer(app.callback());
+      server = http.createServer({ requireHostHeader: false }, app.callback());
+      server.on('clientError', answerClientError);
       server.keepAliveTimeout = 5_000;
       server.requestTimeout = 60_000;
       await new Promise<void>((resolve, reject) => {
@@ -77,9 +81,11 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
 
     if (parts.worker) {
       heartbeat = startHeartbeat(pool, log, now);
+      // Graphile Worker's own connections wait out a database restart (see worker/pgPool.ts).
+      workerPool = new PatientPool({ connectionString: database.url, max: 10, connectionTimeoutMillis: 5_000 }, log);
       runner = await run({
         events: heartbeat.events,
-        connectionString: database.url,
+        pgPool: workerPool,
         concurrency: 10,
         pollInterval: 1000,
         noHandleSignals: true,
@@ -91,6 +97,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     }
   } catch (error) {
     await runner?.stop().catch(() => {});
+    await workerPool?.end().catch(() => {});
     await pool?.end().catch(() => {});
     await database.stop().catch(() => {});
     throw error;
@@ -110,6 +117,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
         : Promise.resolve();
       await Promise.all([closed, runner?.stop(reason)]);
       await heartbeat?.stop();
+      await workerPool?.end();
       await pool!.end();
       await database.stop();
       log.info('shut down');

@@ -1,7 +1,7 @@
 // chain__watch: one round of the chain watcher, then it schedules the next round (job_key
 // chain__watch, so there is one at a time however many workers run).
 import type { TaskFactory } from '../src/worker/tasks.ts';
-import { scheduleNextWatch } from '../src/chain/schedule.ts';
+import { scheduleNextWatchPatiently } from '../src/chain/schedule.ts';
 
 const ROUND_SIZE = 100;
 
@@ -17,7 +17,8 @@ const task: TaskFactory = (deps) => async (_payload, helpers) => {
     // A full round means accounts are waiting: go on at once rather than after a pause.
     if (result.claimed >= ROUND_SIZE && !result.backedOff) delayMs = 0;
   } finally {
-    await scheduleNextWatch(deps.pool, delayMs);
+    // Also after a round the database went away in: the next one is scheduled once it is back.
+    await scheduleNextWatchPatiently(deps.pool, delayMs, helpers.abortSignal);
   }
 };
 

@@ -5,6 +5,7 @@ import chainWatch from './chain__watch.ts';
 import idempotencyPurge from './idempotency__purge.ts';
 import paymentExpire from './payment__expire.ts';
 import ratesRefresh from './rates__refresh.ts';
+import webhookDeliver from './webhook__deliver.ts';
 import workerUnlockDead from './worker__unlock_dead.ts';
 
 export const TASKS: Record<string, TaskFactory> = {
@@ -12,6 +13,7 @@ export const TASKS: Record<string, TaskFactory> = {
   idempotency__purge: idempotencyPurge,
   payment__expire: paymentExpire,
   rates__refresh: ratesRefresh,
+  webhook__deliver: webhookDeliver,
   worker__unlock_dead: workerUnlockDead,
 };
 

@@ -14,8 +14,12 @@ export const PENDING_INTERVAL_MS = 1_000;
 export const ENDED_INTERVAL_MS = 60_000;
 /** Deposit addresses stay watched this long after a payment ends. */
 export const WATCH_AFTER_END_MS = 24 * 60 * 60 * 1000;
-/** A claimed account is not claimed again by another worker for this long. */
-const LEASE_MS = 30_000;
+/**
+ * A claimed account is not claimed again by another worker for this long. A round renews the
+ * lease of the accounts it has not read yet while it works, so a long round keeps them, and a
+ * worker that dies mid-round holds them at most this long.
+ */
+const LEASE_MS = 10_000;
 const MAX_BACKOFF_MS = 5 * 60_000;
 
 export interface WatcherDeps {
@@ -247,7 +251,15 @@ export function createChainWatcher(deps: WatcherDeps) {
       const claimed = watches.length;
       let scanned = 0;
       let recorded = 0;
-      for (const watch of watches) {
+      let leaseEnds = deps.now().getTime() + LEASE_MS;
+      for (const [index, watch] of watches.entries()) {
+        if (deps.now().getTime() >= leaseEnds - LEASE_MS / 2) {
+          leaseEnds = deps.now().getTime() + LEASE_MS;
+          const rest = watches.slice(index).map((w) => w.account);
+          await pool.query(sql.typeAlias('void')`
+            update chain_watches set next_check_at = ${sql.timestamp(new Date(leaseEnds))} where account = any(${sql.array(rest, 'text')})
+          `);
+        }
         try {
           const result = await scan(watch);
           scanned += 1;

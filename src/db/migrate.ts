@@ -1,5 +1,6 @@
 // Applies the committed migrations (graphile-migrate) and installs Graphile Worker's schema.
 import path from 'node:path';
+import pg from 'pg';
 import { Logger as MigrateLogger, migrate as graphileMigrate } from 'graphile-migrate';
 import { Logger as WorkerLogger, runMigrations as installWorkerSchema } from 'graphile-worker';
 import type { Logger } from '../log.ts';
@@ -25,16 +26,34 @@ export function graphileLogger(log: Logger, quiet = false): WorkerLogger {
   });
 }
 
+/**
+ * Several Kassa processes may start at once against one database (an API and its workers):
+ * graphile-migrate does not wait for another run's lock, it fails ("Failed to get exclusive
+ * lock"). So every run first queues on a lock of Kassa's own, held by a separate session for the
+ * whole run (closing the session releases it, also when this process dies).
+ */
+const MIGRATE_LOCK = 'kassa.migrate';
+const MIGRATE_LOCK_TIMEOUT = '5min';
+
 export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
-  await graphileMigrate({
-    connectionString: databaseUrl,
-    migrationsFolder: MIGRATIONS_FOLDER,
-    logger: new MigrateLogger(() => (level, message) => {
-      if (level === 'error') log.error({ component: 'graphile-migrate' }, message);
-      else if (level === 'warning') log.warn({ component: 'graphile-migrate' }, message);
-      else log.debug({ component: 'graphile-migrate' }, message);
-    }),
-  });
-  clearAllPools();
-  await installWorkerSchema({ connectionString: databaseUrl, logger: graphileLogger(log, true) });
+  const lock = new pg.Client({ connectionString: databaseUrl });
+  lock.on('error', () => {});
+  await lock.connect();
+  try {
+    await lock.query(`set lock_timeout = '${MIGRATE_LOCK_TIMEOUT}'`);
+    await lock.query('select pg_advisory_lock(hashtext($1))', [MIGRATE_LOCK]);
+    await graphileMigrate({
+      connectionString: databaseUrl,
+      migrationsFolder: MIGRATIONS_FOLDER,
+      logger: new MigrateLogger(() => (level, message) => {
+        if (level === 'error') log.error({ component: 'graphile-migrate' }, message);
+        else if (level === 'warning') log.warn({ component: 'graphile-migrate' }, message);
+        else log.debug({ component: 'graphile-migrate' }, message);
+      }),
+    });
+    clearAllPools();
+    await installWorkerSchema({ connectionString: databaseUrl, logger: graphileLogger(log, true) });
+  } finally {
+    await lock.end().catch(() => {});
+  }
 }

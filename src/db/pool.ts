@@ -60,6 +60,10 @@ export async function openPool(connectionUri: string, options: PoolOptions = {})
     connectionTimeout: 5_000,
     idleTimeout: 10_000,
     captureStackTrace: false,
+    // Kassa keeps no session state on these connections (no SET, LISTEN, temporary tables or
+    // session locks), so slonik's DISCARD ALL after every use is a wasted round trip that also
+    // drops cached plans.
+    resetConnection: async () => {},
   });
 }
 

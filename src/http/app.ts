@@ -2,12 +2,13 @@
 // in sandbox, the emulated chain.
 import Koa from 'koa';
 import Router from '@koa/router';
-import { ApiError } from '../errors.ts';
+import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { createGuards, errorEnvelope, jsonBody, requestLogging, type Guards } from './middleware.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentMethodRoutes } from './routes/paymentMethods.ts';
 import { paymentRoutes } from './routes/payments.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutRoutes } from '../checkout/routes.ts';
@@ -15,7 +16,7 @@ import { checkoutRoutes } from '../checkout/routes.ts';
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 
 /** Route groups, in order. Each later capability adds its installer here. */
-const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, paymentMethodRoutes, paymentRoutes, checkoutRoutes];
+const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, paymentMethodRoutes, paymentRoutes, webhookRoutes, checkoutRoutes];
 
 export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Koa<KassaState> {
   const app = new Koa<KassaState>();
@@ -30,16 +31,26 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
   app.use(errorEnvelope());
   app.use(async (ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');
+    // HTTP/1.1 needs a Host header (RFC 9112 §3.2). The server lets such requests through
+    // (requireHostHeader: false) so that the refusal is the envelope, not Node's bare 400.
+    if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw invalidRequest('malformed_request', 'An HTTP/1.1 request needs a Host header.');
     await next();
   });
   app.use(jsonBody());
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('invalid_request_error', 'method_not_allowed', 'This route does not accept that HTTP method.'),
-      notImplemented: () => new ApiError('invalid_request_error', 'method_not_allowed', 'This HTTP method is not supported.'),
-    }),
-  );
+  // The router answers 405 (501 for a method it does not know at all) with `Allow`; Kassa answers
+  // both as the envelope's 405 method_not_allowed and keeps `Allow` (docs/API.md).
+  const allowedMethods = router.allowedMethods();
+  app.use(async (ctx, next) => {
+    await allowedMethods(ctx as never, next);
+    if (ctx.status === 405 || ctx.status === 501) {
+      const allow = ctx.response.get('Allow');
+      ctx.remove('Allow');
+      // No route at this path at all: route_not_found, whatever the method.
+      if (allow === '') throw notFound('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
+      const message = ctx.status === 405 ? 'This route does not accept that HTTP method.' : 'This HTTP method is not supported.';
+      throw new ApiError('invalid_request_error', 'method_not_allowed', message, { headers: { Allow: allow } });
+    }
+  });
   return app;
 }

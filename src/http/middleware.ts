@@ -1,6 +1,8 @@
 // The HTTP pipeline's shared pieces: request id and logging, the error envelope, JSON-only bodies,
 // bearer authentication.
 import crypto from 'node:crypto';
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { koaBody } from 'koa-body';
@@ -101,6 +103,35 @@ export function jsonBody(): Middleware<KassaState> {
     }
     await parse(ctx as never, next);
   };
+}
+
+/**
+ * A request Node's HTTP parser refuses never reaches Koa: headers over 16 KiB, a malformed request
+ * line or header, conflicting framing, a request not received within `requestTimeout`. Node would
+ * answer a bare 400/408/413/431; this answers the same statuses with the envelope (docs/API.md).
+ * Installed with `server.on('clientError', answerClientError)`.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const sent = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (error.code === 'ECONNRESET' || !socket.writable || sent) {
+    socket.destroy();
+    return;
+  }
+  let apiError: ApiError;
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    apiError = invalidRequest('headers_too_large', 'The request headers are larger than 16 KiB.');
+  } else if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
+    apiError = new ApiError('invalid_request_error', 'payload_too_large', 'The chunk extensions of the request body are too large.');
+  } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    apiError = invalidRequest('request_timeout', 'The request was not received in time.');
+  } else {
+    apiError = invalidRequest('malformed_request', 'The HTTP request could not be parsed.');
+  }
+  const body = JSON.stringify(apiError.toJSON());
+  socket.end(
+    `HTTP/1.1 ${apiError.status} ${http.STATUS_CODES[apiError.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;

@@ -106,6 +106,35 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         Payment: paymentSchema,
         PaymentMethod: methodSchema,
         Error: errorSchema,
+        WebhookDelivery: {
+          type: 'object',
+          required: ['id', 'event', 'url', 'status', 'reason', 'attempts', 'createdAt'],
+          properties: {
+            id: { type: 'string', format: 'uuid' },
+            event: { const: 'payment.completed' },
+            url: { type: 'string' },
+            status: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+            reason: { type: 'string', enum: ['completed', 'redelivery'] },
+            attempts: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  attempt: { type: 'integer' },
+                  startedAt: { type: 'string', format: 'date-time' },
+                  finishedAt: { type: ['string', 'null'] },
+                  durationMs: { type: ['integer', 'null'] },
+                  httpStatus: { type: ['integer', 'null'] },
+                  error: { type: ['string', 'null'] },
+                  nextRetryAt: { type: ['string', 'null'] },
+                },
+              },
+            },
+            createdAt: { type: 'string', format: 'date-time' },
+            deliveredAt: { type: ['string', 'null'] },
+            failedAt: { type: ['string', 'null'] },
+          },
+        },
       },
     },
     paths: {
@@ -162,6 +191,31 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '200': { description: 'The cancelled payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), '409': errorResponse('payment_not_cancellable'), ...common },
+        },
+      },
+      '/v1/payments/{paymentID}/transfers': {
+        get: {
+          operationId: 'listPaymentTransfers',
+          summary: 'Every transfer recorded for the payment, with its effect (extension)',
+          parameters: [paymentIdParameter],
+          responses: { '200': { description: 'The books of this payment', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { type: 'object', required: ['hash', 'effect', 'counted'], properties: { hash: { type: 'string' }, lt: { type: 'string' }, coin: { type: ['string', 'null'] }, amount: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' }, chainTime: { type: 'string', format: 'date-time' }, effect: { type: 'string' }, counted: { type: 'boolean' } } } } } }) }, '404': errorResponse('payment_not_found'), ...common },
+        },
+      },
+      '/v1/payments/{paymentID}/webhook-deliveries': {
+        get: {
+          operationId: 'listWebhookDeliveries',
+          summary: "The payment's webhook deliveries with every attempt (extension)",
+          parameters: [paymentIdParameter],
+          responses: { '200': { description: 'Deliveries, oldest first', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('WebhookDelivery') } } }) }, '404': errorResponse('payment_not_found'), ...common },
+        },
+      },
+      '/v1/payments/{paymentID}/webhook/redeliver': {
+        post: {
+          operationId: 'redeliverWebhook',
+          summary: 'Deliver the completed event again, signed afresh (extension)',
+          parameters: [paymentIdParameter, idempotencyHeader],
+          requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
+          responses: { '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) }, '404': errorResponse('payment_not_found'), '409': errorResponse('payment_not_completed, no_webhook_url'), ...common },
         },
       },
       '/v1/payment-methods': {

@@ -4,28 +4,29 @@ import { depositWallet } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 
-const masterKeys = new WeakMap<object, Promise<Buffer>>();
+const masterKeys = new WeakMap<object, Buffer>();
 
-async function loadMasterKey(db: Db, config: Pick<Config, 'masterKey' | 'tonNetwork'>): Promise<Buffer> {
+/**
+ * The deposit master key: KASSA_MASTER_KEY, or in sandbox a key generated into the database on
+ * first use. Cached per configuration once it is known to be stored (a key inserted by a
+ * transaction that may still roll back is not cached).
+ */
+export async function masterKey(db: Db, config: Pick<Config, 'masterKey' | 'tonNetwork'>): Promise<Buffer> {
   if (config.masterKey) return Buffer.from(config.masterKey, 'hex');
+  const cached = masterKeys.get(config);
+  if (cached) return cached;
   if (config.tonNetwork !== 'sandbox') throw new Error('KASSA_MASTER_KEY is required off sandbox');
-  // Sandbox only: a key generated into the database on first use and kept there.
+  const stored = sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'deposit_master_key'`;
+  const existing = await db.maybeOneFirst(stored);
+  if (existing) {
+    masterKeys.set(config, existing);
+    return existing;
+  }
   await db.query(sql.typeAlias('void')`
     insert into service_secrets (name, secret) values ('deposit_master_key', ${sql.binary(crypto.randomBytes(32))})
     on conflict (name) do nothing
   `);
-  return db.oneFirst(sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'deposit_master_key'`);
-}
-
-/** The deposit master key, loaded once per pool. */
-export function masterKey(db: Db, config: Pick<Config, 'masterKey' | 'tonNetwork'>): Promise<Buffer> {
-  let key = masterKeys.get(db);
-  if (!key) {
-    key = loadMasterKey(db, config);
-    key.catch(() => masterKeys.delete(db));
-    masterKeys.set(db, key);
-  }
-  return key;
+  return db.oneFirst(stored);
 }
 
 /** Assigns the next deposit wallet to a payment (inside the caller's transaction). */

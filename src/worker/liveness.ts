@@ -30,10 +30,14 @@ export function startHeartbeat(pool: DatabasePool, log: Logger, now: () => Date)
       on conflict (worker_id) do update set last_seen_at = excluded.last_seen_at
     `);
   };
-  events.on('worker:create', ({ worker }) => {
-    ids.add(worker.workerId);
+  // Graphile Worker 0.18 locks jobs with the id of the worker pool (`pool-…`); the ids of its
+  // workers (`worker-…`) are recorded too, for versions that lock with those.
+  const record = (id: string) => {
+    ids.add(id);
     beat().catch((error: unknown) => log.warn({ err: error }, 'worker heartbeat failed'));
-  });
+  };
+  events.on('pool:create', ({ workerPool }) => record(workerPool.id));
+  events.on('worker:create', ({ worker }) => record(worker.workerId));
   const timer = setInterval(() => {
     beat().catch((error: unknown) => log.warn({ err: error }, 'worker heartbeat failed'));
   }, HEARTBEAT_INTERVAL_MS);

@@ -32,17 +32,41 @@ describe('worker liveness', () => {
     const runner = await run({ connectionString: db.url, concurrency: 2, noHandleSignals: true, taskList: {}, events: heartbeat.events, pollInterval: 60_000 });
     try {
       let ids: readonly string[] = [];
-      for (let i = 0; i < 50 && ids.length < 2; i += 1) {
+      for (let i = 0; i < 50 && ids.length < 3; i += 1) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         ids = await db.pool.anyFirst(sql.type(z.object({ worker_id: z.string() }))`select worker_id from worker_heartbeats`);
       }
-      assert.equal(ids.length, 2, 'one row per Graphile worker of the pool');
-      for (const id of ids) assert.match(id, /^worker-/);
+      assert.equal(ids.filter((id) => id.startsWith('pool-')).length, 1, 'the pool (which locks the jobs)');
+      assert.equal(ids.filter((id) => id.startsWith('worker-')).length, 2, 'and each of its workers');
     } finally {
       await runner.stop();
       await heartbeat.stop();
     }
     assert.equal(await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from worker_heartbeats`), 0);
+  });
+
+  it('a job locked by a live worker pool keeps its lock', async () => {
+    const heartbeat = startHeartbeat(db.pool, log, () => new Date());
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const runner = await run({ connectionString: db.url, concurrency: 1, noHandleSignals: true, events: heartbeat.events, pollInterval: 100, taskList: { hold: async () => held } });
+    try {
+      const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select (graphile_worker.add_job('hold')).id::text as id`);
+      let lockedBy: string | null = null;
+      for (let i = 0; i < 100 && lockedBy === null; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        lockedBy = await lockOf(id);
+      }
+      assert.ok(lockedBy, 'the job was taken');
+      // Long after the lock was taken, a worker that keeps beating keeps it.
+      await db.pool.query(sql.unsafe`update graphile_worker._private_jobs set locked_at = now() - interval '1 hour' where id = ${id}`);
+      assert.deepEqual(await unlockDeadWorkers(db.pool, new Date()), [], 'its heartbeat is fresh');
+      assert.equal(await lockOf(id), lockedBy);
+    } finally {
+      release();
+      await runner.stop();
+      await heartbeat.stop();
+    }
   });
 
   it('unlocks the jobs of workers not seen for two minutes, and only those', async () => {

@@ -42,7 +42,7 @@ const JETTON_NAMES: Record<string, string> = {
   XAUt0: 'Tether Gold',
 };
 
-export type SandboxTransferErrorCode = 'unknown_coin' | 'invalid_amount' | 'invalid_address' | 'invalid_request' | 'transfer_failed';
+export type SandboxTransferErrorCode = 'unknown_coin' | 'invalid_amount' | 'invalid_address' | 'invalid_request' | 'insufficient_funds' | 'transfer_failed';
 type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | null;
 
 /** A transfer request the sandbox refuses; `status` 400 means the caller's input was wrong. */
@@ -291,7 +291,7 @@ export class SandboxChain {
       const info = t.inMessage?.info;
       return info?.type === 'internal' && info.dest.equals(to) && info.src.equals(this.customer.address) && !info.bounced;
     });
-    if (tx === undefined) throw new SandboxTransferError('transfer_failed', 'the transfer did not reach its destination', null, 500);
+    if (tx === undefined) throw await this.transferFailure(null, amount, 'the transfer did not reach its destination');
     return { hash: transactionHashHex(tx), lt: tx.lt.toString() };
   }
 
@@ -318,9 +318,32 @@ export class SandboxChain {
       return body !== undefined && body.remainingBits >= 32 && body.loadUint(32) === OP_JETTON_INTERNAL_TRANSFER;
     });
     if (tx === undefined) {
-      throw new SandboxTransferError('transfer_failed', `the ${jetton.symbol} transfer did not reach the destination jetton wallet`, null, 500);
+      throw await this.transferFailure(jetton, amount, `the ${jetton.symbol} transfer did not reach the destination jetton wallet`);
     }
     return { hash: transactionHashHex(tx), lt: tx.lt.toString() };
+  }
+
+  /**
+   * Why a transfer did not arrive: the customer wallet holds less than the amount (its balance is
+   * finite, and earlier transfers spend it) is the caller's doing (400 insufficient_funds);
+   * anything else is a failure of the sandbox itself (500).
+   */
+  private async transferFailure(jetton: JettonInfo | null, amount: bigint, message: string): Promise<SandboxTransferError> {
+    let balance: bigint;
+    try {
+      if (jetton === null) {
+        balance = (await this.blockchain.getContract(this.customer.address)).balance;
+      } else {
+        const res = await this.blockchain.runGetMethod(await this.jettonWalletOf(jetton.master, this.customer.address), 'get_wallet_data', []);
+        balance = res.stackReader.readBigNumber();
+      }
+    } catch {
+      balance = 0n;
+    }
+    if (balance < amount) {
+      return new SandboxTransferError('insufficient_funds', `the sandbox customer wallet holds less than that (${balance} base units)`, 'amount');
+    }
+    return new SandboxTransferError('transfer_failed', message, null, 500);
   }
 
   /** The jetton wallet of `owner` for `master`, asked of the master (cached). */

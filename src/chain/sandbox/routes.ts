@@ -65,7 +65,7 @@ export async function startSandbox(pool: DatabasePool, log: Logger, watcher: () 
       } catch (error) {
         if (error instanceof SandboxTransferError && error.status === 400) {
           if (error.code === 'unknown_coin') throw new ApiError('not_found_error', 'currency_not_found', error.message, { param: 'coin' });
-          const code = error.code === 'invalid_amount' ? 'invalid_amount' : error.code === 'invalid_address' ? 'invalid_address' : 'invalid_request';
+          const code = error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
           throw invalidRequest(code, error.message, error.param ?? undefined);
         }
         throw error;

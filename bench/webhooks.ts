@@ -1,0 +1,249 @@
+// Webhook delivery benchmark: a real Graphile Worker runner (the real task list, the settings of
+// `kassa start`) delivers to a local receiver on 127.0.0.1, on a fresh migrated database of the
+// embedded PostgreSQL (or of DATABASE_URL's server). Prints numbers; asserts nothing.
+//
+//   node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 10]
+//
+// Two runs of `--payments` completed payments each (created through the API, then completed the
+// way the chain's completion command does it: status update + enqueueWebhookDelivery in one
+// transaction):
+//   paced — completions arrive at `--rate` per second: the delay from the completion's commit to
+//           the start of the first attempt (webhook_attempts.started_at), p50/p99/max. Target: p99 ≤ 1 s.
+//   burst — all completions committed as fast as 16 connections allow: deliveries per second
+//           (first commit → last delivery) and the same delays, which here include queueing.
+//   drain — the completions are committed while no worker runs, then the worker starts: deliveries
+//           per second of the worker alone.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { run } from 'graphile-worker';
+import pg from 'pg';
+import { pino } from 'pino';
+import { issueToken } from '../src/auth/tokens.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDatabaseServer } from '../src/db/embedded.ts';
+import { graphileLogger, migrate } from '../src/db/migrate.ts';
+import { openPool, sql, z, type DatabasePool } from '../src/db/pool.ts';
+import { createApp } from '../src/http/app.ts';
+import { createStore, parseMethodList } from '../src/stores/stores.ts';
+import { enqueueWebhookDelivery } from '../src/webhooks/deliveries.ts';
+import { taskList } from '../src/worker/tasks.ts';
+import { TASKS } from '../tasks/index.ts';
+import webhookDeliver from '../tasks/webhook__deliver.ts';
+
+const { values } = parseArgs({
+  options: {
+    payments: { type: 'string', default: '1000' },
+    rate: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '10' },
+  },
+});
+const PAYMENTS = Number(values.payments);
+const RATE = Number(values.rate);
+const CONCURRENCY = Number(values.concurrency);
+
+const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
+const out = (line: string): void => void process.stdout.write(`${line}\n`);
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+const ms = (value: number): string => `${value.toFixed(1)} ms`;
+
+async function withDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
+  const baseConfig = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
+  const server = await openDatabaseServer(baseConfig, log);
+  const name = `kassa_bench_webhooks_${process.pid}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  await admin.query(`create database ${pg.escapeIdentifier(name)}`);
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  try {
+    await migrate(url.toString(), log);
+    return await work(url.toString());
+  } finally {
+    await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`).catch(() => {});
+    await admin.end();
+    await server.stop();
+  }
+}
+
+async function pool<T>(items: T[], size: number, each: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await each(items[next++]!);
+    }),
+  );
+}
+
+interface RunResult {
+  delays: number[];
+  firstCommit: number;
+  lastCommit: number;
+  lastDelivered: number;
+}
+
+async function main(): Promise<void> {
+  await withDatabase(async (databaseUrl) => {
+    const config = loadConfig({ DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_INSECURE: 'true', PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', LOG_LEVEL: 'silent' });
+    const db: DatabasePool = await openPool(databaseUrl, { maxPoolSize: 30 });
+    const silent = pino({ level: 'silent' });
+    const deps = { config, pool: db, log: silent, now: () => new Date() };
+
+    // The API, to create payments the way a merchant does.
+    const api = http.createServer(createApp(deps).callback());
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+
+    // The receiver: answers 200 at once and records when each payment's first request arrived.
+    const arrivals = new Map<string, number>();
+    let requests = 0;
+    let allDelivered: (() => void) | null = null;
+    let expected = 0;
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        requests += 1;
+        const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload: { paymentID: string } }).payload.paymentID;
+        if (!arrivals.has(id)) arrivals.set(id, Date.now());
+        res.writeHead(200).end();
+        if (arrivals.size >= expected) allDelivered?.();
+      });
+    });
+    receiver.keepAliveTimeout = 1;
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+    const store = await createStore(db, 'Bench store', parseMethodList('TON/TON'));
+    const { token } = await issueToken(db, store.id, null);
+    const createPayments = async (n: number): Promise<string[]> => {
+      const ids: string[] = [];
+      await pool(Array.from({ length: n }, (_, i) => i), 16, async (i) => {
+        const response = await fetch(`${apiUrl}/v1/payments`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, webhookURL: hookUrl, order_id: `bench-${i}` }),
+        });
+        if (response.status !== 201) throw new Error(`create: HTTP ${response.status} ${await response.text()}`);
+        ids.push(((await response.json()) as { id: string }).id);
+      });
+      return ids;
+    };
+
+    const commits = new Map<string, number>();
+    const complete = async (paymentId: string): Promise<void> => {
+      await db.transaction(async (tx) => {
+        const now = new Date();
+        await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+        await tx.query(sql.unsafe`select graphile_worker.remove_job(${`payment__expire:${paymentId}`})`);
+        await enqueueWebhookDelivery(tx, paymentId, 'completed', now);
+      });
+      commits.set(paymentId, Date.now());
+    };
+
+    const startRunner = () =>
+      run({
+        connectionString: databaseUrl,
+        concurrency: CONCURRENCY,
+        pollInterval: 1000,
+        noHandleSignals: true,
+        logger: graphileLogger(silent, true),
+        taskList: taskList(deps, { ...TASKS, webhook__deliver: webhookDeliver }),
+      });
+    let runner = await startRunner();
+
+    const measure = async (ids: string[], completeAll: () => Promise<void>): Promise<RunResult> => {
+      expected = arrivals.size + ids.length;
+      const done = new Promise<void>((resolve) => {
+        allDelivered = resolve;
+      });
+      await completeAll();
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 120_000))]);
+      // Wait for the last attempts to be recorded.
+      for (let i = 0; i < 200; i += 1) {
+        const pending = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+          select count(*)::int as n from webhook_deliveries where payment_id = any(${sql.array(ids, 'uuid')}) and status <> 'delivered'
+        `);
+        if (pending === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const started = await db.any(sql.type(z.object({ payment_id: z.string(), started_at: z.date() }))`
+        select d.payment_id, a.started_at from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+        where a.attempt = 1 and d.payment_id = any(${sql.array(ids, 'uuid')})
+      `);
+      const delays = started.map((row) => row.started_at.getTime() - commits.get(row.payment_id)!).sort((a, b) => a - b);
+      const firstCommit = Math.min(...ids.map((id) => commits.get(id)!));
+      const lastCommit = Math.max(...ids.map((id) => commits.get(id)!));
+      const lastDelivered = Math.max(...ids.map((id) => arrivals.get(id) ?? Number.NaN));
+      return { delays, firstCommit, lastCommit, lastDelivered };
+    };
+
+    const report = (name: string, ids: string[], result: RunResult, extra: string): void => {
+      const { delays } = result;
+      const delivered = ids.filter((id) => arrivals.has(id)).length;
+      const seconds = (result.lastDelivered - result.firstCommit) / 1000;
+      out(`${name}: ${delivered}/${ids.length} delivered ${extra}`);
+      out(`  deliveries/s (first commit → last delivery): ${(delivered / seconds).toFixed(0)} (${seconds.toFixed(2)} s)`);
+      out(`  completion commit → first attempt: p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}, max ${ms(delays.at(-1) ?? Number.NaN)} (target p99 ≤ 1000 ms)`);
+    };
+
+    try {
+      out(`webhook delivery benchmark: ${PAYMENTS} payments per run, worker concurrency ${CONCURRENCY}, pollInterval 1000 ms (jobs arrive by LISTEN/NOTIFY)`);
+      // Warm-up: the first key, prepared statements, connections.
+      const warm = await createPayments(20);
+      await measure(warm, () => pool(warm, 4, complete));
+
+      const paced = await createPayments(PAYMENTS);
+      const pacedResult = await measure(paced, async () => {
+        const start = performance.now();
+        for (let i = 0; i < paced.length; i += 1) {
+          const due = start + (i * 1000) / RATE;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          complete(paced[i]!).catch((error: unknown) => {
+            log.error({ err: error }, 'completion failed');
+            process.exitCode = 1;
+          });
+        }
+        while (commits.size < warm.length + paced.length) await new Promise((resolve) => setTimeout(resolve, 5));
+      });
+      report('paced', paced, pacedResult, `(completions at ${RATE}/s)`);
+
+      const burst = await createPayments(PAYMENTS);
+      const burstResult = await measure(burst, () => pool(burst, 16, complete));
+      const committing = burstResult.lastCommit - burstResult.firstCommit;
+      report('burst', burst, burstResult, `(all completions at once, 16 connections; committed in ${(committing / 1000).toFixed(2)} s, ${(burst.length / (committing / 1000)).toFixed(0)}/s)`);
+
+      // drain: the deliveries are queued while no worker runs; then one starts. Delivery throughput alone.
+      await runner.stop();
+      const drain = await createPayments(PAYMENTS);
+      let runnerStarted = 0;
+      let cpuAtStart = process.cpuUsage();
+      const drainResult = await measure(drain, async () => {
+        await pool(drain, 16, complete);
+        runnerStarted = Date.now();
+        cpuAtStart = process.cpuUsage();
+        runner = await startRunner();
+      });
+      const cpu = process.cpuUsage(cpuAtStart);
+      const seconds = (drainResult.lastDelivered - runnerStarted) / 1000;
+      out(`drain: ${drain.filter((id) => arrivals.has(id)).length}/${drain.length} queued deliveries, worker started afterwards`);
+      out(`  deliveries/s (worker start → last delivery): ${(drain.length / seconds).toFixed(0)} (${seconds.toFixed(2)} s)`);
+      out(`  CPU of this process (worker + receiver) per delivery: ${((cpu.user + cpu.system) / 1000 / drain.length).toFixed(2)} ms`);
+      out(`receiver requests: ${requests} (one per delivery expected)`);
+    } finally {
+      await runner.stop();
+      await new Promise((resolve) => api.close(resolve));
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+      await db.end();
+    }
+  });
+}
+
+await main();

@@ -1,0 +1,202 @@
+// One run of the webhook__deliver job: one attempt to deliver one webhook (CONTRACT §8).
+//
+// - The body is built and signed afresh on every attempt, with the active key and a new signAt, so a
+//   retry hours later still passes the receiver's 30-second check (and a key rotation between two
+//   attempts shows up as a new kid).
+// - The attempt row is written (and committed) *before* the request is sent, and completed after.
+//   A worker killed mid-request leaves it with finished_at null; Graphile Worker runs the still
+//   locked job again once its lock is released — within minutes by worker__unlock_dead (worker
+//   heartbeats), at the latest by Graphile's own 4-hour lock timeout — and that run marks the row
+//   interrupted and makes the next attempt, numbered after it. At least once, never silence.
+// - Success is a 2xx. Anything else (3xx — not followed —, 4xx, 5xx, timeout, connection error, an
+//   address refused by the SSRF guard) throws, and Graphile Worker retries after e^min(n,10) s.
+// - No attempt starts later than 12 h after the first one: after a failure, when the next run
+//   (now + e^min(n,10) s) would start past that deadline, or the job is out of attempts, the
+//   delivery is marked failed and the run ends without throwing. A run that starts past the
+//   deadline anyway (a worker that was down, a lock that expired late) fails the delivery without
+//   an attempt.
+// - The clock is deps.now (injected); durations are measured, not derived from the clock.
+import type { Config } from '../config.ts';
+import { sql, z, type DatabasePool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { activeSigningKey } from './keys.ts';
+import { DEFAULT_TIMEOUT_MS, postWebhook, type PostWebhookResult } from './send.ts';
+import { buildWebhookBody, signBody } from './sign.ts';
+
+/** No attempt starts later than this after the first attempt (seed: "retried … for up to 12 hours"). */
+export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
+
+export const INTERRUPTED_ERROR = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
+
+export interface DeliverDeps {
+  config: Pick<Config, 'webhookAllowInsecure'>;
+  pool: DatabasePool;
+  log: Logger;
+  now: () => Date;
+  /** Per-attempt deadline; default 30 s (the time the seed gives receivers). Tests shorten it. */
+  webhookTimeoutMs?: number;
+}
+
+/** What deliverWebhook needs of Graphile Worker's helpers: the job's attempt counters. */
+export interface DeliverHelpers {
+  job: {
+    /** Graphile Worker's count of runs of this job, this one included. */
+    attempts: number;
+    max_attempts: number;
+  };
+}
+
+export type DeliverOutcome =
+  /** A 2xx answer. */
+  | { result: 'delivered'; attempt: number }
+  /** Retries are over (deadline or max attempts); the delivery is marked failed. */
+  | { result: 'failed'; attempt: number | null }
+  /** Nothing to do: already delivered or failed, or the delivery no longer exists. */
+  | { result: 'skipped'; reason: 'delivered' | 'failed' | 'missing' };
+
+/** Thrown after a failed attempt that will be retried: Graphile Worker records it and backs off. */
+export class WebhookAttemptFailed extends Error {
+  override name = 'WebhookAttemptFailed';
+  readonly deliveryId: string;
+  readonly attempt: number;
+  readonly nextRetryAt: Date;
+  constructor(deliveryId: string, attempt: number, error: string, nextRetryAt: Date) {
+    super(`webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}; next attempt ≈ ${nextRetryAt.toISOString()}`);
+    this.deliveryId = deliveryId;
+    this.attempt = attempt;
+    this.nextRetryAt = nextRetryAt;
+  }
+}
+
+/** Graphile Worker's delay after the n-th failed run of a job: e^min(n,10) seconds. */
+export function retryDelayMs(failedRuns: number): number {
+  return Math.round(Math.exp(Math.min(Math.max(failedRuns, 1), 10)) * 1000);
+}
+
+/**
+ * After a failed attempt: when the next one would start, or null when none may (out of attempts,
+ * or it would start later than 12 h after the first attempt).
+ */
+export function nextAttemptAt(job: DeliverHelpers['job'], firstAttemptAt: Date, failedAt: Date): Date | null {
+  if (job.attempts >= job.max_attempts) return null;
+  const next = new Date(failedAt.getTime() + retryDelayMs(job.attempts));
+  return next.getTime() - firstAttemptAt.getTime() > DELIVERY_WINDOW_MS ? null : next;
+}
+
+const target = z.object({
+  id: z.string(),
+  payment_id: z.string(),
+  url: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  first_attempt_at: z.date().nullable(),
+  payment_status: z.string(),
+  metadata: z.record(z.string(), z.string()),
+  order_id: z.string().nullable(),
+  last_attempt: z.number(),
+});
+
+type Start =
+  | { kind: 'attempt'; attempt: number; firstAttemptAt: Date; url: string; body: string; headers: Record<string, string> }
+  | { kind: 'done'; outcome: DeliverOutcome };
+
+/**
+ * Makes one delivery attempt of `deliveryId` (see the top of this file). Resolves with the outcome,
+ * or throws WebhookAttemptFailed when the attempt failed and another one will follow.
+ */
+export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, helpers: DeliverHelpers): Promise<DeliverOutcome> {
+  const log = deps.log.child({ deliveryId });
+  const startedAt = deps.now();
+  // The key is read (or created, the very first time) outside the transaction below.
+  const key = await activeSigningKey(deps.pool, startedAt);
+
+  // An attempt left unfinished by an earlier run can only be one that was interrupted: the job is
+  // locked by this run, and no other job delivers this delivery. Data-modifying CTEs all see the
+  // statement's snapshot, so the attempt inserted beside this update is never marked by it.
+  const markInterrupted = sql.fragment`
+    update webhook_attempts set error = ${INTERRUPTED_ERROR}
+    where delivery_id = ${deliveryId} and finished_at is null and error is null
+  `;
+
+  const start = await deps.pool.transaction(async (tx): Promise<Start> => {
+    const delivery = await tx.maybeOne(sql.type(target)`
+      select d.id, d.payment_id, d.url, d.status, d.first_attempt_at, p.status as payment_status, p.metadata, p.order_id,
+             (select coalesce(max(a.attempt), 0)::int from webhook_attempts a where a.delivery_id = d.id) as last_attempt
+      from webhook_deliveries d join payments p on p.id = d.payment_id
+      where d.id = ${deliveryId}
+      for update of d
+    `);
+    if (delivery === null) return { kind: 'done', outcome: { result: 'skipped', reason: 'missing' } };
+    if (delivery.status !== 'pending') return { kind: 'done', outcome: { result: 'skipped', reason: delivery.status } };
+
+    const failNow = async (why: string): Promise<Start> => {
+      await tx.query(sql.typeAlias('void')`
+        with interrupted as (${markInterrupted})
+        update webhook_deliveries set status = 'failed', failed_at = ${sql.timestamp(startedAt)}, next_attempt_at = null where id = ${deliveryId}
+      `);
+      log.warn({ paymentId: delivery.payment_id }, `webhook delivery failed: ${why}`);
+      return { kind: 'done', outcome: { result: 'failed', attempt: null } };
+    };
+    if (delivery.payment_status !== 'completed') return failNow(`the payment is ${delivery.payment_status}, not completed`);
+    if (delivery.first_attempt_at !== null && startedAt.getTime() - delivery.first_attempt_at.getTime() > DELIVERY_WINDOW_MS) {
+      return failNow('no attempt may start more than 12 h after the first one');
+    }
+
+    const attempt = delivery.last_attempt + 1;
+    const body = buildWebhookBody({ paymentId: delivery.payment_id, metadata: delivery.metadata, orderId: delivery.order_id }, startedAt);
+    const headers = { 'Content-Type': 'application/json', 'X-Signature': signBody(body, key.secretKey), 'X-Signature-Kid': key.kid };
+    await tx.query(sql.typeAlias('void')`
+      with interrupted as (${markInterrupted}),
+      recorded as (
+        insert into webhook_attempts (delivery_id, attempt, started_at, kid, signed_at)
+        values (${deliveryId}, ${attempt}, ${sql.timestamp(startedAt)}, ${key.kid}, ${sql.timestamp(startedAt)})
+      )
+      update webhook_deliveries
+      set attempts = ${attempt}, first_attempt_at = coalesce(first_attempt_at, ${sql.timestamp(startedAt)}),
+          last_attempt_at = ${sql.timestamp(startedAt)}, next_attempt_at = null
+      where id = ${deliveryId}
+    `);
+    return { kind: 'attempt', attempt, firstAttemptAt: delivery.first_attempt_at ?? startedAt, url: delivery.url, body, headers };
+  });
+  if (start.kind === 'done') return start.outcome;
+
+  const { attempt } = start;
+  const sent: PostWebhookResult = await postWebhook({
+    url: start.url,
+    body: start.body,
+    headers: start.headers,
+    allowInsecure: deps.config.webhookAllowInsecure,
+    timeoutMs: deps.webhookTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+  });
+  const finishedAt = deps.now();
+  const error = sent.ok ? null : (sent.error ?? `HTTP ${sent.status ?? '?'}`);
+  const next = sent.ok ? null : nextAttemptAt(helpers.job, start.firstAttemptAt, finishedAt);
+
+  // One statement (atomic on its own): the attempt's outcome and the delivery's state.
+  const at = sql.timestamp(finishedAt);
+  const deliveryUpdate = sent.ok
+    ? sql.fragment`status = 'delivered', delivered_at = ${at}, next_attempt_at = null`
+    : next === null
+      ? sql.fragment`status = 'failed', failed_at = ${at}, next_attempt_at = null`
+      : sql.fragment`next_attempt_at = ${sql.timestamp(next)}`;
+  await deps.pool.query(sql.typeAlias('void')`
+    with finished as (
+      update webhook_attempts
+      set finished_at = ${at}, duration_ms = ${sent.durationMs}, http_status = ${sent.status ?? null},
+          error = ${error}, next_retry_at = ${next === null ? null : sql.timestamp(next)}
+      where delivery_id = ${deliveryId} and attempt = ${attempt}
+    )
+    update webhook_deliveries set ${deliveryUpdate} where id = ${deliveryId} and status = 'pending'
+  `);
+
+  const fields = { attempt, httpStatus: sent.status, durationMs: sent.durationMs, kid: start.headers['X-Signature-Kid'] };
+  if (sent.ok) {
+    log.info(fields, 'webhook delivered');
+    return { result: 'delivered', attempt };
+  }
+  if (next === null) {
+    log.warn({ ...fields, error }, 'webhook delivery failed: no attempt may follow (12 h window or attempts exhausted)');
+    return { result: 'failed', attempt };
+  }
+  log.info({ ...fields, error, nextRetryAt: next.toISOString() }, 'webhook attempt failed; will retry');
+  throw new WebhookAttemptFailed(deliveryId, attempt, error ?? 'failed', next);
+}

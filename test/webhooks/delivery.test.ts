@@ -1,0 +1,542 @@
+// webhook__deliver end to end: the real app (key set), real Postgres, real Graphile Worker runs
+// (runOnce with the webhook__deliver task) and real HTTP receivers on 127.0.0.1. Receivers verify with the
+// receiver kit against the app's own GET /pay/v1/webhook/keys.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { runOnce } from 'graphile-worker';
+import { pino } from 'pino';
+import { graphileLogger } from '../../src/db/migrate.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { taskList } from '../../src/worker/tasks.ts';
+import { DELIVER_MAX_ATTEMPTS, deliverJobKey, enqueueWebhookDelivery, listWebhookDeliveries } from '../../src/webhooks/deliveries.ts';
+import { DELIVERY_WINDOW_MS, nextAttemptAt, retryDelayMs } from '../../src/webhooks/deliver.ts';
+import { rotateSigningKey } from '../../src/webhooks/keys.ts';
+import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from '../../src/webhooks/receiver.ts';
+import { buildWebhookBody, verifyBody } from '../../src/webhooks/sign.ts';
+import webhookDeliver from '../../tasks/webhook__deliver.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { startPaymentsApp } from '../helpers/payments.ts';
+import { close, freePort, listen } from './helpers.ts';
+
+const log = pino({ level: 'silent' });
+let app: TestApp;
+let store: Awaited<ReturnType<TestApp['store']>>;
+
+before(async () => {
+  app = await startPaymentsApp({ env: { WEBHOOK_ALLOW_INSECURE: 'true' } });
+  store = await app.store();
+});
+after(() => app.close());
+
+// ---------------------------------------------------------------------------------------------
+// Helpers: the worker's clock, running jobs, completing payments, receivers.
+
+/** The worker's clock: real time unless fixed (the 12 h deadline tests). */
+let fixedNow: Date | null = null;
+const workerNow = (): Date => (fixedNow ? new Date(fixedNow) : new Date());
+
+interface WorkerOptions {
+  allowInsecure?: boolean;
+  timeoutMs?: number;
+}
+
+/** Runs every due webhook__deliver job once through Graphile Worker (other tasks are left alone). */
+async function runJobs(options: WorkerOptions = {}): Promise<void> {
+  const deps = {
+    config: { ...app.config, webhookAllowInsecure: options.allowInsecure ?? true },
+    pool: app.pool,
+    log,
+    now: workerNow,
+    webhookTimeoutMs: options.timeoutMs ?? 5_000,
+  };
+  await runOnce({
+    connectionString: app.db.url,
+    taskList: taskList(deps, { webhook__deliver: webhookDeliver }),
+    noHandleSignals: true,
+    logger: graphileLogger(log, true),
+  });
+}
+
+const jobRow = z.object({ attempts: z.number(), max_attempts: z.number(), run_at: z.date(), last_error: z.string().nullable(), payload: z.unknown() });
+
+async function deliveryJob(deliveryId: string) {
+  return app.pool.maybeOne(sql.type(jobRow)`
+    select j.attempts, j.max_attempts, j.run_at, j.last_error, j.payload
+    from graphile_worker._private_jobs j where j.key = ${deliverJobKey(deliveryId)}
+  `);
+}
+
+/** Makes the delivery's retry due now (instead of waiting for Graphile Worker's backoff). */
+async function makeDue(deliveryId: string): Promise<void> {
+  await app.pool.query(sql.unsafe`update graphile_worker._private_jobs set run_at = now() where key = ${deliverJobKey(deliveryId)}`);
+}
+
+interface PaymentOptions {
+  webhookURL?: string;
+  order_id?: string;
+  metadata?: Record<string, string>;
+}
+
+/** A payment created through the API, then completed directly, with its delivery enqueued in that transaction. */
+async function completedPayment(options: PaymentOptions = {}): Promise<{ paymentId: string; deliveryId: string | null }> {
+  const created = await app.request('POST', '/v1/payments', {
+    token: store.token,
+    body: { amount: '1.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, ...options },
+  });
+  assert.equal(created.status, 201, created.text);
+  const paymentId = created.json.id as string;
+  const deliveryId = await app.pool.transaction(async (tx) => {
+    const now = new Date();
+    await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+    return enqueueWebhookDelivery(tx, paymentId, 'completed', now);
+  });
+  return { paymentId, deliveryId };
+}
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  text: string;
+  verified: VerifyResult | null;
+}
+
+type Respond = (request: Received, res: http.ServerResponse, index: number) => void;
+
+interface Receiver {
+  url: string;
+  port: number;
+  requests: Received[];
+  /** Resolves when the n-th request (1-based) has arrived. */
+  arrived(n: number): Promise<Received>;
+  close(): Promise<void>;
+}
+
+/** A real HTTP receiver on 127.0.0.1 that records every request, verifies it with the kit, and answers as told. */
+async function startReceiver(respond: Respond, options: { verifier?: WebhookVerifier; port?: number } = {}): Promise<Receiver> {
+  const requests: Received[] = [];
+  const waiting: Array<{ n: number; resolve: (r: Received) => void }> = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      void (async () => {
+        const raw = Buffer.concat(chunks);
+        const verified = options.verifier ? await options.verifier.verify(raw, req.headers) : null;
+        const received: Received = { headers: req.headers, raw, text: raw.toString('utf8'), verified };
+        requests.push(received);
+        for (const waiter of waiting.filter((w) => w.n <= requests.length)) {
+          waiter.resolve(requests[waiter.n - 1]!);
+          waiting.splice(waiting.indexOf(waiter), 1);
+        }
+        respond(received, res, requests.length);
+      })();
+    });
+  });
+  let port: number;
+  if (options.port === undefined) {
+    port = (await listen(server)).port;
+  } else {
+    port = options.port;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+  }
+  return {
+    url: `http://127.0.0.1:${port}/kassa/webhook`,
+    port,
+    requests,
+    arrived: (n) =>
+      requests.length >= n ? Promise.resolve(requests[n - 1]!) : new Promise((resolve) => waiting.push({ n, resolve })),
+    close: () => close(server),
+  };
+}
+
+const keysUrl = (): string => `${app.url}/pay/v1/webhook/keys`;
+
+/** A verifier against the app's key set, counting its key-set fetches. */
+function appVerifier(): { verifier: WebhookVerifier; fetches: () => number } {
+  let fetches = 0;
+  const verifier = createWebhookVerifier({
+    keysUrl: keysUrl(),
+    fetch: (input, init) => {
+      fetches += 1;
+      return fetch(input, init);
+    },
+  });
+  return { verifier, fetches: () => fetches };
+}
+
+const attemptRow = z.object({ attempt: z.number(), kid: z.string().nullable(), signed_at: z.date().nullable(), started_at: z.date(), finished_at: z.date().nullable() });
+
+async function attemptRows(deliveryId: string) {
+  return app.pool.any(sql.type(attemptRow)`
+    select attempt, kid, signed_at, started_at, finished_at from webhook_attempts where delivery_id = ${deliveryId} order by attempt
+  `);
+}
+
+async function deliveriesOf(paymentId: string) {
+  const response = await app.request('GET', `/v1/payments/${paymentId}/webhook-deliveries`, { token: store.token });
+  assert.equal(response.status, 200, response.text);
+  return response.json.data as Array<{ id: string; status: string; failedAt: string | null; deliveredAt: string | null; attempts: Array<Record<string, any>> }>;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('enqueueWebhookDelivery', () => {
+  it('records the delivery and adds webhook__deliver with job_key and max_attempts, in the same transaction', async () => {
+    const { paymentId, deliveryId } = await completedPayment({ webhookURL: 'http://127.0.0.1:9/never-run' });
+    assert.ok(deliveryId);
+    const job = await deliveryJob(deliveryId);
+    assert.ok(job, 'the job exists');
+    assert.deepEqual(job.payload, { deliveryId });
+    assert.equal(job.max_attempts, DELIVER_MAX_ATTEMPTS);
+    const [delivery] = await listWebhookDeliveries(app.pool, paymentId);
+    assert.equal(delivery?.url, 'http://127.0.0.1:9/never-run');
+    assert.equal(delivery?.status, 'pending');
+    assert.equal(delivery?.reason, 'completed');
+    // Safe to call twice: the completed event is recorded once.
+    const again = await app.pool.transaction((tx) => enqueueWebhookDelivery(tx, paymentId, 'completed', new Date()));
+    assert.equal(again, deliveryId);
+    assert.equal((await listWebhookDeliveries(app.pool, paymentId)).length, 1);
+    await app.pool.query(sql.unsafe`delete from webhook_deliveries where id = ${deliveryId}`);
+    await app.pool.query(sql.unsafe`select graphile_worker.remove_job(${deliverJobKey(deliveryId)})`);
+  });
+
+  it('a rolled-back transaction leaves neither the delivery nor the job', async () => {
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, webhookURL: 'http://127.0.0.1:9/x' },
+    });
+    let id: string | null = null;
+    await assert.rejects(
+      app.pool.transaction(async (tx) => {
+        id = await enqueueWebhookDelivery(tx, created.json.id, 'completed', new Date());
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.ok(id);
+    assert.equal(await deliveryJob(id), null);
+    assert.deepEqual(await listWebhookDeliveries(app.pool, created.json.id), []);
+  });
+
+  it('a payment without webhookURL enqueues nothing', async () => {
+    const countJobs = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from graphile_worker.jobs where task_identifier = 'webhook__deliver'
+    `);
+    const before = await countJobs();
+    const { paymentId, deliveryId } = await completedPayment();
+    assert.equal(deliveryId, null);
+    assert.deepEqual(await listWebhookDeliveries(app.pool, paymentId), []);
+    assert.equal(await countJobs(), before);
+    assert.equal(await app.pool.transaction((tx) => enqueueWebhookDelivery(tx, paymentId, 'redelivery', new Date())), null);
+    assert.equal(await countJobs(), before);
+    assert.deepEqual(await deliveriesOf(paymentId), []);
+  });
+});
+
+describe('webhook__deliver', () => {
+  it("POSTs the seed's body and headers, signed with the key the app publishes", async () => {
+    const { verifier } = appVerifier();
+    const receiver = await startReceiver((r, res) => res.writeHead(r.verified?.ok ? 200 : 401).end(), { verifier });
+    try {
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url, order_id: 'A-1001', metadata: { cart: '7', note: 'crème ☕' } });
+      await runJobs();
+      assert.equal(receiver.requests.length, 1);
+      const [request] = receiver.requests;
+      assert.ok(request);
+      assert.equal(request.headers['content-type'], 'application/json');
+      assert.match(String(request.headers['x-signature']), /^[A-Za-z0-9+/]{86}==$/, 'base64 of a 64-byte Ed25519 signature');
+      const kid = String(request.headers['x-signature-kid']);
+      const body = JSON.parse(request.text);
+      assert.deepEqual(Object.keys(body), ['payload', 'signAt']);
+      assert.deepEqual(body.payload, { paymentID: paymentId, status: 'completed', metadata: { cart: '7', note: 'crème ☕' }, order_id: 'A-1001' });
+      assert.equal(request.text, buildWebhookBody({ paymentId, metadata: { cart: '7', note: 'crème ☕' }, orderId: 'A-1001' }, new Date(body.signAt)), 'the exact bytes');
+      assert.ok(Math.abs(Date.parse(body.signAt) - Date.now()) < 10_000);
+      // The kit, against the app's GET /pay/v1/webhook/keys, verified it.
+      assert.equal(request.verified?.ok, true, JSON.stringify(request.verified));
+      const published = (await app.request('GET', '/pay/v1/webhook/keys')).json.keys as Array<{ kid: string; x: string }>;
+      const key = published.find((k) => k.kid === kid);
+      assert.ok(key, 'signed with a published key');
+      assert.equal(verifyBody(request.raw, String(request.headers['x-signature']), Buffer.from(key.x, 'base64')), true);
+
+      const [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'delivered');
+      assert.equal(delivery?.attempts.length, 1);
+      assert.equal(delivery?.attempts[0]?.httpStatus, 200);
+      assert.equal(delivery?.attempts[0]?.error, null);
+      assert.equal(delivery?.attempts[0]?.nextRetryAt, null);
+      const [row] = await attemptRows(deliveryId!);
+      assert.equal(row?.kid, kid);
+      assert.equal(row?.signed_at?.toISOString(), body.signAt);
+      assert.equal(await deliveryJob(deliveryId!), null, 'the job is done');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a receiver answering 500 then 200 gets a second, freshly signed attempt; both are logged', async () => {
+    const { verifier } = appVerifier();
+    const receiver = await startReceiver((r, res, n) => res.writeHead(n === 1 ? 500 : r.verified?.ok ? 200 : 401).end(n === 1 ? 'busy' : 'ok'), { verifier });
+    try {
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url, metadata: { n: '1' } });
+      await runJobs();
+      assert.equal(receiver.requests.length, 1);
+      let [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'pending');
+      const first = delivery!.attempts[0]!;
+      assert.equal(first.httpStatus, 500);
+      assert.equal(first.error, 'HTTP 500');
+      assert.ok(first.finishedAt);
+      // nextRetryAt is Graphile Worker's backoff after a first failure, e^1 s, and matches the job's run_at.
+      assert.equal(Date.parse(first.nextRetryAt) - Date.parse(first.finishedAt), retryDelayMs(1));
+      const job = await deliveryJob(deliveryId!);
+      assert.equal(job?.attempts, 1);
+      assert.match(job?.last_error ?? '', /attempt 1 failed: HTTP 500/);
+      assert.ok(Math.abs(job!.run_at.getTime() - Date.parse(first.nextRetryAt)) < 1_000, `run_at ${job!.run_at.toISOString()} ≈ ${first.nextRetryAt}`);
+
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await makeDue(deliveryId!);
+      await runJobs();
+      assert.equal(receiver.requests.length, 2);
+      [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'delivered');
+      assert.deepEqual(delivery?.attempts.map((a) => [a.attempt, a.httpStatus, a.error]), [[1, 500, 'HTTP 500'], [2, 200, null]]);
+      const [one, two] = receiver.requests.map((r) => ({ ...r, body: JSON.parse(r.text) }));
+      assert.notEqual(one!.body.signAt, two!.body.signAt, 'signed afresh');
+      assert.notEqual(one!.headers['x-signature'], two!.headers['x-signature']);
+      assert.deepEqual(one!.body.payload, two!.body.payload);
+      assert.equal(one!.verified?.ok, true);
+      assert.equal(two!.verified?.ok, true);
+      const rows = await attemptRows(deliveryId!);
+      assert.deepEqual(rows.map((r) => r.signed_at?.toISOString()), [one!.body.signAt, two!.body.signAt]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a timeout is a failed attempt, and is retried', async () => {
+    const receiver = await startReceiver((_r, res, n) => {
+      if (n === 1) return; // never answers
+      res.writeHead(204).end();
+    });
+    try {
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url });
+      await runJobs({ timeoutMs: 300 });
+      let [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'pending');
+      assert.equal(delivery?.attempts[0]?.httpStatus, null);
+      assert.equal(delivery?.attempts[0]?.error, 'timed out after 300 ms');
+      assert.ok(delivery?.attempts[0]?.durationMs >= 300);
+      assert.ok(delivery?.attempts[0]?.nextRetryAt);
+      await makeDue(deliveryId!);
+      await runJobs({ timeoutMs: 300 });
+      [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'delivered');
+      assert.deepEqual(delivery?.attempts.map((a) => a.httpStatus), [null, 204]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('connection refused is a failed attempt, and is retried', async () => {
+    const port = await freePort();
+    const { paymentId, deliveryId } = await completedPayment({ webhookURL: `http://127.0.0.1:${port}/kassa/webhook` });
+    await runJobs();
+    let [delivery] = await deliveriesOf(paymentId);
+    assert.equal(delivery?.status, 'pending');
+    assert.equal(delivery?.attempts[0]?.error, 'connection refused');
+    assert.equal(delivery?.attempts[0]?.httpStatus, null);
+    assert.equal((await deliveryJob(deliveryId!))?.attempts, 1);
+    // The receiver comes up on that port; the retry reaches it.
+    const receiver = await startReceiver((_r, res) => res.writeHead(200).end(), { port });
+    try {
+      await makeDue(deliveryId!);
+      await runJobs();
+      [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'delivered');
+      assert.deepEqual(delivery?.attempts.map((a) => [a.attempt, a.error]), [[1, 'connection refused'], [2, null]]);
+      assert.equal(receiver.requests.length, 1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a 302 is not followed: a failed attempt, retried later', async () => {
+    const elsewhere = await startReceiver((_r, res) => res.writeHead(200).end());
+    const receiver = await startReceiver((_r, res) => res.writeHead(302, { location: elsewhere.url }).end());
+    try {
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url });
+      await runJobs();
+      const [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'pending');
+      assert.equal(delivery?.attempts[0]?.httpStatus, 302);
+      assert.match(delivery?.attempts[0]?.error, /^redirect not followed \(HTTP 302 to http:\/\/127\.0\.0\.1:\d+\/kassa\/webhook\)$/);
+      assert.ok(delivery?.attempts[0]?.nextRetryAt);
+      assert.equal(receiver.requests.length, 1);
+      assert.equal(elsewhere.requests.length, 0, 'the redirect target was never contacted');
+      assert.equal((await deliveryJob(deliveryId!))?.attempts, 1);
+    } finally {
+      await receiver.close();
+      await elsewhere.close();
+    }
+  });
+
+  it('refuses, at connect time, a host name that resolves to loopback (allowInsecure=false); logged as an error attempt', async () => {
+    // A TCP listener on the port: any connection at all would be counted.
+    let connections = 0;
+    const listener = net.createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    const { port } = await listen(listener);
+    try {
+      // Accepted at creation by the (insecure) test app; the delivery runs with WEBHOOK_ALLOW_INSECURE=false.
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: `https://localhost:${port}/kassa/webhook` });
+      await runJobs({ allowInsecure: false });
+      const [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'pending');
+      assert.equal(delivery?.attempts.length, 1);
+      assert.equal(delivery?.attempts[0]?.httpStatus, null);
+      assert.match(delivery?.attempts[0]?.error, /^localhost resolves to a loopback address \((127\.0\.0\.1|::1)\); refused$/);
+      assert.ok(delivery?.attempts[0]?.nextRetryAt, 'DNS may change: retried like any failure');
+      assert.equal(connections, 0, 'no connection was made');
+      assert.equal((await deliveryJob(deliveryId!))?.attempts, 1);
+    } finally {
+      await close(listener);
+    }
+  });
+
+  it('key rotation between attempts: the retry is signed with the new kid; the kit refetches on it and verifies', async () => {
+    const { verifier, fetches } = appVerifier();
+    const receiver = await startReceiver((r, res, n) => res.writeHead(n === 1 ? 503 : r.verified?.ok ? 200 : 401).end(), { verifier });
+    try {
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url });
+      await runJobs();
+      const oldKid = String(receiver.requests[0]?.headers['x-signature-kid']);
+      assert.equal(receiver.requests[0]?.verified?.ok, true);
+      assert.equal(fetches(), 1);
+
+      const newKid = await rotateSigningKey(app.pool);
+      assert.notEqual(newKid, oldKid);
+      await makeDue(deliveryId!);
+      await runJobs();
+      assert.equal(receiver.requests.length, 2);
+      const second = receiver.requests[1]!;
+      assert.equal(second.headers['x-signature-kid'], newKid);
+      assert.equal(second.verified?.ok, true, JSON.stringify(second.verified));
+      assert.equal(fetches(), 2, 'exactly one refetch, on the unknown kid');
+      assert.deepEqual((await attemptRows(deliveryId!)).map((r) => r.kid), [oldKid, newKid]);
+      assert.equal((await deliveriesOf(paymentId))[0]?.status, 'delivered');
+
+      // The retired key stays published (24 h): the first attempt's signature still verifies.
+      const published = (await app.request('GET', '/pay/v1/webhook/keys')).json.keys as Array<{ kid: string; x: string }>;
+      assert.deepEqual(published.map((k) => k.kid).sort(), [oldKid, newKid].sort());
+      const old = published.find((k) => k.kid === oldKid)!;
+      const first = receiver.requests[0]!;
+      assert.equal(verifyBody(first.raw, String(first.headers['x-signature']), Buffer.from(old.x, 'base64')), true);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('the 12 h window (injected clock)', () => {
+  after(() => {
+    fixedNow = null;
+  });
+
+  it('Graphile Worker backoff: at most 11 attempts start within 12 h; the window, not max_attempts, ends them', () => {
+    const job = { attempts: 0, max_attempts: DELIVER_MAX_ATTEMPTS };
+    const first = new Date('2030-01-01T00:00:00Z');
+    let at: Date | null = first;
+    const starts: number[] = [];
+    while (at !== null) {
+      starts.push(at.getTime() - first.getTime());
+      job.attempts += 1;
+      at = nextAttemptAt(job, first, at);
+    }
+    assert.equal(starts.length, 11);
+    assert.ok(starts.at(-1)! < DELIVERY_WINDOW_MS);
+    assert.equal(Math.round(starts.at(-1)! / 360_000) / 10, 9.7, 'the 11th attempt starts ≈ 9.7 h after the first');
+    assert.ok(job.attempts < DELIVER_MAX_ATTEMPTS);
+    // Out of attempts: no next one, whatever the time.
+    assert.equal(nextAttemptAt({ attempts: 12, max_attempts: 12 }, first, first), null);
+  });
+
+  it('an attempt that fails just before the deadline is the last one: the delivery is marked failed', async () => {
+    const receiver = await startReceiver((_r, res) => res.writeHead(500).end());
+    try {
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url });
+      const t0 = new Date(Math.floor(Date.now() / 1000) * 1000);
+      fixedNow = t0;
+      await runJobs();
+      let [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.attempts[0]?.startedAt, t0.toISOString());
+      assert.equal(delivery?.attempts[0]?.nextRetryAt, new Date(t0.getTime() + retryDelayMs(1)).toISOString());
+
+      // 1 s before the deadline an attempt may still start; after it fails, the next one (+e^2 s) may not.
+      fixedNow = new Date(t0.getTime() + DELIVERY_WINDOW_MS - 1_000);
+      await makeDue(deliveryId!);
+      await runJobs();
+      assert.equal(receiver.requests.length, 2);
+      [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'failed');
+      assert.equal(delivery?.failedAt, fixedNow.toISOString());
+      assert.deepEqual(delivery?.attempts.map((a) => [a.attempt, a.httpStatus, a.nextRetryAt]), [[1, 500, delivery?.attempts[0]?.nextRetryAt], [2, 500, null]]);
+      assert.equal(delivery?.attempts[1]?.startedAt, fixedNow.toISOString());
+      assert.equal(await deliveryJob(deliveryId!), null, 'the job ended without a Graphile retry');
+    } finally {
+      fixedNow = null;
+      await receiver.close();
+    }
+  });
+
+  it('a run that starts past the deadline (worker down, late lock) fails the delivery without an attempt', async () => {
+    const receiver = await startReceiver((_r, res) => res.writeHead(502).end());
+    try {
+      const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url });
+      const t0 = new Date(Math.floor(Date.now() / 1000) * 1000);
+      fixedNow = t0;
+      await runJobs();
+      fixedNow = new Date(t0.getTime() + DELIVERY_WINDOW_MS + 1);
+      await makeDue(deliveryId!);
+      await runJobs();
+      assert.equal(receiver.requests.length, 1, 'no attempt after the deadline');
+      const [delivery] = await deliveriesOf(paymentId);
+      assert.equal(delivery?.status, 'failed');
+      assert.equal(delivery?.failedAt, fixedNow.toISOString());
+      assert.equal(delivery?.attempts.length, 1);
+      assert.equal(await deliveryJob(deliveryId!), null);
+      // Running the job again (a duplicate run) changes nothing.
+      await app.pool.query(sql.unsafe`select graphile_worker.add_job('webhook__deliver', json_build_object('deliveryId', ${deliveryId!}::text))`);
+      await runJobs();
+      assert.equal(receiver.requests.length, 1);
+    } finally {
+      fixedNow = null;
+      await receiver.close();
+    }
+  });
+});
+
+describe('webhook__deliver payloads', () => {
+  it('drops a payload without a delivery id instead of failing forever', async () => {
+    await app.pool.query(sql.unsafe`select graphile_worker.add_job('webhook__deliver', '{"paymentId": "nope"}'::json)`);
+    await runJobs();
+    const failed = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+      where t.identifier = 'webhook__deliver' and j.payload->>'paymentId' = 'nope'
+    `);
+    assert.equal(failed, 0, 'the job was done, not failed');
+  });
+
+  it('an unknown delivery id is done at once', async () => {
+    await app.pool.query(sql.unsafe`select graphile_worker.add_job('webhook__deliver', json_build_object('deliveryId', gen_random_uuid()::text), job_key => 'orphan')`);
+    await runJobs();
+    const left = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where key = 'orphan'`);
+    assert.equal(left, 0);
+  });
+});
