@@ -52,18 +52,58 @@ export interface PoolOptions {
  * ones for money: numeric and int8 come back as strings, timestamptz as Date, json(b) parsed.
  */
 export async function openPool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createPool(connectionUri, {
+  const pool = await createPool(connectionUri, {
     typeParsers: [],
     interceptors: [resultParser],
     maxPoolSize: options.maxPoolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,
-    connectionTimeout: 5_000,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
     idleTimeout: 10_000,
     captureStackTrace: false,
     // Kassa keeps no session state on these connections (no SET, LISTEN, temporary tables or
     // session locks), so slonik's DISCARD ALL after every use is a wasted round trip that also
     // drops cached plans.
     resetConnection: async () => {},
+  });
+  return withBoundedWait(pool, CONNECTION_TIMEOUT_MS);
+}
+
+const CONNECTION_TIMEOUT_MS = 5_000;
+const POOL_METHODS = new Set(['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'record', 'stream', 'transaction', 'connect']);
+
+/**
+ * slonik's pool queues callers while all its connections are busy, with no time limit, and when
+ * PostgreSQL goes away it does not always release the queued ones: they wait out the whole outage
+ * (the database-restart drill saw requests hang for its 15 s). Here every call gives up after
+ * `timeoutMs` without a connection and fails as "database unavailable" (so the API answers 503);
+ * a connection that still arrives for a caller that gave up is handed back unused.
+ */
+function withBoundedWait(pool: DatabasePool, timeoutMs: number): DatabasePool {
+  const call = (method: string, args: unknown[]): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      let gaveUp = false;
+      const timer = setTimeout(() => {
+        gaveUp = true;
+        reject(new ConnectionError(`no database connection within ${timeoutMs} ms`));
+      }, timeoutMs);
+      timer.unref();
+      pool
+        .connect(async (connection) => {
+          clearTimeout(timer);
+          if (gaveUp) return undefined;
+          if (method === 'connect') return (args[0] as (connection: unknown) => Promise<unknown>)(connection);
+          return (connection as unknown as Record<string, (...rest: unknown[]) => Promise<unknown>>)[method]!(...args);
+        })
+        .then(resolve, (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+    });
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && POOL_METHODS.has(property)) return (...args: unknown[]) => call(property, args);
+      return Reflect.get(target, property, receiver);
+    },
   });
 }
 

@@ -111,7 +111,7 @@ export function jsonBody(): Middleware<KassaState> {
  * answer a bare 400/408/413/431; this answers the same statuses with the envelope (docs/API.md).
  * Installed with `server.on('clientError', answerClientError)`.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+export function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex): void {
   const sent = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (error.code === 'ECONNRESET' || !socket.writable || sent) {
     socket.destroy();
@@ -128,9 +128,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     apiError = invalidRequest('malformed_request', 'The HTTP request could not be parsed.');
   }
   const body = JSON.stringify(apiError.toJSON());
+  // The answer to a HEAD request has no body (the client would read it as a broken next response).
+  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   socket.end(
     `HTTP/1.1 ${apiError.status} ${http.STATUS_CODES[apiError.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${crypto.randomUUID()}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${head ? '' : body}`,
   );
 }
 

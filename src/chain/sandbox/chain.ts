@@ -277,6 +277,8 @@ export class SandboxChain {
     if (jetton === undefined) {
       throw new SandboxTransferError('unknown_coin', `unknown coin ${JSON.stringify(req.coin)}`, 'coin');
     }
+    // Jetton wallets accept owners in the basechain only (the transfer would bounce).
+    if (to.workChain !== 0) throw new SandboxTransferError('invalid_address', 'jettons can be sent to basechain (workchain 0) addresses only', 'to');
     return this.sendJetton(jetton, to, toBaseUnits(req.amount, jetton.decimals), req.comment);
   }
 
