@@ -19,7 +19,6 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
@@ -31,6 +30,7 @@ import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { cpuBetween, exitedChildrenCpuMs, machineBusyMs, parentPid, processCpuMs, sampleCpu, serverTreeCpuMs } from './lib/cpu.ts';
 import { runClosedLoop, type LoadResult, type RequestSpec, type Transport } from './lib/load.ts';
 import { pgbenchVersion, runPgbench, type PgbenchMode, type PgbenchResult } from './lib/pgbench.ts';
+import { benchFlags } from './lib/flags.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -39,35 +39,16 @@ process.chdir(root);
 const USAGE = `usage: node bench/api.ts [--duration SECONDS] [--warmup SECONDS] [--concurrency 8,32] [--api-only]
                          [--pgbench-mode simple|extended|prepared] [--transport http|fetch] [--cpu-prof DIR] [--keep]`;
 
-const { values: flags } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        duration: { type: 'string', default: '10' },
-        warmup: { type: 'string', default: '3' },
-        concurrency: { type: 'string', default: '8,32' },
-        'api-only': { type: 'boolean', default: false },
-        'pgbench-mode': { type: 'string', default: 'simple' },
-        transport: { type: 'string', default: 'http' },
-        'cpu-prof': { type: 'string' },
-        keep: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-      strict: true,
-    });
-  } catch (error) {
-    process.stderr.write(`bench: ${(error as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-})();
-if (flags.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
+const { flags, usage } = benchFlags(USAGE, {
+  duration: { type: 'string', default: '10' },
+  warmup: { type: 'string', default: '3' },
+  concurrency: { type: 'string', default: '8,32' },
+  'api-only': { type: 'boolean', default: false },
+  'pgbench-mode': { type: 'string', default: 'simple' },
+  transport: { type: 'string', default: 'http' },
+  'cpu-prof': { type: 'string' },
+  keep: { type: 'boolean', default: false },
+});
 const durationSeconds = Number(flags.duration);
 if (!Number.isInteger(durationSeconds) || durationSeconds < 1) usage('--duration must be a whole number of seconds ≥ 1 (pgbench -T takes seconds)');
 const warmupSeconds = Number(flags.warmup);

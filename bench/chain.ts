@@ -31,7 +31,6 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { Address } from '@ton/core';
 import { run, type Runner } from 'graphile-worker';
 import pg from 'pg';
@@ -53,6 +52,7 @@ import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { taskList } from '../src/worker/tasks.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { machineBusyMs } from './lib/cpu.ts';
+import { benchFlags } from './lib/flags.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -61,36 +61,17 @@ process.chdir(root);
 const USAGE = `usage: node bench/chain.ts [--payments 240] [--rate 10] [--pay-delay 2] [--window 25] [--warmup 5]
                            [--sizes 10,1000,10000] [--skip-latency] [--skip-cost] [--keep]`;
 
-const { values: flags } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        payments: { type: 'string', default: '240' },
-        rate: { type: 'string', default: '10' },
-        'pay-delay': { type: 'string', default: '2' },
-        window: { type: 'string', default: '25' },
-        warmup: { type: 'string', default: '5' },
-        sizes: { type: 'string', default: '10,1000,10000' },
-        'skip-latency': { type: 'boolean', default: false },
-        'skip-cost': { type: 'boolean', default: false },
-        keep: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-      strict: true,
-    });
-  } catch (error) {
-    process.stderr.write(`bench: ${(error as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-})();
-if (flags.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
+const { flags, usage } = benchFlags(USAGE, {
+  payments: { type: 'string', default: '240' },
+  rate: { type: 'string', default: '10' },
+  'pay-delay': { type: 'string', default: '2' },
+  window: { type: 'string', default: '25' },
+  warmup: { type: 'string', default: '5' },
+  sizes: { type: 'string', default: '10,1000,10000' },
+  'skip-latency': { type: 'boolean', default: false },
+  'skip-cost': { type: 'boolean', default: false },
+  keep: { type: 'boolean', default: false },
+});
 const PAYMENTS = Number(flags.payments);
 const RATE = Number(flags.rate);
 const PAY_DELAY_MS = Number(flags['pay-delay']) * 1000;

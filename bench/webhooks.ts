@@ -15,7 +15,6 @@
 //           per second of the worker alone.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { run } from 'graphile-worker';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -30,13 +29,12 @@ import { enqueueWebhookDelivery } from '../src/webhooks/deliveries.ts';
 import { taskList } from '../src/worker/tasks.ts';
 import { TASKS } from '../tasks/index.ts';
 import webhookDeliver from '../tasks/webhook__deliver.ts';
+import { benchFlags } from './lib/flags.ts';
 
-const { values } = parseArgs({
-  options: {
-    payments: { type: 'string', default: '1000' },
-    rate: { type: 'string', default: '100' },
-    concurrency: { type: 'string', default: '10' },
-  },
+const { flags: values } = benchFlags('usage: node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 10]', {
+  payments: { type: 'string', default: '1000' },
+  rate: { type: 'string', default: '100' },
+  concurrency: { type: 'string', default: '10' },
 });
 const PAYMENTS = Number(values.payments);
 const RATE = Number(values.rate);

@@ -5,17 +5,11 @@
 import { deliverWebhook } from '../src/webhooks/deliver.ts';
 import type { WorkerDeps } from '../src/worker/deps.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';
+import { uuidField } from '../src/worker/payloads.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function deliveryIdOf(payload: unknown): string | null {
-  if (!payload || typeof payload !== 'object') return null;
-  const id = (payload as { deliveryId?: unknown }).deliveryId;
-  return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : null;
-}
 
 export default ((deps: WorkerDeps & { webhookTimeoutMs?: number }) => async (payload, helpers) => {
-  const deliveryId = deliveryIdOf(payload);
+  const deliveryId = uuidField(payload, 'deliveryId');
   if (!deliveryId) {
     helpers.logger.error(`webhook__deliver: payload without a deliveryId, dropped: ${JSON.stringify(payload)}`);
     return;

@@ -7,6 +7,7 @@ import { sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl, listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
+import { COUNTED_OF_PAYMENT } from '../payments/counted.ts';
 
 export const ENDED_STATUSES = ['completed', 'expired', 'cancelled'] as const;
 
@@ -47,13 +48,10 @@ function checkoutQuery(ids: readonly string[], network: TonNetwork) {
            pm.chain_symbol, ch.name as chain_name, p.coin_amount::text as coin_amount, d.address_friendly,
            jm.master_address as jetton_master, p.created_at, p.expires_at, p.paid_at,
            coalesce(counted.hashes, array[]::text[]) as transaction_hashes,
-           coalesce(counted.total, 0)::text as received_base_units
+           coalesce(counted.total_base_units, 0)::text as received_base_units
     from payments p
     join stores s on s.id = p.store_id
-    left join lateral (
-      select array_agg(t.hash order by t.chain_time, t.lt) as hashes, sum(t.amount_base_units) as total
-      from transfers t where t.payment_id = p.id and t.effect in ('partial', 'completed', 'overpaid')
-    ) counted on true
+    ${COUNTED_OF_PAYMENT}
     left join payment_methods pm on pm.id = p.payment_method_id
     left join coins c on c.symbol = p.coin_symbol
     left join chains ch on ch.symbol = pm.chain_symbol

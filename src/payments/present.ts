@@ -2,6 +2,7 @@
 // including the seed's presence-by-status table.
 import { sql, z, type Db } from '../db/pool.ts';
 import { chainImageUrl, coinImageUrl } from './methods.ts';
+import { COUNTED_OF_PAYMENT } from './counted.ts';
 import type { PaymentStatus } from './transitions.ts';
 
 export const paymentView = z.object({
@@ -43,10 +44,7 @@ export const PAYMENT_VIEW = sql.fragment`
          p.method_selected_at, p.paid_at,
          coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total, 0)::text as received_amount
   from payments p
-  left join lateral (
-    select array_agg(t.hash order by t.chain_time, t.lt) as hashes, sum(t.amount) as total
-    from transfers t where t.payment_id = p.id and t.effect in ('partial', 'completed', 'overpaid')
-  ) counted on true
+  ${COUNTED_OF_PAYMENT}
   left join payment_methods pm on pm.id = p.payment_method_id
   left join coins c on c.symbol = p.coin_symbol
   left join chains ch on ch.symbol = pm.chain_symbol

@@ -5,6 +5,7 @@ import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { transition } from './transitions.ts';
+import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
 import { paymentTransitions } from '../metrics.ts';
 
 export type TransferEffect =
@@ -19,7 +20,7 @@ export type TransferEffect =
   | 'unknown_token'
   | 'not_counted';
 
-export const COUNTED_EFFECTS: readonly TransferEffect[] = ['partial', 'completed', 'overpaid'];
+export { COUNTED_EFFECTS };
 
 export interface IncomingTransfer {
   /** The account whose transaction it is: the deposit address, or its jetton wallet (raw). */
@@ -84,8 +85,8 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
     const seen = await tx.exists(sql.unsafe`select 1 from transfers where account = ${transfer.account} and lt = ${transfer.lt} and hash = ${transfer.hash}`);
     if (seen) return { recorded: false };
     const counted = await tx.oneFirst(sql.type(z.object({ total: z.string() }))`
-      select coalesce(sum(amount_base_units), 0)::text as total from transfers
-      where payment_id = ${payment.id} and effect in ('partial', 'completed', 'overpaid')
+      select coalesce(sum(t.amount_base_units), 0)::text as total from transfers t
+      where t.payment_id = ${payment.id} and ${IS_COUNTED}
     `);
     const requiredBaseUnits = payment.coin_amount !== null && payment.coin_decimals !== null ? toBaseUnits(payment.coin_amount, payment.coin_decimals) : null;
     const effect = effectOf(transfer, {

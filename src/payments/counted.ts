@@ -1,0 +1,19 @@
+// What "counted toward the payment" means in SQL, in one place: the transfers whose effect is
+// partial, completed or overpaid. Kept free of other imports so every reader can use it.
+import { sql } from '../db/pool.ts';
+
+export const COUNTED_EFFECTS = ['partial', 'completed', 'overpaid'] as const;
+
+/** `t.effect` is one that counts (for a query over `transfers t`). */
+export const IS_COUNTED = sql.fragment`t.effect = any(${sql.array([...COUNTED_EFFECTS], 'text')})`;
+
+/**
+ * A lateral join `counted` on payment `p`: the counted transfers' hashes in chain order, their sum
+ * in coin units (`total`) and in base units (`total_base_units`).
+ */
+export const COUNTED_OF_PAYMENT = sql.fragment`
+  left join lateral (
+    select array_agg(t.hash order by t.chain_time, t.lt) as hashes, sum(t.amount) as total, sum(t.amount_base_units) as total_base_units
+    from transfers t where t.payment_id = p.id and ${IS_COUNTED}
+  ) counted on true
+`;
