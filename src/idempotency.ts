@@ -3,7 +3,7 @@
 // The key row is written first, in the same transaction as the work, so a concurrent request
 // with the same key waits on it and then replays; a failed request leaves no row.
 import crypto from 'node:crypto';
-import { sql, z, type DatabasePool, type DatabaseTransactionConnection } from './db/pool.ts';
+import { prepared, sql, z, type DatabasePool, type DatabaseTransactionConnection } from './db/pool.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -50,19 +50,19 @@ export async function idempotent(
   const hash = requestHash(scope.body);
   return pool.transaction(async (tx) => {
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const inserted = await tx.maybeOne(sql.type(z.object({ ok: z.number() }))`
+      const inserted = await tx.maybeOne(prepared(sql.type(z.object({ ok: z.number() }))`
         insert into idempotency_keys (store_id, endpoint, idempotency_key, request_hash, created_at)
         values (${scope.storeId}, ${scope.endpoint}, ${key}, ${hash}, ${sql.timestamp(scope.now)})
         on conflict do nothing
         returning 1 as ok
-      `);
+      `));
       if (inserted) {
         const result = await work(tx);
         const body = JSON.stringify(result.body);
-        await tx.query(sql.typeAlias('void')`
+        await tx.query(prepared(sql.typeAlias('void')`
           update idempotency_keys set response_status = ${result.status}, response_body = ${body}, payment_id = ${result.paymentId ?? null}
           where store_id = ${scope.storeId} and endpoint = ${scope.endpoint} and idempotency_key = ${key}
-        `);
+        `));
         return { status: result.status, body, replayed: false };
       }
       const previous = await tx.maybeOne(sql.type(stored)`

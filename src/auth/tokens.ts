@@ -3,7 +3,7 @@
 import crypto, { type KeyObject } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { authInvalid } from '../errors.ts';
-import { sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db } from '../db/pool.ts';
 
 /** The only JWS algorithms accepted: EdDSA and its RFC 9864 name. Never "none", never HMAC. */
 const ACCEPTED_ALGORITHMS = ['EdDSA', 'Ed25519'];
@@ -11,7 +11,20 @@ const ACCEPTED_ALGORITHMS = ['EdDSA', 'Ed25519'];
 interface TokenKey {
   privateKey: KeyObject;
   publicKey: KeyObject;
+  /** Tokens whose signature this key already verified (see `verifySignature`). */
+  verified: Map<string, VerifiedClaims>;
 }
+
+interface VerifiedClaims {
+  sub: string;
+  jti: string;
+  /** Seconds since the epoch, from the token's own claims. */
+  exp?: number;
+  nbf?: number;
+}
+
+/** At most this many verified tokens are remembered per key; the oldest goes first. */
+const MAX_VERIFIED_TOKENS = 10_000;
 
 const keyCache = new WeakMap<object, Promise<TokenKey>>();
 
@@ -25,7 +38,7 @@ async function loadTokenKey(db: Db): Promise<TokenKey> {
     select secret from service_secrets where name = 'api_token_signing_key'
   `);
   const privateKey = crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-  return { privateKey, publicKey: crypto.createPublicKey(privateKey) };
+  return { privateKey, publicKey: crypto.createPublicKey(privateKey), verified: new Map() };
 }
 
 /** The token key, loaded once per pool. */
@@ -96,18 +109,39 @@ const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(
  * with no hint of which check failed.
  */
 export async function authenticate(db: Db, token: string, now = new Date()): Promise<{ storeId: string; jti: string }> {
-  const { publicKey } = await tokenKey(db);
+  const claims = await verifySignature(await tokenKey(db), token, now);
+  const { jti } = claims;
+  const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${jti}`));
+  if (!row || row.store_id !== claims.sub || row.revoked_at !== null) throw authInvalid();
+  if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) throw authInvalid();
+  return { storeId: row.store_id, jti };
+}
+
+/**
+ * Checks the token's signature and claims. A token string this key has verified before is not
+ * verified again (an Ed25519 verification is the largest CPU cost of a small request): only its
+ * time claims are checked against `now` once more. The string is the cache key, so any other
+ * token, a tampered one included, goes through the full verification. Revocation and the stored
+ * expiry are checked by the caller, in the database, on every request.
+ */
+async function verifySignature(key: TokenKey, token: string, now: Date): Promise<VerifiedClaims> {
+  const seconds = Math.floor(now.getTime() / 1000);
+  const known = key.verified.get(token);
+  if (known) {
+    if ((known.exp !== undefined && seconds >= known.exp) || (known.nbf !== undefined && seconds < known.nbf)) throw authInvalid();
+    return known;
+  }
   let payload;
   try {
-    ({ payload } = await jwtVerify(token, publicKey, { algorithms: ACCEPTED_ALGORITHMS, currentDate: now, requiredClaims: ['sub', 'jti', 'iat'] }));
+    ({ payload } = await jwtVerify(token, key.publicKey, { algorithms: ACCEPTED_ALGORITHMS, currentDate: now, requiredClaims: ['sub', 'jti', 'iat'] }));
   } catch (error) {
     if (error instanceof joseErrors.JOSEError || error instanceof TypeError) throw authInvalid();
     throw error;
   }
-  const jti = payload.jti;
-  if (typeof jti !== 'string' || !z.uuid().safeParse(jti).success) throw authInvalid();
-  const row = await db.maybeOne(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${jti}`);
-  if (!row || row.store_id !== payload.sub || row.revoked_at !== null) throw authInvalid();
-  if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) throw authInvalid();
-  return { storeId: row.store_id, jti };
+  const { sub, jti, exp, nbf } = payload;
+  if (typeof sub !== 'string' || typeof jti !== 'string' || !z.uuid().safeParse(jti).success) throw authInvalid();
+  const claims: VerifiedClaims = { sub, jti, ...(exp !== undefined ? { exp } : {}), ...(nbf !== undefined ? { nbf } : {}) };
+  if (key.verified.size >= MAX_VERIFIED_TOKENS) key.verified.delete(key.verified.keys().next().value!);
+  key.verified.set(token, claims);
+  return claims;
 }

@@ -1,4 +1,5 @@
 // The project's one SQL access layer: a slonik pool with money-safe type parsing and the sql tag.
+import crypto from 'node:crypto';
 import {
   BackendTerminatedError,
   BackendTerminatedUnexpectedlyError,
@@ -11,6 +12,7 @@ import {
   type CommonQueryMethods,
   type Interceptor,
   type QueryResultRow,
+  type QuerySqlToken,
 } from 'slonik';
 import { z } from 'zod';
 
@@ -24,6 +26,33 @@ export const sql = createSqlTag({
     void: z.object({}).strict(),
   },
 });
+
+const MAX_PREPARED_TEXTS = 200;
+const statementNames = new Map<string, string>();
+
+/**
+ * Runs `query` as a named prepared statement, so PostgreSQL parses and plans it once per
+ * connection instead of on every execution (for the payment view's joins, planning costs several
+ * times the execution). For the hot statements of create and retrieve only, and only for a query
+ * whose text is fixed (no lists of varying length): the name is derived from the text, so another
+ * text never reuses a name, and each distinct text stays prepared on every connection for that
+ * connection's life. Past MAX_PREPARED_TEXTS distinct texts a query simply runs unnamed.
+ *
+ * Requires what `openPool` guarantees: connections are not reset (no DISCARD ALL) between uses.
+ * A migration that changes the result columns' types of a prepared statement makes PostgreSQL
+ * refuse it on connections that prepared it before ("cached plan must not change result type"):
+ * processes started before such a migration must be restarted, which `kassa start` does anyway
+ * since it migrates before it serves.
+ */
+export function prepared<T extends QuerySqlToken>(query: T): T {
+  let name = statementNames.get(query.sql);
+  if (name === undefined) {
+    if (statementNames.size >= MAX_PREPARED_TEXTS) return query;
+    name = `kassa_${crypto.createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`;
+    statementNames.set(query.sql, name);
+  }
+  return Object.freeze({ ...query, name });
+}
 
 /**
  * Validates rows against the schema given with sql.type(...). Without it, slonik would accept
@@ -61,8 +90,9 @@ export async function openPool(connectionUri: string, options: PoolOptions = {})
     idleTimeout: 10_000,
     captureStackTrace: false,
     // Kassa keeps no session state on these connections (no SET, LISTEN, temporary tables or
-    // session locks), so slonik's DISCARD ALL after every use is a wasted round trip that also
-    // drops cached plans.
+    // session locks) beyond the named statements of `prepared`, which are meant to last, so
+    // slonik's DISCARD ALL after every use would be a wasted round trip that also drops them and
+    // every cached plan.
     resetConnection: async () => {},
   });
   return withBoundedWait(pool, CONNECTION_TIMEOUT_MS);

@@ -1,12 +1,12 @@
 // Payment commands. Each locks the payment row (select … for update), asks the transition
 // function, writes, and enqueues follow-up work in the same transaction.
 import type { Config } from '../config.ts';
-import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { assignDepositAddress, masterKey } from './deposit.ts';
+import { masterKey, reserveDepositWallet, storeDepositAddress, type ReservedDeposit } from './deposit.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
-import { priceFor } from './pricing.ts';
+import { priceFor, type Price } from './pricing.ts';
 import { transition, type PaymentStatus, type Rejection } from './transitions.ts';
 import { paymentTransitions } from '../metrics.ts';
 
@@ -65,65 +65,85 @@ export interface PaymentDraft {
   fiatCurrency: string | null;
 }
 
+/** What fixing a method decides before anything is written: the price and the deposit wallet. */
+interface MethodChoice {
+  method: MethodRow;
+  price: Price;
+  /** The coin's jetton master on this network; null for the native coin. */
+  master: string | null;
+  deposit: ReservedDeposit;
+}
+
 /**
- * Fixes the method on a locked `created` payment: prices it, assigns its deposit address and
- * moves it to pending (seed rows "create, Preselected mode" and "customer selects a method").
+ * Prices `amount currency` in the method's coin and reserves the payment's deposit wallet (seed
+ * rows "create, Preselected mode" and "customer selects a method"). Writes nothing but the
+ * derivation sequence.
  */
-async function applyMethod(tx: Db, config: CommandConfig, payment: LockedPayment, method: MethodRow, now: Date, options: { param: string; fixedCoinAmount?: string | null }): Promise<void> {
-  const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
-  if (!next.ok) throw rejectionError(next.reason);
+async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: string; currency: string }, method: MethodRow, now: Date, options: { param: string; fixedCoinAmount?: string | null }): Promise<MethodChoice> {
   const price = options.fixedCoinAmount
     ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
     : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
   const master = method.coin_kind === 'jetton'
-    ? await tx.maybeOneFirst(sql.type(z.object({ master_address: z.string() }))`
+    ? await tx.maybeOneFirst(prepared(sql.type(z.object({ master_address: z.string() }))`
         select master_address from jetton_masters where coin_symbol = ${method.coin_symbol} and network = ${config.tonNetwork}
-      `)
+      `))
     : null;
   if (method.coin_kind === 'jetton' && master === null) {
     throw new ApiError('invalid_request_error', 'unsupported_payment_method', `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`, { param: options.param });
   }
-  const key = await masterKey(tx, config);
-  const deposit = await assignDepositAddress(tx, key, payment.id, config.tonNetwork);
-  // What the chain watcher reads: the deposit itself and, for a jetton, the deposit's jetton
-  // wallet of that coin (resolved by the watcher through the master's get_wallet_address).
-  await tx.query(sql.typeAlias('void')`
-    insert into chain_watches (account, payment_id, kind, coin_symbol, next_check_at)
-    values (${deposit.address}, ${payment.id}, 'deposit', ${method.coin_symbol}, ${sql.timestamp(now)})
-  `);
-  if (master !== null) {
-    await tx.query(sql.typeAlias('void')`
-      insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, next_check_at)
-      values (${`pending:${payment.id}:${method.coin_symbol}`}, ${payment.id}, 'jetton_wallet', ${method.coin_symbol}, ${master}, ${sql.timestamp(now)})
-    `);
-  }
-  await tx.query(sql.typeAlias('void')`
-    update payments set
-      status = ${next.to}, payment_method_id = ${method.id}, coin_symbol = ${method.coin_symbol},
-      coin_amount = ${price.coinAmount}, exchange_rate = ${price.rate}, exchange_rate_source = ${price.source},
-      exchange_rate_at = ${sql.timestamp(price.at)}, method_selected_at = ${sql.timestamp(now)}
-    where id = ${payment.id}
-  `);
+  const deposit = await reserveDepositWallet(tx, await masterKey(tx, config), config.tonNetwork);
+  return { method, price, master, deposit };
+}
+
+/**
+ * Writes the deposit address of a payment that now has its method, and what the chain watcher
+ * reads: the deposit itself and, for a jetton, the deposit's jetton wallet of that coin (resolved
+ * by the watcher through the master's get_wallet_address).
+ */
+async function recordDeposit(tx: Db, config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date): Promise<void> {
+  await storeDepositAddress(tx, paymentId, choice.deposit, config.tonNetwork);
+  const coin = choice.method.coin_symbol;
+  const jettonWallet = choice.master === null
+    ? sql.fragment``
+    : sql.fragment`, (${`pending:${paymentId}:${coin}`}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
+  await tx.query(prepared(sql.typeAlias('void')`
+    insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, next_check_at)
+    values (${choice.deposit.address}, ${paymentId}, 'deposit', ${coin}, null, ${sql.timestamp(now)})${jettonWallet}
+  `));
 }
 
 export async function createPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentView> {
   const expiresAt = new Date(now.getTime() + draft.ttlSeconds * 1000);
-  const payment = await tx.one(sql.type(lockedRow)`
-    insert into payments (store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
-                          created_via, invoice_type, fiat_currency, created_at, expires_at)
-    values (${storeId}, 'created', ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
-            ${sql.jsonb(draft.metadata)}, ${draft.webhookUrl}, ${draft.returnUrl}, ${draft.createdVia}, ${draft.invoiceType},
-            ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)})
-    returning id, store_id, status, amount::text as amount, currency, expires_at
-  `);
+  let status: PaymentStatus = 'created';
+  let choice: MethodChoice | null = null;
   if (draft.method) {
-    await applyMethod(tx, config, payment, draft.method, now, { param: draft.methodParam, fixedCoinAmount: draft.fixedCoinAmount });
+    // Preselected: the payment is born with its method, as a `created` one choosing it at once would be.
+    const next = transition({ status, expiresAt }, { type: 'select_method' }, now);
+    if (!next.ok) throw rejectionError(next.reason);
+    status = next.to;
+    choice = await chooseMethod(tx, config, draft, draft.method, now, { param: draft.methodParam, fixedCoinAmount: draft.fixedCoinAmount });
   }
-  await tx.query(sql.unsafe`
-    select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${payment.id}::text),
-      run_at := ${sql.timestamp(expiresAt)}, job_key := ${expireJobKey(payment.id)}, max_attempts := 25)
-  `);
-  const view = (await findPaymentView(tx, payment.id))!;
+  const paymentId = await tx.oneFirst(prepared(sql.type(z.object({ id: z.string() }))`
+    insert into payments (store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
+                          created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
+                          coin_amount, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at)
+    values (${storeId}, ${status}, ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
+            ${sql.jsonb(draft.metadata)}, ${draft.webhookUrl}, ${draft.returnUrl}, ${draft.createdVia}, ${draft.invoiceType},
+            ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
+            ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.rate ?? null},
+            ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
+    returning id
+  `));
+  if (choice) await recordDeposit(tx, config, paymentId, choice, now);
+  // The expiry job. Its key names a payment this transaction has just inserted, so no job can hold
+  // it yet, and job_key_mode 'unsafe_dedupe' gives the same single new job as the default
+  // 'replace' without add_jobs' general upsert machinery (about a third of the cost). Every
+  // later scheduling of this key (expirePayment, when it ran early) uses the default mode.
+  await tx.query(prepared(sql.unsafe`
+    select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${paymentId}::text),
+      run_at := ${sql.timestamp(expiresAt)}, job_key := ${expireJobKey(paymentId)}, max_attempts := 25, job_key_mode := 'unsafe_dedupe')
+  `));
+  const view = (await findPaymentView(tx, paymentId))!;
   paymentTransitions.inc({ to: view.status });
   return view;
 }
@@ -135,7 +155,17 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     if (!payment) throw paymentNotFound();
     const method = await findStoreMethod(tx, payment.store_id, { id: methodId });
     if (!method) throw notFound('payment_method_not_found', 'That payment method is not accepted for this payment.', 'paymentMethodID');
-    await applyMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
+    const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
+    if (!next.ok) throw rejectionError(next.reason);
+    const choice = await chooseMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
+    await tx.query(sql.typeAlias('void')`
+      update payments set
+        status = ${next.to}, payment_method_id = ${method.id}, coin_symbol = ${method.coin_symbol},
+        coin_amount = ${choice.price.coinAmount}, exchange_rate = ${choice.price.rate}, exchange_rate_source = ${choice.price.source},
+        exchange_rate_at = ${sql.timestamp(choice.price.at)}, method_selected_at = ${sql.timestamp(now)}
+      where id = ${paymentId}
+    `);
+    await recordDeposit(tx, config, paymentId, choice, now);
     paymentTransitions.inc({ to: 'pending' });
     return (await findPaymentView(tx, paymentId))!;
   });

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { depositWallet } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
-import { sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db } from '../db/pool.ts';
 
 const masterKeys = new WeakMap<object, Buffer>();
 
@@ -29,13 +29,24 @@ export async function masterKey(db: Db, config: Pick<Config, 'masterKey' | 'tonN
   return db.oneFirst(stored);
 }
 
-/** Assigns the next deposit wallet to a payment (inside the caller's transaction). */
-export async function assignDepositAddress(tx: Db, key: Buffer, paymentId: string, network: Config['tonNetwork']): Promise<{ address: string; friendly: string; index: number }> {
-  const index = Number(await tx.oneFirst(sql.type(z.object({ index: z.string() }))`select nextval('deposit_address_index_seq')::text as index`));
+export interface ReservedDeposit {
+  /** `0:<64 hex>`. */
+  address: string;
+  friendly: string;
+  index: number;
+}
+
+/** Takes the next derivation index and derives its wallet (inside the caller's transaction). */
+export async function reserveDepositWallet(tx: Db, key: Buffer, network: Config['tonNetwork']): Promise<ReservedDeposit> {
+  const index = Number(await tx.oneFirst(prepared(sql.type(z.object({ index: z.string() }))`select nextval('deposit_address_index_seq')::text as index`)));
   const wallet = depositWallet(key, index, network);
-  await tx.query(sql.typeAlias('void')`
-    insert into deposit_addresses (payment_id, derivation_index, network, address, address_friendly)
-    values (${paymentId}, ${index}, ${network}, ${wallet.raw}, ${wallet.friendly})
-  `);
   return { address: wallet.raw, friendly: wallet.friendly, index };
+}
+
+/** Records a reserved wallet as the payment's deposit address (the payment row must exist). */
+export async function storeDepositAddress(tx: Db, paymentId: string, deposit: ReservedDeposit, network: Config['tonNetwork']): Promise<void> {
+  await tx.query(prepared(sql.typeAlias('void')`
+    insert into deposit_addresses (payment_id, derivation_index, network, address, address_friendly)
+    values (${paymentId}, ${deposit.index}, ${network}, ${deposit.address}, ${deposit.friendly})
+  `));
 }

@@ -1,6 +1,7 @@
 // From a validated request body to a payment draft: the rules that need the catalogue or the
 // store (coin precision, enabled methods, invoice-type rules 1–4 of the seed).
-import { sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { FIAT_CURRENCIES } from '../rates/rates.ts';
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { CreateInvoiceBody, CreatePaymentBody } from '../http/schemas/payments.schema.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
@@ -10,12 +11,13 @@ import { findStoreMethod } from './methods.ts';
 const DEFAULT_TTL_SECONDS = 3600;
 
 async function coinDecimals(db: Db, symbol: string): Promise<number | null> {
-  return db.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${symbol}`);
+  return db.maybeOneFirst(prepared(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${symbol}`));
 }
 
 /** Positive, and within the coin's precision when the currency is a coin. */
 async function checkAmount(db: Db, amount: string, currency: string, param: string): Promise<void> {
   if (!isPositiveDecimalString(amount)) throw invalidRequest('invalid_amount', `${param} must be a positive decimal.`, param);
+  if ((FIAT_CURRENCIES as readonly string[]).includes(currency)) return; // no coin is named USD, EUR or RUB
   const decimals = await coinDecimals(db, currency);
   if (decimals !== null && decimalPlaces(amount) > decimals) {
     throw invalidRequest('invalid_amount', `${param} has more decimals than ${currency} allows (${decimals}).`, param);

@@ -1,5 +1,5 @@
 // The payment methods a store accepts, and how a method is shown.
-import { sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db } from '../db/pool.ts';
 
 export const methodRow = z.object({
   id: z.string(),
@@ -29,7 +29,7 @@ export async function listStoreMethods(db: Db, storeId: string): Promise<readonl
 /** A store's method by coin and chain symbol (case-sensitive), or null when not enabled. */
 export async function findStoreMethod(db: Db, storeId: string, by: { coin: string; chain: string } | { id: string }): Promise<MethodRow | null> {
   const where = 'id' in by ? sql.fragment`pm.id = ${by.id}` : sql.fragment`pm.coin_symbol = ${by.coin} and pm.chain_symbol = ${by.chain}`;
-  return db.maybeOne(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} and ${where}`);
+  return db.maybeOne(prepared(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} and ${where}`));
 }
 
 export function coinImageUrl(checkoutBaseUrl: string, symbol: string): string {

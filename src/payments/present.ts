@@ -1,6 +1,6 @@
 // The payment presenter: the only place that decides the outward JSON shape of a payment,
 // including the seed's presence-by-status table.
-import { sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { chainImageUrl, coinImageUrl } from './methods.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
 import type { PaymentStatus } from './transitions.ts';
@@ -51,9 +51,9 @@ export const PAYMENT_VIEW = sql.fragment`
   left join deposit_addresses d on d.payment_id = p.id
 `;
 
-export async function findPaymentView(db: Db, paymentId: string, options: { storeId?: string; forUpdate?: boolean } = {}): Promise<PaymentView | null> {
+export async function findPaymentView(db: Db, paymentId: string, options: { storeId?: string } = {}): Promise<PaymentView | null> {
   const store = options.storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${options.storeId}`;
-  return db.maybeOne(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId} and ${store}`);
+  return db.maybeOne(prepared(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId} and ${store}`));
 }
 
 /** RFC 3339 in UTC with milliseconds. */

@@ -2,7 +2,7 @@
 // payment's coinAmount is fixed. exchange_rates.rate is coins per ONE unit of currency.
 // A missing or stale rate never gives a price: getRate answers null and the caller says rate_unavailable.
 import type { Config, TonNetwork } from '../config.ts';
-import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { divideDecimal } from '../money.ts';
 import { FIAT_CURRENCIES, fixedProvider, tonapiProvider, type CoinInfo, type RateProvider, type UsdPrices } from './providers.ts';
@@ -108,9 +108,9 @@ const rateRow = z.object({ rate: z.string(), source: z.string(), fetched_at: z.d
  */
 export async function getRate(db: Db, currency: string, coin: string, now: Date): Promise<ExchangeRate | null> {
   if (currency === coin) return { rate: '1', source: 'identity', fetchedAt: now };
-  const row = await db.maybeOne(sql.type(rateRow)`
+  const row = await db.maybeOne(prepared(sql.type(rateRow)`
     select rate::text as rate, source, fetched_at from exchange_rates where currency = ${currency} and coin_symbol = ${coin}
-  `);
+  `));
   if (row === null) return null;
   if (row.source !== 'fixed' && now.getTime() - row.fetched_at.getTime() > RATE_MAX_AGE_MS) return null;
   return { rate: row.rate, source: row.source, fetchedAt: row.fetched_at };

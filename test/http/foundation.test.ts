@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
-import { issueToken, revokeToken } from '../../src/auth/tokens.ts';
+import { authenticate, issueToken, revokeToken } from '../../src/auth/tokens.ts';
 import { sql } from '../../src/db/pool.ts';
 import type { RouteInstaller } from '../../src/http/app.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -114,6 +114,15 @@ describe('HTTP foundation', () => {
     it('refuses an expired token', async () => {
       const { token } = await issueToken(app.pool, store.id, 60, new Date(Date.now() - 3600_000));
       await refused(`Bearer ${token}`);
+    });
+
+    it('refuses a token verified before once it has expired', async () => {
+      const issuedAt = new Date(Date.now() - 30_000);
+      const { token } = await issueToken(app.pool, store.id, 60, issuedAt);
+      // The first check verifies the signature and remembers it; the later ones reuse that.
+      assert.equal((await authenticate(app.pool, token, new Date(issuedAt.getTime() + 1_000))).storeId, store.id);
+      assert.equal((await authenticate(app.pool, token, new Date(issuedAt.getTime() + 59_000))).storeId, store.id);
+      await assert.rejects(authenticate(app.pool, token, new Date(issuedAt.getTime() + 60_000)), { code: 'auth_invalid' });
     });
 
     it('refuses a revoked token at once', async () => {

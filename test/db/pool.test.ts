@@ -1,0 +1,49 @@
+// The SQL access layer against real Postgres: named prepared statements (`prepared`) are parsed
+// once per connection, survive the connection going back to the pool, and give the same rows.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openPool, prepared, sql, z, type DatabasePool } from '../../src/db/pool.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+
+describe('prepared statements', () => {
+  let db: TestDatabase;
+  let pool: DatabasePool;
+  before(async () => {
+    db = await createTestDatabase();
+    // One connection, so every query below meets the statements the earlier ones prepared.
+    pool = await openPool(db.url, { maxPoolSize: 1 });
+  });
+  after(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  const coin = (symbol: string) =>
+    prepared(sql.type(z.object({ symbol: z.string(), decimals: z.number() }))`select symbol, decimals::int as decimals from coins where symbol = ${symbol}`);
+  const preparedHere = () =>
+    pool.anyFirst(sql.type(z.object({ name: z.string() }))`select name from pg_prepared_statements where name like 'kassa\\_%' order by name`);
+
+  it('names a statement by its text: the same text the same name, another text another name', () => {
+    const first = coin('TON') as unknown as { name: string };
+    const again = coin('USDT') as unknown as { name: string };
+    const other = prepared(sql.type(z.object({ n: z.number() }))`select 1 as n`) as unknown as { name: string };
+    assert.match(first.name, /^kassa_[0-9a-f]{24}$/);
+    assert.equal(again.name, first.name);
+    assert.notEqual(other.name, first.name);
+  });
+
+  it('prepares once per connection and keeps the statement across uses of the pool', async () => {
+    const { name } = coin('TON') as unknown as { name: string };
+    assert.deepEqual(await pool.one(coin('TON')), { symbol: 'TON', decimals: 9 });
+    assert.deepEqual(await pool.one(coin('USDT')), { symbol: 'USDT', decimals: 6 });
+    await pool.transaction(async (tx) => assert.deepEqual(await tx.one(coin('TON')), { symbol: 'TON', decimals: 9 }));
+    assert.deepEqual(await preparedHere(), [name]);
+  });
+
+  it('a failing prepared statement does not poison the connection', async () => {
+    const bad = (symbol: string) => prepared(sql.type(z.object({ n: z.number() }))`select 1 / (length(${symbol}) - 3) as n`);
+    await assert.rejects(pool.one(bad('TON')), /division by zero/);
+    assert.deepEqual(await pool.one(bad('USDT')), { n: 1 });
+    assert.deepEqual(await pool.one(bad('USDT')), { n: 1 });
+  });
+});
