@@ -6,12 +6,14 @@
 //   create    POST /v1/payments, Preselected (USDT on TON, priced from USD), fresh X-Idempotency-Key
 //   retrieve  GET /v1/payments/{id} over the ids the create cells made
 // In the same run, on the same server and database, pgbench runs a raw single-row INSERT and a
-// primary-key SELECT at the same client counts and duration. Kassa is paused (SIGSTOP) while
-// pgbench runs, so each side has the machine to itself during its own cells.
+// primary-key SELECT at the same client counts and duration (the issue's baseline), and replays
+// the very statements one create and one retrieve send (the "same SQL" baseline,
+// bench/lib/replay.ts). Kassa is paused (SIGSTOP) while pgbench runs, so each side has the machine
+// to itself during its own cells.
 //
 //   node bench/api.ts [--duration 10] [--warmup 3] [--concurrency 8,32] [--api-only]
 //                     [--pgbench-mode simple|extended|prepared] [--transport http|fetch]
-//                     [--cpu-prof DIR] [--keep]
+//                     [--cpu-prof DIR] [--keep] [--show-replay] [--scenarios create,retrieve]
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { once } from 'node:events';
@@ -24,20 +26,27 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { openDatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { openPool } from '../src/db/pool.ts';
-import { issueToken } from '../src/auth/tokens.ts';
+import { openPool, sql, z } from '../src/db/pool.ts';
+import { authenticate, issueToken } from '../src/auth/tokens.ts';
+import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
+import { idempotent } from '../src/idempotency.ts';
+import { createPayment } from '../src/payments/commands.ts';
+import { draftFromPayment } from '../src/payments/drafts.ts';
+import { findPaymentView, presentPayment } from '../src/payments/present.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { cpuBetween, exitedChildrenCpuMs, machineBusyMs, parentPid, processCpuMs, sampleCpu, serverTreeCpuMs } from './lib/cpu.ts';
 import { runClosedLoop, type LoadResult, type RequestSpec, type Transport } from './lib/load.ts';
 import { pgbenchVersion, runPgbench, type PgbenchMode, type PgbenchResult } from './lib/pgbench.ts';
 import { benchFlags } from './lib/flags.ts';
+import { replayScript, statementRecorder, type ReplayStatement } from './lib/replay.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 process.chdir(root);
 
 const USAGE = `usage: node bench/api.ts [--duration SECONDS] [--warmup SECONDS] [--concurrency 8,32] [--api-only]
-                         [--pgbench-mode simple|extended|prepared] [--transport http|fetch] [--cpu-prof DIR] [--keep]`;
+                         [--pgbench-mode simple|extended|prepared] [--transport http|fetch] [--cpu-prof DIR] [--keep] [--show-replay]
+                         [--scenarios create,retrieve]`;
 
 const { flags, usage } = benchFlags(USAGE, {
   duration: { type: 'string', default: '10' },
@@ -48,6 +57,8 @@ const { flags, usage } = benchFlags(USAGE, {
   transport: { type: 'string', default: 'http' },
   'cpu-prof': { type: 'string' },
   keep: { type: 'boolean', default: false },
+  'show-replay': { type: 'boolean', default: false },
+  scenarios: { type: 'string', default: 'create,retrieve' },
 });
 const durationSeconds = Number(flags.duration);
 if (!Number.isInteger(durationSeconds) || durationSeconds < 1) usage('--duration must be a whole number of seconds ≥ 1 (pgbench -T takes seconds)');
@@ -60,6 +71,8 @@ if (!['simple', 'extended', 'prepared'].includes(pgbenchMode)) usage('--pgbench-
 const transport = flags.transport as Transport;
 if (transport !== 'http' && transport !== 'fetch') usage('--transport must be http or fetch');
 const apiOnly = flags['api-only'];
+const scenarios = flags.scenarios.split(',').map((part) => part.trim());
+if (scenarios.length === 0 || scenarios.some((name) => name !== 'create' && name !== 'retrieve')) usage('--scenarios must be create, retrieve or both (comma-separated)');
 const cpuProfDir = flags['cpu-prof'] ? path.resolve(flags['cpu-prof']) : null;
 
 const BENCH_DATABASE = 'kassa_bench';
@@ -247,6 +260,8 @@ interface Cell {
   cpu: Map<string, number | null>;
   pgbench: PgbenchResult;
   pgbenchCpu: Map<string, number | null>;
+  replay: PgbenchResult;
+  replayCpu: Map<string, number | null>;
 }
 
 const auth = { authorization: `Bearer ${token}` };
@@ -292,20 +307,72 @@ async function kassaCell(scenario: Cell['scenario'], concurrency: number, second
   return { load, cpu: cpuBetween(before, sampleCpu(meters)) };
 }
 
-async function pgbenchCell(script: string, concurrency: number) {
+async function pgbenchCell(script: string, concurrency: number, mode: PgbenchMode = pgbenchMode) {
   await settle();
   kassa!.kill('SIGSTOP');
   try {
     const meters = { postgres: postgresCpu, pgbench: exitedChildrenCpuMs };
     const before = sampleCpu(meters);
-    const result = await runPgbench({ url: benchUrl, clients: concurrency, seconds: durationSeconds, script, mode: pgbenchMode });
+    const result = await runPgbench({ url: benchUrl, clients: concurrency, seconds: durationSeconds, script, mode });
     return { result, cpu: cpuBetween(before, sampleCpu(meters)) };
   } finally {
     kassa!.kill('SIGCONT');
   }
 }
 
+/**
+ * Records the statements of one create and one retrieve, sent by the functions the routes call
+ * (token check, idempotent create, payment view) on a pool that records them, and turns them
+ * into pgbench scripts. Per-request values become expressions over pgbench variables: the
+ * idempotency key from a random number, the payment id and derivation index from the replay's
+ * own insert and nextval (\gset), the deposit address from the index. Replayed with -M prepared,
+ * as Kassa prepares them.
+ */
+async function recordReplays(): Promise<{ create: string; retrieve: string; statements: { create: number; retrieve: number } }> {
+  const recorder = statementRecorder();
+  const pool = await openPool(benchUrl, { maxPoolSize: 1, interceptors: [recorder.interceptor] });
+  try {
+    const commandConfig = { masterKey: kassaEnv.KASSA_MASTER_KEY!, tonNetwork: 'sandbox' as const };
+    const body = JSON.parse(CREATE_BODY) as CreatePaymentBody;
+    const key = crypto.randomUUID();
+    await authenticate(pool, token); // loads the token key once per pool: not part of a request
+    recorder.statements.splice(0);
+    await authenticate(pool, token);
+    const tokenCheck = recorder.statements.splice(0);
+    const outcome = await idempotent(pool, { storeId: store.id, endpoint: 'POST /v1/payments', key, body, now: new Date() }, async (tx) => {
+      const view = await createPayment(tx, commandConfig, store.id, await draftFromPayment(tx, store.id, body), new Date());
+      return { status: 201, body: presentPayment(view, { checkoutBaseUrl: `${baseUrl}/pay` }), paymentId: view.id };
+    });
+    const create = recorder.statements.splice(0);
+    const paymentId = (JSON.parse(outcome.body) as { id: string }).id;
+    await findPaymentView(pool, paymentId, { storeId: store.id });
+    const view = recorder.statements.splice(0);
+    const deposit = await pool.one(
+      sql.type(z.object({ derivation_index: z.string(), address: z.string(), address_friendly: z.string() }))`
+        select derivation_index::text, address, address_friendly from deposit_addresses where payment_id = ${paymentId}`,
+    );
+    const gset = (statement: ReplayStatement): ReplayStatement =>
+      /nextval\('deposit_address_index_seq'\)/.test(statement.sql) || /^\s*insert into payments\b[\s\S]*returning id\s*$/.test(statement.sql) ? { ...statement, gset: true } : statement;
+    const index = 'cast(:index as text)';
+    const substitutions = [
+      { value: key, expression: 'cast(md5(cast(:k as text)) as uuid)' },
+      { value: paymentId, expression: ':id' },
+      { value: deposit.derivation_index, expression: ':index', exact: true, only: /insert into deposit_addresses/ },
+      { value: deposit.address, expression: `('0:' || md5(${index}) || md5('a' || ${index}))` },
+      { value: deposit.address_friendly, expression: `('UQ' || md5(${index}))` },
+    ];
+    const createScript =
+      replayScript(tokenCheck, { substitutions: [], transaction: false, prelude: ['\\set k random(1, 9223372036854775806)'] }) +
+      replayScript(create.map(gset), { substitutions, transaction: true });
+    const retrieveScript = replayScript([...tokenCheck, ...view], { substitutions: [], transaction: false });
+    return { create: createScript, retrieve: retrieveScript, statements: { create: tokenCheck.length + create.length + 2, retrieve: tokenCheck.length + view.length } };
+  } finally {
+    await pool.end();
+  }
+}
+
 const cells: Cell[] = [];
+let replays: Awaited<ReturnType<typeof recordReplays>> | null = null;
 const startedAt = new Date();
 let quietBefore: number | null = null;
 try {
@@ -324,8 +391,10 @@ try {
   const probeText = await probe.text();
   if (probe.status !== 201) throw new Error(`the first create answered ${probe.status}: ${probeText}`);
   collectId(probe.status, probeText);
+  replays = await recordReplays();
+  if (flags['show-replay']) say(`same-SQL scripts:\n--- create\n${replays.create}--- retrieve\n${replays.retrieve}`);
 
-  for (const scenario of ['create', 'retrieve'] as const) {
+  for (const scenario of scenarios as Array<'create' | 'retrieve'>) {
     if (warmupSeconds > 0) {
       say(`${scenario}: warm-up ${warmupSeconds} s at concurrency ${concurrencies[0]}`);
       await kassaCell(scenario, concurrencies[0]!, warmupSeconds);
@@ -336,7 +405,9 @@ try {
       const raw = scenario === 'create' ? 'INSERT' : 'SELECT';
       say(`pgbench raw ${raw}: ${concurrency} clients, ${durationSeconds} s (kassa paused)`);
       const { result, cpu: pgbenchCpu } = await pgbenchCell(scenario === 'create' ? INSERT_SCRIPT : SELECT_SCRIPT, concurrency);
-      cells.push({ scenario, concurrency, load, cpu, pgbench: result, pgbenchCpu });
+      say(`pgbench same SQL as a ${scenario}: ${concurrency} clients, ${durationSeconds} s (kassa paused)`);
+      const { result: replay, cpu: replayCpu } = await pgbenchCell(replays[scenario], concurrency, 'prepared');
+      cells.push({ scenario, concurrency, load, cpu, pgbench: result, pgbenchCpu, replay, replayCpu });
     }
   }
 } catch (error) {
@@ -368,6 +439,9 @@ out.push(`code      ${commit}`);
 out.push(`kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=0, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`);
 out.push(`driver    closed loop in the benchmark process, ${transport === 'http' ? 'node:http keep-alive Agent' : 'built-in fetch'}, ${durationSeconds} s per cell after a ${warmupSeconds} s warm-up per scenario`);
 out.push(`pgbench   -n -c N -j N -T ${durationSeconds} -M ${pgbenchMode} -f script on database ${BENCH_DATABASE} (same server), kassa paused (SIGSTOP) meanwhile`);
+if (replays) {
+  out.push(`same SQL  pgbench -M prepared replaying the statements of one create (${replays.statements.create}, one transaction) and one retrieve (${replays.statements.retrieve}), recorded from Kassa's code`);
+}
 out.push(`NOTE      ${cores} core(s) are shared by the load driver, Kassa and PostgreSQL (pgbench and PostgreSQL in its cells):`);
 out.push(`          figures are for this machine only, and the driver's CPU is taken from the service under test.`);
 if (quietBefore !== null) {
@@ -380,6 +454,7 @@ out.push('');
 const rows = cells.map((cell) => {
   const sorted = sortedCopy(cell.load.latenciesMs);
   const ratio = cell.load.requestsPerSecond / cell.pgbench.tps;
+  const sameSql = cell.load.requestsPerSecond / cell.replay.tps;
   return [
     cell.scenario,
     String(cell.concurrency),
@@ -392,10 +467,12 @@ const rows = cells.map((cell) => {
     formatNumber(cell.pgbench.p99Ms),
     `${ratio.toFixed(2)}×`,
     ratio >= TARGET ? `≥ ${TARGET}× met` : `≥ ${TARGET}× MISSED`,
+    formatNumber(cell.replay.tps),
+    `${sameSql.toFixed(2)}×`,
   ];
 });
 out.push(
-  textTable(['scenario', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'pgbench tps', 'pg p50', 'pg p99', 'ratio', 'target'], rows),
+  textTable(['scenario', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'pgbench tps', 'pg p50', 'pg p99', 'ratio', 'target', 'same-SQL tps', 'ratio'], rows),
 );
 out.push('');
 
@@ -422,11 +499,18 @@ const cpuRows = cells.flatMap((cell) => {
   const pgClient = cell.pgbenchCpu.get('pgbench');
   const pgOther = remainder(pgMachine, [pgPostgres, pgClient]);
   flagNoise(pgOther, pgMachine);
+  const rpMachine = cell.replayCpu.get('machine');
+  const rpPostgres = cell.replayCpu.get('postgres');
+  const rpClient = cell.replayCpu.get('pgbench');
+  const rpOther = remainder(rpMachine, [rpPostgres, rpClient]);
+  flagNoise(rpOther, rpMachine);
   const ops = cell.load.completed;
   const txs = cell.pgbench.transactions;
+  const replayed = cell.replay.transactions;
   return [
     [cell.scenario, String(cell.concurrency), utilisation(machine, cell.load.elapsedMs), perOp(machine, ops), perOp(kassaMs, ops), perOp(postgresMs, ops), perOp(cell.load.driverCpuMs, ops), perOp(other, ops)],
     [`  pgbench ${cell.scenario === 'create' ? 'INSERT' : 'SELECT'}`, String(cell.concurrency), utilisation(pgMachine, durationSeconds * 1000), perOp(pgMachine, txs), '', perOp(pgPostgres, txs), perOp(pgClient, txs), perOp(pgOther, txs)],
+    ['  pgbench same SQL', String(cell.concurrency), utilisation(rpMachine, durationSeconds * 1000), perOp(rpMachine, replayed), '', perOp(rpPostgres, replayed), perOp(rpClient, replayed), perOp(rpOther, replayed)],
   ];
 });
 out.push('CPU per request / per pgbench transaction, µs (machine = every process; driver = load driver or pgbench client):');
@@ -438,6 +522,7 @@ const errorLines: string[] = [];
 for (const cell of cells) {
   for (const [kind, count] of cell.load.errorKinds) errorLines.push(`  ${cell.scenario} @${cell.concurrency}: ${count} × ${kind}`);
   if (cell.pgbench.failed > 0) errorLines.push(`  pgbench @${cell.concurrency} (${cell.scenario === 'create' ? 'INSERT' : 'SELECT'}): ${cell.pgbench.failed} failed transactions`);
+  if (cell.replay.failed > 0) errorLines.push(`  pgbench @${cell.concurrency} (same SQL as a ${cell.scenario}): ${cell.replay.failed} failed transactions`);
 }
 out.push(errorLines.length > 0 ? `errors:\n${errorLines.join('\n')}` : 'errors: none');
 if (kassaWarnings > 0) out.push(`kassa wrote ${kassaWarnings} warning/error log line(s) (the first ones are above, on stderr)`);

@@ -74,6 +74,8 @@ const resultParser: Interceptor = {
 export interface PoolOptions {
   maxPoolSize?: number;
   statementTimeoutMs?: number;
+  /** Run after Kassa's own (the benchmark records statements with one). */
+  interceptors?: Interceptor[];
 }
 
 /**
@@ -83,7 +85,7 @@ export interface PoolOptions {
 export async function openPool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
   const pool = await createPool(connectionUri, {
     typeParsers: [],
-    interceptors: [resultParser],
+    interceptors: [resultParser, ...(options.interceptors ?? [])],
     maxPoolSize: options.maxPoolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,
     connectionTimeout: CONNECTION_TIMEOUT_MS,

@@ -1,0 +1,105 @@
+// The "same SQL" baseline of bench/api: the statements one Kassa request sends, recorded from the
+// real code path, turned into a pgbench script that replays them (one transaction where Kassa
+// has one), so that pgbench's rate says what PostgreSQL and a minimal client can do with exactly
+// Kassa's SQL, and the ratio to it says what Kassa's own layers (HTTP, auth, validation, slonik,
+// node-postgres, JSON) cost on top.
+import pg from 'pg';
+import type { Interceptor } from 'slonik';
+
+/** node-postgres's own conversion of a parameter to its text form (arrays, dates, buffers…). */
+const { prepareValue } = (pg as unknown as { utils: { prepareValue: (value: unknown) => string | Buffer | null } }).utils;
+
+export interface RecordedStatement {
+  /** The text as sent, with $1…$n placeholders. */
+  sql: string;
+  values: readonly unknown[];
+}
+
+/** A slonik interceptor that records every statement it sees, in order. */
+export function statementRecorder(): { interceptor: Interceptor; statements: RecordedStatement[] } {
+  const statements: RecordedStatement[] = [];
+  const interceptor: Interceptor = {
+    name: 'bench-statement-recorder',
+    beforeQueryExecution: (_context, query) => {
+      statements.push({ sql: query.sql, values: [...query.values] });
+      return null;
+    },
+  };
+  return { interceptor, statements };
+}
+
+/**
+ * A recorded value that changes from one request to the next (the payment id, the idempotency
+ * key, the deposit address…) and the SQL expression over pgbench variables that stands for it in
+ * the replay. A parameter that equals `value` becomes `expression`; one that contains it becomes a
+ * concatenation around it.
+ */
+export interface Substitution {
+  value: string;
+  expression: string;
+  /** Only a parameter equal to `value` (for short values such as a number)… */
+  exact?: boolean;
+  /** …and only in statements whose text matches. */
+  only?: RegExp;
+}
+
+export interface ReplayStatement extends RecordedStatement {
+  /** pgbench `\gset`: the statement's one result row sets variables named after its columns. */
+  gset?: boolean;
+}
+
+const quote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * A literal for pgbench. pgbench reads `:name` anywhere in a command as a variable (it does not
+ * parse SQL strings), so a colon followed by a name character is written as chr(58).
+ */
+function literal(text: string): string {
+  return text
+    .split(/:(?=[A-Za-z0-9_])/)
+    .map(quote)
+    .join(' || chr(58) || ');
+}
+
+function parameter(statement: string, value: unknown, substitutions: readonly Substitution[]): string {
+  const prepared = prepareValue(value);
+  if (prepared === null || prepared === undefined) return 'null';
+  const text = Buffer.isBuffer(prepared) ? `\\x${prepared.toString('hex')}` : String(prepared);
+  for (const { value: recorded, expression, exact, only } of substitutions) {
+    if (recorded === '' || !text.includes(recorded) || (exact && text !== recorded) || (only && !only.test(statement))) continue;
+    if (text === recorded) return expression;
+    const parts = text.split(recorded).map((part) => (part === '' ? null : literal(part)));
+    const pieces: string[] = [];
+    parts.forEach((part, index) => {
+      if (index > 0) pieces.push(expression);
+      if (part !== null) pieces.push(part);
+    });
+    return `(${pieces.join(' || ')})`;
+  }
+  return literal(text);
+}
+
+/**
+ * The pgbench script: one line per statement, its $n placeholders replaced by literals or by the
+ * substitutions' expressions, `begin;`/`commit;` around it when `transaction` is set.
+ */
+export function replayScript(statements: readonly ReplayStatement[], options: { substitutions: readonly Substitution[]; transaction: boolean; prelude?: string[] }): string {
+  // Longest first, so a value that contains another is replaced whole.
+  const substitutions = [...options.substitutions].sort((a, b) => b.value.length - a.value.length);
+  const lines: string[] = [...(options.prelude ?? [])];
+  if (options.transaction) lines.push('begin;');
+  for (const statement of statements) {
+    const text = statement.sql
+      .replace(/\$(\d+)/g, (_match, position: string) => {
+        const index = Number(position) - 1;
+        if (index >= statement.values.length) throw new Error(`statement has no value for $${position}: ${statement.sql}`);
+        return parameter(statement.sql, statement.values[index], substitutions);
+      })
+      .replace(/\s+/g, ' ')
+      .trim()
+      .replace(/;$/, '');
+    lines.push(statement.gset ? `${text} \\gset` : `${text};`);
+  }
+  if (options.transaction) lines.push('commit;');
+  return `${lines.join('\n')}\n`;
+}
