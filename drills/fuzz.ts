@@ -383,7 +383,7 @@ function authArb(world: World): fc.Arbitrary<string | undefined> {
     { arbitrary: fc.constant(`Bearer ${world.otherToken}`), weight: 2 },
     { arbitrary: fc.constant(undefined), weight: 2 },
     { arbitrary: fc.constantFrom(...world.brokenTokens).map((token) => `Bearer ${token}`), weight: 2 },
-    { arbitrary: fc.constantFrom('Bearer', 'Bearer ', 'Basic YTpi', `bearer ${world.token}`, `Bearer  ${world.token}`, `Bearer ${world.token} extra`, `Token ${world.token}`, world.token, `Bearer ${world.token}.`, `Bearer ${'a'.repeat(5000)}.b.c`), weight: 2 },
+    { arbitrary: fc.constantFrom('Bearer', 'Bearer ', 'Basic YTpi', `bearer ${world.token}`, `BEARER  ${world.token}`, `Bearer${world.token}`, `Bearer ${world.token} extra`, `Token ${world.token}`, world.token, `Bearer ${world.token}.`, `Bearer ${'a'.repeat(5000)}.b.c`), weight: 2 },
     { arbitrary: latin1(0, 200), weight: 1 },
   );
 }
@@ -466,7 +466,8 @@ function wildArb(world: World, endpoints: Endpoint[]): fc.Arbitrary<Generated> {
         if (body.contentType !== undefined) all['content-type'] = body.contentType;
         if (body.contentEncoding !== undefined) all['content-encoding'] = body.contentEncoding;
         const request: RawRequest = { method, path, headers: all, ...(body.body !== undefined ? { body: body.body } : {}) };
-        return { request, endpoint, validToken: auth === `Bearer ${world.token}` };
+        // The scheme name is case-insensitive and may be followed by several spaces (RFC 9110 §11.1).
+        return { request, endpoint, validToken: /^bearer +(.*)$/i.exec(auth ?? '')?.[1] === world.token };
       }),
   );
 }

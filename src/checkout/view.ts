@@ -3,11 +3,11 @@
 // the live-status feed watches; one presenter decides its JSON shape.
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
-import { sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl, listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
-import { COUNTED_OF_PAYMENT } from '../payments/counted.ts';
+import { PAYMENT_WITH_METHOD } from '../payments/present.ts';
 
 export const ENDED_STATUSES = ['completed', 'expired', 'cancelled'] as const;
 
@@ -49,20 +49,15 @@ function checkoutQuery(ids: readonly string[], network: TonNetwork) {
            jm.master_address as jetton_master, p.created_at, p.expires_at, p.paid_at,
            coalesce(counted.hashes, array[]::text[]) as transaction_hashes,
            coalesce(counted.total_base_units, 0)::text as received_base_units
-    from payments p
+    from ${PAYMENT_WITH_METHOD}
     join stores s on s.id = p.store_id
-    ${COUNTED_OF_PAYMENT}
-    left join payment_methods pm on pm.id = p.payment_method_id
-    left join coins c on c.symbol = p.coin_symbol
-    left join chains ch on ch.symbol = pm.chain_symbol
-    left join deposit_addresses d on d.payment_id = p.id
     left join jetton_masters jm on jm.coin_symbol = p.coin_symbol and jm.network = ${network}
     where p.id = any(${sql.array(ids as string[], 'uuid')})
   `;
 }
 
 export async function findCheckoutRow(db: Db, paymentId: string, network: TonNetwork): Promise<CheckoutRow | null> {
-  return db.maybeOne(checkoutQuery([paymentId], network));
+  return db.maybeOne(prepared(checkoutQuery([paymentId], network)));
 }
 
 /** Many payments at once (the live-status feed), keyed by id; unknown ids are absent. */

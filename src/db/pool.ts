@@ -29,6 +29,8 @@ export const sql = createSqlTag({
 
 const MAX_PREPARED_TEXTS = 200;
 const statementNames = new Map<string, string>();
+/** Part of every name; a new generation makes every statement be prepared afresh. */
+let statementGeneration = 0;
 
 /**
  * Runs `query` as a named prepared statement, so PostgreSQL parses and plans it once per
@@ -39,20 +41,42 @@ const statementNames = new Map<string, string>();
  * connection's life. Past MAX_PREPARED_TEXTS distinct texts a query simply runs unnamed.
  *
  * Requires what `openPool` guarantees: connections are not reset (no DISCARD ALL) between uses.
- * A migration that changes the result columns' types of a prepared statement makes PostgreSQL
- * refuse it on connections that prepared it before ("cached plan must not change result type"):
- * processes started before such a migration must be restarted, which `kassa start` does anyway
- * since it migrates before it serves.
+ * A migration that changes the type of a column such a statement returns makes PostgreSQL refuse
+ * the statement where it was prepared before ("cached plan must not change result type", in a
+ * process started before the migration): that query fails once, and `preparedStatementRenewal`
+ * then moves every name to a new generation, so the next executions prepare afresh.
  */
 export function prepared<T extends QuerySqlToken>(query: T): T {
   let name = statementNames.get(query.sql);
   if (name === undefined) {
     if (statementNames.size >= MAX_PREPARED_TEXTS) return query;
-    name = `kassa_${crypto.createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`;
+    const digest = crypto.createHash('sha256').update(`${statementGeneration}\0${query.sql}`).digest('hex');
+    name = `kassa_${digest.slice(0, 24)}`;
     statementNames.set(query.sql, name);
   }
   return Object.freeze({ ...query, name });
 }
+
+const isStalePreparedStatement = (error: unknown): boolean => {
+  for (let current = error, depth = 0; current && depth < 5; depth += 1) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type')) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+};
+
+/** See `prepared`: after a schema change under a prepared statement, prepare everything anew. */
+const preparedStatementRenewal: Interceptor = {
+  name: 'kassa-prepared-statement-renewal',
+  queryExecutionError: (_context, query, error) => {
+    if (query.name !== undefined && isStalePreparedStatement(error)) {
+      statementGeneration += 1;
+      statementNames.clear();
+    }
+    return null;
+  },
+};
 
 /**
  * Validates rows against the schema given with sql.type(...). Without it, slonik would accept
@@ -85,7 +109,7 @@ export interface PoolOptions {
 export async function openPool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
   const pool = await createPool(connectionUri, {
     typeParsers: [],
-    interceptors: [resultParser, ...(options.interceptors ?? [])],
+    interceptors: [resultParser, preparedStatementRenewal, ...(options.interceptors ?? [])],
     maxPoolSize: options.maxPoolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,
     connectionTimeout: CONNECTION_TIMEOUT_MS,

@@ -136,7 +136,8 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   );
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;
+// The scheme name is case-insensitive (RFC 9110 §11.1); the token is taken as sent.
+const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
 
 /** Bearer JWT authentication; every failure is the same 401 auth_invalid. */
 export function requireStore(deps: AppDeps): Middleware<KassaState> {

@@ -35,6 +35,20 @@ export const paymentView = z.object({
 });
 export type PaymentView = z.infer<typeof paymentView>;
 
+/**
+ * A payment `p` with what its method brings: the counted transfers (`counted`), the method `pm`,
+ * its coin `c` and chain `ch`, and the deposit address `d` (all absent before a method is chosen).
+ * The FROM clause of the merchant's view and of the checkout's.
+ */
+export const PAYMENT_WITH_METHOD = sql.fragment`
+  payments p
+  ${COUNTED_OF_PAYMENT}
+  left join payment_methods pm on pm.id = p.payment_method_id
+  left join coins c on c.symbol = p.coin_symbol
+  left join chains ch on ch.symbol = pm.chain_symbol
+  left join deposit_addresses d on d.payment_id = p.id
+`;
+
 /** Everything the presenter needs, in one query. */
 export const PAYMENT_VIEW = sql.fragment`
   select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.order_id, p.description, p.metadata,
@@ -43,12 +57,7 @@ export const PAYMENT_VIEW = sql.fragment`
          p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
          p.method_selected_at, p.paid_at,
          coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total, 0)::text as received_amount
-  from payments p
-  ${COUNTED_OF_PAYMENT}
-  left join payment_methods pm on pm.id = p.payment_method_id
-  left join coins c on c.symbol = p.coin_symbol
-  left join chains ch on ch.symbol = pm.chain_symbol
-  left join deposit_addresses d on d.payment_id = p.id
+  from ${PAYMENT_WITH_METHOD}
 `;
 
 export async function findPaymentView(db: Db, paymentId: string, options: { storeId?: string } = {}): Promise<PaymentView | null> {

@@ -40,6 +40,22 @@ describe('prepared statements', () => {
     assert.deepEqual(await preparedHere(), [name]);
   });
 
+  it('prepares afresh after a migration changed a column the statement returns', async () => {
+    await pool.query(sql.unsafe`create table scratch_widths (id int primary key, width int not null)`);
+    await pool.query(sql.unsafe`insert into scratch_widths values (1, 7)`);
+    const width = () => prepared(sql.type(z.object({ width: z.union([z.number(), z.string()]) }))`select width from scratch_widths where id = ${1}`);
+    assert.deepEqual(await pool.one(width()), { width: 7 });
+    const before = (width() as unknown as { name: string }).name;
+    // What a migration run by a newer process does under this one's feet.
+    await pool.query(sql.unsafe`alter table scratch_widths alter column width type bigint`);
+    // PostgreSQL refuses the statement prepared with the old result type once…
+    await assert.rejects(pool.one(width()), /cached plan must not change result type/);
+    // …and from then on every statement gets a new name and is prepared again.
+    assert.notEqual((width() as unknown as { name: string }).name, before);
+    assert.deepEqual(await pool.one(width()), { width: '7' });
+    assert.deepEqual(await pool.one(coin('TON')), { symbol: 'TON', decimals: 9 });
+  });
+
   it('a failing prepared statement does not poison the connection', async () => {
     const bad = (symbol: string) => prepared(sql.type(z.object({ n: z.number() }))`select 1 / (length(${symbol}) - 3) as n`);
     await assert.rejects(pool.one(bad('TON')), /division by zero/);

@@ -92,7 +92,15 @@ describe('HTTP foundation', () => {
       await refused('Bearer');
       await refused('Bearer not-a-jwt');
       await refused(`Basic ${Buffer.from('a:b').toString('base64')}`);
-      await refused(`bearer ${store.token}`);
+      await refused(`Token ${store.token}`);
+      await refused(`Bearer${store.token}`);
+    });
+
+    it('takes the scheme name in any case (RFC 9110 §11.1)', async () => {
+      for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+        const response = await app.request('GET', '/v1/_probe', { headers: { authorization: `${scheme} ${store.token}` } });
+        assert.equal(response.status, 200, scheme);
+      }
     });
 
     it('refuses a token signed with another key', async () => {
