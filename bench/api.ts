@@ -440,7 +440,7 @@ out.push(`kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process
 out.push(`driver    closed loop in the benchmark process, ${transport === 'http' ? 'node:http keep-alive Agent' : 'built-in fetch'}, ${durationSeconds} s per cell after a ${warmupSeconds} s warm-up per scenario`);
 out.push(`pgbench   -n -c N -j N -T ${durationSeconds} -M ${pgbenchMode} -f script on database ${BENCH_DATABASE} (same server), kassa paused (SIGSTOP) meanwhile`);
 if (replays) {
-  out.push(`same SQL  pgbench -M prepared replaying the statements of one create (${replays.statements.create}, one transaction) and one retrieve (${replays.statements.retrieve}), recorded from Kassa's code`);
+  out.push(`same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: the token check, then one transaction) and one retrieve (${replays.statements.retrieve})`);
 }
 out.push(`NOTE      ${cores} core(s) are shared by the load driver, Kassa and PostgreSQL (pgbench and PostgreSQL in its cells):`);
 out.push(`          figures are for this machine only, and the driver's CPU is taken from the service under test.`);
