@@ -385,6 +385,21 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       await refill();
     }
     report.check(`public checkout: 429 + Retry-After past the burst (RATE_LIMIT_PER_CLIENT=${RATE})`, publicBursts.every((p) => p.refused > 0 && p.wellFormed), publicBursts.map((p) => `${p.label} ${p.ok}/${p.refused}`).join(', ') + ' (answered/429 of 30 at once, the bucket full before each)');
+    // Forged tokens: past RATE_LIMIT_PER_CLIENT failures per second (bursts of twice that) a client is
+    // refused before any signature is verified; a token this process verified before still passes.
+    const [forgedHeader, forgedPayload] = a.token.split('.');
+    const forged = await Promise.all(
+      Array.from({ length: 30 }, () => limitedCall('GET', '/v1/payments?limit=1', { token: `${forgedHeader}.${forgedPayload}.${crypto.randomBytes(64).toString('base64url')}` })),
+    );
+    const forged401 = forged.filter((r) => r.status === 401 && r.json?.error?.code === 'auth_invalid').length;
+    const forged429 = forged.filter((r) => r.status === 429 && r.json?.error?.code === 'rate_limit_exceeded' && Number(r.headers['retry-after']) >= 1).length;
+    const knownDuringBlock = await limitedCall('GET', '/v1/payments?limit=1', { token: a.token });
+    report.check(
+      `forged tokens: 401 up to the failure budget, then 429 before verifying (RATE_LIMIT_PER_CLIENT=${RATE}); a known token still served`,
+      forged401 > 0 && forged401 <= 2 * RATE + 2 && forged429 > 0 && forged401 + forged429 === forged.length && knownDuringBlock.status === 200,
+      `30 forged at once: ${forged401} × 401, ${forged429} × 429, ${forged.length - forged401 - forged429} other; store A's token meanwhile: ${knownDuringBlock.status}`,
+    );
+    await refill();
     if (SUSTAIN_SECONDS > 0) {
       // Hold the bucket under pressure (about 4× the rate) and measure what gets through.
       await new Promise((resolve) => setTimeout(resolve, 2 * 1000));

@@ -102,14 +102,22 @@ export async function revokeToken(db: Db, jti: string, now = new Date()): Promis
   return row !== null;
 }
 
+export interface AuthenticateHooks {
+  /**
+   * Runs before a signature is verified, that is for a token this process has not verified
+   * before; throwing refuses the request without spending the verification.
+   */
+  beforeVerifying?: () => void;
+}
+
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
 
 /**
  * Verifies a bearer token and returns its store id. Every failure is the same 401 auth_invalid,
  * with no hint of which check failed.
  */
-export async function authenticate(db: Db, token: string, now = new Date()): Promise<{ storeId: string; jti: string }> {
-  const claims = await verifySignature(await tokenKey(db), token, now);
+export async function authenticate(db: Db, token: string, now = new Date(), hooks: AuthenticateHooks = {}): Promise<{ storeId: string; jti: string }> {
+  const claims = await verifySignature(await tokenKey(db), token, now, hooks);
   const { jti } = claims;
   const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${jti}`));
   if (!row || row.store_id !== claims.sub || row.revoked_at !== null) throw authInvalid();
@@ -124,13 +132,14 @@ export async function authenticate(db: Db, token: string, now = new Date()): Pro
  * token, a tampered one included, goes through the full verification. Revocation and the stored
  * expiry are checked by the caller, in the database, on every request.
  */
-async function verifySignature(key: TokenKey, token: string, now: Date): Promise<VerifiedClaims> {
+async function verifySignature(key: TokenKey, token: string, now: Date, hooks: AuthenticateHooks): Promise<VerifiedClaims> {
   const seconds = Math.floor(now.getTime() / 1000);
   const known = key.verified.get(token);
   if (known) {
     if ((known.exp !== undefined && seconds >= known.exp) || (known.nbf !== undefined && seconds < known.nbf)) throw authInvalid();
     return known;
   }
+  hooks.beforeVerifying?.();
   let payload;
   try {
     ({ payload } = await jwtVerify(token, key.publicKey, { algorithms: ACCEPTED_ALGORITHMS, currentDate: now, requiredClaims: ['sub', 'jti', 'iat'] }));

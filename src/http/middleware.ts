@@ -8,9 +8,9 @@ import compose from 'koa-compose';
 import { koaBody } from 'koa-body';
 import { authenticate } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
-import { ApiError, authInvalid, internalError, invalidRequest, serviceUnavailable } from '../errors.ts';
+import { ApiError, authInvalid, internalError, invalidRequest, rateLimited, serviceUnavailable } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
-import { rateLimit } from './rateLimit.ts';
+import { createRateLimiter, rateLimit } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -139,12 +139,30 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
 // The scheme name is case-insensitive (RFC 9110 §11.1); the token is taken as sent.
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
 
-/** Bearer JWT authentication; every failure is the same 401 auth_invalid. */
+/**
+ * Bearer JWT authentication; every failure is the same 401 auth_invalid. A client address whose
+ * requests keep failing it (more than RATE_LIMIT_PER_CLIENT per second, bursts of twice that) is
+ * answered 429 before any further signature verification, so a flood of forged tokens cannot
+ * make the API spend its CPU on Ed25519; tokens this process has verified before still pass.
+ */
 export function requireStore(deps: AppDeps): Middleware<KassaState> {
+  const failures = deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
   return async (ctx, next) => {
-    const match = BEARER.exec(ctx.get('Authorization'));
-    if (!match) throw authInvalid();
-    const { storeId } = await authenticate(deps.pool, match[1]!, deps.now());
+    const client = `auth-failures:${ctx.ip}`;
+    let storeId: string;
+    try {
+      const match = BEARER.exec(ctx.get('Authorization'));
+      if (!match) throw authInvalid();
+      ({ storeId } = await authenticate(deps.pool, match[1]!, deps.now(), {
+        beforeVerifying: () => {
+          const budget = failures?.peek(client, deps.now().getTime());
+          if (budget && !budget.allowed) throw rateLimited(budget.resetSeconds);
+        },
+      }));
+    } catch (error) {
+      if (failures && error instanceof ApiError && error.code === 'auth_invalid') failures.take(client, deps.now().getTime());
+      throw error;
+    }
     ctx.state.storeId = storeId;
     ctx.state.log = ctx.state.log.child({ storeId });
     await next();

@@ -8,15 +8,40 @@ interface Bucket {
   updatedMs: number;
 }
 
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
 export interface RateLimiter {
   /** Takes one token for `key`; returns the headers to send and whether the request may go on. */
-  take(key: string, nowMs: number): { allowed: boolean; limit: number; remaining: number; resetSeconds: number };
+  take(key: string, nowMs: number): RateLimitResult;
+  /** Whether `key` has a token left, without taking it. */
+  peek(key: string, nowMs: number): RateLimitResult;
 }
 
 export function createRateLimiter(ratePerSecond: number, maxKeys = 100_000): RateLimiter {
   const capacity = ratePerSecond * 2;
   const buckets = new Map<string, Bucket>();
+  const refill = (bucket: Bucket, nowMs: number) => {
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * ratePerSecond);
+    bucket.updatedMs = nowMs;
+  };
+  const result = (tokens: number, allowed: boolean): RateLimitResult => ({
+    allowed,
+    limit: capacity,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetSeconds: Math.max(1, Math.ceil((allowed ? capacity - tokens : 1 - tokens) / ratePerSecond)),
+  });
   return {
+    peek(key, nowMs) {
+      const bucket = buckets.get(key);
+      if (!bucket) return result(capacity, true);
+      refill(bucket, nowMs);
+      return result(bucket.tokens, bucket.tokens >= 1);
+    },
     take(key, nowMs) {
       let bucket = buckets.get(key);
       if (!bucket) {
@@ -28,14 +53,11 @@ export function createRateLimiter(ratePerSecond: number, maxKeys = 100_000): Rat
         bucket = { tokens: capacity, updatedMs: nowMs };
         buckets.set(key, bucket);
       } else {
-        bucket.tokens = Math.min(capacity, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * ratePerSecond);
-        bucket.updatedMs = nowMs;
+        refill(bucket, nowMs);
       }
       const allowed = bucket.tokens >= 1;
       if (allowed) bucket.tokens -= 1;
-      const remaining = Math.max(0, Math.floor(bucket.tokens));
-      const resetSeconds = Math.max(1, Math.ceil((allowed ? capacity - bucket.tokens : 1 - bucket.tokens) / ratePerSecond));
-      return { allowed, limit: capacity, remaining, resetSeconds };
+      return result(bucket.tokens, allowed);
     },
   };
 }
