@@ -324,9 +324,9 @@ async function pgbenchCell(script: string, concurrency: number, mode: PgbenchMod
  * Records the statements of one create and one retrieve, sent by the functions the routes call
  * (token check, idempotent create, payment view) on a pool that records them, and turns them
  * into pgbench scripts. Per-request values become expressions over pgbench variables: the
- * idempotency key from a random number, the payment id and derivation index from the replay's
- * own insert and nextval (\gset), the deposit address from the index. Replayed with -M prepared,
- * as Kassa prepares them.
+ * idempotency key and the payment id from random numbers, the derivation index from the replay's
+ * own nextval (\gset), the deposit address from the index. Replayed with -M prepared, as Kassa
+ * prepares them.
  */
 async function recordReplays(): Promise<{ create: string; retrieve: string; statements: { create: number; retrieve: number } }> {
   const recorder = statementRecorder();
@@ -351,18 +351,17 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
       sql.type(z.object({ derivation_index: z.string(), address: z.string(), address_friendly: z.string() }))`
         select derivation_index::text, address, address_friendly from deposit_addresses where payment_id = ${paymentId}`,
     );
-    const gset = (statement: ReplayStatement): ReplayStatement =>
-      /nextval\('deposit_address_index_seq'\)/.test(statement.sql) || /^\s*insert into payments\b[\s\S]*returning id\s*$/.test(statement.sql) ? { ...statement, gset: true } : statement;
+    const gset = (statement: ReplayStatement): ReplayStatement => (/nextval\('deposit_address_index_seq'\)/.test(statement.sql) ? { ...statement, gset: true } : statement);
     const index = 'cast(:index as text)';
     const substitutions = [
       { value: key, expression: 'cast(md5(cast(:k as text)) as uuid)' },
-      { value: paymentId, expression: ':id' },
+      { value: paymentId, expression: 'cast(md5(cast(:p as text)) as uuid)' },
       { value: deposit.derivation_index, expression: ':index', exact: true, only: /insert into deposit_addresses/ },
       { value: deposit.address, expression: `('0:' || md5(${index}) || md5('a' || ${index}))` },
       { value: deposit.address_friendly, expression: `('UQ' || md5(${index}))` },
     ];
     const createScript =
-      replayScript(tokenCheck, { substitutions: [], transaction: false, prelude: ['\\set k random(1, 9223372036854775806)'] }) +
+      replayScript(tokenCheck, { substitutions: [], transaction: false, prelude: ['\\set k random(1, 9223372036854775806)', '\\set p random(1, 9223372036854775806)'] }) +
       replayScript(create.map(gset), { substitutions, transaction: true });
     const retrieveScript = replayScript([...tokenCheck, ...view], { substitutions: [], transaction: false });
     return { create: createScript, retrieve: retrieveScript, statements: { create: tokenCheck.length + create.length + 2, retrieve: tokenCheck.length + view.length } };

@@ -108,6 +108,8 @@ export interface AuthenticateHooks {
    * before; throwing refuses the request without spending the verification.
    */
   beforeVerifying?: () => void;
+  /** Runs when that verification succeeded. */
+  verified?: () => void;
 }
 
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
@@ -150,6 +152,7 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
   const { sub, jti, exp, nbf } = payload;
   if (typeof sub !== 'string' || typeof jti !== 'string' || !z.uuid().safeParse(jti).success) throw authInvalid();
   const claims: VerifiedClaims = { sub, jti, ...(exp !== undefined ? { exp } : {}), ...(nbf !== undefined ? { nbf } : {}) };
+  hooks.verified?.();
   if (key.verified.size >= MAX_VERIFIED_TOKENS) key.verified.delete(key.verified.keys().next().value!);
   key.verified.set(token, claims);
   return claims;

@@ -13,11 +13,12 @@ import {
   type Interceptor,
   type QueryResultRow,
   type QuerySqlToken,
+  type FragmentSqlToken,
 } from 'slonik';
 import { z } from 'zod';
 
 export { z };
-export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods };
+export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods, FragmentSqlToken };
 /** Anything that can run a query: the pool, a connection or a transaction. */
 export type Db = CommonQueryMethods;
 
@@ -55,6 +56,19 @@ export function prepared<T extends QuerySqlToken>(query: T): T {
     statementNames.set(query.sql, name);
   }
   return Object.freeze({ ...query, name });
+}
+
+/**
+ * Several writes sent as one statement, so they cost one round trip instead of one each: every
+ * write becomes a data-modifying WITH item and `final` is the statement's main part. PostgreSQL
+ * runs them all on one snapshot, so no write may need to see another's rows — except through
+ * foreign keys, which are checked at the end of the statement (a child may reference a parent
+ * inserted beside it) — and no two may write the same table.
+ */
+export function inOneStatement(writes: readonly FragmentSqlToken[], final: FragmentSqlToken): FragmentSqlToken {
+  if (writes.length === 0) return final;
+  const items = writes.map((write, index) => sql.fragment`${sql.identifier([`write_${index + 1}`])} as (${write})`);
+  return sql.fragment`with ${sql.join(items, sql.fragment`, `)} ${final}`;
 }
 
 const isStalePreparedStatement = (error: unknown): boolean => {

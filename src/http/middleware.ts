@@ -140,29 +140,26 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
 
 /**
- * Bearer JWT authentication; every failure is the same 401 auth_invalid. A client address whose
- * requests keep failing it (more than RATE_LIMIT_PER_CLIENT per second, bursts of twice that) is
- * answered 429 before any further signature verification, so a flood of forged tokens cannot
- * make the API spend its CPU on Ed25519; tokens this process has verified before still pass.
+ * Bearer JWT authentication; every failure is the same 401 auth_invalid. Each signature
+ * verification takes a token from the client address's failure budget (RATE_LIMIT_PER_CLIENT per
+ * second, bursts of twice that) and a successful one gives it back: a client whose tokens keep
+ * failing is answered 429 before any further verification, so a flood of forged tokens cannot make
+ * the API spend its CPU on Ed25519 — taken before verifying, the budget also holds for requests
+ * that arrive at once. Tokens this process has verified before need no verification and pass.
  */
 export function requireStore(deps: AppDeps): Middleware<KassaState> {
   const failures = deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
   return async (ctx, next) => {
+    const match = BEARER.exec(ctx.get('Authorization'));
+    if (!match) throw authInvalid();
     const client = `auth-failures:${ctx.ip}`;
-    let storeId: string;
-    try {
-      const match = BEARER.exec(ctx.get('Authorization'));
-      if (!match) throw authInvalid();
-      ({ storeId } = await authenticate(deps.pool, match[1]!, deps.now(), {
-        beforeVerifying: () => {
-          const budget = failures?.peek(client, deps.now().getTime());
-          if (budget && !budget.allowed) throw rateLimited(budget.resetSeconds);
-        },
-      }));
-    } catch (error) {
-      if (failures && error instanceof ApiError && error.code === 'auth_invalid') failures.take(client, deps.now().getTime());
-      throw error;
-    }
+    const { storeId } = await authenticate(deps.pool, match[1]!, deps.now(), {
+      beforeVerifying: () => {
+        const budget = failures?.take(client, deps.now().getTime());
+        if (budget && !budget.allowed) throw rateLimited(budget.resetSeconds);
+      },
+      verified: () => failures?.refund(client),
+    });
     ctx.state.storeId = storeId;
     ctx.state.log = ctx.state.log.child({ storeId });
     await next();

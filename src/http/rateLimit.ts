@@ -18,8 +18,8 @@ export interface RateLimitResult {
 export interface RateLimiter {
   /** Takes one token for `key`; returns the headers to send and whether the request may go on. */
   take(key: string, nowMs: number): RateLimitResult;
-  /** Whether `key` has a token left, without taking it. */
-  peek(key: string, nowMs: number): RateLimitResult;
+  /** Gives back a token taken for `key` (up to the bucket's capacity). */
+  refund(key: string): void;
 }
 
 export function createRateLimiter(ratePerSecond: number, maxKeys = 100_000): RateLimiter {
@@ -36,11 +36,9 @@ export function createRateLimiter(ratePerSecond: number, maxKeys = 100_000): Rat
     resetSeconds: Math.max(1, Math.ceil((allowed ? capacity - tokens : 1 - tokens) / ratePerSecond)),
   });
   return {
-    peek(key, nowMs) {
+    refund(key) {
       const bucket = buckets.get(key);
-      if (!bucket) return result(capacity, true);
-      refill(bucket, nowMs);
-      return result(bucket.tokens, bucket.tokens >= 1);
+      if (bucket) bucket.tokens = Math.min(capacity, bucket.tokens + 1);
     },
     take(key, nowMs) {
       let bucket = buckets.get(key);

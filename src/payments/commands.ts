@@ -1,9 +1,10 @@
 // Payment commands. Each locks the payment row (select … for update), asks the transition
 // function, writes, and enqueues follow-up work in the same transaction.
 import type { Config } from '../config.ts';
-import { prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import crypto from 'node:crypto';
+import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { masterKey, reserveDepositWallet, storeDepositAddress, type ReservedDeposit } from './deposit.ts';
+import { depositAddressInsert, masterKey, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
 import { priceFor, type Price } from './pricing.ts';
@@ -96,20 +97,23 @@ async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: st
 }
 
 /**
- * Writes the deposit address of a payment that now has its method, and what the chain watcher
- * reads: the deposit itself and, for a jetton, the deposit's jetton wallet of that coin (resolved
- * by the watcher through the master's get_wallet_address).
+ * The writes for a payment that now has its method: its deposit address, and what the chain
+ * watcher reads — the deposit itself and, for a jetton, the deposit's jetton wallet of that coin
+ * (resolved by the watcher through the master's get_wallet_address). Sent with the payment's own
+ * write as one statement (`inOneStatement`).
  */
-async function recordDeposit(tx: Db, config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date): Promise<void> {
-  await storeDepositAddress(tx, paymentId, choice.deposit, config.tonNetwork);
+function depositWrites(config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date): FragmentSqlToken[] {
   const coin = choice.method.coin_symbol;
   const jettonWallet = choice.master === null
     ? sql.fragment``
     : sql.fragment`, (${`pending:${paymentId}:${coin}`}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
-  await tx.query(prepared(sql.typeAlias('void')`
-    insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, next_check_at)
-    values (${choice.deposit.address}, ${paymentId}, 'deposit', ${coin}, null, ${sql.timestamp(now)})${jettonWallet}
-  `));
+  return [
+    depositAddressInsert(paymentId, choice.deposit, config.tonNetwork),
+    sql.fragment`
+      insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, next_check_at)
+      values (${choice.deposit.address}, ${paymentId}, 'deposit', ${coin}, null, ${sql.timestamp(now)})${jettonWallet}
+    `,
+  ];
 }
 
 export async function createPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentView> {
@@ -123,26 +127,27 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     status = next.to;
     choice = await chooseMethod(tx, config, draft, draft.method, now, { param: draft.methodParam, fixedCoinAmount: draft.fixedCoinAmount });
   }
-  const paymentId = await tx.oneFirst(prepared(sql.type(z.object({ id: z.string() }))`
-    insert into payments (store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
+  const paymentId = crypto.randomUUID();
+  const insertPayment = sql.fragment`
+    insert into payments (id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
                           created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
                           coin_amount, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at)
-    values (${storeId}, ${status}, ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
+    values (${paymentId}, ${storeId}, ${status}, ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
             ${sql.jsonb(draft.metadata)}, ${draft.webhookUrl}, ${draft.returnUrl}, ${draft.createdVia}, ${draft.invoiceType},
             ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
             ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.rate ?? null},
             ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
-    returning id
-  `));
-  if (choice) await recordDeposit(tx, config, paymentId, choice, now);
-  // The expiry job. Its key names a payment this transaction has just inserted, so no job can hold
-  // it yet, and job_key_mode 'unsafe_dedupe' gives the same single new job as the default
-  // 'replace' without add_jobs' general upsert machinery (about a third of the cost). Every
-  // later scheduling of this key (expirePayment, when it ran early) uses the default mode.
-  await tx.query(prepared(sql.unsafe`
+  `;
+  // The payment, its deposit and watches, and its expiry job: one statement. The job's key names
+  // the payment inserted beside it, so no job can hold the key yet, and job_key_mode
+  // 'unsafe_dedupe' gives the same single new job as the default 'replace' without add_jobs'
+  // general upsert machinery (about a third of the cost). Every later scheduling of this key
+  // (expirePayment, when it ran early) uses the default mode.
+  const addExpiryJob = sql.fragment`
     select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${paymentId}::text),
       run_at := ${sql.timestamp(expiresAt)}, job_key := ${expireJobKey(paymentId)}, max_attempts := 25, job_key_mode := 'unsafe_dedupe')
-  `));
+  `;
+  await tx.query(prepared(sql.unsafe`${inOneStatement([insertPayment, ...(choice ? depositWrites(config, paymentId, choice, now) : [])], addExpiryJob)}`));
   const view = (await findPaymentView(tx, paymentId))!;
   paymentTransitions.inc({ to: view.status });
   return view;
@@ -158,14 +163,14 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
     if (!next.ok) throw rejectionError(next.reason);
     const choice = await chooseMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
-    await tx.query(sql.typeAlias('void')`
+    const fixMethod = sql.fragment`
       update payments set
         status = ${next.to}, payment_method_id = ${method.id}, coin_symbol = ${method.coin_symbol},
         coin_amount = ${choice.price.coinAmount}, exchange_rate = ${choice.price.rate}, exchange_rate_source = ${choice.price.source},
         exchange_rate_at = ${sql.timestamp(choice.price.at)}, method_selected_at = ${sql.timestamp(now)}
       where id = ${paymentId}
-    `);
-    await recordDeposit(tx, config, paymentId, choice, now);
+    `;
+    await tx.query(prepared(sql.unsafe`${inOneStatement(depositWrites(config, paymentId, choice, now), fixMethod)}`));
     paymentTransitions.inc({ to: 'pending' });
     return (await findPaymentView(tx, paymentId))!;
   });

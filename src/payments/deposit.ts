@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { depositWallet } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
-import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 
 const masterKeys = new WeakMap<object, Buffer>();
 
@@ -43,10 +43,10 @@ export async function reserveDepositWallet(tx: Db, key: Buffer, network: Config[
   return { address: wallet.raw, friendly: wallet.friendly, index };
 }
 
-/** Records a reserved wallet as the payment's deposit address (the payment row must exist). */
-export async function storeDepositAddress(tx: Db, paymentId: string, deposit: ReservedDeposit, network: Config['tonNetwork']): Promise<void> {
-  await tx.query(prepared(sql.typeAlias('void')`
+/** The insert that records a reserved wallet as the payment's deposit address. */
+export function depositAddressInsert(paymentId: string, deposit: ReservedDeposit, network: Config['tonNetwork']): FragmentSqlToken {
+  return sql.fragment`
     insert into deposit_addresses (payment_id, derivation_index, network, address, address_friendly)
     values (${paymentId}, ${deposit.index}, ${network}, ${deposit.address}, ${deposit.friendly})
-  `));
+  `;
 }
