@@ -1,7 +1,7 @@
 // Payment commands. Each locks the payment row (select … for update), asks the transition
 // function, writes, and enqueues follow-up work in the same transaction.
-import type { Config } from '../config.ts';
 import crypto from 'node:crypto';
+import type { Config } from '../config.ts';
 import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { depositAddressInsert, masterKey, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
