@@ -7,34 +7,34 @@ import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl, listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
-import { PAYMENT_WITH_METHOD } from '../payments/present.ts';
+import { PAYMENT_WITH_METHOD, paymentView } from '../payments/present.ts';
 
 export const ENDED_STATUSES = ['completed', 'expired', 'cancelled'] as const;
 
-const checkoutRow = z.object({
-  id: z.string(),
-  store_id: z.string(),
-  store_name: z.string(),
-  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
-  amount: z.string(),
-  currency: z.string(),
-  description: z.string().nullable(),
-  return_url: z.string().nullable(),
-  coin_symbol: z.string().nullable(),
-  coin_name: z.string().nullable(),
-  coin_decimals: z.number().nullable(),
-  coin_kind: z.string().nullable(),
-  chain_symbol: z.string().nullable(),
-  chain_name: z.string().nullable(),
-  coin_amount: z.string().nullable(),
-  address_friendly: z.string().nullable(),
-  jetton_master: z.string().nullable(),
-  created_at: z.date(),
-  expires_at: z.date(),
-  paid_at: z.date().nullable(),
-  transaction_hashes: z.array(z.string()),
-  received_base_units: z.string(),
-});
+/** The merchant view's columns the page may show, and what only the page needs. */
+const checkoutRow = paymentView
+  .pick({
+    id: true,
+    store_id: true,
+    status: true,
+    amount: true,
+    currency: true,
+    description: true,
+    return_url: true,
+    coin_symbol: true,
+    coin_name: true,
+    coin_decimals: true,
+    coin_kind: true,
+    chain_symbol: true,
+    chain_name: true,
+    coin_amount: true,
+    address_friendly: true,
+    created_at: true,
+    expires_at: true,
+    paid_at: true,
+    transaction_hashes: true,
+  })
+  .extend({ store_name: z.string(), jetton_master: z.string().nullable(), received_base_units: z.string() });
 export type CheckoutRow = z.infer<typeof checkoutRow>;
 
 /**

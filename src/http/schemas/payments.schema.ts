@@ -110,10 +110,8 @@ export const FIELD_CODES: Record<string, string> = {
   paymentMethodID: 'invalid_payment_method_id',
 };
 
-export interface CreatePaymentBody {
-  amount: string;
-  currency: string;
-  payment_options?: { methods?: Array<{ coin: string; chain: string }> };
+/** `commonProperties`, as validated. */
+interface CommonBody {
   ttl?: number;
   order_id?: string;
   description?: string;
@@ -122,16 +120,16 @@ export interface CreatePaymentBody {
   returnURL?: string;
 }
 
-export interface CreateInvoiceBody {
+export interface CreatePaymentBody extends CommonBody {
+  amount: string;
+  currency: string;
+  payment_options?: { methods?: Array<{ coin: string; chain: string }> };
+}
+
+export interface CreateInvoiceBody extends CommonBody {
   invoiceType: 'FIAT' | 'CRYPTO';
   fiatAmount?: string;
   fiatCurrency?: string;
   cryptoAmount?: string;
   paymentMethodID?: string;
-  ttl?: number;
-  order_id?: string;
-  description?: string;
-  metadata?: Record<string, string>;
-  webhookURL?: string;
-  returnURL?: string;
 }
