@@ -503,3 +503,32 @@ describe('GET /v1/payments (list)', () => {
     assertError(await list('?sort=asc'), 400, 'invalid_request_error', 'unknown_parameter', 'sort');
   });
 });
+
+describe('a create is all or nothing', () => {
+  const counts = () =>
+    app.pool.one(sql.type(z.object({ payments: z.number(), addresses: z.number(), watches: z.number(), jobs: z.number(), keys: z.number() }))`
+      select (select count(*) from payments)::int as payments, (select count(*) from deposit_addresses)::int as addresses,
+             (select count(*) from chain_watches)::int as watches, (select count(*) from graphile_worker.jobs)::int as jobs,
+             (select count(*) from idempotency_keys)::int as keys
+    `);
+
+  it('when its one write (payment, address, watches, job) fails, nothing of the request stays, and its key can be used again', async () => {
+    const first = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON });
+    assert.equal(first.status, 201, first.text);
+    const taken = await app.pool.oneFirst(sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${first.json.id}`);
+    const before = await counts();
+    // The next derivation index is one already taken: the deposit address insert collides, after
+    // the payment insert beside it in the same statement.
+    await app.pool.query(sql.unsafe`select setval('deposit_address_index_seq', ${Number(taken)}, false)`);
+    const key = crypto.randomUUID();
+    const failed = await create({ amount: '2', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key });
+    assertError(failed, 500, 'api_error', 'internal_error');
+    assert.deepEqual(await counts(), before);
+    await app.pool.query(sql.unsafe`select setval('deposit_address_index_seq', (select max(derivation_index) from deposit_addresses))`);
+    const retried = await create({ amount: '2', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key });
+    assert.equal(retried.status, 201, retried.text);
+    assert.equal(retried.headers.get('idempotent-replayed'), null);
+    const after = await counts();
+    assert.deepEqual(after, { payments: before.payments + 1, addresses: before.addresses + 1, watches: before.watches + 2, jobs: before.jobs + 1, keys: before.keys + 1 });
+  });
+});
