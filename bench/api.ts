@@ -468,11 +468,13 @@ const rows = cells.map((cell) => {
     ratio >= TARGET ? `≥ ${TARGET}× met` : `≥ ${TARGET}× MISSED`,
     formatNumber(cell.replay.tps),
     `${sameSql.toFixed(2)}×`,
+    `${(cell.replay.tps / cell.pgbench.tps).toFixed(2)}×`,
   ];
 });
 out.push(
-  textTable(['scenario', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'pgbench tps', 'pg p50', 'pg p99', 'ratio', 'target', 'same-SQL tps', 'ratio'], rows),
+  textTable(['scenario', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'pgbench tps', 'pg p50', 'pg p99', 'ratio', 'target', 'same-SQL tps', 'ratio', 'ceiling'], rows),
 );
+out.push('ratio = Kassa req/s ÷ pgbench tps; ceiling = same-SQL tps ÷ raw tps: the ratio a service costing nothing itself would reach with this SQL.');
 out.push('');
 
 // Where the CPU went: per request (Kassa cells) and per transaction (pgbench cells), in µs.
