@@ -120,20 +120,18 @@ const nearMiss = fc.constantFrom(
   'FIAT', 'CRYPTO', '00000000-0000-0000-0000-000000000000', [{ coin: 'TON', chain: 'TON' }], { methods: [] }, { methods: [{ coin: 'USDT', chain: 'ton' }] },
 );
 
-function optionals(world: World) {
-  return {
-    ttl: fc.integer({ min: 900, max: 43_200 }),
-    order_id: fc.string({ minLength: 1, maxLength: 128 }),
-    description: fc.string({ unit: 'grapheme', maxLength: 200 }),
-    metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 64 }), fc.string({ unit: 'grapheme', maxLength: 30 }), { maxKeys: 10 }),
-    webhookURL: urlish,
-    returnURL: urlish,
-    paymentMethodID: fc.constantFrom(...world.methodIds),
-  };
-}
+/** The optional fields both create operations take (the schemas' commonProperties). */
+const commonFields = {
+  ttl: fc.integer({ min: 900, max: 43_200 }),
+  order_id: fc.string({ minLength: 1, maxLength: 128 }),
+  description: fc.string({ unit: 'grapheme', maxLength: 200 }),
+  metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 64 }), fc.string({ unit: 'grapheme', maxLength: 30 }), { maxKeys: 10 }),
+  webhookURL: urlish,
+  returnURL: urlish,
+};
 
 function validBody(kind: BodyKind, world: World): fc.Arbitrary<Record<string, unknown>> {
-  const common = optionals(world);
+  const common = { ...commonFields, paymentMethodID: fc.constantFrom(...world.methodIds) };
   switch (kind) {
     case 'createPayment':
       return fc.record(
@@ -144,12 +142,7 @@ function validBody(kind: BodyKind, world: World): fc.Arbitrary<Record<string, un
             { arbitrary: fc.constant({}), weight: 1 },
             { arbitrary: fc.record({ methods: fc.constantFrom([{ coin: 'TON', chain: 'TON' }], [{ coin: 'USDT', chain: 'TON' }]) }), weight: 4 },
           ),
-          ttl: common.ttl,
-          order_id: common.order_id,
-          description: common.description,
-          metadata: common.metadata,
-          webhookURL: common.webhookURL,
-          returnURL: common.returnURL,
+          ...commonFields,
         },
         { requiredKeys: ['amount', 'currency'] },
       );
@@ -161,12 +154,7 @@ function validBody(kind: BodyKind, world: World): fc.Arbitrary<Record<string, un
             fiatAmount: amount,
             fiatCurrency: fc.constantFrom('USD', 'EUR', 'RUB'),
             paymentMethodID: common.paymentMethodID,
-            ttl: common.ttl,
-            order_id: common.order_id,
-            description: common.description,
-            metadata: common.metadata,
-            webhookURL: common.webhookURL,
-            returnURL: common.returnURL,
+            ...commonFields,
           },
           { requiredKeys: ['invoiceType', 'fiatAmount', 'fiatCurrency'] },
         ),
