@@ -28,11 +28,9 @@ import { openDatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { authenticate, issueToken } from '../src/auth/tokens.ts';
+import { createOperations } from '../src/http/routes/payments.ts';
 import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
-import { idempotent } from '../src/idempotency.ts';
-import { createPayment } from '../src/payments/commands.ts';
-import { draftFromPayment } from '../src/payments/drafts.ts';
-import { findPaymentView, presentPayment } from '../src/payments/present.ts';
+import { findPaymentView } from '../src/payments/present.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { cpuBetween, exitedChildrenCpuMs, machineBusyMs, parentPid, processCpuMs, sampleCpu, serverTreeCpuMs } from './lib/cpu.ts';
 import { runClosedLoop, type LoadResult, type RequestSpec, type Transport } from './lib/load.ts';
@@ -322,7 +320,7 @@ async function pgbenchCell(script: string, concurrency: number, mode: PgbenchMod
 
 /**
  * Records the statements of one create and one retrieve, sent by the functions the routes call
- * (token check, idempotent create, payment view) on a pool that records them, and turns them
+ * (token check, `createOperations`, payment view) on a pool that records them, and turns them
  * into pgbench scripts. Per-request values become expressions over pgbench variables: the
  * idempotency key and the payment id from random numbers, the derivation index from the replay's
  * own nextval (\gset), the deposit address from the index. Replayed with -M prepared, as Kassa
@@ -332,17 +330,14 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
   const recorder = statementRecorder();
   const pool = await openPool(benchUrl, { maxPoolSize: 1, interceptors: [recorder.interceptor] });
   try {
-    const commandConfig = { masterKey: kassaEnv.KASSA_MASTER_KEY!, tonNetwork: 'sandbox' as const };
     const body = JSON.parse(CREATE_BODY) as CreatePaymentBody;
     const key = crypto.randomUUID();
     await authenticate(pool, token); // loads the token key once per pool: not part of a request
     recorder.statements.splice(0);
     await authenticate(pool, token);
     const tokenCheck = recorder.statements.splice(0);
-    const outcome = await idempotent(pool, { storeId: store.id, endpoint: 'POST /v1/payments', key, body, now: new Date() }, async (tx) => {
-      const view = await createPayment(tx, commandConfig, store.id, await draftFromPayment(tx, store.id, body), new Date());
-      return { status: 201, body: presentPayment(view, { checkoutBaseUrl: `${baseUrl}/pay` }), paymentId: view.id };
-    });
+    // The same configuration as the Kassa child, and the same create operation as its route.
+    const outcome = await createOperations({ pool, config: loadConfig(kassaEnv, root) }).payment({ storeId: store.id, body, key, now: new Date() });
     const create = recorder.statements.splice(0);
     const paymentId = (JSON.parse(outcome.body) as { id: string }).id;
     await findPaymentView(pool, paymentId, { storeId: store.id });

@@ -5,9 +5,9 @@ import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
-import { chainImageUrl, coinImageUrl, listStoreMethods, type MethodRow } from '../payments/methods.ts';
+import { listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
-import { PAYMENT_WITH_METHOD, paymentView } from '../payments/present.ts';
+import { PAYMENT_WITH_METHOD, paymentView, presentPaymentDetails } from '../payments/present.ts';
 
 export const ENDED_STATUSES = ['completed', 'expired', 'cancelled'] as const;
 
@@ -92,7 +92,7 @@ export function receivedAmount(row: CheckoutRow): string {
  */
 export function presentCheckout(row: CheckoutRow, checkoutBaseUrl: string) {
   const completed = row.status === 'completed';
-  const hasMethod = row.coin_symbol !== null && row.coin_amount !== null;
+  const details = presentPaymentDetails(row, checkoutBaseUrl, receivedAmount(row));
   return {
     id: row.id,
     status: row.status,
@@ -104,18 +104,7 @@ export function presentCheckout(row: CheckoutRow, checkoutBaseUrl: string) {
       expiresAt: row.expires_at.toISOString(),
       ...(completed && row.paid_at ? { paidAt: row.paid_at.toISOString() } : {}),
     },
-    ...(hasMethod
-      ? {
-          paymentDetails: {
-            ...(row.address_friendly !== null ? { address: row.address_friendly } : {}),
-            coinAmount: row.coin_amount!,
-            coin: { name: row.coin_name!, symbol: row.coin_symbol!, imgUrl: coinImageUrl(checkoutBaseUrl, row.coin_symbol!) },
-            chain: { name: row.chain_name ?? row.chain_symbol!, symbol: row.chain_symbol!, imgUrl: chainImageUrl(checkoutBaseUrl, row.chain_symbol!) },
-            receivedAmount: receivedAmount(row),
-            ...(completed ? { transactionSignatures: row.transaction_hashes } : {}),
-          },
-        }
-      : {}),
+    ...(details ? { paymentDetails: details } : {}),
     ...(isEnded(row.status) && row.return_url !== null ? { returnURL: row.return_url } : {}),
   };
 }

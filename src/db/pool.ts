@@ -71,14 +71,16 @@ export function inOneStatement(writes: readonly FragmentSqlToken[], final: Fragm
   return sql.fragment`with ${sql.join(items, sql.fragment`, `)} ${final}`;
 }
 
-const isStalePreparedStatement = (error: unknown): boolean => {
+/** The error and the errors it wraps (slonik wraps node-postgres's in `cause`), at most five deep. */
+function* errorChain(error: unknown): Generator<{ code?: unknown; message?: unknown }> {
   for (let current = error, depth = 0; current && depth < 5; depth += 1) {
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    if (code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type')) return true;
+    yield current as { code?: unknown; message?: unknown };
     current = (current as { cause?: unknown }).cause;
   }
-  return false;
-};
+}
+
+const isStalePreparedStatement = (error: unknown): boolean =>
+  [...errorChain(error)].some(({ code, message }) => code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type'));
 
 /** See `prepared`: after a schema change under a prepared statement, prepare everything anew. */
 const preparedStatementRenewal: Interceptor = {
@@ -181,18 +183,15 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'E
 
 /** True when the error means "the database cannot be reached right now" (answer 503, retry later). */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth += 1) {
+  for (const current of errorChain(error)) {
     if (current instanceof ConnectionError || current instanceof BackendTerminatedError || current instanceof BackendTerminatedUnexpectedlyError) {
       return true;
     }
-    const code = (current as { code?: unknown }).code;
+    const { code, message } = current;
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-    const message = (current as { message?: unknown }).message;
     if (typeof message === 'string' && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
       return true;
     }
-    current = (current as { cause?: unknown }).cause;
   }
   return false;
 }

@@ -80,7 +80,7 @@ export interface PresentOptions {
 export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: PresentOptions) {
   const status: PaymentStatus = payment.status;
   const completed = status === 'completed';
-  const hasMethod = payment.payment_method_id !== null && payment.coin_amount !== null;
+  const details = presentPaymentDetails(payment, checkoutBaseUrl, payment.received_amount);
   return {
     id: payment.id,
     status,
@@ -88,19 +88,7 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
     amount: payment.amount,
     currency: payment.currency,
     checkoutURL: `${checkoutBaseUrl}/${payment.id}`,
-    ...(hasMethod
-      ? {
-          paymentDetails: {
-            ...(payment.address_friendly !== null ? { address: payment.address_friendly } : {}),
-            coinAmount: payment.coin_amount!,
-            coin: { name: payment.coin_name!, symbol: payment.coin_symbol!, imgUrl: coinImageUrl(checkoutBaseUrl, payment.coin_symbol!) },
-            chain: { name: payment.chain_name!, symbol: payment.chain_symbol!, imgUrl: chainImageUrl(checkoutBaseUrl, payment.chain_symbol!) },
-            /** Extension: the confirmed sum counted toward the payment so far. */
-            receivedAmount: payment.received_amount,
-            ...(completed ? { transactionSignatures: payment.transaction_hashes } : {}),
-          },
-        }
-      : {}),
+    ...(details ? { paymentDetails: details } : {}),
     timer: {
       createdAt: rfc3339(payment.created_at),
       expiresAt: rfc3339(payment.expires_at),
@@ -113,3 +101,22 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
 }
 
 export type PresentedPayment = ReturnType<typeof presentPayment>;
+
+type DetailFields = Pick<PaymentView, 'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'>;
+
+/**
+ * The seed's paymentDetails, for the merchant's payment object and the checkout's view alike;
+ * undefined until a method is chosen. `receivedAmount` (extension): the confirmed sum counted
+ * toward the payment so far. transactionSignatures only once completed.
+ */
+export function presentPaymentDetails(row: DetailFields, checkoutBaseUrl: string, receivedAmount: string) {
+  if (row.coin_symbol === null || row.coin_amount === null || row.chain_symbol === null) return undefined;
+  return {
+    ...(row.address_friendly !== null ? { address: row.address_friendly } : {}),
+    coinAmount: row.coin_amount,
+    coin: { name: row.coin_name ?? row.coin_symbol, symbol: row.coin_symbol, imgUrl: coinImageUrl(checkoutBaseUrl, row.coin_symbol) },
+    chain: { name: row.chain_name ?? row.chain_symbol, symbol: row.chain_symbol, imgUrl: chainImageUrl(checkoutBaseUrl, row.chain_symbol) },
+    receivedAmount,
+    ...(row.status === 'completed' ? { transactionSignatures: row.transaction_hashes } : {}),
+  };
+}

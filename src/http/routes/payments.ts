@@ -46,33 +46,48 @@ function send(ctx: KassaContext, outcome: Outcome): void {
   ctx.body = outcome.body;
 }
 
+export interface CreateRequest<Body> {
+  storeId: string;
+  /** Validated against the operation's schema. */
+  body: Body;
+  /** X-Idempotency-Key, already checked (undefined when absent). */
+  key: string | undefined;
+  now: Date;
+}
+
+/**
+ * The two create operations after validation: draft, create and answer inside `idempotent`. The
+ * routes below run them; bench/api records the statements of `payment` to replay them.
+ */
+export function createOperations({ pool, config }: Pick<AppDeps, 'pool' | 'config'>) {
+  return {
+    payment: ({ storeId, body, key, now }: CreateRequest<CreatePaymentBody>): Promise<Outcome> =>
+      idempotent(pool, { storeId, endpoint: 'POST /v1/payments', key, body, now }, async (tx) => {
+        const view = await createPayment(tx, config, storeId, await draftFromPayment(tx, storeId, body), now);
+        return { status: 201, body: presentPayment(view, config), paymentId: view.id };
+      }),
+    invoice: ({ storeId, body, key, now }: CreateRequest<CreateInvoiceBody>): Promise<Outcome> =>
+      idempotent(pool, { storeId, endpoint: 'POST /v1/payments/create', key, body, now }, async (tx) => {
+        const view = await createPayment(tx, config, storeId, await draftFromInvoice(tx, storeId, body), now);
+        return { status: 201, body: { paymentID: view.id, checkoutURL: presentPayment(view, config).checkoutURL }, paymentId: view.id };
+      }),
+  };
+}
+
 export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const present = (view: Parameters<typeof presentPayment>[0]) => presentPayment(view, config);
+  const operations = createOperations(deps);
 
-  const create: Middleware<KassaState> = async (ctx) => {
-    const body = validateBody<CreatePaymentBody>(createPaymentSchema, ctx.request.body);
-    checkUrls(body, config.webhookAllowInsecure);
-    const storeId = ctx.state.storeId!;
-    const now = deps.now();
-    const outcome = await idempotent(pool, { storeId, endpoint: 'POST /v1/payments', key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now }, async (tx) => {
-      const view = await createPayment(tx, config, storeId, await draftFromPayment(tx, storeId, body), now);
-      return { status: 201, body: present(view), paymentId: view.id };
-    });
-    send(ctx, outcome);
-  };
-
-  const createInvoice: Middleware<KassaState> = async (ctx) => {
-    const body = validateBody<CreateInvoiceBody>(createInvoiceSchema, ctx.request.body);
-    checkUrls(body, config.webhookAllowInsecure);
-    const storeId = ctx.state.storeId!;
-    const now = deps.now();
-    const outcome = await idempotent(pool, { storeId, endpoint: 'POST /v1/payments/create', key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now }, async (tx) => {
-      const view = await createPayment(tx, config, storeId, await draftFromInvoice(tx, storeId, body), now);
-      return { status: 201, body: { paymentID: view.id, checkoutURL: present(view).checkoutURL }, paymentId: view.id };
-    });
-    send(ctx, outcome);
-  };
+  const createRoute =
+    <Body extends { webhookURL?: string; returnURL?: string }>(schema: object, run: (request: CreateRequest<Body>) => Promise<Outcome>): Middleware<KassaState> =>
+    async (ctx) => {
+      const body = validateBody<Body>(schema, ctx.request.body);
+      checkUrls(body, config.webhookAllowInsecure);
+      send(ctx, await run({ storeId: ctx.state.storeId!, body, key: idempotencyKey(ctx.get('X-Idempotency-Key')), now: deps.now() }));
+    };
+  const create = createRoute<CreatePaymentBody>(createPaymentSchema, operations.payment);
+  const createInvoice = createRoute<CreateInvoiceBody>(createInvoiceSchema, operations.invoice);
 
   const list: Middleware<KassaState> = async (ctx) => {
     const query = ctx.query;
