@@ -45,34 +45,23 @@ const createBody = (key: string) => ({
 
 async function timed(kind: Sample['kind'], base: string, method: string, path: string, options: { token?: string; body?: unknown; key?: string }): Promise<Sample> {
   const startedAt = Date.now();
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.key) headers['x-idempotency-key'] = options.key;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
   try {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    const { status, json, headers } = await api(base, method, path, {
+      ...(options.token ? { token: options.token } : {}),
+      ...(options.body !== undefined ? { body: options.body } : {}),
+      headers: options.key ? { 'x-idempotency-key': options.key } : {},
+      timeoutMs: CLIENT_TIMEOUT_MS,
     });
-    const text = await response.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
     return {
       kind,
       key: options.key,
       startedAt,
       ms: Date.now() - startedAt,
-      status: response.status,
+      status,
       code: json?.error?.code,
       type: json?.error?.type,
-      retryAfter: response.headers.get('retry-after'),
-      id: response.status === 201 ? json?.id : undefined,
+      retryAfter: headers.get('retry-after'),
+      id: status === 201 ? json?.id : undefined,
     };
   } catch (error) {
     return { kind, key: options.key, startedAt, ms: Date.now() - startedAt, status: 0, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };

@@ -127,11 +127,21 @@ export async function drillStore(databaseUrl: string, methods = 'TON/TON,USDT/TO
   return { storeId: store.id, token, pool };
 }
 
-export async function api(base: string, method: string, urlPath: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string; json: any; headers: Headers }> {
+export async function api(
+  base: string,
+  method: string,
+  urlPath: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<{ status: number; text: string; json: any; headers: Headers }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${base}${urlPath}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const response = await fetch(`${base}${urlPath}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    ...(options.timeoutMs !== undefined ? { signal: AbortSignal.timeout(options.timeoutMs) } : {}),
+  });
   const text = await response.text();
   let json: unknown;
   try {
