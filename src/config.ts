@@ -13,9 +13,15 @@ export interface Config {
   baseUrl: string;
   checkoutBaseUrl: string;
   tonNetwork: TonNetwork;
-  /** null in sandbox: the API process serves the emulated chain at BASE_URL/sandbox/toncenter. */
+  /**
+   * The toncenter API root (`https://toncenter.com`): blocks are read at `/api/v3/…`, get methods
+   * called at `/api/v2/jsonRPC`. null in sandbox: the API process serves the emulated chain at
+   * BASE_URL/sandbox/toncenter.
+   */
   tonApiUrl: string | null;
   tonApiKey: string | null;
+  /** Chain API requests per second, across all of this process's chain reads (0: no cap). */
+  tonApiRps: number;
   /** null: generated into the database on first start (sandbox only). */
   masterKey: string | null;
   webhookAllowInsecure: boolean;
@@ -40,10 +46,15 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const DEFAULT_TON_API: Record<TonNetwork, string | null> = {
-  mainnet: 'https://toncenter.com/api/v2/jsonRPC',
-  testnet: 'https://testnet.toncenter.com/api/v2/jsonRPC',
+  mainnet: 'https://toncenter.com',
+  testnet: 'https://testnet.toncenter.com',
   sandbox: null,
 };
+
+/** TON_API_URL names the API root; the v2/v3 suffixes people paste from toncenter's docs are dropped. */
+export function tonApiRoot(url: string): string {
+  return url.replace(/\/+$/, '').replace(/\/api\/v2\/jsonRPC$/i, '').replace(/\/api\/v[23]$/i, '').replace(/\/+$/, '');
+}
 
 function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
@@ -117,7 +128,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const baseUrl = check(() => httpUrl('BASE_URL', nonEmpty(env, 'BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`), 'http://127.0.0.1:3000');
   const checkoutBaseUrl = check(() => httpUrl('CHECKOUT_BASE_URL', nonEmpty(env, 'CHECKOUT_BASE_URL') ?? `${baseUrl}/pay`), `${baseUrl}/pay`);
   const rawApi = nonEmpty(env, 'TON_API_URL');
-  const tonApiUrl = check(() => (rawApi ? httpUrl('TON_API_URL', rawApi) : DEFAULT_TON_API[network]), null);
+  const tonApiUrl = check(() => (rawApi ? tonApiRoot(httpUrl('TON_API_URL', rawApi)) : DEFAULT_TON_API[network]), null);
+  const tonApiKey = nonEmpty(env, 'TON_API_KEY') ?? null;
+  // toncenter's plans: 1 request/s without a key, 10 with a free key (25 and 100 on paid plans).
+  const defaultRps = network === 'sandbox' ? 0 : tonApiKey ? 10 : 1;
+  const tonApiRps = check(() => integer(env, 'TON_API_RPS', defaultRps, 0, 100_000), defaultRps);
   const masterKey = nonEmpty(env, 'KASSA_MASTER_KEY') ?? null;
   if (masterKey !== null && !/^[0-9a-fA-F]{64}$/.test(masterKey)) {
     problems.push('KASSA_MASTER_KEY must be 64 hex characters (32 bytes)');
@@ -150,7 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     checkoutBaseUrl,
     tonNetwork: network,
     tonApiUrl,
-    tonApiKey: nonEmpty(env, 'TON_API_KEY') ?? null,
+    tonApiKey,
+    tonApiRps,
     masterKey,
     webhookAllowInsecure,
     ratesProvider,

@@ -32,6 +32,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   method_not_allowed: 405,
   rate_unavailable: 503,
   service_unavailable: 503,
+  chain_behind: 503,
 };
 
 export class ApiError extends Error {
@@ -85,5 +86,11 @@ export const internalError = (): ApiError =>
 export const serviceUnavailable = (): ApiError =>
   new ApiError('api_error', 'service_unavailable', 'The service cannot reach its database right now; retry shortly.', {
     status: 503,
+    headers: { 'Retry-After': '5' },
+  });
+
+/** The chain reader has not booked the chain up to the time a decision needs (cancel, sandbox expire). */
+export const chainBehind = (): ApiError =>
+  new ApiError('api_error', 'chain_behind', 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.', {
     headers: { 'Retry-After': '5' },
   });

@@ -28,6 +28,12 @@ export const chainApiRequests = new Counter({
   registers: [registry],
 });
 
+export const chainLag = new Gauge({
+  name: 'kassa_chain_lag_seconds',
+  help: 'How far behind the chain the reader is: time of the newest published masterchain block minus time of the last one booked (this process, while it holds the cursor).',
+  registers: [registry],
+});
+
 export const webhookAttempts = new Counter({
   name: 'kassa_webhook_attempts_total',
   help: 'Webhook delivery attempts, by outcome (delivered, http_error, network_error).',

@@ -9,10 +9,11 @@ import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp, type RouteInstaller } from './http/app.ts';
 import { answerClientError } from './http/middleware.ts';
+import { createRequestBudget } from './chain/budget.ts';
 import { createChainClient } from './chain/client.ts';
-import { createChainWatcher, type ChainWatcher } from './chain/watcher.ts';
-import { scheduleNextWatch } from './chain/schedule.ts';
-import { SANDBOX_JSON_RPC_PATH } from './chain/sandbox/path.ts';
+import { createChainReader } from './chain/reader.ts';
+import { toncenterV3Source } from './chain/source.ts';
+import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
 import { PatientPool } from './worker/pgPool.ts';
 import type { Logger } from './log.ts';
@@ -42,6 +43,9 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let url: string | null = null;
   let heartbeat: Heartbeat | null = null;
   let workerPool: PatientPool | null = null;
+  let webhookRunner: Runner | null = null;
+  const readerStop = new AbortController();
+  let readerDone: Promise<void> = Promise.resolve();
   try {
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
@@ -51,13 +55,16 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       log.warn({ err: error }, 'exchange rates could not be refreshed at start; fiat payments answer rate_unavailable until they are');
     });
 
-    let watcher: ChainWatcher | null = null;
     const extraRoutes: RouteInstaller[] = [];
     if (parts.api && config.tonNetwork === 'sandbox') {
       // Loaded only in sandbox: the emulator is a development dependency.
       const { startSandbox } = await import('./chain/sandbox/routes.ts');
-      const sandbox = await startSandbox(pool, log, () => watcher);
+      const sandbox = await startSandbox(pool, log, { blockClock: true });
       extraRoutes.push(sandbox.routes);
+    }
+    if (config.tonNetwork !== 'sandbox' && !config.tonApiKey) {
+      log.warn({ network: config.tonNetwork, rps: config.tonApiRps },
+        `TON_API_KEY is not set: toncenter allows ${config.tonApiRps} request/s without a key, too few to follow ${config.tonNetwork} (about 2.5 blocks/s): payments will be seen late and the reader will fall behind. Get a key (https://t.me/toncenter) and set TON_API_KEY.`);
     }
     if (parts.api) {
       const app = createApp(deps, extraRoutes);
@@ -74,28 +81,48 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
 
     // The chain API: toncenter (or TON_API_URL); in sandbox the emulated chain served by the API
-    // process (this one, or BASE_URL's when this process runs only the worker).
-    const tonApiUrl = config.tonApiUrl ?? `${parts.api && url ? url : config.baseUrl}${SANDBOX_JSON_RPC_PATH}`;
-    watcher = createChainWatcher({ pool, config, client: createChainClient({ endpoint: tonApiUrl, apiKey: config.tonApiKey }), log, now });
-    const activeWatcher = watcher;
+    // process (this one, or BASE_URL's when this process runs only the worker). One request
+    // budget for every chain read of this process.
+    const apiRoot = config.tonApiUrl ?? `${parts.api && url ? url : config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
+    const budget = createRequestBudget(config.tonApiRps);
+    const client = createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, budget });
+    const source = toncenterV3Source({ baseUrl: apiRoot, apiKey: config.tonApiKey, budget });
 
     if (parts.worker) {
+      // The chain reader (and the expiry it drives) runs in its own loop, never behind jobs.
+      const reader = createChainReader({ pool, config, source, client, log: log.child({ component: 'chain-reader' }), now });
+      readerDone = reader.run(readerStop.signal);
       heartbeat = startHeartbeat(pool, log, now);
       // Graphile Worker's own connections wait out a database restart (see worker/pgPool.ts).
       workerPool = new PatientPool({ connectionString: database.url, max: 10, connectionTimeoutMillis: 5_000 }, log);
+      // Two runners: webhook deliveries (which may wait on slow receivers) have slots of their own,
+      // so they never hold up the other jobs; each store's deliveries use at most
+      // DELIVERY_QUEUES_PER_STORE of them (webhooks/deliveries.ts).
+      const { webhook__deliver: deliver, ...others } = TASKS;
       runner = await run({
         events: heartbeat.events,
         pgPool: workerPool,
-        concurrency: 10,
+        concurrency: 4,
         pollInterval: 1000,
         noHandleSignals: true,
         logger: graphileLogger(log, true),
-        taskList: taskList({ ...deps, watcher: activeWatcher, expireHooks: { beforeExpiringPending: (id) => activeWatcher.scanPayment(id) } }, TASKS),
+        taskList: taskList(deps, others),
         crontab: CRONTAB,
       });
-      await scheduleNextWatch(pool, 0);
+      webhookRunner = await run({
+        events: heartbeat.events,
+        pgPool: workerPool,
+        concurrency: 20,
+        pollInterval: 1000,
+        noHandleSignals: true,
+        logger: graphileLogger(log, true),
+        taskList: taskList(deps, { webhook__deliver: deliver! }),
+      });
     }
   } catch (error) {
+    readerStop.abort();
+    await readerDone.catch(() => {});
+    await webhookRunner?.stop().catch(() => {});
     await runner?.stop().catch(() => {});
     await workerPool?.end().catch(() => {});
     await pool?.end().catch(() => {});
@@ -115,7 +142,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
             server!.closeIdleConnections();
           })
         : Promise.resolve();
-      await Promise.all([closed, runner?.stop(reason)]);
+      readerStop.abort();
+      await Promise.all([closed, runner?.stop(reason), webhookRunner?.stop(reason), readerDone]);
       await heartbeat?.stop();
       await workerPool?.end();
       await pool!.end();

@@ -133,3 +133,13 @@ export function parseAddress(value: string): Address | null {
 export function toRawAddress(value: string): string | null {
   return parseAddress(value)?.toRawString() ?? null;
 }
+
+/**
+ * The address of `owner`'s wallet of a standard TEP-74 jetton master whose wallets run `walletCode`
+ * (data: balance 0, owner, master, wallet code), computed offline. Exact only for masters that
+ * deploy this layout (jetton_masters.wallet_code says so); others are asked (get_wallet_address).
+ */
+export function standardJettonWalletAddress(master: Address, owner: Address, walletCode: Cell): Address {
+  const data = beginCell().storeCoins(0).storeAddress(owner).storeAddress(master).storeRef(walletCode).endCell();
+  return contractAddress(0, { code: walletCode, data });
+}

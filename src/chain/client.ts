@@ -1,17 +1,19 @@
 /**
- * Thin wrapper over @ton/ton's TonClient (toncenter API v2) for the chain watcher.
- * The same code talks to toncenter on mainnet/testnet and to the sandbox's JSON-RPC emulation.
+ * Thin wrapper over @ton/ton's TonClient (toncenter API v2 JSON-RPC) for get methods (jetton
+ * wallets) and account state. Blocks are read through API v3 (source.ts). Both share one
+ * request budget. The same code talks to toncenter and to the sandbox's emulation.
  */
 import { Address, beginCell } from '@ton/core';
 import type { Transaction } from '@ton/core';
 import { TonClient } from '@ton/ton';
 import axios, { type AxiosAdapter } from 'axios';
 import { chainApiRequests } from '../metrics.ts';
-import { transactionHashHex } from './detect.ts';
+import type { RequestBudget } from './budget.ts';
+import { retryAfterMs } from './budget.ts';
 
 export type ChainClient = TonClient;
 
-/** Where the watcher stopped on an account: the newest transaction it has seen. */
+/** A transaction's identity: lt and hex hash. */
 export type TxCursor = { lt: string; hash: string /* hex */ };
 
 export type ChainClientOptions = {
@@ -20,6 +22,8 @@ export type ChainClientOptions = {
   apiKey?: string | null | undefined;
   /** Per-request timeout in ms (TonClient's default is 30 s). */
   timeoutMs?: number;
+  /** The process's chain API budget (TON_API_RPS); none: unlimited. */
+  budget?: RequestBudget | null;
 };
 
 /**
@@ -110,7 +114,7 @@ export function toChainApiError(err: unknown): ChainApiError {
   return new ChainApiError(`chain API call failed: ${message}`, { status: null, retryable: false, cause: err });
 }
 
-async function call<T>(fn: () => Promise<T>): Promise<T> {
+export async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -119,23 +123,34 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** Counts every HTTP request to the chain API by outcome (kassa_chain_api_requests_total). */
-const countingAdapter: AxiosAdapter = async (config) => {
-  const http = axios.getAdapter('http');
-  try {
-    const response = await http(config);
-    chainApiRequests.inc({ outcome: response.status === 429 ? 'rate_limited' : response.status >= 400 ? 'error' : 'ok' });
-    return response;
-  } catch (error) {
-    const status = (error as { response?: { status?: number } }).response?.status;
-    chainApiRequests.inc({ outcome: status === 429 ? 'rate_limited' : 'error' });
-    throw error;
-  }
-};
+export function countChainRequest(status: number | null): void {
+  chainApiRequests.inc({ outcome: status === 429 ? 'rate_limited' : status === null || status >= 400 ? 'error' : 'ok' });
+}
+
+/** TonClient's HTTP, through the request budget and counted. */
+function budgetedAdapter(budget: RequestBudget | null): AxiosAdapter {
+  return async (config) => {
+    const http = axios.getAdapter('http');
+    await budget?.take();
+    try {
+      const response = await http(config);
+      countChainRequest(response.status);
+      if (response.status === 429) budget?.backOff(retryAfterMs(response.headers['retry-after'] as string | undefined));
+      else budget?.succeeded();
+      return response;
+    } catch (error) {
+      const response = (error as { response?: { status?: number; headers?: Record<string, unknown> } }).response;
+      countChainRequest(response?.status ?? null);
+      if (response?.status === 429) budget?.backOff(retryAfterMs(response.headers?.['retry-after'] as string | undefined));
+      throw error;
+    }
+  };
+}
 
 export function createChainClient(opts: ChainClientOptions): ChainClient {
   return new TonClient({
     endpoint: opts.endpoint,
-    httpAdapter: countingAdapter,
+    httpAdapter: budgetedAdapter(opts.budget ?? null),
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs } : {}),
   });
@@ -143,81 +158,6 @@ export function createChainClient(opts: ChainClientOptions): ChainClient {
 
 function toAddress(address: Address | string): Address {
   return typeof address === 'string' ? Address.parse(address) : address;
-}
-
-export type FetchNewTransactionsResult = {
-  /** New transactions, oldest first (process in this order). */
-  transactions: Transaction[];
-  /** The newest transaction seen; the input cursor when nothing is new. */
-  cursor: TxCursor | null;
-  /** True when `maxPages` stopped the walk before the cursor was reached (more to fetch). */
-  truncated: boolean;
-};
-
-/**
- * Transactions on `address` newer than `cursor` (exclusive), oldest first, paging backwards from
- * the newest with lt+hash. `limit` is the page size (default 50). With a null cursor the whole
- * history the node keeps is returned. `maxPages` (default 100) bounds one call; when it is hit
- * the oldest new transactions were not reached, so nothing is returned, the cursor is left
- * unchanged and `truncated` is true: callers should raise `limit`/`maxPages` rather than advance
- * past transactions never seen.
- */
-export async function fetchNewTransactions(
-  client: ChainClient,
-  address: Address | string,
-  cursor: TxCursor | null,
-  opts: { limit?: number; maxPages?: number } = {},
-): Promise<FetchNewTransactionsResult> {
-  const account = toAddress(address);
-  const limit = opts.limit ?? 50;
-  const maxPages = opts.maxPages ?? 100;
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
-  const cursorLt = cursor === null ? null : BigInt(cursor.lt);
-  const cursorHash = cursor === null ? null : cursor.hash.toLowerCase();
-
-  const newestFirst: Transaction[] = [];
-  let page: { lt: string; hash: string /* base64, as TonClient wants */ } | null = null;
-  let reached = false;
-  for (let pages = 0; pages < maxPages; pages++) {
-    const pageOpts: { limit: number; lt?: string; hash?: string; inclusive?: boolean; archival?: boolean } = { limit };
-    if (page !== null) {
-      pageOpts.lt = page.lt;
-      pageOpts.hash = page.hash;
-      pageOpts.inclusive = false;
-    }
-    const txs = await call(() => client.getTransactions(account, pageOpts));
-    let stop = false;
-    for (const tx of txs) {
-      if (cursorLt !== null) {
-        if (tx.lt < cursorLt || (tx.lt === cursorLt && transactionHashHex(tx) === cursorHash)) {
-          reached = true;
-          stop = true;
-          break;
-        }
-      }
-      newestFirst.push(tx);
-    }
-    if (stop || txs.length < limit) {
-      reached = true;
-      break;
-    }
-    const last = txs[txs.length - 1];
-    if (last === undefined) {
-      reached = true;
-      break;
-    }
-    page = { lt: last.lt.toString(), hash: last.hash().toString('base64') };
-  }
-
-  if (!reached) {
-    return { transactions: [], cursor, truncated: true };
-  }
-  const newest = newestFirst[0];
-  return {
-    transactions: newestFirst.reverse(),
-    cursor: newest === undefined ? cursor : { lt: newest.lt.toString(), hash: transactionHashHex(newest) },
-    truncated: false,
-  };
 }
 
 /** The jetton wallet of `owner` for the jetton `master`, asked of the master (`get_wallet_address`). */

@@ -1,11 +1,12 @@
 /**
  * Pure classification of chain transactions into incoming transfers (no I/O, no clock).
  *
- * Input: `Transaction` objects from @ton/core, exactly what `TonClient.getTransactions` returns.
+ * Input: ChainTransaction (transactions.ts), from toncenter API v3 JSON or from @ton/core.
  * Every incoming transfer is reported, counted or not, so the books can record it; `counted`
  * says whether it pays, `reason` (a stable code) why not.
  */
-import type { Cell, Message, Slice, Transaction } from '@ton/core';
+import type { Cell, Slice } from '@ton/core';
+import type { ChainTransaction } from './transactions.ts';
 
 export const OP_TEXT_COMMENT = 0;
 export const OP_ENCRYPTED_COMMENT = 0x2167da4b;
@@ -19,10 +20,8 @@ export const OP_JETTON_BURN = 0x595f07bc;
 export type NotCountedReason =
   | 'bounced_message' // the incoming message is itself a bounce of something we sent
   | 'value_returned' // the transaction's bounce phase sent the value back (bounceable → uninitialised)
-  | 'jetton_notification' // TON attached to a jetton transfer_notification
+  | 'jetton_notification' // TON attached to a verified jetton transfer_notification (the reader verifies)
   | 'jetton_excesses' // TON change returned by a jetton wallet
-  | 'encrypted_comment' // op 0x2167da4b: we cannot read it, so we do not guess
-  | 'unsupported_op' // any other op: TON carried by a contract call, not a payment
   | 'compute_skipped' // jetton: no code ran (e.g. message without state to an uninitialised wallet)
   | 'compute_failed' // jetton: the wallet rejected the message (e.g. sender is not a wallet of that master)
   | 'action_failed' // jetton: the action phase failed
@@ -55,18 +54,6 @@ export type JettonTransfer = Base & {
 };
 export type DetectedTransfer = TonTransfer | JettonTransfer;
 
-export function transactionHashHex(tx: Transaction): string {
-  return tx.hash().toString('hex');
-}
-
-type InternalIn = Message & { info: Extract<Message['info'], { type: 'internal' }> };
-
-function internalIn(tx: Transaction): InternalIn | null {
-  const msg = tx.inMessage;
-  if (msg === null || msg === undefined || msg.info.type !== 'internal') return null;
-  return msg as InternalIn;
-}
-
 /** Reads the text of a comment payload positioned right after its op; undefined when not UTF-8 text. */
 function readCommentTail(s: Slice): string | undefined {
   try {
@@ -89,50 +76,65 @@ function readSnakeBytes(s: Slice): Buffer {
   return Buffer.concat(parts);
 }
 
-function opOf(body: Cell): { op: number | null; rest: Slice } {
+function opOf(body: Cell | null): { op: number | null; rest: Slice | null } {
+  if (body === null) return { op: null, rest: null };
   const s = body.beginParse();
   if (s.remainingBits < 32) return { op: null, rest: s };
   const op = s.loadUint(32);
   return { op, rest: s };
 }
 
-function common(tx: Transaction) {
-  return { lt: tx.lt.toString(), hash: transactionHashHex(tx), utime: tx.now };
+function common(tx: ChainTransaction) {
+  return { lt: tx.lt, hash: tx.hash, utime: tx.now };
 }
 
 /**
  * A transaction on a deposit wallet: the incoming TON, counted or not; null when the transaction
  * has no incoming internal message (external messages, tick-tock, storage).
  *
- * Counted: not a bounce, no successful bounce phase (the value stayed), body empty, shorter than
- * an op, or op 0 (text comment). `description.aborted` is deliberately ignored: it is true for
- * every transfer into an uninitialised wallet even when the value was credited.
+ * Value is value: TON that stayed counts whatever its body says (comments, encrypted comments,
+ * any op), except a jetton notification (the reader verifies it: a genuine one only forwards TON
+ * with a jetton transfer) and jetton excesses (change of our own jetton transfers). Not counted:
+ * a bounce, and a transaction whose bounce phase sent the value back. `description.aborted` is
+ * deliberately ignored: it is true for every transfer into an uninitialised wallet even when the
+ * value was credited.
  */
-export function detectTonTransfer(tx: Transaction): TonTransfer | null {
-  const msg = internalIn(tx);
-  if (msg === null) return null;
+export function detectTonTransfer(tx: ChainTransaction): TonTransfer | null {
+  const msg = tx.inMessage;
+  if (msg === null || msg.source === null) return null;
   const base: TonTransfer = {
     kind: 'ton',
-    amount: msg.info.value.coins,
-    sender: msg.info.src.toRawString(),
+    amount: msg.value,
+    sender: msg.source,
     ...common(tx),
     counted: false,
   };
   const { op, rest } = opOf(msg.body);
   if (op !== null) base.op = op;
-  if (op === OP_TEXT_COMMENT) {
+  if (op === OP_TEXT_COMMENT && rest !== null) {
     const comment = readCommentTail(rest);
     if (comment !== undefined) base.comment = comment;
   }
 
-  if (msg.info.bounced) return { ...base, reason: 'bounced_message' };
-  const d = tx.description;
-  if (d.type === 'generic' && d.bouncePhase?.type === 'ok') return { ...base, reason: 'value_returned' };
-  if (op === null || op === OP_TEXT_COMMENT) return { ...base, counted: true };
+  if (msg.bounced) return { ...base, reason: 'bounced_message' };
+  if (tx.bounce === 'ok') return { ...base, reason: 'value_returned' };
   if (op === OP_JETTON_TRANSFER_NOTIFICATION) return { ...base, reason: 'jetton_notification' };
   if (op === OP_JETTON_EXCESSES) return { ...base, reason: 'jetton_excesses' };
-  if (op === OP_ENCRYPTED_COMMENT) return { ...base, reason: 'encrypted_comment' };
-  return { ...base, reason: 'unsupported_op' };
+  return { ...base, counted: true };
+}
+
+/** transfer_notification#7362d09c query_id:uint64 amount:Coins sender:MsgAddress …: what it claims. */
+export function parseTransferNotification(tx: ChainTransaction): { amount: bigint; sender: string | null } | null {
+  const { op, rest } = opOf(tx.inMessage?.body ?? null);
+  if (op !== OP_JETTON_TRANSFER_NOTIFICATION || rest === null) return null;
+  try {
+    rest.loadUintBig(64);
+    const amount = rest.loadCoins();
+    const sender = rest.loadMaybeAddress();
+    return { amount, sender: sender ? sender.toRawString() : null };
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -144,11 +146,11 @@ export function detectTonTransfer(tx: Transaction): TonTransfer | null {
  * Only the caller can check that `tx` belongs to the right jetton wallet; that check is what
  * makes look-alike jettons harmless (their wallets are different accounts).
  */
-export function detectJettonTransfer(tx: Transaction): JettonTransfer | null {
-  const msg = internalIn(tx);
-  if (msg === null) return null;
+export function detectJettonTransfer(tx: ChainTransaction): JettonTransfer | null {
+  const msg = tx.inMessage;
+  if (msg === null || msg.source === null) return null;
   const { op, rest } = opOf(msg.body);
-  if (op !== OP_JETTON_INTERNAL_TRANSFER) return null;
+  if (op !== OP_JETTON_INTERNAL_TRANSFER || rest === null) return null;
 
   const out: JettonTransfer = {
     kind: 'jetton',
@@ -173,15 +175,10 @@ export function detectJettonTransfer(tx: Transaction): JettonTransfer | null {
     // A malformed body cannot pass the wallet's own parsing, so the phases below reject it.
   }
 
-  if (msg.info.bounced) return { ...out, reason: 'bounced_message' };
-  const d = tx.description;
-  if (d.type !== 'generic') return { ...out, reason: 'compute_skipped' };
-  const cp = d.computePhase;
-  if (cp.type !== 'vm') return { ...out, reason: 'compute_skipped' };
-  if (!cp.success || cp.exitCode !== 0) return { ...out, reason: 'compute_failed' };
-  if (d.actionPhase === null || d.actionPhase === undefined || !d.actionPhase.success) {
-    return { ...out, reason: 'action_failed' };
-  }
-  if (d.aborted) return { ...out, reason: 'aborted' };
+  if (msg.bounced) return { ...out, reason: 'bounced_message' };
+  if (tx.compute.skipped) return { ...out, reason: 'compute_skipped' };
+  if (!tx.compute.success || tx.compute.exitCode !== 0) return { ...out, reason: 'compute_failed' };
+  if (tx.actionSuccess !== true) return { ...out, reason: 'action_failed' };
+  if (tx.aborted) return { ...out, reason: 'aborted' };
   return { ...out, counted: true };
 }

@@ -1,6 +1,8 @@
 // Payment commands. Each locks the payment row (select … for update), asks the transition
 // function, writes, and enqueues follow-up work in the same transaction.
 import crypto from 'node:crypto';
+import { Address, Cell } from '@ton/core';
+import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { ApiError, notFound } from '../errors.ts';
@@ -12,9 +14,6 @@ import { transition, type PaymentStatus, type Rejection } from './transitions.ts
 import { paymentTransitions } from '../metrics.ts';
 
 export type CommandConfig = Pick<Config, 'masterKey' | 'tonNetwork'>;
-
-export const EXPIRE_TASK = 'payment__expire';
-export const expireJobKey = (paymentId: string): string => `${EXPIRE_TASK}:${paymentId}`;
 
 export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
 
@@ -72,6 +71,8 @@ interface MethodChoice {
   price: Price;
   /** The coin's jetton master on this network; null for the native coin. */
   master: string | null;
+  /** Its standard wallet code when known (the deposit's jetton wallet is then computed offline). */
+  walletCode: Buffer | null;
   deposit: ReservedDeposit;
 }
 
@@ -84,33 +85,44 @@ async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: st
   const price = options.fixedCoinAmount
     ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
     : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
-  const master = method.coin_kind === 'jetton'
-    ? await tx.maybeOneFirst(prepared(sql.type(z.object({ master_address: z.string() }))`
-        select master_address from jetton_masters where coin_symbol = ${method.coin_symbol} and network = ${config.tonNetwork}
+  const jetton = method.coin_kind === 'jetton'
+    ? await tx.maybeOne(prepared(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
+        select master_address, wallet_code from jetton_masters where coin_symbol = ${method.coin_symbol} and network = ${config.tonNetwork}
       `))
     : null;
+  const master = jetton?.master_address ?? null;
   if (method.coin_kind === 'jetton' && master === null) {
     throw new ApiError('invalid_request_error', 'unsupported_payment_method', `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`, { param: options.param });
   }
   const deposit = await reserveDepositWallet(tx, await masterKey(tx, config), config.tonNetwork);
-  return { method, price, master, deposit };
+  return { method, price, master, walletCode: jetton?.wallet_code ?? null, deposit };
 }
 
 /**
- * The writes for a payment that now has its method: its deposit address, and what the chain
- * watcher reads — the deposit itself and, for a jetton, the deposit's jetton wallet of that coin
- * (resolved by the watcher through the master's get_wallet_address). Sent with the payment's own
- * write as one statement (`inOneStatement`).
+ * The deposit's jetton wallet of the chosen coin: computed offline when the master's wallet code
+ * is known, else `pending:…` until the chain reader asks the master (before it reads on).
+ */
+function jettonWalletOf(paymentId: string, choice: MethodChoice): string {
+  if (choice.master === null) throw new Error('not a jetton');
+  if (choice.walletCode === null) return `pending:${paymentId}:${choice.method.coin_symbol}`;
+  const code = Cell.fromBoc(choice.walletCode)[0]!;
+  return standardJettonWalletAddress(Address.parse(choice.master), Address.parse(choice.deposit.address), code).toRawString();
+}
+
+/**
+ * The writes for a payment that now has its method: its deposit address, and the accounts the
+ * chain reader keeps — the deposit itself and, for a jetton, the deposit's jetton wallet of that
+ * coin. Sent with the payment's own write as one statement (`inOneStatement`).
  */
 function depositWrites(config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date): FragmentSqlToken[] {
   const coin = choice.method.coin_symbol;
   const jettonWallet = choice.master === null
     ? sql.fragment``
-    : sql.fragment`, (${`pending:${paymentId}:${coin}`}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
+    : sql.fragment`, (${jettonWalletOf(paymentId, choice)}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
   return [
     depositAddressInsert(paymentId, choice.deposit, config.tonNetwork),
     sql.fragment`
-      insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, next_check_at)
+      insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, created_at)
       values (${choice.deposit.address}, ${paymentId}, 'deposit', ${coin}, null, ${sql.timestamp(now)})${jettonWallet}
     `,
   ];
@@ -138,16 +150,10 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
             ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.rate ?? null},
             ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
   `;
-  // The payment, its deposit and watches, and its expiry job: one statement. The job's key names
-  // the payment inserted beside it, so no job can hold the key yet, and job_key_mode
-  // 'unsafe_dedupe' gives the same single new job as the default 'replace' without add_jobs'
-  // general upsert machinery (about a third of the cost). Every later scheduling of this key
-  // (expirePayment, when it ran early) uses the default mode.
-  const addExpiryJob = sql.fragment`
-    select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${paymentId}::text),
-      run_at := ${sql.timestamp(expiresAt)}, job_key := ${expireJobKey(paymentId)}, max_attempts := 25, job_key_mode := 'unsafe_dedupe')
-  `;
-  await tx.query(prepared(sql.unsafe`${inOneStatement([insertPayment, ...(choice ? depositWrites(config, paymentId, choice, now) : [])], addExpiryJob)}`));
+  // The payment, its deposit and its accounts: one statement. No job is added: expiry is one
+  // statement for every due payment (payments/expiry.ts), so a create never NOTIFYs.
+  const writes = choice ? depositWrites(config, paymentId, choice, now) : [];
+  await tx.query(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`));
   const view = (await findPaymentView(tx, paymentId))!;
   paymentTransitions.inc({ to: view.status });
   return view;
@@ -184,47 +190,24 @@ export async function cancelPayment(tx: Db, storeId: string, paymentId: string, 
   if (!next.ok) throw rejectionError(next.reason);
   if (next.changed) {
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, cancelled_at = ${sql.timestamp(now)} where id = ${paymentId}`);
-    await tx.query(sql.unsafe`select graphile_worker.remove_job(${expireJobKey(paymentId)})`);
     paymentTransitions.inc({ to: 'cancelled' });
   }
   return (await findPaymentView(tx, paymentId))!;
 }
 
-export interface ExpireHooks {
-  /**
-   * Asks the chain once more before a pending payment expires (the chain watcher plugs in here):
-   * a transfer made in time but not seen yet completes the payment instead.
-   */
-  beforeExpiringPending?: (paymentId: string) => Promise<void>;
-}
-
 export type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'missing'; status?: PaymentStatus };
 
-/** Runs a payment's expiry (the payment__expire job). Safe to run twice. */
-export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date, hooks: ExpireHooks = {}): Promise<ExpireOutcome> {
-  const current = await pool.maybeOne(sql.type(lockedRow)`
-    select id, store_id, status, amount::text as amount, currency, expires_at from payments where id = ${paymentId}
-  `);
-  if (!current) return { outcome: 'missing' };
-  if (current.status === 'pending' && current.expires_at.getTime() <= now.getTime() && hooks.beforeExpiringPending) {
-    await hooks.beforeExpiringPending(paymentId);
-  }
+/**
+ * Expires one payment now, as the sandbox's "expire" control does (the caller has checked the
+ * chain is read up to `now`). Usually payments expire in bulk (payments/expiry.ts). Safe to run twice.
+ */
+export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date): Promise<ExpireOutcome> {
   return pool.transaction(async (tx) => {
     const payment = await lockPayment(tx, paymentId);
     if (!payment) return { outcome: 'missing' as const };
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'expire' }, now);
-    if (!next.ok) {
-      if (next.reason === 'not_due') {
-        // Ran early (clock skew): run again at the expiry time.
-        await tx.query(sql.unsafe`
-          select graphile_worker.add_job(${EXPIRE_TASK}, json_build_object('paymentId', ${paymentId}::text),
-            run_at := ${sql.timestamp(payment.expires_at)}, job_key := ${expireJobKey(paymentId)}, max_attempts := 25)
-        `);
-        return { outcome: 'not_due' as const, status: payment.status };
-      }
-      return { outcome: 'not_open' as const, status: payment.status };
-    }
-    await tx.query(sql.typeAlias('void')`update payments set status = 'expired', expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+    if (!next.ok) return { outcome: next.reason === 'not_due' ? ('not_due' as const) : ('not_open' as const), status: payment.status };
+    await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
     paymentTransitions.inc({ to: 'expired' });
     return { outcome: 'expired' as const, status: 'expired' as const };
   });

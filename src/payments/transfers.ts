@@ -42,6 +42,9 @@ export interface IncomingTransfer {
   payment: boolean;
   /** Why it does not count, in the detector's words, or other facts. */
   detail: string | null;
+  /** An unverified jetton notification in the same transaction: the master and amount it claims. */
+  notifiedJettonMaster?: string | null;
+  notifiedAmountBaseUnits?: bigint | null;
 }
 
 const lockedPayment = z.object({
@@ -99,17 +102,17 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
     const decimals = transfer.coinSymbol === null ? null : await tx.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`);
     await tx.query(sql.typeAlias('void')`
       insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, jetton_master, amount_base_units, amount,
-                             sender, comment, chain_time, recorded_at, effect, detail)
+                             sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units)
       values (${transfer.account}, ${transfer.lt}, ${transfer.hash}, ${payment.id}, ${transfer.depositAddress}, ${transfer.coinSymbol},
               ${transfer.jettonMaster}, ${transfer.amountBaseUnits.toString()}, ${decimals === null ? null : fromBaseUnits(transfer.amountBaseUnits, decimals)},
-              ${transfer.sender}, ${transfer.comment}, ${sql.timestamp(transfer.chainTime)}, ${sql.timestamp(now)}, ${effect}, ${transfer.detail})
+              ${transfer.sender}, ${transfer.comment}, ${sql.timestamp(transfer.chainTime)}, ${sql.timestamp(now)}, ${effect}, ${transfer.detail},
+              ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()})
     `);
     let completed = false;
     if (effect === 'completed' || effect === 'overpaid') {
       const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'confirm', paidAt: transfer.chainTime }, now);
       if (next.ok && next.changed) {
         await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`);
-        await tx.query(sql.unsafe`select graphile_worker.remove_job(${`payment__expire:${payment.id}`})`);
         await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
         paymentTransitions.inc({ to: 'completed' });
         completed = true;
@@ -135,13 +138,15 @@ export const transferRow = z.object({
   recorded_at: z.date(),
   effect: z.string(),
   detail: z.string().nullable(),
+  notified_jetton_master: z.string().nullable(),
+  notified_amount_base_units: z.string().nullable(),
 });
 export type TransferRow = z.infer<typeof transferRow>;
 
 export async function listTransfers(db: Db, paymentId: string): Promise<readonly TransferRow[]> {
   return db.any(sql.type(transferRow)`
     select account, lt::text as lt, hash, coin_symbol, jetton_master, amount_base_units::text as amount_base_units, amount::text as amount,
-           sender, comment, chain_time, recorded_at, effect, detail
+           sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units::text as notified_amount_base_units
     from transfers where payment_id = ${paymentId} order by chain_time, lt
   `);
 }
@@ -163,5 +168,6 @@ export function presentTransfer(row: TransferRow) {
     effect: row.effect,
     counted: (COUNTED_EFFECTS as readonly string[]).includes(row.effect),
     ...(row.detail !== null ? { detail: row.detail } : {}),
+    ...(row.notified_amount_base_units !== null ? { notifiedToken: { master: row.notified_jetton_master, amountBaseUnits: row.notified_amount_base_units } } : {}),
   };
 }

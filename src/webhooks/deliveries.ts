@@ -17,6 +17,12 @@ export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${
  */
 export const DELIVER_MAX_ATTEMPTS = 12;
 
+/**
+ * A store's deliveries run in this many Graphile queues (jobs of one queue run one at a time), so
+ * one store's slow receivers hold at most this many delivery slots and never delay another store's.
+ */
+export const DELIVERY_QUEUES_PER_STORE = 3;
+
 export type DeliveryReason = 'completed' | 'redelivery';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -44,7 +50,8 @@ export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: 
         ${DELIVER_TASK},
         json_build_object('deliveryId', ${id}::text),
         max_attempts => ${DELIVER_MAX_ATTEMPTS}::int,
-        job_key => ${deliverJobKey(id)}
+        job_key => ${deliverJobKey(id)},
+        queue_name => (select 'webhooks:' || store_id::text || ':' || ${String(Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE))} from payments where id = ${paymentId})
       )
     `);
     return id;

@@ -1,5 +1,5 @@
-// Payments paid on the sandbox chain, read by the watcher over HTTP with the unmodified TonClient:
-// completion, the books for every kind of transfer, expiry's last look, cursors and backoff.
+// Payments paid on the sandbox chain, read block by block by the chain reader over HTTP (toncenter
+// API v3): completion, the books for every kind of transfer, the chain's clock, cursor and backoff.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
@@ -126,17 +126,31 @@ describe('the books: money that does not pay is still recorded', () => {
     assert.equal(transfer.detail, 'value_returned');
   });
 
-  it('a look-alike USDT never counts', async () => {
+  it('a look-alike USDT never counts: its TON is booked as TON, its claim kept beside it', async () => {
     const payment = await newPayment({ amount: '5', currency: 'USD', payment_options: USDT });
     await app.pay(payment.paymentDetails.address, 'USDT', '5', { fromLookalike: true });
     await app.settle();
     assert.equal((await get(payment.id)).status, 'pending');
     const books = await transfers(payment.id);
     assert.equal(books.filter((t) => t.counted).length, 0);
-    const fake = books.find((t) => t.effect === 'unknown_token');
+    const fake = books.find((t) => t.notifiedToken);
     assert.ok(fake, JSON.stringify(books));
-    assert.equal(fake.amountBaseUnits, '5000000');
-    assert.equal(fake.coin, null);
+    assert.equal(fake.coin, 'TON');
+    assert.equal(fake.effect, 'wrong_coin');
+    assert.equal(fake.amountBaseUnits, '1', 'the nanoTON the look-alike wallet forwarded');
+    assert.deepEqual(fake.notifiedToken, { master: app.sandbox.chain.lookalikeMaster, amountBaseUnits: '5000000' });
+    // Asked of the chain once for that wallet, then remembered.
+    const asked = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jetton_wallets where genuine = false`);
+    assert.ok(asked >= 1);
+  });
+
+  it('TON with any body is value: an encrypted comment or an unknown op counts toward a TON payment', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(payment.paymentDetails.address, 'TON', '0.5', { bodyOp: 0x2167da4b });
+    await app.pay(payment.paymentDetails.address, 'TON', '0.5', { bodyOp: 0x12345678 });
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'completed');
+    assert.deepEqual((await transfers(payment.id)).map((t) => [t.effect, t.detail]), [['partial', 'encrypted_comment'], ['completed', 'op 0x12345678']]);
   });
 
   it('a transfer after expiry, after cancel and after completion is recorded with that effect', async () => {
@@ -166,11 +180,10 @@ describe('the books: money that does not pay is still recorded', () => {
   });
 });
 
-describe('expiry looks at the chain once more', () => {
-  it('a transfer made in time but not yet seen completes the payment instead of expiring it', async () => {
+describe('the sandbox expire control', () => {
+  it('books what was sent until now first: a transfer made in time completes the payment instead', async () => {
     const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });
     const sent = await app.pay(payment.paymentDetails.address, 'TON', '2');
-    // No watcher round ran: the expiry itself must find it.
     const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
     assert.equal(response.status, 200, response.text);
     assert.equal(response.json.status, 'completed');
@@ -185,32 +198,20 @@ describe('expiry looks at the chain once more', () => {
   });
 });
 
-describe('the watcher', () => {
-  it('processing the same transactions again changes nothing', async () => {
+describe('the reader', () => {
+  it('booking the same block again changes nothing', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
     await app.pay(payment.paymentDetails.address, 'TON', '0.4');
     await app.pay(payment.paymentDetails.address, 'TON', '0.6');
     await app.settle();
     const before = await transfers(payment.id);
-    await app.pool.query(sql.unsafe`update chain_watches set cursor_lt = null, cursor_hash = null where payment_id = ${payment.id}`);
-    assert.equal(await app.settle(), 0);
+    const cursor = (await app.cursor())!;
+    const source = app.source();
+    let again = 0;
+    for (let seqno = cursor.last - 5; seqno <= cursor.last; seqno += 1) again += await app.reader.bookBlock(await source.block(seqno));
+    assert.equal(again, 0);
     assert.deepEqual(await transfers(payment.id), before);
     assert.equal((await get(payment.id)).status, 'completed');
-  });
-
-  it('a restarted watcher resumes from the stored cursor', async () => {
-    const payment = await newPayment({ amount: '3', currency: 'TON', payment_options: TON });
-    const first = await app.pay(payment.paymentDetails.address, 'TON', '1');
-    await app.settle();
-    const cursor = await app.pool.one(sql.type(z.object({ cursor_lt: z.string(), cursor_hash: z.string() }))`select cursor_lt::text, cursor_hash from chain_watches where payment_id = ${payment.id}`);
-    assert.deepEqual(cursor, { cursor_lt: first.lt, cursor_hash: first.hash });
-    const restarted = app.newWatcher();
-    const second = await app.pay(payment.paymentDetails.address, 'TON', '2');
-    await app.pool.query(sql.unsafe`update chain_watches set next_check_at = now() - interval '1 second' where payment_id = ${payment.id}`);
-    const round = await restarted.round(1000);
-    assert.equal(round.recorded, 1);
-    assert.equal((await get(payment.id)).status, 'completed');
-    assert.deepEqual((await get(payment.id)).paymentDetails.transactionSignatures, [first.hash, second.hash]);
   });
 
   it('a comment PostgreSQL cannot store (NUL) neither blocks the payment nor the others', async () => {
@@ -224,30 +225,20 @@ describe('the watcher', () => {
     assert.equal((await transfers(poisoned.id))[0].comment, 'pay\uFFFDload');
   });
 
-  it('backs off on 429 from the chain API and recovers', async () => {
+  it('backs off on 429 from the chain API and recovers without skipping the block', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
     await app.pay(payment.paymentDetails.address, 'TON', '1');
-    await app.pool.query(sql.unsafe`update chain_watches set next_check_at = now() - interval '1 second'`);
-    app.sandbox.chain.failNext(1, 429);
-    const round = await app.watcher.round(1000);
-    assert.equal(round.backedOff, true);
-    const backedOff = await app.pool.maybeOne(sql.type(z.object({ consecutive_failures: z.number(), next_check_at: z.date() }))`
-      select consecutive_failures, next_check_at from chain_watches where consecutive_failures > 0
-    `);
-    assert.ok(backedOff, 'one account records the failure');
-    assert.ok(backedOff.next_check_at.getTime() > Date.now(), 'and waits before it is read again');
+    app.sandbox.chain.failNext(3, 429);
     await app.settle();
     assert.equal((await get(payment.id)).status, 'completed');
-    const failures = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select coalesce(max(consecutive_failures), 0)::int as n from chain_watches`);
-    assert.equal(failures, 0);
   });
 
-  it('a transfer made after expiresAt (on-chain time) does not count', async () => {
+  it('a transfer made after expiresAt (on-chain time) does not count, and the chain\'s clock expires the payment', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
     app.sandbox.chain.setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 5);
     await app.pay(payment.paymentDetails.address, 'TON', '1');
-    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
-    assert.equal(response.json.status, 'expired');
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'expired');
     assert.deepEqual((await transfers(payment.id)).map((t) => t.effect), ['after_expiry']);
   });
 });

@@ -1,59 +1,108 @@
-// An app with the sandbox chain mounted and a chain watcher reading it over HTTP, as in production.
+// An app with the sandbox chain mounted and a chain reader following it over HTTP (toncenter v3),
+// as in production: blocks are sealed every 400 ms and the reader runs its real loop in the
+// background; settle() seals at once and waits for the reader.
 import { pino } from 'pino';
-import { sql } from '../../src/db/pool.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { createRequestBudget, type RequestBudget } from '../../src/chain/budget.ts';
 import { createChainClient } from '../../src/chain/client.ts';
-import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { createChainReader, type ChainReader } from '../../src/chain/reader.ts';
+import { toncenterV3Source, type ChainSource } from '../../src/chain/source.ts';
+import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { startSandbox, type Sandbox } from '../../src/chain/sandbox/routes.ts';
-import { createChainWatcher, type ChainWatcher } from '../../src/chain/watcher.ts';
 import type { TestApp } from './app.ts';
 import { startPaymentsApp } from './payments.ts';
 
 export interface ChainTestApp extends TestApp {
   sandbox: Sandbox;
-  watcher: ChainWatcher;
-  /** A fresh watcher (as after a restart), reading the same chain. */
-  newWatcher(): ChainWatcher;
+  /** The reader running in the background (stopReader() stops it). */
+  reader: ChainReader;
+  /** A new reader (as another process, or after a restart), reading the same chain. */
+  newReader(options?: { pageSize?: number; budget?: RequestBudget; id?: string }): ChainReader;
+  /** The v3 source over HTTP, as the reader uses it. */
+  source(options?: { pageSize?: number; budget?: RequestBudget }): ChainSource;
+  /** Stops the background reader (and releases its lease). */
+  stopReader(): Promise<void>;
   /** POST /sandbox/v1/transfers. */
   pay(to: string, coin: string, amount: string, extra?: Record<string, unknown>): Promise<{ hash: string; lt: string }>;
-  /** Runs watcher rounds until nothing new is recorded. */
+  /**
+   * Seals a block with what was sent, and one more (so the chain is settled past it), then waits
+   * until the reader has booked them. Returns how many transfers were recorded meanwhile.
+   */
   settle(): Promise<number>;
+  /** The reader's cursor. */
+  cursor(): Promise<{ last: number; settledUntil: Date } | null>;
 }
 
 export async function startChainApp(env: Record<string, string> = {}): Promise<ChainTestApp> {
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   // The sandbox registers its masters in the app's database, so it needs the pool first.
-  let watcher: ChainWatcher | null = null;
   let sandbox: Sandbox | null = null;
   const app = await startPaymentsApp({
     env,
     routes: [(router, deps, guards) => sandbox!.routes(router, deps, guards)],
     beforeListen: async (pool) => {
-      sandbox = await startSandbox(pool, log, () => watcher);
+      sandbox = await startSandbox(pool, log, { blockClock: true });
     },
   });
-  const makeWatcher = () =>
-    createChainWatcher({ pool: app.pool, config: app.config, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: app.clock.now });
-  watcher = makeWatcher();
-  const current = watcher;
+  const root = `${app.url}${SANDBOX_TONCENTER_PATH}`;
+  const source = (options: { pageSize?: number; budget?: RequestBudget } = {}) =>
+    toncenterV3Source({ baseUrl: root, budget: options.budget ?? null, ...(options.pageSize ? { pageSize: options.pageSize } : {}) });
+  const newReader = (options: { pageSize?: number; budget?: RequestBudget; id?: string } = {}) =>
+    createChainReader({
+      pool: app.pool,
+      config: app.config,
+      source: source(options),
+      client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}`, budget: options.budget ?? createRequestBudget(0) }),
+      log,
+      now: app.clock.now,
+      ...(options.id ? { id: options.id } : {}),
+    });
+  const reader = newReader({ id: 'background' });
+  const stop = new AbortController();
+  const running = reader.run(stop.signal);
+  const chain = sandbox!.chain;
+
+  const cursor = async () => {
+    const row = await app.pool.maybeOne(sql.type(z.object({ last: z.string(), settled_until: z.date() }))`
+      select last_block_seqno::text as last, settled_until from chain_reader where network = 'sandbox'
+    `);
+    return row ? { last: Number(row.last), settledUntil: row.settled_until } : null;
+  };
+  const transfersCount = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from transfers`);
+
   return {
     ...app,
     sandbox: sandbox!,
-    watcher: current,
-    newWatcher: makeWatcher,
+    reader,
+    newReader,
+    source,
+    cursor,
+    async stopReader() {
+      stop.abort();
+      await running;
+    },
+    async close() {
+      stop.abort();
+      await running;
+      await app.close();
+    },
     async pay(to, coin, amount, extra = {}) {
       const response = await app.request('POST', '/sandbox/v1/transfers', { body: { to, coin, amount, ...extra } });
       if (response.status !== 201) throw new Error(`sandbox transfer failed: ${response.status} ${response.text}`);
       return response.json;
     },
     async settle() {
-      let total = 0;
-      for (let round = 0; round < 20; round += 1) {
-        await app.pool.query(sql.unsafe`update chain_watches set next_check_at = now() - interval '1 second'`);
-        const result = await current.round(1000);
-        total += result.recorded;
-        if (result.recorded === 0) return total;
+      const before = await transfersCount();
+      chain.sealBlock();
+      const target = chain.sealBlock();
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const at = await cursor();
+        if (at !== null && at.last >= target) break;
+        if (Date.now() > deadline) throw new Error(`the chain reader did not reach block ${target} (at ${at?.last})`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
       }
-      return total;
+      return (await transfersCount()) - before;
     },
   };
 }

@@ -8,9 +8,11 @@ import type { Cell } from '@ton/core';
 import { Blockchain } from '@ton/sandbox';
 import type { BlockchainTransaction, SandboxContract, SendMessageResult, TreasuryContract } from '@ton/sandbox';
 import { parseAddress } from '../addresses.ts';
-import { OP_JETTON_INTERNAL_TRANSFER, transactionHashHex } from '../detect.ts';
+import { OP_JETTON_INTERNAL_TRANSFER } from '../detect.ts';
+import { transactionHashHex } from '../transactions.ts';
 import { handleJsonRpc } from './jsonrpc.ts';
 import type { JsonRpcReply } from './jsonrpc.ts';
+import { handleV3, type V3Reply } from './v3.ts';
 import { minterAddress, minterInit, mintBody, onchainContent, textComment, transferBody } from './jetton.ts';
 
 export type SandboxCoin = { symbol: string; decimals: number };
@@ -43,7 +45,7 @@ const JETTON_NAMES: Record<string, string> = {
 };
 
 export type SandboxTransferErrorCode = 'unknown_coin' | 'invalid_amount' | 'invalid_address' | 'invalid_request' | 'insufficient_funds' | 'transfer_failed';
-type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | null;
+type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | 'bodyOp' | null;
 
 /** A transfer request the sandbox refuses; `status` 400 means the caller's input was wrong. */
 export class SandboxTransferError extends Error {
@@ -72,11 +74,19 @@ export type SandboxTransferRequest = {
   fromLookalike?: boolean;
   /** Text comment (TON: message body; jettons: forward payload). */
   comment?: string;
+  /** TON only: a body of this 32-bit op and a few bytes instead of a comment (e.g. 0x2167da4b, an encrypted comment). */
+  bodyOp?: number;
 };
 
 export type SandboxTransferResult = { hash: string; lt: string };
 
 type JettonInfo = { symbol: string; decimals: number; master: Address };
+
+/** A masterchain block of the sandbox: every transaction executed since the previous one. */
+export type SandboxBlock = { seqno: number; utime: number; transactions: { tx: BlockchainTransaction; account: string }[] };
+
+/** One block per this much wall-clock time while the block clock runs (mainnet since 2026). */
+export const SANDBOX_BLOCK_INTERVAL_MS = 400;
 
 const CUSTOMER_BALANCE = toNano('1000000000'); // a billion TON
 const JETTON_SUPPLY_WHOLE = 1_000_000_000_000n; // minted to the customer per jetton
@@ -120,6 +130,15 @@ export class SandboxChain {
   private maxUtime = 0;
 
   private failures: { remaining: number; status: number } = { remaining: 0, status: 429 };
+
+  // Blocks. Seqnos start from the wall clock (one per 100 ms) so that a sandbox restarted under
+  // a stored cursor keeps counting upwards, like its logical time.
+  private readonly blockList: SandboxBlock[] = [];
+  private readonly firstSeqno = Math.floor(Date.now() / 100);
+  private unsealed: { tx: BlockchainTransaction; account: string }[] = [];
+  private heldFrom: number | null = null;
+  private repeatPages = 0;
+  private blockTimer: NodeJS.Timeout | null = null;
 
   private constructor(args: {
     blockchain: Blockchain;
@@ -268,7 +287,11 @@ export class SandboxChain {
     }
     if (symbol === 'TON') {
       if (req.fromLookalike) throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
-      return this.sendTon(to, toBaseUnits(req.amount, TON_DECIMALS), req.bounce ?? false, req.comment);
+      if (req.bodyOp !== undefined && (!Number.isSafeInteger(req.bodyOp) || req.bodyOp < 0 || req.bodyOp > 0xffffffff || req.comment !== undefined)) {
+        throw new SandboxTransferError('invalid_request', 'bodyOp must be a 32-bit unsigned integer, without a comment', 'bodyOp');
+      }
+      const body = req.bodyOp !== undefined ? beginCell().storeUint(req.bodyOp, 32).storeBuffer(Buffer.from('kassa-sandbox')).endCell() : req.comment !== undefined ? textComment(req.comment) : undefined;
+      return this.sendTon(to, toBaseUnits(req.amount, TON_DECIMALS), req.bounce ?? false, body);
     }
     if (req.fromLookalike && symbol !== 'USDT') {
       throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
@@ -282,12 +305,12 @@ export class SandboxChain {
     return this.sendJetton(jetton, to, toBaseUnits(req.amount, jetton.decimals), req.comment);
   }
 
-  private async sendTon(to: Address, amount: bigint, bounce: boolean, comment: string | undefined) {
+  private async sendTon(to: Address, amount: bigint, bounce: boolean, body: Cell | undefined) {
     const res = await this.customer.send({
       to,
       value: amount,
       bounce,
-      ...(comment !== undefined ? { body: textComment(comment) } : {}),
+      ...(body !== undefined ? { body } : {}),
     });
     const tx = res.transactions.find((t) => {
       const info = t.inMessage?.info;
@@ -406,6 +429,7 @@ export class SandboxChain {
     const account = accountOf(tx);
     if (account === null) return;
     const key = account.toRawString();
+    this.unsealed.push({ tx, account: key });
     let list = this.byAccount.get(key);
     if (list === undefined) {
       list = [];
@@ -414,6 +438,79 @@ export class SandboxChain {
     const last = list[list.length - 1];
     list.push(tx);
     if (last !== undefined && last.lt > tx.lt) list.sort((a, b) => (a.lt < b.lt ? -1 : a.lt > b.lt ? 1 : 0));
+  }
+
+  // ---- blocks --------------------------------------------------------------------------------
+
+  /**
+   * Seals a masterchain block of every transaction executed since the previous one (none: an
+   * empty block), dated by the chain clock. Returns its seqno.
+   */
+  sealBlock(): number {
+    this.sync();
+    const last = this.blockList[this.blockList.length - 1];
+    const seqno = last === undefined ? this.firstSeqno : last.seqno + 1;
+    const utime = Math.max(this.now, last?.utime ?? 0, ...this.unsealed.map((t) => t.tx.now));
+    this.blockList.push({ seqno, utime, transactions: this.unsealed });
+    this.unsealed = [];
+    return seqno;
+  }
+
+  /** Seals a block every `intervalMs` of wall-clock time until stopBlockClock (the timer never keeps the process alive). */
+  startBlockClock(intervalMs = SANDBOX_BLOCK_INTERVAL_MS): void {
+    this.stopBlockClock();
+    this.blockTimer = setInterval(() => this.sealBlock(), intervalMs);
+    this.blockTimer.unref();
+  }
+
+  stopBlockClock(): void {
+    if (this.blockTimer !== null) clearInterval(this.blockTimer);
+    this.blockTimer = null;
+  }
+
+  /** Test switch: blocks sealed from now on are not published (the API does not show them) until releaseBlocks(). */
+  holdBlocks(): void {
+    this.heldFrom ??= (this.blockList[this.blockList.length - 1]?.seqno ?? this.firstSeqno - 1) + 1;
+  }
+
+  releaseBlocks(): void {
+    this.heldFrom = null;
+  }
+
+  /** Test switch: the next `n` requests for a page past the first answer the previous page again. */
+  repeatNextPages(n = 1): void {
+    this.repeatPages = n;
+  }
+
+  /** @internal consumed by the v3 handler */
+  takeRepeatedPage(): boolean {
+    if (this.repeatPages <= 0) return false;
+    this.repeatPages--;
+    return true;
+  }
+
+  /** The newest published block (sealing one first if none exists yet). */
+  latestPublishedBlock(): SandboxBlock {
+    if (this.blockList.length === 0) this.sealBlock();
+    for (let i = this.blockList.length - 1; i >= 0; i--) {
+      const block = this.blockList[i]!;
+      if (this.heldFrom === null || block.seqno < this.heldFrom) return block;
+    }
+    return this.blockList[0]!;
+  }
+
+  /** A published block by seqno, or null (unknown, or not published yet). */
+  publishedBlock(seqno: number): SandboxBlock | null {
+    const first = this.blockList[0];
+    if (first === undefined || !Number.isSafeInteger(seqno)) return null;
+    const block = this.blockList[seqno - first.seqno];
+    if (block === undefined || (this.heldFrom !== null && seqno >= this.heldFrom)) return null;
+    return block;
+  }
+
+  /** toncenter API v3 emulation (GET paths under /api/v3/): give it the path after /api/v3/ and the query. */
+  handleV3(path: string, query: URLSearchParams): V3Reply {
+    return handleV3(this, path, query);
   }
 
   // ---- JSON-RPC ------------------------------------------------------------------------------

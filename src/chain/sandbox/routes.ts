@@ -1,21 +1,23 @@
 // The sandbox network's HTTP face (CONTRACT §7), mounted only when TON_NETWORK=sandbox:
-// - POST /sandbox/toncenter/api/v2/jsonRPC: the emulated chain as a toncenter v2 endpoint, which
-//   the watcher reads over HTTP with the unmodified TonClient, as it reads toncenter;
+// - GET /sandbox/toncenter/api/v3/…: the emulated chain's blocks as toncenter API v3, which the
+//   chain reader reads over HTTP as it reads toncenter; POST /sandbox/toncenter/api/v2/jsonRPC:
+//   toncenter v2 JSON-RPC (get methods, account state, sendBoc) for the unmodified TonClient;
 // - POST /sandbox/v1/transfers: a customer wallet sends a transfer;
-// - POST /sandbox/v1/payments/{id}/expire: runs the payment's expiry now, as when its TTL ends.
+// - POST /sandbox/v1/payments/{id}/expire: expires the payment now, as when its TTL ends, once the
+//   chain reader has booked everything sent until now.
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { ApiError, invalidRequest } from '../../errors.ts';
+import { ApiError, chainBehind, invalidRequest } from '../../errors.ts';
+import { waitForChain } from '../clock.ts';
 import type { RouteInstaller } from '../../http/app.ts';
 import { validateBody } from '../../http/validate.ts';
 import { paymentIdParam } from '../../http/routes/payments.ts';
 import type { Logger } from '../../log.ts';
 import { expirePayment, paymentNotFound } from '../../payments/commands.ts';
 import { findPaymentView, presentPayment } from '../../payments/present.ts';
-import type { ChainWatcher } from '../watcher.ts';
 import { SandboxChain, SandboxTransferError } from './chain.ts';
-
-import { SANDBOX_JSON_RPC_PATH } from './path.ts';
+import { jettonWalletCodeCell } from './jetton.ts';
+import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from './path.ts';
 
 const transferSchema = {
   $id: 'SandboxTransferRequest',
@@ -29,6 +31,7 @@ const transferSchema = {
     bounce: { type: 'boolean' },
     comment: { type: 'string', maxLength: 1000 },
     fromLookalike: { type: 'boolean' },
+    bodyOp: { type: 'integer', minimum: 0, maximum: 4294967295 },
   },
 } as const;
 
@@ -37,19 +40,36 @@ export interface Sandbox {
   routes: RouteInstaller;
 }
 
-/** Starts the emulated chain, registers its jetton masters, and returns its routes. */
-export async function startSandbox(pool: DatabasePool, log: Logger, watcher: () => ChainWatcher | null): Promise<Sandbox> {
+/** How long the sandbox's expire control waits for the chain reader. */
+const EXPIRE_WAIT_MS = 5_000;
+
+/**
+ * Starts the emulated chain, registers its jetton masters (with their standard wallet code, so
+ * deposits' jetton wallets are computed offline), and returns its routes. With `blockClock` a
+ * block is sealed every 400 ms, as on mainnet; without, blocks are sealed by calling
+ * `chain.sealBlock()` (tests).
+ */
+export async function startSandbox(pool: DatabasePool, log: Logger, options: { blockClock: boolean } = { blockClock: true }): Promise<Sandbox> {
   const chain = await SandboxChain.create();
   chain.useWallClock();
+  const walletCode = jettonWalletCodeCell().toBoc();
   for (const [coin, master] of Object.entries(chain.jettonMasters())) {
     await pool.query(sql.typeAlias('void')`
-      insert into jetton_masters (coin_symbol, network, master_address) values (${coin}, 'sandbox', ${master})
-      on conflict (coin_symbol, network) do update set master_address = excluded.master_address
+      insert into jetton_masters (coin_symbol, network, master_address, wallet_code) values (${coin}, 'sandbox', ${master}, ${sql.binary(walletCode)})
+      on conflict (coin_symbol, network) do update set master_address = excluded.master_address, wallet_code = excluded.wallet_code
     `);
   }
+  chain.sealBlock();
+  if (options.blockClock) chain.startBlockClock();
   log.info({ customer: chain.customerAddress }, 'sandbox TON chain started');
 
   const routes: RouteInstaller = (router, deps) => {
+    router.get(`${SANDBOX_TONCENTER_PATH}/api/v3/:method`, async (ctx) => {
+      const reply = chain.handleV3(ctx.params.method ?? '', new URLSearchParams(ctx.querystring));
+      ctx.status = reply.status;
+      ctx.body = reply.json;
+    });
+
     router.post(SANDBOX_JSON_RPC_PATH, async (ctx) => {
       const reply = await chain.handleJsonRpc(ctx.request.body);
       ctx.status = reply.status;
@@ -57,7 +77,7 @@ export async function startSandbox(pool: DatabasePool, log: Logger, watcher: () 
     });
 
     router.post('/sandbox/v1/transfers', async (ctx) => {
-      const body = validateBody<{ to: string; coin: string; amount: string; bounce?: boolean; comment?: string; fromLookalike?: boolean }>(transferSchema, ctx.request.body);
+      const body = validateBody<{ to: string; coin: string; amount: string; bounce?: boolean; comment?: string; fromLookalike?: boolean; bodyOp?: number }>(transferSchema, ctx.request.body);
       try {
         const result = await chain.transfer(body);
         ctx.status = 201;
@@ -76,10 +96,14 @@ export async function startSandbox(pool: DatabasePool, log: Logger, watcher: () 
       const paymentId = paymentIdParam(ctx.params.id);
       const payment = await findPaymentView(deps.pool, paymentId);
       if (!payment) throw paymentNotFound();
-      const current = watcher();
-      // As when the TTL ends: the clock reads expiresAt (or later), and the chain is asked once more.
+      // As when the TTL ends: everything sent until now is booked first (a payment made in time
+      // completes instead), then the clock reads expiresAt (or later).
+      // The sandbox owns its chain: it seals what was sent (and one more block) rather than wait.
+      chain.sealBlock();
+      chain.sealBlock();
+      if (payment.status === 'pending' && !(await waitForChain(deps.pool, 'sandbox', deps.now(), EXPIRE_WAIT_MS))) throw chainBehind();
       const at = new Date(Math.max(deps.now().getTime(), payment.expires_at.getTime()));
-      await expirePayment(deps.pool, paymentId, at, current ? { beforeExpiringPending: (id) => current.scanPayment(id) } : {});
+      await expirePayment(deps.pool, paymentId, at);
       ctx.body = presentPayment((await findPaymentView(deps.pool, paymentId))!, deps.config);
     });
   };

@@ -5,6 +5,7 @@ import type { Middleware } from 'koa';
 import { invalidRequest } from '../../errors.ts';
 import { idempotencyKey, idempotent, type Outcome } from '../../idempotency.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
+import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
 import { cancelPayment, createPayment, paymentNotFound } from '../../payments/commands.ts';
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
@@ -151,6 +152,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     const body = validateBody<Record<string, never>>(cancelPaymentSchema, ctx.request.body);
     const storeId = ctx.state.storeId!;
     const now = deps.now();
+    await awaitChainBeforeCancel(pool, deps.config, storeId, paymentId, now);
     const outcome = await idempotent(pool, { storeId, endpoint: `POST /v1/payments/${paymentId}/cancel`, key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now }, async (tx) => {
       const view = await cancelPayment(tx, storeId, paymentId, now);
       return { status: 200, body: present(view), paymentId: view.id };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bookComment } from '../../src/chain/watcher.ts';
+import { bookComment } from '../../src/chain/reader.ts';
 
 describe('bookComment', () => {
   it('keeps what PostgreSQL text can hold', () => {

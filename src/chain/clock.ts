@@ -1,0 +1,21 @@
+// The chain's clock as the API sees it: how far the chain reader has booked the chain
+// (chain_reader.settled_until). A cancel of a pending payment waits for it to pass the cancel's
+// time, so money sent before the cancel completes the payment instead of being booked after it.
+import type { TonNetwork } from '../config.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+
+/** Every transaction made before this time is on the books; null before the reader's first block. */
+export async function chainSettledAt(db: Db, network: TonNetwork): Promise<Date | null> {
+  return db.maybeOneFirst(sql.type(z.object({ settled_until: z.date() }))`select settled_until from chain_reader where network = ${network}`);
+}
+
+/** Waits (polling every `pollMs`) until the chain is settled up to `at`; false after `timeoutMs`. */
+export async function waitForChain(db: Db, network: TonNetwork, at: Date, timeoutMs: number, pollMs = 100): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const settled = await chainSettledAt(db, network);
+    if (settled !== null && settled.getTime() >= at.getTime()) return true;
+    if (Date.now() + pollMs > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}

@@ -1,0 +1,398 @@
+// The chain reader: follows the masterchain block by block from a stored cursor (chain_reader),
+// keeps the transactions whose account is one of Kassa's (chain_watches: every deposit address and
+// deposit jetton wallet ever issued), books them (recordTransfer), and then expires what the
+// chain's clock says is due. Its cost follows the chain (blocks/s), not the number of payments.
+// One reader at a time holds the cursor's lease; others wait and take over when it lapses.
+import crypto from 'node:crypto';
+import os from 'node:os';
+import { Address } from '@ton/core';
+import type { Config } from '../config.ts';
+import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { chainLag } from '../metrics.ts';
+import { expireDuePayments } from '../payments/expiry.ts';
+import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
+import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from './client.ts';
+import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from './detect.ts';
+import type { ChainBlock, ChainSource } from './source.ts';
+import type { ChainTransaction } from './transactions.ts';
+
+/** A reader that stops renewing loses the cursor to another after this long. */
+export const LEASE_MS = 6_000;
+/** Blocks processed per step before the lease is renewed and expiry runs. */
+const BLOCKS_PER_STEP = 50;
+/** How often a reader that is caught up asks for a new block. */
+export const POLL_MS = 200;
+const LAG_LOG_EVERY_MS = 10_000;
+
+export interface ChainReaderDeps {
+  pool: DatabasePool;
+  config: Pick<Config, 'tonNetwork'>;
+  source: ChainSource;
+  /** For get methods: pending jetton wallets, and attributing jetton notifications. */
+  client: ChainClient;
+  log: Logger;
+  now: () => Date;
+  /** Identifies this reader in the lease (default host:pid:random). */
+  id?: string;
+}
+
+export interface StepResult {
+  /** False: another reader holds the cursor. */
+  owner: boolean;
+  processed: number;
+  recorded: number;
+  expired: number;
+  lastSeqno: number | null;
+  latestSeqno: number | null;
+}
+
+const watchRow = z.object({
+  account: z.string(),
+  payment_id: z.string(),
+  kind: z.enum(['deposit', 'jetton_wallet']),
+  coin_symbol: z.string().nullable(),
+  jetton_master: z.string().nullable(),
+  deposit_address: z.string(),
+});
+export type Watch = z.infer<typeof watchRow>;
+
+const cursorRow = z.object({
+  last_block_seqno: z.string(),
+  last_block_time: z.date(),
+  settled_until: z.date(),
+  reader: z.string().nullable(),
+  owned: z.boolean(),
+});
+
+/**
+ * A comment as the books keep it: PostgreSQL text cannot hold U+0000 (anyone can send one to a
+ * deposit address), and nobody needs more than 1,000 characters of it.
+ */
+export function bookComment(comment: string | undefined): string | null {
+  if (comment === undefined) return null;
+  return comment.replaceAll('\u0000', '\uFFFD').slice(0, 1000);
+}
+
+const rawOf = (address: Address | string): string => (typeof address === 'string' ? Address.parse(address) : address).toRawString();
+
+function describeOp(op: number | undefined): string | null {
+  if (op === undefined || op === 0) return null;
+  return op === 0x2167da4b ? 'encrypted_comment' : `op 0x${op.toString(16).padStart(8, '0')}`;
+}
+
+export function createChainReader(deps: ChainReaderDeps) {
+  const { pool, source, client, log } = deps;
+  const network = deps.config.tonNetwork;
+  const me = deps.id ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
+  const masterCoins = new Map<string, string | null>();
+  let lastLagLog = 0;
+
+  async function coinOfMaster(master: string): Promise<string | null> {
+    if (!masterCoins.has(master)) {
+      const coin = await pool.maybeOneFirst(sql.type(z.object({ coin_symbol: z.string() }))`
+        select coin_symbol from jetton_masters where master_address = ${master} and network = ${network}
+      `);
+      masterCoins.set(master, coin);
+    }
+    return masterCoins.get(master) ?? null;
+  }
+
+  /**
+   * Who sent a jetton notification to `deposit`: asked of the chain once per sending wallet ever
+   * (jetton_wallets), so a flood of notifications from fake wallets costs nothing after the first.
+   * Genuine: the master the wallet names confirms it as `deposit`'s wallet.
+   */
+  async function attribute(wallet: string, deposit: string): Promise<{ master: string | null; genuine: boolean; owner: string | null }> {
+    const cached = await pool.maybeOne(sql.type(z.object({ master_address: z.string().nullable(), owner_address: z.string().nullable(), genuine: z.boolean() }))`
+      select master_address, owner_address, genuine from jetton_wallets where address = ${wallet}
+    `);
+    if (cached) return { master: cached.master_address, owner: cached.owner_address, genuine: cached.genuine };
+    let master: string | null = null;
+    let owner: string | null = null;
+    let genuine = false;
+    try {
+      const data = await call(() => client.runMethod(Address.parse(wallet), 'get_wallet_data'));
+      data.stack.readBigNumber();
+      owner = data.stack.readAddress().toRawString();
+      master = data.stack.readAddress().toRawString();
+    } catch (error) {
+      const chainError = toChainApiError(error);
+      if (chainError.retryable) throw chainError;
+    }
+    if (master !== null && owner === deposit && (await coinOfMaster(master)) !== null) {
+      genuine = rawOf(await getJettonWalletAddress(client, master, deposit)) === wallet;
+    }
+    await pool.query(sql.typeAlias('void')`
+      insert into jetton_wallets (address, master_address, owner_address, genuine) values (${wallet}, ${master}, ${owner}, ${genuine})
+      on conflict (address) do nothing
+    `);
+    return { master, owner, genuine };
+  }
+
+  /** What one transaction on one of Kassa's accounts puts on the books (null: nothing incoming). */
+  async function transferOf(watch: Watch, tx: ChainTransaction): Promise<IncomingTransfer | null> {
+    const base = { account: watch.account, paymentId: watch.payment_id, depositAddress: watch.deposit_address };
+    if (watch.kind === 'jetton_wallet') {
+      const jetton = detectJettonTransfer(tx);
+      if (!jetton) return null;
+      return {
+        ...base,
+        lt: jetton.lt,
+        hash: jetton.hash,
+        coinSymbol: watch.coin_symbol,
+        jettonMaster: watch.jetton_master,
+        amountBaseUnits: jetton.amount,
+        sender: jetton.sender,
+        comment: bookComment(jetton.comment),
+        chainTime: new Date(jetton.utime * 1000),
+        credited: jetton.counted,
+        payment: true,
+        detail: jetton.reason ?? null,
+      };
+    }
+    const ton = detectTonTransfer(tx);
+    if (!ton) return null;
+    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: bookComment(ton.comment) };
+    const asTon = (overrides: Partial<IncomingTransfer> = {}): IncomingTransfer => ({
+      ...common,
+      coinSymbol: 'TON',
+      jettonMaster: null,
+      amountBaseUnits: ton.amount,
+      sender: ton.sender,
+      credited: ton.reason !== 'value_returned' && ton.reason !== 'bounced_message',
+      payment: ton.counted,
+      detail: ton.reason ?? describeOp(ton.op),
+      ...overrides,
+    });
+    if (ton.reason !== 'jetton_notification' || !ton.sender) return asTon();
+    const notified = parseTransferNotification(tx);
+    // The payment's own jetton wallet needs no questions: its transfer is counted there.
+    const own = await pool.exists(sql.unsafe`select 1 from chain_watches where payment_id = ${watch.payment_id} and kind = 'jetton_wallet' and account = ${ton.sender}`);
+    if (own) return asTon({ payment: false });
+    const who = await attribute(ton.sender, watch.deposit_address);
+    const coin = who.genuine && who.master !== null ? await coinOfMaster(who.master) : null;
+    if (coin !== null && notified) {
+      // Another accepted jetton, from the deposit's genuine wallet of it: the notification is the
+      // only trace on our side (its wallet is not watched), so it is what the books record.
+      return {
+        ...common,
+        coinSymbol: coin,
+        jettonMaster: who.master,
+        amountBaseUnits: notified.amount,
+        sender: notified.sender,
+        credited: true,
+        payment: true,
+        detail: `jetton_notification from ${ton.sender}; ${ton.amount} nanoTON forwarded`,
+      };
+    }
+    // A notification nobody can verify (a foreign or look-alike token, or a fake): the TON it
+    // carried is value like any other; the token's claim is kept beside it.
+    return asTon({
+      payment: true,
+      detail: `unverified jetton_notification from ${ton.sender}`,
+      notifiedJettonMaster: who.master,
+      notifiedAmountBaseUnits: notified?.amount ?? null,
+    });
+  }
+
+  /** Jetton wallets whose address could not be computed offline: asked of their master, before any block is read. */
+  async function resolvePendingJettonWallets(): Promise<void> {
+    const pending = await pool.any(sql.type(z.object({ account: z.string(), jetton_master: z.string(), deposit_address: z.string() }))`
+      select w.account, w.jetton_master, d.address as deposit_address
+      from chain_watches w join deposit_addresses d on d.payment_id = w.payment_id
+      where w.account like 'pending:%'
+    `);
+    for (const row of pending) {
+      const wallet = rawOf(await getJettonWalletAddress(client, row.jetton_master, row.deposit_address));
+      await pool.query(sql.typeAlias('void')`update chain_watches set account = ${wallet} where account = ${row.account}`);
+    }
+  }
+
+  async function watchesOf(accounts: string[]): Promise<Map<string, Watch>> {
+    if (accounts.length === 0) return new Map();
+    const rows = await pool.any(prepared(sql.type(watchRow)`
+      select w.account, w.payment_id, w.kind, w.coin_symbol, w.jetton_master, d.address as deposit_address
+      from chain_watches w join deposit_addresses d on d.payment_id = w.payment_id
+      where w.account = any(${sql.array(accounts, 'text')})
+    `));
+    return new Map(rows.map((row) => [row.account, row]));
+  }
+
+  /** Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes nothing. */
+  async function book(block: ChainBlock): Promise<number> {
+    const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    let recorded = 0;
+    for (const tx of block.transactions) {
+      const watch = watches.get(tx.account);
+      if (!watch) continue;
+      const transfer = await transferOf(watch, tx);
+      if (!transfer) continue;
+      const outcome = await recordTransfer(pool, transfer, deps.now());
+      if (outcome.recorded) {
+        recorded += 1;
+        log.info({ paymentId: watch.payment_id, account: tx.account, hash: transfer.hash, coin: transfer.coinSymbol, amount: transfer.amountBaseUnits.toString(), effect: outcome.effect, block: block.seqno }, 'transfer recorded');
+      }
+    }
+    return recorded;
+  }
+
+  /** Takes (or renews) the cursor's lease; creates the cursor at `latest` the first time. */
+  async function claim(latest: { seqno: number; time: Date }) {
+    return pool.maybeOne(sql.type(cursorRow)`
+      insert into chain_reader as c (network, last_block_seqno, last_block_time, settled_until, latest_block_seqno, latest_block_time, reader, lease_expires_at)
+      values (${network}, ${latest.seqno}, ${sql.timestamp(latest.time)}, ${sql.timestamp(latest.time)}, ${latest.seqno}, ${sql.timestamp(latest.time)}, ${me},
+              now() + ${`${LEASE_MS} milliseconds`}::interval)
+      on conflict (network) do update set
+        reader = ${me}, lease_expires_at = now() + ${`${LEASE_MS} milliseconds`}::interval, updated_at = now(),
+        latest_block_seqno = greatest(c.latest_block_seqno, c.last_block_seqno, excluded.latest_block_seqno),
+        latest_block_time = greatest(c.latest_block_time, excluded.latest_block_time)
+      where c.reader = ${me} or c.reader is null or c.lease_expires_at is null or c.lease_expires_at < now()
+      returning last_block_seqno::text as last_block_seqno, last_block_time, settled_until, reader, true as owned
+    `);
+  }
+
+  async function heldByOther(): Promise<boolean> {
+    return pool.exists(sql.unsafe`
+      select 1 from chain_reader where network = ${network} and reader is not null and reader <> ${me} and lease_expires_at >= now()
+    `);
+  }
+
+  /** Moves the cursor from `from` to `block` (only if this reader still holds it there). */
+  async function advance(from: number, block: { seqno: number; time: Date }, settled: Date): Promise<boolean> {
+    const moved = await pool.maybeOneFirst(sql.type(z.object({ ok: z.boolean() }))`
+      update chain_reader set last_block_seqno = ${block.seqno}, last_block_time = ${sql.timestamp(block.time)},
+        settled_until = greatest(settled_until, ${sql.timestamp(settled)}),
+        latest_block_seqno = greatest(latest_block_seqno, ${block.seqno}),
+        lease_expires_at = now() + ${`${LEASE_MS} milliseconds`}::interval, updated_at = now()
+      where network = ${network} and reader = ${me} and last_block_seqno = ${from}
+      returning true as ok
+    `);
+    return moved === true;
+  }
+
+  async function release(): Promise<void> {
+    await pool.query(sql.typeAlias('void')`update chain_reader set reader = null, lease_expires_at = null where network = ${network} and reader = ${me}`);
+  }
+
+  /**
+   * One step: if this reader holds (or can take) the cursor, reads the blocks published since it
+   * (at most BLOCKS_PER_STEP), books them in order, then expires what is due.
+   */
+  async function step(signal?: AbortSignal): Promise<StepResult> {
+    const result: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null };
+    if (await heldByOther()) return result;
+    const latest = await source.latestBlock(signal);
+    result.latestSeqno = latest.seqno;
+    const cursor = await claim(latest);
+    if (!cursor) return result;
+    result.owner = true;
+    let last = Number(cursor.last_block_seqno);
+    let lastTime = cursor.last_block_time;
+    if (last > latest.seqno) {
+      if (network === 'sandbox') {
+        // The sandbox chain lives in memory: after a restart it starts afresh below the old cursor.
+        log.warn({ cursor: last, latest: latest.seqno }, 'the sandbox chain restarted: the chain reader starts again from its newest block');
+        await pool.query(sql.typeAlias('void')`
+          update chain_reader set last_block_seqno = ${latest.seqno}, last_block_time = ${sql.timestamp(latest.time)},
+            settled_until = ${sql.timestamp(latest.time)}, latest_block_seqno = ${latest.seqno}, latest_block_time = ${sql.timestamp(latest.time)} where network = ${network} and reader = ${me}
+        `);
+        last = latest.seqno;
+        lastTime = latest.time;
+      } else {
+        log.error({ cursor: last, latest: latest.seqno }, 'the chain API reports an older block than the cursor: is TON_API_URL on the same network? waiting');
+        return result;
+      }
+    }
+    await resolvePendingJettonWallets();
+    // The time of the block before the newest processed one: every transaction made before it is booked.
+    let settled = cursor.settled_until;
+    const until = Math.min(latest.seqno, last + BLOCKS_PER_STEP);
+    for (let seqno = last + 1; seqno <= until; seqno += 1) {
+      signal?.throwIfAborted();
+      const block = await source.block(seqno, signal);
+      // Empty blocks carry no time of their own here; the newest one's comes from masterchainInfo.
+      const time = new Date(Math.max(lastTime.getTime(), block.time.getTime(), seqno === latest.seqno ? latest.time.getTime() : 0));
+      result.recorded += await book(block);
+      // Settled: the time of the block before this one. A shard block is committed to the
+      // masterchain a block later at most, so every transaction made before it is booked now.
+      if (!(await advance(last, { seqno, time }, lastTime))) {
+        log.warn({ seqno }, 'the chain reader lost its lease; another reader goes on');
+        result.owner = false;
+        break;
+      }
+      settled = lastTime;
+      last = seqno;
+      lastTime = time;
+      result.processed += 1;
+    }
+    result.lastSeqno = last;
+    const expired = await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
+    result.expired = expired;
+    const lagSeconds = Math.max(0, (latest.time.getTime() - lastTime.getTime()) / 1000);
+    chainLag.set(lagSeconds);
+    if (latest.seqno - last > 5 && Date.now() - lastLagLog > LAG_LOG_EVERY_MS) {
+      lastLagLog = Date.now();
+      log.warn({ behindBlocks: latest.seqno - last, lagSeconds, lastBlock: last, latestBlock: latest.seqno }, 'chain reader is behind; catching up');
+    }
+    return result;
+  }
+
+  return {
+    id: me,
+    step,
+    release,
+    bookBlock: book,
+
+    /** Steps until the cursor reaches the newest published block (tests and tools). */
+    async catchUp(): Promise<StepResult> {
+      const total: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null };
+      for (let i = 0; i < 10_000; i += 1) {
+        const r = await step();
+        total.owner = r.owner;
+        total.processed += r.processed;
+        total.recorded += r.recorded;
+        total.expired += r.expired;
+        total.lastSeqno = r.lastSeqno;
+        total.latestSeqno = r.latestSeqno;
+        if (!r.owner || r.lastSeqno === null || r.latestSeqno === null || r.lastSeqno >= r.latestSeqno) return total;
+      }
+      return total;
+    },
+
+    /**
+     * Runs until `signal` aborts: reads as fast as the budget allows while behind, polls every
+     * POLL_MS when caught up, waits for the lease while another reader holds it. Chain API
+     * failures back off (the budget pauses every request after a 429); nothing is ever skipped.
+     */
+    async run(signal: AbortSignal): Promise<void> {
+      let failures = 0;
+      while (!signal.aborted) {
+        let pause = POLL_MS;
+        try {
+          const r = await step(signal);
+          failures = 0;
+          if (!r.owner) pause = 1_000;
+          else if (r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno) pause = 0;
+        } catch (error) {
+          if (signal.aborted) break;
+          failures += 1;
+          pause = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+          const chainError = error instanceof ChainApiError ? error : null;
+          if (chainError) log.warn({ status: chainError.status, err: chainError.message, retryInMs: pause }, 'chain API error; the reader retries the same block');
+          else log.error({ err: error, retryInMs: pause }, 'chain reader step failed; retrying');
+        }
+        if (pause > 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, pause);
+            signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+          });
+        }
+      }
+      await release().catch(() => {});
+    },
+  };
+}
+
+export type ChainReader = ReturnType<typeof createChainReader>;
+

@@ -1,0 +1,132 @@
+// Where the chain reader gets blocks: one small interface, and its toncenter API v3 source (which
+// the sandbox network also serves). A block here is a masterchain block together with every shard
+// block it commits: reading them in masterchain order reads every transaction exactly once.
+import { ChainApiError, countChainRequest } from './client.ts';
+import { retryAfterMs, type RequestBudget } from './budget.ts';
+import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
+
+export interface BlockRef {
+  seqno: number;
+  /** Generation time of the masterchain block (the chain's clock). */
+  time: Date;
+}
+
+export interface ChainBlock extends BlockRef {
+  /** Every transaction of the block and of the shard blocks it commits, each once, by lt. */
+  transactions: ChainTransaction[];
+  /** Chain API requests this block took (pages, retries of a repeated page). */
+  requests: number;
+}
+
+export interface ChainSource {
+  /** The newest masterchain block the API has published. */
+  latestBlock(signal?: AbortSignal): Promise<BlockRef>;
+  /** One published masterchain block (`seqno` ≤ latestBlock's), all pages of it. */
+  block(seqno: number, signal?: AbortSignal): Promise<ChainBlock>;
+}
+
+export interface ToncenterV3Options {
+  /** The API root, e.g. `https://toncenter.com` (the source adds `/api/v3/…`). */
+  baseUrl: string;
+  apiKey?: string | null;
+  budget?: RequestBudget | null;
+  /** Transactions per page (toncenter's default is 128; at most 1000). */
+  pageSize?: number;
+  timeoutMs?: number;
+}
+
+const MAX_PAGES = 10_000;
+
+/** toncenter API v3: `/api/v3/masterchainInfo` and `/api/v3/transactionsByMasterchainBlock`. */
+export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const pageSize = options.pageSize ?? 256;
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const budget = options.budget ?? null;
+
+  async function get<T>(path: string, params: Record<string, string | number>, signal?: AbortSignal): Promise<T> {
+    await budget?.take(signal);
+    const url = new URL(`${base}/api/v3/${path}`);
+    for (const [key, value] of Object.entries(params)) url.searchParams.set(key, String(value));
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { accept: 'application/json', ...(options.apiKey ? { 'X-API-Key': options.apiKey } : {}) },
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      countChainRequest(null);
+      if (signal?.aborted) throw error;
+      throw new ChainApiError(`chain API unreachable: ${error instanceof Error ? error.message : String(error)}`, { status: null, retryable: true, cause: error });
+    }
+    countChainRequest(response.status);
+    const text = await response.text();
+    if (response.status === 429) {
+      budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      throw new ChainApiError('chain API answered HTTP 429 (rate limit)', { status: 429, retryable: true });
+    }
+    if (!response.ok) {
+      const retryable = response.status === 408 || response.status >= 500;
+      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      throw new ChainApiError(`chain API answered HTTP ${response.status} to ${path}: ${text.slice(0, 200)}`, { status: response.status, retryable });
+    }
+    budget?.succeeded();
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new ChainApiError(`chain API sent malformed JSON for ${path}`, { status: response.status, retryable: true, cause: error });
+    }
+  }
+
+  const blockRef = (block: { seqno?: unknown; gen_utime?: unknown } | undefined): BlockRef => {
+    const seqno = Number(block?.seqno);
+    const time = Number(block?.gen_utime);
+    if (!Number.isSafeInteger(seqno) || !Number.isFinite(time)) throw new ChainApiError('masterchainInfo without last.seqno/gen_utime', { status: null, retryable: true });
+    return { seqno, time: new Date(time * 1000) };
+  };
+
+  return {
+    async latestBlock(signal) {
+      const info = await get<{ last?: { seqno?: unknown; gen_utime?: unknown } }>('masterchainInfo', {}, signal);
+      return blockRef(info.last);
+    },
+
+    async block(seqno, signal) {
+      const seen = new Map<string, ChainTransaction>();
+      let requests = 0;
+      let blockTime = 0;
+      let repeatsInARow = 0;
+      for (let page = 0, offset = 0; page < MAX_PAGES; page += 1) {
+        const reply = await get<{ transactions?: V3Transaction[] }>('transactionsByMasterchainBlock', { seqno, limit: pageSize, offset, sort: 'asc' }, signal);
+        requests += 1;
+        const rows = Array.isArray(reply.transactions) ? reply.transactions : [];
+        let fresh = 0;
+        for (const row of rows) {
+          const tx = fromV3Transaction(row);
+          if (row.mc_block_seqno !== undefined && row.mc_block_seqno !== null && Number(row.mc_block_seqno) !== seqno) {
+            throw new ChainApiError(`block ${seqno}: the API returned a transaction of block ${row.mc_block_seqno}`, { status: null, retryable: true });
+          }
+          if (!seen.has(tx.hash)) {
+            seen.set(tx.hash, tx);
+            fresh += 1;
+          }
+          // A lower bound of the block's time: no transaction it commits is newer than the block.
+          if (tx.now > blockTime) blockTime = tx.now;
+        }
+        // A full page of nothing new is a page served twice (a cache, a retry): ask for it again
+        // rather than skip what it should have held. Twice in a row is the API's fault: fail.
+        if (rows.length > 0 && fresh === 0) {
+          repeatsInARow += 1;
+          if (repeatsInARow > 2) throw new ChainApiError(`block ${seqno}: the API keeps repeating page ${page}`, { status: null, retryable: true });
+          page -= 1;
+          continue;
+        }
+        repeatsInARow = 0;
+        offset += rows.length;
+        if (rows.length < pageSize) break;
+      }
+      const transactions = [...seen.values()].sort((a, b) => (BigInt(a.lt) < BigInt(b.lt) ? -1 : BigInt(a.lt) > BigInt(b.lt) ? 1 : a.hash.localeCompare(b.hash)));
+      return { seqno, time: new Date(blockTime * 1000), transactions, requests };
+    },
+  };
+}

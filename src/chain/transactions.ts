@@ -1,0 +1,177 @@
+/**
+ * A chain transaction as the reader needs it, whichever way it arrived: rendered by toncenter API
+ * v3 as JSON (`/api/v3/transactionsByMasterchainBlock`), or a `Transaction` of @ton/core (the
+ * sandbox's emulator). Detection (detect.ts) works on this shape only.
+ */
+import { Cell } from '@ton/core';
+import type { Transaction } from '@ton/core';
+
+export interface ChainMessage {
+  /** Raw address of the sender; null for an external message. */
+  source: string | null;
+  /** nanoTON carried (0 for external messages). */
+  value: bigint;
+  bounced: boolean;
+  /** The message body; null when the source gave none. */
+  body: Cell | null;
+}
+
+export interface ChainTransaction {
+  /** Raw address (`0:<64 hex>`, lower case) of the account the transaction ran on. */
+  account: string;
+  lt: string;
+  /** Transaction hash, lower-case hex. */
+  hash: string;
+  /** On-chain time (unix seconds). */
+  now: number;
+  inMessage: ChainMessage | null;
+  aborted: boolean;
+  compute: { skipped: true } | { skipped: false; success: boolean; exitCode: number };
+  /** Whether the action phase succeeded; null when there was none. */
+  actionSuccess: boolean | null;
+  /** The bounce phase's outcome; 'ok' means the value went back to the sender. */
+  bounce: 'ok' | 'no_funds' | 'negative_funds' | null;
+}
+
+const rawLower = (raw: string): string => {
+  const [wc, hex] = raw.split(':');
+  return `${wc}:${(hex ?? '').toLowerCase()}`;
+};
+
+/** From @ton/core (the emulator, or a v2 BOC). */
+export function fromCoreTransaction(tx: Transaction, account: string): ChainTransaction {
+  const msg = tx.inMessage;
+  let inMessage: ChainMessage | null = null;
+  if (msg) {
+    const info = msg.info;
+    inMessage = {
+      source: info.type === 'internal' ? info.src.toRawString() : null,
+      value: info.type === 'internal' ? info.value.coins : 0n,
+      bounced: info.type === 'internal' ? info.bounced : false,
+      body: msg.body,
+    };
+  }
+  const d = tx.description;
+  const generic = d.type === 'generic' ? d : null;
+  const cp = generic?.computePhase;
+  return {
+    account: rawLower(account),
+    lt: tx.lt.toString(),
+    hash: tx.hash().toString('hex'),
+    now: tx.now,
+    inMessage,
+    aborted: generic ? generic.aborted : false,
+    compute: cp && cp.type === 'vm' ? { skipped: false, success: cp.success, exitCode: cp.exitCode } : { skipped: true },
+    actionSuccess: generic?.actionPhase ? generic.actionPhase.success : null,
+    bounce: !generic?.bouncePhase ? null : generic.bouncePhase.type === 'ok' ? 'ok' : generic.bouncePhase.type === 'no-funds' ? 'no_funds' : 'negative_funds',
+  };
+}
+
+// ---- toncenter API v3 --------------------------------------------------------------------------
+
+/** The parts of a v3 transaction object Kassa reads (the API sends many more). */
+export interface V3Transaction {
+  account: string;
+  hash: string; // base64
+  lt: string;
+  now: number;
+  mc_block_seqno?: number | null;
+  description?: {
+    aborted?: boolean | null;
+    compute_ph?: { skipped?: boolean | null; success?: boolean | null; exit_code?: number | null } | null;
+    action?: { success?: boolean | null } | null;
+    bounce?: { type?: string | null } | null;
+  } | null;
+  in_msg?: {
+    source?: string | null;
+    value?: string | null;
+    bounced?: boolean | null;
+    message_content?: { body?: string | null } | null;
+  } | null;
+}
+
+/** A transaction hash in any encoding the APIs use (v3: base64; hex) → lower-case hex. */
+export function hashToHex(hash: string): string {
+  if (/^[0-9a-fA-F]{64}$/.test(hash)) return hash.toLowerCase();
+  const bytes = Buffer.from(hash.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (bytes.length !== 32) throw new Error(`not a 32-byte hash: ${hash}`);
+  return bytes.toString('hex');
+}
+
+function bodyOf(b64: string | null | undefined): Cell | null {
+  if (!b64) return null;
+  try {
+    return Cell.fromBase64(b64);
+  } catch {
+    return null;
+  }
+}
+
+/** From toncenter API v3 JSON. Throws on a transaction without account, hash or lt. */
+export function fromV3Transaction(tx: V3Transaction): ChainTransaction {
+  if (typeof tx.account !== 'string' || typeof tx.hash !== 'string' || (typeof tx.lt !== 'string' && typeof tx.lt !== 'number')) {
+    throw new Error('a v3 transaction without account, hash or lt');
+  }
+  const d = tx.description ?? {};
+  const cp = d.compute_ph;
+  const m = tx.in_msg;
+  const bounceType = d.bounce?.type ?? null;
+  return {
+    account: rawLower(tx.account),
+    lt: String(tx.lt),
+    hash: hashToHex(tx.hash),
+    now: Number(tx.now),
+    inMessage: m
+      ? {
+          source: m.source ? rawLower(m.source) : null,
+          value: m.value ? BigInt(m.value) : 0n,
+          bounced: m.bounced === true,
+          body: bodyOf(m.message_content?.body),
+        }
+      : null,
+    aborted: d.aborted === true,
+    compute: !cp || cp.skipped ? { skipped: true } : { skipped: false, success: cp.success === true, exitCode: Number(cp.exit_code ?? 0) },
+    actionSuccess: d.action ? d.action.success === true : null,
+    bounce: bounceType === null ? null : bounceType === 'ok' ? 'ok' : bounceType === 'nofunds' ? 'no_funds' : 'negative_funds',
+  };
+}
+
+/** The v3 JSON of a transaction, as toncenter renders it (the fields above). For the sandbox. */
+export function toV3Transaction(tx: Transaction, account: string, mcSeqno: number): Record<string, unknown> {
+  const t = fromCoreTransaction(tx, account);
+  const msg = tx.inMessage;
+  const upper = (raw: string) => raw.toUpperCase().replace(/^(-?\d+):/, '$1:');
+  return {
+    account: upper(t.account),
+    hash: tx.hash().toString('base64'),
+    lt: t.lt,
+    now: t.now,
+    mc_block_seqno: mcSeqno,
+    orig_status: null,
+    end_status: null,
+    total_fees: tx.totalFees.coins.toString(),
+    description: {
+      type: 'ord',
+      aborted: t.aborted,
+      compute_ph: t.compute.skipped ? { skipped: true, reason: 'no_state' } : { skipped: false, success: t.compute.success, exit_code: t.compute.exitCode },
+      ...(t.actionSuccess === null ? {} : { action: { success: t.actionSuccess, valid: true } }),
+      ...(t.bounce === null ? {} : { bounce: { type: t.bounce === 'ok' ? 'ok' : t.bounce === 'no_funds' ? 'nofunds' : 'negfunds' } }),
+    },
+    in_msg: msg
+      ? {
+          hash: msg.body.hash().toString('base64'),
+          source: t.inMessage?.source ? upper(t.inMessage.source) : null,
+          destination: upper(t.account),
+          value: msg.info.type === 'internal' ? t.inMessage!.value.toString() : null,
+          bounced: msg.info.type === 'internal' ? t.inMessage!.bounced : null,
+          message_content: { hash: msg.body.hash().toString('base64'), body: msg.body.toBoc().toString('base64') },
+        }
+      : null,
+    out_msgs: [],
+  };
+}
+
+/** The hash of a @ton/core transaction, lower-case hex (the books' form). */
+export function transactionHashHex(tx: Transaction): string {
+  return tx.hash().toString('hex');
+}
