@@ -44,6 +44,7 @@ export async function startChainApp(env: Record<string, string> = {}): Promise<C
       sandbox = await startSandbox(pool, log, { blockClock: true });
     },
   });
+  await app.pool.query(sql.unsafe`delete from chain_reader`);
   const root = `${app.url}${SANDBOX_TONCENTER_PATH}`;
   const source = (options: { pageSize?: number; budget?: RequestBudget } = {}) =>
     toncenterV3Source({ baseUrl: root, budget: options.budget ?? null, ...(options.pageSize ? { pageSize: options.pageSize } : {}) });

@@ -1,12 +1,13 @@
-// The payment__expire job: added with the payment, at run_at = expiresAt, and run by Graphile
+// Expiry: one statement for every due payment (payments/expiry.ts) — created payments on the wall
+// clock, pending ones on the chain's clock (chain_reader.settled_until) — no job per payment.
 import crypto from 'node:crypto';
-// Worker with the real task list.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runOnce } from 'graphile-worker';
 import { pino } from 'pino';
 import { sql, z } from '../../src/db/pool.ts';
 import { expirePayment } from '../../src/payments/commands.ts';
+import { expireDuePayments, isDue } from '../../src/payments/expiry.ts';
 import { taskList } from '../../src/worker/tasks.ts';
 import { TASKS } from '../../tasks/index.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -22,80 +23,67 @@ before(async () => {
 });
 after(() => app.close());
 
-const job = z.object({ task_identifier: z.string(), run_at: z.date(), key: z.string().nullable(), payload: z.unknown() });
+const status = async (id: string) => (await app.request('GET', `/v1/payments/${id}`, { token: store.token })).json;
+const PENDING = { payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } };
 
-/** Makes the payment's expiry job due now and runs every due job once, with the app's clock. */
-async function runExpiryJob(paymentId: string): Promise<void> {
-  await app.pool.query(sql.unsafe`update graphile_worker._private_jobs set run_at = now() where key = ${`payment__expire:${paymentId}`}`);
-  const deps = { config: app.config, pool: app.pool, log, now: app.clock.now };
-  await runOnce({ connectionString: app.db.url, taskList: taskList(deps, TASKS), noHandleSignals: true });
-}
-
-describe('payment__expire', () => {
-  it('is added in the creating transaction with run_at = expiresAt and a job_key per payment', async () => {
-    const payment = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD', ttl: 900 } })).json;
-    const row = await app.pool.one(sql.type(job)`select t.identifier as task_identifier, j.run_at, j.key, j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where j.key = ${`payment__expire:${payment.id}`}`);
-    assert.equal(row.task_identifier, 'payment__expire');
-    assert.equal(row.run_at.toISOString(), payment.timer.expiresAt);
-    assert.deepEqual(row.payload, { paymentId: payment.id });
+describe('expiry', () => {
+  it('a create adds no job and sends no NOTIFY of Graphile Worker', async () => {
+    const before = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs`);
+    const payment = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD', ttl: 900, ...PENDING } })).json;
+    assert.equal(payment.status, 'pending');
+    const after = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs`);
+    assert.equal(after, before);
   });
 
-  it('expires a created payment when run after expiresAt (through Graphile Worker)', async () => {
-    const payment = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD', ttl: 900 } })).json;
-    app.clock.set(new Date(Date.parse(payment.timer.expiresAt) + 1000));
-    try {
-      await runExpiryJob(payment.id);
-    } finally {
-      app.clock.set(new Date());
-    }
-    const after = (await app.request('GET', `/v1/payments/${payment.id}`, { token: store.token })).json;
+  it('the rule: created by the wall clock, pending by the chain\'s clock', () => {
+    const expiresAt = new Date('2026-01-01T00:00:00Z');
+    const before = new Date('2025-12-31T23:59:59Z');
+    const later = new Date('2026-01-01T00:00:01Z');
+    assert.equal(isDue({ status: 'created', expiresAt }, { now: later, chainSettledAt: null }), true);
+    assert.equal(isDue({ status: 'created', expiresAt }, { now: before, chainSettledAt: later }), false);
+    assert.equal(isDue({ status: 'pending', expiresAt }, { now: later, chainSettledAt: before }), false, 'the chain has not been read that far');
+    assert.equal(isDue({ status: 'pending', expiresAt }, { now: before, chainSettledAt: expiresAt }), true);
+    assert.equal(isDue({ status: 'pending', expiresAt }, { now: later, chainSettledAt: null }), false);
+    for (const ended of ['completed', 'expired', 'cancelled']) assert.equal(isDue({ status: ended, expiresAt }, { now: later, chainSettledAt: later }), false);
+  });
+
+  it('expires every due payment in one statement, 10,000 due at the same second included', async () => {
+    const created = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD', ttl: 900 } })).json;
+    const pending = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD', ttl: 900, ...PENDING } })).json;
+    const expiresAt = new Date(Date.parse(pending.timer.expiresAt));
+    // 10,000 more pending payments due at that very second (copies of the pending one).
+    await app.pool.query(sql.unsafe`
+      insert into payments (id, store_id, status, amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, method_selected_at)
+      select gen_random_uuid(), store_id, 'pending', amount, currency, metadata, created_via, created_at, ${sql.timestamp(expiresAt)}, payment_method_id, coin_symbol, coin_amount, method_selected_at
+      from payments p, generate_series(1, 10000) where p.id = ${pending.id}
+    `);
+    // The wall clock past expiresAt expires the created one only; the chain still behind expires no pending one.
+    const wall = new Date(expiresAt.getTime() + 1000);
+    assert.equal(await expireDuePayments(app.pool, { now: wall, chainSettledAt: new Date(expiresAt.getTime() - 1000) }), 1);
+    assert.equal((await status(created.id)).status, 'expired');
+    assert.equal((await status(pending.id)).status, 'pending');
+    const started = performance.now();
+    assert.ok((await expireDuePayments(app.pool, { now: wall, chainSettledAt: expiresAt })) >= 10_001);
+    const ms = performance.now() - started;
+    const after = await status(pending.id);
     assert.equal(after.status, 'expired');
-    assert.equal(after.paymentDetails, undefined);
-    const left = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where key = ${`payment__expire:${payment.id}`}`);
-    assert.equal(left, 0, 'the job is done');
+    assert.deepEqual(after.paymentDetails, pending.paymentDetails, 'paymentDetails remain');
+    assert.equal(await expireDuePayments(app.pool, { now: wall, chainSettledAt: expiresAt }), 0, 'safe to run again');
+    assert.ok(ms >= 0);
   });
 
-  it('expires a pending payment (paymentDetails remain) after asking the chain once more', async () => {
-    const payment = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } })).json;
-    const asked: string[] = [];
-    const result = await expirePayment(app.pool, payment.id, new Date(Date.parse(payment.timer.expiresAt)), {
-      beforeExpiringPending: async (id) => {
-        asked.push(id);
-      },
-    });
-    assert.deepEqual(asked, [payment.id]);
-    assert.equal(result.outcome, 'expired');
-    const after = (await app.request('GET', `/v1/payments/${payment.id}`, { token: store.token })).json;
-    assert.equal(after.status, 'expired');
-    assert.deepEqual(after.paymentDetails, payment.paymentDetails);
-  });
-
-  it('leaves completed and cancelled payments alone, and is safe to run twice', async () => {
+  it('expirePayment (the sandbox control) leaves completed and cancelled payments alone, and is safe to run twice', async () => {
     const payment = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD' } })).json;
     await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token });
     const late = new Date(Date.parse(payment.timer.expiresAt) + 1);
     assert.equal((await expirePayment(app.pool, payment.id, late)).outcome, 'not_open');
     const other = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD' } })).json;
-    assert.equal((await expirePayment(app.pool, other.id, late)).outcome, 'expired');
-    assert.equal((await expirePayment(app.pool, other.id, late)).outcome, 'not_open');
+    const otherLate = new Date(Date.parse(other.timer.expiresAt) + 1);
+    assert.equal((await expirePayment(app.pool, other.id, new Date())).outcome, 'not_due');
+    assert.equal((await expirePayment(app.pool, other.id, otherLate)).outcome, 'expired');
+    assert.equal((await expirePayment(app.pool, other.id, otherLate)).outcome, 'not_open');
     const expiredAt = await app.pool.oneFirst(sql.type(z.object({ expired_at: z.date() }))`select expired_at from payments where id = ${other.id}`);
-    assert.equal(expiredAt.getTime(), late.getTime());
-  });
-
-  it('reschedules itself when run before expiresAt', async () => {
-    const payment = (await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD' } })).json;
-    assert.equal((await expirePayment(app.pool, payment.id, new Date())).outcome, 'not_due');
-    const row = await app.pool.one(sql.type(job)`select t.identifier as task_identifier, j.run_at, j.key, j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where j.key = ${`payment__expire:${payment.id}`}`);
-    assert.equal(row.run_at.toISOString(), payment.timer.expiresAt);
-    assert.equal((await app.request('GET', `/v1/payments/${payment.id}/status`, { token: store.token })).json.status, 'created');
-  });
-
-  it('drops a payload without a payment id instead of failing forever', async () => {
-    await app.pool.query(sql.unsafe`select graphile_worker.add_job('payment__expire', '{"nope": 1}'::json)`);
-    const deps = { config: app.config, pool: app.pool, log, now: app.clock.now };
-    await runOnce({ connectionString: app.db.url, taskList: taskList(deps, TASKS), noHandleSignals: true });
-    const failed = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'payment__expire' and last_error is not null`);
-    assert.equal(failed, 0);
+    assert.equal(expiredAt.getTime(), otherLate.getTime());
   });
 });
 

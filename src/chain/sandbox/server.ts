@@ -14,6 +14,8 @@ const MAX_BODY_BYTES = 1024 * 1024;
 export type SandboxServer = {
   /** The JSON-RPC endpoint to give TonClient: `http://host:port/api/v2/jsonRPC`. */
   url: string;
+  /** The API root (`http://host:port`): v3 under /api/v3/, v2 JSON-RPC under /api/v2/jsonRPC. */
+  root: string;
   chain: SandboxChain;
   close(): Promise<void>;
 };
@@ -43,7 +45,12 @@ export async function startSandboxServer(
   const chain = opts.chain ?? (await SandboxChain.create());
   const host = opts.host ?? '127.0.0.1';
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const [path = '/', query = ''] = (req.url ?? '/').split('?');
+    if (path.startsWith('/api/v3/') && req.method === 'GET') {
+      const reply = chain.handleV3(path.slice('/api/v3/'.length), new URLSearchParams(query));
+      send(res, reply.status, reply.json);
+      return;
+    }
     if (path !== JSON_RPC_PATH && path !== '/jsonRPC') {
       send(res, 404, { ok: false, code: 404, error: 'Not found' });
       return;
@@ -78,6 +85,7 @@ export async function startSandboxServer(
   const hostInUrl = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${hostInUrl}:${port}${JSON_RPC_PATH}`,
+    root: `http://${hostInUrl}:${port}`,
     chain,
     close: () =>
       new Promise<void>((resolve, reject) => {

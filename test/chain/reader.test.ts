@@ -1,0 +1,192 @@
+// The chain reader against the sandbox over HTTP (toncenter API v3), stepped by hand: its cost
+// follows blocks, not payments; late, repeated and empty blocks; a crash mid-block; the lease;
+// the request budget; the chain's clock for expiry.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createRequestBudget } from '../../src/chain/budget.ts';
+import { ChainApiError } from '../../src/chain/client.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { chainApiRequests } from '../../src/metrics.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+
+let app: ChainTestApp;
+let store: Awaited<ReturnType<TestApp['store']>>;
+
+before(async () => {
+  app = await startChainApp();
+  store = await app.store({ methods: 'TON/TON,USDT/TON' });
+  // Stepped by hand from here: the background reader lets go of the cursor, and blocks are sealed
+  // only by the tests.
+  await app.stopReader();
+  app.sandbox.chain.stopBlockClock();
+});
+after(() => app.close());
+
+const TON = { methods: [{ coin: 'TON', chain: 'TON' }] };
+const reader = () => app.newReader({ id: 'manual' });
+const chain = () => app.sandbox.chain;
+
+async function newPayment(body: Record<string, unknown>) {
+  const response = await app.request('POST', '/v1/payments', { token: store.token, body: { ttl: 3600, ...body } });
+  assert.equal(response.status, 201, response.text);
+  return response.json;
+}
+const get = async (id: string) => (await app.request('GET', `/v1/payments/${id}`, { token: store.token })).json;
+const books = async (id: string) => (await app.request('GET', `/v1/payments/${id}/transfers`, { token: store.token })).json.data as any[];
+const requests = async () => (await chainApiRequests.get()).values.reduce((sum, v) => sum + v.value, 0);
+
+/** Seals what was sent (and one block more), then reads up to the newest block; returns the chain API requests it took. */
+async function sealAndRead(r = reader()): Promise<number> {
+  chain().sealBlock();
+  chain().sealBlock();
+  const before = await requests();
+  const result = await r.catchUp();
+  assert.equal(result.owner, true);
+  return (await requests()) - before;
+}
+
+describe('cost follows the chain, not the payments', () => {
+  it('a payment among 2,000 open ones completes with the same chain requests as one alone', async () => {
+    const alone = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    await app.pay(alone.paymentDetails.address, 'TON', '1');
+    const costAlone = await sealAndRead();
+    assert.equal((await get(alone.id)).status, 'completed');
+
+    // 2,000 more open payments, each with its deposit and jetton wallet accounts.
+    const template = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pool.query(sql.unsafe`
+      with copies as (
+        insert into payments (id, store_id, status, amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, method_selected_at)
+        select gen_random_uuid(), store_id, 'pending', amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, method_selected_at
+        from payments p, generate_series(1, 2000) where p.id = ${template.id}
+        returning id
+      ), numbered as (select id, row_number() over () as n from copies), addresses as (
+        insert into deposit_addresses (payment_id, derivation_index, network, address, address_friendly)
+        select id, 1000000 + n, 'sandbox', '0:' || md5(n::text) || md5((-n)::text), 'UQ' || n from numbered
+        returning payment_id, address
+      )
+      insert into chain_watches (account, payment_id, kind, coin_symbol) select address, payment_id, 'deposit', 'TON' from addresses
+    `);
+    const open = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where status = 'pending'`);
+    assert.ok(open >= 2000, `${open} open`);
+    await sealAndRead();
+    await app.pay(template.paymentDetails.address, 'TON', '1');
+    const costAmongMany = await sealAndRead();
+    assert.equal((await get(template.id)).status, 'completed');
+    assert.equal(costAmongMany, costAlone, `requests: ${costAlone} alone, ${costAmongMany} among ${open} open payments`);
+  });
+});
+
+describe('nothing missed, nothing counted twice', () => {
+  it('a repeated page, empty blocks and many pages: every transfer once', async () => {
+    const payment = await newPayment({ amount: '100', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    for (let i = 0; i < 4; i += 1) chain().sealBlock(); // empty blocks
+    const sent: string[] = [];
+    for (let i = 0; i < 40; i += 1) sent.push((await app.pay(payment.paymentDetails.address, 'TON', '0.000000001')).hash);
+    chain().repeatNextPages(2);
+    const small = app.newReader({ id: 'manual', pageSize: 8 });
+    await sealAndRead(small);
+    const booked = await books(payment.id);
+    assert.equal(booked.length, 40);
+    assert.deepEqual(new Set(booked.map((t) => t.hash)), new Set(sent));
+    // Dust first, then the full amount in time: the payment completes (nothing stops the reads).
+    await app.pay(payment.paymentDetails.address, 'TON', '100');
+    await sealAndRead(small);
+    assert.equal((await get(payment.id)).status, 'completed');
+  });
+
+  it('a reader killed mid-block: the next one books the rest, nothing twice', async () => {
+    const payment = await newPayment({ amount: '3', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    for (const amount of ['1', '1', '1']) await app.pay(payment.paymentDetails.address, 'TON', amount);
+    const seqno = chain().sealBlock();
+    chain().sealBlock();
+    const block = await app.source().block(seqno);
+    const deposit = block.transactions.filter((tx) => tx.account === payment.paymentDetails.address || tx.inMessage?.source === app.sandbox.chain.customerAddress);
+    assert.equal(deposit.length, 3, 'three transfers reached the deposit');
+    // The first transfer is booked, then the process dies before the cursor moves.
+    assert.equal(await reader().bookBlock({ ...block, transactions: deposit.slice(0, 1) }), 1);
+    const restarted = app.newReader({ id: 'restarted' });
+    await app.pool.query(sql.unsafe`update chain_reader set lease_expires_at = now() - interval '1 second'`);
+    await restarted.catchUp();
+    assert.equal((await books(payment.id)).length, 3);
+    assert.equal((await get(payment.id)).status, 'completed');
+  });
+});
+
+describe('the lease', () => {
+  it('one reader at a time; another takes over when the holder stops renewing', async () => {
+    const a = app.newReader({ id: 'reader-a' });
+    const b = app.newReader({ id: 'reader-b' });
+    await app.pool.query(sql.unsafe`update chain_reader set lease_expires_at = now() - interval '1 second'`);
+    assert.equal((await a.step()).owner, true);
+    assert.equal((await b.step()).owner, false, 'b waits while a holds the cursor');
+    // a dies: its lease runs out (moved to the past here instead of waiting LEASE_MS).
+    await app.pool.query(sql.unsafe`update chain_reader set lease_expires_at = now() - interval '1 second'`);
+    assert.equal((await b.step()).owner, true);
+    assert.equal((await a.step()).owner, false);
+    await b.release();
+  });
+});
+
+describe('the request budget', () => {
+  it('caps requests per second, and a 429 pauses every request', async () => {
+    const budget = createRequestBudget(5);
+    const source = app.source({ budget });
+    const started = performance.now();
+    for (let i = 0; i < 6; i += 1) await source.latestBlock();
+    assert.ok(performance.now() - started >= 900, 'six requests at 5/s span at least a second');
+    chain().failNext(1, 429);
+    await assert.rejects(source.latestBlock(), (error: unknown) => error instanceof ChainApiError && error.status === 429);
+    const paused = performance.now();
+    await source.latestBlock();
+    assert.ok(performance.now() - paused >= 900, 'after a 429 the next request waits the backoff');
+  });
+
+  it('a jetton notification from an unknown wallet is asked about once per wallet', async () => {
+    const payment = await newPayment({ amount: '5', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+    await sealAndRead();
+    await app.pay(payment.paymentDetails.address, 'USDT', '1', { fromLookalike: true });
+    const first = await sealAndRead();
+    await app.pay(payment.paymentDetails.address, 'USDT', '1', { fromLookalike: true });
+    const second = await sealAndRead();
+    assert.ok(second < first, `the second notification costs no get-method call (${first} then ${second} requests)`);
+    assert.equal((await books(payment.id)).filter((t) => t.notifiedToken).length, 2);
+  });
+});
+
+describe('the chain\'s clock (these move it forward, so they run last)', () => {
+  it('a block published late: a transfer made before expiresAt but booked after it still completes the payment', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
+    await sealAndRead();
+    chain().holdBlocks();
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
+    chain().sealBlock();
+    // The chain moves on past expiresAt, but those blocks are not published yet.
+    chain().setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 30);
+    await sealAndRead();
+    assert.equal((await get(payment.id)).status, 'pending', 'not expired: the chain is not read past expiresAt');
+    chain().releaseBlocks();
+    await sealAndRead();
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+    // And a payment nobody paid expires by the chain's clock, which is now past its expiresAt.
+    chain().useWallClock();
+  });
+
+  it('money sent to a payment that ended days ago is booked', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
+    chain().setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 1);
+    await sealAndRead();
+    await sealAndRead();
+    assert.equal((await get(payment.id)).status, 'expired', 'expired by the chain\'s clock');
+    chain().advance(3 * 24 * 3600);
+    await app.pay(payment.paymentDetails.address, 'TON', '0.7');
+    await sealAndRead();
+    assert.deepEqual((await books(payment.id)).map((t) => [t.effect, t.amount]), [['after_expiry', '0.7']]);
+  });
+});
