@@ -1,8 +1,9 @@
-// Webhook delivery benchmark: a real Graphile Worker runner (the real task list, the settings of
-// `kassa start`) delivers to a local receiver on 127.0.0.1, on a fresh migrated database of the
+// Webhook delivery benchmark: a real Graphile Worker runner set up as `kassa start`'s webhook
+// runner (only webhook__deliver, concurrency 20, each store's deliveries in
+// DELIVERY_QUEUES_PER_STORE queues) delivers to a local receiver on 127.0.0.1, on a fresh migrated database of the
 // embedded PostgreSQL (or of DATABASE_URL's server). Prints numbers; asserts nothing.
 //
-//   node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 10]
+//   node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 20]
 //
 // Two runs of `--payments` completed payments each (created through the API, then completed the
 // way the chain's completion command does it: status update + enqueueWebhookDelivery in one
@@ -25,16 +26,15 @@ import { graphileLogger, migrate } from '../src/db/migrate.ts';
 import { openPool, sql, z, type DatabasePool } from '../src/db/pool.ts';
 import { createApp } from '../src/http/app.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
-import { enqueueWebhookDelivery } from '../src/webhooks/deliveries.ts';
+import { DELIVERY_QUEUES_PER_STORE, enqueueWebhookDelivery } from '../src/webhooks/deliveries.ts';
 import { taskList } from '../src/worker/tasks.ts';
-import { TASKS } from '../tasks/index.ts';
 import webhookDeliver from '../tasks/webhook__deliver.ts';
 import { benchFlags } from './lib/flags.ts';
 
-const { flags: values } = benchFlags('usage: node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 10]', {
+const { flags: values } = benchFlags('usage: node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 20]', {
   payments: { type: 'string', default: '1000' },
   rate: { type: 'string', default: '100' },
-  concurrency: { type: 'string', default: '10' },
+  concurrency: { type: 'string', default: '20' },
 });
 const PAYMENTS = Number(values.payments);
 const RATE = Number(values.rate);
@@ -138,7 +138,6 @@ async function main(): Promise<void> {
       await db.transaction(async (tx) => {
         const now = new Date();
         await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(now)} where id = ${paymentId}`);
-        await tx.query(sql.unsafe`select graphile_worker.remove_job(${`payment__expire:${paymentId}`})`);
         await enqueueWebhookDelivery(tx, paymentId, 'completed', now);
       });
       commits.set(paymentId, Date.now());
@@ -151,7 +150,7 @@ async function main(): Promise<void> {
         pollInterval: 1000,
         noHandleSignals: true,
         logger: graphileLogger(silent, true),
-        taskList: taskList(deps, { ...TASKS, webhook__deliver: webhookDeliver }),
+        taskList: taskList(deps, { webhook__deliver: webhookDeliver }),
       });
     let runner = await startRunner();
 
@@ -191,7 +190,7 @@ async function main(): Promise<void> {
     };
 
     try {
-      out(`webhook delivery benchmark: ${PAYMENTS} payments per run, worker concurrency ${CONCURRENCY}, pollInterval 1000 ms (jobs arrive by LISTEN/NOTIFY)`);
+      out(`webhook delivery benchmark: ${PAYMENTS} payments per run (one store: ${DELIVERY_QUEUES_PER_STORE} delivery queues), webhook runner concurrency ${CONCURRENCY}, pollInterval 1000 ms (jobs arrive by LISTEN/NOTIFY)`);
       // Warm-up: the first key, prepared statements, connections.
       const warm = await createPayments(20);
       await measure(warm, () => pool(warm, 4, complete));

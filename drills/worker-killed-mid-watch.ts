@@ -1,11 +1,13 @@
 // Drill 3 — worker killed mid-watch: an API process (hosting the sandbox chain) and a worker
-// process; pending TON and USDT payments (with a webhook URL) receive a steady stream of
-// transfers — some paid exactly in parts, some overpaid, some left underpaid. While transfers are
-// arriving the worker is killed with SIGKILL right after it booked one (mid-round), and a new
-// worker is started. Once it settles: every transfer sent is on the books exactly once, every
-// payment paid in full is completed exactly once (one completing transfer, one `completed` webhook
-// delivery), the underpaid ones are still pending, and nothing is double-counted (receivedAmount
-// is the sum sent). The time the books took to catch up after the kill is printed.
+// process whose chain reader follows the sandbox's blocks; pending TON and USDT payments (with a
+// webhook URL) receive a steady stream of transfers — some paid exactly in parts, some overpaid,
+// some left underpaid. While transfers are arriving the worker is killed with SIGKILL right after
+// it booked one (mid-step: its lease on the cursor, chain_reader, is left to lapse), and a new
+// worker is started. The new worker's reader takes the cursor over once the lease has lapsed and
+// goes on from chain_reader.last_block_seqno. Once it settles: every transfer sent is on the books
+// exactly once, every payment paid in full is completed exactly once (one completing transfer, one
+// `completed` webhook delivery), the underpaid ones are still pending, and nothing is
+// double-counted (receivedAmount is the sum sent). The takeover and catch-up times are printed.
 //
 //   node drills/worker-killed-mid-watch.ts           short tier: 20 payments, ~50 transfers over 12 s
 //   node drills/worker-killed-mid-watch.ts --long    long tier: 100 payments, ~240 transfers over 60 s
@@ -13,6 +15,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { api, drill, drillDatabase, drillStore, keepLogs, LONG, sleep, startApart, startKassa, waitFor, type Kassa } from './lib.ts';
 import { sql, z } from '../src/db/pool.ts';
+import { LEASE_MS } from '../src/chain/reader.ts';
 import { fromBaseUnits, toBaseUnits } from '../src/money.ts';
 
 const PAYMENTS = LONG ? 100 : 20;
@@ -23,6 +26,12 @@ const SETTLE_LIMIT_MS = LONG ? 5 * 60_000 : 90_000;
 const DECIMALS = { TON: 9, USDT: 6 } as const;
 
 type Plan = 'exact' | 'over' | 'under';
+interface Cursor {
+  last: number;
+  latest: number;
+  reader: string | null;
+  leaseMs: number;
+}
 interface Payment {
   id: string;
   coin: 'TON' | 'USDT';
@@ -106,10 +115,19 @@ await drill(`worker killed mid-watch: ${PAYMENTS} payments, transfers over ${WIN
     let killedAt = 0;
     let secondStartedAt = 0;
     let backlogAtKill = 0;
-    let leased: readonly string[] = [];
+    let atKill = null as Cursor | null;
     let killer: Promise<void> | null = null;
     let killedRightAfterBooking = false;
     const booked = () => pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from transfers where effect in ('partial', 'completed', 'overpaid', 'after_completion')`);
+    const cursor = async (): Promise<Cursor | null> => {
+      const row = await pool.maybeOne(sql.type(z.object({ last: z.number(), latest: z.number(), reader: z.string().nullable(), lease_ms: z.number().nullable() }))`
+        select last_block_seqno::float8 as last, latest_block_seqno::float8 as latest, reader,
+               (extract(epoch from lease_expires_at - now()) * 1000)::float8 as lease_ms
+        from chain_reader where network = 'sandbox'
+      `);
+      return row ? { last: row.last, latest: row.latest, reader: row.reader, leaseMs: Math.round(row.lease_ms ?? 0) } : null;
+    };
+    let takenOverAt = null as number | null;
     const streamStarted = Date.now();
     for (let i = 0; i < queue.length; i += 1) {
       if (i === killAt) {
@@ -120,16 +138,18 @@ await drill(`worker killed mid-watch: ${PAYMENTS} payments, transfers over ${WIN
           await firstWorker.kill('SIGKILL');
           killedAt = Date.now();
           backlogAtKill = sent.length - (await booked());
-          // Accounts of pending payments the dead worker's round had claimed and not read yet: their
-          // lease (next_check_at well beyond the 1 s of a pending account) holds them from the new worker.
-          leased = await pool.anyFirst(sql.type(z.object({ account: z.string() }))`
-            select w.account from chain_watches w join payments p on p.id = w.payment_id
-            where p.status = 'pending' and w.next_check_at > now() + interval '2 seconds'
-          `);
+          // Where the dead reader left the cursor, and its lease on it (left to lapse).
+          atKill = await cursor();
           // A new worker, started while the transfers go on.
           const kassa = await startKassa({ databaseUrl: db.url, part: 'worker', baseUrl: apiProcess.url });
           secondWorker = kassa;
           secondStartedAt = Date.now();
+          // The moment its reader holds the cursor (the dead one's lease lapsed).
+          await waitFor('the new reader to take the cursor', async () => {
+            const now = await cursor();
+            return now !== null && now.reader !== null && now.reader !== atKill?.reader;
+          }, 30_000, 50).catch(() => {});
+          if ((await cursor())?.reader !== atKill?.reader) takenOverAt = Date.now();
         })();
         killer.catch(() => {}); // awaited after the stream
       }
@@ -142,7 +162,7 @@ await drill(`worker killed mid-watch: ${PAYMENTS} payments, transfers over ${WIN
     await killer;
     report.check('every transfer was accepted by the sandbox chain', failedSends.length === 0 && sent.length === queue.length, `${sent.length}/${queue.length} sent${failedSends.length ? `; e.g. ${failedSends[0]}` : ''}`);
     report.check(
-      'the first worker was killed with SIGKILL mid-watch',
+      'the first worker was killed with SIGKILL mid-stream',
       firstWorker.child.signalCode === 'SIGKILL' && killedRightAfterBooking,
       `right after it booked a transfer, ${Math.round((killedAt - streamStarted) / 1000)} s into the stream; ${backlogAtKill} sent but not booked yet`,
     );
@@ -209,14 +229,15 @@ await drill(`worker killed mid-watch: ${PAYMENTS} payments, transfers over ${WIN
       return delays.length ? `${Math.max(...delays)} ms max over ${delays.length}` : 'none';
     };
     report.figure('new worker started after the kill', `${secondStartedAt - killedAt} ms`);
-    if (leased.length > 0) {
-      const reread = await pool.maybeOneFirst(sql.type(z.object({ at: z.date().nullable() }))`
-        select min(last_checked_at) as at from chain_watches where account = any(${sql.array([...leased], 'text')})
-      `);
-      report.figure('accounts the killed round held (lease)', `${leased.length}, read again ${reread ? `${reread.getTime() - killedAt} ms` : 'never'} after the kill at the earliest`);
-    } else {
-      report.figure('accounts the killed round held (lease)', 'none');
-    }
+    const after = await cursor();
+    report.figure('cursor at the kill (chain_reader)', atKill ? `block ${atKill.last}, ${atKill.latest - atKill.last} behind the newest; lease held by ${atKill.reader ?? 'nobody'} for ${atKill.leaseMs} ms more` : 'none');
+    report.figure('cursor taken over by the new worker', takenOverAt ? `${takenOverAt - killedAt} ms after the kill (lease ${LEASE_MS} ms)` : 'never');
+    report.figure('cursor at the end', after ? `block ${after.last} (${atKill ? after.last - atKill.last : '?'} blocks after the kill), ${after.latest - after.last} behind the newest` : 'none');
+    report.check(
+      'the new worker took the cursor over from the dead one and went on from it',
+      atKill !== null && after !== null && atKill.reader !== null && after.reader !== atKill.reader && after.last > atKill.last && takenOverAt !== null,
+      `reader ${atKill?.reader ?? '?'} → ${after?.reader ?? '?'}`,
+    );
     report.figure('first transfer booked after the kill', firstAfter === null ? 'none' : `${firstAfter} ms`);
     report.figure('backlog at the kill (sent, not yet booked)', backlogBooked.length === 0 ? 'none' : `${backlogBooked.length} transfers, all booked ${backlogCaughtUp} ms after the kill`);
     report.figure('booking delay (sent → on the books) before the kill', lag(0, killedAt));

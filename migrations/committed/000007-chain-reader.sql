@@ -1,5 +1,5 @@
 --! Previous: sha1:4cc5e6fefc01d44da7f04d4a31251c80b3e98037
---! Hash: sha1:b71327892c5ada7375a3bd686de06edae3af45d4
+--! Hash: sha1:86a5cb1a20b7420cb105fe19c1bbb9dd5d8133a1
 --! Message: chain reader
 
 -- Kassa schema, part 7: the chain is read block by block from one cursor, not account by account.
@@ -33,6 +33,9 @@ alter table chain_watches
   drop column consecutive_failures;
 comment on table chain_watches is 'Kassa''s accounts on chain, for every payment ever made: each deposit address, and the deposit''s jetton wallet of the payment''s coin. The chain reader keeps a block''s transaction when its account is listed here.';
 comment on column chain_watches.account is 'Raw address. For a jetton wallet not resolved yet (its master''s wallet code is not known offline): pending:<payment id>:<coin>, resolved by the reader through get_wallet_address before it reads further blocks.';
+
+create index chain_watches_unresolved on chain_watches (account) where account like 'pending:%';
+comment on index chain_watches_unresolved is 'Jetton wallets the reader still has to ask their master for (checked before every step).';
 
 alter table jetton_masters add column wallet_code bytea;
 comment on column jetton_masters.wallet_code is 'When set: this master deploys standard TEP-74 jetton wallets (data: balance, owner, master, wallet code) with this code, so a deposit''s jetton wallet address is computed offline when the method is chosen. Null: asked of the master (get_wallet_address).';

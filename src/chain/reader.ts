@@ -315,20 +315,22 @@ export function createChainReader(deps: ChainReaderDeps) {
       const time = new Date(Math.max(lastTime.getTime(), block.time.getTime(), seqno === latest.seqno ? latest.time.getTime() : 0));
       result.recorded += await book(block);
       // Settled: the time of the block before this one. A shard block is committed to the
-      // masterchain a block later at most, so every transaction made before it is booked now.
-      if (!(await advance(last, { seqno, time }, lastTime))) {
+      // masterchain a block later at most, so every transaction made before it is booked now:
+      // what is due by then expires, before the cursor moves (a crash in between repeats both).
+      settled = new Date(Math.max(settled.getTime(), lastTime.getTime()));
+      result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
+      if (!(await advance(last, { seqno, time }, settled))) {
         log.warn({ seqno }, 'the chain reader lost its lease; another reader goes on');
         result.owner = false;
         break;
       }
-      settled = lastTime;
       last = seqno;
       lastTime = time;
       result.processed += 1;
     }
     result.lastSeqno = last;
-    const expired = await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
-    result.expired = expired;
+    // Created payments expire on the wall clock, blocks or not.
+    result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
     const lagSeconds = Math.max(0, (latest.time.getTime() - lastTime.getTime()) / 1000);
     chainLag.set(lagSeconds);
     if (latest.seqno - last > 5 && Date.now() - lastLagLog > LAG_LOG_EVERY_MS) {

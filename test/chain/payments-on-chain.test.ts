@@ -180,6 +180,44 @@ describe('the books: money that does not pay is still recorded', () => {
   });
 });
 
+describe('cancel is decided against the chain', () => {
+  it('payments paid on chain moments before the cancel are completed, not cancelled (409)', async () => {
+    const payments = await Promise.all(Array.from({ length: 20 }, () => newPayment({ amount: '1', currency: 'TON', payment_options: TON })));
+    // Paid one after another, each cancelled 0–800 ms after its transfer was answered.
+    const pending: Promise<Awaited<ReturnType<typeof app.request>>>[] = [];
+    for (const [i, payment] of payments.entries()) {
+      await app.pay(payment.paymentDetails.address, 'TON', '1');
+      await new Promise((resolve) => setTimeout(resolve, (i * 173) % 800));
+      pending.push(app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token }));
+    }
+    const answers = await Promise.all(pending);
+    for (const [i, answer] of answers.entries()) {
+      assertError(answer, 409, 'invalid_request_error', 'payment_not_cancellable');
+      assert.equal((await get(payments[i]!.id)).status, 'completed');
+    }
+  });
+
+  it('an unpaid pending payment is cancelled once the chain is read up to the cancel', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    const response = await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.json.status, 'cancelled');
+  });
+
+  it('answers 503 chain_behind with Retry-After when the reader cannot get that far', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    app.sandbox.chain.holdBlocks();
+    try {
+      const response = await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token });
+      assertError(response, 503, 'api_error', 'chain_behind');
+      assert.equal(response.headers.get('retry-after'), '5');
+      assert.equal((await get(payment.id)).status, 'pending');
+    } finally {
+      app.sandbox.chain.releaseBlocks();
+    }
+  });
+});
+
 describe('the sandbox expire control', () => {
   it('books what was sent until now first: a transfer made in time completes the payment instead', async () => {
     const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });

@@ -358,7 +358,7 @@ describe('cancel', () => {
     assert.equal(response.status, 200, response.text);
     assert.equal(response.json.status, 'cancelled');
     assert.deepEqual(response.json.paymentDetails, payment.paymentDetails);
-    const jobs = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where payload::text like ${`%${payment.id}%`}`);
+    const jobs = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker._private_jobs where payload::text like ${`%${payment.id}%`}`);
     assert.equal(jobs, 0);
   });
 

@@ -52,8 +52,19 @@ describe('configuration', () => {
     refuses({ PORT: 'x', LOG_LEVEL: 'loud' }, /PORT must be.*; LOG_LEVEL must be/);
   });
 
+  it('TON_API_URL is the API root (v2/v3 suffixes trimmed); TON_API_RPS follows toncenter\'s plans', () => {
+    const key = { KASSA_MASTER_KEY: 'ab'.repeat(32), TON_NETWORK: 'mainnet' };
+    assert.equal(loadConfig({ ...key, TON_API_URL: 'https://toncenter.com/api/v2/jsonRPC' }).tonApiUrl, 'https://toncenter.com');
+    assert.equal(loadConfig({ ...key, TON_API_URL: 'https://toncenter.com/api/v3/' }).tonApiUrl, 'https://toncenter.com');
+    assert.equal(loadConfig(key).tonApiRps, 1);
+    assert.equal(loadConfig({ ...key, TON_API_KEY: 'k' }).tonApiRps, 10);
+    assert.equal(loadConfig({ ...key, TON_API_KEY: 'k', TON_API_RPS: '25' }).tonApiRps, 25);
+    assert.equal(loadConfig({}).tonApiRps, 0, 'no cap on the local sandbox');
+    assert.throws(() => loadConfig({ TON_API_RPS: 'fast' }), /TON_API_RPS/);
+  });
+
   it('uses toncenter by default on mainnet and testnet', () => {
-    assert.equal(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://toncenter.com/api/v2/jsonRPC');
-    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://testnet.toncenter.com/api/v2/jsonRPC');
+    assert.equal(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://toncenter.com');
+    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://testnet.toncenter.com');
   });
 });

@@ -208,6 +208,8 @@ describe('a worker killed mid-request', () => {
     const crashed = await crashDuringFirstAttempt('crash-2');
     try {
       await app.pool.query(sql.unsafe`update graphile_worker._private_jobs set locked_at = now() - interval '4 hours 1 minute' where key = ${deliverJobKey(crashed.deliveryId)}`);
+      // Deliveries run in per-store queues: the crashed worker's lock on the queue is as old.
+      await app.pool.query(sql.unsafe`update graphile_worker._private_job_queues set locked_at = now() - interval '4 hours 1 minute' where locked_at is not null`);
       const runner = await run({
         connectionString: app.db.url,
         taskList: deliverTasks(),

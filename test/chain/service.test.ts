@@ -1,0 +1,95 @@
+// The whole service as `kassa start` runs it (API + worker in one process, sandbox chain), against a
+// real database and real webhook receivers: payments complete through the chain reader while one
+// store's receivers are slow, and that store's slow deliveries hold up nobody else's.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { issueToken } from '../../src/auth/tokens.ts';
+import { loadConfig } from '../../src/config.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { startService, type RunningService } from '../../src/server.ts';
+import { createStore, parseMethodList } from '../../src/stores/stores.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { close, listen } from '../webhooks/helpers.ts';
+
+let db: TestDatabase;
+let service: RunningService;
+
+before(async () => {
+  db = await createTestDatabase();
+  const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', WEBHOOK_ALLOW_INSECURE: 'true' });
+  service = await startService(config, { api: true, worker: true }, pino({ level: process.env.LOG_LEVEL ?? 'silent' }));
+});
+after(async () => {
+  await service?.stop();
+  await db?.drop();
+});
+
+async function api(method: string, path: string, token: string | null, body?: unknown) {
+  const response = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: response.status, json: (await response.json()) as any };
+}
+
+async function shop(name: string) {
+  const store = await createStore(db.pool, name, parseMethodList('TON/TON'));
+  return (await issueToken(db.pool, store.id, null)).token;
+}
+
+async function paidPayment(token: string, webhookURL: string): Promise<string> {
+  const created = await api('POST', '/v1/payments', token, { amount: '0.1', currency: 'TON', ttl: 3600, webhookURL, payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+  assert.equal(created.status, 201, JSON.stringify(created.json));
+  const sent = await api('POST', '/sandbox/v1/transfers', null, { to: created.json.paymentDetails.address, coin: 'TON', amount: '0.1' });
+  assert.equal(sent.status, 201, JSON.stringify(sent.json));
+  return created.json.id;
+}
+
+describe('kassa start: chain reading and webhooks', () => {
+  it('one store\'s slow receivers hold at most 3 delivery slots and delay no other store', async () => {
+    // Store A's receiver answers after 4 s; store B's at once.
+    let slowOpen = 0;
+    let slowMaxOpen = 0;
+    let slowAnswered = 0;
+    const slow = await listen(http.createServer((req, res) => {
+      slowOpen += 1;
+      slowMaxOpen = Math.max(slowMaxOpen, slowOpen);
+      req.resume();
+      setTimeout(() => {
+        slowOpen -= 1;
+        slowAnswered += 1;
+        res.writeHead(200).end('ok');
+      }, 4_000);
+    }));
+    let fastDeliveredWhileSlowOpen: boolean | null = null;
+    const fast = await listen(http.createServer((req, res) => {
+      req.resume();
+      fastDeliveredWhileSlowOpen ??= slowAnswered === 0 && slowOpen > 0;
+      res.writeHead(200).end('ok');
+    }));
+    try {
+      const a = await shop('Slow receivers');
+      const b = await shop('Fast receiver');
+      const slowIds = [];
+      for (let i = 0; i < 8; i += 1) slowIds.push(await paidPayment(a, `http://127.0.0.1:${slow.port}/hook`));
+      // Let A's deliveries start and occupy what they may.
+      const deadline = Date.now() + 20_000;
+      while (slowOpen === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(slowOpen > 0, 'store A\'s deliveries started');
+      const fastId = await paidPayment(b, `http://127.0.0.1:${fast.port}/hook`);
+      while (fastDeliveredWhileSlowOpen === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(fastDeliveredWhileSlowOpen, true, 'store B was paid and told while store A\'s receivers were still busy with their first deliveries');
+      assert.equal((await api('GET', `/v1/payments/${fastId}`, b)).json.status, 'completed');
+      assert.ok(slowMaxOpen <= 3, `store A held ${slowMaxOpen} delivery slots at once`);
+      for (const id of slowIds) assert.equal((await api('GET', `/v1/payments/${id}`, a)).json.status, 'completed');
+      const reader = await db.pool.one(sql.type(z.object({ reader: z.string().nullable(), last: z.string() }))`select reader, last_block_seqno::text as last from chain_reader`);
+      assert.ok(reader.reader, 'the service\'s reader holds the cursor');
+    } finally {
+      await close(slow.server);
+      await close(fast.server);
+    }
+  });
+});
