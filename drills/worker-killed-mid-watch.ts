@@ -61,6 +61,30 @@ function partsFor(required: bigint, plan: Plan): bigint[] {
   return [(required * 30n) / 100n, (required * 30n) / 100n];
 }
 
+/** The published block (and page) holding each of `hashes`, read from the sandbox's toncenter v3 endpoints. */
+async function findBlocks(base: string, hashes: Set<string>): Promise<Map<string, { seqno: number; page: string }>> {
+  const found = new Map<string, { seqno: number; page: string }>();
+  const v3 = `${base}/sandbox/toncenter/api/v3`;
+  const info = (await api(v3, 'GET', '/masterchainInfo')).json;
+  const first = Number(info?.first?.seqno);
+  const last = Number(info?.last?.seqno);
+  for (let seqno = last; seqno >= first && seqno > last - 2000 && found.size < hashes.size; seqno -= 1) {
+    for (let offset = 0; ; offset += 256) {
+      const reply = await api(v3, 'GET', `/transactionsByMasterchainBlock?seqno=${seqno}&limit=256&offset=${offset}&sort=asc`);
+      const rows: Array<{ hash?: string; in_msg?: { hash?: string } }> = reply.json?.transactions ?? [];
+      for (const row of rows) {
+        for (const candidate of [row.hash, row.in_msg?.hash]) {
+          if (!candidate) continue;
+          const hex = /^[0-9a-f]{64}$/i.test(candidate) ? candidate.toLowerCase() : Buffer.from(candidate, 'base64').toString('hex');
+          if (hashes.has(hex)) found.set(hex, { seqno, page: `offset ${offset}, ${rows.length} transactions` });
+        }
+      }
+      if (rows.length < 256) break;
+    }
+  }
+  return found;
+}
+
 await drill(`worker killed mid-watch: ${PAYMENTS} payments, transfers over ${WINDOW_MS / 1000} s, SIGKILL after ${Math.round(KILL_AFTER * 100)} %`, async (report) => {
   const db = await drillDatabase();
   const started = await startApart(db.url).catch(async (error: unknown) => {
@@ -186,6 +210,15 @@ await drill(`worker killed mid-watch: ${PAYMENTS} payments, transfers over ${WIN
     const twice = sent.filter((s) => (perHash.get(s.hash)?.length ?? 0) > 1).length;
     const misbooked = sent.filter((s) => perHash.get(s.hash)?.some((row) => row.payment_id !== s.paymentId || BigInt(row.amount_base_units) !== s.amount)).length;
     report.check('every transfer sent is on the books exactly once', missing === 0 && twice === 0 && misbooked === 0, `${sent.length - missing}/${sent.length} booked; ${twice} twice; ${misbooked} with another payment or amount`);
+    if (missing > 0) {
+      // Where the sandbox put the missing ones: the blocks, as the API serves them (toncenter v3).
+      const unbooked = sent.filter((s) => !perHash.has(s.hash));
+      const blockOf = await findBlocks(apiProcess.url, new Set(unbooked.map((s) => s.hash)));
+      for (const s of unbooked) {
+        const at = blockOf.get(s.hash);
+        report.figure(`not booked: ${s.hash.slice(0, 12)}…`, `payment ${s.paymentId.slice(0, 8)}, sent ${s.sentAt - killedAt} ms from the kill; ${at ? `in block ${at.seqno} (${at.page})` : 'in no published block'}; cursor at the kill ${atKill?.last ?? '?'}`);
+      }
+    }
     const sentHashes = new Set(hashes);
     const strays = rows.filter((row) => ['partial', 'completed', 'overpaid', 'after_completion'].includes(row.effect) && !sentHashes.has(row.hash)).length;
     report.check('no counted transfer that was not sent', strays === 0, `${strays} strays (the USDT deposits' jetton notifications are booked as not_counted)`);

@@ -30,7 +30,7 @@ export interface ToncenterV3Options {
   baseUrl: string;
   apiKey?: string | null;
   budget?: RequestBudget | null;
-  /** Transactions per page (toncenter's default is 128; at most 1000). */
+  /** Transactions per page (default 128, toncenter's own default for this endpoint). */
   pageSize?: number;
   timeoutMs?: number;
 }
@@ -40,7 +40,7 @@ const MAX_PAGES = 10_000;
 /** toncenter API v3: `/api/v3/masterchainInfo` and `/api/v3/transactionsByMasterchainBlock`. */
 export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const pageSize = options.pageSize ?? 256;
+  const pageSize = options.pageSize ?? 128;
   const timeoutMs = options.timeoutMs ?? 20_000;
   const budget = options.budget ?? null;
 
