@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
@@ -34,7 +34,22 @@ export interface RunningService {
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
+/** The sandbox chain, loaded only in sandbox: the emulator is a development dependency. */
+async function loadSandbox(): Promise<typeof import('./chain/sandbox/routes.ts')> {
+  try {
+    return await import('./chain/sandbox/routes.ts');
+  } catch (error) {
+    // A package missing (not one of our files): the development dependencies are not installed.
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !/Cannot find package/.test((error as Error).message)) throw error;
+    throw new ConfigError(
+      'TON_NETWORK=sandbox needs the sandbox chain (npm packages @ton/sandbox and @ton-community/assets-sdk, development dependencies), which is not installed: set TON_NETWORK=testnet or mainnet (with KASSA_MASTER_KEY and BASE_URL), or run "npm install" in a checkout',
+    );
+  }
+}
+
 export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
+  // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
+  const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
@@ -53,10 +68,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
 
     let watcher: ChainWatcher | null = null;
     const extraRoutes: RouteInstaller[] = [];
-    if (parts.api && config.tonNetwork === 'sandbox') {
-      // Loaded only in sandbox: the emulator is a development dependency.
-      const { startSandbox } = await import('./chain/sandbox/routes.ts');
-      const sandbox = await startSandbox(pool, log, () => watcher);
+    if (sandboxModule) {
+      const sandbox = await sandboxModule.startSandbox(pool, log, () => watcher);
       extraRoutes.push(sandbox.routes);
     }
     if (parts.api) {

@@ -329,19 +329,26 @@ export async function startEmbeddedPostgres(dir: string, port: number, log: Logg
 
   const runtimeRoot = options.runtimeRoot ?? DEFAULT_RUNTIME_ROOT;
   const owner = postgresOwner();
-  const bin = path.join(reachableNativeDir(options.nativeDir ?? installedNativeDir(), owner, runtimeRoot, log), 'bin');
-  const data = placeData(dir, owner, runtimeRoot, log);
+  const nativeDir = options.nativeDir ?? installedNativeDir();
+  let bin: string;
+  let data: string;
   let password = known;
-  if (!fs.existsSync(path.join(data, 'PG_VERSION'))) {
-    password ??= crypto.randomBytes(24).toString('base64url');
-    writePassword(dir, password);
-    log.info({ dir }, 'initialising the embedded PostgreSQL (first run)');
-    try {
+  try {
+    bin = path.join(reachableNativeDir(nativeDir, owner, runtimeRoot, log), 'bin');
+    data = placeData(dir, owner, runtimeRoot, log);
+    if (!fs.existsSync(path.join(data, 'PG_VERSION'))) {
+      password ??= crypto.randomBytes(24).toString('base64url');
+      writePassword(dir, password);
+      log.info({ dir }, 'initialising the embedded PostgreSQL (first run)');
       await initialise(bin, data, password, owner);
-    } catch (error) {
-      if (error instanceof EmbeddedDatabaseError) throw error;
-      throw new EmbeddedDatabaseError(`the embedded PostgreSQL could not be initialised in ${data}: ${(error as Error).message.split('\n')[0]}`);
     }
+  } catch (error) {
+    if (error instanceof EmbeddedDatabaseError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw new EmbeddedDatabaseError(`the embedded PostgreSQL cannot keep its data in ${dir} (${code}): run Kassa from a directory you may write to, or set DATABASE_URL`);
+    }
+    throw new EmbeddedDatabaseError(`the embedded PostgreSQL could not be initialised in ${dir}: ${(error as Error).message.split('\n')[0]}`);
   }
   const child = await startServer(bin, data, port, owner, log);
   child.unref();
