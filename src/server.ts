@@ -48,8 +48,6 @@ async function loadSandbox(): Promise<typeof import('./chain/sandbox/routes.ts')
 }
 
 export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
-  // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
-  const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
@@ -58,6 +56,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let heartbeat: Heartbeat | null = null;
   let workerPool: PatientPool | null = null;
   try {
+    // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
+    const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
     const deps = { config, pool, log, now };
