@@ -47,6 +47,20 @@ async function loadSandbox(): Promise<typeof import('./chain/sandbox/routes.ts')
   }
 }
 
+/** What the start line names: where the API, checkout, OpenAPI and metrics are, and what to run next. */
+function startUrls(config: Config, listening: string): Record<string, string> {
+  // PORT=0 with BASE_URL unset: the derived public URLs carry the port actually bound.
+  const port = new URL(listening).port;
+  const bound = (url: string) => (config.port === 0 ? url.replace(/^(https?:\/\/[^/]+):0(?=\/|$)/, `$1:${port}`) : url);
+  return {
+    apiUrl: bound(config.baseUrl),
+    checkoutUrl: `${bound(config.checkoutBaseUrl)}/{payment id}`,
+    openapiUrl: `${bound(config.baseUrl)}/openapi.json`,
+    metricsUrl: `${listening}/metrics`,
+    next: 'npm run -s kassa -- store create --name "My shop"',
+  };
+}
+
 export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
@@ -116,7 +130,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     throw error;
   }
 
-  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork }, 'kassa started');
+  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(config, url) : {}) }, 'kassa started');
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop'): Promise<void> => {

@@ -14,6 +14,7 @@ import { createRateLimiter, rateLimit } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
+const SANDBOX_CHAIN_API_PREFIX = '/sandbox/toncenter/';
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
@@ -31,8 +32,10 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
     } finally {
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - started) / 1000);
-      // The path only: no query string (it may carry cursors), never headers (tokens).
-      ctx.state.log.info(
+      // The path only: no query string (it may carry cursors), never headers (tokens). The sandbox's
+      // own chain API (polled by the watcher every second per open payment) logs at debug.
+      const level = ctx.path.startsWith(SANDBOX_CHAIN_API_PREFIX) ? 'debug' : 'info';
+      ctx.state.log[level](
         { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10, ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}) },
         'request',
       );
