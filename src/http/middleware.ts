@@ -159,7 +159,7 @@ export function requireStore(deps: AppDeps): Middleware<KassaState> {
     const { storeId } = await authenticate(deps.pool, match[1]!, deps.now(), {
       beforeVerifying: () => {
         const budget = failures?.take(client, deps.now().getTime());
-        if (budget && !budget.allowed) throw rateLimited(budget.resetSeconds);
+        if (budget && !budget.allowed) throw rateLimited(budget.retryAfterSeconds);
       },
       verified: () => failures?.refund(client),
     });

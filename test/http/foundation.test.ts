@@ -173,6 +173,10 @@ describe('rate limiting', () => {
     assert.match(last!.headers.get('retry-after') ?? '', /^\d+$/);
     assert.equal(last!.headers.get('ratelimit-limit'), '4');
     assert.equal(last!.headers.get('ratelimit-remaining'), '0');
+    // RateLimit-Reset is what docs/API.md says: seconds until the bucket is full again (4 tokens at
+    // 2/s from empty: 2 s); Retry-After, until the next request may go (1 s).
+    assert.equal(last!.headers.get('ratelimit-reset'), '2');
+    assert.equal(last!.headers.get('retry-after'), '1');
     // Another store has its own budget.
     assert.notEqual((await app.request('GET', '/v1/payment-methods', { token: other.token })).status, 429);
   });
