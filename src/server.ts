@@ -8,7 +8,7 @@ import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp, type RouteInstaller } from './http/app.ts';
-import { answerClientError } from './http/middleware.ts';
+import { createApiServer } from './http/middleware.ts';
 import { createChainClient } from './chain/client.ts';
 import { createChainWatcher, type ChainWatcher } from './chain/watcher.ts';
 import { scheduleNextWatch } from './chain/schedule.ts';
@@ -88,10 +88,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     }
     if (parts.api) {
       const app = createApp(deps, extraRoutes);
-      server = http.createServer({ requireHostHeader: false }, app.callback());
-      server.on('clientError', answerClientError);
-      server.keepAliveTimeout = 5_000;
-      server.requestTimeout = 60_000;
+      server = createApiServer(app.callback());
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());

@@ -172,6 +172,24 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   );
 }
 
+/** A request (headers and body) must arrive within this time, else 408 request_timeout (docs/API.md). */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * The API's HTTP server: envelope answers for what Node's parser refuses, and timeouts that fire
+ * on time — Node checks them every `connectionsCheckingInterval` (30 s by default, which made a 60 s
+ * timeout fire anywhere up to 90 s), so it checks every second (or sooner for a shorter timeout).
+ */
+export function createApiServer(handler: http.RequestListener, requestTimeoutMs = REQUEST_TIMEOUT_MS): http.Server {
+  const server = http.createServer(
+    { requireHostHeader: false, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, Math.max(50, requestTimeoutMs / 20)) },
+    handler,
+  );
+  server.on('clientError', answerClientError);
+  server.keepAliveTimeout = 5_000;
+  return server;
+}
+
 // The scheme name is case-insensitive (RFC 9110 §11.1); the token is taken as sent.
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
 
