@@ -1,12 +1,15 @@
 # syntax=docker/dockerfile:1
-# Kassa: one container beside one PostgreSQL. Set DATABASE_URL (and, off sandbox, TON_NETWORK and
-# KASSA_MASTER_KEY). The sandbox chain is a development dependency and is not in this image.
+# Kassa: one container beside one PostgreSQL. Set DATABASE_URL, TON_NETWORK (testnet or mainnet),
+# KASSA_MASTER_KEY and BASE_URL (the public https address). The sandbox chain and the embedded
+# PostgreSQL are development dependencies and are not in this image.
 
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Production dependencies only; the Node 24 runtime comes from the base image.
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# Production dependencies only (--omit=optional too: TypeScript is an optional peer of graphile-worker's
+# cosmiconfig, unused at run time); the Node 24 runtime comes from the base image. test/package checks
+# the same install.
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000

@@ -1,7 +1,8 @@
 // A minimal Kassa webhook receiver, with nothing but node:http and the receiver kit.
 //
-//   KASSA_KEYS_URL=http://127.0.0.1:3000/pay/v1/webhook/keys PORT=8080 node examples/webhook-receiver.ts
+//   KASSA_KEYS_URL=http://127.0.0.1:3000/pay/v1/webhook/keys PORT=8080 npx node examples/webhook-receiver.ts
 //
+// (`npx node` is the project's Node 24, which runs TypeScript; an older system Node does not.)
 // Then create payments with "webhookURL": "https://your-host/kassa/webhook" (with
 // WEBHOOK_ALLOW_INSECURE=true on a development Kassa, http://127.0.0.1:8080/kassa/webhook works).
 //

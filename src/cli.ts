@@ -16,13 +16,66 @@ class UsageError extends Error {
   override name = 'UsageError';
 }
 
-const USAGE = `usage:
-  kassa start [--api | --worker]
-  kassa migrate
-  kassa store create --name NAME [--methods TON/TON,USDT/TON]
-  kassa token issue --store ID [--expires-in 30d]
-  kassa token revoke JTI
-  kassa keys rotate`;
+/** Each command's help: `kassa help`, `kassa --help`/`-h`, `kassa <command> --help`. */
+const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: string[] }> = [
+  {
+    name: 'start',
+    usage: 'kassa start [--api | --worker]',
+    summary: 'Migrates the database, then serves the API and checkout and runs the worker until SIGTERM/SIGINT. Prints logs (pino JSON).',
+    options: ['--api      serve the API and checkout only', '--worker   run the worker (chain watcher, expiry, webhooks) only'],
+  },
+  { name: 'migrate', usage: 'kassa migrate', summary: 'Applies the database migrations. Prints {"migrated": true}.' },
+  {
+    name: 'store create',
+    usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON]',
+    summary: 'Creates a store. Prints {"id", "name", "methods": [{"id", "coin", "chain"}]}.',
+    options: ['--name NAME        the store\'s name (required)', '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)'],
+  },
+  {
+    name: 'token issue',
+    usage: 'kassa token issue --store ID [--expires-in 30d]',
+    summary: 'Issues an API token for a store. Prints {"token", "jti", "expiresAt"} (expiresAt null: never expires).',
+    options: ['--store ID          the store\'s id (required)', '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)'],
+  },
+  { name: 'token revoke', usage: 'kassa token revoke JTI', summary: 'Revokes a token at once by its jti. Prints {"revoked": "JTI"}; an unknown jti exits 1.' },
+  { name: 'keys rotate', usage: 'kassa keys rotate', summary: 'Makes a new webhook signing key active; the old one stays published for 24 hours. Prints {"kid"}.' },
+];
+
+const USAGE = `usage:\n${COMMANDS.map((command) => `  ${command.usage}`).join('\n')}\n\nkassa help COMMAND (or kassa COMMAND --help) describes a command.`;
+
+function fullHelp(): string {
+  const body = COMMANDS.map((command) => [`  ${command.usage}`, `      ${command.summary}`, ...(command.options ?? []).map((option) => `      ${option}`)].join('\n'));
+  return [
+    'kassa: a self-hosted crypto payment service.',
+    'Every command but start prints one JSON document on stdout; a failure is one line on stderr and',
+    'exit 1 (2 for usage errors). Configuration comes from the environment (see README).',
+    '',
+    'commands:',
+    body.join('\n\n'),
+  ].join('\n');
+}
+
+function commandHelp(name: string): string | null {
+  const command = COMMANDS.find((candidate) => candidate.name === name) ?? null;
+  if (command === null) return null;
+  return [`usage: ${command.usage}`, '', command.summary, ...(command.options ? ['', 'options:', ...command.options.map((option) => `  ${option}`)] : [])].join('\n');
+}
+
+const HELP_FLAGS = ['--help', '-h'];
+
+/** The help asked for, if any: `help [COMMAND]`, `--help`, `-h`, or `COMMAND … --help`. */
+function helpFor(argv: string[]): string | null {
+  const [command, ...rest] = argv;
+  if (command === 'help' || (command !== undefined && HELP_FLAGS.includes(command))) {
+    if (rest.length === 0) return fullHelp();
+    const named = commandHelp(rest.join(' '));
+    if (named === null) throw new UsageError(`unknown command "${rest.join(' ')}" (run "kassa help" for the list)`);
+    return named;
+  }
+  if (!argv.some((arg) => HELP_FLAGS.includes(arg))) return null;
+  const words = argv.filter((arg) => !arg.startsWith('-'));
+  return commandHelp(words.slice(0, 2).join(' ')) ?? commandHelp(words.slice(0, 1).join(' ')) ?? fullHelp();
+}
 
 function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>, positionals = 0) {
   try {
@@ -64,6 +117,15 @@ function print(document: unknown): void {
 
 export async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
+  const help = helpFor(argv);
+  if (help !== null) {
+    process.stdout.write(`${help}\n`);
+    return 0;
+  }
+  if (command === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
   const config = loadConfig();
   if (command === 'start') {
     const { values } = parse(argv.slice(1), { api: { type: 'boolean' }, worker: { type: 'boolean' } });
@@ -106,7 +168,8 @@ export async function main(argv: string[]): Promise<number> {
     const { positionals } = parse(rest, {}, 1);
     const jti = positionals[0]!;
     const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti));
-    if (!revoked) throw new UsageError(`no token with jti "${jti}"`);
+    // A well-formed command naming no token: not a usage error (exit 1).
+    if (!revoked) throw new Error(`no token with jti "${jti}"`);
     print({ revoked: jti });
     return 0;
   }
@@ -114,10 +177,6 @@ export async function main(argv: string[]): Promise<number> {
     parse(rest, {});
     print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool)) });
     return 0;
-  }
-  if (command === undefined || command === 'help' || command === '--help') {
-    process.stdout.write(`${USAGE}\n`);
-    return command === undefined ? 2 : 0;
   }
   throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(' ')}" (run "kassa help" for the list)`);
 }

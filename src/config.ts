@@ -125,7 +125,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     }
     return value;
   }, 'sandbox');
-  const baseUrl = check(() => httpUrl('BASE_URL', nonEmpty(env, 'BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`), 'http://127.0.0.1:3000');
+  const rawBaseUrl = nonEmpty(env, 'BASE_URL');
+  if (rawBaseUrl === undefined && network !== 'sandbox') {
+    // Customers' checkout links and webhook key URLs are built from it; the bind address is no public address.
+    problems.push(`BASE_URL is required when TON_NETWORK=${network}: the public https address customers and webhooks reach Kassa at (e.g. https://pay.example.com)`);
+  }
+  const baseUrl = check(() => httpUrl('BASE_URL', rawBaseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`), 'http://127.0.0.1:3000');
   const checkoutBaseUrl = check(() => httpUrl('CHECKOUT_BASE_URL', nonEmpty(env, 'CHECKOUT_BASE_URL') ?? `${baseUrl}/pay`), `${baseUrl}/pay`);
   const rawApi = nonEmpty(env, 'TON_API_URL');
   const tonApiUrl = check(() => (rawApi ? tonApiRoot(httpUrl('TON_API_URL', rawApi)) : DEFAULT_TON_API[network]), null);

@@ -3,12 +3,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp, type RouteInstaller } from './http/app.ts';
-import { answerClientError } from './http/middleware.ts';
+import { createApiServer } from './http/middleware.ts';
 import { createRequestBudget } from './chain/budget.ts';
 import { createChainClient } from './chain/client.ts';
 import { createChainReader } from './chain/reader.ts';
@@ -35,6 +35,33 @@ export interface RunningService {
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
+/** The sandbox chain, loaded only in sandbox: the emulator is a development dependency. */
+async function loadSandbox(): Promise<typeof import('./chain/sandbox/routes.ts')> {
+  try {
+    return await import('./chain/sandbox/routes.ts');
+  } catch (error) {
+    // A package missing (not one of our files): the development dependencies are not installed.
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !/Cannot find package/.test((error as Error).message)) throw error;
+    throw new ConfigError(
+      'TON_NETWORK=sandbox needs the sandbox chain (npm packages @ton/sandbox and @ton-community/assets-sdk, development dependencies), which is not installed: set TON_NETWORK=testnet or mainnet (with KASSA_MASTER_KEY and BASE_URL), or run "npm install" in a checkout',
+    );
+  }
+}
+
+/** What the start line names: where the API, checkout, OpenAPI and metrics are, and what to run next. */
+function startUrls(config: Config, listening: string): Record<string, string> {
+  // PORT=0 with BASE_URL unset: the derived public URLs carry the port actually bound.
+  const port = new URL(listening).port;
+  const bound = (url: string) => (config.port === 0 ? url.replace(/^(https?:\/\/[^/]+):0(?=\/|$)/, `$1:${port}`) : url);
+  return {
+    apiUrl: bound(config.baseUrl),
+    checkoutUrl: `${bound(config.checkoutBaseUrl)}/{payment id}`,
+    openapiUrl: `${bound(config.baseUrl)}/openapi.json`,
+    metricsUrl: `${listening}/metrics`,
+    next: 'npm run -s kassa -- store create --name "My shop"',
+  };
+}
+
 export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
@@ -47,6 +74,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   const readerStop = new AbortController();
   let readerDone: Promise<void> = Promise.resolve();
   try {
+    // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
+    const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
     const deps = { config, pool, log, now };
@@ -56,10 +85,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     });
 
     const extraRoutes: RouteInstaller[] = [];
-    if (parts.api && config.tonNetwork === 'sandbox') {
-      // Loaded only in sandbox: the emulator is a development dependency.
-      const { startSandbox } = await import('./chain/sandbox/routes.ts');
-      const sandbox = await startSandbox(pool, log, { blockClock: true });
+    if (sandboxModule) {
+      const sandbox = await sandboxModule.startSandbox(pool, log, { blockClock: true });
       extraRoutes.push(sandbox.routes);
     }
     if (config.tonNetwork !== 'sandbox' && !config.tonApiKey) {
@@ -68,10 +95,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     }
     if (parts.api) {
       const app = createApp(deps, extraRoutes);
-      server = http.createServer({ requireHostHeader: false }, app.callback());
-      server.on('clientError', answerClientError);
-      server.keepAliveTimeout = 5_000;
-      server.requestTimeout = 60_000;
+      server = createApiServer(app.callback());
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());
@@ -130,7 +154,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     throw error;
   }
 
-  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork }, 'kassa started');
+  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(config, url) : {}) }, 'kassa started');
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop'): Promise<void> => {

@@ -20,3 +20,10 @@ export interface KassaState {
 }
 
 export type KassaContext = ParameterizedContext<KassaState>;
+
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON body (http/middleware.ts jsonBody); undefined when the request has none. */
+    body?: unknown;
+  }
+}

@@ -3,9 +3,9 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
+import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { koaBody } from 'koa-body';
 import { authenticate } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
 import { ApiError, authInvalid, internalError, invalidRequest, rateLimited, serviceUnavailable } from '../errors.ts';
@@ -14,6 +14,7 @@ import { createRateLimiter, rateLimit } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
+const SANDBOX_CHAIN_API_PREFIX = '/sandbox/toncenter/';
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
@@ -31,8 +32,10 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
     } finally {
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - started) / 1000);
-      // The path only: no query string (it may carry cursors), never headers (tokens).
-      ctx.state.log.info(
+      // The path only: no query string (it may carry cursors), never headers (tokens). The sandbox's
+      // own chain API (polled by the watcher every second per open payment) logs at debug.
+      const level = ctx.path.startsWith(SANDBOX_CHAIN_API_PREFIX) ? 'debug' : 'info';
+      ctx.state.log[level](
         { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10, ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}) },
         'request',
       );
@@ -71,37 +74,70 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** Bodies must be JSON (415 otherwise), at most 64 KiB (413), well-formed (400 invalid_json). */
+const PARSED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const unsupportedMediaType = (message: string) => new ApiError('invalid_request_error', 'unsupported_media_type', message);
+const tooLarge = () => new ApiError('invalid_request_error', 'payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
+const invalidJson = (message = 'The request body is not valid JSON (an object is expected).') => invalidRequest('invalid_json', message);
+
+/** The body's bytes (decompressed when gzip/deflate), at most BODY_LIMIT_BYTES of them. */
+async function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  let source: NodeJS.ReadableStream = req;
+  if (coding === 'gzip' || coding === 'x-gzip') source = req.pipe(zlib.createGunzip());
+  else if (coding === 'deflate') source = req.pipe(zlib.createInflate());
+  else if (coding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${coding} is not supported; send identity, gzip or deflate.`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) {
+        req.unpipe();
+        req.pause();
+        throw tooLarge();
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw invalidJson('The request body could not be read (broken compression or an aborted upload).');
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Bodies must be JSON (415 otherwise, also for a charset other than UTF-8), at most 64 KiB (413),
+ * well-formed UTF-8 JSON with an object or array at the top (400 invalid_json; invalid UTF-8 is
+ * refused, never replaced by U+FFFD).
+ */
 export function jsonBody(): Middleware<KassaState> {
-  const parse = koaBody({
-    json: true,
-    multipart: false,
-    urlencoded: false,
-    text: false,
-    jsonLimit: BODY_LIMIT_BYTES,
-    jsonStrict: true,
-    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
-    onError: (error: Error & { status?: number; type?: string }) => {
-      if (error.status === 413 || error.type === 'entity.too.large') {
-        throw new ApiError('invalid_request_error', 'payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
-      }
-      if (error.status === 415 || error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
-        throw new ApiError('invalid_request_error', 'unsupported_media_type', 'The request body encoding is not supported; send UTF-8 JSON.');
-      }
-      throw invalidRequest('invalid_json', 'The request body is not valid JSON (an object is expected).');
-    },
-  });
   return async (ctx, next) => {
-    if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && hasBody(ctx.headers)) {
+    if (PARSED_METHODS.includes(ctx.method) && hasBody(ctx.headers)) {
       if (!ctx.is('application/json')) {
-        throw new ApiError('invalid_request_error', 'unsupported_media_type', 'Request bodies must be sent as Content-Type: application/json.');
+        throw unsupportedMediaType('Request bodies must be sent as Content-Type: application/json.');
+      }
+      const charset = ctx.request.charset.toLowerCase();
+      if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+        throw unsupportedMediaType(`The request body must be UTF-8 JSON, not charset=${charset}.`);
       }
       const declared = Number(ctx.get('Content-Length'));
-      if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) {
-        throw new ApiError('invalid_request_error', 'payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
+      if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) throw tooLarge();
+      let text: string;
+      try {
+        text = UTF8.decode(await readBody(ctx.req));
+      } catch (error) {
+        if (error instanceof ApiError) throw error;
+        throw invalidJson('The request body is not valid UTF-8.');
+      }
+      if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text) && text.trim() !== '') throw invalidJson();
+      try {
+        ctx.request.body = text.trim() === '' ? {} : JSON.parse(text);
+      } catch {
+        throw invalidJson();
       }
     }
-    await parse(ctx as never, next);
+    await next();
   };
 }
 
@@ -136,6 +172,24 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   );
 }
 
+/** A request (headers and body) must arrive within this time, else 408 request_timeout (docs/API.md). */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * The API's HTTP server: envelope answers for what Node's parser refuses, and timeouts that fire
+ * on time — Node checks them every `connectionsCheckingInterval` (30 s by default, which made a 60 s
+ * timeout fire anywhere up to 90 s), so it checks every second (or sooner for a shorter timeout).
+ */
+export function createApiServer(handler: http.RequestListener, requestTimeoutMs = REQUEST_TIMEOUT_MS): http.Server {
+  const server = http.createServer(
+    { requireHostHeader: false, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, Math.max(50, requestTimeoutMs / 20)) },
+    handler,
+  );
+  server.on('clientError', answerClientError);
+  server.keepAliveTimeout = 5_000;
+  return server;
+}
+
 // The scheme name is case-insensitive (RFC 9110 §11.1); the token is taken as sent.
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
 
@@ -156,7 +210,7 @@ export function requireStore(deps: AppDeps): Middleware<KassaState> {
     const { storeId } = await authenticate(deps.pool, match[1]!, deps.now(), {
       beforeVerifying: () => {
         const budget = failures?.take(client, deps.now().getTime());
-        if (budget && !budget.allowed) throw rateLimited(budget.resetSeconds);
+        if (budget && !budget.allowed) throw rateLimited(budget.retryAfterSeconds);
       },
       verified: () => failures?.refund(client),
     });

@@ -12,7 +12,10 @@ export interface RateLimitResult {
   allowed: boolean;
   limit: number;
   remaining: number;
+  /** Seconds until the bucket is full again (`RateLimit-Reset`, docs/API.md). */
   resetSeconds: number;
+  /** Seconds until the next request is allowed (`Retry-After` of a 429). */
+  retryAfterSeconds: number;
 }
 
 export interface RateLimiter {
@@ -33,7 +36,8 @@ export function createRateLimiter(ratePerSecond: number, maxKeys = 100_000): Rat
     allowed,
     limit: capacity,
     remaining: Math.max(0, Math.floor(tokens)),
-    resetSeconds: Math.max(1, Math.ceil((allowed ? capacity - tokens : 1 - tokens) / ratePerSecond)),
+    resetSeconds: Math.max(1, Math.ceil((capacity - tokens) / ratePerSecond)),
+    retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / ratePerSecond)),
   });
   return {
     refund(key) {
@@ -69,7 +73,7 @@ export function rateLimit(ratePerSecond: number, keyOf: (ctx: Parameters<Middlew
     ctx.set('RateLimit-Limit', String(result.limit));
     ctx.set('RateLimit-Remaining', String(result.remaining));
     ctx.set('RateLimit-Reset', String(result.resetSeconds));
-    if (!result.allowed) throw rateLimited(result.resetSeconds);
+    if (!result.allowed) throw rateLimited(result.retryAfterSeconds);
     await next();
   };
 }

@@ -110,8 +110,41 @@ describe('kassa CLI', () => {
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.deepEqual(revoked.json, { revoked: issued.json.jti });
     await assert.rejects(authenticate(db.pool, issued.json.token), /access token/);
-    assertFails(await kassa(['token', 'revoke', '00000000-0000-4000-8000-000000000000'], env), /no token with jti/);
-    assertFails(await kassa(['token', 'revoke'], env), /expected 1 argument/);
+    // An unknown jti is no usage error (exit 2 is for those): exit 1.
+    const unknown = await kassa(['token', 'revoke', '00000000-0000-4000-8000-000000000000'], env);
+    assertFails(unknown, /no token with jti/);
+    assert.equal(unknown.code, 1);
+    const missing = await kassa(['token', 'revoke'], env);
+    assertFails(missing, /expected 1 argument/);
+    assert.equal(missing.code, 2);
+  });
+
+  it('--help, -h and help describe every command and its options; COMMAND --help describes one', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      // Help needs no configuration: a bad environment does not stop it.
+      const result = await kassa(args, { PORT: 'x' });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stderr, '');
+      for (const usage of ['kassa start [--api | --worker]', 'kassa migrate', 'kassa store create --name NAME', 'kassa token issue --store ID', 'kassa token revoke JTI', 'kassa keys rotate']) {
+        assert.ok(result.stdout.includes(usage), `${args.join(' ')} lists ${usage}`);
+      }
+      for (const option of ['--api ', '--worker ', '--name NAME ', '--methods LIST ', '--store ID ', '--expires-in TIME ']) {
+        assert.ok(result.stdout.includes(option), `${args.join(' ')} describes ${option.trim()}`);
+      }
+    }
+    const one = await kassa(['token', 'issue', '--help'], {});
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, /^usage: kassa token issue --store ID \[--expires-in 30d\]\n\nIssues an API token/);
+    assert.match(one.stdout, /--expires-in TIME +lifetime/);
+    assert.doesNotMatch(one.stdout, /store create/);
+    for (const args of [['store', 'create', '-h'], ['help', 'store', 'create'], ['start', '--help']]) {
+      const result = await kassa(args, {});
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, new RegExp(`^usage: kassa ${args.filter((arg) => !arg.startsWith('-') && arg !== 'help').join(' ')}`));
+    }
+    const none = await kassa([], {});
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /^usage:\n {2}kassa start/);
   });
 
   it('keys rotate makes a new active key and keeps the old one published', async () => {

@@ -278,7 +278,7 @@ describe('exchange rates', () => {
 
   it('providerFor follows the configuration', () => {
     assert.equal(providerFor(loadConfig({})).name, 'fixed');
-    assert.equal(providerFor(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32) })).name, 'tonapi');
+    assert.equal(providerFor(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' })).name, 'tonapi');
     assert.equal(providerFor(loadConfig({ RATES_PROVIDER: 'tonapi' })).name, 'tonapi');
   });
 
@@ -300,7 +300,7 @@ describe('exchange rates', () => {
     });
 
     it('uses tonapi with the mainnet masters when configured', async () => {
-      const config = loadConfig({ DATABASE_URL: db.url, TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), RATES_API_URL: tonapi.url, RATES_API_KEY: 'k' });
+      const config = loadConfig({ DATABASE_URL: db.url, TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com', RATES_API_URL: tonapi.url, RATES_API_KEY: 'k' });
       const task = refreshTask({ config, pool: db.pool, log, now: () => T0 });
       await task({}, helpers);
       assert.equal(tonapi.seen[0]?.authorization, 'Bearer k');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
@@ -64,6 +65,29 @@ describe('HTTP foundation', () => {
     const ok = await app.request('POST', '/v1/_echo', { body: { a: 1 } });
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.json, { received: { a: 1 } });
+  });
+
+  it('takes UTF-8 JSON only: another charset is 415, invalid UTF-8 is 400 invalid_json (never U+FFFD)', async () => {
+    const latin1 = Buffer.from('{"name":"caf\xe9"}', 'latin1');
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: latin1, headers: { 'content-type': 'application/json; charset=latin1' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '{"a":1}', headers: { 'content-type': 'application/json; charset=utf-16' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    const invalid = await app.request('POST', '/v1/_echo', { rawBody: latin1, headers: { 'content-type': 'application/json' } });
+    assertEnvelope(invalid, 400, 'invalid_request_error', 'invalid_json');
+    assert.match(invalid.json.error.message, /not valid UTF-8/);
+    for (const charset of ['utf-8', 'UTF-8', 'utf8']) {
+      const ok = await app.request('POST', '/v1/_echo', { rawBody: Buffer.from('{"name":"café ☕"}'), headers: { 'content-type': `application/json; charset=${charset}` } });
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual(ok.json, { received: { name: 'café ☕' } });
+    }
+    // A real U+FFFD sent as UTF-8 is text like any other.
+    const replacement = await app.request('POST', '/v1/_echo', { rawBody: Buffer.from('{"name":"\ufffd"}'), headers: { 'content-type': 'application/json' } });
+    assert.deepEqual(replacement.json, { received: { name: '\ufffd' } });
+    // Compressed bodies are still taken; the 64 KiB limit holds for the decompressed size.
+    const gzipped = await app.request('POST', '/v1/_echo', { rawBody: zlib.gzipSync('{"a":2}'), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    assert.deepEqual(gzipped.json, { received: { a: 2 } });
+    const bomb = zlib.gzipSync(JSON.stringify({ pad: 'x'.repeat(200 * 1024) }));
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }), 413, 'invalid_request_error', 'payload_too_large');
+    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } }), 415, 'invalid_request_error', 'unsupported_media_type');
   });
 
   it('hides unexpected errors behind internal_error', async () => {
@@ -173,6 +197,10 @@ describe('rate limiting', () => {
     assert.match(last!.headers.get('retry-after') ?? '', /^\d+$/);
     assert.equal(last!.headers.get('ratelimit-limit'), '4');
     assert.equal(last!.headers.get('ratelimit-remaining'), '0');
+    // RateLimit-Reset is what docs/API.md says: seconds until the bucket is full again (4 tokens at
+    // 2/s from empty: 2 s); Retry-After, until the next request may go (1 s).
+    assert.equal(last!.headers.get('ratelimit-reset'), '2');
+    assert.equal(last!.headers.get('retry-after'), '1');
     // Another store has its own budget.
     assert.notEqual((await app.request('GET', '/v1/payment-methods', { token: other.token })).status, 429);
   });

@@ -43,9 +43,17 @@ describe('configuration', () => {
     refuses({ TON_NETWORK: 'testnet' }, /KASSA_MASTER_KEY is required when TON_NETWORK=testnet/);
   });
 
+  it('refuses to start off the sandbox without an explicit BASE_URL (the bind address is not public)', () => {
+    for (const network of ['mainnet', 'testnet']) {
+      refuses({ TON_NETWORK: network, KASSA_MASTER_KEY: 'ab'.repeat(32), HOST: '0.0.0.0' }, new RegExp(`^invalid configuration: BASE_URL is required when TON_NETWORK=${network}: the public https address`));
+      assert.equal(loadConfig({ TON_NETWORK: network, KASSA_MASTER_KEY: 'ab'.repeat(32), HOST: '0.0.0.0', BASE_URL: 'https://pay.example.com' }).checkoutBaseUrl, 'https://pay.example.com/pay');
+    }
+    assert.equal(loadConfig({ HOST: '0.0.0.0' }).baseUrl, 'http://0.0.0.0:3000', 'the sandbox still runs with zero configuration');
+  });
+
   it('refuses WEBHOOK_ALLOW_INSECURE on mainnet', () => {
     refuses({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }, /WEBHOOK_ALLOW_INSECURE=true is refused when TON_NETWORK=mainnet/);
-    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }).webhookAllowInsecure, true);
+    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com', WEBHOOK_ALLOW_INSECURE: 'true' }).webhookAllowInsecure, true);
   });
 
   it('reports every bad value at once', () => {
@@ -64,7 +72,7 @@ describe('configuration', () => {
   });
 
   it('uses toncenter by default on mainnet and testnet', () => {
-    assert.equal(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://toncenter.com');
-    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32) }).tonApiUrl, 'https://testnet.toncenter.com');
+    assert.equal(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl, 'https://toncenter.com');
+    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl, 'https://testnet.toncenter.com');
   });
 });
