@@ -61,7 +61,7 @@ describe('configuration', () => {
   });
 
   it('TON_API_URL is the API root (v2/v3 suffixes trimmed); TON_API_RPS follows toncenter\'s plans', () => {
-    const key = { KASSA_MASTER_KEY: 'ab'.repeat(32), TON_NETWORK: 'mainnet' };
+    const key = { KASSA_MASTER_KEY: 'ab'.repeat(32), TON_NETWORK: 'mainnet', BASE_URL: 'https://pay.example.com' };
     assert.equal(loadConfig({ ...key, TON_API_URL: 'https://toncenter.com/api/v2/jsonRPC' }).tonApiUrl, 'https://toncenter.com');
     assert.equal(loadConfig({ ...key, TON_API_URL: 'https://toncenter.com/api/v3/' }).tonApiUrl, 'https://toncenter.com');
     assert.equal(loadConfig(key).tonApiRps, 1);
