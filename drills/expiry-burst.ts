@@ -16,7 +16,7 @@
 //
 //   node drills/expiry-burst.ts           short tier: 1,000 payments, 50 paid before T, 10 after
 //   node drills/expiry-burst.ts --long    long tier: 10,000 payments, 200 paid before T, 50 after
-import { api, drill, drillDatabase, drillStore, keepLogs, LONG, sleep, startApart, waitFor } from './lib.ts';
+import { api, drill, drillDatabase, drillStore, keepLogs, LONG, readerRunning, sleep, startApart, waitFor } from './lib.ts';
 import { openPool, sql, z, type FragmentSqlToken } from '../src/db/pool.ts';
 import { createPayment } from '../src/payments/commands.ts';
 import { draftFromPayment } from '../src/payments/drafts.ts';
@@ -51,6 +51,7 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
   const bulk = await openPool(db.url, { maxPoolSize: CREATE_CONCURRENCY + 2 });
   const count = (query: FragmentSqlToken) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from (${query}) q`);
   try {
+    await readerRunning(pool);
     const jobsBefore = await count(sql.fragment`select 1 from graphile_worker._private_jobs`);
     // 1. N payments priced from USD like any API create: N − CREATED pending (half TON, half
     //    USDT, method chosen), CREATED without a method.

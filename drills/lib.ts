@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { issueToken } from '../src/auth/tokens.ts';
 import { startEmbeddedPostgres, type DatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { openPool, type DatabasePool } from '../src/db/pool.ts';
+import { openPool, sql, type DatabasePool } from '../src/db/pool.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -320,6 +320,20 @@ export async function startApart(databaseUrl: string, options: { env?: Record<st
   if (api.status === 'fulfilled' && worker.status === 'fulfilled') return { api: api.value, worker: worker.value };
   for (const result of started) if (result.status === 'fulfilled') await result.value.kill();
   throw (started.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
+}
+
+/**
+ * Waits until a worker's chain reader holds the cursor (chain_reader). A reader that has never run
+ * starts at the chain's newest block, so a drill whose point is not the first start waits for it
+ * before any money is sent.
+ */
+export async function readerRunning(pool: DatabasePool, timeoutMs = 60_000): Promise<void> {
+  await waitFor(
+    "the worker's chain reader to hold the cursor",
+    () => pool.exists(sql.unsafe`select 1 from chain_reader where reader is not null and lease_expires_at > now()`),
+    timeoutMs,
+    100,
+  );
 }
 
 /** Resolves after `ms` milliseconds. */

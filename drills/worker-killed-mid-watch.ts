@@ -13,7 +13,7 @@
 //   node drills/worker-killed-mid-watch.ts --long    long tier: 100 payments, ~240 transfers over 60 s
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { api, drill, drillDatabase, drillStore, keepLogs, LONG, sleep, startApart, startKassa, waitFor, type Kassa } from './lib.ts';
+import { api, drill, drillDatabase, drillStore, keepLogs, LONG, readerRunning, sleep, startApart, startKassa, waitFor, type Kassa } from './lib.ts';
 import { sql, z } from '../src/db/pool.ts';
 import { LEASE_MS } from '../src/chain/reader.ts';
 import { fromBaseUnits, toBaseUnits } from '../src/money.ts';
@@ -66,11 +66,11 @@ async function findBlocks(base: string, hashes: Set<string>): Promise<Map<string
   const found = new Map<string, { seqno: number; page: string }>();
   const v3 = `${base}/sandbox/toncenter/api/v3`;
   const info = (await api(v3, 'GET', '/masterchainInfo')).json;
-  const first = Number(info?.first?.seqno);
   const last = Number(info?.last?.seqno);
-  for (let seqno = last; seqno >= first && seqno > last - 2000 && found.size < hashes.size; seqno -= 1) {
+  for (let seqno = last; seqno > last - 2000 && found.size < hashes.size; seqno -= 1) {
     for (let offset = 0; ; offset += 256) {
       const reply = await api(v3, 'GET', `/transactionsByMasterchainBlock?seqno=${seqno}&limit=256&offset=${offset}&sort=asc`);
+      if (reply.status === 404) return found; // before the first block
       const rows: Array<{ hash?: string; in_msg?: { hash?: string } }> = reply.json?.transactions ?? [];
       for (const row of rows) {
         for (const candidate of [row.hash, row.in_msg?.hash]) {
@@ -112,6 +112,7 @@ await drill(`worker killed mid-watch: ${PAYMENTS} payments, transfers over ${WIN
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const webhookURL = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   try {
+    await readerRunning(pool);
     // 1. Pending payments through the API: TON and USDT, each with its webhook URL.
     const payments: Payment[] = [];
     const plans: Plan[] = ['exact', 'over', 'under', 'exact', 'over'];
