@@ -56,7 +56,7 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'GET', path: '/pay/assets/:sym', auth: 'none', body: 'none' },
   { method: 'POST', path: '/sandbox/toncenter/api/v2/jsonRPC', auth: 'none', body: 'jsonrpc' },
   { method: 'POST', path: '/sandbox/v1/transfers', auth: 'none', body: 'transfer' },
-  { method: 'POST', path: '/sandbox/v1/payments/:id/expire', auth: 'none', body: 'empty' },
+  { method: 'POST', path: '/sandbox/v1/payments/:id/expire', auth: 'merchant', body: 'empty' },
 ];
 
 interface World {

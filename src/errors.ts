@@ -32,6 +32,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   method_not_allowed: 405,
   rate_unavailable: 503,
   service_unavailable: 503,
+  too_many_streams: 503,
 };
 
 export class ApiError extends Error {
@@ -86,4 +87,10 @@ export const serviceUnavailable = (): ApiError =>
   new ApiError('api_error', 'service_unavailable', 'The service cannot reach its database right now; retry shortly.', {
     status: 503,
     headers: { 'Retry-After': '5' },
+  });
+
+/** The process holds CHECKOUT_STREAMS_MAX live-status streams already (the page polls instead). */
+export const tooManyStreams = (retryAfterSeconds: number): ApiError =>
+  new ApiError('api_error', 'too_many_streams', 'The server holds as many live-status streams as it allows; poll the payment\'s view instead, or retry later.', {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
   });

@@ -2,7 +2,8 @@
 // - POST /sandbox/toncenter/api/v2/jsonRPC: the emulated chain as a toncenter v2 endpoint, which
 //   the watcher reads over HTTP with the unmodified TonClient, as it reads toncenter;
 // - POST /sandbox/v1/transfers: a customer wallet sends a transfer;
-// - POST /sandbox/v1/payments/{id}/expire: runs the payment's expiry now, as when its TTL ends.
+// - POST /sandbox/v1/payments/{id}/expire: runs the payment's expiry now, as when its TTL ends
+//   (the payment's store token, as on /v1).
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
 import { ApiError, invalidRequest } from '../../errors.ts';
@@ -49,7 +50,7 @@ export async function startSandbox(pool: DatabasePool, log: Logger, watcher: () 
   }
   log.info({ customer: chain.customerAddress }, 'sandbox TON chain started');
 
-  const routes: RouteInstaller = (router, deps) => {
+  const routes: RouteInstaller = (router, deps, guards) => {
     router.post(SANDBOX_JSON_RPC_PATH, async (ctx) => {
       const reply = await chain.handleJsonRpc(ctx.request.body);
       ctx.status = reply.status;
@@ -72,9 +73,10 @@ export async function startSandbox(pool: DatabasePool, log: Logger, watcher: () 
       }
     });
 
-    router.post('/sandbox/v1/payments/:id/expire', async (ctx) => {
+    // The merchant's own payments only (it answers the merchant view): the store's bearer token.
+    router.post('/sandbox/v1/payments/:id/expire', guards.merchant, async (ctx) => {
       const paymentId = paymentIdParam(ctx.params.id);
-      const payment = await findPaymentView(deps.pool, paymentId);
+      const payment = await findPaymentView(deps.pool, paymentId, { storeId: ctx.state.storeId! });
       if (!payment) throw paymentNotFound();
       const current = watcher();
       // As when the TTL ends: the clock reads expiresAt (or later), and the chain is asked once more.
