@@ -11,6 +11,7 @@ import { issueToken, parseDuration, revokeToken, UnknownStoreError } from './aut
 import { createStore, DEFAULT_METHODS, parseMethodList, StoreInputError } from './stores/stores.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
+import { OPERATIONS_USAGE, runOperationsCommand } from './operations/commands.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -22,7 +23,8 @@ const USAGE = `usage:
   kassa store create --name NAME [--methods TON/TON,USDT/TON]
   kassa token issue --store ID [--expires-in 30d]
   kassa token revoke JTI
-  kassa keys rotate`;
+  kassa keys rotate
+${OPERATIONS_USAGE}`;
 
 function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>, positionals = 0) {
   try {
@@ -115,6 +117,8 @@ export async function main(argv: string[]): Promise<number> {
     print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool)) });
     return 0;
   }
+  const operations = await runOperationsCommand(argv, { config, parse, withDatabase: (work) => withDatabase(config, log, work), usage: (message) => new UsageError(message), print });
+  if (operations !== undefined) return operations;
   if (command === undefined || command === 'help' || command === '--help') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
