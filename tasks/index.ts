@@ -1,6 +1,6 @@
 // Every Graphile Worker task, by identifier (`entity__verb`). Each file is thin: it checks its
 // payload and calls one function in src/.
-import type { TaskFactory } from '../src/worker/tasks.ts';
+import { recurring, type TaskFactory } from '../src/worker/tasks.ts';
 import chainWatch from './chain__watch.ts';
 import idempotencyPurge from './idempotency__purge.ts';
 import paymentExpire from './payment__expire.ts';
@@ -10,14 +10,14 @@ import workerUnlockDead from './worker__unlock_dead.ts';
 
 export const TASKS: Record<string, TaskFactory> = {
   chain__watch: chainWatch,
-  idempotency__purge: idempotencyPurge,
+  idempotency__purge: recurring('idempotency__purge', idempotencyPurge),
   payment__expire: paymentExpire,
-  rates__refresh: ratesRefresh,
+  rates__refresh: recurring('rates__refresh', ratesRefresh),
   webhook__deliver: webhookDeliver,
-  worker__unlock_dead: workerUnlockDead,
+  worker__unlock_dead: recurring('worker__unlock_dead', workerUnlockDead),
 };
 
-/** Recurring tasks (Graphile Worker crontab syntax). */
+/** Recurring tasks (Graphile Worker crontab syntax); their tasks above are `recurring` (a failure waits for the next tick). */
 export const CRONTAB = [
   '* * * * * rates__refresh',
   '17 * * * * idempotency__purge',
