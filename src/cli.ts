@@ -11,6 +11,7 @@ import { issueToken, parseDuration, revokeToken, UnknownStoreError } from './aut
 import { createStore, DEFAULT_METHODS, parseMethodList, StoreInputError } from './stores/stores.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
+import { runOperationsCommand } from './operations/commands.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -22,7 +23,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     name: 'start',
     usage: 'kassa start [--api | --worker]',
     summary: 'Migrates the database, then serves the API and checkout and runs the worker until SIGTERM/SIGINT. Prints logs (pino JSON).',
-    options: ['--api      serve the API and checkout only', '--worker   run the worker (chain watcher, expiry, webhooks) only'],
+    options: ['--api      serve the API and checkout only', '--worker   run the worker (chain reader, expiry, webhooks) only'],
   },
   { name: 'migrate', usage: 'kassa migrate', summary: 'Applies the database migrations. Prints {"migrated": true}.' },
   {
@@ -39,6 +40,14 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   { name: 'token revoke', usage: 'kassa token revoke JTI', summary: 'Revokes a token at once by its jti. Prints {"revoked": "JTI"}; an unknown jti exits 1.' },
   { name: 'keys rotate', usage: 'kassa keys rotate', summary: 'Makes a new webhook signing key active; the old one stays published for 24 hours. Prints {"kid"}.' },
+  { name: 'doctor', usage: 'kassa doctor', summary: 'Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin\'s jetton master on chain, the master key). Prints one check per line; exits 1 when one fails.' },
+  { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
+  {
+    name: 'coins set-master',
+    usage: 'kassa coins set-master COIN --network mainnet|testnet|sandbox ADDRESS',
+    summary: 'Sets a coin\'s jetton master on the configured network, after verifying it on chain (get_jetton_data).',
+    options: ['--network NETWORK   must be the configured TON_NETWORK'],
+  },
 ];
 
 const USAGE = `usage:\n${COMMANDS.map((command) => `  ${command.usage}`).join('\n')}\n\nkassa help COMMAND (or kassa COMMAND --help) describes a command.`;
@@ -178,6 +187,8 @@ export async function main(argv: string[]): Promise<number> {
     print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool)) });
     return 0;
   }
+  const operations = await runOperationsCommand(argv, { config, parse, withDatabase: (work) => withDatabase(config, log, work), usage: (message) => new UsageError(message), print });
+  if (operations !== undefined) return operations;
   throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(' ')}" (run "kassa help" for the list)`);
 }
 

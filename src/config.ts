@@ -33,10 +33,16 @@ export interface Config {
   rateLimitPerClient: number;
   /** Jobs locked by a worker not seen for this long are unlocked (worker__unlock_dead). */
   workerDeadAfterMs: number;
-  /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (client addresses for rate limits). */
-  trustProxy: boolean;
-  /** Bearer token for GET /metrics; null: only loopback clients may scrape. */
+  /**
+   * How many reverse proxies in front of Kassa append to X-Forwarded-For (TRUST_PROXY): the client
+   * address is the one the outermost of them saw, `trustProxyHops` entries from the right. 0: the
+   * header is ignored and the socket's address is the client's.
+   */
+  trustProxyHops: number;
+  /** Bearer token for GET /metrics; null: only loopback clients may scrape (required with TRUST_PROXY). */
   metricsToken: string | null;
+  /** Live-status streams (checkout events) the process holds open at once; beyond, 503. */
+  checkoutStreamsMax: number;
   logLevel: string;
 }
 
@@ -81,6 +87,15 @@ function httpUrl(name: string, raw: string): string {
     throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** TRUST_PROXY: false/0 (off), true (one proxy) or the number of proxies in front of Kassa. */
+function proxyHops(env: NodeJS.ProcessEnv): number {
+  const raw = nonEmpty(env, 'TRUST_PROXY');
+  if (raw === undefined || raw === 'false' || raw === '0') return 0;
+  if (raw === 'true') return 1;
+  if (/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10) return Number(raw);
+  throw new ConfigError(`TRUST_PROXY must be "false", "true" or the number of proxies in front of Kassa (1 to 10), got "${raw}"`);
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -156,6 +171,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     return value;
   }, 'fixed');
   const ratesApiUrl = check(() => httpUrl('RATES_API_URL', nonEmpty(env, 'RATES_API_URL') ?? 'https://tonapi.io'), 'https://tonapi.io');
+  const trustProxyHops = check(() => proxyHops(env), 0);
+  const metricsToken = nonEmpty(env, 'METRICS_TOKEN') ?? null;
+  // Behind a proxy every request arrives from the proxy's address, loopback included: the
+  // loopback rule of /metrics cannot tell a local scraper from the public there.
+  if (trustProxyHops > 0 && metricsToken === null) {
+    problems.push('METRICS_TOKEN is required when TRUST_PROXY is on (behind a proxy, /metrics cannot tell a local scraper from the public by address)');
+  }
   const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -178,8 +200,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     ratesApiUrl,
     ratesApiKey: nonEmpty(env, 'RATES_API_KEY') ?? null,
     rateLimitPerStore: check(() => integer(env, 'RATE_LIMIT_PER_STORE', 100, 0, 1_000_000), 100),
-    metricsToken: nonEmpty(env, 'METRICS_TOKEN') ?? null,
-    trustProxy: check(() => bool(env, 'TRUST_PROXY'), false),
+    metricsToken,
+    trustProxyHops,
+    checkoutStreamsMax: check(() => integer(env, 'CHECKOUT_STREAMS_MAX', 500, 1, 1_000_000), 500),
     workerDeadAfterMs: check(() => integer(env, 'WORKER_DEAD_AFTER_SECONDS', 120, 5, 86_400), 120) * 1000,
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,

@@ -33,6 +33,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   rate_unavailable: 503,
   service_unavailable: 503,
   chain_behind: 503,
+  too_many_streams: 503,
 };
 
 export class ApiError extends Error {
@@ -93,4 +94,10 @@ export const serviceUnavailable = (): ApiError =>
 export const chainBehind = (): ApiError =>
   new ApiError('api_error', 'chain_behind', 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.', {
     headers: { 'Retry-After': '5' },
+  });
+
+/** The process holds CHECKOUT_STREAMS_MAX live-status streams already (the page polls instead). */
+export const tooManyStreams = (retryAfterSeconds: number): ApiError =>
+  new ApiError('api_error', 'too_many_streams', 'The server holds as many live-status streams as it allows; poll the payment\'s view instead, or retry later.', {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
   });

@@ -1,19 +1,19 @@
 // Every Graphile Worker task, by identifier (`entity__verb`). Each file is thin: it checks its
 // payload and calls one function in src/.
-import type { TaskFactory } from '../src/worker/tasks.ts';
+import { recurring, type TaskFactory } from '../src/worker/tasks.ts';
 import idempotencyPurge from './idempotency__purge.ts';
 import ratesRefresh from './rates__refresh.ts';
 import webhookDeliver from './webhook__deliver.ts';
 import workerUnlockDead from './worker__unlock_dead.ts';
 
 export const TASKS: Record<string, TaskFactory> = {
-  idempotency__purge: idempotencyPurge,
-  rates__refresh: ratesRefresh,
+  idempotency__purge: recurring('idempotency__purge', idempotencyPurge),
+  rates__refresh: recurring('rates__refresh', ratesRefresh),
   webhook__deliver: webhookDeliver,
-  worker__unlock_dead: workerUnlockDead,
+  worker__unlock_dead: recurring('worker__unlock_dead', workerUnlockDead),
 };
 
-/** Recurring tasks (Graphile Worker crontab syntax). */
+/** Recurring tasks (Graphile Worker crontab syntax); their tasks above are `recurring` (a failure waits for the next tick). */
 export const CRONTAB = [
   '* * * * * rates__refresh',
   '17 * * * * idempotency__purge',

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { isDatabaseUnavailable, sql, z } from '../db/pool.ts';
-import { ApiError, rateLimited } from '../errors.ts';
+import { ApiError, rateLimited, tooManyStreams } from '../errors.ts';
 import type { AppDeps, KassaContext, KassaState } from '../http/context.ts';
 import type { Guards } from '../http/middleware.ts';
 import { paymentIdParam } from '../http/routes/payments.ts';
@@ -34,6 +34,8 @@ export const EVENTS_HEARTBEAT_MS = 15_000;
 export const EVENTS_MAX_LIFETIME_MS = 10 * 60_000;
 /** Open event streams one client address may hold at once (beyond: 429, and the page polls instead). */
 export const EVENTS_MAX_PER_CLIENT = 50;
+/** Retry-After of a stream refused because the process holds CHECKOUT_STREAMS_MAX of them. */
+export const EVENTS_FULL_RETRY_AFTER_SECONDS = 30;
 
 const selectMethodSchema = {
   type: 'object',
@@ -115,7 +117,11 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
 
   // ---- Live status: server-sent events fed by one shared poller of the database.
   const feed = createPaymentFeed<CheckoutRow>({ load: (ids) => findCheckoutRows(pool, ids, network), log: deps.log });
+  // Open streams by client address, and in all: each holds a socket (a file descriptor) for up to
+  // EVENTS_MAX_LIFETIME_MS, so the process caps their number (CHECKOUT_STREAMS_MAX) whatever the
+  // number of addresses they come from.
   const openStreams = new Map<string, number>();
+  let openTotal = 0;
 
   router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.public, async (ctx) => {
     const id = paymentIdParam(ctx.params.paymentId);
@@ -123,6 +129,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     if (!row) throw paymentNotFound();
     const client = ctx.ip;
     if ((openStreams.get(client) ?? 0) >= EVENTS_MAX_PER_CLIENT) throw rateLimited(30);
+    if (openTotal >= config.checkoutStreamsMax) throw tooManyStreams(EVENTS_FULL_RETRY_AFTER_SECONDS);
 
     ctx.req.socket.setTimeout(0);
     ctx.req.socket.setNoDelay(true);
@@ -149,6 +156,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       unsubscribe();
       clearInterval(ticker);
       clearTimeout(lifetime);
+      openTotal -= 1;
       const left = (openStreams.get(client) ?? 1) - 1;
       if (left > 0) openStreams.set(client, left);
       else openStreams.delete(client);
@@ -166,6 +174,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     };
 
     openStreams.set(client, (openStreams.get(client) ?? 0) + 1);
+    openTotal += 1;
     ctx.res.once('close', close);
     // Gone already (it left while the row was read): nothing to stream.
     if (ctx.req.socket.destroyed) {

@@ -4,10 +4,10 @@
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
-import { fromBaseUnits, toBaseUnits } from '../money.ts';
+import { toBaseUnits } from '../money.ts';
 import { listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
-import { PAYMENT_WITH_METHOD, paymentView, presentPaymentDetails } from '../payments/present.ts';
+import { PAYMENT_WITH_METHOD, paymentView, presentPaymentDetails, receivedAmount } from '../payments/present.ts';
 
 export const ENDED_STATUSES = ['completed', 'expired', 'cancelled'] as const;
 
@@ -33,8 +33,9 @@ const checkoutRow = paymentView
     expires_at: true,
     paid_at: true,
     transaction_hashes: true,
+    received_base_units: true,
   })
-  .extend({ store_name: z.string(), jetton_master: z.string().nullable(), received_base_units: z.string() });
+  .extend({ store_name: z.string(), jetton_master: z.string().nullable() });
 export type CheckoutRow = z.infer<typeof checkoutRow>;
 
 /**
@@ -78,12 +79,6 @@ export function amounts(row: CheckoutRow): { required: bigint; received: bigint;
   const required = toBaseUnits(row.coin_amount, decimals);
   const received = BigInt(row.received_base_units);
   return { required, received, remaining: received >= required ? 0n : required - received, decimals };
-}
-
-/** The coin amount received so far as a decimal string ("0" until the chain watcher records some). */
-export function receivedAmount(row: CheckoutRow): string {
-  const parts = amounts(row);
-  return parts ? fromBaseUnits(parts.received, parts.decimals) : '0';
 }
 
 /**

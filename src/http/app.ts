@@ -21,8 +21,11 @@ const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, pa
 export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Koa<KassaState> {
   const app = new Koa<KassaState>();
   app.silent = true;
-  // Behind a reverse proxy, the client address (per-client rate limits) comes from X-Forwarded-For.
-  app.proxy = deps.config.trustProxy;
+  // Behind TRUST_PROXY reverse proxies, the client address (per-client rate limits, stream caps)
+  // is the one the outermost trusted proxy saw: that many X-Forwarded-For entries from the right.
+  // Entries further left were sent by the client and are never read.
+  app.proxy = deps.config.trustProxyHops > 0;
+  app.maxIpsCount = deps.config.trustProxyHops;
   const router = new Router<KassaState>();
   const guards = createGuards(deps);
   for (const install of [...ROUTES, ...extraRoutes]) install(router, deps, guards);

@@ -262,7 +262,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           security: [],
           summary: 'Server-sent events: the public view each time it changes',
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded') },
+          responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded (50 streams per client address)'), '503': errorResponse('too_many_streams (CHECKOUT_STREAMS_MAX per process), service_unavailable') },
         },
       },
       '/healthz': {

@@ -1,6 +1,7 @@
 // The payment presenter: the only place that decides the outward JSON shape of a payment,
 // including the seed's presence-by-status table.
 import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { fromBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl } from './methods.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
 import type { PaymentStatus } from './transitions.ts';
@@ -31,7 +32,8 @@ export const paymentView = z.object({
   method_selected_at: z.date().nullable(),
   paid_at: z.date().nullable(),
   transaction_hashes: z.array(z.string()),
-  received_amount: z.string(),
+  /** Base units of the coin counted toward the payment (numeric as text). */
+  received_base_units: z.string(),
 });
 export type PaymentView = z.infer<typeof paymentView>;
 
@@ -56,7 +58,7 @@ export const PAYMENT_VIEW = sql.fragment`
          c.decimals::int as coin_decimals, c.kind as coin_kind, pm.chain_symbol, ch.name as chain_name,
          p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
          p.method_selected_at, p.paid_at,
-         coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total, 0)::text as received_amount
+         coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total_base_units, 0)::text as received_base_units
   from ${PAYMENT_WITH_METHOD}
 `;
 
@@ -80,7 +82,7 @@ export interface PresentOptions {
 export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: PresentOptions) {
   const status: PaymentStatus = payment.status;
   const completed = status === 'completed';
-  const details = presentPaymentDetails(payment, checkoutBaseUrl, payment.received_amount);
+  const details = presentPaymentDetails(payment, checkoutBaseUrl, receivedAmount(payment));
   return {
     id: payment.id,
     status,
@@ -101,6 +103,14 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
 }
 
 export type PresentedPayment = ReturnType<typeof presentPayment>;
+
+/**
+ * The coin amount counted so far, written as every amount of the API ("2", never "2.0": a sum of
+ * numeric amounts in SQL keeps their scale, so it is made from base units); "0" before a method.
+ */
+export function receivedAmount(row: Pick<PaymentView, 'coin_decimals' | 'received_base_units'>): string {
+  return row.coin_decimals === null ? '0' : fromBaseUnits(BigInt(row.received_base_units), row.coin_decimals);
+}
 
 type DetailFields = Pick<PaymentView, 'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'>;
 

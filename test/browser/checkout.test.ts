@@ -175,7 +175,7 @@ describe('checkout in headless Chromium', () => {
       await page.goto(`${app.url}/pay/${payment.id}`);
       assert.match((await page.locator('#wallet-link').getAttribute('href'))!, /\?amount=1500000000&exp=\d+$/);
       await markDocument(page);
-      const expired = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
+      const expired = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`, { token: store.token });
       assert.equal(expired.status, 200, expired.text);
       assert.equal(expired.json.status, 'expired');
       await page.getByRole('heading', { name: 'This payment has expired' }).waitFor({ timeout: 10_000 });

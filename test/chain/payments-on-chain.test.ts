@@ -155,7 +155,7 @@ describe('the books: money that does not pay is still recorded', () => {
 
   it('a transfer after expiry, after cancel and after completion is recorded with that effect', async () => {
     const expired = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
-    const expiredNow = await app.request('POST', `/sandbox/v1/payments/${expired.id}/expire`);
+    const expiredNow = await app.request('POST', `/sandbox/v1/payments/${expired.id}/expire`, { token: store.token });
     assert.equal(expiredNow.status, 200, expiredNow.text);
     assert.equal(expiredNow.json.status, 'expired');
     await app.pay(expired.paymentDetails.address, 'TON', '1');
@@ -222,7 +222,7 @@ describe('the sandbox expire control', () => {
   it('books what was sent until now first: a transfer made in time completes the payment instead', async () => {
     const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });
     const sent = await app.pay(payment.paymentDetails.address, 'TON', '2');
-    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
+    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`, { token: store.token });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.json.status, 'completed');
     assert.deepEqual(response.json.paymentDetails.transactionSignatures, [sent.hash]);
@@ -230,7 +230,7 @@ describe('the sandbox expire control', () => {
 
   it('a created payment just expires', async () => {
     const payment = await newPayment({ amount: '2', currency: 'TON' });
-    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`);
+    const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`, { token: store.token });
     assert.equal(response.json.status, 'expired');
     assert.equal(response.json.paymentDetails, undefined);
   });

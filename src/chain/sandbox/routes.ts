@@ -4,7 +4,7 @@
 //   toncenter v2 JSON-RPC (get methods, account state, sendBoc) for the unmodified TonClient;
 // - POST /sandbox/v1/transfers: a customer wallet sends a transfer;
 // - POST /sandbox/v1/payments/{id}/expire: expires the payment now, as when its TTL ends, once the
-//   chain reader has booked everything sent until now.
+//   chain reader has booked everything sent until now (the payment's store token, as on /v1).
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
 import { ApiError, chainBehind, invalidRequest } from '../../errors.ts';
@@ -63,7 +63,7 @@ export async function startSandbox(pool: DatabasePool, log: Logger, options: { b
   if (options.blockClock) chain.startBlockClock();
   log.info({ customer: chain.customerAddress }, 'sandbox TON chain started');
 
-  const routes: RouteInstaller = (router, deps) => {
+  const routes: RouteInstaller = (router, deps, guards) => {
     router.get(`${SANDBOX_TONCENTER_PATH}/api/v3/:method`, async (ctx) => {
       const reply = chain.handleV3(ctx.params.method ?? '', new URLSearchParams(ctx.querystring));
       ctx.status = reply.status;
@@ -92,9 +92,10 @@ export async function startSandbox(pool: DatabasePool, log: Logger, options: { b
       }
     });
 
-    router.post('/sandbox/v1/payments/:id/expire', async (ctx) => {
+    // The merchant's own payments only (it answers the merchant view): the store's bearer token.
+    router.post('/sandbox/v1/payments/:id/expire', guards.merchant, async (ctx) => {
       const paymentId = paymentIdParam(ctx.params.id);
-      const payment = await findPaymentView(deps.pool, paymentId);
+      const payment = await findPaymentView(deps.pool, paymentId, { storeId: ctx.state.storeId! });
       if (!payment) throw paymentNotFound();
       // As when the TTL ends: everything sent until now is booked first (a payment made in time
       // completes instead), then the clock reads expiresAt (or later).

@@ -1,5 +1,7 @@
 // GET /metrics (Prometheus). With METRICS_TOKEN set it needs `Authorization: Bearer <token>`;
-// without, it answers only clients on loopback (scrape from the same host or through a sidecar).
+// without, it answers only clients on loopback (scrape from the same host or through a sidecar)
+// whose request was not forwarded by a proxy: a reverse proxy on the same host connects from
+// loopback too. With TRUST_PROXY on, METRICS_TOKEN is required (config.ts).
 import crypto from 'node:crypto';
 import type Router from '@koa/router';
 import { notFound } from '../../errors.ts';
@@ -8,6 +10,8 @@ import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+/** Headers a proxy adds: a request that carries one came from elsewhere, whatever the socket says. */
+const FORWARDED = ['x-forwarded-for', 'forwarded', 'x-real-ip', 'via'];
 
 function sameSecret(given: string, expected: string): boolean {
   const a = crypto.createHash('sha256').update(given).digest();
@@ -20,7 +24,7 @@ export function metricsRoutes(router: Router<KassaState>, deps: AppDeps, _guards
     const token = deps.config.metricsToken;
     const allowed = token
       ? sameSecret(ctx.get('Authorization'), `Bearer ${token}`)
-      : LOOPBACK.has(ctx.req.socket.remoteAddress ?? '');
+      : LOOPBACK.has(ctx.req.socket.remoteAddress ?? '') && !FORWARDED.some((name) => ctx.req.headers[name] !== undefined);
     // Unauthorised scrapers see nothing there, as for any unknown route.
     if (!allowed) throw notFound('route_not_found', `There is no route GET ${ctx.path}.`);
     useDatabaseForMetrics(deps.pool);

@@ -1,0 +1,54 @@
+// The operator's commands `kassa doctor` and `kassa coins …`, registered by src/cli.ts, which hands
+// over its argument parser, database opener and printer.
+import type { Config, TonNetwork } from '../config.ts';
+import type { DatabasePool } from '../db/pool.ts';
+import { listCoins, NETWORKS, setMaster } from './coins.ts';
+import { doctorChainClient, formatReport, runDoctor } from './doctor.ts';
+
+type Options = Record<string, { type: 'string' | 'boolean' }>;
+
+export interface OperationsContext {
+  config: Config;
+  /** cli.ts's strict parser: unknown options and a wrong number of positionals are usage errors. */
+  parse(args: string[], options: Options, positionals?: number): { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  withDatabase<T>(work: (pool: DatabasePool) => Promise<T>): Promise<T>;
+  usage(message: string): Error;
+  print(document: unknown): void;
+}
+
+export const OPERATIONS_USAGE = `  kassa doctor
+  kassa coins list
+  kassa coins set-master COIN --network mainnet|testnet|sandbox ADDRESS`;
+
+/** Some check failed: the report is printed, this is the one line on stderr (exit 1). */
+export class DoctorFailed extends Error {
+  override name = 'DoctorFailed';
+}
+
+/** Runs `doctor` or `coins …` and returns the exit code; undefined for any other command. */
+export async function runOperationsCommand(argv: string[], ctx: OperationsContext): Promise<number | undefined> {
+  const [command, sub, ...rest] = argv;
+  if (command === 'doctor') {
+    ctx.parse(argv.slice(1), {});
+    const report = await ctx.withDatabase((pool) => runDoctor(ctx.config, pool));
+    process.stdout.write(formatReport(report));
+    const failed = report.checks.filter((check) => check.status === 'fail').map((check) => check.check);
+    if (failed.length > 0) throw new DoctorFailed(`doctor: ${failed.length} check(s) failed: ${failed.join(', ')}`);
+    return 0;
+  }
+  if (command === 'coins' && sub === 'list') {
+    ctx.parse(rest, {});
+    ctx.print(await ctx.withDatabase((pool) => listCoins(pool)));
+    return 0;
+  }
+  if (command === 'coins' && sub === 'set-master') {
+    const { values, positionals } = ctx.parse(rest, { network: { type: 'string' } }, 2);
+    const network = values.network;
+    if (typeof network !== 'string' || !(NETWORKS as readonly string[]).includes(network)) throw ctx.usage('--network mainnet|testnet|sandbox is required');
+    const [coin, address] = positionals as [string, string];
+    const client = doctorChainClient(ctx.config);
+    ctx.print(await ctx.withDatabase((pool) => setMaster(pool, { coin, network: network as TonNetwork, address }, { network: ctx.config.tonNetwork, client })));
+    return 0;
+  }
+  return undefined;
+}

@@ -1,0 +1,159 @@
+// `kassa doctor`: checks a configuration before real money. One check per line; a failed check
+// makes the command exit non-zero, a warning does not. The checks that need no I/O are plain
+// functions of the configuration.
+import { Address } from '@ton/core';
+import { depositWallet } from '../chain/addresses.ts';
+import { createChainClient, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../chain/sandbox/path.ts';
+import type { Config, TonNetwork } from '../config.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+import { classifyIp, describeCategory } from '../net/addresses.ts';
+import { masterKey } from '../payments/deposit.ts';
+import { verifyJettonMaster } from './jettonMaster.ts';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+export interface Check {
+  check: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  network: TonNetwork;
+  checks: Check[];
+}
+
+/** Chain API timeout for the doctor's calls. */
+const CHAIN_TIMEOUT_MS = 10_000;
+
+/** A public URL customers and merchants can reach: HTTPS, and no bind, loopback or private host. */
+export function checkPublicUrl(name: string, raw: string): Check {
+  const url = new URL(raw);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const problems: string[] = [];
+  if (url.protocol !== 'https:') problems.push('not HTTPS');
+  const category = classifyIp(host);
+  if (category === 'unspecified') problems.push(`${host} is a bind address, not one customers can reach`);
+  else if (category !== 'invalid' && category !== 'public') problems.push(`${host} is ${describeCategory(category)}`);
+  else if (host === 'localhost' || host.endsWith('.localhost')) problems.push(`${host} is the local host`);
+  return problems.length === 0
+    ? { check: name, status: 'ok', detail: `${raw}` }
+    : { check: name, status: 'fail', detail: `${raw}: ${problems.join('; ')} (set ${name} to the public https:// address)` };
+}
+
+export function checkNetwork(network: TonNetwork): Check {
+  if (network === 'mainnet') return { check: 'TON_NETWORK', status: 'ok', detail: 'mainnet' };
+  return { check: 'TON_NETWORK', status: 'warn', detail: network === 'testnet' ? 'testnet: test coins only' : 'sandbox: an emulated chain, no real money' };
+}
+
+export function checkApiKey(config: Pick<Config, 'tonNetwork' | 'tonApiKey'>): Check {
+  if (config.tonNetwork === 'sandbox') return { check: 'TON_API_KEY', status: 'skip', detail: 'sandbox: the emulated chain needs no key' };
+  return config.tonApiKey
+    ? { check: 'TON_API_KEY', status: 'ok', detail: 'set' }
+    : { check: 'TON_API_KEY', status: 'fail', detail: 'unset: toncenter answers 1 request/s without a key; set TON_API_KEY' };
+}
+
+/** The chain API Kassa watches: TON_API_URL, or in sandbox the emulated chain under BASE_URL. */
+export function chainEndpoint(config: Pick<Config, 'tonApiUrl' | 'baseUrl'>): string {
+  return config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_JSON_RPC_PATH}`;
+}
+
+export function doctorChainClient(config: Config): ChainClient {
+  return createChainClient({ endpoint: chainEndpoint(config), apiKey: config.tonApiKey, timeoutMs: CHAIN_TIMEOUT_MS });
+}
+
+export async function checkChainApi(client: ChainClient, endpoint: string): Promise<Check> {
+  try {
+    const info = await client.getMasterchainInfo();
+    return { check: 'chain API', status: 'ok', detail: `${endpoint} answers (masterchain block ${info.latestSeqno})` };
+  } catch (error) {
+    return { check: 'chain API', status: 'fail', detail: `${endpoint}: ${toChainApiError(error).message}` };
+  }
+}
+
+const enabledCoin = z.object({ symbol: z.string(), kind: z.string(), decimals: z.number(), master_address: z.string().nullable() });
+
+/** Coins some store accepts, with their master on `network`. */
+export async function enabledCoins(db: Db, network: TonNetwork): Promise<readonly z.infer<typeof enabledCoin>[]> {
+  return db.any(sql.type(enabledCoin)`
+    select c.symbol, c.kind, c.decimals::int as decimals, jm.master_address
+    from coins c
+    left join jetton_masters jm on jm.coin_symbol = c.symbol and jm.network = ${network}
+    where exists (
+      select 1 from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
+      where pm.coin_symbol = c.symbol
+    )
+    order by c.symbol
+  `);
+}
+
+/** Every coin a store accepts: a jetton needs a master on this network that the chain confirms. */
+export async function checkCoins(db: Db, network: TonNetwork, client: ChainClient): Promise<Check[]> {
+  const coins = await enabledCoins(db, network);
+  if (coins.length === 0) return [{ check: 'coins', status: 'warn', detail: 'no store accepts any coin yet' }];
+  const checks: Check[] = [];
+  for (const coin of coins) {
+    const name = `coin ${coin.symbol}`;
+    if (coin.kind === 'native') {
+      checks.push({ check: name, status: 'ok', detail: `${coin.symbol}: the chain's own coin, ${coin.decimals} decimals` });
+    } else if (coin.master_address === null) {
+      checks.push({ check: name, status: 'fail', detail: `${coin.symbol}: no jetton master on ${network}; a store accepts it (kassa coins set-master ${coin.symbol} --network ${network} ADDRESS)` });
+    } else {
+      const verdict = await verifyJettonMaster(client, coin.symbol, coin.decimals, Address.parseRaw(coin.master_address));
+      checks.push({ check: name, status: !verdict.ok ? 'fail' : verdict.decimalsUnverified ? 'warn' : 'ok', detail: verdict.detail });
+    }
+  }
+  return checks;
+}
+
+/**
+ * The deposit master key, where this process would sign: present, and deriving the deposit
+ * addresses already issued on this network (a different key would leave their funds out of reach).
+ */
+export async function checkMasterKey(db: Db, config: Config): Promise<Check> {
+  const check = 'KASSA_MASTER_KEY';
+  let key: Buffer;
+  try {
+    key = await masterKey(db, config);
+  } catch (error) {
+    return { check, status: 'fail', detail: (error as Error).message };
+  }
+  const source = config.masterKey ? 'set' : 'sandbox: generated into the database';
+  const latest = await db.maybeOne(sql.type(z.object({ derivation_index: z.string(), address: z.string() }))`
+    select derivation_index::text, address from deposit_addresses where network = ${config.tonNetwork}
+    order by derivation_index desc limit 1
+  `);
+  if (!latest) return { check, status: 'ok', detail: `${source}; no deposit address issued on ${config.tonNetwork} yet to compare` };
+  const derived = depositWallet(key, Number(latest.derivation_index), config.tonNetwork).raw;
+  return derived === latest.address
+    ? { check, status: 'ok', detail: `${source}; derives the deposit addresses issued (latest index ${latest.derivation_index})` }
+    : { check, status: 'fail', detail: `does not derive the deposit addresses already issued (index ${latest.derivation_index}): the funds on them would be out of reach of this key` };
+}
+
+/** Stores without a treasury address: not checkable yet (stores have no treasury column). */
+export function checkTreasuries(): Check {
+  return { check: 'treasuries', status: 'skip', detail: 'stores have no treasury address yet: nothing to check' };
+}
+
+export async function runDoctor(config: Config, db: Db, client: ChainClient = doctorChainClient(config)): Promise<DoctorReport> {
+  const checks: Check[] = [
+    checkNetwork(config.tonNetwork),
+    checkPublicUrl('BASE_URL', config.baseUrl),
+    checkPublicUrl('CHECKOUT_BASE_URL', config.checkoutBaseUrl),
+    checkApiKey(config),
+  ];
+  const api = await checkChainApi(client, chainEndpoint(config));
+  checks.push(api);
+  if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, client)));
+  else checks.push({ check: 'coins', status: 'fail', detail: 'not verified: the chain API does not answer' });
+  checks.push(await checkMasterKey(db, config));
+  checks.push(checkTreasuries());
+  return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
+}
+
+/** One JSON document, one check per line. */
+export function formatReport(report: DoctorReport): string {
+  return `{"ok":${report.ok},"network":${JSON.stringify(report.network)},"checks":[\n${report.checks.map((check) => JSON.stringify(check)).join(',\n')}\n]}\n`;
+}

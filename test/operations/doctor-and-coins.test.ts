@@ -1,0 +1,195 @@
+// `kassa doctor` and `kassa coins …` as real processes, against a running `kassa start` in sandbox
+// mode: its emulated chain answers get_jetton_data for the sandbox's jetton masters over the same
+// toncenter v2 JSON-RPC that mainnet's toncenter speaks.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Address } from '@ton/core';
+import { issueToken } from '../../src/auth/tokens.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { createStore, parseMethodList } from '../../src/stores/stores.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { loadConfig } from '../../src/config.ts';
+import { setMaster } from '../../src/operations/coins.ts';
+import { doctorChainClient, runDoctor, type DoctorReport } from '../../src/operations/doctor.ts';
+
+const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: code ?? 1, stdout, stderr, json });
+    });
+  });
+}
+
+function assertFails(result: CliResult, code: number, pattern: RegExp): void {
+  assert.equal(result.code, code, `${result.stdout}${result.stderr}`);
+  const lines = result.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line on stderr, got: ${result.stderr}`);
+  assert.match(lines[0]!, pattern);
+}
+
+const byName = (result: CliResult, name: string) => result.json.checks.find((check: any) => check.check === name);
+
+describe('kassa doctor and kassa coins against a running sandbox', () => {
+  let db: TestDatabase;
+  let service: ChildProcess;
+  let url: string;
+  let env: Record<string, string>;
+  let masters: Record<string, string>;
+  let depositAddress: string;
+
+  before(async () => {
+    db = await createTestDatabase();
+    service = spawn(process.execPath, [CLI, 'start'], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info' } });
+    let output = '';
+    service.stderr!.on('data', (chunk) => (output += chunk));
+    url = await new Promise<string>((resolve, reject) => {
+      let buffer = '';
+      service.stdout!.on('data', (chunk) => {
+        buffer += chunk;
+        output += chunk;
+        const started = buffer.split('\n').map((line) => { try { return JSON.parse(line); } catch { return null; } }).find((line) => line?.msg === 'kassa started');
+        if (started) resolve(started.url);
+      });
+      service.on('exit', () => reject(new Error(`kassa exited early:\n${output}`)));
+    });
+    env = { DATABASE_URL: db.url, BASE_URL: url };
+    const store = await createStore(db.pool, 'Doctor', parseMethodList('TON/TON,USDT/TON,NOT/TON'));
+    const { token } = await issueToken(db.pool, store.id, null);
+    const created = await fetch(`${url}/v1/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } }),
+    });
+    assert.equal(created.status, 201);
+    depositAddress = (await created.json()).paymentDetails.address;
+    const rows = await db.pool.any(sql.type(z.object({ coin_symbol: z.string(), master_address: z.string() }))`select coin_symbol, master_address from jetton_masters where network = 'sandbox'`);
+    masters = Object.fromEntries(rows.map((row) => [row.coin_symbol, row.master_address]));
+  });
+  after(async () => {
+    if (service.exitCode === null) {
+      const exited = new Promise((resolve) => service.once('exit', resolve));
+      service.kill('SIGTERM');
+      await exited;
+    }
+    await db.drop();
+  });
+
+  it('doctor: one line per check; the sandbox\'s own BASE_URL (http, loopback) fails, the chain and every accepted coin pass; exit 1', async () => {
+    const result = await kassa(['doctor'], env);
+    assertFails(result, 1, /^kassa: doctor: 2 check\(s\) failed: BASE_URL, CHECKOUT_BASE_URL$/);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, result.json.checks.length + 2, 'one line per check, between the opening and closing lines');
+    for (const line of lines.slice(1, -1)) assert.ok(JSON.parse(line.replace(/,$/, '')).check);
+    assert.equal(result.json.ok, false);
+    assert.equal(result.json.network, 'sandbox');
+    assert.equal(byName(result, 'BASE_URL').status, 'fail');
+    assert.match(byName(result, 'BASE_URL').detail, /not HTTPS; 127\.0\.0\.1 is a loopback address/);
+    assert.equal(byName(result, 'TON_NETWORK').status, 'warn');
+    assert.equal(byName(result, 'TON_API_KEY').status, 'skip');
+    assert.equal(byName(result, 'chain API').status, 'ok');
+    assert.equal(byName(result, 'coin TON').status, 'ok');
+    assert.equal(byName(result, 'coin USDT').status, 'ok');
+    assert.match(byName(result, 'coin USDT').detail, /^USDT: decimals 6; wallet code [0-9a-f]{64}$/);
+    assert.match(byName(result, 'coin NOT').detail, /^NOT: decimals 9; wallet code/);
+    assert.equal(byName(result, 'coin DOGS'), undefined, 'only coins a store accepts');
+    assert.equal(byName(result, 'KASSA_MASTER_KEY').status, 'ok');
+    assert.match(byName(result, 'KASSA_MASTER_KEY').detail, /derives the deposit addresses issued/);
+    assert.equal(byName(result, 'treasuries').status, 'skip');
+  });
+
+  it('doctor: with a public https BASE_URL and the chain API at TON_API_URL, every check passes (exit 0)', async () => {
+    const result = await kassa(['doctor'], { DATABASE_URL: db.url, BASE_URL: 'https://pay.example.com', TON_API_URL: `${url}${SANDBOX_JSON_RPC_PATH}`, TON_API_KEY: 'unused-by-the-sandbox' });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.equal(result.json.ok, true);
+    assert.ok(!result.json.checks.some((check: any) => check.status === 'fail'));
+    assert.ok(!result.stdout.includes('unused-by-the-sandbox'), 'the key is never printed');
+  });
+
+  it('doctor fails a master whose decimals differ, a coin with no master, a chain API that does not answer, and a key that does not derive the issued addresses', async () => {
+    const config = loadConfig(env);
+    const check = (report: DoctorReport, name: string) => report.checks.find((c) => c.check === name)!;
+    await db.pool.query(sql.unsafe`update jetton_masters set master_address = ${masters.NOT!} where coin_symbol = 'USDT' and network = 'sandbox'`);
+    await db.pool.query(sql.unsafe`delete from jetton_masters where coin_symbol = 'NOT' and network = 'sandbox'`);
+    try {
+      const report = await runDoctor(config, db.pool);
+      assert.equal(report.ok, false);
+      assert.equal(check(report, 'coin USDT').status, 'fail');
+      assert.match(check(report, 'coin USDT').detail, /decimals 9 on chain, 6 in the database/);
+      assert.equal(check(report, 'coin NOT').status, 'fail');
+      assert.match(check(report, 'coin NOT').detail, /no jetton master on sandbox; a store accepts it \(kassa coins set-master NOT --network sandbox ADDRESS\)/);
+    } finally {
+      await db.pool.query(sql.unsafe`update jetton_masters set master_address = ${masters.USDT!} where coin_symbol = 'USDT' and network = 'sandbox'`);
+      await db.pool.query(sql.unsafe`insert into jetton_masters (coin_symbol, network, master_address) values ('NOT', 'sandbox', ${masters.NOT!})`);
+    }
+    const unreachable = await runDoctor(loadConfig({ ...env, TON_API_URL: 'http://127.0.0.1:9/jsonRPC' }), db.pool);
+    assert.equal(check(unreachable, 'chain API').status, 'fail');
+    assert.equal(check(unreachable, 'coins').status, 'fail');
+    const otherKey = await runDoctor(loadConfig({ ...env, KASSA_MASTER_KEY: crypto.randomBytes(32).toString('hex') }), db.pool);
+    assert.equal(check(otherKey, 'KASSA_MASTER_KEY').status, 'fail');
+    assert.match(check(otherKey, 'KASSA_MASTER_KEY').detail, /does not derive the deposit addresses already issued/);
+  });
+
+  it('coins list: every coin with its master per network, null where there is none', async () => {
+    const result = await kassa(['coins', 'list'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout.trim().split('\n').length, 1);
+    const bySymbol = Object.fromEntries(result.json.data.map((coin: any) => [coin.symbol, coin]));
+    assert.deepEqual(Object.keys(bySymbol).sort(), ['BLUM', 'BUILD', 'DOGS', 'DUST', 'DYOR', 'NOT', 'STON', 'TON', 'USDT', 'XAUt0']);
+    assert.equal(bySymbol.TON.kind, 'native');
+    assert.equal(bySymbol.TON.masters, undefined);
+    assert.deepEqual(bySymbol.USDT.masters.mainnet, { address: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs', raw: '0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe' });
+    assert.equal(bySymbol.USDT.masters.sandbox.raw, masters.USDT);
+    for (const symbol of ['BUILD', 'BLUM', 'DUST', 'DYOR', 'XAUt0']) assert.equal(bySymbol[symbol].masters.mainnet, null, `${symbol} has no confirmed mainnet master`);
+    assert.equal(bySymbol.XAUt0.decimals, 6);
+  });
+
+  it('coins set-master verifies the master on the configured chain before storing it', async () => {
+    const friendly = (raw: string) => Address.parseRaw(raw).toString({ urlSafe: true, bounceable: true });
+    const stored = async (coin: string) => db.pool.oneFirst(sql.type(z.object({ m: z.string() }))`select master_address as m from jetton_masters where coin_symbol = ${coin} and network = 'sandbox'`);
+
+    assertFails(await kassa(['coins', 'set-master', 'USDT', '--network', 'sandbox', friendly(masters.NOT!)], env), 1, /not stored: USDT: decimals 9 on chain, 6 in the database/);
+    const chain = { network: 'sandbox' as const, client: doctorChainClient(loadConfig(env)) };
+    const refused = (coin: string, network: 'mainnet' | 'testnet' | 'sandbox', address: string) => setMaster(db.pool, { coin, network, address }, chain);
+    await assert.rejects(refused('USDT', 'sandbox', depositAddress), /not stored: USDT: get_jetton_data failed/);
+    await assert.rejects(refused('USDT', 'mainnet', friendly(masters.USDT!)), /TON_NETWORK is sandbox: a mainnet master can be verified only on mainnet/);
+    await assert.rejects(refused('USDT', 'mainnet', Address.parseRaw(masters.USDT!).toString({ testOnly: true })), /is a testnet \(test-only\) address, not a mainnet one/);
+    await assert.rejects(refused('TON', 'sandbox', friendly(masters.USDT!)), /TON is the chain's own coin/);
+    await assert.rejects(refused('FOO', 'sandbox', friendly(masters.USDT!)), /no coin "FOO"/);
+    await assert.rejects(refused('USDT', 'sandbox', 'not-an-address'), /is not a TON address/);
+    assert.equal(await stored('USDT'), masters.USDT);
+    assertFails(await kassa(['coins', 'set-master', 'USDT', friendly(masters.USDT!)], env), 2, /--network mainnet\|testnet\|sandbox is required/);
+
+    await db.pool.query(sql.unsafe`delete from jetton_masters where coin_symbol = 'XAUt0' and network = 'sandbox'`);
+    const result = await kassa(['coins', 'set-master', 'XAUt0', '--network', 'sandbox', friendly(masters.XAUt0!)], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.json.coin, 'XAUt0');
+    assert.equal(result.json.previous, null);
+    assert.equal(result.json.master.raw, masters.XAUt0);
+    assert.match(result.json.verified, /^XAUt0: decimals 6; wallet code [0-9a-f]{64}$/);
+    assert.equal(await stored('XAUt0'), masters.XAUt0);
+  });
+});
