@@ -26,7 +26,7 @@ const CREATED = N / 10; // of the N, created without a method (they expire on wa
 const PAID = LONG ? 200 : 50;
 const LATE = LONG ? 50 : 10;
 const CREATE_CONCURRENCY = 8;
-const PAY_FROM_MS = 3_000; // the just-in-time transfers are sent from this long before T …
+const PAY_FROM_MS = LONG ? 10_000 : 3_000; // the just-in-time transfers are sent from this long before T …
 const PAY_UNTIL_MS = 500; // … until this long before T
 const LEAD_MS = PAY_FROM_MS + 1_500; // T is at least this far ahead when the payments are moved to it
 const ON_TIME_MS = 2_000; // the issue's bound: expired within 2 s of expiresAt while the reader keeps up
@@ -102,7 +102,7 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
       }
     })();
 
-    // 3. Paid just before T: the exact amount, sent from T − 3 s to T − 0.5 s on the sandbox
+    // 3. Paid just before T: the exact amount, sent from T − 3 s (long: 10 s) to T − 0.5 s on the sandbox
     //    chain, so the last of them are in blocks the reader books around T. A busy machine may
     //    execute some after T: what counts is each transfer's chain time, read from the books.
     await sleep(Math.max(0, T.getTime() - PAY_FROM_MS - Date.now()));

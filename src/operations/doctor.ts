@@ -4,7 +4,8 @@
 import { Address } from '@ton/core';
 import { depositWallet } from '../chain/addresses.ts';
 import { createChainClient, toChainApiError, type ChainClient } from '../chain/client.ts';
-import { SANDBOX_JSON_RPC_PATH } from '../chain/sandbox/path.ts';
+import { toncenterV3Source } from '../chain/source.ts';
+import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
 import type { Config, TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { classifyIp, describeCategory } from '../net/addresses.ts';
@@ -55,19 +56,21 @@ export function checkApiKey(config: Pick<Config, 'tonNetwork' | 'tonApiKey'>): C
     : { check: 'TON_API_KEY', status: 'fail', detail: 'unset: toncenter answers 1 request/s without a key; set TON_API_KEY' };
 }
 
-/** The chain API Kassa watches: TON_API_URL, or in sandbox the emulated chain under BASE_URL. */
+/** The chain API Kassa reads: TON_API_URL (its root), or in sandbox the emulated chain under BASE_URL. */
 export function chainEndpoint(config: Pick<Config, 'tonApiUrl' | 'baseUrl'>): string {
-  return config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_JSON_RPC_PATH}`;
+  return config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
 }
 
 export function doctorChainClient(config: Config): ChainClient {
-  return createChainClient({ endpoint: chainEndpoint(config), apiKey: config.tonApiKey, timeoutMs: CHAIN_TIMEOUT_MS });
+  return createChainClient({ endpoint: `${chainEndpoint(config)}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: CHAIN_TIMEOUT_MS });
 }
 
-export async function checkChainApi(client: ChainClient, endpoint: string): Promise<Check> {
+/** Both faces the worker uses answer: v3 (the block reader) and v2 JSON-RPC (get methods). */
+export async function checkChainApi(client: ChainClient, endpoint: string, apiKey: string | null = null): Promise<Check> {
   try {
-    const info = await client.getMasterchainInfo();
-    return { check: 'chain API', status: 'ok', detail: `${endpoint} answers (masterchain block ${info.latestSeqno})` };
+    const latest = await toncenterV3Source({ baseUrl: endpoint, apiKey, timeoutMs: CHAIN_TIMEOUT_MS }).latestBlock();
+    await client.getMasterchainInfo();
+    return { check: 'chain API', status: 'ok', detail: `${endpoint} answers v3 and v2 (masterchain block ${latest.seqno})` };
   } catch (error) {
     return { check: 'chain API', status: 'fail', detail: `${endpoint}: ${toChainApiError(error).message}` };
   }
@@ -144,7 +147,7 @@ export async function runDoctor(config: Config, db: Db, client: ChainClient = do
     checkPublicUrl('CHECKOUT_BASE_URL', config.checkoutBaseUrl),
     checkApiKey(config),
   ];
-  const api = await checkChainApi(client, chainEndpoint(config));
+  const api = await checkChainApi(client, chainEndpoint(config), config.tonApiKey);
   checks.push(api);
   if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, client)));
   else checks.push({ check: 'coins', status: 'fail', detail: 'not verified: the chain API does not answer' });

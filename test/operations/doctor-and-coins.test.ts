@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
 import { issueToken } from '../../src/auth/tokens.ts';
-import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -122,7 +122,7 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
   });
 
   it('doctor: with a public https BASE_URL and the chain API at TON_API_URL, every check passes (exit 0)', async () => {
-    const result = await kassa(['doctor'], { DATABASE_URL: db.url, BASE_URL: 'https://pay.example.com', TON_API_URL: `${url}${SANDBOX_JSON_RPC_PATH}`, TON_API_KEY: 'unused-by-the-sandbox' });
+    const result = await kassa(['doctor'], { DATABASE_URL: db.url, BASE_URL: 'https://pay.example.com', TON_API_URL: `${url}${SANDBOX_TONCENTER_PATH}`, TON_API_KEY: 'unused-by-the-sandbox' });
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.equal(result.json.ok, true);
     assert.ok(!result.json.checks.some((check: any) => check.status === 'fail'));
@@ -145,7 +145,7 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
       await db.pool.query(sql.unsafe`update jetton_masters set master_address = ${masters.USDT!} where coin_symbol = 'USDT' and network = 'sandbox'`);
       await db.pool.query(sql.unsafe`insert into jetton_masters (coin_symbol, network, master_address) values ('NOT', 'sandbox', ${masters.NOT!})`);
     }
-    const unreachable = await runDoctor(loadConfig({ ...env, TON_API_URL: 'http://127.0.0.1:9/jsonRPC' }), db.pool);
+    const unreachable = await runDoctor(loadConfig({ ...env, TON_API_URL: 'http://127.0.0.1:9' }), db.pool);
     assert.equal(check(unreachable, 'chain API').status, 'fail');
     assert.equal(check(unreachable, 'coins').status, 'fail');
     const otherKey = await runDoctor(loadConfig({ ...env, KASSA_MASTER_KEY: crypto.randomBytes(32).toString('hex') }), db.pool);
