@@ -14,8 +14,8 @@
 // then their expires_at is moved to the same near-future second in SQL. The drill says so in its
 // output.
 //
-//   node drills/expiry-burst.ts           short tier: 1,000 payments, 50 paid before T, 10 after
-//   node drills/expiry-burst.ts --long    long tier: 10,000 payments, 200 paid before T, 50 after
+//   node drills/expiry-burst.ts           short tier: 1,000 payments, up to 50 paid before T, 10 after
+//   node drills/expiry-burst.ts --long    long tier: 10,000 payments, up to 200 paid before T, 50 after
 import { api, drill, drillDatabase, drillStore, keepLogs, LONG, readerRunning, sleep, startApart, waitFor } from './lib.ts';
 import { openPool, sql, z, type FragmentSqlToken } from '../src/db/pool.ts';
 import { createPayment } from '../src/payments/commands.ts';
@@ -27,7 +27,7 @@ const PAID = LONG ? 200 : 50;
 const LATE = LONG ? 50 : 10;
 const CREATE_CONCURRENCY = 8;
 const PAY_FROM_MS = LONG ? 10_000 : 3_000; // the just-in-time transfers are sent from this long before T …
-const PAY_UNTIL_MS = 500; // … until this long before T
+const PAY_UNTIL_MS = 250; // … until this long before T
 const LEAD_MS = PAY_FROM_MS + 1_500; // T is at least this far ahead when the payments are moved to it
 const ON_TIME_MS = 2_000; // the issue's bound: expired within 2 s of expiresAt while the reader keeps up
 const STEP_MS = 1_000; // when the reader itself is late: expired within this long of settling past T
@@ -40,7 +40,7 @@ interface Created {
   address: string | null;
 }
 
-await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same second, ${PAID} paid just in time, ${LATE} paid late`, async (report) => {
+await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same second, up to ${PAID} paid just in time, ${LATE} paid late`, async (report) => {
   const db = await drillDatabase();
   const started = await startApart(db.url).catch(async (error: unknown) => {
     await db.destroy();
@@ -82,7 +82,7 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
     report.check('no Graphile job queued per payment', jobsQueued < 10, `${jobsQueued} jobs queued while ${N} payments were created`);
 
     const pending = created.filter((p) => p.coin !== null).sort(() => Math.random() - 0.5);
-    const paid = pending.slice(0, PAID);
+    const candidates = pending.slice(0, PAID);
     const late = pending.slice(PAID, PAID + LATE);
     const pay = (p: Created) => api(apiProcess.url, 'POST', '/sandbox/v1/transfers', { body: { to: p.address, coin: p.coin, amount: p.coinAmount } }).then((response) => ({ response, answeredAt: Date.now() }));
 
@@ -102,21 +102,30 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
       }
     })();
 
-    // 3. Paid just before T: the exact amount, sent from T − 3 s (long: 10 s) to T − 0.5 s on the sandbox
-    //    chain, so the last of them are in blocks the reader books around T. A busy machine may
-    //    execute some after T: what counts is each transfer's chain time, read from the books.
+    // 3. Paid just before T: the exact amount, one transfer after another on the sandbox chain,
+    //    spread from T − 3 s (long: 10 s) until T − 0.25 s (a busy machine gets fewer sent), so the
+    //    last of them are in blocks the reader books around T. One may still execute after T:
+    //    what counts is each transfer's chain time, read from the books.
     await sleep(Math.max(0, T.getTime() - PAY_FROM_MS - Date.now()));
     const every = (PAY_FROM_MS - PAY_UNTIL_MS) / PAID;
-    const transfers = await Promise.all(paid.map((p, i) => sleep(i * every).then(() => pay(p))));
+    const payFrom = Date.now();
+    const paid: Created[] = [];
+    const transfers: Array<Awaited<ReturnType<typeof pay>>> = [];
+    for (const [i, candidate] of candidates.entries()) {
+      await sleep(Math.max(0, payFrom + i * every - Date.now()));
+      if (Date.now() >= T.getTime() - PAY_UNTIL_MS) break;
+      paid.push(candidate);
+      transfers.push(await pay(candidate));
+    }
     // 4. Some pay late: after T, so on-chain time at or after expiresAt.
     await sleep(Math.max(0, T.getTime() - Date.now() + 200));
     const lateTransfers = await Promise.all(late.map(pay));
     const all = [...transfers, ...lateTransfers];
     const sent = all.filter((t) => t.response.status === 201).length;
     report.check(
-      `${PAID + LATE} payments paid on the sandbox chain around T`,
-      sent === PAID + LATE,
-      `${sent}/${PAID + LATE} answered 201; ${transfers.filter((t) => t.answeredAt < T.getTime()).length} of the ${PAID} sent before T answered before it${sent < PAID + LATE ? `; e.g. ${all.find((t) => t.response.status !== 201)?.response.text.slice(0, 120)}` : ''}`,
+      `payments paid on the sandbox chain around T: before it (up to ${PAID}) and ${LATE} after`,
+      sent === paid.length + LATE,
+      `${sent}/${paid.length + LATE} answered 201 (${paid.length} sent before T, ${transfers.filter((t) => t.answeredAt < T.getTime()).length} of them answered before it)${sent < paid.length + LATE ? `; e.g. ${all.find((t) => t.response.status !== 201)?.response.text.slice(0, 120)}` : ''}`,
     );
 
     // 5. The worker's reader expires them; wait until nothing of the store is open and every
@@ -137,7 +146,7 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
     const unpaid = statuses.filter((row) => !payerSet.has(row.id));
     const unpaidExpired = unpaid.filter((row) => row.status === 'expired');
     report.figure('payments by status', JSON.stringify(await statusCounts()));
-    report.check('every unpaid payment is expired (pending and created)', unpaidExpired.length === N - PAID - LATE, `${unpaidExpired.length}/${N - PAID - LATE}`);
+    report.check('every unpaid payment is expired (pending and created)', unpaidExpired.length === N - payers.length && unpaid.length === N - payers.length, `${unpaidExpired.length}/${N - payers.length}`);
 
     // Each paid payment's outcome follows its transfer's chain time against expiresAt (= T).
     const books = await pool.any(sql.type(z.object({ payment_id: z.string(), effect: z.string(), chain_time: z.date(), recorded_at: z.date() }))`
@@ -163,7 +172,7 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
       wrongAfterT.length === 0 && late.every((p) => afterT.includes(p)),
       `${afterT.length - wrongAfterT.length}/${afterT.length} (${LATE} sent after T, ${afterT.length - LATE} of those sent before it executed after it)`,
     );
-    report.check('the scenario had both sides: at least half of the payments sent before T were on chain before it', inTime.length >= PAID / 2, `${inTime.length}/${PAID}`);
+    report.check(`the scenario had both sides: at least ${PAID / 5} payments on chain before T`, inTime.length >= PAID / 5, `${inTime.length} before T, ${afterT.length} at or after it`);
 
     const tooEarly = statuses.filter((row) => row.expired_at !== null && row.expired_at < T).length;
     report.check('none expired before T', tooEarly === 0, `${tooEarly} early`);

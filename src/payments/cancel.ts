@@ -10,7 +10,7 @@ import { waitForChain } from '../chain/clock.ts';
 export { chainBehind };
 
 /** How long a cancel of a pending payment waits for the chain reader before answering 503. */
-export const CANCEL_CHAIN_WAIT_MS = 5_000;
+export const CANCEL_CHAIN_WAIT_MS = 10_000;
 
 /** Waits until the chain is booked up to `now` when the payment is pending; throws chainBehind() past the wait. */
 export async function awaitChainBeforeCancel(db: Db, config: Pick<Config, 'tonNetwork'>, storeId: string, paymentId: string, now: Date): Promise<void> {
