@@ -323,7 +323,7 @@ async function pgbenchCell(script: string, concurrency: number, mode: PgbenchMod
  * (token check, `createOperations`, payment view) on a pool that records them, and turns them
  * into pgbench scripts. Per-request values become expressions over pgbench variables: the
  * idempotency key and the payment id from random numbers, the derivation index from the replay's
- * own nextval (\gset), the deposit address from the index. Replayed with -M prepared, as Kassa
+ * own nextval (\gset), the deposit address and its jetton wallet from the index. Replayed with -M prepared, as Kassa
  * prepares them.
  */
 async function recordReplays(): Promise<{ create: string; retrieve: string; statements: { create: number; retrieve: number } }> {
@@ -346,6 +346,10 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
       sql.type(z.object({ derivation_index: z.string(), address: z.string(), address_friendly: z.string() }))`
         select derivation_index::text, address, address_friendly from deposit_addresses where payment_id = ${paymentId}`,
     );
+    // A jetton payment also watches its deposit's jetton wallet (computed when the method is chosen).
+    const jettonWallet = await pool.maybeOneFirst(
+      sql.type(z.object({ account: z.string() }))`select account from chain_watches where payment_id = ${paymentId} and kind = 'jetton_wallet'`,
+    );
     const gset = (statement: ReplayStatement): ReplayStatement => (/nextval\('deposit_address_index_seq'\)/.test(statement.sql) ? { ...statement, gset: true } : statement);
     const index = 'cast(:index as text)';
     const substitutions = [
@@ -354,6 +358,7 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
       { value: deposit.derivation_index, expression: ':index', exact: true, only: /insert into deposit_addresses/ },
       { value: deposit.address, expression: `('0:' || md5(${index}) || md5('a' || ${index}))` },
       { value: deposit.address_friendly, expression: `('UQ' || md5(${index}))` },
+      ...(jettonWallet ? [{ value: jettonWallet, expression: `('0:' || md5('w' || ${index}) || md5('b' || ${index}))` }] : []),
     ];
     const createScript =
       replayScript(tokenCheck, { substitutions: [], transaction: false, prelude: ['\\set k random(1, 9223372036854775806)', '\\set p random(1, 9223372036854775806)'] }) +
