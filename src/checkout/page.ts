@@ -5,20 +5,36 @@ import { html, jsonForScript, raw, type Html } from './html.ts';
 import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
 import type { TransferLinks } from './links.ts';
 import { assetPath } from './static.ts';
+import { explorerLinks, exchangeRateText, formatPaidAt, paymentReference } from './facts.ts';
+import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPath } from './tonconnect.ts';
 import { amounts, isEnded, type CheckoutRow, type CheckoutView, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 
-/** Strict Content-Security-Policy of every checkout HTML page: nothing inline, nothing third-party. */
-export const CHECKOUT_CSP = [
-  "default-src 'none'",
-  "img-src 'self' data:",
-  "style-src 'self'",
-  "script-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+function csp(styleNonce: string | null): string {
+  return [
+    "default-src 'none'",
+    "img-src 'self' data:",
+    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
+    "script-src 'self'",
+    styleNonce ? `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}` : "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** Strict Content-Security-Policy of the checkout's message pages (404, 429, 5xx): nothing inline, nothing third-party. */
+export const CHECKOUT_CSP = csp(null);
+
+/**
+ * The payment page's policy: the same, plus what TON Connect's UI needs and nothing more: its
+ * style sheet (one <style> element carrying this response's nonce, which the UI fills in) and
+ * connections to the bridges of the wallets the page offers.
+ */
+export const paymentPageCsp = (styleNonce: string): string => csp(styleNonce);
+
+/** Less time left than this: the page warns the customer. */
+export const EXPIRY_WARNING_MS = 5 * 60_000;
 
 const LANGUAGE_NAMES: Record<Lang, string> = { en: 'English', ru: 'Русский' };
 
@@ -56,9 +72,11 @@ interface Shell {
   data?: Record<string, unknown>;
   /** Without JavaScript, an open payment's page reloads itself now and then to show its status. */
   noscriptRefresh?: boolean;
+  /** This response's CSP style nonce: the page loads TON Connect's UI (payment pages only). */
+  styleNonce?: string;
 }
 
-function shell({ lang, prefix, title, body, data, noscriptRefresh }: Shell): string {
+function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce }: Shell): string {
   const switcher = html`<nav class="langs" aria-label="${t(lang, 'language')}"><ul>${LANGUAGES.map(
     (code) => html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
   )}</ul></nav>`;
@@ -74,6 +92,8 @@ function shell({ lang, prefix, title, body, data, noscriptRefresh }: Shell): str
 <link rel="icon" href="data:,">
 ${noscriptRefresh ? html`<noscript><meta http-equiv="refresh" content="20"></noscript>` : ''}
 <link rel="stylesheet" href="${assetPath(prefix, 'checkout.css')}">
+${styleNonce ? html`<style id="_goober" nonce="${styleNonce}"> </style>
+<script src="${assetPath(prefix, 'tonconnect-ui.js')}" defer></script>` : ''}
 ${data ? html`<script src="${assetPath(prefix, 'checkout.js')}" defer></script>` : ''}
 </head>
 <body>
@@ -143,6 +163,14 @@ ${underpaid
 <div><dt>${t(lang, 'remaining')}</dt><dd id="remaining-amount">${coinText(toSend, symbol)}</dd></div>
 </dl>`
     : ''}
+${links
+    ? html`<div class="tonconnect" id="tonconnect" hidden>
+<button type="button" class="button primary" id="tonconnect-pay">${t(lang, 'payConnected')}</button>
+<p class="hint" id="tonconnect-account" hidden><span id="tonconnect-account-text"></span> <button type="button" class="linklike" id="tonconnect-disconnect">${t(lang, 'disconnect')}</button></p>
+<p class="hint or">${t(lang, 'orManually')}</p>
+</div>`
+    : ''}
+${row.coin_kind === 'jetton' ? html`<p class="gas-note" id="gas-note">${t(lang, 'jettonGas', { coin: symbol })}</p>` : ''}
 ${qr ? html`<div class="qr-box">${raw(qr)}</div>` : ''}
 <div class="field" role="group" aria-labelledby="amount-label">
 <span class="field-label" id="amount-label">${t(lang, 'amountToSend')} (${symbol})</span>
@@ -188,10 +216,17 @@ function completedSection(input: PageInput): Html {
 <div class="result ok"><svg class="result-icon" viewBox="0 0 24 24" width="40" height="40" aria-hidden="true" focusable="false"><circle cx="12" cy="12" r="12" fill="currentColor"/><path d="M6.5 12.5l3.5 3.5 7.5-8" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round"/></svg>
 <h2 id="state-title" tabindex="-1">${t(lang, 'paidTitle')}</h2></div>
 <p>${t(lang, 'paidText', { store: row.store_name })}</p>
-${details ? html`<dl class="progress"><div><dt>${t(lang, 'paidAmount')}</dt><dd id="paid-amount">${coinText(details.receivedAmount, details.coin.symbol)}</dd></div></dl>` : ''}
+${details
+    ? html`<dl class="progress"><div><dt>${t(lang, 'paidAmount')}</dt><dd id="paid-amount">${coinText(details.receivedAmount, details.coin.symbol)}</dd></div>
+${row.paid_at ? html`<div><dt>${t(lang, 'paidAt')}</dt><dd><time id="paid-at" datetime="${row.paid_at.toISOString()}">${formatPaidAt(row.paid_at, lang)}</time></dd></div>` : ''}</dl>`
+    : ''}
 ${hashes.length > 0
     ? html`<h3 class="small-title">${t(lang, hashes.length > 1 ? 'transactionsMany' : 'transactions')}</h3>
-<ul class="hashes" role="list">${hashes.map((hash) => html`<li><code>${hash}</code></li>`)}</ul>`
+<ul class="hashes" role="list">${hashes.map(
+        (hash) => html`<li><code>${hash}</code>${explorerLinks(input.network, hash).map(
+          (link) => html` <a class="explorer" href="${link.url}" rel="noreferrer noopener" target="_blank">${t(lang, 'viewOn', { explorer: link.name })}</a>`,
+        )}</li>`,
+      )}</ul>`
     : ''}
 ${returnLink(input)}
 </section>`;
@@ -234,6 +269,9 @@ function stateSection(input: PageInput): Html {
 function checkoutMain(input: PageInput): Html {
   const { lang, row, view, now } = input;
   const open = !isEnded(row.status) && now.getTime() < row.expires_at.getTime();
+  const left = row.expires_at.getTime() - now.getTime();
+  const rate = exchangeRateText({ currency: row.currency, coinSymbol: row.coin_symbol, exchangeRate: row.exchange_rate });
+  const returnUrl = safeHttpUrl(row.return_url ?? undefined);
   return html`<main id="checkout" class="card" data-status="${row.status}" data-key="${stateKey(view)}" data-ended="${isEnded(row.status) ? 'true' : 'false'}">
 <section class="summary" aria-labelledby="store-name">
 <p class="eyebrow">${t(lang, 'payTo')}</p>
@@ -242,22 +280,28 @@ ${row.description !== null ? html`<p class="description" id="description">${row.
 <dl class="facts">
 <div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${row.amount} ${row.currency}</dd></div>
 ${open
-    ? html`<div><dt id="countdown-label">${t(lang, 'timeLeft')}</dt><dd><time id="countdown" role="timer" aria-labelledby="countdown-label" datetime="${row.expires_at.toISOString()}" data-expires-at="${row.expires_at.toISOString()}">${formatCountdown(row.expires_at.getTime() - now.getTime())}</time></dd></div>`
+    ? html`<div><dt id="countdown-label">${t(lang, 'timeLeft')}</dt><dd><time id="countdown" role="timer" aria-labelledby="countdown-label" datetime="${row.expires_at.toISOString()}" data-expires-at="${row.expires_at.toISOString()}">${formatCountdown(left)}</time></dd></div>`
     : ''}
+${rate ? html`<div><dt>${t(lang, 'exchangeRate')}</dt><dd id="exchange-rate">${rate}</dd></div>` : ''}
+<div><dt>${t(lang, 'reference')}</dt><dd><code id="reference">${paymentReference(row.id)}</code></dd></div>
 </dl>
+${open ? html`<p class="warning expiry-warning" id="expiry-warning"${left < EXPIRY_WARNING_MS ? '' : raw(' hidden')}>${t(lang, 'expiresSoon')}</p>` : ''}
 </section>
 ${stateSection(input)}
+${open && returnUrl ? html`<p class="back"><a id="back-link" href="${returnUrl}" rel="noreferrer">${t(lang, 'backToStore', { store: row.store_name })}</a></p>` : ''}
 </main>`;
 }
 
-export function renderPaymentPage(input: PageInput): string {
-  const { lang, prefix, row, view, now } = input;
+export function renderPaymentPage(input: PageInput & { styleNonce: string }): string {
+  const { lang, prefix, row, view, now, styleNonce } = input;
   const base = `${prefix}/v1/checkout/payments/${row.id}`;
+  const open = !isEnded(row.status);
   return shell({
     lang,
     prefix,
     title: t(lang, 'pageTitle', { store: row.store_name }),
-    noscriptRefresh: !isEnded(row.status),
+    noscriptRefresh: open,
+    ...(open ? { styleNonce } : {}),
     body: html`<div class="wrap">
 <div id="notice" class="notice" role="alert" hidden></div>
 ${checkoutMain(input)}
@@ -268,7 +312,9 @@ ${checkoutMain(input)}
       status: view.status,
       ended: isEnded(view.status),
       serverNow: now.getTime(),
-      endpoints: { view: base, events: `${base}/events`, method: `${base}/method` },
+      endpoints: { view: base, events: `${base}/events`, method: `${base}/method`, tonConnect: `${base}/ton-connect` },
+      // Paths on the page's own origin (the script makes them absolute).
+      tonConnect: { manifestPath: tonConnectManifestPath(prefix), walletsListPath: tonConnectWalletsPath(prefix), language: lang },
       messages: clientMessages(lang),
     },
   });

@@ -34,7 +34,7 @@ const checkoutRow = paymentView
     paid_at: true,
     transaction_hashes: true,
   })
-  .extend({ store_name: z.string(), jetton_master: z.string().nullable(), received_base_units: z.string() });
+  .extend({ store_name: z.string(), jetton_master: z.string().nullable(), received_base_units: z.string(), exchange_rate: z.string().nullable() });
 export type CheckoutRow = z.infer<typeof checkoutRow>;
 
 /**
@@ -46,7 +46,7 @@ function checkoutQuery(ids: readonly string[], network: TonNetwork) {
     select p.id, p.store_id, s.name as store_name, p.status, p.amount::text as amount, p.currency, p.description, p.return_url,
            p.coin_symbol, c.name as coin_name, c.decimals::int as coin_decimals, c.kind as coin_kind,
            pm.chain_symbol, ch.name as chain_name, p.coin_amount::text as coin_amount, d.address_friendly,
-           jm.master_address as jetton_master, p.created_at, p.expires_at, p.paid_at,
+           jm.master_address as jetton_master, p.exchange_rate::text as exchange_rate, p.created_at, p.expires_at, p.paid_at,
            coalesce(counted.hashes, array[]::text[]) as transaction_hashes,
            coalesce(counted.total_base_units, 0)::text as received_base_units
     from ${PAYMENT_WITH_METHOD}
