@@ -460,6 +460,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
 
       await watchChain();
       await page.getByRole('heading', { name: 'Оплачено' }).waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('#notice').isHidden(), true, 'the "sent" notice gives way to the result');
       assert.equal(await page.locator('#paid-amount').innerText(), '3 USDT');
       await assertAccessible(page, 'paid, phone, ru');
       await shot(page, '19-tonconnect-usdt-paid-ru');

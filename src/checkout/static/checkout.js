@@ -76,6 +76,7 @@
         if (next.getAttribute('data-ended') === 'true') {
           ended = true;
           stopLive();
+          notice(''); // e.g. "sent, confirming": the page itself now says what happened
         }
         localTimes();
         showTonConnect();
