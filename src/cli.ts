@@ -8,7 +8,7 @@ import { migrate } from './db/migrate.ts';
 import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
 import { issueToken, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
-import { createStore, DEFAULT_METHODS, parseMethodList, StoreInputError } from './stores/stores.ts';
+import { createStore, DEFAULT_METHODS, parseMethodList, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
 
@@ -20,6 +20,7 @@ const USAGE = `usage:
   kassa start [--api | --worker]
   kassa migrate
   kassa store create --name NAME [--methods TON/TON,USDT/TON]
+  kassa store update ID [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB]
   kassa token issue --store ID [--expires-in 30d]
   kassa token revoke JTI
   kassa keys rotate`;
@@ -88,6 +89,12 @@ export async function main(argv: string[]): Promise<number> {
     const name = required(values.name, '--name');
     const methods = parseMethodList(typeof values.methods === 'string' ? values.methods : DEFAULT_METHODS);
     print(await withDatabase(config, log, (pool) => createStore(pool, name, methods)));
+    return 0;
+  }
+  if (command === 'store' && sub === 'update') {
+    const { values, positionals } = parse(rest, Object.fromEntries(STORE_OPTIONS.map((option) => [option.flag, { type: 'string' as const }])), 1);
+    const given = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given)));
     return 0;
   }
   if (command === 'token' && sub === 'issue') {
