@@ -10,13 +10,22 @@ import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPa
 import { amounts, isEnded, type CheckoutRow, type CheckoutView, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 
-function csp(styleNonce: string | null): string {
+interface CspOptions {
+  /** This response's nonce for its <style> elements (TON Connect's UI, the store's colour). */
+  styleNonce?: string;
+  /** Connections to the bridges of the offered wallets (an open payment's page). */
+  bridges?: boolean;
+  /** The origin of the store's logo. */
+  imageOrigin?: string | null;
+}
+
+function csp({ styleNonce, bridges, imageOrigin }: CspOptions = {}): string {
   return [
     "default-src 'none'",
-    "img-src 'self' data:",
+    imageOrigin ? `img-src 'self' data: ${imageOrigin}` : "img-src 'self' data:",
     styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
     "script-src 'self'",
-    styleNonce ? `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}` : "connect-src 'self'",
+    bridges ? `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}` : "connect-src 'self'",
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
@@ -24,14 +33,28 @@ function csp(styleNonce: string | null): string {
 }
 
 /** Strict Content-Security-Policy of the checkout's message pages (404, 429, 5xx): nothing inline, nothing third-party. */
-export const CHECKOUT_CSP = csp(null);
+export const CHECKOUT_CSP = csp();
 
 /**
- * The payment page's policy: the same, plus what TON Connect's UI needs and nothing more: its
- * style sheet (one <style> element carrying this response's nonce, which the UI fills in) and
- * connections to the bridges of the wallets the page offers.
+ * A payment page's policy: the same, plus only what this page needs: <style> elements carrying
+ * this response's nonce (TON Connect's UI fills one; the store's colour is another), connections
+ * to the bridges of the wallets the page offers while the payment is open, and the store's logo.
  */
-export const paymentPageCsp = (styleNonce: string): string => csp(styleNonce);
+export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string): string {
+  return csp({ styleNonce, bridges: !isEnded(row.status), imageOrigin: row.store_logo_url ? new URL(row.store_logo_url).origin : null });
+}
+
+/** The text colour with the better contrast on `background` (#rrggbb): white or near-black. */
+export function textColourOn(background: string): string {
+  const channel = (hex: string) => {
+    const c = parseInt(hex, 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const luminance = 0.2126 * channel(background.slice(1, 3)) + 0.7152 * channel(background.slice(3, 5)) + 0.0722 * channel(background.slice(5, 7));
+  const contrastWhite = 1.05 / (luminance + 0.05);
+  const contrastDark = (luminance + 0.05) / (0.0116 + 0.05); // #111111
+  return contrastWhite >= contrastDark ? '#ffffff' : '#111111';
+}
 
 /** Less time left than this: the page warns the customer. */
 export const EXPIRY_WARNING_MS = 5 * 60_000;
@@ -72,11 +95,15 @@ interface Shell {
   data?: Record<string, unknown>;
   /** Without JavaScript, an open payment's page reloads itself now and then to show its status. */
   noscriptRefresh?: boolean;
-  /** This response's CSP style nonce: the page loads TON Connect's UI (payment pages only). */
+  /** This response's CSP style nonce (payment pages only). */
   styleNonce?: string;
+  /** Load TON Connect's UI (an open payment). */
+  tonConnect?: boolean;
+  /** The store's colour (#rrggbb) for the main button and the card's top edge. */
+  accent?: string | null;
 }
 
-function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce }: Shell): string {
+function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, tonConnect, accent }: Shell): string {
   const switcher = html`<nav class="langs" aria-label="${t(lang, 'language')}"><ul>${LANGUAGES.map(
     (code) => html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
   )}</ul></nav>`;
@@ -92,7 +119,8 @@ function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce }:
 <link rel="icon" href="data:,">
 ${noscriptRefresh ? html`<noscript><meta http-equiv="refresh" content="20"></noscript>` : ''}
 <link rel="stylesheet" href="${assetPath(prefix, 'checkout.css')}">
-${styleNonce ? html`<style id="_goober" nonce="${styleNonce}"> </style>
+${styleNonce && accent && /^#[0-9a-f]{6}$/.test(accent) ? html`<style nonce="${styleNonce}">:root{--brand:${accent};--brand-text:${textColourOn(accent)}}.card{border-top:4px solid ${accent}}</style>` : ''}
+${styleNonce && tonConnect ? html`<style id="_goober" nonce="${styleNonce}"> </style>
 <script src="${assetPath(prefix, 'tonconnect-ui.js')}" defer></script>` : ''}
 ${data ? html`<script src="${assetPath(prefix, 'checkout.js')}" defer></script>` : ''}
 </head>
@@ -274,6 +302,7 @@ function checkoutMain(input: PageInput): Html {
   const returnUrl = safeHttpUrl(row.return_url ?? undefined);
   return html`<main id="checkout" class="card" data-status="${row.status}" data-key="${stateKey(view)}" data-ended="${isEnded(row.status) ? 'true' : 'false'}">
 <section class="summary" aria-labelledby="store-name">
+${row.store_logo_url ? html`<img class="logo" id="store-logo" src="${row.store_logo_url}" alt="" width="56" height="56">` : ''}
 <p class="eyebrow">${t(lang, 'payTo')}</p>
 <h1 id="store-name">${row.store_name}</h1>
 ${row.description !== null ? html`<p class="description" id="description">${row.description}</p>` : ''}
@@ -301,7 +330,9 @@ export function renderPaymentPage(input: PageInput & { styleNonce: string }): st
     prefix,
     title: t(lang, 'pageTitle', { store: row.store_name }),
     noscriptRefresh: open,
-    ...(open ? { styleNonce } : {}),
+    styleNonce,
+    tonConnect: open,
+    accent: row.store_accent_color,
     body: html`<div class="wrap">
 <div id="notice" class="notice" role="alert" hidden></div>
 ${checkoutMain(input)}

@@ -299,7 +299,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     const links = row.status === 'pending' ? transferLinks(row, network) : null;
     const qr = links ? await qrSvg(links.ton, t(lang, 'qrLabel')) : null;
     const styleNonce = crypto.randomBytes(16).toString('base64');
-    htmlHeaders(ctx, lang, isEnded(row.status) ? CHECKOUT_CSP : paymentPageCsp(styleNonce));
+    htmlHeaders(ctx, lang, paymentPageCsp(row, styleNonce));
     ctx.status = 200;
     ctx.body = renderPaymentPage({ lang, prefix, network, row, view: present(row), offers, links, qr, now, styleNonce });
   });

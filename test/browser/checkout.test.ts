@@ -18,6 +18,7 @@ import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 import { injectTestWallet, TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
+import { updateStore } from '../../src/stores/stores.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/checkout');
@@ -513,6 +514,39 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       assert.deepEqual(ownProblems(problems), []);
     } finally {
       await context.close();
+    }
+  });
+});
+
+describe('the shop\'s face in headless Chromium', () => {
+  it('display name, logo and accent colour on a phone and a desktop, in both languages, accessible', async () => {
+    const shop = await app.store({ name: 'acct-7781', methods: 'TON/TON,USDT/TON' });
+    const updated = await updateStore(app.pool, shop.id, { 'display-name': 'Green Leaf Tea', 'logo-url': 'https://cdn.example.com/brand/logo.svg', 'accent-color': '#2e7d32' });
+    assert.equal(updated.accentColor, '#2e7d32');
+    const created = await app.request('POST', '/v1/payments', { token: shop.token, body: { amount: '12', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } });
+    assert.equal(created.status, 201, created.text);
+    // The merchant's logo host, answered here (this machine is offline); the page's CSP allows that origin alone.
+    const logo = '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="56" viewBox="0 0 56 56"><rect width="56" height="56" rx="12" fill="#2e7d32"/><path d="M28 12c10 6 12 20 0 32-12-12-10-26 0-32z" fill="#c8e6c9"/></svg>';
+    for (const [viewport, locale, name] of [[MOBILE, 'en-US', '22-branded-phone-en'], [DESKTOP, 'ru-RU', '23-branded-desktop-ru']] as const) {
+      const { context, page, problems } = await open({ viewport, locale });
+      try {
+        await context.route('https://cdn.example.com/brand/logo.svg', (route) => route.fulfill({ contentType: 'image/svg+xml', body: logo }));
+        await page.goto(`${app.url}/pay/${created.json.id}`);
+        assert.equal(await page.locator('h1').innerText(), 'Green Leaf Tea');
+        await page.waitForFunction(() => {
+          const image = document.getElementById('store-logo') as HTMLImageElement | null;
+          return !!image && image.complete && image.naturalWidth > 0;
+        }, undefined, { timeout: 5000 });
+        const pay = page.locator('#tonconnect-pay');
+        await pay.waitFor({ state: 'visible', timeout: 10_000 });
+        assert.equal(await pay.evaluate((element) => getComputedStyle(element).backgroundColor), 'rgb(46, 125, 50)');
+        assert.equal(await pay.evaluate((element) => getComputedStyle(element).color), 'rgb(255, 255, 255)');
+        await assertAccessible(page, name);
+        await shot(page, name);
+        assert.deepEqual(problems, []);
+      } finally {
+        await context.close();
+      }
     }
   });
 });

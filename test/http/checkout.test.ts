@@ -12,6 +12,7 @@ import { sql, z } from '../../src/db/pool.ts';
 import { negotiateLang } from '../../src/checkout/i18n.ts';
 import { CHECKOUT_CSP, paymentPageCsp } from '../../src/checkout/page.ts';
 import { TON_CONNECT_BRIDGE_ORIGINS } from '../../src/checkout/tonconnect.ts';
+import { updateStore } from '../../src/stores/stores.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
@@ -168,7 +169,7 @@ describe('GET {checkout}/{id}: the page', () => {
     // TON Connect's UI fills one empty <style> element carrying this response's nonce.
     const nonce = /<style id="_goober" nonce="([A-Za-z0-9+/=]{24})"> <\/style>/.exec(response.text)?.[1];
     assert.ok(nonce, 'the style element of TON Connect\'s UI, with a nonce');
-    assert.equal(csp, paymentPageCsp(nonce));
+    assert.equal(csp, paymentPageCsp({ status: 'created', store_logo_url: null }, nonce));
     for (const directive of ["default-src 'none'", "img-src 'self' data:", `style-src 'self' 'nonce-${nonce}'`, "script-src 'self'", `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}`, "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"]) {
       assert.ok(csp!.includes(directive), directive);
     }
@@ -384,6 +385,36 @@ describe('what a customer asks for on the page', () => {
     } finally {
       await mainnet.close();
     }
+  });
+});
+
+describe('the shop\'s face', () => {
+  it('shows the display name, the logo (its origin alone added to img-src) and the accent colour (a nonce\'d style)', async () => {
+    const shop = await app.store({ name: 'internal-name-42', methods: 'TON/TON' });
+    await updateStore(app.pool, shop.id, { 'display-name': 'Green Leaf Tea', 'logo-url': 'https://cdn.example.com/brand/logo.svg', 'accent-color': '#2E7D32' });
+    const created = await app.request('POST', '/v1/payments', { token: shop.token, body: { amount: '1', currency: 'TON' } });
+    const response = await page(created.json.id);
+    const html = response.text;
+    assert.ok(html.includes('<h1 id="store-name">Green Leaf Tea</h1>'));
+    assert.ok(html.includes('<title>Payment to Green Leaf Tea</title>'));
+    assert.ok(!html.includes('internal-name-42'), 'the internal name stays internal');
+    assert.ok(html.includes('<img class="logo" id="store-logo" src="https://cdn.example.com/brand/logo.svg" alt="" width="56" height="56">'));
+    const nonce = /<style nonce="([^"]+)">:root\{--brand:#2e7d32;--brand-text:#ffffff\}\.card\{border-top:4px solid #2e7d32\}<\/style>/.exec(html)?.[1];
+    assert.ok(nonce, 'the accent colour in a nonce\'d style');
+    const csp = response.headers.get('content-security-policy')!;
+    assert.ok(csp.includes("img-src 'self' data: https://cdn.example.com;"), csp);
+    assert.ok(csp.includes(`style-src 'self' 'nonce-${nonce}'`), csp);
+    assert.equal((await view(created.json.id)).json.store.name, 'Green Leaf Tea');
+    // A light colour gets dark text (contrast).
+    await updateStore(app.pool, shop.id, { 'accent-color': '#ffd54f' });
+    assert.match((await page(created.json.id)).text, /--brand:#ffd54f;--brand-text:#111111/);
+  });
+
+  it('defaults unchanged: no logo, no colour of the store, the store name', async () => {
+    const html = (await page((await createPayment()).id)).text;
+    assert.ok(!html.includes('--brand'));
+    assert.ok(!html.includes('id="store-logo"'));
+    assert.ok(html.includes('<h1 id="store-name">Coffee &amp; Co</h1>'));
   });
 });
 
