@@ -133,6 +133,7 @@ describe('checkout in headless Chromium', () => {
       const ton = page.getByRole('button', { name: /TON \(Toncoin on TON\)/ });
       assert.match(await usdt.innerText(), /10\.5 USDT/);
       assert.match(await ton.innerText(), /2\.1 TON/);
+      await assertAccessible(page, 'created, phone, en');
       await shot(page, '01-created-en');
 
       await markDocument(page);
@@ -219,6 +220,7 @@ describe('checkout in headless Chromium', () => {
       // Opened afresh.
       await page.reload();
       await page.getByRole('heading', { name: 'This payment has expired' }).waitFor();
+      await assertAccessible(page, 'expired');
       await shot(page, '05-expired-en');
       assert.deepEqual(problems, []);
     } finally {
@@ -234,6 +236,7 @@ describe('checkout in headless Chromium', () => {
       assert.equal(await page.getAttribute('html', 'lang'), 'ru');
       await page.getByRole('heading', { name: 'Выберите способ оплаты' }).waitFor();
       assert.equal(await page.locator('#countdown-label').innerText(), 'Осталось времени');
+      await assertAccessible(page, 'created, ru');
       await shot(page, '06-created-ru');
 
       // Keyboard only: Tab to the TON method and press Enter.
@@ -278,6 +281,7 @@ describe('checkout in headless Chromium', () => {
       assert.ok(await sameDocument(page));
       assert.ok(polls.length >= 1, 'it polled the public JSON view');
       assert.equal(await page.locator('#return-link').getAttribute('href'), 'https://shop.example.com/cart');
+      await assertAccessible(page, 'cancelled');
       await shot(page, '10-cancelled-en');
       assert.deepEqual(problems.filter((p) => !p.includes('ERR_FAILED')), []);
     } finally {
@@ -293,6 +297,7 @@ describe('checkout in headless Chromium', () => {
       await page.locator('svg.qr').waitFor();
       // The QR code keeps its white quiet zone on a dark page.
       assert.equal(await page.locator('.qr-box').evaluate((element) => getComputedStyle(element).backgroundColor), 'rgb(255, 255, 255)');
+      await assertAccessible(page, 'pending, dark');
       await shot(page, '11-pending-dark');
       assert.deepEqual(problems, []);
     } finally {
@@ -311,6 +316,7 @@ describe('checkout in headless Chromium', () => {
       const missing = await page.goto(`${app.url}/pay/00000000-0000-4000-8000-000000000000`);
       assert.equal(missing?.status(), 404);
       await page.getByRole('heading', { name: 'Payment not found' }).waitFor();
+      await assertAccessible(page, '404');
       await shot(page, '09-not-found');
       assert.deepEqual(problems.filter((p) => !p.includes('404')), []);
     } finally {
