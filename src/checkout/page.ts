@@ -162,10 +162,10 @@ ${list.length === 0
     : html`<p class="hint">${t(lang, 'chooseHint')}</p>
 <ul class="methods" role="list">${list.map(({ method, coinAmount }) => {
         const name = t(lang, 'coinOnChain', { coin: method.coin_name, chain: method.chain_name });
-        const label = coinAmount === null ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}` : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })} (${name})`;
+        const label = coinAmount === null ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}` : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })}, ${name}`;
         return html`<li><button type="button" class="method" data-method-id="${method.id}" data-coin="${method.coin_symbol}" aria-label="${label}"${coinAmount === null ? raw(' disabled data-unavailable="true"') : ''}>
 <img src="${prefix}/assets/coins/${encodeURIComponent(method.coin_symbol)}.svg" alt="" width="36" height="36">
-<span class="method-text"><span class="method-amount">${coinAmount === null ? method.coin_symbol : coinText(coinAmount, method.coin_symbol)}</span><span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
+<span class="method-text"><span class="method-amount">${coinAmount === null ? method.coin_symbol : coinText(coinAmount, method.coin_symbol)}</span> <span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
 <span class="chevron" aria-hidden="true">›</span>
 </button></li>`;
       })}</ul>`}
