@@ -8,7 +8,7 @@ import { migrate } from './db/migrate.ts';
 import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
 import { issueToken, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
-import { createStore, DEFAULT_METHODS, parseMethodList, StoreInputError } from './stores/stores.ts';
+import { createStore, DEFAULT_METHODS, parseMethodList, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
 import { runOperationsCommand } from './operations/commands.ts';
@@ -31,6 +31,12 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON]',
     summary: 'Creates a store. Prints {"id", "name", "methods": [{"id", "coin", "chain"}]}.',
     options: ['--name NAME        the store\'s name (required)', '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)'],
+  },
+  {
+    name: 'store update',
+    usage: 'kassa store update ID [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB]',
+    summary: 'Changes a store\'s face on the checkout page ("" clears a field). Prints the store.',
+    options: ['--display-name NAME   the name customers see', '--logo-url URL        an https logo', '--accent-color #RRGGBB the main button\'s colour'],
   },
   {
     name: 'token issue',
@@ -159,6 +165,12 @@ export async function main(argv: string[]): Promise<number> {
     const name = required(values.name, '--name');
     const methods = parseMethodList(typeof values.methods === 'string' ? values.methods : DEFAULT_METHODS);
     print(await withDatabase(config, log, (pool) => createStore(pool, name, methods)));
+    return 0;
+  }
+  if (command === 'store' && sub === 'update') {
+    const { values, positionals } = parse(rest, Object.fromEntries(STORE_OPTIONS.map((option) => [option.flag, { type: 'string' as const }])), 1);
+    const given = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given)));
     return 0;
   }
   if (command === 'token' && sub === 'issue') {

@@ -23,6 +23,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   payment_expired: 409,
   method_already_selected: 409,
   payment_not_open: 409,
+  method_not_selected: 409,
   payment_not_completed: 409,
   no_webhook_url: 409,
   payload_too_large: 413,
@@ -34,6 +35,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   service_unavailable: 503,
   chain_behind: 503,
   too_many_streams: 503,
+  chain_unavailable: 503,
 };
 
 export class ApiError extends Error {

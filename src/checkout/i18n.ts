@@ -89,6 +89,24 @@ const en = {
   err_generic: 'Something went wrong. Please try again.',
   noscript: 'Turn on JavaScript to choose a payment method and to see the status update live.',
   footer: 'Secure payment page. Kassa never asks for your seed phrase or keys.',
+  payConnected: 'Pay with a connected wallet',
+  payWithWallet: 'Pay with {wallet}',
+  connectedAs: 'Connected: {wallet}, {address}',
+  disconnect: 'Disconnect',
+  orManually: 'Or pay from any wallet: scan the QR code, or send the exact amount to the address below.',
+  sentShort: 'Sent, confirming…',
+  sentConfirming: 'Sent from your wallet. Confirming on the network: this page updates by itself.',
+  walletRejected: 'The wallet did not send the payment. You can try again, or pay another way below.',
+  tonConnectFailed: 'The wallet could not be asked to pay. Try again, or pay another way below.',
+  jettonGas: 'Your wallet also needs a little TON (about 0.05 TON) for the network fee of a {coin} transfer; most of it comes back.',
+  exchangeRate: 'Exchange rate',
+  reference: 'Payment reference',
+  expiresSoon: 'Less than 5 minutes left to pay.',
+  minutesLeft: '{minutes} minutes left to pay.',
+  oneMinuteLeft: '1 minute left to pay.',
+  backToStore: 'Back to {store} without paying',
+  paidAt: 'Paid at',
+  viewOn: 'View on {explorer}',
 };
 
 export type Messages = typeof en;
@@ -119,8 +137,8 @@ const ru: Messages = {
   depositAddress: 'Адрес для оплаты',
   amountToSend: 'Сумма к отправке',
   copy: 'Копировать',
-  copyAddress: 'Скопировать адрес',
-  copyAmount: 'Скопировать сумму',
+  copyAddress: 'Копировать адрес',
+  copyAmount: 'Копировать сумму',
   copied: 'Скопировано',
   copyFailed: 'Не удалось скопировать: выделите текст и скопируйте его',
   qrLabel: 'QR-код ссылки на оплату: отсканируйте его кошельком TON',
@@ -160,6 +178,24 @@ const ru: Messages = {
   err_generic: 'Что-то пошло не так. Попробуйте ещё раз.',
   noscript: 'Включите JavaScript, чтобы выбрать способ оплаты и видеть статус без перезагрузки.',
   footer: 'Защищённая страница оплаты. Kassa никогда не спрашивает seed-фразу или ключи.',
+  payConnected: 'Оплатить подключённым кошельком',
+  payWithWallet: 'Оплатить в {wallet}',
+  connectedAs: 'Подключён: {wallet}, {address}',
+  disconnect: 'Отключить',
+  orManually: 'Или оплатите из любого кошелька: отсканируйте QR-код или отправьте точную сумму на адрес ниже.',
+  sentShort: 'Отправлено, подтверждаем…',
+  sentConfirming: 'Отправлено из кошелька. Ждём подтверждения в сети: страница обновится сама.',
+  walletRejected: 'Кошелёк не отправил платёж. Попробуйте ещё раз или оплатите другим способом ниже.',
+  tonConnectFailed: 'Не удалось отправить запрос в кошелёк. Попробуйте ещё раз или оплатите другим способом ниже.',
+  jettonGas: 'Для перевода {coin} кошельку нужно немного TON на комиссию сети (около 0,05 TON); бо́льшая часть вернётся.',
+  exchangeRate: 'Курс обмена',
+  reference: 'Номер платежа',
+  expiresSoon: 'На оплату осталось меньше 5 минут.',
+  minutesLeft: 'На оплату осталось минут: {minutes}.',
+  oneMinuteLeft: 'На оплату осталась 1 минута.',
+  backToStore: 'Вернуться в магазин «{store}» без оплаты',
+  paidAt: 'Оплачено',
+  viewOn: 'Открыть в {explorer}',
 };
 
 export const MESSAGES: Record<Lang, Messages> = { en, ru };
@@ -171,6 +207,6 @@ export function t(lang: Lang, key: MessageKey, values: Record<string, string> = 
 
 /** The messages the page script needs, for the JSON data block. */
 export function clientMessages(lang: Lang): Record<string, string> {
-  const keys = Object.keys(en).filter((key) => key.startsWith('err_') || ['copied', 'copyFailed', 'timeUp', 'selecting'].includes(key)) as MessageKey[];
+  const keys = Object.keys(en).filter((key) => key.startsWith('err_') || ['copied', 'copyFailed', 'timeUp', 'selecting', 'payConnected', 'payWithWallet', 'connectedAs', 'sentShort', 'sentConfirming', 'walletRejected', 'tonConnectFailed', 'expiresSoon', 'minutesLeft', 'oneMinuteLeft'].includes(key)) as MessageKey[];
   return Object.fromEntries(keys.map((key) => [key, MESSAGES[lang][key]]));
 }

@@ -5,20 +5,59 @@ import { html, jsonForScript, raw, type Html } from './html.ts';
 import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
 import type { TransferLinks } from './links.ts';
 import { assetPath } from './static.ts';
+import { explorerLinks, exchangeRateText, formatPaidAt, paymentReference } from './facts.ts';
+import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPath } from './tonconnect.ts';
 import { amounts, isEnded, type CheckoutRow, type CheckoutView, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 
-/** Strict Content-Security-Policy of every checkout HTML page: nothing inline, nothing third-party. */
-export const CHECKOUT_CSP = [
-  "default-src 'none'",
-  "img-src 'self' data:",
-  "style-src 'self'",
-  "script-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+interface CspOptions {
+  /** This response's nonce for its <style> elements (TON Connect's UI, the store's colour). */
+  styleNonce?: string;
+  /** Connections to the bridges of the offered wallets (an open payment's page). */
+  bridges?: boolean;
+  /** The origin of the store's logo. */
+  imageOrigin?: string | null;
+}
+
+function csp({ styleNonce, bridges, imageOrigin }: CspOptions = {}): string {
+  return [
+    "default-src 'none'",
+    imageOrigin ? `img-src 'self' data: ${imageOrigin}` : "img-src 'self' data:",
+    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
+    "script-src 'self'",
+    bridges ? `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}` : "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** Strict Content-Security-Policy of the checkout's message pages (404, 429, 5xx): nothing inline, nothing third-party. */
+export const CHECKOUT_CSP = csp();
+
+/**
+ * A payment page's policy: the same, plus only what this page needs: <style> elements carrying
+ * this response's nonce (TON Connect's UI fills one; the store's colour is another), connections
+ * to the bridges of the wallets the page offers while the payment is open, and the store's logo.
+ */
+export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string): string {
+  return csp({ styleNonce, bridges: !isEnded(row.status), imageOrigin: row.store_logo_url ? new URL(row.store_logo_url).origin : null });
+}
+
+/** The text colour with the better contrast on `background` (#rrggbb): white or near-black. */
+export function textColourOn(background: string): string {
+  const channel = (hex: string) => {
+    const c = parseInt(hex, 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const luminance = 0.2126 * channel(background.slice(1, 3)) + 0.7152 * channel(background.slice(3, 5)) + 0.0722 * channel(background.slice(5, 7));
+  const contrastWhite = 1.05 / (luminance + 0.05);
+  const contrastDark = (luminance + 0.05) / (0.0116 + 0.05); // #111111
+  return contrastWhite >= contrastDark ? '#ffffff' : '#111111';
+}
+
+/** Less time left than this: the page warns the customer. */
+export const EXPIRY_WARNING_MS = 5 * 60_000;
 
 const LANGUAGE_NAMES: Record<Lang, string> = { en: 'English', ru: 'Русский' };
 
@@ -56,9 +95,15 @@ interface Shell {
   data?: Record<string, unknown>;
   /** Without JavaScript, an open payment's page reloads itself now and then to show its status. */
   noscriptRefresh?: boolean;
+  /** This response's CSP style nonce (payment pages only). */
+  styleNonce?: string;
+  /** Load TON Connect's UI (an open payment). */
+  tonConnect?: boolean;
+  /** The store's colour (#rrggbb) for the main button and the card's top edge. */
+  accent?: string | null;
 }
 
-function shell({ lang, prefix, title, body, data, noscriptRefresh }: Shell): string {
+function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, tonConnect, accent }: Shell): string {
   const switcher = html`<nav class="langs" aria-label="${t(lang, 'language')}"><ul>${LANGUAGES.map(
     (code) => html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
   )}</ul></nav>`;
@@ -74,6 +119,9 @@ function shell({ lang, prefix, title, body, data, noscriptRefresh }: Shell): str
 <link rel="icon" href="data:,">
 ${noscriptRefresh ? html`<noscript><meta http-equiv="refresh" content="20"></noscript>` : ''}
 <link rel="stylesheet" href="${assetPath(prefix, 'checkout.css')}">
+${styleNonce && accent && /^#[0-9a-f]{6}$/.test(accent) ? html`<style nonce="${styleNonce}">:root{--brand:${accent};--brand-text:${textColourOn(accent)}}.card{border-top:4px solid ${accent}}</style>` : ''}
+${styleNonce && tonConnect ? html`<style id="_goober" nonce="${styleNonce}"> </style>
+<script src="${assetPath(prefix, 'tonconnect-ui.js')}" defer></script>` : ''}
 ${data ? html`<script src="${assetPath(prefix, 'checkout.js')}" defer></script>` : ''}
 </head>
 <body>
@@ -114,10 +162,10 @@ ${list.length === 0
     : html`<p class="hint">${t(lang, 'chooseHint')}</p>
 <ul class="methods" role="list">${list.map(({ method, coinAmount }) => {
         const name = t(lang, 'coinOnChain', { coin: method.coin_name, chain: method.chain_name });
-        const label = coinAmount === null ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}` : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })} (${name})`;
+        const label = coinAmount === null ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}` : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })}, ${name}`;
         return html`<li><button type="button" class="method" data-method-id="${method.id}" data-coin="${method.coin_symbol}" aria-label="${label}"${coinAmount === null ? raw(' disabled data-unavailable="true"') : ''}>
 <img src="${prefix}/assets/coins/${encodeURIComponent(method.coin_symbol)}.svg" alt="" width="36" height="36">
-<span class="method-text"><span class="method-amount">${coinAmount === null ? method.coin_symbol : coinText(coinAmount, method.coin_symbol)}</span><span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
+<span class="method-text"><span class="method-amount">${coinAmount === null ? method.coin_symbol : coinText(coinAmount, method.coin_symbol)}</span> <span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
 <span class="chevron" aria-hidden="true">›</span>
 </button></li>`;
       })}</ul>`}
@@ -143,6 +191,14 @@ ${underpaid
 <div><dt>${t(lang, 'remaining')}</dt><dd id="remaining-amount">${coinText(toSend, symbol)}</dd></div>
 </dl>`
     : ''}
+${links
+    ? html`<div class="tonconnect" id="tonconnect" hidden>
+<button type="button" class="button primary" id="tonconnect-pay">${t(lang, 'payConnected')}</button>
+<p class="hint" id="tonconnect-account" hidden><span id="tonconnect-account-text"></span> <button type="button" class="linklike" id="tonconnect-disconnect">${t(lang, 'disconnect')}</button></p>
+<p class="hint or">${t(lang, 'orManually')}</p>
+</div>`
+    : ''}
+${row.coin_kind === 'jetton' ? html`<p class="gas-note" id="gas-note">${t(lang, 'jettonGas', { coin: symbol })}</p>` : ''}
 ${qr ? html`<div class="qr-box">${raw(qr)}</div>` : ''}
 <div class="field" role="group" aria-labelledby="amount-label">
 <span class="field-label" id="amount-label">${t(lang, 'amountToSend')} (${symbol})</span>
@@ -188,10 +244,17 @@ function completedSection(input: PageInput): Html {
 <div class="result ok"><svg class="result-icon" viewBox="0 0 24 24" width="40" height="40" aria-hidden="true" focusable="false"><circle cx="12" cy="12" r="12" fill="currentColor"/><path d="M6.5 12.5l3.5 3.5 7.5-8" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round"/></svg>
 <h2 id="state-title" tabindex="-1">${t(lang, 'paidTitle')}</h2></div>
 <p>${t(lang, 'paidText', { store: row.store_name })}</p>
-${details ? html`<dl class="progress"><div><dt>${t(lang, 'paidAmount')}</dt><dd id="paid-amount">${coinText(details.receivedAmount, details.coin.symbol)}</dd></div></dl>` : ''}
+${details
+    ? html`<dl class="progress"><div><dt>${t(lang, 'paidAmount')}</dt><dd id="paid-amount">${coinText(details.receivedAmount, details.coin.symbol)}</dd></div>
+${row.paid_at ? html`<div><dt>${t(lang, 'paidAt')}</dt><dd><time id="paid-at" datetime="${row.paid_at.toISOString()}">${formatPaidAt(row.paid_at, lang)}</time></dd></div>` : ''}</dl>`
+    : ''}
 ${hashes.length > 0
     ? html`<h3 class="small-title">${t(lang, hashes.length > 1 ? 'transactionsMany' : 'transactions')}</h3>
-<ul class="hashes" role="list">${hashes.map((hash) => html`<li><code>${hash}</code></li>`)}</ul>`
+<ul class="hashes" role="list">${hashes.map(
+        (hash) => html`<li><code>${hash}</code>${explorerLinks(input.network, hash).map(
+          (link) => html` <a class="explorer" href="${link.url}" rel="noreferrer noopener" target="_blank">${t(lang, 'viewOn', { explorer: link.name })}</a>`,
+        )}</li>`,
+      )}</ul>`
     : ''}
 ${returnLink(input)}
 </section>`;
@@ -234,30 +297,42 @@ function stateSection(input: PageInput): Html {
 function checkoutMain(input: PageInput): Html {
   const { lang, row, view, now } = input;
   const open = !isEnded(row.status) && now.getTime() < row.expires_at.getTime();
+  const left = row.expires_at.getTime() - now.getTime();
+  const rate = exchangeRateText({ currency: row.currency, coinSymbol: row.coin_symbol, exchangeRate: row.exchange_rate });
+  const returnUrl = safeHttpUrl(row.return_url ?? undefined);
   return html`<main id="checkout" class="card" data-status="${row.status}" data-key="${stateKey(view)}" data-ended="${isEnded(row.status) ? 'true' : 'false'}">
 <section class="summary" aria-labelledby="store-name">
+${row.store_logo_url ? html`<img class="logo" id="store-logo" src="${row.store_logo_url}" alt="" width="56" height="56">` : ''}
 <p class="eyebrow">${t(lang, 'payTo')}</p>
 <h1 id="store-name">${row.store_name}</h1>
 ${row.description !== null ? html`<p class="description" id="description">${row.description}</p>` : ''}
 <dl class="facts">
 <div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${row.amount} ${row.currency}</dd></div>
 ${open
-    ? html`<div><dt id="countdown-label">${t(lang, 'timeLeft')}</dt><dd><time id="countdown" role="timer" aria-labelledby="countdown-label" datetime="${row.expires_at.toISOString()}" data-expires-at="${row.expires_at.toISOString()}">${formatCountdown(row.expires_at.getTime() - now.getTime())}</time></dd></div>`
+    ? html`<div><dt id="countdown-label">${t(lang, 'timeLeft')}</dt><dd><time id="countdown" role="timer" aria-labelledby="countdown-label" datetime="${row.expires_at.toISOString()}" data-expires-at="${row.expires_at.toISOString()}">${formatCountdown(left)}</time></dd></div>`
     : ''}
+${rate ? html`<div><dt>${t(lang, 'exchangeRate')}</dt><dd id="exchange-rate">${rate}</dd></div>` : ''}
+<div><dt>${t(lang, 'reference')}</dt><dd><code id="reference">${paymentReference(row.id)}</code></dd></div>
 </dl>
+${open ? html`<p class="warning expiry-warning" id="expiry-warning"${left < EXPIRY_WARNING_MS ? '' : raw(' hidden')}>${t(lang, 'expiresSoon')}</p>` : ''}
 </section>
 ${stateSection(input)}
+${open && returnUrl ? html`<p class="back"><a id="back-link" href="${returnUrl}" rel="noreferrer">${t(lang, 'backToStore', { store: row.store_name })}</a></p>` : ''}
 </main>`;
 }
 
-export function renderPaymentPage(input: PageInput): string {
-  const { lang, prefix, row, view, now } = input;
+export function renderPaymentPage(input: PageInput & { styleNonce: string }): string {
+  const { lang, prefix, row, view, now, styleNonce } = input;
   const base = `${prefix}/v1/checkout/payments/${row.id}`;
+  const open = !isEnded(row.status);
   return shell({
     lang,
     prefix,
     title: t(lang, 'pageTitle', { store: row.store_name }),
-    noscriptRefresh: !isEnded(row.status),
+    noscriptRefresh: open,
+    styleNonce,
+    tonConnect: open,
+    accent: row.store_accent_color,
     body: html`<div class="wrap">
 <div id="notice" class="notice" role="alert" hidden></div>
 ${checkoutMain(input)}
@@ -268,7 +343,9 @@ ${checkoutMain(input)}
       status: view.status,
       ended: isEnded(view.status),
       serverNow: now.getTime(),
-      endpoints: { view: base, events: `${base}/events`, method: `${base}/method` },
+      endpoints: { view: base, events: `${base}/events`, method: `${base}/method`, tonConnect: `${base}/ton-connect` },
+      // Paths on the page's own origin (the script makes them absolute).
+      tonConnect: { manifestPath: tonConnectManifestPath(prefix), walletsListPath: tonConnectWalletsPath(prefix), language: lang },
       messages: clientMessages(lang),
     },
   });

@@ -2,11 +2,15 @@
 // customer's method choice, live status (server-sent events), the webhook key set and the page's
 // own assets. No token: the unguessable payment id is the capability (CONTRACT §3), and nothing of
 // the merchant beyond what the page shows leaves through here.
+import crypto from 'node:crypto';
 import { PassThrough } from 'node:stream';
+import { Address } from '@ton/core';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { isDatabaseUnavailable, sql, z } from '../db/pool.ts';
-import { ApiError, rateLimited, tooManyStreams } from '../errors.ts';
+import { ChainApiError } from '../chain/client.ts';
+import { parseAddress } from '../chain/addresses.ts';
+import { ApiError, invalidRequest, rateLimited, tooManyStreams } from '../errors.ts';
 import type { AppDeps, KassaContext, KassaState } from '../http/context.ts';
 import type { Guards } from '../http/middleware.ts';
 import { paymentIdParam } from '../http/routes/payments.ts';
@@ -14,11 +18,13 @@ import { validateBody } from '../http/validate.ts';
 import { paymentNotFound, selectMethod } from '../payments/commands.ts';
 import { activeSigningKey, publishedKeys } from '../webhooks/keys.ts';
 import { publicJwk } from '../webhooks/sign.ts';
-import { badgeSvg } from './assets.ts';
+import { coinSvg, KASSA_ICON_PNG, walletSvg } from './assets.ts';
+import { createJettonWalletLookup } from './jettonWallets.ts';
 import { negotiateLang, t, type Lang } from './i18n.ts';
 import { qrSvg, transferLinks } from './links.ts';
 import { createPaymentFeed } from './live.ts';
-import { CHECKOUT_CSP, renderMessagePage, renderPaymentPage } from './page.ts';
+import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from './page.ts';
+import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from './tonconnect.ts';
 import { STATIC_ASSETS } from './static.ts';
 import { findCheckoutRow, findCheckoutRows, isEnded, methodOffers, presentCheckout, type CheckoutRow } from './view.ts';
 
@@ -48,10 +54,10 @@ function noStore(ctx: KassaContext): void {
   ctx.set('Cache-Control', 'no-store');
 }
 
-function htmlHeaders(ctx: KassaContext, lang: Lang): void {
+function htmlHeaders(ctx: KassaContext, lang: Lang, csp = CHECKOUT_CSP): void {
   ctx.type = 'text/html; charset=utf-8';
   noStore(ctx);
-  ctx.set('Content-Security-Policy', CHECKOUT_CSP);
+  ctx.set('Content-Security-Policy', csp);
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('X-Frame-Options', 'DENY');
   ctx.set('Content-Language', lang);
@@ -83,9 +89,34 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       if (!match || !(await symbols(kind)).has(match[1]!)) return next();
       ctx.type = 'image/svg+xml';
       ctx.set('Cache-Control', 'public, max-age=86400');
-      ctx.body = badgeSvg(match[1]!);
+      ctx.body = coinSvg(match[1]!);
     });
   }
+
+  // ---- TON Connect: the manifest wallets read (a stable URL), the wallets the page offers, their badges.
+  router.get(tonConnectManifestPath(prefix), async (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.body = tonConnectManifest(config.checkoutBaseUrl);
+  });
+  router.get(tonConnectWalletsPath(prefix), async (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = tonConnectWallets(prefix);
+  });
+  router.get(`${prefix}/assets/wallets/:file`, async (ctx, next) => {
+    const match = /^([a-z-]{1,32})\.svg$/.exec(ctx.params.file ?? '');
+    const svg = match ? walletSvg(match[1]!) : null;
+    if (!svg) return next();
+    ctx.type = 'image/svg+xml';
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.body = svg;
+  });
+  router.get(`${prefix}/assets/kassa-icon.png`, async (ctx) => {
+    ctx.type = 'image/png';
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.body = KASSA_ICON_PNG;
+  });
 
   router.get(`${prefix}/assets/:file`, async (ctx, next) => {
     const asset = Object.hasOwn(STATIC_ASSETS, ctx.params.file ?? '') ? STATIC_ASSETS[ctx.params.file!] : undefined;
@@ -113,6 +144,37 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
     ctx.body = present(row);
+  });
+
+  // ---- The transfer a connected wallet is asked to sign (TON Connect sendTransaction), built here.
+  const jettonWallets = createJettonWalletLookup(config);
+  router.get(`${prefix}/v1/checkout/payments/:paymentId/ton-connect`, guards.public, async (ctx) => {
+    const id = paymentIdParam(ctx.params.paymentId);
+    noStore(ctx);
+    const raw = typeof ctx.query.account === 'string' ? ctx.query.account : '';
+    const customer = parseAddress(raw);
+    if (!customer || customer.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
+    const row = await findCheckoutRow(pool, id, network);
+    if (!row) throw paymentNotFound();
+    if (isEnded(row.status)) throw new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.');
+    if (deps.now().getTime() >= row.expires_at.getTime()) throw new ApiError('invalid_request_error', 'payment_expired', 'The payment has expired.');
+    if (row.status !== 'pending') throw new ApiError('invalid_request_error', 'method_not_selected', 'Choose a payment method first.');
+    let customerJettonWallet: Address | null = null;
+    if (row.coin_kind === 'jetton') {
+      if (row.jetton_master === null) throw new ApiError('invalid_request_error', 'payment_not_open', 'This coin cannot be paid on this network.');
+      const socket = ctx.req.socket;
+      const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
+      try {
+        customerJettonWallet = await jettonWallets.walletOf(Address.parseRaw(row.jetton_master), customer, `http://${host}:${socket.localPort}`);
+      } catch (error) {
+        if (!(error instanceof ChainApiError)) throw error;
+        ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
+        throw new ApiError('api_error', 'chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.', { headers: { 'Retry-After': '5' } });
+      }
+    }
+    const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
+    if (!request) throw new ApiError('invalid_request_error', 'payment_not_open', 'Nothing is due on this payment.');
+    ctx.body = request;
   });
 
   // ---- Live status: server-sent events fed by one shared poller of the database.
@@ -245,8 +307,9 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     const offers = row.status === 'created' && open ? await methodOffers(pool, row, network, now) : null;
     const links = row.status === 'pending' ? transferLinks(row, network) : null;
     const qr = links ? await qrSvg(links.ton, t(lang, 'qrLabel')) : null;
-    htmlHeaders(ctx, lang);
+    const styleNonce = crypto.randomBytes(16).toString('base64');
+    htmlHeaders(ctx, lang, paymentPageCsp(row, styleNonce));
     ctx.status = 200;
-    ctx.body = renderPaymentPage({ lang, prefix, network, row, view: present(row), offers, links, qr, now });
+    ctx.body = renderPaymentPage({ lang, prefix, network, row, view: present(row), offers, links, qr, now, styleNonce });
   });
 }

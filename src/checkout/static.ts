@@ -1,8 +1,11 @@
-// The checkout page's own stylesheet and script, served by Kassa (CSP: style-src/script-src 'self',
-// nothing inline, no third-party assets). Read once; the content hash in the URL lets browsers cache
-// them for a long time.
+// The checkout page's own stylesheet and scripts, served by Kassa (CSP: style-src/script-src 'self',
+// nothing inline, no third-party assets): its own checkout.css and checkout.js, and TON Connect's UI
+// (@tonconnect/ui's browser bundle, from node_modules). Read once; the content hash in the URL lets
+// browsers cache them for a long time.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 
 export interface StaticAsset {
   name: string;
@@ -11,14 +14,23 @@ export interface StaticAsset {
   version: string;
 }
 
-function load(name: string, type: string): StaticAsset {
-  const body = fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8');
+function asset(name: string, type: string, body: string): StaticAsset {
   return { name, type, body, version: crypto.createHash('sha256').update(body).digest('hex').slice(0, 12) };
 }
 
+const own = (name: string, type: string): StaticAsset => asset(name, type, fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'));
+
+/** @tonconnect/ui's UMD bundle (global TON_CONNECT_UI), without its source-map comment. */
+function tonConnectUi(): StaticAsset {
+  const entry = createRequire(import.meta.url).resolve('@tonconnect/ui');
+  const bundle = fs.readFileSync(path.join(path.dirname(entry), '../dist/tonconnect-ui.min.js'), 'utf8');
+  return asset('tonconnect-ui.js', 'text/javascript; charset=utf-8', bundle.replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n'));
+}
+
 export const STATIC_ASSETS: Readonly<Record<string, StaticAsset>> = Object.freeze({
-  'checkout.css': load('checkout.css', 'text/css; charset=utf-8'),
-  'checkout.js': load('checkout.js', 'text/javascript; charset=utf-8'),
+  'checkout.css': own('checkout.css', 'text/css; charset=utf-8'),
+  'checkout.js': own('checkout.js', 'text/javascript; charset=utf-8'),
+  'tonconnect-ui.js': tonConnectUi(),
 });
 
 /** `{prefix}/assets/checkout.css?v=<hash>` */

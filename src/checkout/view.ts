@@ -35,19 +35,19 @@ const checkoutRow = paymentView
     transaction_hashes: true,
     received_base_units: true,
   })
-  .extend({ store_name: z.string(), jetton_master: z.string().nullable() });
+  .extend({ store_name: z.string(), store_logo_url: z.string().nullable(), store_accent_color: z.string().nullable(), jetton_master: z.string().nullable(), received_base_units: z.string(), exchange_rate: z.string().nullable() });
 export type CheckoutRow = z.infer<typeof checkoutRow>;
 
 /**
- * The rows behind the page. Received so far is the sum of the counted transfers in the books
+ * The rows behind the page. `store_name` is what customers see: the display name, else the name. Received so far is the sum of the counted transfers in the books
  * (effects partial, completed, overpaid), in base units.
  */
 function checkoutQuery(ids: readonly string[], network: TonNetwork) {
   return sql.type(checkoutRow)`
-    select p.id, p.store_id, s.name as store_name, p.status, p.amount::text as amount, p.currency, p.description, p.return_url,
+    select p.id, p.store_id, coalesce(s.display_name, s.name) as store_name, s.logo_url as store_logo_url, s.accent_color as store_accent_color, p.status, p.amount::text as amount, p.currency, p.description, p.return_url,
            p.coin_symbol, c.name as coin_name, c.decimals::int as coin_decimals, c.kind as coin_kind,
            pm.chain_symbol, ch.name as chain_name, p.coin_amount::text as coin_amount, d.address_friendly,
-           jm.master_address as jetton_master, p.created_at, p.expires_at, p.paid_at,
+           jm.master_address as jetton_master, p.exchange_rate::text as exchange_rate, p.created_at, p.expires_at, p.paid_at,
            coalesce(counted.hashes, array[]::text[]) as transaction_hashes,
            coalesce(counted.total_base_units, 0)::text as received_base_units
     from ${PAYMENT_WITH_METHOD}

@@ -256,6 +256,45 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: { '200': { description: 'Public view, now pending' }, '400': errorResponse('invalid request'), '404': errorResponse('payment_not_found, payment_method_not_found'), '409': errorResponse('method_already_selected, payment_expired, payment_not_open'), '429': errorResponse('rate_limit_exceeded') },
         },
       },
+      [`${checkoutPath}/v1/checkout/payments/{paymentID}/ton-connect`]: {
+        get: {
+          operationId: 'checkoutTonConnectRequest',
+          security: [],
+          summary: "The TON Connect sendTransaction request paying what is still due, from the connected wallet `account`",
+          parameters: [paymentIdParameter, { name: 'account', in: 'query', required: true, description: 'The connected wallet address (raw or user-friendly, workchain 0).', schema: { type: 'string' } }],
+          responses: {
+            '200': {
+              description: 'Pass it to tonConnectUI.sendTransaction as is: TON to the deposit address, or a TEP-74 jetton transfer to the customer\'s own jetton wallet',
+              content: json({
+                type: 'object',
+                required: ['validUntil', 'from', 'messages'],
+                properties: {
+                  validUntil: { type: 'integer', description: "The payment's expiry (unix seconds)" },
+                  network: { type: 'string', enum: ['-239', '-3'], description: 'Absent in the sandbox' },
+                  from: { type: 'string' },
+                  messages: {
+                    type: 'array',
+                    items: { type: 'object', required: ['address', 'amount'], properties: { address: { type: 'string' }, amount: { type: 'string', description: 'nanoTON' }, payload: { type: 'string', description: 'base64 BOC' } } },
+                  },
+                },
+              }),
+            },
+            '400': errorResponse('invalid_payment_id, invalid_address'),
+            '404': errorResponse('payment_not_found'),
+            '409': errorResponse('method_not_selected, payment_expired, payment_not_open'),
+            '429': errorResponse('rate_limit_exceeded'),
+            '503': errorResponse('chain_unavailable'),
+          },
+        },
+      },
+      [`${checkoutPath}/tonconnect-manifest.json`]: {
+        get: {
+          operationId: 'tonConnectManifest',
+          security: [],
+          summary: 'The TON Connect manifest wallets read when the checkout asks to connect',
+          responses: { '200': { description: 'Manifest', content: json({ type: 'object', required: ['url', 'name', 'iconUrl'], properties: { url: { type: 'string' }, name: { type: 'string' }, iconUrl: { type: 'string' } } }) } },
+        },
+      },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/events`]: {
         get: {
           operationId: 'checkoutPaymentEvents',

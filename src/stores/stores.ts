@@ -51,3 +51,85 @@ export async function createStore(pool: Db & { transaction: Db['transaction'] },
     return { id, name: trimmed, methods: found };
   });
 }
+
+// ---- Updating a store: each option of `kassa store update` is one entry here (flag, column,
+// validation), so a new one is one more entry.
+
+export interface StoreView extends StoreRecord {
+  displayName: string | null;
+  logoUrl: string | null;
+  accentColor: string | null;
+}
+
+interface StoreOption {
+  /** The CLI flag, without the dashes. */
+  flag: string;
+  column: string;
+  /** The value to store; '' clears it (null). Throws StoreInputError when invalid. */
+  parse(value: string): string | null;
+}
+
+function httpsUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new StoreInputError('--logo-url must be an absolute https:// URL');
+  }
+  if (url.protocol !== 'https:' || url.username || url.password || value.length > 2000 || /\s/.test(value)) {
+    throw new StoreInputError('--logo-url must be an https:// URL (no credentials, at most 2000 characters)');
+  }
+  return url.toString();
+}
+
+export const STORE_OPTIONS: readonly StoreOption[] = [
+  {
+    flag: 'display-name',
+    column: 'display_name',
+    parse: (value) => {
+      const trimmed = value.trim();
+      if (trimmed.length > 200) throw new StoreInputError('--display-name must be at most 200 characters');
+      return trimmed === '' ? null : trimmed;
+    },
+  },
+  { flag: 'logo-url', column: 'logo_url', parse: (value) => (value.trim() === '' ? null : httpsUrl(value.trim())) },
+  {
+    flag: 'accent-color',
+    column: 'accent_color',
+    parse: (value) => {
+      if (value.trim() === '') return null;
+      if (!/^#[0-9a-fA-F]{6}$/.test(value.trim())) throw new StoreInputError('--accent-color must be a 6-digit hex colour such as #1a73e8');
+      return value.trim().toLowerCase();
+    },
+  },
+];
+
+const storeViewRow = z.object({ id: z.string(), name: z.string(), display_name: z.string().nullable(), logo_url: z.string().nullable(), accent_color: z.string().nullable() });
+
+export async function findStore(db: Db, id: string): Promise<StoreView | null> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+  const row = await db.maybeOne(sql.type(storeViewRow)`select id, name, display_name, logo_url, accent_color from stores where id = ${id}`);
+  if (!row) return null;
+  const methods = await db.any(sql.type(methodRow)`
+    select pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
+    from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
+    where spm.store_id = ${id} order by spm.enabled_at, pm.coin_symbol
+  `);
+  return { id: row.id, name: row.name, displayName: row.display_name, logoUrl: row.logo_url, accentColor: row.accent_color, methods: [...methods] };
+}
+
+/**
+ * Sets the given options (flag → raw value; '' clears one) on a store and returns it. Unknown
+ * store: StoreInputError. Nothing given: StoreInputError (say what to change).
+ */
+export async function updateStore(db: Db, id: string, given: Record<string, string>): Promise<StoreView> {
+  const changes = STORE_OPTIONS.filter((option) => Object.hasOwn(given, option.flag)).map((option) => ({ option, value: option.parse(given[option.flag]!) }));
+  if (changes.length === 0) throw new StoreInputError(`nothing to change: give at least one of ${STORE_OPTIONS.map((o) => `--${o.flag}`).join(', ')}`);
+  if (!(await findStore(db, id))) throw new StoreInputError(`no store with id "${id}"`);
+  const assignments = sql.join(
+    changes.map(({ option, value }) => sql.fragment`${sql.identifier([option.column])} = ${value}`),
+    sql.fragment`, `,
+  );
+  await db.query(sql.typeAlias('void')`update stores set ${assignments} where id = ${id}`);
+  return (await findStore(db, id))!;
+}

@@ -76,6 +76,32 @@ describe('kassa CLI', () => {
     assert.deepEqual(result.json.methods.map((m: any) => m.coin), ['NOT', 'DOGS']);
   });
 
+  it('store update sets the shop\'s face (display name, HTTPS logo, accent colour) and prints the store', async () => {
+    const result = await kassa(['store', 'update', storeId, '--display-name', ' Coffee & Co ', '--logo-url', 'https://cdn.example.com/logo.png', '--accent-color', '#1A73E8'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(
+      { ...result.json, methods: result.json.methods.map((m: any) => `${m.coin}/${m.chain}`) },
+      { id: storeId, name: 'Coffee', displayName: 'Coffee & Co', logoUrl: 'https://cdn.example.com/logo.png', accentColor: '#1a73e8', methods: ['TON/TON', 'USDT/TON'] },
+    );
+    // One option at a time; the others stay; '' clears one.
+    const cleared = await kassa(['store', 'update', storeId, '--logo-url', ''], env);
+    assert.equal(cleared.code, 0, cleared.stderr);
+    assert.equal(cleared.json.logoUrl, null);
+    assert.equal(cleared.json.displayName, 'Coffee & Co');
+    assert.equal(cleared.json.accentColor, '#1a73e8');
+  });
+
+  it('store update refuses bad input, one line on stderr', async () => {
+    assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'http://cdn.example.com/logo.png'], env), /--logo-url must be an https:\/\/ URL/);
+    assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'not a url'], env), /--logo-url must be an absolute https:\/\/ URL/);
+    assertFails(await kassa(['store', 'update', storeId, '--accent-color', '#fff'], env), /--accent-color must be a 6-digit hex colour/);
+    assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
+    assertFails(await kassa(['store', 'update', storeId], env), /nothing to change: give at least one of --display-name, --logo-url, --accent-color/);
+    assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
+    assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);
+    assertFails(await kassa(['store', 'update', storeId, '--colour', '#000000'], env), /Unknown option '--colour'/);
+  });
+
   it('store create refuses bad input', async () => {
     assertFails(await kassa(['store', 'create'], env), /--name is required/);
     assertFails(await kassa(['store', 'create', '--name', 'X', '--methods', 'FOO/TON'], env), /unknown payment method FOO\/TON/);

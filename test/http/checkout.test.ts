@@ -10,7 +10,9 @@ import { pino } from 'pino';
 import QRCode from 'qrcode';
 import { sql, z } from '../../src/db/pool.ts';
 import { negotiateLang } from '../../src/checkout/i18n.ts';
-import { CHECKOUT_CSP } from '../../src/checkout/page.ts';
+import { CHECKOUT_CSP, paymentPageCsp } from '../../src/checkout/page.ts';
+import { TON_CONNECT_BRIDGE_ORIGINS } from '../../src/checkout/tonconnect.ts';
+import { updateStore } from '../../src/stores/stores.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
@@ -164,11 +166,15 @@ describe('GET {checkout}/{id}: the page', () => {
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
     const csp = response.headers.get('content-security-policy');
-    assert.equal(csp, CHECKOUT_CSP);
-    for (const directive of ["default-src 'none'", "img-src 'self' data:", "style-src 'self'", "script-src 'self'", "connect-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"]) {
+    // TON Connect's UI fills one empty <style> element carrying this response's nonce.
+    const nonce = /<style id="_goober" nonce="([A-Za-z0-9+/=]{24})"> <\/style>/.exec(response.text)?.[1];
+    assert.ok(nonce, 'the style element of TON Connect\'s UI, with a nonce');
+    assert.equal(csp, paymentPageCsp({ status: 'created', store_logo_url: null }, nonce));
+    for (const directive of ["default-src 'none'", "img-src 'self' data:", `style-src 'self' 'nonce-${nonce}'`, "script-src 'self'", `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}`, "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"]) {
       assert.ok(csp!.includes(directive), directive);
     }
     assert.doesNotMatch(csp!, /unsafe-inline|unsafe-eval|\*/);
+    assert.notEqual(/nonce="([^"]+)"/.exec((await page(payment.id)).text)![1], nonce, 'a new nonce for every response');
     assert.equal(response.headers.get('cache-control'), 'no-store');
     assert.equal(response.headers.get('x-frame-options'), 'DENY');
     assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
@@ -178,8 +184,8 @@ describe('GET {checkout}/{id}: the page', () => {
     assert.ok(html.includes('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more'));
     assert.ok(!html.includes('<script>alert'));
     // Every script is either served from 'self' or a JSON data block; no inline styles or handlers.
-    for (const tag of html.match(/<script[^>]*>/g) ?? []) assert.match(tag, /^<script (src="\/pay\/assets\/checkout\.js\?v=[0-9a-f]{12}" defer|type="application\/json" id="kassa-data")>$/);
-    assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i);
+    for (const tag of html.match(/<script[^>]*>/g) ?? []) assert.match(tag, /^<script (src="\/pay\/assets\/(checkout|tonconnect-ui)\.js\?v=[0-9a-f]{12}" defer|type="application\/json" id="kassa-data")>$/);
+    assert.doesNotMatch(html.replace(/<style id="_goober" nonce="[^"]+"> <\/style>/, ''), /<style|\sstyle=|\son[a-z]+=/i);
     for (const [, url] of html.matchAll(/\s(?:src|href)="([^"]*)"/g)) {
       assert.ok(url!.startsWith('/pay/') || url!.startsWith('?lang=') || url === 'data:,', `only own assets: ${url}`);
     }
@@ -324,6 +330,156 @@ describe('languages', () => {
     const english = await page(payment.id, { 'accept-language': 'ru-RU' }, '?lang=en');
     assert.match(english.text, /<html lang="en">/);
     assert.ok(english.text.includes('Choose how to pay'));
+  });
+});
+
+describe('what a customer asks for on the page', () => {
+  it('the exchange rate used (priced in fiat), a short reference, and the way back while it is open', async () => {
+    const payment = await createPayment({ returnURL: 'https://shop.example.com/cart?x=1&y=2', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    const html = (await page(payment.id)).text;
+    assert.ok(html.includes('<dd id="exchange-rate">1 TON = 5.00 USD</dd>'));
+    assert.ok(html.includes(`<code id="reference">${payment.id.slice(0, 4).toUpperCase()}-${payment.id.slice(4, 8).toUpperCase()}</code>`));
+    assert.ok(html.includes('<a id="back-link" href="https://shop.example.com/cart?x=1&amp;y=2" rel="noreferrer">'));
+    assert.ok(html.includes('<p class="warning expiry-warning" id="expiry-warning" hidden>'), 'an hour left: the warning is there for the script, hidden');
+    // Priced in the coin itself: no rate to show.
+    const inTon = await createPayment({ amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    assert.ok(!(await page(inTon.id)).text.includes('id="exchange-rate"'));
+    // Less than 5 minutes left: the warning shows from the first render.
+    await app.pool.query(sql.unsafe`update payments set expires_at = now() + interval '4 minutes' where id = ${inTon.id}`);
+    assert.ok((await page(inTon.id)).text.includes('<p class="warning expiry-warning" id="expiry-warning">Less than 5 minutes left to pay.</p>'));
+  });
+
+  it('a jetton payment tells about the TON needed for the network fee before the customer tries', async () => {
+    const payment = await createPayment({ payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+    assert.match((await page(payment.id)).text, /<p class="gas-note" id="gas-note">Your wallet also needs a little TON \(about 0\.05 TON\)/);
+    assert.match((await page(payment.id, { 'accept-language': 'ru' })).text, /около 0,05 TON/);
+    const ton = await createPayment({ payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    assert.ok(!(await page(ton.id)).text.includes('gas-note'));
+  });
+
+  it('after payment: the paid time and no explorer links in the sandbox', async () => {
+    const payment = await createPayment({ payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    await complete(payment.id, 'TON', 2_100_000_000n, '2.1');
+    const html = (await page(payment.id)).text;
+    assert.match(html, /<time id="paid-at" datetime="[^"]+">\d{1,2} \w{3} \d{4}, \d\d:\d\d UTC<\/time>/);
+    assert.ok(!html.includes('class="explorer"'));
+    assert.ok(!html.includes('id="back-link"'), 'the way back is the ended page\'s own button');
+  });
+
+  it('on mainnet each transaction links to Tonviewer and Tonscan (rendered without any network)', async () => {
+    const mainnet = await startPaymentsApp({ env: { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), RATES_PROVIDER: 'tonapi' } });
+    try {
+      const shop = await mainnet.store({ name: 'Mainnet shop', methods: 'TON/TON' });
+      const created = await mainnet.request('POST', '/v1/payments', { token: shop.token, body: { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+      assert.equal(created.status, 201, created.text);
+      const hash = crypto.randomBytes(32).toString('hex');
+      const address = await mainnet.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from deposit_addresses where payment_id = ${created.json.id}`);
+      await mainnet.pool.query(sql.unsafe`
+        insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, amount_base_units, amount, chain_time, effect)
+        values (${address}, '1000', ${hash}, ${created.json.id}, ${address}, 'TON', '2000000000', '2', now(), 'completed')
+      `);
+      await mainnet.pool.query(sql.unsafe`update payments set status = 'completed', paid_at = now() where id = ${created.json.id}`);
+      const html = (await mainnet.request('GET', `/pay/${created.json.id}`)).text;
+      assert.ok(html.includes(`<a class="explorer" href="https://tonviewer.com/transaction/${hash}" rel="noreferrer noopener" target="_blank">View on Tonviewer</a>`));
+      assert.ok(html.includes(`<a class="explorer" href="https://tonscan.org/tx/${hash}" rel="noreferrer noopener" target="_blank">View on Tonscan</a>`));
+    } finally {
+      await mainnet.close();
+    }
+  });
+});
+
+describe('the shop\'s face', () => {
+  it('shows the display name, the logo (its origin alone added to img-src) and the accent colour (a nonce\'d style)', async () => {
+    const shop = await app.store({ name: 'internal-name-42', methods: 'TON/TON' });
+    await updateStore(app.pool, shop.id, { 'display-name': 'Green Leaf Tea', 'logo-url': 'https://cdn.example.com/brand/logo.svg', 'accent-color': '#2E7D32' });
+    const created = await app.request('POST', '/v1/payments', { token: shop.token, body: { amount: '1', currency: 'TON' } });
+    const response = await page(created.json.id);
+    const html = response.text;
+    assert.ok(html.includes('<h1 id="store-name">Green Leaf Tea</h1>'));
+    assert.ok(html.includes('<title>Payment to Green Leaf Tea</title>'));
+    assert.ok(!html.includes('internal-name-42'), 'the internal name stays internal');
+    assert.ok(html.includes('<img class="logo" id="store-logo" src="https://cdn.example.com/brand/logo.svg" alt="" width="56" height="56">'));
+    const nonce = /<style nonce="([^"]+)">:root\{--brand:#2e7d32;--brand-text:#ffffff\}\.card\{border-top:4px solid #2e7d32\}<\/style>/.exec(html)?.[1];
+    assert.ok(nonce, 'the accent colour in a nonce\'d style');
+    const csp = response.headers.get('content-security-policy')!;
+    assert.ok(csp.includes("img-src 'self' data: https://cdn.example.com;"), csp);
+    assert.ok(csp.includes(`style-src 'self' 'nonce-${nonce}'`), csp);
+    assert.equal((await view(created.json.id)).json.store.name, 'Green Leaf Tea');
+    // A light colour gets dark text (contrast).
+    await updateStore(app.pool, shop.id, { 'accent-color': '#ffd54f' });
+    assert.match((await page(created.json.id)).text, /--brand:#ffd54f;--brand-text:#111111/);
+  });
+
+  it('defaults unchanged: no logo, no colour of the store, the store name', async () => {
+    const html = (await page((await createPayment()).id)).text;
+    assert.ok(!html.includes('--brand'));
+    assert.ok(!html.includes('id="store-logo"'));
+    assert.ok(html.includes('<h1 id="store-name">Coffee &amp; Co</h1>'));
+  });
+});
+
+describe('TON Connect', () => {
+  it('serves the manifest at a stable URL, its PNG icon, and the wallets the page offers with Kassa\'s own badges', async () => {
+    const manifest = await app.request('GET', '/pay/tonconnect-manifest.json');
+    assert.equal(manifest.status, 200);
+    const base = app.config.checkoutBaseUrl;
+    assert.deepEqual(manifest.json, { url: new URL(base).origin, name: 'Kassa', iconUrl: `${base}/assets/kassa-icon.png` });
+    const icon = await fetch(`${app.url}/pay/assets/kassa-icon.png`);
+    assert.equal(icon.headers.get('content-type'), 'image/png');
+    const png = Buffer.from(await icon.arrayBuffer());
+    assert.equal(png.subarray(1, 4).toString('ascii'), 'PNG');
+    assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [180, 180]);
+
+    const wallets = await app.request('GET', '/pay/assets/tonconnect-wallets.json');
+    assert.deepEqual(wallets.json.map((w: any) => w.app_name), ['telegram-wallet', 'tonkeeper', 'mytonwallet', 'tonhub']);
+    const bridges = new Set<string>();
+    for (const wallet of wallets.json) {
+      const badge = await app.request('GET', wallet.image);
+      assert.equal(badge.status, 200, wallet.image);
+      assert.equal(badge.headers.get('content-type'), 'image/svg+xml');
+      for (const bridge of wallet.bridge) if (bridge.type === 'sse') bridges.add(new URL(bridge.url).origin);
+    }
+    assert.deepEqual([...bridges], [...TON_CONNECT_BRIDGE_ORIGINS], 'connect-src allows exactly these bridges');
+    assert.equal((await app.request('GET', '/pay/assets/wallets/unknown.svg')).status, 404);
+  });
+
+  const customer = Address.parse('EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N');
+  const tonConnect = (id: string, account: string = customer.toString()) => app.request('GET', `/pay/v1/checkout/payments/${id}/ton-connect?account=${encodeURIComponent(account)}`);
+
+  it('builds the TON transfer: what is still due, in nanoTON, to the deposit address, valid until the expiry', async () => {
+    const payment = await createPayment({ amount: '1.25', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    const response = await tonConnect(payment.id, customer.toRawString());
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.deepEqual(response.json, {
+      validUntil: Math.floor(Date.parse(payment.timer.expiresAt) / 1000),
+      from: customer.toRawString(),
+      messages: [{ address: payment.paymentDetails.address, amount: '1250000000' }],
+    });
+    await recordTransfer(payment.id, 'TON', 250_000_000n, '0.25', 'partial');
+    assert.equal((await tonConnect(payment.id)).json.messages[0].amount, '1000000000', 'the rest only');
+  });
+
+  it('refuses what cannot be paid now, with the envelope', async () => {
+    const created = await createPayment();
+    assertError(await tonConnect(created.id), 409, 'invalid_request_error', 'method_not_selected');
+    const pending = await createPayment({ payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    assertError(await tonConnect(pending.id, 'not-an-address'), 400, 'invalid_request_error', 'invalid_address', 'account');
+    assertError(await tonConnect(pending.id, `-1:${'0'.repeat(64)}`), 400, 'invalid_request_error', 'invalid_address', 'account');
+    assertError(await tonConnect(crypto.randomUUID()), 404, 'not_found_error', 'payment_not_found');
+    await app.request('POST', `/v1/payments/${pending.id}/cancel`, { token: store.token });
+    assertError(await tonConnect(pending.id), 409, 'invalid_request_error', 'payment_not_open');
+    const late = await createPayment({ payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    await app.pool.query(sql.unsafe`update payments set created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' where id = ${late.id}`);
+    assertError(await tonConnect(late.id), 409, 'invalid_request_error', 'payment_expired');
+  });
+
+  it('a jetton needs the customer\'s jetton wallet from the chain: when the chain API cannot answer, 503 chain_unavailable', async () => {
+    // This app serves no sandbox chain, so the lookup's JSON-RPC call gets a 404.
+    const payment = await createPayment({ payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+    const response = await tonConnect(payment.id);
+    assertError(response, 503, 'api_error', 'chain_unavailable');
+    assert.equal(response.headers.get('retry-after'), '5');
   });
 });
 

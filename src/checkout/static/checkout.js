@@ -65,7 +65,8 @@
         return response.text();
       })
       .then(function (text) {
-        var doc = new DOMParser().parseFromString(text, 'text/html');
+        // Without its <style> element: it carries that response's CSP nonce, not this page's.
+        var doc = new DOMParser().parseFromString(text.replace(/<style[^>]*>[^<]*<\/style>/g, ''), 'text/html');
         var next = doc.getElementById('checkout');
         var current = root();
         if (!next || !current) return;
@@ -75,7 +76,10 @@
         if (next.getAttribute('data-ended') === 'true') {
           ended = true;
           stopLive();
+          notice(''); // e.g. "sent, confirming": the page itself now says what happened
         }
+        localTimes();
+        showTonConnect();
         var title = document.getElementById('state-title');
         if (statusChanged && title) {
           announce(title.textContent || '');
@@ -127,6 +131,7 @@
     var left = Date.parse(element.getAttribute('data-expires-at')) - (Date.now() + clockOffset);
     if (left > 0) {
       element.textContent = format(left);
+      warnExpiry(left);
       return;
     }
     element.textContent = message('timeUp');
@@ -135,8 +140,30 @@
       window.setTimeout(refresh, 1000 * timeUpRefreshes);
     }
   }
+  // Less than 5 minutes left: show the warning, and tell screen readers (politely) at 5 and 1 minute.
+  var announcedMinutes = {};
+  function warnExpiry(left) {
+    var warning = document.getElementById('expiry-warning');
+    if (warning && left < 5 * 60000) warning.hidden = false;
+    var minutes = Math.ceil(left / 60000);
+    if ((minutes === 5 || minutes === 1) && !announcedMinutes[minutes] && left < minutes * 60000) {
+      announcedMinutes[minutes] = true;
+      announce(minutes === 1 ? message('oneMinuteLeft') : message('minutesLeft').replace('{minutes}', String(minutes)));
+    }
+  }
+  // The paid time in the customer's own time zone (the server writes UTC).
+  function localTimes() {
+    var paid = document.getElementById('paid-at');
+    if (!paid || !window.Intl) return;
+    try {
+      paid.textContent = new Intl.DateTimeFormat(document.documentElement.lang === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(paid.getAttribute('datetime')));
+    } catch (e) {
+      /* keep the UTC text */
+    }
+  }
   window.setInterval(tick, 1000);
   tick();
+  localTimes();
 
   // ---- Live status: server-sent events, with polling as the fallback.
   var source = null;
@@ -215,6 +242,151 @@
     }, 10000);
   }
   startLive();
+
+  // ---- TON Connect: pay from a connected wallet. Kassa builds the transfer; the wallet signs and
+  // sends it; the page then says "sent, confirming" and waits for the chain, as for any transfer.
+  var tonConnectUI = null;
+  var paying = false;
+
+  function tonConnect() {
+    if (tonConnectUI) return tonConnectUI;
+    var lib = window.TON_CONNECT_UI;
+    if (!lib || !data.tonConnect) return null;
+    try {
+      var connector = new lib.TonConnect({
+        manifestUrl: new URL(data.tonConnect.manifestPath, window.location.href).href,
+        walletsListSource: new URL(data.tonConnect.walletsListPath, window.location.href).href,
+        analytics: { mode: 'off' },
+      });
+      tonConnectUI = new lib.TonConnectUI({
+        connector: connector,
+        language: data.tonConnect.language,
+        analytics: { mode: 'off' },
+        actionsConfiguration: { returnStrategy: 'back', modals: ['before'], notifications: [] },
+      });
+      tonConnectUI.onStatusChange(function () {
+        showTonConnect();
+      });
+    } catch (e) {
+      tonConnectUI = null;
+    }
+    return tonConnectUI;
+  }
+
+  function shortAddress(address) {
+    return address.length > 12 ? address.slice(0, 6) + '…' + address.slice(-4) : address;
+  }
+
+  function showTonConnect() {
+    var box = document.getElementById('tonconnect');
+    if (!box) return;
+    var ui = tonConnect();
+    if (!ui) return;
+    box.hidden = false;
+    var main = root();
+    if (main) main.classList.add('has-tonconnect');
+    var button = document.getElementById('tonconnect-pay');
+    var account = document.getElementById('tonconnect-account');
+    var accountText = document.getElementById('tonconnect-account-text');
+    var wallet = ui.wallet;
+    var name = wallet && (wallet.name || (wallet.device && wallet.device.appName)) || '';
+    if (button && !paying) button.textContent = wallet && name ? message('payWithWallet').replace('{wallet}', name) : message('payConnected');
+    if (account && accountText) {
+      account.hidden = !wallet;
+      if (wallet && ui.account) {
+        var friendly = ui.account.address;
+        try {
+          friendly = window.TON_CONNECT_UI.toUserFriendlyAddress(ui.account.address, ui.account.chain === '-3');
+        } catch (e) {
+          /* keep the raw form */
+        }
+        accountText.textContent = message('connectedAs').replace('{wallet}', name).replace('{address}', shortAddress(friendly));
+      }
+    }
+  }
+
+  function waitForConnection(ui) {
+    return new Promise(function (resolve, reject) {
+      if (ui.connected) return resolve();
+      var stopStatus = ui.onStatusChange(function (wallet) {
+        if (wallet) {
+          stopStatus();
+          stopModal();
+          resolve();
+        }
+      });
+      var stopModal = ui.onModalStateChange(function (state) {
+        if (state.status === 'closed' && !ui.connected) {
+          stopStatus();
+          stopModal();
+          reject(new Error('closed'));
+        }
+      });
+      ui.openModal();
+    });
+  }
+
+  function setPaying(on) {
+    paying = on;
+    var button = document.getElementById('tonconnect-pay');
+    if (!button) return;
+    button.disabled = on;
+    if (on) button.setAttribute('aria-busy', 'true');
+    else button.removeAttribute('aria-busy');
+    if (!on) showTonConnect();
+  }
+
+  function payWithWallet() {
+    var ui = tonConnect();
+    if (!ui || paying) return;
+    notice('');
+    setPaying(true);
+    waitForConnection(ui)
+      .then(function () {
+        var url = data.endpoints.tonConnect + '?account=' + encodeURIComponent(ui.account.address);
+        return fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' }).then(function (response) {
+          return response.json().then(function (body) {
+            if (!response.ok) {
+              var error = new Error('kassa');
+              error.code = body && body.error ? body.error.code : 'generic';
+              throw error;
+            }
+            return body;
+          });
+        });
+      })
+      .then(function (request) {
+        return ui.sendTransaction(request);
+      })
+      .then(function () {
+        notice(message('sentConfirming'), 'info');
+        announce(message('sentConfirming'));
+        var button = document.getElementById('tonconnect-pay');
+        setPaying(false);
+        if (button) button.textContent = message('sentShort');
+      })
+      .catch(function (error) {
+        setPaying(false);
+        if (error && error.message === 'closed') return; // the customer closed the wallet list
+        var text;
+        if (error && error.code) text = messages['err_' + error.code] || message('tonConnectFailed');
+        else if (error && (error instanceof window.TON_CONNECT_UI.UserRejectsError || /reject/i.test(String(error.message)))) text = message('walletRejected');
+        else text = message('tonConnectFailed');
+        notice(text, 'error');
+        announce(text);
+        if (error && (error.code === 'payment_not_open' || error.code === 'payment_expired')) refresh();
+      });
+  }
+
+  function disconnectWallet() {
+    var ui = tonConnect();
+    if (ui && ui.connected) ui.disconnect().then(showTonConnect, showTonConnect);
+  }
+
+  if (!ended) {
+    // The UI script is loaded before this one (both deferred), so it is there when the page is.
+    showTonConnect();
+  }
 
   // ---- Choosing a method and copying values (delegated: #checkout is replaced on every change).
   function setMethodsDisabled(disabled) {
@@ -311,6 +483,16 @@
     if (method && !method.disabled) {
       event.preventDefault();
       choose(method);
+      return;
+    }
+    if (element.closest('#tonconnect-pay')) {
+      event.preventDefault();
+      payWithWallet();
+      return;
+    }
+    if (element.closest('#tonconnect-disconnect')) {
+      event.preventDefault();
+      disconnectWallet();
       return;
     }
     var copyButton = element.closest('button[data-copy]');

@@ -1,0 +1,36 @@
+// The customer's jetton wallet for a jetton master, asked of the master through the chain API
+// (get_wallet_address), for the TON Connect jetton transfer. The answer never changes for a pair, so
+// it is remembered (a bounded map). In the sandbox the chain API is the emulated chain this API
+// process serves itself.
+import type { Address } from '@ton/core';
+import { createChainClient, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../chain/sandbox/path.ts';
+import type { Config } from '../config.ts';
+
+const MAX_REMEMBERED = 10_000;
+
+export interface JettonWalletLookup {
+  /** `ownApiUrl`: this process's own origin (http://host:port), used for the sandbox chain. */
+  walletOf(master: Address, owner: Address, ownApiUrl: string): Promise<Address>;
+}
+
+export function createJettonWalletLookup(config: Pick<Config, 'tonApiUrl' | 'tonApiKey'>): JettonWalletLookup {
+  const clients = new Map<string, ChainClient>();
+  const remembered = new Map<string, Address>();
+  const clientFor = (endpoint: string): ChainClient => {
+    let client = clients.get(endpoint);
+    if (!client) clients.set(endpoint, (client = createChainClient({ endpoint, apiKey: config.tonApiKey, timeoutMs: 10_000 })));
+    return client;
+  };
+  return {
+    async walletOf(master, owner, ownApiUrl) {
+      const key = `${master.toRawString()}|${owner.toRawString()}`;
+      const known = remembered.get(key);
+      if (known) return known;
+      const wallet = await getJettonWalletAddress(clientFor(config.tonApiUrl ?? `${ownApiUrl}${SANDBOX_JSON_RPC_PATH}`), master, owner);
+      if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+      remembered.set(key, wallet);
+      return wallet;
+    },
+  };
+}
