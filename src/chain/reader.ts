@@ -14,7 +14,7 @@ import { expireDuePayments } from '../payments/expiry.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from './client.ts';
 import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from './detect.ts';
-import type { ChainBlock, ChainSource } from './source.ts';
+import type { BlockRef, ChainBlock, ChainSource } from './source.ts';
 import type { ChainTransaction } from './transactions.ts';
 
 /** A reader that stops renewing loses the cursor to another after this long. */
@@ -24,6 +24,8 @@ const BLOCKS_PER_STEP = 50;
 /** How often a reader that is caught up asks for a new block. */
 export const POLL_MS = 200;
 const LAG_LOG_EVERY_MS = 10_000;
+/** Mainnet's masterchain block interval since 2026 (for estimates only). */
+const MAINNET_BLOCK_MS = 400;
 
 export interface ChainReaderDeps {
   pool: DatabasePool;
@@ -237,11 +239,32 @@ export function createChainReader(deps: ChainReaderDeps) {
     return recorded;
   }
 
-  /** Takes (or renews) the cursor's lease; creates the cursor at `latest` the first time. */
-  async function claim(latest: { seqno: number; time: Date }) {
+  /**
+   * Where a new cursor starts: the newest block, or — when payments already wait for money (the
+   * API took them before any reader ran) — far enough back to cover the oldest one's address
+   * (estimated at twice mainnet's block rate, never before the API's first block, at most 12 h).
+   * Reading a few blocks too many costs requests, never money.
+   */
+  async function startingBlock(latest: BlockRef): Promise<BlockRef> {
+    const oldest = await pool.maybeOneFirst(sql.type(z.object({ since: z.date().nullable() }))`
+      select min(method_selected_at) as since from payments where status = 'pending'
+    `);
+    if (!oldest) return latest;
+    const span = Math.min(latest.time.getTime() - oldest.getTime() + 60_000, 12 * 3600_000);
+    if (span <= 0) return latest;
+    const back = Math.ceil((span / MAINNET_BLOCK_MS) * 2);
+    const seqno = Math.max(latest.firstSeqno ?? 0, latest.seqno - back);
+    log.info({ from: seqno, latest: latest.seqno, openSince: oldest.toISOString() }, 'new chain cursor: starting far enough back to cover the open payments');
+    return { seqno, time: new Date(Math.min(oldest.getTime(), latest.time.getTime())) };
+  }
+
+  /** Takes (or renews) the cursor's lease; creates the cursor the first time (startingBlock). */
+  async function claim(latest: BlockRef) {
+    const exists = await pool.exists(sql.unsafe`select 1 from chain_reader where network = ${network}`);
+    const start = exists ? latest : await startingBlock(latest);
     return pool.maybeOne(sql.type(cursorRow)`
       insert into chain_reader as c (network, last_block_seqno, last_block_time, settled_until, latest_block_seqno, latest_block_time, reader, lease_expires_at)
-      values (${network}, ${latest.seqno}, ${sql.timestamp(latest.time)}, ${sql.timestamp(latest.time)}, ${latest.seqno}, ${sql.timestamp(latest.time)}, ${me},
+      values (${network}, ${start.seqno}, ${sql.timestamp(start.time)}, ${sql.timestamp(start.time)}, ${latest.seqno}, ${sql.timestamp(latest.time)}, ${me},
               now() + ${`${LEASE_MS} milliseconds`}::interval)
       on conflict (network) do update set
         reader = ${me}, lease_expires_at = now() + ${`${LEASE_MS} milliseconds`}::interval, updated_at = now(),

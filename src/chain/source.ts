@@ -9,6 +9,8 @@ export interface BlockRef {
   seqno: number;
   /** Generation time of the masterchain block (the chain's clock). */
   time: Date;
+  /** The oldest block the API can serve, when it says (masterchainInfo's `first`). */
+  firstSeqno?: number;
 }
 
 export interface ChainBlock extends BlockRef {
@@ -87,8 +89,9 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
 
   return {
     async latestBlock(signal) {
-      const info = await get<{ last?: { seqno?: unknown; gen_utime?: unknown } }>('masterchainInfo', {}, signal);
-      return blockRef(info.last);
+      const info = await get<{ last?: { seqno?: unknown; gen_utime?: unknown }; first?: { seqno?: unknown } }>('masterchainInfo', {}, signal);
+      const first = Number(info.first?.seqno);
+      return { ...blockRef(info.last), ...(Number.isSafeInteger(first) ? { firstSeqno: first } : {}) };
     },
 
     async block(seqno, signal) {

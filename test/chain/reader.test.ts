@@ -117,6 +117,21 @@ describe('nothing missed, nothing counted twice', () => {
   });
 });
 
+describe('a new cursor', () => {
+  it('money sent before any reader ever ran is booked: the first cursor starts before the open payments', async () => {
+    await app.pool.query(sql.unsafe`delete from chain_reader`);
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
+    for (let i = 0; i < 3; i += 1) chain().sealBlock();
+    const first = app.newReader({ id: 'first-ever' });
+    await first.catchUp();
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+    await first.release();
+  });
+});
+
 describe('the lease', () => {
   it('one reader at a time; another takes over when the holder stops renewing', async () => {
     const a = app.newReader({ id: 'reader-a' });

@@ -499,6 +499,11 @@ export class SandboxChain {
     return this.blockList[0]!;
   }
 
+  /** The chain's first block (null before one is sealed). */
+  firstBlock(): SandboxBlock | null {
+    return this.blockList[0] ?? null;
+  }
+
   /** A published block by seqno, or null (unknown, or not published yet). */
   publishedBlock(seqno: number): SandboxBlock | null {
     const first = this.blockList[0];

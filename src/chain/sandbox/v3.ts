@@ -41,8 +41,8 @@ export function handleV3(chain: SandboxChain, path: string, query: URLSearchPara
   if (injected !== null) return error(injected, injected === 429 ? 'Ratelimit exceed' : `Injected failure (HTTP ${injected})`);
 
   if (path === 'masterchainInfo') {
-    const first = chain.publishedBlock(chain.latestPublishedBlock().seqno) ?? chain.latestPublishedBlock();
-    return { status: 200, json: { first: blockJson(first), last: blockJson(chain.latestPublishedBlock()) } };
+    const last = chain.latestPublishedBlock();
+    return { status: 200, json: { first: blockJson(chain.firstBlock() ?? last), last: blockJson(last) } };
   }
 
   if (path === 'transactionsByMasterchainBlock') {
