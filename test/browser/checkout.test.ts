@@ -398,6 +398,8 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       await shot(page, '12-tonconnect-ton-desktop');
       await markDocument(page);
 
+      // The chain holds its blocks back meanwhile, so "pending until the chain has it" is observable.
+      app.sandbox.chain.holdBlocks();
       await connectAndPay(page, '13-tonconnect-wallet-list');
       await waitForNotice(page, 'Sent from your wallet', problems, 'ton');
       assert.equal(await pay.innerText(), 'Sent, confirming…');
@@ -412,6 +414,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       assert.equal(request.from, app.sandbox.chain.customerAddress);
       // Completion only from the chain: still pending until the watcher reads the transfer.
       assert.equal(await app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from payments where id = ${payment.id}`), 'pending');
+      app.sandbox.chain.releaseBlocks();
 
       await watchChain();
       await page.getByRole('heading', { name: 'Paid' }).waitFor({ timeout: 10_000 });

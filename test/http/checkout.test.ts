@@ -367,7 +367,7 @@ describe('what a customer asks for on the page', () => {
   });
 
   it('on mainnet each transaction links to Tonviewer and Tonscan (rendered without any network)', async () => {
-    const mainnet = await startPaymentsApp({ env: { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), RATES_PROVIDER: 'tonapi' } });
+    const mainnet = await startPaymentsApp({ env: { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), RATES_PROVIDER: 'tonapi', BASE_URL: 'https://pay.example.com' } });
     try {
       const shop = await mainnet.store({ name: 'Mainnet shop', methods: 'TON/TON' });
       const created = await mainnet.request('POST', '/v1/payments', { token: shop.token, body: { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
