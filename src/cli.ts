@@ -8,7 +8,9 @@ import { migrate } from './db/migrate.ts';
 import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
 import { issueToken, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
-import { createStore, DEFAULT_METHODS, parseMethodList, StoreInputError } from './stores/stores.ts';
+import { createStore, DEFAULT_METHODS, parseMethodList, parseTreasury, StoreInputError, updateStore, type StoreChanges } from './stores/stores.ts';
+import { configuredDepositPublicKey, depositPublicKey } from './payments/deposit.ts';
+import { DepositExportError, exportDeposit } from './payments/depositExport.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
 
@@ -19,10 +21,13 @@ class UsageError extends Error {
 const USAGE = `usage:
   kassa start [--api | --worker]
   kassa migrate
-  kassa store create --name NAME [--methods TON/TON,USDT/TON]
+  kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]
+  kassa store update ID [--treasury ADDRESS]
   kassa token issue --store ID [--expires-in 30d]
   kassa token revoke JTI
-  kassa keys rotate`;
+  kassa keys rotate
+  kassa keys deposit-public
+  kassa deposits export --payment ID [--include-secret]`;
 
 function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>, positionals = 0) {
   try {
@@ -84,10 +89,20 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'store' && sub === 'create') {
-    const { values } = parse(rest, { name: { type: 'string' }, methods: { type: 'string' } });
+    const { values } = parse(rest, { name: { type: 'string' }, methods: { type: 'string' }, treasury: { type: 'string' } });
     const name = required(values.name, '--name');
     const methods = parseMethodList(typeof values.methods === 'string' ? values.methods : DEFAULT_METHODS);
-    print(await withDatabase(config, log, (pool) => createStore(pool, name, methods)));
+    const treasury = values.treasury === undefined ? null : parseTreasury(required(values.treasury, '--treasury'), config.tonNetwork);
+    print(await withDatabase(config, log, (pool) => createStore(pool, name, methods, { treasury })));
+    return 0;
+  }
+  if (command === 'store' && sub === 'update') {
+    // One update command: each option given changes that field, the others stay.
+    const { values, positionals } = parse(rest, { treasury: { type: 'string' } }, 1);
+    const changes: StoreChanges = {};
+    if (values.treasury !== undefined) changes.treasury = parseTreasury(required(values.treasury, '--treasury'), config.tonNetwork);
+    if (Object.keys(changes).length === 0) throw new UsageError('nothing to update (give --treasury ADDRESS)');
+    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, changes)));
     return 0;
   }
   if (command === 'token' && sub === 'issue') {
@@ -115,6 +130,19 @@ export async function main(argv: string[]): Promise<number> {
     print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool)) });
     return 0;
   }
+  if (command === 'keys' && sub === 'deposit-public') {
+    parse(rest, {});
+    // Set as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.
+    const key = configuredDepositPublicKey(config) ?? (await withDatabase(config, log, (pool) => depositPublicKey(pool, config)));
+    print({ publicKey: key.toString('hex') });
+    return 0;
+  }
+  if (command === 'deposits' && sub === 'export') {
+    const { values } = parse(rest, { payment: { type: 'string' }, 'include-secret': { type: 'boolean' } });
+    const paymentId = required(values.payment, '--payment');
+    print(await withDatabase(config, log, (pool) => exportDeposit(pool, config, paymentId, values['include-secret'] === true)));
+    return 0;
+  }
   if (command === undefined || command === 'help' || command === '--help') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
@@ -123,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function oneLine(error: unknown): string {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreInputError || error instanceof UnknownStoreError) {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreInputError || error instanceof UnknownStoreError || error instanceof DepositExportError) {
     return error.message.split('\n')[0]!;
   }
   if (isDatabaseUnavailable(error)) {

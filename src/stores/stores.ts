@@ -1,4 +1,5 @@
-// Merchant stores and the payment methods they accept.
+// Merchant stores, the payment methods they accept, and the treasury their money goes to.
+import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 
 export interface MethodRef {
@@ -10,6 +11,13 @@ export interface StoreRecord {
   id: string;
   name: string;
   methods: Array<{ id: string; coin: string; chain: string }>;
+  /** The store's treasury wallet (raw form), or null: money stays in the deposit wallets. */
+  treasury: string | null;
+}
+
+/** What `kassa store update` may change; an absent field is left as it is. */
+export interface StoreChanges {
+  treasury?: string;
 }
 
 export class StoreInputError extends Error {
@@ -29,9 +37,44 @@ export function parseMethodList(text: string): MethodRef[] {
   return methods;
 }
 
-const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
+/** A treasury address given for `network`, in raw form; StoreInputError when it is not one. */
+export function parseTreasury(value: string, network: TonNetwork): string {
+  const parsed = parseNetworkAddress(value, network);
+  if ('problem' in parsed) throw new StoreInputError(`invalid treasury "${value}": ${parsed.problem}`);
+  return parsed.address.toRawString();
+}
 
-export async function createStore(pool: Db & { transaction: Db['transaction'] }, name: string, methods: MethodRef[]): Promise<StoreRecord> {
+const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
+const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
+
+/** The store as `kassa store …` prints it; null when there is none with that id. */
+export async function findStore(db: Db, id: string): Promise<StoreRecord | null> {
+  if (!isUuid(id)) return null;
+  const store = await db.maybeOne(sql.type(z.object({ id: z.string(), name: z.string(), treasury: z.string().nullable() }))`
+    select id, name, treasury from stores where id = ${id}
+  `);
+  if (!store) return null;
+  const methods = await db.any(sql.type(methodRow)`
+    select m.id, m.coin_symbol as coin, m.chain_symbol as chain
+    from store_payment_methods s join payment_methods m on m.id = s.payment_method_id
+    where s.store_id = ${id} order by m.coin_symbol, m.chain_symbol
+  `);
+  return { id: store.id, name: store.name, methods: [...methods], treasury: store.treasury };
+}
+
+/** Applies the given changes (each optional) and returns the store; StoreInputError for an unknown id. */
+export async function updateStore(db: Db, id: string, changes: StoreChanges): Promise<StoreRecord> {
+  const sets = [];
+  if (changes.treasury !== undefined) sets.push(sql.fragment`treasury = ${changes.treasury}`);
+  if (sets.length === 0) throw new StoreInputError('nothing to update');
+  const updated = isUuid(id)
+    ? (await db.query(sql.typeAlias('void')`update stores set ${sql.join(sets, sql.fragment`, `)} where id = ${id}`)).rowCount > 0
+    : false;
+  if (!updated) throw new StoreInputError(`unknown store "${id}"`);
+  return (await findStore(db, id))!;
+}
+
+export async function createStore(pool: Db & { transaction: Db['transaction'] }, name: string, methods: MethodRef[], options: { treasury?: string | null } = {}): Promise<StoreRecord> {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 200) throw new StoreInputError('the store name must be 1 to 200 characters');
   return pool.transaction(async (tx) => {
@@ -44,10 +87,11 @@ export async function createStore(pool: Db & { transaction: Db['transaction'] },
       if (!row) throw new StoreInputError(`unknown payment method ${method.coin}/${method.chain}`);
       if (!found.some((f) => f.id === row.id)) found.push(row);
     }
-    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`insert into stores (name) values (${trimmed}) returning id`);
+    const treasury = options.treasury ?? null;
+    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`insert into stores (name, treasury) values (${trimmed}, ${treasury}) returning id`);
     for (const method of found) {
       await tx.query(sql.typeAlias('void')`insert into store_payment_methods (store_id, payment_method_id) values (${id}, ${method.id})`);
     }
-    return { id, name: trimmed, methods: found };
+    return { id, name: trimmed, methods: found, treasury };
   });
 }

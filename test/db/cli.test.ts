@@ -1,47 +1,10 @@
 // Every CLI command, run as a real process against a real database.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { authenticate } from '../../src/auth/tokens.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-
-const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
-function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: code ?? 1, stdout, stderr, json });
-    });
-  });
-}
-
-function assertFails(result: CliResult, pattern: RegExp): void {
-  assert.notEqual(result.code, 0, result.stdout);
-  assert.equal(result.stdout, '');
-  const lines = result.stderr.trimEnd().split('\n');
-  assert.equal(lines.length, 1, `one line on stderr, got: ${result.stderr}`);
-  assert.match(lines[0]!, pattern);
-}
+import { assertFails, kassa } from '../helpers/cli.ts';
 
 describe('kassa CLI', () => {
   let db: TestDatabase;
