@@ -8,7 +8,7 @@
  *   seed      = SHA-256( "kassa/deposit-key/v1" (UTF-8) || masterKey )       (all derivations)
  *   key pair  = Ed25519 keyPairFromSeed(seed)                      (@ton/crypto, tweetnacl)
  *
- * 'v4r2-1' (payments made before 0.2; the same address on every network):
+ * 'v4r2-1' (deposits made before v5r1-1; the same address on every network):
  *   wallet    = WalletContractV4, workchain 0, that public key, walletId = WALLET_ID_BASE + index
  *   address   = contractAddress(0, StateInit{ code: wallet v4r2 code, data }) where
  *               data = seqno:uint32(0) walletId:uint32 publicKey:bits256 plugins:bit(0)
