@@ -8,7 +8,9 @@ import { migrate } from './db/migrate.ts';
 import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
 import { issueToken, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
-import { createStore, DEFAULT_METHODS, parseMethodList, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
+import { createStore, DEFAULT_METHODS, parseMethodList, parseTreasury, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
+import { configuredDepositPublicKey, depositPublicKey } from './payments/deposit.ts';
+import { DepositExportError, exportDeposit } from './payments/depositExport.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
 import { runOperationsCommand } from './operations/commands.ts';
@@ -28,15 +30,15 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   { name: 'migrate', usage: 'kassa migrate', summary: 'Applies the database migrations. Prints {"migrated": true}.' },
   {
     name: 'store create',
-    usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON]',
-    summary: 'Creates a store. Prints {"id", "name", "methods": [{"id", "coin", "chain"}]}.',
-    options: ['--name NAME        the store\'s name (required)', '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)'],
+    usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]',
+    summary: 'Creates a store. Prints {"id", "name", "methods": [{"id", "coin", "chain"}], "treasury"}.',
+    options: ['--name NAME        the store\'s name (required)', '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)', '--treasury ADDRESS where the store\'s money is swept (any address of the configured network)'],
   },
   {
     name: 'store update',
-    usage: 'kassa store update ID [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB]',
-    summary: 'Changes a store\'s face on the checkout page ("" clears a field). Prints the store.',
-    options: ['--display-name NAME   the name customers see', '--logo-url URL        an https logo', '--accent-color #RRGGBB the main button\'s colour'],
+    usage: 'kassa store update ID [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB]',
+    summary: 'Changes a store: its treasury, its face on the checkout page ("" clears a field). Prints the store.',
+    options: ['--treasury ADDRESS    where the store\'s money is swept', '--display-name NAME   the name customers see', '--logo-url URL        an https logo', '--accent-color #RRGGBB the main button\'s colour'],
   },
   {
     name: 'token issue',
@@ -46,6 +48,13 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   { name: 'token revoke', usage: 'kassa token revoke JTI', summary: 'Revokes a token at once by its jti. Prints {"revoked": "JTI"}; an unknown jti exits 1.' },
   { name: 'keys rotate', usage: 'kassa keys rotate', summary: 'Makes a new webhook signing key active; the old one stays published for 24 hours. Prints {"kid"}.' },
+  { name: 'keys deposit-public', usage: 'kassa keys deposit-public', summary: 'Prints {"publicKey"}: set it as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.' },
+  {
+    name: 'deposits export',
+    usage: 'kassa deposits export --payment ID [--include-secret]',
+    summary: 'Prints what a person needs to move a deposit\'s money with a standard wallet tool (wallet version, id, public key; the private key only with --include-secret).',
+    options: ['--payment ID        the payment (required)', '--include-secret    include the private key'],
+  },
   { name: 'doctor', usage: 'kassa doctor', summary: 'Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin\'s jetton master on chain, the master key). Prints one check per line; exits 1 when one fails.' },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
   {
@@ -161,16 +170,17 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'store' && sub === 'create') {
-    const { values } = parse(rest, { name: { type: 'string' }, methods: { type: 'string' } });
+    const { values } = parse(rest, { name: { type: 'string' }, methods: { type: 'string' }, treasury: { type: 'string' } });
     const name = required(values.name, '--name');
     const methods = parseMethodList(typeof values.methods === 'string' ? values.methods : DEFAULT_METHODS);
-    print(await withDatabase(config, log, (pool) => createStore(pool, name, methods)));
+    const treasury = values.treasury === undefined ? null : parseTreasury(required(values.treasury, '--treasury'), config.tonNetwork);
+    print(await withDatabase(config, log, (pool) => createStore(pool, name, methods, { treasury })));
     return 0;
   }
   if (command === 'store' && sub === 'update') {
     const { values, positionals } = parse(rest, Object.fromEntries(STORE_OPTIONS.map((option) => [option.flag, { type: 'string' as const }])), 1);
     const given = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given)));
+    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given, config.tonNetwork)));
     return 0;
   }
   if (command === 'token' && sub === 'issue') {
@@ -199,13 +209,26 @@ export async function main(argv: string[]): Promise<number> {
     print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool)) });
     return 0;
   }
+  if (command === 'keys' && sub === 'deposit-public') {
+    parse(rest, {});
+    // Set as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.
+    const key = configuredDepositPublicKey(config) ?? (await withDatabase(config, log, (pool) => depositPublicKey(pool, config)));
+    print({ publicKey: key.toString('hex') });
+    return 0;
+  }
+  if (command === 'deposits' && sub === 'export') {
+    const { values } = parse(rest, { payment: { type: 'string' }, 'include-secret': { type: 'boolean' } });
+    const paymentId = required(values.payment, '--payment');
+    print(await withDatabase(config, log, (pool) => exportDeposit(pool, config, paymentId, values['include-secret'] === true)));
+    return 0;
+  }
   const operations = await runOperationsCommand(argv, { config, parse, withDatabase: (work) => withDatabase(config, log, work), usage: (message) => new UsageError(message), print });
   if (operations !== undefined) return operations;
   throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(' ')}" (run "kassa help" for the list)`);
 }
 
 function oneLine(error: unknown): string {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreInputError || error instanceof UnknownStoreError) {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreInputError || error instanceof UnknownStoreError || error instanceof DepositExportError) {
     return error.message.split('\n')[0]!;
   }
   if (isDatabaseUnavailable(error)) {

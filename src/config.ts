@@ -22,8 +22,13 @@ export interface Config {
   tonApiKey: string | null;
   /** Chain API requests per second, across all of this process's chain reads (0: no cap). */
   tonApiRps: number;
-  /** null: generated into the database on first start (sandbox only). */
+  /** null: generated into the database on first start (sandbox only). Only the signer (worker) needs it off sandbox. */
   masterKey: string | null;
+  /**
+   * KASSA_DEPOSIT_PUBLIC_KEY (64 hex, printed by `kassa keys deposit-public`): all an API process
+   * needs to derive deposit addresses. null: derived from the master key.
+   */
+  depositPublicKey: string | null;
   webhookAllowInsecure: boolean;
   /** Where exchange rates come from: `fixed` (the sandbox table) or `tonapi` (tonapi.io compatible). */
   ratesProvider: 'fixed' | 'tonapi';
@@ -157,8 +162,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (masterKey !== null && !/^[0-9a-fA-F]{64}$/.test(masterKey)) {
     problems.push('KASSA_MASTER_KEY must be 64 hex characters (32 bytes)');
   }
-  if (masterKey === null && network !== 'sandbox') {
-    problems.push(`KASSA_MASTER_KEY is required when TON_NETWORK=${network}`);
+  const depositPublicKey = nonEmpty(env, 'KASSA_DEPOSIT_PUBLIC_KEY')?.toLowerCase() ?? null;
+  if (depositPublicKey !== null && !/^[0-9a-f]{64}$/.test(depositPublicKey)) {
+    problems.push('KASSA_DEPOSIT_PUBLIC_KEY must be 64 hex characters (32 bytes)');
+  }
+  if (masterKey === null && depositPublicKey === null && network !== 'sandbox') {
+    problems.push(`KASSA_MASTER_KEY (or, for an API-only process, KASSA_DEPOSIT_PUBLIC_KEY) is required when TON_NETWORK=${network}`);
   }
   const webhookAllowInsecure = check(() => bool(env, 'WEBHOOK_ALLOW_INSECURE'), false);
   if (webhookAllowInsecure && network === 'mainnet') {
@@ -195,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     tonApiKey,
     tonApiRps,
     masterKey,
+    depositPublicKey,
     webhookAllowInsecure,
     ratesProvider,
     ratesApiUrl,
@@ -209,4 +219,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   };
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   return config;
+}
+
+/**
+ * The keys a process needs for what it runs: the API derives deposit addresses (the master key or
+ * only KASSA_DEPOSIT_PUBLIC_KEY); the worker signs, so off sandbox it needs KASSA_MASTER_KEY.
+ */
+export function checkKeysFor(config: Config, parts: { api: boolean; worker: boolean }): void {
+  if (config.tonNetwork === 'sandbox') return;
+  if (parts.worker && config.masterKey === null) {
+    throw new ConfigError(`invalid configuration: KASSA_MASTER_KEY is required to run the worker when TON_NETWORK=${config.tonNetwork} (an API-only process, kassa start --api, needs only KASSA_DEPOSIT_PUBLIC_KEY)`);
+  }
+  if (parts.api && config.masterKey === null && config.depositPublicKey === null) {
+    throw new ConfigError(`invalid configuration: KASSA_MASTER_KEY or KASSA_DEPOSIT_PUBLIC_KEY is required when TON_NETWORK=${config.tonNetwork}`);
+  }
 }

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
-import { ConfigError, type Config } from './config.ts';
+import { checkKeysFor, ConfigError, type Config } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
@@ -20,6 +20,7 @@ import type { Logger } from './log.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
 import { providerFor, refreshRates } from './rates/rates.ts';
+import { depositPublicKey } from './payments/deposit.ts';
 
 export interface Parts {
   api: boolean;
@@ -63,6 +64,7 @@ function startUrls(config: Config, listening: string): Record<string, string> {
 }
 
 export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
+  checkKeysFor(config, parts);
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
@@ -79,6 +81,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     await migrate(database.url, log);
     pool = await openPool(database.url, { maxPoolSize: 20 });
     const deps = { config, pool, log, now };
+    // Deposit addresses need the deposit public key; a wrong one is refused before any is made.
+    if (parts.api) await depositPublicKey(pool, config);
     // Prices are needed from the first request on; the worker refreshes them every minute.
     await refreshRates(pool, providerFor(config), config.tonNetwork, now(), log).catch((error: unknown) => {
       log.warn({ err: error }, 'exchange rates could not be refreshed at start; fiat payments answer rate_unavailable until they are');

@@ -1,31 +1,53 @@
 /**
- * Deposit addresses: derived offline from the master key, one wallet per payment.
+ * Deposit addresses: derived offline from the deposit key, one wallet per payment. Only the
+ * public key is needed to derive an address (the API); the master key only to spend (the signer).
  *
- * Derivation (FROZEN: changing any step moves every deposit address and strands the funds on the
- * old ones):
+ * Each deposit records its derivation (deposit_addresses.derivation); every derivation is FROZEN:
+ * changing any step moves the deposit addresses made with it and strands the funds on the old ones.
  *
- *   seed      = SHA-256( "kassa/deposit-key/v1" (UTF-8) || masterKey )
+ *   seed      = SHA-256( "kassa/deposit-key/v1" (UTF-8) || masterKey )       (all derivations)
  *   key pair  = Ed25519 keyPairFromSeed(seed)                      (@ton/crypto, tweetnacl)
+ *
+ * 'v4r2-1' (deposits made before v5r1-1; the same address on every network):
  *   wallet    = WalletContractV4, workchain 0, that public key, walletId = WALLET_ID_BASE + index
  *   address   = contractAddress(0, StateInit{ code: wallet v4r2 code, data }) where
  *               data = seqno:uint32(0) walletId:uint32 publicKey:bits256 plugins:bit(0)
  *
- * One key controls all deposit wallets; the walletId (a.k.a. subwallet id) makes each address
- * distinct. A V4 address does not depend on the network, only its user-friendly form does.
+ * 'v5r1-1' (new payments; the address depends on the network):
+ *   wallet    = WalletContractV5R1, workchain 0, that public key,
+ *               walletId = { networkGlobalId: NETWORK_GLOBAL_ID[network], context: index }
+ *               (a "custom" context: 31 bits, top bit 0, so index ≤ 2^31 − 1); the stored id is
+ *               walletId:int32 = networkGlobalId XOR context (@ton/ton storeWalletIdV5R1)
+ *   address   = contractAddress(0, StateInit{ code: wallet v5r1 code, data }) where
+ *               data = signatureAllowed:bit(1) seqno:uint32(0) walletId:int32 publicKey:bits256 plugins:bit(0)
+ *   networks  = mainnet −239, testnet −3, sandbox −3 (the sandbox is a test network: it shares
+ *               testnet's id, so a sandbox deposit is spendable by any tool set up for testnet)
+ *
+ * One key controls all deposit wallets; the wallet id makes each address distinct.
  */
 import { createHash } from 'node:crypto';
 import { Address, beginCell, contractAddress } from '@ton/core';
 import type { Cell } from '@ton/core';
 import { keyPairFromSeed } from '@ton/crypto';
 import type { KeyPair } from '@ton/crypto';
-import { WalletContractV4 } from '@ton/ton';
+import { WalletContractV4, WalletContractV5R1 } from '@ton/ton';
 
 export type TonNetwork = 'mainnet' | 'testnet' | 'sandbox';
 
 /** The standard wallet v4 subwallet id for workchain 0; deposit n uses BASE + n. Frozen. */
 export const WALLET_ID_BASE = 698983191;
-/** walletId is a uint32. */
+/** v4r2: walletId is a uint32. */
 export const MAX_DEPOSIT_INDEX = 0xffffffff - WALLET_ID_BASE;
+/** v5r1: the wallet id's custom context is 31 bits. */
+export const MAX_DEPOSIT_INDEX_V5 = 0x7fffffff;
+
+/** How a deposit's wallet was derived; recorded per deposit, so old deposits stay spendable. */
+export type Derivation = 'v4r2-1' | 'v5r1-1';
+/** The derivation new payments get. */
+export const CURRENT_DERIVATION: Derivation = 'v5r1-1';
+export const DERIVATIONS: readonly Derivation[] = ['v4r2-1', 'v5r1-1'];
+/** The network's global id, which wallet v5r1 folds into its wallet id. Frozen. */
+export const NETWORK_GLOBAL_ID: Record<TonNetwork, number> = { mainnet: -239, testnet: -3, sandbox: -3 };
 
 const DERIVATION_LABEL = Buffer.from('kassa/deposit-key/v1', 'utf8');
 const MIN_MASTER_KEY_BYTES = 16;
@@ -38,7 +60,14 @@ export type DepositWallet = {
   raw: string;
   /** Non-bounceable user-friendly form for the network (testOnly on testnet). Show this one. */
   friendly: string;
+  derivation: Derivation;
+  /** The wallet contract: 'v4r2' or 'v5r1'. */
+  walletVersion: 'v4r2' | 'v5r1';
+  /** The wallet id as stored in the wallet's data (v4r2: uint32; v5r1: int32, networkGlobalId XOR context). */
   walletId: number;
+  /** v5r1 only: the wallet id's parts, as @ton/ton's WalletContractV5R1.create takes them. */
+  networkGlobalId: number | null;
+  context: number | null;
   /** Public key of the deposit key pair (hex); the same for every index. */
   publicKey: string;
 };
@@ -46,6 +75,7 @@ export type DepositWallet = {
 let cachedMaster: Buffer | null = null;
 let cachedKeyPair: KeyPair | null = null;
 let cachedCode: Cell | null = null;
+let cachedCodeV5: Cell | null = null;
 
 /** The one Ed25519 key pair behind all deposit wallets. Cached for the last master key used. */
 export function depositKeyPair(masterKey: Buffer): KeyPair {
@@ -70,37 +100,86 @@ function walletV4Code(): Cell {
   return cachedCode;
 }
 
-function checkIndex(index: number): void {
-  if (!Number.isSafeInteger(index) || index < 0 || index > MAX_DEPOSIT_INDEX) {
-    throw new RangeError(`deposit index must be an integer in 0..${MAX_DEPOSIT_INDEX}, got ${index}`);
+/** Wallet v5r1 code, parsed once. */
+function walletV5Code(): Cell {
+  if (cachedCodeV5 === null) {
+    cachedCodeV5 = WalletContractV5R1.create({ workchain: 0, publicKey: Buffer.alloc(32) }).init.code;
+  }
+  return cachedCodeV5;
+}
+
+function checkIndex(index: number, derivation: Derivation): void {
+  const max = derivation === 'v4r2-1' ? MAX_DEPOSIT_INDEX : MAX_DEPOSIT_INDEX_V5;
+  if (!Number.isSafeInteger(index) || index < 0 || index > max) {
+    throw new RangeError(`deposit index must be an integer in 0..${max}, got ${index}`);
   }
 }
 
-/** The StateInit of deposit wallet `index` (needed to deploy it, e.g. when sweeping). */
-export function depositWalletInit(masterKey: Buffer, index: number): { code: Cell; data: Cell } {
-  checkIndex(index);
-  const { publicKey } = depositKeyPair(masterKey);
-  const data = beginCell()
-    .storeUint(0, 32) // seqno
-    .storeUint(WALLET_ID_BASE + index, 32)
-    .storeBuffer(publicKey)
-    .storeBit(0) // empty plugins dict
-    .endCell();
-  return { code: walletV4Code(), data };
+/** The Ed25519 public key (32 bytes) from hex; throws on anything else. */
+export function parsePublicKey(hex: string): Buffer {
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new Error('a deposit public key is 64 hex characters (32 bytes)');
+  return Buffer.from(hex, 'hex');
 }
 
-/** Deposit wallet `index`: same address as WalletContractV4.create({workchain: 0, publicKey, walletId: BASE + index}). */
-export function depositWallet(masterKey: Buffer, index: number, network: TonNetwork): DepositWallet {
-  const init = depositWalletInit(masterKey, index);
+/** The v5r1 wallet id as stored (int32): networkGlobalId XOR context, context's top bit 0. */
+function walletIdV5(network: TonNetwork, index: number): number {
+  return (NETWORK_GLOBAL_ID[network] ^ index) | 0;
+}
+
+/** The StateInit of a deposit wallet (needed to deploy it, e.g. when sweeping). */
+export function derivedWalletInit(publicKey: Buffer, index: number, network: TonNetwork, derivation: Derivation): { code: Cell; data: Cell } {
+  checkIndex(index, derivation);
+  if (publicKey.length !== 32) throw new Error('a deposit public key is 32 bytes');
+  if (derivation === 'v4r2-1') {
+    const data = beginCell()
+      .storeUint(0, 32) // seqno
+      .storeUint(WALLET_ID_BASE + index, 32)
+      .storeBuffer(publicKey)
+      .storeBit(0) // empty plugins dict
+      .endCell();
+    return { code: walletV4Code(), data };
+  }
+  const data = beginCell()
+    .storeBit(1) // signature auth allowed
+    .storeUint(0, 32) // seqno
+    .storeInt(walletIdV5(network, index), 32)
+    .storeBuffer(publicKey)
+    .storeBit(0) // empty extensions dict
+    .endCell();
+  return { code: walletV5Code(), data };
+}
+
+/**
+ * Deposit wallet `index` of the deposit public key. 'v4r2-1': the address of
+ * WalletContractV4.create({workchain: 0, publicKey, walletId: BASE + index}); 'v5r1-1': that of
+ * WalletContractV5R1.create({workchain: 0, publicKey, walletId: {networkGlobalId, context: index}}).
+ */
+export function derivedWallet(publicKey: Buffer, index: number, network: TonNetwork, derivation: Derivation): DepositWallet {
+  const init = derivedWalletInit(publicKey, index, network, derivation);
   const address = contractAddress(0, init);
+  const v4 = derivation === 'v4r2-1';
   return {
     index,
     address,
     raw: address.toRawString(),
     friendly: friendlyAddress(address, network),
-    walletId: WALLET_ID_BASE + index,
-    publicKey: depositKeyPair(masterKey).publicKey.toString('hex'),
+    derivation,
+    walletVersion: v4 ? 'v4r2' : 'v5r1',
+    walletId: v4 ? WALLET_ID_BASE + index : walletIdV5(network, index),
+    networkGlobalId: v4 ? null : NETWORK_GLOBAL_ID[network],
+    context: v4 ? null : index,
+    publicKey: publicKey.toString('hex'),
   };
+}
+
+/** The StateInit of deposit wallet `index` from the master key ('v4r2-1' unless told). */
+export function depositWalletInit(masterKey: Buffer, index: number, network: TonNetwork = 'mainnet', derivation: Derivation = 'v4r2-1'): { code: Cell; data: Cell } {
+  return derivedWalletInit(depositKeyPair(masterKey).publicKey, index, network, derivation);
+}
+
+/** Deposit wallet `index` from the master key ('v4r2-1' unless told; new payments use CURRENT_DERIVATION). */
+export function depositWallet(masterKey: Buffer, index: number, network: TonNetwork, derivation: Derivation = 'v4r2-1'): DepositWallet {
+  return derivedWallet(depositKeyPair(masterKey).publicKey, index, network, derivation);
 }
 
 /** Non-bounceable URL-safe form (`UQ…` on mainnet and sandbox, `0Q…` on testnet). */
@@ -142,4 +221,21 @@ export function toRawAddress(value: string): string | null {
 export function standardJettonWalletAddress(master: Address, owner: Address, walletCode: Cell): Address {
   const data = beginCell().storeCoins(0).storeAddress(owner).storeAddress(master).storeRef(walletCode).endCell();
   return contractAddress(0, { code: walletCode, data });
+}
+
+/**
+ * An address for `network`, or why not: raw (`0:<hex>`) or user-friendly; a friendly address
+ * flagged test-only is refused on mainnet, and one not so flagged on testnet (it was written
+ * for the other network). The sandbox takes either.
+ */
+export function parseNetworkAddress(value: string, network: TonNetwork): { address: Address } | { problem: string } {
+  const address = parseAddress(value);
+  if (address === null) return { problem: 'not a TON address (expected raw 0:<64 hex> or user-friendly)' };
+  const s = value.trim();
+  if (network !== 'sandbox' && !RAW_ADDRESS.test(s)) {
+    const { isTestOnly } = Address.parseFriendly(s);
+    if (isTestOnly && network === 'mainnet') return { problem: 'a testnet-only address cannot be used on mainnet' };
+    if (!isTestOnly && network === 'testnet') return { problem: 'a mainnet address cannot be used on testnet (use its testnet form, 0Q…/kQ…)' };
+  }
+  return { address };
 }

@@ -2,7 +2,7 @@
 // makes the command exit non-zero, a warning does not. The checks that need no I/O are plain
 // functions of the configuration.
 import { Address } from '@ton/core';
-import { depositWallet } from '../chain/addresses.ts';
+import { DERIVATIONS, depositWallet, type Derivation } from '../chain/addresses.ts';
 import { createChainClient, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { toncenterV3Source } from '../chain/source.ts';
 import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
@@ -124,12 +124,12 @@ export async function checkMasterKey(db: Db, config: Config): Promise<Check> {
     return { check, status: 'fail', detail: (error as Error).message };
   }
   const source = config.masterKey ? 'set' : 'sandbox: generated into the database';
-  const latest = await db.maybeOne(sql.type(z.object({ derivation_index: z.string(), address: z.string() }))`
-    select derivation_index::text, address from deposit_addresses where network = ${config.tonNetwork}
+  const latest = await db.maybeOne(sql.type(z.object({ derivation_index: z.string(), address: z.string(), derivation: z.enum(DERIVATIONS as unknown as [Derivation, ...Derivation[]]) }))`
+    select derivation_index::text, address, derivation from deposit_addresses where network = ${config.tonNetwork}
     order by derivation_index desc limit 1
   `);
   if (!latest) return { check, status: 'ok', detail: `${source}; no deposit address issued on ${config.tonNetwork} yet to compare` };
-  const derived = depositWallet(key, Number(latest.derivation_index), config.tonNetwork).raw;
+  const derived = depositWallet(key, Number(latest.derivation_index), config.tonNetwork, latest.derivation).raw;
   return derived === latest.address
     ? { check, status: 'ok', detail: `${source}; derives the deposit addresses issued (latest index ${latest.derivation_index})` }
     : { check, status: 'fail', detail: `does not derive the deposit addresses already issued (index ${latest.derivation_index}): the funds on them would be out of reach of this key` };

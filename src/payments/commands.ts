@@ -6,14 +6,14 @@ import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { depositAddressInsert, masterKey, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
+import { depositAddressInsert, depositPublicKey, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
 import { priceFor, type Price } from './pricing.ts';
 import { transition, type PaymentStatus, type Rejection } from './transitions.ts';
 import { paymentTransitions } from '../metrics.ts';
 
-export type CommandConfig = Pick<Config, 'masterKey' | 'tonNetwork'>;
+export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>;
 
 export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
 
@@ -94,7 +94,7 @@ async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: st
   if (method.coin_kind === 'jetton' && master === null) {
     throw new ApiError('invalid_request_error', 'unsupported_payment_method', `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`, { param: options.param });
   }
-  const deposit = await reserveDepositWallet(tx, await masterKey(tx, config), config.tonNetwork);
+  const deposit = await reserveDepositWallet(tx, await depositPublicKey(tx, config), config.tonNetwork);
   return { method, price, master, walletCode: jetton?.wallet_code ?? null, deposit };
 }
 

@@ -1,4 +1,5 @@
-// Merchant stores and the payment methods they accept.
+// Merchant stores, the payment methods they accept, and the treasury their money goes to.
+import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 
 export interface MethodRef {
@@ -10,6 +11,8 @@ export interface StoreRecord {
   id: string;
   name: string;
   methods: Array<{ id: string; coin: string; chain: string }>;
+  /** The store's treasury wallet (raw form), or null: money stays in the deposit wallets. */
+  treasury: string | null;
 }
 
 export class StoreInputError extends Error {
@@ -29,9 +32,17 @@ export function parseMethodList(text: string): MethodRef[] {
   return methods;
 }
 
-const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
+/** A treasury address given for `network`, in raw form; StoreInputError when it is not one. */
+export function parseTreasury(value: string, network: TonNetwork): string {
+  const parsed = parseNetworkAddress(value, network);
+  if ('problem' in parsed) throw new StoreInputError(`invalid treasury "${value}": ${parsed.problem}`);
+  return parsed.address.toRawString();
+}
 
-export async function createStore(pool: Db & { transaction: Db['transaction'] }, name: string, methods: MethodRef[]): Promise<StoreRecord> {
+const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
+const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
+
+export async function createStore(pool: Db & { transaction: Db['transaction'] }, name: string, methods: MethodRef[], options: { treasury?: string | null } = {}): Promise<StoreView> {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 200) throw new StoreInputError('the store name must be 1 to 200 characters');
   return pool.transaction(async (tx) => {
@@ -44,17 +55,19 @@ export async function createStore(pool: Db & { transaction: Db['transaction'] },
       if (!row) throw new StoreInputError(`unknown payment method ${method.coin}/${method.chain}`);
       if (!found.some((f) => f.id === row.id)) found.push(row);
     }
-    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`insert into stores (name) values (${trimmed}) returning id`);
+    const treasury = options.treasury ?? null;
+    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`insert into stores (name, treasury) values (${trimmed}, ${treasury}) returning id`);
     for (const method of found) {
       await tx.query(sql.typeAlias('void')`insert into store_payment_methods (store_id, payment_method_id) values (${id}, ${method.id})`);
     }
-    return { id, name: trimmed, methods: found };
+    return { ...(await findStore(tx, id))!, methods: found };
   });
 }
 
 // ---- Updating a store: each option of `kassa store update` is one entry here (flag, column,
 // validation), so a new one is one more entry.
 
+/** The store as `kassa store …` prints it. */
 export interface StoreView extends StoreRecord {
   displayName: string | null;
   logoUrl: string | null;
@@ -66,7 +79,7 @@ interface StoreOption {
   flag: string;
   column: string;
   /** The value to store; '' clears it (null). Throws StoreInputError when invalid. */
-  parse(value: string): string | null;
+  parse(value: string, network: TonNetwork): string | null;
 }
 
 function httpsUrl(value: string): string {
@@ -83,6 +96,8 @@ function httpsUrl(value: string): string {
 }
 
 export const STORE_OPTIONS: readonly StoreOption[] = [
+  // '' clears it: the store's money then stays in its deposit wallets.
+  { flag: 'treasury', column: 'treasury', parse: (value, network) => (value.trim() === '' ? null : parseTreasury(value.trim(), network)) },
   {
     flag: 'display-name',
     column: 'display_name',
@@ -104,26 +119,26 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
   },
 ];
 
-const storeViewRow = z.object({ id: z.string(), name: z.string(), display_name: z.string().nullable(), logo_url: z.string().nullable(), accent_color: z.string().nullable() });
+const storeViewRow = z.object({ id: z.string(), name: z.string(), treasury: z.string().nullable(), display_name: z.string().nullable(), logo_url: z.string().nullable(), accent_color: z.string().nullable() });
 
 export async function findStore(db: Db, id: string): Promise<StoreView | null> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
-  const row = await db.maybeOne(sql.type(storeViewRow)`select id, name, display_name, logo_url, accent_color from stores where id = ${id}`);
+  if (!isUuid(id)) return null;
+  const row = await db.maybeOne(sql.type(storeViewRow)`select id, name, treasury, display_name, logo_url, accent_color from stores where id = ${id}`);
   if (!row) return null;
   const methods = await db.any(sql.type(methodRow)`
     select pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
     from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
     where spm.store_id = ${id} order by spm.enabled_at, pm.coin_symbol
   `);
-  return { id: row.id, name: row.name, displayName: row.display_name, logoUrl: row.logo_url, accentColor: row.accent_color, methods: [...methods] };
+  return { id: row.id, name: row.name, methods: [...methods], treasury: row.treasury, displayName: row.display_name, logoUrl: row.logo_url, accentColor: row.accent_color };
 }
 
 /**
  * Sets the given options (flag → raw value; '' clears one) on a store and returns it. Unknown
  * store: StoreInputError. Nothing given: StoreInputError (say what to change).
  */
-export async function updateStore(db: Db, id: string, given: Record<string, string>): Promise<StoreView> {
-  const changes = STORE_OPTIONS.filter((option) => Object.hasOwn(given, option.flag)).map((option) => ({ option, value: option.parse(given[option.flag]!) }));
+export async function updateStore(db: Db, id: string, given: Record<string, string>, network: TonNetwork = 'sandbox'): Promise<StoreView> {
+  const changes = STORE_OPTIONS.filter((option) => Object.hasOwn(given, option.flag)).map((option) => ({ option, value: option.parse(given[option.flag]!, network) }));
   if (changes.length === 0) throw new StoreInputError(`nothing to change: give at least one of ${STORE_OPTIONS.map((o) => `--${o.flag}`).join(', ')}`);
   if (!(await findStore(db, id))) throw new StoreInputError(`no store with id "${id}"`);
   const assignments = sql.join(

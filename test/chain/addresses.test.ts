@@ -1,10 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Address } from '@ton/core';
-import { WalletContractV4 } from '@ton/ton';
+import { WalletContractV4, WalletContractV5R1 } from '@ton/ton';
 import {
   MAX_DEPOSIT_INDEX,
+  MAX_DEPOSIT_INDEX_V5,
+  NETWORK_GLOBAL_ID,
   WALLET_ID_BASE,
+  derivedWallet,
+  parseNetworkAddress,
   depositKeyPair,
   depositWallet,
   friendlyAddress,
@@ -68,6 +72,66 @@ describe('deposit addresses', () => {
     assert.throws(() => depositWallet(MASTER, 1.5, 'mainnet'), RangeError);
     assert.throws(() => depositWallet(MASTER, MAX_DEPOSIT_INDEX + 1, 'mainnet'), RangeError);
     assert.throws(() => depositKeyPair(Buffer.alloc(4)), /at least/);
+  });
+});
+
+describe('deposit addresses, derivation v5r1-1 (new payments)', () => {
+  const { publicKey } = depositKeyPair(MASTER);
+
+  it('equal WalletContractV5R1.create with walletId {networkGlobalId, context: index}', () => {
+    for (const network of ['mainnet', 'testnet', 'sandbox'] as const) {
+      for (const index of [0, 1, 2, 17, 4096, 1_000_000, MAX_DEPOSIT_INDEX_V5]) {
+        const w = derivedWallet(publicKey, index, network, 'v5r1-1');
+        const expected = WalletContractV5R1.create({ workchain: 0, publicKey, walletId: { networkGlobalId: NETWORK_GLOBAL_ID[network], context: index } });
+        assert.ok(w.address.equals(expected.address), `${network} ${index}`);
+        assert.ok(w.address.equals(WalletContractV5R1.create({ workchain: 0, publicKey, walletId: { networkGlobalId: w.networkGlobalId!, context: w.context! } }).address));
+        assert.equal(w.walletVersion, 'v5r1');
+        assert.equal(w.walletId, (NETWORK_GLOBAL_ID[network] ^ index) | 0);
+      }
+    }
+  });
+
+  it('differ per network (the sandbox shares testnet\'s id) and from the v4r2 derivation', () => {
+    const main = derivedWallet(publicKey, 7, 'mainnet', 'v5r1-1');
+    const test = derivedWallet(publicKey, 7, 'testnet', 'v5r1-1');
+    assert.notEqual(main.raw, test.raw);
+    assert.equal(derivedWallet(publicKey, 7, 'sandbox', 'v5r1-1').raw, test.raw);
+    assert.notEqual(main.raw, depositWallet(MASTER, 7, 'mainnet').raw);
+    assert.deepEqual(NETWORK_GLOBAL_ID, { mainnet: -239, testnet: -3, sandbox: -3 });
+  });
+
+  it('are frozen (known vectors)', () => {
+    assert.equal(derivedWallet(publicKey, 0, 'mainnet', 'v5r1-1').raw, '0:786075e23f93a0318353f531f8310a9463a35dd68c7fa5fafbacfed4ed9ba60d');
+    assert.equal(derivedWallet(publicKey, 1, 'mainnet', 'v5r1-1').raw, '0:aba5e9e115fd76d70b5b53d07f1c8c2dbe6b9531accf143073f31ea6a300ca77');
+    assert.equal(derivedWallet(publicKey, 0, 'testnet', 'v5r1-1').raw, '0:5dc146a7fc187356db36ba6edf214cb8344e432c5da8a44a5a9eff954702c7ec');
+    assert.equal(derivedWallet(publicKey, 1, 'testnet', 'v5r1-1').walletId, -4);
+  });
+
+  it('the v4r2-1 derivation from the public key is the master key\'s', () => {
+    for (const index of [0, 5, 99]) assert.equal(derivedWallet(publicKey, index, 'mainnet', 'v4r2-1').raw, depositWallet(MASTER, index, 'mainnet').raw);
+  });
+
+  it('reject an index beyond the 31-bit context and a bad public key', () => {
+    assert.throws(() => derivedWallet(publicKey, MAX_DEPOSIT_INDEX_V5 + 1, 'mainnet', 'v5r1-1'), RangeError);
+    assert.throws(() => derivedWallet(publicKey, -1, 'mainnet', 'v5r1-1'), RangeError);
+    assert.throws(() => derivedWallet(Buffer.alloc(31), 0, 'mainnet', 'v5r1-1'), /32 bytes/);
+  });
+});
+
+describe('parseNetworkAddress', () => {
+  const w = depositWallet(MASTER, 3, 'mainnet');
+  const testOnly = w.address.toString({ testOnly: true });
+  const mainnetForm = w.address.toString();
+  it('takes raw anywhere, each network\'s own friendly form, and either on the sandbox', () => {
+    for (const [value, network] of [[w.raw, 'mainnet'], [w.raw, 'testnet'], [mainnetForm, 'mainnet'], [testOnly, 'testnet'], [testOnly, 'sandbox'], [mainnetForm, 'sandbox']] as const) {
+      const parsed = parseNetworkAddress(value, network);
+      assert.ok('address' in parsed && parsed.address.equals(w.address), `${value} on ${network}`);
+    }
+  });
+  it('refuses the other network\'s friendly form and non-addresses', () => {
+    assert.match((parseNetworkAddress(testOnly, 'mainnet') as { problem: string }).problem, /testnet-only/);
+    assert.match((parseNetworkAddress(mainnetForm, 'testnet') as { problem: string }).problem, /mainnet address/);
+    assert.ok('problem' in parseNetworkAddress('0:12', 'sandbox'));
   });
 });
 

@@ -63,8 +63,8 @@ describe('cost follows the chain, not the payments', () => {
         from payments p, generate_series(1, 2000) where p.id = ${template.id}
         returning id
       ), numbered as (select id, row_number() over () as n from copies), addresses as (
-        insert into deposit_addresses (payment_id, derivation_index, network, address, address_friendly)
-        select id, 1000000 + n, 'sandbox', '0:' || md5(n::text) || md5((-n)::text), 'UQ' || n from numbered
+        insert into deposit_addresses (payment_id, derivation_index, network, address, address_friendly, derivation)
+        select id, 1000000 + n, 'sandbox', '0:' || md5(n::text) || md5((-n)::text), 'UQ' || n, 'v5r1-1' from numbered
         returning payment_id, address
       )
       insert into chain_watches (account, payment_id, kind, coin_symbol) select address, payment_id, 'deposit', 'TON' from addresses

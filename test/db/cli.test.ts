@@ -1,47 +1,10 @@
 // Every CLI command, run as a real process against a real database.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { authenticate } from '../../src/auth/tokens.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-
-const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
-function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: code ?? 1, stdout, stderr, json });
-    });
-  });
-}
-
-function assertFails(result: CliResult, pattern: RegExp): void {
-  assert.notEqual(result.code, 0, result.stdout);
-  assert.equal(result.stdout, '');
-  const lines = result.stderr.trimEnd().split('\n');
-  assert.equal(lines.length, 1, `one line on stderr, got: ${result.stderr}`);
-  assert.match(lines[0]!, pattern);
-}
+import { assertFails, kassa } from '../helpers/cli.ts';
 
 describe('kassa CLI', () => {
   let db: TestDatabase;
@@ -81,7 +44,7 @@ describe('kassa CLI', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(
       { ...result.json, methods: result.json.methods.map((m: any) => `${m.coin}/${m.chain}`) },
-      { id: storeId, name: 'Coffee', displayName: 'Coffee & Co', logoUrl: 'https://cdn.example.com/logo.png', accentColor: '#1a73e8', methods: ['TON/TON', 'USDT/TON'] },
+      { id: storeId, name: 'Coffee', treasury: null, displayName: 'Coffee & Co', logoUrl: 'https://cdn.example.com/logo.png', accentColor: '#1a73e8', methods: ['TON/TON', 'USDT/TON'] },
     );
     // One option at a time; the others stay; '' clears one.
     const cleared = await kassa(['store', 'update', storeId, '--logo-url', ''], env);
@@ -96,7 +59,7 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'not a url'], env), /--logo-url must be an absolute https:\/\/ URL/);
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', '#fff'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
-    assertFails(await kassa(['store', 'update', storeId], env), /nothing to change: give at least one of --display-name, --logo-url, --accent-color/);
+    assertFails(await kassa(['store', 'update', storeId], env), /nothing to change: give at least one of --treasury, --display-name, --logo-url, --accent-color/);
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);
     assertFails(await kassa(['store', 'update', storeId, '--colour', '#000000'], env), /Unknown option '--colour'/);

@@ -40,7 +40,7 @@ describe('configuration', () => {
     refuses({ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/);
     refuses({ RATE_LIMIT_PER_STORE: '-1' }, /RATE_LIMIT_PER_STORE must be an integer/);
     refuses({ KASSA_MASTER_KEY: 'abc' }, /KASSA_MASTER_KEY must be 64 hex characters/);
-    refuses({ TON_NETWORK: 'testnet' }, /KASSA_MASTER_KEY is required when TON_NETWORK=testnet/);
+    refuses({ TON_NETWORK: 'testnet' }, /KASSA_MASTER_KEY \(or, for an API-only process, KASSA_DEPOSIT_PUBLIC_KEY\) is required when TON_NETWORK=testnet/);
   });
 
   it('refuses to start off the sandbox without an explicit BASE_URL (the bind address is not public)', () => {

@@ -8,6 +8,7 @@ import type { Cell } from '@ton/core';
 import { Blockchain } from '@ton/sandbox';
 import type { BlockchainTransaction, SandboxContract, SendMessageResult, TreasuryContract } from '@ton/sandbox';
 import { parseAddress } from '../addresses.ts';
+import { fromBaseUnits } from '../../money.ts';
 import { OP_JETTON_INTERNAL_TRANSFER } from '../detect.ts';
 import { transactionHashHex } from '../transactions.ts';
 import { handleJsonRpc } from './jsonrpc.ts';
@@ -382,6 +383,24 @@ export class SandboxChain {
     const wallet = res.stackReader.readAddress();
     this.jettonWallets.set(key, wallet);
     return wallet;
+  }
+
+  /**
+   * What `owner` holds, in whole coins: its TON balance and, per sandbox jetton, the balance of
+   * its jetton wallet (get_wallet_data; "0" when that wallet was never deployed).
+   */
+  async balancesOf(owner: Address): Promise<Record<string, string>> {
+    const balances: Record<string, string> = { TON: fromBaseUnits((await this.blockchain.getContract(owner)).balance, 9) };
+    for (const jetton of this.jettons.values()) {
+      const wallet = await this.jettonWalletOf(jetton.master, owner);
+      const contract = await this.blockchain.getContract(wallet);
+      let units = 0n;
+      if (contract.accountState?.type === 'active') {
+        units = (await this.blockchain.runGetMethod(wallet, 'get_wallet_data', [])).stackReader.readBigNumber();
+      }
+      balances[jetton.symbol] = fromBaseUnits(units, jetton.decimals);
+    }
+    return balances;
   }
 
   /** Emulates an external message (a signed wallet transfer, as `sendBoc` receives). */

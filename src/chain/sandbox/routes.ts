@@ -3,6 +3,7 @@
 //   chain reader reads over HTTP as it reads toncenter; POST /sandbox/toncenter/api/v2/jsonRPC:
 //   toncenter v2 JSON-RPC (get methods, account state, sendBoc) for the unmodified TonClient;
 // - POST /sandbox/v1/transfers: a customer wallet sends a transfer;
+// - GET /sandbox/v1/accounts/{address}: what an address holds (TON and every sandbox jetton);
 // - POST /sandbox/v1/payments/{id}/expire: expires the payment now, as when its TTL ends, once the
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
 import type { DatabasePool } from '../../db/pool.ts';
@@ -17,6 +18,7 @@ import { expirePayment, paymentNotFound } from '../../payments/commands.ts';
 import { findPaymentView, presentPayment } from '../../payments/present.ts';
 import { SandboxChain, SandboxTransferError } from './chain.ts';
 import { jettonWalletCodeCell } from './jetton.ts';
+import { parseAddress } from '../addresses.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from './path.ts';
 
 const transferSchema = {
@@ -90,6 +92,12 @@ export async function startSandbox(pool: DatabasePool, log: Logger, options: { b
         }
         throw error;
       }
+    });
+
+    router.get('/sandbox/v1/accounts/:address', async (ctx) => {
+      const address = parseAddress(ctx.params.address ?? '');
+      if (address === null) throw invalidRequest('invalid_address', 'Not a TON address (raw 0:<64 hex> or user-friendly).', 'address');
+      ctx.body = { address: address.toRawString(), balances: await chain.balancesOf(address) };
     });
 
     // The merchant's own payments only (it answers the merchant view): the store's bearer token.

@@ -1,0 +1,40 @@
+// Runs the `kassa` command as a real process (tests of CLI commands).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+export function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: code ?? 1, stdout, stderr, json });
+    });
+  });
+}
+
+export function assertFails(result: CliResult, pattern: RegExp): void {
+  assert.notEqual(result.code, 0, result.stdout);
+  assert.equal(result.stdout, '');
+  const lines = result.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line on stderr, got: ${result.stderr}`);
+  assert.match(lines[0]!, pattern);
+}
