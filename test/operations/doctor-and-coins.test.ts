@@ -12,37 +12,13 @@ import { SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { kassa, type CliResult } from '../helpers/cli.ts';
 import { loadConfig } from '../../src/config.ts';
 import { setMaster } from '../../src/operations/coins.ts';
 import { doctorChainClient, runDoctor, type DoctorReport } from '../../src/operations/doctor.ts';
 
 const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
-function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: code ?? 1, stdout, stderr, json });
-    });
-  });
-}
 
 function assertFails(result: CliResult, code: number, pattern: RegExp): void {
   assert.equal(result.code, code, `${result.stdout}${result.stderr}`);
