@@ -135,9 +135,12 @@ export async function checkMasterKey(db: Db, config: Config): Promise<Check> {
     : { check, status: 'fail', detail: `does not derive the deposit addresses already issued (index ${latest.derivation_index}): the funds on them would be out of reach of this key` };
 }
 
-/** Stores without a treasury address: not checkable yet (stores have no treasury column). */
-export function checkTreasuries(): Check {
-  return { check: 'treasuries', status: 'skip', detail: 'stores have no treasury address yet: nothing to check' };
+/** Stores without a treasury address: their money stays in the deposit wallets (listed, a warning). */
+export async function checkTreasuries(db: Db): Promise<Check> {
+  const without = await db.any(sql.type(z.object({ id: z.string(), name: z.string() }))`select id, name from stores where treasury is null order by created_at`);
+  if (without.length === 0) return { check: 'treasuries', status: 'ok', detail: 'every store has a treasury' };
+  const listed = without.slice(0, 20).map((store) => `${store.name} (${store.id})`).join(', ');
+  return { check: 'treasuries', status: 'warn', detail: `${without.length} store(s) without a treasury keep their money in the deposit wallets: ${listed}${without.length > 20 ? ', …' : ''}; set one with kassa store update ID --treasury ADDRESS` };
 }
 
 export async function runDoctor(config: Config, db: Db, client: ChainClient = doctorChainClient(config)): Promise<DoctorReport> {
@@ -152,7 +155,7 @@ export async function runDoctor(config: Config, db: Db, client: ChainClient = do
   if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, client)));
   else checks.push({ check: 'coins', status: 'fail', detail: 'not verified: the chain API does not answer' });
   checks.push(await checkMasterKey(db, config));
-  checks.push(checkTreasuries());
+  checks.push(await checkTreasuries(db));
   return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
 }
 
