@@ -122,7 +122,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       readerDone = reader.run(readerStop.signal);
       heartbeat = startHeartbeat(pool, log, now);
       // Graphile Worker's own connections wait out a database restart (see worker/pgPool.ts).
-      workerPool = new PatientPool({ connectionString: database.url, max: 10, connectionTimeoutMillis: 5_000 }, log);
+      // Enough connections for both runners (4 + 20 slots) and their bookkeeping.
+      workerPool = new PatientPool({ connectionString: database.url, max: 30, connectionTimeoutMillis: 5_000 }, log);
       // Two runners: webhook deliveries (which may wait on slow receivers) have slots of their own,
       // so they never hold up the other jobs; each store's deliveries use at most
       // DELIVERY_QUEUES_PER_STORE of them (webhooks/deliveries.ts).

@@ -19,10 +19,12 @@ export function isDue(payment: { status: string; expiresAt: Date }, clocks: { no
 /** Expires every due payment in one statement; returns how many. */
 export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }): Promise<number> {
   const settled = clocks.chainSettledAt === null ? null : sql.timestamp(clocks.chainSettledAt);
+  // The range on expires_at bounds the index scan to what can be due (never every open payment).
+  const bound = new Date(Math.max(clocks.now.getTime(), clocks.chainSettledAt?.getTime() ?? 0));
   const expired = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
     with due as (
       update payments set status = 'expired', expired_at = ${sql.timestamp(clocks.now)}
-      where status in ('created', 'pending')
+      where status in ('created', 'pending') and expires_at <= ${sql.timestamp(bound)}
         and ((status = 'created' and expires_at <= ${sql.timestamp(clocks.now)})
           or (status = 'pending' and ${settled === null ? sql.fragment`false` : sql.fragment`expires_at <= ${settled}`}))
       returning 1
