@@ -259,8 +259,7 @@ export function createChainReader(deps: ChainReaderDeps) {
   }
 
   /** Takes (or renews) the cursor's lease; creates the cursor the first time (startingBlock). */
-  async function claim(latest: BlockRef) {
-    const exists = await pool.exists(sql.unsafe`select 1 from chain_reader where network = ${network}`);
+  async function claim(latest: BlockRef, exists: boolean) {
     const start = exists ? latest : await startingBlock(latest);
     return pool.maybeOne(sql.type(cursorRow)`
       insert into chain_reader as c (network, last_block_seqno, last_block_time, settled_until, latest_block_seqno, latest_block_time, reader, lease_expires_at)
@@ -275,10 +274,12 @@ export function createChainReader(deps: ChainReaderDeps) {
     `);
   }
 
-  async function heldByOther(): Promise<boolean> {
-    return pool.exists(sql.unsafe`
-      select 1 from chain_reader where network = ${network} and reader is not null and reader <> ${me} and lease_expires_at >= now()
+  /** One look at the cursor row: is there one yet, and does another reader hold it? */
+  async function cursorState(): Promise<{ exists: boolean; heldByOther: boolean }> {
+    const held = await pool.maybeOneFirst(sql.type(z.object({ held: z.boolean() }))`
+      select coalesce(reader is not null and reader <> ${me} and lease_expires_at >= now(), false) as held from chain_reader where network = ${network}
     `);
+    return { exists: held !== null, heldByOther: held === true };
   }
 
   /** Moves the cursor from `from` to `block` (only if this reader still holds it there). */
@@ -304,10 +305,11 @@ export function createChainReader(deps: ChainReaderDeps) {
    */
   async function step(signal?: AbortSignal): Promise<StepResult> {
     const result: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null };
-    if (await heldByOther()) return result;
+    const state = await cursorState();
+    if (state.heldByOther) return result;
     const latest = await source.latestBlock(signal);
     result.latestSeqno = latest.seqno;
-    const cursor = await claim(latest);
+    const cursor = await claim(latest, state.exists);
     if (!cursor) return result;
     result.owner = true;
     let last = Number(cursor.last_block_seqno);

@@ -190,7 +190,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'cancelPayment',
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
-          responses: { '200': { description: 'The cancelled payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), '409': errorResponse('payment_not_cancellable'), ...common },
+          responses: { '200': { description: 'The cancelled payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), '409': errorResponse('payment_not_cancellable'), ...common, '503': errorResponse('chain_behind (the chain reader could not book the chain up to the cancel within 10 s; Retry-After), service_unavailable') },
         },
       },
       '/v1/payments/{paymentID}/transfers': {
@@ -198,7 +198,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listPaymentTransfers',
           summary: 'Every transfer recorded for the payment, with its effect (extension)',
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'The books of this payment', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { type: 'object', required: ['hash', 'effect', 'counted'], properties: { hash: { type: 'string' }, lt: { type: 'string' }, coin: { type: ['string', 'null'] }, amount: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' }, chainTime: { type: 'string', format: 'date-time' }, effect: { type: 'string' }, counted: { type: 'boolean' } } } } } }) }, '404': errorResponse('payment_not_found'), ...common },
+          responses: { '200': { description: 'The books of this payment', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { type: 'object', required: ['hash', 'effect', 'counted'], properties: { hash: { type: 'string' }, lt: { type: 'string' }, coin: { type: ['string', 'null'] }, amount: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' }, chainTime: { type: 'string', format: 'date-time' }, effect: { type: 'string' }, counted: { type: 'boolean' }, notifiedToken: { type: 'object', description: 'An unverified jetton notification in the same transaction: the master and amount it claims', required: ['master', 'amountBaseUnits'], properties: { master: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' } } } } } } } }) }, '404': errorResponse('payment_not_found'), ...common },
         },
       },
       '/v1/payments/{paymentID}/webhook-deliveries': {
