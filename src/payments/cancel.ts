@@ -7,8 +7,6 @@ import { sql, z, type Db } from '../db/pool.ts';
 import { chainBehind } from '../errors.ts';
 import { waitForChain } from '../chain/clock.ts';
 
-export { chainBehind };
-
 /** How long a cancel of a pending payment waits for the chain reader before answering 503. */
 export const CANCEL_CHAIN_WAIT_MS = 10_000;
 
