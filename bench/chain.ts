@@ -169,7 +169,9 @@ async function startCountingProxy(): Promise<CountingProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    setTarget: (url) => void (target = new URL(url)),
+    setTarget: (url) => {
+      target = new URL(url);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         agent.destroy();

@@ -1,6 +1,6 @@
 // `kassa start`: migrate, then serve the API and checkout and/or run the worker, in one process,
 // until SIGTERM/SIGINT, then shut down gracefully.
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
 import { checkKeysFor, ConfigError, type Config } from './config.ts';

@@ -153,7 +153,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     noStore(ctx);
     const raw = typeof ctx.query.account === 'string' ? ctx.query.account : '';
     const customer = parseAddress(raw);
-    if (!customer || customer.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
+    if (customer?.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
     if (isEnded(row.status)) throw new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.');

@@ -2,7 +2,7 @@
 // store (coin precision, enabled methods, invoice-type rules 1–4 of the seed).
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { FIAT_CURRENCIES } from '../rates/rates.ts';
-import { ApiError, invalidRequest, notFound } from '../errors.ts';
+import { type ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { CreateInvoiceBody, CreatePaymentBody } from '../http/schemas/payments.schema.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
 import type { PaymentDraft } from './commands.ts';

@@ -31,7 +31,7 @@ export function buildWebhookBody(event: WebhookEvent, signAt: Date): string {
     status: 'completed',
     metadata: { ...event.metadata },
   };
-  if (event.orderId !== undefined && event.orderId !== null) payload['order_id'] = event.orderId;
+  if (event.orderId !== undefined && event.orderId !== null) payload.order_id = event.orderId;
   return JSON.stringify({ payload, signAt: signAt.toISOString() });
 }
 

@@ -510,8 +510,7 @@ async function readEvents(response: Response, predicate: (event: { event: string
       const chunk = await Promise.race([reader.read(), new Promise<null>((resolve) => setTimeout(() => resolve(null), deadline - Date.now()))]);
       if (chunk === null || chunk.done) break;
       buffer += chunk.value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
+      for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const event = /^event: (.+)$/m.exec(block)?.[1];
