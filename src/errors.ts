@@ -73,6 +73,8 @@ export const invalidRequest = (code: string, message: string, param?: string): A
 export const notFound = (code: string, message: string, param?: string): ApiError =>
   new ApiError('not_found_error', code, message, param === undefined ? {} : { param });
 
+export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
+
 export const authInvalid = (): ApiError =>
   new ApiError('authentication_error', 'auth_invalid', 'The access token is missing, invalid, expired or revoked.', {
     headers: { 'WWW-Authenticate': 'Bearer' },

@@ -11,7 +11,7 @@ import { paymentRoutes } from './routes/payments.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { checkoutRoutes } from '../checkout/routes.ts';
+import { checkoutRoutes } from './routes/checkout.ts';
 
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 

@@ -5,7 +5,7 @@ import { Address, Cell } from '@ton/core';
 import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, notFound, paymentNotFound } from '../errors.ts';
 import { depositAddressInsert, depositPublicKey, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
@@ -14,8 +14,6 @@ import { transition, type PaymentStatus, type Rejection } from './transitions.ts
 import { paymentTransitions } from '../metrics.ts';
 
 export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>;
-
-export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
 
 const REJECTION_ERRORS: Record<Rejection, () => ApiError> = {
   payment_not_cancellable: () => new ApiError('invalid_request_error', 'payment_not_cancellable', 'Only created and pending payments can be cancelled.'),

@@ -3,10 +3,35 @@
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { FIAT_CURRENCIES } from '../rates/rates.ts';
 import { type ApiError, invalidRequest, notFound } from '../errors.ts';
-import type { CreateInvoiceBody, CreatePaymentBody } from '../http/schemas/payments.schema.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
 import type { PaymentDraft } from './commands.ts';
 import { findStoreMethod } from './methods.ts';
+
+/** What every payment request carries (the JSON Schema `commonProperties` in src/http/schemas checks it). */
+interface CommonInput {
+  ttl?: number;
+  order_id?: string;
+  description?: string;
+  metadata?: Record<string, string>;
+  webhookURL?: string;
+  returnURL?: string;
+}
+
+/** A POST /v1/payments request, as validated. */
+export interface PaymentInput extends CommonInput {
+  amount: string;
+  currency: string;
+  payment_options?: { methods?: Array<{ coin: string; chain: string }> };
+}
+
+/** A POST /v1/payments/create (invoice) request, as validated. */
+export interface InvoiceInput extends CommonInput {
+  invoiceType: 'FIAT' | 'CRYPTO';
+  fiatAmount?: string;
+  fiatCurrency?: string;
+  cryptoAmount?: string;
+  paymentMethodID?: string;
+}
 
 const DEFAULT_TTL_SECONDS = 3600;
 
@@ -26,7 +51,7 @@ async function checkAmount(db: Db, amount: string, currency: string, param: stri
 
 const methodNotFound = (param: string): ApiError => notFound('payment_method_not_found', 'That payment method is not enabled for this store.', param);
 
-function common(body: CreatePaymentBody | CreateInvoiceBody) {
+function common(body: PaymentInput | InvoiceInput) {
   return {
     ttlSeconds: body.ttl ?? DEFAULT_TTL_SECONDS,
     orderId: body.order_id ?? null,
@@ -38,7 +63,7 @@ function common(body: CreatePaymentBody | CreateInvoiceBody) {
 }
 
 /** POST /v1/payments: Customer Choice without methods, Preselected with exactly one. */
-export async function draftFromPayment(db: Db, storeId: string, body: CreatePaymentBody): Promise<PaymentDraft> {
+export async function draftFromPayment(db: Db, storeId: string, body: PaymentInput): Promise<PaymentDraft> {
   await checkAmount(db, body.amount, body.currency, 'amount');
   const wanted = body.payment_options?.methods?.[0];
   const method = wanted ? await findStoreMethod(db, storeId, wanted) : null;
@@ -59,7 +84,7 @@ export async function draftFromPayment(db: Db, storeId: string, body: CreatePaym
 const missing = (param: string, why: string): ApiError => invalidRequest('missing_parameter', `${param} is required ${why}.`, param);
 
 /** POST /v1/payments/create: FIAT (rules 1–2) or CRYPTO (rule 3); never both amounts (rule 4). */
-export async function draftFromInvoice(db: Db, storeId: string, body: CreateInvoiceBody): Promise<PaymentDraft> {
+export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInput): Promise<PaymentDraft> {
   if (body.fiatAmount !== undefined && body.cryptoAmount !== undefined) {
     throw invalidRequest('conflicting_amounts', 'fiatAmount must not be combined with cryptoAmount.', 'cryptoAmount');
   }

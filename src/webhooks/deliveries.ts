@@ -3,8 +3,7 @@
 // per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
 // the attempts.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { ApiError } from '../errors.ts';
-import { paymentNotFound } from '../payments/commands.ts';
+import { ApiError, paymentNotFound } from '../errors.ts';
 
 export const DELIVER_TASK = 'webhook__deliver';
 export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;

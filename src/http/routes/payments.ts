@@ -2,11 +2,11 @@
 // validate → command → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { invalidRequest } from '../../errors.ts';
+import { invalidRequest, paymentNotFound } from '../../errors.ts';
 import { idempotencyKey, idempotent, type Outcome } from '../../idempotency.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
 import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
-import { cancelPayment, createPayment, paymentNotFound } from '../../payments/commands.ts';
+import { cancelPayment, createPayment } from '../../payments/commands.ts';
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
 import { findPaymentView, presentPayment } from '../../payments/present.ts';

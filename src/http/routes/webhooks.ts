@@ -4,7 +4,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { idempotencyKey, idempotent } from '../../idempotency.ts';
-import { paymentNotFound } from '../../payments/commands.ts';
+import { paymentNotFound } from '../../errors.ts';
 import { deliveriesOfStorePayment, presentDelivery, redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';

@@ -110,26 +110,5 @@ export const FIELD_CODES: Record<string, string> = {
   paymentMethodID: 'invalid_payment_method_id',
 };
 
-/** `commonProperties`, as validated. */
-interface CommonBody {
-  ttl?: number;
-  order_id?: string;
-  description?: string;
-  metadata?: Record<string, string>;
-  webhookURL?: string;
-  returnURL?: string;
-}
-
-export interface CreatePaymentBody extends CommonBody {
-  amount: string;
-  currency: string;
-  payment_options?: { methods?: Array<{ coin: string; chain: string }> };
-}
-
-export interface CreateInvoiceBody extends CommonBody {
-  invoiceType: 'FIAT' | 'CRYPTO';
-  fiatAmount?: string;
-  fiatCurrency?: string;
-  cryptoAmount?: string;
-  paymentMethodID?: string;
-}
+/** The bodies these schemas accept are the domain's inputs (src/payments/drafts.ts). */
+export type { PaymentInput as CreatePaymentBody, InvoiceInput as CreateInvoiceBody } from '../../payments/drafts.ts';

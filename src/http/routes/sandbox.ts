@@ -8,18 +8,18 @@
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { ApiError, chainBehind, invalidRequest } from '../../errors.ts';
-import { waitForChain } from '../clock.ts';
-import type { RouteInstaller } from '../../http/app.ts';
-import { validateBody } from '../../http/validate.ts';
-import { paymentIdParam } from '../../http/routes/payments.ts';
+import { ApiError, chainBehind, invalidRequest, paymentNotFound } from '../../errors.ts';
+import { waitForChain } from '../../chain/clock.ts';
+import type { RouteInstaller } from '../app.ts';
+import { validateBody } from '../validate.ts';
+import { paymentIdParam } from './payments.ts';
 import type { Logger } from '../../log.ts';
-import { expirePayment, paymentNotFound } from '../../payments/commands.ts';
+import { expirePayment } from '../../payments/commands.ts';
 import { findPaymentView, presentPayment } from '../../payments/present.ts';
-import { SandboxChain, SandboxTransferError } from './chain.ts';
-import { jettonWalletCodeCell } from './jetton.ts';
-import { parseAddress } from '../addresses.ts';
-import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from './path.ts';
+import { SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
+import { jettonWalletCodeCell } from '../../chain/sandbox/jetton.ts';
+import { parseAddress } from '../../chain/addresses.ts';
+import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../chain/sandbox/path.ts';
 
 const transferSchema = {
   $id: 'SandboxTransferRequest',
