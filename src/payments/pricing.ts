@@ -2,7 +2,7 @@
 // the coin, otherwise amount × rate rounded up to the coin's decimals. A missing or stale rate never
 // gives a price.
 import { sql, type Db } from '../db/pool.ts';
-import { ApiError } from '../errors.ts';
+import { type ApiError, apiError } from '../errors.ts';
 import { coinAmountFor } from '../money.ts';
 import { FIAT_CURRENCIES, getRate } from '../rates/rates.ts';
 import type { MethodRow } from './methods.ts';
@@ -15,12 +15,10 @@ export interface Price {
 }
 
 export const rateUnavailable = (currency: string, coin: string): ApiError =>
-  new ApiError('api_error', 'rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`, {
-    headers: { 'Retry-After': '30' },
-  });
+  apiError('rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`);
 
 export const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): ApiError =>
-  new ApiError('invalid_request_error', 'unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
+  apiError('unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
 
 export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, param?: string): Promise<Price> {
   const rate = await getRate(db, currency, method.coin_symbol, now);

@@ -3,7 +3,7 @@
 // per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
 // the attempts.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { ApiError, paymentNotFound } from '../errors.ts';
+import { type ApiError, apiError, paymentNotFound } from '../errors.ts';
 
 export const DELIVER_TASK = 'webhook__deliver';
 export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;
@@ -126,9 +126,9 @@ export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: s
 }
 
 export const paymentNotCompleted = (): ApiError =>
-  new ApiError('invalid_request_error', 'payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
+  apiError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
 export const noWebhookUrl = (): ApiError =>
-  new ApiError('invalid_request_error', 'no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
+  apiError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
 
 /**
  * A new delivery of the payment's completed event, signed afresh when it is sent (reason

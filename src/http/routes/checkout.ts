@@ -10,7 +10,7 @@ import type { Middleware } from 'koa';
 import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
 import { ChainApiError } from '../../chain/client.ts';
 import { parseAddress } from '../../chain/addresses.ts';
-import { ApiError, invalidRequest, paymentNotFound, rateLimited, tooManyStreams } from '../../errors.ts';
+import { ApiError, apiError, invalidRequest, paymentNotFound, rateLimited, tooManyStreams } from '../../errors.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
 import { paymentIdParam } from './payments.ts';
@@ -156,12 +156,12 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     if (customer?.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
-    if (isEnded(row.status)) throw new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.');
-    if (deps.now().getTime() >= row.expires_at.getTime()) throw new ApiError('invalid_request_error', 'payment_expired', 'The payment has expired.');
-    if (row.status !== 'pending') throw new ApiError('invalid_request_error', 'method_not_selected', 'Choose a payment method first.');
+    if (isEnded(row.status)) throw apiError('payment_not_open', 'The payment is no longer open.');
+    if (deps.now().getTime() >= row.expires_at.getTime()) throw apiError('payment_expired', 'The payment has expired.');
+    if (row.status !== 'pending') throw apiError('method_not_selected', 'Choose a payment method first.');
     let customerJettonWallet: Address | null = null;
     if (row.coin_kind === 'jetton') {
-      if (row.jetton_master === null) throw new ApiError('invalid_request_error', 'payment_not_open', 'This coin cannot be paid on this network.');
+      if (row.jetton_master === null) throw apiError('payment_not_open', 'This coin cannot be paid on this network.');
       const socket = ctx.req.socket;
       const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
       try {
@@ -169,11 +169,11 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       } catch (error) {
         if (!(error instanceof ChainApiError)) throw error;
         ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
-        throw new ApiError('api_error', 'chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.', { headers: { 'Retry-After': '5' } });
+        throw apiError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
       }
     }
     const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
-    if (!request) throw new ApiError('invalid_request_error', 'payment_not_open', 'Nothing is due on this payment.');
+    if (!request) throw apiError('payment_not_open', 'Nothing is due on this payment.');
     ctx.body = request;
   });
 

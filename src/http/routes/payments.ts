@@ -97,7 +97,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
         throw invalidRequest('unknown_parameter', `${name} is not a known query parameter.`, name);
       }
     }
-    const one = (name: string): string | undefined => {
+    const one = (name: 'status' | 'created_after' | 'limit' | 'starting_after'): string | undefined => {
       const value = query[name];
       if (Array.isArray(value)) throw invalidRequest(`invalid_${name}`, `${name} may be given once.`, name);
       return value;

@@ -8,7 +8,7 @@
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { ApiError, chainBehind, invalidRequest, paymentNotFound } from '../../errors.ts';
+import { apiError, chainBehind, invalidRequest, paymentNotFound } from '../../errors.ts';
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
 import { validateBody } from '../validate.ts';
@@ -86,7 +86,7 @@ export async function startSandbox(pool: DatabasePool, log: Logger, options: { b
         ctx.body = result;
       } catch (error) {
         if (error instanceof SandboxTransferError && error.status === 400) {
-          if (error.code === 'unknown_coin') throw new ApiError('not_found_error', 'currency_not_found', error.message, { param: 'coin' });
+          if (error.code === 'unknown_coin') throw apiError('currency_not_found', error.message, { param: 'coin' });
           const code = error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
           throw invalidRequest(code, error.message, error.param ?? undefined);
         }

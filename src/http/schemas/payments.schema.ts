@@ -1,6 +1,7 @@
 // JSON Schemas of the payment endpoints: the one source of truth for request validation (ajv)
 // and for the OpenAPI document. Each top-level field names the error code its failures get.
 
+import type { ErrorCode } from '../../errors.ts';
 import { FIAT_CURRENCIES } from '../../rates/providers.ts';
 
 export { FIAT_CURRENCIES };
@@ -93,7 +94,7 @@ export const cancelPaymentSchema = {
 } as const;
 
 /** The error code of each field (CONTRACT §2); type is invalid_request_error unless listed in NOT_FOUND_CODES. */
-export const FIELD_CODES: Record<string, string> = {
+export const FIELD_CODES: Record<string, ErrorCode> = {
   amount: 'invalid_amount',
   currency: 'currency_not_found',
   payment_options: 'invalid_payment_options',
