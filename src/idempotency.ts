@@ -5,9 +5,9 @@
 import crypto from 'node:crypto';
 import { prepared, sql, z, type DatabasePool, type DatabaseTransactionConnection } from './db/pool.ts';
 import { ApiError, invalidRequest } from './errors.ts';
+import { isUuid } from './uuid.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Outcome {
   status: number;
@@ -19,7 +19,7 @@ export interface Outcome {
 /** Reads and checks the header; undefined when absent. */
 export function idempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
-  if (!UUID.test(header)) throw invalidRequest('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', 'X-Idempotency-Key');
+  if (!isUuid(header)) throw invalidRequest('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', 'X-Idempotency-Key');
   return header.toLowerCase();
 }
 

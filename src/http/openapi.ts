@@ -3,7 +3,8 @@
 import type Router from '@koa/router';
 import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
-import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, CURRENCIES } from './schemas/payments.schema.ts';
+import { PAYMENT_STATUSES } from '../payments/transitions.ts';
+import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, currencySchema } from './schemas/payments.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -21,10 +22,10 @@ const paymentSchema = {
   required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: ['created', 'pending', 'completed', 'expired', 'cancelled'] },
+    status: { type: 'string', enum: [...PAYMENT_STATUSES] },
     order_id: { type: 'string', maxLength: 128 },
     amount: { type: 'string', description: 'Exactly as given at creation.' },
-    currency: { type: 'string', enum: [...CURRENCIES] },
+    currency: currencySchema,
     checkoutURL: { type: 'string', format: 'uri' },
     paymentDetails: {
       type: 'object',
@@ -150,7 +151,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listPayments',
           summary: "The store's payments, newest first (extension)",
           parameters: [
-            { name: 'status', in: 'query', schema: { type: 'string', enum: ['created', 'pending', 'completed', 'expired', 'cancelled'] } },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: [...PAYMENT_STATUSES] } },
             { name: 'created_after', in: 'query', schema: { type: 'string', format: 'date-time' } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
             { name: 'starting_after', in: 'query', schema: { type: 'string', format: 'uuid' } },

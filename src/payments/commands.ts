@@ -10,7 +10,7 @@ import { depositAddressInsert, depositPublicKey, reserveDepositWallet, type Rese
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
 import { priceFor, type Price } from './pricing.ts';
-import { transition, type PaymentStatus, type Rejection } from './transitions.ts';
+import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 import { paymentTransitions } from '../metrics.ts';
 
 export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>;
@@ -29,7 +29,7 @@ export const rejectionError = (reason: Rejection): ApiError => REJECTION_ERRORS[
 const lockedRow = z.object({
   id: z.string(),
   store_id: z.string(),
-  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  status: z.enum(PAYMENT_STATUSES),
   amount: z.string(),
   currency: z.string(),
   expires_at: z.date(),

@@ -4,12 +4,12 @@ import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl } from './methods.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
-import type { PaymentStatus } from './transitions.ts';
+import { PAYMENT_STATUSES, type PaymentStatus } from './transitions.ts';
 
 export const paymentView = z.object({
   id: z.string(),
   store_id: z.string(),
-  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  status: z.enum(PAYMENT_STATUSES),
   amount: z.string(),
   currency: z.string(),
   order_id: z.string().nullable(),

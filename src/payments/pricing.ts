@@ -4,7 +4,8 @@
 import { sql, type Db } from '../db/pool.ts';
 import { type ApiError, apiError } from '../errors.ts';
 import { coinAmountFor } from '../money.ts';
-import { FIAT_CURRENCIES, getRate } from '../rates/rates.ts';
+import { isFiatCurrency } from '../rates/fiat.ts';
+import { getRate } from '../rates/rates.ts';
 import type { MethodRow } from './methods.ts';
 
 export interface Price {
@@ -26,6 +27,6 @@ export async function priceFor(db: Db, amount: string, currency: string, method:
     return { coinAmount: coinAmountFor(amount, rate.rate, method.coin_decimals), rate: rate.rate, source: rate.source, at: rate.fetchedAt };
   }
   const known = await db.exists(sql.unsafe`select 1 from exchange_rates where currency = ${currency} and coin_symbol = ${method.coin_symbol}`);
-  if (known || (FIAT_CURRENCIES as readonly string[]).includes(currency)) throw rateUnavailable(currency, method.coin_symbol);
+  if (known || isFiatCurrency(currency)) throw rateUnavailable(currency, method.coin_symbol);
   throw unsupportedMethod(currency, method, param);
 }

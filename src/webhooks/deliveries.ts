@@ -4,6 +4,7 @@
 // the attempts.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { type ApiError, apiError, paymentNotFound } from '../errors.ts';
+import { enqueue } from '../worker/enqueue.ts';
 
 export const DELIVER_TASK = 'webhook__deliver';
 export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;
@@ -44,15 +45,13 @@ export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: 
     returning id
   `);
   if (id !== null) {
-    await tx.query(sql.unsafe`
-      select graphile_worker.add_job(
-        ${DELIVER_TASK},
-        json_build_object('deliveryId', ${id}::text),
-        max_attempts => ${DELIVER_MAX_ATTEMPTS}::int,
-        job_key => ${deliverJobKey(id)},
-        queue_name => (select 'webhooks:' || store_id::text || ':' || ${String(Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE))} from payments where id = ${paymentId})
-      )
-    `);
+    await enqueue(tx, {
+      task: DELIVER_TASK,
+      payload: { deliveryId: id },
+      maxAttempts: DELIVER_MAX_ATTEMPTS,
+      jobKey: deliverJobKey(id),
+      queueName: sql.fragment`(select 'webhooks:' || store_id::text || ':' || ${String(Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE))} from payments where id = ${paymentId})`,
+    });
     return id;
   }
   if (reason !== 'completed') return null;

@@ -10,6 +10,7 @@ import type { Middleware } from 'koa';
 import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
 import { ChainApiError } from '../../chain/client.ts';
 import { parseAddress } from '../../chain/addresses.ts';
+import { isUuid } from '../../uuid.ts';
 import { ApiError, apiError, invalidRequest, paymentNotFound, rateLimited, tooManyStreams } from '../../errors.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
@@ -33,7 +34,6 @@ export function checkoutPrefix(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Live-status streams: heartbeat, and a maximum life after which the browser reconnects by itself. */
 export const EVENTS_HEARTBEAT_MS = 15_000;
@@ -293,9 +293,9 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   router.get(`${prefix}/:paymentId`, htmlErrors, guards.public, async (ctx, next) => {
     const raw = ctx.params.paymentId ?? '';
     // With a checkout host of its own (no path), leave other top-level paths to their routes.
-    if (!UUID.test(raw) && prefix === '') return next();
+    if (!isUuid(raw) && prefix === '') return next();
     const lang = langOf(ctx);
-    const row = UUID.test(raw) ? await findCheckoutRow(pool, raw.toLowerCase(), network) : null;
+    const row = isUuid(raw) ? await findCheckoutRow(pool, raw.toLowerCase(), network) : null;
     if (!row) {
       htmlHeaders(ctx, lang);
       ctx.status = 404;

@@ -2,11 +2,15 @@
 // and for the OpenAPI document. Each top-level field names the error code its failures get.
 
 import type { ErrorCode } from '../../errors.ts';
-import { FIAT_CURRENCIES } from '../../rates/providers.ts';
+import { FIAT_CURRENCIES } from '../../rates/fiat.ts';
 
-export { FIAT_CURRENCIES };
-/** The seed's currency list: fiat codes and coin tickers (the coins themselves are data in `coins`). */
-export const CURRENCIES = [...FIAT_CURRENCIES, 'TON', 'USDT', 'NOT', 'DOGS', 'BUILD', 'BLUM', 'DUST', 'DYOR', 'STON', 'XAUt0'] as const;
+/** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */
+export const currencySchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 32,
+  description: `Fiat code (${FIAT_CURRENCIES.join(', ')}) or coin ticker (GET /v1/payment-methods lists the coins), case-sensitive.`,
+} as const;
 export const AMOUNT_PATTERN = '^(0|[1-9]\\d*)(\\.\\d+)?$';
 
 const amount = {
@@ -48,7 +52,7 @@ export const createPaymentSchema = {
   required: ['amount', 'currency'],
   properties: {
     amount,
-    currency: { type: 'string', enum: [...CURRENCIES], description: 'Fiat code or coin ticker: the unit of value, not the payment coin.' },
+    currency: { ...currencySchema, description: `${currencySchema.description} The unit of value, not the payment coin.` },
     payment_options: {
       type: 'object',
       additionalProperties: false,
