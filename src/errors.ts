@@ -1,4 +1,4 @@
-// The one error vocabulary of Kassa (CONTRACT §2). Every failure a client can see is an ApiError;
+// The one error vocabulary of Kassa (docs/API.md, Errors). Every failure a client can see is an ApiError;
 // the HTTP layer renders it as {"error": {type, message, code, param?}} with its status.
 
 export type ErrorType =

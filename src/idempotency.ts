@@ -1,4 +1,4 @@
-// X-Idempotency-Key (CONTRACT §4): keys are scoped to the store and the endpoint; the first
+// X-Idempotency-Key (docs/API.md, Idempotency): keys are scoped to the store and the endpoint; the first
 // successful response is replayed for 24 hours; another body with the same key is refused.
 // The key row is written first, in the same transaction as the work, so a concurrent request
 // with the same key waits on it and then replays; a failed request leaves no row.

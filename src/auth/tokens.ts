@@ -1,4 +1,4 @@
-// API access tokens (CONTRACT §9): EdDSA JWTs signed by the service's own key, which lives in the
+// API access tokens (docs/API.md, Authentication): EdDSA JWTs signed by the service's own key, which lives in the
 // database and never leaves the process. Revocation is checked on every request.
 import crypto, { type KeyObject } from 'node:crypto';
 import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose';

@@ -64,7 +64,7 @@ export function errorFor(error: ErrorObject): ApiError {
   } else if (error.instancePath === '') {
     return invalidRequest('invalid_json', 'The request body must be a JSON object.');
   } else {
-    param = toParam(error.instancePath, error.keyword === 'propertyNames' ? undefined : undefined);
+    param = toParam(error.instancePath);
     const top = param.split(/[.[]/)[0]!;
     code = FIELD_CODES[top] ?? 'invalid_request';
   }

@@ -1,4 +1,4 @@
-// Which network addresses a webhook may reach (CONTRACT §8, seed "webhookURL").
+// Which network addresses a webhook may reach (docs/API.md, `invalid_webhook_url` and Webhooks).
 //
 // Two moments use this module:
 //   - payment creation: `checkWebhookUrl` is the static check of the URL text (scheme, length,

@@ -75,8 +75,8 @@ interface MethodChoice {
 }
 
 /**
- * Prices `amount currency` in the method's coin and reserves the payment's deposit wallet (seed
- * rows "create, Preselected mode" and "customer selects a method"). Writes nothing but the
+ * Prices `amount currency` in the method's coin and reserves the payment's deposit wallet (docs/API.md,
+ * Payment statuses: created → pending). Writes nothing but the
  * derivation sequence.
  */
 async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: string; currency: string }, method: MethodRow, now: Date, options: { param: string; fixedCoinAmount?: string | null }): Promise<MethodChoice> {

@@ -1,5 +1,5 @@
 // From a validated request body to a payment draft: the rules that need the catalogue or the
-// store (coin precision, enabled methods, invoice-type rules 1–4 of the seed).
+// store (coin precision, enabled methods, invoice-type rules 1–4 of docs/API.md, POST /v1/payments/create).
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../rates/fiat.ts';
 import { type ApiError, invalidRequest, notFound } from '../errors.ts';

@@ -1,4 +1,4 @@
-// Fixing coinAmount when a method is chosen (CONTRACT §5): the amount itself when the currency is
+// Fixing coinAmount when a method is chosen (docs/API.md, Money and rates): the amount itself when the currency is
 // the coin, otherwise amount × rate rounded up to the coin's decimals. A missing or stale rate never
 // gives a price.
 import { sql, type Db } from '../db/pool.ts';

@@ -1,4 +1,4 @@
-// The one function that decides every payment status change (the seed's state table).
+// The one function that decides every payment status change (docs/API.md, Payment statuses).
 // Pure: no I/O, no clock of its own — `now` is given.
 
 /** Every status a payment can have, in the order of its life (docs/API.md, Payment statuses). */

@@ -1,4 +1,4 @@
-// The webhook delivery log (CONTRACT §8, §10): one `webhook_deliveries` row per event to deliver
+// The webhook delivery log (docs/API.md, Webhooks): one `webhook_deliveries` row per event to deliver
 // (a payment's completion, or a redelivery the merchant asked for) and one `webhook_attempts` row
 // per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
 // the attempts.

@@ -1,6 +1,6 @@
 // Public endpoints under {checkout_base_url}: the hosted checkout page, its public JSON view, the
 // customer's method choice, live status (server-sent events), the webhook key set and the page's
-// own assets. No token: the unguessable payment id is the capability (CONTRACT §3), and nothing of
+// own assets. No token: the unguessable payment id is the capability (docs/API.md, The hosted checkout), and nothing of
 // the merchant beyond what the page shows leaves through here.
 import crypto from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -27,7 +27,8 @@ import { createPaymentFeed } from '../../checkout/live.ts';
 import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
-import { findCheckoutRow, findCheckoutRows, isEnded, methodOffers, presentCheckout, type CheckoutRow } from '../../checkout/view.ts';
+import { findCheckoutRow, findCheckoutRows, methodOffers, presentCheckout, type CheckoutRow } from '../../checkout/view.ts';
+import { isFinal } from '../../payments/transitions.ts';
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
 export function checkoutPrefix(checkoutBaseUrl: string): string {
@@ -156,7 +157,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     if (customer?.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
-    if (isEnded(row.status)) throw apiError('payment_not_open', 'The payment is no longer open.');
+    if (isFinal(row.status)) throw apiError('payment_not_open', 'The payment is no longer open.');
     if (deps.now().getTime() >= row.expires_at.getTime()) throw apiError('payment_expired', 'The payment has expired.');
     if (row.status !== 'pending') throw apiError('method_not_selected', 'Choose a payment method first.');
     let customerJettonWallet: Address | null = null;
@@ -232,7 +233,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
         stream.write(`event: payment\ndata: ${json}\n\n`);
       }
       // An ended payment changes no more: the page stops listening, and so do we.
-      if (isEnded(current.status)) close();
+      if (isFinal(current.status)) close();
     };
 
     openStreams.set(client, (openStreams.get(client) ?? 0) + 1);

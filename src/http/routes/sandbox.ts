@@ -1,4 +1,4 @@
-// The sandbox network's HTTP face (CONTRACT §7), mounted only when TON_NETWORK=sandbox:
+// The sandbox network's HTTP face (docs/API.md, Sandbox network), mounted only when TON_NETWORK=sandbox:
 // - GET /sandbox/toncenter/api/v3/…: the emulated chain's blocks as toncenter API v3, which the
 //   chain reader reads over HTTP as it reads toncenter; POST /sandbox/toncenter/api/v2/jsonRPC:
 //   toncenter v2 JSON-RPC (get methods, account state, sendBoc) for the unmodified TonClient;

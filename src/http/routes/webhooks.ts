@@ -1,4 +1,4 @@
-// The webhook delivery log of a payment, and redelivery (CONTRACT §10).
+// The webhook delivery log of a payment, and redelivery (docs/API.md, the webhook-deliveries and redeliver extensions).
 //   GET  /v1/payments/{id}/webhook-deliveries → 200 {"data": [delivery]}, oldest first
 //   POST /v1/payments/{id}/webhook/redeliver  → 202 delivery (queued; it is signed afresh when sent)
 import type Router from '@koa/router';

@@ -97,7 +97,7 @@ export const cancelPaymentSchema = {
   properties: {},
 } as const;
 
-/** The error code of each field (CONTRACT §2); type is invalid_request_error unless listed in NOT_FOUND_CODES. */
+/** The error code of each field (docs/API.md, Errors); its type and status are the catalogue's (src/errors.ts). */
 export const FIELD_CODES: Record<string, ErrorCode> = {
   amount: 'invalid_amount',
   currency: 'currency_not_found',
