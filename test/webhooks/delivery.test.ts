@@ -18,6 +18,7 @@ import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from '
 import { buildWebhookBody, verifyBody } from '../../src/webhooks/sign.ts';
 import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { buildPayment } from '../helpers/factories.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 import { close, freePort, listen } from './helpers.ts';
 
@@ -82,17 +83,7 @@ interface PaymentOptions {
 
 /** A payment created through the API, then completed directly, with its delivery enqueued in that transaction. */
 async function completedPayment(options: PaymentOptions = {}): Promise<{ paymentId: string; deliveryId: string | null }> {
-  const created = await app.request('POST', '/v1/payments', {
-    token: store.token,
-    body: { amount: '1.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, ...options },
-  });
-  assert.equal(created.status, 201, created.text);
-  const paymentId = created.json.id as string;
-  const deliveryId = await app.pool.transaction(async (tx) => {
-    const now = new Date();
-    await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(now)} where id = ${paymentId}`);
-    return enqueueWebhookDelivery(tx, paymentId, 'completed', now);
-  });
+  const { id: paymentId, deliveryId } = await buildPayment(app, store, { status: 'completed', webhook: true, body: { amount: '1.5', currency: 'TON', ...options } });
   return { paymentId, deliveryId };
 }
 
