@@ -28,6 +28,9 @@ export interface TransitionSubject {
   expiresAt: Date;
 }
 
+/** The expiry boundary, written once: money counts when its chain time is before expiresAt (at it is late). */
+export const paidInTime = (chainTime: Date, expiresAt: Date): boolean => chainTime.getTime() < expiresAt.getTime();
+
 const move = (to: PaymentStatus): Transition => ({ ok: true, to, changed: true });
 const stay = (to: PaymentStatus): Transition => ({ ok: true, to, changed: false });
 const reject = (reason: Rejection): Transition => ({ ok: false, reason });
@@ -43,7 +46,7 @@ export function transition(payment: TransitionSubject, event: PaymentEvent, now:
     case 'confirm':
       if (status !== 'pending') return reject('payment_not_open');
       // Counts when the transfer happened before expiresAt, even if it is seen later.
-      return event.paidAt.getTime() < payment.expiresAt.getTime() ? move('completed') : reject('paid_too_late');
+      return paidInTime(event.paidAt, payment.expiresAt) ? move('completed') : reject('paid_too_late');
     case 'expire':
       if (status === 'created' || status === 'pending') return due ? move('expired') : reject('not_due');
       return reject('payment_not_open');
