@@ -30,7 +30,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
 import { issueToken } from '../src/auth/tokens.ts';
-import { LEASE_MS, POLL_MS } from '../src/chain/reader.ts';
+import { LEASE_MS, POLL_MS } from '../src/reader/reader.ts';
 import { SANDBOX_BLOCK_INTERVAL_MS } from '../src/chain/sandbox/chain.ts';
 import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -169,7 +169,9 @@ async function startCountingProxy(): Promise<CountingProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    setTarget: (url) => void (target = new URL(url)),
+    setTarget: (url) => {
+      target = new URL(url);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         agent.destroy();

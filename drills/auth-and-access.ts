@@ -256,7 +256,7 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     for (const line of [...bola, ...leaks].slice(0, 10)) process.stdout.write(`bola problem: ${line}\n`);
     report.check(`BOLA: B's token on A's ${aIds.length} payments × ${perPayment.length} per-payment endpoints → 404 payment_not_found`, bola.length === 0, `${bolaRequests} requests (ids as given and upper-cased), ${bola.length} not 404`);
     report.check('BOLA: the 404 shows nothing of A and equals an unknown id\'s', leaks.length === 0, `${leaks.length} differences or leaks`);
-    report.check('BOLA: A\'s payments unchanged (B\'s cancels did nothing)', statusesAfter.every((status, i) => status === statusesBefore[i]), statusesAfter.filter((s, i) => s !== statusesBefore[i]).length + ' changed');
+    report.check('BOLA: A\'s payments unchanged (B\'s cancels did nothing)', statusesAfter.every((status, i) => status === statusesBefore[i]), `${statusesAfter.filter((s, i) => s !== statusesBefore[i]).length} changed`);
 
     // Lists never mix stores; a cursor of another store's payment is answered like an unknown one.
     const listed = async (token: string) => {
@@ -384,7 +384,7 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       publicBursts.push(await burst(label, send));
       await refill();
     }
-    report.check(`public checkout: 429 + Retry-After past the burst (RATE_LIMIT_PER_CLIENT=${RATE})`, publicBursts.every((p) => p.refused > 0 && p.wellFormed), publicBursts.map((p) => `${p.label} ${p.ok}/${p.refused}`).join(', ') + ' (answered/429 of 30 at once, the bucket full before each)');
+    report.check(`public checkout: 429 + Retry-After past the burst (RATE_LIMIT_PER_CLIENT=${RATE})`, publicBursts.every((p) => p.refused > 0 && p.wellFormed), `${publicBursts.map((p) => `${p.label} ${p.ok}/${p.refused}`).join(', ')} (answered/429 of 30 at once, the bucket full before each)`);
     // Forged tokens: past RATE_LIMIT_PER_CLIENT failures per second (bursts of twice that) a client is
     // refused before any signature is verified; a token this process verified before still passes.
     const [forgedHeader, forgedPayload] = a.token.split('.');

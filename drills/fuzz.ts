@@ -175,7 +175,7 @@ function validBody(kind: BodyKind, world: World): fc.Arbitrary<Record<string, un
     case 'transfer':
       return fc.record(
         {
-          to: fc.oneof({ arbitrary: fc.constant(world.address), weight: 4 }, { arbitrary: fc.constantFrom('EQ' + 'A'.repeat(46), '0:' + '0'.repeat(64), '-1:' + 'f'.repeat(64), 'not-an-address'), weight: 1 }),
+          to: fc.oneof({ arbitrary: fc.constant(world.address), weight: 4 }, { arbitrary: fc.constantFrom(`EQ${'A'.repeat(46)}`, `0:${'0'.repeat(64)}`, `-1:${'f'.repeat(64)}`, 'not-an-address'), weight: 1 }),
           coin: fc.constantFrom('TON', 'USDT', 'NOT', 'usdt', 'BTC', ''),
           amount: fc.constantFrom('0.001', '0.01', '1', '0.0000000001', '1000000000000', '0'),
           bounce: fc.boolean(),
@@ -190,7 +190,7 @@ function validBody(kind: BodyKind, world: World): fc.Arbitrary<Record<string, un
           method: fc.constantFrom('getTransactions', 'runGetMethod', 'getAddressInformation', 'getAddressBalance', 'getAddressState', 'getMasterchainInfo', 'sendBoc', 'sendBocReturnHash', 'getConfigParam', '__proto__', 'constructor', 'toString'),
           params: fc.record(
             {
-              address: fc.oneof(fc.constant(world.address), fc.constantFrom('EQ' + 'A'.repeat(46), 'zz', '0:' + '1'.repeat(64))),
+              address: fc.oneof(fc.constant(world.address), fc.constantFrom(`EQ${'A'.repeat(46)}`, 'zz', `0:${'1'.repeat(64)}`)),
               limit: fc.constantFrom(1, 5, 100, 0, -1, 1e9, '10', 'x'),
               lt: fc.constantFrom('1', '0', '99999999999999999999', -5),
               hash: fc.constantFrom('0'.repeat(64), 'AAAA', 'A'.repeat(44)),
@@ -275,7 +275,7 @@ const rawBodies: fc.Arbitrary<string | Buffer> = fc.oneof(
   fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)),
   fc.constantFrom('', '[]', '"text"', '1', 'null', 'true', '{', '{"amount":', '{"amount":"10","amount":"20","currency":"USD"}', '\ufeff{"amount":"10","currency":"USD"}', '{"a":1e999999}', '{"a":"\\ud800"}', 'a=1&b=2', '<xml/>', '{"__proto__":{"admin":true},"amount":"10","currency":"USD"}', '{"constructor":{"prototype":{"polluted":1}}}'),
   fc.integer({ min: 1000, max: 30_000 }).map((depth) => '['.repeat(depth) + ']'.repeat(depth)),
-  fc.integer({ min: 1000, max: 20_000 }).map((depth) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)),
+  fc.integer({ min: 1000, max: 20_000 }).map((depth) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`),
   fc.integer({ min: 65_000, max: 90_000 }).map((n) => JSON.stringify({ amount: '10', currency: 'USD', description: 'z'.repeat(n) })),
   fc.json({ maxDepth: 4 }),
   fc.string({ unit: 'binary', maxLength: 100 }).map((text) => Buffer.from(text, 'utf16le')),
@@ -586,7 +586,7 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
         `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`,
         `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${payload}.c2lnbmF0dXJl`,
         a.token.slice(0, -4) + (a.token.endsWith('AAAA') ? 'BBBB' : 'AAAA'),
-        a.token.split('.').slice(0, 2).join('.') + '.',
+        `${a.token.split('.').slice(0, 2).join('.')}.`,
         `${a.token.split('.')[0]}.${Buffer.from(JSON.stringify({ sub: b.storeId, jti: crypto.randomUUID(), iat: 1 })).toString('base64url')}.${a.token.split('.')[2]}`,
         'a.b.c',
         '..',

@@ -21,12 +21,12 @@
 import http from 'node:http';
 import { createWebhookVerifier, type WebhookPayload } from '../src/webhooks/receiver.ts';
 
-const keysUrl = process.env['KASSA_KEYS_URL'];
+const keysUrl = process.env.KASSA_KEYS_URL;
 if (keysUrl === undefined || keysUrl === '') {
   console.error('KASSA_KEYS_URL is required, e.g. https://pay.example.com/pay/v1/webhook/keys');
   process.exit(1);
 }
-const port = Number(process.env['PORT'] ?? 8080);
+const port = Number(process.env.PORT ?? 8080);
 const MAX_BODY_BYTES = 64 * 1024;
 
 // One verifier for the whole process: it caches the key set (6 h) and remembers processed payments.

@@ -1,4 +1,4 @@
-// The `kassa` command (CONTRACT §1). Every command but `start` prints one JSON document on stdout;
+// The `kassa` command (README.md). Every command but `start` prints one JSON document on stdout;
 // every failure is one line on stderr and a non-zero exit.
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';

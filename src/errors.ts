@@ -1,4 +1,4 @@
-// The one error vocabulary of Kassa (CONTRACT §2). Every failure a client can see is an ApiError;
+// The one error vocabulary of Kassa (docs/API.md, Errors). Every failure a client can see is an ApiError;
 // the HTTP layer renders it as {"error": {type, message, code, param?}} with its status.
 
 export type ErrorType =
@@ -16,43 +16,98 @@ const STATUS_BY_TYPE: Record<ErrorType, number> = {
   api_error: 500,
 };
 
-/** Codes whose status is not the one of their type. */
-const STATUS_BY_CODE: Record<string, number> = {
-  idempotency_key_reused: 422,
-  payment_not_cancellable: 409,
-  payment_expired: 409,
-  method_already_selected: 409,
-  payment_not_open: 409,
-  method_not_selected: 409,
-  payment_not_completed: 409,
-  no_webhook_url: 409,
-  payload_too_large: 413,
-  headers_too_large: 431,
-  request_timeout: 408,
-  unsupported_media_type: 415,
-  method_not_allowed: 405,
-  rate_unavailable: 503,
-  service_unavailable: 503,
-  chain_behind: 503,
-  too_many_streams: 503,
-  chain_unavailable: 503,
+interface CatalogueEntry {
+  type: ErrorType;
+  /** When it is not the status of its type. */
+  status?: number;
+  /** Seconds a client should wait before retrying, sent as `Retry-After` (a factory may pass its own). */
+  retryAfter?: number;
+}
+
+/**
+ * Every error code a client can see, with its type, its status when it is not its type's, and its
+ * `Retry-After`. docs/API.md lists them all (test/unit/errors.test.ts keeps the two in step).
+ */
+export const ERROR_CATALOGUE = {
+  // The request as HTTP
+  invalid_json: { type: 'invalid_request_error' },
+  payload_too_large: { type: 'invalid_request_error', status: 413 },
+  unsupported_media_type: { type: 'invalid_request_error', status: 415 },
+  route_not_found: { type: 'not_found_error' },
+  method_not_allowed: { type: 'invalid_request_error', status: 405 },
+  malformed_request: { type: 'invalid_request_error' },
+  headers_too_large: { type: 'invalid_request_error', status: 431 },
+  request_timeout: { type: 'invalid_request_error', status: 408 },
+  auth_invalid: { type: 'authentication_error' },
+  rate_limit_exceeded: { type: 'rate_limit_error' },
+  // Parameters
+  missing_parameter: { type: 'invalid_request_error' },
+  unknown_parameter: { type: 'invalid_request_error' },
+  invalid_request: { type: 'invalid_request_error' },
+  invalid_amount: { type: 'invalid_request_error' },
+  currency_not_found: { type: 'not_found_error' },
+  invalid_payment_options: { type: 'invalid_request_error' },
+  payment_method_not_found: { type: 'not_found_error' },
+  unsupported_payment_method: { type: 'invalid_request_error' },
+  invalid_ttl: { type: 'invalid_request_error' },
+  invalid_order_id: { type: 'invalid_request_error' },
+  invalid_description: { type: 'invalid_request_error' },
+  invalid_metadata: { type: 'invalid_request_error' },
+  invalid_webhook_url: { type: 'invalid_request_error' },
+  invalid_return_url: { type: 'invalid_request_error' },
+  invalid_invoice_type: { type: 'invalid_request_error' },
+  conflicting_amounts: { type: 'invalid_request_error' },
+  invalid_payment_method_id: { type: 'invalid_request_error' },
+  invalid_idempotency_key: { type: 'invalid_request_error' },
+  idempotency_key_reused: { type: 'invalid_request_error', status: 422 },
+  invalid_payment_id: { type: 'invalid_request_error' },
+  invalid_status: { type: 'invalid_request_error' },
+  invalid_limit: { type: 'invalid_request_error' },
+  invalid_created_after: { type: 'invalid_request_error' },
+  invalid_starting_after: { type: 'invalid_request_error' },
+  invalid_address: { type: 'invalid_request_error' },
+  insufficient_funds: { type: 'invalid_request_error' },
+  // Payments
+  payment_not_found: { type: 'not_found_error' },
+  payment_not_cancellable: { type: 'invalid_request_error', status: 409 },
+  payment_expired: { type: 'invalid_request_error', status: 409 },
+  method_already_selected: { type: 'invalid_request_error', status: 409 },
+  payment_not_open: { type: 'invalid_request_error', status: 409 },
+  method_not_selected: { type: 'invalid_request_error', status: 409 },
+  payment_not_completed: { type: 'invalid_request_error', status: 409 },
+  no_webhook_url: { type: 'invalid_request_error', status: 409 },
+  // The service
+  internal_error: { type: 'api_error' },
+  rate_unavailable: { type: 'api_error', status: 503, retryAfter: 30 },
+  service_unavailable: { type: 'api_error', status: 503, retryAfter: 5 },
+  chain_behind: { type: 'api_error', status: 503, retryAfter: 5 },
+  chain_unavailable: { type: 'api_error', status: 503, retryAfter: 5 },
+  too_many_streams: { type: 'api_error', status: 503 },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export const statusOf = (code: ErrorCode): number => {
+  const entry: CatalogueEntry = ERROR_CATALOGUE[code];
+  return entry.status ?? STATUS_BY_TYPE[entry.type];
 };
 
 export class ApiError extends Error {
   override name = 'ApiError';
   readonly type: ErrorType;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly param: string | undefined;
   readonly status: number;
   readonly headers: Record<string, string>;
 
-  constructor(type: ErrorType, code: string, message: string, options: { param?: string; headers?: Record<string, string>; status?: number } = {}) {
+  constructor(type: ErrorType, code: ErrorCode, message: string, options: { param?: string; headers?: Record<string, string>; status?: number } = {}) {
     super(message);
     this.type = type;
     this.code = code;
     this.param = options.param;
-    this.status = options.status ?? STATUS_BY_CODE[code] ?? STATUS_BY_TYPE[type];
-    this.headers = options.headers ?? {};
+    this.status = options.status ?? statusOf(code);
+    const retryAfter: number | undefined = (ERROR_CATALOGUE[code] as CatalogueEntry).retryAfter;
+    this.headers = { ...(retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) }), ...options.headers };
   }
 
   toJSON(): { error: { type: ErrorType; message: string; code: string; param?: string } } {
@@ -67,39 +122,43 @@ export class ApiError extends Error {
   }
 }
 
-export const invalidRequest = (code: string, message: string, param?: string): ApiError =>
+/** An error of the catalogue, its type taken from there. */
+export const apiError = (code: ErrorCode, message: string, options: { param?: string | undefined; headers?: Record<string, string> } = {}): ApiError =>
+  new ApiError(ERROR_CATALOGUE[code].type, code, message, {
+    ...(options.param === undefined ? {} : { param: options.param }),
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+  });
+
+export const invalidRequest = (code: ErrorCode, message: string, param?: string): ApiError =>
   new ApiError('invalid_request_error', code, message, param === undefined ? {} : { param });
 
-export const notFound = (code: string, message: string, param?: string): ApiError =>
+export const notFound = (code: ErrorCode, message: string, param?: string): ApiError =>
   new ApiError('not_found_error', code, message, param === undefined ? {} : { param });
 
+export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
+
 export const authInvalid = (): ApiError =>
-  new ApiError('authentication_error', 'auth_invalid', 'The access token is missing, invalid, expired or revoked.', {
+  apiError('auth_invalid', 'The access token is missing, invalid, expired or revoked.', {
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
 
 export const rateLimited = (retryAfterSeconds: number): ApiError =>
-  new ApiError('rate_limit_error', 'rate_limit_exceeded', 'Too many requests; retry after a short delay.', {
+  apiError('rate_limit_exceeded', 'Too many requests; retry after a short delay.', {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 
 export const internalError = (): ApiError =>
-  new ApiError('api_error', 'internal_error', 'An unexpected error occurred; retry later or contact support.');
+  apiError('internal_error', 'An unexpected error occurred; retry later or contact support.');
 
 export const serviceUnavailable = (): ApiError =>
-  new ApiError('api_error', 'service_unavailable', 'The service cannot reach its database right now; retry shortly.', {
-    status: 503,
-    headers: { 'Retry-After': '5' },
-  });
+  apiError('service_unavailable', 'The service cannot reach its database right now; retry shortly.');
 
 /** The chain reader has not booked the chain up to the time a decision needs (cancel, sandbox expire). */
 export const chainBehind = (): ApiError =>
-  new ApiError('api_error', 'chain_behind', 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.', {
-    headers: { 'Retry-After': '5' },
-  });
+  apiError('chain_behind', 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.');
 
 /** The process holds CHECKOUT_STREAMS_MAX live-status streams already (the page polls instead). */
 export const tooManyStreams = (retryAfterSeconds: number): ApiError =>
-  new ApiError('api_error', 'too_many_streams', 'The server holds as many live-status streams as it allows; poll the payment\'s view instead, or retry later.', {
+  apiError('too_many_streams', 'The server holds as many live-status streams as it allows; poll the payment\'s view instead, or retry later.', {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });

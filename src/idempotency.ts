@@ -1,13 +1,13 @@
-// X-Idempotency-Key (CONTRACT §4): keys are scoped to the store and the endpoint; the first
+// X-Idempotency-Key (docs/API.md, Idempotency): keys are scoped to the store and the endpoint; the first
 // successful response is replayed for 24 hours; another body with the same key is refused.
 // The key row is written first, in the same transaction as the work, so a concurrent request
 // with the same key waits on it and then replays; a failed request leaves no row.
 import crypto from 'node:crypto';
 import { prepared, sql, z, type DatabasePool, type DatabaseTransactionConnection } from './db/pool.ts';
 import { ApiError, invalidRequest } from './errors.ts';
+import { isUuid } from './uuid.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Outcome {
   status: number;
@@ -19,7 +19,7 @@ export interface Outcome {
 /** Reads and checks the header; undefined when absent. */
 export function idempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
-  if (!UUID.test(header)) throw invalidRequest('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', 'X-Idempotency-Key');
+  if (!isUuid(header)) throw invalidRequest('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', 'X-Idempotency-Key');
   return header.toLowerCase();
 }
 

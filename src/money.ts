@@ -15,14 +15,14 @@ const Decimal = decimalJs as unknown as typeof DecimalClass;
 const D = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_UP, toExpNeg: -9e15, toExpPos: 9e15 });
 type Dec = InstanceType<typeof D>;
 
-/** The seed's amount pattern: no sign, no leading zeros on the integer part, no exponent. */
+/** The API's amount pattern (docs/API.md, `invalid_amount`): no sign, no leading zeros on the integer part, no exponent. */
 export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
 /** A signed plain decimal (what Postgres prints for numeric): what the arithmetic helpers accept. */
 const SIGNED_DECIMAL = /^-?\d+(\.\d+)?$/;
 /** A JSON number literal (or the same text in a string), exponent allowed. */
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?(\d+))?$/;
 
-/** True for a string in the seed's amount pattern whose value is greater than zero. */
+/** True for a string in the API's amount pattern whose value is greater than zero. */
 export function isPositiveDecimalString(value: unknown): value is string {
   return typeof value === 'string' && DECIMAL_PATTERN.test(value) && /[1-9]/.test(value);
 }
@@ -57,7 +57,7 @@ function checkDecimals(decimals: number): void {
 
 /**
  * "1.5" TON (9 decimals) → 1500000000n. Exact string arithmetic. Throws a RangeError when the
- * amount is not a non-negative decimal in the seed's pattern or needs more decimals than allowed.
+ * amount is not a non-negative decimal in the API's pattern or needs more decimals than allowed.
  */
 export function toBaseUnits(amount: string, decimals: number): bigint {
   checkDecimals(decimals);

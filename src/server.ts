@@ -1,6 +1,6 @@
 // `kassa start`: migrate, then serve the API and checkout and/or run the worker, in one process,
 // until SIGTERM/SIGINT, then shut down gracefully.
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
 import { checkKeysFor, ConfigError, type Config } from './config.ts';
@@ -11,7 +11,7 @@ import { createApp, type RouteInstaller } from './http/app.ts';
 import { createApiServer } from './http/middleware.ts';
 import { createRequestBudget } from './chain/budget.ts';
 import { createChainClient } from './chain/client.ts';
-import { createChainReader } from './chain/reader.ts';
+import { createChainReader } from './reader/reader.ts';
 import { toncenterV3Source } from './chain/source.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
@@ -37,9 +37,9 @@ export interface RunningService {
 const SHUTDOWN_GRACE_MS = 25_000;
 
 /** The sandbox chain, loaded only in sandbox: the emulator is a development dependency. */
-async function loadSandbox(): Promise<typeof import('./chain/sandbox/routes.ts')> {
+async function loadSandbox(): Promise<typeof import('./http/routes/sandbox.ts')> {
   try {
-    return await import('./chain/sandbox/routes.ts');
+    return await import('./http/routes/sandbox.ts');
   } catch (error) {
     // A package missing (not one of our files): the development dependencies are not installed.
     if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !/Cannot find package/.test((error as Error).message)) throw error;

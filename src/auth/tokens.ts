@@ -1,7 +1,7 @@
-// API access tokens (CONTRACT §9): EdDSA JWTs signed by the service's own key, which lives in the
+// API access tokens (docs/API.md, Authentication): EdDSA JWTs signed by the service's own key, which lives in the
 // database and never leaves the process. Revocation is checked on every request.
 import crypto, { type KeyObject } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { authInvalid } from '../errors.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 
@@ -142,7 +142,7 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
     return known;
   }
   hooks.beforeVerifying?.();
-  let payload;
+  let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, key.publicKey, { algorithms: ACCEPTED_ALGORITHMS, currentDate: now, requiredClaims: ['sub', 'jti', 'iat'] }));
   } catch (error) {

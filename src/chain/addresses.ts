@@ -82,7 +82,7 @@ export function depositKeyPair(masterKey: Buffer): KeyPair {
   if (!Buffer.isBuffer(masterKey) || masterKey.length < MIN_MASTER_KEY_BYTES) {
     throw new Error(`master key must be a Buffer of at least ${MIN_MASTER_KEY_BYTES} bytes`);
   }
-  if (cachedKeyPair !== null && cachedMaster !== null && cachedMaster.equals(masterKey)) {
+  if (cachedKeyPair && cachedMaster?.equals(masterKey)) {
     return cachedKeyPair;
   }
   const seed = createHash('sha256').update(DERIVATION_LABEL).update(masterKey).digest();

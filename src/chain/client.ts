@@ -4,7 +4,6 @@
  * request budget. The same code talks to toncenter and to the sandbox's emulation.
  */
 import { Address, beginCell } from '@ton/core';
-import type { Transaction } from '@ton/core';
 import { TonClient } from '@ton/ton';
 import axios, { type AxiosAdapter } from 'axios';
 import { chainApiRequests } from '../metrics.ts';

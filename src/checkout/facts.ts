@@ -2,7 +2,7 @@
 // the exchange rate used, block-explorer links for a transaction, and a paid time.
 import type { TonNetwork } from '../config.ts';
 import { divideDecimal } from '../money.ts';
-import { FIAT_CURRENCIES } from '../rates/rates.ts';
+import { isFiatCurrency } from '../rates/fiat.ts';
 import type { Lang } from './i18n.ts';
 
 /** The first 8 hex digits of the payment id, as "3F2A-9C1B": short enough to read out, and a prefix the store can search. */
@@ -21,7 +21,7 @@ export function exchangeRateText(input: { currency: string; coinSymbol: string |
   const perCoin = divideDecimal('1', exchangeRate);
   // Fiat to the cent; a coin to 9 significant digits.
   const value = Number(perCoin);
-  const shown = (FIAT_CURRENCIES as readonly string[]).includes(currency) ? value.toFixed(2) : String(Number(value.toPrecision(9)));
+  const shown = isFiatCurrency(currency) ? value.toFixed(2) : String(Number(value.toPrecision(9)));
   return `1 ${coinSymbol} = ${shown} ${currency}`;
 }
 

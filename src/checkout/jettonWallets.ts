@@ -19,7 +19,10 @@ export function createJettonWalletLookup(config: Pick<Config, 'tonApiUrl' | 'ton
   const remembered = new Map<string, Address>();
   const clientFor = (endpoint: string): ChainClient => {
     let client = clients.get(endpoint);
-    if (!client) clients.set(endpoint, (client = createChainClient({ endpoint, apiKey: config.tonApiKey, timeoutMs: 10_000 })));
+    if (!client) {
+      client = createChainClient({ endpoint, apiKey: config.tonApiKey, timeoutMs: 10_000 });
+      clients.set(endpoint, client);
+    }
     return client;
   };
   return {

@@ -54,7 +54,10 @@ export function createPaymentFeed<View>(options: {
   return {
     subscribe(paymentId, listener) {
       let set = listeners.get(paymentId);
-      if (!set) listeners.set(paymentId, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        listeners.set(paymentId, set);
+      }
       set.add(listener);
       count += 1;
       schedule();

@@ -7,7 +7,8 @@ import type { TransferLinks } from './links.ts';
 import { assetPath } from './static.ts';
 import { explorerLinks, exchangeRateText, formatPaidAt, paymentReference } from './facts.ts';
 import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPath } from './tonconnect.ts';
-import { amounts, isEnded, type CheckoutRow, type CheckoutView, type MethodOffer } from './view.ts';
+import { isFinal } from '../payments/transitions.ts';
+import { amounts, type CheckoutRow, type CheckoutView, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 
 interface CspOptions {
@@ -41,7 +42,7 @@ export const CHECKOUT_CSP = csp();
  * to the bridges of the wallets the page offers while the payment is open, and the store's logo.
  */
 export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string): string {
-  return csp({ styleNonce, bridges: !isEnded(row.status), imageOrigin: row.store_logo_url ? new URL(row.store_logo_url).origin : null });
+  return csp({ styleNonce, bridges: !isFinal(row.status), imageOrigin: row.store_logo_url ? new URL(row.store_logo_url).origin : null });
 }
 
 /** The text colour with the better contrast on `background` (#rrggbb): white or near-black. */
@@ -296,11 +297,11 @@ function stateSection(input: PageInput): Html {
 /** The #checkout element alone: what the script swaps in when the payment changes. */
 function checkoutMain(input: PageInput): Html {
   const { lang, row, view, now } = input;
-  const open = !isEnded(row.status) && now.getTime() < row.expires_at.getTime();
+  const open = !isFinal(row.status) && now.getTime() < row.expires_at.getTime();
   const left = row.expires_at.getTime() - now.getTime();
   const rate = exchangeRateText({ currency: row.currency, coinSymbol: row.coin_symbol, exchangeRate: row.exchange_rate });
   const returnUrl = safeHttpUrl(row.return_url ?? undefined);
-  return html`<main id="checkout" class="card" data-status="${row.status}" data-key="${stateKey(view)}" data-ended="${isEnded(row.status) ? 'true' : 'false'}">
+  return html`<main id="checkout" class="card" data-status="${row.status}" data-key="${stateKey(view)}" data-ended="${isFinal(row.status) ? 'true' : 'false'}">
 <section class="summary" aria-labelledby="store-name">
 ${row.store_logo_url ? html`<img class="logo" id="store-logo" src="${row.store_logo_url}" alt="" width="56" height="56">` : ''}
 <p class="eyebrow">${t(lang, 'payTo')}</p>
@@ -324,7 +325,7 @@ ${open && returnUrl ? html`<p class="back"><a id="back-link" href="${returnUrl}"
 export function renderPaymentPage(input: PageInput & { styleNonce: string }): string {
   const { lang, prefix, row, view, now, styleNonce } = input;
   const base = `${prefix}/v1/checkout/payments/${row.id}`;
-  const open = !isEnded(row.status);
+  const open = !isFinal(row.status);
   return shell({
     lang,
     prefix,
@@ -341,7 +342,7 @@ ${checkoutMain(input)}
     data: {
       paymentId: row.id,
       status: view.status,
-      ended: isEnded(view.status),
+      ended: isFinal(view.status),
       serverNow: now.getTime(),
       endpoints: { view: base, events: `${base}/events`, method: `${base}/method`, tonConnect: `${base}/ton-connect` },
       // Paths on the page's own origin (the script makes them absolute).

@@ -1,4 +1,4 @@
-// The checkout's public view of a payment: what the hosted page shows and nothing more (CONTRACT §3:
+// The checkout's public view of a payment: what the hosted page shows and nothing more (docs/API.md, The hosted checkout:
 // no metadata, no order_id, no webhook URL). One query loads it for one payment or for the many that
 // the live-status feed watches; one presenter decides its JSON shape.
 import { Address } from '@ton/core';
@@ -8,8 +8,7 @@ import { toBaseUnits } from '../money.ts';
 import { listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
 import { PAYMENT_WITH_METHOD, paymentView, presentPaymentDetails, receivedAmount } from '../payments/present.ts';
-
-export const ENDED_STATUSES = ['completed', 'expired', 'cancelled'] as const;
+import { isFinal } from '../payments/transitions.ts';
 
 /** The merchant view's columns the page may show, and what only the page needs. */
 const checkoutRow = paymentView
@@ -70,8 +69,6 @@ export async function findCheckoutRows(db: Db, paymentIds: readonly string[], ne
   return rows;
 }
 
-export const isEnded = (status: CheckoutRow['status']): boolean => (ENDED_STATUSES as readonly string[]).includes(status);
-
 /** Base units of the coin still to send (0 when paid in full or more); null before a method is fixed. */
 export function amounts(row: CheckoutRow): { required: bigint; received: bigint; remaining: bigint; decimals: number } | null {
   if (row.coin_amount === null || row.coin_decimals === null) return null;
@@ -100,7 +97,7 @@ export function presentCheckout(row: CheckoutRow, checkoutBaseUrl: string) {
       ...(completed && row.paid_at ? { paidAt: row.paid_at.toISOString() } : {}),
     },
     ...(details ? { paymentDetails: details } : {}),
-    ...(isEnded(row.status) && row.return_url !== null ? { returnURL: row.return_url } : {}),
+    ...(isFinal(row.status) && row.return_url !== null ? { returnURL: row.return_url } : {}),
   };
 }
 export type CheckoutView = ReturnType<typeof presentCheckout>;

@@ -2,7 +2,7 @@
 // in sandbox, the emulated chain.
 import Koa from 'koa';
 import Router from '@koa/router';
-import { ApiError, invalidRequest, notFound } from '../errors.ts';
+import { apiError, invalidRequest, notFound } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { createGuards, errorEnvelope, jsonBody, requestLogging, type Guards } from './middleware.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -11,7 +11,7 @@ import { paymentRoutes } from './routes/payments.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { checkoutRoutes } from '../checkout/routes.ts';
+import { checkoutRoutes } from './routes/checkout.ts';
 
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 
@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
       // No route at this path at all: route_not_found, whatever the method.
       if (allow === '') throw notFound('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
       const message = ctx.status === 405 ? 'This route does not accept that HTTP method.' : 'This HTTP method is not supported.';
-      throw new ApiError('invalid_request_error', 'method_not_allowed', message, { headers: { Allow: allow } });
+      throw apiError('method_not_allowed', message, { headers: { Allow: allow } });
     }
   });
   return app;

@@ -4,12 +4,65 @@ import type Router from '@koa/router';
 import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
-import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, CURRENCIES } from './schemas/payments.schema.ts';
+import { PAYMENT_STATUSES } from '../payments/transitions.ts';
+import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, currencySchema } from './schemas/payments.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
+
+/** Response headers (docs/API.md): every response has X-Request-Id; limited endpoints RateLimit-*; 429/503 Retry-After. */
+const requestIdHeader = { 'X-Request-Id': { required: true, description: 'Echoed when the client sent a valid one, otherwise generated.', schema: { type: 'string' } } };
+const rateLimitHeaders = {
+  'RateLimit-Limit': { description: 'The burst size of the bucket (when rate limiting is on).', schema: { type: 'string' } },
+  'RateLimit-Remaining': { description: 'Requests left in the bucket.', schema: { type: 'string' } },
+  'RateLimit-Reset': { description: 'Seconds until the bucket is full again.', schema: { type: 'string' } },
+};
+const retryAfterHeader = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } } };
+const replayedHeader = { 'Idempotent-Replayed': { description: '`true` when this is the replay of an earlier response to the same X-Idempotency-Key.', schema: { type: 'string', const: 'true' } } };
+const retrying = (status: string) => status === '429' || status === '503';
+
 const errorResponse = (description: string) => ({ description, content: json(ref('Error')) });
+
+type Responses = Record<string, { description: string; content?: object }>;
+interface OperationObject {
+  parameters?: Array<{ name: string; [key: string]: unknown }>;
+  requestBody?: object;
+  responses: Responses;
+  [key: string]: unknown;
+}
+
+/**
+ * What every operation shares, added once: an operation with a body can answer 413 and 415; every
+ * response carries X-Request-Id, rate-limited ones (those that can answer 429) RateLimit-*, 429 and
+ * 503 Retry-After, and a replayed idempotent success Idempotent-Replayed.
+ */
+function withCommonResponses(paths: Record<string, Record<string, OperationObject>>) {
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      const responses: Responses = operation.requestBody
+        ? { ...operation.responses, '413': errorResponse('payload_too_large'), '415': errorResponse('unsupported_media_type') }
+        : { ...operation.responses };
+      const limited = '429' in responses;
+      const idempotent = operation.parameters?.some((parameter) => parameter.name === 'X-Idempotency-Key') ?? false;
+      operation.responses = Object.fromEntries(
+        Object.entries(responses).map(([status, response]) => [
+          status,
+          {
+            ...response,
+            headers: {
+              ...requestIdHeader,
+              ...(limited ? rateLimitHeaders : {}),
+              ...(retrying(status) ? retryAfterHeader : {}),
+              ...(idempotent && status.startsWith('2') ? replayedHeader : {}),
+            },
+          },
+        ]),
+      );
+    }
+  }
+  return paths;
+}
 
 const coinOrChain = {
   type: 'object',
@@ -17,28 +70,31 @@ const coinOrChain = {
   properties: { name: { type: 'string' }, symbol: { type: 'string' }, imgUrl: { type: 'string', format: 'uri' } },
 };
 
+const paymentDetailsSchema = {
+  type: 'object',
+  description: 'Present once a method was chosen (pending, completed; expired or cancelled after pending).',
+  required: ['coinAmount', 'coin', 'chain'],
+  properties: {
+    address: { type: 'string', description: 'Deposit address, non-bounceable form.' },
+    coinAmount: { type: 'string' },
+    coin: coinOrChain,
+    chain: coinOrChain,
+    receivedAmount: { type: 'string', description: 'Extension: the confirmed sum counted toward the payment so far, in the coin ("0" before any transfer).' },
+    transactionSignatures: { type: 'array', items: { type: 'string' }, description: 'Hex transaction hashes; only when completed.' },
+  },
+};
+
 const paymentSchema = {
   type: 'object',
   required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata', 'anomalies'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: ['created', 'pending', 'completed', 'expired', 'cancelled'] },
+    status: { type: 'string', enum: [...PAYMENT_STATUSES] },
     order_id: { type: 'string', maxLength: 128 },
     amount: { type: 'string', description: 'Exactly as given at creation.' },
-    currency: { type: 'string', enum: [...CURRENCIES] },
+    currency: currencySchema,
     checkoutURL: { type: 'string', format: 'uri' },
-    paymentDetails: {
-      type: 'object',
-      description: 'Present once a method was chosen (pending, completed; expired or cancelled after pending).',
-      required: ['coinAmount', 'coin', 'chain'],
-      properties: {
-        address: { type: 'string', description: 'Deposit address, non-bounceable form.' },
-        coinAmount: { type: 'string' },
-        coin: coinOrChain,
-        chain: coinOrChain,
-        transactionSignatures: { type: 'array', items: { type: 'string' }, description: 'Hex transaction hashes; only when completed.' },
-      },
-    },
+    paymentDetails: paymentDetailsSchema,
     timer: {
       type: 'object',
       required: ['createdAt', 'expiresAt'],
@@ -67,6 +123,55 @@ const methodSchema = {
     id: { type: 'string', format: 'uuid' },
     coin: { ...coinOrChain, required: [...coinOrChain.required, 'decimals'], properties: { ...coinOrChain.properties, decimals: { type: 'integer' } } },
     chain: coinOrChain,
+  },
+};
+
+/** The checkout's public view (GET and the method choice; the events stream sends the same). */
+const checkoutViewSchema = {
+  type: 'object',
+  required: ['id', 'status', 'amount', 'currency', 'store', 'timer'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: [...PAYMENT_STATUSES] },
+    amount: { type: 'string' },
+    currency: currencySchema,
+    store: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+    description: { type: 'string' },
+    timer: {
+      type: 'object',
+      required: ['expiresAt'],
+      properties: { expiresAt: { type: 'string', format: 'date-time' }, paidAt: { type: 'string', format: 'date-time', description: 'Only when completed.' } },
+    },
+    paymentDetails: paymentDetailsSchema,
+    returnURL: { type: 'string', format: 'uri', description: 'Only once the payment has ended.' },
+  },
+};
+
+/** One transfer of a payment's books (GET /v1/payments/{paymentID}/transfers). */
+const transferSchema = {
+  type: 'object',
+  required: ['hash', 'lt', 'account', 'coin', 'amount', 'amountBaseUnits', 'sender', 'chainTime', 'recordedAt', 'effect', 'counted'],
+  properties: {
+    hash: { type: 'string', description: 'The transaction hash (hex).' },
+    lt: { type: 'string', description: 'Logical time of the transaction.' },
+    account: { type: 'string', description: 'The account the transaction belongs to (the deposit address or its jetton wallet), raw form.' },
+    coin: { type: ['string', 'null'] },
+    jettonMaster: { type: 'string', description: 'For a jetton transfer: the master of the jetton wallet that sent it, raw form.' },
+    amount: { type: ['string', 'null'] },
+    amountBaseUnits: { type: 'string' },
+    sender: { type: ['string', 'null'] },
+    comment: { type: 'string' },
+    chainTime: { type: 'string', format: 'date-time' },
+    recordedAt: { type: 'string', format: 'date-time' },
+    effect: { type: 'string', description: 'What the transfer did to the payment (docs/API.md, How payments get paid).' },
+    counted: { type: 'boolean', description: 'Whether it counts toward the payment.' },
+    detail: { type: 'string' },
+    notifiedToken: {
+      type: 'object',
+      description: 'An unverified jetton notification in the same transaction: the master and amount it claims',
+      required: ['master', 'amountBaseUnits'],
+      properties: { master: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' } },
+    },
   },
 };
 
@@ -113,6 +218,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         Payment: paymentSchema,
         PaymentMethod: methodSchema,
         Error: errorSchema,
+        CheckoutView: checkoutViewSchema,
+        Transfer: transferSchema,
         WebhookDelivery: {
           type: 'object',
           required: ['id', 'event', 'url', 'status', 'reason', 'attempts', 'createdAt'],
@@ -144,7 +251,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         },
       },
     },
-    paths: {
+    paths: withCommonResponses({
       '/v1/payments': {
         post: {
           operationId: 'createPayment',
@@ -157,7 +264,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listPayments',
           summary: "The store's payments, newest first (extension)",
           parameters: [
-            { name: 'status', in: 'query', schema: { type: 'string', enum: ['created', 'pending', 'completed', 'expired', 'cancelled'] } },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: [...PAYMENT_STATUSES] } },
             { name: 'created_after', in: 'query', schema: { type: 'string', format: 'date-time' } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
             { name: 'starting_after', in: 'query', schema: { type: 'string', format: 'uuid' } },
@@ -205,7 +312,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listPaymentTransfers',
           summary: 'Every transfer recorded for the payment, with its effect (extension)',
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'The books of this payment', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { type: 'object', required: ['hash', 'effect', 'counted'], properties: { hash: { type: 'string' }, lt: { type: 'string' }, coin: { type: ['string', 'null'] }, amount: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' }, chainTime: { type: 'string', format: 'date-time' }, effect: { type: 'string' }, counted: { type: 'boolean' }, notifiedToken: { type: 'object', description: 'An unverified jetton notification in the same transaction: the master and amount it claims', required: ['master', 'amountBaseUnits'], properties: { master: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' } } } } } } } }) }, '404': errorResponse('payment_not_found'), ...common },
+          responses: { '200': { description: 'The books of this payment', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Transfer') } } }) }, '404': errorResponse('payment_not_found'), ...common },
         },
       },
       '/v1/payments/{paymentID}/webhook-deliveries': {
@@ -250,7 +357,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           security: [],
           summary: "The checkout page's public view of a payment (nothing private)",
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'Public view', content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } }) }, '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded') },
+          responses: { '200': { description: 'Public view', content: json(ref('CheckoutView')) }, '400': errorResponse('invalid_payment_id'), '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded') },
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/method`]: {
@@ -260,7 +367,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           summary: 'The customer chooses the payment method (created → pending)',
           parameters: [paymentIdParameter],
           requestBody: { required: true, content: json({ type: 'object', additionalProperties: false, required: ['paymentMethodID'], properties: { paymentMethodID: { type: 'string', format: 'uuid' } } }) },
-          responses: { '200': { description: 'Public view, now pending' }, '400': errorResponse('invalid request'), '404': errorResponse('payment_not_found, payment_method_not_found'), '409': errorResponse('method_already_selected, payment_expired, payment_not_open'), '429': errorResponse('rate_limit_exceeded') },
+          responses: { '200': { description: 'Public view, now pending', content: json(ref('CheckoutView')) }, '400': errorResponse('invalid request'), '404': errorResponse('payment_not_found, payment_method_not_found'), '409': errorResponse('method_already_selected, payment_expired, payment_not_open'), '429': errorResponse('rate_limit_exceeded') },
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/ton-connect`]: {
@@ -314,7 +421,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
       '/healthz': {
         get: { operationId: 'health', security: [], responses: { '200': { description: 'Database answers', content: json({ type: 'object', properties: { ok: { const: true } } }) }, '503': errorResponse('service_unavailable') } },
       },
-    },
+    }),
   };
 }
 

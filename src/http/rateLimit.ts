@@ -1,4 +1,4 @@
-// Token-bucket rate limiting (CONTRACT §1, §2): `rate` requests per second sustained, bursts up to
+// Token-bucket rate limiting (docs/API.md, Rate limits): `rate` requests per second sustained, bursts up to
 // twice that. Buckets live in this process's memory; several API processes each keep their own.
 import type { Middleware } from 'koa';
 import { rateLimited } from '../errors.ts';

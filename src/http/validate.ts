@@ -2,7 +2,7 @@
 // an ApiError with the field's own code and the offending param as a dotted path.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ApiError, invalidRequest } from '../errors.ts';
+import { type ApiError, apiError, type ErrorCode, invalidRequest } from '../errors.ts';
 import { FIELD_CODES } from './schemas/payments.schema.ts';
 
 // ajv-formats is CommonJS: at run time the default import is the plugin function itself.
@@ -11,8 +11,6 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: false });
 addFormats(ajv, ['uri', 'uuid', 'date-time']);
-
-const NOT_FOUND_CODES = new Set(['currency_not_found', 'payment_method_not_found']);
 
 /** `/metadata/color` → `metadata.color`; `/payment_options/methods/0/coin` → `payment_options.methods[0].coin`. */
 function toParam(pointer: string, extra?: string): string {
@@ -56,7 +54,7 @@ function describe(error: ErrorObject, param: string): string {
 
 export function errorFor(error: ErrorObject): ApiError {
   let param: string;
-  let code: string;
+  let code: ErrorCode;
   if (error.keyword === 'required') {
     param = toParam(error.instancePath, String(error.params.missingProperty));
     code = error.instancePath === '' ? 'missing_parameter' : (FIELD_CODES[param.split(/[.[]/)[0]!] ?? 'missing_parameter');
@@ -66,12 +64,12 @@ export function errorFor(error: ErrorObject): ApiError {
   } else if (error.instancePath === '') {
     return invalidRequest('invalid_json', 'The request body must be a JSON object.');
   } else {
-    param = toParam(error.instancePath, error.keyword === 'propertyNames' ? undefined : undefined);
+    param = toParam(error.instancePath);
     const top = param.split(/[.[]/)[0]!;
     code = FIELD_CODES[top] ?? 'invalid_request';
   }
   const message = error.propertyName !== undefined ? `${param} keys must be 1 to 64 characters ("${error.propertyName.slice(0, 80)}" is not).` : describe(error, param);
-  return NOT_FOUND_CODES.has(code) ? new ApiError('not_found_error', code, message, { param }) : invalidRequest(code, message, param);
+  return apiError(code, message, { param });
 }
 
 const compiled = new Map<object, ValidateFunction>();

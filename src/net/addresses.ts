@@ -1,4 +1,4 @@
-// Which network addresses a webhook may reach (CONTRACT §8, seed "webhookURL").
+// Which network addresses a webhook may reach (docs/API.md, `invalid_webhook_url` and Webhooks).
 //
 // Two moments use this module:
 //   - payment creation: `checkWebhookUrl` is the static check of the URL text (scheme, length,
@@ -119,7 +119,7 @@ function parseIPv6(text: string): number[] | null {
     const quad = s.slice(lastColon + 1);
     if (net.isIPv4(quad) === false) return null;
     tail.push(...quad.split('.').map(Number));
-    s = s.slice(0, lastColon + 1) + '0:0'; // placeholder groups, replaced below
+    s = `${s.slice(0, lastColon + 1)}0:0`; // placeholder groups, replaced below
   }
   const halves = s.split('::');
   if (halves.length > 2) return null;

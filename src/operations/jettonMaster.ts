@@ -1,7 +1,7 @@
 // A jetton master as the chain describes it (TEP-74 `get_jetton_data`, TEP-64 metadata), checked
 // against the coin data in the database: by `kassa doctor` and `kassa coins set-master`.
 import { createHash } from 'node:crypto';
-import { Address, beginCell, Dictionary, type Cell } from '@ton/core';
+import { type Address, beginCell, Dictionary, type Cell } from '@ton/core';
 import { toChainApiError, type ChainClient } from '../chain/client.ts';
 
 /** What the metadata content says about decimals (TEP-64). */

@@ -5,17 +5,15 @@ import { Address, Cell } from '@ton/core';
 import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, notFound, paymentNotFound } from '../errors.ts';
 import { depositAddressInsert, depositPublicKey, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
 import { priceFor, type Price } from './pricing.ts';
-import { transition, type PaymentStatus, type Rejection } from './transitions.ts';
+import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 import { paymentTransitions } from '../metrics.ts';
 
 export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>;
-
-export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
 
 const REJECTION_ERRORS: Record<Rejection, () => ApiError> = {
   payment_not_cancellable: () => new ApiError('invalid_request_error', 'payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
@@ -31,7 +29,7 @@ export const rejectionError = (reason: Rejection): ApiError => REJECTION_ERRORS[
 const lockedRow = z.object({
   id: z.string(),
   store_id: z.string(),
-  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  status: z.enum(PAYMENT_STATUSES),
   amount: z.string(),
   currency: z.string(),
   expires_at: z.date(),
@@ -77,8 +75,8 @@ interface MethodChoice {
 }
 
 /**
- * Prices `amount currency` in the method's coin and reserves the payment's deposit wallet (seed
- * rows "create, Preselected mode" and "customer selects a method"). Writes nothing but the
+ * Prices `amount currency` in the method's coin and reserves the payment's deposit wallet (docs/API.md,
+ * Payment statuses: created → pending). Writes nothing but the
  * derivation sequence.
  */
 async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: string; currency: string }, method: MethodRow, now: Date, options: { param: string; fixedCoinAmount?: string | null }): Promise<MethodChoice> {

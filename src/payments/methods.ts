@@ -40,7 +40,7 @@ export function chainImageUrl(checkoutBaseUrl: string, symbol: string): string {
   return `${checkoutBaseUrl}/assets/chains/${encodeURIComponent(symbol)}.svg`;
 }
 
-/** CONTRACT §3: {id, coin: {name, symbol, imgUrl, decimals}, chain: {name, symbol, imgUrl}}. */
+/** docs/API.md, GET /v1/payment-methods: {id, coin: {name, symbol, imgUrl, decimals}, chain: {name, symbol, imgUrl}}. */
 export function presentMethod(method: MethodRow, checkoutBaseUrl: string) {
   return {
     id: method.id,

@@ -1,16 +1,16 @@
 // The payment presenter: the only place that decides the outward JSON shape of a payment,
-// including the seed's presence-by-status table.
+// including which fields each status shows (docs/API.md, The payment object).
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl } from './methods.ts';
 import { anomaliesOf } from './anomalies.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
-import type { PaymentStatus } from './transitions.ts';
+import { PAYMENT_STATUSES, type PaymentStatus } from './transitions.ts';
 
 export const paymentView = z.object({
   id: z.string(),
   store_id: z.string(),
-  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  status: z.enum(PAYMENT_STATUSES),
   amount: z.string(),
   currency: z.string(),
   order_id: z.string().nullable(),
@@ -79,7 +79,7 @@ export interface PresentOptions {
 }
 
 /**
- * The payment object of the seed. paymentDetails is present once a method was chosen (pending,
+ * The payment object (docs/API.md). paymentDetails is present once a method was chosen (pending,
  * completed, and expired/cancelled payments that had reached pending); transactionSignatures and
  * timer.paidAt only when completed. `anomalies` (extension): what the books say beside the status
  * (payments/anomalies.ts), an empty list when nothing.
@@ -121,7 +121,7 @@ export function receivedAmount(row: Pick<PaymentView, 'coin_decimals' | 'receive
 type DetailFields = Pick<PaymentView, 'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'>;
 
 /**
- * The seed's paymentDetails, for the merchant's payment object and the checkout's view alike;
+ * The payment object's paymentDetails (docs/API.md), for the merchant's payment object and the checkout's view alike;
  * undefined until a method is chosen. `receivedAmount` (extension): the confirmed sum counted
  * toward the payment so far. transactionSignatures only once completed.
  */

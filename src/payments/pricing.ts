@@ -1,10 +1,11 @@
-// Fixing coinAmount when a method is chosen (CONTRACT §5): the amount itself when the currency is
+// Fixing coinAmount when a method is chosen (docs/API.md, Money and rates): the amount itself when the currency is
 // the coin, otherwise amount × rate rounded up to the coin's decimals. A missing or stale rate never
 // gives a price.
 import { sql, type Db } from '../db/pool.ts';
-import { ApiError } from '../errors.ts';
+import { type ApiError, apiError } from '../errors.ts';
 import { coinAmountFor } from '../money.ts';
-import { FIAT_CURRENCIES, getRate } from '../rates/rates.ts';
+import { isFiatCurrency } from '../rates/fiat.ts';
+import { getRate } from '../rates/rates.ts';
 import type { MethodRow } from './methods.ts';
 
 export interface Price {
@@ -15,12 +16,10 @@ export interface Price {
 }
 
 export const rateUnavailable = (currency: string, coin: string): ApiError =>
-  new ApiError('api_error', 'rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`, {
-    headers: { 'Retry-After': '30' },
-  });
+  apiError('rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`);
 
 export const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): ApiError =>
-  new ApiError('invalid_request_error', 'unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
+  apiError('unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
 
 export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, param?: string): Promise<Price> {
   const rate = await getRate(db, currency, method.coin_symbol, now);
@@ -28,6 +27,6 @@ export async function priceFor(db: Db, amount: string, currency: string, method:
     return { coinAmount: coinAmountFor(amount, rate.rate, method.coin_decimals), rate: rate.rate, source: rate.source, at: rate.fetchedAt };
   }
   const known = await db.exists(sql.unsafe`select 1 from exchange_rates where currency = ${currency} and coin_symbol = ${method.coin_symbol}`);
-  if (known || (FIAT_CURRENCIES as readonly string[]).includes(currency)) throw rateUnavailable(currency, method.coin_symbol);
+  if (known || isFiatCurrency(currency)) throw rateUnavailable(currency, method.coin_symbol);
   throw unsupportedMethod(currency, method, param);
 }

@@ -4,7 +4,7 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
-import { pastExpiry, transition } from './transitions.ts';
+import { PAYMENT_STATUSES, pastExpiry, transition } from './transitions.ts';
 import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
 import { paymentTransitions } from '../metrics.ts';
 
@@ -49,7 +49,7 @@ export interface IncomingTransfer {
 
 const lockedPayment = z.object({
   id: z.string(),
-  status: z.enum(['created', 'pending', 'completed', 'expired', 'cancelled']),
+  status: z.enum(PAYMENT_STATUSES),
   coin_symbol: z.string().nullable(),
   coin_amount: z.string().nullable(),
   coin_decimals: z.number().nullable(),

@@ -1,7 +1,9 @@
-// The one function that decides every payment status change (the seed's state table).
+// The one function that decides every payment status change (docs/API.md, Payment statuses).
 // Pure: no I/O, no clock of its own — `now` is given.
 
-export type PaymentStatus = 'created' | 'pending' | 'completed' | 'expired' | 'cancelled';
+/** Every status a payment can have, in the order of its life (docs/API.md, Payment statuses). */
+export const PAYMENT_STATUSES = ['created', 'pending', 'completed', 'expired', 'cancelled'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 export type PaymentEvent =
   /** The customer (or the merchant at creation) chose the method: price fixed, address assigned. */

@@ -4,9 +4,6 @@
 import { Address } from '@ton/core';
 import { divideDecimal, isPositiveDecimalString, plainDecimal } from '../money.ts';
 
-/** The fiat currencies a payment can be priced in (CONTRACT §5). */
-export const FIAT_CURRENCIES = ['USD', 'EUR', 'RUB'] as const;
-
 /** A coin of the catalogue, with its jetton master on the configured network (null: none, or native). */
 export interface CoinInfo {
   symbol: string;

@@ -5,9 +5,10 @@ import type { Config, TonNetwork } from '../config.ts';
 import { prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { divideDecimal } from '../money.ts';
-import { FIAT_CURRENCIES, fixedProvider, tonapiProvider, type CoinInfo, type RateProvider, type UsdPrices } from './providers.ts';
+import { FIAT_CURRENCIES } from './fiat.ts';
+import { fixedProvider, tonapiProvider, type CoinInfo, type RateProvider, type UsdPrices } from './providers.ts';
 
-export { FIAT_CURRENCIES, fixedProvider, tonapiProvider };
+export { fixedProvider, tonapiProvider };
 export type { CoinInfo, RateProvider, UsdPrices };
 
 /** A rate older than this is not used (the task refreshes every minute). `fixed` rows never go stale. */

@@ -1,4 +1,4 @@
-// One run of the webhook__deliver job: one attempt to deliver one webhook (CONTRACT §8).
+// One run of the webhook__deliver job: one attempt to deliver one webhook (docs/API.md, Webhooks).
 //
 // - The body is built and signed afresh on every attempt, with the active key and a new signAt, so a
 //   retry hours later still passes the receiver's 30-second check (and a key rotation between two
@@ -19,11 +19,12 @@
 import type { Config } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import { webhookAttempts } from '../metrics.ts';
 import { activeSigningKey } from './keys.ts';
 import { DEFAULT_TIMEOUT_MS, postWebhook, type PostWebhookResult } from './send.ts';
 import { buildWebhookBody, signBody } from './sign.ts';
 
-/** No attempt starts later than this after the first attempt (seed: "retried … for up to 12 hours"). */
+/** No attempt starts later than this after the first attempt (docs/API.md, Webhooks: 12 hours). */
 export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
 
 export const INTERRUPTED_ERROR = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
@@ -33,7 +34,7 @@ export interface DeliverDeps {
   pool: DatabasePool;
   log: Logger;
   now: () => Date;
-  /** Per-attempt deadline; default 30 s (the time the seed gives receivers). Tests shorten it. */
+  /** Per-attempt deadline; default 30 s (docs/API.md, Webhooks). Tests shorten it. */
   webhookTimeoutMs?: number;
 }
 
@@ -188,6 +189,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     update webhook_deliveries set ${deliveryUpdate} where id = ${deliveryId} and status = 'pending'
   `);
 
+  webhookAttempts.inc({ outcome: sent.ok ? 'delivered' : sent.status === undefined ? 'network_error' : 'http_error' });
   const fields = { attempt, httpStatus: sent.status, durationMs: sent.durationMs, kid: start.headers['X-Signature-Kid'] };
   if (sent.ok) {
     log.info(fields, 'webhook delivered');

@@ -1,10 +1,10 @@
-// The webhook delivery log (CONTRACT §8, §10): one `webhook_deliveries` row per event to deliver
+// The webhook delivery log (docs/API.md, Webhooks): one `webhook_deliveries` row per event to deliver
 // (a payment's completion, or a redelivery the merchant asked for) and one `webhook_attempts` row
 // per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
 // the attempts.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { ApiError } from '../errors.ts';
-import { paymentNotFound } from '../payments/commands.ts';
+import { type ApiError, apiError, paymentNotFound } from '../errors.ts';
+import { enqueue } from '../worker/enqueue.ts';
 
 export const DELIVER_TASK = 'webhook__deliver';
 export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;
@@ -45,15 +45,13 @@ export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: 
     returning id
   `);
   if (id !== null) {
-    await tx.query(sql.unsafe`
-      select graphile_worker.add_job(
-        ${DELIVER_TASK},
-        json_build_object('deliveryId', ${id}::text),
-        max_attempts => ${DELIVER_MAX_ATTEMPTS}::int,
-        job_key => ${deliverJobKey(id)},
-        queue_name => (select 'webhooks:' || store_id::text || ':' || ${String(Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE))} from payments where id = ${paymentId})
-      )
-    `);
+    await enqueue(tx, {
+      task: DELIVER_TASK,
+      payload: { deliveryId: id },
+      maxAttempts: DELIVER_MAX_ATTEMPTS,
+      jobKey: deliverJobKey(id),
+      queueName: sql.fragment`(select 'webhooks:' || store_id::text || ':' || ${String(Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE))} from payments where id = ${paymentId})`,
+    });
     return id;
   }
   if (reason !== 'completed') return null;
@@ -127,9 +125,9 @@ export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: s
 }
 
 export const paymentNotCompleted = (): ApiError =>
-  new ApiError('invalid_request_error', 'payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
+  apiError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
 export const noWebhookUrl = (): ApiError =>
-  new ApiError('invalid_request_error', 'no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
+  apiError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
 
 /**
  * A new delivery of the payment's completed event, signed afresh when it is sent (reason

@@ -224,9 +224,9 @@ class Verifier implements WebhookVerifier {
     } catch {
       throw new KeysUnavailable('key set is not valid JSON');
     }
-    if (!isPlainObject(document) || !Array.isArray(document['keys'])) throw new KeysUnavailable('key set has no "keys" array');
+    if (!isPlainObject(document) || !Array.isArray(document.keys)) throw new KeysUnavailable('key set has no "keys" array');
     const keys = new Map<string, KeyObject>();
-    for (const entry of document['keys']) {
+    for (const entry of document.keys) {
       if (!isPlainObject(entry)) continue;
       const { kid, x, kty, crv, alg, use } = entry;
       if (typeof kid !== 'string' || kid === '' || typeof x !== 'string') continue;
@@ -312,16 +312,16 @@ class Verifier implements WebhookVerifier {
       } catch {
         return reject(400, 'body is not valid JSON');
       }
-      if (!isPlainObject(body) || !isPlainObject(body['payload'])) return reject(400, 'body has no payload object');
-      const payload = body['payload'];
+      if (!isPlainObject(body) || !isPlainObject(body.payload)) return reject(400, 'body has no payload object');
+      const payload = body.payload;
       const { paymentID, status, metadata } = payload;
-      const orderId = payload['order_id'];
+      const orderId = payload.order_id;
       if (typeof paymentID !== 'string' || paymentID === '') return reject(400, 'payload.paymentID is missing');
       if (typeof status !== 'string') return reject(400, 'payload.status is missing');
       if (metadata !== undefined && !isPlainObject(metadata)) return reject(400, 'payload.metadata is not an object');
       if (orderId !== undefined && typeof orderId !== 'string') return reject(400, 'payload.order_id is not a string');
 
-      const signAtText = body['signAt'];
+      const signAtText = body.signAt;
       if (typeof signAtText !== 'string' || !RFC3339.test(signAtText)) return reject(400, 'signAt is not an RFC 3339 time');
       const signAt = Date.parse(signAtText);
       if (Number.isNaN(signAt)) return reject(400, 'signAt is not an RFC 3339 time');

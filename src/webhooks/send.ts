@@ -1,4 +1,4 @@
-// One webhook delivery attempt: an SSRF-safe, one-shot HTTP POST (CONTRACT §8).
+// One webhook delivery attempt: an SSRF-safe, one-shot HTTP POST (docs/API.md, Webhooks).
 //
 // - The host is resolved at connect time by our own `lookup`, which resolves *all* its addresses
 //   and refuses the connection if any of them is not public (unless allowInsecure). The address
@@ -28,7 +28,7 @@ export interface PostWebhookOptions {
   headers?: Record<string, string>;
   /** WEBHOOK_ALLOW_INSECURE: permit `http:` and loopback/private addresses (never link-local). */
   allowInsecure?: boolean;
-  /** Hard deadline for the whole attempt; default 30 s, the time the seed gives receivers. */
+  /** Hard deadline for the whole attempt; default 30 s, the time docs/API.md gives receivers. */
   timeoutMs?: number;
   /** At most this many bytes of the response body are read; default 64 KiB. */
   maxResponseBytes?: number;

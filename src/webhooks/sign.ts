@@ -1,4 +1,4 @@
-// Webhook bodies, signatures and signing keys (seed "Events"; CONTRACT §8).
+// Webhook bodies, signatures and signing keys (docs/API.md, Webhooks).
 //
 // Decisions:
 // - `signAt` is `Date.prototype.toISOString()`: RFC 3339 in UTC with milliseconds,
@@ -6,8 +6,8 @@
 // - The signature is Ed25519 (detached, 64 bytes) over the exact UTF-8 bytes of the body that is
 //   sent, in standard base64 with padding (the `X-Signature` header).
 // - The key set's `x` is the raw 32-byte Ed25519 public key in **standard base64 with padding**
-//   (44 characters), because the seed says "`x` (base64 raw Ed25519 public key)" and "the public key
-//   is the base64-decoded `x`". JWK's usual base64url-without-padding would not decode with a strict
+//   (44 characters), because docs/API.md says `x` is the base64 raw Ed25519 public key and the
+//   public key is the base64-decoded `x`. JWK's usual base64url-without-padding would not decode with a strict
 //   standard base64 decoder. The receiver kit (receiver.ts) accepts both encodings.
 import { randomBytes } from 'node:crypto';
 import nacl from 'tweetnacl';
@@ -31,7 +31,7 @@ export function buildWebhookBody(event: WebhookEvent, signAt: Date): string {
     status: 'completed',
     metadata: { ...event.metadata },
   };
-  if (event.orderId !== undefined && event.orderId !== null) payload['order_id'] = event.orderId;
+  if (event.orderId !== undefined && event.orderId !== null) payload.order_id = event.orderId;
   return JSON.stringify({ payload, signAt: signAt.toISOString() });
 }
 

@@ -1,11 +1,12 @@
 // Payload checks for tasks: payloads may come from older code, so tasks never trust their shape.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../uuid.ts';
+
 
 /** The UUID in `payload[field]`, lower-cased, or null when the payload has none. */
 export function uuidField(payload: unknown, field: string): string | null {
   if (!payload || typeof payload !== 'object') return null;
   const id = (payload as Record<string, unknown>)[field];
-  return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : null;
+  return typeof id === 'string' && isUuid(id) ? id.toLowerCase() : null;
 }
 
 export const paymentIdOf = (payload: unknown): string | null => uuidField(payload, 'paymentId');

@@ -11,7 +11,7 @@ import type { Logger } from '../log.ts';
 const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 5_000;
 
-type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: any) => void) => void;
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: Error | boolean) => void) => void;
 
 export class PatientPool extends pg.Pool {
   // Not `log`: pg-pool uses `this.log` for its own debug output.
@@ -28,13 +28,14 @@ export class PatientPool extends pg.Pool {
 
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: ConnectCallback): void;
-  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | undefined {
     const connected = this.connectPatiently();
     if (!callback) return connected;
     connected.then(
-      (client) => callback(undefined, client, (release?: any) => client.release(release)),
+      (client) => callback(undefined, client, (release?: Error | boolean) => client.release(release)),
       (error: Error) => callback(error, undefined, () => {}),
     );
+    return undefined;
   }
 
   private async connectPatiently(): Promise<pg.PoolClient> {

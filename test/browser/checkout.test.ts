@@ -16,7 +16,6 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
-import { startPaymentsApp } from '../helpers/payments.ts';
 import { injectTestWallet, TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 

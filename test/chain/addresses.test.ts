@@ -153,7 +153,7 @@ describe('parseAddress', () => {
   });
 
   it('returns null for anything else', () => {
-    for (const s of ['', 'hello', '0:1234', '5:' + '0'.repeat(64), w.friendly.slice(0, -1) + 'A', 'UQ' + 'A'.repeat(46)]) {
+    for (const s of ['', 'hello', '0:1234', `5:${'0'.repeat(64)}`, `${w.friendly.slice(0, -1)}A`, `UQ${'A'.repeat(46)}`]) {
       assert.equal(parseAddress(s), null, s);
     }
   });

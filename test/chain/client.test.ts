@@ -26,14 +26,6 @@ after(async () => {
   await server?.close();
 });
 
-async function pay(to: string, n: number): Promise<string[]> {
-  const hashes: string[] = [];
-  for (let i = 0; i < n; i++) {
-    hashes.push((await server.chain.transfer({ to, coin: 'TON', amount: `0.${i + 1}` })).hash);
-  }
-  return hashes;
-}
-
 describe('chain API errors', () => {
   it('429 from failNext is a retryable ChainApiError, and the next call succeeds', async () => {
     const master = server.chain.jettonMasters().USDT!;

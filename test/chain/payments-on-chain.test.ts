@@ -292,9 +292,9 @@ describe('the reader', () => {
 describe('sandbox routes and the transfers API', () => {
   it('refuses bad sandbox transfers with the envelope', async () => {
     assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: 'nowhere', coin: 'TON', amount: '1' } }), 400, 'invalid_request_error', 'invalid_address', 'to');
-    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: '0:' + '1'.repeat(64), coin: 'DOGE', amount: '1' } }), 404, 'not_found_error', 'currency_not_found', 'coin');
-    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: '0:' + '1'.repeat(64), coin: 'USDT', amount: '1.0000001' } }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
-    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: '0:' + '1'.repeat(64), coin: 'TON' } }), 400, 'invalid_request_error', 'missing_parameter', 'amount');
+    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'DOGE', amount: '1' } }), 404, 'not_found_error', 'currency_not_found', 'coin');
+    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'USDT', amount: '1.0000001' } }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
+    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'TON' } }), 400, 'invalid_request_error', 'missing_parameter', 'amount');
   });
 
   it('GET /v1/payments/{id}/transfers: another store\'s payment is 404', async () => {

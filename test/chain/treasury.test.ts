@@ -241,7 +241,7 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
   });
 
   it('GET /sandbox/v1/accounts/{address} refuses a bad address: 400 invalid_address (param address)', async () => {
-    for (const bad of ['nope', '0:abc', '1:' + '0'.repeat(64)]) {
+    for (const bad of ['nope', '0:abc', `1:${'0'.repeat(64)}`]) {
       const answer = await call(url, 'GET', `/sandbox/v1/accounts/${bad}`, null);
       assert.equal(answer.status, 400, bad);
       assert.equal(answer.json.error.code, 'invalid_address');

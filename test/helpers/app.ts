@@ -1,5 +1,6 @@
 // The real app on a real port against a fresh real database, plus factories with overridable
 // defaults (stores, tokens) and a small fetch wrapper.
+import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -9,6 +10,7 @@ import { issueToken } from '../../src/auth/tokens.ts';
 import { createStore, parseMethodList, type StoreRecord } from '../../src/stores/stores.ts';
 import type { DatabasePool } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { responseChecker, type ResponseChecker } from './openapi.ts';
 
 export interface TestClock {
   now: () => Date;
@@ -80,6 +82,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     await db.drop();
   };
 
+  // Every response is checked against the served OpenAPI document (test/helpers/openapi.ts).
+  let checker: Promise<ResponseChecker> | undefined;
   const request: TestApp['request'] = async (method, path, { token, body, rawBody, headers = {} } = {}) => {
     const sent: Record<string, string> = { ...headers };
     if (token) sent.authorization = `Bearer ${token}`;
@@ -90,12 +94,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     }
     const response = await fetch(`${url}${path}`, { method, headers: sent, body: payload as BodyInit | undefined });
     const text = await response.text();
-    let json: unknown = undefined;
+    let json: unknown ;
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {
       json = undefined;
     }
+    checker ??= fetch(`${url}/openapi.json`).then(async (served) => responseChecker(await served.json()));
+    const problems = (await checker)(method, path, response.status, response.headers, text);
+    if (problems.length > 0) throw new assert.AssertionError({ message: `the response differs from /openapi.json:\n${problems.join('\n')}` });
     return { status: response.status, headers: response.headers, json, text };
   };
 

@@ -5,10 +5,10 @@ import { pino } from 'pino';
 import { sql, z } from '../../src/db/pool.ts';
 import { createRequestBudget, type RequestBudget } from '../../src/chain/budget.ts';
 import { createChainClient } from '../../src/chain/client.ts';
-import { createChainReader, type ChainReader } from '../../src/chain/reader.ts';
+import { createChainReader, type ChainReader } from '../../src/reader/reader.ts';
 import { toncenterV3Source, type ChainSource } from '../../src/chain/source.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
-import { startSandbox, type Sandbox } from '../../src/chain/sandbox/routes.ts';
+import { startSandbox, type Sandbox } from '../../src/http/routes/sandbox.ts';
 import type { TestApp } from './app.ts';
 import { startPaymentsApp } from './payments.ts';
 

@@ -15,6 +15,7 @@ import { TON_CONNECT_BRIDGE_ORIGINS } from '../../src/checkout/tonconnect.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { recordTestTransfer, setTestPaymentStatus } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
 
 let app: TestApp;
@@ -39,21 +40,13 @@ const page = (id: string, headers: Record<string, string> = {}, query = '') => a
 const view = (id: string) => app.request('GET', `/pay/v1/checkout/payments/${id}`);
 const choose = (id: string, paymentMethodID: unknown) => app.request('POST', `/pay/v1/checkout/payments/${id}/method`, { body: { paymentMethodID } });
 
-/** Records a transfer in the books the way the chain watcher does (its effect already decided). */
-async function recordTransfer(paymentId: string, coin: string, baseUnits: bigint, amount: string, effect: string): Promise<string> {
-  const hash = crypto.randomBytes(32).toString('hex');
-  const address = await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from deposit_addresses where payment_id = ${paymentId}`);
-  await app.pool.query(sql.unsafe`
-    insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, amount_base_units, amount, chain_time, effect)
-    values (${address}, ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, ${hash}, ${paymentId}, ${address}, ${coin},
-            ${baseUnits.toString()}, ${amount}, now(), ${effect})
-  `);
-  return hash;
-}
+/** Records a transfer in the books the way the chain reader does (its effect already decided). */
+const recordTransfer = (paymentId: string, coin: string, baseUnits: bigint, amount: string, effect: string): Promise<string> =>
+  recordTestTransfer(app, paymentId, { coin, baseUnits, amount, effect });
 
 async function complete(paymentId: string, coin: string, baseUnits: bigint, amount: string): Promise<string> {
   const hash = await recordTransfer(paymentId, coin, baseUnits, amount, 'completed');
-  await app.pool.query(sql.unsafe`update payments set status = 'completed', paid_at = now() where id = ${paymentId}`);
+  await setTestPaymentStatus(app, paymentId, 'completed');
   return hash;
 }
 
@@ -278,7 +271,7 @@ describe('GET {checkout}/{id}: the page', () => {
 
   it('expired and cancelled: say so, and what to do if money was sent anyway', async () => {
     const expired = await createPayment({ payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
-    await app.pool.query(sql.unsafe`update payments set status = 'expired', expired_at = now() where id = ${expired.id}`);
+    await setTestPaymentStatus(app, expired.id, 'expired');
     const expiredHtml = (await page(expired.id)).text;
     assert.ok(expiredHtml.includes('This payment has expired'));
     assert.ok(expiredHtml.includes('id="sent-anyway"'));
@@ -378,7 +371,7 @@ describe('what a customer asks for on the page', () => {
         insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, amount_base_units, amount, chain_time, effect)
         values (${address}, '1000', ${hash}, ${created.json.id}, ${address}, 'TON', '2000000000', '2', now(), 'completed')
       `);
-      await mainnet.pool.query(sql.unsafe`update payments set status = 'completed', paid_at = now() where id = ${created.json.id}`);
+      await setTestPaymentStatus(mainnet, created.json.id, 'completed');
       const html = (await mainnet.request('GET', `/pay/${created.json.id}`)).text;
       assert.ok(html.includes(`<a class="explorer" href="https://tonviewer.com/transaction/${hash}" rel="noreferrer noopener" target="_blank">View on Tonviewer</a>`));
       assert.ok(html.includes(`<a class="explorer" href="https://tonscan.org/tx/${hash}" rel="noreferrer noopener" target="_blank">View on Tonscan</a>`));
@@ -510,8 +503,7 @@ async function readEvents(response: Response, predicate: (event: { event: string
       const chunk = await Promise.race([reader.read(), new Promise<null>((resolve) => setTimeout(() => resolve(null), deadline - Date.now()))]);
       if (chunk === null || chunk.done) break;
       buffer += chunk.value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
+      for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const event = /^event: (.+)$/m.exec(block)?.[1];

@@ -187,7 +187,7 @@ describe('rate limiting', () => {
     const store = await app.store();
     const other = await app.store({ name: 'Other' });
     const statuses: number[] = [];
-    let last;
+    let last: Awaited<ReturnType<typeof app.request>> | undefined;
     for (let i = 0; i < 6; i += 1) {
       last = await app.request('GET', '/v1/payment-methods', { token: store.token });
       statuses.push(last.status);

@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { setTestPaymentStatus } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
 
 let app: TestApp;
@@ -339,10 +340,7 @@ describe('reads', () => {
 });
 
 describe('cancel', () => {
-  const setStatus = async (id: string, status: string) => {
-    const columns = { completed: sql.fragment`paid_at = now()`, expired: sql.fragment`expired_at = now()` } as const;
-    await app.pool.query(sql.unsafe`update payments set status = ${status}, ${columns[status as keyof typeof columns]} where id = ${id}`);
-  };
+  const setStatus = (id: string, status: 'completed' | 'expired') => setTestPaymentStatus(app, id, status);
 
   it('created → cancelled, without paymentDetails', async () => {
     const payment = (await create({ amount: '1', currency: 'USD' })).json;
@@ -371,7 +369,7 @@ describe('cancel', () => {
   });
 
   it('completed and expired → 409 payment_not_cancellable', async () => {
-    for (const status of ['completed', 'expired']) {
+    for (const status of ['completed', 'expired'] as const) {
       const payment = (await create({ amount: '1', currency: 'USD', payment_options: USDT_TON })).json;
       await setStatus(payment.id, status);
       assertError(await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token }), 409, 'invalid_request_error', 'payment_not_cancellable');

@@ -9,10 +9,11 @@ import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { taskList } from '../../src/worker/tasks.ts';
-import { deliverJobKey, enqueueWebhookDelivery } from '../../src/webhooks/deliveries.ts';
+import { deliverJobKey } from '../../src/webhooks/deliveries.ts';
 import { createWebhookVerifier } from '../../src/webhooks/receiver.ts';
 import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { setTestPaymentStatus } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
 import { close, listen } from '../webhooks/helpers.ts';
 
@@ -61,12 +62,7 @@ async function createPayment(token: string, extra: Record<string, unknown> = {})
   return response.json.id;
 }
 
-async function complete(paymentId: string): Promise<string | null> {
-  return app.pool.transaction(async (tx) => {
-    await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = now() where id = ${paymentId}`);
-    return enqueueWebhookDelivery(tx, paymentId, 'completed', new Date());
-  });
-}
+const complete = (paymentId: string): Promise<string | null> => setTestPaymentStatus(app, paymentId, 'completed', { webhook: true });
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

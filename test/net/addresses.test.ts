@@ -271,7 +271,7 @@ describe('checkWebhookUrl', () => {
     const at512 = base + 'a'.repeat(512 - base.length);
     assert.equal(at512.length, 512);
     accepts(at512);
-    rejects(at512 + 'a', strict, /at most 512 characters/);
+    rejects(`${at512}a`, strict, /at most 512 characters/);
   });
 
   it('uses the given field name in reasons', () => {

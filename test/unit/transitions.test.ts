@@ -1,4 +1,4 @@
-// The seed's state table, row by row, through the one transition function.
+// The payment statuses of docs/API.md (Payment statuses), row by row, through the one transition function.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transition, type PaymentEvent, type PaymentStatus } from '../../src/payments/transitions.ts';

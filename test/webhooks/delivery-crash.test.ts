@@ -16,13 +16,14 @@ import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { taskList } from '../../src/worker/tasks.ts';
-import { deliverJobKey, enqueueWebhookDelivery } from '../../src/webhooks/deliveries.ts';
+import { deliverJobKey } from '../../src/webhooks/deliveries.ts';
 import { INTERRUPTED_ERROR } from '../../src/webhooks/deliver.ts';
 import { DEAD_AFTER_MS } from '../../src/worker/liveness.ts';
 import { createWebhookVerifier } from '../../src/webhooks/receiver.ts';
 import { TASKS } from '../../tasks/index.ts';
 import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { buildPayment } from '../helpers/factories.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 import { close, listen } from './helpers.ts';
 
@@ -115,15 +116,10 @@ async function crashDuringFirstAttempt(orderId: string): Promise<Crashed> {
     await close(server);
   };
   try {
-    const created = await app.request('POST', '/v1/payments', {
-      token: store.token,
-      body: { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, webhookURL: `http://127.0.0.1:${port}/hook`, order_id: orderId },
-    });
-    assert.equal(created.status, 201, created.text);
-    const paymentId = created.json.id as string;
-    const deliveryId = await app.pool.transaction(async (tx) => {
-      await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = now() where id = ${paymentId}`);
-      return enqueueWebhookDelivery(tx, paymentId, 'completed', new Date());
+    const { id: paymentId, deliveryId } = await buildPayment(app, store, {
+      status: 'completed',
+      webhook: true,
+      body: { amount: '2', currency: 'TON', webhookURL: `http://127.0.0.1:${port}/hook`, order_id: orderId },
     });
     assert.ok(deliveryId);
     await withTimeout(firstArrived, 20_000, `the first request (worker output: ${childOutput})`);

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { runOnce } from 'graphile-worker';
 import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
+import { webhookAttempts } from '../../src/metrics.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { taskList } from '../../src/worker/tasks.ts';
 import { DELIVER_MAX_ATTEMPTS, deliverJobKey, enqueueWebhookDelivery, listWebhookDeliveries } from '../../src/webhooks/deliveries.ts';
@@ -17,6 +18,7 @@ import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from '
 import { buildWebhookBody, verifyBody } from '../../src/webhooks/sign.ts';
 import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { buildPayment } from '../helpers/factories.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 import { close, freePort, listen } from './helpers.ts';
 
@@ -81,17 +83,7 @@ interface PaymentOptions {
 
 /** A payment created through the API, then completed directly, with its delivery enqueued in that transaction. */
 async function completedPayment(options: PaymentOptions = {}): Promise<{ paymentId: string; deliveryId: string | null }> {
-  const created = await app.request('POST', '/v1/payments', {
-    token: store.token,
-    body: { amount: '1.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, ...options },
-  });
-  assert.equal(created.status, 201, created.text);
-  const paymentId = created.json.id as string;
-  const deliveryId = await app.pool.transaction(async (tx) => {
-    const now = new Date();
-    await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(now)} where id = ${paymentId}`);
-    return enqueueWebhookDelivery(tx, paymentId, 'completed', now);
-  });
+  const { id: paymentId, deliveryId } = await buildPayment(app, store, { status: 'completed', webhook: true, body: { amount: '1.5', currency: 'TON', ...options } });
   return { paymentId, deliveryId };
 }
 
@@ -278,10 +270,12 @@ describe('webhook__deliver', () => {
     }
   });
 
-  it('a receiver answering 500 then 200 gets a second, freshly signed attempt; both are logged', async () => {
+  it('a receiver answering 500 then 200 gets a second, freshly signed attempt; both are logged and counted', async () => {
     const { verifier } = appVerifier();
     const receiver = await startReceiver((r, res, n) => res.writeHead(n === 1 ? 500 : r.verified?.ok ? 200 : 401).end(n === 1 ? 'busy' : 'ok'), { verifier });
     try {
+      const attemptsCounted = async (outcome: string): Promise<number> => (await webhookAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+      const before = { delivered: await attemptsCounted('delivered'), http_error: await attemptsCounted('http_error') };
       const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url, metadata: { n: '1' } });
       await runJobs();
       assert.equal(receiver.requests.length, 1);
@@ -313,6 +307,9 @@ describe('webhook__deliver', () => {
       assert.equal(two!.verified?.ok, true);
       const rows = await attemptRows(deliveryId!);
       assert.deepEqual(rows.map((r) => r.signed_at?.toISOString()), [one!.body.signAt, two!.body.signAt]);
+      // kassa_webhook_attempts_total{outcome} counts each attempt of this process (docs/OPERATIONS.md).
+      assert.equal(await attemptsCounted('http_error'), before.http_error + 1);
+      assert.equal(await attemptsCounted('delivered'), before.delivered + 1);
     } finally {
       await receiver.close();
     }

@@ -1,5 +1,5 @@
 /**
- * The sandbox TON network (CONTRACT §7): a real TVM emulator (@ton/sandbox) with a funded customer
+ * The sandbox TON network (docs/API.md, Sandbox network): a real TVM emulator (@ton/sandbox) with a funded customer
  * wallet and standard jetton minters, fully offline. Dev/test only: nothing outside
  * src/chain/sandbox/ may import this folder statically.
  */
@@ -18,7 +18,7 @@ import { minterAddress, minterInit, mintBody, onchainContent, textComment, trans
 
 export type SandboxCoin = { symbol: string; decimals: number };
 
-/** TON itself plus the seed's jettons (CONTRACT §5). */
+/** TON itself plus the jettons of the coin catalogue (the `coins` table, docs/API.md). */
 export const SANDBOX_JETTONS: readonly SandboxCoin[] = [
   { symbol: 'USDT', decimals: 6 },
   { symbol: 'NOT', decimals: 9 },

@@ -7,7 +7,7 @@
  * responses: `{ok: true, result, id, jsonrpc}` or `{ok: false, code, error}` with HTTP status = code.
  */
 import { createHash } from 'node:crypto';
-import { Address, Cell, beginCell, loadMessage, storeMessage, storeStateInit } from '@ton/core';
+import { type Address, Cell, beginCell, loadMessage, storeMessage, storeStateInit } from '@ton/core';
 import type { Message, TupleItem } from '@ton/core';
 import { GetMethodError } from '@ton/sandbox';
 import type { BlockchainTransaction } from '@ton/sandbox';

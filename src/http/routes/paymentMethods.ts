@@ -4,7 +4,7 @@ import { listStoreMethods, presentMethod } from '../../payments/methods.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
 
-/** GET /v1/payment-methods and GET /v1/payments/methods: the store's enabled methods (CONTRACT §3). */
+/** GET /v1/payment-methods and GET /v1/payments/methods: the store's enabled methods (docs/API.md). */
 export function paymentMethodRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const list: Middleware<KassaState> = async (ctx) => {
     const methods = await listStoreMethods(deps.pool, ctx.state.storeId!);

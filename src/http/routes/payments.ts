@@ -2,16 +2,17 @@
 // validate → command → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { invalidRequest } from '../../errors.ts';
+import { invalidRequest, paymentNotFound } from '../../errors.ts';
 import { idempotencyKey, idempotent, type Outcome } from '../../idempotency.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
+import { isUuid } from '../../uuid.ts';
 import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
-import { cancelPayment, createPayment, paymentNotFound } from '../../payments/commands.ts';
+import { cancelPayment, createPayment } from '../../payments/commands.ts';
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
 import { findPaymentView, presentPayment } from '../../payments/present.ts';
 import { listTransfers, presentTransfer } from '../../payments/transfers.ts';
-import type { PaymentStatus } from '../../payments/transitions.ts';
+import { PAYMENT_STATUSES, type PaymentStatus } from '../../payments/transitions.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
 import {
@@ -23,11 +24,9 @@ import {
 } from '../schemas/payments.schema.ts';
 import { validateBody } from '../validate.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const STATUSES: PaymentStatus[] = ['created', 'pending', 'completed', 'expired', 'cancelled'];
 
 export function paymentIdParam(value: string | undefined): string {
-  if (value === undefined || !UUID.test(value)) throw invalidRequest('invalid_payment_id', 'paymentID must be a UUID.', 'paymentID');
+  if (value === undefined || !isUuid(value)) throw invalidRequest('invalid_payment_id', 'paymentID must be a UUID.', 'paymentID');
   return value.toLowerCase();
 }
 
@@ -97,14 +96,14 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
         throw invalidRequest('unknown_parameter', `${name} is not a known query parameter.`, name);
       }
     }
-    const one = (name: string): string | undefined => {
+    const one = (name: 'status' | 'created_after' | 'limit' | 'starting_after'): string | undefined => {
       const value = query[name];
       if (Array.isArray(value)) throw invalidRequest(`invalid_${name}`, `${name} may be given once.`, name);
       return value;
     };
     const status = one('status');
-    if (status !== undefined && !STATUSES.includes(status as PaymentStatus)) {
-      throw invalidRequest('invalid_status', `status must be one of ${STATUSES.join(', ')}.`, 'status');
+    if (status !== undefined && !PAYMENT_STATUSES.includes(status as PaymentStatus)) {
+      throw invalidRequest('invalid_status', `status must be one of ${PAYMENT_STATUSES.join(', ')}.`, 'status');
     }
     const createdAfterText = one('created_after');
     const createdAfter = createdAfterText === undefined ? undefined : new Date(createdAfterText);
@@ -116,7 +115,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
       throw invalidRequest('invalid_limit', 'limit must be an integer from 1 to 100.', 'limit');
     }
     const startingAfter = one('starting_after');
-    if (startingAfter !== undefined && !UUID.test(startingAfter)) {
+    if (startingAfter !== undefined && !isUuid(startingAfter)) {
       throw invalidRequest('invalid_starting_after', 'starting_after must be a payment id.', 'starting_after');
     }
     const page = await listPayments(pool, ctx.state.storeId!, {

@@ -1,10 +1,10 @@
-// The webhook delivery log of a payment, and redelivery (CONTRACT §10).
+// The webhook delivery log of a payment, and redelivery (docs/API.md, the webhook-deliveries and redeliver extensions).
 //   GET  /v1/payments/{id}/webhook-deliveries → 200 {"data": [delivery]}, oldest first
 //   POST /v1/payments/{id}/webhook/redeliver  → 202 delivery (queued; it is signed afresh when sent)
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { idempotencyKey, idempotent } from '../../idempotency.ts';
-import { paymentNotFound } from '../../payments/commands.ts';
+import { paymentNotFound } from '../../errors.ts';
 import { deliveriesOfStorePayment, presentDelivery, redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';

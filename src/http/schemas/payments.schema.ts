@@ -1,11 +1,16 @@
 // JSON Schemas of the payment endpoints: the one source of truth for request validation (ajv)
 // and for the OpenAPI document. Each top-level field names the error code its failures get.
 
-import { FIAT_CURRENCIES } from '../../rates/providers.ts';
+import type { ErrorCode } from '../../errors.ts';
+import { FIAT_CURRENCIES } from '../../rates/fiat.ts';
 
-export { FIAT_CURRENCIES };
-/** The seed's currency list: fiat codes and coin tickers (the coins themselves are data in `coins`). */
-export const CURRENCIES = [...FIAT_CURRENCIES, 'TON', 'USDT', 'NOT', 'DOGS', 'BUILD', 'BLUM', 'DUST', 'DYOR', 'STON', 'XAUt0'] as const;
+/** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */
+export const currencySchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 32,
+  description: `Fiat code (${FIAT_CURRENCIES.join(', ')}) or coin ticker (GET /v1/payment-methods lists the coins), case-sensitive.`,
+} as const;
 export const AMOUNT_PATTERN = '^(0|[1-9]\\d*)(\\.\\d+)?$';
 
 const amount = {
@@ -47,7 +52,7 @@ export const createPaymentSchema = {
   required: ['amount', 'currency'],
   properties: {
     amount,
-    currency: { type: 'string', enum: [...CURRENCIES], description: 'Fiat code or coin ticker: the unit of value, not the payment coin.' },
+    currency: { ...currencySchema, description: `${currencySchema.description} The unit of value, not the payment coin.` },
     payment_options: {
       type: 'object',
       additionalProperties: false,
@@ -92,8 +97,8 @@ export const cancelPaymentSchema = {
   properties: {},
 } as const;
 
-/** The error code of each field (CONTRACT §2); type is invalid_request_error unless listed in NOT_FOUND_CODES. */
-export const FIELD_CODES: Record<string, string> = {
+/** The error code of each field (docs/API.md, Errors); its type and status are the catalogue's (src/errors.ts). */
+export const FIELD_CODES: Record<string, ErrorCode> = {
   amount: 'invalid_amount',
   currency: 'currency_not_found',
   payment_options: 'invalid_payment_options',
@@ -110,26 +115,5 @@ export const FIELD_CODES: Record<string, string> = {
   paymentMethodID: 'invalid_payment_method_id',
 };
 
-/** `commonProperties`, as validated. */
-interface CommonBody {
-  ttl?: number;
-  order_id?: string;
-  description?: string;
-  metadata?: Record<string, string>;
-  webhookURL?: string;
-  returnURL?: string;
-}
-
-export interface CreatePaymentBody extends CommonBody {
-  amount: string;
-  currency: string;
-  payment_options?: { methods?: Array<{ coin: string; chain: string }> };
-}
-
-export interface CreateInvoiceBody extends CommonBody {
-  invoiceType: 'FIAT' | 'CRYPTO';
-  fiatAmount?: string;
-  fiatCurrency?: string;
-  cryptoAmount?: string;
-  paymentMethodID?: string;
-}
+/** The bodies these schemas accept are the domain's inputs (src/payments/drafts.ts). */
+export type { PaymentInput as CreatePaymentBody, InvoiceInput as CreateInvoiceBody } from '../../payments/drafts.ts';

@@ -1,39 +1,40 @@
 // Public endpoints under {checkout_base_url}: the hosted checkout page, its public JSON view, the
 // customer's method choice, live status (server-sent events), the webhook key set and the page's
-// own assets. No token: the unguessable payment id is the capability (CONTRACT §3), and nothing of
+// own assets. No token: the unguessable payment id is the capability (docs/API.md, The hosted checkout), and nothing of
 // the merchant beyond what the page shows leaves through here.
 import crypto from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { Address } from '@ton/core';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { isDatabaseUnavailable, sql, z } from '../db/pool.ts';
-import { ChainApiError } from '../chain/client.ts';
-import { parseAddress } from '../chain/addresses.ts';
-import { ApiError, invalidRequest, rateLimited, tooManyStreams } from '../errors.ts';
-import type { AppDeps, KassaContext, KassaState } from '../http/context.ts';
-import type { Guards } from '../http/middleware.ts';
-import { paymentIdParam } from '../http/routes/payments.ts';
-import { validateBody } from '../http/validate.ts';
-import { paymentNotFound, selectMethod } from '../payments/commands.ts';
-import { activeSigningKey, publishedKeys } from '../webhooks/keys.ts';
-import { publicJwk } from '../webhooks/sign.ts';
-import { coinSvg, KASSA_ICON_PNG, walletSvg } from './assets.ts';
-import { createJettonWalletLookup } from './jettonWallets.ts';
-import { negotiateLang, t, type Lang } from './i18n.ts';
-import { qrSvg, transferLinks } from './links.ts';
-import { createPaymentFeed } from './live.ts';
-import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from './page.ts';
-import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from './tonconnect.ts';
-import { STATIC_ASSETS } from './static.ts';
-import { findCheckoutRow, findCheckoutRows, isEnded, methodOffers, presentCheckout, type CheckoutRow } from './view.ts';
+import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
+import { ChainApiError } from '../../chain/client.ts';
+import { parseAddress } from '../../chain/addresses.ts';
+import { isUuid } from '../../uuid.ts';
+import { ApiError, apiError, invalidRequest, paymentNotFound, rateLimited, tooManyStreams } from '../../errors.ts';
+import type { AppDeps, KassaContext, KassaState } from '../context.ts';
+import type { Guards } from '../middleware.ts';
+import { paymentIdParam } from './payments.ts';
+import { validateBody } from '../validate.ts';
+import { selectMethod } from '../../payments/commands.ts';
+import { activeSigningKey, publishedKeys } from '../../webhooks/keys.ts';
+import { publicJwk } from '../../webhooks/sign.ts';
+import { coinSvg, KASSA_ICON_PNG, walletSvg } from '../../checkout/assets.ts';
+import { createJettonWalletLookup } from '../../checkout/jettonWallets.ts';
+import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
+import { qrSvg, transferLinks } from '../../checkout/links.ts';
+import { createPaymentFeed } from '../../checkout/live.ts';
+import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
+import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
+import { STATIC_ASSETS } from '../../checkout/static.ts';
+import { findCheckoutRow, findCheckoutRows, methodOffers, presentCheckout, type CheckoutRow } from '../../checkout/view.ts';
+import { isFinal } from '../../payments/transitions.ts';
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
 export function checkoutPrefix(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Live-status streams: heartbeat, and a maximum life after which the browser reconnects by itself. */
 export const EVENTS_HEARTBEAT_MS = 15_000;
@@ -153,15 +154,15 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     noStore(ctx);
     const raw = typeof ctx.query.account === 'string' ? ctx.query.account : '';
     const customer = parseAddress(raw);
-    if (!customer || customer.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
+    if (customer?.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
-    if (isEnded(row.status)) throw new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.');
-    if (deps.now().getTime() >= row.expires_at.getTime()) throw new ApiError('invalid_request_error', 'payment_expired', 'The payment has expired.');
-    if (row.status !== 'pending') throw new ApiError('invalid_request_error', 'method_not_selected', 'Choose a payment method first.');
+    if (isFinal(row.status)) throw apiError('payment_not_open', 'The payment is no longer open.');
+    if (deps.now().getTime() >= row.expires_at.getTime()) throw apiError('payment_expired', 'The payment has expired.');
+    if (row.status !== 'pending') throw apiError('method_not_selected', 'Choose a payment method first.');
     let customerJettonWallet: Address | null = null;
     if (row.coin_kind === 'jetton') {
-      if (row.jetton_master === null) throw new ApiError('invalid_request_error', 'payment_not_open', 'This coin cannot be paid on this network.');
+      if (row.jetton_master === null) throw apiError('payment_not_open', 'This coin cannot be paid on this network.');
       const socket = ctx.req.socket;
       const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
       try {
@@ -169,11 +170,11 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       } catch (error) {
         if (!(error instanceof ChainApiError)) throw error;
         ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
-        throw new ApiError('api_error', 'chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.', { headers: { 'Retry-After': '5' } });
+        throw apiError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
       }
     }
     const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
-    if (!request) throw new ApiError('invalid_request_error', 'payment_not_open', 'Nothing is due on this payment.');
+    if (!request) throw apiError('payment_not_open', 'Nothing is due on this payment.');
     ctx.body = request;
   });
 
@@ -232,7 +233,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
         stream.write(`event: payment\ndata: ${json}\n\n`);
       }
       // An ended payment changes no more: the page stops listening, and so do we.
-      if (isEnded(current.status)) close();
+      if (isFinal(current.status)) close();
     };
 
     openStreams.set(client, (openStreams.get(client) ?? 0) + 1);
@@ -293,9 +294,9 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   router.get(`${prefix}/:paymentId`, htmlErrors, guards.public, async (ctx, next) => {
     const raw = ctx.params.paymentId ?? '';
     // With a checkout host of its own (no path), leave other top-level paths to their routes.
-    if (!UUID.test(raw) && prefix === '') return next();
+    if (!isUuid(raw) && prefix === '') return next();
     const lang = langOf(ctx);
-    const row = UUID.test(raw) ? await findCheckoutRow(pool, raw.toLowerCase(), network) : null;
+    const row = isUuid(raw) ? await findCheckoutRow(pool, raw.toLowerCase(), network) : null;
     if (!row) {
       htmlHeaders(ctx, lang);
       ctx.status = 404;

@@ -12,10 +12,10 @@ import type { Logger } from '../log.ts';
 import { chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/expiry.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from './client.ts';
-import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from './detect.ts';
-import type { BlockRef, ChainBlock, ChainSource } from './source.ts';
-import type { ChainTransaction } from './transactions.ts';
+import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from '../chain/detect.ts';
+import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
+import type { ChainTransaction } from '../chain/transactions.ts';
 
 /** A reader that stops renewing loses the cursor to another after this long. */
 export const LEASE_MS = 6_000;

@@ -1,4 +1,4 @@
-// The sandbox network's HTTP face (CONTRACT §7), mounted only when TON_NETWORK=sandbox:
+// The sandbox network's HTTP face (docs/API.md, Sandbox network), mounted only when TON_NETWORK=sandbox:
 // - GET /sandbox/toncenter/api/v3/…: the emulated chain's blocks as toncenter API v3, which the
 //   chain reader reads over HTTP as it reads toncenter; POST /sandbox/toncenter/api/v2/jsonRPC:
 //   toncenter v2 JSON-RPC (get methods, account state, sendBoc) for the unmodified TonClient;
@@ -8,18 +8,18 @@
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { ApiError, chainBehind, invalidRequest } from '../../errors.ts';
-import { waitForChain } from '../clock.ts';
-import type { RouteInstaller } from '../../http/app.ts';
-import { validateBody } from '../../http/validate.ts';
-import { paymentIdParam } from '../../http/routes/payments.ts';
+import { apiError, chainBehind, invalidRequest, paymentNotFound } from '../../errors.ts';
+import { waitForChain } from '../../chain/clock.ts';
+import type { RouteInstaller } from '../app.ts';
+import { validateBody } from '../validate.ts';
+import { paymentIdParam } from './payments.ts';
 import type { Logger } from '../../log.ts';
-import { expirePayment, paymentNotFound } from '../../payments/commands.ts';
+import { expirePayment } from '../../payments/commands.ts';
 import { findPaymentView, presentPayment } from '../../payments/present.ts';
-import { SandboxChain, SandboxTransferError } from './chain.ts';
-import { jettonWalletCodeCell } from './jetton.ts';
-import { parseAddress } from '../addresses.ts';
-import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from './path.ts';
+import { SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
+import { jettonWalletCodeCell } from '../../chain/sandbox/jetton.ts';
+import { parseAddress } from '../../chain/addresses.ts';
+import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../chain/sandbox/path.ts';
 
 const transferSchema = {
   $id: 'SandboxTransferRequest',
@@ -86,7 +86,7 @@ export async function startSandbox(pool: DatabasePool, log: Logger, options: { b
         ctx.body = result;
       } catch (error) {
         if (error instanceof SandboxTransferError && error.status === 400) {
-          if (error.code === 'unknown_coin') throw new ApiError('not_found_error', 'currency_not_found', error.message, { param: 'coin' });
+          if (error.code === 'unknown_coin') throw apiError('currency_not_found', error.message, { param: 'coin' });
           const code = error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
           throw invalidRequest(code, error.message, error.param ?? undefined);
         }

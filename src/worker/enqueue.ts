@@ -1,0 +1,28 @@
+// The one way Kassa enqueues follow-up work: `graphile_worker.add_job` through the caller's
+// connection, so that the job is added in the same transaction as the change that needs it (a
+// rolled-back change leaves no job). A job key makes a second enqueue of the same work replace the
+// first instead of adding another.
+import { sql, type Db, type FragmentSqlToken } from '../db/pool.ts';
+
+export interface Job {
+  /** The task identifier, `entity__verb` (a file of tasks/). */
+  task: string;
+  /** Plain JSON; tasks check it again when they run (src/worker/payloads.ts). */
+  payload: Record<string, string | number | boolean | null>;
+  jobKey?: string;
+  maxAttempts?: number;
+  /** A queue runs its jobs one at a time; a fragment when the name is computed in SQL. */
+  queueName?: string | FragmentSqlToken;
+  runAt?: Date;
+}
+
+export async function enqueue(db: Db, job: Job): Promise<void> {
+  const options: FragmentSqlToken[] = [];
+  if (job.maxAttempts !== undefined) options.push(sql.fragment`max_attempts => ${job.maxAttempts}::int`);
+  if (job.jobKey !== undefined) options.push(sql.fragment`job_key => ${job.jobKey}`);
+  if (job.queueName !== undefined) options.push(sql.fragment`queue_name => ${job.queueName}`);
+  if (job.runAt !== undefined) options.push(sql.fragment`run_at => ${sql.timestamp(job.runAt)}`);
+  await db.query(sql.unsafe`
+    select graphile_worker.add_job(${sql.join([sql.fragment`${job.task}`, sql.fragment`${JSON.stringify(job.payload)}::json`, ...options], sql.fragment`, `)})
+  `);
+}
