@@ -135,7 +135,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
         pollInterval: 1000,
         noHandleSignals: true,
         logger: graphileLogger(log, true),
-        taskList: taskList(deps, others),
+        taskList: taskList({ ...deps, chain: client }, others),
         crontab: CRONTAB,
       });
       webhookRunner = await run({

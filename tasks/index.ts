@@ -2,13 +2,17 @@
 // payload and calls one function in src/.
 import { recurring, type TaskFactory } from '../src/worker/tasks.ts';
 import idempotencyPurge from './idempotency__purge.ts';
+import outgoingSend from './outgoing__send.ts';
+import treasuryPlanSweeps from './treasury__plan_sweeps.ts';
 import ratesRefresh from './rates__refresh.ts';
 import webhookDeliver from './webhook__deliver.ts';
 import workerUnlockDead from './worker__unlock_dead.ts';
 
 export const TASKS: Record<string, TaskFactory> = {
   idempotency__purge: recurring('idempotency__purge', idempotencyPurge),
+  outgoing__send: outgoingSend,
   rates__refresh: recurring('rates__refresh', ratesRefresh),
+  treasury__plan_sweeps: recurring('treasury__plan_sweeps', treasuryPlanSweeps),
   webhook__deliver: webhookDeliver,
   worker__unlock_dead: recurring('worker__unlock_dead', workerUnlockDead),
 };
@@ -17,6 +21,8 @@ export const TASKS: Record<string, TaskFactory> = {
 export const CRONTAB = [
   '* * * * * rates__refresh',
   '17 * * * * idempotency__purge',
+  // Sweeps for stores that got a treasury after their payments completed, and held money past REFUND_HOLD_DAYS.
+  '* * * * * treasury__plan_sweeps',
   // Unlocks the jobs of a worker that died, instead of waiting for Graphile's 4-hour lock timeout.
   '* * * * * worker__unlock_dead',
 ].join('\n');

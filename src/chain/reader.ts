@@ -12,6 +12,7 @@ import type { Logger } from '../log.ts';
 import { chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/expiry.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
+import { confirmOutgoing } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from './client.ts';
 import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from './detect.ts';
 import type { BlockRef, ChainBlock, ChainSource } from './source.ts';
@@ -155,7 +156,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     }
     const ton = detectTonTransfer(tx);
     if (!ton) return null;
-    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: bookComment(ton.comment) };
+    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: bookComment(ton.comment), feeBaseUnits: tx.totalFees ?? null };
     const asTon = (overrides: Partial<IncomingTransfer> = {}): IncomingTransfer => ({
       ...common,
       coinSymbol: 'TON',
@@ -221,6 +222,12 @@ export function createChainReader(deps: ChainReaderDeps) {
     return new Map(rows.map((row) => [row.account, row]));
   }
 
+  /** A deposit wallet's own transaction (started by an external message: Kassa's signer): money out. */
+  async function bookOutgoing(watch: Watch, tx: ChainTransaction, block: ChainBlock): Promise<void> {
+    const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
+    log.info({ paymentId: watch.payment_id, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
+  }
+
   /** Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes nothing. */
   async function book(block: ChainBlock): Promise<number> {
     const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
@@ -228,6 +235,10 @@ export function createChainReader(deps: ChainReaderDeps) {
     for (const tx of block.transactions) {
       const watch = watches.get(tx.account);
       if (!watch) continue;
+      if (watch.kind === 'deposit' && tx.inMessage !== null && tx.inMessage.source === null) {
+        await bookOutgoing(watch, tx, block);
+        continue;
+      }
       const transfer = await transferOf(watch, tx);
       if (!transfer) continue;
       const outcome = await recordTransfer(pool, transfer, deps.now());

@@ -4,6 +4,7 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
+import { planPaymentSweep } from '../treasury/outgoing.ts';
 import { transition } from './transitions.ts';
 import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
 import { paymentTransitions } from '../metrics.ts';
@@ -45,6 +46,8 @@ export interface IncomingTransfer {
   /** An unverified jetton notification in the same transaction: the master and amount it claims. */
   notifiedJettonMaster?: string | null;
   notifiedAmountBaseUnits?: bigint | null;
+  /** nanoTON the receiving account paid for the transaction, when known. */
+  feeBaseUnits?: bigint | null;
 }
 
 const lockedPayment = z.object({
@@ -102,11 +105,12 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
     const decimals = transfer.coinSymbol === null ? null : await tx.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`);
     await tx.query(sql.typeAlias('void')`
       insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, jetton_master, amount_base_units, amount,
-                             sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units)
+                             sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units, fee_base_units)
       values (${transfer.account}, ${transfer.lt}, ${transfer.hash}, ${payment.id}, ${transfer.depositAddress}, ${transfer.coinSymbol},
               ${transfer.jettonMaster}, ${transfer.amountBaseUnits.toString()}, ${decimals === null ? null : fromBaseUnits(transfer.amountBaseUnits, decimals)},
               ${transfer.sender}, ${transfer.comment}, ${sql.timestamp(transfer.chainTime)}, ${sql.timestamp(now)}, ${effect}, ${transfer.detail},
-              ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()})
+              ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()},
+              ${transfer.feeBaseUnits === undefined || transfer.feeBaseUnits === null ? null : transfer.feeBaseUnits.toString()})
     `);
     let completed = false;
     if (effect === 'completed' || effect === 'overpaid') {
@@ -114,6 +118,8 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
       if (next.ok && next.changed) {
         await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`);
         await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
+        // Its counted amount moves to the store's treasury (when it has one).
+        await planPaymentSweep(tx, payment.id, now);
         paymentTransitions.inc({ to: 'completed' });
         completed = true;
       }
