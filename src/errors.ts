@@ -103,3 +103,11 @@ export const tooManyStreams = (retryAfterSeconds: number): ApiError =>
   new ApiError('api_error', 'too_many_streams', 'The server holds as many live-status streams as it allows; poll the payment\'s view instead, or retry later.', {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
+
+/** A refund asks for more of a coin than the payment's deposit holds refundable. */
+export const refundExceedsBalance = (refundable: string, coin: string): ApiError =>
+  invalidRequest('refund_exceeds_balance', `The payment's refundable ${coin} balance is ${refundable}; a refund cannot exceed it.`, 'amount');
+
+/** Not a TON address of the configured network. */
+export const invalidAddress = (problem: string, param = 'address'): ApiError =>
+  invalidRequest('invalid_address', `Not a TON address for this network: ${problem}.`, param);

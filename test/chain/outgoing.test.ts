@@ -6,8 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
-import { keyPairFromSeed } from '@ton/crypto';
-import { WalletContractV5R1 } from '@ton/ton';
 import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
@@ -15,18 +13,12 @@ import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { outgoingOfPayment, planDueSweeps, type OutgoingRow } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
-import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 let app: ChainTestApp;
 let store: Awaited<ReturnType<ChainTestApp['store']>>;
 let treasury: string;
-
-/** A wallet nobody has deployed: the treasury, or a refund address. */
-export function freshAddress(): string {
-  const key = keyPairFromSeed(Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256)))).publicKey;
-  return WalletContractV5R1.create({ publicKey: key, walletId: { networkGlobalId: -3, context: 0 } }).address.toRawString();
-}
 
 function signer(extra: Partial<SignerDeps> = {}): SignerDeps {
   return {
@@ -60,14 +52,6 @@ async function only(paymentId: string): Promise<OutgoingRow> {
   const rows = await outgoingOfPayment(app.pool, paymentId);
   assert.equal(rows.length, 1, JSON.stringify(rows));
   return rows[0]!;
-}
-
-/** nanoTON that arrived at `to` from `from` (the values of the messages, before the receiver's own fees). */
-function arrived(to: string, from: string): bigint {
-  return app.sandbox.chain.transactionsOf(Address.parse(to)).reduce((sum, tx) => {
-    const info = tx.inMessage?.info;
-    return info?.type === 'internal' && info.src.toRawString() === from ? sum + info.value.coins : sum;
-  }, 0n);
 }
 
 /** Outgoing transactions the wallet made (started by an external message), on chain. */
@@ -108,7 +92,7 @@ describe('sweeping TON to the treasury', () => {
     // The whole deposit went (nothing else was in it): what arrived plus the fee is what it held.
     assert.equal(BigInt(done.sent_amount_base_units!) + BigInt(done.fee_base_units!), deposit);
     assert.equal(await nano(payment.wallet), 0n);
-    assert.equal(arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
     assert.equal(walletSends(payment.wallet), 1);
     assert.deepEqual(await sendFromWallet(signer(), payment.wallet), { outcome: 'idle' });
   });
@@ -120,7 +104,7 @@ describe('sweeping TON to the treasury', () => {
     const done = await only(payment.id);
     assert.equal(done.state, 'confirmed');
     assert.equal(done.sent_amount_base_units, toNano('1.5').toString());
-    assert.equal(arrived(treasury, payment.wallet), toNano('1.5'));
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5'));
     const left = await nano(payment.wallet);
     assert.ok(left > toNano('0.49') && left < toNano('0.5'), String(left));
 
@@ -134,7 +118,7 @@ describe('sweeping TON to the treasury', () => {
     const swept = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'held_money')!;
     assert.equal(swept.state, 'confirmed');
     assert.equal(await nano(payment.wallet), 0n);
-    assert.equal(arrived(treasury, payment.wallet), toNano('1.5') + BigInt(swept.sent_amount_base_units!));
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5') + BigInt(swept.sent_amount_base_units!));
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
   });
 
@@ -150,7 +134,7 @@ describe('sweeping TON to the treasury', () => {
     await app.settle();
     const done = await only(payment.id);
     assert.equal(done.state, 'confirmed');
-    assert.equal(arrived(itsTreasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+    assert.equal(app.arrived(itsTreasury, payment.wallet), BigInt(done.sent_amount_base_units!));
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0);
   });
 });
@@ -167,7 +151,7 @@ describe('sending is safe to repeat', () => {
     assert.equal(done.state, 'confirmed');
     assert.equal(done.messages_signed, 1);
     assert.equal(walletSends(payment.wallet), 1);
-    assert.equal(arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
   });
 
   it('killed between recording and sending, then restarted: the recorded message is sent, once; repeats are harmless', async () => {
@@ -187,7 +171,7 @@ describe('sending is safe to repeat', () => {
     assert.equal(done.messages_signed, 1);
     assert.ok(done.broadcasts >= 2);
     assert.equal(walletSends(payment.wallet), 1);
-    assert.equal(arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
   });
 
   it('a message that expires unseen is signed again with a fresh seqno and sent once', async () => {
@@ -209,6 +193,6 @@ describe('sending is safe to repeat', () => {
     assert.equal(done.messages_signed, 2);
     assert.notEqual(done.message_hash, first.message_hash);
     assert.equal(walletSends(payment.wallet), 1);
-    assert.equal(arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
   });
 });
