@@ -192,6 +192,39 @@ describe('an API that holds no spending key', () => {
   });
 });
 
+describe('money out through Kassa\'s own processes: an API without the master key, a worker that signs', () => {
+  it('the API (public key only) takes a payment; the worker (master key) sweeps it to the treasury and pays a refund, nobody acting', async () => {
+    const db = await createTestDatabase();
+    const api = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX, RATE_LIMIT_PER_CLIENT: '0', RATE_LIMIT_PER_STORE: '0' }), { api: true, worker: false }, silent);
+    let worker: RunningService | null = null;
+    try {
+      worker = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX }), { api: false, worker: true }, silent);
+      const treasury = freshRecipient();
+      const store = await createStore(db.pool, 'Swept', parseMethodList('TON/TON'), { treasury: treasury.toRawString() });
+      const token = (await issueToken(db.pool, store.id, null)).token;
+      const created = await call(api.url!, 'POST', '/v1/payments', token, { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      assert.equal(await db.pool.exists(sql.unsafe`select 1 from service_secrets where name = 'deposit_master_key'`), false);
+      await call(api.url!, 'POST', '/sandbox/v1/transfers', null, { to: created.json.paymentDetails.address, coin: 'TON', amount: '2.5' });
+      const swept = await waitFor('the sweep in the treasury', () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null), (r) => r.json.balances?.TON === '2');
+      assert.equal(swept.json.balances.TON, '2');
+      const sweep = await waitFor('the sweep confirmed', () => db.pool.one(sql.type(z.object({ state: z.string(), fee: z.string().nullable() }))`select state, fee::text as fee from outgoing_transfers where payment_id = ${created.json.id} and kind = 'sweep'`), (r) => r.state === 'confirmed');
+      assert.ok(Number(sweep.fee) > 0);
+      const customer = freshRecipient();
+      const refund = await call(api.url!, 'POST', `/v1/payments/${created.json.id}/refunds`, token, { coin: 'TON', amount: '0.5', address: customer.toString({ bounceable: false }) });
+      assert.equal(refund.status, 201, JSON.stringify(refund.json));
+      const done = await waitFor('the refund confirmed', () => call(api.url!, 'GET', `/v1/payments/${created.json.id}/refunds`, token), (r) => r.json.data?.[0]?.status === 'confirmed');
+      assert.match(done.json.data[0].transactionHash, /^[0-9a-f]{64}$/);
+      const got = await call(api.url!, 'GET', `/sandbox/v1/accounts/${customer.toRawString()}`, null);
+      assert.ok(Number(got.json.balances.TON) > 0.48 && Number(got.json.balances.TON) <= 0.5, got.json.balances.TON);
+    } finally {
+      await worker?.stop();
+      await api.stop();
+      await db.drop();
+    }
+  });
+});
+
 describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accounts', () => {
   let db: TestDatabase;
   let service: RunningService;
