@@ -1,5 +1,5 @@
 --! Previous: sha1:961f387e18d9f57fd60bf8d4a3a37cf6cdd3d221
---! Hash: sha1:fe09ead6e3f500e58a3d8128954c1c5179bb3aeb
+--! Hash: sha1:3a57d4e33535b6fc2a1f409db7ff95994da5c6b7
 --! Message: outgoing transfers
 
 -- Kassa schema, part 10: money out. Every transfer that leaves a deposit wallet (a sweep to the
@@ -12,6 +12,7 @@ create table outgoing_transfers (
   reason text not null,
   payment_id uuid not null references payments (id) on delete restrict,
   store_id uuid not null references stores (id) on delete restrict,
+  for_transfer_id uuid references outgoing_transfers (id) on delete restrict,
   from_address text not null,
   to_address text not null,
   to_address_given text,
@@ -53,6 +54,7 @@ create table outgoing_transfers (
 );
 comment on table outgoing_transfers is 'Every transfer out of a deposit wallet: sweeps to the store''s treasury (reason payment: a completed payment''s counted amount; held_money: refundable money after REFUND_HOLD_DAYS), refunds the merchant asked for, and gas top-ups. planned: on the books, not signed yet; sent: signed (wallet_seqno, valid_until, message_hash) and recorded before it was broadcast, so a repeat broadcasts the same message (harmless); confirmed: the chain reader saw the deposit''s transaction that sent it; failed: it did not leave (failure_reason). A sent message whose valid_until passed unseen is planned again with a fresh seqno (messages_signed counts them).';
 comment on column outgoing_transfers.amount is 'What the books move, in coin units (amount_base_units in base units). sent_amount_base_units is what the message actually carried: less when the transfer carried the wallet''s whole balance with the fees taken from it.';
+comment on column outgoing_transfers.for_transfer_id is 'A gas top-up: the jetton transfer out of the deposit it pays for.';
 comment on column outgoing_transfers.to_address_given is 'The destination as the merchant gave it (refunds); to_address is its raw form.';
 comment on column outgoing_transfers.message_hash is 'The signed external message''s identity: the hash of its cell (hex). message_hash_normalized is its TEP-467 normalized hash, which toncenter also reports.';
 comment on column outgoing_transfers.fee_base_units is 'nanoTON the deposit wallet paid for the transaction that sent it (its total fees plus the forwarding fees of its messages). fee is the same in TON.';
@@ -61,8 +63,10 @@ create index outgoing_transfers_by_wallet on outgoing_transfers (from_address, c
 comment on index outgoing_transfers_by_wallet is 'The signer''s queue per deposit wallet: what is planned or in flight.';
 create index outgoing_transfers_by_payment on outgoing_transfers (payment_id, created_at);
 comment on index outgoing_transfers_by_payment is 'A payment''s outgoing transfers (refundable balance, GET /v1/payments/{id}/refunds).';
-create unique index outgoing_transfers_by_message on outgoing_transfers (message_hash) where message_hash is not null;
-comment on index outgoing_transfers_by_message is 'The chain reader finds the transfer a deposit''s outgoing transaction sent by its message''s hash.';
+create index outgoing_transfers_by_message on outgoing_transfers (message_hash) where message_hash is not null;
+comment on index outgoing_transfers_by_message is 'The chain reader finds the transfers a wallet''s outgoing transaction sent by its message''s hash (one message may carry several: batched gas top-ups).';
+create index outgoing_transfers_by_normalized_message on outgoing_transfers (message_hash_normalized) where message_hash_normalized is not null;
+comment on index outgoing_transfers_by_normalized_message is 'The same, by the TEP-467 normalized hash.';
 create unique index outgoing_transfers_one_payment_sweep on outgoing_transfers (payment_id, coin_symbol) where kind = 'sweep' and reason = 'payment' and state <> 'failed';
 comment on index outgoing_transfers_one_payment_sweep is 'A completed payment''s counted amount is swept once.';
 
@@ -94,3 +98,11 @@ create view reporting.deposit_differences as
   from deposit_reconciliations r join payments p on p.id = r.payment_id
   where r.difference_base_units <> 0;
 comment on view reporting.deposit_differences is 'Deposits whose on-chain balance differs from their books at the last reconciliation (base units of the coin; positive: the chain holds more).';
+
+create table gas_wallets (
+  network text primary key,
+  address text not null,
+  constraint gas_wallets_network_is_known check (network in ('mainnet', 'testnet', 'sandbox')),
+  constraint gas_wallets_address_is_raw check (address ~ '^-?[0-9]+:[0-9a-f]{64}$')
+);
+comment on table gas_wallets is 'Kassa''s gas wallet per network (wallet v5r1 of the deposit key, context 2147483647): it tops up deposit wallets with the TON their jetton transfers need. Written at start by every process; `kassa gas` prints its address and balance.';

@@ -90,6 +90,13 @@ export function createChainReader(deps: ChainReaderDeps) {
   const me = deps.id ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
   const masterCoins = new Map<string, string | null>();
   let lastLagLog = 0;
+  let gasWallet: string | null = null;
+
+  /** Kassa's gas wallet (gas_wallets): its outgoing transactions are confirmed like the deposits'. */
+  async function gas(): Promise<string | null> {
+    gasWallet ??= await pool.maybeOneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = ${network}`);
+    return gasWallet;
+  }
 
   async function coinOfMaster(master: string): Promise<string | null> {
     if (!masterCoins.has(master)) {
@@ -168,6 +175,8 @@ export function createChainReader(deps: ChainReaderDeps) {
       detail: ton.reason ?? describeOp(ton.op),
       ...overrides,
     });
+    // TON the gas wallet sent for a jetton transfer out of the deposit: Kassa's own, not a payment.
+    if (ton.sender !== null && ton.sender === gasWallet) return asTon({ payment: false, detail: 'gas top-up from Kassa\'s gas wallet' });
     if (ton.reason !== 'jetton_notification' || !ton.sender) return asTon();
     const notified = parseTransferNotification(tx);
     // The payment's own jetton wallet needs no questions: its transfer is counted there.
@@ -222,21 +231,27 @@ export function createChainReader(deps: ChainReaderDeps) {
     return new Map(rows.map((row) => [row.account, row]));
   }
 
-  /** A deposit wallet's own transaction (started by an external message: Kassa's signer): money out. */
-  async function bookOutgoing(watch: Watch, tx: ChainTransaction, block: ChainBlock): Promise<void> {
+  /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
+  async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
     const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
-    log.info({ paymentId: watch.payment_id, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
+    log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
   }
 
   /** Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes nothing. */
   async function book(block: ChainBlock): Promise<number> {
     const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
+      const external = tx.inMessage !== null && tx.inMessage.source === null;
+      if (external && tx.account === gasAccount) {
+        await bookOutgoing(tx, block, null);
+        continue;
+      }
       const watch = watches.get(tx.account);
       if (!watch) continue;
-      if (watch.kind === 'deposit' && tx.inMessage !== null && tx.inMessage.source === null) {
-        await bookOutgoing(watch, tx, block);
+      if (watch.kind === 'deposit' && external) {
+        await bookOutgoing(tx, block, watch.payment_id);
         continue;
       }
       const transfer = await transferOf(watch, tx);

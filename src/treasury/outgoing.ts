@@ -49,9 +49,6 @@ async function paymentToPlan(tx: Db, paymentId: string) {
   `);
 }
 
-/** Coins the signer can move today (jettons need a gas wallet first). */
-export const SWEEPABLE_COINS: readonly string[] = ['TON'];
-
 /**
  * Plans the sweep of a completed payment's counted amount to its store's treasury and enqueues
  * the signer, in the caller's transaction (the one that completes the payment, or the recurring
@@ -61,7 +58,6 @@ export const SWEEPABLE_COINS: readonly string[] = ['TON'];
 export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
   const p = await paymentToPlan(tx, paymentId);
   if (!p || p.status !== 'completed' || p.treasury === null || p.deposit_address === null || p.coin_symbol === null || p.coin_amount === null || p.decimals === null) return false;
-  if (!SWEEPABLE_COINS.includes(p.coin_symbol)) return false;
   const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
     values ('sweep', 'payment', ${p.id}, ${p.store_id}, ${p.deposit_address}, ${p.treasury}, ${p.coin_symbol}, ${p.coin_amount},
@@ -109,7 +105,7 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
   let planned = 0;
   const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     select p.id from payments p join stores s on s.id = p.store_id
-    where p.status = 'completed' and s.treasury is not null and p.coin_symbol = any(${sql.array([...SWEEPABLE_COINS], 'text')})
+    where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
       and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed')
     limit 500
   `);
@@ -117,12 +113,12 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
     if (await pool.transaction((tx) => planPaymentSweep(tx, id, now))) planned += 1;
   }
   const heldSince = new Date(now.getTime() - options.holdDays * 86_400_000);
-  const held = await pool.any(sql.type(dueRow)`
-    select t.payment_id, t.coin_symbol from transfers t
-    join payments p on p.id = t.payment_id join stores s on s.id = p.store_id
-    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled') and t.coin_symbol = any(${sql.array([...SWEEPABLE_COINS], 'text')})
+  const held = await pool.any(sql.type(dueRow.extend({ decimals: z.number() }))`
+    select t.payment_id, t.coin_symbol, c.decimals::int as decimals from transfers t
+    join payments p on p.id = t.payment_id join stores s on s.id = p.store_id join coins c on c.symbol = t.coin_symbol
+    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
       and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
-    group by t.payment_id, t.coin_symbol
+    group by t.payment_id, t.coin_symbol, c.decimals
     having max(t.recorded_at) < ${sql.timestamp(heldSince)}
   `);
   for (const row of held) {
@@ -136,7 +132,7 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
       await tx.query(sql.typeAlias('void')`
         insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
         values ('sweep', 'held_money', ${p.id}, ${p.store_id}, ${p.deposit_address}, ${p.treasury}, ${row.coin_symbol},
-                ${fromBaseUnits(refundable, 9)}, ${refundable.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
+                ${fromBaseUnits(refundable, row.decimals)}, ${refundable.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
       `);
       await enqueueWalletSend(tx, p.deposit_address);
       return true;
@@ -149,52 +145,71 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
 
 // ---- confirmation (the chain reader) --------------------------------------------------------
 
-const sentRow = z.object({ id: z.string(), state: z.string(), from_address: z.string(), kind: z.string() });
+const sentRow = z.object({ id: z.string(), state: z.string(), from_address: z.string(), to_address: z.string(), kind: z.string(), coin_symbol: z.string(), amount_base_units: z.string() });
 
 /**
- * The chain reader saw a transaction of a deposit wallet started by an external message (only
- * Kassa's signer can sign one): the outgoing transfer with that message is confirmed (its
- * messages left) or failed (the wallet accepted it but sent nothing), with the fee and the
- * transaction. Idempotent. Returns what it did; 'unknown' means money may have moved that the
- * books did not plan (reconciliation will show it).
+ * The chain reader saw a transaction of one of Kassa's wallets started by an external message
+ * (only Kassa's signer can sign one): the outgoing transfers that message carries are confirmed
+ * (their messages left) or failed (the wallet accepted it but sent nothing), with the fee and the
+ * transaction. Idempotent. 'unknown' means money may have moved that the books did not plan
+ * (reconciliation will show it).
+ *
+ * Per transfer: a TON transfer's sent amount is its message's value; a jetton transfer moved its
+ * amount of the jetton (the TON attached to its message is part of its fee: the excess returns
+ * to the gas wallet). Several transfers in one message (batched top-ups) share the fee.
  */
 export async function confirmOutgoing(pool: DatabasePool, tx: ChainTransaction, now: Date, log: Logger): Promise<'confirmed' | 'failed' | 'repeat' | 'unknown'> {
   const hashes = [tx.inMessage?.hash, tx.inMessage?.hashNormalized].filter((h): h is string => typeof h === 'string');
   if (hashes.length === 0) return 'unknown';
   const out = tx.outMessages ?? [];
-  const sentValue = out.reduce((sum, m) => sum + m.value, 0n);
-  const fee = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
+  const fees = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
   return pool.transaction(async (db) => {
-    const row = await db.maybeOne(sql.type(sentRow)`
-      select id, state, from_address, kind from outgoing_transfers
+    const rows = await db.any(sql.type(sentRow)`
+      select id, state, from_address, to_address, kind, coin_symbol, amount_base_units::text as amount_base_units from outgoing_transfers
       where from_address = ${tx.account} and (message_hash = any(${sql.array(hashes, 'text')}) or message_hash_normalized = any(${sql.array(hashes, 'text')}))
+      order by id
       for update
     `);
-    if (!row) {
-      log.error({ account: tx.account, hash: tx.hash }, 'a deposit wallet sent a message Kassa has no record of');
+    if (rows.length === 0) {
+      log.error({ account: tx.account, hash: tx.hash }, 'a Kassa wallet sent a message Kassa has no record of');
       return 'unknown' as const;
     }
-    if (row.state === 'confirmed' || row.state === 'failed') return 'repeat' as const;
-    if (ok) {
-      await db.query(sql.typeAlias('void')`
-        update outgoing_transfers set state = 'confirmed', sent_amount_base_units = ${sentValue.toString()}, fee_base_units = ${fee.toString()},
-          fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
-          confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
-        where id = ${row.id}
-      `);
-    } else {
-      const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success ? `compute_failed (exit ${tx.compute.exitCode})` : tx.actionSuccess === false ? 'action_failed' : 'no_message_sent';
-      await db.query(sql.typeAlias('void')`
-        update outgoing_transfers set state = 'failed', failure_reason = ${`the wallet sent nothing: ${why}`}, fee_base_units = ${fee.toString()},
-          fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
-          failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
-        where id = ${row.id}
-      `);
-      log.error({ transferId: row.id, account: tx.account, hash: tx.hash, why }, 'an outgoing transfer failed on chain');
+    if (rows.every((row) => row.state === 'confirmed' || row.state === 'failed')) return 'repeat' as const;
+    const share = fees / BigInt(rows.length);
+    const remainder = fees - share * BigInt(rows.length);
+    const unused = new Set(out.map((_, i) => i));
+    for (const [n, row] of rows.entries()) {
+      const fee = share + (n === 0 ? remainder : 0n);
+      // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
+      const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
+      if (ok && index !== undefined) {
+        unused.delete(index);
+        const message = out[index]!;
+        const jetton = row.coin_symbol !== 'TON';
+        const sent = jetton ? BigInt(row.amount_base_units) : message.value;
+        const paid = jetton ? fee + message.value : fee;
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set state = 'confirmed', sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
+            fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
+            confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+          where id = ${row.id}
+        `);
+        // A top-up arrived (or is about to): the deposit's jetton transfer can go.
+        if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
+      } else {
+        const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success ? `compute_failed (exit ${tx.compute.exitCode})` : tx.actionSuccess === false ? 'action_failed' : 'no_message_sent';
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set state = 'failed', failure_reason = ${`the wallet sent nothing: ${why}`}, fee_base_units = ${fee.toString()},
+            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
+            failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+          where id = ${row.id}
+        `);
+        log.error({ transferId: row.id, account: tx.account, hash: tx.hash, why }, 'an outgoing transfer failed on chain');
+      }
     }
     // The wallet's next transfer (if any) can be signed now.
-    await enqueueWalletSend(db, row.from_address);
+    await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
   });
 }

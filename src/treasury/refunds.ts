@@ -7,7 +7,7 @@ import { sql, z, type Db } from '../db/pool.ts';
 import { invalidAddress, invalidRequest, refundExceedsBalance } from '../errors.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
 import { paymentNotFound } from '../payments/commands.ts';
-import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, refundableBaseUnits, SWEEPABLE_COINS, type OutgoingRow } from './outgoing.ts';
+import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, refundableBaseUnits, type OutgoingRow } from './outgoing.ts';
 
 export interface RefundRequest {
   coin: string;
@@ -50,9 +50,6 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
   if (amount <= 0n) throw invalidRequest('invalid_amount', 'amount must be positive.', 'amount');
   const refundable = payment.deposit_address === null ? 0n : await refundableBaseUnits(tx, payment.id, coin.symbol);
   if (amount > refundable) throw refundExceedsBalance(fromBaseUnits(refundable > 0n ? refundable : 0n, coin.decimals), coin.symbol);
-  if (!SWEEPABLE_COINS.includes(coin.symbol)) {
-    throw invalidRequest('invalid_coin', `Refunds in ${coin.symbol} are not supported yet; its money stays in the deposit wallet.`, 'coin');
-  }
   const row = await tx.one(sql.type(outgoingRow)`
     insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount, amount_base_units, created_at, updated_at)
     values ('refund', 'refund', ${payment.id}, ${storeId}, ${payment.deposit_address!}, ${destination.address.toRawString()}, ${request.address.trim()},

@@ -217,6 +217,21 @@ describe('money out through Kassa\'s own processes: an API without the master ke
       assert.match(done.json.data[0].transactionHash, /^[0-9a-f]{64}$/);
       const got = await call(api.url!, 'GET', `/sandbox/v1/accounts/${customer.toRawString()}`, null);
       assert.ok(Number(got.json.balances.TON) > 0.48 && Number(got.json.balances.TON) <= 0.5, got.json.balances.TON);
+
+      // A USDT payment: the worker tops the deposit up from the gas wallet and sweeps the jettons.
+      const usdtStore = await createStore(db.pool, 'Swept USDT', parseMethodList('USDT/TON'), { treasury: treasury.toRawString() });
+      const usdtToken = (await issueToken(db.pool, usdtStore.id, null)).token;
+      const usdt = await call(api.url!, 'POST', '/v1/payments', usdtToken, { amount: '3', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+      assert.equal(usdt.status, 201, JSON.stringify(usdt.json));
+      await call(api.url!, 'POST', '/sandbox/v1/transfers', null, { to: usdt.json.paymentDetails.address, coin: 'USDT', amount: '3' });
+      const jettons = await waitFor('the USDT in the treasury', () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null), (r) => r.json.balances?.USDT === '3');
+      assert.equal(jettons.json.balances.USDT, '3');
+      // kassa gas: the gas wallet paid for it (the excess came back to it).
+      const gas = await kassa(['gas'], { DATABASE_URL: db.url, BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX });
+      assert.equal(gas.code, 0, gas.stderr);
+      assert.match(gas.json.address, /^UQ/);
+      assert.equal(gas.json.network, 'sandbox');
+      assert.ok(Number(gas.json.balance) < 1000 && Number(gas.json.balance) > 999.9, gas.json.balance);
     } finally {
       await worker?.stop();
       await api.stop();

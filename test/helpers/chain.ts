@@ -12,6 +12,7 @@ import { createChainReader, type ChainReader } from '../../src/chain/reader.ts';
 import { toncenterV3Source, type ChainSource } from '../../src/chain/source.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { startSandbox, type Sandbox } from '../../src/chain/sandbox/routes.ts';
+import { ensureGasWallet } from '../../src/treasury/gas.ts';
 import type { TestApp } from './app.ts';
 import { startPaymentsApp } from './payments.ts';
 
@@ -52,7 +53,9 @@ export async function startChainApp(env: Record<string, string> = {}): Promise<C
     env,
     routes: [(router, deps, guards) => sandbox!.routes(router, deps, guards)],
     beforeListen: async (pool) => {
-      sandbox = await startSandbox(pool, log, { blockClock: true });
+      // As kassa start does: the gas wallet is recorded and funded by the sandbox.
+      const gas = await ensureGasWallet(pool, { masterKey: env.KASSA_MASTER_KEY ?? null, depositPublicKey: env.KASSA_DEPOSIT_PUBLIC_KEY ?? null, tonNetwork: 'sandbox' });
+      sandbox = await startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
     },
   });
   await app.pool.query(sql.unsafe`delete from chain_reader`);
