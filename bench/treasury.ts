@@ -138,8 +138,8 @@ for (const round of rounds) {
     String(N),
     `${formatNumber(perPayment * 1000, 3)} mTON`,
     round.coin === 'USDT' ? String((await gasMessages()) - messagesBefore) : '—',
-    `${formatNumber(percentile(latencies, 0.5), 0)} ms`,
-    `${formatNumber(percentile(latencies, 0.95), 0)} ms`,
+    `${formatNumber(percentile(latencies, 50), 0)} ms`,
+    `${formatNumber(percentile(latencies, 95), 0)} ms`,
     `${formatNumber(latencies[latencies.length - 1] ?? Number.NaN, 0)} ms`,
   ]);
 }

@@ -110,4 +110,27 @@ describe('sweeping USDT', () => {
     await app.settle();
     assert.equal(Number((await balances(treasury)).USDT) - Number(before), 6);
   });
+
+  it('a USDT overpayment is refunded in USDT to the address given', async () => {
+    const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } });
+    assert.equal(created.status, 201, created.text);
+    const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
+    await app.pay(created.json.paymentDetails.address, 'USDT', '2.75');
+    await app.settle();
+    const to = freshAddress();
+    const refund = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.75', address: to } });
+    assert.equal(refund.status, 201, refund.text);
+    const over = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.01', address: to } });
+    assert.equal(over.json.error.code, 'refund_exceeds_balance');
+    for (let round = 0; round < 8; round += 1) {
+      await sendFromWallet(signer(), wallet);
+      await sendFromWallet(signer(), gas);
+      await app.settle();
+    }
+    const [done] = (await app.request('GET', `/v1/payments/${created.json.id}/refunds`, { token: store.token })).json.data;
+    assert.equal(done.status, 'confirmed');
+    await app.settle();
+    assert.equal((await balances(to)).USDT, '0.75');
+    assert.equal((await balances(wallet)).USDT, '0');
+  });
 });
