@@ -14,6 +14,9 @@ import { DepositExportError, exportDeposit } from './payments/depositExport.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
 import { runOperationsCommand } from './operations/commands.ts';
+import { createChainClient } from './chain/client.ts';
+import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
+import { gasReport } from './treasury/gas.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -55,6 +58,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     summary: 'Prints what a person needs to move a deposit\'s money with a standard wallet tool (wallet version, id, public key; the private key only with --include-secret).',
     options: ['--payment ID        the payment (required)', '--include-secret    include the private key'],
   },
+  { name: 'gas', usage: 'kassa gas', summary: 'Prints the gas wallet (it pays the TON jetton transfers out of deposits need): {"address", "addressRaw", "network", "balance"} (balance in TON, null with "balanceError" when the chain API cannot be asked). Fund it at that address; the sandbox funds it at start.' },
   { name: 'doctor', usage: 'kassa doctor', summary: 'Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin\'s jetton master on chain, the master key). Prints one check per line; exits 1 when one fails.' },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
   {
@@ -214,6 +218,13 @@ export async function main(argv: string[]): Promise<number> {
     // Set as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.
     const key = configuredDepositPublicKey(config) ?? (await withDatabase(config, log, (pool) => depositPublicKey(pool, config)));
     print({ publicKey: key.toString('hex') });
+    return 0;
+  }
+  if (command === 'gas') {
+    parse(argv.slice(1), {});
+    const apiRoot = config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
+    const client = createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: 10_000 });
+    print(await withDatabase(config, log, (pool) => gasReport(pool, config, client)));
     return 0;
   }
   if (command === 'deposits' && sub === 'export') {

@@ -48,6 +48,11 @@ export interface Config {
   metricsToken: string | null;
   /** Live-status streams (checkout events) the process holds open at once; beyond, 503. */
   checkoutStreamsMax: number;
+  /**
+   * REFUND_HOLD_DAYS: money in a deposit wallet that is not part of a completed payment's counted
+   * amount (overpayments, late money, wrong coins) stays refundable this long, then is swept too.
+   */
+  refundHoldDays: number;
   logLevel: string;
 }
 
@@ -213,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     metricsToken,
     trustProxyHops,
     checkoutStreamsMax: check(() => integer(env, 'CHECKOUT_STREAMS_MAX', 500, 1, 1_000_000), 500),
+    refundHoldDays: check(() => integer(env, 'REFUND_HOLD_DAYS', 30, 0, 3650), 30),
     workerDeadAfterMs: check(() => integer(env, 'WORKER_DEAD_AFTER_SECONDS', 120, 5, 86_400), 120) * 1000,
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,

@@ -67,6 +67,9 @@ export const ERROR_CATALOGUE = {
   invalid_starting_after: { type: 'invalid_request_error' },
   invalid_address: { type: 'invalid_request_error' },
   insufficient_funds: { type: 'invalid_request_error' },
+  invalid_coin: { type: 'invalid_request_error' },
+  // Refunds
+  refund_exceeds_balance: { type: 'invalid_request_error' },
   // Payments
   payment_not_found: { type: 'not_found_error' },
   payment_not_cancellable: { type: 'invalid_request_error', status: 409 },
@@ -162,3 +165,11 @@ export const tooManyStreams = (retryAfterSeconds: number): ApiError =>
   apiError('too_many_streams', 'The server holds as many live-status streams as it allows; poll the payment\'s view instead, or retry later.', {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
+
+/** A refund asks for more of a coin than the payment's deposit holds refundable. */
+export const refundExceedsBalance = (refundable: string, coin: string): ApiError =>
+  invalidRequest('refund_exceeds_balance', `The payment's refundable ${coin} balance is ${refundable}; a refund cannot exceed it.`, 'amount');
+
+/** Not a TON address of the configured network. */
+export const invalidAddress = (problem: string, param = 'address'): ApiError =>
+  invalidRequest('invalid_address', `Not a TON address for this network: ${problem}.`, param);

@@ -88,3 +88,18 @@ new Gauge({
     for (const row of rows) this.set({ status: row.status }, row.n);
   },
 });
+
+new Gauge({
+  name: 'kassa_deposit_differences',
+  help: 'Deposits whose on-chain balance differed from their books (in minus out, minus fees) at the last reconciliation, by coin.',
+  labelNames: ['coin'] as const,
+  registers: [registry],
+  async collect() {
+    if (!database) return;
+    this.reset();
+    const rows = await database.any(sql.type(z.object({ coin: z.string(), n: z.number() }))`
+      select coin_symbol as coin, count(*)::int as n from deposit_reconciliations where difference_base_units <> 0 group by coin_symbol
+    `);
+    for (const row of rows) this.set({ coin: row.coin }, row.n);
+  },
+});

@@ -21,6 +21,7 @@ import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
 import { providerFor, refreshRates } from './rates/rates.ts';
 import { depositPublicKey } from './payments/deposit.ts';
+import { ensureGasWallet } from './treasury/gas.ts';
 
 export interface Parts {
   api: boolean;
@@ -83,6 +84,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     const deps = { config, pool, log, now };
     // Deposit addresses need the deposit public key; a wrong one is refused before any is made.
     if (parts.api) await depositPublicKey(pool, config);
+    // The gas wallet (derived from the same key) is recorded for the planners and the reader.
+    const gas = await ensureGasWallet(pool, config);
     // Prices are needed from the first request on; the worker refreshes them every minute.
     await refreshRates(pool, providerFor(config), config.tonNetwork, now(), log).catch((error: unknown) => {
       log.warn({ err: error }, 'exchange rates could not be refreshed at start; fiat payments answer rate_unavailable until they are');
@@ -90,7 +93,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
 
     const extraRoutes: RouteInstaller[] = [];
     if (sandboxModule) {
-      const sandbox = await sandboxModule.startSandbox(pool, log, { blockClock: true });
+      // The sandbox funds the gas wallet, so jetton payments are swept with no one acting.
+      const sandbox = await sandboxModule.startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
       extraRoutes.push(sandbox.routes);
     }
     if (config.tonNetwork !== 'sandbox' && !config.tonApiKey) {
@@ -135,7 +139,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
         pollInterval: 1000,
         noHandleSignals: true,
         logger: graphileLogger(log, true),
-        taskList: taskList(deps, others),
+        taskList: taskList({ ...deps, chain: client }, others),
         crontab: CRONTAB,
       });
       webhookRunner = await run({

@@ -41,6 +41,13 @@ export const MAX_DEPOSIT_INDEX = 0xffffffff - WALLET_ID_BASE;
 /** v5r1: the wallet id's custom context is 31 bits. */
 export const MAX_DEPOSIT_INDEX_V5 = 0x7fffffff;
 
+/**
+ * The gas wallet (it pays the TON that jetton transfers out of deposit wallets need): wallet
+ * v5r1 of the deposit key with this context, on the network ('v5r1-1' with index 2^31 − 1, which
+ * no deposit gets). Derived from the public key, so an API process knows its address too. Frozen.
+ */
+export const GAS_WALLET_CONTEXT = 0x7fffffff;
+
 /** How a deposit's wallet was derived; recorded per deposit, so old deposits stay spendable. */
 export type Derivation = 'v4r2-1' | 'v5r1-1';
 /** The derivation new payments get. */
@@ -180,6 +187,11 @@ export function depositWalletInit(masterKey: Buffer, index: number, network: Ton
 /** Deposit wallet `index` from the master key ('v4r2-1' unless told; new payments use CURRENT_DERIVATION). */
 export function depositWallet(masterKey: Buffer, index: number, network: TonNetwork, derivation: Derivation = 'v4r2-1'): DepositWallet {
   return derivedWallet(depositKeyPair(masterKey).publicKey, index, network, derivation);
+}
+
+/** The gas wallet of the deposit key on `network`. */
+export function gasWallet(publicKey: Buffer, network: TonNetwork): DepositWallet {
+  return derivedWallet(publicKey, GAS_WALLET_CONTEXT, network, 'v5r1-1');
 }
 
 /** Non-bounceable URL-safe form (`UQ…` on mainnet and sandbox, `0Q…` on testnet). */

@@ -3,8 +3,8 @@
  * v3 as JSON (`/api/v3/transactionsByMasterchainBlock`), or a `Transaction` of @ton/core (the
  * sandbox's emulator). Detection (detect.ts) works on this shape only.
  */
-import { Cell } from '@ton/core';
-import type { Transaction } from '@ton/core';
+import { beginCell, Cell, storeMessage } from '@ton/core';
+import type { Message, Transaction } from '@ton/core';
 
 export interface ChainMessage {
   /** Raw address of the sender; null for an external message. */
@@ -13,6 +13,19 @@ export interface ChainMessage {
   value: bigint;
   bounced: boolean;
   /** The message body; null when the source gave none. */
+  body: Cell | null;
+  /** The message's hash (hex), and for an external message its TEP-467 normalized hash, when known. */
+  hash?: string | null;
+  hashNormalized?: string | null;
+}
+
+/** A message the transaction sent. */
+export interface ChainOutMessage {
+  /** Raw destination; null for an external out message (a log). */
+  destination: string | null;
+  value: bigint;
+  /** The forwarding fee the message carries (paid by the sender on top of its total fees). */
+  fwdFee: bigint;
   body: Cell | null;
 }
 
@@ -31,6 +44,25 @@ export interface ChainTransaction {
   actionSuccess: boolean | null;
   /** The bounce phase's outcome; 'ok' means the value went back to the sender. */
   bounce: 'ok' | 'no_funds' | 'negative_funds' | null;
+  /** nanoTON the account paid for the transaction (total fees); 0 when the source does not say. */
+  totalFees?: bigint;
+  /** The messages it sent (empty when the source does not say). */
+  outMessages?: ChainOutMessage[];
+}
+
+/** The hash of a message cell as sent (hex). */
+export function messageHash(message: Message): string {
+  return beginCell().store(storeMessage(message)).endCell().hash().toString('hex');
+}
+
+/**
+ * TEP-467's normalized hash of an external-in message (hex): no source, no import fee, no state
+ * init, the body in a reference. Wallet apps and toncenter (hash_norm) identify a message by it.
+ */
+export function normalizedMessageHash(message: Message): string | null {
+  if (message.info.type !== 'external-in') return null;
+  const normalized: Message = { info: { type: 'external-in', src: null, dest: message.info.dest, importFee: 0n }, init: null, body: message.body };
+  return beginCell().store(storeMessage(normalized, { forceRef: true })).endCell().hash().toString('hex');
 }
 
 const rawLower = (raw: string): string => {
@@ -49,6 +81,8 @@ export function fromCoreTransaction(tx: Transaction, account: string): ChainTran
       value: info.type === 'internal' ? info.value.coins : 0n,
       bounced: info.type === 'internal' ? info.bounced : false,
       body: msg.body,
+      hash: messageHash(msg),
+      hashNormalized: normalizedMessageHash(msg),
     };
   }
   const d = tx.description;
@@ -64,6 +98,13 @@ export function fromCoreTransaction(tx: Transaction, account: string): ChainTran
     compute: cp && cp.type === 'vm' ? { skipped: false, success: cp.success, exitCode: cp.exitCode } : { skipped: true },
     actionSuccess: generic?.actionPhase ? generic.actionPhase.success : null,
     bounce: !generic?.bouncePhase ? null : generic.bouncePhase.type === 'ok' ? 'ok' : generic.bouncePhase.type === 'no-funds' ? 'no_funds' : 'negative_funds',
+    totalFees: tx.totalFees.coins,
+    outMessages: [...tx.outMessages.values()].map((m) => ({
+      destination: m.info.type === 'internal' ? m.info.dest.toRawString() : null,
+      value: m.info.type === 'internal' ? m.info.value.coins : 0n,
+      fwdFee: m.info.type === 'internal' ? m.info.forwardFee : 0n,
+      body: m.body,
+    })),
   };
 }
 
@@ -83,11 +124,20 @@ export interface V3Transaction {
     bounce?: { type?: string | null } | null;
   } | null;
   in_msg?: {
+    hash?: string | null;
+    hash_norm?: string | null;
     source?: string | null;
     value?: string | null;
     bounced?: boolean | null;
     message_content?: { body?: string | null } | null;
   } | null;
+  total_fees?: string | null;
+  out_msgs?: Array<{
+    destination?: string | null;
+    value?: string | null;
+    fwd_fee?: string | null;
+    message_content?: { body?: string | null } | null;
+  }> | null;
 }
 
 /** A transaction hash in any encoding the APIs use (v3: base64; hex) → lower-case hex. */
@@ -127,12 +177,21 @@ export function fromV3Transaction(tx: V3Transaction): ChainTransaction {
           value: m.value ? BigInt(m.value) : 0n,
           bounced: m.bounced === true,
           body: bodyOf(m.message_content?.body),
+          hash: m.hash ? hashToHex(m.hash) : null,
+          hashNormalized: m.hash_norm ? hashToHex(m.hash_norm) : null,
         }
       : null,
     aborted: d.aborted === true,
     compute: !cp || cp.skipped ? { skipped: true } : { skipped: false, success: cp.success === true, exitCode: Number(cp.exit_code ?? 0) },
     actionSuccess: d.action ? d.action.success === true : null,
     bounce: bounceType === null ? null : bounceType === 'ok' ? 'ok' : bounceType === 'nofunds' ? 'no_funds' : 'negative_funds',
+    totalFees: tx.total_fees ? BigInt(tx.total_fees) : 0n,
+    outMessages: (tx.out_msgs ?? []).map((m) => ({
+      destination: m.destination ? rawLower(m.destination) : null,
+      value: m.value ? BigInt(m.value) : 0n,
+      fwdFee: m.fwd_fee ? BigInt(m.fwd_fee) : 0n,
+      body: bodyOf(m.message_content?.body),
+    })),
   };
 }
 
@@ -159,7 +218,8 @@ export function toV3Transaction(tx: Transaction, account: string, mcSeqno: numbe
     },
     in_msg: msg
       ? {
-          hash: msg.body.hash().toString('base64'),
+          hash: Buffer.from(t.inMessage!.hash!, 'hex').toString('base64'),
+          ...(t.inMessage!.hashNormalized ? { hash_norm: Buffer.from(t.inMessage!.hashNormalized, 'hex').toString('base64') } : {}),
           source: t.inMessage?.source ? upper(t.inMessage.source) : null,
           destination: upper(t.account),
           value: msg.info.type === 'internal' ? t.inMessage!.value.toString() : null,
@@ -167,7 +227,14 @@ export function toV3Transaction(tx: Transaction, account: string, mcSeqno: numbe
           message_content: { hash: msg.body.hash().toString('base64'), body: msg.body.toBoc().toString('base64') },
         }
       : null,
-    out_msgs: [],
+    out_msgs: [...tx.outMessages.values()].map((m) => ({
+      source: upper(t.account),
+      destination: m.info.type === 'internal' ? upper(m.info.dest.toRawString()) : null,
+      value: m.info.type === 'internal' ? m.info.value.coins.toString() : null,
+      fwd_fee: m.info.type === 'internal' ? m.info.forwardFee.toString() : null,
+      bounce: m.info.type === 'internal' ? m.info.bounce : null,
+      message_content: { hash: m.body.hash().toString('base64'), body: m.body.toBoc().toString('base64') },
+    })),
   };
 }
 

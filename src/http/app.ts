@@ -8,6 +8,7 @@ import { createGuards, errorEnvelope, jsonBody, requestLogging, type Guards } fr
 import { healthRoutes } from './routes/health.ts';
 import { paymentMethodRoutes } from './routes/paymentMethods.ts';
 import { paymentRoutes } from './routes/payments.ts';
+import { refundRoutes } from './routes/refunds.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -16,7 +17,7 @@ import { checkoutRoutes } from './routes/checkout.ts';
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 
 /** Route groups, in order. Each later capability adds its installer here. */
-const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, paymentMethodRoutes, paymentRoutes, webhookRoutes, checkoutRoutes];
+const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, paymentMethodRoutes, paymentRoutes, refundRoutes, webhookRoutes, checkoutRoutes];
 
 export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Koa<KassaState> {
   const app = new Koa<KassaState>();

@@ -5,7 +5,7 @@ import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
-import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, currencySchema } from './schemas/payments.schema.ts';
+import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, createRefundSchema, currencySchema } from './schemas/payments.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -215,6 +215,22 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CreatePaymentRequest: strip(createPaymentSchema as never),
         CreateInvoiceRequest: strip(createInvoiceSchema as never),
         CancelPaymentRequest: strip(cancelPaymentSchema as never),
+        CreateRefundRequest: strip(createRefundSchema as never),
+        Refund: {
+          type: 'object',
+          required: ['id', 'paymentID', 'coin', 'amount', 'address', 'status', 'createdAt'],
+          properties: {
+            id: { type: 'string', format: 'uuid' },
+            paymentID: { type: 'string', format: 'uuid' },
+            coin: { type: 'string' },
+            amount: { type: 'string', description: 'As given. The transfer that empties the deposit wallet carries what it holds, its fee taken from it.' },
+            address: { type: 'string', description: 'As given.' },
+            status: { type: 'string', enum: ['pending', 'sent', 'confirmed', 'failed'], description: 'pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again).' },
+            transactionHash: { type: 'string', description: 'Hex hash of the deposit wallet\'s transaction that sent it (confirmed, or failed on chain).' },
+            fee: { type: 'string', description: 'TON the deposit wallet paid for that transaction.' },
+            createdAt: { type: 'string', format: 'date-time' },
+          },
+        },
         Payment: paymentSchema,
         PaymentMethod: methodSchema,
         Error: errorSchema,
@@ -313,6 +329,27 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           summary: 'Every transfer recorded for the payment, with its effect (extension)',
           parameters: [paymentIdParameter],
           responses: { '200': { description: 'The books of this payment', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Transfer') } } }) }, '404': errorResponse('payment_not_found'), ...common },
+        },
+      },
+      '/v1/payments/{paymentID}/refunds': {
+        post: {
+          operationId: 'createRefund',
+          summary: 'Refund money not counted toward a completed payment, from its deposit wallet (extension)',
+          parameters: [paymentIdParameter, idempotencyHeader],
+          requestBody: { required: true, content: json(ref('CreateRefundRequest')) },
+          responses: {
+            '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) },
+            ...common,
+            '400': errorResponse('refund_exceeds_balance (param amount), invalid_address (param address), invalid_amount, invalid_coin, missing_parameter, unknown_parameter'),
+            '404': errorResponse('payment_not_found'),
+            '422': errorResponse('idempotency_key_reused'),
+          },
+        },
+        get: {
+          operationId: 'listRefunds',
+          summary: "The payment's refunds, oldest first (extension)",
+          parameters: [paymentIdParameter],
+          responses: { '200': { description: 'Refunds', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Refund') } } }) }, '404': errorResponse('payment_not_found'), ...common },
         },
       },
       '/v1/payments/{paymentID}/webhook-deliveries': {

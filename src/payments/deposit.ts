@@ -1,7 +1,7 @@
 // Deposit addresses: one wallet per payment reaching pending, derived offline from the deposit
 // public key (the API needs no spending key); the master key is read only to spend or export.
 import crypto from 'node:crypto';
-import { CURRENT_DERIVATION, depositKeyPair, derivedWallet, type Derivation } from '../chain/addresses.ts';
+import { CURRENT_DERIVATION, depositKeyPair, derivedWallet, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 
@@ -70,6 +70,7 @@ export interface ReservedDeposit {
 /** Takes the next derivation index and derives its wallet (inside the caller's transaction). */
 export async function reserveDepositWallet(tx: Db, publicKey: Buffer, network: Config['tonNetwork']): Promise<ReservedDeposit> {
   const index = Number(await tx.oneFirst(prepared(sql.type(z.object({ index: z.string() }))`select nextval('deposit_address_index_seq')::text as index`)));
+  if (index >= GAS_WALLET_CONTEXT) throw new Error('deposit_address_index_seq reached the gas wallet\'s reserved index');
   const wallet = derivedWallet(publicKey, index, network, CURRENT_DERIVATION);
   return { address: wallet.raw, friendly: wallet.friendly, index, derivation: wallet.derivation };
 }

@@ -45,6 +45,8 @@ export interface IncomingTransfer {
   /** An unverified jetton notification in the same transaction: the master and amount it claims. */
   notifiedJettonMaster?: string | null;
   notifiedAmountBaseUnits?: bigint | null;
+  /** nanoTON the receiving account paid for the transaction, when known. */
+  feeBaseUnits?: bigint | null;
 }
 
 const lockedPayment = z.object({
@@ -77,7 +79,16 @@ export function effectOf(
 export type RecordOutcome = { recorded: false } | { recorded: true; effect: TransferEffect; completed: boolean };
 
 /** Records one transfer (idempotent: a repeat changes nothing) and completes the payment it pays. */
-export async function recordTransfer(pool: DatabasePool, transfer: IncomingTransfer, now: Date): Promise<RecordOutcome> {
+export interface RecordOptions {
+  /**
+   * Runs in the completing transaction, after the status change and the webhook's enqueue: what
+   * else completion sets going (the chain reader plans the sweep to the treasury, treasury/outgoing.ts).
+   * A hook, so that payments/ imports nothing of the parts built on it.
+   */
+  onCompleted?: (tx: Db, paymentId: string, now: Date) => Promise<unknown>;
+}
+
+export async function recordTransfer(pool: DatabasePool, transfer: IncomingTransfer, now: Date, options: RecordOptions = {}): Promise<RecordOutcome> {
   return pool.transaction(async (tx) => {
     const payment = await tx.maybeOne(sql.type(lockedPayment)`
       select p.id, p.status, p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals, p.expires_at
@@ -102,11 +113,12 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
     const decimals = transfer.coinSymbol === null ? null : await tx.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`);
     await tx.query(sql.typeAlias('void')`
       insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, jetton_master, amount_base_units, amount,
-                             sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units)
+                             sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units, fee_base_units)
       values (${transfer.account}, ${transfer.lt}, ${transfer.hash}, ${payment.id}, ${transfer.depositAddress}, ${transfer.coinSymbol},
               ${transfer.jettonMaster}, ${transfer.amountBaseUnits.toString()}, ${decimals === null ? null : fromBaseUnits(transfer.amountBaseUnits, decimals)},
               ${transfer.sender}, ${transfer.comment}, ${sql.timestamp(transfer.chainTime)}, ${sql.timestamp(now)}, ${effect}, ${transfer.detail},
-              ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()})
+              ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()},
+              ${transfer.feeBaseUnits === undefined || transfer.feeBaseUnits === null ? null : transfer.feeBaseUnits.toString()})
     `);
     let completed = false;
     if (effect === 'completed' || effect === 'overpaid') {
@@ -114,6 +126,7 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
       if (next.ok && next.changed) {
         await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`);
         await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
+        await options.onCompleted?.(tx, payment.id, now);
         paymentTransitions.inc({ to: 'completed' });
         completed = true;
       }

@@ -12,6 +12,7 @@ import type { Logger } from '../log.ts';
 import { chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/expiry.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
+import { confirmOutgoing, planPaymentSweep } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from '../chain/detect.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
@@ -93,6 +94,18 @@ export function createChainReader(deps: ChainReaderDeps) {
   const me = deps.id ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
   const masterCoins = new Map<string, string | null>();
   let lastLagLog = 0;
+  let gasWallet: string | null = null;
+  /** When the gas wallet was last looked for and not found (every process records it at start, before its reader runs; asked again at most every 5 s). */
+  let gasLookedFor = 0;
+
+  /** Kassa's gas wallet (gas_wallets): its outgoing transactions are confirmed like the deposits'. */
+  async function gas(): Promise<string | null> {
+    if (gasWallet === null && Date.now() - gasLookedFor >= 5_000) {
+      gasWallet = await pool.maybeOneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = ${network}`);
+      if (gasWallet === null) gasLookedFor = Date.now();
+    }
+    return gasWallet;
+  }
 
   async function coinOfMaster(master: string): Promise<string | null> {
     if (!masterCoins.has(master)) {
@@ -159,7 +172,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     }
     const ton = detectTonTransfer(tx);
     if (!ton) return null;
-    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: bookComment(ton.comment) };
+    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: bookComment(ton.comment), feeBaseUnits: tx.totalFees ?? null };
     const asTon = (overrides: Partial<IncomingTransfer> = {}): IncomingTransfer => ({
       ...common,
       coinSymbol: 'TON',
@@ -171,6 +184,8 @@ export function createChainReader(deps: ChainReaderDeps) {
       detail: ton.reason ?? describeOp(ton.op),
       ...overrides,
     });
+    // TON the gas wallet sent for a jetton transfer out of the deposit: Kassa's own, not a payment.
+    if (ton.sender !== null && ton.sender === gasWallet) return asTon({ payment: false, detail: 'gas top-up from Kassa\'s gas wallet' });
     if (ton.reason !== 'jetton_notification' || !ton.sender) return asTon();
     const notified = parseTransferNotification(tx);
     // The payment's own jetton wallet needs no questions: its transfer is counted there.
@@ -225,16 +240,34 @@ export function createChainReader(deps: ChainReaderDeps) {
     return new Map(rows.map((row) => [row.account, row]));
   }
 
+  /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
+  async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
+    const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
+    log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
+  }
+
   /** Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes nothing. */
   async function book(block: ChainBlock): Promise<number> {
     const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
+      const external = tx.inMessage !== null && tx.inMessage.source === null;
+      if (external && tx.account === gasAccount) {
+        await bookOutgoing(tx, block, null);
+        continue;
+      }
       const watch = watches.get(tx.account);
       if (!watch) continue;
+      if (watch.kind === 'deposit' && external) {
+        await bookOutgoing(tx, block, watch.payment_id);
+        continue;
+      }
       const transfer = await transferOf(watch, tx);
       if (!transfer) continue;
-      const outcome = await recordTransfer(pool, transfer, deps.now());
+      // A completed payment's counted amount moves to the store's treasury (when it has one),
+      // planned in the completing transaction.
+      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planPaymentSweep });
       if (outcome.recorded) {
         recorded += 1;
         log.info({ paymentId: watch.payment_id, account: tx.account, hash: transfer.hash, coin: transfer.coinSymbol, amount: transfer.amountBaseUnits.toString(), effect: outcome.effect, block: block.seqno }, 'transfer recorded');

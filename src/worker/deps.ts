@@ -1,3 +1,4 @@
+import type { ChainClient } from '../chain/client.ts';
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -8,4 +9,6 @@ export interface WorkerDeps {
   pool: DatabasePool;
   log: Logger;
   now: () => Date;
+  /** The chain API (toncenter v2 JSON-RPC): the signer's account reads and sendBoc. */
+  chain?: ChainClient;
 }

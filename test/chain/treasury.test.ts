@@ -192,6 +192,54 @@ describe('an API that holds no spending key', () => {
   });
 });
 
+describe('money out through Kassa\'s own processes: an API without the master key, a worker that signs', () => {
+  it('the API (public key only) takes a payment; the worker (master key) sweeps it to the treasury and pays a refund, nobody acting', async () => {
+    const db = await createTestDatabase();
+    const api = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX, RATE_LIMIT_PER_CLIENT: '0', RATE_LIMIT_PER_STORE: '0' }), { api: true, worker: false }, silent);
+    let worker: RunningService | null = null;
+    try {
+      worker = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX }), { api: false, worker: true }, silent);
+      const treasury = freshRecipient();
+      const store = await createStore(db.pool, 'Swept', parseMethodList('TON/TON'), { treasury: treasury.toRawString() });
+      const token = (await issueToken(db.pool, store.id, null)).token;
+      const created = await call(api.url!, 'POST', '/v1/payments', token, { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      assert.equal(await db.pool.exists(sql.unsafe`select 1 from service_secrets where name = 'deposit_master_key'`), false);
+      await call(api.url!, 'POST', '/sandbox/v1/transfers', null, { to: created.json.paymentDetails.address, coin: 'TON', amount: '2.5' });
+      const swept = await waitFor('the sweep in the treasury', () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null), (r) => r.json.balances?.TON === '2');
+      assert.equal(swept.json.balances.TON, '2');
+      const sweep = await waitFor('the sweep confirmed', () => db.pool.one(sql.type(z.object({ state: z.string(), fee: z.string().nullable() }))`select state, fee::text as fee from outgoing_transfers where payment_id = ${created.json.id} and kind = 'sweep'`), (r) => r.state === 'confirmed');
+      assert.ok(Number(sweep.fee) > 0);
+      const customer = freshRecipient();
+      const refund = await call(api.url!, 'POST', `/v1/payments/${created.json.id}/refunds`, token, { coin: 'TON', amount: '0.5', address: customer.toString({ bounceable: false }) });
+      assert.equal(refund.status, 201, JSON.stringify(refund.json));
+      const done = await waitFor('the refund confirmed', () => call(api.url!, 'GET', `/v1/payments/${created.json.id}/refunds`, token), (r) => r.json.data?.[0]?.status === 'confirmed');
+      assert.match(done.json.data[0].transactionHash, /^[0-9a-f]{64}$/);
+      const got = await call(api.url!, 'GET', `/sandbox/v1/accounts/${customer.toRawString()}`, null);
+      assert.ok(Number(got.json.balances.TON) > 0.48 && Number(got.json.balances.TON) <= 0.5, got.json.balances.TON);
+
+      // A USDT payment: the worker tops the deposit up from the gas wallet and sweeps the jettons.
+      const usdtStore = await createStore(db.pool, 'Swept USDT', parseMethodList('USDT/TON'), { treasury: treasury.toRawString() });
+      const usdtToken = (await issueToken(db.pool, usdtStore.id, null)).token;
+      const usdt = await call(api.url!, 'POST', '/v1/payments', usdtToken, { amount: '3', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+      assert.equal(usdt.status, 201, JSON.stringify(usdt.json));
+      await call(api.url!, 'POST', '/sandbox/v1/transfers', null, { to: usdt.json.paymentDetails.address, coin: 'USDT', amount: '3' });
+      const jettons = await waitFor('the USDT in the treasury', () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null), (r) => r.json.balances?.USDT === '3');
+      assert.equal(jettons.json.balances.USDT, '3');
+      // kassa gas: the gas wallet paid for it (the excess came back to it).
+      const gas = await kassa(['gas'], { DATABASE_URL: db.url, BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX });
+      assert.equal(gas.code, 0, gas.stderr);
+      assert.match(gas.json.address, /^UQ/);
+      assert.equal(gas.json.network, 'sandbox');
+      assert.ok(Number(gas.json.balance) < 1000 && Number(gas.json.balance) > 999.9, gas.json.balance);
+    } finally {
+      await worker?.stop();
+      await api.stop();
+      await db.drop();
+    }
+  });
+});
+
 describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accounts', () => {
   let db: TestDatabase;
   let service: RunningService;

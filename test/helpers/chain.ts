@@ -1,6 +1,9 @@
 // An app with the sandbox chain mounted and a chain reader following it over HTTP (toncenter v3),
 // as in production: blocks are sealed every 400 ms and the reader runs its real loop in the
 // background; settle() seals at once and waits for the reader.
+import { Address } from '@ton/core';
+import { keyPairFromSeed } from '@ton/crypto';
+import { WalletContractV5R1 } from '@ton/ton';
 import { pino } from 'pino';
 import { sql, z } from '../../src/db/pool.ts';
 import { createRequestBudget, type RequestBudget } from '../../src/chain/budget.ts';
@@ -9,6 +12,7 @@ import { createChainReader, type ChainReader } from '../../src/reader/reader.ts'
 import { toncenterV3Source, type ChainSource } from '../../src/chain/source.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { startSandbox, type Sandbox } from '../../src/http/routes/sandbox.ts';
+import { ensureGasWallet } from '../../src/treasury/gas.ts';
 import type { TestApp } from './app.ts';
 import { startPaymentsApp } from './payments.ts';
 
@@ -31,6 +35,14 @@ export interface ChainTestApp extends TestApp {
   settle(): Promise<number>;
   /** The reader's cursor. */
   cursor(): Promise<{ last: number; settledUntil: Date } | null>;
+  /** nanoTON that arrived at `to` from `from` on the sandbox chain (message values, before the receiver's own fees). */
+  arrived(to: string, from: string): bigint;
+}
+
+/** The raw address of a wallet nobody has deployed (a treasury, or a refund address). */
+export function freshAddress(): string {
+  const key = keyPairFromSeed(Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256)))).publicKey;
+  return WalletContractV5R1.create({ publicKey: key, walletId: { networkGlobalId: -3, context: 0 } }).address.toRawString();
 }
 
 export async function startChainApp(env: Record<string, string> = {}): Promise<ChainTestApp> {
@@ -41,7 +53,9 @@ export async function startChainApp(env: Record<string, string> = {}): Promise<C
     env,
     routes: [(router, deps, guards) => sandbox!.routes(router, deps, guards)],
     beforeListen: async (pool) => {
-      sandbox = await startSandbox(pool, log, { blockClock: true });
+      // As kassa start does: the gas wallet is recorded and funded by the sandbox.
+      const gas = await ensureGasWallet(pool, { masterKey: env.KASSA_MASTER_KEY ?? null, depositPublicKey: env.KASSA_DEPOSIT_PUBLIC_KEY ?? null, tonNetwork: 'sandbox' });
+      sandbox = await startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
     },
   });
   await app.pool.query(sql.unsafe`delete from chain_reader`);
@@ -78,6 +92,12 @@ export async function startChainApp(env: Record<string, string> = {}): Promise<C
     newReader,
     source,
     cursor,
+    arrived(to, from) {
+      return chain.transactionsOf(Address.parse(to)).reduce((sum, tx) => {
+        const info = tx.inMessage?.info;
+        return info?.type === 'internal' && info.src.toRawString() === Address.parse(from).toRawString() ? sum + info.value.coins : sum;
+      }, 0n);
+    },
     async stopReader() {
       stop.abort();
       await running;

@@ -22,10 +22,12 @@ describe('GET /openapi.json', () => {
     const result = await validator.validate(response.json);
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     assert.equal(validator.version, '3.1');
-    for (const path of ['/v1/payments', '/v1/payments/create', '/v1/payments/{paymentID}', '/v1/payments/{paymentID}/status', '/v1/payments/{paymentID}/cancel', '/v1/payment-methods', '/v1/payments/methods', '/pay/v1/webhook/keys']) {
+    for (const path of ['/v1/payments', '/v1/payments/create', '/v1/payments/{paymentID}', '/v1/payments/{paymentID}/status', '/v1/payments/{paymentID}/cancel', '/v1/payments/{paymentID}/refunds', '/v1/payment-methods', '/v1/payments/methods', '/pay/v1/webhook/keys']) {
       assert.ok(response.json.paths[path], `documents ${path}`);
     }
     assert.equal(response.json.components.schemas.CreatePaymentRequest.additionalProperties, false);
+    assert.equal(response.json.components.schemas.CreateRefundRequest.additionalProperties, false);
+    assert.deepEqual(Object.keys(response.json.paths['/v1/payments/{paymentID}/refunds']).sort(), ['get', 'post']);
   });
 });
 

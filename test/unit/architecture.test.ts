@@ -27,6 +27,8 @@ const FORBIDDEN: Array<[string, string, string]> = [
   ['webhooks', 'http', 'webhook delivery is a job, not a request handler'],
   ['checkout', 'http', 'the checkout page is rendered by routes in src/http, never the reverse'],
   ['rates', 'payments', 'rates are a catalogue the domain reads'],
+  ['payments', 'treasury', 'money out is built on payments; completion tells it through a hook (recordTransfer onCompleted)'],
+  ['chain', 'treasury', 'the chain client knows nothing of what Kassa sends'],
 ];
 
 type Graph = Map<string, Set<string>>;

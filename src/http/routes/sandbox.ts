@@ -51,9 +51,11 @@ const EXPIRE_WAIT_MS = 5_000;
  * block is sealed every 400 ms, as on mainnet; without, blocks are sealed by calling
  * `chain.sealBlock()` (tests).
  */
-export async function startSandbox(pool: DatabasePool, log: Logger, options: { blockClock: boolean } = { blockClock: true }): Promise<Sandbox> {
+export async function startSandbox(pool: DatabasePool, log: Logger, options: { blockClock: boolean; fund?: string[] } = { blockClock: true }): Promise<Sandbox> {
   const chain = await SandboxChain.create();
   chain.useWallClock();
+  // Kassa's own wallets that need TON from the start (the gas wallet): 1,000 TON each.
+  for (const address of options.fund ?? []) await chain.transfer({ to: address, coin: 'TON', amount: '1000' });
   const walletCode = jettonWalletCodeCell().toBoc();
   for (const [coin, master] of Object.entries(chain.jettonMasters())) {
     await pool.query(sql.typeAlias('void')`

@@ -97,6 +97,24 @@ export const cancelPaymentSchema = {
   properties: {},
 } as const;
 
+export const createRefundSchema = {
+  $id: 'CreateRefundRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['coin', 'amount', 'address'],
+  properties: {
+    coin: { type: 'string', minLength: 1, maxLength: 16, description: 'The coin to refund (e.g. "TON"), one the deposit holds refundable.', examples: ['TON'] },
+    amount: { ...amount, description: 'At most the refundable balance of that coin; at most the coin\'s decimals.', examples: ['0.5'] },
+    address: { type: 'string', minLength: 1, maxLength: 100, description: 'Where the refund goes: a TON address of the network (raw or user-friendly). It may be a wallet never deployed: the refund is sent non-bounceable.' },
+  },
+} as const;
+
+export interface CreateRefundBody {
+  coin: string;
+  amount: string;
+  address: string;
+}
+
 /** The error code of each field (docs/API.md, Errors); its type and status are the catalogue's (src/errors.ts). */
 export const FIELD_CODES: Record<string, ErrorCode> = {
   amount: 'invalid_amount',
@@ -113,6 +131,8 @@ export const FIELD_CODES: Record<string, ErrorCode> = {
   fiatCurrency: 'currency_not_found',
   cryptoAmount: 'invalid_amount',
   paymentMethodID: 'invalid_payment_method_id',
+  coin: 'invalid_coin',
+  address: 'invalid_address',
 };
 
 /** The bodies these schemas accept are the domain's inputs (src/payments/drafts.ts). */

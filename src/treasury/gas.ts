@@ -1,0 +1,36 @@
+// The gas wallet: pays the TON that jetton transfers out of deposit wallets need (a deposit of a
+// jetton payment holds no TON of its own). Wallet v5r1 of the deposit key (addresses.ts), so every
+// process knows its address; only the signer can spend from it.
+import { gasWallet, type DepositWallet } from '../chain/addresses.ts';
+import { getAccountState, type ChainClient } from '../chain/client.ts';
+import type { Config } from '../config.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+import { fromBaseUnits } from '../money.ts';
+import { depositPublicKey, type DepositKeyConfig } from '../payments/deposit.ts';
+
+/** The gas wallet of this configuration, recorded in gas_wallets (the planners and the reader read it there). */
+export async function ensureGasWallet(db: Db, config: DepositKeyConfig): Promise<DepositWallet> {
+  const wallet = gasWallet(await depositPublicKey(db, config), config.tonNetwork);
+  await db.query(sql.typeAlias('void')`
+    insert into gas_wallets (network, address) values (${config.tonNetwork}, ${wallet.raw})
+    on conflict (network) do update set address = excluded.address
+  `);
+  return wallet;
+}
+
+export async function gasWalletAddress(db: Db, network: Config['tonNetwork']): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = ${network}`);
+}
+
+/** What `kassa gas` prints: the address (to fund it) and its balance (null when the chain API cannot be asked). */
+export async function gasReport(db: Db, config: DepositKeyConfig, client: ChainClient | null): Promise<{ address: string; addressRaw: string; network: string; balance: string | null; balanceError?: string }> {
+  const wallet = await ensureGasWallet(db, config);
+  const report = { address: wallet.friendly, addressRaw: wallet.raw, network: config.tonNetwork };
+  if (!client) return { ...report, balance: null, balanceError: 'no chain API configured' };
+  try {
+    const state = await getAccountState(client, wallet.raw);
+    return { ...report, balance: fromBaseUnits(state.balance, 9) };
+  } catch (error) {
+    return { ...report, balance: null, balanceError: error instanceof Error ? error.message : String(error) };
+  }
+}

@@ -1,0 +1,257 @@
+// The books of money out (outgoing_transfers): what is planned, what was signed and sent, what the
+// chain confirmed. Plans are written in the transaction that decides them, with the signer's job
+// (outgoing__send, one queue per deposit wallet) enqueued beside them. No chain calls here.
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { fromBaseUnits } from '../money.ts';
+import { COUNTED_EFFECTS } from '../payments/counted.ts';
+import type { ChainTransaction } from '../chain/transactions.ts';
+import { enqueue } from '../worker/enqueue.ts';
+
+export const SEND_TASK = 'outgoing__send';
+export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
+export type OutgoingState = 'planned' | 'sent' | 'confirmed' | 'failed';
+
+/** Moving less TON than this costs about as much as it is worth: it stays, and is reported. */
+export const TON_DUST_BASE_UNITS = 10_000_000n; // 0.01 TON
+
+/**
+ * Adds (or brings forward) the signer's job for one deposit wallet. One queue per wallet: its
+ * transfers are signed one at a time, in order, each with the next seqno.
+ */
+export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Date): Promise<void> {
+  await enqueue(tx, {
+    task: SEND_TASK,
+    payload: { wallet: fromAddress },
+    jobKey: `${SEND_TASK}:${fromAddress}`,
+    queueName: `outgoing:${fromAddress}`,
+    ...(runAt ? { runAt } : {}),
+  });
+}
+
+const paymentForPlan = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  status: z.string(),
+  coin_symbol: z.string().nullable(),
+  coin_amount: z.string().nullable(),
+  decimals: z.number().nullable(),
+  deposit_address: z.string().nullable(),
+  treasury: z.string().nullable(),
+});
+
+async function paymentToPlan(tx: Db, paymentId: string) {
+  return tx.maybeOne(sql.type(paymentForPlan)`
+    select p.id, p.store_id, p.status, p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as decimals,
+           d.address as deposit_address, s.treasury
+    from payments p join stores s on s.id = p.store_id
+    left join coins c on c.symbol = p.coin_symbol
+    left join deposit_addresses d on d.payment_id = p.id
+    where p.id = ${paymentId}
+  `);
+}
+
+/**
+ * Plans the sweep of a completed payment's counted amount to its store's treasury and enqueues
+ * the signer, in the caller's transaction (the one that completes the payment, or the recurring
+ * planner once the store has a treasury). Nothing when the store has no treasury, or the sweep is
+ * already planned. Returns whether one was planned.
+ */
+export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
+  const p = await paymentToPlan(tx, paymentId);
+  if (p?.status !== 'completed' || p.treasury === null || p.deposit_address === null || p.coin_symbol === null || p.coin_amount === null || p.decimals === null) return false;
+  const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
+    values ('sweep', 'payment', ${p.id}, ${p.store_id}, ${p.deposit_address}, ${p.treasury}, ${p.coin_symbol}, ${p.coin_amount},
+            (${p.coin_amount}::numeric * power(10::numeric, ${p.decimals}))::numeric(78, 0), ${sql.timestamp(now)}, ${sql.timestamp(now)})
+    on conflict do nothing
+    returning id
+  `);
+  if (id === null) return false;
+  await enqueueWalletSend(tx, p.deposit_address);
+  return true;
+}
+
+/**
+ * What of `coin` in the payment's deposit wallet is refundable (base units): every credited
+ * transfer of that coin, less a completed payment's counted amount (the merchant's), less what
+ * was refunded or swept as held money (unless it failed). Money counted toward a payment that is
+ * still open is not refundable yet. Lock the payment row first when acting on it.
+ */
+export async function refundableBaseUnits(tx: Db, paymentId: string, coin: string): Promise<bigint> {
+  const value = await tx.oneFirst(sql.type(z.object({ refundable: z.string() }))`
+    select (
+      coalesce((select sum(t.amount_base_units) from transfers t
+        where t.payment_id = p.id and t.coin_symbol = ${coin}
+          and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
+          and (p.status not in ('created', 'pending') or t.effect <> all(${sql.array([...COUNTED_EFFECTS], 'text')}))), 0)
+      - case when p.status = 'completed' and p.coin_symbol = ${coin} then (p.coin_amount * power(10::numeric, c.decimals))::numeric(78, 0) else 0 end
+      - coalesce((select sum(o.amount_base_units) from outgoing_transfers o
+        where o.payment_id = p.id and o.coin_symbol = ${coin} and o.reason in ('refund', 'held_money') and o.state <> 'failed'), 0)
+    )::text as refundable
+    from payments p left join coins c on c.symbol = p.coin_symbol
+    where p.id = ${paymentId}
+  `);
+  return BigInt(value);
+}
+
+const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string() });
+
+/**
+ * The recurring planner: sweeps for completed payments whose store got a treasury after they
+ * completed, and held money whose REFUND_HOLD_DAYS have passed (counted from the last money that
+ * reached the deposit; dust below TON_DUST_BASE_UNITS stays). Returns how many it planned.
+ */
+export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
+  const { now } = options;
+  let planned = 0;
+  const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select p.id from payments p join stores s on s.id = p.store_id
+    where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
+      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed')
+    limit 500
+  `);
+  for (const id of unswept) {
+    if (await pool.transaction((tx) => planPaymentSweep(tx, id, now))) planned += 1;
+  }
+  const heldSince = new Date(now.getTime() - options.holdDays * 86_400_000);
+  const held = await pool.any(sql.type(dueRow.extend({ decimals: z.number() }))`
+    select t.payment_id, t.coin_symbol, c.decimals::int as decimals from transfers t
+    join payments p on p.id = t.payment_id join stores s on s.id = p.store_id join coins c on c.symbol = t.coin_symbol
+    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
+      and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
+    group by t.payment_id, t.coin_symbol, c.decimals
+    having max(t.recorded_at) < ${sql.timestamp(heldSince)}
+  `);
+  for (const row of held) {
+    const done = await pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`select 1 from payments where id = ${row.payment_id} for update`);
+      const refundable = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
+      if (refundable <= 0n) return false;
+      if (row.coin_symbol === 'TON' && refundable < TON_DUST_BASE_UNITS) return false;
+      const p = (await paymentToPlan(tx, row.payment_id))!;
+      if (p.treasury === null || p.deposit_address === null) return false;
+      await tx.query(sql.typeAlias('void')`
+        insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
+        values ('sweep', 'held_money', ${p.id}, ${p.store_id}, ${p.deposit_address}, ${p.treasury}, ${row.coin_symbol},
+                ${fromBaseUnits(refundable, row.decimals)}, ${refundable.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
+      `);
+      await enqueueWalletSend(tx, p.deposit_address);
+      return true;
+    });
+    if (done) planned += 1;
+  }
+  if (planned > 0) options.log?.info({ planned }, 'sweeps planned');
+  return planned;
+}
+
+// ---- confirmation (the chain reader) --------------------------------------------------------
+
+const sentRow = z.object({ id: z.string(), state: z.string(), from_address: z.string(), to_address: z.string(), kind: z.string(), coin_symbol: z.string(), amount_base_units: z.string() });
+
+/**
+ * The chain reader saw a transaction of one of Kassa's wallets started by an external message
+ * (only Kassa's signer can sign one): the outgoing transfers that message carries are confirmed
+ * (their messages left) or failed (the wallet accepted it but sent nothing), with the fee and the
+ * transaction. Idempotent. 'unknown' means money may have moved that the books did not plan
+ * (reconciliation will show it).
+ *
+ * Per transfer: a TON transfer's sent amount is its message's value; a jetton transfer moved its
+ * amount of the jetton (the TON attached to its message is part of its fee: the excess returns
+ * to the gas wallet). Several transfers in one message (batched top-ups) share the fee.
+ */
+export async function confirmOutgoing(pool: DatabasePool, tx: ChainTransaction, now: Date, log: Logger): Promise<'confirmed' | 'failed' | 'repeat' | 'unknown'> {
+  const hashes = [tx.inMessage?.hash, tx.inMessage?.hashNormalized].filter((h): h is string => typeof h === 'string');
+  if (hashes.length === 0) return 'unknown';
+  const out = tx.outMessages ?? [];
+  const fees = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
+  const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
+  return pool.transaction(async (db) => {
+    const rows = await db.any(sql.type(sentRow)`
+      select id, state, from_address, to_address, kind, coin_symbol, amount_base_units::text as amount_base_units from outgoing_transfers
+      where from_address = ${tx.account} and (message_hash = any(${sql.array(hashes, 'text')}) or message_hash_normalized = any(${sql.array(hashes, 'text')}))
+      order by id
+      for update
+    `);
+    if (rows.length === 0) {
+      log.error({ account: tx.account, hash: tx.hash }, 'a Kassa wallet sent a message Kassa has no record of');
+      return 'unknown' as const;
+    }
+    if (rows.every((row) => row.state === 'confirmed' || row.state === 'failed')) return 'repeat' as const;
+    const share = fees / BigInt(rows.length);
+    const remainder = fees - share * BigInt(rows.length);
+    const unused = new Set(out.map((_, i) => i));
+    for (const [n, row] of rows.entries()) {
+      const fee = share + (n === 0 ? remainder : 0n);
+      // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
+      const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
+      if (ok && index !== undefined) {
+        unused.delete(index);
+        const message = out[index]!;
+        const jetton = row.coin_symbol !== 'TON';
+        const sent = jetton ? BigInt(row.amount_base_units) : message.value;
+        const paid = jetton ? fee + message.value : fee;
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set state = 'confirmed', sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
+            fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
+            confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+          where id = ${row.id}
+        `);
+        // A top-up arrived (or is about to): the deposit's jetton transfer can go.
+        if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
+      } else {
+        const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success ? `compute_failed (exit ${tx.compute.exitCode})` : tx.actionSuccess === false ? 'action_failed' : 'no_message_sent';
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set state = 'failed', failure_reason = ${`the wallet sent nothing: ${why}`}, fee_base_units = ${fee.toString()},
+            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
+            failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+          where id = ${row.id}
+        `);
+        log.error({ transferId: row.id, account: tx.account, hash: tx.hash, why }, 'an outgoing transfer failed on chain');
+      }
+    }
+    // The wallet's next transfer (if any) can be signed now.
+    await enqueueWalletSend(db, rows[0]!.from_address);
+    return ok ? ('confirmed' as const) : ('failed' as const);
+  });
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+export const outgoingRow = z.object({
+  id: z.string(),
+  kind: z.enum(['sweep', 'refund', 'gas_top_up']),
+  reason: z.string(),
+  payment_id: z.string(),
+  from_address: z.string(),
+  to_address: z.string(),
+  to_address_given: z.string().nullable(),
+  coin_symbol: z.string(),
+  amount: z.string(),
+  amount_base_units: z.string(),
+  state: z.enum(['planned', 'sent', 'confirmed', 'failed']),
+  wallet_seqno: z.string().nullable(),
+  valid_until: z.date().nullable(),
+  message_hash: z.string().nullable(),
+  messages_signed: z.number(),
+  broadcasts: z.number(),
+  sent_amount_base_units: z.string().nullable(),
+  fee: z.string().nullable(),
+  fee_base_units: z.string().nullable(),
+  transaction_hash: z.string().nullable(),
+  failure_reason: z.string().nullable(),
+  created_at: z.date(),
+});
+export type OutgoingRow = z.infer<typeof outgoingRow>;
+
+export const OUTGOING_COLUMNS = sql.fragment`
+  id, kind, reason, payment_id, from_address, to_address, to_address_given, coin_symbol, amount::text as amount,
+  amount_base_units::text as amount_base_units, state, wallet_seqno::text as wallet_seqno, valid_until, message_hash,
+  messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
+  fee_base_units::text as fee_base_units, transaction_hash, failure_reason, created_at
+`;
+
+export async function outgoingOfPayment(db: Db, paymentId: string, kind?: OutgoingKind): Promise<readonly OutgoingRow[]> {
+  const only = kind ? sql.fragment`and kind = ${kind}` : sql.fragment``;
+  return db.any(sql.type(outgoingRow)`select ${OUTGOING_COLUMNS} from outgoing_transfers where payment_id = ${paymentId} ${only} order by created_at, id`);
+}

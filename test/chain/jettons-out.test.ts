@@ -1,0 +1,136 @@
+// Jettons out on the real sandbox chain (issue 12): a USDT deposit holds no TON, so the gas wallet
+// (derived from the master key, funded by the sandbox) tops it up, batched in one message for
+// several deposits; then the deposit's jetton wallet sends the USDT to the treasury, the excess TON
+// back to the gas wallet. The top-up is Kassa's own TON: never counted, never refundable.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Address } from '@ton/core';
+import { pino } from 'pino';
+import { createChainClient } from '../../src/chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { gasReport, gasWalletAddress } from '../../src/treasury/gas.ts';
+import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgoing.ts';
+import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+let app: ChainTestApp;
+let store: Awaited<ReturnType<ChainTestApp['store']>>;
+let treasury: string;
+let gas: string;
+
+function signer(): SignerDeps {
+  return { pool: app.pool, config: app.config, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date() };
+}
+const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
+
+async function completedUsdt(amount: string) {
+  const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount, currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } });
+  assert.equal(created.status, 201, created.text);
+  await app.pay(created.json.paymentDetails.address, 'USDT', amount);
+  await app.settle();
+  assert.equal((await app.request('GET', `/v1/payments/${created.json.id}`, { token: store.token })).json.status, 'completed');
+  return { id: created.json.id as string, wallet: Address.parse(created.json.paymentDetails.address).toRawString() };
+}
+
+/** Gas wallet transactions started by Kassa's signer. */
+const gasMessages = () => app.sandbox.chain.transactionsOf(Address.parse(gas)).filter((tx) => tx.inMessage?.info.type === 'external-in').length;
+
+before(async () => {
+  app = await startChainApp();
+  store = await app.store({ methods: 'TON/TON,USDT/TON' });
+  treasury = freshAddress();
+  await updateStore(app.pool, store.id, { treasury });
+  gas = (await gasWalletAddress(app.pool, 'sandbox'))!;
+});
+after(() => app.close());
+
+describe('the gas wallet', () => {
+  it('is derived from the deposit key, recorded, funded by the sandbox; gasReport says its address and balance', async () => {
+    const client = createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
+    const report = await gasReport(app.pool, app.config, client);
+    assert.equal(report.addressRaw, gas);
+    assert.equal(report.balance, '1000');
+    assert.equal(Address.parse(report.address).toRawString(), gas);
+  });
+});
+
+describe('sweeping USDT', () => {
+  it('top-up from the gas wallet, then the jetton transfer: the treasury gets the amount the books say', async () => {
+    const payment = await completedUsdt('7.5');
+    const [sweep] = await outgoingOfPayment(app.pool, payment.id);
+    assert.equal(sweep!.coin_symbol, 'USDT');
+    assert.equal(sweep!.amount, '7.5');
+
+    const first = await sendFromWallet(signer(), payment.wallet);
+    assert.equal(first.outcome, 'waiting_for_gas');
+    const topUp = (await outgoingOfPayment(app.pool, payment.id, 'gas_top_up'))[0]!;
+    assert.equal(topUp.from_address, gas);
+    assert.equal(topUp.to_address, payment.wallet);
+    assert.equal((await sendFromWallet(signer(), gas)).outcome, 'sent');
+    await app.settle();
+    assert.equal((await outgoingOfPayment(app.pool, payment.id, 'gas_top_up'))[0]!.state, 'confirmed');
+    // The top-up is on the deposit's books as Kassa's own TON, not as money to refund.
+    const books = (await app.request('GET', `/v1/payments/${payment.id}/transfers`, { token: store.token })).json.data as any[];
+    const gasRow = books.find((t) => t.sender === gas);
+    assert.equal(gasRow.effect, 'not_counted');
+    assert.equal(await refundableBaseUnits(app.pool, payment.id, 'TON'), 0n);
+
+    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'sent');
+    await app.settle();
+    await app.settle();
+    const done = (await outgoingOfPayment(app.pool, payment.id, 'sweep'))[0]!;
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.sent_amount_base_units, '7500000');
+    assert.ok(Number(done.fee) > 0 && Number(done.fee) < 0.1, done.fee!);
+    assert.equal((await balances(treasury)).USDT, '7.5');
+    assert.equal((await balances(payment.wallet)).USDT, '0');
+  });
+
+  it('top-ups for several deposits go in one gas wallet message', async () => {
+    const payments = [await completedUsdt('1'), await completedUsdt('2'), await completedUsdt('3')];
+    const before = (await balances(treasury)).USDT;
+    for (const p of payments) assert.equal((await sendFromWallet(signer(), p.wallet)).outcome, 'waiting_for_gas');
+    const messagesBefore = gasMessages();
+    const batch = await sendFromWallet(signer(), gas);
+    assert.equal(batch.outcome, 'sent');
+    assert.equal(batch.outcome === 'sent' && batch.transfers, 3);
+    await app.settle();
+    assert.equal(gasMessages() - messagesBefore, 1);
+    const topUps = await app.pool.any(sql.type(z.object({ state: z.string(), transaction_hash: z.string().nullable() }))`
+      select state, transaction_hash from outgoing_transfers where kind = 'gas_top_up' and payment_id = any(${sql.array(payments.map((p) => p.id), 'uuid')})
+    `);
+    assert.equal(topUps.length, 3);
+    assert.ok(topUps.every((t) => t.state === 'confirmed'));
+    assert.equal(new Set(topUps.map((t) => t.transaction_hash)).size, 1);
+    for (const p of payments) assert.equal((await sendFromWallet(signer(), p.wallet)).outcome, 'sent');
+    await app.settle();
+    await app.settle();
+    assert.equal(Number((await balances(treasury)).USDT) - Number(before), 6);
+  });
+
+  it('a USDT overpayment is refunded in USDT to the address given', async () => {
+    const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } });
+    assert.equal(created.status, 201, created.text);
+    const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
+    await app.pay(created.json.paymentDetails.address, 'USDT', '2.75');
+    await app.settle();
+    const to = freshAddress();
+    const refund = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.75', address: to } });
+    assert.equal(refund.status, 201, refund.text);
+    const over = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.01', address: to } });
+    assert.equal(over.json.error.code, 'refund_exceeds_balance');
+    for (let round = 0; round < 8; round += 1) {
+      await sendFromWallet(signer(), wallet);
+      await sendFromWallet(signer(), gas);
+      await app.settle();
+    }
+    const [done] = (await app.request('GET', `/v1/payments/${created.json.id}/refunds`, { token: store.token })).json.data;
+    assert.equal(done.status, 'confirmed');
+    await app.settle();
+    assert.equal((await balances(to)).USDT, '0.75');
+    assert.equal((await balances(wallet)).USDT, '0');
+  });
+});

@@ -1,0 +1,198 @@
+// Money out on the real sandbox chain (issue 12): completed TON payments swept to the store's
+// (undeployed) treasury by the signer, confirmed by the chain reader with their fee; a store
+// without a treasury keeps its money until it has one; held money swept after REFUND_HOLD_DAYS;
+// a signer killed between signing and recording, or between recording and sending, sends once;
+// a message lost until its valid_until passed is signed again and sent once.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Address, toNano } from '@ton/core';
+import { pino } from 'pino';
+import { createChainClient } from '../../src/chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { outgoingOfPayment, planDueSweeps, type OutgoingRow } from '../../src/treasury/outgoing.ts';
+import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+let app: ChainTestApp;
+let store: Awaited<ReturnType<ChainTestApp['store']>>;
+let treasury: string;
+
+function signer(extra: Partial<SignerDeps> = {}): SignerDeps {
+  return {
+    pool: app.pool,
+    config: app.config,
+    client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }),
+    log,
+    now: () => new Date(),
+    ...extra,
+  };
+}
+
+async function balances(address: string): Promise<Record<string, string>> {
+  const response = await app.request('GET', `/sandbox/v1/accounts/${address}`);
+  assert.equal(response.status, 200, response.text);
+  return response.json.balances;
+}
+const nano = async (address: string) => toNano((await balances(address)).TON!);
+
+async function completedPayment(amount: string, paid = amount, token = store.token) {
+  const created = await app.request('POST', '/v1/payments', { token, body: { amount, currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+  assert.equal(created.status, 201, created.text);
+  await app.pay(created.json.paymentDetails.address, 'TON', paid);
+  await app.settle();
+  const view = (await app.request('GET', `/v1/payments/${created.json.id}`, { token })).json;
+  assert.equal(view.status, 'completed');
+  return { id: created.json.id as string, wallet: Address.parse(created.json.paymentDetails.address).toRawString() };
+}
+
+async function only(paymentId: string): Promise<OutgoingRow> {
+  const rows = await outgoingOfPayment(app.pool, paymentId);
+  assert.equal(rows.length, 1, JSON.stringify(rows));
+  return rows[0]!;
+}
+
+/** Outgoing transactions the wallet made (started by an external message), on chain. */
+function walletSends(wallet: string): number {
+  return app.sandbox.chain.transactionsOf(Address.parse(wallet)).filter((tx) => tx.inMessage?.info.type === 'external-in').length;
+}
+
+before(async () => {
+  app = await startChainApp();
+  store = await app.store({ methods: 'TON/TON' });
+  treasury = freshAddress();
+  await updateStore(app.pool, store.id, { treasury });
+});
+after(() => app.close());
+
+describe('sweeping TON to the treasury', () => {
+  it('a completed payment is planned for sweeping in the completing transaction, sent, and confirmed with its fee', async () => {
+    const payment = await completedPayment('1.25');
+    const planned = await only(payment.id);
+    assert.equal(planned.kind, 'sweep');
+    assert.equal(planned.reason, 'payment');
+    assert.equal(planned.state, 'planned');
+    assert.equal(planned.amount, '1.25');
+    assert.equal(planned.from_address, payment.wallet);
+    assert.equal(planned.to_address, treasury);
+    const jobs = await app.pool.anyFirst(sql.type(z.object({ key: z.string().nullable() }))`select key from graphile_worker.jobs where task_identifier = 'outgoing__send'`);
+    assert.ok(jobs.includes(`outgoing__send:${payment.wallet}`), JSON.stringify(jobs));
+
+    const deposit = await nano(payment.wallet);
+    const result = await sendFromWallet(signer(), payment.wallet);
+    assert.equal(result.outcome, 'sent');
+    assert.equal((await only(payment.id)).state, 'sent');
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.match(done.transaction_hash!, /^[0-9a-f]{64}$/);
+    assert.ok(BigInt(done.fee_base_units!) > 0n);
+    // The whole deposit went (nothing else was in it): what arrived plus the fee is what it held.
+    assert.equal(BigInt(done.sent_amount_base_units!) + BigInt(done.fee_base_units!), deposit);
+    assert.equal(await nano(payment.wallet), 0n);
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.deepEqual(await sendFromWallet(signer(), payment.wallet), { outcome: 'idle' });
+  });
+
+  it('an overpaid payment: exactly the counted amount reaches the treasury, the rest stays refundable', async () => {
+    const payment = await completedPayment('1.5', '2');
+    await sendFromWallet(signer(), payment.wallet);
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.sent_amount_base_units, toNano('1.5').toString());
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5'));
+    const left = await nano(payment.wallet);
+    assert.ok(left > toNano('0.49') && left < toNano('0.5'), String(left));
+
+    // After REFUND_HOLD_DAYS the held half goes too (nothing before).
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0);
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 1);
+    const held = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'held_money')!;
+    assert.equal(held.amount, '0.5');
+    await sendFromWallet(signer(), payment.wallet);
+    await app.settle();
+    const swept = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'held_money')!;
+    assert.equal(swept.state, 'confirmed');
+    assert.equal(await nano(payment.wallet), 0n);
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5') + BigInt(swept.sent_amount_base_units!));
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
+  });
+
+  it('a store without a treasury keeps its money until it has one, then what is due is swept', async () => {
+    const other = await app.store({ name: 'No treasury yet', methods: 'TON/TON' });
+    const payment = await completedPayment('0.7', '0.7', other.token);
+    assert.equal((await outgoingOfPayment(app.pool, payment.id)).length, 0);
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0);
+    const itsTreasury = freshAddress();
+    await updateStore(app.pool, other.id, { treasury: itsTreasury });
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 1);
+    await sendFromWallet(signer(), payment.wallet);
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(app.arrived(itsTreasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0);
+  });
+});
+
+describe('sending is safe to repeat', () => {
+  it('killed between signing and recording, then restarted: sent once, nothing lost', async () => {
+    const payment = await completedPayment('0.9');
+    await assert.rejects(sendFromWallet(signer({ hooks: { afterSign: () => { throw new Error('killed'); } } }), payment.wallet), /killed/);
+    assert.equal((await only(payment.id)).state, 'planned');
+    assert.equal(walletSends(payment.wallet), 0);
+    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'sent');
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.messages_signed, 1);
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+  });
+
+  it('killed between recording and sending, then restarted: the recorded message is sent, once; repeats are harmless', async () => {
+    const payment = await completedPayment('0.8');
+    await assert.rejects(sendFromWallet(signer({ hooks: { afterRecord: () => { throw new Error('killed'); } } }), payment.wallet), /killed/);
+    const recorded = await only(payment.id);
+    assert.equal(recorded.state, 'sent');
+    assert.equal(recorded.broadcasts, 0);
+    assert.equal(walletSends(payment.wallet), 0);
+    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'waiting');
+    // and again, before the reader has seen it: the same message, refused by the wallet this time
+    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'waiting');
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.message_hash, recorded.message_hash);
+    assert.equal(done.messages_signed, 1);
+    assert.ok(done.broadcasts >= 2);
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+  });
+
+  it('a message that expires unseen is signed again with a fresh seqno and sent once', async () => {
+    const payment = await completedPayment('0.6');
+    const lost = signer({ messageTtlSeconds: 1, hooks: { broadcast: async () => {} } });
+    assert.equal((await sendFromWallet(lost, payment.wallet)).outcome, 'sent');
+    const first = await only(payment.id);
+    assert.equal(first.state, 'sent');
+    // Not yet: the chain has not been read past its valid_until.
+    assert.equal((await sendFromWallet(lost, payment.wallet)).outcome, 'waiting');
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await app.settle();
+    await app.settle();
+    const again = await sendFromWallet(signer(), payment.wallet);
+    assert.equal(again.outcome, 'sent');
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.messages_signed, 2);
+    assert.notEqual(done.message_hash, first.message_hash);
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+  });
+});

@@ -1,0 +1,105 @@
+// Reconciliation on the real sandbox chain (issue 12): after payments in and sweeps, refunds and
+// top-ups out, every deposit's books (in − out − fees) equal its on-chain balance to the nanoTON
+// and the jetton base unit; money moved behind Kassa's back shows up as a difference (table,
+// reporting view, metric).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Address, internal, SendMode, toNano } from '@ton/core';
+import { WalletContractV5R1 } from '@ton/ton';
+import { pino } from 'pino';
+import { depositKeyPair } from '../../src/chain/addresses.ts';
+import { createChainClient } from '../../src/chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { registry } from '../../src/metrics.ts';
+import { useDatabaseForMetrics } from '../../src/metrics.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
+import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+let app: ChainTestApp;
+let store: Awaited<ReturnType<ChainTestApp['store']>>;
+
+const client = () => createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
+const signer = (): SignerDeps => ({ pool: app.pool, config: app.config, client: client(), log, now: () => new Date() });
+/** Sixty seconds on: what was just confirmed is reconciled too. */
+const later = () => new Date(Date.now() + 61_000);
+/** Chain time has whole seconds: reconciliation looks at deposits the reader has settled a second past. */
+async function reconcile() {
+  await new Promise((resolve) => setTimeout(resolve, 2_100));
+  await app.settle();
+  return reconcileDeposits({ pool: app.pool, client: client(), log, now: later });
+}
+
+async function paid(coin: 'TON' | 'USDT', amount: string, paidAmount = amount, token = store.token) {
+  const created = await app.request('POST', '/v1/payments', { token, body: { amount, currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] } } });
+  assert.equal(created.status, 201, created.text);
+  await app.pay(created.json.paymentDetails.address, coin, paidAmount);
+  await app.settle();
+  return { id: created.json.id as string, wallet: Address.parse(created.json.paymentDetails.address).toRawString() };
+}
+
+async function drain(wallets: string[]): Promise<void> {
+  const gas = (await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`));
+  for (let round = 0; round < 10; round += 1) {
+    let busy = false;
+    for (const wallet of [...wallets, gas]) {
+      const result = await sendFromWallet(signer(), wallet);
+      if (result.outcome !== 'idle') busy = true;
+    }
+    await app.settle();
+    if (!busy) return;
+  }
+  throw new Error('the wallets never drained');
+}
+
+before(async () => {
+  app = await startChainApp();
+  store = await app.store({ methods: 'TON/TON,USDT/TON' });
+  await updateStore(app.pool, store.id, { treasury: freshAddress() });
+  useDatabaseForMetrics(app.pool);
+});
+after(() => app.close());
+
+describe('reconciliation', () => {
+  let spent: { id: string; wallet: string };
+
+  it('books and chain agree after payments, sweeps, a refund and jetton top-ups', async () => {
+    const ton = await paid('TON', '1.2', '1.7');
+    const usdt = await paid('USDT', '4');
+    // A store without a treasury: its money stays in the deposit.
+    spent = await paid('TON', '0.9', '0.9', (await app.store({ name: 'Keeps its money', methods: 'TON/TON' })).token);
+    const refund = await app.request('POST', `/v1/payments/${ton.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.2', address: freshAddress() } });
+    assert.equal(refund.status, 201, refund.text);
+    await drain([ton.wallet, usdt.wallet]);
+    const states = await app.pool.anyFirst(sql.type(z.object({ state: z.string() }))`select state from outgoing_transfers`);
+    assert.ok(states.length >= 4 && states.every((s) => s === 'confirmed'), JSON.stringify(states));
+    assert.deepEqual(await reconcile(), []);
+    const rows = await app.pool.any(sql.type(z.object({ coin_symbol: z.string(), difference: z.string() }))`select coin_symbol, difference_base_units::text as difference from deposit_reconciliations`);
+    assert.ok(rows.length >= 4, JSON.stringify(rows)); // three TON deposits and one USDT jetton wallet
+    assert.ok(rows.every((r) => r.difference === '0'));
+  });
+
+  it('finds money moved behind Kassa\'s back: a difference in the table, the reporting view and the metric', async () => {
+    // Someone with the master key spends from a deposit by hand (a standard wallet, no Kassa).
+    const secret = await app.pool.oneFirst(sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'deposit_master_key'`);
+    const index = Number(await app.pool.oneFirst(sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${spent.id}`));
+    const keys = depositKeyPair(secret);
+    const wallet = client().open(WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey, walletId: { networkGlobalId: -3, context: index } }));
+    assert.equal(wallet.address.toRawString(), spent.wallet);
+    await wallet.sendTransfer({ seqno: 0, secretKey: keys.secretKey, sendMode: SendMode.PAY_GAS_SEPARATELY, timeout: Math.floor(Date.now() / 1000) + 60, messages: [internal({ to: Address.parse(freshAddress()), value: toNano('0.3'), bounce: false })] });
+    await app.settle();
+    const found = await reconcile();
+    assert.equal(found.length, 1, JSON.stringify(found, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
+    assert.equal(found[0]!.paymentId, spent.id);
+    assert.equal(found[0]!.coin, 'TON');
+    assert.ok(found[0]!.booked - found[0]!.onChain > toNano('0.3'));
+    const view = await app.pool.any(sql.type(z.object({ payment_id: z.string(), difference_base_units: z.string() }))`select payment_id, difference_base_units::text as difference_base_units from reporting.deposit_differences`);
+    assert.deepEqual(view.map((r) => r.payment_id), [spent.id]);
+    assert.ok(BigInt(view[0]!.difference_base_units) < -toNano('0.3'));
+    const metric = (await registry.getSingleMetric('kassa_deposit_differences')!.get()).values.find((v) => v.labels.coin === 'TON');
+    assert.equal(metric?.value, 1);
+  });
+});

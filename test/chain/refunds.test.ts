@@ -1,0 +1,136 @@
+// Refunds on the real sandbox chain (issue 12): POST/GET /v1/payments/{id}/refunds. An
+// overpayment and a late payment go back to the address given (a wallet never deployed); more
+// than the refundable balance is refused; two refunds at once cannot overdraw; idempotency.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Address, toNano } from '@ton/core';
+import { pino } from 'pino';
+import { createChainClient } from '../../src/chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { assertError } from '../helpers/payments.ts';
+
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+let app: ChainTestApp;
+let store: Awaited<ReturnType<ChainTestApp['store']>>;
+const TON = { methods: [{ coin: 'TON', chain: 'TON' }] };
+
+function signer(): SignerDeps {
+  return { pool: app.pool, config: app.config, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date() };
+}
+
+async function payment(amount: string) {
+  const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount, currency: 'TON', payment_options: TON } });
+  assert.equal(created.status, 201, created.text);
+  return { id: created.json.id as string, address: created.json.paymentDetails.address as string, wallet: Address.parse(created.json.paymentDetails.address).toRawString() };
+}
+
+const refund = (id: string, body: unknown, headers: Record<string, string> = {}) => app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body, headers });
+const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
+
+/** Runs the signer for the wallet until it has nothing left, with the reader confirming each message. */
+async function drain(wallet: string): Promise<void> {
+  for (let i = 0; i < 10; i += 1) {
+    const result = await sendFromWallet(signer(), wallet);
+    if (result.outcome === 'idle') return;
+    await app.settle();
+  }
+  throw new Error('the wallet never drained');
+}
+
+before(async () => {
+  app = await startChainApp();
+  store = await app.store({ methods: 'TON/TON' });
+  await updateStore(app.pool, store.id, { treasury: freshAddress() });
+});
+after(() => app.close());
+
+describe('refunds', () => {
+  it('an overpayment goes back to the address given; over the balance is refused; the payment stays completed', async () => {
+    const p = await payment('1');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    await drain(p.wallet); // the counted 1 TON went to the treasury
+    const to = freshAddress();
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.51', address: to }), 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    const created = await refund(p.id, { coin: 'TON', amount: '0.50', address: to });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(Object.keys(created.json).sort(), ['address', 'amount', 'coin', 'createdAt', 'id', 'paymentID', 'status']);
+    assert.equal(created.json.amount, '0.50');
+    assert.equal(created.json.address, to);
+    assert.equal(created.json.status, 'pending');
+    assert.equal(created.json.paymentID, p.id);
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.000000001', address: to }), 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    await drain(p.wallet);
+    const [done] = await refunds(p.id);
+    assert.equal(done.status, 'confirmed');
+    assert.match(done.transactionHash, /^[0-9a-f]{64}$/);
+    assert.ok(Number(done.fee) > 0);
+    // The wallet paid the sweep's fee too: the refund, its last transfer, carried all it had left.
+    const got = app.arrived(Address.parse(to).toRawString(), p.wallet);
+    assert.ok(got > toNano('0.48') && got <= toNano('0.5'), String(got));
+    assert.equal((await app.request('GET', `/v1/payments/${p.id}`, { token: store.token })).json.status, 'completed');
+  });
+
+  it('a late payment (after expiry) is refundable in full, and reaches a wallet never deployed', async () => {
+    const p = await payment('2');
+    const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
+    assert.equal(expired.json.status, 'expired', expired.text);
+    await app.pay(p.address, 'TON', '2');
+    await app.settle();
+    const to = freshAddress();
+    const created = await refund(p.id, { coin: 'TON', amount: '2', address: Address.parse(to).toString({ bounceable: false }) });
+    assert.equal(created.status, 201, created.text);
+    await drain(p.wallet);
+    const [done] = await refunds(p.id);
+    assert.equal(done.status, 'confirmed');
+    const got = app.arrived(Address.parse(to).toRawString(), p.wallet);
+    assert.ok(got > toNano('1.99') && got <= toNano('2'), String(got));
+    assert.equal((await app.request('GET', `/sandbox/v1/accounts/${p.address}`)).json.balances.TON, '0');
+  });
+
+  it('two refunds at once cannot overdraw', async () => {
+    const p = await payment('1');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    const answers = await Promise.all([0, 1, 2].map(() => refund(p.id, { coin: 'TON', amount: '0.3', address: freshAddress() })));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 400, 400]);
+    for (const a of answers.filter((x) => x.status === 400)) assertError(a, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.equal((await refunds(p.id)).length, 1);
+  });
+
+  it('X-Idempotency-Key: the same request is answered again and refunds once; another body is refused', async () => {
+    const p = await payment('1');
+    await app.pay(p.address, 'TON', '1.2');
+    await app.settle();
+    const key = crypto.randomUUID();
+    const body = { coin: 'TON', amount: '0.1', address: freshAddress() };
+    const first = await refund(p.id, body, { 'X-Idempotency-Key': key });
+    const again = await refund(p.id, body, { 'X-Idempotency-Key': key });
+    assert.equal(first.status, 201);
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(again.json, first.json);
+    assert.equal((await refunds(p.id)).length, 1);
+    assertError(await refund(p.id, { ...body, amount: '0.05' }, { 'X-Idempotency-Key': key }), 422, 'invalid_request_error', 'idempotency_key_reused', 'X-Idempotency-Key');
+  });
+
+  it('errors: bad address, bad amount, unknown coin, missing fields, another store\'s payment', async () => {
+    const p = await payment('1');
+    await app.pay(p.address, 'TON', '1.2');
+    await app.settle();
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.1', address: 'nope' }), 400, 'invalid_request_error', 'invalid_address', 'address');
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.1', address: '0:abc' }), 400, 'invalid_request_error', 'invalid_address', 'address');
+    assertError(await refund(p.id, { coin: 'TON', amount: '-1', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.0000000001', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
+    assertError(await refund(p.id, { coin: 'XYZ', amount: '0.1', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_coin', 'coin');
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.1' }), 400, 'invalid_request_error', 'missing_parameter', 'address');
+    const other = await app.store({ name: 'Other', methods: 'TON/TON' });
+    const foreign = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: other.token, body: { coin: 'TON', amount: '0.1', address: freshAddress() } });
+    assertError(foreign, 404, 'not_found_error', 'payment_not_found');
+    assertError(await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
+    assert.deepEqual(await refunds(p.id), []);
+  });
+});
