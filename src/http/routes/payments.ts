@@ -9,7 +9,7 @@ import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
 import { cancelPayment, createPayment, paymentNotFound } from '../../payments/commands.ts';
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
-import { findPaymentView, presentPayment } from '../../payments/present.ts';
+import { findPaymentView, findPaymentViewChecked, presentPayment } from '../../payments/present.ts';
 import { listTransfers, presentTransfer } from '../../payments/transfers.ts';
 import type { PaymentStatus } from '../../payments/transitions.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
@@ -129,14 +129,15 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     ctx.body = { data: page.data.map(present), has_more: page.hasMore };
   };
 
+  // Behind guards.merchantInline: the token is checked by the payment's read itself (one round trip).
   const retrieve: Middleware<KassaState> = async (ctx) => {
-    const view = await findPaymentView(pool, paymentIdParam(ctx.params.id), { storeId: ctx.state.storeId! });
+    const view = await findPaymentViewChecked(pool, paymentIdParam(ctx.params.id), ctx.state.tokenCheck!);
     if (!view) throw paymentNotFound();
     ctx.body = present(view);
   };
 
   const status: Middleware<KassaState> = async (ctx) => {
-    const view = await findPaymentView(pool, paymentIdParam(ctx.params.id), { storeId: ctx.state.storeId! });
+    const view = await findPaymentViewChecked(pool, paymentIdParam(ctx.params.id), ctx.state.tokenCheck!);
     if (!view) throw paymentNotFound();
     ctx.body = { id: view.id, status: view.status };
   };
@@ -163,8 +164,8 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   router.post('/v1/payments', guards.merchant, create);
   router.post('/v1/payments/create', guards.merchant, createInvoice);
   router.get('/v1/payments', guards.merchant, list);
-  router.get('/v1/payments/:id', guards.merchant, retrieve);
-  router.get('/v1/payments/:id/status', guards.merchant, status);
+  router.get('/v1/payments/:id', guards.merchantInline, retrieve);
+  router.get('/v1/payments/:id/status', guards.merchantInline, status);
   router.get('/v1/payments/:id/transfers', guards.merchant, transfers);
   router.post('/v1/payments/:id/cancel', guards.merchant, cancel);
 }
