@@ -2,6 +2,7 @@
 // validate → command → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import type { TokenCheck } from '../../auth/tokens.ts';
 import { invalidRequest } from '../../errors.ts';
 import { idempotencyKey, idempotent, type Outcome } from '../../idempotency.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
@@ -54,6 +55,8 @@ export interface CreateRequest<Body> {
   /** X-Idempotency-Key, already checked (undefined when absent). */
   key: string | undefined;
   now: Date;
+  /** Behind `guards.merchantInline`: the token, checked by the create's first read. */
+  tokenCheck?: TokenCheck | undefined;
 }
 
 /**
@@ -62,9 +65,11 @@ export interface CreateRequest<Body> {
  */
 export function createOperations({ pool, config }: Pick<AppDeps, 'pool' | 'config'>) {
   return {
-    payment: ({ storeId, body, key, now }: CreateRequest<CreatePaymentBody>): Promise<Outcome> =>
+    payment: ({ storeId, body, key, now, tokenCheck }: CreateRequest<CreatePaymentBody>): Promise<Outcome> =>
       idempotent(pool, { storeId, endpoint: 'POST /v1/payments', key, body, now }, async (tx) => {
-        const view = await createPayment(tx, config, storeId, await draftFromPayment(tx, storeId, body), now);
+        // The catalogue in one read, with the token's check (before anything of the create commits).
+        const draft = await draftFromPayment(tx, storeId, body, { network: config.tonNetwork, ...(tokenCheck ? { tokenCheck } : {}) });
+        const view = await createPayment(tx, config, storeId, draft, now);
         return { status: 201, body: presentPayment(view, config), paymentId: view.id };
       }),
     invoice: ({ storeId, body, key, now }: CreateRequest<CreateInvoiceBody>): Promise<Outcome> =>
@@ -85,7 +90,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     async (ctx) => {
       const body = validateBody<Body>(schema, ctx.request.body);
       checkUrls(body, config.webhookAllowInsecure);
-      send(ctx, await run({ storeId: ctx.state.storeId!, body, key: idempotencyKey(ctx.get('X-Idempotency-Key')), now: deps.now() }));
+      send(ctx, await run({ storeId: ctx.state.storeId!, body, key: idempotencyKey(ctx.get('X-Idempotency-Key')), now: deps.now(), tokenCheck: ctx.state.tokenCheck }));
     };
   const create = createRoute<CreatePaymentBody>(createPaymentSchema, operations.payment);
   const createInvoice = createRoute<CreateInvoiceBody>(createInvoiceSchema, operations.invoice);
@@ -161,7 +166,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     send(ctx, outcome);
   };
 
-  router.post('/v1/payments', guards.merchant, create);
+  router.post('/v1/payments', guards.merchantInline, create);
   router.post('/v1/payments/create', guards.merchant, createInvoice);
   router.get('/v1/payments', guards.merchant, list);
   router.get('/v1/payments/:id', guards.merchantInline, retrieve);
