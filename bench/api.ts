@@ -517,12 +517,15 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     const jettonWallet = await pool.maybeOneFirst(
       sql.type(z.object({ account: z.string() }))`select account from chain_watches where payment_id = ${paymentId} and kind = 'jetton_wallet'`,
     );
-    const gset = (statement: ReplayStatement): ReplayStatement => (/nextval\('deposit_address_index_seq'\)/.test(statement.sql) ? { ...statement, gset: true } : statement);
-    const index = 'cast(:index as text)';
+    const takesIndex = /nextval\('deposit_address_index_seq'\)/;
+    const gset = (statement: ReplayStatement): ReplayStatement => (takesIndex.test(statement.sql) ? { ...statement, gset: true } : statement);
+    // The column the derivation index comes back in (the statement that takes it may read more).
+    const indexColumn = /nextval\('deposit_address_index_seq'\)[^,]*?\bas\s+(\w+)/.exec(create.find((statement) => takesIndex.test(statement.sql))?.sql ?? '')?.[1] ?? 'index';
+    const index = `cast(:${indexColumn} as text)`;
     const substitutions = [
       { value: key, expression: 'cast(md5(cast(:k as text)) as uuid)' },
       { value: paymentId, expression: 'cast(md5(cast(:p as text)) as uuid)' },
-      { value: deposit.derivation_index, expression: ':index', exact: true, only: /insert into deposit_addresses/ },
+      { value: deposit.derivation_index, expression: `:${indexColumn}`, exact: true, only: /insert into deposit_addresses/ },
       { value: deposit.address, expression: `('0:' || md5(${index}) || md5('a' || ${index}))` },
       { value: deposit.address_friendly, expression: `('UQ' || md5(${index}))` },
       ...(jettonWallet ? [{ value: jettonWallet, expression: `('0:' || md5('w' || ${index}) || md5('b' || ${index}))` }] : []),
