@@ -12,6 +12,7 @@ import { ApiError, authInvalid, internalError, invalidRequest, rateLimited, serv
 import type { AppDeps, KassaState } from './context.ts';
 import { createRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
+import type { Logger } from '../log.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const SANDBOX_CHAIN_API_PREFIX = '/sandbox/toncenter/';
@@ -24,7 +25,18 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
     const sent = ctx.get('X-Request-Id');
     const requestId = REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = deps.log.child({ requestId });
+    // The request's child logger is made when something logs through it (most requests log only
+    // their one line, and none at LOG_LEVEL=warn): it binds the request id and, once the token is
+    // known, the store id. Setting ctx.state.log replaces it.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      configurable: true,
+      enumerable: true,
+      get: () => (log ??= deps.log.child(ctx.state.storeId ? { requestId, storeId: ctx.state.storeId } : { requestId })),
+      set: (value: Logger) => {
+        log = value;
+      },
+    });
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
     try {
@@ -35,7 +47,7 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
       // The path only: no query string (it may carry cursors), never headers (tokens). The sandbox's
       // own chain API (polled by the watcher every second per open payment) logs at debug.
       const level = ctx.path.startsWith(SANDBOX_CHAIN_API_PREFIX) ? 'debug' : 'info';
-      ctx.state.log[level](
+      if (deps.log.isLevelEnabled(level)) ctx.state.log[level](
         { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10, ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}) },
         'request',
       );
@@ -224,7 +236,6 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
     if (!options.inline) {
       const { storeId } = await authenticate(deps.pool, match[1]!, now, hooks);
       ctx.state.storeId = storeId;
-      ctx.state.log = ctx.state.log.child({ storeId });
       await next();
       return;
     }
@@ -232,7 +243,6 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
     const check: TokenCheck = { token, now, checked: false };
     ctx.state.storeId = token.storeId;
     ctx.state.tokenCheck = check;
-    ctx.state.log = ctx.state.log.child({ storeId: token.storeId });
     try {
       await next();
     } catch (error) {
