@@ -548,15 +548,20 @@ let probeBody = '';
 const startedAt = new Date();
 const loadBefore = os.loadavg();
 let quietBefore: number | null = null;
+/** Kassa's own CPU while idle (ms per second): its background work, taken out of "kassa net". */
+let kassaIdleMsPerSecond: number | null = null;
 let openSeedSeconds = 0;
 try {
   await waitForHealth();
   await startBare();
   // Is the machine quiet? Kassa idles now, so what is busy is someone else.
   const idleStart = machineBusyMs();
+  const kassaIdleStart = processCpuMs(kassa!.pid!);
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const idleEnd = machineBusyMs();
+  const kassaIdleEnd = processCpuMs(kassa!.pid!);
   if (idleStart !== null && idleEnd !== null) quietBefore = (idleEnd - idleStart) / (2000 * os.availableParallelism());
+  if (kassaIdleStart !== null && kassaIdleEnd !== null) kassaIdleMsPerSecond = (kassaIdleEnd - kassaIdleStart) / 2;
   // One request first: a setup problem (no rates, no jetton master…) is not a benchmark figure.
   const probe = await fetch(`${baseUrl}/v1/payments`, {
     method: 'POST',
@@ -696,11 +701,14 @@ const cpuRow = (name: string, concurrency: number, measured: Measured): string[]
   const measuredParts = parts.filter(known);
   const other = known(machine) && parts.every((part) => part === undefined || known(part)) ? machine - measuredParts.reduce((sum, part) => sum + part, 0) : null;
   if (known(other) && known(machine) && other > 0.1 * machine) noisy = true;
-  return [name, String(concurrency), utilisation(machine, measured.elapsedMs), perOp(machine, completed), ...parts.map((part) => perOp(part, completed)), perOp(other, completed)];
+  const kassaMs = cpu.get('kassa');
+  const net = known(kassaMs) && kassaIdleMsPerSecond !== null ? kassaMs - (kassaIdleMsPerSecond * measured.elapsedMs) / 1000 : null;
+  return [name, String(concurrency), utilisation(machine, measured.elapsedMs), perOp(machine, completed), ...parts.map((part) => perOp(part, completed)), perOp(net, completed), perOp(other, completed)];
 };
 const cpuRows = cells.flatMap((cell) => [cpuRow(cell.scenario, cell.concurrency, cell.kassa), ...cell.baselines.map((baseline) => cpuRow(`  ${baseline.label}`, cell.concurrency, baseline))]);
 out.push('CPU per request / per pgbench transaction, µs (machine = every process; driver = load driver or pgbench client):');
-out.push(textTable(['cell', 'conc', 'busy', 'machine', 'kassa', 'postgres', 'bare', 'driver', 'other'], cpuRows));
+out.push(textTable(['cell', 'conc', 'busy', 'machine', 'kassa', 'postgres', 'bare', 'driver', 'kassa net', 'other'], cpuRows));
+if (kassaIdleMsPerSecond !== null) out.push(`kassa net = Kassa's CPU less what it spent idle before the first cell (${formatNumber(kassaIdleMsPerSecond, 1)} ms per second: its background work), per request.`);
 if (noisy) out.push('WARNING   `other` is above 10% of the machine in some cells: something else was running; treat those figures with care.');
 out.push('');
 
