@@ -8,11 +8,16 @@
 // In the same run, on the same server and database, pgbench runs a raw single-row INSERT and a
 // primary-key SELECT at the same client counts and duration (the issue's baseline), and replays
 // the very statements one create and one retrieve send (the "same SQL" baseline,
-// bench/lib/replay.ts). Kassa is paused (SIGSTOP) while pgbench runs, so each side has the machine
-// to itself during its own cells.
+// bench/lib/replay.ts). Issue 13's targets are measured against two more baselines: the payment
+// floor (pgbench: one transaction inserting a payment-like row and its idempotency record, one
+// commit; and the same with `graphile_worker.add_job`) for create, and for retrieve, beside the raw
+// primary-key SELECT, a bare `node:http` + `pg` server doing the payment's read with a prepared
+// statement (bench/lib/bare-server.ts). Kassa is paused (SIGSTOP) while a baseline runs, so each
+// side has the machine to itself during its own cells. `--open N` keeps N open (pending, watched)
+// payments during the cells.
 //
-//   node bench/api.ts [--duration 10] [--warmup 3] [--concurrency 8,32] [--api-only]
-//                     [--pgbench-mode simple|extended|prepared] [--transport http|fetch]
+//   node bench/api.ts [--duration 10] [--warmup 3] [--concurrency 8,32] [--api-only] [--open 1000]
+//                     [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch]
 //                     [--cpu-prof DIR] [--keep] [--show-replay] [--scenarios create,retrieve]
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -27,32 +32,35 @@ import { loadConfig } from '../src/config.ts';
 import { openDatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
-import { authenticate, issueToken } from '../src/auth/tokens.ts';
+import { issueToken, verifyToken } from '../src/auth/tokens.ts';
 import { createOperations } from '../src/http/routes/payments.ts';
 import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
-import { findPaymentView } from '../src/payments/present.ts';
+import { findPaymentViewChecked } from '../src/payments/present.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { cpuBetween, exitedChildrenCpuMs, machineBusyMs, parentPid, processCpuMs, sampleCpu, serverTreeCpuMs } from './lib/cpu.ts';
-import { runClosedLoop, type LoadResult, type RequestSpec, type Transport } from './lib/load.ts';
+import { runClosedLoop, type RequestSpec, type Transport } from './lib/load.ts';
 import { pgbenchVersion, runPgbench, type PgbenchMode, type PgbenchResult } from './lib/pgbench.ts';
+import { runWrk, wrkScript, wrkVersion } from './lib/wrk.ts';
 import { benchFlags } from './lib/flags.ts';
-import { replayScript, statementRecorder, type ReplayStatement } from './lib/replay.ts';
+import { literal, replayScript, statementRecorder, type ReplayStatement } from './lib/replay.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 process.chdir(root);
 
-const USAGE = `usage: node bench/api.ts [--duration SECONDS] [--warmup SECONDS] [--concurrency 8,32] [--api-only]
-                         [--pgbench-mode simple|extended|prepared] [--transport http|fetch] [--cpu-prof DIR] [--keep] [--show-replay]
-                         [--scenarios create,retrieve]`;
+const USAGE = `usage: node bench/api.ts [--duration SECONDS] [--warmup SECONDS] [--concurrency 8,32] [--api-only] [--open N]
+                         [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch] [--cpu-prof DIR] [--keep] [--show-replay]
+                         [--scenarios create,retrieve]
+needs: pgbench (Debian: apt-get install postgresql-client) and, for the default --transport wrk, wrk (apt-get install wrk)`;
 
 const { flags, usage } = benchFlags(USAGE, {
   duration: { type: 'string', default: '10' },
   warmup: { type: 'string', default: '3' },
   concurrency: { type: 'string', default: '8,32' },
   'api-only': { type: 'boolean', default: false },
+  open: { type: 'string', default: '1000' },
   'pgbench-mode': { type: 'string', default: 'simple' },
-  transport: { type: 'string', default: 'http' },
+  transport: { type: 'string', default: 'wrk' },
   'cpu-prof': { type: 'string' },
   keep: { type: 'boolean', default: false },
   'show-replay': { type: 'boolean', default: false },
@@ -66,8 +74,10 @@ const concurrencies = flags.concurrency.split(',').map((part) => Number(part.tri
 if (concurrencies.some((n) => !Number.isInteger(n) || n < 1 || n > 256)) usage('--concurrency must be a list of integers from 1 to 256, e.g. 8,32');
 const pgbenchMode = flags['pgbench-mode'] as PgbenchMode;
 if (!['simple', 'extended', 'prepared'].includes(pgbenchMode)) usage('--pgbench-mode must be simple, extended or prepared');
-const transport = flags.transport as Transport;
-if (transport !== 'http' && transport !== 'fetch') usage('--transport must be http or fetch');
+const transport = flags.transport as Transport | 'wrk';
+if (transport !== 'http' && transport !== 'fetch' && transport !== 'wrk') usage('--transport must be wrk, http or fetch');
+const openPayments = Number(flags.open);
+if (!Number.isInteger(openPayments) || openPayments < 0) usage('--open must be a whole number ≥ 0');
 const apiOnly = flags['api-only'];
 const scenarios = flags.scenarios.split(',').map((part) => part.trim());
 if (scenarios.length === 0 || scenarios.some((name) => name !== 'create' && name !== 'retrieve')) usage('--scenarios must be create, retrieve or both (comma-separated)');
@@ -85,6 +95,11 @@ const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const pgbenchVersionText = await pgbenchVersion();
 if (!pgbenchVersionText) {
   process.stderr.write('bench: pgbench not found (set PGBENCH=/path/to/pgbench; Debian: apt-get install postgresql-client)\n');
+  process.exit(1);
+}
+const wrkVersionText = transport === 'wrk' ? await wrkVersion() : null;
+if (transport === 'wrk' && !wrkVersionText) {
+  process.stderr.write('bench: wrk not found (set WRK=/path/to/wrk; Debian: apt-get install wrk), or drive with --transport http\n');
   process.exit(1);
 }
 
@@ -113,9 +128,15 @@ const postmasterPid = await (async (): Promise<number | null> => {
 const postgresCpu = (): number | null => (postmasterPid === null ? null : serverTreeCpuMs(postmasterPid));
 
 let kassa: ChildProcess | null = null;
+let bare: ChildProcess | null = null;
 let cleaningUp: Promise<void> | null = null;
 async function cleanUp(): Promise<void> {
   cleaningUp ??= (async () => {
+    if (bare && bare.exitCode === null && bare.signalCode === null) {
+      const exited = once(bare, 'exit');
+      bare.kill('SIGTERM');
+      await exited;
+    }
     if (kassa && kassa.exitCode === null && kassa.signalCode === null) {
       kassa.kill('SIGCONT');
       kassa.kill('SIGTERM');
@@ -170,6 +191,36 @@ await bench.query(
   [store.id],
 );
 await bench.query('vacuum analyze bench_raw_select');
+// The payment floor (issue 13): a payment-like row (about 15 columns, a unique deposit address, an
+// index on store and time) and its idempotency record (store, key, request hash, response as jsonb).
+await bench.query(`
+  create table bench_floor_payments (
+    id uuid primary key default gen_random_uuid(),
+    store_id uuid not null,
+    status text not null check (status in ('created', 'pending', 'completed', 'expired', 'cancelled')),
+    amount numeric not null check (amount > 0),
+    currency text not null,
+    order_id text,
+    metadata jsonb not null default '{}'::jsonb,
+    created_via text not null,
+    coin_symbol text,
+    coin_amount numeric,
+    exchange_rate numeric,
+    deposit_address text not null unique,
+    created_at timestamptz not null default now(),
+    expires_at timestamptz not null,
+    method_selected_at timestamptz
+  )`);
+await bench.query('create index bench_floor_payments_by_store on bench_floor_payments (store_id, created_at)');
+await bench.query(`
+  create table bench_floor_idempotency (
+    store_id uuid not null,
+    idempotency_key uuid not null,
+    request_hash text not null,
+    response jsonb,
+    created_at timestamptz not null default now(),
+    primary key (store_id, idempotency_key)
+  )`);
 const serverVersion = (await bench.query<{ server_version: string }>('show server_version')).rows[0]?.server_version ?? '?';
 const settings = (
   await bench.query<{ name: string; setting: string }>(
@@ -185,6 +236,15 @@ values ('${store.id}', 'pending', 10, 'USD', 10.5, now() + interval '1 hour');
 `;
 const SELECT_SCRIPT = `\\set n random(1, ${SELECT_ROWS})
 select * from bench_raw_select where id = md5(cast(:n as text))::uuid;
+`;
+/** The payment floor's transaction; `withJob` adds Graphile Worker's add_job (a job per payment). */
+const floorScript = (response: string, withJob: boolean): string => `\\set k random(1, 9223372036854775806)
+begin;
+insert into bench_floor_payments (store_id, status, amount, currency, metadata, created_via, coin_symbol, coin_amount, exchange_rate, deposit_address, expires_at, method_selected_at)
+values ('${store.id}', 'pending', 10, 'USD', '{}', 'payments', 'USDT', 10.5, 1.05, '0:' || md5(cast(:k as text)) || md5('a' || cast(:k as text)), now() + interval '1 hour', now());
+insert into bench_floor_idempotency (store_id, idempotency_key, request_hash, response)
+values ('${store.id}', cast(md5(cast(:k as text)) as uuid), md5('h' || cast(:k as text)), cast(${literal(response)} as jsonb));
+${withJob ? "select 1 from graphile_worker.add_job('bench_floor', json_build_object('k', cast(:k as text)));\n" : ''}commit;
 `;
 
 // ---------------------------------------------------------------- Kassa
@@ -251,20 +311,36 @@ async function waitForHealth(): Promise<void> {
 
 // ---------------------------------------------------------------- the cells
 
+/** One measured side of a cell: Kassa under load, or a baseline while Kassa is paused. */
+interface Measured {
+  label: string;
+  tps: number;
+  completed: number;
+  errors: number;
+  errorKinds: Map<string, number>;
+  p50Ms: number;
+  p99Ms: number;
+  elapsedMs: number;
+  /** CPU ms over the measurement: machine, kassa, postgres, bare (the bare server), driver (load driver or pgbench client). */
+  cpu: Map<string, number | null>;
+}
+
 interface Cell {
   scenario: 'create' | 'retrieve';
   concurrency: number;
-  load: LoadResult;
-  cpu: Map<string, number | null>;
-  pgbench: PgbenchResult;
-  pgbenchCpu: Map<string, number | null>;
-  replay: PgbenchResult;
-  replayCpu: Map<string, number | null>;
+  kassa: Measured;
+  /** The target's baseline first (create: the payment floor; retrieve: the raw primary-key SELECT), then the others. */
+  baselines: Measured[];
 }
 
+/** Issue 13's targets: create ≥ 0.5× the payment floor, retrieve ≥ 0.25× the raw primary-key SELECT. */
+const TARGETS = { create: { ratio: 0.5, baseline: 'payment floor' }, retrieve: { ratio: 0.25, baseline: 'raw SELECT' } } as const;
+
 const auth = { authorization: `Bearer ${token}` };
-const ids: string[] = [];
+let ids: string[] = [];
 const ID_IN_BODY = /"id":"([0-9a-f-]{36})"/;
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kassa-bench-api-'));
+const pathsFile = path.join(workDir, 'retrieve-paths.txt');
 
 const createRequest = (): RequestSpec => ({
   method: 'POST',
@@ -277,10 +353,8 @@ const retrieveRequest = (): RequestSpec => ({
   path: `/v1/payments/${ids[Math.floor(Math.random() * ids.length)]}`,
   headers: auth,
 });
-const collectId = (_status: number, body: string) => {
-  const id = ID_IN_BODY.exec(body)?.[1];
-  if (id) ids.push(id);
-};
+const CREATE_WRK = wrkScript({ method: 'POST', path: '/v1/payments', headers: { Authorization: auth.authorization, 'Content-Type': 'application/json' }, body: CREATE_BODY, idempotencyKey: true });
+const RETRIEVE_WRK = wrkScript({ method: 'GET', headers: { Authorization: auth.authorization }, pathsFile });
 
 let checkpointNote: string | null = null;
 async function settle(): Promise<void> {
@@ -290,31 +364,118 @@ async function settle(): Promise<void> {
   });
 }
 
-async function kassaCell(scenario: Cell['scenario'], concurrency: number, seconds: number) {
+/** Drives `target` with the scenario's requests; the meters are read around the load. */
+async function drive(label: string, target: string, scenario: Cell['scenario'], concurrency: number, seconds: number, meters: Record<string, () => number | null>): Promise<Measured> {
   await settle();
-  const meters = { kassa: () => processCpuMs(kassa!.pid!), postgres: postgresCpu };
+  if (transport === 'wrk') {
+    const all = { ...meters, driver: exitedChildrenCpuMs };
+    const before = sampleCpu(all);
+    const result = await runWrk({ url: target, connections: concurrency, seconds, script: scenario === 'create' ? CREATE_WRK : RETRIEVE_WRK });
+    return { label, tps: result.requestsPerSecond, completed: result.completed, errors: result.errors, errorKinds: result.errorKinds, p50Ms: result.p50Ms, p99Ms: result.p99Ms, elapsedMs: result.elapsedMs, cpu: cpuBetween(before, sampleCpu(all)) };
+  }
   const before = sampleCpu(meters);
-  const load = await runClosedLoop({
-    baseUrl,
-    concurrency,
-    durationMs: seconds * 1000,
-    transport,
-    next: scenario === 'create' ? createRequest : retrieveRequest,
-    ...(scenario === 'create' ? { onSuccess: collectId } : {}),
-  });
-  return { load, cpu: cpuBetween(before, sampleCpu(meters)) };
+  const load = await runClosedLoop({ baseUrl: target, concurrency, durationMs: seconds * 1000, transport, next: scenario === 'create' ? createRequest : retrieveRequest });
+  const cpu = cpuBetween(before, sampleCpu(meters));
+  cpu.set('driver', load.driverCpuMs);
+  const sorted = sortedCopy(load.latenciesMs);
+  return { label, tps: load.requestsPerSecond, completed: load.completed, errors: load.errors, errorKinds: load.errorKinds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), elapsedMs: load.elapsedMs, cpu };
 }
 
-async function pgbenchCell(script: string, concurrency: number, mode: PgbenchMode = pgbenchMode) {
-  await settle();
+const kassaCell = (scenario: Cell['scenario'], concurrency: number, seconds: number) =>
+  drive('kassa', baseUrl, scenario, concurrency, seconds, { kassa: () => processCpuMs(kassa!.pid!), postgres: postgresCpu });
+
+/** Runs `measure` with Kassa paused (SIGSTOP), so the baseline has the machine to itself. */
+async function paused<T>(measure: () => Promise<T>): Promise<T> {
   kassa!.kill('SIGSTOP');
   try {
-    const meters = { postgres: postgresCpu, pgbench: exitedChildrenCpuMs };
-    const before = sampleCpu(meters);
-    const result = await runPgbench({ url: benchUrl, clients: concurrency, seconds: durationSeconds, script, mode });
-    return { result, cpu: cpuBetween(before, sampleCpu(meters)) };
+    return await measure();
   } finally {
     kassa!.kill('SIGCONT');
+  }
+}
+
+async function pgbenchCell(label: string, script: string, concurrency: number, mode: PgbenchMode = pgbenchMode): Promise<Measured> {
+  await settle();
+  return paused(async () => {
+    const meters = { postgres: postgresCpu, driver: exitedChildrenCpuMs };
+    const before = sampleCpu(meters);
+    const result: PgbenchResult = await runPgbench({ url: benchUrl, clients: concurrency, seconds: durationSeconds, script, mode });
+    const cpu = cpuBetween(before, sampleCpu(meters));
+    const errorKinds = new Map<string, number>(result.failed > 0 ? [['failed transactions', result.failed]] : []);
+    return { label, tps: result.tps, completed: result.transactions, errors: result.failed, errorKinds, p50Ms: result.p50Ms, p99Ms: result.p99Ms, elapsedMs: durationSeconds * 1000, cpu };
+  });
+}
+
+const barePort = await freePort();
+async function startBare(): Promise<void> {
+  bare = spawn(process.execPath, [path.join(root, 'bench/lib/bare-server.ts')], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: benchUrl, PORT: String(barePort), POOL_SIZE: '10' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [chunk] = (await once(bare.stdout!, 'data')) as [Buffer];
+  if (!chunk.toString().includes('listening')) throw new Error(`the bare server did not start: ${chunk.toString()}`);
+}
+
+const bareCell = (concurrency: number) =>
+  paused(async () => {
+    const target = `http://127.0.0.1:${barePort}`;
+    const meters = { bare: () => processCpuMs(bare!.pid!), postgres: postgresCpu };
+    if (warmupSeconds > 0) await drive('bare warm-up', target, 'retrieve', concurrency, Math.min(warmupSeconds, 2), meters); // its JIT, like Kassa's warm-up
+    return drive('bare node:http + pg', target, 'retrieve', concurrency, durationSeconds, meters);
+  });
+
+/** The payments Kassa's retrieve cells (and the bare server's) read: every payment of the store. */
+async function loadIds(): Promise<void> {
+  const client = new pg.Client({ connectionString: benchUrl });
+  await client.connect();
+  try {
+    ids = (await client.query<{ id: string }>('select id from payments where store_id = $1', [store.id])).rows.map((row) => row.id);
+  } finally {
+    await client.end();
+  }
+  fs.writeFileSync(pathsFile, ids.map((id) => `/v1/payments/${id}\n`).join(''));
+}
+
+const openIds: string[] = [];
+/** Creates `--open` pending payments (12-hour TTL) with the create operation, so the worker watches them. */
+async function openSeed(): Promise<void> {
+  if (openPayments === 0) return;
+  const pool = await openPool(benchUrl, { maxPoolSize: 4 });
+  try {
+    const operations = createOperations({ pool, config: loadConfig(kassaEnv, root) });
+    const body = { ...(JSON.parse(CREATE_BODY) as CreatePaymentBody), ttl: 43_200 };
+    let started = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (started < openPayments) {
+          started += 1;
+          const outcome = await operations.payment({ storeId: store.id, body, key: undefined, now: new Date() });
+          openIds.push(ID_IN_BODY.exec(outcome.body)![1]!);
+        }
+      }),
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * Back to `--open` open payments: the ones the create cells made are cancelled in SQL (no webhook,
+ * nothing to watch), so every cell runs with the same number of watched payments.
+ */
+async function keepOpen(): Promise<void> {
+  const client = new pg.Client({ connectionString: benchUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `update payments set status = 'cancelled', cancelled_at = now()
+       where store_id = $1 and status in ('created', 'pending') and not (id = any($2::uuid[]))`,
+      [store.id, openIds],
+    );
+    await client.query(`delete from graphile_worker._private_jobs where task_id in (select id from graphile_worker._private_tasks where identifier = 'bench_floor')`);
+  } finally {
+    await client.end();
   }
 }
 
@@ -332,15 +493,21 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
   try {
     const body = JSON.parse(CREATE_BODY) as CreatePaymentBody;
     const key = crypto.randomUUID();
-    await authenticate(pool, token); // loads the token key once per pool: not part of a request
+    // As behind the routes' guard: the token's signature is verified once per process, and its
+    // database check is part of the create's first read and of the retrieve's read.
+    const verified = await verifyToken(pool, token);
     recorder.statements.splice(0);
-    await authenticate(pool, token);
-    const tokenCheck = recorder.statements.splice(0);
     // The same configuration as the Kassa child, and the same create operation as its route.
-    const outcome = await createOperations({ pool, config: loadConfig(kassaEnv, root) }).payment({ storeId: store.id, body, key, now: new Date() });
+    const outcome = await createOperations({ pool, config: loadConfig(kassaEnv, root) }).payment({
+      storeId: store.id,
+      body,
+      key,
+      now: new Date(),
+      tokenCheck: { token: verified, now: new Date(), checked: false },
+    });
     const create = recorder.statements.splice(0);
     const paymentId = (JSON.parse(outcome.body) as { id: string }).id;
-    await findPaymentView(pool, paymentId, { storeId: store.id });
+    await findPaymentViewChecked(pool, paymentId, { token: verified, now: new Date(), checked: false });
     const view = recorder.statements.splice(0);
     const deposit = await pool.one(
       sql.type(z.object({ derivation_index: z.string(), address: z.string(), address_friendly: z.string() }))`
@@ -350,21 +517,26 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     const jettonWallet = await pool.maybeOneFirst(
       sql.type(z.object({ account: z.string() }))`select account from chain_watches where payment_id = ${paymentId} and kind = 'jetton_wallet'`,
     );
-    const gset = (statement: ReplayStatement): ReplayStatement => (/nextval\('deposit_address_index_seq'\)/.test(statement.sql) ? { ...statement, gset: true } : statement);
-    const index = 'cast(:index as text)';
+    const takesIndex = /nextval\('deposit_address_index_seq'\)/;
+    const gset = (statement: ReplayStatement): ReplayStatement => (takesIndex.test(statement.sql) ? { ...statement, gset: true } : statement);
+    // The column the derivation index comes back in (the statement that takes it may read more).
+    const indexColumn = /nextval\('deposit_address_index_seq'\)[^,]*?\bas\s+(\w+)/.exec(create.find((statement) => takesIndex.test(statement.sql))?.sql ?? '')?.[1] ?? 'index';
+    const index = `cast(:${indexColumn} as text)`;
     const substitutions = [
       { value: key, expression: 'cast(md5(cast(:k as text)) as uuid)' },
       { value: paymentId, expression: 'cast(md5(cast(:p as text)) as uuid)' },
-      { value: deposit.derivation_index, expression: ':index', exact: true, only: /insert into deposit_addresses/ },
+      { value: deposit.derivation_index, expression: `:${indexColumn}`, exact: true, only: /insert into deposit_addresses/ },
       { value: deposit.address, expression: `('0:' || md5(${index}) || md5('a' || ${index}))` },
       { value: deposit.address_friendly, expression: `('UQ' || md5(${index}))` },
       ...(jettonWallet ? [{ value: jettonWallet, expression: `('0:' || md5('w' || ${index}) || md5('b' || ${index}))` }] : []),
     ];
-    const createScript =
-      replayScript(tokenCheck, { substitutions: [], transaction: false, prelude: ['\\set k random(1, 9223372036854775806)', '\\set p random(1, 9223372036854775806)'] }) +
-      replayScript(create.map(gset), { substitutions, transaction: true });
-    const retrieveScript = replayScript([...tokenCheck, ...view], { substitutions: [], transaction: false });
-    return { create: createScript, retrieve: retrieveScript, statements: { create: tokenCheck.length + create.length + 2, retrieve: tokenCheck.length + view.length } };
+    const createScript = replayScript(create.map(gset), {
+      substitutions,
+      transaction: true,
+      prelude: ['\\set k random(1, 9223372036854775806)', '\\set p random(1, 9223372036854775806)'],
+    });
+    const retrieveScript = replayScript(view, { substitutions: [], transaction: false });
+    return { create: createScript, retrieve: retrieveScript, statements: { create: create.length + 2, retrieve: view.length } };
   } finally {
     await pool.end();
   }
@@ -372,41 +544,65 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
 
 const cells: Cell[] = [];
 let replays: Awaited<ReturnType<typeof recordReplays>> | null = null;
+let probeBody = '';
 const startedAt = new Date();
+const loadBefore = os.loadavg();
 let quietBefore: number | null = null;
+/** Kassa's own CPU while idle (ms per second): its background work, taken out of "kassa net". */
+let kassaIdleMsPerSecond: number | null = null;
+let openSeedSeconds = 0;
 try {
   await waitForHealth();
+  await startBare();
   // Is the machine quiet? Kassa idles now, so what is busy is someone else.
   const idleStart = machineBusyMs();
+  const kassaIdleStart = processCpuMs(kassa!.pid!);
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const idleEnd = machineBusyMs();
+  const kassaIdleEnd = processCpuMs(kassa!.pid!);
   if (idleStart !== null && idleEnd !== null) quietBefore = (idleEnd - idleStart) / (2000 * os.availableParallelism());
+  if (kassaIdleStart !== null && kassaIdleEnd !== null) kassaIdleMsPerSecond = (kassaIdleEnd - kassaIdleStart) / 2;
   // One request first: a setup problem (no rates, no jetton master…) is not a benchmark figure.
   const probe = await fetch(`${baseUrl}/v1/payments`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json', 'x-idempotency-key': crypto.randomUUID() },
     body: CREATE_BODY,
   });
-  const probeText = await probe.text();
-  if (probe.status !== 201) throw new Error(`the first create answered ${probe.status}: ${probeText}`);
-  collectId(probe.status, probeText);
+  probeBody = await probe.text();
+  if (probe.status !== 201) throw new Error(`the first create answered ${probe.status}: ${probeBody}`);
   replays = await recordReplays();
   if (flags['show-replay']) say(`same-SQL scripts:\n--- create\n${replays.create}--- retrieve\n${replays.retrieve}`);
+  say(`opening ${openPayments} payments (12-hour TTL) to be watched during the cells`);
+  const seedStarted = performance.now();
+  await openSeed();
+  openSeedSeconds = (performance.now() - seedStarted) / 1000;
+  await keepOpen();
 
   for (const scenario of scenarios as Array<'create' | 'retrieve'>) {
+    if (scenario === 'retrieve') await loadIds();
     if (warmupSeconds > 0) {
       say(`${scenario}: warm-up ${warmupSeconds} s at concurrency ${concurrencies[0]}`);
       await kassaCell(scenario, concurrencies[0]!, warmupSeconds);
+      if (scenario === 'create') await keepOpen();
     }
     for (const concurrency of concurrencies) {
       say(`${scenario}: concurrency ${concurrency}, ${durationSeconds} s`);
-      const { load, cpu } = await kassaCell(scenario, concurrency, durationSeconds);
-      const raw = scenario === 'create' ? 'INSERT' : 'SELECT';
-      say(`pgbench raw ${raw}: ${concurrency} clients, ${durationSeconds} s (kassa paused)`);
-      const { result, cpu: pgbenchCpu } = await pgbenchCell(scenario === 'create' ? INSERT_SCRIPT : SELECT_SCRIPT, concurrency);
-      say(`pgbench same SQL as a ${scenario}: ${concurrency} clients, ${durationSeconds} s (kassa paused)`);
-      const { result: replay, cpu: replayCpu } = await pgbenchCell(replays[scenario], concurrency, 'prepared');
-      cells.push({ scenario, concurrency, load, cpu, pgbench: result, pgbenchCpu, replay, replayCpu });
+      const measured = await kassaCell(scenario, concurrency, durationSeconds);
+      const baselines: Measured[] = [];
+      if (scenario === 'create') {
+        await keepOpen();
+        say(`pgbench payment floor, then with add_job, raw INSERT, same SQL: ${concurrency} clients, ${durationSeconds} s each (kassa paused)`);
+        baselines.push(await pgbenchCell('payment floor', floorScript(probeBody, false), concurrency, 'prepared'));
+        baselines.push(await pgbenchCell('floor + add_job', floorScript(probeBody, true), concurrency, 'prepared'));
+        await keepOpen();
+        baselines.push(await pgbenchCell('raw INSERT', INSERT_SCRIPT, concurrency));
+      } else {
+        say(`pgbench raw SELECT, bare node:http + pg, same SQL: ${concurrency} clients, ${durationSeconds} s each (kassa paused)`);
+        baselines.push(await pgbenchCell('raw SELECT', SELECT_SCRIPT, concurrency));
+        baselines.push(await bareCell(concurrency));
+      }
+      baselines.push(await pgbenchCell('same SQL', replays[scenario], concurrency, 'prepared'));
+      cells.push({ scenario, concurrency, kassa: measured, baselines });
     }
   }
 } catch (error) {
@@ -414,7 +610,9 @@ try {
   await cleanUp();
   process.exit(1);
 }
+const loadAfter = os.loadavg();
 await cleanUp();
+fs.rmSync(workDir, { recursive: true, force: true });
 
 // ---------------------------------------------------------------- the report
 
@@ -428,18 +626,23 @@ const commit = await new Promise<string>((resolve) => {
 const cores = os.availableParallelism();
 const cpuModel = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
 const memoryGiB = os.totalmem() / 2 ** 30;
+const driverText = transport === 'wrk' ? `${wrkVersionText} (-t ≤2 -c N --latency, a child process)` : transport === 'http' ? 'closed loop in the benchmark process, node:http keep-alive Agent' : 'closed loop in the benchmark process, built-in fetch';
 
-const TARGET = 0.5;
 const out: string[] = [];
 out.push(`Kassa API benchmark — ${startedAt.toISOString()}`);
-out.push(`machine   ${cpuModel}, ${cores} cores, ${formatNumber(memoryGiB, 1)} GiB, ${os.type()} ${os.release()}`);
+out.push(`machine   ${cpuModel}, ${cores} cores, ${formatNumber(memoryGiB, 1)} GiB, ${os.type()} ${os.release()}; load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')} before, ${loadAfter.map((n) => n.toFixed(2)).join(' ')} after`);
 out.push(`software  node ${process.version}; PostgreSQL ${serverVersion} (${adminUrlFromEnv ? 'DATABASE_URL' : 'embedded'}; ${settings}); ${pgbenchVersionText}`);
 out.push(`code      ${commit}`);
 out.push(`kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=0, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`);
-out.push(`driver    closed loop in the benchmark process, ${transport === 'http' ? 'node:http keep-alive Agent' : 'built-in fetch'}, ${durationSeconds} s per cell after a ${warmupSeconds} s warm-up per scenario`);
-out.push(`pgbench   -n -c N -j N -T ${durationSeconds} -M ${pgbenchMode} -f script on database ${BENCH_DATABASE} (same server), kassa paused (SIGSTOP) meanwhile`);
+out.push(`open      ${openPayments} pending payments watched during every cell (made in ${openSeedSeconds.toFixed(1)} s; what the create cells add is cancelled after each)`);
+out.push(`driver    ${driverText}, ${durationSeconds} s per cell after a ${warmupSeconds} s warm-up per scenario`);
+out.push(`baselines kassa paused (SIGSTOP) meanwhile; same server and database:`);
+out.push(`          payment floor  pgbench -M prepared: begin; a payment-like row (15 columns, unique deposit address, index on store and time); its idempotency record (response as jsonb); commit`);
+out.push(`          floor + add_job  the same with graphile_worker.add_job`);
+out.push(`          raw INSERT / raw SELECT  pgbench -M ${pgbenchMode}: one single-row INSERT / one primary-key SELECT of a 100,000-row table`);
+out.push(`          bare node:http + pg  bench/lib/bare-server.ts: GET /v1/payments/{id} → the payment row by primary key (prepared statement, pool of 10) as JSON, same driver`);
 if (replays) {
-  out.push(`same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: the token check, then one transaction) and one retrieve (${replays.statements.retrieve})`);
+  out.push(`          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one transaction, the token checked in its first read) and one retrieve (${replays.statements.retrieve})`);
 }
 out.push(`NOTE      ${cores} core(s) are shared by the load driver, Kassa and PostgreSQL (pgbench and PostgreSQL in its cells):`);
 out.push(`          figures are for this machine only, and the driver's CPU is taken from the service under test.`);
@@ -451,79 +654,69 @@ if (checkpointNote) out.push(`NOTE      ${checkpointNote}`);
 out.push('');
 
 const rows = cells.map((cell) => {
-  const sorted = sortedCopy(cell.load.latenciesMs);
-  const ratio = cell.load.requestsPerSecond / cell.pgbench.tps;
-  const sameSql = cell.load.requestsPerSecond / cell.replay.tps;
+  const target = TARGETS[cell.scenario];
+  const baseline = cell.baselines[0]!;
+  const ratio = cell.kassa.tps / baseline.tps;
   return [
     cell.scenario,
     String(cell.concurrency),
-    formatNumber(cell.load.requestsPerSecond),
-    formatNumber(percentile(sorted, 50)),
-    formatNumber(percentile(sorted, 99)),
-    String(cell.load.errors),
-    `${formatNumber(cell.pgbench.tps)} (${cell.scenario === 'create' ? 'INSERT' : 'SELECT'})`,
-    formatNumber(cell.pgbench.p50Ms),
-    formatNumber(cell.pgbench.p99Ms),
+    formatNumber(cell.kassa.tps),
+    formatNumber(cell.kassa.p50Ms),
+    formatNumber(cell.kassa.p99Ms),
+    String(cell.kassa.errors),
+    target.baseline,
+    formatNumber(baseline.tps),
+    formatNumber(baseline.p99Ms),
     `${ratio.toFixed(2)}×`,
-    ratio >= TARGET ? `≥ ${TARGET}× met` : `≥ ${TARGET}× MISSED`,
-    formatNumber(cell.replay.tps),
-    `${sameSql.toFixed(2)}×`,
-    `${(cell.replay.tps / cell.pgbench.tps).toFixed(2)}×`,
+    ratio >= target.ratio ? `≥ ${target.ratio}× met` : `≥ ${target.ratio}× MISSED`,
   ];
 });
-out.push(
-  textTable(['scenario', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'pgbench tps', 'pg p50', 'pg p99', 'ratio', 'target', 'same-SQL tps', 'ratio', 'ceiling'], rows),
+out.push(textTable(['scenario', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'target baseline', 'tps', 'p99 ms', 'ratio', 'target'], rows));
+out.push('');
+const baselineRows = cells.flatMap((cell) =>
+  cell.baselines.map((baseline) => [
+    `${cell.scenario} @${cell.concurrency}`,
+    baseline.label,
+    formatNumber(baseline.tps),
+    formatNumber(baseline.p50Ms),
+    formatNumber(baseline.p99Ms),
+    `${(cell.kassa.tps / baseline.tps).toFixed(2)}×`,
+  ]),
 );
-out.push('ratio = Kassa req/s ÷ pgbench tps; ceiling = same-SQL tps ÷ raw tps: the ratio a service costing nothing itself would reach with this SQL.');
+out.push(textTable(['cell', 'baseline', 'tps', 'p50 ms', 'p99 ms', 'kassa ÷'], baselineRows));
+out.push('kassa ÷ = Kassa req/s ÷ the baseline\'s rate (for "bare node:http + pg": Kassa\'s retrieve against the cheapest Node HTTP read).');
 out.push('');
 
-// Where the CPU went: per request (Kassa cells) and per transaction (pgbench cells), in µs.
+// Where the CPU went: per request (HTTP cells) and per transaction (pgbench cells), in µs.
 // `other` is what the machine spent outside the measured processes: a large figure means the
 // machine was not quiet and the cell's figures are suspect.
 const known = (value: number | null | undefined): value is number => value !== null && value !== undefined;
-const perOp = (ms: number | null | undefined, ops: number) => (!known(ms) || ops === 0 ? '—' : formatNumber((ms * 1000) / ops, 0));
+const perOp = (ms: number | null | undefined, ops: number) => (!known(ms) || ops === 0 ? '' : formatNumber((ms * 1000) / ops, 0));
 const utilisation = (ms: number | null | undefined, elapsedMs: number) => (known(ms) ? `${Math.round((ms / (elapsedMs * cores)) * 100)}%` : '—');
-const remainder = (total: number | null | undefined, parts: Array<number | null | undefined>) =>
-  known(total) && parts.every(known) ? total - parts.reduce<number>((sum, part) => sum + (part as number), 0) : null;
 let noisy = false;
-const flagNoise = (other: number | null, machine: number | null | undefined) => {
+const cpuRow = (name: string, concurrency: number, measured: Measured): string[] => {
+  const { cpu, completed } = measured;
+  const machine = cpu.get('machine');
+  const parts = ['kassa', 'postgres', 'bare', 'driver'].map((meter) => cpu.get(meter));
+  const measuredParts = parts.filter(known);
+  const other = known(machine) && parts.every((part) => part === undefined || known(part)) ? machine - measuredParts.reduce((sum, part) => sum + part, 0) : null;
   if (known(other) && known(machine) && other > 0.1 * machine) noisy = true;
+  const kassaMs = cpu.get('kassa');
+  const net = known(kassaMs) && kassaIdleMsPerSecond !== null ? kassaMs - (kassaIdleMsPerSecond * measured.elapsedMs) / 1000 : null;
+  return [name, String(concurrency), utilisation(machine, measured.elapsedMs), perOp(machine, completed), ...parts.map((part) => perOp(part, completed)), perOp(net, completed), perOp(other, completed)];
 };
-const cpuRows = cells.flatMap((cell) => {
-  const machine = cell.cpu.get('machine');
-  const kassaMs = cell.cpu.get('kassa');
-  const postgresMs = cell.cpu.get('postgres');
-  const other = remainder(machine, [kassaMs, postgresMs, cell.load.driverCpuMs]);
-  flagNoise(other, machine);
-  const pgMachine = cell.pgbenchCpu.get('machine');
-  const pgPostgres = cell.pgbenchCpu.get('postgres');
-  const pgClient = cell.pgbenchCpu.get('pgbench');
-  const pgOther = remainder(pgMachine, [pgPostgres, pgClient]);
-  flagNoise(pgOther, pgMachine);
-  const rpMachine = cell.replayCpu.get('machine');
-  const rpPostgres = cell.replayCpu.get('postgres');
-  const rpClient = cell.replayCpu.get('pgbench');
-  const rpOther = remainder(rpMachine, [rpPostgres, rpClient]);
-  flagNoise(rpOther, rpMachine);
-  const ops = cell.load.completed;
-  const txs = cell.pgbench.transactions;
-  const replayed = cell.replay.transactions;
-  return [
-    [cell.scenario, String(cell.concurrency), utilisation(machine, cell.load.elapsedMs), perOp(machine, ops), perOp(kassaMs, ops), perOp(postgresMs, ops), perOp(cell.load.driverCpuMs, ops), perOp(other, ops)],
-    [`  pgbench ${cell.scenario === 'create' ? 'INSERT' : 'SELECT'}`, String(cell.concurrency), utilisation(pgMachine, durationSeconds * 1000), perOp(pgMachine, txs), '', perOp(pgPostgres, txs), perOp(pgClient, txs), perOp(pgOther, txs)],
-    ['  pgbench same SQL', String(cell.concurrency), utilisation(rpMachine, durationSeconds * 1000), perOp(rpMachine, replayed), '', perOp(rpPostgres, replayed), perOp(rpClient, replayed), perOp(rpOther, replayed)],
-  ];
-});
+const cpuRows = cells.flatMap((cell) => [cpuRow(cell.scenario, cell.concurrency, cell.kassa), ...cell.baselines.map((baseline) => cpuRow(`  ${baseline.label}`, cell.concurrency, baseline))]);
 out.push('CPU per request / per pgbench transaction, µs (machine = every process; driver = load driver or pgbench client):');
-out.push(textTable(['cell', 'conc', 'busy', 'machine', 'kassa', 'postgres', 'driver', 'other'], cpuRows));
+out.push(textTable(['cell', 'conc', 'busy', 'machine', 'kassa', 'postgres', 'bare', 'driver', 'kassa net', 'other'], cpuRows));
+if (kassaIdleMsPerSecond !== null) out.push(`kassa net = Kassa's CPU less what it spent idle before the first cell (${formatNumber(kassaIdleMsPerSecond, 1)} ms per second: its background work), per request.`);
 if (noisy) out.push('WARNING   `other` is above 10% of the machine in some cells: something else was running; treat those figures with care.');
 out.push('');
 
 const errorLines: string[] = [];
 for (const cell of cells) {
-  for (const [kind, count] of cell.load.errorKinds) errorLines.push(`  ${cell.scenario} @${cell.concurrency}: ${count} × ${kind}`);
-  if (cell.pgbench.failed > 0) errorLines.push(`  pgbench @${cell.concurrency} (${cell.scenario === 'create' ? 'INSERT' : 'SELECT'}): ${cell.pgbench.failed} failed transactions`);
-  if (cell.replay.failed > 0) errorLines.push(`  pgbench @${cell.concurrency} (same SQL as a ${cell.scenario}): ${cell.replay.failed} failed transactions`);
+  for (const measured of [cell.kassa, ...cell.baselines]) {
+    for (const [kind, count] of measured.errorKinds) errorLines.push(`  ${cell.scenario} @${cell.concurrency} ${measured.label}: ${count} × ${kind}`);
+  }
 }
 out.push(errorLines.length > 0 ? `errors:\n${errorLines.join('\n')}` : 'errors: none');
 if (kassaWarnings > 0) out.push(`kassa wrote ${kassaWarnings} warning/error log line(s) (the first ones are above, on stderr)`);

@@ -54,7 +54,7 @@ const quote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
  * A literal for pgbench. pgbench reads `:name` anywhere in a command as a variable (it does not
  * parse SQL strings), so a colon followed by a name character is written as chr(58).
  */
-function literal(text: string): string {
+export function literal(text: string): string {
   return text
     .split(/:(?=[A-Za-z0-9_])/)
     .map(quote)

@@ -3,7 +3,7 @@
 import crypto, { type KeyObject } from 'node:crypto';
 import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { authInvalid } from '../errors.ts';
-import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 
 /** The only JWS algorithms accepted: EdDSA and its RFC 9864 name. Never "none", never HMAC. */
 const ACCEPTED_ALGORITHMS = ['EdDSA', 'Ed25519'];
@@ -114,17 +114,52 @@ export interface AuthenticateHooks {
 
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
 
+/** A token whose signature and claims are verified; its database row is still to be checked. */
+export interface VerifiedToken {
+  storeId: string;
+  jti: string;
+}
+
 /**
  * Verifies a bearer token and returns its store id. Every failure is the same 401 auth_invalid,
  * with no hint of which check failed.
  */
 export async function authenticate(db: Db, token: string, now = new Date(), hooks: AuthenticateHooks = {}): Promise<{ storeId: string; jti: string }> {
+  const verified = await verifyToken(db, token, now, hooks);
+  await checkTokenRow(db, verified, now);
+  return verified;
+}
+
+/** The signature and claims only (`authenticate` without its database read). */
+export async function verifyToken(db: Db, token: string, now = new Date(), hooks: AuthenticateHooks = {}): Promise<VerifiedToken> {
   const claims = await verifySignature(await tokenKey(db), token, now, hooks);
-  const { jti } = claims;
-  const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${jti}`));
-  if (!row || row.store_id !== claims.sub || row.revoked_at !== null) throw authInvalid();
+  return { storeId: claims.sub, jti: claims.jti };
+}
+
+/** The database's word on a verified token: known, of its store, not revoked, not expired (CONTRACT §9). */
+export async function checkTokenRow(db: Db, token: VerifiedToken, now: Date): Promise<void> {
+  const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${token.jti}`));
+  if (!row || row.store_id !== token.storeId || row.revoked_at !== null) throw authInvalid();
   if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) throw authInvalid();
-  return { storeId: row.store_id, jti };
+}
+
+/**
+ * A verified token whose database check a route makes inside its own first statement
+ * (`tokenValidSql`); `checked` is set once the database said the token is valid.
+ */
+export interface TokenCheck {
+  token: VerifiedToken;
+  now: Date;
+  checked: boolean;
+}
+
+/**
+ * The same check as `checkTokenRow` as a boolean SQL expression, for a statement that reads what
+ * the request needs and checks its token in the same round trip (the caller refuses the request
+ * with auth_invalid when it is false, before using anything else the statement read).
+ */
+export function tokenValidSql(token: VerifiedToken, now: Date): FragmentSqlToken {
+  return sql.fragment`exists (select 1 from api_tokens where jti = ${token.jti} and store_id = ${token.storeId} and revoked_at is null and (expires_at is null or expires_at > ${sql.timestamp(now)}))`;
 }
 
 /**

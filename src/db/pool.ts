@@ -96,14 +96,18 @@ const preparedStatementRenewal: Interceptor = {
 
 /**
  * Validates rows against the schema given with sql.type(...). Without it, slonik would accept
- * any row shape silently.
+ * any row shape silently. Synchronous (`transformRow`): slonik runs an asynchronous row hook
+ * through a task queue made for every query, parser or not — a visible share of a request's CPU —
+ * and every schema here validates synchronously (zod checks only; an asynchronous refinement
+ * would be refused here, loudly, rather than skipped).
  */
 const resultParser: Interceptor = {
   name: 'kassa-result-parser',
-  transformRowAsync: async (queryContext, query, row) => {
+  transformRow: (queryContext, query, row) => {
     const parser = queryContext.resultParser;
     if (!parser) return row;
-    const result = await parser['~standard'].validate(row);
+    const result = parser['~standard'].validate(row);
+    if (result instanceof Promise) throw new Error('result schemas must validate synchronously (sql.type with an asynchronous refinement)');
     if (result.issues) {
       throw new SchemaValidationError(query, row, result.issues as never);
     }

@@ -1,5 +1,6 @@
 // What every route and middleware receives: configuration, the pool, the logger and the clock.
 import type { ParameterizedContext } from 'koa';
+import type { TokenCheck } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -17,6 +18,11 @@ export interface KassaState {
   log: Logger;
   /** Set by the auth middleware on authenticated routes. */
   storeId?: string;
+  /**
+   * Set by the merchant guard whose token check the route makes in its own statement
+   * (`Guards.merchantInline`); the route sets `checked` once the database said the token is valid.
+   */
+  tokenCheck?: TokenCheck;
 }
 
 export type KassaContext = ParameterizedContext<KassaState>;

@@ -6,12 +6,13 @@ import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { authenticate } from '../auth/tokens.ts';
+import { authenticate, checkTokenRow, verifyToken, type TokenCheck } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
 import { ApiError, authInvalid, internalError, invalidRequest, rateLimited, serviceUnavailable } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
-import { createRateLimiter, rateLimit } from './rateLimit.ts';
+import { createRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
+import type { Logger } from '../log.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const SANDBOX_CHAIN_API_PREFIX = '/sandbox/toncenter/';
@@ -24,7 +25,18 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
     const sent = ctx.get('X-Request-Id');
     const requestId = REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = deps.log.child({ requestId });
+    // The request's child logger is made when something logs through it (most requests log only
+    // their one line, and none at LOG_LEVEL=warn): it binds the request id and, once the token is
+    // known, the store id. Setting ctx.state.log replaces it.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      configurable: true,
+      enumerable: true,
+      get: () => (log ??= deps.log.child(ctx.state.storeId ? { requestId, storeId: ctx.state.storeId } : { requestId })),
+      set: (value: Logger) => {
+        log = value;
+      },
+    });
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
     try {
@@ -35,7 +47,7 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
       // The path only: no query string (it may carry cursors), never headers (tokens). The sandbox's
       // own chain API (polled by the watcher every second per open payment) logs at debug.
       const level = ctx.path.startsWith(SANDBOX_CHAIN_API_PREFIX) ? 'debug' : 'info';
-      ctx.state.log[level](
+      if (deps.log.isLevelEnabled(level)) ctx.state.log[level](
         { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10, ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}) },
         'request',
       );
@@ -200,29 +212,59 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
  * failing is answered 429 before any further verification, so a flood of forged tokens cannot make
  * the API spend its CPU on Ed25519 — taken before verifying, the budget also holds for requests
  * that arrive at once. Tokens this process has verified before need no verification and pass.
+ *
+ * `inline`: the token's database check (revoked? expired? CONTRACT §9, "refused at once") is left
+ * to the route, which makes it in its own first statement (`tokenValidSql`) and marks
+ * `ctx.state.tokenCheck.checked`; a route that writes must make it before its first write commits.
+ * Whatever answer the route did not check the token for — a replay, any error, a 429 of the store's
+ * rate limit — is preceded by the ordinary check here, so a refused token is still refused first.
  */
-export function requireStore(deps: AppDeps): Middleware<KassaState> {
-  const failures = deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
+export function requireStore(deps: AppDeps, options: { inline?: boolean; failures?: RateLimiter | null } = {}): Middleware<KassaState> {
+  const failures = options.failures !== undefined ? options.failures : deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
   return async (ctx, next) => {
     const match = BEARER.exec(ctx.get('Authorization'));
     if (!match) throw authInvalid();
     const client = `auth-failures:${ctx.ip}`;
-    const { storeId } = await authenticate(deps.pool, match[1]!, deps.now(), {
+    const now = deps.now();
+    const hooks = {
       beforeVerifying: () => {
         const budget = failures?.take(client, deps.now().getTime());
         if (budget && !budget.allowed) throw rateLimited(budget.retryAfterSeconds);
       },
       verified: () => failures?.refund(client),
-    });
-    ctx.state.storeId = storeId;
-    ctx.state.log = ctx.state.log.child({ storeId });
-    await next();
+    };
+    if (!options.inline) {
+      const { storeId } = await authenticate(deps.pool, match[1]!, now, hooks);
+      ctx.state.storeId = storeId;
+      await next();
+      return;
+    }
+    const token = await verifyToken(deps.pool, match[1]!, now, hooks);
+    const check: TokenCheck = { token, now, checked: false };
+    ctx.state.storeId = token.storeId;
+    ctx.state.tokenCheck = check;
+    try {
+      await next();
+    } catch (error) {
+      if (!check.checked) await checkTokenRow(deps.pool, token, now);
+      throw error;
+    }
+    if (!check.checked) {
+      try {
+        await checkTokenRow(deps.pool, token, now);
+      } catch (error) {
+        ctx.remove('Idempotent-Replayed');
+        throw error;
+      }
+    }
   };
 }
 
 export interface Guards {
   /** Merchant API: bearer token, then the store's rate limit. */
   merchant: Middleware<KassaState>;
+  /** The same, the token's database check made by the route in its own statement (`requireStore`'s `inline`). */
+  merchantInline: Middleware<KassaState>;
   /** Public checkout endpoints: the client address's rate limit. */
   public: Middleware<KassaState>;
 }
@@ -231,8 +273,11 @@ export interface Guards {
 export function createGuards(deps: AppDeps): Guards {
   const storeLimit = rateLimit(deps.config.rateLimitPerStore, (ctx) => `store:${(ctx.state as KassaState).storeId}`, deps.now);
   const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now);
+  // One failure budget per client for both merchant guards.
+  const failures = deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
   return {
-    merchant: compose([requireStore(deps), storeLimit]) as Middleware<KassaState>,
+    merchant: compose([requireStore(deps, { failures }), storeLimit]) as Middleware<KassaState>,
+    merchantInline: compose([requireStore(deps, { failures, inline: true }), storeLimit]) as Middleware<KassaState>,
     public: clientLimit as Middleware<KassaState>,
   };
 }

@@ -6,10 +6,11 @@ import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { ApiError, notFound, paymentNotFound } from '../errors.ts';
-import { depositAddressInsert, depositPublicKey, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
+import { depositAddressInsert, depositPublicKey, depositWalletAt, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
-import { priceFor, type Price } from './pricing.ts';
+import { priceFor, priceFromRow, type Price } from './pricing.ts';
+import type { StoredRate } from '../rates/rates.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 import { paymentTransitions } from '../metrics.ts';
 
@@ -61,6 +62,15 @@ export interface PaymentDraft {
   createdVia: 'payments' | 'invoice';
   invoiceType: 'FIAT' | 'CRYPTO' | null;
   fiatCurrency: string | null;
+  /** What fixing `method` needs, when the draft's own statement already read it (`draftFromPayment` with a network). */
+  prefetched?: MethodPrefetch;
+}
+
+/** The reads of `chooseMethod`, made beforehand: the pair's rate row, the coin's jetton master, a derivation index. */
+export interface MethodPrefetch {
+  rate: StoredRate | null;
+  jetton: { master_address: string; wallet_code: Buffer | null } | null;
+  derivationIndex: number;
 }
 
 /** What fixing a method decides before anything is written: the price and the deposit wallet. */
@@ -79,20 +89,33 @@ interface MethodChoice {
  * Payment statuses: created → pending). Writes nothing but the
  * derivation sequence.
  */
-async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: string; currency: string }, method: MethodRow, now: Date, options: { param: string; fixedCoinAmount?: string | null }): Promise<MethodChoice> {
+async function chooseMethod(
+  tx: Db,
+  config: CommandConfig,
+  payment: { amount: string; currency: string },
+  method: MethodRow,
+  now: Date,
+  options: { param: string; fixedCoinAmount?: string | null; prefetched?: MethodPrefetch | undefined },
+): Promise<MethodChoice> {
+  const { prefetched } = options;
   const price = options.fixedCoinAmount
     ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
-    : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
-  const jetton = method.coin_kind === 'jetton'
-    ? await tx.maybeOne(prepared(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
+    : prefetched
+      ? priceFromRow(payment.amount, payment.currency, method, now, prefetched.rate, options.param)
+      : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
+  const jetton = method.coin_kind !== 'jetton'
+    ? null
+    : prefetched
+      ? prefetched.jetton
+      : await tx.maybeOne(prepared(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
         select master_address, wallet_code from jetton_masters where coin_symbol = ${method.coin_symbol} and network = ${config.tonNetwork}
-      `))
-    : null;
+      `));
   const master = jetton?.master_address ?? null;
   if (method.coin_kind === 'jetton' && master === null) {
     throw new ApiError('invalid_request_error', 'unsupported_payment_method', `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`, { param: options.param });
   }
-  const deposit = await reserveDepositWallet(tx, await depositPublicKey(tx, config), config.tonNetwork);
+  const publicKey = await depositPublicKey(tx, config);
+  const deposit = prefetched ? depositWalletAt(publicKey, prefetched.derivationIndex, config.tonNetwork) : await reserveDepositWallet(tx, publicKey, config.tonNetwork);
   return { method, price, master, walletCode: jetton?.wallet_code ?? null, deposit };
 }
 
@@ -103,8 +126,25 @@ async function chooseMethod(tx: Db, config: CommandConfig, payment: { amount: st
 function jettonWalletOf(paymentId: string, choice: MethodChoice): string {
   if (choice.master === null) throw new Error('not a jetton');
   if (choice.walletCode === null) return `pending:${paymentId}:${choice.method.coin_symbol}`;
-  const code = Cell.fromBoc(choice.walletCode)[0]!;
+  const code = walletCodeCell(choice.walletCode);
   return standardJettonWalletAddress(Address.parse(choice.master), Address.parse(choice.deposit.address), code).toRawString();
+}
+
+/** Parsed jetton wallet codes by their bytes (one per coin and network). */
+const walletCodes = new Map<string, Cell>();
+
+/**
+ * A wallet code as a cell, parsed once per process: parsing a code's BOC (and hashing its cells)
+ * cost about a tenth of a USDT create's CPU, more than the rest of its jetton wallet's derivation.
+ */
+function walletCodeCell(code: Buffer): Cell {
+  const key = code.toString('base64');
+  let cell = walletCodes.get(key);
+  if (cell === undefined) {
+    cell = Cell.fromBoc(code)[0]!;
+    if (walletCodes.size < 100) walletCodes.set(key, cell);
+  }
+  return cell;
 }
 
 /**
@@ -135,7 +175,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     const next = transition({ status, expiresAt }, { type: 'select_method' }, now);
     if (!next.ok) throw rejectionError(next.reason);
     status = next.to;
-    choice = await chooseMethod(tx, config, draft, draft.method, now, { param: draft.methodParam, fixedCoinAmount: draft.fixedCoinAmount });
+    choice = await chooseMethod(tx, config, draft, draft.method, now, { param: draft.methodParam, fixedCoinAmount: draft.fixedCoinAmount, prefetched: draft.prefetched });
   }
   const paymentId = crypto.randomUUID();
   const insertPayment = sql.fragment`
@@ -147,15 +187,37 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
             ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
             ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.rate ?? null},
             ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
+    returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
+              payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
   `;
   // The payment, its deposit and its accounts: one statement. No job is added: expiry is one
   // statement for every due payment (payments/expiry.ts), so a create never NOTIFYs.
   const writes = choice ? depositWrites(config, paymentId, choice, now) : [];
-  await tx.query(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`));
-  const view = (await findPaymentView(tx, paymentId))!;
+  // Not parsed by a schema (the hot path of create): the columns are the payments row's own, typed
+  // by node-postgres as paymentView checks them when the view is read.
+  const row = (await tx.one(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`))) as InsertedPayment;
+  // The payment view (`findPaymentView`) without reading it back: the row as stored, its method's
+  // coin and chain as read for the choice, its deposit as inserted, no transfers yet.
+  const method = choice?.method ?? null;
+  const view: PaymentView = {
+    ...row,
+    coin_name: method?.coin_name ?? null,
+    coin_decimals: method?.coin_decimals ?? null,
+    coin_kind: method?.coin_kind ?? null,
+    chain_symbol: method?.chain_symbol ?? null,
+    chain_name: method?.chain_name ?? null,
+    address: choice?.deposit.address ?? null,
+    address_friendly: choice?.deposit.friendly ?? null,
+    transaction_hashes: [],
+    received_base_units: '0',
+    transfer_effects: [],
+  };
   paymentTransitions.inc({ to: view.status });
   return view;
 }
+
+/** The columns of `paymentView` that the payments row itself holds. */
+type InsertedPayment = Omit<PaymentView, 'coin_name' | 'coin_decimals' | 'coin_kind' | 'chain_symbol' | 'chain_name' | 'address' | 'address_friendly' | 'transaction_hashes' | 'received_base_units' | 'transfer_effects'>;
 
 /** The customer chooses a method at checkout (public: the payment id is the capability). */
 export async function selectMethod(pool: DatabasePool, config: CommandConfig, paymentId: string, methodId: string, now: Date): Promise<PaymentView> {

@@ -70,6 +70,11 @@ export interface ReservedDeposit {
 /** Takes the next derivation index and derives its wallet (inside the caller's transaction). */
 export async function reserveDepositWallet(tx: Db, publicKey: Buffer, network: Config['tonNetwork']): Promise<ReservedDeposit> {
   const index = Number(await tx.oneFirst(prepared(sql.type(z.object({ index: z.string() }))`select nextval('deposit_address_index_seq')::text as index`)));
+  return depositWalletAt(publicKey, index, network);
+}
+
+/** The deposit wallet of a derivation index already taken from `deposit_address_index_seq`. */
+export function depositWalletAt(publicKey: Buffer, index: number, network: Config['tonNetwork']): ReservedDeposit {
   if (index >= GAS_WALLET_CONTEXT) throw new Error('deposit_address_index_seq reached the gas wallet\'s reserved index');
   const wallet = derivedWallet(publicKey, index, network, CURRENT_DERIVATION);
   return { address: wallet.raw, friendly: wallet.friendly, index, derivation: wallet.derivation };

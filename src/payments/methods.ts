@@ -13,7 +13,7 @@ export const methodRow = z.object({
 export type MethodRow = z.infer<typeof methodRow>;
 
 /** A store's enabled methods with their coin and chain. */
-const STORE_METHODS = sql.fragment`
+export const STORE_METHODS = sql.fragment`
   select pm.id, c.symbol as coin_symbol, c.name as coin_name, c.decimals as coin_decimals, c.kind as coin_kind,
          ch.symbol as chain_symbol, ch.name as chain_name
   from store_payment_methods spm

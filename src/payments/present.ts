@@ -1,6 +1,8 @@
 // The payment presenter: the only place that decides the outward JSON shape of a payment,
 // including which fields each status shows (docs/API.md, The payment object).
+import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { authInvalid } from '../errors.ts';
 import { fromBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl } from './methods.ts';
 import { anomaliesOf } from './anomalies.ts';
@@ -69,6 +71,24 @@ export const PAYMENT_VIEW = sql.fragment`
 export async function findPaymentView(db: Db, paymentId: string, options: { storeId?: string } = {}): Promise<PaymentView | null> {
   const store = options.storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${options.storeId}`;
   return db.maybeOne(prepared(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId} and ${store}`));
+}
+
+/**
+ * The merchant's read of one payment and its bearer token's database check, in one statement
+ * (`Guards.merchantInline`): auth_invalid when the token is not valid — before anything about the
+ * payment is used — else the payment of the token's store, or null. The row is not parsed by a
+ * schema (the hot path of retrieve): node-postgres's types are the ones `paymentView` checks.
+ */
+export async function findPaymentViewChecked(db: Db, paymentId: string, check: TokenCheck): Promise<PaymentView | null> {
+  const row = (await db.one(prepared(sql.unsafe`
+    select ${tokenValidSql(check.token, check.now)} as token_valid, v.*
+    from (select 1) as one left join lateral (${PAYMENT_VIEW} where p.id = ${paymentId} and p.store_id = ${check.token.storeId}) as v on true
+  `))) as { token_valid: boolean } & ({ [K in keyof PaymentView]: PaymentView[K] } | { id: null });
+  if (!row.token_valid) throw authInvalid();
+  check.checked = true;
+  if (row.id === null) return null;
+  const { token_valid: _checked, ...view } = row;
+  return view as PaymentView;
 }
 
 /** RFC 3339 in UTC with milliseconds. */

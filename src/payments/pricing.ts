@@ -5,7 +5,7 @@ import { sql, type Db } from '../db/pool.ts';
 import { type ApiError, apiError } from '../errors.ts';
 import { coinAmountFor } from '../money.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
-import { getRate } from '../rates/rates.ts';
+import { getRate, usableRate, type ExchangeRate, type StoredRate } from '../rates/rates.ts';
 import type { MethodRow } from './methods.ts';
 
 export interface Price {
@@ -23,10 +23,23 @@ export const unsupportedMethod = (currency: string, method: MethodRow, param = '
 
 export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, param?: string): Promise<Price> {
   const rate = await getRate(db, currency, method.coin_symbol, now);
-  if (rate) {
-    return { coinAmount: coinAmountFor(amount, rate.rate, method.coin_decimals), rate: rate.rate, source: rate.source, at: rate.fetchedAt };
-  }
+  if (rate) return priced(amount, method, rate);
   const known = await db.exists(sql.unsafe`select 1 from exchange_rates where currency = ${currency} and coin_symbol = ${method.coin_symbol}`);
+  return noPrice(currency, method, known, param);
+}
+
+/** `priceFor` with the pair's exchange_rates row already read (null: the pair has no row). */
+export function priceFromRow(amount: string, currency: string, method: MethodRow, now: Date, row: StoredRate | null, param?: string): Price {
+  const rate = currency === method.coin_symbol ? { rate: '1', source: 'identity', fetchedAt: now } : row && usableRate(row, now);
+  if (rate) return priced(amount, method, rate);
+  return noPrice(currency, method, row !== null, param);
+}
+
+function priced(amount: string, method: MethodRow, rate: ExchangeRate): Price {
+  return { coinAmount: coinAmountFor(amount, rate.rate, method.coin_decimals), rate: rate.rate, source: rate.source, at: rate.fetchedAt };
+}
+
+function noPrice(currency: string, method: MethodRow, known: boolean, param?: string): never {
   if (known || isFiatCurrency(currency)) throw rateUnavailable(currency, method.coin_symbol);
   throw unsupportedMethod(currency, method, param);
 }

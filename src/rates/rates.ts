@@ -101,6 +101,14 @@ export async function refreshRates(pool: DatabasePool, provider: RateProvider, n
 }
 
 const rateRow = z.object({ rate: z.string(), source: z.string(), fetched_at: z.date() });
+/** A stored exchange_rates row (rate as text). */
+export type StoredRate = z.infer<typeof rateRow>;
+
+/** A stored rate as a price's rate at `now`, or null when it is stale (see `getRate`). */
+export function usableRate(row: StoredRate, now: Date): ExchangeRate | null {
+  if (row.source !== 'fixed' && now.getTime() - row.fetched_at.getTime() > RATE_MAX_AGE_MS) return null;
+  return { rate: row.rate, source: row.source, fetchedAt: row.fetched_at };
+}
 
 /**
  * The rate to price `currency` in `coin` at `now`: identity ('1') when they are the same; null when
@@ -112,9 +120,7 @@ export async function getRate(db: Db, currency: string, coin: string, now: Date)
   const row = await db.maybeOne(prepared(sql.type(rateRow)`
     select rate::text as rate, source, fetched_at from exchange_rates where currency = ${currency} and coin_symbol = ${coin}
   `));
-  if (row === null) return null;
-  if (row.source !== 'fixed' && now.getTime() - row.fetched_at.getTime() > RATE_MAX_AGE_MS) return null;
-  return { rate: row.rate, source: row.source, fetchedAt: row.fetched_at };
+  return row === null ? null : usableRate(row, now);
 }
 
 /** The provider the configuration asks for. */

@@ -2,6 +2,7 @@
 // once per connection, survive the connection going back to the pool, and give the same rows.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SchemaValidationError } from 'slonik';
 import { openPool, prepared, sql, z, type DatabasePool } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
@@ -61,5 +62,32 @@ describe('prepared statements', () => {
     await assert.rejects(pool.one(bad('TON')), /division by zero/);
     assert.deepEqual(await pool.one(bad('USDT')), { n: 1 });
     assert.deepEqual(await pool.one(bad('USDT')), { n: 1 });
+  });
+});
+
+describe('result schemas (sql.type)', () => {
+  let db: TestDatabase;
+  let pool: DatabasePool;
+  before(async () => {
+    db = await createTestDatabase();
+    pool = await openPool(db.url, { maxPoolSize: 1 });
+  });
+  after(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  it('every row is checked: a row that does not fit is refused, a fitting one comes back as parsed', async () => {
+    assert.deepEqual(await pool.any(sql.type(z.object({ n: z.number() }))`select 1 as n union all select 2`), [{ n: 1 }, { n: 2 }]);
+    await assert.rejects(pool.any(sql.type(z.object({ n: z.number() }))`select '1'::text as n union all select 'two'`), (error: unknown) => error instanceof SchemaValidationError);
+    // zod's own output is what comes back (here: a default filled in).
+    assert.deepEqual(await pool.one(sql.type(z.object({ n: z.number(), m: z.string().default('none') }))`select 1 as n`), { n: 1, m: 'none' });
+    // Without a schema the row is node-postgres's.
+    assert.deepEqual(await pool.one(sql.unsafe`select 1::int as n, 'x' as s`), { n: 1, s: 'x' });
+  });
+
+  it('an asynchronous refinement is refused rather than skipped', async () => {
+    const asynchronous = z.object({ n: z.number() }).refine(async () => true);
+    await assert.rejects(pool.one(sql.type(asynchronous)`select 1 as n`), /validate synchronously/);
   });
 });

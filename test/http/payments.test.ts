@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { issueToken, revokeToken } from '../../src/auth/tokens.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { setTestPaymentStatus } from '../helpers/factories.ts';
@@ -528,5 +529,56 @@ describe('a create is all or nothing', () => {
     assert.equal(retried.headers.get('idempotent-replayed'), null);
     const after = await counts();
     assert.deepEqual(after, { payments: before.payments + 1, addresses: before.addresses + 1, watches: before.watches + 2, jobs: before.jobs, keys: before.keys + 1 });
+  });
+});
+
+describe('a revoked token is refused at once where the route checks it in its own read (create, retrieve, status)', () => {
+  const paymentCount = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where store_id = ${store.id}`);
+
+  it('retrieve and status answer 401 auth_invalid, before a 404 or a 400 of the path', async () => {
+    const { token, jti } = await issueToken(app.pool, store.id, null);
+    const payment = (await create({ amount: '1', currency: 'USD', payment_options: TON_TON })).json;
+    assert.equal((await app.request('GET', `/v1/payments/${payment.id}`, { token })).status, 200);
+    assert.equal((await app.request('GET', `/v1/payments/${payment.id}/status`, { token })).status, 200);
+    assert.equal(await revokeToken(app.pool, jti), true);
+    for (const path of [`/v1/payments/${payment.id}`, `/v1/payments/${payment.id}/status`, `/v1/payments/${crypto.randomUUID()}`, '/v1/payments/not-a-uuid']) {
+      assertError(await app.request('GET', path, { token }), 401, 'authentication_error', 'auth_invalid');
+    }
+    // Another store's token still reads nothing of this store.
+    assertError(await app.request('GET', `/v1/payments/${payment.id}`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
+  });
+
+  it('create answers 401 and writes nothing, also for a bad body and for a replay of its key', async () => {
+    const { token, jti } = await issueToken(app.pool, store.id, null);
+    const key = crypto.randomUUID();
+    const first = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key }, token);
+    assert.equal(first.status, 201, first.text);
+    const replay = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key }, token);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(await revokeToken(app.pool, jti), true);
+    const before = await paymentCount();
+    for (const payment_options of [USDT_TON, undefined]) {
+      assertError(await create({ amount: '1', currency: 'USD', ...(payment_options ? { payment_options } : {}) }, {}, token), 401, 'authentication_error', 'auth_invalid');
+      assertError(await create({ amount: '1', currency: 'USD', ...(payment_options ? { payment_options } : {}) }, { 'X-Idempotency-Key': crypto.randomUUID() }, token), 401, 'authentication_error', 'auth_invalid');
+    }
+    assertError(await create({ amount: 'ten', currency: 'USD' }, {}, token), 401, 'authentication_error', 'auth_invalid');
+    assertError(await create({ amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'NOT', chain: 'TON' }] } }, {}, token), 401, 'authentication_error', 'auth_invalid');
+    const replayed = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key }, token);
+    assertError(replayed, 401, 'authentication_error', 'auth_invalid');
+    assert.equal(replayed.headers.get('idempotent-replayed'), null);
+    assertError(await create({ amount: '2', currency: 'USD' }, { 'X-Idempotency-Key': key }, token), 401, 'authentication_error', 'auth_invalid');
+    assert.equal(await paymentCount(), before);
+    // The store's other token is not affected.
+    assert.equal((await create({ amount: '1', currency: 'USD', payment_options: USDT_TON })).status, 201);
+  });
+
+  it('an expired token is refused by the same read', async () => {
+    const { token } = await issueToken(app.pool, store.id, null);
+    const payment = (await create({ amount: '1', currency: 'USD' }, {}, token)).json;
+    // Its stored expiry (not its claims: the token has none) is 1 s after its issue, which is past.
+    await app.pool.query(sql.unsafe`update api_tokens set expires_at = issued_at + interval '1 second' where store_id = ${store.id} and jti = ${JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).jti}`);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assertError(await app.request('GET', `/v1/payments/${payment.id}`, { token }), 401, 'authentication_error', 'auth_invalid');
+    assertError(await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, {}, token), 401, 'authentication_error', 'auth_invalid');
   });
 });

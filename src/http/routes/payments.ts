@@ -2,6 +2,7 @@
 // validate → command → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import type { TokenCheck } from '../../auth/tokens.ts';
 import { invalidRequest, paymentNotFound } from '../../errors.ts';
 import { idempotencyKey, idempotent, type Outcome } from '../../idempotency.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
@@ -10,7 +11,7 @@ import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
 import { cancelPayment, createPayment } from '../../payments/commands.ts';
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
-import { findPaymentView, presentPayment } from '../../payments/present.ts';
+import { findPaymentView, findPaymentViewChecked, presentPayment } from '../../payments/present.ts';
 import { listTransfers, presentTransfer } from '../../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../../payments/transitions.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
@@ -53,6 +54,8 @@ export interface CreateRequest<Body> {
   /** X-Idempotency-Key, already checked (undefined when absent). */
   key: string | undefined;
   now: Date;
+  /** Behind `guards.merchantInline`: the token, checked by the create's first read. */
+  tokenCheck?: TokenCheck | undefined;
 }
 
 /**
@@ -61,9 +64,11 @@ export interface CreateRequest<Body> {
  */
 export function createOperations({ pool, config }: Pick<AppDeps, 'pool' | 'config'>) {
   return {
-    payment: ({ storeId, body, key, now }: CreateRequest<CreatePaymentBody>): Promise<Outcome> =>
+    payment: ({ storeId, body, key, now, tokenCheck }: CreateRequest<CreatePaymentBody>): Promise<Outcome> =>
       idempotent(pool, { storeId, endpoint: 'POST /v1/payments', key, body, now }, async (tx) => {
-        const view = await createPayment(tx, config, storeId, await draftFromPayment(tx, storeId, body), now);
+        // The catalogue in one read, with the token's check (before anything of the create commits).
+        const draft = await draftFromPayment(tx, storeId, body, { network: config.tonNetwork, ...(tokenCheck ? { tokenCheck } : {}) });
+        const view = await createPayment(tx, config, storeId, draft, now);
         return { status: 201, body: presentPayment(view, config), paymentId: view.id };
       }),
     invoice: ({ storeId, body, key, now }: CreateRequest<CreateInvoiceBody>): Promise<Outcome> =>
@@ -84,7 +89,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     async (ctx) => {
       const body = validateBody<Body>(schema, ctx.request.body);
       checkUrls(body, config.webhookAllowInsecure);
-      send(ctx, await run({ storeId: ctx.state.storeId!, body, key: idempotencyKey(ctx.get('X-Idempotency-Key')), now: deps.now() }));
+      send(ctx, await run({ storeId: ctx.state.storeId!, body, key: idempotencyKey(ctx.get('X-Idempotency-Key')), now: deps.now(), tokenCheck: ctx.state.tokenCheck }));
     };
   const create = createRoute<CreatePaymentBody>(createPaymentSchema, operations.payment);
   const createInvoice = createRoute<CreateInvoiceBody>(createInvoiceSchema, operations.invoice);
@@ -128,14 +133,15 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     ctx.body = { data: page.data.map(present), has_more: page.hasMore };
   };
 
+  // Behind guards.merchantInline: the token is checked by the payment's read itself (one round trip).
   const retrieve: Middleware<KassaState> = async (ctx) => {
-    const view = await findPaymentView(pool, paymentIdParam(ctx.params.id), { storeId: ctx.state.storeId! });
+    const view = await findPaymentViewChecked(pool, paymentIdParam(ctx.params.id), ctx.state.tokenCheck!);
     if (!view) throw paymentNotFound();
     ctx.body = present(view);
   };
 
   const status: Middleware<KassaState> = async (ctx) => {
-    const view = await findPaymentView(pool, paymentIdParam(ctx.params.id), { storeId: ctx.state.storeId! });
+    const view = await findPaymentViewChecked(pool, paymentIdParam(ctx.params.id), ctx.state.tokenCheck!);
     if (!view) throw paymentNotFound();
     ctx.body = { id: view.id, status: view.status };
   };
@@ -159,11 +165,11 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     send(ctx, outcome);
   };
 
-  router.post('/v1/payments', guards.merchant, create);
+  router.post('/v1/payments', guards.merchantInline, create);
   router.post('/v1/payments/create', guards.merchant, createInvoice);
   router.get('/v1/payments', guards.merchant, list);
-  router.get('/v1/payments/:id', guards.merchant, retrieve);
-  router.get('/v1/payments/:id/status', guards.merchant, status);
+  router.get('/v1/payments/:id', guards.merchantInline, retrieve);
+  router.get('/v1/payments/:id/status', guards.merchantInline, status);
   router.get('/v1/payments/:id/transfers', guards.merchant, transfers);
   router.post('/v1/payments/:id/cancel', guards.merchant, cancel);
 }
