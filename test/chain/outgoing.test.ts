@@ -83,7 +83,8 @@ describe('sweeping TON to the treasury', () => {
     const deposit = await nano(payment.wallet);
     const result = await sendFromWallet(signer(), payment.wallet);
     assert.equal(result.outcome, 'sent');
-    assert.equal((await only(payment.id)).state, 'sent');
+    // Sent, or already confirmed: the background reader may have read its block by now.
+    assert.ok(['sent', 'confirmed'].includes((await only(payment.id)).state));
     await app.settle();
     const done = await only(payment.id);
     assert.equal(done.state, 'confirmed');
