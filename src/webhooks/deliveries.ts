@@ -5,6 +5,7 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import { paymentNotFound } from '../payments/commands.ts';
+import { enqueueJob } from '../worker/enqueue.ts';
 
 export const DELIVER_TASK = 'webhook__deliver';
 export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;
@@ -38,23 +39,19 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
  */
 export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: DeliveryReason, now: Date): Promise<string | null> {
   const once = reason === 'completed' ? sql.fragment`and not exists (select 1 from webhook_deliveries d where d.payment_id = p.id and d.reason = 'completed')` : sql.fragment``;
-  const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+  const inserted = await tx.maybeOne(sql.type(z.object({ id: z.string(), store_id: z.string() }))`
     insert into webhook_deliveries (payment_id, url, reason, created_at)
     select p.id, p.webhook_url, ${reason}, ${sql.timestamp(now)} from payments p
     where p.id = ${paymentId} and p.webhook_url is not null ${once}
-    returning id
+    returning id, (select store_id from payments where id = ${paymentId}) as store_id
   `);
-  if (id !== null) {
-    await tx.query(sql.unsafe`
-      select graphile_worker.add_job(
-        ${DELIVER_TASK},
-        json_build_object('deliveryId', ${id}::text),
-        max_attempts => ${DELIVER_MAX_ATTEMPTS}::int,
-        job_key => ${deliverJobKey(id)},
-        queue_name => (select 'webhooks:' || store_id::text || ':' || ${String(Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE))} from payments where id = ${paymentId})
-      )
-    `);
-    return id;
+  if (inserted !== null) {
+    await enqueueJob(tx, DELIVER_TASK, { deliveryId: inserted.id }, {
+      maxAttempts: DELIVER_MAX_ATTEMPTS,
+      jobKey: deliverJobKey(inserted.id),
+      queueName: `webhooks:${inserted.store_id}:${Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE)}`,
+    });
+    return inserted.id;
   }
   if (reason !== 'completed') return null;
   return tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
