@@ -108,6 +108,12 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   }
 
   const state = await getAccountState(deps.client, wallet);
+  const chainSeqno = state.state === 'active' ? await walletSeqno(deps.client, wallet) : 0;
+  // The books know every message this wallet accepted; a stale API answer cannot take a seqno back.
+  const booked = await pool.oneFirst(sql.type(z.object({ next: z.string() }))`
+    select coalesce(max(wallet_seqno) + 1, 0)::text as next from outgoing_transfers where from_address = ${wallet} and transaction_hash is not null
+  `);
+  const seqno = Math.max(chainSeqno, Number(booked));
   let sendMode: SendMode = SendMode.PAY_GAS_SEPARATELY;
   let messages: MessageRelaxed[];
   if (isGas) {
@@ -141,16 +147,11 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
       to: jettonWallet,
       value: JETTON_TRANSFER_TON,
       bounce: true,
-      body: jettonTransferBody({ queryId: BigInt(Date.now()), amount: BigInt(next.amount_base_units), destination: Address.parse(next.to_address), responseDestination: Address.parse(gas ?? wallet) }),
+      // The query id is the wallet's seqno: the jetton wallet's transaction names the transfer by it.
+      body: jettonTransferBody({ queryId: BigInt(seqno), amount: BigInt(next.amount_base_units), destination: Address.parse(next.to_address), responseDestination: Address.parse(gas ?? wallet) }),
     })];
   }
 
-  const chainSeqno = state.state === 'active' ? await walletSeqno(deps.client, wallet) : 0;
-  // The books know every message this wallet accepted; a stale API answer cannot take a seqno back.
-  const booked = await pool.oneFirst(sql.type(z.object({ next: z.string() }))`
-    select coalesce(max(wallet_seqno) + 1, 0)::text as next from outgoing_transfers where from_address = ${wallet} and transaction_hash is not null
-  `);
-  const seqno = Math.max(chainSeqno, Number(booked));
   const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? MESSAGE_TTL_SECONDS);
   const message = signWalletMessage(keys, walletRef, { seqno, validUntil, sendMode, messages });
   await deps.hooks?.afterSign?.(next, message);
