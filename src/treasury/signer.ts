@@ -30,6 +30,8 @@ export const JETTON_TRANSFER_TON = 50_000_000n; // 0.05 TON
 export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
 export const MAX_MESSAGES_PER_BATCH = 100;
+/** A transfer whose wallet accepted none of this many signed messages (each expired unseen) fails. */
+export const MAX_MESSAGES_SIGNED = 5;
 /** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
 export const GAS_BATCH_WINDOW_MS = 1_000;
 
@@ -68,14 +70,21 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   const network = deps.config.tonNetwork;
   // 1. A message in flight that the chain has been read past without seeing it: plan it again.
   // One statement (one snapshot): settled_until moves only after the reader booked the blocks.
-  const replanned = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    update outgoing_transfers set state = 'planned', wallet_seqno = null, valid_until = null, message_hash = null,
+  // After MAX_MESSAGES_SIGNED messages the wallet never accepted, the transfer fails instead.
+  const replanned = await pool.any(sql.type(z.object({ id: z.string(), state: z.string() }))`
+    update outgoing_transfers set state = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then 'failed' else 'planned' end,
+      failed_at = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then ${sql.timestamp(deps.now())}::timestamptz end,
+      failure_reason = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then ${`the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`} end,
+      wallet_seqno = null, valid_until = null, message_hash = null,
       message_hash_normalized = null, signed_message = null, send_mode = null, updated_at = ${sql.timestamp(deps.now())}
     where from_address = ${wallet} and state = 'sent'
       and valid_until < (select settled_until from chain_reader where network = ${network})
-    returning id
+    returning id, state
   `);
-  for (const id of replanned) log.warn({ transferId: id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
+  for (const row of replanned) {
+    if (row.state === 'failed') log.error({ transferId: row.id, wallet }, `an outgoing transfer failed: the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`);
+    else log.warn({ transferId: row.id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
+  }
 
   // 2. One in flight: broadcast it again (harmless) and come back after its valid_until.
   const inFlight = await pool.maybeOne(sql.type(outgoingRow.extend({ signed_message: z.instanceof(Buffer) }))`
@@ -130,6 +139,9 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     // books say: within FEE_RESERVE it carries what there is; beyond, the books and the chain disagree.
     if (amount > state.balance + FEE_RESERVE_BASE_UNITS) {
       return fail(deps, next, `the wallet holds ${state.balance} nanoTON, less than the ${amount} to send`);
+    }
+    if (state.balance < FEE_RESERVE_BASE_UNITS) {
+      return fail(deps, next, `the wallet holds ${state.balance} nanoTON: too little to pay for a transfer (dust)`);
     }
     // What would be left could not pay for its own transfer: the whole balance goes, fees taken from it.
     const carryAll = state.balance - amount < FEE_RESERVE_BASE_UNITS;
