@@ -1,5 +1,5 @@
 --! Previous: sha1:961f387e18d9f57fd60bf8d4a3a37cf6cdd3d221
---! Hash: sha1:3a57d4e33535b6fc2a1f409db7ff95994da5c6b7
+--! Hash: sha1:36d5afebe8c3446952134f4de8aa6b3e5224cce2
 --! Message: outgoing transfers
 
 -- Kassa schema, part 10: money out. Every transfer that leaves a deposit wallet (a sweep to the
@@ -106,3 +106,20 @@ create table gas_wallets (
   constraint gas_wallets_address_is_raw check (address ~ '^-?[0-9]+:[0-9a-f]{64}$')
 );
 comment on table gas_wallets is 'Kassa''s gas wallet per network (wallet v5r1 of the deposit key, context 2147483647): it tops up deposit wallets with the TON their jetton transfers need. Written at start by every process; `kassa gas` prints its address and balance.';
+
+create view reporting.refundable_money as
+  select p.id as payment_id, p.store_id, p.order_id, p.status as payment_status, t.coin_symbol,
+         sum(t.amount_base_units)
+           - case when p.status = 'completed' and p.coin_symbol = t.coin_symbol then (p.coin_amount * power(10::numeric, c.decimals))::numeric(78, 0) else 0 end
+           - coalesce((select sum(o.amount_base_units) from outgoing_transfers o
+                       where o.payment_id = p.id and o.coin_symbol = t.coin_symbol and o.reason in ('refund', 'held_money') and o.state <> 'failed'), 0)
+           as refundable_base_units,
+         max(t.recorded_at) as last_money_at,
+         c.decimals
+  from transfers t
+  join payments p on p.id = t.payment_id
+  join coins c on c.symbol = t.coin_symbol
+  where t.effect not in ('not_credited', 'not_counted', 'unknown_token')
+    and (p.status not in ('created', 'pending') or t.effect not in ('partial', 'completed', 'overpaid'))
+  group by p.id, t.coin_symbol, c.decimals;
+comment on view reporting.refundable_money is 'What each deposit holds that is refundable (not part of a completed payment''s counted amount, less refunds and held-money sweeps), per coin, in base units (divide by 10^decimals), with when the last money arrived: it is swept to the treasury REFUND_HOLD_DAYS after that. TON under 10000000 (0.01 TON) is dust: it stays.';

@@ -12,7 +12,7 @@ import type { Logger } from '../log.ts';
 import { chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/expiry.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, planPaymentSweep } from '../treasury/outgoing.ts';
+import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from '../chain/detect.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
@@ -262,6 +262,10 @@ export function createChainReader(deps: ChainReaderDeps) {
       if (watch.kind === 'deposit' && external) {
         await bookOutgoing(tx, block, watch.payment_id);
         continue;
+      }
+      // The deposit's own jetton transfer out, run by its jetton wallet: refused means it failed.
+      if (watch.kind === 'jetton_wallet' && tx.inMessage?.source === watch.deposit_address) {
+        await jettonTransferRefused(pool, { deposit: watch.deposit_address, coin: watch.coin_symbol }, tx, deps.now(), log);
       }
       const transfer = await transferOf(watch, tx);
       if (!transfer) continue;

@@ -5,6 +5,7 @@ import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { fromBaseUnits } from '../money.ts';
 import { COUNTED_EFFECTS } from '../payments/counted.ts';
+import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
 
@@ -214,6 +215,29 @@ export async function confirmOutgoing(pool: DatabasePool, tx: ChainTransaction, 
     await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
   });
+}
+
+/**
+ * A deposit's jetton wallet ran the `transfer` its deposit sent (query id = the deposit's wallet
+ * seqno). The deposit's own transaction already confirmed the message left; when the jetton
+ * wallet refused it, the jettons did not move: the transfer is failed (its TON came back as a
+ * bounce, booked by the reader). Returns whether it changed anything.
+ */
+export async function jettonTransferRefused(pool: DatabasePool, account: { deposit: string; coin: string | null }, tx: ChainTransaction, now: Date, log: Logger): Promise<boolean> {
+  const body = tx.inMessage?.body?.beginParse();
+  if (!body || body.remainingBits < 96 || body.loadUint(32) !== OP_JETTON_TRANSFER) return false;
+  const queryId = body.loadUintBig(64);
+  const succeeded = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false && !tx.aborted;
+  if (succeeded) return false;
+  const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success || tx.compute.exitCode !== 0 ? `exit code ${tx.compute.exitCode}` : 'action_failed';
+  const id = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    update outgoing_transfers set state = 'failed', failure_reason = ${`the jetton wallet refused the transfer (${why}, transaction ${tx.hash})`},
+      failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+    where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
+    returning id
+  `);
+  if (id) log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
+  return id !== null;
 }
 
 // ---- reading --------------------------------------------------------------------------------

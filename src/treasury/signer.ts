@@ -30,6 +30,8 @@ export const JETTON_TRANSFER_TON = 50_000_000n; // 0.05 TON
 export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
 export const MAX_MESSAGES_PER_BATCH = 100;
+/** A transfer whose wallet accepted none of this many signed messages (each expired unseen) fails. */
+export const MAX_MESSAGES_SIGNED = 5;
 /** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
 export const GAS_BATCH_WINDOW_MS = 1_000;
 
@@ -68,14 +70,21 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   const network = deps.config.tonNetwork;
   // 1. A message in flight that the chain has been read past without seeing it: plan it again.
   // One statement (one snapshot): settled_until moves only after the reader booked the blocks.
-  const replanned = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    update outgoing_transfers set state = 'planned', wallet_seqno = null, valid_until = null, message_hash = null,
+  // After MAX_MESSAGES_SIGNED messages the wallet never accepted, the transfer fails instead.
+  const replanned = await pool.any(sql.type(z.object({ id: z.string(), state: z.string() }))`
+    update outgoing_transfers set state = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then 'failed' else 'planned' end,
+      failed_at = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then ${sql.timestamp(deps.now())}::timestamptz end,
+      failure_reason = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then ${`the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`} end,
+      wallet_seqno = null, valid_until = null, message_hash = null,
       message_hash_normalized = null, signed_message = null, send_mode = null, updated_at = ${sql.timestamp(deps.now())}
     where from_address = ${wallet} and state = 'sent'
       and valid_until < (select settled_until from chain_reader where network = ${network})
-    returning id
+    returning id, state
   `);
-  for (const id of replanned) log.warn({ transferId: id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
+  for (const row of replanned) {
+    if (row.state === 'failed') log.error({ transferId: row.id, wallet }, `an outgoing transfer failed: the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`);
+    else log.warn({ transferId: row.id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
+  }
 
   // 2. One in flight: broadcast it again (harmless) and come back after its valid_until.
   const inFlight = await pool.maybeOne(sql.type(outgoingRow.extend({ signed_message: z.instanceof(Buffer) }))`
@@ -108,6 +117,12 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   }
 
   const state = await getAccountState(deps.client, wallet);
+  const chainSeqno = state.state === 'active' ? await walletSeqno(deps.client, wallet) : 0;
+  // The books know every message this wallet accepted; a stale API answer cannot take a seqno back.
+  const booked = await pool.oneFirst(sql.type(z.object({ next: z.string() }))`
+    select coalesce(max(wallet_seqno) + 1, 0)::text as next from outgoing_transfers where from_address = ${wallet} and transaction_hash is not null
+  `);
+  const seqno = Math.max(chainSeqno, Number(booked));
   let sendMode: SendMode = SendMode.PAY_GAS_SEPARATELY;
   let messages: MessageRelaxed[];
   if (isGas) {
@@ -125,6 +140,9 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     if (amount > state.balance + FEE_RESERVE_BASE_UNITS) {
       return fail(deps, next, `the wallet holds ${state.balance} nanoTON, less than the ${amount} to send`);
     }
+    if (state.balance < FEE_RESERVE_BASE_UNITS) {
+      return fail(deps, next, `the wallet holds ${state.balance} nanoTON: too little to pay for a transfer (dust)`);
+    }
     // What would be left could not pay for its own transfer: the whole balance goes, fees taken from it.
     const carryAll = state.balance - amount < FEE_RESERVE_BASE_UNITS;
     if (carryAll) sendMode = SendMode.CARRY_ALL_REMAINING_BALANCE;
@@ -141,16 +159,11 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
       to: jettonWallet,
       value: JETTON_TRANSFER_TON,
       bounce: true,
-      body: jettonTransferBody({ queryId: BigInt(Date.now()), amount: BigInt(next.amount_base_units), destination: Address.parse(next.to_address), responseDestination: Address.parse(gas ?? wallet) }),
+      // The query id is the wallet's seqno: the jetton wallet's transaction names the transfer by it.
+      body: jettonTransferBody({ queryId: BigInt(seqno), amount: BigInt(next.amount_base_units), destination: Address.parse(next.to_address), responseDestination: Address.parse(gas ?? wallet) }),
     })];
   }
 
-  const chainSeqno = state.state === 'active' ? await walletSeqno(deps.client, wallet) : 0;
-  // The books know every message this wallet accepted; a stale API answer cannot take a seqno back.
-  const booked = await pool.oneFirst(sql.type(z.object({ next: z.string() }))`
-    select coalesce(max(wallet_seqno) + 1, 0)::text as next from outgoing_transfers where from_address = ${wallet} and transaction_hash is not null
-  `);
-  const seqno = Math.max(chainSeqno, Number(booked));
   const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? MESSAGE_TTL_SECONDS);
   const message = signWalletMessage(keys, walletRef, { seqno, validUntil, sendMode, messages });
   await deps.hooks?.afterSign?.(next, message);

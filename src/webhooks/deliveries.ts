@@ -38,21 +38,21 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
  */
 export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: DeliveryReason, now: Date): Promise<string | null> {
   const once = reason === 'completed' ? sql.fragment`and not exists (select 1 from webhook_deliveries d where d.payment_id = p.id and d.reason = 'completed')` : sql.fragment``;
-  const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+  const inserted = await tx.maybeOne(sql.type(z.object({ id: z.string(), store_id: z.string() }))`
     insert into webhook_deliveries (payment_id, url, reason, created_at)
     select p.id, p.webhook_url, ${reason}, ${sql.timestamp(now)} from payments p
     where p.id = ${paymentId} and p.webhook_url is not null ${once}
-    returning id
+    returning id, (select store_id from payments where id = ${paymentId}) as store_id
   `);
-  if (id !== null) {
+  if (inserted !== null) {
     await enqueue(tx, {
       task: DELIVER_TASK,
-      payload: { deliveryId: id },
+      payload: { deliveryId: inserted.id },
       maxAttempts: DELIVER_MAX_ATTEMPTS,
-      jobKey: deliverJobKey(id),
-      queueName: sql.fragment`(select 'webhooks:' || store_id::text || ':' || ${String(Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE))} from payments where id = ${paymentId})`,
+      jobKey: deliverJobKey(inserted.id),
+      queueName: `webhooks:${inserted.store_id}:${Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE)}`,
     });
-    return id;
+    return inserted.id;
   }
   if (reason !== 'completed') return null;
   return tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`

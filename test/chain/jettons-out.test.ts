@@ -133,4 +133,25 @@ describe('sweeping USDT', () => {
     assert.equal((await balances(to)).USDT, '0.75');
     assert.equal((await balances(wallet)).USDT, '0');
   });
+
+  it('a jetton transfer its jetton wallet refuses is failed on the books (the jettons did not move)', async () => {
+    const payment = await completedUsdt('1');
+    // Books that claim more than the deposit holds (as a bug would): 50 USDT to refund.
+    await app.pool.query(sql.unsafe`
+      insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units)
+      values ('refund', 'refund', ${payment.id}, ${store.id}, ${payment.wallet}, ${freshAddress()}, 'USDT', 50, 50000000)
+    `);
+    for (let round = 0; round < 8; round += 1) {
+      await sendFromWallet(signer(), payment.wallet);
+      await sendFromWallet(signer(), gas);
+      await app.settle();
+    }
+    const rows = await outgoingOfPayment(app.pool, payment.id);
+    const sweep = rows.find((r) => r.kind === 'sweep')!;
+    const refused = rows.find((r) => r.kind === 'refund')!;
+    assert.equal(sweep.state, 'confirmed');
+    assert.equal(refused.state, 'failed', JSON.stringify(refused));
+    assert.match(refused.failure_reason!, /the jetton wallet refused the transfer/);
+    assert.equal((await balances(payment.wallet)).USDT, '0');
+  });
 });

@@ -108,6 +108,10 @@ describe('sweeping TON to the treasury', () => {
     assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5'));
     const left = await nano(payment.wallet);
     assert.ok(left > toNano('0.49') && left < toNano('0.5'), String(left));
+    const reported = await app.pool.one(sql.type(z.object({ refundable: z.string(), decimals: z.number() }))`
+      select refundable_base_units::text as refundable, decimals::int as decimals from reporting.refundable_money where payment_id = ${payment.id} and coin_symbol = 'TON'
+    `);
+    assert.deepEqual(reported, { refundable: toNano('0.5').toString(), decimals: 9 });
 
     // After REFUND_HOLD_DAYS the held half goes too (nothing before).
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0);
@@ -121,6 +125,19 @@ describe('sweeping TON to the treasury', () => {
     assert.equal(await nano(payment.wallet), 0n);
     assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5') + BigInt(swept.sent_amount_base_units!));
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
+    assert.equal(await app.pool.oneFirst(sql.type(z.object({ r: z.string() }))`select refundable_base_units::text as r from reporting.refundable_money where payment_id = ${payment.id}`), '0');
+  });
+
+  it('dust stays: late money under 0.01 TON is not swept, and is reported', async () => {
+    const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+    const expired = await app.request('POST', `/sandbox/v1/payments/${created.json.id}/expire`, { token: store.token });
+    assert.equal(expired.json.status, 'expired', expired.text);
+    await app.pay(created.json.paymentDetails.address, 'TON', '0.005');
+    await app.settle();
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
+    assert.equal((await outgoingOfPayment(app.pool, created.json.id)).length, 0);
+    assert.equal(await app.pool.oneFirst(sql.type(z.object({ r: z.string() }))`select refundable_base_units::text as r from reporting.refundable_money where payment_id = ${created.json.id}`), toNano('0.005').toString());
+    assert.equal(await nano(created.json.paymentDetails.address), toNano('0.005'));
   });
 
   it('a store without a treasury keeps its money until it has one, then what is due is swept', async () => {

@@ -75,4 +75,12 @@ describe('configuration', () => {
     assert.equal(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl, 'https://toncenter.com');
     assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl, 'https://testnet.toncenter.com');
   });
+
+  it('REFUND_HOLD_DAYS: 30 by default, 0 to 3650 days', () => {
+    assert.equal(loadConfig({}).refundHoldDays, 30);
+    assert.equal(loadConfig({ REFUND_HOLD_DAYS: '0' }).refundHoldDays, 0);
+    assert.equal(loadConfig({ REFUND_HOLD_DAYS: '90' }).refundHoldDays, 90);
+    assert.throws(() => loadConfig({ REFUND_HOLD_DAYS: '3651' }), /REFUND_HOLD_DAYS must be an integer from 0 to 3650/);
+    assert.throws(() => loadConfig({ REFUND_HOLD_DAYS: '-1' }), /REFUND_HOLD_DAYS must be an integer/);
+  });
 });

@@ -2,6 +2,7 @@
 import type Router from '@koa/router';
 import { idempotencyKey, idempotent } from '../../idempotency.ts';
 import { paymentNotFound } from '../../errors.ts';
+import { findPaymentView } from '../../payments/present.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
@@ -14,8 +15,10 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
 
   router.post('/v1/payments/:id/refunds', guards.merchant, async (ctx) => {
     const paymentId = paymentIdParam(ctx.params.id);
-    const body = validateBody<CreateRefundBody>(createRefundSchema, ctx.request.body);
     const storeId = ctx.state.storeId!;
+    // Another store's payment is 404 whatever the body says (it reveals nothing about the body's rules).
+    if (!(await findPaymentView(pool, paymentId, { storeId }))) throw paymentNotFound();
+    const body = validateBody<CreateRefundBody>(createRefundSchema, ctx.request.body);
     const now = deps.now();
     const key = idempotencyKey(ctx.get('X-Idempotency-Key'));
     const outcome = await idempotent(pool, { storeId, endpoint: `POST /v1/payments/${paymentId}/refunds`, key, body, now }, async (tx) => ({

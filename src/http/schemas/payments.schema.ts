@@ -131,7 +131,8 @@ export const FIELD_CODES: Record<string, ErrorCode> = {
   fiatCurrency: 'currency_not_found',
   cryptoAmount: 'invalid_amount',
   paymentMethodID: 'invalid_payment_method_id',
-  coin: 'invalid_coin',
+  // `coin` has no code of its own here (the sandbox's transfer uses the name too): a coin Kassa
+  // does not know is `invalid_coin`, decided by the refund command.
   address: 'invalid_address',
 };
 
