@@ -29,8 +29,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
-import { openDatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { openBenchDatabase } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { issueToken, verifyToken } from '../src/auth/tokens.ts';
 import { createOperations } from '../src/http/routes/payments.ts';
@@ -103,15 +103,9 @@ if (transport === 'wrk' && !wrkVersionText) {
   process.exit(1);
 }
 
-const adminUrlFromEnv = process.env.DATABASE_URL?.trim() || null;
-const server = await openDatabaseServer({ ...loadConfig({ ...process.env, DATABASE_URL: adminUrlFromEnv ?? '' }, root), databaseUrl: adminUrlFromEnv }, log);
-const benchUrlObject = new URL(server.url);
-benchUrlObject.pathname = `/${BENCH_DATABASE}`;
-const benchUrl = benchUrlObject.toString();
-
-const admin = new pg.Client({ connectionString: server.url });
-admin.on('error', () => {});
-await admin.connect();
+const database = await openBenchDatabase(BENCH_DATABASE, root, log);
+const { server, admin, url: benchUrl } = database;
+const onDatabaseUrl = database.source === 'DATABASE_URL';
 
 // The server's processes, to tell PostgreSQL's CPU apart (only when it runs on this machine).
 const postmasterPid = await (async (): Promise<number | null> => {
@@ -145,9 +139,7 @@ async function cleanUp(): Promise<void> {
       await exited;
       clearTimeout(timer);
     }
-    if (!flags.keep) await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)} with (force)`).catch(() => {});
-    await admin.end().catch(() => {});
-    await server.stop().catch(() => {});
+    await database.close(flags.keep);
   })();
   return cleaningUp;
 }
@@ -158,9 +150,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-say(`preparing database ${BENCH_DATABASE} on ${adminUrlFromEnv ? 'DATABASE_URL' : 'the embedded PostgreSQL'}`);
-await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)} with (force)`);
-await admin.query(`create database ${pg.escapeIdentifier(BENCH_DATABASE)}`);
+say(`preparing database ${BENCH_DATABASE} on ${onDatabaseUrl ? 'DATABASE_URL' : 'the embedded PostgreSQL'}`);
+await database.recreate();
 await migrate(benchUrl, log);
 
 const setupPool = await openPool(benchUrl, { maxPoolSize: 2 });
@@ -631,7 +622,7 @@ const driverText = transport === 'wrk' ? `${wrkVersionText} (-t ≤2 -c N --late
 const out: string[] = [];
 out.push(`Kassa API benchmark — ${startedAt.toISOString()}`);
 out.push(`machine   ${cpuModel}, ${cores} cores, ${formatNumber(memoryGiB, 1)} GiB, ${os.type()} ${os.release()}; load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')} before, ${loadAfter.map((n) => n.toFixed(2)).join(' ')} after`);
-out.push(`software  node ${process.version}; PostgreSQL ${serverVersion} (${adminUrlFromEnv ? 'DATABASE_URL' : 'embedded'}; ${settings}); ${pgbenchVersionText}`);
+out.push(`software  node ${process.version}; PostgreSQL ${serverVersion} (${onDatabaseUrl ? 'DATABASE_URL' : 'embedded'}; ${settings}); ${pgbenchVersionText}`);
 out.push(`code      ${commit}`);
 out.push(`kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=0, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`);
 out.push(`open      ${openPayments} pending payments watched during every cell (made in ${openSeedSeconds.toFixed(1)} s; what the create cells add is cancelled after each)`);

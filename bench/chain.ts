@@ -34,8 +34,8 @@ import { LEASE_MS, POLL_MS } from '../src/reader/reader.ts';
 import { SANDBOX_BLOCK_INTERVAL_MS } from '../src/chain/sandbox/chain.ts';
 import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig, type Config } from '../src/config.ts';
-import { openDatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { openBenchDatabase } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
 import { createPayment } from '../src/payments/commands.ts';
@@ -183,18 +183,12 @@ async function startCountingProxy(): Promise<CountingProxy> {
 
 // ---------------------------------------------------------------- the database
 
-const adminUrlFromEnv = process.env.DATABASE_URL?.trim() || null;
-const dbServer = await openDatabaseServer({ ...loadConfig({ ...process.env, DATABASE_URL: adminUrlFromEnv ?? '' }, root), databaseUrl: adminUrlFromEnv }, log);
-const benchUrlObject = new URL(dbServer.url);
-benchUrlObject.pathname = `/${BENCH_DATABASE}`;
-const benchUrl = benchUrlObject.toString();
-const admin = new pg.Client({ connectionString: dbServer.url });
-admin.on('error', () => {});
-await admin.connect();
+const database = await openBenchDatabase(BENCH_DATABASE, root, log);
+const { url: benchUrl } = database;
+const onDatabaseUrl = database.source === 'DATABASE_URL';
 
 async function freshDatabase(): Promise<void> {
-  await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)} with (force)`);
-  await admin.query(`create database ${pg.escapeIdentifier(BENCH_DATABASE)}`);
+  await database.recreate();
   await migrate(benchUrl, log);
 }
 
@@ -224,9 +218,7 @@ let cleaningUp: Promise<void> | null = null;
 function cleanUp(): Promise<void> {
   cleaningUp ??= (async () => {
     while (cleanups.length > 0) await cleanups.pop()!().catch((error: unknown) => say(`cleanup: ${(error as Error).message}`));
-    if (!flags.keep) await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)} with (force)`).catch(() => {});
-    await admin.end().catch(() => {});
-    await dbServer.stop().catch(() => {});
+    await database.close(flags.keep);
   })();
   return cleaningUp;
 }
@@ -474,7 +466,7 @@ await cleanUp();
 const { cells, errors } = result;
 
 out(`# Kassa chain reader benchmark — ${startedAt.toISOString()}`);
-out(`node ${process.version}, ${os.availableParallelism()} CPUs, database ${adminUrlFromEnv ? 'DATABASE_URL' : 'embedded PostgreSQL'} (${BENCH_DATABASE})`);
+out(`node ${process.version}, ${os.availableParallelism()} CPUs, database ${onDatabaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'} (${BENCH_DATABASE})`);
 out(`sandbox: one masterchain block per ${SANDBOX_BLOCK_INTERVAL_MS} ms; reader: polls every ${POLL_MS} ms when caught up, lease ${LEASE_MS} ms; worker TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`);
 out(`${PAYMENTS} payments created and paid at once per ${WINDOW_MS / 1000} s window (half TON, half USDT), besides the open ones`);
 out();

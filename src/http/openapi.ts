@@ -5,7 +5,7 @@ import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
-import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, createRefundSchema, currencySchema } from './schemas/payments.schema.ts';
+import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, createRefundSchema, currencySchema, listPaymentsQuery } from './schemas/payments.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -279,12 +279,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         get: {
           operationId: 'listPayments',
           summary: "The store's payments, newest first (extension)",
-          parameters: [
-            { name: 'status', in: 'query', schema: { type: 'string', enum: [...PAYMENT_STATUSES] } },
-            { name: 'created_after', in: 'query', schema: { type: 'string', format: 'date-time' } },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
-            { name: 'starting_after', in: 'query', schema: { type: 'string', format: 'uuid' } },
-          ],
+          // The same schema validates the query (src/http/schemas/payments.schema.ts).
+          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, { description, ...schema }]) => ({
+            name,
+            in: 'query',
+            description,
+            schema: 'format' in schema && schema.format === 'kassa-time' ? { ...schema, format: 'date-time' } : schema,
+          })),
           responses: {
             '200': { description: 'A page', content: json({ type: 'object', required: ['data', 'has_more'], properties: { data: { type: 'array', items: ref('Payment') }, has_more: { type: 'boolean' } } }) },
             ...common,

@@ -11,6 +11,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: false });
 addFormats(ajv, ['uri', 'uuid', 'date-time']);
+// A time as the list's created_after takes it: starts like RFC 3339 (date, then T) and parses.
+ajv.addFormat('kassa-time', (text: string) => /^\d{4}-\d{2}-\d{2}T/.test(text) && !Number.isNaN(new Date(text).getTime()));
 
 /** `/metadata/color` → `metadata.color`; `/payment_options/methods/0/coin` → `payment_options.methods[0].coin`. */
 function toParam(pointer: string, extra?: string): string {
@@ -84,4 +86,32 @@ export function validateBody<T>(schema: object, body: unknown): T {
   const value = body === undefined || body === null ? {} : body;
   if (!validate(value)) throw errorFor(validate.errors![0]!);
   return value as T;
+}
+
+/** A query string's schema, and the code and message of each parameter's failures. */
+export interface QueryDefinition {
+  schema: { type: 'object'; additionalProperties: false; properties: Record<string, object> };
+  fields: Record<string, { code: ErrorCode; message: string }>;
+}
+
+/**
+ * Validates a query string (Koa's `ctx.query`: a repeated parameter is an array, which no
+ * parameter schema accepts) and returns it typed, or throws the parameter's own error.
+ */
+export function validateQuery<T>(definition: QueryDefinition, query: unknown): T {
+  let validate = compiled.get(definition.schema);
+  if (!validate) {
+    validate = ajv.compile(definition.schema);
+    compiled.set(definition.schema, validate);
+  }
+  const value = { ...(query as object) };
+  if (validate(value)) return value as T;
+  const error = validate.errors![0]!;
+  if (error.keyword === 'additionalProperties') {
+    const name = String(error.params.additionalProperty);
+    throw invalidRequest('unknown_parameter', `${name} is not a known query parameter.`, name);
+  }
+  const name = error.instancePath.split('/')[1]!;
+  const field = definition.fields[name]!;
+  throw invalidRequest(field.code, field.message, name);
 }

@@ -500,6 +500,14 @@ describe('GET /v1/payments (list)', () => {
     assertError(await list('?starting_after=x'), 400, 'invalid_request_error', 'invalid_starting_after', 'starting_after');
     assertError(await list(`?starting_after=${crypto.randomUUID()}`), 400, 'invalid_request_error', 'invalid_starting_after', 'starting_after');
     assertError(await list('?sort=asc'), 400, 'invalid_request_error', 'unknown_parameter', 'sort');
+    // A parameter given twice is refused with its own code.
+    assertError(await list('?status=pending&status=created'), 400, 'invalid_request_error', 'invalid_status', 'status');
+    assertError(await list('?limit=1&limit=2'), 400, 'invalid_request_error', 'invalid_limit', 'limit');
+    // limit 1 to 100, leading zeros allowed as before; created_after parses and starts like RFC 3339.
+    assert.equal((await list('?limit=007')).status, 200);
+    assert.equal((await list('?limit=100')).status, 200);
+    assertError(await list('?limit=1000'), 400, 'invalid_request_error', 'invalid_limit', 'limit');
+    assertError(await list('?created_after=2026-13-45T00:00:00Z'), 400, 'invalid_request_error', 'invalid_created_after', 'created_after');
   });
 });
 

@@ -13,7 +13,6 @@ import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
 import { findPaymentView, findPaymentViewChecked, presentPayment } from '../../payments/present.ts';
 import { listTransfers, presentTransfer } from '../../payments/transfers.ts';
-import { PAYMENT_STATUSES, type PaymentStatus } from '../../payments/transitions.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
 import {
@@ -22,8 +21,10 @@ import {
   createPaymentSchema,
   type CreateInvoiceBody,
   type CreatePaymentBody,
+  type ListPaymentsQuery,
+  listPaymentsQuery,
 } from '../schemas/payments.schema.ts';
-import { validateBody } from '../validate.ts';
+import { validateBody, validateQuery } from '../validate.ts';
 
 
 export function paymentIdParam(value: string | undefined): string {
@@ -95,38 +96,11 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   const createInvoice = createRoute<CreateInvoiceBody>(createInvoiceSchema, operations.invoice);
 
   const list: Middleware<KassaState> = async (ctx) => {
-    const query = ctx.query;
-    for (const name of Object.keys(query)) {
-      if (!['status', 'created_after', 'limit', 'starting_after'].includes(name)) {
-        throw invalidRequest('unknown_parameter', `${name} is not a known query parameter.`, name);
-      }
-    }
-    const one = (name: 'status' | 'created_after' | 'limit' | 'starting_after'): string | undefined => {
-      const value = query[name];
-      if (Array.isArray(value)) throw invalidRequest(`invalid_${name}`, `${name} may be given once.`, name);
-      return value;
-    };
-    const status = one('status');
-    if (status !== undefined && !PAYMENT_STATUSES.includes(status as PaymentStatus)) {
-      throw invalidRequest('invalid_status', `status must be one of ${PAYMENT_STATUSES.join(', ')}.`, 'status');
-    }
-    const createdAfterText = one('created_after');
-    const createdAfter = createdAfterText === undefined ? undefined : new Date(createdAfterText);
-    if (createdAfter && (Number.isNaN(createdAfter.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(createdAfterText!))) {
-      throw invalidRequest('invalid_created_after', 'created_after must be an RFC 3339 time.', 'created_after');
-    }
-    const limitText = one('limit') ?? '20';
-    if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100) {
-      throw invalidRequest('invalid_limit', 'limit must be an integer from 1 to 100.', 'limit');
-    }
-    const startingAfter = one('starting_after');
-    if (startingAfter !== undefined && !isUuid(startingAfter)) {
-      throw invalidRequest('invalid_starting_after', 'starting_after must be a payment id.', 'starting_after');
-    }
+    const { status, created_after: createdAfter, limit = '20', starting_after: startingAfter } = validateQuery<ListPaymentsQuery>(listPaymentsQuery, ctx.query);
     const page = await listPayments(pool, ctx.state.storeId!, {
-      ...(status ? { status: status as PaymentStatus } : {}),
-      ...(createdAfter ? { createdAfter } : {}),
-      limit: Number(limitText),
+      ...(status ? { status } : {}),
+      ...(createdAfter ? { createdAfter: new Date(createdAfter) } : {}),
+      limit: Number(limit),
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),
     });
     if (!page) throw invalidRequest('invalid_starting_after', 'starting_after is not a payment of this store.', 'starting_after');

@@ -2,7 +2,9 @@
 // and for the OpenAPI document. Each top-level field names the error code its failures get.
 
 import type { ErrorCode } from '../../errors.ts';
+import { PAYMENT_STATUSES } from '../../payments/transitions.ts';
 import { FIAT_CURRENCIES } from '../../rates/fiat.ts';
+import type { QueryDefinition } from '../validate.ts';
 
 /** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */
 export const currencySchema = {
@@ -138,3 +140,30 @@ export const FIELD_CODES: Record<string, ErrorCode> = {
 
 /** The bodies these schemas accept are the domain's inputs (src/payments/drafts.ts). */
 export type { PaymentInput as CreatePaymentBody, InvoiceInput as CreateInvoiceBody } from '../../payments/drafts.ts';
+
+/** GET /v1/payments: the list's query parameters, each at most once. */
+export const listPaymentsQuery = {
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      status: { type: 'string', enum: [...PAYMENT_STATUSES], description: 'Only payments in this status.' },
+      created_after: { type: 'string', format: 'kassa-time', description: 'Only payments created after this time (RFC 3339).' },
+      limit: { type: 'string', pattern: '^(?:[1-9]|0[1-9]|[1-9]\\d|00[1-9]|0[1-9]\\d|100)$', description: 'Page size, 1 to 100 (default 20).' },
+      starting_after: { type: 'string', format: 'uuid', description: 'The last payment id of the previous page.' },
+    },
+  },
+  fields: {
+    status: { code: 'invalid_status', message: `status must be one of ${PAYMENT_STATUSES.join(', ')}.` },
+    created_after: { code: 'invalid_created_after', message: 'created_after must be an RFC 3339 time.' },
+    limit: { code: 'invalid_limit', message: 'limit must be an integer from 1 to 100.' },
+    starting_after: { code: 'invalid_starting_after', message: 'starting_after must be a payment id.' },
+  },
+} as const satisfies QueryDefinition;
+
+export interface ListPaymentsQuery {
+  status?: (typeof PAYMENT_STATUSES)[number];
+  created_after?: string;
+  limit?: string;
+  starting_after?: string;
+}
