@@ -60,11 +60,11 @@ describe('deposit addresses', () => {
     assert.equal(friendlyAddress(main.address, 'testnet'), test.friendly);
   });
 
-  it('derive fast (cached key and code cell)', () => {
-    const t = performance.now();
-    for (let i = 0; i < 2000; i++) depositWallet(MASTER, i, 'mainnet');
-    const perAddress = (performance.now() - t) / 2000;
-    assert.ok(perAddress < 1, `deriving took ${perAddress} ms per address`);
+  it('derives 2,000 distinct addresses, each the same when derived again (speed is bench/, not a test)', () => {
+    const addresses = new Set<string>();
+    for (let i = 0; i < 2000; i++) addresses.add(depositWallet(MASTER, i, 'mainnet').raw);
+    assert.equal(addresses.size, 2000);
+    assert.equal(depositWallet(MASTER, 1999, 'mainnet').raw, depositWallet(MASTER, 1999, 'mainnet').raw);
   });
 
   it('reject bad input', () => {
