@@ -21,8 +21,10 @@ import type { ChainTransaction } from './transactions.ts';
 export const LEASE_MS = 6_000;
 /** Blocks processed per step before the lease is renewed and expiry runs. */
 const BLOCKS_PER_STEP = 50;
-/** How often a reader that is caught up asks for a new block. */
-export const POLL_MS = 200;
+/** How often a reader that is caught up asks for a new block (mainnet's block interval). */
+export const POLL_MS = 400;
+/** A lease with at least this much left is not renewed by a step that reads no block. */
+const LEASE_RENEW_MARGIN_MS = LEASE_MS / 2;
 const LAG_LOG_EVERY_MS = 10_000;
 /** Mainnet's masterchain block interval since 2026 (for estimates only). */
 const MAINNET_BLOCK_MS = 400;
@@ -63,9 +65,11 @@ const cursorRow = z.object({
   last_block_seqno: z.string(),
   last_block_time: z.date(),
   settled_until: z.date(),
-  reader: z.string().nullable(),
-  owned: z.boolean(),
+  /** Jetton wallets not yet computed wait (`pending:…` watches): resolved before any block is read. */
+  pending_wallets: z.boolean(),
 });
+
+const cursorStateRow = cursorRow.extend({ held_by_other: z.boolean(), held_long_enough: z.boolean() });
 
 /**
  * A comment as the books keep it: PostgreSQL text cannot hold U+0000 (anyone can send one to a
@@ -270,24 +274,31 @@ export function createChainReader(deps: ChainReaderDeps) {
         latest_block_seqno = greatest(c.latest_block_seqno, c.last_block_seqno, excluded.latest_block_seqno),
         latest_block_time = greatest(c.latest_block_time, excluded.latest_block_time)
       where c.reader = ${me} or c.reader is null or c.lease_expires_at is null or c.lease_expires_at < now()
-      returning last_block_seqno::text as last_block_seqno, last_block_time, settled_until, reader, true as owned
+      returning last_block_seqno::text as last_block_seqno, last_block_time, settled_until,
+        exists (select 1 from chain_watches where account like 'pending:%') as pending_wallets
     `);
   }
 
-  /** One look at the cursor row: is there one yet, and does another reader hold it? */
-  async function cursorState(): Promise<{ exists: boolean; heldByOther: boolean }> {
-    const held = await pool.maybeOneFirst(sql.type(z.object({ held: z.boolean() }))`
-      select coalesce(reader is not null and reader <> ${me} and lease_expires_at >= now(), false) as held from chain_reader where network = ${network}
+  /**
+   * One look at the cursor row: is there one yet, does another reader hold it, does this reader
+   * hold it with time to spare (then nothing needs renewing before reading), and where it stands.
+   */
+  async function cursorState() {
+    return pool.maybeOne(sql.type(cursorStateRow)`
+      select last_block_seqno::text as last_block_seqno, last_block_time, settled_until,
+        coalesce(reader is not null and reader <> ${me} and lease_expires_at >= now(), false) as held_by_other,
+        coalesce(reader = ${me} and lease_expires_at > now() + ${`${LEASE_RENEW_MARGIN_MS} milliseconds`}::interval, false) as held_long_enough,
+        exists (select 1 from chain_watches where account like 'pending:%') as pending_wallets
+      from chain_reader where network = ${network}
     `);
-    return { exists: held !== null, heldByOther: held === true };
   }
 
   /** Moves the cursor from `from` to `block` (only if this reader still holds it there). */
-  async function advance(from: number, block: { seqno: number; time: Date }, settled: Date): Promise<boolean> {
+  async function advance(from: number, block: { seqno: number; time: Date }, settled: Date, latest: BlockRef): Promise<boolean> {
     const moved = await pool.maybeOneFirst(sql.type(z.object({ ok: z.boolean() }))`
       update chain_reader set last_block_seqno = ${block.seqno}, last_block_time = ${sql.timestamp(block.time)},
         settled_until = greatest(settled_until, ${sql.timestamp(settled)}),
-        latest_block_seqno = greatest(latest_block_seqno, ${block.seqno}),
+        latest_block_seqno = greatest(latest_block_seqno, ${latest.seqno}::bigint), latest_block_time = greatest(latest_block_time, ${sql.timestamp(latest.time)}),
         lease_expires_at = now() + ${`${LEASE_MS} milliseconds`}::interval, updated_at = now()
       where network = ${network} and reader = ${me} and last_block_seqno = ${from}
       returning true as ok
@@ -299,37 +310,48 @@ export function createChainReader(deps: ChainReaderDeps) {
     await pool.query(sql.typeAlias('void')`update chain_reader set reader = null, lease_expires_at = null where network = ${network} and reader = ${me}`);
   }
 
+  function noteLag(latest: BlockRef, last: number, lastTime: Date): void {
+    const lagSeconds = Math.max(0, (latest.time.getTime() - lastTime.getTime()) / 1000);
+    chainLag.set(lagSeconds);
+    if (latest.seqno - last > 5 && Date.now() - lastLagLog > LAG_LOG_EVERY_MS) {
+      lastLagLog = Date.now();
+      log.warn({ behindBlocks: latest.seqno - last, lagSeconds, lastBlock: last, latestBlock: latest.seqno }, 'chain reader is behind; catching up');
+    }
+  }
+
   /**
    * One step: if this reader holds (or can take) the cursor, reads the blocks published since it
-   * (at most BLOCKS_PER_STEP), books them in order, then expires what is due.
+   * (at most BLOCKS_PER_STEP), books them in order, then expires what is due. The lease is renewed
+   * by every block read; a step renews it on its own (a write) only when less than half is left.
    */
   async function step(signal?: AbortSignal): Promise<StepResult> {
     const result: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null };
     const state = await cursorState();
-    if (state.heldByOther) return result;
+    if (state?.held_by_other) return result;
     const latest = await source.latestBlock(signal);
     result.latestSeqno = latest.seqno;
-    const cursor = await claim(latest, state.exists);
+    const cursor = state?.held_long_enough && Number(state.last_block_seqno) <= latest.seqno ? state : await claim(latest, state !== null);
     if (!cursor) return result;
     result.owner = true;
     let last = Number(cursor.last_block_seqno);
     let lastTime = cursor.last_block_time;
-    if (last > latest.seqno) {
-      if (network === 'sandbox') {
-        // The sandbox chain lives in memory: after a restart it starts afresh below the old cursor.
-        log.warn({ cursor: last, latest: latest.seqno }, 'the sandbox chain restarted: the chain reader starts again from its newest block');
-        await pool.query(sql.typeAlias('void')`
-          update chain_reader set last_block_seqno = ${latest.seqno}, last_block_time = ${sql.timestamp(latest.time)},
-            settled_until = ${sql.timestamp(latest.time)}, latest_block_seqno = ${latest.seqno}, latest_block_time = ${sql.timestamp(latest.time)} where network = ${network} and reader = ${me}
-        `);
-        last = latest.seqno;
-        lastTime = latest.time;
-      } else {
-        log.error({ cursor: last, latest: latest.seqno }, 'the chain API reports an older block than the cursor: is TON_API_URL on the same network? waiting');
-        return result;
-      }
+    // The sandbox chain lives in memory: after a restart it starts afresh, its blocks numbered from
+    // the wall clock, so the old cursor is outside the new chain (past its newest block, or before
+    // its first). The new chain is read from its first block: nothing sent on it is missed.
+    const first = latest.firstSeqno ?? null;
+    if (network === 'sandbox' && (last > latest.seqno || (first !== null && last < first - 1))) {
+      const restart = first !== null && first - 1 <= latest.seqno ? first - 1 : latest.seqno;
+      log.warn({ cursor: last, first, latest: latest.seqno }, 'the sandbox chain restarted: the chain reader starts again from its first block');
+      await pool.query(sql.typeAlias('void')`
+        update chain_reader set last_block_seqno = ${restart}, latest_block_seqno = greatest(${restart}::bigint, ${latest.seqno}::bigint), latest_block_time = ${sql.timestamp(latest.time)}
+        where network = ${network} and reader = ${me}
+      `);
+      last = restart;
+    } else if (last > latest.seqno) {
+      log.error({ cursor: last, latest: latest.seqno }, 'the chain API reports an older block than the cursor: is TON_API_URL on the same network? waiting');
+      return result;
     }
-    await resolvePendingJettonWallets();
+    if (cursor.pending_wallets) await resolvePendingJettonWallets();
     // The time of the block before the newest processed one: every transaction made before it is booked.
     let settled = cursor.settled_until;
     const until = Math.min(latest.seqno, last + BLOCKS_PER_STEP);
@@ -344,7 +366,7 @@ export function createChainReader(deps: ChainReaderDeps) {
       // what is due by then expires, before the cursor moves (a crash in between repeats both).
       settled = new Date(Math.max(settled.getTime(), lastTime.getTime()));
       result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
-      if (!(await advance(last, { seqno, time }, settled))) {
+      if (!(await advance(last, { seqno, time }, settled, latest))) {
         log.warn({ seqno }, 'the chain reader lost its lease; another reader goes on');
         result.owner = false;
         break;
@@ -354,14 +376,9 @@ export function createChainReader(deps: ChainReaderDeps) {
       result.processed += 1;
     }
     result.lastSeqno = last;
-    // Created payments expire on the wall clock, blocks or not.
-    result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
-    const lagSeconds = Math.max(0, (latest.time.getTime() - lastTime.getTime()) / 1000);
-    chainLag.set(lagSeconds);
-    if (latest.seqno - last > 5 && Date.now() - lastLagLog > LAG_LOG_EVERY_MS) {
-      lastLagLog = Date.now();
-      log.warn({ behindBlocks: latest.seqno - last, lagSeconds, lastBlock: last, latestBlock: latest.seqno }, 'chain reader is behind; catching up');
-    }
+    // Created payments expire on the wall clock, blocks or not (the loop's expiry did it when it ran).
+    if (result.processed === 0) result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
+    noteLag(latest, last, lastTime);
     return result;
   }
 

@@ -3,6 +3,7 @@
 import type Router from '@koa/router';
 import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
+import { ANOMALIES } from '../payments/anomalies.ts';
 import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, CURRENCIES } from './schemas/payments.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
@@ -18,7 +19,7 @@ const coinOrChain = {
 
 const paymentSchema = {
   type: 'object',
-  required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata'],
+  required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata', 'anomalies'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: ['created', 'pending', 'completed', 'expired', 'cancelled'] },
@@ -50,6 +51,12 @@ const paymentSchema = {
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     description: { type: 'string' },
     returnURL: { type: 'string', format: 'uri', description: 'Extension.' },
+    anomalies: {
+      type: 'array',
+      items: { type: 'string', enum: [...ANOMALIES] },
+      description:
+        'Extension: what the books say beside the status, derived from the effects of the payment\'s transfers (empty when nothing): partially_paid (counted money on a payment that did not complete), overpaid (more of its coin than its amount, at or after completion), paid_late (its coin after it expired), paid_after_cancel, wrong_coin (another accepted coin).',
+    },
   },
 };
 

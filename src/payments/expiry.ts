@@ -4,6 +4,7 @@
 // completes it even when its block is read late. The chain reader runs this after every step.
 import { sql, z, type Db } from '../db/pool.ts';
 import { paymentTransitions } from '../metrics.ts';
+import { pastExpiry } from './transitions.ts';
 
 /**
  * The rule, as a plain function (the SQL below says the same): `created` expires at expiresAt by
@@ -11,8 +12,8 @@ import { paymentTransitions } from '../metrics.ts';
  * or it would be completed already).
  */
 export function isDue(payment: { status: string; expiresAt: Date }, clocks: { now: Date; chainSettledAt: Date | null }): boolean {
-  if (payment.status === 'created') return payment.expiresAt.getTime() <= clocks.now.getTime();
-  if (payment.status === 'pending') return clocks.chainSettledAt !== null && payment.expiresAt.getTime() <= clocks.chainSettledAt.getTime();
+  if (payment.status === 'created') return pastExpiry(clocks.now, payment.expiresAt);
+  if (payment.status === 'pending') return clocks.chainSettledAt !== null && pastExpiry(clocks.chainSettledAt, payment.expiresAt);
   return false;
 }
 

@@ -5,6 +5,7 @@ import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { authInvalid } from '../errors.ts';
 import { fromBaseUnits } from '../money.ts';
 import { chainImageUrl, coinImageUrl } from './methods.ts';
+import { anomaliesOf } from './anomalies.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
 import type { PaymentStatus } from './transitions.ts';
 
@@ -36,6 +37,8 @@ export const paymentView = z.object({
   transaction_hashes: z.array(z.string()),
   /** Base units of the coin counted toward the payment (numeric as text). */
   received_base_units: z.string(),
+  /** The effects of every transfer on the payment's books (for its anomalies). */
+  transfer_effects: z.array(z.string()),
 });
 export type PaymentView = z.infer<typeof paymentView>;
 
@@ -60,7 +63,8 @@ export const PAYMENT_VIEW = sql.fragment`
          c.decimals::int as coin_decimals, c.kind as coin_kind, pm.chain_symbol, ch.name as chain_name,
          p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
          p.method_selected_at, p.paid_at,
-         coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total_base_units, 0)::text as received_base_units
+         coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total_base_units, 0)::text as received_base_units,
+         coalesce(counted.effects, array[]::text[]) as transfer_effects
   from ${PAYMENT_WITH_METHOD}
 `;
 
@@ -97,7 +101,8 @@ export interface PresentOptions {
 /**
  * The payment object of the seed. paymentDetails is present once a method was chosen (pending,
  * completed, and expired/cancelled payments that had reached pending); transactionSignatures and
- * timer.paidAt only when completed.
+ * timer.paidAt only when completed. `anomalies` (extension): what the books say beside the status
+ * (payments/anomalies.ts), an empty list when nothing.
  */
 export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: PresentOptions) {
   const status: PaymentStatus = payment.status;
@@ -119,6 +124,7 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
     metadata: payment.metadata,
     ...(payment.description !== null ? { description: payment.description } : {}),
     ...(payment.return_url !== null ? { returnURL: payment.return_url } : {}),
+    anomalies: anomaliesOf(status, payment.transfer_effects),
   };
 }
 

@@ -4,7 +4,7 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
-import { transition } from './transitions.ts';
+import { pastExpiry, transition } from './transitions.ts';
 import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
 import { paymentTransitions } from '../metrics.ts';
 
@@ -67,7 +67,7 @@ export function effectOf(
   if (transfer.coinSymbol !== payment.coinSymbol) return 'wrong_coin';
   if (payment.status === 'completed') return 'after_completion';
   if (payment.status === 'cancelled') return 'after_cancel';
-  if (payment.status === 'expired' || transfer.chainTime.getTime() >= payment.expiresAt.getTime()) return 'after_expiry';
+  if (payment.status === 'expired' || pastExpiry(transfer.chainTime, payment.expiresAt)) return 'after_expiry';
   if (payment.status !== 'pending' || payment.requiredBaseUnits === null) return 'not_counted';
   const total = payment.countedBaseUnits + transfer.amountBaseUnits;
   if (total < payment.requiredBaseUnits) return 'partial';

@@ -26,13 +26,22 @@ export interface TransitionSubject {
   expiresAt: Date;
 }
 
+/**
+ * The expiry boundary, the one place it is written: a moment at or after expiresAt is too late
+ * (a transfer made then does not count; a payment is due then). The expiry statement's SQL
+ * (payments/expiry.ts) says the same with `expires_at <= …`.
+ */
+export function pastExpiry(at: Date, expiresAt: Date): boolean {
+  return at.getTime() >= expiresAt.getTime();
+}
+
 const move = (to: PaymentStatus): Transition => ({ ok: true, to, changed: true });
 const stay = (to: PaymentStatus): Transition => ({ ok: true, to, changed: false });
 const reject = (reason: Rejection): Transition => ({ ok: false, reason });
 
 export function transition(payment: TransitionSubject, event: PaymentEvent, now: Date): Transition {
   const { status } = payment;
-  const due = now.getTime() >= payment.expiresAt.getTime();
+  const due = pastExpiry(now, payment.expiresAt);
   switch (event.type) {
     case 'select_method':
       if (status === 'created') return due ? reject('payment_expired') : move('pending');
@@ -41,7 +50,7 @@ export function transition(payment: TransitionSubject, event: PaymentEvent, now:
     case 'confirm':
       if (status !== 'pending') return reject('payment_not_open');
       // Counts when the transfer happened before expiresAt, even if it is seen later.
-      return event.paidAt.getTime() < payment.expiresAt.getTime() ? move('completed') : reject('paid_too_late');
+      return pastExpiry(event.paidAt, payment.expiresAt) ? reject('paid_too_late') : move('completed');
     case 'expire':
       if (status === 'created' || status === 'pending') return due ? move('expired') : reject('not_due');
       return reject('payment_not_open');

@@ -84,11 +84,13 @@ describe('completion', () => {
     const partly = await get(payment.id);
     assert.equal(partly.status, 'pending');
     assert.equal(partly.paymentDetails.receivedAmount, '4');
+    assert.deepEqual(partly.anomalies, ['partially_paid']);
     const second = await app.pay(payment.paymentDetails.address, 'USDT', '6');
     await app.settle();
     const paid = await get(payment.id);
     assert.equal(paid.status, 'completed');
     assert.deepEqual(paid.paymentDetails.transactionSignatures, [first.hash, second.hash]);
+    assert.deepEqual(paid.anomalies, [], 'paid in full, in two parts: nothing unusual');
     assert.deepEqual((await transfers(payment.id)).filter((t) => t.counted).map((t) => t.effect), ['partial', 'completed']);
   });
 
@@ -114,6 +116,8 @@ describe('the books: money that does not pay is still recorded', () => {
     assert.ok(onTon.some((t) => t.effect === 'wrong_coin' && t.coin === 'USDT' && t.amount === '5'), JSON.stringify(onTon));
     const onUsdt = await transfers(usdtPayment.id);
     assert.ok(onUsdt.some((t) => t.effect === 'wrong_coin' && t.coin === 'TON' && t.amount === '1'), JSON.stringify(onUsdt));
+    assert.deepEqual((await get(tonPayment.id)).anomalies, ['wrong_coin']);
+    assert.deepEqual((await get(usdtPayment.id)).anomalies, ['wrong_coin']);
   });
 
   it('a bounceable transfer to the uninitialised deposit bounces and is recorded as not credited', async () => {
@@ -177,6 +181,10 @@ describe('the books: money that does not pay is still recorded', () => {
     assert.equal((await get(completed.id)).status, 'completed');
     assert.deepEqual((await transfers(completed.id)).map((t) => t.effect), ['completed', 'after_completion']);
     assert.equal((await get(completed.id)).paymentDetails.receivedAmount, '1');
+    // Beside each status, what the books hold (extension `anomalies`).
+    assert.deepEqual((await get(expired.id)).anomalies, ['paid_late']);
+    assert.deepEqual((await get(cancelled.id)).anomalies, ['paid_after_cancel']);
+    assert.deepEqual((await get(completed.id)).anomalies, ['overpaid']);
   });
 });
 

@@ -132,6 +132,26 @@ describe('a new cursor', () => {
   });
 });
 
+describe('a restarted sandbox chain (kassa start again on the same database)', () => {
+  // The sandbox chain lives in memory and numbers its blocks from the wall clock: after a restart
+  // the stored cursor lies outside the new chain, before its first block or past its newest.
+  for (const [where, offset] of [['before its first block', -100_000], ['past its newest block', 100_000]] as const) {
+    it(`a cursor ${where} moves to the new chain's first block; money sent on the new chain is booked`, async () => {
+      const r = reader();
+      await sealAndRead(r);
+      const first = chain().firstBlock()!.seqno;
+      const latest = (await app.cursor())!.last;
+      await app.pool.query(sql.unsafe`update chain_reader set last_block_seqno = ${latest + offset}, latest_block_seqno = greatest(latest_block_seqno, ${latest + offset}::bigint)`);
+      const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+      await app.pay(payment.paymentDetails.address, 'TON', '1');
+      await sealAndRead(r);
+      assert.equal((await get(payment.id)).status, 'completed');
+      const cursor = (await app.cursor())!;
+      assert.ok(cursor.last >= first && cursor.last === chain().latestPublishedBlock().seqno, `the cursor (${cursor.last}) is on the new chain (first ${first})`);
+    });
+  }
+});
+
 describe('the lease', () => {
   it('one reader at a time; another takes over when the holder stops renewing', async () => {
     const a = app.newReader({ id: 'reader-a' });
