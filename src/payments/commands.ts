@@ -212,13 +212,17 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     address_friendly: choice?.deposit.friendly ?? null,
     transaction_hashes: [],
     received_base_units: '0',
+    transfer_effects: [],
   };
   paymentTransitions.inc({ to: view.status });
   return view;
 }
 
 /** The columns of `paymentView` that the payments row itself holds. */
-type InsertedPayment = Omit<PaymentView, 'coin_name' | 'coin_decimals' | 'coin_kind' | 'chain_symbol' | 'chain_name' | 'address' | 'address_friendly' | 'transaction_hashes' | 'received_base_units'>;
+type InsertedPayment = Omit<
+  PaymentView,
+  'coin_name' | 'coin_decimals' | 'coin_kind' | 'chain_symbol' | 'chain_name' | 'address' | 'address_friendly' | 'transaction_hashes' | 'received_base_units' | 'transfer_effects'
+>;
 
 /** The customer chooses a method at checkout (public: the payment id is the capability). */
 export async function selectMethod(pool: DatabasePool, config: CommandConfig, paymentId: string, methodId: string, now: Date): Promise<PaymentView> {
