@@ -80,7 +80,8 @@ const openPayments = Number(flags.open);
 if (!Number.isInteger(openPayments) || openPayments < 0) usage('--open must be a whole number ≥ 0');
 const apiOnly = flags['api-only'];
 const scenarios = flags.scenarios.split(',').map((part) => part.trim());
-if (scenarios.length === 0 || scenarios.some((name) => name !== 'create' && name !== 'retrieve')) usage('--scenarios must be create, retrieve or both (comma-separated)');
+if (scenarios.length === 0 || scenarios.some((name) => name !== 'create' && name !== 'retrieve'))
+  usage('--scenarios must be create, retrieve or both (comma-separated)');
 const cpuProfDir = flags['cpu-prof'] ? path.resolve(flags['cpu-prof']) : null;
 
 const BENCH_DATABASE = 'kassa_bench';
@@ -275,7 +276,10 @@ kassa = spawn(process.execPath, kassaArgs, { cwd: root, env: kassaEnv, stdio: ['
 let kassaWarnings = 0;
 const forward = (stream: NodeJS.ReadableStream | null) =>
   stream?.on('data', (chunk: Buffer) => {
-    kassaWarnings += chunk.toString().split('\n').filter((line) => line.trim() !== '').length;
+    kassaWarnings += chunk
+      .toString()
+      .split('\n')
+      .filter((line) => line.trim() !== '').length;
     if (kassaWarnings <= 20) process.stderr.write(`kassa| ${chunk.toString()}`);
   });
 forward(kassa.stdout);
@@ -344,7 +348,13 @@ const retrieveRequest = (): RequestSpec => ({
   path: `/v1/payments/${ids[Math.floor(Math.random() * ids.length)]}`,
   headers: auth,
 });
-const CREATE_WRK = wrkScript({ method: 'POST', path: '/v1/payments', headers: { Authorization: auth.authorization, 'Content-Type': 'application/json' }, body: CREATE_BODY, idempotencyKey: true });
+const CREATE_WRK = wrkScript({
+  method: 'POST',
+  path: '/v1/payments',
+  headers: { Authorization: auth.authorization, 'Content-Type': 'application/json' },
+  body: CREATE_BODY,
+  idempotencyKey: true,
+});
 const RETRIEVE_WRK = wrkScript({ method: 'GET', headers: { Authorization: auth.authorization }, pathsFile });
 
 let checkpointNote: string | null = null;
@@ -356,20 +366,53 @@ async function settle(): Promise<void> {
 }
 
 /** Drives `target` with the scenario's requests; the meters are read around the load. */
-async function drive(label: string, target: string, scenario: Cell['scenario'], concurrency: number, seconds: number, meters: Record<string, () => number | null>): Promise<Measured> {
+async function drive(
+  label: string,
+  target: string,
+  scenario: Cell['scenario'],
+  concurrency: number,
+  seconds: number,
+  meters: Record<string, () => number | null>,
+): Promise<Measured> {
   await settle();
   if (transport === 'wrk') {
     const all = { ...meters, driver: exitedChildrenCpuMs };
     const before = sampleCpu(all);
     const result = await runWrk({ url: target, connections: concurrency, seconds, script: scenario === 'create' ? CREATE_WRK : RETRIEVE_WRK });
-    return { label, tps: result.requestsPerSecond, completed: result.completed, errors: result.errors, errorKinds: result.errorKinds, p50Ms: result.p50Ms, p99Ms: result.p99Ms, elapsedMs: result.elapsedMs, cpu: cpuBetween(before, sampleCpu(all)) };
+    return {
+      label,
+      tps: result.requestsPerSecond,
+      completed: result.completed,
+      errors: result.errors,
+      errorKinds: result.errorKinds,
+      p50Ms: result.p50Ms,
+      p99Ms: result.p99Ms,
+      elapsedMs: result.elapsedMs,
+      cpu: cpuBetween(before, sampleCpu(all)),
+    };
   }
   const before = sampleCpu(meters);
-  const load = await runClosedLoop({ baseUrl: target, concurrency, durationMs: seconds * 1000, transport, next: scenario === 'create' ? createRequest : retrieveRequest });
+  const load = await runClosedLoop({
+    baseUrl: target,
+    concurrency,
+    durationMs: seconds * 1000,
+    transport,
+    next: scenario === 'create' ? createRequest : retrieveRequest,
+  });
   const cpu = cpuBetween(before, sampleCpu(meters));
   cpu.set('driver', load.driverCpuMs);
   const sorted = sortedCopy(load.latenciesMs);
-  return { label, tps: load.requestsPerSecond, completed: load.completed, errors: load.errors, errorKinds: load.errorKinds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), elapsedMs: load.elapsedMs, cpu };
+  return {
+    label,
+    tps: load.requestsPerSecond,
+    completed: load.completed,
+    errors: load.errors,
+    errorKinds: load.errorKinds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    elapsedMs: load.elapsedMs,
+    cpu,
+  };
 }
 
 const kassaCell = (scenario: Cell['scenario'], concurrency: number, seconds: number) =>
@@ -393,7 +436,17 @@ async function pgbenchCell(label: string, script: string, concurrency: number, m
     const result: PgbenchResult = await runPgbench({ url: benchUrl, clients: concurrency, seconds: durationSeconds, script, mode });
     const cpu = cpuBetween(before, sampleCpu(meters));
     const errorKinds = new Map<string, number>(result.failed > 0 ? [['failed transactions', result.failed]] : []);
-    return { label, tps: result.tps, completed: result.transactions, errors: result.failed, errorKinds, p50Ms: result.p50Ms, p99Ms: result.p99Ms, elapsedMs: durationSeconds * 1000, cpu };
+    return {
+      label,
+      tps: result.tps,
+      completed: result.transactions,
+      errors: result.failed,
+      errorKinds,
+      p50Ms: result.p50Ms,
+      p99Ms: result.p99Ms,
+      elapsedMs: durationSeconds * 1000,
+      cpu,
+    };
   });
 }
 
@@ -464,7 +517,9 @@ async function keepOpen(): Promise<void> {
        where store_id = $1 and status in ('created', 'pending') and not (id = any($2::uuid[]))`,
       [store.id, openIds],
     );
-    await client.query(`delete from graphile_worker._private_jobs where task_id in (select id from graphile_worker._private_tasks where identifier = 'bench_floor')`);
+    await client.query(
+      `delete from graphile_worker._private_jobs where task_id in (select id from graphile_worker._private_tasks where identifier = 'bench_floor')`,
+    );
   } finally {
     await client.end();
   }
@@ -511,7 +566,8 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     const takesIndex = /nextval\('deposit_address_index_seq'\)/;
     const gset = (statement: ReplayStatement): ReplayStatement => (takesIndex.test(statement.sql) ? { ...statement, gset: true } : statement);
     // The column the derivation index comes back in (the statement that takes it may read more).
-    const indexColumn = /nextval\('deposit_address_index_seq'\)[^,]*?\bas\s+(\w+)/.exec(create.find((statement) => takesIndex.test(statement.sql))?.sql ?? '')?.[1] ?? 'index';
+    const indexColumn =
+      /nextval\('deposit_address_index_seq'\)[^,]*?\bas\s+(\w+)/.exec(create.find((statement) => takesIndex.test(statement.sql))?.sql ?? '')?.[1] ?? 'index';
     const index = `cast(:${indexColumn} as text)`;
     const substitutions = [
       { value: key, expression: 'cast(md5(cast(:k as text)) as uuid)' },
@@ -617,29 +673,48 @@ const commit = await new Promise<string>((resolve) => {
 const cores = os.availableParallelism();
 const cpuModel = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
 const memoryGiB = os.totalmem() / 2 ** 30;
-const driverText = transport === 'wrk' ? `${wrkVersionText} (-t ≤2 -c N --latency, a child process)` : transport === 'http' ? 'closed loop in the benchmark process, node:http keep-alive Agent' : 'closed loop in the benchmark process, built-in fetch';
+const driverText =
+  transport === 'wrk'
+    ? `${wrkVersionText} (-t ≤2 -c N --latency, a child process)`
+    : transport === 'http'
+      ? 'closed loop in the benchmark process, node:http keep-alive Agent'
+      : 'closed loop in the benchmark process, built-in fetch';
 
 const out: string[] = [];
 out.push(`Kassa API benchmark — ${startedAt.toISOString()}`);
-out.push(`machine   ${cpuModel}, ${cores} cores, ${formatNumber(memoryGiB, 1)} GiB, ${os.type()} ${os.release()}; load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')} before, ${loadAfter.map((n) => n.toFixed(2)).join(' ')} after`);
+out.push(
+  `machine   ${cpuModel}, ${cores} cores, ${formatNumber(memoryGiB, 1)} GiB, ${os.type()} ${os.release()}; load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')} before, ${loadAfter.map((n) => n.toFixed(2)).join(' ')} after`,
+);
 out.push(`software  node ${process.version}; PostgreSQL ${serverVersion} (${onDatabaseUrl ? 'DATABASE_URL' : 'embedded'}; ${settings}); ${pgbenchVersionText}`);
 out.push(`code      ${commit}`);
-out.push(`kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=0, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`);
-out.push(`open      ${openPayments} pending payments watched during every cell (made in ${openSeedSeconds.toFixed(1)} s; what the create cells add is cancelled after each)`);
+out.push(
+  `kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=0, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`,
+);
+out.push(
+  `open      ${openPayments} pending payments watched during every cell (made in ${openSeedSeconds.toFixed(1)} s; what the create cells add is cancelled after each)`,
+);
 out.push(`driver    ${driverText}, ${durationSeconds} s per cell after a ${warmupSeconds} s warm-up per scenario`);
 out.push(`baselines kassa paused (SIGSTOP) meanwhile; same server and database:`);
-out.push(`          payment floor  pgbench -M prepared: begin; a payment-like row (15 columns, unique deposit address, index on store and time); its idempotency record (response as jsonb); commit`);
+out.push(
+  `          payment floor  pgbench -M prepared: begin; a payment-like row (15 columns, unique deposit address, index on store and time); its idempotency record (response as jsonb); commit`,
+);
 out.push(`          floor + add_job  the same with graphile_worker.add_job`);
 out.push(`          raw INSERT / raw SELECT  pgbench -M ${pgbenchMode}: one single-row INSERT / one primary-key SELECT of a 100,000-row table`);
-out.push(`          bare node:http + pg  bench/lib/bare-server.ts: GET /v1/payments/{id} → the payment row by primary key (prepared statement, pool of 10) as JSON, same driver`);
+out.push(
+  `          bare node:http + pg  bench/lib/bare-server.ts: GET /v1/payments/{id} → the payment row by primary key (prepared statement, pool of 10) as JSON, same driver`,
+);
 if (replays) {
-  out.push(`          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one transaction, the token checked in its first read) and one retrieve (${replays.statements.retrieve})`);
+  out.push(
+    `          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one transaction, the token checked in its first read) and one retrieve (${replays.statements.retrieve})`,
+  );
 }
 out.push(`NOTE      ${cores} core(s) are shared by the load driver, Kassa and PostgreSQL (pgbench and PostgreSQL in its cells):`);
 out.push(`          figures are for this machine only, and the driver's CPU is taken from the service under test.`);
 if (quietBefore !== null) {
   const busy = Math.round(quietBefore * 100);
-  out.push(`${busy > 10 ? 'WARNING   ' : 'quiet     '}the machine was ${busy}% busy in the 2 s before the first cell (kassa idle)${busy > 10 ? ': something else is running' : ''}`);
+  out.push(
+    `${busy > 10 ? 'WARNING   ' : 'quiet     '}the machine was ${busy}% busy in the 2 s before the first cell (kassa idle)${busy > 10 ? ': something else is running' : ''}`,
+  );
 }
 if (checkpointNote) out.push(`NOTE      ${checkpointNote}`);
 out.push('');
@@ -690,16 +765,31 @@ const cpuRow = (name: string, concurrency: number, measured: Measured): string[]
   const machine = cpu.get('machine');
   const parts = ['kassa', 'postgres', 'bare', 'driver'].map((meter) => cpu.get(meter));
   const measuredParts = parts.filter(known);
-  const other = known(machine) && parts.every((part) => part === undefined || known(part)) ? machine - measuredParts.reduce((sum, part) => sum + part, 0) : null;
+  const other =
+    known(machine) && parts.every((part) => part === undefined || known(part)) ? machine - measuredParts.reduce((sum, part) => sum + part, 0) : null;
   if (known(other) && known(machine) && other > 0.1 * machine) noisy = true;
   const kassaMs = cpu.get('kassa');
   const net = known(kassaMs) && kassaIdleMsPerSecond !== null ? kassaMs - (kassaIdleMsPerSecond * measured.elapsedMs) / 1000 : null;
-  return [name, String(concurrency), utilisation(machine, measured.elapsedMs), perOp(machine, completed), ...parts.map((part) => perOp(part, completed)), perOp(net, completed), perOp(other, completed)];
+  return [
+    name,
+    String(concurrency),
+    utilisation(machine, measured.elapsedMs),
+    perOp(machine, completed),
+    ...parts.map((part) => perOp(part, completed)),
+    perOp(net, completed),
+    perOp(other, completed),
+  ];
 };
-const cpuRows = cells.flatMap((cell) => [cpuRow(cell.scenario, cell.concurrency, cell.kassa), ...cell.baselines.map((baseline) => cpuRow(`  ${baseline.label}`, cell.concurrency, baseline))]);
+const cpuRows = cells.flatMap((cell) => [
+  cpuRow(cell.scenario, cell.concurrency, cell.kassa),
+  ...cell.baselines.map((baseline) => cpuRow(`  ${baseline.label}`, cell.concurrency, baseline)),
+]);
 out.push('CPU per request / per pgbench transaction, µs (machine = every process; driver = load driver or pgbench client):');
 out.push(textTable(['cell', 'conc', 'busy', 'machine', 'kassa', 'postgres', 'bare', 'driver', 'kassa net', 'other'], cpuRows));
-if (kassaIdleMsPerSecond !== null) out.push(`kassa net = Kassa's CPU less what it spent idle before the first cell (${formatNumber(kassaIdleMsPerSecond, 1)} ms per second: its background work), per request.`);
+if (kassaIdleMsPerSecond !== null)
+  out.push(
+    `kassa net = Kassa's CPU less what it spent idle before the first cell (${formatNumber(kassaIdleMsPerSecond, 1)} ms per second: its background work), per request.`,
+  );
 if (noisy) out.push('WARNING   `other` is above 10% of the machine in some cells: something else was running; treat those figures with care.');
 out.push('');
 

@@ -70,7 +70,7 @@ if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || SIZES.some((n, i) => i >
 if (!Number.isInteger(PAYMENTS) || PAYMENTS < 1) usage('--payments must be a positive integer (paid in each window)');
 if (!(WINDOW_MS >= 5000)) usage('--window must be at least 5 seconds');
 if (!(WARMUP_MS >= 0)) usage('--warmup must be a number of seconds ≥ 0');
-if (!Number.isInteger(RPS) || RPS < 0) usage('--rps must be an integer ≥ 0 (the worker\'s TON_API_RPS; 0: no budget, the sandbox default)');
+if (!Number.isInteger(RPS) || RPS < 0) usage("--rps must be an integer ≥ 0 (the worker's TON_API_RPS; 0: no budget, the sandbox default)");
 
 const BENCH_DATABASE = 'kassa_bench_chain';
 const PAYMENT_TIMEOUT_MS = 30_000;
@@ -152,7 +152,10 @@ async function startCountingProxy(): Promise<CountingProxy> {
           response.on('data', (chunk: Buffer) => parts.push(chunk));
           response.on('end', () => {
             const payload = Buffer.concat(parts);
-            const headers: http.OutgoingHttpHeaders = { 'content-type': response.headers['content-type'] ?? 'application/json', 'content-length': payload.length };
+            const headers: http.OutgoingHttpHeaders = {
+              'content-type': response.headers['content-type'] ?? 'application/json',
+              'content-length': payload.length,
+            };
             if (response.headers['retry-after']) headers['retry-after'] = response.headers['retry-after'];
             answer(response.statusCode ?? 502, headers, payload);
           });
@@ -383,7 +386,9 @@ async function measure(): Promise<{ cells: Cell[]; errors: string[] }> {
     const index = created++;
     const coin = index % 2 === 0 ? 'TON' : 'USDT';
     const body: CreatePaymentBody =
-      coin === 'TON' ? { amount: '0.5', currency: 'TON', payment_options: TON_METHOD, ttl: 43200 } : { amount: '2', currency: 'USD', payment_options: USDT_METHOD, ttl: 43200 };
+      coin === 'TON'
+        ? { amount: '0.5', currency: 'TON', payment_options: TON_METHOD, ttl: 43200 }
+        : { amount: '2', currency: 'USD', payment_options: USDT_METHOD, ttl: 43200 };
     const view = await pool.transaction(async (tx) => createPayment(tx, config, store.id, await draftFromPayment(tx, store.id, body), new Date()));
     return { id: view.id, coin, address: view.address_friendly!, coinAmount: view.coin_amount! };
   }
@@ -467,7 +472,9 @@ const { cells, errors } = result;
 
 out(`# Kassa chain reader benchmark — ${startedAt.toISOString()}`);
 out(`node ${process.version}, ${os.availableParallelism()} CPUs, database ${onDatabaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'} (${BENCH_DATABASE})`);
-out(`sandbox: one masterchain block per ${SANDBOX_BLOCK_INTERVAL_MS} ms; reader: polls every ${POLL_MS} ms when caught up, lease ${LEASE_MS} ms; worker TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`);
+out(
+  `sandbox: one masterchain block per ${SANDBOX_BLOCK_INTERVAL_MS} ms; reader: polls every ${POLL_MS} ms when caught up, lease ${LEASE_MS} ms; worker TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`,
+);
 out(`${PAYMENTS} payments created and paid at once per ${WINDOW_MS / 1000} s window (half TON, half USDT), besides the open ones`);
 out();
 
@@ -514,11 +521,16 @@ const first = cells[0]!;
 const last = cells[cells.length - 1]!;
 const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? Number.NaN : a / b);
 const reqRatio = ratio(perSecond(last.requests.length, last), perSecond(first.requests.length, first));
-const cpuRatio = ratio(last.workerCpuMs === null ? null : perSecond(last.workerCpuMs, last), first.workerCpuMs === null ? null : perSecond(first.workerCpuMs, first));
+const cpuRatio = ratio(
+  last.workerCpuMs === null ? null : perSecond(last.workerCpuMs, last),
+  first.workerCpuMs === null ? null : perSecond(first.workerCpuMs, first),
+);
 const worstP99 = Math.max(...cells.map((cell) => percentile(sortedCopy(cell.latencies.map((l) => l.ms ?? Number.POSITIVE_INFINITY)), 99)));
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 out('## Goal (issue 11)');
-out(`- requests/s flat within 1.5× from ${formatNumber(first.open, 0)} to ${formatNumber(last.open, 0)} open: ×${formatNumber(reqRatio, 2)} — ${verdict(reqRatio <= 1.5)}`);
+out(
+  `- requests/s flat within 1.5× from ${formatNumber(first.open, 0)} to ${formatNumber(last.open, 0)} open: ×${formatNumber(reqRatio, 2)} — ${verdict(reqRatio <= 1.5)}`,
+);
 out(`- worker CPU/s flat within 1.5×: ×${formatNumber(cpuRatio, 2)} — ${verdict(cpuRatio <= 1.5)}`);
 out(`- p99 transfer → completed ≤ 1.5 s: worst p99 ${ms(worstP99)} — ${verdict(worstP99 <= 1500)}`);
 process.exit(0);

@@ -59,7 +59,10 @@ const service = await startService(config, { api: true, worker: true }, log);
 const url = service.url!;
 const pool = await openPool(benchUrl, { maxPoolSize: 4 });
 
-const treasury = WalletContractV5R1.create({ publicKey: keyPairFromSeed(crypto.randomBytes(32)).publicKey, walletId: { networkGlobalId: -3, context: 0 } }).address.toRawString();
+const treasury = WalletContractV5R1.create({
+  publicKey: keyPairFromSeed(crypto.randomBytes(32)).publicKey,
+  walletId: { networkGlobalId: -3, context: 0 },
+}).address.toRawString();
 const store = await createStore(pool, 'Bench', parseMethodList('TON/TON,USDT/TON'), { treasury });
 const token = (await issueToken(pool, store.id, null)).token;
 const gas = await pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`);
@@ -75,10 +78,19 @@ async function call(method: string, path: string, body?: unknown, auth = true): 
   return json;
 }
 const tonOf = async (address: string): Promise<number> => Number((await call('GET', `/sandbox/v1/accounts/${address}`, undefined, false)).balances.TON);
-const gasMessages = async () => pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(distinct message_hash)::int as n from outgoing_transfers where from_address = ${gas} and state = 'confirmed'`);
+const gasMessages = async () =>
+  pool.oneFirst(
+    sql.type(
+      z.object({ n: z.number() }),
+    )`select count(distinct message_hash)::int as n from outgoing_transfers where from_address = ${gas} and state = 'confirmed'`,
+  );
 
 async function pay(coin: 'TON' | 'USDT'): Promise<string> {
-  const created = await call('POST', '/v1/payments', { amount: coin === 'TON' ? '1.5' : '5', currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] } });
+  const created = await call('POST', '/v1/payments', {
+    amount: coin === 'TON' ? '1.5' : '5',
+    currency: coin,
+    payment_options: { methods: [{ coin, chain: 'TON' }] },
+  });
   await call('POST', '/sandbox/v1/transfers', { to: created.paymentDetails.address, coin, amount: coin === 'TON' ? '1.5' : '5' }, false);
   return created.id;
 }

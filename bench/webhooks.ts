@@ -87,7 +87,14 @@ interface RunResult {
 
 async function main(): Promise<void> {
   await withDatabase(async (databaseUrl) => {
-    const config = loadConfig({ DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_INSECURE: 'true', PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      DATABASE_URL: databaseUrl,
+      WEBHOOK_ALLOW_INSECURE: 'true',
+      PORT: '0',
+      RATE_LIMIT_PER_STORE: '0',
+      RATE_LIMIT_PER_CLIENT: '0',
+      LOG_LEVEL: 'silent',
+    });
     const db: DatabasePool = await openPool(databaseUrl, { maxPoolSize: 30 });
     const silent = pino({ level: 'silent' });
     const deps = { config, pool: db, log: silent, now: () => new Date() };
@@ -121,15 +128,25 @@ async function main(): Promise<void> {
     const { token } = await issueToken(db, store.id, null);
     const createPayments = async (n: number): Promise<string[]> => {
       const ids: string[] = [];
-      await pool(Array.from({ length: n }, (_, i) => i), 16, async (i) => {
-        const response = await fetch(`${apiUrl}/v1/payments`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, webhookURL: hookUrl, order_id: `bench-${i}` }),
-        });
-        if (response.status !== 201) throw new Error(`create: HTTP ${response.status} ${await response.text()}`);
-        ids.push(((await response.json()) as { id: string }).id);
-      });
+      await pool(
+        Array.from({ length: n }, (_, i) => i),
+        16,
+        async (i) => {
+          const response = await fetch(`${apiUrl}/v1/payments`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              amount: '1',
+              currency: 'TON',
+              payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+              webhookURL: hookUrl,
+              order_id: `bench-${i}`,
+            }),
+          });
+          if (response.status !== 201) throw new Error(`create: HTTP ${response.status} ${await response.text()}`);
+          ids.push(((await response.json()) as { id: string }).id);
+        },
+      );
       return ids;
     };
 
@@ -186,11 +203,15 @@ async function main(): Promise<void> {
       const seconds = (result.lastDelivered - result.firstCommit) / 1000;
       out(`${name}: ${delivered}/${ids.length} delivered ${extra}`);
       out(`  deliveries/s (first commit → last delivery): ${(delivered / seconds).toFixed(0)} (${seconds.toFixed(2)} s)`);
-      out(`  completion commit → first attempt: p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}, max ${ms(delays.at(-1) ?? Number.NaN)} (target p99 ≤ 1000 ms)`);
+      out(
+        `  completion commit → first attempt: p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}, max ${ms(delays.at(-1) ?? Number.NaN)} (target p99 ≤ 1000 ms)`,
+      );
     };
 
     try {
-      out(`webhook delivery benchmark: ${PAYMENTS} payments per run (one store: ${DELIVERY_QUEUES_PER_STORE} delivery queues), webhook runner concurrency ${CONCURRENCY}, pollInterval 1000 ms (jobs arrive by LISTEN/NOTIFY)`);
+      out(
+        `webhook delivery benchmark: ${PAYMENTS} payments per run (one store: ${DELIVERY_QUEUES_PER_STORE} delivery queues), webhook runner concurrency ${CONCURRENCY}, pollInterval 1000 ms (jobs arrive by LISTEN/NOTIFY)`,
+      );
       // Warm-up: the first key, prepared statements, connections.
       const warm = await createPayments(20);
       await measure(warm, () => pool(warm, 4, complete));
@@ -214,7 +235,12 @@ async function main(): Promise<void> {
       const burst = await createPayments(PAYMENTS);
       const burstResult = await measure(burst, () => pool(burst, 16, complete));
       const committing = burstResult.lastCommit - burstResult.firstCommit;
-      report('burst', burst, burstResult, `(all completions at once, 16 connections; committed in ${(committing / 1000).toFixed(2)} s, ${(burst.length / (committing / 1000)).toFixed(0)}/s)`);
+      report(
+        'burst',
+        burst,
+        burstResult,
+        `(all completions at once, 16 connections; committed in ${(committing / 1000).toFixed(2)} s, ${(burst.length / (committing / 1000)).toFixed(0)}/s)`,
+      );
 
       // drain: the deliveries are queued while no worker runs; then one starts. Delivery throughput alone.
       await runner.stop();

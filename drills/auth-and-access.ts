@@ -32,7 +32,11 @@ const RATE = 5;
 const b64url = (value: string | Buffer) => Buffer.from(value).toString('base64url');
 const DOCUMENTED = documentedErrors();
 
-type Call = (method: string, path: string, options?: { token?: string; authorization?: string; body?: unknown; raw?: string | Buffer; headers?: Record<string, string> }) => Promise<RawResponse>;
+type Call = (
+  method: string,
+  path: string,
+  options?: { token?: string; authorization?: string; body?: unknown; raw?: string | Buffer; headers?: Record<string, string> },
+) => Promise<RawResponse>;
 
 function caller(base: string): Call {
   return (method, path, options = {}) => {
@@ -102,8 +106,24 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     await call('POST', `/v1/payments/${aEnded.id}/cancel`, { token: a.token });
     const aIds = [aCreated.id, aPending.id, aToCancel.id, aEnded.id];
     for (let i = 0; i < EXTRA_PAYMENTS; i++) aIds.push((await create(a.token, { amount: String(i + 1), currency: 'EUR', order_id: `a-${i}-${secret}` })).id);
-    const bIds = [(await create(b.token, { amount: '5', currency: 'USD' })).id, (await create(b.token, { amount: '6', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } })).id];
-    const privateStrings = [privateFields.order_id, privateFields.metadata.customer_email, privateFields.metadata.internal_note, privateFields.webhookURL, `SECRET-hook-${secret}`, a.storeId, 'customer_email', 'internal_note', 'order_id', 'webhookURL', 'store_id', 'storeId'];
+    const bIds = [
+      (await create(b.token, { amount: '5', currency: 'USD' })).id,
+      (await create(b.token, { amount: '6', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } })).id,
+    ];
+    const privateStrings = [
+      privateFields.order_id,
+      privateFields.metadata.customer_email,
+      privateFields.metadata.internal_note,
+      privateFields.webhookURL,
+      `SECRET-hook-${secret}`,
+      a.storeId,
+      'customer_email',
+      'internal_note',
+      'order_id',
+      'webhookURL',
+      'store_id',
+      'storeId',
+    ];
     const count = () => pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments`);
     const statusOf = (id: string) => pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from payments where id = ${id}`);
 
@@ -127,7 +147,8 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       for (const [method, operation] of Object.entries(operations)) {
         if (Array.isArray(operation.security) && operation.security.length === 0) continue;
         const path = specPath.replace(/\{[^}]+\}/g, ':id');
-        if (!endpoints.some((e) => e.method === method.toUpperCase() && e.path === path)) endpoints.push({ method: method.toUpperCase(), path, ...(method === 'post' ? { body: {} } : {}) });
+        if (!endpoints.some((e) => e.method === method.toUpperCase() && e.path === path))
+          endpoints.push({ method: method.toUpperCase(), path, ...(method === 'post' ? { body: {} } : {}) });
       }
     }
     const notMounted: string[] = [];
@@ -136,7 +157,10 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       { method: 'POST', path: '/v1/payments/:id/webhook/redeliver', body: {} },
     ]) {
       if (endpoints.some((e) => e.method === candidate.method && e.path === candidate.path)) continue;
-      const probe = await call(candidate.method, candidate.path.replace(':id', aCreated.id), { token: a.token, ...(candidate.body ? { body: candidate.body } : {}) });
+      const probe = await call(candidate.method, candidate.path.replace(':id', aCreated.id), {
+        token: a.token,
+        ...(candidate.body ? { body: candidate.body } : {}),
+      });
       if (probe.json?.error?.code === 'route_not_found') notMounted.push(`${candidate.method} ${candidate.path}`);
       else endpoints.push(candidate);
     }
@@ -144,15 +168,24 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const control: string[] = [];
     for (const endpoint of endpoints) {
       if (endpoint.method === 'POST' && endpoint.path.endsWith('/cancel')) continue; // the cancel target stays open for the refusals
-      const response = await call(endpoint.method, pathOf(endpoint, endpoint.path.includes('/webhook/') ? aCreated.id : aPending.id), { token: a.token, ...(endpoint.body ? { body: endpoint.body } : {}) });
+      const response = await call(endpoint.method, pathOf(endpoint, endpoint.path.includes('/webhook/') ? aCreated.id : aPending.id), {
+        token: a.token,
+        ...(endpoint.body ? { body: endpoint.body } : {}),
+      });
       if (response.status === 401 || response.status >= 500) control.push(`${endpoint.method} ${endpoint.path} ${response.status}`);
     }
-    report.check(`A's valid token works on every authenticated endpoint (control)`, control.length === 0, `${endpoints.length} endpoints${notMounted.length ? `; not mounted in this build: ${notMounted.join(', ')}` : ''}${control.length ? `; refused: ${control.join(', ')}` : ''}`);
+    report.check(
+      `A's valid token works on every authenticated endpoint (control)`,
+      control.length === 0,
+      `${endpoints.length} endpoints${notMounted.length ? `; not mounted in this build: ${notMounted.join(', ')}` : ''}${control.length ? `; refused: ${control.join(', ')}` : ''}`,
+    );
 
     // ---- API2: broken credentials, all refused the same way.
     const [headerPart, payloadPart, signaturePart] = a.token.split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(payloadPart, 'base64url').toString()) as { sub: string; jti: string; iat: number };
-    const der = await pool.oneFirst(sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'api_token_signing_key'`);
+    const der = await pool.oneFirst(
+      sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'api_token_signing_key'`,
+    );
     const serviceKey = crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
     const servicePublic = crypto.createPublicKey(serviceKey);
     const publicJwk = servicePublic.export({ format: 'jwk' }) as { x: string };
@@ -162,7 +195,8 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       const header = b64url(JSON.stringify({ alg, typ: 'JWT' }));
       return `${header}.${payloadPart}.${crypto.createHmac(algorithm, key).update(`${header}.${payloadPart}`).digest('base64url')}`;
     };
-    const signWith = (key: crypto.KeyObject, payload: Record<string, unknown>, header: Record<string, unknown> = { alg: 'EdDSA', typ: 'JWT' }) => new SignJWT(payload).setProtectedHeader(header as never).sign(key);
+    const signWith = (key: crypto.KeyObject, payload: Record<string, unknown>, header: Record<string, unknown> = { alg: 'EdDSA', typ: 'JWT' }) =>
+      new SignJWT(payload).setProtectedHeader(header as never).sign(key);
     const expired = await issueToken(pool, a.storeId, 60, new Date(Date.now() - 3600_000));
     const toRevoke = await issueToken(pool, a.storeId, null);
     const storeC = await createStore(pool, `Drill deleted ${Date.now()}`, parseMethodList('TON/TON'));
@@ -171,7 +205,11 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const beforeDelete = await call('GET', '/v1/payment-methods', { token: deleted.token });
     const revoke = await kassaCli(db.url, ['token', 'revoke', toRevoke.jti]);
     await pool.query(sql.typeAlias('void')`delete from stores where id = ${storeC.id}`);
-    report.check('revoked and deleted-store tokens worked before', beforeRevoke.status === 200 && beforeDelete.status === 200 && revoke.code === 0, `before: ${beforeRevoke.status}, ${beforeDelete.status}; kassa token revoke exit ${revoke.code} ${revoke.stdout.trim()}`);
+    report.check(
+      'revoked and deleted-store tokens worked before',
+      beforeRevoke.status === 200 && beforeDelete.status === 200 && revoke.code === 0,
+      `before: ${beforeRevoke.status}, ${beforeDelete.status}; kassa token revoke exit ${revoke.code} ${revoke.stdout.trim()}`,
+    );
 
     const now = Math.floor(Date.now() / 1000);
     const bad: Array<[string, string | undefined]> = [
@@ -183,8 +221,14 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       ['token without scheme', a.token],
       ['token and junk', `Bearer ${a.token} ${a.token}`],
       ['signed by another Ed25519 key', `Bearer ${await signWith(attacker.privateKey, claims)}`],
-      ['embedded jwk of the attacker', `Bearer ${await signWith(attacker.privateKey, claims, { alg: 'EdDSA', jwk: attacker.publicKey.export({ format: 'jwk' }) })}`],
-      ['jku/kid injection', `Bearer ${await signWith(attacker.privateKey, claims, { alg: 'EdDSA', jku: 'https://evil.example/jwks.json', kid: '../../../dev/null' })}`],
+      [
+        'embedded jwk of the attacker',
+        `Bearer ${await signWith(attacker.privateKey, claims, { alg: 'EdDSA', jwk: attacker.publicKey.export({ format: 'jwk' }) })}`,
+      ],
+      [
+        'jku/kid injection',
+        `Bearer ${await signWith(attacker.privateKey, claims, { alg: 'EdDSA', jku: 'https://evil.example/jwks.json', kid: '../../../dev/null' })}`,
+      ],
       ['alg none, no signature', `Bearer ${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${payloadPart}.`],
       ['alg none, signature kept', `Bearer ${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${payloadPart}.${signaturePart}`],
       ['alg NONE', `Bearer ${b64url(JSON.stringify({ alg: 'NONE' }))}.${payloadPart}.`],
@@ -204,11 +248,14 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       ['of a deleted store', `Bearer ${deleted.token}`],
       // Signed with the service's real key (read from the database): only the database checks stop these.
       ['real key, jti never issued', `Bearer ${await signWith(serviceKey, { sub: a.storeId, jti: crypto.randomUUID(), iat: now })}`],
-      ['real key, sub of store B with A\'s jti', `Bearer ${await signWith(serviceKey, { sub: b.storeId, jti: claims.jti, iat: now })}`],
+      ["real key, sub of store B with A's jti", `Bearer ${await signWith(serviceKey, { sub: b.storeId, jti: claims.jti, iat: now })}`],
       ['real key, no jti', `Bearer ${await signWith(serviceKey, { sub: a.storeId, iat: now })}`],
       ['real key, exp in the past', `Bearer ${await signWith(serviceKey, { ...claims, exp: now - 60 })}`],
       ['real key, nbf in the future', `Bearer ${await signWith(serviceKey, { ...claims, nbf: now + 3600 })}`],
-      ['real key, alg Ed25519 but a non-UUID jti', `Bearer ${await signWith(serviceKey, { sub: a.storeId, jti: "' or 1=1 --", iat: now }, { alg: 'Ed25519' })}`],
+      [
+        'real key, alg Ed25519 but a non-UUID jti',
+        `Bearer ${await signWith(serviceKey, { sub: a.storeId, jti: "' or 1=1 --", iat: now }, { alg: 'Ed25519' })}`,
+      ],
     ];
     for (const [, header] of bad) if (header) tokensUsed.add(header.replace(/^\w+ /, ''));
     tokensUsed.add(expired.token).add(toRevoke.token).add(deleted.token);
@@ -218,23 +265,42 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const wrong: string[] = [];
     for (const [name, authorization] of bad) {
       for (const endpoint of endpoints) {
-        const response = await call(endpoint.method, pathOf(endpoint), { ...(authorization !== undefined ? { authorization } : {}), ...(endpoint.body ? { body: endpoint.body } : {}) });
+        const response = await call(endpoint.method, pathOf(endpoint), {
+          ...(authorization !== undefined ? { authorization } : {}),
+          ...(endpoint.body ? { body: endpoint.body } : {}),
+        });
         bodies.add(response.text);
-        const ok = response.status === 401 && response.json?.error?.type === 'authentication_error' && response.json?.error?.code === 'auth_invalid' && response.json?.error?.param === undefined && response.headers['www-authenticate'] === 'Bearer';
+        const ok =
+          response.status === 401 &&
+          response.json?.error?.type === 'authentication_error' &&
+          response.json?.error?.code === 'auth_invalid' &&
+          response.json?.error?.param === undefined &&
+          response.headers['www-authenticate'] === 'Bearer';
         if (!ok) wrong.push(`${name} on ${endpoint.method} ${endpoint.path}: ${response.status} ${response.text.slice(0, 120)}`);
       }
     }
     for (const line of wrong.slice(0, 10)) process.stdout.write(`auth problem: ${line}\n`);
-    report.check(`${bad.length} broken credentials × ${endpoints.length} endpoints: 401 auth_invalid + WWW-Authenticate: Bearer`, wrong.length === 0, `${bad.length * endpoints.length} requests, ${wrong.length} not refused as required`);
+    report.check(
+      `${bad.length} broken credentials × ${endpoints.length} endpoints: 401 auth_invalid + WWW-Authenticate: Bearer`,
+      wrong.length === 0,
+      `${bad.length * endpoints.length} requests, ${wrong.length} not refused as required`,
+    );
     report.check('every refusal has the identical body (no hint which check failed)', bodies.size === 1, `${bodies.size} distinct bodies`);
     const paymentsAfter = await count();
-    report.check('refused requests changed nothing', paymentsAfter === paymentsBefore && (await statusOf(aToCancel.id)) === 'created', `${paymentsAfter - paymentsBefore} payments created; cancel target ${await statusOf(aToCancel.id)}`);
+    report.check(
+      'refused requests changed nothing',
+      paymentsAfter === paymentsBefore && (await statusOf(aToCancel.id)) === 'created',
+      `${paymentsAfter - paymentsBefore} payments created; cancel target ${await statusOf(aToCancel.id)}`,
+    );
 
     // ---- API1: BOLA — store B's valid token on store A's payments.
     const perPayment = endpoints.filter((e) => e.path.includes(':id'));
     const randomAnswers = new Map<string, string>();
     for (const endpoint of perPayment) {
-      const response = await call(endpoint.method, pathOf(endpoint, crypto.randomUUID()), { token: b.token, ...(endpoint.body ? { body: endpoint.body } : {}) });
+      const response = await call(endpoint.method, pathOf(endpoint, crypto.randomUUID()), {
+        token: b.token,
+        ...(endpoint.body ? { body: endpoint.body } : {}),
+      });
       randomAnswers.set(`${endpoint.method} ${endpoint.path}`, `${response.status} ${response.text}`);
     }
     const bola: string[] = [];
@@ -245,18 +311,33 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       for (const variant of [id, id.toUpperCase()]) {
         for (const endpoint of perPayment) {
           bolaRequests += 1;
-          const response = await call(endpoint.method, pathOf(endpoint, variant), { token: b.token, ...(endpoint.body ? { body: endpoint.body } : {}), headers: endpoint.method === 'POST' ? { 'x-idempotency-key': crypto.randomUUID() } : {} });
-          if (response.status !== 404 || response.json?.error?.code !== 'payment_not_found') bola.push(`${endpoint.method} ${endpoint.path} → ${response.status} ${response.text.slice(0, 100)}`);
-          for (const text of [id, ...privateStrings.slice(0, 6)]) if (response.text.toLowerCase().includes(text.toLowerCase())) leaks.push(`${endpoint.method} ${endpoint.path} shows ${text}`);
-          if (response.text !== randomAnswers.get(`${endpoint.method} ${endpoint.path}`)!.slice(4)) leaks.push(`${endpoint.method} ${endpoint.path}: answer differs from an unknown id's`);
+          const response = await call(endpoint.method, pathOf(endpoint, variant), {
+            token: b.token,
+            ...(endpoint.body ? { body: endpoint.body } : {}),
+            headers: endpoint.method === 'POST' ? { 'x-idempotency-key': crypto.randomUUID() } : {},
+          });
+          if (response.status !== 404 || response.json?.error?.code !== 'payment_not_found')
+            bola.push(`${endpoint.method} ${endpoint.path} → ${response.status} ${response.text.slice(0, 100)}`);
+          for (const text of [id, ...privateStrings.slice(0, 6)])
+            if (response.text.toLowerCase().includes(text.toLowerCase())) leaks.push(`${endpoint.method} ${endpoint.path} shows ${text}`);
+          if (response.text !== randomAnswers.get(`${endpoint.method} ${endpoint.path}`)!.slice(4))
+            leaks.push(`${endpoint.method} ${endpoint.path}: answer differs from an unknown id's`);
         }
       }
     }
     const statusesAfter = await Promise.all(aIds.map(statusOf));
     for (const line of [...bola, ...leaks].slice(0, 10)) process.stdout.write(`bola problem: ${line}\n`);
-    report.check(`BOLA: B's token on A's ${aIds.length} payments × ${perPayment.length} per-payment endpoints → 404 payment_not_found`, bola.length === 0, `${bolaRequests} requests (ids as given and upper-cased), ${bola.length} not 404`);
-    report.check('BOLA: the 404 shows nothing of A and equals an unknown id\'s', leaks.length === 0, `${leaks.length} differences or leaks`);
-    report.check('BOLA: A\'s payments unchanged (B\'s cancels did nothing)', statusesAfter.every((status, i) => status === statusesBefore[i]), `${statusesAfter.filter((s, i) => s !== statusesBefore[i]).length} changed`);
+    report.check(
+      `BOLA: B's token on A's ${aIds.length} payments × ${perPayment.length} per-payment endpoints → 404 payment_not_found`,
+      bola.length === 0,
+      `${bolaRequests} requests (ids as given and upper-cased), ${bola.length} not 404`,
+    );
+    report.check("BOLA: the 404 shows nothing of A and equals an unknown id's", leaks.length === 0, `${leaks.length} differences or leaks`);
+    report.check(
+      "BOLA: A's payments unchanged (B's cancels did nothing)",
+      statusesAfter.every((status, i) => status === statusesBefore[i]),
+      `${statusesAfter.filter((s, i) => s !== statusesBefore[i]).length} changed`,
+    );
 
     // Lists never mix stores; a cursor of another store's payment is answered like an unknown one.
     const listed = async (token: string) => {
@@ -281,16 +362,37 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const cursorA = await call('GET', `/v1/payments?starting_after=${aCreated.id}`, { token: b.token });
     const cursorRandom = await call('GET', `/v1/payments?starting_after=${crypto.randomUUID()}`, { token: b.token });
     const mixed = [...bList, ...filtered].filter((id) => aIds.includes(id)).length + aList.filter((id) => bIds.includes(id)).length;
-    report.check('lists never show another store\'s payments', mixed === 0 && bList.length >= bIds.length && aList.length >= aIds.length, `B lists ${bList.length}, A lists ${aList.length}, ${mixed} of the other store`);
-    report.check('a cursor of another store\'s payment is answered like an unknown one', cursorA.status === 400 && cursorA.text === cursorRandom.text, `${cursorA.status} ${cursorA.json?.error?.code}`);
+    report.check(
+      "lists never show another store's payments",
+      mixed === 0 && bList.length >= bIds.length && aList.length >= aIds.length,
+      `B lists ${bList.length}, A lists ${aList.length}, ${mixed} of the other store`,
+    );
+    report.check(
+      "a cursor of another store's payment is answered like an unknown one",
+      cursorA.status === 400 && cursorA.text === cursorRandom.text,
+      `${cursorA.status} ${cursorA.json?.error?.code}`,
+    );
 
     // Idempotency keys are scoped to the store: B reusing A's key gets its own payment, never A's.
     const key = crypto.randomUUID();
     const first = await call('POST', '/v1/payments', { token: a.token, body: { amount: '7', currency: 'USD' }, headers: { 'x-idempotency-key': key } });
     const same = await call('POST', '/v1/payments', { token: b.token, body: { amount: '7', currency: 'USD' }, headers: { 'x-idempotency-key': key } });
-    const other = await call('POST', '/v1/payments', { token: b.token, body: { amount: '8', currency: 'USD' }, headers: { 'x-idempotency-key': crypto.randomUUID() } });
+    const other = await call('POST', '/v1/payments', {
+      token: b.token,
+      body: { amount: '8', currency: 'USD' },
+      headers: { 'x-idempotency-key': crypto.randomUUID() },
+    });
     const otherSameKey = await call('POST', '/v1/payments', { token: b.token, body: { amount: '9', currency: 'EUR' }, headers: { 'x-idempotency-key': key } });
-    report.check('idempotency keys never cross stores', first.status === 201 && same.status === 201 && same.json.id !== first.json.id && same.headers['idempotent-replayed'] === undefined && other.status === 201 && otherSameKey.status === 422, `A ${first.status}; B same key+body ${same.status} (${same.json?.id === first.json?.id ? "A's payment!" : 'its own'}); B same key, other body ${otherSameKey.status} (its own earlier use)`);
+    report.check(
+      'idempotency keys never cross stores',
+      first.status === 201 &&
+        same.status === 201 &&
+        same.json.id !== first.json.id &&
+        same.headers['idempotent-replayed'] === undefined &&
+        other.status === 201 &&
+        otherSameKey.status === 422,
+      `A ${first.status}; B same key+body ${same.status} (${same.json?.id === first.json?.id ? "A's payment!" : 'its own'}); B same key, other body ${otherSameKey.status} (its own earlier use)`,
+    );
 
     // ---- API3: the public checkout shows nothing private.
     const publicAnswers: Array<[string, string]> = [];
@@ -308,7 +410,9 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       publicAnswers.push([`events ${stream.status}`, stream.text]);
     }
     const methods = (await call('GET', '/v1/payment-methods', { token: a.token })).json.data as Array<{ id: string; coin: { symbol: string } }>;
-    await grab('choose method', 'POST', `/pay/v1/checkout/payments/${aCreated.id}/method`, { body: { paymentMethodID: methods.find((m) => m.coin.symbol === 'TON')!.id } });
+    await grab('choose method', 'POST', `/pay/v1/checkout/payments/${aCreated.id}/method`, {
+      body: { paymentMethodID: methods.find((m) => m.coin.symbol === 'TON')!.id },
+    });
     await grab('choose again (409)', 'POST', `/pay/v1/checkout/payments/${aCreated.id}/method`, { body: { paymentMethodID: methods[0]!.id } });
     await grab('page ended', 'GET', `/pay/${aEnded.id}`);
     await grab('json ended', 'GET', `/pay/v1/checkout/payments/${aEnded.id}`);
@@ -319,28 +423,76 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       for (const needle of [...privateStrings, a.token, claims.jti, 'metadata']) if (text.includes(needle)) exposed.push(`${label}: ${needle}`);
     }
     const jsonView = await call('GET', `/pay/v1/checkout/payments/${aEnded.id}`);
-    report.check('public checkout endpoints show no metadata, order_id, webhook URL, store id', exposed.length === 0 && publicAnswers.length >= 12, `${publicAnswers.length} answers (page en/ru, JSON, events, method choice, ended, 404) grepped; ${exposed.length ? exposed.slice(0, 4).join('; ') : 'nothing found'}`);
-    report.check('the public JSON view has only the documented fields', Object.keys(jsonView.json).every((k) => ['id', 'status', 'amount', 'currency', 'store', 'description', 'timer', 'paymentDetails', 'returnURL'].includes(k)) && Object.keys(jsonView.json.store).join() === 'name', Object.keys(jsonView.json).join(', '));
+    report.check(
+      'public checkout endpoints show no metadata, order_id, webhook URL, store id',
+      exposed.length === 0 && publicAnswers.length >= 12,
+      `${publicAnswers.length} answers (page en/ru, JSON, events, method choice, ended, 404) grepped; ${exposed.length ? exposed.slice(0, 4).join('; ') : 'nothing found'}`,
+    );
+    report.check(
+      'the public JSON view has only the documented fields',
+      Object.keys(jsonView.json).every((k) =>
+        ['id', 'status', 'amount', 'currency', 'store', 'description', 'timer', 'paymentDetails', 'returnURL'].includes(k),
+      ) && Object.keys(jsonView.json.store).join() === 'name',
+      Object.keys(jsonView.json).join(', '),
+    );
     const page = await call('GET', `/pay/${aPending.id}`);
-    const headersOk = page.headers['cache-control'] === 'no-store' && String(page.headers['content-security-policy'] ?? '').includes("default-src 'none'") && page.headers['x-frame-options'] === 'DENY' && page.headers['referrer-policy'] === 'no-referrer' && page.headers['x-content-type-options'] === 'nosniff';
-    report.check('the checkout page: no-store, strict CSP, no framing, no referrer', headersOk, `CSP: ${String(page.headers['content-security-policy']).slice(0, 60)}…`);
+    const headersOk =
+      page.headers['cache-control'] === 'no-store' &&
+      String(page.headers['content-security-policy'] ?? '').includes("default-src 'none'") &&
+      page.headers['x-frame-options'] === 'DENY' &&
+      page.headers['referrer-policy'] === 'no-referrer' &&
+      page.headers['x-content-type-options'] === 'nosniff';
+    report.check(
+      'the checkout page: no-store, strict CSP, no framing, no referrer',
+      headersOk,
+      `CSP: ${String(page.headers['content-security-policy']).slice(0, 60)}…`,
+    );
 
     // ---- API4: resource consumption.
     const big = JSON.stringify({ amount: '1', currency: 'USD', description: 'x'.repeat(70 * 1024) });
     const tooLarge = [
       await call('POST', '/v1/payments', { token: a.token, raw: big }),
-      await rawRequest(kassa.url, { method: 'POST', path: '/v1/payments', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' }, body: big, chunked: true }),
+      await rawRequest(kassa.url, {
+        method: 'POST',
+        path: '/v1/payments',
+        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' },
+        body: big,
+        chunked: true,
+      }),
       await call('POST', '/v1/payments', { raw: big }),
       await call('POST', `/pay/v1/checkout/payments/${aPending.id}/method`, { raw: big }),
-      await rawRequest(kassa.url, { method: 'POST', path: `/pay/v1/checkout/payments/${aPending.id}/method`, headers: { 'content-type': 'application/json' }, body: big, chunked: true }),
+      await rawRequest(kassa.url, {
+        method: 'POST',
+        path: `/pay/v1/checkout/payments/${aPending.id}/method`,
+        headers: { 'content-type': 'application/json' },
+        body: big,
+        chunked: true,
+      }),
     ];
-    report.check('bodies over 64 KiB → 413 payload_too_large (declared or chunked, with or without a token)', tooLarge.every((r) => r.status === 413 && r.json?.error?.code === 'payload_too_large'), tooLarge.map((r) => r.status).join(' '));
-    const nearLimit = await call('POST', '/v1/payments', { token: a.token, raw: JSON.stringify({ amount: '1', currency: 'USD', description: 'x'.repeat(60 * 1024) }) });
-    const deep = await call('POST', '/v1/payments', { token: a.token, raw: `{"amount":"1","currency":"USD","metadata":${'{"a":'.repeat(10_000)}"x"${'}'.repeat(10_000)}}` });
+    report.check(
+      'bodies over 64 KiB → 413 payload_too_large (declared or chunked, with or without a token)',
+      tooLarge.every((r) => r.status === 413 && r.json?.error?.code === 'payload_too_large'),
+      tooLarge.map((r) => r.status).join(' '),
+    );
+    const nearLimit = await call('POST', '/v1/payments', {
+      token: a.token,
+      raw: JSON.stringify({ amount: '1', currency: 'USD', description: 'x'.repeat(60 * 1024) }),
+    });
+    const deep = await call('POST', '/v1/payments', {
+      token: a.token,
+      raw: `{"amount":"1","currency":"USD","metadata":${'{"a":'.repeat(10_000)}"x"${'}'.repeat(10_000)}}`,
+    });
     const deepArray = await call('POST', '/v1/payments', { token: a.token, raw: '['.repeat(60_000) + ']'.repeat(4) });
-    const wide = await call('POST', '/v1/payments', { token: a.token, body: { amount: '1', currency: 'USD', metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) } });
+    const wide = await call('POST', '/v1/payments', {
+      token: a.token,
+      body: { amount: '1', currency: 'USD', metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) },
+    });
     const limit = await call('GET', '/v1/payments?limit=101', { token: a.token });
-    report.check('under the limit, oversized and deep input is refused by validation, not by a crash', nearLimit.status === 400 && deep.status === 400 && deepArray.status === 400 && wide.status === 400 && limit.status === 400, `60 KiB description ${nearLimit.status} ${nearLimit.json?.error?.code}; 10,000-deep metadata ${deep.status} ${deep.json?.error?.code}; 60,000-deep array ${deepArray.status}; 11 metadata keys ${wide.status}; limit=101 ${limit.status} ${limit.json?.error?.code}`);
+    report.check(
+      'under the limit, oversized and deep input is refused by validation, not by a crash',
+      nearLimit.status === 400 && deep.status === 400 && deepArray.status === 400 && wide.status === 400 && limit.status === 400,
+      `60 KiB description ${nearLimit.status} ${nearLimit.json?.error?.code}; 10,000-deep metadata ${deep.status} ${deep.json?.error?.code}; 60,000-deep array ${deepArray.status}; 11 metadata keys ${wide.status}; limit=101 ${limit.status} ${limit.json?.error?.code}`,
+    );
 
     // The per-client cap of open event streams (50): the 51st is 429.
     const streams = [];
@@ -351,29 +503,56 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const again = await openStream(kassa.url, `/pay/v1/checkout/payments/${aPending.id}/events`);
     again.close();
-    report.check('event streams per client are capped (51st → 429 + Retry-After)', streams.every((s) => s.status === 200) && overCap.status === 429 && overCap.headers['retry-after'] !== undefined && again.status === 200, `50 × ${streams[0]?.status}, then ${overCap.status} (Retry-After ${overCap.headers['retry-after']}); after closing: ${again.status}`);
+    report.check(
+      'event streams per client are capped (51st → 429 + Retry-After)',
+      streams.every((s) => s.status === 200) && overCap.status === 429 && overCap.headers['retry-after'] !== undefined && again.status === 200,
+      `50 × ${streams[0]?.status}, then ${overCap.status} (Retry-After ${overCap.headers['retry-after']}); after closing: ${again.status}`,
+    );
 
     // Rate limits: a second Kassa on the same database with RATE_LIMIT_PER_STORE=5, RATE_LIMIT_PER_CLIENT=5.
     const metricsToken = crypto.randomBytes(16).toString('hex');
-    limited = await startKassa({ databaseUrl: db.url, part: 'api', env: { RATE_LIMIT_PER_STORE: String(RATE), RATE_LIMIT_PER_CLIENT: String(RATE), WEBHOOK_ALLOW_INSECURE: 'false', METRICS_TOKEN: metricsToken } });
+    limited = await startKassa({
+      databaseUrl: db.url,
+      part: 'api',
+      env: { RATE_LIMIT_PER_STORE: String(RATE), RATE_LIMIT_PER_CLIENT: String(RATE), WEBHOOK_ALLOW_INSECURE: 'false', METRICS_TOKEN: metricsToken },
+    });
     const limitedCall = caller(limited.url);
     const burst = async (label: string, send: () => Promise<RawResponse>, n = 30) => {
       const answers = await Promise.all(Array.from({ length: n }, send));
       const ok = answers.filter((r) => r.status !== 429).length;
       const refused = answers.filter((r) => r.status === 429);
-      const wellFormed = refused.every((r) => Number(r.headers['retry-after']) >= 1 && (r.json ? r.json.error?.code === 'rate_limit_exceeded' && r.json.error.type === 'rate_limit_error' : String(r.headers['content-type']).startsWith('text/html')));
-      return { label, ok, refused: refused.length, wellFormed, retryAfter: refused[0]?.headers['retry-after'], limitHeader: answers[0]?.headers['ratelimit-limit'] };
+      const wellFormed = refused.every(
+        (r) =>
+          Number(r.headers['retry-after']) >= 1 &&
+          (r.json
+            ? r.json.error?.code === 'rate_limit_exceeded' && r.json.error.type === 'rate_limit_error'
+            : String(r.headers['content-type']).startsWith('text/html')),
+      );
+      return {
+        label,
+        ok,
+        refused: refused.length,
+        wellFormed,
+        retryAfter: refused[0]?.headers['retry-after'],
+        limitHeader: answers[0]?.headers['ratelimit-limit'],
+      };
     };
     const merchantBurst = await burst('merchant GET /v1/payments', () => limitedCall('GET', '/v1/payments?limit=1', { token: a.token }));
     const otherStore = await limitedCall('GET', '/v1/payments?limit=1', { token: b.token });
     const refill = () => new Promise((resolve) => setTimeout(resolve, 2200)); // an empty bucket (10) is full again after 2 s
     await refill();
-    const merchantCreate = await burst('merchant POST /v1/payments', () => limitedCall('POST', '/v1/payments', { token: a.token, body: { amount: '1', currency: 'USD' } }));
+    const merchantCreate = await burst('merchant POST /v1/payments', () =>
+      limitedCall('POST', '/v1/payments', { token: a.token, body: { amount: '1', currency: 'USD' } }),
+    );
     await new Promise((resolve) => setTimeout(resolve, Number(merchantCreate.retryAfter ?? 1) * 1000));
     const recovered = await limitedCall('GET', '/v1/payments?limit=1', { token: a.token });
-    report.check(`merchant API: 429 + Retry-After past the burst (RATE_LIMIT_PER_STORE=${RATE})`, merchantBurst.refused > 0 && merchantBurst.ok <= 2 * RATE + 2 && merchantBurst.wellFormed && merchantCreate.refused > 0 && merchantCreate.wellFormed, `30 reads at once: ${merchantBurst.ok} × 200, ${merchantBurst.refused} × 429 (Retry-After ${merchantBurst.retryAfter}, RateLimit-Limit ${merchantBurst.limitHeader}); 30 creates: ${merchantCreate.ok} × 201, ${merchantCreate.refused} × 429`);
+    report.check(
+      `merchant API: 429 + Retry-After past the burst (RATE_LIMIT_PER_STORE=${RATE})`,
+      merchantBurst.refused > 0 && merchantBurst.ok <= 2 * RATE + 2 && merchantBurst.wellFormed && merchantCreate.refused > 0 && merchantCreate.wellFormed,
+      `30 reads at once: ${merchantBurst.ok} × 200, ${merchantBurst.refused} × 429 (Retry-After ${merchantBurst.retryAfter}, RateLimit-Limit ${merchantBurst.limitHeader}); 30 creates: ${merchantCreate.ok} × 201, ${merchantCreate.refused} × 429`,
+    );
     report.check('after Retry-After seconds the store is served again', recovered.status === 200, `waited ${merchantCreate.retryAfter} s: ${recovered.status}`);
-    report.check('one store\'s exhausted bucket does not limit another store', otherStore.status === 200, `store B at once after: ${otherStore.status}`);
+    report.check("one store's exhausted bucket does not limit another store", otherStore.status === 200, `store B at once after: ${otherStore.status}`);
     const publicBursts = [];
     for (const [label, send] of [
       ['checkout JSON', () => limitedCall('GET', `/pay/v1/checkout/payments/${aPending.id}`)],
@@ -384,12 +563,18 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       publicBursts.push(await burst(label, send));
       await refill();
     }
-    report.check(`public checkout: 429 + Retry-After past the burst (RATE_LIMIT_PER_CLIENT=${RATE})`, publicBursts.every((p) => p.refused > 0 && p.wellFormed), `${publicBursts.map((p) => `${p.label} ${p.ok}/${p.refused}`).join(', ')} (answered/429 of 30 at once, the bucket full before each)`);
+    report.check(
+      `public checkout: 429 + Retry-After past the burst (RATE_LIMIT_PER_CLIENT=${RATE})`,
+      publicBursts.every((p) => p.refused > 0 && p.wellFormed),
+      `${publicBursts.map((p) => `${p.label} ${p.ok}/${p.refused}`).join(', ')} (answered/429 of 30 at once, the bucket full before each)`,
+    );
     // Forged tokens: past RATE_LIMIT_PER_CLIENT failures per second (bursts of twice that) a client is
     // refused before any signature is verified; a token this process verified before still passes.
     const [forgedHeader, forgedPayload] = a.token.split('.');
     const forged = await Promise.all(
-      Array.from({ length: 30 }, () => limitedCall('GET', '/v1/payments?limit=1', { token: `${forgedHeader}.${forgedPayload}.${crypto.randomBytes(64).toString('base64url')}` })),
+      Array.from({ length: 30 }, () =>
+        limitedCall('GET', '/v1/payments?limit=1', { token: `${forgedHeader}.${forgedPayload}.${crypto.randomBytes(64).toString('base64url')}` }),
+      ),
     );
     const forged401 = forged.filter((r) => r.status === 401 && r.json?.error?.code === 'auth_invalid').length;
     const forged429 = forged.filter((r) => r.status === 429 && r.json?.error?.code === 'rate_limit_exceeded' && Number(r.headers['retry-after']) >= 1).length;
@@ -413,7 +598,11 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
         await new Promise((resolve) => setTimeout(resolve, 1000 / (4 * RATE)));
       }
       const sustained = (served - 2 * RATE) / SUSTAIN_SECONDS;
-      report.check(`sustained: about ${RATE} requests/s get through`, Math.abs(sustained - RATE) <= 1.5, `${served} served, ${refused} refused in ${SUSTAIN_SECONDS} s → ${sustained.toFixed(1)}/s beyond the burst of ${2 * RATE}`);
+      report.check(
+        `sustained: about ${RATE} requests/s get through`,
+        Math.abs(sustained - RATE) <= 1.5,
+        `${served} served, ${refused} refused in ${SUSTAIN_SECONDS} s → ${sustained.toFixed(1)}/s beyond the burst of ${2 * RATE}`,
+      );
       report.figure('sustained rate let through (limit 5/s)', `${sustained.toFixed(2)}/s`);
     }
 
@@ -421,7 +610,11 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const metricsNone = await limitedCall('GET', '/metrics');
     const metricsMerchant = await limitedCall('GET', '/metrics', { token: a.token });
     const metricsRight = await limitedCall('GET', '/metrics', { authorization: `Bearer ${metricsToken}` });
-    report.check('/metrics: 404 without its token (a store token is not it), 200 with it', metricsNone.status === 404 && metricsMerchant.status === 404 && metricsRight.status === 200, `${metricsNone.status} / ${metricsMerchant.status} / ${metricsRight.status}`);
+    report.check(
+      '/metrics: 404 without its token (a store token is not it), 200 with it',
+      metricsNone.status === 404 && metricsMerchant.status === 404 && metricsRight.status === 200,
+      `${metricsNone.status} / ${metricsMerchant.status} / ${metricsRight.status}`,
+    );
 
     // ---- API7: SSRF — webhookURL and returnURL (WEBHOOK_ALLOW_INSECURE off).
     const refusedUrls = [
@@ -461,19 +654,41 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     ];
     const ssrf: string[] = [];
     for (const url of refusedUrls) {
-      for (const [field, code] of [['webhookURL', 'invalid_webhook_url'], ['returnURL', 'invalid_return_url']] as const) {
-        for (const [path, body] of [['/v1/payments', { amount: '1', currency: 'USD' }], ['/v1/payments/create', { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD' }]] as const) {
+      for (const [field, code] of [
+        ['webhookURL', 'invalid_webhook_url'],
+        ['returnURL', 'invalid_return_url'],
+      ] as const) {
+        for (const [path, body] of [
+          ['/v1/payments', { amount: '1', currency: 'USD' }],
+          ['/v1/payments/create', { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD' }],
+        ] as const) {
           const response = await call('POST', path, { token: a.token, body: { ...body, [field]: url } });
-          if (response.status !== 400 || response.json?.error?.code !== code || response.json?.error?.param !== field) ssrf.push(`${field}=${url} on ${path}: ${response.status} ${response.json?.error?.code}`);
+          if (response.status !== 400 || response.json?.error?.code !== code || response.json?.error?.param !== field)
+            ssrf.push(`${field}=${url} on ${path}: ${response.status} ${response.json?.error?.code}`);
         }
       }
     }
     for (const line of ssrf.slice(0, 10)) process.stdout.write(`ssrf problem: ${line}\n`);
-    report.check(`SSRF: ${refusedUrls.length} private/loopback/link-local/metadata/odd URLs refused at creation`, ssrf.length === 0, `${refusedUrls.length * 4} requests (webhookURL, returnURL × both creates), ${ssrf.length} accepted`);
+    report.check(
+      `SSRF: ${refusedUrls.length} private/loopback/link-local/metadata/odd URLs refused at creation`,
+      ssrf.length === 0,
+      `${refusedUrls.length * 4} requests (webhookURL, returnURL × both creates), ${ssrf.length} accepted`,
+    );
     const resolving = ['https://127.0.0.1.nip.io/hook', 'https://169.254.169.254.nip.io/latest', 'https://10-0-0-1.sslip.io/hook', 'https://localtest.me/hook'];
-    const atCreation = await Promise.all(resolving.map((url) => call('POST', '/v1/payments', { token: a.token, body: { amount: '1', currency: 'USD', webhookURL: url } })));
-    const resolvesTo: Record<string, string> = { '127.0.0.1.nip.io': '127.0.0.1', '169.254.169.254.nip.io': '169.254.169.254', '10-0-0-1.sslip.io': '10.0.0.1', 'localtest.me': '127.0.0.1' };
-    const atDelivery = await Promise.all(resolving.map((url) => postWebhook({ url, body: '{}', timeoutMs: 5000, lookup: async (host) => [{ address: resolvesTo[host] ?? '203.0.113.1', family: 4 }] })));
+    const atCreation = await Promise.all(
+      resolving.map((url) => call('POST', '/v1/payments', { token: a.token, body: { amount: '1', currency: 'USD', webhookURL: url } })),
+    );
+    const resolvesTo: Record<string, string> = {
+      '127.0.0.1.nip.io': '127.0.0.1',
+      '169.254.169.254.nip.io': '169.254.169.254',
+      '10-0-0-1.sslip.io': '10.0.0.1',
+      'localtest.me': '127.0.0.1',
+    };
+    const atDelivery = await Promise.all(
+      resolving.map((url) =>
+        postWebhook({ url, body: '{}', timeoutMs: 5000, lookup: async (host) => [{ address: resolvesTo[host] ?? '203.0.113.1', family: 4 }] }),
+      ),
+    );
     report.check(
       'SSRF: names that resolve to private IPs: allowed at creation, refused at delivery',
       atCreation.every((r) => r.status === 201) && atDelivery.every((r) => !r.ok && /refused$/.test(r.error ?? '')),
@@ -484,9 +699,17 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const logs = `${kassa.output()}\n${limited.output()}`;
     const inLogs = [...tokensUsed].filter((token) => token.length > 20 && logs.includes(token));
     const signatures = [a.token, b.token, expired.token, toRevoke.token, deleted.token].map((t) => t.split('.')[2]!).filter((sig) => logs.includes(sig));
-    report.check('no token (nor a signature) in the service logs', inLogs.length === 0 && signatures.length === 0 && !/authorization/i.test(logs), `${tokensUsed.size} tokens grepped in ${logs.split('\n').length} log lines; ${inLogs.length + signatures.length} found`);
+    report.check(
+      'no token (nor a signature) in the service logs',
+      inLogs.length === 0 && signatures.length === 0 && !/authorization/i.test(logs),
+      `${tokensUsed.size} tokens grepped in ${logs.split('\n').length} log lines; ${inLogs.length + signatures.length} found`,
+    );
     const undocumented = [...logs.matchAll(/"code":"([a-z_]+)"/g)].map((m) => m[1]!).filter((code) => !DOCUMENTED.has(code));
-    report.check('no error logged by the service', !/"level":(50|60)/.test(logs), `${logs.split('\n').filter((l) => /"level":(50|60)/.test(l)).length} lines at level error${undocumented.length ? `; codes ${undocumented.join(',')}` : ''}`);
+    report.check(
+      'no error logged by the service',
+      !/"level":(50|60)/.test(logs),
+      `${logs.split('\n').filter((l) => /"level":(50|60)/.test(l)).length} lines at level error${undocumented.length ? `; codes ${undocumented.join(',')}` : ''}`,
+    );
   } finally {
     await pool.end();
     await b.pool.end();

@@ -43,7 +43,13 @@ const createBody = (key: string) => ({
   payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] },
 });
 
-async function timed(kind: Sample['kind'], base: string, method: string, path: string, options: { token?: string; body?: unknown; key?: string }): Promise<Sample> {
+async function timed(
+  kind: Sample['kind'],
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; key?: string },
+): Promise<Sample> {
   const startedAt = Date.now();
   try {
     const { status, json, headers } = await api(base, method, path, {
@@ -64,7 +70,14 @@ async function timed(kind: Sample['kind'], base: string, method: string, path: s
       id: status === 201 ? json?.id : undefined,
     };
   } catch (error) {
-    return { kind, key: options.key, startedAt, ms: Date.now() - startedAt, status: 0, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    return {
+      kind,
+      key: options.key,
+      startedAt,
+      ms: Date.now() - startedAt,
+      status: 0,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    };
   }
 }
 
@@ -112,7 +125,8 @@ await drill(`database restart under steady load: ${RATE} creates/s + ${RATE} rea
       const key = crypto.randomUUID();
       track(timed('create', apiProcess.url, 'POST', '/v1/payments', { token, key, body: createBody(key) }));
       // Reads: a payment acknowledged earlier (once there is one).
-      if (acknowledged.length > 0) track(timed('read', apiProcess.url, 'GET', `/v1/payments/${acknowledged[Math.floor(Math.random() * acknowledged.length)]!}`, { token }));
+      if (acknowledged.length > 0)
+        track(timed('read', apiProcess.url, 'GET', `/v1/payments/${acknowledged[Math.floor(Math.random() * acknowledged.length)]!}`, { token }));
       next += every;
       await sleep(Math.max(0, next - Date.now()));
     }
@@ -138,7 +152,9 @@ await drill(`database restart under steady load: ${RATE} creates/s + ${RATE} rea
     await waitFor(
       'a create to succeed after the restart',
       async () => {
-        const ok = samples.filter((s) => s.kind === 'create' && s.status === 201 && s.startedAt >= startedAt).sort((a, b) => a.startedAt + a.ms - (b.startedAt + b.ms))[0];
+        const ok = samples
+          .filter((s) => s.kind === 'create' && s.status === 201 && s.startedAt >= startedAt)
+          .sort((a, b) => a.startedAt + a.ms - (b.startedAt + b.ms))[0];
         if (ok) recoveredAt = ok.startedAt + ok.ms;
         return ok !== undefined;
       },
@@ -158,16 +174,27 @@ await drill(`database restart under steady load: ${RATE} creates/s + ${RATE} rea
       }
       return JSON.stringify(counts);
     };
-    report.figure('requests sent (creates, reads, health)', `${creates.length}, ${samples.filter((s) => s.kind === 'read').length}, ${samples.filter((s) => s.kind === 'health').length}`);
+    report.figure(
+      'requests sent (creates, reads, health)',
+      `${creates.length}, ${samples.filter((s) => s.kind === 'read').length}, ${samples.filter((s) => s.kind === 'health').length}`,
+    );
     report.figure('creates by status', statuses(creates));
     report.figure('reads by status', statuses(samples.filter((s) => s.kind === 'read')));
     report.figure('PostgreSQL stop took', `${stoppedAt - stopAt} ms`);
     report.figure('PostgreSQL start took', `${startedAt - startAt} ms`);
 
     const unanswered = samples.filter((s) => s.status === 0);
-    report.check('every request was answered (no hang, no dropped connection)', unanswered.length === 0, unanswered.length === 0 ? `${samples.length} requests` : `${unanswered.length} unanswered, e.g. ${unanswered[0]!.error}`);
+    report.check(
+      'every request was answered (no hang, no dropped connection)',
+      unanswered.length === 0,
+      unanswered.length === 0 ? `${samples.length} requests` : `${unanswered.length} unanswered, e.g. ${unanswered[0]!.error}`,
+    );
     const wrong = samples.filter((s) => s.status !== 0 && !(s.status === 200 || s.status === 201 || isServiceUnavailable(s)));
-    report.check('every answer is a success or 503 service_unavailable (never a 500)', wrong.length === 0, wrong.length === 0 ? `${samples.filter(isServiceUnavailable).length} × 503` : `${wrong.length} others, e.g. ${wrong[0]!.status} ${wrong[0]!.code ?? ''}`);
+    report.check(
+      'every answer is a success or 503 service_unavailable (never a 500)',
+      wrong.length === 0,
+      wrong.length === 0 ? `${samples.filter(isServiceUnavailable).length} × 503` : `${wrong.length} others, e.g. ${wrong[0]!.status} ${wrong[0]!.code ?? ''}`,
+    );
     const down = samples.filter((s) => s.startedAt >= stoppedAt && s.startedAt + s.ms <= startAt);
     const downOk = down.filter(isServiceUnavailable);
     report.check(
@@ -181,27 +208,56 @@ await drill(`database restart under steady load: ${RATE} creates/s + ${RATE} rea
     report.figure('slowest answer during the outage', `${outageSlowest} ms`);
 
     const recovery = recoveredAt === null ? null : recoveredAt - startedAt;
-    report.check(`creates succeed again within ${RECOVERY_LIMIT_MS / 1000} s of PostgreSQL being back`, recovery !== null && recovery <= RECOVERY_LIMIT_MS, recovery === null ? 'no create succeeded' : `first success ${recovery} ms after the restart`);
+    report.check(
+      `creates succeed again within ${RECOVERY_LIMIT_MS / 1000} s of PostgreSQL being back`,
+      recovery !== null && recovery <= RECOVERY_LIMIT_MS,
+      recovery === null ? 'no create succeeded' : `first success ${recovery} ms after the restart`,
+    );
     if (recovery !== null) report.figure('recovery time (PostgreSQL up → first 201)', `${recovery} ms`);
     const lateFailures = creates.filter((s) => s.status !== 201 && recoveredAt !== null && s.startedAt > recoveredAt + 1000);
     report.check('every create after recovery succeeded', lateFailures.length === 0, `${lateFailures.length} failed more than 1 s after the first success`);
     const alive = apiProcess.child.exitCode === null && worker.child.exitCode === null;
-    const exits = [['api', apiProcess] as const, ['worker', worker] as const].filter(([, k]) => k.child.exitCode !== null).map(([name, k]) => `${name} exited ${k.child.exitCode}: ${lastError(k.output())}`);
-    report.check('Kassa was not restarted (both processes still running)', alive, alive ? `api pid ${apiProcess.child.pid}, worker pid ${worker.child.pid}` : exits.join('; '));
+    const exits = [['api', apiProcess] as const, ['worker', worker] as const]
+      .filter(([, k]) => k.child.exitCode !== null)
+      .map(([name, k]) => `${name} exited ${k.child.exitCode}: ${lastError(k.output())}`);
+    report.check(
+      'Kassa was not restarted (both processes still running)',
+      alive,
+      alive ? `api pid ${apiProcess.child.pid}, worker pid ${worker.child.pid}` : exits.join('; '),
+    );
 
     // The drill's own pool went through the outage too; make sure it answers before the checks.
-    await waitFor('the drill pool to reconnect', async () => pool.oneFirst(sql.unsafe`select 1`).then(() => true, () => false), 20_000, 200);
+    await waitFor(
+      'the drill pool to reconnect',
+      async () =>
+        pool.oneFirst(sql.unsafe`select 1`).then(
+          () => true,
+          () => false,
+        ),
+      20_000,
+      200,
+    );
     const found = new Set(
       await pool.anyFirst(sql.type(z.object({ id: z.string() }))`select id from payments where id = any(${sql.array(acknowledged, 'uuid')})`),
     );
     const missing = acknowledged.filter((id) => !found.has(id));
-    report.check('no acknowledged payment is missing (every 201 id is in the database)', missing.length === 0, `${acknowledged.length - missing.length}/${acknowledged.length} found`);
+    report.check(
+      'no acknowledged payment is missing (every 201 id is in the database)',
+      missing.length === 0,
+      `${acknowledged.length - missing.length}/${acknowledged.length} found`,
+    );
 
     // Retry every create that did not get its 201, with its key and the same body.
     const failed = creates.filter((s) => s.status !== 201);
-    const retries = await Promise.all(failed.map((s) => timed('create', apiProcess.url, 'POST', '/v1/payments', { token, key: s.key!, body: createBody(s.key!) })));
+    const retries = await Promise.all(
+      failed.map((s) => timed('create', apiProcess.url, 'POST', '/v1/payments', { token, key: s.key!, body: createBody(s.key!) })),
+    );
     const retriedOk = retries.filter((s) => s.status === 201);
-    report.check('every failed create succeeds when retried with its idempotency key', retriedOk.length === failed.length, `${retriedOk.length}/${failed.length} → 201 (${retries.length - retriedOk.length} not${retries.length > retriedOk.length ? `: ${JSON.stringify(Object.fromEntries([...new Set(retries.filter((s) => s.status !== 201).map((s) => `${s.status} ${s.code ?? ''}`.trim()))].map((k) => [k, retries.filter((s) => `${s.status} ${s.code ?? ''}`.trim() === k).length])))}` : ''})`);
+    report.check(
+      'every failed create succeeds when retried with its idempotency key',
+      retriedOk.length === failed.length,
+      `${retriedOk.length}/${failed.length} → 201 (${retries.length - retriedOk.length} not${retries.length > retriedOk.length ? `: ${JSON.stringify(Object.fromEntries([...new Set(retries.filter((s) => s.status !== 201).map((s) => `${s.status} ${s.code ?? ''}`.trim()))].map((k) => [k, retries.filter((s) => `${s.status} ${s.code ?? ''}`.trim() === k).length])))}` : ''})`,
+    );
     const perKey = await pool.any(sql.type(z.object({ order_id: z.string(), n: z.number() }))`
       select order_id, count(*)::int as n from payments where store_id = ${storeId} group by order_id
     `);
@@ -209,20 +265,36 @@ await drill(`database restart under steady load: ${RATE} creates/s + ${RATE} rea
     const counts = new Map(perKey.map((row) => [row.order_id, row.n]));
     const notOne = [...keys].filter((key) => counts.get(key) !== 1);
     const strays = perKey.filter((row) => !keys.has(row.order_id)).length;
-    report.check('exactly one payment per idempotency key', notOne.length === 0 && strays === 0, `${keys.size} keys, ${perKey.length} payments, ${notOne.length} keys without exactly one, ${strays} strays`);
+    report.check(
+      'exactly one payment per idempotency key',
+      notOne.length === 0 && strays === 0,
+      `${keys.size} keys, ${perKey.length} payments, ${notOne.length} keys without exactly one, ${strays} strays`,
+    );
     const ackAgain = retries.filter((s) => s.status === 201 && s.id && found.has(s.id)).length;
     report.figure('retried creates that had committed before their 503', ackAgain);
 
     // The worker came through too: a payment paid after the restart completes.
-    const paid = await api(apiProcess.url, 'POST', '/v1/payments', { token, body: { amount: '0.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+    const paid = await api(apiProcess.url, 'POST', '/v1/payments', {
+      token,
+      body: { amount: '0.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
     const transfer = await api(apiProcess.url, 'POST', '/sandbox/v1/transfers', { body: { to: paid.json.paymentDetails.address, coin: 'TON', amount: '0.5' } });
     const paidAt = Date.now();
     let completed = false;
-    await waitFor('the worker to complete a payment paid after the restart', async () => {
-      completed = (await api(apiProcess.url, 'GET', `/v1/payments/${paid.json.id}/status`, { token })).json?.status === 'completed';
-      return completed;
-    }, WORKER_WAIT_MS, 250).catch(() => {});
-    report.check('the worker recovered: a payment paid after the restart completes', transfer.status === 201 && completed, completed ? `completed ${Date.now() - paidAt} ms after the transfer` : `not completed in ${WORKER_WAIT_MS / 1000} s`);
+    await waitFor(
+      'the worker to complete a payment paid after the restart',
+      async () => {
+        completed = (await api(apiProcess.url, 'GET', `/v1/payments/${paid.json.id}/status`, { token })).json?.status === 'completed';
+        return completed;
+      },
+      WORKER_WAIT_MS,
+      250,
+    ).catch(() => {});
+    report.check(
+      'the worker recovered: a payment paid after the restart completes',
+      transfer.status === 201 && completed,
+      completed ? `completed ${Date.now() - paidAt} ms after the transfer` : `not completed in ${WORKER_WAIT_MS / 1000} s`,
+    );
     const restarts = (worker.output().match(/"msg":"kassa started"/g) ?? []).length + (apiProcess.output().match(/"msg":"kassa started"/g) ?? []).length;
     report.figure('"kassa started" lines (api + worker)', restarts);
   } finally {

@@ -40,7 +40,7 @@ interface Created {
   address: string | null;
 }
 
-await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same second, up to ${PAID} paid just in time, ${LATE} paid late`, async (report) => {
+await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same second, up to ${PAID} paid just in time, ${LATE} paid late`, async (report) => {
   const db = await drillDatabase();
   const started = await startApart(db.url).catch(async (error: unknown) => {
     await db.destroy();
@@ -65,7 +65,12 @@ await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same se
           const i = next++;
           const coin = i < CREATED ? null : i % 2 === 0 ? 'TON' : 'USDT';
           const view = await bulk.transaction(async (tx) => {
-            const draft = await draftFromPayment(tx, storeId, { amount: '1', currency: 'USD', order_id: `burst-${i}`, ...(coin ? { payment_options: { methods: [{ coin, chain: 'TON' }] } } : {}) });
+            const draft = await draftFromPayment(tx, storeId, {
+              amount: '1',
+              currency: 'USD',
+              order_id: `burst-${i}`,
+              ...(coin ? { payment_options: { methods: [{ coin, chain: 'TON' }] } } : {}),
+            });
             return createPayment(tx, config, storeId, draft, new Date());
           });
           created.push({ id: view.id, coin, coinAmount: view.coin_amount ?? null, address: view.address_friendly ?? null });
@@ -74,29 +79,45 @@ await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same se
     );
     const createSeconds = (performance.now() - createdAt) / 1000;
     const statusCounts = async () => {
-      const rows = await pool.any(sql.type(z.object({ status: z.string(), n: z.number() }))`select status, count(*)::int as n from payments where store_id = ${storeId} group by status order by status`);
+      const rows = await pool.any(
+        sql.type(
+          z.object({ status: z.string(), n: z.number() }),
+        )`select status, count(*)::int as n from payments where store_id = ${storeId} group by status order by status`,
+      );
       return Object.fromEntries(rows.map((row) => [row.status, row.n]));
     };
-    report.figure('created (create command, in bulk)', `${created.length} payments in ${createSeconds.toFixed(1)} s (${(created.length / createSeconds).toFixed(0)}/s): ${JSON.stringify(await statusCounts())}`);
+    report.figure(
+      'created (create command, in bulk)',
+      `${created.length} payments in ${createSeconds.toFixed(1)} s (${(created.length / createSeconds).toFixed(0)}/s): ${JSON.stringify(await statusCounts())}`,
+    );
     const jobsQueued = (await count(sql.fragment`select 1 from graphile_worker._private_jobs`)) - jobsBefore;
     report.check('no Graphile job queued per payment', jobsQueued < 10, `${jobsQueued} jobs queued while ${N} payments were created`);
 
     const pending = created.filter((p) => p.coin !== null).sort(() => Math.random() - 0.5);
     const candidates = pending.slice(0, PAID);
     const late = pending.slice(PAID, PAID + LATE);
-    const pay = (p: Created) => api(apiProcess.url, 'POST', '/sandbox/v1/transfers', { body: { to: p.address, coin: p.coin, amount: p.coinAmount } }).then((response) => ({ response, answeredAt: Date.now() }));
+    const pay = (p: Created) =>
+      api(apiProcess.url, 'POST', '/sandbox/v1/transfers', { body: { to: p.address, coin: p.coin, amount: p.coinAmount } }).then((response) => ({
+        response,
+        answeredAt: Date.now(),
+      }));
 
     // 2. Every payment is due in the same second T: expires_at moved there in SQL.
     const T = new Date(Math.ceil((Date.now() + LEAD_MS) / 1000) * 1000);
     const ids = created.map((p) => p.id);
     await pool.query(sql.unsafe`update payments set expires_at = ${sql.timestamp(T)} where id = any(${sql.array(ids, 'uuid')})`);
-    report.figure('expiry second T', `${T.toISOString()} (expires_at of all ${N} moved there in SQL, ${((T.getTime() - Date.now()) / 1000).toFixed(1)} s ahead)`);
+    report.figure(
+      'expiry second T',
+      `${T.toISOString()} (expires_at of all ${N} moved there in SQL, ${((T.getTime() - Date.now()) / 1000).toFixed(1)} s ahead)`,
+    );
 
     // When the reader has settled the chain up to T (watched from here, every 50 ms).
     let settledSeenAt: number | null = null;
     const watching = (async () => {
       while (settledSeenAt === null) {
-        const settled = await pool.maybeOneFirst(sql.type(z.object({ at: z.date() }))`select settled_until as at from chain_reader where network = 'sandbox'`).catch(() => null);
+        const settled = await pool
+          .maybeOneFirst(sql.type(z.object({ at: z.date() }))`select settled_until as at from chain_reader where network = 'sandbox'`)
+          .catch(() => null);
         if (settled && settled.getTime() >= T.getTime()) settledSeenAt = Date.now();
         else await sleep(50);
       }
@@ -133,11 +154,19 @@ await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same se
     const open = () => count(sql.fragment`select 1 from payments where store_id = ${storeId} and status in ('created', 'pending')`);
     const payers = [...paid, ...late];
     const payerIds = payers.map((p) => p.id);
-    const booked = () => count(sql.fragment`select distinct payment_id from transfers where payment_id = any(${sql.array(payerIds, 'uuid')}) and effect <> 'not_counted'`);
-    await waitFor('every payment to end and every transfer to be booked', async () => (await open()) === 0 && (await booked()) === payers.length, SETTLE_LIMIT_MS, 100).catch(() => {});
+    const booked = () =>
+      count(sql.fragment`select distinct payment_id from transfers where payment_id = any(${sql.array(payerIds, 'uuid')}) and effect <> 'not_counted'`);
+    await waitFor(
+      'every payment to end and every transfer to be booked',
+      async () => (await open()) === 0 && (await booked()) === payers.length,
+      SETTLE_LIMIT_MS,
+      100,
+    ).catch(() => {});
     if (settledSeenAt === null) {
       // The watcher's last look may just have missed it: look once more (now is then an upper bound).
-      const settled = await pool.maybeOneFirst(sql.type(z.object({ at: z.date() }))`select settled_until as at from chain_reader where network = 'sandbox'`).catch(() => null);
+      const settled = await pool
+        .maybeOneFirst(sql.type(z.object({ at: z.date() }))`select settled_until as at from chain_reader where network = 'sandbox'`)
+        .catch(() => null);
       settledSeenAt = settled && settled.getTime() >= T.getTime() ? Date.now() : Number.POSITIVE_INFINITY;
     }
     await watching;
@@ -150,7 +179,11 @@ await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same se
     const unpaid = statuses.filter((row) => !payerSet.has(row.id));
     const unpaidExpired = unpaid.filter((row) => row.status === 'expired');
     report.figure('payments by status', JSON.stringify(await statusCounts()));
-    report.check('every unpaid payment is expired (pending and created)', unpaidExpired.length === N - payers.length && unpaid.length === N - payers.length, `${unpaidExpired.length}/${N - payers.length}`);
+    report.check(
+      'every unpaid payment is expired (pending and created)',
+      unpaidExpired.length === N - payers.length && unpaid.length === N - payers.length,
+      `${unpaidExpired.length}/${N - payers.length}`,
+    );
 
     // Each paid payment's outcome follows its transfer's chain time against expiresAt (= T).
     const books = await pool.any(sql.type(z.object({ payment_id: z.string(), effect: z.string(), chain_time: z.date(), recorded_at: z.date() }))`
@@ -176,7 +209,11 @@ await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same se
       wrongAfterT.length === 0 && late.every((p) => afterT.includes(p)),
       `${afterT.length - wrongAfterT.length}/${afterT.length} (${LATE} sent after T, ${afterT.length - LATE} of those sent before it executed after it)`,
     );
-    report.check(`the scenario had both sides: at least ${PAID / 5} payments on chain before T`, inTime.length >= PAID / 5, `${inTime.length} before T, ${afterT.length} at or after it`);
+    report.check(
+      `the scenario had both sides: at least ${PAID / 5} payments on chain before T`,
+      inTime.length >= PAID / 5,
+      `${inTime.length} before T, ${afterT.length} at or after it`,
+    );
 
     const tooEarly = statuses.filter((row) => row.expired_at !== null && row.expired_at < T).length;
     report.check('none expired before T', tooEarly === 0, `${tooEarly} early`);
@@ -193,7 +230,8 @@ await drill(`expiry burst: ${N.toLocaleString("en")} payments due in the same se
       Number.isFinite(readerLagMs) && (readerKeptUp ? lastMs <= ON_TIME_MS : lastMs - readerLagMs <= STEP_MS),
       `last ${lastMs} ms after T`,
     );
-    const describe = (times: number[]) => (times.length === 0 ? 'none' : `first ${times[0]} ms, half ${times[Math.floor(times.length / 2)]} ms, last ${times.at(-1)} ms after T`);
+    const describe = (times: number[]) =>
+      times.length === 0 ? 'none' : `first ${times[0]} ms, half ${times[Math.floor(times.length / 2)]} ms, last ${times.at(-1)} ms after T`;
     report.figure(`pending (${pendingTimes.length}, chain's clock)`, describe(pendingTimes));
     report.figure(`created (${createdTimes.length}, wall clock)`, describe(createdTimes));
     report.figure('reader settled the chain past T', `${readerLagMs} ms after T`);

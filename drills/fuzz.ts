@@ -21,7 +21,6 @@ const seedArg = process.argv.indexOf('--seed');
 const SEED = seedArg >= 0 ? Number(process.argv[seedArg + 1]) : 20_261_122;
 if (!Number.isSafeInteger(SEED)) throw new Error('--seed takes an integer');
 
-
 const DOCUMENTED = documentedErrors();
 const ENVELOPE_TYPES = new Set(['invalid_request_error', 'authentication_error', 'not_found_error', 'rate_limit_error', 'api_error']);
 const JSON_RPC_PATH = '/sandbox/toncenter/api/v2/jsonRPC';
@@ -31,17 +30,25 @@ function envelopeProblem(request: RawRequest, response: RawResponse): string | n
   const type = String(response.headers['content-type'] ?? '');
   const pathOnly = request.path.split(/[?#]/)[0]!.replace(/(.)\/$/, '$1');
   // The hosted page answers unknown ids (and its own errors) with an HTML page (docs/API.md).
-  if (type.startsWith('text/html') && /^\/pay\/[^/]*\/?$/i.test(pathOnly) && ['GET', 'HEAD'].includes(request.method) && [404, 429, 503].includes(response.status)) return null;
+  if (
+    type.startsWith('text/html') &&
+    /^\/pay\/[^/]*\/?$/i.test(pathOnly) &&
+    ['GET', 'HEAD'].includes(request.method) &&
+    [404, 429, 503].includes(response.status)
+  )
+    return null;
   if (request.method === 'HEAD') return null;
   const json = response.json;
   // The emulated toncenter answers in toncenter's own shape, with its code as the HTTP status.
-  if (pathOnly.toLowerCase() === JSON_RPC_PATH.toLowerCase() && json && json.ok === false && json.code === response.status && typeof json.error === 'string') return null;
+  if (pathOnly.toLowerCase() === JSON_RPC_PATH.toLowerCase() && json && json.ok === false && json.code === response.status && typeof json.error === 'string')
+    return null;
   if (!type.startsWith('application/json')) return `content-type ${type || '(none)'}`;
   const error = json?.error;
   if (!json || typeof json !== 'object' || Object.keys(json).join() !== 'error' || !error || typeof error !== 'object') return 'not the envelope';
   const keys = Object.keys(error).sort().join();
   if (keys !== 'code,message,type' && keys !== 'code,message,param,type') return `envelope keys ${keys}`;
-  if (typeof error.message !== 'string' || typeof error.code !== 'string' || (error.param !== undefined && typeof error.param !== 'string')) return 'envelope field types';
+  if (typeof error.message !== 'string' || typeof error.code !== 'string' || (error.param !== undefined && typeof error.param !== 'string'))
+    return 'envelope field types';
   if (!ENVELOPE_TYPES.has(error.type)) return `type ${error.type}`;
   const documented = DOCUMENTED.get(error.code);
   if (!documented) return `undocumented code ${error.code}`;
@@ -54,9 +61,23 @@ function envelopeProblem(request: RawRequest, response: RawResponse): string | n
 }
 
 function reproduce(request: RawRequest): string {
-  const body = request.body === undefined ? undefined : Buffer.isBuffer(request.body) ? `<${request.body.length} bytes: ${request.body.subarray(0, 80).toString('hex')}…>` : request.body.length > 400 ? `${request.body.slice(0, 400)}… (${request.body.length} chars)` : request.body;
-  const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k, v.length > 200 ? `${v.slice(0, 200)}… (${v.length} chars)` : v]));
-  return JSON.stringify({ method: request.method, path: request.path.length > 300 ? `${request.path.slice(0, 300)}… (${request.path.length} chars)` : request.path, headers, body });
+  const body =
+    request.body === undefined
+      ? undefined
+      : Buffer.isBuffer(request.body)
+        ? `<${request.body.length} bytes: ${request.body.subarray(0, 80).toString('hex')}…>`
+        : request.body.length > 400
+          ? `${request.body.slice(0, 400)}… (${request.body.length} chars)`
+          : request.body;
+  const headers = Object.fromEntries(
+    Object.entries(request.headers ?? {}).map(([k, v]) => [k, v.length > 200 ? `${v.slice(0, 200)}… (${v.length} chars)` : v]),
+  );
+  return JSON.stringify({
+    method: request.method,
+    path: request.path.length > 300 ? `${request.path.slice(0, 300)}… (${request.path.length} chars)` : request.path,
+    headers,
+    body,
+  });
 }
 
 // ---- Requests Node's HTTP parser refuses (sent over a bare socket) --------------------------------
@@ -199,9 +220,19 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
         const sentId = request.headers?.['x-request-id'];
         // (An answer of the HTTP parser — 431, malformed — comes before any header was read: nothing to echo.)
         const parserAnswer = ['headers_too_large', 'malformed_request'].includes(response.json?.error?.code) && response.headers.connection === 'close';
-        if (!/^[\w.:@/+=-]{1,128}$/.test(requestId) || (!parserAnswer && sentId !== undefined && requestId !== sentId && /^[\w.:@/+=-]{1,128}$/.test(sentId)) || response.headers['x-content-type-options'] !== 'nosniff') {
+        if (
+          !/^[\w.:@/+=-]{1,128}$/.test(requestId) ||
+          (!parserAnswer && sentId !== undefined && requestId !== sentId && /^[\w.:@/+=-]{1,128}$/.test(sentId)) ||
+          response.headers['x-content-type-options'] !== 'nosniff'
+        ) {
           badHeaders += 1;
-          problems.push({ index, what: `response headers: X-Request-Id ${JSON.stringify(requestId.slice(0, 40))}, X-Content-Type-Options ${response.headers['x-content-type-options']}`, request, status: response.status, text: response.text });
+          problems.push({
+            index,
+            what: `response headers: X-Request-Id ${JSON.stringify(requestId.slice(0, 40))}, X-Content-Type-Options ${response.headers['x-content-type-options']}`,
+            request,
+            status: response.status,
+            text: response.text,
+          });
         }
         const code = response.json?.error?.code;
         if (typeof code === 'string') codes.set(code, (codes.get(code) ?? 0) + 1);
@@ -209,7 +240,10 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
           for (const id of [response.json.id, response.json.paymentID]) if (typeof id === 'string') announced.add(id);
         }
         if (response.status >= 500) {
-          const allowed = response.status === 503 && ['rate_unavailable', 'service_unavailable', 'chain_behind', 'too_many_streams'].includes(code) && envelopeProblem(request, response) === null;
+          const allowed =
+            response.status === 503 &&
+            ['rate_unavailable', 'service_unavailable', 'chain_behind', 'too_many_streams'].includes(code) &&
+            envelopeProblem(request, response) === null;
           if (!allowed) {
             serverErrors += 1;
             problems.push({ index, what: `${response.status}`, request, status: response.status, text: response.text });
@@ -217,7 +251,13 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
         } else if (response.status >= 400) {
           const problem = envelopeProblem(request, response);
           if (problem) problems.push({ index, what: problem, request, status: response.status, text: response.text });
-        } else if (response.status < 300 && endpoint?.auth === 'merchant' && !validToken && request.headers?.authorization !== `Bearer ${world.otherToken}` && request.method !== 'OPTIONS') {
+        } else if (
+          response.status < 300 &&
+          endpoint?.auth === 'merchant' &&
+          !validToken &&
+          request.headers?.authorization !== `Bearer ${world.otherToken}` &&
+          request.method !== 'OPTIONS'
+        ) {
           acceptedBroken += 1;
           problems.push({ index, what: 'a merchant endpoint answered 2xx without a valid token', request, status: response.status, text: response.text });
         }
@@ -234,20 +274,36 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
     }
     for (const [kind, list] of [...kinds.entries()].slice(0, 25)) {
       const problem = list[0]!;
-      process.stdout.write(`problem (${list.length}×) ${kind} — e.g. request #${problem.index} of seed ${SEED}\n  request:  ${reproduce(problem.request)}\n  response: ${problem.status} ${problem.text.slice(0, 300)}\n`);
+      process.stdout.write(
+        `problem (${list.length}×) ${kind} — e.g. request #${problem.index} of seed ${SEED}\n  request:  ${reproduce(problem.request)}\n  response: ${problem.status} ${problem.text.slice(0, 300)}\n`,
+      );
     }
 
-    const byStatus = [...statuses.entries()].sort(([x], [y]) => x - y).map(([status, n]) => `${status}×${n}`).join(' ');
+    const byStatus = [...statuses.entries()]
+      .sort(([x], [y]) => x - y)
+      .map(([status, n]) => `${status}×${n}`)
+      .join(' ');
     report.check(`${generated.length} requests sent, all answered`, transportErrors === 0, `${transportErrors} without an HTTP answer`);
     report.check('endpoints covered', endpoints.length >= ENDPOINTS.length, `${endpoints.length} routes (${added} more from /openapi.json) + unknown paths`);
     report.check('no 5xx but the documented 503s', serverErrors === 0, `${serverErrors} server errors; statuses ${byStatus}`);
-    const envelopeProblems = problems.filter((p) => p.status >= 400 && p.status < 500 && !p.what.startsWith('response headers') && !p.what.startsWith('a merchant endpoint')).length;
-    report.check('every 4xx is the envelope with a documented code, type and status', envelopeProblems === 0, `${envelopeProblems} bad; ${codes.size} codes seen of ${DOCUMENTED.size} documented`);
+    const envelopeProblems = problems.filter(
+      (p) => p.status >= 400 && p.status < 500 && !p.what.startsWith('response headers') && !p.what.startsWith('a merchant endpoint'),
+    ).length;
+    report.check(
+      'every 4xx is the envelope with a documented code, type and status',
+      envelopeProblems === 0,
+      `${envelopeProblems} bad; ${codes.size} codes seen of ${DOCUMENTED.size} documented`,
+    );
     report.check('every answer has a sane X-Request-Id (junk replaced) and nosniff', badHeaders === 0, `${badHeaders} without`);
     report.check('no merchant endpoint answered 2xx to a broken token', acceptedBroken === 0, `${acceptedBroken} accepted`);
 
     // ---- Requests that never reach Koa: fixed malformed ones and generated garbage.
-    const garbage = fc.sample(fc.tuple(latin1(1, 200), fc.constantFrom('', 'GET ', 'POST /v1/payments HTTP/1.1\r\n', 'GET / HTTP/1.1\r\nHost: x\r\n')).map(([text, prefix]) => `${prefix}${text}\r\n\r\n`), { seed: SEED, numRuns: Math.ceil(REQUESTS / 100) });
+    const garbage = fc.sample(
+      fc
+        .tuple(latin1(1, 200), fc.constantFrom('', 'GET ', 'POST /v1/payments HTTP/1.1\r\n', 'GET / HTTP/1.1\r\nHost: x\r\n'))
+        .map(([text, prefix]) => `${prefix}${text}\r\n\r\n`),
+      { seed: SEED, numRuns: Math.ceil(REQUESTS / 100) },
+    );
     const socketProblems: string[] = [];
     const socketStatuses = new Map<number, number>();
     for (const bytes of [...MALFORMED, ...garbage]) {
@@ -255,7 +311,8 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
       socketStatuses.set(answer.status, (socketStatuses.get(answer.status) ?? 0) + 1);
       const shown = JSON.stringify(bytes.length > 120 ? `${bytes.slice(0, 120)}… (${bytes.length} bytes)` : bytes);
       if (answer.status === 0) socketProblems.push(`${shown}: no HTTP answer`);
-      else if (!/^[\w.:@/+=-]{1,128}$/.test(answer.headers['x-request-id'] ?? '') || answer.headers['x-content-type-options'] !== 'nosniff') socketProblems.push(`${shown}: ${answer.status} without X-Request-Id or nosniff`);
+      else if (!/^[\w.:@/+=-]{1,128}$/.test(answer.headers['x-request-id'] ?? '') || answer.headers['x-content-type-options'] !== 'nosniff')
+        socketProblems.push(`${shown}: ${answer.status} without X-Request-Id or nosniff`);
       else if (answer.status >= 500) socketProblems.push(`${shown}: ${answer.status}`);
       else if (answer.status >= 400) {
         let json: unknown;
@@ -265,18 +322,32 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
           json = undefined;
         }
         const isHead = bytes.startsWith('HEAD ');
-        const problem = isHead && answer.text !== '' ? 'a body in the answer to HEAD' : envelopeProblem({ method: isHead ? 'HEAD' : 'POST', path: '/' }, { status: answer.status, headers: answer.headers, text: answer.text, json });
+        const problem =
+          isHead && answer.text !== ''
+            ? 'a body in the answer to HEAD'
+            : envelopeProblem({ method: isHead ? 'HEAD' : 'POST', path: '/' }, { status: answer.status, headers: answer.headers, text: answer.text, json });
         if (problem) socketProblems.push(`${shown}: ${answer.status} ${problem}`);
       }
     }
     for (const problem of socketProblems.slice(0, 10)) process.stdout.write(`malformed request problem: ${problem}\n`);
-    const byStatusRaw = [...socketStatuses.entries()].sort(([x], [y]) => x - y).map(([status, n]) => `${status}×${n}`).join(' ');
-    report.check('malformed HTTP (bare socket): answered, in the envelope', socketProblems.length === 0, `${MALFORMED.length + garbage.length} requests: ${byStatusRaw}; ${socketProblems.length} bad`);
+    const byStatusRaw = [...socketStatuses.entries()]
+      .sort(([x], [y]) => x - y)
+      .map(([status, n]) => `${status}×${n}`)
+      .join(' ');
+    report.check(
+      'malformed HTTP (bare socket): answered, in the envelope',
+      socketProblems.length === 0,
+      `${MALFORMED.length + garbage.length} requests: ${byStatusRaw}; ${socketProblems.length} bad`,
+    );
 
     // ---- Nothing was created but what a 2xx announced.
     const ids = await a.pool.anyFirst(sql.type(z.object({ id: z.string() }))`select id from payments`);
     const unannounced = ids.filter((id) => !setupIds.has(id) && !announced.has(id));
-    report.check('no payment exists that a 2xx did not announce', unannounced.length === 0, `${ids.length - setupIds.size} payments created by the fuzz, ${unannounced.length} unannounced`);
+    report.check(
+      'no payment exists that a 2xx did not announce',
+      unannounced.length === 0,
+      `${ids.length - setupIds.size} payments created by the fuzz, ${unannounced.length} unannounced`,
+    );
     const orphans = await a.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from deposit_addresses d join payments p on p.id = d.payment_id where p.payment_method_id is null
     `);
@@ -286,8 +357,16 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
     const health = await api(kassa.url, 'GET', '/healthz');
     const after = await api(kassa.url, 'POST', '/v1/payments', { token: a.token, body: { amount: '5', currency: 'USD' } });
     const proto = await api(kassa.url, 'GET', `/v1/payments/${after.json?.id}`, { token: a.token });
-    report.check('healthy afterwards: /healthz 200, a create 201, a read 200', health.status === 200 && after.status === 201 && proto.status === 200 && kassa.child.exitCode === null, `${health.status} / ${after.status} / ${proto.status}`);
-    report.check('no prototype pollution visible', proto.json?.metadata !== undefined && Object.keys(proto.json.metadata).length === 0 && ({} as Record<string, unknown>).admin === undefined, JSON.stringify(proto.json?.metadata));
+    report.check(
+      'healthy afterwards: /healthz 200, a create 201, a read 200',
+      health.status === 200 && after.status === 201 && proto.status === 200 && kassa.child.exitCode === null,
+      `${health.status} / ${after.status} / ${proto.status}`,
+    );
+    report.check(
+      'no prototype pollution visible',
+      proto.json?.metadata !== undefined && Object.keys(proto.json.metadata).length === 0 && ({} as Record<string, unknown>).admin === undefined,
+      JSON.stringify(proto.json?.metadata),
+    );
     const errorLines = kassa
       .output()
       .split('\n')
@@ -297,12 +376,23 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
     report.figure('requests', generated.length);
     report.figure('requests per second', (generated.length / seconds).toFixed(0));
     report.figure('statuses', byStatus);
-    report.figure('error codes seen', [...codes.entries()].sort(([, x], [, y]) => y - x).map(([code, n]) => `${code}×${n}`).join(' '));
+    report.figure(
+      'error codes seen',
+      [...codes.entries()]
+        .sort(([, x], [, y]) => y - x)
+        .map(([code, n]) => `${code}×${n}`)
+        .join(' '),
+    );
     // Statuses per route, printed before the table (so that the table stays at the end of the output).
     process.stdout.write('statuses per route:\n');
     for (const [route, perRoute] of [...byRoute.entries()].sort(([x], [y]) => x.localeCompare(y))) {
       const total = [...perRoute.values()].reduce((sum, n) => sum + n, 0);
-      process.stdout.write(`  ${route.padEnd(45)} ${String(total).padStart(5)}: ${[...perRoute.entries()].sort(([x], [y]) => x - y).map(([status, n]) => `${status}×${n}`).join(' ')}\n`);
+      process.stdout.write(
+        `  ${route.padEnd(45)} ${String(total).padStart(5)}: ${[...perRoute.entries()]
+          .sort(([x], [y]) => x - y)
+          .map(([status, n]) => `${status}×${n}`)
+          .join(' ')}\n`,
+      );
     }
     process.stdout.write('\n');
     report.figure('seed', `${SEED} (replay: node drills/fuzz.ts${LONG ? ' --long' : ''} --seed ${SEED})`);

@@ -37,7 +37,11 @@ await drill(`idempotent retry storm: ${REQUESTS} concurrent creates over ${KEYS}
     report.check('every response for a key is identical', differing === 0, `${differing} keys with differing responses`);
     const payments = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where store_id = ${storeId}`);
     report.check(`exactly ${KEYS} payments exist`, payments === KEYS, `${payments} payments`);
-    const addresses = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(distinct d.address)::int as n from deposit_addresses d join payments p on p.id = d.payment_id where p.store_id = ${storeId}`);
+    const addresses = await pool.oneFirst(
+      sql.type(
+        z.object({ n: z.number() }),
+      )`select count(distinct d.address)::int as n from deposit_addresses d join payments p on p.id = d.payment_id where p.store_id = ${storeId}`,
+    );
     report.check('one deposit address per payment', addresses === KEYS, `${addresses} addresses`);
     report.figure('requests per second', (REQUESTS / seconds).toFixed(0));
   } finally {

@@ -72,7 +72,13 @@ export interface Kassa {
 }
 
 /** `kassa start [--api|--worker]` as a child process; resolves once it logged "kassa started". */
-export async function startKassa(options: { databaseUrl: string; part?: 'api' | 'worker'; env?: Record<string, string>; port?: number; baseUrl?: string }): Promise<Kassa> {
+export async function startKassa(options: {
+  databaseUrl: string;
+  part?: 'api' | 'worker';
+  env?: Record<string, string>;
+  port?: number;
+  baseUrl?: string;
+}): Promise<Kassa> {
   const port = options.port ?? (await freePort());
   const args = [CLI, 'start', ...(options.part ? [`--${options.part}`] : [])];
   const child = spawn(process.execPath, args, {
@@ -241,7 +247,14 @@ export function rawRequest(base: string, request: RawRequest, options: { agent?:
     const body = request.body === undefined ? undefined : Buffer.from(request.body);
     // Framing is explicit: node:http would send a GET's body without Content-Length.
     const framing = body === undefined ? {} : request.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) };
-    const req = http.request({ host: url.hostname, port: url.port, method: request.method, path: request.path, headers: { ...request.headers, ...framing }, agent: options.agent ?? false });
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      method: request.method,
+      path: request.path,
+      headers: { ...request.headers, ...framing },
+      agent: options.agent ?? false,
+    });
     const timer = setTimeout(() => {
       req.destroy();
       done(new Error(`no answer in ${options.timeoutMs ?? 20_000} ms`));
@@ -297,7 +310,11 @@ export function documentedErrors(): Map<string, { type: string; status: number }
 /** Runs a `kassa` command (not `start`) against the database; resolves with its exit code and output. */
 export function kassaCli(databaseUrl: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -310,7 +327,10 @@ export function kassaCli(databaseUrl: string, args: string[]): Promise<{ code: n
  * An API process (which hosts the sandbox chain) and a worker process that reads it at BASE_URL,
  * started at the same time, as a deployment would. When one fails to start the other is stopped.
  */
-export async function startApart(databaseUrl: string, options: { env?: Record<string, string>; workerEnv?: Record<string, string> } = {}): Promise<{ api: Kassa; worker: Kassa }> {
+export async function startApart(
+  databaseUrl: string,
+  options: { env?: Record<string, string>; workerEnv?: Record<string, string> } = {},
+): Promise<{ api: Kassa; worker: Kassa }> {
   const port = await freePort();
   const started = await Promise.allSettled([
     startKassa({ databaseUrl, part: 'api', port, env: options.env }),

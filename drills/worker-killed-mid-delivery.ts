@@ -41,7 +41,10 @@ await drill('worker killed mid-delivery', async (report) => {
     const payment = created.json;
     await api(apiProcess.url, 'POST', '/sandbox/v1/transfers', { body: { to: payment.paymentDetails.address, coin: 'TON', amount: '1' } });
     await waitFor('the first webhook request', async () => received.length >= 1, 30_000);
-    report.check('the payment completed and the webhook was sent', (await api(apiProcess.url, 'GET', `/v1/payments/${payment.id}/status`, { token })).json.status === 'completed');
+    report.check(
+      'the payment completed and the webhook was sent',
+      (await api(apiProcess.url, 'GET', `/v1/payments/${payment.id}/status`, { token })).json.status === 'completed',
+    );
 
     const killedAt = Date.now();
     await worker.kill('SIGKILL');
@@ -61,17 +64,28 @@ await drill('worker killed mid-delivery', async (report) => {
     await waitFor('the redelivery', async () => received.length >= 2, 90_000, 200);
     const recoveredMs = Date.now() - killedAt;
 
-    await waitFor('the delivery to be marked delivered', async () => {
-      const deliveries = (await api(apiProcess.url, 'GET', `/v1/payments/${payment.id}/webhook-deliveries`, { token })).json.data;
-      return deliveries?.[0]?.status === 'delivered';
-    }, 10_000);
+    await waitFor(
+      'the delivery to be marked delivered',
+      async () => {
+        const deliveries = (await api(apiProcess.url, 'GET', `/v1/payments/${payment.id}/webhook-deliveries`, { token })).json.data;
+        return deliveries?.[0]?.status === 'delivered';
+      },
+      10_000,
+    );
     const deliveries = (await api(apiProcess.url, 'GET', `/v1/payments/${payment.id}/webhook-deliveries`, { token })).json.data;
     const attempts = deliveries[0].attempts as Array<{ attempt: number; httpStatus: number | null; error: string | null; finishedAt: string | null }>;
     report.check('the webhook was delivered after the restart', deliveries[0].status === 'delivered', `status ${deliveries[0].status}`);
-    report.check('the log shows the interrupted attempt', attempts[0]?.httpStatus === null && /interrupted/.test(attempts[0]?.error ?? ''), JSON.stringify(attempts[0]));
+    report.check(
+      'the log shows the interrupted attempt',
+      attempts[0]?.httpStatus === null && /interrupted/.test(attempts[0]?.error ?? ''),
+      JSON.stringify(attempts[0]),
+    );
     report.check('then a successful attempt', attempts.at(-1)?.httpStatus === 200 && attempts.length >= 2, `${attempts.length} attempts`);
     const [first, second] = received;
-    report.check('the retry was signed afresh (new signAt, same payment)', first!.body !== second!.body && JSON.parse(first!.body).payload.paymentID === JSON.parse(second!.body).payload.paymentID);
+    report.check(
+      'the retry was signed afresh (new signAt, same payment)',
+      first!.body !== second!.body && JSON.parse(first!.body).payload.paymentID === JSON.parse(second!.body).payload.paymentID,
+    );
     report.check('one delivery for the completion', deliveries.length === 1, `${deliveries.length} deliveries`);
     report.figure('kill → delivered', `${(recoveredMs / 1000).toFixed(1)} s (unlock after ${env.WORKER_DEAD_AFTER_SECONDS} s of silence)`);
   } finally {

@@ -35,36 +35,64 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     name: 'store create',
     usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]',
     summary: 'Creates a store. Prints {"id", "name", "methods": [{"id", "coin", "chain"}], "treasury"}.',
-    options: ['--name NAME        the store\'s name (required)', '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)', '--treasury ADDRESS where the store\'s money is swept (any address of the configured network)'],
+    options: [
+      "--name NAME        the store's name (required)",
+      '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)',
+      "--treasury ADDRESS where the store's money is swept (any address of the configured network)",
+    ],
   },
   {
     name: 'store update',
     usage: 'kassa store update ID [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB]',
     summary: 'Changes a store: its treasury, its face on the checkout page ("" clears a field). Prints the store.',
-    options: ['--treasury ADDRESS    where the store\'s money is swept', '--display-name NAME   the name customers see', '--logo-url URL        an https logo', '--accent-color #RRGGBB the main button\'s colour'],
+    options: [
+      "--treasury ADDRESS    where the store's money is swept",
+      '--display-name NAME   the name customers see',
+      '--logo-url URL        an https logo',
+      "--accent-color #RRGGBB the main button's colour",
+    ],
   },
   {
     name: 'token issue',
     usage: 'kassa token issue --store ID [--expires-in 30d]',
     summary: 'Issues an API token for a store. Prints {"token", "jti", "expiresAt"} (expiresAt null: never expires).',
-    options: ['--store ID          the store\'s id (required)', '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)'],
+    options: ["--store ID          the store's id (required)", '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)'],
   },
   { name: 'token revoke', usage: 'kassa token revoke JTI', summary: 'Revokes a token at once by its jti. Prints {"revoked": "JTI"}; an unknown jti exits 1.' },
-  { name: 'keys rotate', usage: 'kassa keys rotate', summary: 'Makes a new webhook signing key active; the old one stays published for 24 hours. Prints {"kid"}.' },
-  { name: 'keys deposit-public', usage: 'kassa keys deposit-public', summary: 'Prints {"publicKey"}: set it as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.' },
+  {
+    name: 'keys rotate',
+    usage: 'kassa keys rotate',
+    summary: 'Makes a new webhook signing key active; the old one stays published for 24 hours. Prints {"kid"}.',
+  },
+  {
+    name: 'keys deposit-public',
+    usage: 'kassa keys deposit-public',
+    summary: 'Prints {"publicKey"}: set it as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.',
+  },
   {
     name: 'deposits export',
     usage: 'kassa deposits export --payment ID [--include-secret]',
-    summary: 'Prints what a person needs to move a deposit\'s money with a standard wallet tool (wallet version, id, public key; the private key only with --include-secret).',
+    summary:
+      "Prints what a person needs to move a deposit's money with a standard wallet tool (wallet version, id, public key; the private key only with --include-secret).",
     options: ['--payment ID        the payment (required)', '--include-secret    include the private key'],
   },
-  { name: 'gas', usage: 'kassa gas', summary: 'Prints the gas wallet (it pays the TON jetton transfers out of deposits need): {"address", "addressRaw", "network", "balance"} (balance in TON, null with "balanceError" when the chain API cannot be asked). Fund it at that address; the sandbox funds it at start.' },
-  { name: 'doctor', usage: 'kassa doctor', summary: 'Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin\'s jetton master on chain, the master key). Prints one check per line; exits 1 when one fails.' },
+  {
+    name: 'gas',
+    usage: 'kassa gas',
+    summary:
+      'Prints the gas wallet (it pays the TON jetton transfers out of deposits need): {"address", "addressRaw", "network", "balance"} (balance in TON, null with "balanceError" when the chain API cannot be asked). Fund it at that address; the sandbox funds it at start.',
+  },
+  {
+    name: 'doctor',
+    usage: 'kassa doctor',
+    summary:
+      "Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin's jetton master on chain, the master key). Prints one check per line; exits 1 when one fails.",
+  },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
   {
     name: 'coins set-master',
     usage: 'kassa coins set-master COIN --network mainnet|testnet|sandbox ADDRESS',
-    summary: 'Sets a coin\'s jetton master on the configured network, after verifying it on chain (get_jetton_data).',
+    summary: "Sets a coin's jetton master on the configured network, after verifying it on chain (get_jetton_data).",
     options: ['--network NETWORK   must be the configured TON_NETWORK'],
   },
 ];
@@ -72,7 +100,9 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
 const USAGE = `usage:\n${COMMANDS.map((command) => `  ${command.usage}`).join('\n')}\n\nkassa help COMMAND (or kassa COMMAND --help) describes a command.`;
 
 function fullHelp(): string {
-  const body = COMMANDS.map((command) => [`  ${command.usage}`, `      ${command.summary}`, ...(command.options ?? []).map((option) => `      ${option}`)].join('\n'));
+  const body = COMMANDS.map((command) =>
+    [`  ${command.usage}`, `      ${command.summary}`, ...(command.options ?? []).map((option) => `      ${option}`)].join('\n'),
+  );
   return [
     'kassa: a self-hosted crypto payment service.',
     'Every command but start prints one JSON document on stdout; a failure is one line on stderr and',
@@ -86,7 +116,9 @@ function fullHelp(): string {
 function commandHelp(name: string): string | null {
   const command = COMMANDS.find((candidate) => candidate.name === name) ?? null;
   if (command === null) return null;
-  return [`usage: ${command.usage}`, '', command.summary, ...(command.options ? ['', 'options:', ...command.options.map((option) => `  ${option}`)] : [])].join('\n');
+  return [`usage: ${command.usage}`, '', command.summary, ...(command.options ? ['', 'options:', ...command.options.map((option) => `  ${option}`)] : [])].join(
+    '\n',
+  );
 }
 
 const HELP_FLAGS = ['--help', '-h'];
@@ -233,13 +265,25 @@ export async function main(argv: string[]): Promise<number> {
     print(await withDatabase(config, log, (pool) => exportDeposit(pool, config, paymentId, values['include-secret'] === true)));
     return 0;
   }
-  const operations = await runOperationsCommand(argv, { config, parse, withDatabase: (work) => withDatabase(config, log, work), usage: (message) => new UsageError(message), print });
+  const operations = await runOperationsCommand(argv, {
+    config,
+    parse,
+    withDatabase: (work) => withDatabase(config, log, work),
+    usage: (message) => new UsageError(message),
+    print,
+  });
   if (operations !== undefined) return operations;
   throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(' ')}" (run "kassa help" for the list)`);
 }
 
 function oneLine(error: unknown): string {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreInputError || error instanceof UnknownStoreError || error instanceof DepositExportError) {
+  if (
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    error instanceof StoreInputError ||
+    error instanceof UnknownStoreError ||
+    error instanceof DepositExportError
+  ) {
     return error.message.split('\n')[0]!;
   }
   if (isDatabaseUnavailable(error)) {
@@ -247,7 +291,13 @@ function oneLine(error: unknown): string {
     return `database unavailable${detail ? `: ${detail}` : ''}`;
   }
   const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n').map((line) => line.trim()).filter(Boolean).join(' ') || 'unexpected error';
+  return (
+    message
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .join(' ') || 'unexpected error'
+  );
 }
 
 /** Runs the command line and exits the process with its status. */

@@ -69,7 +69,11 @@ const DEFAULT_TON_API: Record<TonNetwork, string | null> = {
 
 /** TON_API_URL names the API root; the v2/v3 suffixes people paste from toncenter's docs are dropped. */
 export function tonApiRoot(url: string): string {
-  return url.replace(/\/+$/, '').replace(/\/api\/v2\/jsonRPC$/i, '').replace(/\/api\/v[23]$/i, '').replace(/\/+$/, '');
+  return url
+    .replace(/\/+$/, '')
+    .replace(/\/api\/v2\/jsonRPC$/i, '')
+    .replace(/\/api\/v[23]$/i, '')
+    .replace(/\/+$/, '');
 }
 
 function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -153,7 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const rawBaseUrl = nonEmpty(env, 'BASE_URL');
   if (rawBaseUrl === undefined && network !== 'sandbox') {
     // Customers' checkout links and webhook key URLs are built from it; the bind address is no public address.
-    problems.push(`BASE_URL is required when TON_NETWORK=${network}: the public https address customers and webhooks reach Kassa at (e.g. https://pay.example.com)`);
+    problems.push(
+      `BASE_URL is required when TON_NETWORK=${network}: the public https address customers and webhooks reach Kassa at (e.g. https://pay.example.com)`,
+    );
   }
   const baseUrl = check(() => httpUrl('BASE_URL', rawBaseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`), 'http://127.0.0.1:3000');
   const checkoutBaseUrl = check(() => httpUrl('CHECKOUT_BASE_URL', nonEmpty(env, 'CHECKOUT_BASE_URL') ?? `${baseUrl}/pay`), `${baseUrl}/pay`);
@@ -234,7 +240,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 export function checkKeysFor(config: Config, parts: { api: boolean; worker: boolean }): void {
   if (config.tonNetwork === 'sandbox') return;
   if (parts.worker && config.masterKey === null) {
-    throw new ConfigError(`invalid configuration: KASSA_MASTER_KEY is required to run the worker when TON_NETWORK=${config.tonNetwork} (an API-only process, kassa start --api, needs only KASSA_DEPOSIT_PUBLIC_KEY)`);
+    throw new ConfigError(
+      `invalid configuration: KASSA_MASTER_KEY is required to run the worker when TON_NETWORK=${config.tonNetwork} (an API-only process, kassa start --api, needs only KASSA_DEPOSIT_PUBLIC_KEY)`,
+    );
   }
   if (parts.api && config.masterKey === null && config.depositPublicKey === null) {
     throw new ConfigError(`invalid configuration: KASSA_MASTER_KEY or KASSA_DEPOSIT_PUBLIC_KEY is required when TON_NETWORK=${config.tonNetwork}`);

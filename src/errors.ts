@@ -1,12 +1,7 @@
 // The one error vocabulary of Kassa (docs/API.md, Errors). Every failure a client can see is an ApiError;
 // the HTTP layer renders it as {"error": {type, message, code, param?}} with its status.
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found_error'
-  | 'rate_limit_error'
-  | 'api_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'api_error';
 
 const STATUS_BY_TYPE: Record<ErrorType, number> = {
   invalid_request_error: 400,
@@ -150,11 +145,9 @@ export const rateLimited = (retryAfterSeconds: number): ApiError =>
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 
-export const internalError = (): ApiError =>
-  apiError('internal_error', 'An unexpected error occurred; retry later or contact support.');
+export const internalError = (): ApiError => apiError('internal_error', 'An unexpected error occurred; retry later or contact support.');
 
-export const serviceUnavailable = (): ApiError =>
-  apiError('service_unavailable', 'The service cannot reach its database right now; retry shortly.');
+export const serviceUnavailable = (): ApiError => apiError('service_unavailable', 'The service cannot reach its database right now; retry shortly.');
 
 /** The chain reader has not booked the chain up to the time a decision needs (cancel, sandbox expire). */
 export const chainBehind = (): ApiError =>
@@ -162,7 +155,7 @@ export const chainBehind = (): ApiError =>
 
 /** The process holds CHECKOUT_STREAMS_MAX live-status streams already (the page polls instead). */
 export const tooManyStreams = (retryAfterSeconds: number): ApiError =>
-  apiError('too_many_streams', 'The server holds as many live-status streams as it allows; poll the payment\'s view instead, or retry later.', {
+  apiError('too_many_streams', "The server holds as many live-status streams as it allows; poll the payment's view instead, or retry later.", {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 

@@ -28,11 +28,18 @@ export function requestHash(body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
     if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]));
+      return Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+      );
     }
     return value;
   };
-  return crypto.createHash('sha256').update(JSON.stringify(canonical(body ?? {}))).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify(canonical(body ?? {})))
+    .digest('hex');
 }
 
 const stored = z.object({ request_hash: z.string(), response_status: z.number().nullable(), response_body: z.string().nullable(), created_at: z.date() });
@@ -50,19 +57,23 @@ export async function idempotent(
   const hash = requestHash(scope.body);
   return pool.transaction(async (tx) => {
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const inserted = await tx.maybeOne(prepared(sql.type(z.object({ ok: z.number() }))`
+      const inserted = await tx.maybeOne(
+        prepared(sql.type(z.object({ ok: z.number() }))`
         insert into idempotency_keys (store_id, endpoint, idempotency_key, request_hash, created_at)
         values (${scope.storeId}, ${scope.endpoint}, ${key}, ${hash}, ${sql.timestamp(scope.now)})
         on conflict do nothing
         returning 1 as ok
-      `));
+      `),
+      );
       if (inserted) {
         const result = await work(tx);
         const body = JSON.stringify(result.body);
-        await tx.query(prepared(sql.typeAlias('void')`
+        await tx.query(
+          prepared(sql.typeAlias('void')`
           update idempotency_keys set response_status = ${result.status}, response_body = ${body}, payment_id = ${result.paymentId ?? null}
           where store_id = ${scope.storeId} and endpoint = ${scope.endpoint} and idempotency_key = ${key}
-        `));
+        `),
+        );
         return { status: result.status, body, replayed: false };
       }
       const previous = await tx.maybeOne(sql.type(stored)`
@@ -78,7 +89,9 @@ export async function idempotent(
         continue;
       }
       if (previous.request_hash !== hash) {
-        throw new ApiError('invalid_request_error', 'idempotency_key_reused', 'This X-Idempotency-Key was already used with another request body.', { param: 'X-Idempotency-Key' });
+        throw new ApiError('invalid_request_error', 'idempotency_key_reused', 'This X-Idempotency-Key was already used with another request body.', {
+          param: 'X-Idempotency-Key',
+        });
       }
       if (previous.response_status === null || previous.response_body === null) continue;
       return { status: previous.response_status, body: previous.response_body, replayed: true };

@@ -98,8 +98,10 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       extraRoutes.push(sandbox.routes);
     }
     if (config.tonNetwork !== 'sandbox' && !config.tonApiKey) {
-      log.warn({ network: config.tonNetwork, rps: config.tonApiRps },
-        `TON_API_KEY is not set: toncenter allows ${config.tonApiRps} request/s without a key, too few to follow ${config.tonNetwork} (about 2.5 blocks/s): payments will be seen late and the reader will fall behind. Get a key (https://t.me/toncenter) and set TON_API_KEY.`);
+      log.warn(
+        { network: config.tonNetwork, rps: config.tonApiRps },
+        `TON_API_KEY is not set: toncenter allows ${config.tonApiRps} request/s without a key, too few to follow ${config.tonNetwork} (about 2.5 blocks/s): payments will be seen late and the reader will fall behind. Get a key (https://t.me/toncenter) and set TON_API_KEY.`,
+      );
     }
     if (parts.api) {
       const app = createApp(deps, extraRoutes);

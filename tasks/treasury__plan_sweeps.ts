@@ -6,5 +6,9 @@ import type { WorkerDeps } from '../src/worker/deps.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';
 
 export default ((deps: WorkerDeps) => async (_payload, helpers) => {
-  await planDueSweeps(deps.pool, { holdDays: deps.config.refundHoldDays, now: deps.now(), log: deps.log.child({ task: 'treasury__plan_sweeps', jobId: helpers.job.id }) });
+  await planDueSweeps(deps.pool, {
+    holdDays: deps.config.refundHoldDays,
+    now: deps.now(),
+    log: deps.log.child({ task: 'treasury__plan_sweeps', jobId: helpers.job.id }),
+  });
 }) satisfies TaskFactory;

@@ -7,7 +7,6 @@ import type { WorkerDeps } from '../src/worker/deps.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';
 import { uuidField } from '../src/worker/payloads.ts';
 
-
 export default ((deps: WorkerDeps & { webhookTimeoutMs?: number }) => async (payload, helpers) => {
   const deliveryId = uuidField(payload, 'deliveryId');
   if (!deliveryId) {

@@ -64,11 +64,21 @@ await migrate(templateUrl.toString(), log);
 const concurrency = Math.max(2, Math.min(4, os.availableParallelism()));
 // The drills measure a real service under load (rate limits, outages, expiry on time): they run
 // after the other files, alone, so the suite's own load does not decide their figures.
-const testEnv = { ...process.env, KASSA_TEST_ADMIN_URL: server.url, KASSA_TEST_TEMPLATE: template, KASSA_TEST_RUN: String(process.pid), LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+const testEnv = {
+  ...process.env,
+  KASSA_TEST_ADMIN_URL: server.url,
+  KASSA_TEST_TEMPLATE: template,
+  KASSA_TEST_RUN: String(process.pid),
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+};
 const runFiles = async (batch: string[], parallel: number): Promise<boolean> =>
-  batch.length === 0 || (await run(process.execPath, ['--test', `--test-concurrency=${parallel}`, '--test-timeout=120000', '--test-reporter=spec', ...batch], testEnv)) === 0;
+  batch.length === 0 ||
+  (await run(process.execPath, ['--test', `--test-concurrency=${parallel}`, '--test-timeout=120000', '--test-reporter=spec', ...batch], testEnv)) === 0;
 const isDrill = (file: string): boolean => file.split(path.sep).join('/').startsWith('test/drills/');
-const othersPassed = await runFiles(files.filter((file) => !isDrill(file)), concurrency);
+const othersPassed = await runFiles(
+  files.filter((file) => !isDrill(file)),
+  concurrency,
+);
 const drillsPassed = await runFiles(files.filter(isDrill), 1);
 const testsPassed = othersPassed && drillsPassed;
 const typesPassed = (await typecheck) === 0;

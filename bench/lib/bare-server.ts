@@ -7,7 +7,8 @@ import http from 'node:http';
 import pg from 'pg';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
-const READ = 'select id, store_id, status, amount::text as amount, currency, coin_symbol, coin_amount::text as coin_amount, metadata, created_at, expires_at from payments where id = $1';
+const READ =
+  'select id, store_id, status, amount::text as amount, currency, coin_symbol, coin_amount::text as coin_amount, metadata, created_at, expires_at from payments where id = $1';
 const PREFIX = '/v1/payments/';
 
 const server = http.createServer((req, res) => {

@@ -63,15 +63,12 @@ function httpSender(baseUrl: string, concurrency: number): { send: Send; close: 
     new Promise<Reply>((resolve, reject) => {
       const headers: Record<string, string | number> = { ...spec.headers };
       if (spec.body !== undefined) headers['content-length'] = Buffer.byteLength(spec.body);
-      const request = http.request(
-        { host: url.hostname, port: url.port, path: spec.path, method: spec.method, headers, agent },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-          response.on('error', reject);
-        },
-      );
+      const request = http.request({ host: url.hostname, port: url.port, path: spec.path, method: spec.method, headers, agent }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', reject);
+      });
       request.on('error', reject);
       request.end(spec.body);
     });

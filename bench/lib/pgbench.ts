@@ -59,12 +59,19 @@ export async function runPgbench(options: PgbenchOptions): Promise<PgbenchResult
     fs.writeFileSync(scriptFile, options.script);
     const args = [
       '-n', // no vacuum of pgbench's own tables (we use none)
-      '-c', String(options.clients),
-      '-j', String(options.clients),
-      '-T', String(options.seconds),
-      '-M', options.mode ?? 'simple',
-      '-f', scriptFile,
-      '-l', '--log-prefix', path.join(dir, 'tx'),
+      '-c',
+      String(options.clients),
+      '-j',
+      String(options.clients),
+      '-T',
+      String(options.seconds),
+      '-M',
+      options.mode ?? 'simple',
+      '-f',
+      scriptFile,
+      '-l',
+      '--log-prefix',
+      path.join(dir, 'tx'),
       options.url,
     ];
     const { code, stdout, stderr } = await run(options.binary ?? PGBENCH, args, dir);

@@ -83,7 +83,10 @@ function parameter(statement: string, value: unknown, substitutions: readonly Su
  * The pgbench script: one line per statement, its $n placeholders replaced by literals or by the
  * substitutions' expressions, `begin;`/`commit;` around it when `transaction` is set.
  */
-export function replayScript(statements: readonly ReplayStatement[], options: { substitutions: readonly Substitution[]; transaction: boolean; prelude?: string[] }): string {
+export function replayScript(
+  statements: readonly ReplayStatement[],
+  options: { substitutions: readonly Substitution[]; transaction: boolean; prelude?: string[] },
+): string {
   // Longest first, so a value that contains another is replaced whole.
   const substitutions = [...options.substitutions].sort((a, b) => b.value.length - a.value.length);
   const lines: string[] = [...(options.prelude ?? [])];

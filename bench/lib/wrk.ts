@@ -55,7 +55,20 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     const scriptFile = path.join(dir, 'script.lua');
     fs.writeFileSync(scriptFile, options.script);
     const threads = Math.min(2, options.connections);
-    const args = ['-t', String(threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '--timeout', '30s', '-s', scriptFile, options.url];
+    const args = [
+      '-t',
+      String(threads),
+      '-c',
+      String(options.connections),
+      '-d',
+      `${options.seconds}s`,
+      '--latency',
+      '--timeout',
+      '30s',
+      '-s',
+      scriptFile,
+      options.url,
+    ];
     const started = performance.now();
     const { code, output } = await new Promise<{ code: number; output: string }>((resolve, reject) => {
       const child = spawn(options.binary ?? WRK, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -104,7 +117,14 @@ const lua = (text: string): string => JSON.stringify(text); // a JSON string is 
  * random UUID v4 X-Idempotency-Key to every request (each thread seeded apart); `pathsFile` picks
  * the path of each request at random among the lines of that file.
  */
-export function wrkScript(spec: { method: 'GET' | 'POST'; path?: string; headers: Record<string, string>; body?: string; idempotencyKey?: boolean; pathsFile?: string }): string {
+export function wrkScript(spec: {
+  method: 'GET' | 'POST';
+  path?: string;
+  headers: Record<string, string>;
+  body?: string;
+  idempotencyKey?: boolean;
+  pathsFile?: string;
+}): string {
   const lines = [
     `wrk.method = ${lua(spec.method)}`,
     ...Object.entries(spec.headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`),

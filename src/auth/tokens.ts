@@ -74,9 +74,7 @@ export interface IssuedToken {
 }
 
 export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now = new Date()): Promise<IssuedToken> {
-  const exists = z.uuid().safeParse(storeId).success
-    ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`)
-    : false;
+  const exists = z.uuid().safeParse(storeId).success ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const { privateKey } = await tokenKey(db);
   const jti = crypto.randomUUID();

@@ -180,7 +180,12 @@ export function derivedWallet(publicKey: Buffer, index: number, network: TonNetw
 }
 
 /** The StateInit of deposit wallet `index` from the master key ('v4r2-1' unless told). */
-export function depositWalletInit(masterKey: Buffer, index: number, network: TonNetwork = 'mainnet', derivation: Derivation = 'v4r2-1'): { code: Cell; data: Cell } {
+export function depositWalletInit(
+  masterKey: Buffer,
+  index: number,
+  network: TonNetwork = 'mainnet',
+  derivation: Derivation = 'v4r2-1',
+): { code: Cell; data: Cell } {
   return derivedWalletInit(depositKeyPair(masterKey).publicKey, index, network, derivation);
 }
 

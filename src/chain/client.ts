@@ -160,15 +160,9 @@ function toAddress(address: Address | string): Address {
 }
 
 /** The jetton wallet of `owner` for the jetton `master`, asked of the master (`get_wallet_address`). */
-export async function getJettonWalletAddress(
-  client: ChainClient,
-  master: Address | string,
-  owner: Address | string,
-): Promise<Address> {
+export async function getJettonWalletAddress(client: ChainClient, master: Address | string, owner: Address | string): Promise<Address> {
   const ownerSlice = beginCell().storeAddress(toAddress(owner)).endCell();
-  const res = await call(() =>
-    client.runMethod(toAddress(master), 'get_wallet_address', [{ type: 'slice', cell: ownerSlice }]),
-  );
+  const res = await call(() => client.runMethod(toAddress(master), 'get_wallet_address', [{ type: 'slice', cell: ownerSlice }]));
   try {
     return res.stack.readAddress();
   } catch (err) {
@@ -185,9 +179,6 @@ export async function getAccountState(
   return {
     balance: s.balance,
     state: s.state,
-    lastTransaction:
-      s.lastTransaction === null
-        ? null
-        : { lt: s.lastTransaction.lt, hash: Buffer.from(s.lastTransaction.hash, 'base64').toString('hex') },
+    lastTransaction: s.lastTransaction === null ? null : { lt: s.lastTransaction.lt, hash: Buffer.from(s.lastTransaction.hash, 'base64').toString('hex') },
   };
 }

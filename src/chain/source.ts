@@ -59,7 +59,11 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
     } catch (error) {
       countChainRequest(null);
       if (signal?.aborted) throw error;
-      throw new ChainApiError(`chain API unreachable: ${error instanceof Error ? error.message : String(error)}`, { status: null, retryable: true, cause: error });
+      throw new ChainApiError(`chain API unreachable: ${error instanceof Error ? error.message : String(error)}`, {
+        status: null,
+        retryable: true,
+        cause: error,
+      });
     }
     countChainRequest(response.status);
     const text = await response.text();
@@ -83,7 +87,8 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
   const blockRef = (block: { seqno?: unknown; gen_utime?: unknown } | undefined): BlockRef => {
     const seqno = Number(block?.seqno);
     const time = Number(block?.gen_utime);
-    if (!Number.isSafeInteger(seqno) || !Number.isFinite(time)) throw new ChainApiError('masterchainInfo without last.seqno/gen_utime', { status: null, retryable: true });
+    if (!Number.isSafeInteger(seqno) || !Number.isFinite(time))
+      throw new ChainApiError('masterchainInfo without last.seqno/gen_utime', { status: null, retryable: true });
     return { seqno, time: new Date(time * 1000) };
   };
 
@@ -128,7 +133,9 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
         offset += rows.length;
         if (rows.length < pageSize) break;
       }
-      const transactions = [...seen.values()].sort((a, b) => (BigInt(a.lt) < BigInt(b.lt) ? -1 : BigInt(a.lt) > BigInt(b.lt) ? 1 : a.hash.localeCompare(b.hash)));
+      const transactions = [...seen.values()].sort((a, b) =>
+        BigInt(a.lt) < BigInt(b.lt) ? -1 : BigInt(a.lt) > BigInt(b.lt) ? 1 : a.hash.localeCompare(b.hash),
+      );
       return { seqno, time: new Date(blockTime * 1000), transactions, requests };
     },
   };

@@ -62,7 +62,11 @@ export function messageHash(message: Message): string {
 export function normalizedMessageHash(message: Message): string | null {
   if (message.info.type !== 'external-in') return null;
   const normalized: Message = { info: { type: 'external-in', src: null, dest: message.info.dest, importFee: 0n }, init: null, body: message.body };
-  return beginCell().store(storeMessage(normalized, { forceRef: true })).endCell().hash().toString('hex');
+  return beginCell()
+    .store(storeMessage(normalized, { forceRef: true }))
+    .endCell()
+    .hash()
+    .toString('hex');
 }
 
 const rawLower = (raw: string): string => {

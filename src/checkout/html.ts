@@ -36,4 +36,11 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
 
 /** JSON for a <script type="application/json"> data block: `<` is escaped so it cannot close the tag. */
 export const jsonForScript = (value: unknown): Html =>
-  new Html(JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029'));
+  new Html(
+    JSON.stringify(value)
+      .replace(/</g, '\\u003c')
+      .replace(/>/g, '\\u003e')
+      .replace(/&/g, '\\u0026')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029'),
+  );

@@ -159,7 +159,8 @@ const ru: Messages = {
   expiredText: 'Этот платёж больше нельзя оплатить. Попросите у магазина «{store}» новую ссылку на оплату.',
   cancelledTitle: 'Платёж отменён',
   cancelledText: 'Этот платёж больше нельзя оплатить. Если вы всё ещё хотите заплатить, обратитесь в магазин «{store}».',
-  sentAnyway: 'Всё же отправили деньги на этот адрес? Они не потеряны: каждый перевод записан. Свяжитесь с магазином «{store}», чтобы его вернуть или засчитать.',
+  sentAnyway:
+    'Всё же отправили деньги на этот адрес? Они не потеряны: каждый перевод записан. Свяжитесь с магазином «{store}», чтобы его вернуть или засчитать.',
   returnToStore: 'Вернуться в магазин «{store}»',
   notFoundTitle: 'Платёж не найден',
   notFoundText: 'По этому адресу нет платежа. Проверьте ссылку или попросите у магазина новую.',
@@ -207,6 +208,25 @@ export function t(lang: Lang, key: MessageKey, values: Record<string, string> = 
 
 /** The messages the page script needs, for the JSON data block. */
 export function clientMessages(lang: Lang): Record<string, string> {
-  const keys = Object.keys(en).filter((key) => key.startsWith('err_') || ['copied', 'copyFailed', 'timeUp', 'selecting', 'payConnected', 'payWithWallet', 'connectedAs', 'sentShort', 'sentConfirming', 'walletRejected', 'tonConnectFailed', 'expiresSoon', 'minutesLeft', 'oneMinuteLeft'].includes(key)) as MessageKey[];
+  const keys = Object.keys(en).filter(
+    (key) =>
+      key.startsWith('err_') ||
+      [
+        'copied',
+        'copyFailed',
+        'timeUp',
+        'selecting',
+        'payConnected',
+        'payWithWallet',
+        'connectedAs',
+        'sentShort',
+        'sentConfirming',
+        'walletRejected',
+        'tonConnectFailed',
+        'expiresSoon',
+        'minutesLeft',
+        'oneMinuteLeft',
+      ].includes(key),
+  ) as MessageKey[];
   return Object.fromEntries(keys.map((key) => [key, MESSAGES[lang][key]]));
 }

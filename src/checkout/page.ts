@@ -63,8 +63,7 @@ export const EXPIRY_WARNING_MS = 5 * 60_000;
 const LANGUAGE_NAMES: Record<Lang, string> = { en: 'English', ru: 'Русский' };
 
 /** The key the page script compares with each live view to know when to re-render. */
-export const stateKey = (view: CheckoutView): string =>
-  `${view.status}|${view.paymentDetails?.receivedAmount ?? '0'}|${view.paymentDetails?.address ?? ''}`;
+export const stateKey = (view: CheckoutView): string => `${view.status}|${view.paymentDetails?.receivedAmount ?? '0'}|${view.paymentDetails?.address ?? ''}`;
 
 /** 3725000 ms → "1:02:05"; 65000 → "01:05". */
 export function formatCountdown(ms: number): string {
@@ -106,7 +105,8 @@ interface Shell {
 
 function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, tonConnect, accent }: Shell): string {
   const switcher = html`<nav class="langs" aria-label="${t(lang, 'language')}"><ul>${LANGUAGES.map(
-    (code) => html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
+    (code) =>
+      html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
   )}</ul></nav>`;
   return html`<!doctype html>
 <html lang="${lang}">
@@ -121,8 +121,12 @@ function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, t
 ${noscriptRefresh ? html`<noscript><meta http-equiv="refresh" content="20"></noscript>` : ''}
 <link rel="stylesheet" href="${assetPath(prefix, 'checkout.css')}">
 ${styleNonce && accent && /^#[0-9a-f]{6}$/.test(accent) ? html`<style nonce="${styleNonce}">:root{--brand:${accent};--brand-text:${textColourOn(accent)}}.card{border-top:4px solid ${accent}}</style>` : ''}
-${styleNonce && tonConnect ? html`<style id="_goober" nonce="${styleNonce}"> </style>
-<script src="${assetPath(prefix, 'tonconnect-ui.js')}" defer></script>` : ''}
+${
+  styleNonce && tonConnect
+    ? html`<style id="_goober" nonce="${styleNonce}"> </style>
+<script src="${assetPath(prefix, 'tonconnect-ui.js')}" defer></script>`
+    : ''
+}
 ${data ? html`<script src="${assetPath(prefix, 'checkout.js')}" defer></script>` : ''}
 </head>
 <body>
@@ -158,18 +162,23 @@ function createdSection(input: PageInput): Html {
   const list = offers ?? [];
   return html`<section class="state state-created" aria-labelledby="state-title">
 <h2 id="state-title" tabindex="-1">${t(lang, 'chooseMethod')}</h2>
-${list.length === 0
+${
+  list.length === 0
     ? html`<p class="note">${t(lang, 'noMethods')}</p>`
     : html`<p class="hint">${t(lang, 'chooseHint')}</p>
 <ul class="methods" role="list">${list.map(({ method, coinAmount }) => {
         const name = t(lang, 'coinOnChain', { coin: method.coin_name, chain: method.chain_name });
-        const label = coinAmount === null ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}` : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })}, ${name}`;
+        const label =
+          coinAmount === null
+            ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}`
+            : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })}, ${name}`;
         return html`<li><button type="button" class="method" data-method-id="${method.id}" data-coin="${method.coin_symbol}" aria-label="${label}"${coinAmount === null ? raw(' disabled data-unavailable="true"') : ''}>
 <img src="${prefix}/assets/coins/${encodeURIComponent(method.coin_symbol)}.svg" alt="" width="36" height="36">
 <span class="method-text"><span class="method-amount">${coinAmount === null ? method.coin_symbol : coinText(coinAmount, method.coin_symbol)}</span> <span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
 <span class="chevron" aria-hidden="true">›</span>
 </button></li>`;
-      })}</ul>`}
+      })}</ul>`
+}
 <noscript><p class="note">${t(lang, 'noscript')}</p></noscript>
 </section>`;
 }
@@ -186,19 +195,23 @@ function pendingSection(input: PageInput): Html {
 <h2 id="state-title" tabindex="-1">${t(lang, 'status_pending')}</h2>
 <p class="send-line"><span class="send-label">${t(lang, underpaid ? 'sendRest' : 'sendExactly')}</span>
 <strong class="send-amount" id="send-amount">${coinText(toSend, symbol)}</strong></p>
-${underpaid
+${
+  underpaid
     ? html`<dl class="progress">
 <div><dt>${t(lang, 'received')}</dt><dd id="received-amount">${coinText(details.receivedAmount, symbol)}</dd></div>
 <div><dt>${t(lang, 'remaining')}</dt><dd id="remaining-amount">${coinText(toSend, symbol)}</dd></div>
 </dl>`
-    : ''}
-${links
+    : ''
+}
+${
+  links
     ? html`<div class="tonconnect" id="tonconnect" hidden>
 <button type="button" class="button primary" id="tonconnect-pay">${t(lang, 'payConnected')}</button>
 <p class="hint" id="tonconnect-account" hidden><span id="tonconnect-account-text"></span> <button type="button" class="linklike" id="tonconnect-disconnect">${t(lang, 'disconnect')}</button></p>
 <p class="hint or">${t(lang, 'orManually')}</p>
 </div>`
-    : ''}
+    : ''
+}
 ${row.coin_kind === 'jetton' ? html`<p class="gas-note" id="gas-note">${t(lang, 'jettonGas', { coin: symbol })}</p>` : ''}
 ${qr ? html`<div class="qr-box">${raw(qr)}</div>` : ''}
 <div class="field" role="group" aria-labelledby="amount-label">
@@ -211,13 +224,15 @@ ${qr ? html`<div class="qr-box">${raw(qr)}</div>` : ''}
 <div class="copy-row"><code class="value address" id="address-value">${details.address ?? ''}</code>
 <button type="button" class="copy" data-copy="address-value" aria-label="${t(lang, 'copyAddress')}">${t(lang, 'copy')}</button></div>
 </div>
-${links
+${
+  links
     ? html`<div class="wallets">
 <a class="button primary" id="wallet-link" href="${links.ton}">${t(lang, 'openWallet')}</a>
 <a class="button" id="tonkeeper-link" href="${links.tonkeeper}" rel="noreferrer noopener" target="_blank">${t(lang, 'payWithApp', { app: 'Tonkeeper' })}</a>
 <a class="button" id="mytonwallet-link" href="${links.mytonwallet}" rel="noreferrer noopener" target="_blank">${t(lang, 'payWithApp', { app: 'MyTonWallet' })}</a>
 </div>`
-    : ''}
+    : ''
+}
 <p class="warning">${row.coin_kind === 'jetton' ? t(lang, 'jettonWarning', { coin: symbol }) : t(lang, 'nativeWarning')}</p>
 <p class="waiting"><span class="spinner" aria-hidden="true"></span>${t(lang, 'waiting')}</p>
 </section>`;
@@ -234,7 +249,9 @@ function timeUpSection(input: PageInput): Html {
 
 function returnLink(input: PageInput): Html | '' {
   const url = safeHttpUrl(input.view.returnURL);
-  return url ? html`<a class="button primary return" id="return-link" href="${url}" rel="noreferrer">${t(input.lang, 'returnToStore', { store: input.row.store_name })}</a>` : '';
+  return url
+    ? html`<a class="button primary return" id="return-link" href="${url}" rel="noreferrer">${t(input.lang, 'returnToStore', { store: input.row.store_name })}</a>`
+    : '';
 }
 
 function completedSection(input: PageInput): Html {
@@ -245,18 +262,23 @@ function completedSection(input: PageInput): Html {
 <div class="result ok"><svg class="result-icon" viewBox="0 0 24 24" width="40" height="40" aria-hidden="true" focusable="false"><circle cx="12" cy="12" r="12" fill="currentColor"/><path d="M6.5 12.5l3.5 3.5 7.5-8" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round"/></svg>
 <h2 id="state-title" tabindex="-1">${t(lang, 'paidTitle')}</h2></div>
 <p>${t(lang, 'paidText', { store: row.store_name })}</p>
-${details
+${
+  details
     ? html`<dl class="progress"><div><dt>${t(lang, 'paidAmount')}</dt><dd id="paid-amount">${coinText(details.receivedAmount, details.coin.symbol)}</dd></div>
 ${row.paid_at ? html`<div><dt>${t(lang, 'paidAt')}</dt><dd><time id="paid-at" datetime="${row.paid_at.toISOString()}">${formatPaidAt(row.paid_at, lang)}</time></dd></div>` : ''}</dl>`
-    : ''}
-${hashes.length > 0
+    : ''
+}
+${
+  hashes.length > 0
     ? html`<h3 class="small-title">${t(lang, hashes.length > 1 ? 'transactionsMany' : 'transactions')}</h3>
 <ul class="hashes" role="list">${hashes.map(
-        (hash) => html`<li><code>${hash}</code>${explorerLinks(input.network, hash).map(
-          (link) => html` <a class="explorer" href="${link.url}" rel="noreferrer noopener" target="_blank">${t(lang, 'viewOn', { explorer: link.name })}</a>`,
-        )}</li>`,
+        (hash) =>
+          html`<li><code>${hash}</code>${explorerLinks(input.network, hash).map(
+            (link) => html` <a class="explorer" href="${link.url}" rel="noreferrer noopener" target="_blank">${t(lang, 'viewOn', { explorer: link.name })}</a>`,
+          )}</li>`,
       )}</ul>`
-    : ''}
+    : ''
+}
 ${returnLink(input)}
 </section>`;
 }
@@ -268,10 +290,12 @@ function endedSection(input: PageInput, kind: 'expired' | 'cancelled'): Html {
 <div class="result ended"><svg class="result-icon" viewBox="0 0 24 24" width="40" height="40" aria-hidden="true" focusable="false"><circle cx="12" cy="12" r="12" fill="currentColor"/><path d="M8 8l8 8M16 8l-8 8" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round"/></svg>
 <h2 id="state-title" tabindex="-1">${t(lang, kind === 'expired' ? 'expiredTitle' : 'cancelledTitle')}</h2></div>
 <p>${t(lang, kind === 'expired' ? 'expiredText' : 'cancelledText', { store: row.store_name })}</p>
-${hadAddress
+${
+  hadAddress
     ? html`<p class="note" id="sent-anyway">${t(lang, 'sentAnyway', { store: row.store_name })}</p>
 <div class="field" role="group" aria-labelledby="address-label"><span class="field-label" id="address-label">${t(lang, 'depositAddress')}</span><code class="value address">${row.address_friendly}</code></div>`
-    : ''}
+    : ''
+}
 ${returnLink(input)}
 </section>`;
 }
@@ -309,9 +333,11 @@ ${row.store_logo_url ? html`<img class="logo" id="store-logo" src="${row.store_l
 ${row.description !== null ? html`<p class="description" id="description">${row.description}</p>` : ''}
 <dl class="facts">
 <div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${row.amount} ${row.currency}</dd></div>
-${open
+${
+  open
     ? html`<div><dt id="countdown-label">${t(lang, 'timeLeft')}</dt><dd><time id="countdown" role="timer" aria-labelledby="countdown-label" datetime="${row.expires_at.toISOString()}" data-expires-at="${row.expires_at.toISOString()}">${formatCountdown(left)}</time></dd></div>`
-    : ''}
+    : ''
+}
 ${rate ? html`<div><dt>${t(lang, 'exchangeRate')}</dt><dd id="exchange-rate">${rate}</dd></div>` : ''}
 <div><dt>${t(lang, 'reference')}</dt><dd><code id="reference">${paymentReference(row.id)}</code></dd></div>
 </dl>

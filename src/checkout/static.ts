@@ -34,5 +34,4 @@ export const STATIC_ASSETS: Readonly<Record<string, StaticAsset>> = Object.freez
 });
 
 /** `{prefix}/assets/checkout.css?v=<hash>` */
-export const assetPath = (prefix: string, name: keyof typeof STATIC_ASSETS & string): string =>
-  `${prefix}/assets/${name}?v=${STATIC_ASSETS[name]!.version}`;
+export const assetPath = (prefix: string, name: keyof typeof STATIC_ASSETS & string): string => `${prefix}/assets/${name}?v=${STATIC_ASSETS[name]!.version}`;

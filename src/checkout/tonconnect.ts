@@ -43,10 +43,47 @@ interface OfferedWallet {
 
 /** The wallets the checkout offers (TON Connect's own list, trimmed to four widely used ones). */
 const OFFERED_WALLETS: readonly OfferedWallet[] = [
-  { app_name: 'telegram-wallet', name: 'Wallet', about_url: 'https://wallet.tg/', universal_url: 'https://t.me/wallet?attach=wallet', bridgeUrl: 'https://walletbot.me/tonconnect-bridge/bridge', platforms: ['ios', 'android', 'macos', 'windows', 'linux'], maxMessages: 255 },
-  { app_name: 'tonkeeper', name: 'Tonkeeper', about_url: 'https://tonkeeper.com', universal_url: 'https://app.tonkeeper.com/ton-connect', deepLink: 'tonkeeper-tc://', bridgeUrl: 'https://bridge.tonapi.io/bridge', jsKey: 'tonkeeper', platforms: ['ios', 'android', 'chrome', 'firefox', 'macos'], maxMessages: 255 },
-  { app_name: 'mytonwallet', name: 'MyTonWallet', about_url: 'https://mytonwallet.io', universal_url: 'https://connect.mytonwallet.org', deepLink: 'mytonwallet-tc://', bridgeUrl: 'https://tonconnectbridge.mytonwallet.org/bridge/', jsKey: 'mytonwallet', platforms: ['chrome', 'windows', 'macos', 'linux', 'ios', 'android', 'firefox'], maxMessages: 255 },
-  { app_name: 'tonhub', name: 'Tonhub', about_url: 'https://tonhub.com', universal_url: 'https://tonhub.com/ton-connect', bridgeUrl: 'https://connect.tonhubapi.com/tonconnect', jsKey: 'tonhub', platforms: ['ios', 'android'], maxMessages: 255 },
+  {
+    app_name: 'telegram-wallet',
+    name: 'Wallet',
+    about_url: 'https://wallet.tg/',
+    universal_url: 'https://t.me/wallet?attach=wallet',
+    bridgeUrl: 'https://walletbot.me/tonconnect-bridge/bridge',
+    platforms: ['ios', 'android', 'macos', 'windows', 'linux'],
+    maxMessages: 255,
+  },
+  {
+    app_name: 'tonkeeper',
+    name: 'Tonkeeper',
+    about_url: 'https://tonkeeper.com',
+    universal_url: 'https://app.tonkeeper.com/ton-connect',
+    deepLink: 'tonkeeper-tc://',
+    bridgeUrl: 'https://bridge.tonapi.io/bridge',
+    jsKey: 'tonkeeper',
+    platforms: ['ios', 'android', 'chrome', 'firefox', 'macos'],
+    maxMessages: 255,
+  },
+  {
+    app_name: 'mytonwallet',
+    name: 'MyTonWallet',
+    about_url: 'https://mytonwallet.io',
+    universal_url: 'https://connect.mytonwallet.org',
+    deepLink: 'mytonwallet-tc://',
+    bridgeUrl: 'https://tonconnectbridge.mytonwallet.org/bridge/',
+    jsKey: 'mytonwallet',
+    platforms: ['chrome', 'windows', 'macos', 'linux', 'ios', 'android', 'firefox'],
+    maxMessages: 255,
+  },
+  {
+    app_name: 'tonhub',
+    name: 'Tonhub',
+    about_url: 'https://tonhub.com',
+    universal_url: 'https://tonhub.com/ton-connect',
+    bridgeUrl: 'https://connect.tonhubapi.com/tonconnect',
+    jsKey: 'tonhub',
+    platforms: ['ios', 'android'],
+    maxMessages: 255,
+  },
 ];
 
 /**
@@ -87,7 +124,13 @@ export interface TonConnectRequest {
 }
 
 /** TEP-74 `transfer`: `amount` base units to `destination` (an owner), excess TON to `responseDestination`. */
-export function jettonTransferBody(options: { queryId: bigint; amount: bigint; destination: Address; responseDestination: Address; forwardTonAmount: bigint }): Cell {
+export function jettonTransferBody(options: {
+  queryId: bigint;
+  amount: bigint;
+  destination: Address;
+  responseDestination: Address;
+  forwardTonAmount: bigint;
+}): Cell {
   return beginCell()
     .storeUint(OP_JETTON_TRANSFER, 32)
     .storeUint(options.queryId, 64)
@@ -108,7 +151,13 @@ const friendly = (address: Address, network: TonNetwork, bounceable: boolean): s
  * `customerJettonWallet` is required for a jetton (the customer's wallet of that jetton's master).
  * Null when nothing is due or there is no deposit address.
  */
-export function tonConnectRequest(input: { row: CheckoutRow; network: TonNetwork; customer: Address; customerJettonWallet: Address | null; queryId: bigint }): TonConnectRequest | null {
+export function tonConnectRequest(input: {
+  row: CheckoutRow;
+  network: TonNetwork;
+  customer: Address;
+  customerJettonWallet: Address | null;
+  queryId: bigint;
+}): TonConnectRequest | null {
   const { row, network, customer } = input;
   const parts = amounts(row);
   if (!parts || row.address_friendly === null || parts.remaining <= 0n) return null;
@@ -123,9 +172,17 @@ export function tonConnectRequest(input: { row: CheckoutRow; network: TonNetwork
     return { ...base, messages: [{ address: friendly(deposit, network, false), amount: parts.remaining.toString() }] };
   }
   if (input.customerJettonWallet === null) throw new Error('a jetton transfer needs the customer jetton wallet');
-  const body = jettonTransferBody({ queryId: input.queryId, amount: parts.remaining, destination: deposit, responseDestination: customer, forwardTonAmount: JETTON_FORWARD_TON });
+  const body = jettonTransferBody({
+    queryId: input.queryId,
+    amount: parts.remaining,
+    destination: deposit,
+    responseDestination: customer,
+    forwardTonAmount: JETTON_FORWARD_TON,
+  });
   return {
     ...base,
-    messages: [{ address: friendly(input.customerJettonWallet, network, true), amount: JETTON_TRANSFER_TON.toString(), payload: body.toBoc().toString('base64') }],
+    messages: [
+      { address: friendly(input.customerJettonWallet, network, true), amount: JETTON_TRANSFER_TON.toString(), payload: body.toBoc().toString('base64') },
+    ],
   };
 }

@@ -34,7 +34,14 @@ const checkoutRow = paymentView
     transaction_hashes: true,
     received_base_units: true,
   })
-  .extend({ store_name: z.string(), store_logo_url: z.string().nullable(), store_accent_color: z.string().nullable(), jetton_master: z.string().nullable(), received_base_units: z.string(), exchange_rate: z.string().nullable() });
+  .extend({
+    store_name: z.string(),
+    store_logo_url: z.string().nullable(),
+    store_accent_color: z.string().nullable(),
+    jetton_master: z.string().nullable(),
+    received_base_units: z.string(),
+    exchange_rate: z.string().nullable(),
+  });
 export type CheckoutRow = z.infer<typeof checkoutRow>;
 
 /**
@@ -114,7 +121,9 @@ export interface MethodOffer {
  */
 export async function methodOffers(db: Db, row: CheckoutRow, network: TonNetwork, now: Date): Promise<MethodOffer[]> {
   const methods = await listStoreMethods(db, row.store_id);
-  const masters = new Set(await db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`select coin_symbol from jetton_masters where network = ${network}`));
+  const masters = new Set(
+    await db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`select coin_symbol from jetton_masters where network = ${network}`),
+  );
   const offers: MethodOffer[] = [];
   for (const method of methods) {
     if (method.coin_kind === 'jetton' && !masters.has(method.coin_symbol)) continue;

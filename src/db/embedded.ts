@@ -146,10 +146,14 @@ function postgresOwner(): Owner | null {
     return ids();
   } catch {
     try {
-      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', EMBEDDED_USER], { stdio: 'ignore' });
+      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', EMBEDDED_USER], {
+        stdio: 'ignore',
+      });
       return ids();
     } catch {
-      throw new EmbeddedDatabaseError(`running as root, the embedded PostgreSQL needs a "${EMBEDDED_USER}" user and none could be created: create one (useradd --system ${EMBEDDED_USER}), or run Kassa as a regular user, or set DATABASE_URL`);
+      throw new EmbeddedDatabaseError(
+        `running as root, the embedded PostgreSQL needs a "${EMBEDDED_USER}" user and none could be created: create one (useradd --system ${EMBEDDED_USER}), or run Kassa as a regular user, or set DATABASE_URL`,
+      );
     }
   }
 }
@@ -215,7 +219,9 @@ function placeData(dir: string, owner: Owner | null, runtimeRoot: string, log: L
   if (owner === null || canReach(path.dirname(dir), owner)) return dir;
   if (link) {
     if (fs.existsSync(path.join(dir, 'PG_VERSION'))) {
-      throw new EmbeddedDatabaseError(`the ${EMBEDDED_USER} user cannot reach the embedded PostgreSQL's data in ${dir}: let it pass through the directories above (chmod o+x), or run Kassa as a regular user`);
+      throw new EmbeddedDatabaseError(
+        `the ${EMBEDDED_USER} user cannot reach the embedded PostgreSQL's data in ${dir}: let it pass through the directories above (chmod o+x), or run Kassa as a regular user`,
+      );
     }
     fs.rmSync(dir, { recursive: true, force: true }); // left by an earlier failed first run
   }
@@ -226,7 +232,10 @@ function placeData(dir: string, owner: Owner | null, runtimeRoot: string, log: L
   fs.chownSync(home, owner.uid, owner.gid);
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   fs.symlinkSync(path.join(home, 'pg'), dir);
-  log.info({ dir, data: path.join(home, 'pg') }, `the ${EMBEDDED_USER} user cannot reach ${path.dirname(dir)}; the embedded PostgreSQL keeps its data in ${home} instead`);
+  log.info(
+    { dir, data: path.join(home, 'pg') },
+    `the ${EMBEDDED_USER} user cannot reach ${path.dirname(dir)}; the embedded PostgreSQL keeps its data in ${home} instead`,
+  );
   return path.join(home, 'pg');
 }
 
@@ -256,7 +265,11 @@ async function initialise(bin: string, data: string, password: string, owner: Ow
     if (owner) {
       for (const target of [data, scratch, pwfile]) fs.chownSync(target, owner.uid, owner.gid);
     }
-    await run(path.join(bin, 'initdb'), [`--pgdata=${data}`, '--auth=scram-sha-256', `--username=${EMBEDDED_USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'], owner);
+    await run(
+      path.join(bin, 'initdb'),
+      [`--pgdata=${data}`, '--auth=scram-sha-256', `--username=${EMBEDDED_USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'],
+      owner,
+    );
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
@@ -265,8 +278,28 @@ async function initialise(bin: string, data: string, password: string, owner: Ow
 /** Starts postgres in its own process group (Ctrl-C is Kassa's to handle); resolves when it accepts connections. */
 function startServer(bin: string, data: string, port: number, owner: Owner | null, log: Logger): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const args = ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', '-c', 'fsync=on', '-c', 'lc_messages=C'];
-    const child = spawn(path.join(bin, 'postgres'), args, { ...(owner ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' } });
+    const args = [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=300',
+      '-c',
+      'fsync=on',
+      '-c',
+      'lc_messages=C',
+    ];
+    const child = spawn(path.join(bin, 'postgres'), args, {
+      ...(owner ?? {}),
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
+    });
     let output = '';
     let ready = false;
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -283,13 +316,24 @@ function startServer(bin: string, data: string, port: number, owner: Owner | nul
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       if (ready) return;
-      const lines = output.split('\n').map((line) => line.replace(/^.*?(FATAL|ERROR|LOG|HINT):\s*/, '$1: ').trim()).filter((line) => /^(FATAL|ERROR|HINT)/.test(line));
+      const lines = output
+        .split('\n')
+        .map((line) => line.replace(/^.*?(FATAL|ERROR|LOG|HINT):\s*/, '$1: ').trim())
+        .filter((line) => /^(FATAL|ERROR|HINT)/.test(line));
       if (/could not bind|Address already in use/.test(output)) {
         reject(new EmbeddedDatabaseError(`port ${port} is in use by another program: ${portAdvice}`));
       } else if (/lock file "postmaster.pid" already exists/.test(output)) {
-        reject(new EmbeddedDatabaseError(`the embedded PostgreSQL in ${data} already runs on another port than ${port}: stop it, or set KASSA_EMBEDDED_PG_PORT to its port`));
+        reject(
+          new EmbeddedDatabaseError(
+            `the embedded PostgreSQL in ${data} already runs on another port than ${port}: stop it, or set KASSA_EMBEDDED_PG_PORT to its port`,
+          ),
+        );
       } else {
-        reject(new EmbeddedDatabaseError(`the embedded PostgreSQL in ${data} did not start on port ${port} (${signal ?? `exit ${code}`}): ${lines.join(' ') || output.trim().split('\n').slice(-2).join(' ')}`));
+        reject(
+          new EmbeddedDatabaseError(
+            `the embedded PostgreSQL in ${data} did not start on port ${port} (${signal ?? `exit ${code}`}): ${lines.join(' ') || output.trim().split('\n').slice(-2).join(' ')}`,
+          ),
+        );
       }
     });
   });
@@ -346,7 +390,9 @@ export async function startEmbeddedPostgres(dir: string, port: number, log: Logg
     if (error instanceof EmbeddedDatabaseError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-      throw new EmbeddedDatabaseError(`the embedded PostgreSQL cannot keep its data in ${dir} (${code}): run Kassa from a directory you may write to, or set DATABASE_URL`);
+      throw new EmbeddedDatabaseError(
+        `the embedded PostgreSQL cannot keep its data in ${dir} (${code}): run Kassa from a directory you may write to, or set DATABASE_URL`,
+      );
     }
     throw new EmbeddedDatabaseError(`the embedded PostgreSQL could not be initialised in ${dir}: ${(error as Error).message.split('\n')[0]}`);
   }

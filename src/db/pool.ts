@@ -80,7 +80,9 @@ function* errorChain(error: unknown): Generator<{ code?: unknown; message?: unkn
 }
 
 const isStalePreparedStatement = (error: unknown): boolean =>
-  [...errorChain(error)].some(({ code, message }) => code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type'));
+  [...errorChain(error)].some(
+    ({ code, message }) => code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type'),
+  );
 
 /** See `prepared`: after a schema change under a prepared statement, prepare everything anew. */
 const preparedStatementRenewal: Interceptor = {
@@ -145,7 +147,22 @@ export async function openPool(connectionUri: string, options: PoolOptions = {})
 }
 
 const CONNECTION_TIMEOUT_MS = 5_000;
-const POOL_METHODS = new Set(['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'record', 'stream', 'transaction', 'connect']);
+const POOL_METHODS = new Set([
+  'any',
+  'anyFirst',
+  'exists',
+  'many',
+  'manyFirst',
+  'maybeOne',
+  'maybeOneFirst',
+  'one',
+  'oneFirst',
+  'query',
+  'record',
+  'stream',
+  'transaction',
+  'connect',
+]);
 
 /**
  * slonik's pool queues callers while all its connections are busy, with no time limit, and when
@@ -183,7 +200,22 @@ function withBoundedWait(pool: DatabasePool, timeoutMs: number): DatabasePool {
   });
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
 
 /** True when the error means "the database cannot be reached right now" (answer 503, retry later). */
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -193,7 +225,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     }
     const { code, message } = current;
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-    if (typeof message === 'string' && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
+    if (
+      typeof message === 'string' &&
+      /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)
+    ) {
       return true;
     }
   }

@@ -47,10 +47,17 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
       // The path only: no query string (it may carry cursors), never headers (tokens). The sandbox's
       // own chain API (polled by the watcher every second per open payment) logs at debug.
       const level = ctx.path.startsWith(SANDBOX_CHAIN_API_PREFIX) ? 'debug' : 'info';
-      if (deps.log.isLevelEnabled(level)) ctx.state.log[level](
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10, ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}) },
-        'request',
-      );
+      if (deps.log.isLevelEnabled(level))
+        ctx.state.log[level](
+          {
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+            ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}),
+          },
+          'request',
+        );
     }
   };
 }
@@ -194,7 +201,12 @@ export const REQUEST_TIMEOUT_MS = 60_000;
  */
 export function createApiServer(handler: http.RequestListener, requestTimeoutMs = REQUEST_TIMEOUT_MS): http.Server {
   const server = http.createServer(
-    { requireHostHeader: false, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, Math.max(50, requestTimeoutMs / 20)) },
+    {
+      requireHostHeader: false,
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(50, requestTimeoutMs / 20)),
+    },
     handler,
   );
   server.on('clientError', answerClientError);
@@ -220,7 +232,8 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
  * rate limit — is preceded by the ordinary check here, so a refused token is still refused first.
  */
 export function requireStore(deps: AppDeps, options: { inline?: boolean; failures?: RateLimiter | null } = {}): Middleware<KassaState> {
-  const failures = options.failures !== undefined ? options.failures : deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
+  const failures =
+    options.failures !== undefined ? options.failures : deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
   return async (ctx, next) => {
     const match = BEARER.exec(ctx.get('Authorization'));
     if (!match) throw authInvalid();

@@ -5,21 +5,35 @@ import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
-import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, createRefundSchema, currencySchema, listPaymentsQuery } from './schemas/payments.schema.ts';
+import {
+  cancelPaymentSchema,
+  createInvoiceSchema,
+  createPaymentSchema,
+  createRefundSchema,
+  currencySchema,
+  listPaymentsQuery,
+} from './schemas/payments.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
 
 /** Response headers (docs/API.md): every response has X-Request-Id; limited endpoints RateLimit-*; 429/503 Retry-After. */
-const requestIdHeader = { 'X-Request-Id': { required: true, description: 'Echoed when the client sent a valid one, otherwise generated.', schema: { type: 'string' } } };
+const requestIdHeader = {
+  'X-Request-Id': { required: true, description: 'Echoed when the client sent a valid one, otherwise generated.', schema: { type: 'string' } },
+};
 const rateLimitHeaders = {
   'RateLimit-Limit': { description: 'The burst size of the bucket (when rate limiting is on).', schema: { type: 'string' } },
   'RateLimit-Remaining': { description: 'Requests left in the bucket.', schema: { type: 'string' } },
   'RateLimit-Reset': { description: 'Seconds until the bucket is full again.', schema: { type: 'string' } },
 };
 const retryAfterHeader = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } } };
-const replayedHeader = { 'Idempotent-Replayed': { description: '`true` when this is the replay of an earlier response to the same X-Idempotency-Key.', schema: { type: 'string', const: 'true' } } };
+const replayedHeader = {
+  'Idempotent-Replayed': {
+    description: '`true` when this is the replay of an earlier response to the same X-Idempotency-Key.',
+    schema: { type: 'string', const: 'true' },
+  },
+};
 const retrying = (status: string) => status === '429' || status === '503';
 
 const errorResponse = (description: string) => ({ description, content: json(ref('Error')) });
@@ -111,7 +125,7 @@ const paymentSchema = {
       type: 'array',
       items: { type: 'string', enum: [...ANOMALIES] },
       description:
-        'Extension: what the books say beside the status, derived from the effects of the payment\'s transfers (empty when nothing): partially_paid (counted money on a payment that did not complete), overpaid (more of its coin than its amount, at or after completion), paid_late (its coin after it expired), paid_after_cancel, wrong_coin (another accepted coin).',
+        "Extension: what the books say beside the status, derived from the effects of the payment's transfers (empty when nothing): partially_paid (counted money on a payment that did not complete), overpaid (more of its coin than its amount, at or after completion), paid_late (its coin after it expired), paid_after_cancel, wrong_coin (another accepted coin).",
     },
   },
 };
@@ -193,7 +207,13 @@ const errorSchema = {
 };
 
 const paymentIdParameter = { name: 'paymentID', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
-const idempotencyHeader = { name: 'X-Idempotency-Key', in: 'header', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Replays the first successful response for 24 hours.' };
+const idempotencyHeader = {
+  name: 'X-Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', format: 'uuid' },
+  description: 'Replays the first successful response for 24 hours.',
+};
 const common = {
   '400': errorResponse('Invalid request (see docs/API.md for every code)'),
   '401': errorResponse('auth_invalid'),
@@ -225,8 +245,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             coin: { type: 'string' },
             amount: { type: 'string', description: 'As given. The transfer that empties the deposit wallet carries what it holds, its fee taken from it.' },
             address: { type: 'string', description: 'As given.' },
-            status: { type: 'string', enum: ['pending', 'sent', 'confirmed', 'failed'], description: 'pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again).' },
-            transactionHash: { type: 'string', description: 'Hex hash of the deposit wallet\'s transaction that sent it (confirmed, or failed on chain).' },
+            status: {
+              type: 'string',
+              enum: ['pending', 'sent', 'confirmed', 'failed'],
+              description:
+                'pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again).',
+            },
+            transactionHash: { type: 'string', description: "Hex hash of the deposit wallet's transaction that sent it (confirmed, or failed on chain)." },
             fee: { type: 'string', description: 'TON the deposit wallet paid for that transaction.' },
             createdAt: { type: 'string', format: 'date-time' },
           },
@@ -274,7 +299,12 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           summary: 'Create a payment (Customer Choice or Preselected)',
           parameters: [idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreatePaymentRequest')) },
-          responses: { '201': { description: 'The payment', content: json(ref('Payment')) }, '404': errorResponse('currency_not_found, payment_method_not_found'), '422': errorResponse('idempotency_key_reused'), ...common },
+          responses: {
+            '201': { description: 'The payment', content: json(ref('Payment')) },
+            '404': errorResponse('currency_not_found, payment_method_not_found'),
+            '422': errorResponse('idempotency_key_reused'),
+            ...common,
+          },
         },
         get: {
           operationId: 'listPayments',
@@ -287,7 +317,14 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             schema: 'format' in schema && schema.format === 'kassa-time' ? { ...schema, format: 'date-time' } : schema,
           })),
           responses: {
-            '200': { description: 'A page', content: json({ type: 'object', required: ['data', 'has_more'], properties: { data: { type: 'array', items: ref('Payment') }, has_more: { type: 'boolean' } } }) },
+            '200': {
+              description: 'A page',
+              content: json({
+                type: 'object',
+                required: ['data', 'has_more'],
+                properties: { data: { type: 'array', items: ref('Payment') }, has_more: { type: 'boolean' } },
+              }),
+            },
             ...common,
           },
         },
@@ -299,7 +336,14 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           parameters: [idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreateInvoiceRequest')) },
           responses: {
-            '201': { description: 'Created', content: json({ type: 'object', required: ['paymentID', 'checkoutURL'], properties: { paymentID: { type: 'string', format: 'uuid' }, checkoutURL: { type: 'string', format: 'uri' } } }) },
+            '201': {
+              description: 'Created',
+              content: json({
+                type: 'object',
+                required: ['paymentID', 'checkoutURL'],
+                properties: { paymentID: { type: 'string', format: 'uuid' }, checkoutURL: { type: 'string', format: 'uri' } },
+              }),
+            },
             '404': errorResponse('currency_not_found, payment_method_not_found'),
             '422': errorResponse('idempotency_key_reused'),
             ...common,
@@ -307,13 +351,24 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         },
       },
       '/v1/payments/{paymentID}': {
-        get: { operationId: 'getPayment', parameters: [paymentIdParameter], responses: { '200': { description: 'The payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), ...common } },
+        get: {
+          operationId: 'getPayment',
+          parameters: [paymentIdParameter],
+          responses: { '200': { description: 'The payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), ...common },
+        },
       },
       '/v1/payments/{paymentID}/status': {
         get: {
           operationId: 'getPaymentStatus',
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'Status only', content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string' } } }) }, '404': errorResponse('payment_not_found'), ...common },
+          responses: {
+            '200': {
+              description: 'Status only',
+              content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string' } } }),
+            },
+            '404': errorResponse('payment_not_found'),
+            ...common,
+          },
         },
       },
       '/v1/payments/{paymentID}/cancel': {
@@ -321,7 +376,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'cancelPayment',
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
-          responses: { '200': { description: 'The cancelled payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), '409': errorResponse('payment_not_cancellable'), ...common, '503': errorResponse('chain_behind (the chain reader could not book the chain up to the cancel within 10 s; Retry-After), service_unavailable') },
+          responses: {
+            '200': { description: 'The cancelled payment', content: json(ref('Payment')) },
+            '404': errorResponse('payment_not_found'),
+            '409': errorResponse('payment_not_cancellable'),
+            ...common,
+            '503': errorResponse('chain_behind (the chain reader could not book the chain up to the cancel within 10 s; Retry-After), service_unavailable'),
+          },
         },
       },
       '/v1/payments/{paymentID}/transfers': {
@@ -329,7 +390,14 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listPaymentTransfers',
           summary: 'Every transfer recorded for the payment, with its effect (extension)',
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'The books of this payment', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Transfer') } } }) }, '404': errorResponse('payment_not_found'), ...common },
+          responses: {
+            '200': {
+              description: 'The books of this payment',
+              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Transfer') } } }),
+            },
+            '404': errorResponse('payment_not_found'),
+            ...common,
+          },
         },
       },
       '/v1/payments/{paymentID}/refunds': {
@@ -341,7 +409,9 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) },
             ...common,
-            '400': errorResponse('refund_exceeds_balance (param amount), invalid_address (param address), invalid_amount, invalid_coin, missing_parameter, unknown_parameter'),
+            '400': errorResponse(
+              'refund_exceeds_balance (param amount), invalid_address (param address), invalid_amount, invalid_coin, missing_parameter, unknown_parameter',
+            ),
             '404': errorResponse('payment_not_found'),
             '422': errorResponse('idempotency_key_reused'),
           },
@@ -350,7 +420,14 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listRefunds',
           summary: "The payment's refunds, oldest first (extension)",
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'Refunds', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Refund') } } }) }, '404': errorResponse('payment_not_found'), ...common },
+          responses: {
+            '200': {
+              description: 'Refunds',
+              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Refund') } } }),
+            },
+            '404': errorResponse('payment_not_found'),
+            ...common,
+          },
         },
       },
       '/v1/payments/{paymentID}/webhook-deliveries': {
@@ -358,7 +435,14 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listWebhookDeliveries',
           summary: "The payment's webhook deliveries with every attempt (extension)",
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'Deliveries, oldest first', content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('WebhookDelivery') } } }) }, '404': errorResponse('payment_not_found'), ...common },
+          responses: {
+            '200': {
+              description: 'Deliveries, oldest first',
+              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('WebhookDelivery') } } }),
+            },
+            '404': errorResponse('payment_not_found'),
+            ...common,
+          },
         },
       },
       '/v1/payments/{paymentID}/webhook/redeliver': {
@@ -367,14 +451,37 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           summary: 'Deliver the completed event again, signed afresh (extension)',
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
-          responses: { '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) }, '404': errorResponse('payment_not_found'), '409': errorResponse('payment_not_completed, no_webhook_url'), ...common },
+          responses: {
+            '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) },
+            '404': errorResponse('payment_not_found'),
+            '409': errorResponse('payment_not_completed, no_webhook_url'),
+            ...common,
+          },
         },
       },
       '/v1/payment-methods': {
-        get: { operationId: 'listPaymentMethods', responses: { '200': { description: "The store's methods", content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }) }, ...common } },
+        get: {
+          operationId: 'listPaymentMethods',
+          responses: {
+            '200': {
+              description: "The store's methods",
+              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }),
+            },
+            ...common,
+          },
+        },
       },
       '/v1/payments/methods': {
-        get: { operationId: 'listPaymentMethodsForInvoices', responses: { '200': { description: "The store's methods (same list)", content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }) }, ...common } },
+        get: {
+          operationId: 'listPaymentMethodsForInvoices',
+          responses: {
+            '200': {
+              description: "The store's methods (same list)",
+              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }),
+            },
+            ...common,
+          },
+        },
       },
       [`${checkoutPath}/v1/webhook/keys`]: {
         get: {
@@ -384,7 +491,27 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'Key set',
-              content: json({ type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kid', 'x'], properties: { kid: { type: 'string' }, x: { type: 'string' }, kty: { const: 'OKP' }, crv: { const: 'Ed25519' }, alg: { const: 'EdDSA' }, use: { const: 'sig' } } } } } }),
+              content: json({
+                type: 'object',
+                required: ['keys'],
+                properties: {
+                  keys: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['kid', 'x'],
+                      properties: {
+                        kid: { type: 'string' },
+                        x: { type: 'string' },
+                        kty: { const: 'OKP' },
+                        crv: { const: 'Ed25519' },
+                        alg: { const: 'EdDSA' },
+                        use: { const: 'sig' },
+                      },
+                    },
+                  },
+                },
+              }),
             },
           },
         },
@@ -395,7 +522,12 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           security: [],
           summary: "The checkout page's public view of a payment (nothing private)",
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'Public view', content: json(ref('CheckoutView')) }, '400': errorResponse('invalid_payment_id'), '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded') },
+          responses: {
+            '200': { description: 'Public view', content: json(ref('CheckoutView')) },
+            '400': errorResponse('invalid_payment_id'),
+            '404': errorResponse('payment_not_found'),
+            '429': errorResponse('rate_limit_exceeded'),
+          },
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/method`]: {
@@ -404,19 +536,43 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           security: [],
           summary: 'The customer chooses the payment method (created → pending)',
           parameters: [paymentIdParameter],
-          requestBody: { required: true, content: json({ type: 'object', additionalProperties: false, required: ['paymentMethodID'], properties: { paymentMethodID: { type: 'string', format: 'uuid' } } }) },
-          responses: { '200': { description: 'Public view, now pending', content: json(ref('CheckoutView')) }, '400': errorResponse('invalid request'), '404': errorResponse('payment_not_found, payment_method_not_found'), '409': errorResponse('method_already_selected, payment_expired, payment_not_open'), '429': errorResponse('rate_limit_exceeded') },
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              additionalProperties: false,
+              required: ['paymentMethodID'],
+              properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
+            }),
+          },
+          responses: {
+            '200': { description: 'Public view, now pending', content: json(ref('CheckoutView')) },
+            '400': errorResponse('invalid request'),
+            '404': errorResponse('payment_not_found, payment_method_not_found'),
+            '409': errorResponse('method_already_selected, payment_expired, payment_not_open'),
+            '429': errorResponse('rate_limit_exceeded'),
+          },
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/ton-connect`]: {
         get: {
           operationId: 'checkoutTonConnectRequest',
           security: [],
-          summary: "The TON Connect sendTransaction request paying what is still due, from the connected wallet `account`",
-          parameters: [paymentIdParameter, { name: 'account', in: 'query', required: true, description: 'The connected wallet address (raw or user-friendly, workchain 0).', schema: { type: 'string' } }],
+          summary: 'The TON Connect sendTransaction request paying what is still due, from the connected wallet `account`',
+          parameters: [
+            paymentIdParameter,
+            {
+              name: 'account',
+              in: 'query',
+              required: true,
+              description: 'The connected wallet address (raw or user-friendly, workchain 0).',
+              schema: { type: 'string' },
+            },
+          ],
           responses: {
             '200': {
-              description: 'Pass it to tonConnectUI.sendTransaction as is: TON to the deposit address, or a TEP-74 jetton transfer to the customer\'s own jetton wallet',
+              description:
+                "Pass it to tonConnectUI.sendTransaction as is: TON to the deposit address, or a TEP-74 jetton transfer to the customer's own jetton wallet",
               content: json({
                 type: 'object',
                 required: ['validUntil', 'from', 'messages'],
@@ -426,7 +582,15 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
                   from: { type: 'string' },
                   messages: {
                     type: 'array',
-                    items: { type: 'object', required: ['address', 'amount'], properties: { address: { type: 'string' }, amount: { type: 'string', description: 'nanoTON' }, payload: { type: 'string', description: 'base64 BOC' } } },
+                    items: {
+                      type: 'object',
+                      required: ['address', 'amount'],
+                      properties: {
+                        address: { type: 'string' },
+                        amount: { type: 'string', description: 'nanoTON' },
+                        payload: { type: 'string', description: 'base64 BOC' },
+                      },
+                    },
                   },
                 },
               }),
@@ -444,7 +608,16 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'tonConnectManifest',
           security: [],
           summary: 'The TON Connect manifest wallets read when the checkout asks to connect',
-          responses: { '200': { description: 'Manifest', content: json({ type: 'object', required: ['url', 'name', 'iconUrl'], properties: { url: { type: 'string' }, name: { type: 'string' }, iconUrl: { type: 'string' } } }) } },
+          responses: {
+            '200': {
+              description: 'Manifest',
+              content: json({
+                type: 'object',
+                required: ['url', 'name', 'iconUrl'],
+                properties: { url: { type: 'string' }, name: { type: 'string' }, iconUrl: { type: 'string' } },
+              }),
+            },
+          },
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/events`]: {
@@ -453,11 +626,23 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           security: [],
           summary: 'Server-sent events: the public view each time it changes',
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '404': errorResponse('payment_not_found'), '429': errorResponse('rate_limit_exceeded (50 streams per client address)'), '503': errorResponse('too_many_streams (CHECKOUT_STREAMS_MAX per process), service_unavailable') },
+          responses: {
+            '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '404': errorResponse('payment_not_found'),
+            '429': errorResponse('rate_limit_exceeded (50 streams per client address)'),
+            '503': errorResponse('too_many_streams (CHECKOUT_STREAMS_MAX per process), service_unavailable'),
+          },
         },
       },
       '/healthz': {
-        get: { operationId: 'health', security: [], responses: { '200': { description: 'Database answers', content: json({ type: 'object', properties: { ok: { const: true } } }) }, '503': errorResponse('service_unavailable') } },
+        get: {
+          operationId: 'health',
+          security: [],
+          responses: {
+            '200': { description: 'Database answers', content: json({ type: 'object', properties: { ok: { const: true } } }) },
+            '503': errorResponse('service_unavailable'),
+          },
+        },
       },
     }),
   };

@@ -16,7 +16,10 @@ ajv.addFormat('kassa-time', (text: string) => /^\d{4}-\d{2}-\d{2}T/.test(text) &
 
 /** `/metadata/color` → `metadata.color`; `/payment_options/methods/0/coin` → `payment_options.methods[0].coin`. */
 function toParam(pointer: string, extra?: string): string {
-  const parts = pointer.split('/').slice(1).map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
   if (extra !== undefined) parts.push(extra);
   return parts.reduce((path, part) => (/^\d+$/.test(part) && path ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
 }
@@ -70,7 +73,8 @@ export function errorFor(error: ErrorObject): ApiError {
     const top = param.split(/[.[]/)[0]!;
     code = FIELD_CODES[top] ?? 'invalid_request';
   }
-  const message = error.propertyName !== undefined ? `${param} keys must be 1 to 64 characters ("${error.propertyName.slice(0, 80)}" is not).` : describe(error, param);
+  const message =
+    error.propertyName !== undefined ? `${param} keys must be 1 to 64 characters ("${error.propertyName.slice(0, 80)}" is not).` : describe(error, param);
   return apiError(code, message, { param });
 }
 

@@ -25,16 +25,7 @@ import net from 'node:net';
  *   the global unicast 2000::/3.
  * - `invalid`: not an IP address.
  */
-export type IpCategory =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'unspecified'
-  | 'multicast'
-  | 'broadcast'
-  | 'reserved'
-  | 'invalid';
+export type IpCategory = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved' | 'invalid';
 
 interface Range {
   /** Network address as bytes (4 for IPv4, 16 for IPv6). */

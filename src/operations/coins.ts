@@ -68,11 +68,7 @@ export function parseMasterAddress(value: string, network: TonNetwork): Address 
   return address;
 }
 
-export async function setMaster(
-  db: Db,
-  input: { coin: string; network: TonNetwork; address: string },
-  chain: { network: TonNetwork; client: ChainClient },
-) {
+export async function setMaster(db: Db, input: { coin: string; network: TonNetwork; address: string }, chain: { network: TonNetwork; client: ChainClient }) {
   const coin = await db.maybeOne(sql.type(coinRow)`select symbol, name, kind, decimals::int as decimals, chain_symbol from coins where symbol = ${input.coin}`);
   if (!coin) throw new CoinDataError(`no coin "${input.coin}" (kassa coins list shows them)`);
   if (coin.kind !== 'jetton') throw new CoinDataError(`${coin.symbol} is the chain's own coin: it has no jetton master`);
@@ -98,6 +94,8 @@ export async function setMaster(
     master: { address: masterFriendly(raw, input.network), raw },
     previous,
     verified: verdict.detail,
-    ...(verdict.decimalsUnverified ? { warning: `${coin.symbol}'s metadata is off-chain: check its decimals (${coin.decimals}) against the issuer's metadata` } : {}),
+    ...(verdict.decimalsUnverified
+      ? { warning: `${coin.symbol}'s metadata is off-chain: check its decimals (${coin.decimals}) against the issuer's metadata` }
+      : {}),
   };
 }

@@ -102,7 +102,11 @@ export async function checkCoins(db: Db, network: TonNetwork, client: ChainClien
     if (coin.kind === 'native') {
       checks.push({ check: name, status: 'ok', detail: `${coin.symbol}: the chain's own coin, ${coin.decimals} decimals` });
     } else if (coin.master_address === null) {
-      checks.push({ check: name, status: 'fail', detail: `${coin.symbol}: no jetton master on ${network}; a store accepts it (kassa coins set-master ${coin.symbol} --network ${network} ADDRESS)` });
+      checks.push({
+        check: name,
+        status: 'fail',
+        detail: `${coin.symbol}: no jetton master on ${network}; a store accepts it (kassa coins set-master ${coin.symbol} --network ${network} ADDRESS)`,
+      });
     } else {
       const verdict = await verifyJettonMaster(client, coin.symbol, coin.decimals, Address.parseRaw(coin.master_address));
       checks.push({ check: name, status: !verdict.ok ? 'fail' : verdict.decimalsUnverified ? 'warn' : 'ok', detail: verdict.detail });
@@ -124,7 +128,9 @@ export async function checkMasterKey(db: Db, config: Config): Promise<Check> {
     return { check, status: 'fail', detail: (error as Error).message };
   }
   const source = config.masterKey ? 'set' : 'sandbox: generated into the database';
-  const latest = await db.maybeOne(sql.type(z.object({ derivation_index: z.string(), address: z.string(), derivation: z.enum(DERIVATIONS as unknown as [Derivation, ...Derivation[]]) }))`
+  const latest = await db.maybeOne(sql.type(
+    z.object({ derivation_index: z.string(), address: z.string(), derivation: z.enum(DERIVATIONS as unknown as [Derivation, ...Derivation[]]) }),
+  )`
     select derivation_index::text, address, derivation from deposit_addresses where network = ${config.tonNetwork}
     order by derivation_index desc limit 1
   `);
@@ -132,15 +138,28 @@ export async function checkMasterKey(db: Db, config: Config): Promise<Check> {
   const derived = depositWallet(key, Number(latest.derivation_index), config.tonNetwork, latest.derivation).raw;
   return derived === latest.address
     ? { check, status: 'ok', detail: `${source}; derives the deposit addresses issued (latest index ${latest.derivation_index})` }
-    : { check, status: 'fail', detail: `does not derive the deposit addresses already issued (index ${latest.derivation_index}): the funds on them would be out of reach of this key` };
+    : {
+        check,
+        status: 'fail',
+        detail: `does not derive the deposit addresses already issued (index ${latest.derivation_index}): the funds on them would be out of reach of this key`,
+      };
 }
 
 /** Stores without a treasury address: their money stays in the deposit wallets (listed, a warning). */
 export async function checkTreasuries(db: Db): Promise<Check> {
-  const without = await db.any(sql.type(z.object({ id: z.string(), name: z.string() }))`select id, name from stores where treasury is null order by created_at`);
+  const without = await db.any(
+    sql.type(z.object({ id: z.string(), name: z.string() }))`select id, name from stores where treasury is null order by created_at`,
+  );
   if (without.length === 0) return { check: 'treasuries', status: 'ok', detail: 'every store has a treasury' };
-  const listed = without.slice(0, 20).map((store) => `${store.name} (${store.id})`).join(', ');
-  return { check: 'treasuries', status: 'warn', detail: `${without.length} store(s) without a treasury keep their money in the deposit wallets: ${listed}${without.length > 20 ? ', …' : ''}; set one with kassa store update ID --treasury ADDRESS` };
+  const listed = without
+    .slice(0, 20)
+    .map((store) => `${store.name} (${store.id})`)
+    .join(', ');
+  return {
+    check: 'treasuries',
+    status: 'warn',
+    detail: `${without.length} store(s) without a treasury keep their money in the deposit wallets: ${listed}${without.length > 20 ? ', …' : ''}; set one with kassa store update ID --treasury ADDRESS`,
+  };
 }
 
 export async function runDoctor(config: Config, db: Db, client: ChainClient = doctorChainClient(config)): Promise<DoctorReport> {

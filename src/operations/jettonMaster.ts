@@ -54,7 +54,11 @@ export interface MasterVerdict {
 }
 
 /** Compares what the chain answered with the coin's decimals in the database (pure). */
-export function judgeMaster(coin: string, expectedDecimals: number, chain: { decimals: ContentDecimals; walletCodeHash: string | null; walletAddressAnswered: boolean }): MasterVerdict {
+export function judgeMaster(
+  coin: string,
+  expectedDecimals: number,
+  chain: { decimals: ContentDecimals; walletCodeHash: string | null; walletAddressAnswered: boolean },
+): MasterVerdict {
   const problems: string[] = [];
   let decimalsUnverified = false;
   let decimalsText: string;
@@ -80,7 +84,10 @@ export function judgeMaster(coin: string, expectedDecimals: number, chain: { dec
  * `get_wallet_address` for a probe owner (the master itself), which is how the watcher finds the
  * jetton wallets of deposit addresses. Throws a ChainApiError when a get-method fails.
  */
-export async function readJettonMaster(client: ChainClient, master: Address): Promise<{ decimals: ContentDecimals; walletCodeHash: string | null; walletAddressAnswered: boolean }> {
+export async function readJettonMaster(
+  client: ChainClient,
+  master: Address,
+): Promise<{ decimals: ContentDecimals; walletCodeHash: string | null; walletAddressAnswered: boolean }> {
   let content: Cell;
   let walletCode: Cell | null;
   try {

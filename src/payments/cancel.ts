@@ -12,7 +12,9 @@ export const CANCEL_CHAIN_WAIT_MS = 10_000;
 
 /** Waits until the chain is booked up to `now` when the payment is pending; throws chainBehind() past the wait. */
 export async function awaitChainBeforeCancel(db: Db, config: Pick<Config, 'tonNetwork'>, storeId: string, paymentId: string, now: Date): Promise<void> {
-  const status = await db.maybeOneFirst(sql.type(z.object({ status: z.string() }))`select status from payments where id = ${paymentId} and store_id = ${storeId}`);
+  const status = await db.maybeOneFirst(
+    sql.type(z.object({ status: z.string() }))`select status from payments where id = ${paymentId} and store_id = ${storeId}`,
+  );
   if (status !== 'pending') return;
   if (!(await waitForChain(db, config.tonNetwork, now, CANCEL_CHAIN_WAIT_MS))) throw chainBehind();
 }

@@ -103,19 +103,29 @@ async function chooseMethod(
     : prefetched
       ? priceFromRow(payment.amount, payment.currency, method, now, prefetched.rate, options.param)
       : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
-  const jetton = method.coin_kind !== 'jetton'
-    ? null
-    : prefetched
-      ? prefetched.jetton
-      : await tx.maybeOne(prepared(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
+  const jetton =
+    method.coin_kind !== 'jetton'
+      ? null
+      : prefetched
+        ? prefetched.jetton
+        : await tx.maybeOne(
+            prepared(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
         select master_address, wallet_code from jetton_masters where coin_symbol = ${method.coin_symbol} and network = ${config.tonNetwork}
-      `));
+      `),
+          );
   const master = jetton?.master_address ?? null;
   if (method.coin_kind === 'jetton' && master === null) {
-    throw new ApiError('invalid_request_error', 'unsupported_payment_method', `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`, { param: options.param });
+    throw new ApiError(
+      'invalid_request_error',
+      'unsupported_payment_method',
+      `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`,
+      { param: options.param },
+    );
   }
   const publicKey = await depositPublicKey(tx, config);
-  const deposit = prefetched ? depositWalletAt(publicKey, prefetched.derivationIndex, config.tonNetwork) : await reserveDepositWallet(tx, publicKey, config.tonNetwork);
+  const deposit = prefetched
+    ? depositWalletAt(publicKey, prefetched.derivationIndex, config.tonNetwork)
+    : await reserveDepositWallet(tx, publicKey, config.tonNetwork);
   return { method, price, master, walletCode: jetton?.wallet_code ?? null, deposit };
 }
 
@@ -154,9 +164,10 @@ function walletCodeCell(code: Buffer): Cell {
  */
 function depositWrites(config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date): FragmentSqlToken[] {
   const coin = choice.method.coin_symbol;
-  const jettonWallet = choice.master === null
-    ? sql.fragment``
-    : sql.fragment`, (${jettonWalletOf(paymentId, choice)}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
+  const jettonWallet =
+    choice.master === null
+      ? sql.fragment``
+      : sql.fragment`, (${jettonWalletOf(paymentId, choice)}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
   return [
     depositAddressInsert(paymentId, choice.deposit, config.tonNetwork),
     sql.fragment`
@@ -175,7 +186,11 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     const next = transition({ status, expiresAt }, { type: 'select_method' }, now);
     if (!next.ok) throw rejectionError(next.reason);
     status = next.to;
-    choice = await chooseMethod(tx, config, draft, draft.method, now, { param: draft.methodParam, fixedCoinAmount: draft.fixedCoinAmount, prefetched: draft.prefetched });
+    choice = await chooseMethod(tx, config, draft, draft.method, now, {
+      param: draft.methodParam,
+      fixedCoinAmount: draft.fixedCoinAmount,
+      prefetched: draft.prefetched,
+    });
   }
   const paymentId = crypto.randomUUID();
   const insertPayment = sql.fragment`
@@ -217,7 +232,19 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
 }
 
 /** The columns of `paymentView` that the payments row itself holds. */
-type InsertedPayment = Omit<PaymentView, 'coin_name' | 'coin_decimals' | 'coin_kind' | 'chain_symbol' | 'chain_name' | 'address' | 'address_friendly' | 'transaction_hashes' | 'received_base_units' | 'transfer_effects'>;
+type InsertedPayment = Omit<
+  PaymentView,
+  | 'coin_name'
+  | 'coin_decimals'
+  | 'coin_kind'
+  | 'chain_symbol'
+  | 'chain_name'
+  | 'address'
+  | 'address_friendly'
+  | 'transaction_hashes'
+  | 'received_base_units'
+  | 'transfer_effects'
+>;
 
 /** The customer chooses a method at checkout (public: the payment id is the capability). */
 export async function selectMethod(pool: DatabasePool, config: CommandConfig, paymentId: string, methodId: string, now: Date): Promise<PaymentView> {

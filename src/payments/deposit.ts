@@ -75,7 +75,7 @@ export async function reserveDepositWallet(tx: Db, publicKey: Buffer, network: C
 
 /** The deposit wallet of a derivation index already taken from `deposit_address_index_seq`. */
 export function depositWalletAt(publicKey: Buffer, index: number, network: Config['tonNetwork']): ReservedDeposit {
-  if (index >= GAS_WALLET_CONTEXT) throw new Error('deposit_address_index_seq reached the gas wallet\'s reserved index');
+  if (index >= GAS_WALLET_CONTEXT) throw new Error("deposit_address_index_seq reached the gas wallet's reserved index");
   const wallet = derivedWallet(publicKey, index, network, CURRENT_DERIVATION);
   return { address: wallet.raw, friendly: wallet.friendly, index, derivation: wallet.derivation };
 }

@@ -37,7 +37,12 @@ const depositRow = z.object({
   derivation: z.string(),
 });
 
-export async function exportDeposit(db: Db, config: Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>, paymentId: string, includeSecret: boolean): Promise<DepositExport> {
+export async function exportDeposit(
+  db: Db,
+  config: Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>,
+  paymentId: string,
+  includeSecret: boolean,
+): Promise<DepositExport> {
   const row = z.uuid().safeParse(paymentId).success
     ? await db.maybeOne(sql.type(depositRow)`
         select payment_id, derivation_index::text as derivation_index, network, address, derivation
@@ -61,7 +66,9 @@ export async function exportDeposit(db: Db, config: Pick<Config, 'masterKey' | '
   }
   const wallet = derivedWallet(publicKey, Number(row.derivation_index), row.network, derivation);
   if (wallet.raw !== row.address) {
-    throw new DepositExportError(`the configured deposit key does not derive payment "${paymentId}"'s address ${row.address}: wrong KASSA_MASTER_KEY / KASSA_DEPOSIT_PUBLIC_KEY`);
+    throw new DepositExportError(
+      `the configured deposit key does not derive payment "${paymentId}"'s address ${row.address}: wrong KASSA_MASTER_KEY / KASSA_DEPOSIT_PUBLIC_KEY`,
+    );
   }
   return {
     paymentId: row.payment_id,

@@ -122,9 +122,17 @@ export async function draftFromPayment(db: Db, storeId: string, body: PaymentInp
  * parsed by a schema (the hot path of create); node-postgres's types are the ones the schemas of
  * `coinDecimals`, `methodRow`, `getRate` and `chooseMethod` check.
  */
-async function readCatalogue(db: Db, storeId: string, currency: string, wanted: { coin: string; chain: string } | undefined, network: TonNetwork, tokenCheck?: TokenCheck) {
+async function readCatalogue(
+  db: Db,
+  storeId: string,
+  currency: string,
+  wanted: { coin: string; chain: string } | undefined,
+  network: TonNetwork,
+  tokenCheck?: TokenCheck,
+) {
   const tokenValid = tokenCheck ? tokenValidSql(tokenCheck.token, tokenCheck.now) : sql.fragment`true`;
-  const row = (await db.one(prepared(sql.unsafe`
+  const row = (await db.one(
+    prepared(sql.unsafe`
     select t.token_valid, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
            m.id, m.coin_symbol, m.coin_name, m.coin_decimals, m.coin_kind, m.chain_symbol, m.chain_name,
            r.rate::text as rate, r.source as rate_source, r.fetched_at as rate_fetched_at,
@@ -134,7 +142,8 @@ async function readCatalogue(db: Db, storeId: string, currency: string, wanted: 
     left join lateral (${STORE_METHODS} where spm.store_id = ${storeId} and pm.coin_symbol = ${wanted?.coin ?? null} and pm.chain_symbol = ${wanted?.chain ?? null}) as m on true
     left join exchange_rates r on r.currency = ${currency} and r.coin_symbol = m.coin_symbol
     left join jetton_masters j on j.coin_symbol = m.coin_symbol and j.network = ${network} and m.coin_kind = 'jetton'
-  `))) as {
+  `),
+  )) as {
     token_valid: boolean;
     currency_decimals: number | null;
     id: string | null;
@@ -156,7 +165,15 @@ async function readCatalogue(db: Db, storeId: string, currency: string, wanted: 
   const method: MethodRow | null =
     row.id === null
       ? null
-      : { id: row.id, coin_symbol: row.coin_symbol, coin_name: row.coin_name, coin_decimals: row.coin_decimals, coin_kind: row.coin_kind, chain_symbol: row.chain_symbol, chain_name: row.chain_name };
+      : {
+          id: row.id,
+          coin_symbol: row.coin_symbol,
+          coin_name: row.coin_name,
+          coin_decimals: row.coin_decimals,
+          coin_kind: row.coin_kind,
+          chain_symbol: row.chain_symbol,
+          chain_name: row.chain_name,
+        };
   const prefetched: MethodPrefetch | undefined =
     method === null || row.next_index === null
       ? undefined

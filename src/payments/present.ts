@@ -80,10 +80,12 @@ export async function findPaymentView(db: Db, paymentId: string, options: { stor
  * schema (the hot path of retrieve): node-postgres's types are the ones `paymentView` checks.
  */
 export async function findPaymentViewChecked(db: Db, paymentId: string, check: TokenCheck): Promise<PaymentView | null> {
-  const row = (await db.one(prepared(sql.unsafe`
+  const row = (await db.one(
+    prepared(sql.unsafe`
     select ${tokenValidSql(check.token, check.now)} as token_valid, v.*
     from (select 1) as one left join lateral (${PAYMENT_VIEW} where p.id = ${paymentId} and p.store_id = ${check.token.storeId}) as v on true
-  `))) as { token_valid: boolean } & ({ [K in keyof PaymentView]: PaymentView[K] } | { id: null });
+  `),
+  )) as { token_valid: boolean } & ({ [K in keyof PaymentView]: PaymentView[K] } | { id: null });
   if (!row.token_valid) throw authInvalid();
   check.checked = true;
   if (row.id === null) return null;
@@ -138,7 +140,10 @@ export function receivedAmount(row: Pick<PaymentView, 'coin_decimals' | 'receive
   return row.coin_decimals === null ? '0' : fromBaseUnits(BigInt(row.received_base_units), row.coin_decimals);
 }
 
-type DetailFields = Pick<PaymentView, 'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'>;
+type DetailFields = Pick<
+  PaymentView,
+  'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'
+>;
 
 /**
  * The payment object's paymentDetails (docs/API.md), for the merchant's payment object and the checkout's view alike;

@@ -110,7 +110,12 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
       requiredBaseUnits,
       countedBaseUnits: BigInt(counted),
     });
-    const decimals = transfer.coinSymbol === null ? null : await tx.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`);
+    const decimals =
+      transfer.coinSymbol === null
+        ? null
+        : await tx.maybeOneFirst(
+            sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`,
+          );
     await tx.query(sql.typeAlias('void')`
       insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, jetton_master, amount_base_units, amount,
                              sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units, fee_base_units)
@@ -124,7 +129,9 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
     if (effect === 'completed' || effect === 'overpaid') {
       const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'confirm', paidAt: transfer.chainTime }, now);
       if (next.ok && next.changed) {
-        await tx.query(sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`);
+        await tx.query(
+          sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`,
+        );
         await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
         await options.onCompleted?.(tx, payment.id, now);
         paymentTransitions.inc({ to: 'completed' });
@@ -181,6 +188,8 @@ export function presentTransfer(row: TransferRow) {
     effect: row.effect,
     counted: (COUNTED_EFFECTS as readonly string[]).includes(row.effect),
     ...(row.detail !== null ? { detail: row.detail } : {}),
-    ...(row.notified_amount_base_units !== null ? { notifiedToken: { master: row.notified_jetton_master, amountBaseUnits: row.notified_amount_base_units } } : {}),
+    ...(row.notified_amount_base_units !== null
+      ? { notifiedToken: { master: row.notified_jetton_master, amountBaseUnits: row.notified_amount_base_units } }
+      : {}),
   };
 }

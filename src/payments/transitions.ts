@@ -13,13 +13,7 @@ export type PaymentEvent =
   | { type: 'expire' }
   | { type: 'cancel' };
 
-export type Rejection =
-  | 'payment_not_cancellable'
-  | 'payment_expired'
-  | 'method_already_selected'
-  | 'payment_not_open'
-  | 'paid_too_late'
-  | 'not_due';
+export type Rejection = 'payment_not_cancellable' | 'payment_expired' | 'method_already_selected' | 'payment_not_open' | 'paid_too_late' | 'not_due';
 
 export type Transition = { ok: true; to: PaymentStatus; changed: boolean } | { ok: false; reason: Rejection };
 

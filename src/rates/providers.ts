@@ -80,8 +80,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * that a price never passes through a float (JSON.parse source text access, Node ≥ 21).
  */
 function parseJsonExact(text: string): unknown {
-  const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' ? (context?.source ?? String(value)) : value;
+  const reviver = (_key: string, value: unknown, context?: { source?: string }) => (typeof value === 'number' ? (context?.source ?? String(value)) : value);
   return JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
 }
 
@@ -134,7 +133,9 @@ export function tonapiProvider(options: TonapiOptions): RateProvider {
         text = await response.text();
       } catch (error) {
         const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-        throw new Error(timedOut ? `tonapi rates: no answer within ${timeoutMs} ms` : `tonapi rates: request failed: ${(error as Error).message}`, { cause: error });
+        throw new Error(timedOut ? `tonapi rates: no answer within ${timeoutMs} ms` : `tonapi rates: request failed: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
       if (status < 200 || status > 299) {
         throw new Error(`tonapi rates: HTTP ${status}: ${text.slice(0, 200)}`);

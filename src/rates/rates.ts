@@ -117,17 +117,16 @@ export function usableRate(row: StoredRate, now: Date): ExchangeRate | null {
  */
 export async function getRate(db: Db, currency: string, coin: string, now: Date): Promise<ExchangeRate | null> {
   if (currency === coin) return { rate: '1', source: 'identity', fetchedAt: now };
-  const row = await db.maybeOne(prepared(sql.type(rateRow)`
+  const row = await db.maybeOne(
+    prepared(sql.type(rateRow)`
     select rate::text as rate, source, fetched_at from exchange_rates where currency = ${currency} and coin_symbol = ${coin}
-  `));
+  `),
+  );
   return row === null ? null : usableRate(row, now);
 }
 
 /** The provider the configuration asks for. */
-export function providerFor(
-  config: Pick<Config, 'ratesProvider' | 'ratesApiUrl' | 'ratesApiKey'>,
-  options: { fetch?: typeof fetch } = {},
-): RateProvider {
+export function providerFor(config: Pick<Config, 'ratesProvider' | 'ratesApiUrl' | 'ratesApiKey'>, options: { fetch?: typeof fetch } = {}): RateProvider {
   switch (config.ratesProvider) {
     case 'fixed':
       return fixedProvider();

@@ -123,7 +123,9 @@ export function createChainReader(deps: ChainReaderDeps) {
    * Genuine: the master the wallet names confirms it as `deposit`'s wallet.
    */
   async function attribute(wallet: string, deposit: string): Promise<{ master: string | null; genuine: boolean; owner: string | null }> {
-    const cached = await pool.maybeOne(sql.type(z.object({ master_address: z.string().nullable(), owner_address: z.string().nullable(), genuine: z.boolean() }))`
+    const cached = await pool.maybeOne(sql.type(
+      z.object({ master_address: z.string().nullable(), owner_address: z.string().nullable(), genuine: z.boolean() }),
+    )`
       select master_address, owner_address, genuine from jetton_wallets where address = ${wallet}
     `);
     if (cached) return { master: cached.master_address, owner: cached.owner_address, genuine: cached.genuine };
@@ -172,7 +174,14 @@ export function createChainReader(deps: ChainReaderDeps) {
     }
     const ton = detectTonTransfer(tx);
     if (!ton) return null;
-    const common = { ...base, lt: ton.lt, hash: ton.hash, chainTime: new Date(ton.utime * 1000), comment: bookComment(ton.comment), feeBaseUnits: tx.totalFees ?? null };
+    const common = {
+      ...base,
+      lt: ton.lt,
+      hash: ton.hash,
+      chainTime: new Date(ton.utime * 1000),
+      comment: bookComment(ton.comment),
+      feeBaseUnits: tx.totalFees ?? null,
+    };
     const asTon = (overrides: Partial<IncomingTransfer> = {}): IncomingTransfer => ({
       ...common,
       coinSymbol: 'TON',
@@ -185,11 +194,13 @@ export function createChainReader(deps: ChainReaderDeps) {
       ...overrides,
     });
     // TON the gas wallet sent for a jetton transfer out of the deposit: Kassa's own, not a payment.
-    if (ton.sender !== null && ton.sender === gasWallet) return asTon({ payment: false, detail: 'gas top-up from Kassa\'s gas wallet' });
+    if (ton.sender !== null && ton.sender === gasWallet) return asTon({ payment: false, detail: "gas top-up from Kassa's gas wallet" });
     if (ton.reason !== 'jetton_notification' || !ton.sender) return asTon();
     const notified = parseTransferNotification(tx);
     // The payment's own jetton wallet needs no questions: its transfer is counted there.
-    const own = await pool.exists(sql.unsafe`select 1 from chain_watches where payment_id = ${watch.payment_id} and kind = 'jetton_wallet' and account = ${ton.sender}`);
+    const own = await pool.exists(
+      sql.unsafe`select 1 from chain_watches where payment_id = ${watch.payment_id} and kind = 'jetton_wallet' and account = ${ton.sender}`,
+    );
     if (own) return asTon({ payment: false });
     const who = await attribute(ton.sender, watch.deposit_address);
     const coin = who.genuine && who.master !== null ? await coinOfMaster(who.master) : null;
@@ -232,11 +243,13 @@ export function createChainReader(deps: ChainReaderDeps) {
 
   async function watchesOf(accounts: string[]): Promise<Map<string, Watch>> {
     if (accounts.length === 0) return new Map();
-    const rows = await pool.any(prepared(sql.type(watchRow)`
+    const rows = await pool.any(
+      prepared(sql.type(watchRow)`
       select w.account, w.payment_id, w.kind, w.coin_symbol, w.jetton_master, d.address as deposit_address
       from chain_watches w join deposit_addresses d on d.payment_id = w.payment_id
       where w.account = any(${sql.array(accounts, 'text')})
-    `));
+    `),
+    );
     return new Map(rows.map((row) => [row.account, row]));
   }
 
@@ -274,7 +287,18 @@ export function createChainReader(deps: ChainReaderDeps) {
       const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planPaymentSweep });
       if (outcome.recorded) {
         recorded += 1;
-        log.info({ paymentId: watch.payment_id, account: tx.account, hash: transfer.hash, coin: transfer.coinSymbol, amount: transfer.amountBaseUnits.toString(), effect: outcome.effect, block: block.seqno }, 'transfer recorded');
+        log.info(
+          {
+            paymentId: watch.payment_id,
+            account: tx.account,
+            hash: transfer.hash,
+            coin: transfer.coinSymbol,
+            amount: transfer.amountBaseUnits.toString(),
+            effect: outcome.effect,
+            block: block.seqno,
+          },
+          'transfer recorded',
+        );
       }
     }
     return recorded;
@@ -460,13 +484,21 @@ export function createChainReader(deps: ChainReaderDeps) {
           failures += 1;
           pause = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
           const chainError = error instanceof ChainApiError ? error : null;
-          if (chainError) log.warn({ status: chainError.status, err: chainError.message, retryInMs: pause }, 'chain API error; the reader retries the same block');
+          if (chainError)
+            log.warn({ status: chainError.status, err: chainError.message, retryInMs: pause }, 'chain API error; the reader retries the same block');
           else log.error({ err: error, retryInMs: pause }, 'chain reader step failed; retrying');
         }
         if (pause > 0) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, pause);
-            signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+            signal.addEventListener(
+              'abort',
+              () => {
+                clearTimeout(timer);
+                resolve();
+              },
+              { once: true },
+            );
           });
         }
       }
@@ -476,4 +508,3 @@ export function createChainReader(deps: ChainReaderDeps) {
 }
 
 export type ChainReader = ReturnType<typeof createChainReader>;
-

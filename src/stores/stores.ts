@@ -23,11 +23,15 @@ export const DEFAULT_METHODS = 'TON/TON,USDT/TON';
 
 /** Parses "TON/TON,USDT/TON" (coin/chain pairs, case-sensitive). */
 export function parseMethodList(text: string): MethodRef[] {
-  const methods = text.split(',').map((part) => part.trim()).filter((part) => part !== '').map((part) => {
-    const [coin, chain, extra] = part.split('/');
-    if (!coin || !chain || extra !== undefined) throw new StoreInputError(`invalid method "${part}" (expected COIN/CHAIN, e.g. USDT/TON)`);
-    return { coin, chain };
-  });
+  const methods = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      const [coin, chain, extra] = part.split('/');
+      if (!coin || !chain || extra !== undefined) throw new StoreInputError(`invalid method "${part}" (expected COIN/CHAIN, e.g. USDT/TON)`);
+      return { coin, chain };
+    });
   if (methods.length === 0) throw new StoreInputError('at least one method is needed (e.g. TON/TON,USDT/TON)');
   return methods;
 }
@@ -42,7 +46,12 @@ export function parseTreasury(value: string, network: TonNetwork): string {
 const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
 const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
 
-export async function createStore(pool: Db & { transaction: Db['transaction'] }, name: string, methods: MethodRef[], options: { treasury?: string | null } = {}): Promise<StoreView> {
+export async function createStore(
+  pool: Db & { transaction: Db['transaction'] },
+  name: string,
+  methods: MethodRef[],
+  options: { treasury?: string | null } = {},
+): Promise<StoreView> {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 200) throw new StoreInputError('the store name must be 1 to 200 characters');
   return pool.transaction(async (tx) => {
@@ -119,7 +128,14 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
   },
 ];
 
-const storeViewRow = z.object({ id: z.string(), name: z.string(), treasury: z.string().nullable(), display_name: z.string().nullable(), logo_url: z.string().nullable(), accent_color: z.string().nullable() });
+const storeViewRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  treasury: z.string().nullable(),
+  display_name: z.string().nullable(),
+  logo_url: z.string().nullable(),
+  accent_color: z.string().nullable(),
+});
 
 export async function findStore(db: Db, id: string): Promise<StoreView | null> {
   if (!isUuid(id)) return null;
@@ -130,7 +146,15 @@ export async function findStore(db: Db, id: string): Promise<StoreView | null> {
     from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
     where spm.store_id = ${id} order by spm.enabled_at, pm.coin_symbol
   `);
-  return { id: row.id, name: row.name, methods: [...methods], treasury: row.treasury, displayName: row.display_name, logoUrl: row.logo_url, accentColor: row.accent_color };
+  return {
+    id: row.id,
+    name: row.name,
+    methods: [...methods],
+    treasury: row.treasury,
+    displayName: row.display_name,
+    logoUrl: row.logo_url,
+    accentColor: row.accent_color,
+  };
 }
 
 /**
@@ -138,7 +162,10 @@ export async function findStore(db: Db, id: string): Promise<StoreView | null> {
  * store: StoreInputError. Nothing given: StoreInputError (say what to change).
  */
 export async function updateStore(db: Db, id: string, given: Record<string, string>, network: TonNetwork = 'sandbox'): Promise<StoreView> {
-  const changes = STORE_OPTIONS.filter((option) => Object.hasOwn(given, option.flag)).map((option) => ({ option, value: option.parse(given[option.flag]!, network) }));
+  const changes = STORE_OPTIONS.filter((option) => Object.hasOwn(given, option.flag)).map((option) => ({
+    option,
+    value: option.parse(given[option.flag]!, network),
+  }));
   if (changes.length === 0) throw new StoreInputError(`nothing to change: give at least one of ${STORE_OPTIONS.map((o) => `--${o.flag}`).join(', ')}`);
   if (!(await findStore(db, id))) throw new StoreInputError(`no store with id "${id}"`);
   const assignments = sql.join(

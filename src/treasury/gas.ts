@@ -23,7 +23,11 @@ export async function gasWalletAddress(db: Db, network: Config['tonNetwork']): P
 }
 
 /** What `kassa gas` prints: the address (to fund it) and its balance (null when the chain API cannot be asked). */
-export async function gasReport(db: Db, config: DepositKeyConfig, client: ChainClient | null): Promise<{ address: string; addressRaw: string; network: string; balance: string | null; balanceError?: string }> {
+export async function gasReport(
+  db: Db,
+  config: DepositKeyConfig,
+  client: ChainClient | null,
+): Promise<{ address: string; addressRaw: string; network: string; balance: string | null; balanceError?: string }> {
   const wallet = await ensureGasWallet(db, config);
   const report = { address: wallet.friendly, addressRaw: wallet.raw, network: config.tonNetwork };
   if (!client) return { ...report, balance: null, balanceError: 'no chain API configured' };

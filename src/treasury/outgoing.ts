@@ -60,7 +60,8 @@ async function paymentToPlan(tx: Db, paymentId: string) {
  */
 export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
   const p = await paymentToPlan(tx, paymentId);
-  if (p?.status !== 'completed' || p.treasury === null || p.deposit_address === null || p.coin_symbol === null || p.coin_amount === null || p.decimals === null) return false;
+  if (p?.status !== 'completed' || p.treasury === null || p.deposit_address === null || p.coin_symbol === null || p.coin_amount === null || p.decimals === null)
+    return false;
   const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
     values ('sweep', 'payment', ${p.id}, ${p.store_id}, ${p.deposit_address}, ${p.treasury}, ${p.coin_symbol}, ${p.coin_amount},
@@ -148,7 +149,15 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
 
 // ---- confirmation (the chain reader) --------------------------------------------------------
 
-const sentRow = z.object({ id: z.string(), state: z.string(), from_address: z.string(), to_address: z.string(), kind: z.string(), coin_symbol: z.string(), amount_base_units: z.string() });
+const sentRow = z.object({
+  id: z.string(),
+  state: z.string(),
+  from_address: z.string(),
+  to_address: z.string(),
+  kind: z.string(),
+  coin_symbol: z.string(),
+  amount_base_units: z.string(),
+});
 
 /**
  * The chain reader saw a transaction of one of Kassa's wallets started by an external message
@@ -161,7 +170,12 @@ const sentRow = z.object({ id: z.string(), state: z.string(), from_address: z.st
  * amount of the jetton (the TON attached to its message is part of its fee: the excess returns
  * to the gas wallet). Several transfers in one message (batched top-ups) share the fee.
  */
-export async function confirmOutgoing(pool: DatabasePool, tx: ChainTransaction, now: Date, log: Logger): Promise<'confirmed' | 'failed' | 'repeat' | 'unknown'> {
+export async function confirmOutgoing(
+  pool: DatabasePool,
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<'confirmed' | 'failed' | 'repeat' | 'unknown'> {
   const hashes = [tx.inMessage?.hash, tx.inMessage?.hashNormalized].filter((h): h is string => typeof h === 'string');
   if (hashes.length === 0) return 'unknown';
   const out = tx.outMessages ?? [];
@@ -201,7 +215,13 @@ export async function confirmOutgoing(pool: DatabasePool, tx: ChainTransaction, 
         // A top-up arrived (or is about to): the deposit's jetton transfer can go.
         if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
       } else {
-        const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success ? `compute_failed (exit ${tx.compute.exitCode})` : tx.actionSuccess === false ? 'action_failed' : 'no_message_sent';
+        const why = tx.compute.skipped
+          ? 'compute_skipped'
+          : !tx.compute.success
+            ? `compute_failed (exit ${tx.compute.exitCode})`
+            : tx.actionSuccess === false
+              ? 'action_failed'
+              : 'no_message_sent';
         await db.query(sql.typeAlias('void')`
           update outgoing_transfers set state = 'failed', failure_reason = ${`the wallet sent nothing: ${why}`}, fee_base_units = ${fee.toString()},
             fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
@@ -223,7 +243,13 @@ export async function confirmOutgoing(pool: DatabasePool, tx: ChainTransaction, 
  * wallet refused it, the jettons did not move: the transfer is failed (its TON came back as a
  * bounce, booked by the reader). Returns whether it changed anything.
  */
-export async function jettonTransferRefused(pool: DatabasePool, account: { deposit: string; coin: string | null }, tx: ChainTransaction, now: Date, log: Logger): Promise<boolean> {
+export async function jettonTransferRefused(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
   const body = tx.inMessage?.body?.beginParse();
   if (!body || body.remainingBits < 96 || body.loadUint(32) !== OP_JETTON_TRANSFER) return false;
   const queryId = body.loadUintBig(64);

@@ -49,7 +49,11 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
   `);
   const differences: Difference[] = [];
   for (const deposit of deposits) {
-    const settled = await pool.maybeOneFirst(sql.type(z.object({ settled_until: z.date() }))`select settled_until from chain_reader where network = (select network from deposit_addresses where payment_id = ${deposit.payment_id})`);
+    const settled = await pool.maybeOneFirst(
+      sql.type(
+        z.object({ settled_until: z.date() }),
+      )`select settled_until from chain_reader where network = (select network from deposit_addresses where payment_id = ${deposit.payment_id})`,
+    );
     const state = await getAccountState(deps.client, deposit.address);
     if (state.lastTransaction !== null) {
       const [last] = await call(() => deps.client.getTransactions(Address.parse(deposit.address), { limit: 1 }));
@@ -68,7 +72,9 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
       from chain_watches w where w.payment_id = ${deposit.payment_id} and w.kind = 'jetton_wallet' and w.account not like 'pending:%'
     `);
     for (const jetton of jettons) {
-      found.push(await record(deps, deposit.payment_id, jetton.coin_symbol, jetton.account, BigInt(jetton.booked), await jettonBalance(deps.client, jetton.account)));
+      found.push(
+        await record(deps, deposit.payment_id, jetton.coin_symbol, jetton.account, BigInt(jetton.booked), await jettonBalance(deps.client, jetton.account)),
+      );
     }
     for (const difference of found) if (difference) differences.push(difference);
   }
@@ -91,6 +97,9 @@ async function record(deps: ReconcileDeps, paymentId: string, coin: string, acco
       on_chain_base_units = excluded.on_chain_base_units, difference_base_units = excluded.difference_base_units, checked_at = excluded.checked_at
   `);
   if (difference === 0n) return null;
-  deps.log.warn({ paymentId, coin, account, booked: booked.toString(), onChain: onChain.toString(), difference: difference.toString() }, 'a deposit holds other than its books say');
+  deps.log.warn(
+    { paymentId, coin, account, booked: booked.toString(), onChain: onChain.toString(), difference: difference.toString() },
+    'a deposit holds other than its books say',
+  );
   return { paymentId, coin, account, booked, onChain };
 }

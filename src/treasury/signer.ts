@@ -82,7 +82,8 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     returning id, state
   `);
   for (const row of replanned) {
-    if (row.state === 'failed') log.error({ transferId: row.id, wallet }, `an outgoing transfer failed: the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`);
+    if (row.state === 'failed')
+      log.error({ transferId: row.id, wallet }, `an outgoing transfer failed: the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`);
     else log.warn({ transferId: row.id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
   }
 
@@ -108,9 +109,11 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   if (!next) return { outcome: 'idle' };
   const walletRef = isGas
     ? { index: GAS_WALLET_CONTEXT, derivation: 'v5r1-1' as Derivation, network }
-    : await pool.one(sql.type(walletRow)`
+    : await pool
+        .one(sql.type(walletRow)`
         select derivation_index::int as index, derivation, network from deposit_addresses where address = ${wallet}
-      `).then((row) => ({ index: row.index, derivation: row.derivation as Derivation, network: row.network as typeof network }));
+      `)
+        .then((row) => ({ index: row.index, derivation: row.derivation as Derivation, network: row.network as typeof network }));
   const keys = depositKeyPair(await masterKey(pool, deps.config));
   if (walletAddress(keys, walletRef).toRawString() !== wallet) {
     throw new Error(`the master key does not derive wallet ${wallet}: is KASSA_MASTER_KEY the one that made it?`);
@@ -128,7 +131,10 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   if (isGas) {
     const total = planned.reduce((sum, row) => sum + BigInt(row.amount_base_units), 0n);
     if (total + FEE_RESERVE_BASE_UNITS > state.balance) {
-      log.error({ wallet, balance: state.balance.toString(), needed: total.toString() }, 'the gas wallet cannot pay the top-ups it owes: fund it (kassa gas prints its address)');
+      log.error(
+        { wallet, balance: state.balance.toString(), needed: total.toString() },
+        'the gas wallet cannot pay the top-ups it owes: fund it (kassa gas prints its address)',
+      );
       await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + 30_000)));
       return { outcome: 'short_of_gas', transferId: next.id };
     }
@@ -155,13 +161,20 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     const needed = (refundableTon > 0n ? refundableTon : 0n) + JETTON_TRANSFER_TON + FEE_RESERVE_BASE_UNITS;
     if (state.balance < needed) return waitForGas(deps, next, gas, needed - state.balance);
     const jettonWallet = await depositJettonWallet(deps, next, wallet);
-    messages = [internal({
-      to: jettonWallet,
-      value: JETTON_TRANSFER_TON,
-      bounce: true,
-      // The query id is the wallet's seqno: the jetton wallet's transaction names the transfer by it.
-      body: jettonTransferBody({ queryId: BigInt(seqno), amount: BigInt(next.amount_base_units), destination: Address.parse(next.to_address), responseDestination: Address.parse(gas ?? wallet) }),
-    })];
+    messages = [
+      internal({
+        to: jettonWallet,
+        value: JETTON_TRANSFER_TON,
+        bounce: true,
+        // The query id is the wallet's seqno: the jetton wallet's transaction names the transfer by it.
+        body: jettonTransferBody({
+          queryId: BigInt(seqno),
+          amount: BigInt(next.amount_base_units),
+          destination: Address.parse(next.to_address),
+          responseDestination: Address.parse(gas ?? wallet),
+        }),
+      }),
+    ];
   }
 
   const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? MESSAGE_TTL_SECONDS);
@@ -169,8 +182,9 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   await deps.hooks?.afterSign?.(next, message);
 
   const ids = planned.map((row) => row.id);
-  const recorded = await pool.transaction(async (tx) => {
-    const taken = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
+  const recorded = await pool
+    .transaction(async (tx) => {
+      const taken = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
       update outgoing_transfers set state = 'sent', wallet_seqno = ${seqno}, valid_until = ${sql.timestamp(new Date(validUntil * 1000))},
         send_mode = ${sendMode}, message_hash = ${message.hash}, message_hash_normalized = ${message.hashNormalized},
         signed_message = ${sql.binary(message.boc)}, messages_signed = messages_signed + 1,
@@ -178,15 +192,19 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
       where id = any(${sql.array(ids, 'uuid')}) and state = 'planned'
       returning id
     `);
-    if (taken.length !== ids.length) throw new Error('another run took some of these transfers; nothing recorded');
-    return true;
-  }).catch((error: unknown) => {
-    log.warn({ err: error instanceof Error ? error.message : String(error), wallet }, 'not recorded; the next run signs again');
-    return false;
-  });
+      if (taken.length !== ids.length) throw new Error('another run took some of these transfers; nothing recorded');
+      return true;
+    })
+    .catch((error: unknown) => {
+      log.warn({ err: error instanceof Error ? error.message : String(error), wallet }, 'not recorded; the next run signs again');
+      return false;
+    });
   if (!recorded) return { outcome: 'idle' };
   await deps.hooks?.afterRecord?.(next);
-  log.info({ transferIds: ids, kind: next.kind, wallet, coin: next.coin_symbol, messages: messages.length, seqno, sendMode, message: message.hash }, 'outgoing transfers signed');
+  log.info(
+    { transferIds: ids, kind: next.kind, wallet, coin: next.coin_symbol, messages: messages.length, seqno, sendMode, message: message.hash },
+    'outgoing transfers signed',
+  );
   await broadcast(deps, next.id, message.boc);
   await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(validUntil * 1000 + 2_000)));
   return { outcome: 'sent', transferId: next.id, seqno, transfers: ids.length };
@@ -259,7 +277,10 @@ async function broadcast(deps: SignerDeps, transferId: string, boc: Buffer): Pro
     if (deps.hooks?.broadcast) await deps.hooks.broadcast(boc, send);
     else await send();
   } catch (error) {
-    deps.log.info({ transferId, err: error instanceof Error ? error.message : String(error) }, 'the chain API did not take the message (a repeat of one already applied, or it will be retried)');
+    deps.log.info(
+      { transferId, err: error instanceof Error ? error.message : String(error) },
+      'the chain API did not take the message (a repeat of one already applied, or it will be retried)',
+    );
   }
   await deps.pool.query(sql.typeAlias('void')`
     update outgoing_transfers set broadcasts = broadcasts + 1, last_broadcast_at = ${sql.timestamp(deps.now())} where id = ${transferId}

@@ -25,7 +25,11 @@ export interface WalletRef {
 function contractOf(keys: KeyPair, wallet: WalletRef) {
   return wallet.derivation === 'v4r2-1'
     ? WalletContractV4.create({ workchain: 0, publicKey: keys.publicKey, walletId: WALLET_ID_BASE + wallet.index })
-    : WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey, walletId: { networkGlobalId: NETWORK_GLOBAL_ID[wallet.network], context: wallet.index } });
+    : WalletContractV5R1.create({
+        workchain: 0,
+        publicKey: keys.publicKey,
+        walletId: { networkGlobalId: NETWORK_GLOBAL_ID[wallet.network], context: wallet.index },
+      });
 }
 
 /** The address deposit wallet `wallet` has under `keys` (the signer checks it against the books). */
@@ -38,7 +42,11 @@ export function walletAddress(keys: KeyPair, wallet: WalletRef): Address {
  * `validUntil` (unix seconds) at wallet seqno `seqno`. Seqno 0: the wallet is not deployed yet,
  * and the message carries its StateInit (the first message deploys it).
  */
-export function signWalletMessage(keys: KeyPair, wallet: WalletRef, args: { seqno: number; validUntil: number; sendMode: SendMode; messages: MessageRelaxed[] }): SignedMessage {
+export function signWalletMessage(
+  keys: KeyPair,
+  wallet: WalletRef,
+  args: { seqno: number; validUntil: number; sendMode: SendMode; messages: MessageRelaxed[] },
+): SignedMessage {
   const contract = contractOf(keys, wallet);
   const transfer = { seqno: args.seqno, secretKey: keys.secretKey, sendMode: args.sendMode, messages: args.messages, timeout: args.validUntil };
   const body: Cell = contract instanceof WalletContractV4 ? contract.createTransfer(transfer) : contract.createTransfer(transfer);

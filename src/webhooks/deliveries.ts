@@ -37,7 +37,10 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
  * a second call returns the existing delivery without enqueuing anything.
  */
 export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: DeliveryReason, now: Date): Promise<string | null> {
-  const once = reason === 'completed' ? sql.fragment`and not exists (select 1 from webhook_deliveries d where d.payment_id = p.id and d.reason = 'completed')` : sql.fragment``;
+  const once =
+    reason === 'completed'
+      ? sql.fragment`and not exists (select 1 from webhook_deliveries d where d.payment_id = p.id and d.reason = 'completed')`
+      : sql.fragment``;
   const inserted = await tx.maybeOne(sql.type(z.object({ id: z.string(), store_id: z.string() }))`
     insert into webhook_deliveries (payment_id, url, reason, created_at)
     select p.id, p.webhook_url, ${reason}, ${sql.timestamp(now)} from payments p
@@ -98,7 +101,10 @@ async function withAttempts(db: Db, deliveries: readonly DeliveryRow[]): Promise
   if (deliveries.length === 0) return [];
   const attempts = await db.any(sql.type(attemptRow)`
     select ${ATTEMPT_COLUMNS} from webhook_attempts
-    where delivery_id = any(${sql.array(deliveries.map((d) => d.id), 'uuid')})
+    where delivery_id = any(${sql.array(
+      deliveries.map((d) => d.id),
+      'uuid',
+    )})
     order by delivery_id, attempt
   `);
   return deliveries.map((delivery) => ({ ...delivery, attempts: attempts.filter((a) => a.delivery_id === delivery.id) }));
@@ -124,10 +130,8 @@ export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: s
   return found !== null;
 }
 
-export const paymentNotCompleted = (): ApiError =>
-  apiError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
-export const noWebhookUrl = (): ApiError =>
-  apiError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
+export const paymentNotCompleted = (): ApiError => apiError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
+export const noWebhookUrl = (): ApiError => apiError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
 
 /**
  * A new delivery of the payment's completed event, signed afresh when it is sent (reason

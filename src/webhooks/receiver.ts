@@ -355,9 +355,7 @@ class Verifier implements WebhookVerifier {
     // A second delivery of the same payment while the first is still being processed waits for it.
     const running = this.#processing.get(payload.paymentID);
     if (running !== undefined) {
-      return (await running)
-        ? { status: 200, payload, duplicate: true }
-        : { status: 500, reason: 'processing failed', payload, duplicate: false };
+      return (await running) ? { status: 200, payload, duplicate: true } : { status: 500, reason: 'processing failed', payload, duplicate: false };
     }
     const work = (async () => {
       try {

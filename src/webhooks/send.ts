@@ -203,7 +203,8 @@ export function postWebhook(options: PostWebhookOptions): Promise<PostWebhookRes
 
     let location: string | undefined;
     const timer = setTimeout(() => {
-      if (status !== undefined) finishWithResponse(location); // the answer arrived; only the body stalled
+      if (status !== undefined)
+        finishWithResponse(location); // the answer arrived; only the body stalled
       else finish({ ok: false, error: `timed out after ${timeoutMs} ms` });
     }, timeoutMs);
 

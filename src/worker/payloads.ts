@@ -1,7 +1,6 @@
 // Payload checks for tasks: payloads may come from older code, so tasks never trust their shape.
 import { isUuid } from '../uuid.ts';
 
-
 /** The UUID in `payload[field]`, lower-cased, or null when the payload has none. */
 export function uuidField(payload: unknown, field: string): string | null {
   if (!payload || typeof payload !== 'object') return null;

@@ -35,10 +35,20 @@ before(async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   } catch (error) {
-    throw new Error(`Chromium could not be launched from ${CHROMIUM}: the browser tests cannot run. Install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`);
+    throw new Error(
+      `Chromium could not be launched from ${CHROMIUM}: the browser tests cannot run. Install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
+    );
   }
   app = await startChainApp();
   store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON,USDT/TON' });
@@ -55,7 +65,9 @@ async function createPayment(body: Record<string, unknown>): Promise<any> {
 }
 
 /** A new browser context (fresh profile state) with a page that records console errors and CSP violations. */
-async function open(options: { locale?: string; viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {}): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+async function open(
+  options: { locale?: string; viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {},
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({
     viewport: options.viewport ?? MOBILE,
     deviceScaleFactor: 2,
@@ -68,7 +80,9 @@ async function open(options: { locale?: string; viewport?: { width: number; heig
   await context.addInitScript(() =>
     document.addEventListener('securitypolicyviolation', (event) => {
       const target = event.target instanceof Element ? event.target.outerHTML.slice(0, 200) : '';
-      console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI} at ${event.sourceFile}:${event.lineNumber}:${event.columnNumber} ${event.sample} ${target}`);
+      console.error(
+        `CSP violation: ${event.violatedDirective} of ${event.blockedURI} at ${event.sourceFile}:${event.lineNumber}:${event.columnNumber} ${event.sample} ${target}`,
+      );
     }),
   );
   const page = await context.newPage();
@@ -94,7 +108,13 @@ async function shot(page: Page, name: string): Promise<void> {
 async function assertAccessible(page: Page, what: string): Promise<void> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
   });
@@ -113,7 +133,12 @@ async function watchChain(): Promise<void> {
 
 describe('checkout in headless Chromium', () => {
   it('Customer Choice: pick USDT, see address, amount and QR; pay through the sandbox; the page turns to paid without a reload', async () => {
-    const payment = await createPayment({ amount: '10.50', currency: 'USD', description: 'Two flat whites\nTable 7', returnURL: 'https://shop.example.com/thanks' });
+    const payment = await createPayment({
+      amount: '10.50',
+      currency: 'USD',
+      description: 'Two flat whites\nTable 7',
+      returnURL: 'https://shop.example.com/thanks',
+    });
     const { context, page, problems } = await open();
     try {
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.url });
@@ -164,10 +189,18 @@ describe('checkout in headless Chromium', () => {
       await shot(page, '02-pending-usdt-en');
 
       // Choosing again from a stale view never gives a second address.
-      const again = await page.evaluate(async ([url, body]) => {
-        const r = await fetch(url!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
-        return { status: r.status, json: await r.json() };
-      }, [`/pay/v1/checkout/payments/${payment.id}/method`, JSON.stringify({ paymentMethodID: (await app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select id from payment_methods where coin_symbol = 'TON'`)) })]);
+      const again = await page.evaluate(
+        async ([url, body]) => {
+          const r = await fetch(url!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+          return { status: r.status, json: await r.json() };
+        },
+        [
+          `/pay/v1/checkout/payments/${payment.id}/method`,
+          JSON.stringify({
+            paymentMethodID: await app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select id from payment_methods where coin_symbol = 'TON'`),
+          }),
+        ],
+      );
       assert.equal(again.status, 409);
       assert.equal(again.json.error.code, 'method_already_selected');
 
@@ -194,13 +227,17 @@ describe('checkout in headless Chromium', () => {
       assert.equal(await page.locator('#wallet-link').count(), 0);
       await page.waitForFunction(() => document.getElementById('announce')?.textContent === 'Paid', undefined, { timeout: 2000 }); // announced to screen readers
       await shot(page, '04-paid-en');
-      assert.deepEqual(problems.filter((p) => !p.includes('status of 409')), [], 'no CSP violation or script error (the 409 is the stale choice above)');
+      assert.deepEqual(
+        problems.filter((p) => !p.includes('status of 409')),
+        [],
+        'no CSP violation or script error (the 409 is the stale choice above)',
+      );
     } finally {
       await context.close();
     }
   });
 
-  it('a pending payment that expires turns to expired live, and an expired payment\'s page says what to do', async () => {
+  it("a pending payment that expires turns to expired live, and an expired payment's page says what to do", async () => {
     const payment = await createPayment({ amount: '1.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
     const { context, page, problems } = await open();
     try {
@@ -283,7 +320,10 @@ describe('checkout in headless Chromium', () => {
       assert.equal(await page.locator('#return-link').getAttribute('href'), 'https://shop.example.com/cart');
       await assertAccessible(page, 'cancelled');
       await shot(page, '10-cancelled-en');
-      assert.deepEqual(problems.filter((p) => !p.includes('ERR_FAILED')), []);
+      assert.deepEqual(
+        problems.filter((p) => !p.includes('ERR_FAILED')),
+        [],
+      );
     } finally {
       await context.close();
     }
@@ -306,7 +346,12 @@ describe('checkout in headless Chromium', () => {
   });
 
   it('desktop width and the 404 page', async () => {
-    const payment = await createPayment({ amount: '3', currency: 'TON', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] }, description: 'Annual plan' });
+    const payment = await createPayment({
+      amount: '3',
+      currency: 'TON',
+      payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] },
+      description: 'Annual plan',
+    });
     const { context, page, problems } = await open({ viewport: { width: 1280, height: 900 } });
     try {
       await page.goto(`${app.url}/pay/${payment.id}`);
@@ -318,7 +363,10 @@ describe('checkout in headless Chromium', () => {
       await page.getByRole('heading', { name: 'Payment not found' }).waitFor();
       await assertAccessible(page, '404');
       await shot(page, '09-not-found');
-      assert.deepEqual(problems.filter((p) => !p.includes('404')), []);
+      assert.deepEqual(
+        problems.filter((p) => !p.includes('404')),
+        [],
+      );
     } finally {
       await context.close();
     }
@@ -371,7 +419,9 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       await page.locator('#notice').filter({ hasText: text }).waitFor({ timeout: 15_000 });
     } catch (error) {
       await shot(page, `failed-${name}`);
-      throw new Error(`no notice "${text}"; notice: ${JSON.stringify(await page.locator('#notice').textContent())}; console: ${JSON.stringify(problems)}`, { cause: error });
+      throw new Error(`no notice "${text}"; notice: ${JSON.stringify(await page.locator('#notice').textContent())}; console: ${JSON.stringify(problems)}`, {
+        cause: error,
+      });
     }
   }
 
@@ -379,7 +429,12 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
     app.pool.oneFirst(sql.type(z.object({ address_friendly: z.string() }))`select address_friendly from deposit_addresses where payment_id = ${paymentId}`);
 
   it('TON on a desktop: the wallet signs the transfer Kassa built, the page says sent, and turns to paid when the chain has it', async () => {
-    const payment = await createPayment({ amount: '10.50', currency: 'USD', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, returnURL: 'https://shop.example.com/back' });
+    const payment = await createPayment({
+      amount: '10.50',
+      currency: 'USD',
+      payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+      returnURL: 'https://shop.example.com/back',
+    });
     const { context, page, problems, wallet } = await openWithWallet(payment.id, { viewport: DESKTOP });
     try {
       // The facts: the rate used, a short reference, the way back while it is open.
@@ -432,7 +487,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
     }
   });
 
-  it('USDT on a phone inside the wallet\'s browser, in Russian: the jetton transfer goes from the customer\'s own jetton wallet, with the gas notice first', async () => {
+  it("USDT on a phone inside the wallet's browser, in Russian: the jetton transfer goes from the customer's own jetton wallet, with the gas notice first", async () => {
     const payment = await createPayment({ amount: '3', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
     const { context, page, problems, wallet } = await openWithWallet(payment.id, { locale: 'ru-RU', embedded: true });
     try {
@@ -527,25 +582,40 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
   });
 });
 
-describe('the shop\'s face in headless Chromium', () => {
+describe("the shop's face in headless Chromium", () => {
   it('display name, logo and accent colour on a phone and a desktop, in both languages, accessible', async () => {
     const shop = await app.store({ name: 'acct-7781', methods: 'TON/TON,USDT/TON' });
-    const updated = await updateStore(app.pool, shop.id, { 'display-name': 'Green Leaf Tea', 'logo-url': 'https://cdn.example.com/brand/logo.svg', 'accent-color': '#2e7d32' });
+    const updated = await updateStore(app.pool, shop.id, {
+      'display-name': 'Green Leaf Tea',
+      'logo-url': 'https://cdn.example.com/brand/logo.svg',
+      'accent-color': '#2e7d32',
+    });
     assert.equal(updated.accentColor, '#2e7d32');
-    const created = await app.request('POST', '/v1/payments', { token: shop.token, body: { amount: '12', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } });
+    const created = await app.request('POST', '/v1/payments', {
+      token: shop.token,
+      body: { amount: '12', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } },
+    });
     assert.equal(created.status, 201, created.text);
     // The merchant's logo host, answered here (this machine is offline); the page's CSP allows that origin alone.
-    const logo = '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="56" viewBox="0 0 56 56"><rect width="56" height="56" rx="12" fill="#2e7d32"/><path d="M28 12c10 6 12 20 0 32-12-12-10-26 0-32z" fill="#c8e6c9"/></svg>';
-    for (const [viewport, locale, name] of [[MOBILE, 'en-US', '22-branded-phone-en'], [DESKTOP, 'ru-RU', '23-branded-desktop-ru']] as const) {
+    const logo =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="56" viewBox="0 0 56 56"><rect width="56" height="56" rx="12" fill="#2e7d32"/><path d="M28 12c10 6 12 20 0 32-12-12-10-26 0-32z" fill="#c8e6c9"/></svg>';
+    for (const [viewport, locale, name] of [
+      [MOBILE, 'en-US', '22-branded-phone-en'],
+      [DESKTOP, 'ru-RU', '23-branded-desktop-ru'],
+    ] as const) {
       const { context, page, problems } = await open({ viewport, locale });
       try {
         await context.route('https://cdn.example.com/brand/logo.svg', (route) => route.fulfill({ contentType: 'image/svg+xml', body: logo }));
         await page.goto(`${app.url}/pay/${created.json.id}`);
         assert.equal(await page.locator('h1').innerText(), 'Green Leaf Tea');
-        await page.waitForFunction(() => {
-          const image = document.getElementById('store-logo') as HTMLImageElement | null;
-          return !!image && image.complete && image.naturalWidth > 0;
-        }, undefined, { timeout: 5000 });
+        await page.waitForFunction(
+          () => {
+            const image = document.getElementById('store-logo') as HTMLImageElement | null;
+            return !!image && image.complete && image.naturalWidth > 0;
+          },
+          undefined,
+          { timeout: 5000 },
+        );
         const pay = page.locator('#tonconnect-pay');
         await pay.waitFor({ state: 'visible', timeout: 10_000 });
         assert.equal(await pay.evaluate((element) => getComputedStyle(element).backgroundColor), 'rgb(46, 125, 50)');

@@ -84,14 +84,18 @@ describe('deposit addresses, derivation v5r1-1 (new payments)', () => {
         const w = derivedWallet(publicKey, index, network, 'v5r1-1');
         const expected = WalletContractV5R1.create({ workchain: 0, publicKey, walletId: { networkGlobalId: NETWORK_GLOBAL_ID[network], context: index } });
         assert.ok(w.address.equals(expected.address), `${network} ${index}`);
-        assert.ok(w.address.equals(WalletContractV5R1.create({ workchain: 0, publicKey, walletId: { networkGlobalId: w.networkGlobalId!, context: w.context! } }).address));
+        assert.ok(
+          w.address.equals(
+            WalletContractV5R1.create({ workchain: 0, publicKey, walletId: { networkGlobalId: w.networkGlobalId!, context: w.context! } }).address,
+          ),
+        );
         assert.equal(w.walletVersion, 'v5r1');
         assert.equal(w.walletId, (NETWORK_GLOBAL_ID[network] ^ index) | 0);
       }
     }
   });
 
-  it('differ per network (the sandbox shares testnet\'s id) and from the v4r2 derivation', () => {
+  it("differ per network (the sandbox shares testnet's id) and from the v4r2 derivation", () => {
     const main = derivedWallet(publicKey, 7, 'mainnet', 'v5r1-1');
     const test = derivedWallet(publicKey, 7, 'testnet', 'v5r1-1');
     assert.notEqual(main.raw, test.raw);
@@ -107,7 +111,7 @@ describe('deposit addresses, derivation v5r1-1 (new payments)', () => {
     assert.equal(derivedWallet(publicKey, 1, 'testnet', 'v5r1-1').walletId, -4);
   });
 
-  it('the v4r2-1 derivation from the public key is the master key\'s', () => {
+  it("the v4r2-1 derivation from the public key is the master key's", () => {
     for (const index of [0, 5, 99]) assert.equal(derivedWallet(publicKey, index, 'mainnet', 'v4r2-1').raw, depositWallet(MASTER, index, 'mainnet').raw);
   });
 
@@ -122,13 +126,20 @@ describe('parseNetworkAddress', () => {
   const w = depositWallet(MASTER, 3, 'mainnet');
   const testOnly = w.address.toString({ testOnly: true });
   const mainnetForm = w.address.toString();
-  it('takes raw anywhere, each network\'s own friendly form, and either on the sandbox', () => {
-    for (const [value, network] of [[w.raw, 'mainnet'], [w.raw, 'testnet'], [mainnetForm, 'mainnet'], [testOnly, 'testnet'], [testOnly, 'sandbox'], [mainnetForm, 'sandbox']] as const) {
+  it("takes raw anywhere, each network's own friendly form, and either on the sandbox", () => {
+    for (const [value, network] of [
+      [w.raw, 'mainnet'],
+      [w.raw, 'testnet'],
+      [mainnetForm, 'mainnet'],
+      [testOnly, 'testnet'],
+      [testOnly, 'sandbox'],
+      [mainnetForm, 'sandbox'],
+    ] as const) {
       const parsed = parseNetworkAddress(value, network);
       assert.ok('address' in parsed && parsed.address.equals(w.address), `${value} on ${network}`);
     }
   });
-  it('refuses the other network\'s friendly form and non-addresses', () => {
+  it("refuses the other network's friendly form and non-addresses", () => {
     assert.match((parseNetworkAddress(testOnly, 'mainnet') as { problem: string }).problem, /testnet-only/);
     assert.match((parseNetworkAddress(mainnetForm, 'testnet') as { problem: string }).problem, /mainnet address/);
     assert.ok('problem' in parseNetworkAddress('0:12', 'sandbox'));

@@ -4,12 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { depositWallet } from '../../src/chain/addresses.ts';
-import {
-  ChainApiError,
-  createChainClient,
-  getJettonWalletAddress,
-  toChainApiError,
-} from '../../src/chain/client.ts';
+import { ChainApiError, createChainClient, getJettonWalletAddress, toChainApiError } from '../../src/chain/client.ts';
 import type { ChainClient } from '../../src/chain/client.ts';
 import { startSandboxServer } from '../../src/chain/sandbox/index.ts';
 import type { SandboxServer } from '../../src/chain/sandbox/index.ts';

@@ -27,7 +27,10 @@ function signer(): SignerDeps {
 const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
 
 async function completedUsdt(amount: string) {
-  const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount, currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } });
+  const created = await app.request('POST', '/v1/payments', {
+    token: store.token,
+    body: { amount, currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } },
+  });
   assert.equal(created.status, 201, created.text);
   await app.pay(created.json.paymentDetails.address, 'USDT', amount);
   await app.settle();
@@ -100,7 +103,10 @@ describe('sweeping USDT', () => {
     await app.settle();
     assert.equal(gasMessages() - messagesBefore, 1);
     const topUps = await app.pool.any(sql.type(z.object({ state: z.string(), transaction_hash: z.string().nullable() }))`
-      select state, transaction_hash from outgoing_transfers where kind = 'gas_top_up' and payment_id = any(${sql.array(payments.map((p) => p.id), 'uuid')})
+      select state, transaction_hash from outgoing_transfers where kind = 'gas_top_up' and payment_id = any(${sql.array(
+        payments.map((p) => p.id),
+        'uuid',
+      )})
     `);
     assert.equal(topUps.length, 3);
     assert.ok(topUps.every((t) => t.state === 'confirmed'));
@@ -112,15 +118,24 @@ describe('sweeping USDT', () => {
   });
 
   it('a USDT overpayment is refunded in USDT to the address given', async () => {
-    const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } } });
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } },
+    });
     assert.equal(created.status, 201, created.text);
     const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
     await app.pay(created.json.paymentDetails.address, 'USDT', '2.75');
     await app.settle();
     const to = freshAddress();
-    const refund = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.75', address: to } });
+    const refund = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'USDT', amount: '0.75', address: to },
+    });
     assert.equal(refund.status, 201, refund.text);
-    const over = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.01', address: to } });
+    const over = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'USDT', amount: '0.01', address: to },
+    });
     assert.equal(over.json.error.code, 'refund_exceeds_balance');
     for (let round = 0; round < 8; round += 1) {
       await sendFromWallet(signer(), wallet);

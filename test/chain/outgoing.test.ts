@@ -39,7 +39,10 @@ async function balances(address: string): Promise<Record<string, string>> {
 const nano = async (address: string) => toNano((await balances(address)).TON!);
 
 async function completedPayment(amount: string, paid = amount, token = store.token) {
-  const created = await app.request('POST', '/v1/payments', { token, body: { amount, currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+  const created = await app.request('POST', '/v1/payments', {
+    token,
+    body: { amount, currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+  });
   assert.equal(created.status, 201, created.text);
   await app.pay(created.json.paymentDetails.address, 'TON', paid);
   await app.settle();
@@ -77,7 +80,9 @@ describe('sweeping TON to the treasury', () => {
     assert.equal(planned.amount, '1.25');
     assert.equal(planned.from_address, payment.wallet);
     assert.equal(planned.to_address, treasury);
-    const jobs = await app.pool.anyFirst(sql.type(z.object({ key: z.string().nullable() }))`select key from graphile_worker.jobs where task_identifier = 'outgoing__send'`);
+    const jobs = await app.pool.anyFirst(
+      sql.type(z.object({ key: z.string().nullable() }))`select key from graphile_worker.jobs where task_identifier = 'outgoing__send'`,
+    );
     assert.ok(jobs.includes(`outgoing__send:${payment.wallet}`), JSON.stringify(jobs));
 
     const deposit = await nano(payment.wallet);
@@ -125,18 +130,31 @@ describe('sweeping TON to the treasury', () => {
     assert.equal(await nano(payment.wallet), 0n);
     assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5') + BigInt(swept.sent_amount_base_units!));
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
-    assert.equal(await app.pool.oneFirst(sql.type(z.object({ r: z.string() }))`select refundable_base_units::text as r from reporting.refundable_money where payment_id = ${payment.id}`), '0');
+    assert.equal(
+      await app.pool.oneFirst(
+        sql.type(z.object({ r: z.string() }))`select refundable_base_units::text as r from reporting.refundable_money where payment_id = ${payment.id}`,
+      ),
+      '0',
+    );
   });
 
   it('dust stays: late money under 0.01 TON is not swept, and is reported', async () => {
-    const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
     const expired = await app.request('POST', `/sandbox/v1/payments/${created.json.id}/expire`, { token: store.token });
     assert.equal(expired.json.status, 'expired', expired.text);
     await app.pay(created.json.paymentDetails.address, 'TON', '0.005');
     await app.settle();
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
     assert.equal((await outgoingOfPayment(app.pool, created.json.id)).length, 0);
-    assert.equal(await app.pool.oneFirst(sql.type(z.object({ r: z.string() }))`select refundable_base_units::text as r from reporting.refundable_money where payment_id = ${created.json.id}`), toNano('0.005').toString());
+    assert.equal(
+      await app.pool.oneFirst(
+        sql.type(z.object({ r: z.string() }))`select refundable_base_units::text as r from reporting.refundable_money where payment_id = ${created.json.id}`,
+      ),
+      toNano('0.005').toString(),
+    );
     assert.equal(await nano(created.json.paymentDetails.address), toNano('0.005'));
   });
 
@@ -160,7 +178,19 @@ describe('sweeping TON to the treasury', () => {
 describe('sending is safe to repeat', () => {
   it('killed between signing and recording, then restarted: sent once, nothing lost', async () => {
     const payment = await completedPayment('0.9');
-    await assert.rejects(sendFromWallet(signer({ hooks: { afterSign: () => { throw new Error('killed'); } } }), payment.wallet), /killed/);
+    await assert.rejects(
+      sendFromWallet(
+        signer({
+          hooks: {
+            afterSign: () => {
+              throw new Error('killed');
+            },
+          },
+        }),
+        payment.wallet,
+      ),
+      /killed/,
+    );
     assert.equal((await only(payment.id)).state, 'planned');
     assert.equal(walletSends(payment.wallet), 0);
     assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'sent');
@@ -174,7 +204,19 @@ describe('sending is safe to repeat', () => {
 
   it('killed between recording and sending, then restarted: the recorded message is sent, once; repeats are harmless', async () => {
     const payment = await completedPayment('0.8');
-    await assert.rejects(sendFromWallet(signer({ hooks: { afterRecord: () => { throw new Error('killed'); } } }), payment.wallet), /killed/);
+    await assert.rejects(
+      sendFromWallet(
+        signer({
+          hooks: {
+            afterRecord: () => {
+              throw new Error('killed');
+            },
+          },
+        }),
+        payment.wallet,
+      ),
+      /killed/,
+    );
     const recorded = await only(payment.id);
     assert.equal(recorded.state, 'sent');
     assert.equal(recorded.broadcasts, 0);

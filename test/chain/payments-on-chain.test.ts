@@ -51,7 +51,7 @@ describe('completion', () => {
     assert.equal(transfer.hash, sent.hash);
   });
 
-  it('a USDT payment completes from the internal_transfer on the deposit\'s jetton wallet', async () => {
+  it("a USDT payment completes from the internal_transfer on the deposit's jetton wallet", async () => {
     const payment = await newPayment({ amount: '12.345678', currency: 'USD', payment_options: USDT });
     assert.equal(payment.paymentDetails.coinAmount, '12.345678');
     const sent = await app.pay(payment.paymentDetails.address, 'USDT', '12.345678');
@@ -64,7 +64,11 @@ describe('completion', () => {
     assert.equal(counted.length, 1);
     assert.equal(counted[0].coin, 'USDT');
     assert.equal(counted[0].amountBaseUnits, '12345678');
-    assert.notEqual(counted[0].account, (await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from deposit_addresses where payment_id = ${payment.id}`)), 'counted on the jetton wallet, not the owner');
+    assert.notEqual(
+      counted[0].account,
+      await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from deposit_addresses where payment_id = ${payment.id}`),
+      'counted on the jetton wallet, not the owner',
+    );
     // The notification's forwarded TON is on the books too, not counted.
     assert.ok(books.some((t) => t.effect === 'not_counted' && t.coin === 'TON'));
   });
@@ -91,14 +95,19 @@ describe('completion', () => {
     assert.equal(paid.status, 'completed');
     assert.deepEqual(paid.paymentDetails.transactionSignatures, [first.hash, second.hash]);
     assert.deepEqual(paid.anomalies, [], 'paid in full, in two parts: nothing unusual');
-    assert.deepEqual((await transfers(payment.id)).filter((t) => t.counted).map((t) => t.effect), ['partial', 'completed']);
+    assert.deepEqual(
+      (await transfers(payment.id)).filter((t) => t.counted).map((t) => t.effect),
+      ['partial', 'completed'],
+    );
   });
 
   it('enqueues the webhook delivery in the completing transaction', async () => {
     const payment = await newPayment({ amount: '0.5', currency: 'TON', payment_options: TON, webhookURL: 'http://127.0.0.1:9/hook' });
     await app.pay(payment.paymentDetails.address, 'TON', '0.5');
     await app.settle();
-    const deliveries = await app.pool.any(sql.type(z.object({ status: z.string(), reason: z.string() }))`select status, reason from webhook_deliveries where payment_id = ${payment.id}`);
+    const deliveries = await app.pool.any(
+      sql.type(z.object({ status: z.string(), reason: z.string() }))`select status, reason from webhook_deliveries where payment_id = ${payment.id}`,
+    );
     assert.deepEqual(deliveries, [{ status: 'pending', reason: 'completed' }]);
   });
 });
@@ -113,9 +122,15 @@ describe('the books: money that does not pay is still recorded', () => {
     assert.equal((await get(tonPayment.id)).status, 'pending');
     assert.equal((await get(usdtPayment.id)).status, 'pending');
     const onTon = await transfers(tonPayment.id);
-    assert.ok(onTon.some((t) => t.effect === 'wrong_coin' && t.coin === 'USDT' && t.amount === '5'), JSON.stringify(onTon));
+    assert.ok(
+      onTon.some((t) => t.effect === 'wrong_coin' && t.coin === 'USDT' && t.amount === '5'),
+      JSON.stringify(onTon),
+    );
     const onUsdt = await transfers(usdtPayment.id);
-    assert.ok(onUsdt.some((t) => t.effect === 'wrong_coin' && t.coin === 'TON' && t.amount === '1'), JSON.stringify(onUsdt));
+    assert.ok(
+      onUsdt.some((t) => t.effect === 'wrong_coin' && t.coin === 'TON' && t.amount === '1'),
+      JSON.stringify(onUsdt),
+    );
     assert.deepEqual((await get(tonPayment.id)).anomalies, ['wrong_coin']);
     assert.deepEqual((await get(usdtPayment.id)).anomalies, ['wrong_coin']);
   });
@@ -154,7 +169,13 @@ describe('the books: money that does not pay is still recorded', () => {
     await app.pay(payment.paymentDetails.address, 'TON', '0.5', { bodyOp: 0x12345678 });
     await app.settle();
     assert.equal((await get(payment.id)).status, 'completed');
-    assert.deepEqual((await transfers(payment.id)).map((t) => [t.effect, t.detail]), [['partial', 'encrypted_comment'], ['completed', 'op 0x12345678']]);
+    assert.deepEqual(
+      (await transfers(payment.id)).map((t) => [t.effect, t.detail]),
+      [
+        ['partial', 'encrypted_comment'],
+        ['completed', 'op 0x12345678'],
+      ],
+    );
   });
 
   it('a transfer after expiry, after cancel and after completion is recorded with that effect', async () => {
@@ -175,11 +196,20 @@ describe('the books: money that does not pay is still recorded', () => {
     await app.settle();
 
     assert.equal((await get(expired.id)).status, 'expired');
-    assert.deepEqual((await transfers(expired.id)).map((t) => t.effect), ['after_expiry']);
+    assert.deepEqual(
+      (await transfers(expired.id)).map((t) => t.effect),
+      ['after_expiry'],
+    );
     assert.equal((await get(cancelled.id)).status, 'cancelled');
-    assert.deepEqual((await transfers(cancelled.id)).map((t) => t.effect), ['after_cancel']);
+    assert.deepEqual(
+      (await transfers(cancelled.id)).map((t) => t.effect),
+      ['after_cancel'],
+    );
     assert.equal((await get(completed.id)).status, 'completed');
-    assert.deepEqual((await transfers(completed.id)).map((t) => t.effect), ['completed', 'after_completion']);
+    assert.deepEqual(
+      (await transfers(completed.id)).map((t) => t.effect),
+      ['completed', 'after_completion'],
+    );
     assert.equal((await get(completed.id)).paymentDetails.receivedAmount, '1');
     // Beside each status, what the books hold (extension `anomalies`).
     assert.deepEqual((await get(expired.id)).anomalies, ['paid_late']);
@@ -279,29 +309,62 @@ describe('the reader', () => {
     assert.equal((await get(payment.id)).status, 'completed');
   });
 
-  it('a transfer made after expiresAt (on-chain time) does not count, and the chain\'s clock expires the payment', async () => {
+  it("a transfer made after expiresAt (on-chain time) does not count, and the chain's clock expires the payment", async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
     app.sandbox.chain.setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 5);
     await app.pay(payment.paymentDetails.address, 'TON', '1');
     await app.settle();
     assert.equal((await get(payment.id)).status, 'expired');
-    assert.deepEqual((await transfers(payment.id)).map((t) => t.effect), ['after_expiry']);
+    assert.deepEqual(
+      (await transfers(payment.id)).map((t) => t.effect),
+      ['after_expiry'],
+    );
   });
 });
 
 describe('sandbox routes and the transfers API', () => {
   it('refuses bad sandbox transfers with the envelope', async () => {
-    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: 'nowhere', coin: 'TON', amount: '1' } }), 400, 'invalid_request_error', 'invalid_address', 'to');
-    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'DOGE', amount: '1' } }), 404, 'not_found_error', 'currency_not_found', 'coin');
-    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'USDT', amount: '1.0000001' } }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
-    assertError(await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'TON' } }), 400, 'invalid_request_error', 'missing_parameter', 'amount');
+    assertError(
+      await app.request('POST', '/sandbox/v1/transfers', { body: { to: 'nowhere', coin: 'TON', amount: '1' } }),
+      400,
+      'invalid_request_error',
+      'invalid_address',
+      'to',
+    );
+    assertError(
+      await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'DOGE', amount: '1' } }),
+      404,
+      'not_found_error',
+      'currency_not_found',
+      'coin',
+    );
+    assertError(
+      await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'USDT', amount: '1.0000001' } }),
+      400,
+      'invalid_request_error',
+      'invalid_amount',
+      'amount',
+    );
+    assertError(
+      await app.request('POST', '/sandbox/v1/transfers', { body: { to: `0:${'1'.repeat(64)}`, coin: 'TON' } }),
+      400,
+      'invalid_request_error',
+      'missing_parameter',
+      'amount',
+    );
   });
 
-  it('GET /v1/payments/{id}/transfers: another store\'s payment is 404', async () => {
+  it("GET /v1/payments/{id}/transfers: another store's payment is 404", async () => {
     const other = await app.store({ name: 'Other' });
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
     assertError(await app.request('GET', `/v1/payments/${payment.id}/transfers`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
-    assertError(await app.request('GET', '/v1/payments/nope/transfers', { token: store.token }), 400, 'invalid_request_error', 'invalid_payment_id', 'paymentID');
+    assertError(
+      await app.request('GET', '/v1/payments/nope/transfers', { token: store.token }),
+      400,
+      'invalid_request_error',
+      'invalid_payment_id',
+      'paymentID',
+    );
     assert.deepEqual(await transfers(payment.id), []);
   });
 });

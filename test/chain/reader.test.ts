@@ -105,7 +105,9 @@ describe('nothing missed, nothing counted twice', () => {
     const seqno = chain().sealBlock();
     chain().sealBlock();
     const block = await app.source().block(seqno);
-    const deposit = block.transactions.filter((tx) => tx.account === payment.paymentDetails.address || tx.inMessage?.source === app.sandbox.chain.customerAddress);
+    const deposit = block.transactions.filter(
+      (tx) => tx.account === payment.paymentDetails.address || tx.inMessage?.source === app.sandbox.chain.customerAddress,
+    );
     assert.equal(deposit.length, 3, 'three transfers reached the deposit');
     // The first transfer is booked, then the process dies before the cursor moves.
     assert.equal(await reader().bookBlock({ ...block, transactions: deposit.slice(0, 1) }), 1);
@@ -135,19 +137,27 @@ describe('a new cursor', () => {
 describe('a restarted sandbox chain (kassa start again on the same database)', () => {
   // The sandbox chain lives in memory and numbers its blocks from the wall clock: after a restart
   // the stored cursor lies outside the new chain, before its first block or past its newest.
-  for (const [where, offset] of [['before its first block', -100_000], ['past its newest block', 100_000]] as const) {
+  for (const [where, offset] of [
+    ['before its first block', -100_000],
+    ['past its newest block', 100_000],
+  ] as const) {
     it(`a cursor ${where} moves to the new chain's first block; money sent on the new chain is booked`, async () => {
       const r = reader();
       await sealAndRead(r);
       const first = chain().firstBlock()!.seqno;
       const latest = (await app.cursor())!.last;
-      await app.pool.query(sql.unsafe`update chain_reader set last_block_seqno = ${latest + offset}, latest_block_seqno = greatest(latest_block_seqno, ${latest + offset}::bigint)`);
+      await app.pool.query(
+        sql.unsafe`update chain_reader set last_block_seqno = ${latest + offset}, latest_block_seqno = greatest(latest_block_seqno, ${latest + offset}::bigint)`,
+      );
       const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
       await app.pay(payment.paymentDetails.address, 'TON', '1');
       await sealAndRead(r);
       assert.equal((await get(payment.id)).status, 'completed');
       const cursor = (await app.cursor())!;
-      assert.ok(cursor.last >= first && cursor.last === chain().latestPublishedBlock().seqno, `the cursor (${cursor.last}) is on the new chain (first ${first})`);
+      assert.ok(
+        cursor.last >= first && cursor.last === chain().latestPublishedBlock().seqno,
+        `the cursor (${cursor.last}) is on the new chain (first ${first})`,
+      );
     });
   }
 });
@@ -193,7 +203,7 @@ describe('the request budget', () => {
   });
 });
 
-describe('the chain\'s clock (these move it forward, so they run last)', () => {
+describe("the chain's clock (these move it forward, so they run last)", () => {
   it('a block published late: a transfer made before expiresAt but booked after it still completes the payment', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
     await sealAndRead();
@@ -218,10 +228,13 @@ describe('the chain\'s clock (these move it forward, so they run last)', () => {
     chain().setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 1);
     await sealAndRead();
     await sealAndRead();
-    assert.equal((await get(payment.id)).status, 'expired', 'expired by the chain\'s clock');
+    assert.equal((await get(payment.id)).status, 'expired', "expired by the chain's clock");
     chain().advance(3 * 24 * 3600);
     await app.pay(payment.paymentDetails.address, 'TON', '0.7');
     await sealAndRead();
-    assert.deepEqual((await books(payment.id)).map((t) => [t.effect, t.amount]), [['after_expiry', '0.7']]);
+    assert.deepEqual(
+      (await books(payment.id)).map((t) => [t.effect, t.amount]),
+      [['after_expiry', '0.7']],
+    );
   });
 });

@@ -6,7 +6,7 @@ import { receivedAmount } from '../../src/payments/present.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 describe('receivedAmount', () => {
-  it('is made from base units with the coin\'s decimals (pure)', () => {
+  it("is made from base units with the coin's decimals (pure)", () => {
     assert.equal(receivedAmount({ coin_decimals: 9, received_base_units: '2000000000' }), '2');
     assert.equal(receivedAmount({ coin_decimals: 6, received_base_units: '2500000' }), '2.5');
     assert.equal(receivedAmount({ coin_decimals: 9, received_base_units: '1' }), '0.000000001');
@@ -20,7 +20,10 @@ describe('receivedAmount', () => {
     before(async () => {
       app = await startChainApp();
       store = await app.store();
-      const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '3', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+      const created = await app.request('POST', '/v1/payments', {
+        token: store.token,
+        body: { amount: '3', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+      });
       assert.equal(created.status, 201, created.text);
       payment = created.json;
       await app.pay(payment.paymentDetails.address, 'TON', '1.5');

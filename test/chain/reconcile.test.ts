@@ -34,7 +34,10 @@ async function reconcile() {
 }
 
 async function paid(coin: 'TON' | 'USDT', amount: string, paidAmount = amount, token = store.token) {
-  const created = await app.request('POST', '/v1/payments', { token, body: { amount, currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] } } });
+  const created = await app.request('POST', '/v1/payments', {
+    token,
+    body: { amount, currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] } },
+  });
   assert.equal(created.status, 201, created.text);
   await app.pay(created.json.paymentDetails.address, coin, paidAmount);
   await app.settle();
@@ -42,7 +45,7 @@ async function paid(coin: 'TON' | 'USDT', amount: string, paidAmount = amount, t
 }
 
 async function drain(wallets: string[]): Promise<void> {
-  const gas = (await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`));
+  const gas = await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`);
   for (let round = 0; round < 10; round += 1) {
     let busy = false;
     for (const wallet of [...wallets, gas]) {
@@ -71,33 +74,61 @@ describe('reconciliation', () => {
     const usdt = await paid('USDT', '4');
     // A store without a treasury: its money stays in the deposit.
     spent = await paid('TON', '0.9', '0.9', (await app.store({ name: 'Keeps its money', methods: 'TON/TON' })).token);
-    const refund = await app.request('POST', `/v1/payments/${ton.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.2', address: freshAddress() } });
+    const refund = await app.request('POST', `/v1/payments/${ton.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '0.2', address: freshAddress() },
+    });
     assert.equal(refund.status, 201, refund.text);
     await drain([ton.wallet, usdt.wallet]);
     const states = await app.pool.anyFirst(sql.type(z.object({ state: z.string() }))`select state from outgoing_transfers`);
     assert.ok(states.length >= 4 && states.every((s) => s === 'confirmed'), JSON.stringify(states));
     assert.deepEqual(await reconcile(), []);
-    const rows = await app.pool.any(sql.type(z.object({ coin_symbol: z.string(), difference: z.string() }))`select coin_symbol, difference_base_units::text as difference from deposit_reconciliations`);
+    const rows = await app.pool.any(
+      sql.type(
+        z.object({ coin_symbol: z.string(), difference: z.string() }),
+      )`select coin_symbol, difference_base_units::text as difference from deposit_reconciliations`,
+    );
     assert.ok(rows.length >= 4, JSON.stringify(rows)); // three TON deposits and one USDT jetton wallet
     assert.ok(rows.every((r) => r.difference === '0'));
   });
 
-  it('finds money moved behind Kassa\'s back: a difference in the table, the reporting view and the metric', async () => {
+  it("finds money moved behind Kassa's back: a difference in the table, the reporting view and the metric", async () => {
     // Someone with the master key spends from a deposit by hand (a standard wallet, no Kassa).
-    const secret = await app.pool.oneFirst(sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'deposit_master_key'`);
-    const index = Number(await app.pool.oneFirst(sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${spent.id}`));
+    const secret = await app.pool.oneFirst(
+      sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'deposit_master_key'`,
+    );
+    const index = Number(
+      await app.pool.oneFirst(sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${spent.id}`),
+    );
     const keys = depositKeyPair(secret);
     const wallet = client().open(WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey, walletId: { networkGlobalId: -3, context: index } }));
     assert.equal(wallet.address.toRawString(), spent.wallet);
-    await wallet.sendTransfer({ seqno: 0, secretKey: keys.secretKey, sendMode: SendMode.PAY_GAS_SEPARATELY, timeout: Math.floor(Date.now() / 1000) + 60, messages: [internal({ to: Address.parse(freshAddress()), value: toNano('0.3'), bounce: false })] });
+    await wallet.sendTransfer({
+      seqno: 0,
+      secretKey: keys.secretKey,
+      sendMode: SendMode.PAY_GAS_SEPARATELY,
+      timeout: Math.floor(Date.now() / 1000) + 60,
+      messages: [internal({ to: Address.parse(freshAddress()), value: toNano('0.3'), bounce: false })],
+    });
     await app.settle();
     const found = await reconcile();
-    assert.equal(found.length, 1, JSON.stringify(found, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
+    assert.equal(
+      found.length,
+      1,
+      JSON.stringify(found, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    );
     assert.equal(found[0]!.paymentId, spent.id);
     assert.equal(found[0]!.coin, 'TON');
     assert.ok(found[0]!.booked - found[0]!.onChain > toNano('0.3'));
-    const view = await app.pool.any(sql.type(z.object({ payment_id: z.string(), difference_base_units: z.string() }))`select payment_id, difference_base_units::text as difference_base_units from reporting.deposit_differences`);
-    assert.deepEqual(view.map((r) => r.payment_id), [spent.id]);
+    const view = await app.pool.any(
+      sql.type(
+        z.object({ payment_id: z.string(), difference_base_units: z.string() }),
+      )`select payment_id, difference_base_units::text as difference_base_units from reporting.deposit_differences`,
+    );
+    assert.deepEqual(
+      view.map((r) => r.payment_id),
+      [spent.id],
+    );
     assert.ok(BigInt(view[0]!.difference_base_units) < -toNano('0.3'));
     const metric = (await registry.getSingleMetric('kassa_deposit_differences')!.get()).values.find((v) => v.labels.coin === 'TON');
     assert.equal(metric?.value, 1);

@@ -24,10 +24,15 @@ function signer(): SignerDeps {
 async function payment(amount: string) {
   const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount, currency: 'TON', payment_options: TON } });
   assert.equal(created.status, 201, created.text);
-  return { id: created.json.id as string, address: created.json.paymentDetails.address as string, wallet: Address.parse(created.json.paymentDetails.address).toRawString() };
+  return {
+    id: created.json.id as string,
+    address: created.json.paymentDetails.address as string,
+    wallet: Address.parse(created.json.paymentDetails.address).toRawString(),
+  };
 }
 
-const refund = (id: string, body: unknown, headers: Record<string, string> = {}) => app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body, headers });
+const refund = (id: string, body: unknown, headers: Record<string, string> = {}) =>
+  app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body, headers });
 const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
 
 /** Runs the signer for the wallet until it has nothing left, with the reader confirming each message. */
@@ -114,10 +119,16 @@ describe('refunds', () => {
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.json, first.json);
     assert.equal((await refunds(p.id)).length, 1);
-    assertError(await refund(p.id, { ...body, amount: '0.05' }, { 'X-Idempotency-Key': key }), 422, 'invalid_request_error', 'idempotency_key_reused', 'X-Idempotency-Key');
+    assertError(
+      await refund(p.id, { ...body, amount: '0.05' }, { 'X-Idempotency-Key': key }),
+      422,
+      'invalid_request_error',
+      'idempotency_key_reused',
+      'X-Idempotency-Key',
+    );
   });
 
-  it('errors: bad address, bad amount, unknown coin, missing fields, another store\'s payment', async () => {
+  it("errors: bad address, bad amount, unknown coin, missing fields, another store's payment", async () => {
     const p = await payment('1');
     await app.pay(p.address, 'TON', '1.2');
     await app.settle();
@@ -128,7 +139,10 @@ describe('refunds', () => {
     assertError(await refund(p.id, { coin: 'XYZ', amount: '0.1', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_coin', 'coin');
     assertError(await refund(p.id, { coin: 'TON', amount: '0.1' }), 400, 'invalid_request_error', 'missing_parameter', 'address');
     const other = await app.store({ name: 'Other', methods: 'TON/TON' });
-    const foreign = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: other.token, body: { coin: 'TON', amount: '0.1', address: freshAddress() } });
+    const foreign = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: other.token,
+      body: { coin: 'TON', amount: '0.1', address: freshAddress() },
+    });
     assertError(foreign, 404, 'not_found_error', 'payment_not_found');
     assertError(await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
     assert.deepEqual(await refunds(p.id), []);

@@ -19,7 +19,13 @@ describe('POST /sandbox/v1/payments/{id}/expire', () => {
   const pendingPayment = async () => {
     const created = await app.request('POST', '/v1/payments', {
       token: owner.token,
-      body: { amount: '1', currency: 'TON', order_id: 'ORDER-7', metadata: { customer: 'alice' }, payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+      body: {
+        amount: '1',
+        currency: 'TON',
+        order_id: 'ORDER-7',
+        metadata: { customer: 'alice' },
+        payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+      },
     });
     assert.equal(created.status, 201, created.text);
     return created.json;
@@ -32,7 +38,12 @@ describe('POST /sandbox/v1/payments/{id}/expire', () => {
     assertError(bare, 401, 'authentication_error', 'auth_invalid');
     assert.equal(bare.headers.get('www-authenticate'), 'Bearer');
     assert.ok(!bare.text.includes('ORDER-7') && !bare.text.includes('alice'));
-    assertError(await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`, { token: `${owner.token}x` }), 401, 'authentication_error', 'auth_invalid');
+    assertError(
+      await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`, { token: `${owner.token}x` }),
+      401,
+      'authentication_error',
+      'auth_invalid',
+    );
     assert.equal(await status(payment.id), 'pending');
   });
 

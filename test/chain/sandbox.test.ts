@@ -9,11 +9,7 @@ import { TonClient, WalletContractV4 } from '@ton/ton';
 import { depositKeyPair, depositWallet } from '../../src/chain/addresses.ts';
 import type { DepositWallet } from '../../src/chain/addresses.ts';
 import { getAccountState, getJettonWalletAddress } from '../../src/chain/client.ts';
-import {
-  OP_JETTON_INTERNAL_TRANSFER,
-  detectJettonTransfer,
-  detectTonTransfer,
-} from '../../src/chain/detect.ts';
+import { OP_JETTON_INTERNAL_TRANSFER, detectJettonTransfer, detectTonTransfer } from '../../src/chain/detect.ts';
 import { fromCoreTransaction, type ChainTransaction } from '../../src/chain/transactions.ts';
 import { SandboxTransferError, startSandboxServer } from '../../src/chain/sandbox/index.ts';
 import type { SandboxServer } from '../../src/chain/sandbox/index.ts';
@@ -217,7 +213,10 @@ describe('jetton payments', () => {
     assert.deepEqual(await txsOf(realWallet), []);
     // the owner sees a notification that looks just like a real one: never counted
     const notes = (await txsOf(d.address)).map(detectTonTransfer);
-    assert.deepEqual(notes.map((n) => n?.reason), ['jetton_notification']);
+    assert.deepEqual(
+      notes.map((n) => n?.reason),
+      ['jetton_notification'],
+    );
   });
 
   it('a forged internal_transfer sent straight to the real jetton wallet fails and is not counted', async () => {

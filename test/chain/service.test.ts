@@ -41,7 +41,13 @@ async function shop(name: string) {
 }
 
 async function paidPayment(token: string, webhookURL: string): Promise<string> {
-  const created = await api('POST', '/v1/payments', token, { amount: '0.1', currency: 'TON', ttl: 3600, webhookURL, payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+  const created = await api('POST', '/v1/payments', token, {
+    amount: '0.1',
+    currency: 'TON',
+    ttl: 3600,
+    webhookURL,
+    payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+  });
   assert.equal(created.status, 201, JSON.stringify(created.json));
   const sent = await api('POST', '/sandbox/v1/transfers', null, { to: created.json.paymentDetails.address, coin: 'TON', amount: '0.1' });
   assert.equal(sent.status, 201, JSON.stringify(sent.json));
@@ -49,27 +55,31 @@ async function paidPayment(token: string, webhookURL: string): Promise<string> {
 }
 
 describe('kassa start: chain reading and webhooks', () => {
-  it('one store\'s slow receivers hold at most 3 delivery slots and delay no other store', async () => {
+  it("one store's slow receivers hold at most 3 delivery slots and delay no other store", async () => {
     // Store A's receiver answers after 4 s; store B's at once.
     let slowOpen = 0;
     let slowMaxOpen = 0;
     let slowAnswered = 0;
-    const slow = await listen(http.createServer((req, res) => {
-      slowOpen += 1;
-      slowMaxOpen = Math.max(slowMaxOpen, slowOpen);
-      req.resume();
-      setTimeout(() => {
-        slowOpen -= 1;
-        slowAnswered += 1;
-        res.writeHead(200).end('ok');
-      }, 4_000);
-    }));
+    const slow = await listen(
+      http.createServer((req, res) => {
+        slowOpen += 1;
+        slowMaxOpen = Math.max(slowMaxOpen, slowOpen);
+        req.resume();
+        setTimeout(() => {
+          slowOpen -= 1;
+          slowAnswered += 1;
+          res.writeHead(200).end('ok');
+        }, 4_000);
+      }),
+    );
     let fastDeliveredWhileSlowOpen: boolean | null = null;
-    const fast = await listen(http.createServer((req, res) => {
-      req.resume();
-      fastDeliveredWhileSlowOpen ??= slowAnswered === 0 && slowOpen > 0;
-      res.writeHead(200).end('ok');
-    }));
+    const fast = await listen(
+      http.createServer((req, res) => {
+        req.resume();
+        fastDeliveredWhileSlowOpen ??= slowAnswered === 0 && slowOpen > 0;
+        res.writeHead(200).end('ok');
+      }),
+    );
     try {
       const a = await shop('Slow receivers');
       const b = await shop('Fast receiver');
@@ -78,15 +88,17 @@ describe('kassa start: chain reading and webhooks', () => {
       // Let A's deliveries start and occupy what they may.
       const deadline = Date.now() + 20_000;
       while (slowOpen === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.ok(slowOpen > 0, 'store A\'s deliveries started');
+      assert.ok(slowOpen > 0, "store A's deliveries started");
       const fastId = await paidPayment(b, `http://127.0.0.1:${fast.port}/hook`);
       while (fastDeliveredWhileSlowOpen === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.equal(fastDeliveredWhileSlowOpen, true, 'store B was paid and told while store A\'s receivers were still busy with their first deliveries');
+      assert.equal(fastDeliveredWhileSlowOpen, true, "store B was paid and told while store A's receivers were still busy with their first deliveries");
       assert.equal((await api('GET', `/v1/payments/${fastId}`, b)).json.status, 'completed');
       assert.ok(slowMaxOpen <= 3, `store A held ${slowMaxOpen} delivery slots at once`);
       for (const id of slowIds) assert.equal((await api('GET', `/v1/payments/${id}`, a)).json.status, 'completed');
-      const reader = await db.pool.one(sql.type(z.object({ reader: z.string().nullable(), last: z.string() }))`select reader, last_block_seqno::text as last from chain_reader`);
-      assert.ok(reader.reader, 'the service\'s reader holds the cursor');
+      const reader = await db.pool.one(
+        sql.type(z.object({ reader: z.string().nullable(), last: z.string() }))`select reader, last_block_seqno::text as last from chain_reader`,
+      );
+      assert.ok(reader.reader, "the service's reader holds the cursor");
     } finally {
       await close(slow.server);
       await close(fast.server);

@@ -51,7 +51,10 @@ async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T)
 
 /** A wallet nobody has deployed (a fresh key): where recovered money is sent. */
 function freshRecipient(): Address {
-  return WalletContractV5R1.create({ publicKey: keyPairFromSeed(Buffer.alloc(32, Math.floor(Math.random() * 255))).publicKey, walletId: { networkGlobalId: -3, context: Math.floor(Math.random() * 1e6) } }).address;
+  return WalletContractV5R1.create({
+    publicKey: keyPairFromSeed(Buffer.alloc(32, Math.floor(Math.random() * 255))).publicKey,
+    walletId: { networkGlobalId: -3, context: Math.floor(Math.random() * 1e6) },
+  }).address;
 }
 
 describe('store treasury (kassa store create/update)', () => {
@@ -77,7 +80,7 @@ describe('store treasury (kassa store create/update)', () => {
     assert.equal(stored, TREASURY_RAW);
   });
 
-  it('refuses a wrong address, the other network\'s form, an unknown store and an empty update, in one line', async () => {
+  it("refuses a wrong address, the other network's form, an unknown store and an empty update, in one line", async () => {
     const env = { DATABASE_URL: db.url };
     const store = (await kassa(['store', 'create', '--name', 'S'], env)).json;
     assertFails(await kassa(['store', 'create', '--name', 'X', '--treasury', 'not-an-address'], env), /invalid treasury "not-an-address": not a TON address/);
@@ -95,7 +98,7 @@ describe('store treasury (kassa store create/update)', () => {
 });
 
 describe('an API that holds no spending key', () => {
-  it('kassa keys deposit-public prints the master key\'s deposit public key, or the sandbox\'s generated one', async () => {
+  it("kassa keys deposit-public prints the master key's deposit public key, or the sandbox's generated one", async () => {
     const fromMaster = await kassa(['keys', 'deposit-public'], { TON_NETWORK: 'testnet', KASSA_MASTER_KEY: MASTER_HEX, BASE_URL: 'https://pay.example.com' });
     assert.equal(fromMaster.code, 0, fromMaster.stderr);
     assert.deepEqual(fromMaster.json, { publicKey: PUBLIC_HEX });
@@ -103,7 +106,9 @@ describe('an API that holds no spending key', () => {
     try {
       const first = await kassa(['keys', 'deposit-public'], { DATABASE_URL: db.url });
       assert.equal(first.code, 0, first.stderr);
-      const secret = await db.pool.oneFirst(sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'deposit_master_key'`);
+      const secret = await db.pool.oneFirst(
+        sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'deposit_master_key'`,
+      );
       assert.equal(first.json.publicKey, depositKeyPair(secret).publicKey.toString('hex'));
       assert.deepEqual((await kassa(['keys', 'deposit-public'], { DATABASE_URL: db.url })).json, first.json);
     } finally {
@@ -112,11 +117,20 @@ describe('an API that holds no spending key', () => {
   });
 
   it('config: off sandbox the API needs one of the two keys, the worker the master key; a mismatched pair is refused', async () => {
-    assert.throws(() => loadConfig({ TON_NETWORK: 'mainnet', BASE_URL: 'https://pay.example.com' }), /KASSA_MASTER_KEY \(or, for an API-only process, KASSA_DEPOSIT_PUBLIC_KEY\) is required/);
-    assert.throws(() => loadConfig({ TON_NETWORK: 'mainnet', BASE_URL: 'https://pay.example.com', KASSA_DEPOSIT_PUBLIC_KEY: 'xyz' }), /KASSA_DEPOSIT_PUBLIC_KEY must be 64 hex/);
+    assert.throws(
+      () => loadConfig({ TON_NETWORK: 'mainnet', BASE_URL: 'https://pay.example.com' }),
+      /KASSA_MASTER_KEY \(or, for an API-only process, KASSA_DEPOSIT_PUBLIC_KEY\) is required/,
+    );
+    assert.throws(
+      () => loadConfig({ TON_NETWORK: 'mainnet', BASE_URL: 'https://pay.example.com', KASSA_DEPOSIT_PUBLIC_KEY: 'xyz' }),
+      /KASSA_DEPOSIT_PUBLIC_KEY must be 64 hex/,
+    );
     const apiOnly = loadConfig({ TON_NETWORK: 'mainnet', BASE_URL: 'https://pay.example.com', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX });
     checkKeysFor(apiOnly, { api: true, worker: false });
-    assert.throws(() => checkKeysFor(apiOnly, { api: true, worker: true }), (error: unknown) => error instanceof ConfigError && /KASSA_MASTER_KEY is required to run the worker/.test(error.message));
+    assert.throws(
+      () => checkKeysFor(apiOnly, { api: true, worker: true }),
+      (error: unknown) => error instanceof ConfigError && /KASSA_MASTER_KEY is required to run the worker/.test(error.message),
+    );
     assert.throws(() => checkKeysFor(apiOnly, { api: false, worker: true }), ConfigError);
     checkKeysFor(loadConfig({}), { api: true, worker: true }); // the sandbox default needs nothing
     const db = await createTestDatabase();
@@ -124,7 +138,15 @@ describe('an API that holds no spending key', () => {
       const wrongPair = loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_MASTER_KEY: MASTER_HEX, KASSA_DEPOSIT_PUBLIC_KEY: 'ab'.repeat(32) });
       await assert.rejects(startService(wrongPair, { api: true, worker: false }, silent), /KASSA_DEPOSIT_PUBLIC_KEY is not the public key of KASSA_MASTER_KEY/);
       // the CLI refuses the worker without the master key, in one line
-      assertFails(await kassa(['start', '--worker'], { DATABASE_URL: db.url, TON_NETWORK: 'testnet', BASE_URL: 'https://pay.example.com', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX }), /KASSA_MASTER_KEY is required to run the worker/);
+      assertFails(
+        await kassa(['start', '--worker'], {
+          DATABASE_URL: db.url,
+          TON_NETWORK: 'testnet',
+          BASE_URL: 'https://pay.example.com',
+          KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX,
+        }),
+        /KASSA_MASTER_KEY is required to run the worker/,
+      );
     } finally {
       await db.drop();
     }
@@ -132,18 +154,37 @@ describe('an API that holds no spending key', () => {
 
   it('an API process with only the public key (testnet) makes the addresses the master key derives for testnet', async () => {
     const db = await createTestDatabase();
-    const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', TON_NETWORK: 'testnet', BASE_URL: 'https://pay.example.com', TON_API_URL: 'http://127.0.0.1:9', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX, RATE_LIMIT_PER_CLIENT: '0', RATE_LIMIT_PER_STORE: '0' });
+    const config = loadConfig({
+      DATABASE_URL: db.url,
+      PORT: '0',
+      TON_NETWORK: 'testnet',
+      BASE_URL: 'https://pay.example.com',
+      TON_API_URL: 'http://127.0.0.1:9',
+      KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX,
+      RATE_LIMIT_PER_CLIENT: '0',
+      RATE_LIMIT_PER_STORE: '0',
+    });
     assert.equal(config.masterKey, null);
     const service = await startService(config, { api: true, worker: false }, silent);
     try {
       const token = await tokenFor(db, 'TON/TON');
-      const created = await call(service.url!, 'POST', '/v1/payments', token, { amount: '0.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+      const created = await call(service.url!, 'POST', '/v1/payments', token, {
+        amount: '0.5',
+        currency: 'TON',
+        payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+      });
       assert.equal(created.status, 201, JSON.stringify(created.json));
-      const row = await db.pool.one(sql.type(z.object({ derivation_index: z.string(), address: z.string(), address_friendly: z.string(), derivation: z.string() }))`
+      const row = await db.pool.one(sql.type(
+        z.object({ derivation_index: z.string(), address: z.string(), address_friendly: z.string(), derivation: z.string() }),
+      )`
         select derivation_index::text, address, address_friendly, derivation from deposit_addresses where payment_id = ${created.json.id}
       `);
       const expected = depositKeyPair(MASTER);
-      const wallet = WalletContractV5R1.create({ workchain: 0, publicKey: expected.publicKey, walletId: { networkGlobalId: -3, context: Number(row.derivation_index) } });
+      const wallet = WalletContractV5R1.create({
+        workchain: 0,
+        publicKey: expected.publicKey,
+        walletId: { networkGlobalId: -3, context: Number(row.derivation_index) },
+      });
       assert.equal(row.derivation, 'v5r1-1');
       assert.equal(row.address, wallet.address.toRawString());
       assert.equal(created.json.paymentDetails.address, wallet.address.toString({ testOnly: true, bounceable: false }));
@@ -163,14 +204,22 @@ describe('an API that holds no spending key', () => {
     const service = await startService(config, { api: true, worker: false }, silent);
     try {
       const token = await tokenFor(db, 'TON/TON');
-      const created = await call(service.url!, 'POST', '/v1/payments', token, { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+      const created = await call(service.url!, 'POST', '/v1/payments', token, {
+        amount: '2',
+        currency: 'TON',
+        payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+      });
       assert.equal(created.status, 201, JSON.stringify(created.json));
       assert.equal(await db.pool.exists(sql.unsafe`select 1 from service_secrets where name = 'deposit_master_key'`), false);
       const deposit = Address.parse(created.json.paymentDetails.address);
       const paid = await call(service.url!, 'POST', '/sandbox/v1/transfers', null, { to: created.json.paymentDetails.address, coin: 'TON', amount: '2' });
       assert.equal(paid.status, 201, JSON.stringify(paid.json));
       // The signer: the master key, a standard v5r1 wallet, a transfer through the sandbox's toncenter v2.
-      const index = Number(await db.pool.oneFirst(sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${created.json.id}`));
+      const index = Number(
+        await db.pool.oneFirst(
+          sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${created.json.id}`,
+        ),
+      );
       const keys = depositKeyPair(MASTER);
       const client = new TonClient({ endpoint: `${service.url}/sandbox/toncenter/api/v2/jsonRPC` });
       const wallet = client.open(WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey, walletId: { networkGlobalId: -3, context: index } }));
@@ -183,7 +232,11 @@ describe('an API that holds no spending key', () => {
         timeout: Math.floor(Date.now() / 1000) + 60,
         messages: [internal({ to, value: toNano('1.5'), bounce: false })],
       });
-      const balances = await waitFor('the spent TON', () => call(service.url!, 'GET', `/sandbox/v1/accounts/${to.toRawString()}`, null), (r) => r.json.balances?.TON === '1.5');
+      const balances = await waitFor(
+        'the spent TON',
+        () => call(service.url!, 'GET', `/sandbox/v1/accounts/${to.toRawString()}`, null),
+        (r) => r.json.balances?.TON === '1.5',
+      );
       assert.equal(balances.status, 200);
     } finally {
       await service.stop();
@@ -192,28 +245,61 @@ describe('an API that holds no spending key', () => {
   });
 });
 
-describe('money out through Kassa\'s own processes: an API without the master key, a worker that signs', () => {
+describe("money out through Kassa's own processes: an API without the master key, a worker that signs", () => {
   it('the API (public key only) takes a payment; the worker (master key) sweeps it to the treasury and pays a refund, nobody acting', async () => {
     const db = await createTestDatabase();
-    const api = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX, RATE_LIMIT_PER_CLIENT: '0', RATE_LIMIT_PER_STORE: '0' }), { api: true, worker: false }, silent);
+    const api = await startService(
+      loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX, RATE_LIMIT_PER_CLIENT: '0', RATE_LIMIT_PER_STORE: '0' }),
+      { api: true, worker: false },
+      silent,
+    );
     let worker: RunningService | null = null;
     try {
-      worker = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX }), { api: false, worker: true }, silent);
+      worker = await startService(
+        loadConfig({ DATABASE_URL: db.url, PORT: '0', BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX }),
+        { api: false, worker: true },
+        silent,
+      );
       const treasury = freshRecipient();
       const store = await createStore(db.pool, 'Swept', parseMethodList('TON/TON'), { treasury: treasury.toRawString() });
       const token = (await issueToken(db.pool, store.id, null)).token;
-      const created = await call(api.url!, 'POST', '/v1/payments', token, { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+      const created = await call(api.url!, 'POST', '/v1/payments', token, {
+        amount: '2',
+        currency: 'TON',
+        payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+      });
       assert.equal(created.status, 201, JSON.stringify(created.json));
       assert.equal(await db.pool.exists(sql.unsafe`select 1 from service_secrets where name = 'deposit_master_key'`), false);
       await call(api.url!, 'POST', '/sandbox/v1/transfers', null, { to: created.json.paymentDetails.address, coin: 'TON', amount: '2.5' });
-      const swept = await waitFor('the sweep in the treasury', () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null), (r) => r.json.balances?.TON === '2');
+      const swept = await waitFor(
+        'the sweep in the treasury',
+        () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null),
+        (r) => r.json.balances?.TON === '2',
+      );
       assert.equal(swept.json.balances.TON, '2');
-      const sweep = await waitFor('the sweep confirmed', () => db.pool.one(sql.type(z.object({ state: z.string(), fee: z.string().nullable() }))`select state, fee::text as fee from outgoing_transfers where payment_id = ${created.json.id} and kind = 'sweep'`), (r) => r.state === 'confirmed');
+      const sweep = await waitFor(
+        'the sweep confirmed',
+        () =>
+          db.pool.one(
+            sql.type(
+              z.object({ state: z.string(), fee: z.string().nullable() }),
+            )`select state, fee::text as fee from outgoing_transfers where payment_id = ${created.json.id} and kind = 'sweep'`,
+          ),
+        (r) => r.state === 'confirmed',
+      );
       assert.ok(Number(sweep.fee) > 0);
       const customer = freshRecipient();
-      const refund = await call(api.url!, 'POST', `/v1/payments/${created.json.id}/refunds`, token, { coin: 'TON', amount: '0.5', address: customer.toString({ bounceable: false }) });
+      const refund = await call(api.url!, 'POST', `/v1/payments/${created.json.id}/refunds`, token, {
+        coin: 'TON',
+        amount: '0.5',
+        address: customer.toString({ bounceable: false }),
+      });
       assert.equal(refund.status, 201, JSON.stringify(refund.json));
-      const done = await waitFor('the refund confirmed', () => call(api.url!, 'GET', `/v1/payments/${created.json.id}/refunds`, token), (r) => r.json.data?.[0]?.status === 'confirmed');
+      const done = await waitFor(
+        'the refund confirmed',
+        () => call(api.url!, 'GET', `/v1/payments/${created.json.id}/refunds`, token),
+        (r) => r.json.data?.[0]?.status === 'confirmed',
+      );
       assert.match(done.json.data[0].transactionHash, /^[0-9a-f]{64}$/);
       const got = await call(api.url!, 'GET', `/sandbox/v1/accounts/${customer.toRawString()}`, null);
       assert.ok(Number(got.json.balances.TON) > 0.48 && Number(got.json.balances.TON) <= 0.5, got.json.balances.TON);
@@ -221,10 +307,18 @@ describe('money out through Kassa\'s own processes: an API without the master ke
       // A USDT payment: the worker tops the deposit up from the gas wallet and sweeps the jettons.
       const usdtStore = await createStore(db.pool, 'Swept USDT', parseMethodList('USDT/TON'), { treasury: treasury.toRawString() });
       const usdtToken = (await issueToken(db.pool, usdtStore.id, null)).token;
-      const usdt = await call(api.url!, 'POST', '/v1/payments', usdtToken, { amount: '3', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+      const usdt = await call(api.url!, 'POST', '/v1/payments', usdtToken, {
+        amount: '3',
+        currency: 'USDT',
+        payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] },
+      });
       assert.equal(usdt.status, 201, JSON.stringify(usdt.json));
       await call(api.url!, 'POST', '/sandbox/v1/transfers', null, { to: usdt.json.paymentDetails.address, coin: 'USDT', amount: '3' });
-      const jettons = await waitFor('the USDT in the treasury', () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null), (r) => r.json.balances?.USDT === '3');
+      const jettons = await waitFor(
+        'the USDT in the treasury',
+        () => call(api.url!, 'GET', `/sandbox/v1/accounts/${treasury.toRawString()}`, null),
+        (r) => r.json.balances?.USDT === '3',
+      );
       assert.equal(jettons.json.balances.USDT, '3');
       // kassa gas: the gas wallet paid for it (the excess came back to it).
       const gas = await kassa(['gas'], { DATABASE_URL: db.url, BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX });
@@ -261,21 +355,28 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
   });
 
   async function completedPayment(coin: 'TON' | 'USDT', amount: string): Promise<{ id: string; address: string }> {
-    const body = coin === 'TON'
-      ? { amount, currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } }
-      : { amount, currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } };
+    const body =
+      coin === 'TON'
+        ? { amount, currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } }
+        : { amount, currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } };
     const created = await call(url, 'POST', '/v1/payments', token, body);
     assert.equal(created.status, 201, JSON.stringify(created.json));
     const sent = await call(url, 'POST', '/sandbox/v1/transfers', null, { to: created.json.paymentDetails.address, coin, amount });
     assert.equal(sent.status, 201, JSON.stringify(sent.json));
-    await waitFor(`${coin} payment completed`, () => call(url, 'GET', `/v1/payments/${created.json.id}`, token), (r) => r.json.status === 'completed');
+    await waitFor(
+      `${coin} payment completed`,
+      () => call(url, 'GET', `/v1/payments/${created.json.id}`, token),
+      (r) => r.json.status === 'completed',
+    );
     return { id: created.json.id, address: created.json.paymentDetails.address };
   }
 
-  it('TON and USDT payments to v5r1 deposit addresses complete; accounts shows the deposits\' balances', async () => {
+  it("TON and USDT payments to v5r1 deposit addresses complete; accounts shows the deposits' balances", async () => {
     const ton = await completedPayment('TON', '1.25');
     const usdt = await completedPayment('USDT', '7.5');
-    const derivations = await db.pool.anyFirst(sql.type(z.object({ derivation: z.string() }))`select derivation from deposit_addresses where payment_id in (${ton.id}, ${usdt.id})`);
+    const derivations = await db.pool.anyFirst(
+      sql.type(z.object({ derivation: z.string() }))`select derivation from deposit_addresses where payment_id in (${ton.id}, ${usdt.id})`,
+    );
     assert.deepEqual([...derivations], ['v5r1-1', 'v5r1-1']);
     const tonAccount = await call(url, 'GET', `/sandbox/v1/accounts/${ton.address}`, null);
     assert.equal(tonAccount.status, 200);
@@ -297,7 +398,7 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
     }
   });
 
-  it('deposits export: a standard v5r1 wallet built from it alone moves a TON deposit\'s money out', async () => {
+  it("deposits export: a standard v5r1 wallet built from it alone moves a TON deposit's money out", async () => {
     const payment = await completedPayment('TON', '3');
     const env = { DATABASE_URL: service.databaseUrl };
     const shown = await kassa(['deposits', 'export', '--payment', payment.id], env);
@@ -316,7 +417,11 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
     // From here on only @ton/ton and @ton/crypto, with the exported fields.
     const keys = keyPairFromSeed(Buffer.from(e.privateKey, 'hex'));
     assert.equal(keys.publicKey.toString('hex'), e.publicKey);
-    const contract = WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey, walletId: { networkGlobalId: e.networkGlobalId, context: e.context } });
+    const contract = WalletContractV5R1.create({
+      workchain: 0,
+      publicKey: keys.publicKey,
+      walletId: { networkGlobalId: e.networkGlobalId, context: e.context },
+    });
     assert.ok(contract.address.equals(Address.parse(e.address)));
     assert.equal(contract.walletId.networkGlobalId ^ (e.context as number), e.walletId);
     const wallet = client.open(contract);
@@ -330,22 +435,36 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
       timeout: Math.floor(Date.now() / 1000) + 60,
       messages: [internal({ to, value: 0n, bounce: false })],
     });
-    const arrived = await waitFor('the recovered TON', () => call(url, 'GET', `/sandbox/v1/accounts/${to.toRawString()}`, null), (r) => Number(r.json.balances?.TON ?? 0) > 0);
+    const arrived = await waitFor(
+      'the recovered TON',
+      () => call(url, 'GET', `/sandbox/v1/accounts/${to.toRawString()}`, null),
+      (r) => Number(r.json.balances?.TON ?? 0) > 0,
+    );
     assert.ok(Number(arrived.json.balances.TON) > 2.99 && Number(arrived.json.balances.TON) < 3, arrived.json.balances.TON);
     const left = await call(url, 'GET', `/sandbox/v1/accounts/${e.address}`, null);
     assert.equal(left.json.balances.TON, '0');
   });
 
-  it('deposits export: a USDT deposit\'s jettons moved out by hand (TON for gas sent first)', async () => {
+  it("deposits export: a USDT deposit's jettons moved out by hand (TON for gas sent first)", async () => {
     const payment = await completedPayment('USDT', '4.2');
     const e = (await kassa(['deposits', 'export', '--payment', payment.id, '--include-secret'], { DATABASE_URL: service.databaseUrl })).json;
     const keys = keyPairFromSeed(Buffer.from(e.privateKey, 'hex'));
-    const wallet = client.open(WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey, walletId: { networkGlobalId: e.networkGlobalId, context: e.context } }));
+    const wallet = client.open(
+      WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey, walletId: { networkGlobalId: e.networkGlobalId, context: e.context } }),
+    );
     assert.ok(wallet.address.equals(Address.parse(e.address)));
     // A deposit holds no TON for gas: send it some first (the runbook's step).
     assert.equal((await call(url, 'POST', '/sandbox/v1/transfers', null, { to: e.address, coin: 'TON', amount: '0.2' })).status, 201);
-    await waitFor('gas TON', () => wallet.getBalance(), (b) => b >= toNano('0.2'));
-    const usdtMaster = Address.parse(await db.pool.oneFirst(sql.type(z.object({ m: z.string() }))`select master_address as m from jetton_masters where coin_symbol = 'USDT' and network = 'sandbox'`));
+    await waitFor(
+      'gas TON',
+      () => wallet.getBalance(),
+      (b) => b >= toNano('0.2'),
+    );
+    const usdtMaster = Address.parse(
+      await db.pool.oneFirst(
+        sql.type(z.object({ m: z.string() }))`select master_address as m from jetton_masters where coin_symbol = 'USDT' and network = 'sandbox'`,
+      ),
+    );
     const asked = await client.runMethod(usdtMaster, 'get_wallet_address', [{ type: 'slice', cell: beginCell().storeAddress(wallet.address).endCell() }]);
     const jettonWallet = asked.stack.readAddress();
     const to = freshRecipient();
@@ -366,7 +485,11 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
       timeout: Math.floor(Date.now() / 1000) + 60,
       messages: [internal({ to: jettonWallet, value: toNano('0.1'), bounce: true, body: transfer })],
     });
-    const arrived = await waitFor('the recovered USDT', () => call(url, 'GET', `/sandbox/v1/accounts/${to.toRawString()}`, null), (r) => r.json.balances?.USDT === '4.2');
+    const arrived = await waitFor(
+      'the recovered USDT',
+      () => call(url, 'GET', `/sandbox/v1/accounts/${to.toRawString()}`, null),
+      (r) => r.json.balances?.USDT === '4.2',
+    );
     assert.equal(arrived.json.balances.USDT, '4.2');
     assert.equal((await call(url, 'GET', `/sandbox/v1/accounts/${e.address}`, null)).json.balances.USDT, '0');
   });
@@ -376,6 +499,9 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
     assertFails(await kassa(['deposits', 'export', '--payment', '00000000-0000-4000-8000-000000000000'], env), /has no deposit address/);
     assertFails(await kassa(['deposits', 'export'], env), /--payment is required/);
     const payment = await completedPayment('TON', '0.1');
-    assertFails(await kassa(['deposits', 'export', '--payment', payment.id, '--include-secret'], { ...env, KASSA_MASTER_KEY: MASTER_HEX }), /does not derive payment/);
+    assertFails(
+      await kassa(['deposits', 'export', '--payment', payment.id, '--include-secret'], { ...env, KASSA_MASTER_KEY: MASTER_HEX }),
+      /does not derive payment/,
+    );
   });
 });

@@ -28,7 +28,10 @@ describe('kassa CLI', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.json.name, 'Coffee');
     assert.match(result.json.id, /^[0-9a-f-]{36}$/);
-    assert.deepEqual(result.json.methods.map((m: any) => `${m.coin}/${m.chain}`), ['TON/TON', 'USDT/TON']);
+    assert.deepEqual(
+      result.json.methods.map((m: any) => `${m.coin}/${m.chain}`),
+      ['TON/TON', 'USDT/TON'],
+    );
     for (const method of result.json.methods) assert.match(method.id, /^[0-9a-f-]{36}$/);
     storeId = result.json.id;
   });
@@ -36,15 +39,29 @@ describe('kassa CLI', () => {
   it('store create takes --methods', async () => {
     const result = await kassa(['store', 'create', '--name', 'Jettons', '--methods', 'NOT/TON,DOGS/TON'], env);
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(result.json.methods.map((m: any) => m.coin), ['NOT', 'DOGS']);
+    assert.deepEqual(
+      result.json.methods.map((m: any) => m.coin),
+      ['NOT', 'DOGS'],
+    );
   });
 
-  it('store update sets the shop\'s face (display name, HTTPS logo, accent colour) and prints the store', async () => {
-    const result = await kassa(['store', 'update', storeId, '--display-name', ' Coffee & Co ', '--logo-url', 'https://cdn.example.com/logo.png', '--accent-color', '#1A73E8'], env);
+  it("store update sets the shop's face (display name, HTTPS logo, accent colour) and prints the store", async () => {
+    const result = await kassa(
+      ['store', 'update', storeId, '--display-name', ' Coffee & Co ', '--logo-url', 'https://cdn.example.com/logo.png', '--accent-color', '#1A73E8'],
+      env,
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(
       { ...result.json, methods: result.json.methods.map((m: any) => `${m.coin}/${m.chain}`) },
-      { id: storeId, name: 'Coffee', treasury: null, displayName: 'Coffee & Co', logoUrl: 'https://cdn.example.com/logo.png', accentColor: '#1a73e8', methods: ['TON/TON', 'USDT/TON'] },
+      {
+        id: storeId,
+        name: 'Coffee',
+        treasury: null,
+        displayName: 'Coffee & Co',
+        logoUrl: 'https://cdn.example.com/logo.png',
+        accentColor: '#1a73e8',
+        methods: ['TON/TON', 'USDT/TON'],
+      },
     );
     // One option at a time; the others stay; '' clears one.
     const cleared = await kassa(['store', 'update', storeId, '--logo-url', ''], env);
@@ -59,7 +76,10 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'not a url'], env), /--logo-url must be an absolute https:\/\/ URL/);
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', '#fff'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
-    assertFails(await kassa(['store', 'update', storeId], env), /nothing to change: give at least one of --treasury, --display-name, --logo-url, --accent-color/);
+    assertFails(
+      await kassa(['store', 'update', storeId], env),
+      /nothing to change: give at least one of --treasury, --display-name, --logo-url, --accent-color/,
+    );
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);
     assertFails(await kassa(['store', 'update', storeId, '--colour', '#000000'], env), /Unknown option '--colour'/);
@@ -82,7 +102,9 @@ describe('kassa CLI', () => {
     assert.equal(month.code, 0, month.stderr);
     const expires = new Date(month.json.expiresAt).getTime();
     assert.ok(Math.abs(expires - (Date.now() + 30 * 86_400_000)) < 60_000);
-    const row = await db.pool.one(sql.type(z.object({ store_id: z.string(), expires_at: z.date().nullable() }))`select store_id, expires_at from api_tokens where jti = ${month.json.jti}`);
+    const row = await db.pool.one(
+      sql.type(z.object({ store_id: z.string(), expires_at: z.date().nullable() }))`select store_id, expires_at from api_tokens where jti = ${month.json.jti}`,
+    );
     assert.equal(row.store_id, storeId);
     assert.equal(row.expires_at?.getTime(), expires);
   });
@@ -114,7 +136,14 @@ describe('kassa CLI', () => {
       const result = await kassa(args, { PORT: 'x' });
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stderr, '');
-      for (const usage of ['kassa start [--api | --worker]', 'kassa migrate', 'kassa store create --name NAME', 'kassa token issue --store ID', 'kassa token revoke JTI', 'kassa keys rotate']) {
+      for (const usage of [
+        'kassa start [--api | --worker]',
+        'kassa migrate',
+        'kassa store create --name NAME',
+        'kassa token issue --store ID',
+        'kassa token revoke JTI',
+        'kassa keys rotate',
+      ]) {
         assert.ok(result.stdout.includes(usage), `${args.join(' ')} lists ${usage}`);
       }
       for (const option of ['--api ', '--worker ', '--name NAME ', '--methods LIST ', '--store ID ', '--expires-in TIME ']) {
@@ -126,7 +155,11 @@ describe('kassa CLI', () => {
     assert.match(one.stdout, /^usage: kassa token issue --store ID \[--expires-in 30d\]\n\nIssues an API token/);
     assert.match(one.stdout, /--expires-in TIME +lifetime/);
     assert.doesNotMatch(one.stdout, /store create/);
-    for (const args of [['store', 'create', '-h'], ['help', 'store', 'create'], ['start', '--help']]) {
+    for (const args of [
+      ['store', 'create', '-h'],
+      ['help', 'store', 'create'],
+      ['start', '--help'],
+    ]) {
       const result = await kassa(args, {});
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, new RegExp(`^usage: kassa ${args.filter((arg) => !arg.startsWith('-') && arg !== 'help').join(' ')}`));
@@ -150,7 +183,10 @@ describe('kassa CLI', () => {
   it('fails with one line for an unknown command, bad config and a database that is down', async () => {
     assertFails(await kassa(['frobnicate'], env), /unknown command "frobnicate"/);
     assertFails(await kassa(['migrate'], { ...env, PORT: 'x' }), /PORT must be an integer/);
-    assertFails(await kassa(['migrate'], { ...env, TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }), /WEBHOOK_ALLOW_INSECURE=true is refused/);
+    assertFails(
+      await kassa(['migrate'], { ...env, TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }),
+      /WEBHOOK_ALLOW_INSECURE=true is refused/,
+    );
     assertFails(await kassa(['store', 'create', '--name', 'X'], { DATABASE_URL: 'postgres://kassa:kassa@127.0.0.1:1/kassa' }), /database unavailable/);
   });
 });

@@ -101,7 +101,9 @@ describe('embedded PostgreSQL', () => {
     }
   });
 
-  it('starts as root in a directory the postgres user cannot enter (/root is 0700)', { skip: !isRoot && 'the postgres user exists only for root' }, async () => {
+  it('starts as root in a directory the postgres user cannot enter (/root is 0700)', {
+    skip: !isRoot && 'the postgres user exists only for root',
+  }, async () => {
     // A checkout under a 0700 directory, with its own copy of the PostgreSQL binaries there too.
     const home = fs.mkdtempSync(path.join(work, 'root-home-'));
     fs.chmodSync(home, 0o700);

@@ -79,7 +79,10 @@ describe('result schemas (sql.type)', () => {
 
   it('every row is checked: a row that does not fit is refused, a fitting one comes back as parsed', async () => {
     assert.deepEqual(await pool.any(sql.type(z.object({ n: z.number() }))`select 1 as n union all select 2`), [{ n: 1 }, { n: 2 }]);
-    await assert.rejects(pool.any(sql.type(z.object({ n: z.number() }))`select '1'::text as n union all select 'two'`), (error: unknown) => error instanceof SchemaValidationError);
+    await assert.rejects(
+      pool.any(sql.type(z.object({ n: z.number() }))`select '1'::text as n union all select 'two'`),
+      (error: unknown) => error instanceof SchemaValidationError,
+    );
     // zod's own output is what comes back (here: a default filled in).
     assert.deepEqual(await pool.one(sql.type(z.object({ n: z.number(), m: z.string().default('none') }))`select 1 as n`), { n: 1, m: 'none' });
     // Without a schema the row is node-postgres's.

@@ -95,9 +95,14 @@ describe('exchange rates', () => {
     tonapi.reply = (_req, res) => json(res, 200, TONAPI_BODY);
   });
 
-  const rows = () => db.pool.any(sql.type(rateRow)`select currency, coin_symbol, rate::text as rate, source, fetched_at from exchange_rates order by currency, coin_symbol`);
+  const rows = () =>
+    db.pool.any(sql.type(rateRow)`select currency, coin_symbol, rate::text as rate, source, fetched_at from exchange_rates order by currency, coin_symbol`);
   const rateOf = async (currency: string, coin: string) =>
-    (await db.pool.maybeOne(sql.type(rateRow)`select currency, coin_symbol, rate::text as rate, source, fetched_at from exchange_rates where currency = ${currency} and coin_symbol = ${coin}`)) ?? null;
+    (await db.pool.maybeOne(
+      sql.type(
+        rateRow,
+      )`select currency, coin_symbol, rate::text as rate, source, fetched_at from exchange_rates where currency = ${currency} and coin_symbol = ${coin}`,
+    )) ?? null;
 
   describe('the fixed provider', () => {
     it('writes every pair of the sandbox table', async () => {
@@ -141,7 +146,15 @@ describe('exchange rates', () => {
     });
 
     it('answers a fresh rate and refuses a stale one', async () => {
-      const live: RateProvider = { name: 'live', fetchUsdPrices: async () => new Map([['USD', '1'], ['TON', '4'], ['USDT', '1']]) };
+      const live: RateProvider = {
+        name: 'live',
+        fetchUsdPrices: async () =>
+          new Map([
+            ['USD', '1'],
+            ['TON', '4'],
+            ['USDT', '1'],
+          ]),
+      };
       assert.equal(await refreshRates(db.pool, live, 'sandbox', T0, log), 4); // USD→TON, USD→USDT, TON→USDT, USDT→TON
       assert.deepEqual(await getRate(db.pool, 'USD', 'TON', T0), { rate: '0.25', source: 'live', fetchedAt: T0 });
       assert.equal((await getRate(db.pool, 'USD', 'TON', at(9 * 60_000)))?.rate, '0.25');
@@ -165,7 +178,19 @@ describe('exchange rates', () => {
     it('answers null for a pair the provider stopped pricing, once its row is stale', async () => {
       const provider = (ton: boolean): RateProvider => ({
         name: 'live',
-        fetchUsdPrices: async () => new Map(ton ? [['USD', '1'], ['TON', '4'], ['USDT', '1']] : [['USD', '1'], ['USDT', '1']]),
+        fetchUsdPrices: async () =>
+          new Map(
+            ton
+              ? [
+                  ['USD', '1'],
+                  ['TON', '4'],
+                  ['USDT', '1'],
+                ]
+              : [
+                  ['USD', '1'],
+                  ['USDT', '1'],
+                ],
+          ),
       });
       await refreshRates(db.pool, provider(true), 'sandbox', T0, log);
       await refreshRates(db.pool, provider(false), 'sandbox', at(5 * 60_000), log);
@@ -176,7 +201,14 @@ describe('exchange rates', () => {
 
   it('removes rows of another provider, so fixed rates do not outlive a switch', async () => {
     await refreshRates(db.pool, fixedProvider(), 'sandbox', T0, log);
-    const live: RateProvider = { name: 'tonapi', fetchUsdPrices: async () => new Map([['USD', '1'], ['TON', '4']]) };
+    const live: RateProvider = {
+      name: 'tonapi',
+      fetchUsdPrices: async () =>
+        new Map([
+          ['USD', '1'],
+          ['TON', '4'],
+        ]),
+    };
     assert.equal(await refreshRates(db.pool, live, 'mainnet', at(1000), log), 1);
     assert.deepEqual(
       (await rows()).map((row) => [row.currency, row.coin_symbol, row.rate, row.source]),
@@ -185,7 +217,14 @@ describe('exchange rates', () => {
   });
 
   it('computes pairs only where both prices are known', () => {
-    const pairs = computeRates(new Map([['USD', '1'], ['EUR', '1.25'], ['TON', '5']]), ['TON', 'USDT']);
+    const pairs = computeRates(
+      new Map([
+        ['USD', '1'],
+        ['EUR', '1.25'],
+        ['TON', '5'],
+      ]),
+      ['TON', 'USDT'],
+    );
     assert.deepEqual(pairs, [
       { currency: 'EUR', coin: 'TON', rate: '0.25' },
       { currency: 'USD', coin: 'TON', rate: '0.2' },
@@ -300,7 +339,14 @@ describe('exchange rates', () => {
     });
 
     it('uses tonapi with the mainnet masters when configured', async () => {
-      const config = loadConfig({ DATABASE_URL: db.url, TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com', RATES_API_URL: tonapi.url, RATES_API_KEY: 'k' });
+      const config = loadConfig({
+        DATABASE_URL: db.url,
+        TON_NETWORK: 'mainnet',
+        KASSA_MASTER_KEY: 'ab'.repeat(32),
+        BASE_URL: 'https://pay.example.com',
+        RATES_API_URL: tonapi.url,
+        RATES_API_KEY: 'k',
+      });
       const task = refreshTask({ config, pool: db.pool, log, now: () => T0 });
       await task({}, helpers);
       assert.equal(tonapi.seen[0]?.authorization, 'Bearer k');

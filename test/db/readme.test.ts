@@ -20,7 +20,10 @@ const USER_PATH = (process.env.PATH ?? '')
 /** Lines of the README's sh code blocks, comments cut. */
 function shellLines(): string[] {
   const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
-  return blocks.flatMap((block) => block.split('\n')).map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  return blocks
+    .flatMap((block) => block.split('\n'))
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter(Boolean);
 }
 
 function sh(command: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -44,7 +47,11 @@ describe('README, tried as a new user would', () => {
   it('every CLI example prints exactly one JSON document (npm run -s), piped into a parser', async () => {
     const mentions = README.match(/npm run[^`\n]*kassa --/g) ?? [];
     assert.ok(mentions.length >= 3, 'the README shows the CLI');
-    assert.deepEqual(mentions.filter((mention) => !mention.startsWith('npm run -s kassa --')), [], 'every example uses npm run -s');
+    assert.deepEqual(
+      mentions.filter((mention) => !mention.startsWith('npm run -s kassa --')),
+      [],
+      'every example uses npm run -s',
+    );
 
     const create = shellLines().find((line) => line.includes('kassa -- store create'));
     const issue = shellLines().find((line) => line.includes('kassa -- token issue'));
@@ -64,7 +71,11 @@ describe('README, tried as a new user would', () => {
     const command = shellLines().find((line) => line.includes('examples/webhook-receiver.ts'));
     assert.ok(command, 'the README gives a command for the receiver example');
     const section = README.slice(README.indexOf('## Receiving webhooks'));
-    assert.match(section.slice(0, section.indexOf('\n## ', 5)), /WEBHOOK_ALLOW_INSECURE=true/, 'a local receiver needs WEBHOOK_ALLOW_INSECURE=true, said where the example is');
+    assert.match(
+      section.slice(0, section.indexOf('\n## ', 5)),
+      /WEBHOOK_ALLOW_INSECURE=true/,
+      'a local receiver needs WEBHOOK_ALLOW_INSECURE=true, said where the example is',
+    );
     const keys: KeyServer = await startKeyServer([]);
     const child = spawn('sh', ['-c', command.replace(/KASSA_KEYS_URL=\S+/, `KASSA_KEYS_URL=${keys.url}`).replace(/PORT=\d+/, 'PORT=0')], {
       cwd: ROOT,

@@ -39,7 +39,9 @@ describe('reporting views', () => {
       { status: 'pending', currency: 'TON', payments: '1', total_amount: '1' },
     ]);
 
-    const receipts = await app.pool.any(sql.type(z.object({ order_id: z.string(), status: z.string(), expected_coin_amount: z.string(), received_coin_amount: z.string(), difference: z.string() }))`
+    const receipts = await app.pool.any(sql.type(
+      z.object({ order_id: z.string(), status: z.string(), expected_coin_amount: z.string(), received_coin_amount: z.string(), difference: z.string() }),
+    )`
       select order_id, status, expected_coin_amount::text, received_coin_amount::text, difference::text from reporting.payment_receipts where store_id = ${store.id} order by order_id
     `);
     assert.deepEqual(receipts, [
@@ -58,9 +60,20 @@ describe('reporting views', () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, order_id: 'r-hook', webhookURL: 'https://hooks.example.com/kassa' });
     await app.pay(payment.paymentDetails.address, 'TON', '1');
     await app.settle();
-    const rows = await app.pool.any(sql.type(z.object({ order_id: z.string(), reason: z.string(), status: z.string(), attempts: z.number(), url: z.string(), last_http_status: z.number().nullable() }))`
+    const rows = await app.pool.any(sql.type(
+      z.object({
+        order_id: z.string(),
+        reason: z.string(),
+        status: z.string(),
+        attempts: z.number(),
+        url: z.string(),
+        last_http_status: z.number().nullable(),
+      }),
+    )`
       select order_id, reason, status, attempts, url, last_http_status from reporting.webhook_outcomes where store_id = ${store.id}
     `);
-    assert.deepEqual(rows, [{ order_id: 'r-hook', reason: 'completed', status: 'pending', attempts: 0, url: 'https://hooks.example.com/kassa', last_http_status: null }]);
+    assert.deepEqual(rows, [
+      { order_id: 'r-hook', reason: 'completed', status: 'pending', attempts: 0, url: 'https://hooks.example.com/kassa', last_http_status: null },
+    ]);
   });
 });

@@ -7,7 +7,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 
 const DRILLS = path.resolve(import.meta.dirname, '../../drills');
-const drills = fs.readdirSync(DRILLS).filter((file) => file.endsWith('.ts') && file !== 'lib.ts').sort();
+const drills = fs
+  .readdirSync(DRILLS)
+  .filter((file) => file.endsWith('.ts') && file !== 'lib.ts')
+  .sort();
 
 function run(file: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {

@@ -94,7 +94,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     }
     const response = await fetch(`${url}${path}`, { method, headers: sent, body: payload as BodyInit | undefined });
     const text = await response.text();
-    let json: unknown ;
+    let json: unknown;
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {

@@ -54,7 +54,11 @@ export async function startChainApp(env: Record<string, string> = {}): Promise<C
     routes: [(router, deps, guards) => sandbox!.routes(router, deps, guards)],
     beforeListen: async (pool) => {
       // As kassa start does: the gas wallet is recorded and funded by the sandbox.
-      const gas = await ensureGasWallet(pool, { masterKey: env.KASSA_MASTER_KEY ?? null, depositPublicKey: env.KASSA_DEPOSIT_PUBLIC_KEY ?? null, tonNetwork: 'sandbox' });
+      const gas = await ensureGasWallet(pool, {
+        masterKey: env.KASSA_MASTER_KEY ?? null,
+        depositPublicKey: env.KASSA_DEPOSIT_PUBLIC_KEY ?? null,
+        tonNetwork: 'sandbox',
+      });
       sandbox = await startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
     },
   });

@@ -49,7 +49,12 @@ export async function recordTestTransfer(app: TestApp, paymentId: string, transf
 }
 
 /** Moves a payment to a final status as its command would, with the time column that status needs. */
-export async function setTestPaymentStatus(app: TestApp, paymentId: string, status: 'completed' | 'expired' | 'cancelled', options: { webhook?: boolean } = {}): Promise<string | null> {
+export async function setTestPaymentStatus(
+  app: TestApp,
+  paymentId: string,
+  status: 'completed' | 'expired' | 'cancelled',
+  options: { webhook?: boolean } = {},
+): Promise<string | null> {
   const column = { completed: sql.fragment`paid_at = now()`, expired: sql.fragment`expired_at = now()`, cancelled: sql.fragment`cancelled_at = now()` }[status];
   return app.pool.transaction(async (tx) => {
     await tx.query(sql.unsafe`update payments set status = ${status}, ${column} where id = ${paymentId}`);

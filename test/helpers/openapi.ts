@@ -25,7 +25,12 @@ const pointer = (...parts: string[]): string => parts.map((part) => part.replace
 function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
   if (schema === null || typeof schema !== 'object') return schema;
-  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, property]) => [name, closed(property)])) : closed(value)]));
+  const copy = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, property]) => [name, closed(property)])) : closed(value),
+    ]),
+  );
   if ('properties' in copy && !('additionalProperties' in copy)) copy.additionalProperties = false;
   return copy;
 }
@@ -39,9 +44,9 @@ export function responseChecker(document: OpenApiDocument): ResponseChecker {
   const templates = Object.keys(document.paths)
     .sort((a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0))
     .map((template) => ({
-    template,
-    pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
-  }));
+      template,
+      pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    }));
   return (method, url, status, headers, text) => {
     const contentType = headers.get('content-type');
     const path = new URL(url, 'http://x').pathname;

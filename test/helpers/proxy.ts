@@ -64,7 +64,15 @@ export function requestFrom(
   if (payload !== undefined) headers['content-type'] = 'application/json';
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: options.method ?? 'GET', headers, localAddress: from, agent: false },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: options.method ?? 'GET',
+        headers,
+        localAddress: from,
+        agent: false,
+      },
       (response) => {
         if (options.stream && response.statusCode === 200) {
           resolve({ status: response.statusCode ?? 0, headers: response.headers, text: '', json: undefined, response });

@@ -55,10 +55,19 @@ export async function injectTestWallet(page: Page, app: ChainTestApp, options: {
     // As a wallet does: bounceable or not as the user-friendly address says.
     const messages = params.messages.map((message) => {
       const parsed = Address.parseFriendly(message.address);
-      return internal({ to: parsed.address, bounce: parsed.isBounceable, value: BigInt(message.amount), ...(message.payload ? { body: Cell.fromBase64(message.payload) } : {}) });
+      return internal({
+        to: parsed.address,
+        bounce: parsed.isBounceable,
+        value: BigInt(message.amount),
+        ...(message.payload ? { body: Cell.fromBase64(message.payload) } : {}),
+      });
     });
     const body = treasury.createTransfer({ messages });
-    const boc = beginCell().store(storeMessage(external({ to: treasury.address, body }))).endCell().toBoc().toString('base64');
+    const boc = beginCell()
+      .store(storeMessage(external({ to: treasury.address, body })))
+      .endCell()
+      .toBoc()
+      .toString('base64');
     const response = await fetch(`${app.url}${SANDBOX_JSON_RPC_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -71,7 +80,13 @@ export async function injectTestWallet(page: Page, app: ChainTestApp, options: {
 
   await page.addInitScript(
     ({ key, name, address, stateInit: init, embedded }) => {
-      const device = { platform: 'linux', appName: key, appVersion: '1.0.0', maxProtocolVersion: 2, features: ['SendTransaction', { name: 'SendTransaction', maxMessages: 4 }] };
+      const device = {
+        platform: 'linux',
+        appName: key,
+        appVersion: '1.0.0',
+        maxProtocolVersion: 2,
+        features: ['SendTransaction', { name: 'SendTransaction', maxMessages: 4 }],
+      };
       const connectEvent = (id: number) => ({
         event: 'connect',
         id,
@@ -86,7 +101,8 @@ export async function injectTestWallet(page: Page, app: ChainTestApp, options: {
           walletInfo: {
             name,
             app_name: key,
-            image: 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 10 10%22%3E%3Crect width=%2210%22 height=%2210%22 fill=%22%23333%22/%3E%3C/svg%3E',
+            image:
+              'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 10 10%22%3E%3Crect width=%2210%22 height=%2210%22 fill=%22%23333%22/%3E%3C/svg%3E',
             about_url: 'https://example.com/test-wallet',
             platforms: ['chrome', 'firefox', 'linux', 'macos', 'windows', 'ios', 'android'],
             features: [{ name: 'SendTransaction', maxMessages: 4, extraCurrencySupported: false }],
@@ -97,8 +113,10 @@ export async function injectTestWallet(page: Page, app: ChainTestApp, options: {
             connected = true;
             return connectEvent(nextId++);
           },
-          restoreConnection: async () => (connected ? connectEvent(nextId++) : { event: 'connect_error', id: nextId++, payload: { code: 0, message: 'not connected' } }),
-          send: async (request: unknown) => JSON.parse(await (window as unknown as { kassaTestWalletSend(json: string): Promise<string> }).kassaTestWalletSend(JSON.stringify(request))),
+          restoreConnection: async () =>
+            connected ? connectEvent(nextId++) : { event: 'connect_error', id: nextId++, payload: { code: 0, message: 'not connected' } },
+          send: async (request: unknown) =>
+            JSON.parse(await (window as unknown as { kassaTestWalletSend(json: string): Promise<string> }).kassaTestWalletSend(JSON.stringify(request))),
           listen: (callback: (event: unknown) => void) => {
             listeners.push(callback);
             return () => listeners.splice(listeners.indexOf(callback), 1);

@@ -23,7 +23,7 @@ function asResponse(response: ClientResponse) {
   return { status: response.status, headers: new Headers(response.headers as Record<string, string>), json: response.json, text: response.text };
 }
 
-describe('TRUST_PROXY=true behind one proxy: the address the proxy saw, never the client\'s X-Forwarded-For', () => {
+describe("TRUST_PROXY=true behind one proxy: the address the proxy saw, never the client's X-Forwarded-For", () => {
   let app: TestApp;
   let proxy: ReverseProxy;
   let paymentId: string;
@@ -50,7 +50,10 @@ describe('TRUST_PROXY=true behind one proxy: the address the proxy saw, never th
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) {
       const response = await requestFrom('127.0.0.4', `${proxy.url}/v1/payments`, {
-        headers: { 'x-forwarded-for': forged(), authorization: `Bearer ${crypto.randomBytes(12).toString('base64url')}.e30.${crypto.randomBytes(32).toString('base64url')}` },
+        headers: {
+          'x-forwarded-for': forged(),
+          authorization: `Bearer ${crypto.randomBytes(12).toString('base64url')}.e30.${crypto.randomBytes(32).toString('base64url')}`,
+        },
       });
       statuses.push(response.status);
     }

@@ -111,7 +111,9 @@ describe('POST {checkout}/v1/checkout/payments/{id}/method', () => {
     const after = await view(payment.id);
     assert.equal(after.json.paymentDetails.address, first.json.paymentDetails.address);
     assert.equal(after.json.paymentDetails.coin.symbol, 'USDT');
-    const addresses = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from deposit_addresses where payment_id = ${payment.id}`);
+    const addresses = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from deposit_addresses where payment_id = ${payment.id}`,
+    );
     assert.equal(addresses, 1);
   });
 
@@ -119,7 +121,9 @@ describe('POST {checkout}/v1/checkout/payments/{id}/method', () => {
     const payment = await createPayment();
     const results = await Promise.all([choose(payment.id, methods.USDT), choose(payment.id, methods.TON)]);
     assert.deepEqual(results.map((r) => r.status).sort(), [200, 409]);
-    const addresses = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from deposit_addresses where payment_id = ${payment.id}`);
+    const addresses = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from deposit_addresses where payment_id = ${payment.id}`,
+    );
     assert.equal(addresses, 1);
   });
 
@@ -143,9 +147,29 @@ describe('POST {checkout}/v1/checkout/payments/{id}/method', () => {
     const notEnabled = await app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select id from payment_methods where coin_symbol = 'NOT'`);
     assertError(await choose(payment.id, notEnabled), 404, 'not_found_error', 'payment_method_not_found', 'paymentMethodID');
     assertError(await choose(payment.id, 'usdt'), 400, 'invalid_request_error', 'invalid_payment_method_id', 'paymentMethodID');
-    assertError(await app.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, { body: {} }), 400, 'invalid_request_error', 'missing_parameter', 'paymentMethodID');
-    assertError(await app.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, { body: { paymentMethodID: methods.USDT, coin: 'USDT' } }), 400, 'invalid_request_error', 'unknown_parameter', 'coin');
-    assertError(await app.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, { rawBody: 'paymentMethodID=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    assertError(
+      await app.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, { body: {} }),
+      400,
+      'invalid_request_error',
+      'missing_parameter',
+      'paymentMethodID',
+    );
+    assertError(
+      await app.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, { body: { paymentMethodID: methods.USDT, coin: 'USDT' } }),
+      400,
+      'invalid_request_error',
+      'unknown_parameter',
+      'coin',
+    );
+    assertError(
+      await app.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, {
+        rawBody: 'paymentMethodID=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+    );
     assertError(await choose(crypto.randomUUID(), methods.USDT), 404, 'not_found_error', 'payment_not_found');
     assertError(await choose('nope', methods.USDT), 400, 'invalid_request_error', 'invalid_payment_id', 'paymentID');
     assert.equal((await view(payment.id)).json.status, 'created', 'nothing changed');
@@ -161,9 +185,18 @@ describe('GET {checkout}/{id}: the page', () => {
     const csp = response.headers.get('content-security-policy');
     // TON Connect's UI fills one empty <style> element carrying this response's nonce.
     const nonce = /<style id="_goober" nonce="([A-Za-z0-9+/=]{24})"> <\/style>/.exec(response.text)?.[1];
-    assert.ok(nonce, 'the style element of TON Connect\'s UI, with a nonce');
+    assert.ok(nonce, "the style element of TON Connect's UI, with a nonce");
     assert.equal(csp, paymentPageCsp({ status: 'created', store_logo_url: null }, nonce));
-    for (const directive of ["default-src 'none'", "img-src 'self' data:", `style-src 'self' 'nonce-${nonce}'`, "script-src 'self'", `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}`, "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"]) {
+    for (const directive of [
+      "default-src 'none'",
+      "img-src 'self' data:",
+      `style-src 'self' 'nonce-${nonce}'`,
+      "script-src 'self'",
+      `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}`,
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ]) {
       assert.ok(csp!.includes(directive), directive);
     }
     assert.doesNotMatch(csp!, /unsafe-inline|unsafe-eval|\*/);
@@ -177,7 +210,8 @@ describe('GET {checkout}/{id}: the page', () => {
     assert.ok(html.includes('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more'));
     assert.ok(!html.includes('<script>alert'));
     // Every script is either served from 'self' or a JSON data block; no inline styles or handlers.
-    for (const tag of html.match(/<script[^>]*>/g) ?? []) assert.match(tag, /^<script (src="\/pay\/assets\/(checkout|tonconnect-ui)\.js\?v=[0-9a-f]{12}" defer|type="application\/json" id="kassa-data")>$/);
+    for (const tag of html.match(/<script[^>]*>/g) ?? [])
+      assert.match(tag, /^<script (src="\/pay\/assets\/(checkout|tonconnect-ui)\.js\?v=[0-9a-f]{12}" defer|type="application\/json" id="kassa-data")>$/);
     assert.doesNotMatch(html.replace(/<style id="_goober" nonce="[^"]+"> <\/style>/, ''), /<style|\sstyle=|\son[a-z]+=/i);
     for (const [, url] of html.matchAll(/\s(?:src|href)="([^"]*)"/g)) {
       assert.ok(url!.startsWith('/pay/') || url!.startsWith('?lang=') || url === 'data:,', `only own assets: ${url}`);
@@ -218,7 +252,9 @@ describe('GET {checkout}/{id}: the page', () => {
     const html = (await page(payment.id)).text;
     assert.ok(html.includes(`<code class="value address" id="address-value">${address}</code>`));
     assert.ok(html.includes('<code class="value" id="amount-value">10.5</code>'));
-    const master = await app.pool.oneFirst(sql.type(z.object({ master_address: z.string() }))`select master_address from jetton_masters where coin_symbol = 'USDT' and network = 'sandbox'`);
+    const master = await app.pool.oneFirst(
+      sql.type(z.object({ master_address: z.string() }))`select master_address from jetton_masters where coin_symbol = 'USDT' and network = 'sandbox'`,
+    );
     const friendlyMaster = Address.parseRaw(master).toString({ urlSafe: true, bounceable: true, testOnly: false });
     const exp = Math.floor(Date.parse(payment.timer.expiresAt) / 1000);
     const link = `ton://transfer/${address}?jetton=${friendlyMaster}&amount=10500000&exp=${exp}`;
@@ -288,7 +324,9 @@ describe('GET {checkout}/{id}: the page', () => {
 
   it('open but past its expiry time (the expiry job not run yet): no way to pay is offered', async () => {
     const payment = await createPayment({ payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
-    await app.pool.query(sql.unsafe`update payments set created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' where id = ${payment.id}`);
+    await app.pool.query(
+      sql.unsafe`update payments set created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' where id = ${payment.id}`,
+    );
     const html = (await page(payment.id)).text;
     assert.ok(html.includes('Time is up'));
     assert.ok(!html.includes('ton://'));
@@ -356,24 +394,33 @@ describe('what a customer asks for on the page', () => {
     const html = (await page(payment.id)).text;
     assert.match(html, /<time id="paid-at" datetime="[^"]+">\d{1,2} \w{3} \d{4}, \d\d:\d\d UTC<\/time>/);
     assert.ok(!html.includes('class="explorer"'));
-    assert.ok(!html.includes('id="back-link"'), 'the way back is the ended page\'s own button');
+    assert.ok(!html.includes('id="back-link"'), "the way back is the ended page's own button");
   });
 
   it('on mainnet each transaction links to Tonviewer and Tonscan (rendered without any network)', async () => {
-    const mainnet = await startPaymentsApp({ env: { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), RATES_PROVIDER: 'tonapi', BASE_URL: 'https://pay.example.com' } });
+    const mainnet = await startPaymentsApp({
+      env: { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), RATES_PROVIDER: 'tonapi', BASE_URL: 'https://pay.example.com' },
+    });
     try {
       const shop = await mainnet.store({ name: 'Mainnet shop', methods: 'TON/TON' });
-      const created = await mainnet.request('POST', '/v1/payments', { token: shop.token, body: { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } } });
+      const created = await mainnet.request('POST', '/v1/payments', {
+        token: shop.token,
+        body: { amount: '2', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+      });
       assert.equal(created.status, 201, created.text);
       const hash = crypto.randomBytes(32).toString('hex');
-      const address = await mainnet.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from deposit_addresses where payment_id = ${created.json.id}`);
+      const address = await mainnet.pool.oneFirst(
+        sql.type(z.object({ address: z.string() }))`select address from deposit_addresses where payment_id = ${created.json.id}`,
+      );
       await mainnet.pool.query(sql.unsafe`
         insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, amount_base_units, amount, chain_time, effect)
         values (${address}, '1000', ${hash}, ${created.json.id}, ${address}, 'TON', '2000000000', '2', now(), 'completed')
       `);
       await setTestPaymentStatus(mainnet, created.json.id, 'completed');
       const html = (await mainnet.request('GET', `/pay/${created.json.id}`)).text;
-      assert.ok(html.includes(`<a class="explorer" href="https://tonviewer.com/transaction/${hash}" rel="noreferrer noopener" target="_blank">View on Tonviewer</a>`));
+      assert.ok(
+        html.includes(`<a class="explorer" href="https://tonviewer.com/transaction/${hash}" rel="noreferrer noopener" target="_blank">View on Tonviewer</a>`),
+      );
       assert.ok(html.includes(`<a class="explorer" href="https://tonscan.org/tx/${hash}" rel="noreferrer noopener" target="_blank">View on Tonscan</a>`));
     } finally {
       await mainnet.close();
@@ -381,8 +428,8 @@ describe('what a customer asks for on the page', () => {
   });
 });
 
-describe('the shop\'s face', () => {
-  it('shows the display name, the logo (its origin alone added to img-src) and the accent colour (a nonce\'d style)', async () => {
+describe("the shop's face", () => {
+  it("shows the display name, the logo (its origin alone added to img-src) and the accent colour (a nonce'd style)", async () => {
     const shop = await app.store({ name: 'internal-name-42', methods: 'TON/TON' });
     await updateStore(app.pool, shop.id, { 'display-name': 'Green Leaf Tea', 'logo-url': 'https://cdn.example.com/brand/logo.svg', 'accent-color': '#2E7D32' });
     const created = await app.request('POST', '/v1/payments', { token: shop.token, body: { amount: '1', currency: 'TON' } });
@@ -393,7 +440,7 @@ describe('the shop\'s face', () => {
     assert.ok(!html.includes('internal-name-42'), 'the internal name stays internal');
     assert.ok(html.includes('<img class="logo" id="store-logo" src="https://cdn.example.com/brand/logo.svg" alt="" width="56" height="56">'));
     const nonce = /<style nonce="([^"]+)">:root\{--brand:#2e7d32;--brand-text:#ffffff\}\.card\{border-top:4px solid #2e7d32\}<\/style>/.exec(html)?.[1];
-    assert.ok(nonce, 'the accent colour in a nonce\'d style');
+    assert.ok(nonce, "the accent colour in a nonce'd style");
     const csp = response.headers.get('content-security-policy')!;
     assert.ok(csp.includes("img-src 'self' data: https://cdn.example.com;"), csp);
     assert.ok(csp.includes(`style-src 'self' 'nonce-${nonce}'`), csp);
@@ -412,7 +459,7 @@ describe('the shop\'s face', () => {
 });
 
 describe('TON Connect', () => {
-  it('serves the manifest at a stable URL, its PNG icon, and the wallets the page offers with Kassa\'s own badges', async () => {
+  it("serves the manifest at a stable URL, its PNG icon, and the wallets the page offers with Kassa's own badges", async () => {
     const manifest = await app.request('GET', '/pay/tonconnect-manifest.json');
     assert.equal(manifest.status, 200);
     const base = app.config.checkoutBaseUrl;
@@ -424,7 +471,10 @@ describe('TON Connect', () => {
     assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [180, 180]);
 
     const wallets = await app.request('GET', '/pay/assets/tonconnect-wallets.json');
-    assert.deepEqual(wallets.json.map((w: any) => w.app_name), ['telegram-wallet', 'tonkeeper', 'mytonwallet', 'tonhub']);
+    assert.deepEqual(
+      wallets.json.map((w: any) => w.app_name),
+      ['telegram-wallet', 'tonkeeper', 'mytonwallet', 'tonhub'],
+    );
     const bridges = new Set<string>();
     for (const wallet of wallets.json) {
       const badge = await app.request('GET', wallet.image);
@@ -437,7 +487,8 @@ describe('TON Connect', () => {
   });
 
   const customer = Address.parse('EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N');
-  const tonConnect = (id: string, account: string = customer.toString()) => app.request('GET', `/pay/v1/checkout/payments/${id}/ton-connect?account=${encodeURIComponent(account)}`);
+  const tonConnect = (id: string, account: string = customer.toString()) =>
+    app.request('GET', `/pay/v1/checkout/payments/${id}/ton-connect?account=${encodeURIComponent(account)}`);
 
   it('builds the TON transfer: what is still due, in nanoTON, to the deposit address, valid until the expiry', async () => {
     const payment = await createPayment({ amount: '1.25', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
@@ -463,11 +514,13 @@ describe('TON Connect', () => {
     await app.request('POST', `/v1/payments/${pending.id}/cancel`, { token: store.token });
     assertError(await tonConnect(pending.id), 409, 'invalid_request_error', 'payment_not_open');
     const late = await createPayment({ payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
-    await app.pool.query(sql.unsafe`update payments set created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' where id = ${late.id}`);
+    await app.pool.query(
+      sql.unsafe`update payments set created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' where id = ${late.id}`,
+    );
     assertError(await tonConnect(late.id), 409, 'invalid_request_error', 'payment_expired');
   });
 
-  it('a jetton needs the customer\'s jetton wallet from the chain: when the chain API cannot answer, 503 chain_unavailable', async () => {
+  it("a jetton needs the customer's jetton wallet from the chain: when the chain API cannot answer, 503 chain_unavailable", async () => {
     // This app serves no sandbox chain, so the lookup's JSON-RPC call gets a 404.
     const payment = await createPayment({ payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
     const response = await tonConnect(payment.id);
@@ -477,7 +530,7 @@ describe('TON Connect', () => {
 });
 
 describe('unknown payments', () => {
-  it('answer a 404 HTML page for an unknown or malformed id, in the customer\'s language', async () => {
+  it("answer a 404 HTML page for an unknown or malformed id, in the customer's language", async () => {
     for (const id of [crypto.randomUUID(), 'not-a-payment', '12345']) {
       const response = await page(id);
       assert.equal(response.status, 404, id);
@@ -546,7 +599,11 @@ describe('GET {checkout}/v1/checkout/payments/{id}/events', () => {
       done = chunk.done;
     }
     const views = [...text.matchAll(/^data: (.+)$/gm)].map((match) => JSON.parse(match[1]!));
-    assert.deepEqual(views.map((v) => v.status), ['created', 'pending', 'cancelled'], 'each change once, then the stream ends');
+    assert.deepEqual(
+      views.map((v) => v.status),
+      ['created', 'pending', 'cancelled'],
+      'each change once, then the stream ends',
+    );
     assert.equal(views[2].returnURL, 'https://shop.example.com/back');
     for (const secret of SECRETS) assert.ok(!text.includes(secret));
   });
@@ -566,7 +623,10 @@ describe('GET {checkout}/v1/checkout/payments/{id}/events', () => {
     const response = await fetch(`${app.url}/pay/v1/checkout/payments/${payment.id}/events`);
     const { events, ended } = await readEvents(response, () => false, 3000);
     assert.equal(ended, true);
-    assert.deepEqual(events.map((e) => e.data.status), ['cancelled']);
+    assert.deepEqual(
+      events.map((e) => e.data.status),
+      ['cancelled'],
+    );
     assertError(await app.request('GET', `/pay/v1/checkout/payments/${crypto.randomUUID()}/events`), 404, 'not_found_error', 'payment_not_found');
   });
 });
@@ -610,7 +670,12 @@ describe('rate limits on the public endpoints', () => {
     assert.equal(html.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.ok(html.text.includes('Too many requests'));
     assert.ok(html.headers.get('retry-after'));
-    assertError(await limited.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, { body: { paymentMethodID: crypto.randomUUID() } }), 429, 'rate_limit_error', 'rate_limit_exceeded');
+    assertError(
+      await limited.request('POST', `/pay/v1/checkout/payments/${payment.id}/method`, { body: { paymentMethodID: crypto.randomUUID() } }),
+      429,
+      'rate_limit_error',
+      'rate_limit_exceeded',
+    );
     assertError(await limited.request('GET', `/pay/v1/checkout/payments/${payment.id}/events`), 429, 'rate_limit_error', 'rate_limit_exceeded');
     assert.equal((await limited.request('GET', '/pay/assets/checkout.css')).status, 200);
   });

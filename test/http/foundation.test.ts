@@ -56,12 +56,37 @@ describe('HTTP foundation', () => {
   });
 
   it('refuses bodies that are not JSON (415), too large (413) or malformed (400)', async () => {
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'invalid_request_error', 'unsupported_media_type');
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: 'hello', headers: { 'content-type': 'text/plain' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+    );
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: 'hello', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+    );
     const big = JSON.stringify({ pad: 'x'.repeat(70 * 1024) });
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: big, headers: { 'content-type': 'application/json' } }), 413, 'invalid_request_error', 'payload_too_large');
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '{"a":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', 'invalid_json');
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '"just a string"', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', 'invalid_json');
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: big, headers: { 'content-type': 'application/json' } }),
+      413,
+      'invalid_request_error',
+      'payload_too_large',
+    );
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: '{"a":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request_error',
+      'invalid_json',
+    );
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: '"just a string"', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request_error',
+      'invalid_json',
+    );
     const ok = await app.request('POST', '/v1/_echo', { body: { a: 1 } });
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.json, { received: { a: 1 } });
@@ -69,13 +94,26 @@ describe('HTTP foundation', () => {
 
   it('takes UTF-8 JSON only: another charset is 415, invalid UTF-8 is 400 invalid_json (never U+FFFD)', async () => {
     const latin1 = Buffer.from('{"name":"caf\xe9"}', 'latin1');
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: latin1, headers: { 'content-type': 'application/json; charset=latin1' } }), 415, 'invalid_request_error', 'unsupported_media_type');
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '{"a":1}', headers: { 'content-type': 'application/json; charset=utf-16' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: latin1, headers: { 'content-type': 'application/json; charset=latin1' } }),
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+    );
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: '{"a":1}', headers: { 'content-type': 'application/json; charset=utf-16' } }),
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+    );
     const invalid = await app.request('POST', '/v1/_echo', { rawBody: latin1, headers: { 'content-type': 'application/json' } });
     assertEnvelope(invalid, 400, 'invalid_request_error', 'invalid_json');
     assert.match(invalid.json.error.message, /not valid UTF-8/);
     for (const charset of ['utf-8', 'UTF-8', 'utf8']) {
-      const ok = await app.request('POST', '/v1/_echo', { rawBody: Buffer.from('{"name":"café ☕"}'), headers: { 'content-type': `application/json; charset=${charset}` } });
+      const ok = await app.request('POST', '/v1/_echo', {
+        rawBody: Buffer.from('{"name":"café ☕"}'),
+        headers: { 'content-type': `application/json; charset=${charset}` },
+      });
       assert.equal(ok.status, 200, ok.text);
       assert.deepEqual(ok.json, { received: { name: 'café ☕' } });
     }
@@ -83,11 +121,24 @@ describe('HTTP foundation', () => {
     const replacement = await app.request('POST', '/v1/_echo', { rawBody: Buffer.from('{"name":"\ufffd"}'), headers: { 'content-type': 'application/json' } });
     assert.deepEqual(replacement.json, { received: { name: '\ufffd' } });
     // Compressed bodies are still taken; the 64 KiB limit holds for the decompressed size.
-    const gzipped = await app.request('POST', '/v1/_echo', { rawBody: zlib.gzipSync('{"a":2}'), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const gzipped = await app.request('POST', '/v1/_echo', {
+      rawBody: zlib.gzipSync('{"a":2}'),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
     assert.deepEqual(gzipped.json, { received: { a: 2 } });
     const bomb = zlib.gzipSync(JSON.stringify({ pad: 'x'.repeat(200 * 1024) }));
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }), 413, 'invalid_request_error', 'payload_too_large');
-    assertEnvelope(await app.request('POST', '/v1/_echo', { rawBody: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } }), 415, 'invalid_request_error', 'unsupported_media_type');
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }),
+      413,
+      'invalid_request_error',
+      'payload_too_large',
+    );
+    assertEnvelope(
+      await app.request('POST', '/v1/_echo', { rawBody: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } }),
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+    );
   });
 
   it('hides unexpected errors behind internal_error', async () => {

@@ -104,14 +104,25 @@ describe('POST /v1/payments: currency and method combinations (seed table)', () 
   });
 
   it('keeps optional fields and echoes them', async () => {
-    const response = await create({ amount: '5', currency: 'USD', order_id: 'A-1', description: 'Two coffees', metadata: { table: '7', note: '' }, ttl: 900, webhookURL: 'https://hooks.example.com/kassa', returnURL: 'https://shop.example.com/thanks' });
+    const response = await create({
+      amount: '5',
+      currency: 'USD',
+      order_id: 'A-1',
+      description: 'Two coffees',
+      metadata: { table: '7', note: '' },
+      ttl: 900,
+      webhookURL: 'https://hooks.example.com/kassa',
+      returnURL: 'https://shop.example.com/thanks',
+    });
     assert.equal(response.status, 201, response.text);
     assert.equal(response.json.order_id, 'A-1');
     assert.equal(response.json.description, 'Two coffees');
     assert.deepEqual(response.json.metadata, { table: '7', note: '' });
     assert.equal(response.json.returnURL, 'https://shop.example.com/thanks');
     assert.equal(Date.parse(response.json.timer.expiresAt) - Date.parse(response.json.timer.createdAt), 900_000);
-    const stored = await app.pool.one(sql.type(z.object({ webhook_url: z.string(), created_via: z.string() }))`select webhook_url, created_via from payments where id = ${response.json.id}`);
+    const stored = await app.pool.one(
+      sql.type(z.object({ webhook_url: z.string(), created_via: z.string() }))`select webhook_url, created_via from payments where id = ${response.json.id}`,
+    );
     assert.deepEqual(stored, { webhook_url: 'https://hooks.example.com/kassa', created_via: 'payments' });
   });
 });
@@ -131,41 +142,239 @@ describe('POST /v1/payments: validation (every rule its own code and param)', ()
     ['TON amount beyond 9 decimals', { amount: '1.0000000001', currency: 'TON' }, 400, 'invalid_request_error', 'invalid_amount', 'amount'],
     ['unknown currency', { amount: '1', currency: 'GBP' }, 404, 'not_found_error', 'currency_not_found', 'currency'],
     ['lower-case currency', { amount: '1', currency: 'usd' }, 404, 'not_found_error', 'currency_not_found', 'currency'],
-    ['two methods', { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }, { coin: 'TON', chain: 'TON' }] } }, 400, 'invalid_request_error', 'invalid_payment_options', 'payment_options.methods'],
-    ['no methods', { amount: '1', currency: 'USD', payment_options: { methods: [] } }, 400, 'invalid_request_error', 'invalid_payment_options', 'payment_options.methods'],
-    ['method without chain', { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'USDT' }] } }, 400, 'invalid_request_error', 'invalid_payment_options', 'payment_options.methods[0].chain'],
-    ['methods not an array', { amount: '1', currency: 'USD', payment_options: { methods: 'USDT' } }, 400, 'invalid_request_error', 'invalid_payment_options', 'payment_options.methods'],
-    ['lower-case coin symbol', { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'usdt', chain: 'TON' }] } }, 404, 'not_found_error', 'payment_method_not_found', 'payment_options.methods'],
-    ['method not enabled for the store', { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'NOT', chain: 'TON' }] } }, 404, 'not_found_error', 'payment_method_not_found', 'payment_options.methods'],
+    [
+      'two methods',
+      {
+        amount: '1',
+        currency: 'USD',
+        payment_options: {
+          methods: [
+            { coin: 'USDT', chain: 'TON' },
+            { coin: 'TON', chain: 'TON' },
+          ],
+        },
+      },
+      400,
+      'invalid_request_error',
+      'invalid_payment_options',
+      'payment_options.methods',
+    ],
+    [
+      'no methods',
+      { amount: '1', currency: 'USD', payment_options: { methods: [] } },
+      400,
+      'invalid_request_error',
+      'invalid_payment_options',
+      'payment_options.methods',
+    ],
+    [
+      'method without chain',
+      { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'USDT' }] } },
+      400,
+      'invalid_request_error',
+      'invalid_payment_options',
+      'payment_options.methods[0].chain',
+    ],
+    [
+      'methods not an array',
+      { amount: '1', currency: 'USD', payment_options: { methods: 'USDT' } },
+      400,
+      'invalid_request_error',
+      'invalid_payment_options',
+      'payment_options.methods',
+    ],
+    [
+      'lower-case coin symbol',
+      { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'usdt', chain: 'TON' }] } },
+      404,
+      'not_found_error',
+      'payment_method_not_found',
+      'payment_options.methods',
+    ],
+    [
+      'method not enabled for the store',
+      { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'NOT', chain: 'TON' }] } },
+      404,
+      'not_found_error',
+      'payment_method_not_found',
+      'payment_options.methods',
+    ],
     ['ttl below 900', { amount: '1', currency: 'USD', ttl: 899 }, 400, 'invalid_request_error', 'invalid_ttl', 'ttl'],
     ['ttl above 43200', { amount: '1', currency: 'USD', ttl: 43201 }, 400, 'invalid_request_error', 'invalid_ttl', 'ttl'],
     ['ttl not an integer', { amount: '1', currency: 'USD', ttl: 1000.5 }, 400, 'invalid_request_error', 'invalid_ttl', 'ttl'],
     ['ttl as a string', { amount: '1', currency: 'USD', ttl: '1000' }, 400, 'invalid_request_error', 'invalid_ttl', 'ttl'],
     ['order_id over 128', { amount: '1', currency: 'USD', order_id: 'x'.repeat(129) }, 400, 'invalid_request_error', 'invalid_order_id', 'order_id'],
     ['order_id not a string', { amount: '1', currency: 'USD', order_id: 5 }, 400, 'invalid_request_error', 'invalid_order_id', 'order_id'],
-    ['description over 512', { amount: '1', currency: 'USD', description: 'x'.repeat(513) }, 400, 'invalid_request_error', 'invalid_description', 'description'],
-    ['metadata with 11 keys', { amount: '1', currency: 'USD', metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) }, 400, 'invalid_request_error', 'invalid_metadata', 'metadata'],
-    ['metadata key over 64', { amount: '1', currency: 'USD', metadata: { ['k'.repeat(65)]: 'v' } }, 400, 'invalid_request_error', 'invalid_metadata', 'metadata'],
-    ['metadata value over 512', { amount: '1', currency: 'USD', metadata: { color: 'x'.repeat(513) } }, 400, 'invalid_request_error', 'invalid_metadata', 'metadata.color'],
-    ['metadata value not a string', { amount: '1', currency: 'USD', metadata: { color: 1 } }, 400, 'invalid_request_error', 'invalid_metadata', 'metadata.color'],
+    [
+      'description over 512',
+      { amount: '1', currency: 'USD', description: 'x'.repeat(513) },
+      400,
+      'invalid_request_error',
+      'invalid_description',
+      'description',
+    ],
+    [
+      'metadata with 11 keys',
+      { amount: '1', currency: 'USD', metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) },
+      400,
+      'invalid_request_error',
+      'invalid_metadata',
+      'metadata',
+    ],
+    [
+      'metadata key over 64',
+      { amount: '1', currency: 'USD', metadata: { ['k'.repeat(65)]: 'v' } },
+      400,
+      'invalid_request_error',
+      'invalid_metadata',
+      'metadata',
+    ],
+    [
+      'metadata value over 512',
+      { amount: '1', currency: 'USD', metadata: { color: 'x'.repeat(513) } },
+      400,
+      'invalid_request_error',
+      'invalid_metadata',
+      'metadata.color',
+    ],
+    [
+      'metadata value not a string',
+      { amount: '1', currency: 'USD', metadata: { color: 1 } },
+      400,
+      'invalid_request_error',
+      'invalid_metadata',
+      'metadata.color',
+    ],
     ['metadata not an object', { amount: '1', currency: 'USD', metadata: ['a'] }, 400, 'invalid_request_error', 'invalid_metadata', 'metadata'],
-    ['webhookURL over http', { amount: '1', currency: 'USD', webhookURL: 'http://hooks.example.com/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to localhost', { amount: '1', currency: 'USD', webhookURL: 'https://localhost/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to 127.', { amount: '1', currency: 'USD', webhookURL: 'https://127.0.0.1/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to 0.0.0.0', { amount: '1', currency: 'USD', webhookURL: 'https://0.0.0.0/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to 10.', { amount: '1', currency: 'USD', webhookURL: 'https://10.1.2.3/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to 192.168.', { amount: '1', currency: 'USD', webhookURL: 'https://192.168.0.10/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to 172.16', { amount: '1', currency: 'USD', webhookURL: 'https://172.16.0.1/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to 172.31', { amount: '1', currency: 'USD', webhookURL: 'https://172.31.255.254/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to IPv6 loopback', { amount: '1', currency: 'USD', webhookURL: 'https://[::1]/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to IPv6 link-local', { amount: '1', currency: 'USD', webhookURL: 'https://[fe80::1]/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL to IPv6 unique-local', { amount: '1', currency: 'USD', webhookURL: 'https://[fd12:3456::1]/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL with credentials', { amount: '1', currency: 'USD', webhookURL: 'https://user:pass@hooks.example.com/x' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['webhookURL over 512', { amount: '1', currency: 'USD', webhookURL: `https://hooks.example.com/${'x'.repeat(490)}` }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
+    [
+      'webhookURL over http',
+      { amount: '1', currency: 'USD', webhookURL: 'http://hooks.example.com/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to localhost',
+      { amount: '1', currency: 'USD', webhookURL: 'https://localhost/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to 127.',
+      { amount: '1', currency: 'USD', webhookURL: 'https://127.0.0.1/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to 0.0.0.0',
+      { amount: '1', currency: 'USD', webhookURL: 'https://0.0.0.0/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to 10.',
+      { amount: '1', currency: 'USD', webhookURL: 'https://10.1.2.3/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to 192.168.',
+      { amount: '1', currency: 'USD', webhookURL: 'https://192.168.0.10/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to 172.16',
+      { amount: '1', currency: 'USD', webhookURL: 'https://172.16.0.1/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to 172.31',
+      { amount: '1', currency: 'USD', webhookURL: 'https://172.31.255.254/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to IPv6 loopback',
+      { amount: '1', currency: 'USD', webhookURL: 'https://[::1]/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to IPv6 link-local',
+      { amount: '1', currency: 'USD', webhookURL: 'https://[fe80::1]/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL to IPv6 unique-local',
+      { amount: '1', currency: 'USD', webhookURL: 'https://[fd12:3456::1]/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL with credentials',
+      { amount: '1', currency: 'USD', webhookURL: 'https://user:pass@hooks.example.com/x' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
+    [
+      'webhookURL over 512',
+      { amount: '1', currency: 'USD', webhookURL: `https://hooks.example.com/${'x'.repeat(490)}` },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
     ['webhookURL not a URL', { amount: '1', currency: 'USD', webhookURL: 'hooks' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
-    ['returnURL to a private address', { amount: '1', currency: 'USD', returnURL: 'https://10.0.0.1/' }, 400, 'invalid_request_error', 'invalid_return_url', 'returnURL'],
-    ['unknown field (a typo of webhookURL)', { amount: '1', currency: 'USD', webhookUrl: 'https://hooks.example.com/x' }, 400, 'invalid_request_error', 'unknown_parameter', 'webhookUrl'],
-    ['unknown field in payment_options', { amount: '1', currency: 'USD', payment_options: { method: [] } }, 400, 'invalid_request_error', 'unknown_parameter', 'payment_options.method'],
+    [
+      'returnURL to a private address',
+      { amount: '1', currency: 'USD', returnURL: 'https://10.0.0.1/' },
+      400,
+      'invalid_request_error',
+      'invalid_return_url',
+      'returnURL',
+    ],
+    [
+      'unknown field (a typo of webhookURL)',
+      { amount: '1', currency: 'USD', webhookUrl: 'https://hooks.example.com/x' },
+      400,
+      'invalid_request_error',
+      'unknown_parameter',
+      'webhookUrl',
+    ],
+    [
+      'unknown field in payment_options',
+      { amount: '1', currency: 'USD', payment_options: { method: [] } },
+      400,
+      'invalid_request_error',
+      'unknown_parameter',
+      'payment_options.method',
+    ],
   ];
   for (const [name, body, status, type, code, param] of rows) {
     it(`${name} → ${status} ${code}`, async () => {
@@ -180,7 +389,12 @@ describe('POST /v1/payments: validation (every rule its own code and param)', ()
   });
 
   it('refuses a body that is not an object', async () => {
-    assertError(await app.request('POST', '/v1/payments', { token: store.token, rawBody: '[1]', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', 'invalid_json');
+    assertError(
+      await app.request('POST', '/v1/payments', { token: store.token, rawBody: '[1]', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request_error',
+      'invalid_json',
+    );
   });
 
   it('needs a token', async () => {
@@ -195,7 +409,9 @@ describe('money: coinAmount rounding and rates', () => {
       const response = await create({ amount: '10', currency: 'USD', payment_options: USDT_TON });
       assert.equal(response.status, 201, response.text);
       assert.equal(response.json.paymentDetails.coinAmount, '3.333334');
-      const stored = await app.pool.one(sql.type(z.object({ exchange_rate: z.string(), exchange_rate_source: z.string(), exchange_rate_at: z.date(), coin_amount: z.string() }))`
+      const stored = await app.pool.one(sql.type(
+        z.object({ exchange_rate: z.string(), exchange_rate_source: z.string(), exchange_rate_at: z.date(), coin_amount: z.string() }),
+      )`
         select exchange_rate::text, exchange_rate_source, exchange_rate_at, coin_amount::text from payments where id = ${response.json.id}
       `);
       assert.equal(stored.exchange_rate, '0.333333333333');
@@ -207,12 +423,19 @@ describe('money: coinAmount rounding and rates', () => {
   });
 
   it('answers rate_unavailable (503) for a stale rate, never a wrong price', async () => {
-    await app.pool.query(sql.unsafe`update exchange_rates set source = 'tonapi', fetched_at = now() - interval '1 hour' where currency = 'USD' and coin_symbol = 'TON'`);
+    await app.pool.query(
+      sql.unsafe`update exchange_rates set source = 'tonapi', fetched_at = now() - interval '1 hour' where currency = 'USD' and coin_symbol = 'TON'`,
+    );
     try {
       const response = await create({ amount: '10', currency: 'USD', payment_options: TON_TON });
       assertError(response, 503, 'api_error', 'rate_unavailable');
       assert.ok(response.headers.get('retry-after'));
-      assert.equal(await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where amount = 10 and currency = 'USD' and coin_symbol = 'TON'`), 0);
+      assert.equal(
+        await app.pool.oneFirst(
+          sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where amount = 10 and currency = 'USD' and coin_symbol = 'TON'`,
+        ),
+        0,
+      );
     } finally {
       await app.pool.query(sql.unsafe`update exchange_rates set source = 'fixed', fetched_at = now() where currency = 'USD' and coin_symbol = 'TON'`);
     }
@@ -220,7 +443,13 @@ describe('money: coinAmount rounding and rates', () => {
 
   it('answers unsupported_payment_method for a coin pair without any rate', async () => {
     await app.pool.query(sql.unsafe`delete from exchange_rates where currency = 'NOT' and coin_symbol = 'TON'`);
-    assertError(await create({ amount: '100', currency: 'NOT', payment_options: TON_TON }), 400, 'invalid_request_error', 'unsupported_payment_method', 'payment_options.methods');
+    assertError(
+      await create({ amount: '100', currency: 'NOT', payment_options: TON_TON }),
+      400,
+      'invalid_request_error',
+      'unsupported_payment_method',
+      'payment_options.methods',
+    );
   });
 });
 
@@ -251,7 +480,13 @@ describe('idempotency (X-Idempotency-Key)', () => {
   it('refuses the same key with another body (422)', async () => {
     const key = crypto.randomUUID();
     await create({ ...body, order_id: 'idem-2' }, { 'x-idempotency-key': key });
-    assertError(await create({ ...body, order_id: 'idem-2', amount: '8' }, { 'x-idempotency-key': key }), 422, 'invalid_request_error', 'idempotency_key_reused', 'X-Idempotency-Key');
+    assertError(
+      await create({ ...body, order_id: 'idem-2', amount: '8' }, { 'x-idempotency-key': key }),
+      422,
+      'invalid_request_error',
+      'idempotency_key_reused',
+      'X-Idempotency-Key',
+    );
   });
 
   it('refuses a key that is not a UUID', async () => {
@@ -260,7 +495,16 @@ describe('idempotency (X-Idempotency-Key)', () => {
 
   it('keeps only successful responses: a failed request may be retried with the same key', async () => {
     const key = crypto.randomUUID();
-    assertError(await create({ amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'NOT', chain: 'TON' }] }, order_id: 'idem-3' }, { 'x-idempotency-key': key }), 404, 'not_found_error', 'payment_method_not_found', 'payment_options.methods');
+    assertError(
+      await create(
+        { amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'NOT', chain: 'TON' }] }, order_id: 'idem-3' },
+        { 'x-idempotency-key': key },
+      ),
+      404,
+      'not_found_error',
+      'payment_method_not_found',
+      'payment_options.methods',
+    );
     const retried = await create({ amount: '1', currency: 'USD', order_id: 'idem-3' }, { 'x-idempotency-key': key });
     assert.equal(retried.status, 201, retried.text);
     assert.equal(retried.headers.get('idempotent-replayed'), null);
@@ -272,7 +516,11 @@ describe('idempotency (X-Idempotency-Key)', () => {
     const theirs = await create({ ...body, order_id: 'idem-4' }, { 'x-idempotency-key': key }, other.token);
     assert.equal(theirs.status, 201);
     assert.notEqual(theirs.json.id, mine.json.id);
-    const invoice = await app.request('POST', '/v1/payments/create', { token: store.token, headers: { 'x-idempotency-key': key }, body: { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD' } });
+    const invoice = await app.request('POST', '/v1/payments/create', {
+      token: store.token,
+      headers: { 'x-idempotency-key': key },
+      body: { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD' },
+    });
     assert.equal(invoice.status, 201, invoice.text);
   });
 
@@ -320,19 +568,22 @@ describe('reads', () => {
     assertError(await app.request('GET', '/v1/payments/123/status', { token: store.token }), 400, 'invalid_request_error', 'invalid_payment_id', 'paymentID');
   });
 
-  it('an unknown id and another store\'s payment are both 404 payment_not_found', async () => {
+  it("an unknown id and another store's payment are both 404 payment_not_found", async () => {
     assertError(await app.request('GET', `/v1/payments/${crypto.randomUUID()}`, { token: store.token }), 404, 'not_found_error', 'payment_not_found');
     assertError(await app.request('GET', `/v1/payments/${payment.id}`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
     assertError(await app.request('GET', `/v1/payments/${payment.id}/status`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
     assertError(await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
   });
 
-  it('lists the store\'s payment methods at both paths', async () => {
+  it("lists the store's payment methods at both paths", async () => {
     const a = await app.request('GET', '/v1/payment-methods', { token: store.token });
     const b = await app.request('GET', '/v1/payments/methods', { token: store.token });
     assert.equal(a.status, 200);
     assert.deepEqual(a.json, b.json);
-    assert.deepEqual(a.json.data.map((m: any) => m.coin.symbol), ['TON', 'USDT']);
+    assert.deepEqual(
+      a.json.data.map((m: any) => m.coin.symbol),
+      ['TON', 'USDT'],
+    );
     const usdt = a.json.data.find((m: any) => m.coin.symbol === 'USDT');
     assert.deepEqual(Object.keys(usdt), ['id', 'coin', 'chain']);
     assert.equal(usdt.coin.decimals, 6);
@@ -357,7 +608,9 @@ describe('cancel', () => {
     assert.equal(response.status, 200, response.text);
     assert.equal(response.json.status, 'cancelled');
     assert.deepEqual(response.json.paymentDetails, payment.paymentDetails);
-    const jobs = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker._private_jobs where payload::text like ${`%${payment.id}%`}`);
+    const jobs = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker._private_jobs where payload::text like ${`%${payment.id}%`}`,
+    );
     assert.equal(jobs, 0);
   });
 
@@ -373,7 +626,12 @@ describe('cancel', () => {
     for (const status of ['completed', 'expired'] as const) {
       const payment = (await create({ amount: '1', currency: 'USD', payment_options: USDT_TON })).json;
       await setStatus(payment.id, status);
-      assertError(await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token }), 409, 'invalid_request_error', 'payment_not_cancellable');
+      assertError(
+        await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token }),
+        409,
+        'invalid_request_error',
+        'payment_not_cancellable',
+      );
       const still = await app.request('GET', `/v1/payments/${payment.id}/status`, { token: store.token });
       assert.equal(still.json.status, status);
     }
@@ -381,7 +639,13 @@ describe('cancel', () => {
 
   it('refuses a body with unknown fields and honours idempotency keys', async () => {
     const payment = (await create({ amount: '1', currency: 'USD' })).json;
-    assertError(await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token, body: { reason: 'x' } }), 400, 'invalid_request_error', 'unknown_parameter', 'reason');
+    assertError(
+      await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token, body: { reason: 'x' } }),
+      400,
+      'invalid_request_error',
+      'unknown_parameter',
+      'reason',
+    );
     const key = crypto.randomUUID();
     const first = await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token, headers: { 'x-idempotency-key': key } });
     const second = await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token, headers: { 'x-idempotency-key': key } });
@@ -419,7 +683,14 @@ describe('POST /v1/payments/create (invoice-type variant)', () => {
   });
 
   it('CRYPTO (rule 3): the exact cryptoAmount with the given method', async () => {
-    const response = await invoice({ invoiceType: 'CRYPTO', cryptoAmount: '25.5', paymentMethodID: methods.USDT, fiatCurrency: 'USD', order_id: 'inv-1', metadata: { a: 'b' } });
+    const response = await invoice({
+      invoiceType: 'CRYPTO',
+      cryptoAmount: '25.5',
+      paymentMethodID: methods.USDT,
+      fiatCurrency: 'USD',
+      order_id: 'inv-1',
+      metadata: { a: 'b' },
+    });
     assert.equal(response.status, 201, response.text);
     const payment = (await app.request('GET', `/v1/payments/${response.json.paymentID}`, { token: store.token })).json;
     assert.equal(payment.status, 'pending');
@@ -431,20 +702,69 @@ describe('POST /v1/payments/create (invoice-type variant)', () => {
   });
 
   const rows: Array<[string, unknown, number, string, string, string | undefined]> = [
-    ['fiatAmount with cryptoAmount (rule 4)', { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD', cryptoAmount: '1' }, 400, 'invalid_request_error', 'conflicting_amounts', 'cryptoAmount'],
+    [
+      'fiatAmount with cryptoAmount (rule 4)',
+      { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD', cryptoAmount: '1' },
+      400,
+      'invalid_request_error',
+      'conflicting_amounts',
+      'cryptoAmount',
+    ],
     ['missing invoiceType', { fiatAmount: '1', fiatCurrency: 'USD' }, 400, 'invalid_request_error', 'missing_parameter', 'invoiceType'],
     ['unknown invoiceType', { invoiceType: 'BARTER' }, 400, 'invalid_request_error', 'invalid_invoice_type', 'invoiceType'],
     ['FIAT without fiatAmount', { invoiceType: 'FIAT', fiatCurrency: 'USD' }, 400, 'invalid_request_error', 'missing_parameter', 'fiatAmount'],
     ['FIAT without fiatCurrency', { invoiceType: 'FIAT', fiatAmount: '1' }, 400, 'invalid_request_error', 'missing_parameter', 'fiatCurrency'],
-    ['FIAT with a coin as fiatCurrency', { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'TON' }, 404, 'not_found_error', 'currency_not_found', 'fiatCurrency'],
+    [
+      'FIAT with a coin as fiatCurrency',
+      { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'TON' },
+      404,
+      'not_found_error',
+      'currency_not_found',
+      'fiatCurrency',
+    ],
     ['FIAT with a zero amount', { invoiceType: 'FIAT', fiatAmount: '0', fiatCurrency: 'USD' }, 400, 'invalid_request_error', 'invalid_amount', 'fiatAmount'],
-    ['CRYPTO without cryptoAmount', { invoiceType: 'CRYPTO', paymentMethodID: '00000000-0000-4000-8000-000000000000' }, 400, 'invalid_request_error', 'missing_parameter', 'cryptoAmount'],
-    ['an unknown paymentMethodID', { invoiceType: 'CRYPTO', cryptoAmount: '1', paymentMethodID: '00000000-0000-4000-8000-000000000000' }, 404, 'not_found_error', 'payment_method_not_found', 'paymentMethodID'],
+    [
+      'CRYPTO without cryptoAmount',
+      { invoiceType: 'CRYPTO', paymentMethodID: '00000000-0000-4000-8000-000000000000' },
+      400,
+      'invalid_request_error',
+      'missing_parameter',
+      'cryptoAmount',
+    ],
+    [
+      'an unknown paymentMethodID',
+      { invoiceType: 'CRYPTO', cryptoAmount: '1', paymentMethodID: '00000000-0000-4000-8000-000000000000' },
+      404,
+      'not_found_error',
+      'payment_method_not_found',
+      'paymentMethodID',
+    ],
     ['CRYPTO without a method', { invoiceType: 'CRYPTO', cryptoAmount: '1' }, 400, 'invalid_request_error', 'missing_parameter', 'paymentMethodID'],
-    ['a paymentMethodID that is not a UUID', { invoiceType: 'CRYPTO', cryptoAmount: '1', paymentMethodID: 'TON' }, 400, 'invalid_request_error', 'invalid_payment_method_id', 'paymentMethodID'],
-    ['an unknown field', { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD', amount: '1' }, 400, 'invalid_request_error', 'unknown_parameter', 'amount'],
+    [
+      'a paymentMethodID that is not a UUID',
+      { invoiceType: 'CRYPTO', cryptoAmount: '1', paymentMethodID: 'TON' },
+      400,
+      'invalid_request_error',
+      'invalid_payment_method_id',
+      'paymentMethodID',
+    ],
+    [
+      'an unknown field',
+      { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD', amount: '1' },
+      400,
+      'invalid_request_error',
+      'unknown_parameter',
+      'amount',
+    ],
     ['a bad ttl', { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD', ttl: 5 }, 400, 'invalid_request_error', 'invalid_ttl', 'ttl'],
-    ['a bad webhookURL', { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD', webhookURL: 'https://192.168.1.1/' }, 400, 'invalid_request_error', 'invalid_webhook_url', 'webhookURL'],
+    [
+      'a bad webhookURL',
+      { invoiceType: 'FIAT', fiatAmount: '1', fiatCurrency: 'USD', webhookURL: 'https://192.168.1.1/' },
+      400,
+      'invalid_request_error',
+      'invalid_webhook_url',
+      'webhookURL',
+    ],
   ];
   for (const [name, body, status, type, code, param] of rows) {
     it(`${name} → ${status} ${code}`, async () => {
@@ -453,10 +773,22 @@ describe('POST /v1/payments/create (invoice-type variant)', () => {
   }
 
   it('CRYPTO amounts beyond the coin precision and methods of other stores are refused', async () => {
-    assertError(await invoice({ invoiceType: 'CRYPTO', cryptoAmount: '1.0000001', paymentMethodID: methods.USDT }), 400, 'invalid_request_error', 'invalid_amount', 'cryptoAmount');
+    assertError(
+      await invoice({ invoiceType: 'CRYPTO', cryptoAmount: '1.0000001', paymentMethodID: methods.USDT }),
+      400,
+      'invalid_request_error',
+      'invalid_amount',
+      'cryptoAmount',
+    );
     const list = await app.request('GET', '/v1/payments/methods', { token: other.token });
     const notId = list.json.data.find((m: any) => m.coin.symbol === 'NOT').id;
-    assertError(await invoice({ invoiceType: 'CRYPTO', cryptoAmount: '1', paymentMethodID: notId }), 404, 'not_found_error', 'payment_method_not_found', 'paymentMethodID');
+    assertError(
+      await invoice({ invoiceType: 'CRYPTO', cryptoAmount: '1', paymentMethodID: notId }),
+      404,
+      'not_found_error',
+      'payment_method_not_found',
+      'paymentMethodID',
+    );
   });
 });
 
@@ -474,22 +806,37 @@ describe('GET /v1/payments (list)', () => {
   it('lists newest first with cursor pagination', async () => {
     const first = await list('?limit=2');
     assert.equal(first.status, 200, first.text);
-    assert.deepEqual(first.json.data.map((p: any) => p.id), [ids[4], ids[3]]);
+    assert.deepEqual(
+      first.json.data.map((p: any) => p.id),
+      [ids[4], ids[3]],
+    );
     assert.equal(first.json.has_more, true);
     const second = await list(`?limit=2&starting_after=${ids[3]}`);
-    assert.deepEqual(second.json.data.map((p: any) => p.id), [ids[2], ids[1]]);
+    assert.deepEqual(
+      second.json.data.map((p: any) => p.id),
+      [ids[2], ids[1]],
+    );
     const third = await list(`?limit=2&starting_after=${ids[1]}`);
-    assert.deepEqual(third.json.data.map((p: any) => p.id), [ids[0]]);
+    assert.deepEqual(
+      third.json.data.map((p: any) => p.id),
+      [ids[0]],
+    );
     assert.equal(third.json.has_more, false);
   });
 
-  it('filters by status and created_after, and shows only the store\'s payments', async () => {
+  it("filters by status and created_after, and shows only the store's payments", async () => {
     const pending = await list('?status=pending');
-    assert.deepEqual(pending.json.data.map((p: any) => p.id), [ids[3], ids[1]]);
+    assert.deepEqual(
+      pending.json.data.map((p: any) => p.id),
+      [ids[3], ids[1]],
+    );
     const all = await list('');
     assert.equal(all.json.data.length, 5);
     const recent = await list(`?created_after=${encodeURIComponent(all.json.data[2].timer.createdAt)}`);
-    assert.deepEqual(recent.json.data.map((p: any) => p.id), [ids[4], ids[3]]);
+    assert.deepEqual(
+      recent.json.data.map((p: any) => p.id),
+      [ids[4], ids[3]],
+    );
   });
 
   it('refuses bad query parameters', async () => {
@@ -522,7 +869,9 @@ describe('a create is all or nothing', () => {
   it('when its one write (payment, address, accounts) fails, nothing of the request stays, and its key can be used again', async () => {
     const first = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON });
     assert.equal(first.status, 201, first.text);
-    const taken = await app.pool.oneFirst(sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${first.json.id}`);
+    const taken = await app.pool.oneFirst(
+      sql.type(z.object({ i: z.string() }))`select derivation_index::text as i from deposit_addresses where payment_id = ${first.json.id}`,
+    );
     const before = await counts();
     // The next derivation index is one already taken: the deposit address insert collides, after
     // the payment insert beside it in the same statement.
@@ -536,7 +885,13 @@ describe('a create is all or nothing', () => {
     assert.equal(retried.status, 201, retried.text);
     assert.equal(retried.headers.get('idempotent-replayed'), null);
     const after = await counts();
-    assert.deepEqual(after, { payments: before.payments + 1, addresses: before.addresses + 1, watches: before.watches + 2, jobs: before.jobs, keys: before.keys + 1 });
+    assert.deepEqual(after, {
+      payments: before.payments + 1,
+      addresses: before.addresses + 1,
+      watches: before.watches + 2,
+      jobs: before.jobs,
+      keys: before.keys + 1,
+    });
   });
 });
 
@@ -566,11 +921,26 @@ describe('a revoked token is refused at once where the route checks it in its ow
     assert.equal(await revokeToken(app.pool, jti), true);
     const before = await paymentCount();
     for (const payment_options of [USDT_TON, undefined]) {
-      assertError(await create({ amount: '1', currency: 'USD', ...(payment_options ? { payment_options } : {}) }, {}, token), 401, 'authentication_error', 'auth_invalid');
-      assertError(await create({ amount: '1', currency: 'USD', ...(payment_options ? { payment_options } : {}) }, { 'X-Idempotency-Key': crypto.randomUUID() }, token), 401, 'authentication_error', 'auth_invalid');
+      assertError(
+        await create({ amount: '1', currency: 'USD', ...(payment_options ? { payment_options } : {}) }, {}, token),
+        401,
+        'authentication_error',
+        'auth_invalid',
+      );
+      assertError(
+        await create({ amount: '1', currency: 'USD', ...(payment_options ? { payment_options } : {}) }, { 'X-Idempotency-Key': crypto.randomUUID() }, token),
+        401,
+        'authentication_error',
+        'auth_invalid',
+      );
     }
     assertError(await create({ amount: 'ten', currency: 'USD' }, {}, token), 401, 'authentication_error', 'auth_invalid');
-    assertError(await create({ amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'NOT', chain: 'TON' }] } }, {}, token), 401, 'authentication_error', 'auth_invalid');
+    assertError(
+      await create({ amount: '1', currency: 'USD', payment_options: { methods: [{ coin: 'NOT', chain: 'TON' }] } }, {}, token),
+      401,
+      'authentication_error',
+      'auth_invalid',
+    );
     const replayed = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key }, token);
     assertError(replayed, 401, 'authentication_error', 'auth_invalid');
     assert.equal(replayed.headers.get('idempotent-replayed'), null);
@@ -584,7 +954,9 @@ describe('a revoked token is refused at once where the route checks it in its ow
     const { token } = await issueToken(app.pool, store.id, null);
     const payment = (await create({ amount: '1', currency: 'USD' }, {}, token)).json;
     // Its stored expiry (not its claims: the token has none) is 1 s after its issue, which is past.
-    await app.pool.query(sql.unsafe`update api_tokens set expires_at = issued_at + interval '1 second' where store_id = ${store.id} and jti = ${JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).jti}`);
+    await app.pool.query(
+      sql.unsafe`update api_tokens set expires_at = issued_at + interval '1 second' where store_id = ${store.id} and jti = ${JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).jti}`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1100));
     assertError(await app.request('GET', `/v1/payments/${payment.id}`, { token }), 401, 'authentication_error', 'auth_invalid');
     assertError(await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, {}, token), 401, 'authentication_error', 'auth_invalid');

@@ -22,7 +22,17 @@ describe('GET /openapi.json', () => {
     const result = await validator.validate(response.json);
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     assert.equal(validator.version, '3.1');
-    for (const path of ['/v1/payments', '/v1/payments/create', '/v1/payments/{paymentID}', '/v1/payments/{paymentID}/status', '/v1/payments/{paymentID}/cancel', '/v1/payments/{paymentID}/refunds', '/v1/payment-methods', '/v1/payments/methods', '/pay/v1/webhook/keys']) {
+    for (const path of [
+      '/v1/payments',
+      '/v1/payments/create',
+      '/v1/payments/{paymentID}',
+      '/v1/payments/{paymentID}/status',
+      '/v1/payments/{paymentID}/cancel',
+      '/v1/payments/{paymentID}/refunds',
+      '/v1/payment-methods',
+      '/v1/payments/methods',
+      '/pay/v1/webhook/keys',
+    ]) {
       assert.ok(response.json.paths[path], `documents ${path}`);
     }
     assert.equal(response.json.components.schemas.CreatePaymentRequest.additionalProperties, false);
@@ -49,14 +59,22 @@ describe('GET {checkout_base_url}/v1/webhook/keys', () => {
       assert.equal(Buffer.from(key.x, 'base64').length, 32);
     }
     // A signature made with the stored secret key verifies with the published x.
-    const secret = await app.pool.oneFirst(sql.type(z.object({ secret_key: z.instanceof(Buffer) }))`select secret_key from webhook_signing_keys where kid = ${second}`);
+    const secret = await app.pool.oneFirst(
+      sql.type(z.object({ secret_key: z.instanceof(Buffer) }))`select secret_key from webhook_signing_keys where kid = ${second}`,
+    );
     const body = '{"payload":{}}';
     const published = response.json.keys.find((key: any) => key.kid === second);
-    assert.equal(nacl.sign.detached.verify(Buffer.from(body), Buffer.from(signBody(body, new Uint8Array(secret)), 'base64'), Buffer.from(published.x, 'base64')), true);
+    assert.equal(
+      nacl.sign.detached.verify(Buffer.from(body), Buffer.from(signBody(body, new Uint8Array(secret)), 'base64'), Buffer.from(published.x, 'base64')),
+      true,
+    );
     // Retired more than 24 hours ago: no longer published.
     await app.pool.query(sql.unsafe`update webhook_signing_keys set retired_at = now() - interval '25 hours' where kid = ${first}`);
     const later = await app.request('GET', '/pay/v1/webhook/keys');
-    assert.deepEqual(later.json.keys.map((key: any) => key.kid), [second]);
+    assert.deepEqual(
+      later.json.keys.map((key: any) => key.kid),
+      [second],
+    );
   });
 
   it('needs no Authorization header and never shows a secret key', async () => {

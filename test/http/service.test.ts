@@ -29,7 +29,16 @@ describe('kassa start', () => {
       child.stdout.on('data', (chunk) => {
         buffer += chunk;
         output += chunk;
-        const started = buffer.split('\n').map((line) => { try { return JSON.parse(line); } catch { return null; } }).find((line) => line?.msg === 'kassa started');
+        const started = buffer
+          .split('\n')
+          .map((line) => {
+            try {
+              return JSON.parse(line);
+            } catch {
+              return null;
+            }
+          })
+          .find((line) => line?.msg === 'kassa started');
         if (started) resolve(started.url);
       });
       child.on('exit', () => reject(new Error(`kassa exited early:\n${output}`)));
@@ -43,10 +52,18 @@ describe('kassa start', () => {
     const store = await createStore(db.pool, 'E2E', parseMethodList('TON/TON,USDT/TON'));
     const { token } = await issueToken(db.pool, store.id, null);
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const created = await fetch(`${url}/v1/payments`, { method: 'POST', headers, body: JSON.stringify({ amount: '5', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } }) });
+    const created = await fetch(`${url}/v1/payments`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ amount: '5', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } }),
+    });
     assert.equal(created.status, 201);
     const payment = (await created.json()) as any;
-    const sent = await fetch(`${url}/sandbox/v1/transfers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to: payment.paymentDetails.address, coin: 'USDT', amount: payment.paymentDetails.coinAmount }) });
+    const sent = await fetch(`${url}/sandbox/v1/transfers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ to: payment.paymentDetails.address, coin: 'USDT', amount: payment.paymentDetails.coinAmount }),
+    });
     assert.equal(sent.status, 201);
     let status = 'pending';
     for (let i = 0; i < 100 && status !== 'completed'; i += 1) {

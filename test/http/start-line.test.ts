@@ -80,7 +80,14 @@ describe('kassa start, as a new user sees it', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const requests = lines().filter((line) => line.msg === 'request');
-    assert.ok(requests.some((line) => line.path === '/healthz' && line.level === 30), output);
-    assert.deepEqual(requests.filter((line) => String(line.path).startsWith('/sandbox/toncenter')), [], 'no info line for the chain API');
+    assert.ok(
+      requests.some((line) => line.path === '/healthz' && line.level === 30),
+      output,
+    );
+    assert.deepEqual(
+      requests.filter((line) => String(line.path).startsWith('/sandbox/toncenter')),
+      [],
+      'no info line for the chain API',
+    );
   });
 });

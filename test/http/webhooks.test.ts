@@ -53,11 +53,19 @@ after(async () => {
 
 async function runJobs(): Promise<void> {
   const deps = { config: app.config, pool: app.pool, log, now: () => new Date() };
-  await runOnce({ connectionString: app.db.url, taskList: taskList(deps, { webhook__deliver: webhookDeliver }), noHandleSignals: true, logger: graphileLogger(log, true) });
+  await runOnce({
+    connectionString: app.db.url,
+    taskList: taskList(deps, { webhook__deliver: webhookDeliver }),
+    noHandleSignals: true,
+    logger: graphileLogger(log, true),
+  });
 }
 
 async function createPayment(token: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const response = await app.request('POST', '/v1/payments', { token, body: { amount: '3', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, ...extra } });
+  const response = await app.request('POST', '/v1/payments', {
+    token,
+    body: { amount: '3', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, ...extra },
+  });
   assert.equal(response.status, 201, response.text);
   return response.json.id;
 }
@@ -115,8 +123,19 @@ describe('GET /v1/payments/{id}/webhook-deliveries', () => {
   it("another store's payment is 404 payment_not_found; a bad id 400 invalid_payment_id; no token 401", async () => {
     const paymentId = await createPayment(store.token, { webhookURL: hookUrl });
     assertError(await app.request('GET', `/v1/payments/${paymentId}/webhook-deliveries`, { token: other.token }), 404, 'not_found_error', 'payment_not_found');
-    assertError(await app.request('GET', `/v1/payments/${crypto.randomUUID()}/webhook-deliveries`, { token: store.token }), 404, 'not_found_error', 'payment_not_found');
-    assertError(await app.request('GET', '/v1/payments/nope/webhook-deliveries', { token: store.token }), 400, 'invalid_request_error', 'invalid_payment_id', 'paymentID');
+    assertError(
+      await app.request('GET', `/v1/payments/${crypto.randomUUID()}/webhook-deliveries`, { token: store.token }),
+      404,
+      'not_found_error',
+      'payment_not_found',
+    );
+    assertError(
+      await app.request('GET', '/v1/payments/nope/webhook-deliveries', { token: store.token }),
+      400,
+      'invalid_request_error',
+      'invalid_payment_id',
+      'paymentID',
+    );
     assertError(await app.request('GET', `/v1/payments/${paymentId}/webhook-deliveries`), 401, 'authentication_error', 'auth_invalid');
   });
 });
@@ -135,17 +154,29 @@ describe('POST /v1/payments/{id}/webhook/redeliver', () => {
     assert.equal(delivery.reason, 'redelivery');
     assert.equal(delivery.url, hookUrl);
     assert.deepEqual(delivery.attempts, []);
-    const job = await app.pool.maybeOne(sql.type(z.object({ task_identifier: z.string() }))`select task_identifier from graphile_worker.jobs where key = ${deliverJobKey(delivery.id)}`);
+    const job = await app.pool.maybeOne(
+      sql.type(z.object({ task_identifier: z.string() }))`select task_identifier from graphile_worker.jobs where key = ${deliverJobKey(delivery.id)}`,
+    );
     assert.equal(job?.task_identifier, 'webhook__deliver');
 
     await runJobs();
     const list = (await app.request('GET', `/v1/payments/${paymentId}/webhook-deliveries`, { token: store.token })).json.data;
-    assert.deepEqual(list.map((d: { reason: string; status: string }) => [d.reason, d.status]), [['completed', 'delivered'], ['redelivery', 'delivered']]);
+    assert.deepEqual(
+      list.map((d: { reason: string; status: string }) => [d.reason, d.status]),
+      [
+        ['completed', 'delivered'],
+        ['redelivery', 'delivered'],
+      ],
+    );
     assert.equal(list[1].id, delivery.id);
     const seen = received.filter((r) => r.paymentID === paymentId);
     assert.equal(seen.length, 2);
     assert.notEqual(seen[0]!.signAt, seen[1]!.signAt);
-    assert.deepEqual(seen.map((r) => r.duplicate), [false, true], 'the kit tells the receiver it is a duplicate');
+    assert.deepEqual(
+      seen.map((r) => r.duplicate),
+      [false, true],
+      'the kit tells the receiver it is a duplicate',
+    );
   });
 
   it('X-Idempotency-Key replays the first response and queues nothing more', async () => {
@@ -158,14 +189,21 @@ describe('POST /v1/payments/{id}/webhook/redeliver', () => {
     assert.equal(second.status, 202);
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
     assert.equal(second.text, first.text);
-    const count = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_deliveries where payment_id = ${paymentId}`);
+    const count = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_deliveries where payment_id = ${paymentId}`,
+    );
     assert.equal(count, 2, 'the completed delivery and one redelivery');
     await runJobs();
   });
 
   it('refuses what cannot be redelivered', async () => {
     const open = await createPayment(store.token, { webhookURL: hookUrl });
-    assertError(await app.request('POST', `/v1/payments/${open}/webhook/redeliver`, { token: store.token }), 409, 'invalid_request_error', 'payment_not_completed');
+    assertError(
+      await app.request('POST', `/v1/payments/${open}/webhook/redeliver`, { token: store.token }),
+      409,
+      'invalid_request_error',
+      'payment_not_completed',
+    );
 
     const noUrl = await createPayment(store.token);
     await complete(noUrl);
@@ -174,10 +212,24 @@ describe('POST /v1/payments/{id}/webhook/redeliver', () => {
     const theirs = await createPayment(other.token, { webhookURL: hookUrl });
     await complete(theirs);
     assertError(await app.request('POST', `/v1/payments/${theirs}/webhook/redeliver`, { token: store.token }), 404, 'not_found_error', 'payment_not_found');
-    assertError(await app.request('POST', '/v1/payments/123/webhook/redeliver', { token: store.token }), 400, 'invalid_request_error', 'invalid_payment_id', 'paymentID');
-    assertError(await app.request('POST', `/v1/payments/${theirs}/webhook/redeliver`, { token: store.token, body: { url: 'http://evil.example' } }), 400, 'invalid_request_error', 'unknown_parameter', 'url');
+    assertError(
+      await app.request('POST', '/v1/payments/123/webhook/redeliver', { token: store.token }),
+      400,
+      'invalid_request_error',
+      'invalid_payment_id',
+      'paymentID',
+    );
+    assertError(
+      await app.request('POST', `/v1/payments/${theirs}/webhook/redeliver`, { token: store.token, body: { url: 'http://evil.example' } }),
+      400,
+      'invalid_request_error',
+      'unknown_parameter',
+      'url',
+    );
     assertError(await app.request('POST', `/v1/payments/${theirs}/webhook/redeliver`), 401, 'authentication_error', 'auth_invalid');
-    const count = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_deliveries where payment_id = any(${sql.array([open, noUrl], 'uuid')})`);
+    const count = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_deliveries where payment_id = any(${sql.array([open, noUrl], 'uuid')})`,
+    );
     assert.equal(count, 0);
     await runJobs();
   });

@@ -19,7 +19,6 @@ import { doctorChainClient, runDoctor, type DoctorReport } from '../../src/opera
 
 const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
 
-
 function assertFails(result: CliResult, code: number, pattern: RegExp): void {
   assert.equal(result.code, code, `${result.stdout}${result.stderr}`);
   const lines = result.stderr.trimEnd().split('\n');
@@ -47,7 +46,16 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
       service.stdout!.on('data', (chunk) => {
         buffer += chunk;
         output += chunk;
-        const started = buffer.split('\n').map((line) => { try { return JSON.parse(line); } catch { return null; } }).find((line) => line?.msg === 'kassa started');
+        const started = buffer
+          .split('\n')
+          .map((line) => {
+            try {
+              return JSON.parse(line);
+            } catch {
+              return null;
+            }
+          })
+          .find((line) => line?.msg === 'kassa started');
         if (started) resolve(started.url);
       });
       service.on('exit', () => reject(new Error(`kassa exited early:\n${output}`)));
@@ -62,7 +70,11 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     });
     assert.equal(created.status, 201);
     depositAddress = (await created.json()).paymentDetails.address;
-    const rows = await db.pool.any(sql.type(z.object({ coin_symbol: z.string(), master_address: z.string() }))`select coin_symbol, master_address from jetton_masters where network = 'sandbox'`);
+    const rows = await db.pool.any(
+      sql.type(
+        z.object({ coin_symbol: z.string(), master_address: z.string() }),
+      )`select coin_symbol, master_address from jetton_masters where network = 'sandbox'`,
+    );
     masters = Object.fromEntries(rows.map((row) => [row.coin_symbol, row.master_address]));
   });
   after(async () => {
@@ -74,7 +86,7 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     await db.drop();
   });
 
-  it('doctor: one line per check; the sandbox\'s own BASE_URL (http, loopback) fails, the chain and every accepted coin pass; exit 1', async () => {
+  it("doctor: one line per check; the sandbox's own BASE_URL (http, loopback) fails, the chain and every accepted coin pass; exit 1", async () => {
     const result = await kassa(['doctor'], env);
     assertFails(result, 1, /^kassa: doctor: 2 check\(s\) failed: BASE_URL, CHECKOUT_BASE_URL$/);
     const lines = result.stdout.trimEnd().split('\n');
@@ -99,7 +111,12 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
   });
 
   it('doctor: with a public https BASE_URL and the chain API at TON_API_URL, every check passes (exit 0)', async () => {
-    const result = await kassa(['doctor'], { DATABASE_URL: db.url, BASE_URL: 'https://pay.example.com', TON_API_URL: `${url}${SANDBOX_TONCENTER_PATH}`, TON_API_KEY: 'unused-by-the-sandbox' });
+    const result = await kassa(['doctor'], {
+      DATABASE_URL: db.url,
+      BASE_URL: 'https://pay.example.com',
+      TON_API_URL: `${url}${SANDBOX_TONCENTER_PATH}`,
+      TON_API_KEY: 'unused-by-the-sandbox',
+    });
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.equal(result.json.ok, true);
     assert.ok(!result.json.checks.some((check: any) => check.status === 'fail'));
@@ -117,7 +134,10 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
       assert.equal(check(report, 'coin USDT').status, 'fail');
       assert.match(check(report, 'coin USDT').detail, /decimals 9 on chain, 6 in the database/);
       assert.equal(check(report, 'coin NOT').status, 'fail');
-      assert.match(check(report, 'coin NOT').detail, /no jetton master on sandbox; a store accepts it \(kassa coins set-master NOT --network sandbox ADDRESS\)/);
+      assert.match(
+        check(report, 'coin NOT').detail,
+        /no jetton master on sandbox; a store accepts it \(kassa coins set-master NOT --network sandbox ADDRESS\)/,
+      );
     } finally {
       await db.pool.query(sql.unsafe`update jetton_masters set master_address = ${masters.USDT!} where coin_symbol = 'USDT' and network = 'sandbox'`);
       await db.pool.query(sql.unsafe`insert into jetton_masters (coin_symbol, network, master_address) values ('NOT', 'sandbox', ${masters.NOT!})`);
@@ -138,22 +158,36 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.deepEqual(Object.keys(bySymbol).sort(), ['BLUM', 'BUILD', 'DOGS', 'DUST', 'DYOR', 'NOT', 'STON', 'TON', 'USDT', 'XAUt0']);
     assert.equal(bySymbol.TON.kind, 'native');
     assert.equal(bySymbol.TON.masters, undefined);
-    assert.deepEqual(bySymbol.USDT.masters.mainnet, { address: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs', raw: '0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe' });
+    assert.deepEqual(bySymbol.USDT.masters.mainnet, {
+      address: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs',
+      raw: '0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe',
+    });
     assert.equal(bySymbol.USDT.masters.sandbox.raw, masters.USDT);
-    for (const symbol of ['BUILD', 'BLUM', 'DUST', 'DYOR', 'XAUt0']) assert.equal(bySymbol[symbol].masters.mainnet, null, `${symbol} has no confirmed mainnet master`);
+    for (const symbol of ['BUILD', 'BLUM', 'DUST', 'DYOR', 'XAUt0'])
+      assert.equal(bySymbol[symbol].masters.mainnet, null, `${symbol} has no confirmed mainnet master`);
     assert.equal(bySymbol.XAUt0.decimals, 6);
   });
 
   it('coins set-master verifies the master on the configured chain before storing it', async () => {
     const friendly = (raw: string) => Address.parseRaw(raw).toString({ urlSafe: true, bounceable: true });
-    const stored = async (coin: string) => db.pool.oneFirst(sql.type(z.object({ m: z.string() }))`select master_address as m from jetton_masters where coin_symbol = ${coin} and network = 'sandbox'`);
+    const stored = async (coin: string) =>
+      db.pool.oneFirst(
+        sql.type(z.object({ m: z.string() }))`select master_address as m from jetton_masters where coin_symbol = ${coin} and network = 'sandbox'`,
+      );
 
-    assertFails(await kassa(['coins', 'set-master', 'USDT', '--network', 'sandbox', friendly(masters.NOT!)], env), 1, /not stored: USDT: decimals 9 on chain, 6 in the database/);
+    assertFails(
+      await kassa(['coins', 'set-master', 'USDT', '--network', 'sandbox', friendly(masters.NOT!)], env),
+      1,
+      /not stored: USDT: decimals 9 on chain, 6 in the database/,
+    );
     const chain = { network: 'sandbox' as const, client: doctorChainClient(loadConfig(env)) };
     const refused = (coin: string, network: 'mainnet' | 'testnet' | 'sandbox', address: string) => setMaster(db.pool, { coin, network, address }, chain);
     await assert.rejects(refused('USDT', 'sandbox', depositAddress), /not stored: USDT: get_jetton_data failed/);
     await assert.rejects(refused('USDT', 'mainnet', friendly(masters.USDT!)), /TON_NETWORK is sandbox: a mainnet master can be verified only on mainnet/);
-    await assert.rejects(refused('USDT', 'mainnet', Address.parseRaw(masters.USDT!).toString({ testOnly: true })), /is a testnet \(test-only\) address, not a mainnet one/);
+    await assert.rejects(
+      refused('USDT', 'mainnet', Address.parseRaw(masters.USDT!).toString({ testOnly: true })),
+      /is a testnet \(test-only\) address, not a mainnet one/,
+    );
     await assert.rejects(refused('TON', 'sandbox', friendly(masters.USDT!)), /TON is the chain's own coin/);
     await assert.rejects(refused('FOO', 'sandbox', friendly(masters.USDT!)), /no coin "FOO"/);
     await assert.rejects(refused('USDT', 'sandbox', 'not-an-address'), /is not a TON address/);

@@ -48,7 +48,10 @@ describe('the npm package', { timeout: 300_000 }, () => {
   let consumer: string;
 
   before(async () => {
-    const packed = JSON.parse(await npm(['pack', '--json', '--pack-destination', scratch], ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const packed = JSON.parse(await npm(['pack', '--json', '--pack-destination', scratch], ROOT)) as Array<{
+      filename: string;
+      files: Array<{ path: string }>;
+    }>;
     tarball = path.join(scratch, packed[0]!.filename);
     files = packed[0]!.files.map((file) => file.path);
     // The Docker image's steps: the packed files and the lockfile, then a production install.
@@ -65,11 +68,23 @@ describe('the npm package', { timeout: 300_000 }, () => {
   after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
   it('holds the service, the built receiver kit and the licence, and no tests, benches, drills or CI', () => {
-    for (const wanted of ['package.json', 'LICENSE', 'README.md', 'bin/kassa.js', 'src/cli.ts', 'tasks/index.ts', '.gmrc', 'dist/webhooks/receiver.js', 'dist/webhooks/receiver.d.ts']) {
+    for (const wanted of [
+      'package.json',
+      'LICENSE',
+      'README.md',
+      'bin/kassa.js',
+      'src/cli.ts',
+      'tasks/index.ts',
+      '.gmrc',
+      'dist/webhooks/receiver.js',
+      'dist/webhooks/receiver.d.ts',
+    ]) {
       assert.ok(files.includes(wanted), `${wanted} is in the package`);
     }
     assert.ok(files.some((file) => file.startsWith('migrations/committed/')));
-    const unwanted = files.filter((file) => /^(test|bench|drills|\.ci|scratch|node_modules|\.kassa)\//.test(file) || /^(Dockerfile|tsconfig.*\.json|package-lock\.json)$/.test(file));
+    const unwanted = files.filter(
+      (file) => /^(test|bench|drills|\.ci|scratch|node_modules|\.kassa)\//.test(file) || /^(Dockerfile|tsconfig.*\.json|package-lock\.json)$/.test(file),
+    );
     assert.deepEqual(unwanted, []);
     assert.match(fs.readFileSync(path.join(app, 'LICENSE'), 'utf8'), /^MIT License/);
   });

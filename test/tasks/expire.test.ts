@@ -36,7 +36,7 @@ describe('expiry', () => {
     assert.equal(after, before);
   });
 
-  it('the rule: created by the wall clock, pending by the chain\'s clock', () => {
+  it("the rule: created by the wall clock, pending by the chain's clock", () => {
     const expiresAt = new Date('2026-01-01T00:00:00Z');
     const before = new Date('2025-12-31T23:59:59Z');
     const later = new Date('2026-01-01T00:00:01Z');

@@ -24,7 +24,8 @@ async function lockedJob(lockedBy: string, lockedAgoMs: number): Promise<string>
   return id;
 }
 
-const lockOf = (id: string) => db.pool.oneFirst(sql.type(z.object({ locked_by: z.string().nullable() }))`select locked_by from graphile_worker._private_jobs where id = ${id}`);
+const lockOf = (id: string) =>
+  db.pool.oneFirst(sql.type(z.object({ locked_by: z.string().nullable() }))`select locked_by from graphile_worker._private_jobs where id = ${id}`);
 
 describe('worker liveness', () => {
   it('records the ids of running Graphile workers and removes them on stop', async () => {
@@ -49,7 +50,14 @@ describe('worker liveness', () => {
     const heartbeat = startHeartbeat(db.pool, log, () => new Date());
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const runner = await run({ connectionString: db.url, concurrency: 1, noHandleSignals: true, events: heartbeat.events, pollInterval: 100, taskList: { hold: async () => held } });
+    const runner = await run({
+      connectionString: db.url,
+      concurrency: 1,
+      noHandleSignals: true,
+      events: heartbeat.events,
+      pollInterval: 100,
+      taskList: { hold: async () => held },
+    });
     try {
       const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select (graphile_worker.add_job('hold')).id::text as id`);
       let lockedBy: string | null = null;

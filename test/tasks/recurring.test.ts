@@ -34,7 +34,9 @@ async function tick(item: ParsedCronItem): Promise<void> {
 }
 
 const jobs = () =>
-  db.pool.any(sql.type(z.object({ task: z.string(), attempts: z.number(), max_attempts: z.number(), locked_by: z.string().nullable(), last_error: z.string().nullable() }))`
+  db.pool.any(sql.type(
+    z.object({ task: z.string(), attempts: z.number(), max_attempts: z.number(), locked_by: z.string().nullable(), last_error: z.string().nullable() }),
+  )`
     select t.identifier as task, j.attempts::int, j.max_attempts::int, j.locked_by, j.last_error
     from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
   `);
@@ -46,7 +48,9 @@ const jobs = () =>
 async function runOnce(options: RunnerOptions): Promise<void> {
   await runJobs(options);
   for (let waited = 0; waited < 5000; waited += 20) {
-    const locked = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker._private_jobs where locked_by is not null`);
+    const locked = await db.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker._private_jobs where locked_by is not null`,
+    );
     if (locked === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -84,7 +88,13 @@ describe('recurring jobs', () => {
     for (const item of ITEMS) await tick(item);
     await runOnce({ connectionString: db.url, taskList: tasks, noHandleSignals: true });
     assert.deepEqual(await jobs(), []);
-    assert.deepEqual(lines.filter((line) => line.msg === 'recurring task failed; its next run retries it').map((line) => line.task).sort(), ITEMS.map((item) => item.task).sort());
+    assert.deepEqual(
+      lines
+        .filter((line) => line.msg === 'recurring task failed; its next run retries it')
+        .map((line) => line.task)
+        .sort(),
+      ITEMS.map((item) => item.task).sort(),
+    );
   });
 
   it('a recurring job held by a crashed worker is taken again once the worker is known dead, and ends', async () => {
@@ -92,7 +102,9 @@ describe('recurring jobs', () => {
     const tasks = taskList({ config, pool: db.pool, log: pino({ level: 'silent' }), now: () => new Date() }, RECURRING);
     for (const item of ITEMS) await tick(item);
     // As if a worker that has since been killed had locked them (attempt 1) ten minutes ago.
-    await db.pool.query(sql.unsafe`update graphile_worker._private_jobs set locked_by = 'worker-killed', locked_at = now() - interval '10 minutes', attempts = 1`);
+    await db.pool.query(
+      sql.unsafe`update graphile_worker._private_jobs set locked_by = 'worker-killed', locked_at = now() - interval '10 minutes', attempts = 1`,
+    );
     assert.deepEqual(await unlockDeadWorkers(db.pool, new Date()), ['worker-killed']);
     await runOnce({ connectionString: db.url, taskList: tasks, noHandleSignals: true });
     assert.deepEqual(await jobs(), []);

@@ -131,12 +131,16 @@ describe('architecture: parts and the arrows between them', () => {
   });
 
   it('every import names a file that exists', () => {
-    const missing = [...graph].flatMap(([file, targets]) => [...targets].filter((target) => !fs.existsSync(path.join(ROOT, target))).map((target) => `${file} -> ${target}`));
+    const missing = [...graph].flatMap(([file, targets]) =>
+      [...targets].filter((target) => !fs.existsSync(path.join(ROOT, target))).map((target) => `${file} -> ${target}`),
+    );
     assert.deepEqual(missing, []);
   });
 
   it('every module belongs to a named part: a folder of src/, a foundation or an entry point', () => {
-    const loose = files.filter((file) => file.startsWith('src/') && file.split('/').length === 2 && !FOUNDATIONS.has(partOf(file)) && !ENTRY_POINTS.has(partOf(file)));
+    const loose = files.filter(
+      (file) => file.startsWith('src/') && file.split('/').length === 2 && !FOUNDATIONS.has(partOf(file)) && !ENTRY_POINTS.has(partOf(file)),
+    );
     assert.deepEqual(loose, []);
   });
 

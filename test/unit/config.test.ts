@@ -27,7 +27,10 @@ describe('configuration', () => {
   });
 
   const refuses = (env: Record<string, string>, pattern: RegExp) => {
-    assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && pattern.test(error.message));
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => error instanceof ConfigError && pattern.test(error.message),
+    );
   };
 
   it('refuses each bad value with a clear message', () => {
@@ -45,22 +48,35 @@ describe('configuration', () => {
 
   it('refuses to start off the sandbox without an explicit BASE_URL (the bind address is not public)', () => {
     for (const network of ['mainnet', 'testnet']) {
-      refuses({ TON_NETWORK: network, KASSA_MASTER_KEY: 'ab'.repeat(32), HOST: '0.0.0.0' }, new RegExp(`^invalid configuration: BASE_URL is required when TON_NETWORK=${network}: the public https address`));
-      assert.equal(loadConfig({ TON_NETWORK: network, KASSA_MASTER_KEY: 'ab'.repeat(32), HOST: '0.0.0.0', BASE_URL: 'https://pay.example.com' }).checkoutBaseUrl, 'https://pay.example.com/pay');
+      refuses(
+        { TON_NETWORK: network, KASSA_MASTER_KEY: 'ab'.repeat(32), HOST: '0.0.0.0' },
+        new RegExp(`^invalid configuration: BASE_URL is required when TON_NETWORK=${network}: the public https address`),
+      );
+      assert.equal(
+        loadConfig({ TON_NETWORK: network, KASSA_MASTER_KEY: 'ab'.repeat(32), HOST: '0.0.0.0', BASE_URL: 'https://pay.example.com' }).checkoutBaseUrl,
+        'https://pay.example.com/pay',
+      );
     }
     assert.equal(loadConfig({ HOST: '0.0.0.0' }).baseUrl, 'http://0.0.0.0:3000', 'the sandbox still runs with zero configuration');
   });
 
   it('refuses WEBHOOK_ALLOW_INSECURE on mainnet', () => {
-    refuses({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' }, /WEBHOOK_ALLOW_INSECURE=true is refused when TON_NETWORK=mainnet/);
-    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com', WEBHOOK_ALLOW_INSECURE: 'true' }).webhookAllowInsecure, true);
+    refuses(
+      { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), WEBHOOK_ALLOW_INSECURE: 'true' },
+      /WEBHOOK_ALLOW_INSECURE=true is refused when TON_NETWORK=mainnet/,
+    );
+    assert.equal(
+      loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com', WEBHOOK_ALLOW_INSECURE: 'true' })
+        .webhookAllowInsecure,
+      true,
+    );
   });
 
   it('reports every bad value at once', () => {
     refuses({ PORT: 'x', LOG_LEVEL: 'loud' }, /PORT must be.*; LOG_LEVEL must be/);
   });
 
-  it('TON_API_URL is the API root (v2/v3 suffixes trimmed); TON_API_RPS follows toncenter\'s plans', () => {
+  it("TON_API_URL is the API root (v2/v3 suffixes trimmed); TON_API_RPS follows toncenter's plans", () => {
     const key = { KASSA_MASTER_KEY: 'ab'.repeat(32), TON_NETWORK: 'mainnet', BASE_URL: 'https://pay.example.com' };
     assert.equal(loadConfig({ ...key, TON_API_URL: 'https://toncenter.com/api/v2/jsonRPC' }).tonApiUrl, 'https://toncenter.com');
     assert.equal(loadConfig({ ...key, TON_API_URL: 'https://toncenter.com/api/v3/' }).tonApiUrl, 'https://toncenter.com');
@@ -72,8 +88,14 @@ describe('configuration', () => {
   });
 
   it('uses toncenter by default on mainnet and testnet', () => {
-    assert.equal(loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl, 'https://toncenter.com');
-    assert.equal(loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl, 'https://testnet.toncenter.com');
+    assert.equal(
+      loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl,
+      'https://toncenter.com',
+    );
+    assert.equal(
+      loadConfig({ TON_NETWORK: 'testnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl,
+      'https://testnet.toncenter.com',
+    );
   });
 
   it('REFUND_HOLD_DAYS: 30 by default, 0 to 3650 days', () => {

@@ -64,13 +64,20 @@ describe('judgeMaster', () => {
     assert.deepEqual(verdict, { ok: true, detail: `USDT: decimals 6; wallet code ${hash}`, decimalsUnverified: false });
   });
   it('fails other decimals, no wallet code, no wallet address', () => {
-    assert.match(judgeMaster('USDT', 6, { decimals: { source: 'default', decimals: 9 }, walletCodeHash: hash, walletAddressAnswered: true }).detail, /decimals 9 on chain, 6 in the database/);
+    assert.match(
+      judgeMaster('USDT', 6, { decimals: { source: 'default', decimals: 9 }, walletCodeHash: hash, walletAddressAnswered: true }).detail,
+      /decimals 9 on chain, 6 in the database/,
+    );
     const broken = judgeMaster('NOT', 9, { decimals: { source: 'on-chain', decimals: 9 }, walletCodeHash: null, walletAddressAnswered: false });
     assert.equal(broken.ok, false);
     assert.match(broken.detail, /no jetton wallet code.*get_wallet_address gave no address/);
   });
   it('passes off-chain metadata with a warning flag', () => {
-    const verdict = judgeMaster('USDT', 6, { decimals: { source: 'off-chain', uri: 'https://tether.to/usdt-ton.json' }, walletCodeHash: hash, walletAddressAnswered: true });
+    const verdict = judgeMaster('USDT', 6, {
+      decimals: { source: 'off-chain', uri: 'https://tether.to/usdt-ton.json' },
+      walletCodeHash: hash,
+      walletAddressAnswered: true,
+    });
     assert.equal(verdict.ok, true);
     assert.equal(verdict.decimalsUnverified, true);
     assert.match(verdict.detail, /decimals not verifiable offline \(metadata at https:\/\/tether\.to\/usdt-ton\.json; the database says 6\)/);

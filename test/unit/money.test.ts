@@ -55,7 +55,13 @@ describe('money', () => {
     assert.equal(fromBaseUnits(-1_500_000n, 6), '-1.5');
     assert.equal(fromBaseUnits(10n ** 40n + 1n, 18), '10000000000000000000000.000000000000000001');
 
-    for (const [amount, decimals] of [['10.5', 6], ['0.000001', 6], ['123.456789123', 9], ['1', 0], ['99999999999999999999.999999999999999999', 18]] as const) {
+    for (const [amount, decimals] of [
+      ['10.5', 6],
+      ['0.000001', 6],
+      ['123.456789123', 9],
+      ['1', 0],
+      ['99999999999999999999.999999999999999999', 18],
+    ] as const) {
       assert.equal(fromBaseUnits(toBaseUnits(amount, decimals), decimals), amount);
     }
     for (const units of [0n, 1n, 999n, 1_000_000_000n, 123_456_789_012_345_678n]) {

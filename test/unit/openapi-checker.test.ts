@@ -19,7 +19,10 @@ describe('the OpenAPI response check', () => {
 
   it('flags an undocumented status, an undocumented property, a missing one, and a missing X-Request-Id', () => {
     assert.match(check('GET', `/v1/payments/${id}`, 418, headers(), error).join('\n'), /status is not documented/);
-    assert.match(check('GET', `/v1/payments/${id}/status`, 200, headers(), JSON.stringify({ id, status: 'pending', extra: 1 })).join('\n'), /additional properties/);
+    assert.match(
+      check('GET', `/v1/payments/${id}/status`, 200, headers(), JSON.stringify({ id, status: 'pending', extra: 1 })).join('\n'),
+      /additional properties/,
+    );
     assert.match(check('GET', `/v1/payments/${id}/status`, 200, headers(), JSON.stringify({ id })).join('\n'), /required property 'status'/);
     assert.match(check('GET', `/v1/payments/${id}`, 404, new Headers({ 'content-type': 'application/json' }), error).join('\n'), /X-Request-Id is missing/);
   });

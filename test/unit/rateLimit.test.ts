@@ -6,12 +6,15 @@ describe('rate limiter', () => {
   it('RateLimit-Reset counts to a full bucket, Retry-After to the next allowed request', () => {
     const limiter = createRateLimiter(2); // 2/s, bursts of 4
     const taken = [0, 1, 2, 3].map(() => limiter.take('k', 0));
-    assert.deepEqual(taken.map((result) => [result.allowed, result.remaining, result.resetSeconds]), [
-      [true, 3, 1],
-      [true, 2, 1],
-      [true, 1, 2],
-      [true, 0, 2],
-    ]);
+    assert.deepEqual(
+      taken.map((result) => [result.allowed, result.remaining, result.resetSeconds]),
+      [
+        [true, 3, 1],
+        [true, 2, 1],
+        [true, 1, 2],
+        [true, 0, 2],
+      ],
+    );
     const refused = limiter.take('k', 0);
     assert.equal(refused.allowed, false);
     assert.equal(refused.resetSeconds, 2, 'empty: 4 tokens at 2/s');

@@ -159,7 +159,9 @@ async function assertInterruptedThenDelivered(crashed: Crashed, orderId: string)
   assert.deepEqual(one.payload, { paymentID: crashed.paymentId, status: 'completed', metadata: {}, order_id: orderId });
   assert.deepEqual(two.payload, one.payload);
   assert.notEqual(one.signAt, two.signAt, 'the second attempt is signed afresh');
-  const left = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where key = ${deliverJobKey(crashed.deliveryId)}`);
+  const left = await app.pool.oneFirst(
+    sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where key = ${deliverJobKey(crashed.deliveryId)}`,
+  );
   assert.equal(left, 0);
 }
 
@@ -203,9 +205,13 @@ describe('a worker killed mid-request', () => {
   it("without heartbeats' help, Graphile Worker's 4-hour lock timeout frees the job, and attempt 2 follows", async () => {
     const crashed = await crashDuringFirstAttempt('crash-2');
     try {
-      await app.pool.query(sql.unsafe`update graphile_worker._private_jobs set locked_at = now() - interval '4 hours 1 minute' where key = ${deliverJobKey(crashed.deliveryId)}`);
+      await app.pool.query(
+        sql.unsafe`update graphile_worker._private_jobs set locked_at = now() - interval '4 hours 1 minute' where key = ${deliverJobKey(crashed.deliveryId)}`,
+      );
       // Deliveries run in per-store queues: the crashed worker's lock on the queue is as old.
-      await app.pool.query(sql.unsafe`update graphile_worker._private_job_queues set locked_at = now() - interval '4 hours 1 minute' where locked_at is not null`);
+      await app.pool.query(
+        sql.unsafe`update graphile_worker._private_job_queues set locked_at = now() - interval '4 hours 1 minute' where locked_at is not null`,
+      );
       const runner = await run({
         connectionString: app.db.url,
         taskList: deliverTasks(),

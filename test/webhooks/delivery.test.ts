@@ -83,7 +83,11 @@ interface PaymentOptions {
 
 /** A payment created through the API, then completed directly, with its delivery enqueued in that transaction. */
 async function completedPayment(options: PaymentOptions = {}): Promise<{ paymentId: string; deliveryId: string | null }> {
-  const { id: paymentId, deliveryId } = await buildPayment(app, store, { status: 'completed', webhook: true, body: { amount: '1.5', currency: 'TON', ...options } });
+  const { id: paymentId, deliveryId } = await buildPayment(app, store, {
+    status: 'completed',
+    webhook: true,
+    body: { amount: '1.5', currency: 'TON', ...options },
+  });
   return { paymentId, deliveryId };
 }
 
@@ -140,8 +144,7 @@ async function startReceiver(respond: Respond, options: { verifier?: WebhookVeri
     url: `http://127.0.0.1:${port}/kassa/webhook`,
     port,
     requests,
-    arrived: (n) =>
-      requests.length >= n ? Promise.resolve(requests[n - 1]!) : new Promise((resolve) => waiting.push({ n, resolve })),
+    arrived: (n) => (requests.length >= n ? Promise.resolve(requests[n - 1]!) : new Promise((resolve) => waiting.push({ n, resolve }))),
     close: () => close(server),
   };
 }
@@ -161,7 +164,13 @@ function appVerifier(): { verifier: WebhookVerifier; fetches: () => number } {
   return { verifier, fetches: () => fetches };
 }
 
-const attemptRow = z.object({ attempt: z.number(), kid: z.string().nullable(), signed_at: z.date().nullable(), started_at: z.date(), finished_at: z.date().nullable() });
+const attemptRow = z.object({
+  attempt: z.number(),
+  kid: z.string().nullable(),
+  signed_at: z.date().nullable(),
+  started_at: z.date(),
+  finished_at: z.date().nullable(),
+});
 
 async function attemptRows(deliveryId: string) {
   return app.pool.any(sql.type(attemptRow)`
@@ -216,7 +225,8 @@ describe('enqueueWebhookDelivery', () => {
   });
 
   it('a payment without webhookURL enqueues nothing', async () => {
-    const countJobs = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const countJobs = () =>
+      app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from graphile_worker.jobs where task_identifier = 'webhook__deliver'
     `);
     const before = await countJobs();
@@ -246,7 +256,11 @@ describe('webhook__deliver', () => {
       const body = JSON.parse(request.text);
       assert.deepEqual(Object.keys(body), ['payload', 'signAt']);
       assert.deepEqual(body.payload, { paymentID: paymentId, status: 'completed', metadata: { cart: '7', note: 'crème ☕' }, order_id: 'A-1001' });
-      assert.equal(request.text, buildWebhookBody({ paymentId, metadata: { cart: '7', note: 'crème ☕' }, orderId: 'A-1001' }, new Date(body.signAt)), 'the exact bytes');
+      assert.equal(
+        request.text,
+        buildWebhookBody({ paymentId, metadata: { cart: '7', note: 'crème ☕' }, orderId: 'A-1001' }, new Date(body.signAt)),
+        'the exact bytes',
+      );
       assert.ok(Math.abs(Date.parse(body.signAt) - Date.now()) < 10_000);
       // The kit, against the app's GET /pay/v1/webhook/keys, verified it.
       assert.equal(request.verified?.ok, true, JSON.stringify(request.verified));
@@ -274,7 +288,8 @@ describe('webhook__deliver', () => {
     const { verifier } = appVerifier();
     const receiver = await startReceiver((r, res, n) => res.writeHead(n === 1 ? 500 : r.verified?.ok ? 200 : 401).end(n === 1 ? 'busy' : 'ok'), { verifier });
     try {
-      const attemptsCounted = async (outcome: string): Promise<number> => (await webhookAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+      const attemptsCounted = async (outcome: string): Promise<number> =>
+        (await webhookAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
       const before = { delivered: await attemptsCounted('delivered'), http_error: await attemptsCounted('http_error') };
       const { paymentId, deliveryId } = await completedPayment({ webhookURL: receiver.url, metadata: { n: '1' } });
       await runJobs();
@@ -298,7 +313,13 @@ describe('webhook__deliver', () => {
       assert.equal(receiver.requests.length, 2);
       [delivery] = await deliveriesOf(paymentId);
       assert.equal(delivery?.status, 'delivered');
-      assert.deepEqual(delivery?.attempts.map((a) => [a.attempt, a.httpStatus, a.error]), [[1, 500, 'HTTP 500'], [2, 200, null]]);
+      assert.deepEqual(
+        delivery?.attempts.map((a) => [a.attempt, a.httpStatus, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, 200, null],
+        ],
+      );
       const [one, two] = receiver.requests.map((r) => ({ ...r, body: JSON.parse(r.text) }));
       assert.notEqual(one!.body.signAt, two!.body.signAt, 'signed afresh');
       assert.notEqual(one!.headers['x-signature'], two!.headers['x-signature']);
@@ -306,7 +327,10 @@ describe('webhook__deliver', () => {
       assert.equal(one!.verified?.ok, true);
       assert.equal(two!.verified?.ok, true);
       const rows = await attemptRows(deliveryId!);
-      assert.deepEqual(rows.map((r) => r.signed_at?.toISOString()), [one!.body.signAt, two!.body.signAt]);
+      assert.deepEqual(
+        rows.map((r) => r.signed_at?.toISOString()),
+        [one!.body.signAt, two!.body.signAt],
+      );
       // kassa_webhook_attempts_total{outcome} counts each attempt of this process (docs/OPERATIONS.md).
       assert.equal(await attemptsCounted('http_error'), before.http_error + 1);
       assert.equal(await attemptsCounted('delivered'), before.delivered + 1);
@@ -333,7 +357,10 @@ describe('webhook__deliver', () => {
       await runJobs({ timeoutMs: 300 });
       [delivery] = await deliveriesOf(paymentId);
       assert.equal(delivery?.status, 'delivered');
-      assert.deepEqual(delivery?.attempts.map((a) => a.httpStatus), [null, 204]);
+      assert.deepEqual(
+        delivery?.attempts.map((a) => a.httpStatus),
+        [null, 204],
+      );
     } finally {
       await receiver.close();
     }
@@ -355,7 +382,13 @@ describe('webhook__deliver', () => {
       await runJobs();
       [delivery] = await deliveriesOf(paymentId);
       assert.equal(delivery?.status, 'delivered');
-      assert.deepEqual(delivery?.attempts.map((a) => [a.attempt, a.error]), [[1, 'connection refused'], [2, null]]);
+      assert.deepEqual(
+        delivery?.attempts.map((a) => [a.attempt, a.error]),
+        [
+          [1, 'connection refused'],
+          [2, null],
+        ],
+      );
       assert.equal(receiver.requests.length, 1);
     } finally {
       await receiver.close();
@@ -426,7 +459,10 @@ describe('webhook__deliver', () => {
       assert.equal(second.headers['x-signature-kid'], newKid);
       assert.equal(second.verified?.ok, true, JSON.stringify(second.verified));
       assert.equal(fetches(), 2, 'exactly one refetch, on the unknown kid');
-      assert.deepEqual((await attemptRows(deliveryId!)).map((r) => r.kid), [oldKid, newKid]);
+      assert.deepEqual(
+        (await attemptRows(deliveryId!)).map((r) => r.kid),
+        [oldKid, newKid],
+      );
       assert.equal((await deliveriesOf(paymentId))[0]?.status, 'delivered');
 
       // The retired key stays published (24 h): the first attempt's signature still verifies.
@@ -483,7 +519,13 @@ describe('the 12 h window (injected clock)', () => {
       [delivery] = await deliveriesOf(paymentId);
       assert.equal(delivery?.status, 'failed');
       assert.equal(delivery?.failedAt, fixedNow.toISOString());
-      assert.deepEqual(delivery?.attempts.map((a) => [a.attempt, a.httpStatus, a.nextRetryAt]), [[1, 500, delivery?.attempts[0]?.nextRetryAt], [2, 500, null]]);
+      assert.deepEqual(
+        delivery?.attempts.map((a) => [a.attempt, a.httpStatus, a.nextRetryAt]),
+        [
+          [1, 500, delivery?.attempts[0]?.nextRetryAt],
+          [2, 500, null],
+        ],
+      );
       assert.equal(delivery?.attempts[1]?.startedAt, fixedNow.toISOString());
       assert.equal(await deliveryJob(deliveryId!), null, 'the job ended without a Graphile retry');
     } finally {
@@ -531,7 +573,9 @@ describe('webhook__deliver payloads', () => {
   });
 
   it('an unknown delivery id is done at once', async () => {
-    await app.pool.query(sql.unsafe`select graphile_worker.add_job('webhook__deliver', json_build_object('deliveryId', gen_random_uuid()::text), job_key => 'orphan')`);
+    await app.pool.query(
+      sql.unsafe`select graphile_worker.add_job('webhook__deliver', json_build_object('deliveryId', gen_random_uuid()::text), job_key => 'orphan')`,
+    );
     await runJobs();
     const left = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where key = 'orphan'`);
     assert.equal(left, 0);

@@ -24,8 +24,7 @@ describe('createWebhookVerifier against a real key-set server', () => {
   let keyB: SigningKey;
   let keys: KeyServer;
   let clock: number;
-  const verifier = (extra: Partial<WebhookVerifierOptions> = {}) =>
-    createWebhookVerifier({ keysUrl: keys.url, now: () => clock, ...extra });
+  const verifier = (extra: Partial<WebhookVerifierOptions> = {}) => createWebhookVerifier({ keysUrl: keys.url, now: () => clock, ...extra });
 
   before(() => {
     keyA = generateSigningKey();
@@ -260,7 +259,10 @@ describe('createWebhookVerifier against a real key-set server', () => {
     };
     const w = webhook(keyA, { paymentId: 'c-1' });
     const results = await Promise.all([v.handle(w.body, w.headers, slow), v.handle(w.body, w.headers, slow)]);
-    assert.deepEqual(results.map((r) => r.status), [200, 200]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [200, 200],
+    );
     assert.equal(calls, 1);
   });
 

@@ -291,7 +291,12 @@ export class SandboxChain {
       if (req.bodyOp !== undefined && (!Number.isSafeInteger(req.bodyOp) || req.bodyOp < 0 || req.bodyOp > 0xffffffff || req.comment !== undefined)) {
         throw new SandboxTransferError('invalid_request', 'bodyOp must be a 32-bit unsigned integer, without a comment', 'bodyOp');
       }
-      const body = req.bodyOp !== undefined ? beginCell().storeUint(req.bodyOp, 32).storeBuffer(Buffer.from('kassa-sandbox')).endCell() : req.comment !== undefined ? textComment(req.comment) : undefined;
+      const body =
+        req.bodyOp !== undefined
+          ? beginCell().storeUint(req.bodyOp, 32).storeBuffer(Buffer.from('kassa-sandbox')).endCell()
+          : req.comment !== undefined
+            ? textComment(req.comment)
+            : undefined;
       return this.sendTon(to, toBaseUnits(req.amount, TON_DECIMALS), req.bounce ?? false, body);
     }
     if (req.fromLookalike && symbol !== 'USDT') {
@@ -377,9 +382,7 @@ export class SandboxChain {
     const key = `${master.toRawString()}|${owner.toRawString()}`;
     const cached = this.jettonWallets.get(key);
     if (cached !== undefined) return cached;
-    const res = await this.blockchain.runGetMethod(master, 'get_wallet_address', [
-      { type: 'slice', cell: beginCell().storeAddress(owner).endCell() },
-    ]);
+    const res = await this.blockchain.runGetMethod(master, 'get_wallet_address', [{ type: 'slice', cell: beginCell().storeAddress(owner).endCell() }]);
     const wallet = res.stackReader.readAddress();
     this.jettonWallets.set(key, wallet);
     return wallet;

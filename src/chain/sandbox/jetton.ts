@@ -37,12 +37,7 @@ export function onchainContent(meta: Record<string, string>): Cell {
 
 /** StateInit of a standard minter: total_supply 0, admin, content, wallet code. */
 export function minterInit(admin: Address, content: Cell): StateInit {
-  const data = beginCell()
-    .storeCoins(0)
-    .storeAddress(admin)
-    .storeRef(content)
-    .storeRef(jettonWalletCodeCell())
-    .endCell();
+  const data = beginCell().storeCoins(0).storeAddress(admin).storeRef(content).storeRef(jettonWalletCodeCell()).endCell();
   return { code: jettonMinterCodeCell(), data };
 }
 
@@ -55,14 +50,7 @@ export function textComment(text: string): Cell {
 }
 
 /** Minter op 21 (admin only): mint `jettonAmount` to `to`'s jetton wallet, sending it `walletTon`. */
-export function mintBody(args: {
-  minter: Address;
-  to: Address;
-  jettonAmount: bigint;
-  walletTon: bigint;
-  responseAddress: Address;
-  queryId?: bigint;
-}): Cell {
+export function mintBody(args: { minter: Address; to: Address; jettonAmount: bigint; walletTon: bigint; responseAddress: Address; queryId?: bigint }): Cell {
   const internalTransfer = beginCell()
     .storeUint(OP_JETTON_INTERNAL_TRANSFER, 32)
     .storeUint(args.queryId ?? 0n, 64)

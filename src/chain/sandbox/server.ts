@@ -39,9 +39,7 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
 }
 
 /** Serves `chain` (a new SandboxChain when omitted) on 127.0.0.1:`port` (0 = any free port). */
-export async function startSandboxServer(
-  opts: { port?: number; host?: string; chain?: SandboxChain } = {},
-): Promise<SandboxServer> {
+export async function startSandboxServer(opts: { port?: number; host?: string; chain?: SandboxChain } = {}): Promise<SandboxServer> {
   const chain = opts.chain ?? (await SandboxChain.create());
   const host = opts.host ?? '127.0.0.1';
   const server = createServer((req, res) => {

@@ -35,7 +35,6 @@ export function checkoutPrefix(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
 }
 
-
 /** Live-status streams: heartbeat, and a maximum life after which the browser reconnects by itself. */
 export const EVENTS_HEARTBEAT_MS = 15_000;
 export const EVENTS_MAX_LIFETIME_MS = 10 * 60_000;

@@ -26,14 +26,16 @@ import {
 } from '../schemas/payments.schema.ts';
 import { validateBody, validateQuery } from '../validate.ts';
 
-
 export function paymentIdParam(value: string | undefined): string {
   if (value === undefined || !isUuid(value)) throw invalidRequest('invalid_payment_id', 'paymentID must be a UUID.', 'paymentID');
   return value.toLowerCase();
 }
 
 function checkUrls(body: { webhookURL?: string; returnURL?: string }, allowInsecure: boolean): void {
-  for (const [name, code] of [['webhookURL', 'invalid_webhook_url'], ['returnURL', 'invalid_return_url']] as const) {
+  for (const [name, code] of [
+    ['webhookURL', 'invalid_webhook_url'],
+    ['returnURL', 'invalid_return_url'],
+  ] as const) {
     const value = body[name];
     if (value === undefined) continue;
     const check = checkWebhookUrl(value, { allowInsecure, name });
@@ -86,11 +88,17 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   const operations = createOperations(deps);
 
   const createRoute =
-    <Body extends { webhookURL?: string; returnURL?: string }>(schema: object, run: (request: CreateRequest<Body>) => Promise<Outcome>): Middleware<KassaState> =>
+    <Body extends { webhookURL?: string; returnURL?: string }>(
+      schema: object,
+      run: (request: CreateRequest<Body>) => Promise<Outcome>,
+    ): Middleware<KassaState> =>
     async (ctx) => {
       const body = validateBody<Body>(schema, ctx.request.body);
       checkUrls(body, config.webhookAllowInsecure);
-      send(ctx, await run({ storeId: ctx.state.storeId!, body, key: idempotencyKey(ctx.get('X-Idempotency-Key')), now: deps.now(), tokenCheck: ctx.state.tokenCheck }));
+      send(
+        ctx,
+        await run({ storeId: ctx.state.storeId!, body, key: idempotencyKey(ctx.get('X-Idempotency-Key')), now: deps.now(), tokenCheck: ctx.state.tokenCheck }),
+      );
     };
   const create = createRoute<CreatePaymentBody>(createPaymentSchema, operations.payment);
   const createInvoice = createRoute<CreateInvoiceBody>(createInvoiceSchema, operations.invoice);
@@ -132,10 +140,14 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     const storeId = ctx.state.storeId!;
     const now = deps.now();
     await awaitChainBeforeCancel(pool, deps.config, storeId, paymentId, now);
-    const outcome = await idempotent(pool, { storeId, endpoint: `POST /v1/payments/${paymentId}/cancel`, key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now }, async (tx) => {
-      const view = await cancelPayment(tx, storeId, paymentId, now);
-      return { status: 200, body: present(view), paymentId: view.id };
-    });
+    const outcome = await idempotent(
+      pool,
+      { storeId, endpoint: `POST /v1/payments/${paymentId}/cancel`, key: idempotencyKey(ctx.get('X-Idempotency-Key')), body, now },
+      async (tx) => {
+        const view = await cancelPayment(tx, storeId, paymentId, now);
+        return { status: 200, body: present(view), paymentId: view.id };
+      },
+    );
     send(ctx, outcome);
   };
 

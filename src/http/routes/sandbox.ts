@@ -51,7 +51,11 @@ const EXPIRE_WAIT_MS = 5_000;
  * block is sealed every 400 ms, as on mainnet; without, blocks are sealed by calling
  * `chain.sealBlock()` (tests).
  */
-export async function startSandbox(pool: DatabasePool, log: Logger, options: { blockClock: boolean; fund?: string[] } = { blockClock: true }): Promise<Sandbox> {
+export async function startSandbox(
+  pool: DatabasePool,
+  log: Logger,
+  options: { blockClock: boolean; fund?: string[] } = { blockClock: true },
+): Promise<Sandbox> {
   const chain = await SandboxChain.create();
   chain.useWallClock();
   // Kassa's own wallets that need TON from the start (the gas wallet): 1,000 TON each.
@@ -81,7 +85,10 @@ export async function startSandbox(pool: DatabasePool, log: Logger, options: { b
     });
 
     router.post('/sandbox/v1/transfers', async (ctx) => {
-      const body = validateBody<{ to: string; coin: string; amount: string; bounce?: boolean; comment?: string; fromLookalike?: boolean; bodyOp?: number }>(transferSchema, ctx.request.body);
+      const body = validateBody<{ to: string; coin: string; amount: string; bounce?: boolean; comment?: string; fromLookalike?: boolean; bodyOp?: number }>(
+        transferSchema,
+        ctx.request.body,
+      );
       try {
         const result = await chain.transfer(body);
         ctx.status = 201;
@@ -89,7 +96,8 @@ export async function startSandbox(pool: DatabasePool, log: Logger, options: { b
       } catch (error) {
         if (error instanceof SandboxTransferError && error.status === 400) {
           if (error.code === 'unknown_coin') throw apiError('currency_not_found', error.message, { param: 'coin' });
-          const code = error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
+          const code =
+            error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
           throw invalidRequest(code, error.message, error.param ?? undefined);
         }
         throw error;

@@ -106,8 +106,14 @@ export const createRefundSchema = {
   required: ['coin', 'amount', 'address'],
   properties: {
     coin: { type: 'string', minLength: 1, maxLength: 16, description: 'The coin to refund (e.g. "TON"), one the deposit holds refundable.', examples: ['TON'] },
-    amount: { ...amount, description: 'At most the refundable balance of that coin; at most the coin\'s decimals.', examples: ['0.5'] },
-    address: { type: 'string', minLength: 1, maxLength: 100, description: 'Where the refund goes: a TON address of the network (raw or user-friendly). It may be a wallet never deployed: the refund is sent non-bounceable.' },
+    amount: { ...amount, description: "At most the refundable balance of that coin; at most the coin's decimals.", examples: ['0.5'] },
+    address: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description:
+        'Where the refund goes: a TON address of the network (raw or user-friendly). It may be a wallet never deployed: the refund is sent non-bounceable.',
+    },
   },
 } as const;
 
