@@ -1,6 +1,6 @@
-// The test command (`npm test`): type-checks and lints (Biome, biome.json), prepares a migrated template database (on
-// TEST_DATABASE_URL / DATABASE_URL, or on the embedded PostgreSQL), then runs every
-// test/**/*.test.ts with node:test. It fails loudly when it finds no test files.
+// The test command (`npm test`): type-checks, lints and checks formatting (Biome, biome.json),
+// prepares a migrated template database (on TEST_DATABASE_URL / DATABASE_URL, or on the embedded
+// PostgreSQL), then runs every test/**/*.test.ts with node:test. It fails loudly when it finds no test files.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,8 +32,9 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 
 const log = pino({ level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn' }, pino.destination(2));
 const typecheck = filters.length === 0 ? run(path.join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', '.']) : Promise.resolve(0);
-// The linter checks the whole tree in about a second; like the type check it runs on full runs only.
-const lint = filters.length === 0 ? run(path.join(root, 'node_modules/.bin/biome'), ['lint', '--error-on-warnings', '.']) : Promise.resolve(0);
+// The linter and the formatter check (biome ci: lint findings and unformatted files both fail) take a
+// few seconds for the whole tree; like the type check they run on full runs only.
+const lint = filters.length === 0 ? run(path.join(root, 'node_modules/.bin/biome'), ['ci', '--error-on-warnings', '.']) : Promise.resolve(0);
 
 const adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? null;
 const server = await openDatabaseServer({ ...loadConfig({ ...process.env, DATABASE_URL: adminUrl ?? '' }, root), databaseUrl: adminUrl }, log);
@@ -88,6 +89,6 @@ await admin.query(`drop database if exists ${pg.escapeIdentifier(template)} with
 await admin.end();
 await server.stop();
 if (!typesPassed) process.stderr.write('test: type check (tsc --noEmit) failed\n');
-if (!lintPassed) process.stderr.write('test: lint (biome lint) failed; `npm run lint` shows why\n');
+if (!lintPassed) process.stderr.write('test: lint or format check (biome ci) failed; `npm run lint` shows why, `npm run format` formats\n');
 if (!testsPassed) process.stderr.write('test: some tests failed\n');
 process.exit(testsPassed && typesPassed && lintPassed ? 0 : 1);
