@@ -547,6 +547,9 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       assert.equal(await page.locator('#tonconnect-pay').isEnabled(), true, 'can try again');
       assert.match(await page.locator('#tonconnect-account-text').innerText(), new RegExp(`^Connected: ${TEST_WALLET_NAME}, `));
       assert.equal(await page.locator('svg.qr').count(), 1);
+      // @tonconnect/ui closes its "confirm in your wallet" modal (an icon-only close button without a
+      // name) with an animation after the refusal: the page is checked once that modal is gone.
+      await page.locator('[data-tc-actions-modal-container]').waitFor({ state: 'hidden', timeout: 10_000 });
       await assertAccessible(page, 'after a refusal');
       await shot(page, '20-tonconnect-rejected');
 
