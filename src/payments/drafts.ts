@@ -59,12 +59,12 @@ async function currencyNotFound(db: Db, param: string): Promise<ApiError> {
 
 /** A known currency (`currencyParam` names it), then a positive amount within the coin's precision when the currency is a coin. */
 async function checkAmount(db: Db, amount: string, currency: string, param: string, currencyParam: string): Promise<void> {
-  const decimals = await currencyDecimals(db, currency, currencyParam);
-  if (!isPositiveDecimalString(amount)) throw invalidRequest('invalid_amount', `${param} must be a positive decimal.`, param);
-  checkPrecision(amount, currency, decimals, param);
+  checkAmountIn(amount, currency, await currencyDecimals(db, currency, currencyParam), param);
 }
 
-function checkPrecision(amount: string, currency: string, decimals: number | null, param: string): void {
+/** A positive amount within the currency's precision (`decimals`: null for fiat). */
+function checkAmountIn(amount: string, currency: string, decimals: number | null, param: string): void {
+  if (!isPositiveDecimalString(amount)) throw invalidRequest('invalid_amount', `${param} must be a positive decimal.`, param);
   if (decimals !== null && decimalPlaces(amount) > decimals) {
     throw invalidRequest('invalid_amount', `${param} has more decimals than ${currency} allows (${decimals}).`, param);
   }
@@ -99,6 +99,11 @@ export async function draftFromPayment(db: Db, storeId: string, body: PaymentInp
   await checkAmount(db, body.amount, body.currency, 'amount', 'currency');
   const wanted = body.payment_options?.methods?.[0];
   const method = wanted ? await findStoreMethod(db, storeId, wanted) : null;
+  return paymentDraft(body, wanted, method);
+}
+
+/** The draft of a POST /v1/payments once its method is looked up (`wanted` but not found: payment_method_not_found). */
+function paymentDraft(body: PaymentInput, wanted: unknown, method: MethodRow | null, prefetched?: MethodPrefetch): PaymentDraft {
   if (wanted && !method) throw methodNotFound('payment_options.methods');
   return {
     amount: body.amount,
@@ -110,6 +115,7 @@ export async function draftFromPayment(db: Db, storeId: string, body: PaymentInp
     invoiceType: null,
     fiatCurrency: null,
     ...common(body),
+    ...(prefetched ? { prefetched } : {}),
   };
 }
 
@@ -190,21 +196,8 @@ async function draftFromCatalogue(db: Db, storeId: string, body: PaymentInput, n
   const { currencyDecimals, method, prefetched } = await readCatalogue(db, storeId, body.currency, wanted, network, tokenCheck);
   // The same checks, in the same order, as checkAmount's: the currency, then the amount.
   if (!isFiatCurrency(body.currency) && currencyDecimals === null) throw await currencyNotFound(db, 'currency');
-  if (!isPositiveDecimalString(body.amount)) throw invalidRequest('invalid_amount', 'amount must be a positive decimal.', 'amount');
-  checkPrecision(body.amount, body.currency, currencyDecimals, 'amount');
-  if (wanted && !method) throw methodNotFound('payment_options.methods');
-  return {
-    amount: body.amount,
-    currency: body.currency,
-    method,
-    methodParam: 'payment_options.methods',
-    fixedCoinAmount: null,
-    createdVia: 'payments',
-    invoiceType: null,
-    fiatCurrency: null,
-    ...common(body),
-    ...(prefetched ? { prefetched } : {}),
-  };
+  checkAmountIn(body.amount, body.currency, currencyDecimals, 'amount');
+  return paymentDraft(body, wanted, method, prefetched);
 }
 
 const missing = (param: string, why: string): ApiError => invalidRequest('missing_parameter', `${param} is required ${why}.`, param);
