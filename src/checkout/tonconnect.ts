@@ -4,9 +4,9 @@
 // - TON: the amount still due, in nanoTON, to the deposit address (non-bounceable);
 // - a jetton: a TEP-74 `transfer` to the customer's own jetton wallet, moving the amount still due
 //   in base units to the deposit address (its owner), the excess TON back to the customer.
-import { Address, beginCell, type Cell } from '@ton/core';
+import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
-import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
+import { jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { amounts, type CheckoutRow } from './view.ts';
 
 /** TON a jetton transfer carries for the network fees (the rest comes back as excesses). */
@@ -121,26 +121,6 @@ export interface TonConnectRequest {
   network?: string;
   from: string;
   messages: TonConnectMessage[];
-}
-
-/** TEP-74 `transfer`: `amount` base units to `destination` (an owner), excess TON to `responseDestination`. */
-export function jettonTransferBody(options: {
-  queryId: bigint;
-  amount: bigint;
-  destination: Address;
-  responseDestination: Address;
-  forwardTonAmount: bigint;
-}): Cell {
-  return beginCell()
-    .storeUint(OP_JETTON_TRANSFER, 32)
-    .storeUint(options.queryId, 64)
-    .storeCoins(options.amount)
-    .storeAddress(options.destination)
-    .storeAddress(options.responseDestination)
-    .storeBit(false) // no custom_payload
-    .storeCoins(options.forwardTonAmount)
-    .storeBit(false) // empty forward_payload, inline
-    .endCell();
 }
 
 const friendly = (address: Address, network: TonNetwork, bounceable: boolean): string =>

@@ -7,11 +7,11 @@
 // again (a repeat of the same signed message cannot be applied twice: the wallet's seqno moved
 // on). A message nobody saw on chain until its valid_until passed (by the chain reader's clock,
 // settled_until) can never land any more: it is planned again, and signed afresh.
-import { Address, beginCell, internal, SendMode, type Cell, type MessageRelaxed } from '@ton/core';
+import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
-import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
+import { jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { fromBaseUnits } from '../money.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
@@ -247,20 +247,6 @@ async function depositJettonWallet(deps: SignerDeps, transfer: OutgoingRow, wall
     select master_address from jetton_masters where coin_symbol = ${transfer.coin_symbol} and network = ${deps.config.tonNetwork}
   `);
   return getJettonWalletAddress(deps.client, master, wallet);
-}
-
-/** TEP-74 transfer#0f8a7ea5: `amount` to `destination`'s wallet, the TON left over to `responseDestination`. */
-export function jettonTransferBody(args: { queryId: bigint; amount: bigint; destination: Address; responseDestination: Address }): Cell {
-  return beginCell()
-    .storeUint(OP_JETTON_TRANSFER, 32)
-    .storeUint(args.queryId, 64)
-    .storeCoins(args.amount)
-    .storeAddress(args.destination)
-    .storeAddress(args.responseDestination)
-    .storeBit(0) // no custom payload
-    .storeCoins(0n) // no forward TON: the treasury needs no notification
-    .storeBit(0) // empty forward payload
-    .endCell();
 }
 
 async function walletSeqno(client: ChainClient, wallet: string): Promise<number> {

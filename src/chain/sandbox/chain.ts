@@ -14,7 +14,8 @@ import { transactionHashHex } from '../transactions.ts';
 import { handleJsonRpc } from './jsonrpc.ts';
 import type { JsonRpcReply } from './jsonrpc.ts';
 import { handleV3, type V3Reply } from './v3.ts';
-import { minterAddress, minterInit, mintBody, onchainContent, textComment, transferBody } from './jetton.ts';
+import { jettonTransferBody } from '../jettonTransfer.ts';
+import { minterAddress, minterInit, mintBody, onchainContent, textComment } from './jetton.ts';
 
 export type SandboxCoin = { symbol: string; decimals: number };
 
@@ -334,7 +335,7 @@ export class SandboxChain {
       to: from,
       value: toNano('0.1'),
       bounce: true,
-      body: transferBody({
+      body: jettonTransferBody({
         destination: owner,
         amount,
         responseDestination: this.customer.address,

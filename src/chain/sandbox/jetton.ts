@@ -8,7 +8,7 @@ import { Cell, Dictionary, beginCell, contractAddress } from '@ton/core';
 import type { Address, StateInit } from '@ton/core';
 import { jettonMinterCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-minter.js';
 import { jettonWalletCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-wallet.js';
-import { OP_JETTON_INTERNAL_TRANSFER, OP_JETTON_TRANSFER, OP_TEXT_COMMENT } from '../detect.ts';
+import { OP_JETTON_INTERNAL_TRANSFER, OP_TEXT_COMMENT } from '../detect.ts';
 
 export const OP_JETTON_MINT = 21;
 
@@ -66,26 +66,5 @@ export function mintBody(args: { minter: Address; to: Address; jettonAmount: big
     .storeAddress(args.to)
     .storeCoins(args.walletTon)
     .storeRef(internalTransfer)
-    .endCell();
-}
-
-/** TEP-74 `transfer` sent by the owner to its own jetton wallet. */
-export function transferBody(args: {
-  destination: Address;
-  amount: bigint;
-  responseDestination: Address | null;
-  forwardTonAmount: bigint;
-  forwardPayload: Cell | null;
-  queryId?: bigint;
-}): Cell {
-  return beginCell()
-    .storeUint(OP_JETTON_TRANSFER, 32)
-    .storeUint(args.queryId ?? 0n, 64)
-    .storeCoins(args.amount)
-    .storeAddress(args.destination)
-    .storeAddress(args.responseDestination)
-    .storeMaybeRef(null) // custom_payload
-    .storeCoins(args.forwardTonAmount)
-    .storeMaybeRef(args.forwardPayload)
     .endCell();
 }

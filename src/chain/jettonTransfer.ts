@@ -1,0 +1,30 @@
+// The TEP-74 jetton `transfer` message body, built in one place: sent by an owner to its own jetton
+// wallet (the checkout's TON Connect request, the signer's sweeps and refunds, the sandbox's test
+// customer).
+import { type Address, beginCell, type Cell } from '@ton/core';
+import { OP_JETTON_TRANSFER } from './detect.ts';
+
+/**
+ * `transfer#0f8a7ea5`: `amount` base units to `destination` (an owner; its jetton wallet receives
+ * them), the TON left over to `responseDestination`; `forwardTonAmount` > 0 sends `destination` a
+ * transfer_notification carrying `forwardPayload`.
+ */
+export function jettonTransferBody(args: {
+  queryId?: bigint;
+  amount: bigint;
+  destination: Address;
+  responseDestination: Address | null;
+  forwardTonAmount?: bigint;
+  forwardPayload?: Cell | null;
+}): Cell {
+  return beginCell()
+    .storeUint(OP_JETTON_TRANSFER, 32)
+    .storeUint(args.queryId ?? 0n, 64)
+    .storeCoins(args.amount)
+    .storeAddress(args.destination)
+    .storeAddress(args.responseDestination)
+    .storeMaybeRef(null) // no custom_payload
+    .storeCoins(args.forwardTonAmount ?? 0n)
+    .storeMaybeRef(args.forwardPayload ?? null) // forward_payload: empty inline, or a ref
+    .endCell();
+}
