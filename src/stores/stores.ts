@@ -1,6 +1,7 @@
 // Merchant stores, the payment methods they accept, and the treasury their money goes to.
 import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
+import { isUuid } from '../uuid.ts';
 
 export interface MethodRef {
   coin: string;
@@ -44,7 +45,6 @@ export function parseTreasury(value: string, network: TonNetwork): string {
 }
 
 const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
-const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
 
 export async function createStore(
   pool: Db & { transaction: Db['transaction'] },
