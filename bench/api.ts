@@ -19,6 +19,10 @@
 //   node bench/api.ts [--duration 10] [--warmup 3] [--concurrency 8,32] [--api-only] [--open 1000]
 //                     [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch]
 //                     [--cpu-prof DIR] [--keep] [--show-replay] [--scenarios create,retrieve]
+//                     [--skip-baselines] [--json FILE]
+// `--skip-baselines` measures Kassa's cells only (no pause, no pgbench, no bare server) and
+// `--json FILE` writes the cells as JSON: bench/modes.ts runs this script that way, alternately in
+// the default mode and with `--api-only`, for issue 11's "default within 10 % of --api-only".
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { once } from 'node:events';
@@ -50,7 +54,7 @@ process.chdir(root);
 
 const USAGE = `usage: node bench/api.ts [--duration SECONDS] [--warmup SECONDS] [--concurrency 8,32] [--api-only] [--open N]
                          [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch] [--cpu-prof DIR] [--keep] [--show-replay]
-                         [--scenarios create,retrieve]
+                         [--scenarios create,retrieve] [--skip-baselines] [--json FILE]
 needs: pgbench (Debian: apt-get install postgresql-client) and, for the default --transport wrk, wrk (apt-get install wrk)`;
 
 const { flags, usage } = benchFlags(USAGE, {
@@ -65,6 +69,8 @@ const { flags, usage } = benchFlags(USAGE, {
   keep: { type: 'boolean', default: false },
   'show-replay': { type: 'boolean', default: false },
   scenarios: { type: 'string', default: 'create,retrieve' },
+  'skip-baselines': { type: 'boolean', default: false },
+  json: { type: 'string' },
 });
 const durationSeconds = Number(flags.duration);
 if (!Number.isInteger(durationSeconds) || durationSeconds < 1) usage('--duration must be a whole number of seconds ≥ 1 (pgbench -T takes seconds)');
@@ -83,6 +89,8 @@ const scenarios = flags.scenarios.split(',').map((part) => part.trim());
 if (scenarios.length === 0 || scenarios.some((name) => name !== 'create' && name !== 'retrieve'))
   usage('--scenarios must be create, retrieve or both (comma-separated)');
 const cpuProfDir = flags['cpu-prof'] ? path.resolve(flags['cpu-prof']) : null;
+const skipBaselines = flags['skip-baselines'];
+const jsonFile = flags.json ? path.resolve(flags.json) : null;
 
 const BENCH_DATABASE = 'kassa_bench';
 const SELECT_ROWS = 100_000;
@@ -609,7 +617,7 @@ let kassaIdleMsPerSecond: number | null = null;
 let openSeedSeconds = 0;
 try {
   await waitForHealth();
-  await startBare();
+  if (!skipBaselines) await startBare();
   // Is the machine quiet? Kassa idles now, so what is busy is someone else.
   const idleStart = machineBusyMs();
   const kassaIdleStart = processCpuMs(kassa!.pid!);
@@ -645,7 +653,9 @@ try {
       say(`${scenario}: concurrency ${concurrency}, ${durationSeconds} s`);
       const measured = await kassaCell(scenario, concurrency, durationSeconds);
       const baselines: Measured[] = [];
-      if (scenario === 'create') {
+      if (skipBaselines) {
+        if (scenario === 'create') await keepOpen();
+      } else if (scenario === 'create') {
         await keepOpen();
         say(`pgbench payment floor, then with add_job, raw INSERT, same SQL: ${concurrency} clients, ${durationSeconds} s each (kassa paused)`);
         baselines.push(await pgbenchCell('payment floor', floorScript(probeBody, false), concurrency, 'prepared'));
@@ -657,7 +667,7 @@ try {
         baselines.push(await pgbenchCell('raw SELECT', SELECT_SCRIPT, concurrency));
         baselines.push(await bareCell(concurrency));
       }
-      baselines.push(await pgbenchCell('same SQL', replays[scenario], concurrency, 'prepared'));
+      if (!skipBaselines) baselines.push(await pgbenchCell('same SQL', replays[scenario], concurrency, 'prepared'));
       cells.push({ scenario, concurrency, kassa: measured, baselines });
     }
   }
@@ -703,19 +713,22 @@ out.push(
   `open      ${openPayments} pending payments watched during every cell (made in ${openSeedSeconds.toFixed(1)} s; what the create cells add is cancelled after each)`,
 );
 out.push(`driver    ${driverText}, ${durationSeconds} s per cell after a ${warmupSeconds} s warm-up per scenario`);
-out.push(`baselines kassa paused (SIGSTOP) meanwhile; same server and database:`);
-out.push(
-  `          payment floor  pgbench -M prepared: begin; a payment-like row (15 columns, unique deposit address, index on store and time); its idempotency record (response as jsonb); commit`,
-);
-out.push(`          floor + add_job  the same with graphile_worker.add_job`);
-out.push(`          raw INSERT / raw SELECT  pgbench -M ${pgbenchMode}: one single-row INSERT / one primary-key SELECT of a 100,000-row table`);
-out.push(
-  `          bare node:http + pg  bench/lib/bare-server.ts: GET /v1/payments/{id} → the payment row by primary key (prepared statement, pool of 10) as JSON, same driver`,
-);
-if (replays) {
+if (skipBaselines) out.push('baselines skipped (--skip-baselines): Kassa is never paused; only its own cells are measured');
+else {
+  out.push(`baselines kassa paused (SIGSTOP) meanwhile; same server and database:`);
   out.push(
-    `          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one transaction, the token checked in its first read) and one retrieve (${replays.statements.retrieve})`,
+    `          payment floor  pgbench -M prepared: begin; a payment-like row (15 columns, unique deposit address, index on store and time); its idempotency record (response as jsonb); commit`,
   );
+  out.push(`          floor + add_job  the same with graphile_worker.add_job`);
+  out.push(`          raw INSERT / raw SELECT  pgbench -M ${pgbenchMode}: one single-row INSERT / one primary-key SELECT of a 100,000-row table`);
+  out.push(
+    `          bare node:http + pg  bench/lib/bare-server.ts: GET /v1/payments/{id} → the payment row by primary key (prepared statement, pool of 10) as JSON, same driver`,
+  );
+  if (replays) {
+    out.push(
+      `          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one transaction, the token checked in its first read) and one retrieve (${replays.statements.retrieve})`,
+    );
+  }
 }
 out.push(`NOTE      ${cores} core(s) are shared by the load driver, Kassa and PostgreSQL (pgbench and PostgreSQL in its cells):`);
 out.push(`          figures are for this machine only, and the driver's CPU is taken from the service under test.`);
@@ -730,7 +743,21 @@ out.push('');
 
 const rows = cells.map((cell) => {
   const target = TARGETS[cell.scenario];
-  const baseline = cell.baselines[0]!;
+  const baseline = cell.baselines[0];
+  if (!baseline)
+    return [
+      cell.scenario,
+      String(cell.concurrency),
+      formatNumber(cell.kassa.tps),
+      formatNumber(cell.kassa.p50Ms),
+      formatNumber(cell.kassa.p99Ms),
+      String(cell.kassa.errors),
+      '(skipped)',
+      '',
+      '',
+      '',
+      '',
+    ];
   const ratio = cell.kassa.tps / baseline.tps;
   return [
     cell.scenario,
@@ -812,4 +839,39 @@ out.push(errorLines.length > 0 ? `errors:\n${errorLines.join('\n')}` : 'errors: 
 if (kassaWarnings > 0) out.push(`kassa wrote ${kassaWarnings} warning/error log line(s) (the first ones are above, on stderr)`);
 if (cpuProfDir) out.push(`CPU profile of the kassa process written to ${cpuProfDir}`);
 process.stdout.write(`${out.join('\n')}\n`);
+if (jsonFile) {
+  const perRequest = (measured: Measured, meter: string): number | null => {
+    const ms = measured.cpu.get(meter);
+    return ms === null || ms === undefined || measured.completed === 0 ? null : (ms * 1000) / measured.completed;
+  };
+  const summary = {
+    mode: apiOnly ? 'api-only' : 'default',
+    commit,
+    startedAt: startedAt.toISOString(),
+    open: openPayments,
+    quietBefore,
+    kassaIdleMsPerSecond,
+    cells: cells.map((cell) => {
+      const machine = perRequest(cell.kassa, 'machine');
+      const parts = ['kassa', 'postgres', 'driver'].map((meter) => perRequest(cell.kassa, meter));
+      return {
+        scenario: cell.scenario,
+        concurrency: cell.concurrency,
+        requestsPerSecond: cell.kassa.tps,
+        p50Ms: cell.kassa.p50Ms,
+        p99Ms: cell.kassa.p99Ms,
+        errors: cell.kassa.errors,
+        cpuMicrosecondsPerRequest: {
+          machine,
+          kassa: parts[0],
+          postgres: parts[1],
+          driver: parts[2],
+          other: machine === null || parts.some((part) => part === null) ? null : machine - parts.reduce((sum, part) => sum! + part!, 0)!,
+        },
+        baselines: cell.baselines.map((baseline) => ({ label: baseline.label, tps: baseline.tps, p99Ms: baseline.p99Ms })),
+      };
+    }),
+  };
+  fs.writeFileSync(jsonFile, `${JSON.stringify(summary, null, 2)}\n`);
+}
 process.exit(0);
