@@ -6,7 +6,8 @@ import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../rates/fiat.ts';
 import { type ApiError, authInvalid, invalidRequest, notFound } from '../errors.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
-import type { MethodPrefetch, PaymentDraft } from './commands.ts';
+import type { PaymentDraft } from './commands.ts';
+import type { MethodPrefetch } from './methodChoice.ts';
 import { findStoreMethod, STORE_METHODS, type MethodRow } from './methods.ts';
 
 /** What every payment request carries (the JSON Schema `commonProperties` in src/http/schemas checks it). */
