@@ -12,7 +12,7 @@
 // The caller owns the transaction of the commands that take a `tx`.
 import crypto from 'node:crypto';
 import { afterCommit, inOneStatement, prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { ApiError, notFound, paymentNotFound } from '../errors.ts';
+import { KassaError, paymentNotFound } from '../errors.ts';
 import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
@@ -22,16 +22,16 @@ import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from
 
 export type { CommandConfig };
 
-const REJECTION_ERRORS: Record<Rejection, () => ApiError> = {
-  payment_not_cancellable: () => new ApiError('invalid_request_error', 'payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
-  payment_expired: () => new ApiError('invalid_request_error', 'payment_expired', 'The payment has expired.'),
-  method_already_selected: () => new ApiError('invalid_request_error', 'method_already_selected', 'A payment method was already chosen for this payment.'),
-  payment_not_open: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.'),
-  paid_too_late: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.'),
-  not_due: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is not due to expire yet.'),
+const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {
+  payment_not_cancellable: () => new KassaError('payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
+  payment_expired: () => new KassaError('payment_expired', 'The payment has expired.'),
+  method_already_selected: () => new KassaError('method_already_selected', 'A payment method was already chosen for this payment.'),
+  payment_not_open: () => new KassaError('payment_not_open', 'The payment is no longer open.'),
+  paid_too_late: () => new KassaError('payment_not_open', 'The payment is no longer open.'),
+  not_due: () => new KassaError('payment_not_open', 'The payment is not due to expire yet.'),
 };
 
-export const rejectionError = (reason: Rejection): ApiError => REJECTION_ERRORS[reason]();
+export const rejectionError = (reason: Rejection): KassaError => REJECTION_ERRORS[reason]();
 
 const lockedRow = z.object({
   id: z.string(),
@@ -159,7 +159,7 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     const payment = await lockPayment(tx, paymentId);
     if (!payment) throw paymentNotFound();
     const method = await findStoreMethod(tx, payment.store_id, { id: methodId });
-    if (!method) throw notFound('payment_method_not_found', 'That payment method is not accepted for this payment.', 'paymentMethodID');
+    if (!method) throw new KassaError('payment_method_not_found', 'That payment method is not accepted for this payment.', { param: 'paymentMethodID' });
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
     if (!next.ok) throw rejectionError(next.reason);
     const choice = await chooseMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });

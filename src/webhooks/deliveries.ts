@@ -3,7 +3,7 @@
 // per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
 // the attempts.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { type ApiError, apiError, paymentNotFound } from '../errors.ts';
+import { KassaError, paymentNotFound } from '../errors.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import { webhookDeliverJob } from '../worker/jobs.ts';
 
@@ -107,8 +107,8 @@ export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: s
   return found !== null;
 }
 
-export const paymentNotCompleted = (): ApiError => apiError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
-export const noWebhookUrl = (): ApiError => apiError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
+export const paymentNotCompleted = (): KassaError => new KassaError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
+export const noWebhookUrl = (): KassaError => new KassaError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
 
 /**
  * A new delivery of the payment's completed event, signed afresh when it is sent (reason
