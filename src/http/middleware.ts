@@ -246,7 +246,7 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
  * the API spend its CPU on Ed25519 — taken before verifying, the budget also holds for requests
  * that arrive at once. Tokens this process has verified before need no verification and pass.
  *
- * `inline`: the token's database check (revoked? expired? CONTRACT §9, "refused at once") is left
+ * `inline`: the token's database check (revoked? expired? docs/API.md, Authentication: "refused at once") is left
  * to the route, which makes it in its own first statement (`tokenValidSql`) and marks
  * `ctx.state.tokenCheck.checked`; a route that writes must make it before its first write commits.
  * Whatever answer the route did not check the token for — a replay, any error, a 429 of the store's
