@@ -20,8 +20,6 @@ import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 
-export type { CommandConfig };
-
 const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {
   payment_not_cancellable: () => new KassaError('payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
   payment_expired: () => new KassaError('payment_expired', 'The payment has expired.'),
@@ -31,7 +29,7 @@ const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {
   not_due: () => new KassaError('payment_not_open', 'The payment is not due to expire yet.'),
 };
 
-export const rejectionError = (reason: Rejection): KassaError => REJECTION_ERRORS[reason]();
+const rejectionError = (reason: Rejection): KassaError => REJECTION_ERRORS[reason]();
 
 const lockedRow = z.object({
   id: z.string(),
