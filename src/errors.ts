@@ -1,5 +1,8 @@
-// The one error vocabulary of Kassa (docs/API.md, Errors). Every failure a client can see is an ApiError;
-// the HTTP layer renders it as {"error": {type, message, code, param?}} with its status.
+// The one error vocabulary of Kassa (docs/API.md, Errors). Every failure a client can see is a
+// KassaError: a code of the catalogue below, a message, the param it is about and, for some, details
+// (how long to wait). Domain code throws it and knows nothing of HTTP; the HTTP layer
+// (src/http/middleware.ts, `httpError`) renders it as {"error": {type, message, code, param?}} with
+// the catalogue's status and the headers its details ask for.
 
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'api_error';
 
@@ -15,7 +18,7 @@ interface CatalogueEntry {
   type: ErrorType;
   /** When it is not the status of its type. */
   status?: number;
-  /** Seconds a client should wait before retrying, sent as `Retry-After` (a factory may pass its own). */
+  /** Seconds a client should wait before retrying, sent as `Retry-After` (an error's details may give their own). */
   retryAfter?: number;
 }
 
@@ -90,79 +93,59 @@ export const statusOf = (code: ErrorCode): number => {
   return entry.status ?? STATUS_BY_TYPE[entry.type];
 };
 
-export class ApiError extends Error {
-  override name = 'ApiError';
-  readonly type: ErrorType;
+export const typeOf = (code: ErrorCode): ErrorType => ERROR_CATALOGUE[code].type;
+
+/** The catalogue's `Retry-After` of a code, when it has one. */
+export const retryAfterOf = (code: ErrorCode): number | undefined => (ERROR_CATALOGUE[code] as CatalogueEntry).retryAfter;
+
+/** What an error may tell beyond its message. */
+export interface ErrorDetails {
+  /** Seconds to wait before retrying, when they are not the catalogue's. */
+  retryAfterSeconds?: number;
+  /** The methods the route accepts (method_not_allowed). */
+  allowedMethods?: string;
+}
+
+/** An error of the catalogue, as Kassa's code says it: no HTTP status or headers (the HTTP layer maps them). */
+export class KassaError extends Error {
+  override name = 'KassaError';
   readonly code: ErrorCode;
   readonly param: string | undefined;
-  readonly status: number;
-  readonly headers: Record<string, string>;
+  readonly details: ErrorDetails;
 
-  constructor(type: ErrorType, code: ErrorCode, message: string, options: { param?: string; headers?: Record<string, string>; status?: number } = {}) {
+  constructor(code: ErrorCode, message: string, options: { param?: string | undefined; details?: ErrorDetails } = {}) {
     super(message);
-    this.type = type;
     this.code = code;
     this.param = options.param;
-    this.status = options.status ?? statusOf(code);
-    const retryAfter: number | undefined = (ERROR_CATALOGUE[code] as CatalogueEntry).retryAfter;
-    this.headers = { ...(retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) }), ...options.headers };
-  }
-
-  toJSON(): { error: { type: ErrorType; message: string; code: string; param?: string } } {
-    return {
-      error: {
-        type: this.type,
-        message: this.message,
-        code: this.code,
-        ...(this.param !== undefined ? { param: this.param } : {}),
-      },
-    };
+    this.details = options.details ?? {};
   }
 }
 
-/** An error of the catalogue, its type taken from there. */
-export const apiError = (code: ErrorCode, message: string, options: { param?: string | undefined; headers?: Record<string, string> } = {}): ApiError =>
-  new ApiError(ERROR_CATALOGUE[code].type, code, message, {
-    ...(options.param === undefined ? {} : { param: options.param }),
-    ...(options.headers === undefined ? {} : { headers: options.headers }),
-  });
+export const paymentNotFound = (): KassaError => new KassaError('payment_not_found', 'No payment with that id.');
 
-export const invalidRequest = (code: ErrorCode, message: string, param?: string): ApiError =>
-  new ApiError('invalid_request_error', code, message, param === undefined ? {} : { param });
+export const authInvalid = (): KassaError => new KassaError('auth_invalid', 'The access token is missing, invalid, expired or revoked.');
 
-export const notFound = (code: ErrorCode, message: string, param?: string): ApiError =>
-  new ApiError('not_found_error', code, message, param === undefined ? {} : { param });
+export const rateLimited = (retryAfterSeconds: number): KassaError =>
+  new KassaError('rate_limit_exceeded', 'Too many requests; retry after a short delay.', { details: { retryAfterSeconds } });
 
-export const paymentNotFound = (): ApiError => notFound('payment_not_found', 'No payment with that id.');
+export const internalError = (): KassaError => new KassaError('internal_error', 'An unexpected error occurred; retry later or contact support.');
 
-export const authInvalid = (): ApiError =>
-  apiError('auth_invalid', 'The access token is missing, invalid, expired or revoked.', {
-    headers: { 'WWW-Authenticate': 'Bearer' },
-  });
-
-export const rateLimited = (retryAfterSeconds: number): ApiError =>
-  apiError('rate_limit_exceeded', 'Too many requests; retry after a short delay.', {
-    headers: { 'Retry-After': String(retryAfterSeconds) },
-  });
-
-export const internalError = (): ApiError => apiError('internal_error', 'An unexpected error occurred; retry later or contact support.');
-
-export const serviceUnavailable = (): ApiError => apiError('service_unavailable', 'The service cannot reach its database right now; retry shortly.');
+export const serviceUnavailable = (): KassaError => new KassaError('service_unavailable', 'The service cannot reach its database right now; retry shortly.');
 
 /** The chain reader has not booked the chain up to the time a decision needs (cancel, sandbox expire). */
-export const chainBehind = (): ApiError =>
-  apiError('chain_behind', 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.');
+export const chainBehind = (): KassaError =>
+  new KassaError('chain_behind', 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.');
 
 /** The process holds CHECKOUT_STREAMS_MAX live-status streams already (the page polls instead). */
-export const tooManyStreams = (retryAfterSeconds: number): ApiError =>
-  apiError('too_many_streams', "The server holds as many live-status streams as it allows; poll the payment's view instead, or retry later.", {
-    headers: { 'Retry-After': String(retryAfterSeconds) },
+export const tooManyStreams = (retryAfterSeconds: number): KassaError =>
+  new KassaError('too_many_streams', "The server holds as many live-status streams as it allows; poll the payment's view instead, or retry later.", {
+    details: { retryAfterSeconds },
   });
 
 /** A refund asks for more of a coin than the payment's deposit holds refundable. */
-export const refundExceedsBalance = (refundable: string, coin: string): ApiError =>
-  invalidRequest('refund_exceeds_balance', `The payment's refundable ${coin} balance is ${refundable}; a refund cannot exceed it.`, 'amount');
+export const refundExceedsBalance = (refundable: string, coin: string): KassaError =>
+  new KassaError('refund_exceeds_balance', `The payment's refundable ${coin} balance is ${refundable}; a refund cannot exceed it.`, { param: 'amount' });
 
 /** Not a TON address of the configured network. */
-export const invalidAddress = (problem: string, param = 'address'): ApiError =>
-  invalidRequest('invalid_address', `Not a TON address for this network: ${problem}.`, param);
+export const invalidAddress = (problem: string, param = 'address'): KassaError =>
+  new KassaError('invalid_address', `Not a TON address for this network: ${problem}.`, { param });

@@ -4,7 +4,7 @@
 // with the same key waits on it and then replays; a failed request leaves no row.
 import crypto from 'node:crypto';
 import { prepared, sql, z, type DatabasePool, type DatabaseTransactionConnection } from './db/pool.ts';
-import { ApiError, invalidRequest } from './errors.ts';
+import { KassaError } from './errors.ts';
 import { isUuid } from './uuid.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -19,7 +19,7 @@ export interface Outcome {
 /** Reads and checks the header; undefined when absent. */
 export function idempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
-  if (!isUuid(header)) throw invalidRequest('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', 'X-Idempotency-Key');
+  if (!isUuid(header)) throw new KassaError('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', { param: 'X-Idempotency-Key' });
   return header.toLowerCase();
 }
 
@@ -89,7 +89,7 @@ export async function idempotent(
         continue;
       }
       if (previous.request_hash !== hash) {
-        throw new ApiError('invalid_request_error', 'idempotency_key_reused', 'This X-Idempotency-Key was already used with another request body.', {
+        throw new KassaError('idempotency_key_reused', 'This X-Idempotency-Key was already used with another request body.', {
           param: 'X-Idempotency-Key',
         });
       }

@@ -132,7 +132,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       workerPool = new PatientPool({ connectionString: database.url, max: 30, connectionTimeoutMillis: 5_000 }, log);
       // Two runners: webhook deliveries (which may wait on slow receivers) have slots of their own,
       // so they never hold up the other jobs; each store's deliveries use at most
-      // DELIVERY_QUEUES_PER_STORE of them (webhooks/deliveries.ts).
+      // DELIVERY_QUEUES_PER_STORE of them (worker/jobs.ts).
       const { webhook__deliver: deliver, ...others } = TASKS;
       runner = await run({
         events: heartbeat.events,

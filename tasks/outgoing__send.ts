@@ -1,7 +1,7 @@
-// outgoing__send: signs and sends one deposit wallet's next planned transfer (job_key and queue
-// outgoing__send:<wallet>, so a wallet's transfers go one at a time). Added in the transaction that
-// plans a transfer, by the chain reader when it confirms one, and by itself to look again after a
-// message's valid_until. Safe to run twice: see src/treasury/signer.ts.
+// outgoing__send: signs and sends one deposit wallet's next planned transfer (job_key
+// outgoing__send:<wallet> and queue outgoing:<wallet>, src/worker/jobs.ts: a wallet's transfers go
+// one at a time). Added in the transaction that plans a transfer, by the chain reader when it
+// confirms one, and by itself to look again after a message's valid_until. Safe to run twice: see src/treasury/signer.ts.
 import { sendFromWallet } from '../src/treasury/signer.ts';
 import type { WorkerDeps } from '../src/worker/deps.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';

@@ -134,7 +134,7 @@ export async function verifyToken(db: Db, token: string, now = new Date(), hooks
   return { storeId: claims.sub, jti: claims.jti };
 }
 
-/** The database's word on a verified token: known, of its store, not revoked, not expired (CONTRACT §9). */
+/** The database's word on a verified token: known, of its store, not revoked, not expired (docs/API.md, Authentication: refused at once). */
 export async function checkTokenRow(db: Db, token: VerifiedToken, now: Date): Promise<void> {
   const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${token.jti}`));
   if (!row || row.store_id !== token.storeId || row.revoked_at !== null) throw authInvalid();

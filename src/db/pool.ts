@@ -71,6 +71,48 @@ export function inOneStatement(writes: readonly FragmentSqlToken[], final: Fragm
   return sql.fragment`with ${sql.join(items, sql.fragment`, `)} ${final}`;
 }
 
+/**
+ * Runs `effect` once the transaction `db` belongs to has committed — never when it rolls back, nor
+ * for an attempt slonik rolled back to retry the callback — or at once when `db` is not a
+ * transaction (the pool or a connection, whose statements have committed when they return). For
+ * what the process itself does about a change (the payment commands count transitions with it);
+ * work that must survive a crash is enqueued in the transaction (worker/enqueue.ts). Sends no
+ * statement: it listens to slonik's commit and rollback events.
+ */
+export function afterCommit(db: Db, effect: () => void): void {
+  if (!isTransaction(db)) {
+    effect();
+    return;
+  }
+  const depth = db.transactionDepth;
+  const forget = () => {
+    db.off('commit', onCommit);
+    db.off('rollback', onRollback);
+    db.off('rollbackToSavepoint', onRollback);
+  };
+  // slonik emits commit for the outermost transaction only; a rollback at this depth or above it
+  // (a savepoint's own, or the whole transaction's) takes the change with it.
+  const onCommit = () => {
+    forget();
+    try {
+      effect();
+    } catch (error) {
+      // The transaction has committed: a failing effect must not make its caller believe otherwise.
+      process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'AfterCommitWarning');
+    }
+  };
+  const onRollback = (event: { transactionDepth: number }) => {
+    if (event.transactionDepth <= depth) forget();
+  };
+  db.on('commit', onCommit);
+  db.on('rollback', onRollback);
+  db.on('rollbackToSavepoint', onRollback);
+}
+
+const isTransaction = (db: Db): db is DatabaseTransactionConnection =>
+  typeof (db as Partial<DatabaseTransactionConnection>).transactionDepth === 'number' &&
+  typeof (db as Partial<DatabaseTransactionConnection>).on === 'function';
+
 /** The error and the errors it wraps (slonik wraps node-postgres's in `cause`), at most five deep. */
 function* errorChain(error: unknown): Generator<{ code?: unknown; message?: unknown }> {
   for (let current = error, depth = 0; current && depth < 5; depth += 1) {

@@ -2,7 +2,7 @@
 // in sandbox, the emulated chain.
 import Koa from 'koa';
 import Router from '@koa/router';
-import { apiError, invalidRequest, notFound } from '../errors.ts';
+import { KassaError } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { createGuards, errorEnvelope, jsonBody, requestLogging, type Guards } from './middleware.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
     ctx.set('X-Content-Type-Options', 'nosniff');
     // HTTP/1.1 needs a Host header (RFC 9112 §3.2). The server lets such requests through
     // (requireHostHeader: false) so that the refusal is the envelope, not Node's bare 400.
-    if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw invalidRequest('malformed_request', 'An HTTP/1.1 request needs a Host header.');
+    if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw new KassaError('malformed_request', 'An HTTP/1.1 request needs a Host header.');
     await next();
   });
   app.use(jsonBody());
@@ -51,9 +51,9 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
       const allow = ctx.response.get('Allow');
       ctx.remove('Allow');
       // No route at this path at all: route_not_found, whatever the method.
-      if (allow === '') throw notFound('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
+      if (allow === '') throw new KassaError('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
       const message = ctx.status === 405 ? 'This route does not accept that HTTP method.' : 'This HTTP method is not supported.';
-      throw apiError('method_not_allowed', message, { headers: { Allow: allow } });
+      throw new KassaError('method_not_allowed', message, { details: { allowedMethods: allow } });
     }
   });
   return app;

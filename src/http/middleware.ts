@@ -8,7 +8,7 @@ import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { authenticate, checkTokenRow, verifyToken, type TokenCheck } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
-import { ApiError, authInvalid, internalError, invalidRequest, rateLimited, serviceUnavailable } from '../errors.ts';
+import { authInvalid, internalError, KassaError, rateLimited, retryAfterOf, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { createRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
@@ -62,17 +62,36 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
   };
 }
 
+export interface ErrorEnvelope {
+  error: { type: ErrorType; message: string; code: string; param?: string };
+}
+
+/**
+ * What HTTP makes of an error of the catalogue: the catalogue's status, the envelope, and the
+ * headers — `Retry-After` (the error's own seconds, else the catalogue's), `WWW-Authenticate` for
+ * auth_invalid, `Allow` for method_not_allowed.
+ */
+export function httpError(error: KassaError): { status: number; headers: Record<string, string>; body: ErrorEnvelope } {
+  const headers: Record<string, string> = {};
+  const retryAfter = error.details.retryAfterSeconds ?? retryAfterOf(error.code);
+  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+  if (error.code === 'auth_invalid') headers['WWW-Authenticate'] = 'Bearer';
+  if (error.details.allowedMethods !== undefined) headers.Allow = error.details.allowedMethods;
+  const body = { type: typeOf(error.code), message: error.message, code: error.code, ...(error.param !== undefined ? { param: error.param } : {}) };
+  return { status: statusOf(error.code), headers, body: { error: body } };
+}
+
 /** Renders every error as the envelope with its status; unknown errors become a logged 500. */
 export function errorEnvelope(): Middleware<KassaState> {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw new ApiError('not_found_error', 'route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
+        throw new KassaError('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
       }
     } catch (caught) {
-      let error: ApiError;
-      if (caught instanceof ApiError) {
+      let error: KassaError;
+      if (caught instanceof KassaError) {
         error = caught;
       } else if (isDatabaseUnavailable(caught)) {
         ctx.state.log?.warn({ err: caught }, 'database unavailable');
@@ -81,9 +100,10 @@ export function errorEnvelope(): Middleware<KassaState> {
         ctx.state.log?.error({ err: caught }, 'unexpected error');
         error = internalError();
       }
-      ctx.status = error.status;
-      ctx.set(error.headers);
-      ctx.body = error.toJSON();
+      const answer = httpError(error);
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
     }
   };
 }
@@ -95,9 +115,9 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
 
 const PARSED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
-const unsupportedMediaType = (message: string) => new ApiError('invalid_request_error', 'unsupported_media_type', message);
-const tooLarge = () => new ApiError('invalid_request_error', 'payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
-const invalidJson = (message = 'The request body is not valid JSON (an object is expected).') => invalidRequest('invalid_json', message);
+const unsupportedMediaType = (message: string) => new KassaError('unsupported_media_type', message);
+const tooLarge = () => new KassaError('payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
+const invalidJson = (message = 'The request body is not valid JSON (an object is expected).') => new KassaError('invalid_json', message);
 
 /** The body's bytes (decompressed when gzip/deflate), at most BODY_LIMIT_BYTES of them. */
 async function readBody(req: http.IncomingMessage): Promise<Buffer> {
@@ -119,7 +139,7 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
       chunks.push(chunk);
     }
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof KassaError) throw error;
     throw invalidJson('The request body could not be read (broken compression or an aborted upload).');
   }
   return Buffer.concat(chunks);
@@ -146,7 +166,7 @@ export function jsonBody(): Middleware<KassaState> {
       try {
         text = UTF8.decode(await readBody(ctx.req));
       } catch (error) {
-        if (error instanceof ApiError) throw error;
+        if (error instanceof KassaError) throw error;
         throw invalidJson('The request body is not valid UTF-8.');
       }
       if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text) && text.trim() !== '') throw invalidJson();
@@ -172,21 +192,22 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
     socket.destroy();
     return;
   }
-  let apiError: ApiError;
+  let refusal: KassaError;
   if (error.code === 'HPE_HEADER_OVERFLOW') {
-    apiError = invalidRequest('headers_too_large', 'The request headers are larger than 16 KiB.');
+    refusal = new KassaError('headers_too_large', 'The request headers are larger than 16 KiB.');
   } else if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
-    apiError = new ApiError('invalid_request_error', 'payload_too_large', 'The chunk extensions of the request body are too large.');
+    refusal = new KassaError('payload_too_large', 'The chunk extensions of the request body are too large.');
   } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    apiError = invalidRequest('request_timeout', 'The request was not received in time.');
+    refusal = new KassaError('request_timeout', 'The request was not received in time.');
   } else {
-    apiError = invalidRequest('malformed_request', 'The HTTP request could not be parsed.');
+    refusal = new KassaError('malformed_request', 'The HTTP request could not be parsed.');
   }
-  const body = JSON.stringify(apiError.toJSON());
+  const answer = httpError(refusal);
+  const body = JSON.stringify(answer.body);
   // The answer to a HEAD request has no body (the client would read it as a broken next response).
   const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   socket.end(
-    `HTTP/1.1 ${apiError.status} ${http.STATUS_CODES[apiError.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${crypto.randomUUID()}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${head ? '' : body}`,
   );
 }
@@ -225,7 +246,7 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
  * the API spend its CPU on Ed25519 — taken before verifying, the budget also holds for requests
  * that arrive at once. Tokens this process has verified before need no verification and pass.
  *
- * `inline`: the token's database check (revoked? expired? CONTRACT §9, "refused at once") is left
+ * `inline`: the token's database check (revoked? expired? docs/API.md, Authentication: "refused at once") is left
  * to the route, which makes it in its own first statement (`tokenValidSql`) and marks
  * `ctx.state.tokenCheck.checked`; a route that writes must make it before its first write commits.
  * Whatever answer the route did not check the token for — a replay, any error, a 429 of the store's

@@ -1,8 +1,8 @@
 // Request validation at the edge: ajv compiles the JSON Schemas once; the first failure becomes
-// an ApiError with the field's own code and the offending param as a dotted path.
+// a KassaError with the field's own code and the offending param as a dotted path.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { type ApiError, apiError, type ErrorCode, invalidRequest } from '../errors.ts';
+import { type ErrorCode, KassaError } from '../errors.ts';
 import { FIELD_CODES } from './schemas/payments.schema.ts';
 
 // ajv-formats is CommonJS: at run time the default import is the plugin function itself.
@@ -57,7 +57,7 @@ function describe(error: ErrorObject, param: string): string {
   }
 }
 
-export function errorFor(error: ErrorObject): ApiError {
+export function errorFor(error: ErrorObject): KassaError {
   let param: string;
   let code: ErrorCode;
   if (error.keyword === 'required') {
@@ -67,7 +67,7 @@ export function errorFor(error: ErrorObject): ApiError {
     param = toParam(error.instancePath, String(error.params.additionalProperty));
     code = 'unknown_parameter';
   } else if (error.instancePath === '') {
-    return invalidRequest('invalid_json', 'The request body must be a JSON object.');
+    return new KassaError('invalid_json', 'The request body must be a JSON object.');
   } else {
     param = toParam(error.instancePath);
     const top = param.split(/[.[]/)[0]!;
@@ -75,12 +75,12 @@ export function errorFor(error: ErrorObject): ApiError {
   }
   const message =
     error.propertyName !== undefined ? `${param} keys must be 1 to 64 characters ("${error.propertyName.slice(0, 80)}" is not).` : describe(error, param);
-  return apiError(code, message, { param });
+  return new KassaError(code, message, { param });
 }
 
 const compiled = new Map<object, ValidateFunction>();
 
-/** Validates `body` against `schema` (compiled once) and returns it typed, or throws the ApiError. */
+/** Validates `body` against `schema` (compiled once) and returns it typed, or throws the KassaError. */
 export function validateBody<T>(schema: object, body: unknown): T {
   let validate = compiled.get(schema);
   if (!validate) {
@@ -113,9 +113,9 @@ export function validateQuery<T>(definition: QueryDefinition, query: unknown): T
   const error = validate.errors![0]!;
   if (error.keyword === 'additionalProperties') {
     const name = String(error.params.additionalProperty);
-    throw invalidRequest('unknown_parameter', `${name} is not a known query parameter.`, name);
+    throw new KassaError('unknown_parameter', `${name} is not a known query parameter.`, { param: name });
   }
   const name = error.instancePath.split('/')[1]!;
   const field = definition.fields[name]!;
-  throw invalidRequest(field.code, field.message, name);
+  throw new KassaError(field.code, field.message, { param: name });
 }

@@ -1,31 +1,35 @@
-// Payment commands. Each locks the payment row (select … for update), asks the transition
-// function, writes, and enqueues follow-up work in the same transaction.
+// The payment commands: one per transition of docs/API.md's Payment statuses, side by side —
+// create (→ created, or → pending with its method preselected), choose the method (created →
+// pending), cancel, expire (one payment, and every due payment at once), complete (pending →
+// completed). Each follows the same rule:
+//   1. lock the payment row (`lockPayment`, select … for update; the bulk expiry's update locks
+//      the rows it changes, and a create has no row yet);
+//   2. ask the pure transition function (transitions.ts) and refuse what it rejects;
+//   3. write the status the transition returned;
+//   4. enqueue follow-up work in the same transaction (worker/enqueue.ts, jobs of worker/jobs.ts);
+//   5. count the transition once the transaction has committed (`countTransition`): a rolled-back
+//      transaction, or an attempt slonik retried, counts nothing.
+// The caller owns the transaction of the commands that take a `tx`.
 import crypto from 'node:crypto';
-import { Address, Cell } from '@ton/core';
-import { standardJettonWalletAddress } from '../chain/addresses.ts';
-import type { Config } from '../config.ts';
-import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken } from '../db/pool.ts';
-import { ApiError, notFound, paymentNotFound } from '../errors.ts';
-import { depositAddressInsert, depositPublicKey, depositWalletAt, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
+import { afterCommit, inOneStatement, prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { KassaError, paymentNotFound } from '../errors.ts';
+import { paymentTransitions } from '../metrics.ts';
+import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
+import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView } from './present.ts';
-import { priceFor, priceFromRow, type Price } from './pricing.ts';
-import type { StoredRate } from '../rates/rates.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
-import { paymentTransitions } from '../metrics.ts';
 
-export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>;
-
-const REJECTION_ERRORS: Record<Rejection, () => ApiError> = {
-  payment_not_cancellable: () => new ApiError('invalid_request_error', 'payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
-  payment_expired: () => new ApiError('invalid_request_error', 'payment_expired', 'The payment has expired.'),
-  method_already_selected: () => new ApiError('invalid_request_error', 'method_already_selected', 'A payment method was already chosen for this payment.'),
-  payment_not_open: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.'),
-  paid_too_late: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is no longer open.'),
-  not_due: () => new ApiError('invalid_request_error', 'payment_not_open', 'The payment is not due to expire yet.'),
+const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {
+  payment_not_cancellable: () => new KassaError('payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
+  payment_expired: () => new KassaError('payment_expired', 'The payment has expired.'),
+  method_already_selected: () => new KassaError('method_already_selected', 'A payment method was already chosen for this payment.'),
+  payment_not_open: () => new KassaError('payment_not_open', 'The payment is no longer open.'),
+  paid_too_late: () => new KassaError('payment_not_open', 'The payment is no longer open.'),
+  not_due: () => new KassaError('payment_not_open', 'The payment is not due to expire yet.'),
 };
 
-export const rejectionError = (reason: Rejection): ApiError => REJECTION_ERRORS[reason]();
+const rejectionError = (reason: Rejection): KassaError => REJECTION_ERRORS[reason]();
 
 const lockedRow = z.object({
   id: z.string(),
@@ -34,15 +38,27 @@ const lockedRow = z.object({
   amount: z.string(),
   currency: z.string(),
   expires_at: z.date(),
+  coin_symbol: z.string().nullable(),
+  coin_amount: z.string().nullable(),
+  /** The chosen coin's decimals (null before a method is chosen). */
+  coin_decimals: z.number().nullable(),
 });
-type LockedPayment = z.infer<typeof lockedRow>;
+export type LockedPayment = z.infer<typeof lockedRow>;
 
-async function lockPayment(tx: Db, paymentId: string, storeId?: string): Promise<LockedPayment | null> {
-  const store = storeId === undefined ? sql.fragment`true` : sql.fragment`store_id = ${storeId}`;
+/** Step 1 of every command: the payment row, locked until the transaction ends (of the store, when given). */
+export async function lockPayment(tx: Db, paymentId: string, storeId?: string): Promise<LockedPayment | null> {
+  const store = storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${storeId}`;
   return tx.maybeOne(sql.type(lockedRow)`
-    select id, store_id, status, amount::text as amount, currency, expires_at from payments
-    where id = ${paymentId} and ${store} for update
+    select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.expires_at,
+           p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals
+    from payments p left join coins c on c.symbol = p.coin_symbol
+    where p.id = ${paymentId} and ${store} for update of p
   `);
+}
+
+/** Step 5 of every command: counts `n` payments reaching `to`, once the transaction commits (at once outside one). */
+function countTransition(db: Db, to: PaymentStatus, n = 1): void {
+  afterCommit(db, () => paymentTransitions.inc({ to }, n));
 }
 
 export interface PaymentDraft {
@@ -64,117 +80,6 @@ export interface PaymentDraft {
   fiatCurrency: string | null;
   /** What fixing `method` needs, when the draft's own statement already read it (`draftFromPayment` with a network). */
   prefetched?: MethodPrefetch;
-}
-
-/** The reads of `chooseMethod`, made beforehand: the pair's rate row, the coin's jetton master, a derivation index. */
-export interface MethodPrefetch {
-  rate: StoredRate | null;
-  jetton: { master_address: string; wallet_code: Buffer | null } | null;
-  derivationIndex: number;
-}
-
-/** What fixing a method decides before anything is written: the price and the deposit wallet. */
-interface MethodChoice {
-  method: MethodRow;
-  price: Price;
-  /** The coin's jetton master on this network; null for the native coin. */
-  master: string | null;
-  /** Its standard wallet code when known (the deposit's jetton wallet is then computed offline). */
-  walletCode: Buffer | null;
-  deposit: ReservedDeposit;
-}
-
-/**
- * Prices `amount currency` in the method's coin and reserves the payment's deposit wallet (docs/API.md,
- * Payment statuses: created → pending). Writes nothing but the
- * derivation sequence.
- */
-async function chooseMethod(
-  tx: Db,
-  config: CommandConfig,
-  payment: { amount: string; currency: string },
-  method: MethodRow,
-  now: Date,
-  options: { param: string; fixedCoinAmount?: string | null; prefetched?: MethodPrefetch | undefined },
-): Promise<MethodChoice> {
-  const { prefetched } = options;
-  const price = options.fixedCoinAmount
-    ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
-    : prefetched
-      ? priceFromRow(payment.amount, payment.currency, method, now, prefetched.rate, options.param)
-      : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
-  const jetton =
-    method.coin_kind !== 'jetton'
-      ? null
-      : prefetched
-        ? prefetched.jetton
-        : await tx.maybeOne(
-            prepared(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
-        select master_address, wallet_code from jetton_masters where coin_symbol = ${method.coin_symbol} and network = ${config.tonNetwork}
-      `),
-          );
-  const master = jetton?.master_address ?? null;
-  if (method.coin_kind === 'jetton' && master === null) {
-    throw new ApiError(
-      'invalid_request_error',
-      'unsupported_payment_method',
-      `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`,
-      { param: options.param },
-    );
-  }
-  const publicKey = await depositPublicKey(tx, config);
-  const deposit = prefetched
-    ? depositWalletAt(publicKey, prefetched.derivationIndex, config.tonNetwork)
-    : await reserveDepositWallet(tx, publicKey, config.tonNetwork);
-  return { method, price, master, walletCode: jetton?.wallet_code ?? null, deposit };
-}
-
-/**
- * The deposit's jetton wallet of the chosen coin: computed offline when the master's wallet code
- * is known, else `pending:…` until the chain reader asks the master (before it reads on).
- */
-function jettonWalletOf(paymentId: string, choice: MethodChoice): string {
-  if (choice.master === null) throw new Error('not a jetton');
-  if (choice.walletCode === null) return `pending:${paymentId}:${choice.method.coin_symbol}`;
-  const code = walletCodeCell(choice.walletCode);
-  return standardJettonWalletAddress(Address.parse(choice.master), Address.parse(choice.deposit.address), code).toRawString();
-}
-
-/** Parsed jetton wallet codes by their bytes (one per coin and network). */
-const walletCodes = new Map<string, Cell>();
-
-/**
- * A wallet code as a cell, parsed once per process: parsing a code's BOC (and hashing its cells)
- * cost about a tenth of a USDT create's CPU, more than the rest of its jetton wallet's derivation.
- */
-function walletCodeCell(code: Buffer): Cell {
-  const key = code.toString('base64');
-  let cell = walletCodes.get(key);
-  if (cell === undefined) {
-    cell = Cell.fromBoc(code)[0]!;
-    if (walletCodes.size < 100) walletCodes.set(key, cell);
-  }
-  return cell;
-}
-
-/**
- * The writes for a payment that now has its method: its deposit address, and the accounts the
- * chain reader keeps — the deposit itself and, for a jetton, the deposit's jetton wallet of that
- * coin. Sent with the payment's own write as one statement (`inOneStatement`).
- */
-function depositWrites(config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date): FragmentSqlToken[] {
-  const coin = choice.method.coin_symbol;
-  const jettonWallet =
-    choice.master === null
-      ? sql.fragment``
-      : sql.fragment`, (${jettonWalletOf(paymentId, choice)}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
-  return [
-    depositAddressInsert(paymentId, choice.deposit, config.tonNetwork),
-    sql.fragment`
-      insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, created_at)
-      values (${choice.deposit.address}, ${paymentId}, 'deposit', ${coin}, null, ${sql.timestamp(now)})${jettonWallet}
-    `,
-  ];
 }
 
 export async function createPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentView> {
@@ -206,7 +111,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
               payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
   `;
   // The payment, its deposit and its accounts: one statement. No job is added: expiry is one
-  // statement for every due payment (payments/expiry.ts), so a create never NOTIFYs.
+  // statement for every due payment (`expireDuePayments`), so a create never NOTIFYs.
   const writes = choice ? depositWrites(config, paymentId, choice, now) : [];
   // Not parsed by a schema (the hot path of create): the columns are the payments row's own, typed
   // by node-postgres as paymentView checks them when the view is read.
@@ -227,7 +132,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     received_base_units: '0',
     transfer_effects: [],
   };
-  paymentTransitions.inc({ to: view.status });
+  countTransition(tx, status);
   return view;
 }
 
@@ -252,7 +157,7 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     const payment = await lockPayment(tx, paymentId);
     if (!payment) throw paymentNotFound();
     const method = await findStoreMethod(tx, payment.store_id, { id: methodId });
-    if (!method) throw notFound('payment_method_not_found', 'That payment method is not accepted for this payment.', 'paymentMethodID');
+    if (!method) throw new KassaError('payment_method_not_found', 'That payment method is not accepted for this payment.', { param: 'paymentMethodID' });
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
     if (!next.ok) throw rejectionError(next.reason);
     const choice = await chooseMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
@@ -264,7 +169,7 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
       where id = ${paymentId}
     `;
     await tx.query(prepared(sql.unsafe`${inOneStatement(depositWrites(config, paymentId, choice, now), fixMethod)}`));
-    paymentTransitions.inc({ to: 'pending' });
+    countTransition(tx, next.to);
     return (await findPaymentView(tx, paymentId))!;
   });
 }
@@ -277,7 +182,7 @@ export async function cancelPayment(tx: Db, storeId: string, paymentId: string, 
   if (!next.ok) throw rejectionError(next.reason);
   if (next.changed) {
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, cancelled_at = ${sql.timestamp(now)} where id = ${paymentId}`);
-    paymentTransitions.inc({ to: 'cancelled' });
+    countTransition(tx, next.to);
   }
   return (await findPaymentView(tx, paymentId))!;
 }
@@ -286,7 +191,7 @@ export type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'mis
 
 /**
  * Expires one payment now, as the sandbox's "expire" control does (the caller has checked the
- * chain is read up to `now`). Usually payments expire in bulk (payments/expiry.ts). Safe to run twice.
+ * chain is read up to `now`). Usually payments expire in bulk (`expireDuePayments`). Safe to run twice.
  */
 export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date): Promise<ExpireOutcome> {
   return pool.transaction(async (tx) => {
@@ -295,7 +200,53 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'expire' }, now);
     if (!next.ok) return { outcome: next.reason === 'not_due' ? ('not_due' as const) : ('not_open' as const), status: payment.status };
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
-    paymentTransitions.inc({ to: 'expired' });
-    return { outcome: 'expired' as const, status: 'expired' as const };
+    countTransition(tx, next.to);
+    return { outcome: 'expired' as const, status: next.to };
   });
+}
+
+/**
+ * Expires every due payment in one statement (the rule: expiry.ts's `isDue`, which the SQL below
+ * says again); returns how many. The status written is the transition's for a due open payment.
+ * The chain reader runs it after every step.
+ */
+export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }): Promise<number> {
+  const next = transition({ status: 'created', expiresAt: clocks.now }, { type: 'expire' }, clocks.now);
+  if (!next.ok) throw new Error(`the transition refuses to expire a due payment (${next.reason})`);
+  const settled = clocks.chainSettledAt === null ? null : sql.timestamp(clocks.chainSettledAt);
+  // The range on expires_at bounds the index scan to what can be due (never every open payment).
+  const bound = new Date(Math.max(clocks.now.getTime(), clocks.chainSettledAt?.getTime() ?? 0));
+  const expired = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    with due as (
+      update payments set status = ${next.to}, expired_at = ${sql.timestamp(clocks.now)}
+      where status in ('created', 'pending') and expires_at <= ${sql.timestamp(bound)}
+        and ((status = 'created' and expires_at <= ${sql.timestamp(clocks.now)})
+          or (status = 'pending' and ${settled === null ? sql.fragment`false` : sql.fragment`expires_at <= ${settled}`}))
+      returning 1
+    )
+    select count(*)::int as n from due
+  `);
+  if (expired > 0) countTransition(db, next.to, expired);
+  return expired;
+}
+
+/** What else completion sets going, in the completing transaction (see `completePayment`). */
+export type OnCompleted = (tx: Db, paymentId: string, now: Date) => Promise<unknown>;
+
+/**
+ * pending → completed, when the transfer that reaches the payment's coin amount has been booked
+ * (payments/transfers.ts's `recordTransfer`, which locked the row with `lockPayment` in the same
+ * transaction). Writes the status and paidAt (the reaching transfer's chain time), records and
+ * enqueues the `completed` webhook, then runs `onCompleted` — the chain reader plans the sweep to
+ * the treasury (treasury/outgoing.ts); a hook, so that payments/ imports nothing of the parts built
+ * on it. Returns whether the payment completed (the transition may refuse: paid too late, not pending).
+ */
+export async function completePayment(tx: Db, payment: LockedPayment, paidAt: Date, now: Date, onCompleted?: OnCompleted): Promise<boolean> {
+  const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'confirm', paidAt }, now);
+  if (!next.ok || !next.changed) return false;
+  await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, paid_at = ${sql.timestamp(paidAt)} where id = ${payment.id}`);
+  await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
+  await onCompleted?.(tx, payment.id, now);
+  countTransition(tx, next.to);
+  return true;
 }

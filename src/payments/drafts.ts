@@ -4,9 +4,10 @@ import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../rates/fiat.ts';
-import { type ApiError, authInvalid, invalidRequest, notFound } from '../errors.ts';
+import { authInvalid, KassaError } from '../errors.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
-import type { MethodPrefetch, PaymentDraft } from './commands.ts';
+import type { PaymentDraft } from './commands.ts';
+import type { MethodPrefetch } from './methodChoice.ts';
 import { findStoreMethod, STORE_METHODS, type MethodRow } from './methods.ts';
 
 /** What every payment request carries (the JSON Schema `commonProperties` in src/http/schemas checks it). */
@@ -52,9 +53,9 @@ async function currencyDecimals(db: Db, currency: string, param: string): Promis
   throw await currencyNotFound(db, param);
 }
 
-async function currencyNotFound(db: Db, param: string): Promise<ApiError> {
+async function currencyNotFound(db: Db, param: string): Promise<KassaError> {
   const coins = await db.anyFirst(sql.type(z.object({ symbol: z.string() }))`select symbol from coins order by symbol`);
-  return notFound('currency_not_found', `${param} must be one of ${[...FIAT_CURRENCIES, ...coins].join(', ')}.`, param);
+  return new KassaError('currency_not_found', `${param} must be one of ${[...FIAT_CURRENCIES, ...coins].join(', ')}.`, { param });
 }
 
 /** A known currency (`currencyParam` names it), then a positive amount within the coin's precision when the currency is a coin. */
@@ -64,13 +65,14 @@ async function checkAmount(db: Db, amount: string, currency: string, param: stri
 
 /** A positive amount within the currency's precision (`decimals`: null for fiat). */
 function checkAmountIn(amount: string, currency: string, decimals: number | null, param: string): void {
-  if (!isPositiveDecimalString(amount)) throw invalidRequest('invalid_amount', `${param} must be a positive decimal.`, param);
+  if (!isPositiveDecimalString(amount)) throw new KassaError('invalid_amount', `${param} must be a positive decimal.`, { param });
   if (decimals !== null && decimalPlaces(amount) > decimals) {
-    throw invalidRequest('invalid_amount', `${param} has more decimals than ${currency} allows (${decimals}).`, param);
+    throw new KassaError('invalid_amount', `${param} has more decimals than ${currency} allows (${decimals}).`, { param });
   }
 }
 
-const methodNotFound = (param: string): ApiError => notFound('payment_method_not_found', 'That payment method is not enabled for this store.', param);
+const methodNotFound = (param: string): KassaError =>
+  new KassaError('payment_method_not_found', 'That payment method is not enabled for this store.', { param });
 
 function common(body: PaymentInput | InvoiceInput) {
   return {
@@ -200,12 +202,12 @@ async function draftFromCatalogue(db: Db, storeId: string, body: PaymentInput, n
   return paymentDraft(body, wanted, method, prefetched);
 }
 
-const missing = (param: string, why: string): ApiError => invalidRequest('missing_parameter', `${param} is required ${why}.`, param);
+const missing = (param: string, why: string): KassaError => new KassaError('missing_parameter', `${param} is required ${why}.`, { param });
 
 /** POST /v1/payments/create: FIAT (rules 1–2) or CRYPTO (rule 3); never both amounts (rule 4). */
 export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInput): Promise<PaymentDraft> {
   if (body.fiatAmount !== undefined && body.cryptoAmount !== undefined) {
-    throw invalidRequest('conflicting_amounts', 'fiatAmount must not be combined with cryptoAmount.', 'cryptoAmount');
+    throw new KassaError('conflicting_amounts', 'fiatAmount must not be combined with cryptoAmount.', { param: 'cryptoAmount' });
   }
   if (body.invoiceType === 'FIAT') {
     if (body.fiatAmount === undefined) throw missing('fiatAmount', 'for a FIAT invoice');

@@ -2,7 +2,7 @@
 // the coin, otherwise amount × rate rounded up to the coin's decimals. A missing or stale rate never
 // gives a price.
 import { sql, type Db } from '../db/pool.ts';
-import { type ApiError, apiError } from '../errors.ts';
+import { KassaError } from '../errors.ts';
 import { coinAmountFor } from '../money.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { getRate, usableRate, type ExchangeRate, type StoredRate } from '../rates/rates.ts';
@@ -15,11 +15,11 @@ export interface Price {
   at: Date;
 }
 
-export const rateUnavailable = (currency: string, coin: string): ApiError =>
-  apiError('rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`);
+export const rateUnavailable = (currency: string, coin: string): KassaError =>
+  new KassaError('rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`);
 
-export const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): ApiError =>
-  apiError('unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
+export const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): KassaError =>
+  new KassaError('unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
 
 export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, param?: string): Promise<Price> {
   const rate = await getRate(db, currency, method.coin_symbol, now);

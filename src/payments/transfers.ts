@@ -3,10 +3,9 @@
 // payment it reaches happen in one transaction with the payment row locked.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
-import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
-import { PAYMENT_STATUSES, pastExpiry, transition } from './transitions.ts';
+import { completePayment, lockPayment, type OnCompleted } from './commands.ts';
+import { pastExpiry } from './transitions.ts';
 import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
-import { paymentTransitions } from '../metrics.ts';
 
 export type TransferEffect =
   | 'partial'
@@ -49,15 +48,6 @@ export interface IncomingTransfer {
   feeBaseUnits?: bigint | null;
 }
 
-const lockedPayment = z.object({
-  id: z.string(),
-  status: z.enum(PAYMENT_STATUSES),
-  coin_symbol: z.string().nullable(),
-  coin_amount: z.string().nullable(),
-  coin_decimals: z.number().nullable(),
-  expires_at: z.date(),
-});
-
 /** What a transfer did, given the payment as it was when the transfer was recorded. Pure. */
 export function effectOf(
   transfer: Pick<IncomingTransfer, 'coinSymbol' | 'credited' | 'payment' | 'chainTime' | 'amountBaseUnits'>,
@@ -83,18 +73,14 @@ export interface RecordOptions {
   /**
    * Runs in the completing transaction, after the status change and the webhook's enqueue: what
    * else completion sets going (the chain reader plans the sweep to the treasury, treasury/outgoing.ts).
-   * A hook, so that payments/ imports nothing of the parts built on it.
+   * A hook, so that payments/ imports nothing of the parts built on it (`completePayment`).
    */
-  onCompleted?: (tx: Db, paymentId: string, now: Date) => Promise<unknown>;
+  onCompleted?: OnCompleted;
 }
 
 export async function recordTransfer(pool: DatabasePool, transfer: IncomingTransfer, now: Date, options: RecordOptions = {}): Promise<RecordOutcome> {
   return pool.transaction(async (tx) => {
-    const payment = await tx.maybeOne(sql.type(lockedPayment)`
-      select p.id, p.status, p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals, p.expires_at
-      from payments p left join coins c on c.symbol = p.coin_symbol
-      where p.id = ${transfer.paymentId} for update of p
-    `);
+    const payment = await lockPayment(tx, transfer.paymentId);
     if (!payment) return { recorded: false };
     const seen = await tx.exists(sql.unsafe`select 1 from transfers where account = ${transfer.account} and lt = ${transfer.lt} and hash = ${transfer.hash}`);
     if (seen) return { recorded: false };
@@ -125,21 +111,8 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
               ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()},
               ${transfer.feeBaseUnits === undefined || transfer.feeBaseUnits === null ? null : transfer.feeBaseUnits.toString()})
     `);
-    let completed = false;
-    if (effect === 'completed' || effect === 'overpaid') {
-      const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'confirm', paidAt: transfer.chainTime }, now);
-      if (next.ok && next.changed) {
-        await tx.query(
-          sql.typeAlias('void')`update payments set status = 'completed', paid_at = ${sql.timestamp(transfer.chainTime)} where id = ${payment.id}`,
-        );
-        await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
-        await options.onCompleted?.(tx, payment.id, now);
-        paymentTransitions.inc({ to: 'completed' });
-        completed = true;
-      }
-    }
-    // Status changes notify by trigger; a partial payment changes what the checkout shows too.
-    if (!completed) await tx.query(sql.unsafe`select pg_notify('kassa_payment_changed', ${payment.id}::text)`);
+    // The transfer that reaches the coin amount completes the payment: the complete command.
+    const completed = (effect === 'completed' || effect === 'overpaid') && (await completePayment(tx, payment, transfer.chainTime, now, options.onCompleted));
     return { recorded: true, effect, completed };
   });
 }

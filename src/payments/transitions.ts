@@ -25,7 +25,7 @@ export interface TransitionSubject {
 /**
  * The expiry boundary, the one place it is written: a moment at or after expiresAt is too late
  * (a transfer made then does not count; a payment is due then). The expiry statement's SQL
- * (payments/expiry.ts) says the same with `expires_at <= …`.
+ * (`expireDuePayments`, payments/commands.ts) says the same with `expires_at <= …`.
  */
 export function pastExpiry(at: Date, expiresAt: Date): boolean {
   return at.getTime() >= expiresAt.getTime();

@@ -8,8 +8,8 @@ import { COUNTED_EFFECTS } from '../payments/counted.ts';
 import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
+import { outgoingSendJob } from '../worker/jobs.ts';
 
-export const SEND_TASK = 'outgoing__send';
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
 export type OutgoingState = 'planned' | 'sent' | 'confirmed' | 'failed';
 
@@ -21,13 +21,7 @@ export const TON_DUST_BASE_UNITS = 10_000_000n; // 0.01 TON
  * transfers are signed one at a time, in order, each with the next seqno.
  */
 export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Date): Promise<void> {
-  await enqueue(tx, {
-    task: SEND_TASK,
-    payload: { wallet: fromAddress },
-    jobKey: `${SEND_TASK}:${fromAddress}`,
-    queueName: `outgoing:${fromAddress}`,
-    ...(runAt ? { runAt } : {}),
-  });
+  await enqueue(tx, outgoingSendJob(fromAddress, runAt));
 }
 
 const paymentForPlan = z.object({

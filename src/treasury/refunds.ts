@@ -4,9 +4,8 @@
 // refunds at once cannot take more than the refundable balance; the signer sends it.
 import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { invalidAddress, invalidRequest, refundExceedsBalance } from '../errors.ts';
+import { invalidAddress, KassaError, paymentNotFound, refundExceedsBalance } from '../errors.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
-import { paymentNotFound } from '../errors.ts';
 import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, refundableBaseUnits, type OutgoingRow } from './outgoing.ts';
 
 export interface RefundRequest {
@@ -44,10 +43,11 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
   const coin = await tx.maybeOne(sql.type(z.object({ symbol: z.string(), decimals: z.number() }))`
     select symbol, decimals::int as decimals from coins where symbol = ${request.coin}
   `);
-  if (!coin) throw invalidRequest('invalid_coin', `${request.coin} is not a coin Kassa knows.`, 'coin');
-  if (decimalPlaces(request.amount) > coin.decimals) throw invalidRequest('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, 'amount');
+  if (!coin) throw new KassaError('invalid_coin', `${request.coin} is not a coin Kassa knows.`, { param: 'coin' });
+  if (decimalPlaces(request.amount) > coin.decimals)
+    throw new KassaError('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, { param: 'amount' });
   const amount = toBaseUnits(request.amount, coin.decimals);
-  if (amount <= 0n) throw invalidRequest('invalid_amount', 'amount must be positive.', 'amount');
+  if (amount <= 0n) throw new KassaError('invalid_amount', 'amount must be positive.', { param: 'amount' });
   const refundable = payment.deposit_address === null ? 0n : await refundableBaseUnits(tx, payment.id, coin.symbol);
   if (amount > refundable) throw refundExceedsBalance(fromBaseUnits(refundable > 0n ? refundable : 0n, coin.decimals), coin.symbol);
   const row = await tx.one(sql.type(outgoingRow)`

@@ -3,33 +3,16 @@
 // per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
 // the attempts.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { type ApiError, apiError, paymentNotFound } from '../errors.ts';
+import { KassaError, paymentNotFound } from '../errors.ts';
 import { enqueue } from '../worker/enqueue.ts';
-
-export const DELIVER_TASK = 'webhook__deliver';
-export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;
-
-/**
- * Graphile Worker's max_attempts for a delivery job: a backstop only. With its backoff (e^min(n,10) s
- * after the n-th failure) at most 11 attempts start within 12 h of the first one (the 11th ≈ 9.7 h,
- * a 12th would be ≈ 15.8 h); the 12 h deadline in deliver.ts is what normally ends the retries.
- * The spare one covers a run that failed before it could make its attempt (a database hiccup).
- */
-export const DELIVER_MAX_ATTEMPTS = 12;
-
-/**
- * A store's deliveries run in this many Graphile queues (jobs of one queue run one at a time), so
- * one store's slow receivers hold at most this many delivery slots and never delay another store's.
- */
-export const DELIVERY_QUEUES_PER_STORE = 3;
+import { webhookDeliverJob } from '../worker/jobs.ts';
 
 export type DeliveryReason = 'completed' | 'redelivery';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /**
- * Records a delivery of the payment's completed event to its webhook URL and adds the
- * `webhook__deliver` job (job_key `webhook__deliver:<deliveryId>`), both in the caller's
- * transaction: call it in the transaction that completes the payment (reason `completed`) or that
+ * Records a delivery of the payment's completed event to its webhook URL and adds its
+ * `webhook__deliver` job (worker/jobs.ts), both in the caller's transaction: call it in the transaction that completes the payment (reason `completed`) or that
  * handles a redelivery request (reason `redelivery`).
  *
  * Returns the delivery id, or null when the payment has no webhook URL (nothing is recorded or
@@ -48,13 +31,7 @@ export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: 
     returning id, (select store_id from payments where id = ${paymentId}) as store_id
   `);
   if (inserted !== null) {
-    await enqueue(tx, {
-      task: DELIVER_TASK,
-      payload: { deliveryId: inserted.id },
-      maxAttempts: DELIVER_MAX_ATTEMPTS,
-      jobKey: deliverJobKey(inserted.id),
-      queueName: `webhooks:${inserted.store_id}:${Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE)}`,
-    });
+    await enqueue(tx, webhookDeliverJob(inserted.id, inserted.store_id));
     return inserted.id;
   }
   if (reason !== 'completed') return null;
@@ -130,8 +107,8 @@ export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: s
   return found !== null;
 }
 
-export const paymentNotCompleted = (): ApiError => apiError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
-export const noWebhookUrl = (): ApiError => apiError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
+export const paymentNotCompleted = (): KassaError => new KassaError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
+export const noWebhookUrl = (): KassaError => new KassaError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
 
 /**
  * A new delivery of the payment's completed event, signed afresh when it is sent (reason

@@ -63,7 +63,7 @@ describe('sandbox chain', () => {
       await assert.rejects(server.chain.transfer(req), (err: unknown) => {
         assert.ok(err instanceof SandboxTransferError, String(err));
         assert.equal(err.code, code, JSON.stringify(req));
-        assert.equal(err.status, 400);
+        assert.equal(err.invalidInput, true);
         return true;
       });
     }

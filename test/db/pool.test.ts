@@ -1,9 +1,10 @@
 // The SQL access layer against real Postgres: named prepared statements (`prepared`) are parsed
-// once per connection, survive the connection going back to the pool, and give the same rows.
+// once per connection, survive the connection going back to the pool, and give the same rows;
+// effects after commit (`afterCommit`) run once the transaction commits, never for a rollback.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SchemaValidationError } from 'slonik';
-import { openPool, prepared, sql, z, type DatabasePool } from '../../src/db/pool.ts';
+import { afterCommit, openPool, prepared, sql, z, type DatabasePool } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 describe('prepared statements', () => {
@@ -92,5 +93,68 @@ describe('result schemas (sql.type)', () => {
   it('an asynchronous refinement is refused rather than skipped', async () => {
     const asynchronous = z.object({ n: z.number() }).refine(async () => true);
     await assert.rejects(pool.one(sql.type(asynchronous)`select 1 as n`), /validate synchronously/);
+  });
+});
+
+describe('afterCommit', () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(() => db.drop());
+
+  it('runs after the commit, and never for a rolled-back transaction', async () => {
+    const ran: string[] = [];
+    await db.pool.transaction(async (tx) => {
+      afterCommit(tx, () => ran.push('committed'));
+      await tx.query(sql.unsafe`select 1`);
+      assert.deepEqual(ran, [], 'not before the commit');
+    });
+    assert.deepEqual(ran, ['committed']);
+    await assert.rejects(
+      db.pool.transaction(async (tx) => {
+        afterCommit(tx, () => ran.push('rolled back'));
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    await db.pool.transaction(async (tx) => tx.query(sql.unsafe`select 1`));
+    assert.deepEqual(ran, ['committed'], 'a later commit does not run what a rolled-back one registered');
+  });
+
+  it('runs once for a callback slonik retried after a serialization failure', async () => {
+    let attempts = 0;
+    let ran = 0;
+    await db.pool.transaction(async (tx) => {
+      attempts += 1;
+      afterCommit(tx, () => {
+        ran += 1;
+      });
+      if (attempts === 1) throw Object.assign(new Error('could not serialize access'), { code: '40001' });
+    });
+    assert.equal(attempts, 2);
+    assert.equal(ran, 1);
+  });
+
+  it('forgets what a rolled-back savepoint registered, keeps what its transaction registered', async () => {
+    const ran: string[] = [];
+    await db.pool.transaction(async (tx) => {
+      afterCommit(tx, () => ran.push('outer'));
+      await assert.rejects(
+        tx.transaction(async (nested) => {
+          afterCommit(nested, () => ran.push('savepoint'));
+          throw new Error('roll back to the savepoint');
+        }),
+      );
+    });
+    assert.deepEqual(ran, ['outer']);
+  });
+
+  it('runs at once outside a transaction (the statement has committed)', () => {
+    let ran = false;
+    afterCommit(db.pool, () => {
+      ran = true;
+    });
+    assert.equal(ran, true);
   });
 });

@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { taskList } from '../../src/worker/tasks.ts';
-import { deliverJobKey } from '../../src/webhooks/deliveries.ts';
+import { deliverJobKey } from '../../src/worker/jobs.ts';
 import { createWebhookVerifier } from '../../src/webhooks/receiver.ts';
 import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// Expiry: one statement for every due payment (payments/expiry.ts) — created payments on the wall
+// Expiry: one statement for every due payment (payments/commands.ts, expireDuePayments) — created payments on the wall
 // clock, pending ones on the chain's clock (chain_reader.settled_until) — no job per payment.
 import crypto from 'node:crypto';
 import assert from 'node:assert/strict';
@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { runOnce } from 'graphile-worker';
 import { pino } from 'pino';
 import { sql, z } from '../../src/db/pool.ts';
-import { expirePayment } from '../../src/payments/commands.ts';
-import { expireDuePayments, isDue } from '../../src/payments/expiry.ts';
+import { expireDuePayments, expirePayment } from '../../src/payments/commands.ts';
+import { isDue } from '../../src/payments/expiry.ts';
 import { taskList } from '../../src/worker/tasks.ts';
 import { TASKS } from '../../tasks/index.ts';
 import type { TestApp } from '../helpers/app.ts';

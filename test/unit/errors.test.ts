@@ -1,11 +1,12 @@
 // The error catalogue (src/errors.ts) is the one list of error codes: docs/API.md's table lists
-// exactly its codes with the same type and status, and code that builds an ApiError by hand uses
-// the type the catalogue gives its code.
+// exactly its codes with the same type and status, and the HTTP layer (`httpError`) takes an
+// error's type, status and headers from it.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ApiError, apiError, ERROR_CATALOGUE, type ErrorCode, statusOf } from '../../src/errors.ts';
+import { authInvalid, chainBehind, ERROR_CATALOGUE, type ErrorCode, KassaError, rateLimited, statusOf, tooManyStreams } from '../../src/errors.ts';
+import { httpError } from '../../src/http/middleware.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -29,28 +30,26 @@ describe('the error catalogue', () => {
     assert.deepEqual(new Map([...documented].sort()), new Map([...catalogue].sort()));
   });
 
-  it('an ApiError built by hand in src/ has the type the catalogue gives its code', () => {
-    const wrong: string[] = [];
-    for (const file of fs.globSync('src/**/*.ts', { cwd: ROOT })) {
-      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
-      for (const match of text.matchAll(/new ApiError\(\s*'([a-z_]+)',\s*'([a-z_]+)'/g)) {
-        const entry = ERROR_CATALOGUE[match[2] as ErrorCode];
-        if (entry?.type !== match[1]) wrong.push(`${file}: ${match[2]} as ${match[1]}`);
-      }
-    }
-    assert.deepEqual(wrong, []);
-  });
-
-  it('apiError takes type, status and Retry-After from the catalogue; a factory may set its own', () => {
-    const rate = apiError('rate_unavailable', 'No rate.');
-    assert.ok(rate instanceof ApiError);
-    assert.equal(rate.type, 'api_error');
+  it("HTTP maps an error to the envelope with its code's type and status, and the headers its details ask for", () => {
+    const rate = httpError(new KassaError('rate_unavailable', 'No rate.'));
     assert.equal(rate.status, 503);
     assert.deepEqual(rate.headers, { 'Retry-After': '30' });
-    const missing = apiError('currency_not_found', 'No such currency.', { param: 'currency' });
+    assert.deepEqual(rate.body, { error: { type: 'api_error', message: 'No rate.', code: 'rate_unavailable' } });
+    const missing = httpError(new KassaError('currency_not_found', 'No such currency.', { param: 'currency' }));
     assert.equal(missing.status, 404);
-    assert.deepEqual(missing.toJSON(), { error: { type: 'not_found_error', message: 'No such currency.', code: 'currency_not_found', param: 'currency' } });
-    assert.deepEqual(apiError('too_many_streams', 'Full.', { headers: { 'Retry-After': '7' } }).headers, { 'Retry-After': '7' });
-    assert.equal(apiError('payment_not_cancellable', 'No.').status, 409);
+    assert.deepEqual(missing.headers, {});
+    assert.deepEqual(missing.body, { error: { type: 'not_found_error', message: 'No such currency.', code: 'currency_not_found', param: 'currency' } });
+    assert.deepEqual(httpError(tooManyStreams(7)).headers, { 'Retry-After': '7' }, "an error's own seconds win over the catalogue's");
+    assert.deepEqual(httpError(rateLimited(3)).headers, { 'Retry-After': '3' });
+    assert.deepEqual(httpError(chainBehind()).headers, { 'Retry-After': '5' });
+    assert.deepEqual(httpError(authInvalid()).headers, { 'WWW-Authenticate': 'Bearer' });
+    assert.deepEqual(httpError(new KassaError('method_not_allowed', 'No.', { details: { allowedMethods: 'GET, HEAD' } })).headers, { Allow: 'GET, HEAD' });
+    assert.equal(httpError(new KassaError('payment_not_cancellable', 'No.')).status, 409);
+  });
+
+  it('an error names its code, message, param and details, and nothing of HTTP', () => {
+    const error = chainBehind();
+    assert.ok(error instanceof KassaError);
+    assert.deepEqual(Object.keys(error).sort(), ['code', 'details', 'name', 'param']);
   });
 });

@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { taskList } from '../../src/worker/tasks.ts';
-import { deliverJobKey } from '../../src/webhooks/deliveries.ts';
+import { deliverJobKey } from '../../src/worker/jobs.ts';
 import { INTERRUPTED_ERROR } from '../../src/webhooks/deliver.ts';
 import { DEAD_AFTER_MS } from '../../src/worker/liveness.ts';
 import { createWebhookVerifier } from '../../src/webhooks/receiver.ts';

@@ -49,17 +49,17 @@ const JETTON_NAMES: Record<string, string> = {
 export type SandboxTransferErrorCode = 'unknown_coin' | 'invalid_amount' | 'invalid_address' | 'invalid_request' | 'insufficient_funds' | 'transfer_failed';
 type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | 'bodyOp' | null;
 
-/** A transfer request the sandbox refuses; `status` 400 means the caller's input was wrong. */
+/** A transfer request the sandbox refuses; `invalidInput` when the caller's input was wrong (else the transfer failed). */
 export class SandboxTransferError extends Error {
   readonly code: SandboxTransferErrorCode;
   readonly param: TransferParam;
-  readonly status: number;
-  constructor(code: SandboxTransferErrorCode, message: string, param: TransferParam, status = 400) {
+  readonly invalidInput: boolean;
+  constructor(code: SandboxTransferErrorCode, message: string, param: TransferParam, invalidInput = true) {
     super(message);
     this.name = 'SandboxTransferError';
     this.code = code;
     this.param = param;
-    this.status = status;
+    this.invalidInput = invalidInput;
   }
 }
 
@@ -375,7 +375,7 @@ export class SandboxChain {
     if (balance < amount) {
       return new SandboxTransferError('insufficient_funds', `the sandbox customer wallet holds less than that (${balance} base units)`, 'amount');
     }
-    return new SandboxTransferError('transfer_failed', message, null, 500);
+    return new SandboxTransferError('transfer_failed', message, null, false);
   }
 
   /** The jetton wallet of `owner` for `master`, asked of the master (cached). */

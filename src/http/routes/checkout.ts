@@ -11,9 +11,9 @@ import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
 import { ChainApiError } from '../../chain/client.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { isUuid } from '../../uuid.ts';
-import { ApiError, apiError, invalidRequest, paymentNotFound, rateLimited, tooManyStreams } from '../../errors.ts';
+import { KassaError, paymentNotFound, rateLimited, tooManyStreams, typeOf } from '../../errors.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
-import type { Guards } from '../middleware.ts';
+import { httpError, type Guards } from '../middleware.ts';
 import { paymentIdParam } from './payments.ts';
 import { validateBody } from '../validate.ts';
 import { selectMethod } from '../../payments/commands.ts';
@@ -153,15 +153,16 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     noStore(ctx);
     const raw = typeof ctx.query.account === 'string' ? ctx.query.account : '';
     const customer = parseAddress(raw);
-    if (customer?.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
+    if (customer?.workChain !== 0)
+      throw new KassaError('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', { param: 'account' });
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
-    if (isFinal(row.status)) throw apiError('payment_not_open', 'The payment is no longer open.');
-    if (deps.now().getTime() >= row.expires_at.getTime()) throw apiError('payment_expired', 'The payment has expired.');
-    if (row.status !== 'pending') throw apiError('method_not_selected', 'Choose a payment method first.');
+    if (isFinal(row.status)) throw new KassaError('payment_not_open', 'The payment is no longer open.');
+    if (deps.now().getTime() >= row.expires_at.getTime()) throw new KassaError('payment_expired', 'The payment has expired.');
+    if (row.status !== 'pending') throw new KassaError('method_not_selected', 'Choose a payment method first.');
     let customerJettonWallet: Address | null = null;
     if (row.coin_kind === 'jetton') {
-      if (row.jetton_master === null) throw apiError('payment_not_open', 'This coin cannot be paid on this network.');
+      if (row.jetton_master === null) throw new KassaError('payment_not_open', 'This coin cannot be paid on this network.');
       const socket = ctx.req.socket;
       const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
       try {
@@ -169,11 +170,11 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       } catch (error) {
         if (!(error instanceof ChainApiError)) throw error;
         ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
-        throw apiError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
+        throw new KassaError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
       }
     }
     const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
-    if (!request) throw apiError('payment_not_open', 'Nothing is due on this payment.');
+    if (!request) throw new KassaError('payment_not_open', 'Nothing is due on this payment.');
     ctx.body = request;
   });
 
@@ -272,10 +273,12 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       const lang = langOf(ctx);
       let status = 500;
       let kind: 'notFound' | 'tooMany' | 'error' = 'error';
-      if (caught instanceof ApiError) {
-        status = caught.status;
-        ctx.set(caught.headers);
-        kind = caught.type === 'rate_limit_error' ? 'tooMany' : caught.type === 'not_found_error' ? 'notFound' : 'error';
+      if (caught instanceof KassaError) {
+        const answer = httpError(caught);
+        status = answer.status;
+        ctx.set(answer.headers);
+        const type = typeOf(caught.code);
+        kind = type === 'rate_limit_error' ? 'tooMany' : type === 'not_found_error' ? 'notFound' : 'error';
         if (status >= 500) ctx.state.log.error({ err: caught }, 'checkout page failed');
       } else if (isDatabaseUnavailable(caught)) {
         status = 503;

@@ -3,7 +3,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { TokenCheck } from '../../auth/tokens.ts';
-import { invalidRequest, paymentNotFound } from '../../errors.ts';
+import { KassaError, paymentNotFound } from '../../errors.ts';
 import { idempotencyKey, idempotent, type Outcome } from '../../idempotency.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
 import { isUuid } from '../../uuid.ts';
@@ -27,7 +27,7 @@ import {
 import { validateBody, validateQuery } from '../validate.ts';
 
 export function paymentIdParam(value: string | undefined): string {
-  if (value === undefined || !isUuid(value)) throw invalidRequest('invalid_payment_id', 'paymentID must be a UUID.', 'paymentID');
+  if (value === undefined || !isUuid(value)) throw new KassaError('invalid_payment_id', 'paymentID must be a UUID.', { param: 'paymentID' });
   return value.toLowerCase();
 }
 
@@ -39,7 +39,7 @@ function checkUrls(body: { webhookURL?: string; returnURL?: string }, allowInsec
     const value = body[name];
     if (value === undefined) continue;
     const check = checkWebhookUrl(value, { allowInsecure, name });
-    if (!check.ok) throw invalidRequest(code, check.reason, name);
+    if (!check.ok) throw new KassaError(code, check.reason, { param: name });
   }
 }
 
@@ -111,7 +111,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
       limit: Number(limit),
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),
     });
-    if (!page) throw invalidRequest('invalid_starting_after', 'starting_after is not a payment of this store.', 'starting_after');
+    if (!page) throw new KassaError('invalid_starting_after', 'starting_after is not a payment of this store.', { param: 'starting_after' });
     ctx.body = { data: page.data.map(present), has_more: page.hasMore };
   };
 

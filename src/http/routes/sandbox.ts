@@ -8,7 +8,7 @@
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { apiError, chainBehind, invalidRequest, paymentNotFound } from '../../errors.ts';
+import { chainBehind, KassaError, paymentNotFound } from '../../errors.ts';
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
 import { validateBody } from '../validate.ts';
@@ -94,11 +94,11 @@ export async function startSandbox(
         ctx.status = 201;
         ctx.body = result;
       } catch (error) {
-        if (error instanceof SandboxTransferError && error.status === 400) {
-          if (error.code === 'unknown_coin') throw apiError('currency_not_found', error.message, { param: 'coin' });
+        if (error instanceof SandboxTransferError && error.invalidInput) {
+          if (error.code === 'unknown_coin') throw new KassaError('currency_not_found', error.message, { param: 'coin' });
           const code =
             error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
-          throw invalidRequest(code, error.message, error.param ?? undefined);
+          throw new KassaError(code, error.message, { param: error.param ?? undefined });
         }
         throw error;
       }
@@ -106,7 +106,7 @@ export async function startSandbox(
 
     router.get('/sandbox/v1/accounts/:address', async (ctx) => {
       const address = parseAddress(ctx.params.address ?? '');
-      if (address === null) throw invalidRequest('invalid_address', 'Not a TON address (raw 0:<64 hex> or user-friendly).', 'address');
+      if (address === null) throw new KassaError('invalid_address', 'Not a TON address (raw 0:<64 hex> or user-friendly).', { param: 'address' });
       ctx.body = { address: address.toRawString(), balances: await chain.balancesOf(address) };
     });
 

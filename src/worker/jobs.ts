@@ -1,0 +1,46 @@
+// Every job Kassa enqueues from its own code, in one place: the task it runs, its job key (a
+// second enqueue of the same work replaces the first) and its queue (the jobs of one queue run one
+// at a time). The key and queue strings are stored in graphile_worker's tables by running and
+// waiting jobs: change them only with the jobs already enqueued in mind. Recurring tasks are added
+// by the crontab (tasks/index.ts), not here.
+import type { Job } from './enqueue.ts';
+
+const DELIVER_TASK = 'webhook__deliver';
+const SEND_TASK = 'outgoing__send';
+
+/**
+ * Graphile Worker's max_attempts for a delivery job: a backstop only. With its backoff (e^min(n,10) s
+ * after the n-th failure) at most 11 attempts start within 12 h of the first one (the 11th ≈ 9.7 h,
+ * a 12th would be ≈ 15.8 h); the 12 h deadline in webhooks/deliver.ts is what normally ends the
+ * retries. The spare one covers a run that failed before it could make its attempt (a database hiccup).
+ */
+export const DELIVER_MAX_ATTEMPTS = 12;
+
+/**
+ * A store's deliveries run in this many Graphile queues (jobs of one queue run one at a time), so
+ * one store's slow receivers hold at most this many delivery slots and never delay another store's.
+ */
+export const DELIVERY_QUEUES_PER_STORE = 3;
+
+/** One delivery's job key: `webhook__deliver:<deliveryId>`. */
+export const deliverJobKey = (deliveryId: string): string => `${DELIVER_TASK}:${deliveryId}`;
+
+/** One attempt at delivering a webhook, in one of its store's delivery queues (`webhooks:<storeId>:<n>`), picked at random. */
+export function webhookDeliverJob(deliveryId: string, storeId: string): Job {
+  return {
+    task: DELIVER_TASK,
+    payload: { deliveryId },
+    maxAttempts: DELIVER_MAX_ATTEMPTS,
+    jobKey: deliverJobKey(deliveryId),
+    queueName: `webhooks:${storeId}:${Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE)}`,
+  };
+}
+
+/**
+ * The signer's job for one deposit wallet: job key `outgoing__send:<wallet>`, queue
+ * `outgoing:<wallet>`, so the wallet's transfers are signed one at a time, in order, each with the
+ * next seqno. A second enqueue brings the one job forward (or back, to `runAt`).
+ */
+export function outgoingSendJob(wallet: string, runAt?: Date): Job {
+  return { task: SEND_TASK, payload: { wallet }, jobKey: `${SEND_TASK}:${wallet}`, queueName: `outgoing:${wallet}`, ...(runAt ? { runAt } : {}) };
+}
