@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildWebhookBody, generateSigningKey, publicJwk, signBody } from '../../src/webhooks/sign.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { freePort, startKeyServer, type KeyServer } from '../webhooks/helpers.ts';
+import { freePort, startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };

@@ -11,7 +11,7 @@ import { sql, z } from '../../src/db/pool.ts';
 import { startService, type RunningService } from '../../src/server.ts';
 import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { close, listen } from '../webhooks/helpers.ts';
+import { close, listen } from '../helpers/servers.ts';
 
 let db: TestDatabase;
 let service: RunningService;
