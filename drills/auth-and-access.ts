@@ -713,8 +713,8 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
   } finally {
     await pool.end();
     await b.pool.end();
-    await limited?.kill();
-    await kassa.kill();
+    await limited?.stop();
+    await kassa.stop();
     await db.destroy();
   }
 });

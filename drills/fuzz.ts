@@ -400,7 +400,7 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
     agent.destroy();
     await a.pool.end();
     await b.pool.end();
-    await kassa.kill();
+    await kassa.stop();
     await db.destroy();
   }
 });
