@@ -7,11 +7,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { issueToken } from '../src/auth/tokens.ts';
 import { startEmbeddedPostgres, type DatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPool, sql, type DatabasePool } from '../src/db/pool.ts';
-import { createStore, parseMethodList } from '../src/stores/stores.ts';
+import { createTestStore } from '../test/helpers/factories.ts';
 import { startKassaProcess, type KassaProcess } from '../test/helpers/kassaProcess.ts';
 import { freePort } from '../test/helpers/servers.ts';
 
@@ -83,9 +82,8 @@ export async function startKassa(options: {
 /** A store (TON/TON, USDT/TON by default) and a token for it. */
 export async function drillStore(databaseUrl: string, methods = 'TON/TON,USDT/TON'): Promise<{ storeId: string; token: string; pool: DatabasePool }> {
   const pool = await openPool(databaseUrl, { maxPoolSize: 5 });
-  const store = await createStore(pool, `Drill ${Date.now()}`, parseMethodList(methods));
-  const { token } = await issueToken(pool, store.id, null);
-  return { storeId: store.id, token, pool };
+  const store = await createTestStore(pool, { name: `Drill ${Date.now()}`, methods });
+  return { storeId: store.id, token: store.token, pool };
 }
 
 export async function api(

@@ -8,9 +8,8 @@ import { loadConfig } from '../../src/config.ts';
 import { openPool } from '../../src/db/pool.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
+import { createTestStore } from '../helpers/factories.ts';
 import { startKassaProcess } from '../helpers/kassaProcess.ts';
-import { issueToken } from '../../src/auth/tokens.ts';
-import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 
 describe('kassa start', () => {
   it('serves /healthz, then shuts down cleanly on SIGTERM', async () => {
@@ -24,8 +23,7 @@ describe('kassa start', () => {
 
     // End to end in one process: a sandbox transfer is found by the worker's watcher, which reads
     // the emulated chain over HTTP, and the payment completes.
-    const store = await createStore(db.pool, 'E2E', parseMethodList('TON/TON,USDT/TON'));
-    const { token } = await issueToken(db.pool, store.id, null);
+    const { token } = await createTestStore(db.pool, { name: 'E2E' });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const created = await fetch(`${url}/v1/payments`, {
       method: 'POST',

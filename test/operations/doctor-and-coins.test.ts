@@ -5,11 +5,10 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
-import { issueToken } from '../../src/auth/tokens.ts';
 import { SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { createTestStore } from '../helpers/factories.ts';
 import { kassa, type CliResult } from '../helpers/cli.ts';
 import { startKassaProcess, type KassaProcess } from '../helpers/kassaProcess.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -38,8 +37,7 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     service = await startKassaProcess({ env: { DATABASE_URL: db.url } });
     url = service.url;
     env = { DATABASE_URL: db.url, BASE_URL: url };
-    const store = await createStore(db.pool, 'Doctor', parseMethodList('TON/TON,USDT/TON,NOT/TON'));
-    const { token } = await issueToken(db.pool, store.id, null);
+    const { token } = await createTestStore(db.pool, { name: 'Doctor', methods: 'TON/TON,USDT/TON,NOT/TON' });
     const created = await fetch(`${url}/v1/payments`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
