@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bookComment } from '../../src/reader/reader.ts';
+import { bookComment } from '../../src/reader/classify.ts';
 
 describe('bookComment', () => {
   it('keeps what PostgreSQL text can hold', () => {
