@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -321,4 +322,27 @@ export function keepLogs(processes: Record<string, Kassa | undefined>): void {
   for (const [name, kassa] of Object.entries(processes)) {
     if (kassa) fs.writeFileSync(path.join(folder, `${drillName}-${name}.log`), kassa.output());
   }
+}
+
+/** Sends bytes over a bare TCP connection and reads what comes back until the server closes it. */
+export function rawSocket(base: string, bytes: string): Promise<{ status: number; headers: Record<string, string>; text: string; raw: string }> {
+  const url = new URL(base);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(url.port), url.hostname);
+    const chunks: Buffer[] = [];
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      const raw = Buffer.concat(chunks).toString('latin1');
+      const [head = '', ...rest] = raw.split('\r\n\r\n');
+      const [statusLine = '', ...headerLines] = head.split('\r\n');
+      const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, text: rest.join('\r\n\r\n'), raw });
+    };
+    const timer = setTimeout(finish, 6000);
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', finish);
+    socket.on('close', finish);
+    socket.write(Buffer.from(bytes, 'latin1'));
+  });
 }
