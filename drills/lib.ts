@@ -1,7 +1,6 @@
 // Shared pieces of the drills: a private PostgreSQL they may restart, the real service as child
 // processes (API and worker apart where it matters), a store with a token, and the result table.
 // Every drill prints its table and ends with a line "N passed, M failed" (exit 1 when M > 0).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -18,7 +17,6 @@ import { freePort } from '../test/helpers/servers.ts';
 export { freePort };
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-const CLI = path.join(ROOT, 'src/cli.ts');
 export const quiet = pino({ level: process.env.DRILL_LOG_LEVEL ?? 'silent' });
 
 /** `--long` runs the long tier (documented in docs/OPERATIONS.md); the default is the short one. */
@@ -259,22 +257,6 @@ export function documentedErrors(): Map<string, { type: string; status: number }
     for (const [, code] of row[1]!.matchAll(/`([a-z0-9_]+)`/g)) codes.set(code!, { type: row[2]!, status: Number(row[3]) });
   }
   return codes;
-}
-
-/** Runs a `kassa` command (not `start`) against the database; resolves with its exit code and output. */
-export function kassaCli(databaseUrl: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk) => (stdout += chunk));
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /**
