@@ -33,8 +33,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { openBenchDatabase } from './lib/database.ts';
+import { openBenchDatabase, teardownOnSignals } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { issueToken, verifyToken } from '../src/auth/tokens.ts';
 import { createOperations } from '../src/http/routes/payments.ts';
@@ -152,16 +151,10 @@ async function cleanUp(): Promise<void> {
   })();
   return cleaningUp;
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    say(`${signal}: stopping`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
+teardownOnSignals(cleanUp);
 
 say(`preparing database ${BENCH_DATABASE} on ${onDatabaseUrl ? 'DATABASE_URL' : 'the embedded PostgreSQL'}`);
-await database.recreate();
-await migrate(benchUrl, log);
+await database.fresh();
 
 const setupPool = await openPool(benchUrl, { maxPoolSize: 2 });
 const store = await createStore(setupPool, 'Bench store', parseMethodList('TON/TON,USDT/TON'));

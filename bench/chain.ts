@@ -34,8 +34,7 @@ import { LEASE_MS, POLL_MS } from '../src/reader/reader.ts';
 import { SANDBOX_BLOCK_INTERVAL_MS } from '../src/chain/sandbox/chain.ts';
 import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig, type Config } from '../src/config.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { openBenchDatabase } from './lib/database.ts';
+import { openBenchDatabase, teardownOnSignals } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
 import { createPayment } from '../src/payments/commands.ts';
@@ -190,11 +189,6 @@ const database = await openBenchDatabase(BENCH_DATABASE, root, log);
 const { url: benchUrl } = database;
 const onDatabaseUrl = database.source === 'DATABASE_URL';
 
-async function freshDatabase(): Promise<void> {
-  await database.recreate();
-  await migrate(benchUrl, log);
-}
-
 const masterKey = process.env.KASSA_MASTER_KEY ?? crypto.randomBytes(32).toString('hex');
 /** The environment of both processes: the API here, the worker child (TON_API_URL: the proxy). */
 function serviceEnv(tonApiUrl: string, baseUrl: string | null): NodeJS.ProcessEnv {
@@ -225,12 +219,7 @@ function cleanUp(): Promise<void> {
   })();
   return cleaningUp;
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    say(`${signal}: stopping`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
+teardownOnSignals(cleanUp);
 /** Registers `stop` for the final cleanup and returns it, made idempotent, to stop the thing now. */
 function track(stop: () => Promise<void>): () => Promise<void> {
   let done = false;
@@ -283,7 +272,7 @@ interface Cell {
 
 async function measure(): Promise<{ cells: Cell[]; errors: string[] }> {
   say(`preparing ${BENCH_DATABASE}`);
-  await freshDatabase();
+  await database.fresh();
   const pool = await openPool(benchUrl, { maxPoolSize: CREATE_CONCURRENCY + 4 });
   const stopPool = track(() => pool.end());
   const store = await createStore(pool, 'Chain bench store', parseMethodList('TON/TON,USDT/TON'));

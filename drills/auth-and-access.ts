@@ -21,7 +21,8 @@ import { issueToken } from '../src/auth/tokens.ts';
 import { sql, z } from '../src/db/pool.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { postWebhook } from '../src/webhooks/send.ts';
-import { documentedErrors, drill, drillDatabase, drillStore, kassaCli, LONG, rawRequest, startKassa, type RawResponse } from './lib.ts';
+import { kassa as kassaCli } from '../test/helpers/cli.ts';
+import { documentedErrors, drill, drillDatabase, drillStore, LONG, rawRequest, startKassa, type RawResponse } from './lib.ts';
 
 /** Store A's payments beyond the four fixed ones (BOLA and list checks go over all of them). */
 const EXTRA_PAYMENTS = LONG ? 60 : 6;
@@ -203,7 +204,7 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const deleted = await issueToken(pool, storeC.id, null);
     const beforeRevoke = await call('GET', '/v1/payment-methods', { token: toRevoke.token });
     const beforeDelete = await call('GET', '/v1/payment-methods', { token: deleted.token });
-    const revoke = await kassaCli(db.url, ['token', 'revoke', toRevoke.jti]);
+    const revoke = await kassaCli(['token', 'revoke', toRevoke.jti], { DATABASE_URL: db.url });
     await pool.query(sql.typeAlias('void')`delete from stores where id = ${storeC.id}`);
     report.check(
       'revoked and deleted-store tokens worked before',
@@ -713,8 +714,8 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
   } finally {
     await pool.end();
     await b.pool.end();
-    await limited?.kill();
-    await kassa.kill();
+    await limited?.stop();
+    await kassa.stop();
     await db.destroy();
   }
 });

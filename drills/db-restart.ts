@@ -301,8 +301,8 @@ await drill(`database restart under steady load: ${RATE} creates/s + ${RATE} rea
     running = false;
     keepLogs({ api: apiProcess, worker });
     await pool.end().catch(() => {});
-    await worker.kill();
-    await apiProcess.kill();
+    await worker.stop();
+    await apiProcess.stop();
     await db.destroy();
   }
 });

@@ -250,8 +250,8 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
     keepLogs({ api: apiProcess, worker });
     await bulk.end().catch(() => {});
     await pool.end().catch(() => {});
-    await worker.kill();
-    await apiProcess.kill();
+    await worker.stop();
+    await apiProcess.stop();
     await db.destroy();
   }
 });

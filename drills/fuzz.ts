@@ -9,11 +9,11 @@
 //
 // A failure prints the request (method, path, headers, body) and the seed, so it can be replayed.
 import http from 'node:http';
-import net from 'node:net';
 import fc from 'fast-check';
 import { sql, z } from '../src/db/pool.ts';
-import { ENDPOINTS, latin1, requestArb, type World } from './fuzz/requests.ts';
-import { api, documentedErrors, drill, drillDatabase, drillStore, LONG, rawRequest, startKassa, type RawRequest, type RawResponse } from './lib.ts';
+import { garbageArb, MALFORMED } from './fuzz/malformed.ts';
+import { ENDPOINTS, requestArb, type World } from './fuzz/requests.ts';
+import { api, documentedErrors, drill, drillDatabase, drillStore, LONG, rawRequest, rawSocket, startKassa, type RawRequest, type RawResponse } from './lib.ts';
 
 const REQUESTS = LONG ? 12_000 : 2_400;
 const CONCURRENCY = 16;
@@ -77,53 +77,6 @@ function reproduce(request: RawRequest): string {
     path: request.path.length > 300 ? `${request.path.slice(0, 300)}… (${request.path.length} chars)` : request.path,
     headers,
     body,
-  });
-}
-
-// ---- Requests Node's HTTP parser refuses (sent over a bare socket) --------------------------------
-
-const MALFORMED = [
-  'GARBAGE\r\n\r\n',
-  'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n',
-  'POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
-  'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
-  'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n',
-  'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n',
-  `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
-  `GET /${'p'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
-  `HEAD /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
-  'GET /he\u0000althz HTTP/1.1\r\nHost: x\r\n\r\n',
-  'POST /v1/payments HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n',
-  'FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
-  'GET /healthz HTTP/1.1\r\nHo st: x\r\n\r\n',
-  'GET /healthz HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n',
-  'GET /healthz HTTP/1.1\r\n\r\n',
-  'GET http://evil.example/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
-  'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
-  'GET /healthz HTTP/1.0\r\n\r\n',
-  'GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked, identity\r\n\r\n',
-];
-
-/** Sends bytes over a bare TCP connection and reads what comes back until the server closes it. */
-function rawSocket(base: string, bytes: string): Promise<{ status: number; headers: Record<string, string>; text: string; raw: string }> {
-  const url = new URL(base);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(url.port), url.hostname);
-    const chunks: Buffer[] = [];
-    const finish = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      const raw = Buffer.concat(chunks).toString('latin1');
-      const [head = '', ...rest] = raw.split('\r\n\r\n');
-      const [statusLine = '', ...headerLines] = head.split('\r\n');
-      const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, text: rest.join('\r\n\r\n'), raw });
-    };
-    const timer = setTimeout(finish, 6000);
-    socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('error', finish);
-    socket.on('close', finish);
-    socket.write(Buffer.from(bytes, 'latin1'));
   });
 }
 
@@ -298,12 +251,7 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
     report.check('no merchant endpoint answered 2xx to a broken token', acceptedBroken === 0, `${acceptedBroken} accepted`);
 
     // ---- Requests that never reach Koa: fixed malformed ones and generated garbage.
-    const garbage = fc.sample(
-      fc
-        .tuple(latin1(1, 200), fc.constantFrom('', 'GET ', 'POST /v1/payments HTTP/1.1\r\n', 'GET / HTTP/1.1\r\nHost: x\r\n'))
-        .map(([text, prefix]) => `${prefix}${text}\r\n\r\n`),
-      { seed: SEED, numRuns: Math.ceil(REQUESTS / 100) },
-    );
+    const garbage = fc.sample(garbageArb, { seed: SEED, numRuns: Math.ceil(REQUESTS / 100) });
     const socketProblems: string[] = [];
     const socketStatuses = new Map<number, number>();
     for (const bytes of [...MALFORMED, ...garbage]) {
@@ -400,7 +348,7 @@ await drill(`fuzzing: ${REQUESTS.toLocaleString('en')} generated requests agains
     agent.destroy();
     await a.pool.end();
     await b.pool.end();
-    await kassa.kill();
+    await kassa.stop();
     await db.destroy();
   }
 });

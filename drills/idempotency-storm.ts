@@ -46,7 +46,7 @@ await drill(`idempotent retry storm: ${REQUESTS} concurrent creates over ${KEYS}
     report.figure('requests per second', (REQUESTS / seconds).toFixed(0));
   } finally {
     await pool.end();
-    await kassa.kill();
+    await kassa.stop();
     await db.destroy();
   }
 });

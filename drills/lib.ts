@@ -1,36 +1,26 @@
 // Shared pieces of the drills: a private PostgreSQL they may restart, the real service as child
 // processes (API and worker apart where it matters), a store with a token, and the result table.
 // Every drill prints its table and ends with a line "N passed, M failed" (exit 1 when M > 0).
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { issueToken } from '../src/auth/tokens.ts';
 import { startEmbeddedPostgres, type DatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPool, sql, type DatabasePool } from '../src/db/pool.ts';
-import { createStore, parseMethodList } from '../src/stores/stores.ts';
+import { createTestStore } from '../test/helpers/factories.ts';
+import { startKassaProcess, type KassaProcess } from '../test/helpers/kassaProcess.ts';
+import { freePort } from '../test/helpers/servers.ts';
+
+export { freePort };
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-const CLI = path.join(ROOT, 'src/cli.ts');
 export const quiet = pino({ level: process.env.DRILL_LOG_LEVEL ?? 'silent' });
 
 /** `--long` runs the long tier (documented in docs/OPERATIONS.md); the default is the short one. */
 export const LONG = process.argv.includes('--long');
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface DrillDatabase {
   url: string;
@@ -62,16 +52,10 @@ export async function drillDatabase(): Promise<DrillDatabase> {
   };
 }
 
-export interface Kassa {
-  url: string;
-  child: ChildProcess;
-  /** Everything the process printed. */
-  output(): string;
-  /** Sends a signal and waits for the exit. */
-  kill(signal?: NodeJS.Signals): Promise<number | null>;
-}
+/** A `kassa start` child process (test/helpers/kassaProcess.ts); stop() sends a signal and waits for the exit. */
+export type Kassa = KassaProcess;
 
-/** `kassa start [--api|--worker]` as a child process; resolves once it logged "kassa started". */
+/** `kassa start [--api|--worker]` as a child process, rate limits off and plain-HTTP receivers allowed; resolves once it logged "kassa started". */
 export async function startKassa(options: {
   databaseUrl: string;
   part?: 'api' | 'worker';
@@ -79,58 +63,26 @@ export async function startKassa(options: {
   port?: number;
   baseUrl?: string;
 }): Promise<Kassa> {
-  const port = options.port ?? (await freePort());
-  const args = [CLI, 'start', ...(options.part ? [`--${options.part}`] : [])];
-  const child = spawn(process.execPath, args, {
+  return startKassaProcess({
+    args: ['start', ...(options.part ? [`--${options.part}`] : [])],
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH ?? '',
       DATABASE_URL: options.databaseUrl,
-      PORT: String(port),
+      PORT: String(options.port ?? (await freePort())),
       ...(options.baseUrl ? { BASE_URL: options.baseUrl } : {}),
-      LOG_LEVEL: 'info',
       RATE_LIMIT_PER_STORE: '0',
       RATE_LIMIT_PER_CLIENT: '0',
       WEBHOOK_ALLOW_INSECURE: 'true',
       ...options.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`kassa did not start in 60 s:\n${output.slice(-2000)}`)), 60_000);
-    const check = () => {
-      if (output.includes('"msg":"kassa started"')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`kassa exited before it started:\n${output.slice(-2000)}`));
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    output: () => output,
-    kill: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
 }
 
 /** A store (TON/TON, USDT/TON by default) and a token for it. */
 export async function drillStore(databaseUrl: string, methods = 'TON/TON,USDT/TON'): Promise<{ storeId: string; token: string; pool: DatabasePool }> {
   const pool = await openPool(databaseUrl, { maxPoolSize: 5 });
-  const store = await createStore(pool, `Drill ${Date.now()}`, parseMethodList(methods));
-  const { token } = await issueToken(pool, store.id, null);
-  return { storeId: store.id, token, pool };
+  const store = await createTestStore(pool, { name: `Drill ${Date.now()}`, methods });
+  return { storeId: store.id, token: store.token, pool };
 }
 
 export async function api(
@@ -307,22 +259,6 @@ export function documentedErrors(): Map<string, { type: string; status: number }
   return codes;
 }
 
-/** Runs a `kassa` command (not `start`) against the database; resolves with its exit code and output. */
-export function kassaCli(databaseUrl: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk) => (stdout += chunk));
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /**
  * An API process (which hosts the sandbox chain) and a worker process that reads it at BASE_URL,
  * started at the same time, as a deployment would. When one fails to start the other is stopped.
@@ -338,7 +274,7 @@ export async function startApart(
   ]);
   const [api, worker] = started;
   if (api.status === 'fulfilled' && worker.status === 'fulfilled') return { api: api.value, worker: worker.value };
-  for (const result of started) if (result.status === 'fulfilled') await result.value.kill();
+  for (const result of started) if (result.status === 'fulfilled') await result.value.stop();
   throw (started.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
 }
 
@@ -368,4 +304,27 @@ export function keepLogs(processes: Record<string, Kassa | undefined>): void {
   for (const [name, kassa] of Object.entries(processes)) {
     if (kassa) fs.writeFileSync(path.join(folder, `${drillName}-${name}.log`), kassa.output());
   }
+}
+
+/** Sends bytes over a bare TCP connection and reads what comes back until the server closes it. */
+export function rawSocket(base: string, bytes: string): Promise<{ status: number; headers: Record<string, string>; text: string; raw: string }> {
+  const url = new URL(base);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(url.port), url.hostname);
+    const chunks: Buffer[] = [];
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      const raw = Buffer.concat(chunks).toString('latin1');
+      const [head = '', ...rest] = raw.split('\r\n\r\n');
+      const [statusLine = '', ...headerLines] = head.split('\r\n');
+      const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, text: rest.join('\r\n\r\n'), raw });
+    };
+    const timer = setTimeout(finish, 6000);
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', finish);
+    socket.on('close', finish);
+    socket.write(Buffer.from(bytes, 'latin1'));
+  });
 }

@@ -47,7 +47,7 @@ await drill('worker killed mid-delivery', async (report) => {
     );
 
     const killedAt = Date.now();
-    await worker.kill('SIGKILL');
+    await worker.stop('SIGKILL');
     worker = null;
     for (const response of held) response.destroy();
     const unfinished = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -90,8 +90,8 @@ await drill('worker killed mid-delivery', async (report) => {
     report.figure('kill → delivered', `${(recoveredMs / 1000).toFixed(1)} s (unlock after ${env.WORKER_DEAD_AFTER_SECONDS} s of silence)`);
   } finally {
     await pool.end();
-    await worker?.kill();
-    await apiProcess.kill();
+    await worker?.stop();
+    await apiProcess.stop();
     receiver.closeAllConnections();
     receiver.close();
     await db.destroy();

@@ -172,7 +172,7 @@ await drill(
               () => true,
               () => false,
             );
-            await firstWorker.kill('SIGKILL');
+            await firstWorker.stop('SIGKILL');
             killedAt = Date.now();
             backlogAtKill = sent.length - (await booked());
             // Where the dead reader left the cursor, and its lease on it (left to lapse).
@@ -390,9 +390,9 @@ await drill(
       receiver.close();
       receiver.closeAllConnections();
       await pool.end().catch(() => {});
-      await secondWorker?.kill();
-      await firstWorker.kill();
-      await apiProcess.kill();
+      await secondWorker?.stop();
+      await firstWorker.stop();
+      await apiProcess.stop();
       await db.destroy();
     }
   },

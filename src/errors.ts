@@ -24,7 +24,7 @@ interface CatalogueEntry {
 
 /**
  * Every error code a client can see, with its type, its status when it is not its type's, and its
- * `Retry-After`. docs/API.md lists them all (test/unit/errors.test.ts keeps the two in step).
+ * `Retry-After`. docs/API.md lists them all (test/foundations/errors.test.ts keeps the two in step).
  */
 export const ERROR_CATALOGUE = {
   // The request as HTTP

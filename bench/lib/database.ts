@@ -1,9 +1,11 @@
 // The benchmarks' database lifecycle, shared by bench/api.ts and bench/chain.ts: the server of
 // DATABASE_URL when set (its role must be allowed to create databases), otherwise the embedded
-// PostgreSQL; a bench database of its own on it, dropped and created afresh; and the teardown.
+// PostgreSQL; a bench database of its own on it, dropped, created and migrated afresh; and the
+// teardown, also on SIGINT/SIGTERM.
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabaseServer, type DatabaseServer } from '../../src/db/embedded.ts';
+import { migrate } from '../../src/db/migrate.ts';
 import type { Logger } from '../../src/log.ts';
 
 export interface BenchDatabase {
@@ -14,8 +16,8 @@ export interface BenchDatabase {
   admin: pg.Client;
   /** The bench database's URL. */
   url: string;
-  /** Drops the bench database if it exists and creates it empty. */
-  recreate(): Promise<void>;
+  /** Drops the bench database if it exists, creates it and migrates it. */
+  fresh(): Promise<void>;
   /** Drops the bench database (unless `keep`), closes the admin connection and stops the server. */
   close(keep: boolean): Promise<void>;
 }
@@ -34,9 +36,10 @@ export async function openBenchDatabase(name: string, root: string, log: Logger)
     server,
     admin,
     url: url.toString(),
-    recreate: async () => {
+    fresh: async () => {
       await admin.query(drop);
       await admin.query(`create database ${pg.escapeIdentifier(name)}`);
+      await migrate(url.toString(), log);
     },
     close: async (keep) => {
       if (!keep) await admin.query(drop).catch(() => {});
@@ -44,4 +47,14 @@ export async function openBenchDatabase(name: string, root: string, log: Logger)
       await server.stop().catch(() => {});
     },
   };
+}
+
+/** On SIGINT or SIGTERM, runs the bench's teardown (`cleanUp`, which ends with close()) and exits 130. */
+export function teardownOnSignals(cleanUp: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`bench: ${signal}: stopping\n`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
 }

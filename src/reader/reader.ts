@@ -1,8 +1,9 @@
 // The chain reader: follows the masterchain block by block from a stored cursor (chain_reader),
 // keeps the transactions whose account is one of Kassa's (chain_watches: every deposit address and
-// deposit jetton wallet ever issued), books them (recordTransfer), and then expires what the
-// chain's clock says is due. Its cost follows the chain (blocks/s), not the number of payments.
-// One reader at a time holds the cursor's lease; others wait and take over when it lapses.
+// deposit jetton wallet ever issued), books them (recordTransfer) as classify.ts decides, and then
+// expires what the chain's clock says is due. Its cost follows the chain (blocks/s), not the number
+// of payments. One reader at a time holds the cursor's lease; others wait and take over when it
+// lapses. This file is the I/O: the cursor, the lease, the chain API and the database.
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { Address } from '@ton/core';
@@ -14,9 +15,9 @@ import { expireDuePayments } from '../payments/commands.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
 import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
-import { detectJettonTransfer, detectTonTransfer, parseTransferNotification } from '../chain/detect.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
+import { classifyIncoming, routeTransaction, type Notifier, type Watch } from './classify.ts';
 
 /** A reader that stops renewing loses the cursor to another after this long. */
 export const LEASE_MS = 6_000;
@@ -60,7 +61,6 @@ const watchRow = z.object({
   jetton_master: z.string().nullable(),
   deposit_address: z.string(),
 });
-export type Watch = z.infer<typeof watchRow>;
 
 const cursorRow = z.object({
   last_block_seqno: z.string(),
@@ -72,21 +72,7 @@ const cursorRow = z.object({
 
 const cursorStateRow = cursorRow.extend({ held_by_other: z.boolean(), held_long_enough: z.boolean() });
 
-/**
- * A comment as the books keep it: PostgreSQL text cannot hold U+0000 (anyone can send one to a
- * deposit address), and nobody needs more than 1,000 characters of it.
- */
-export function bookComment(comment: string | undefined): string | null {
-  if (comment === undefined) return null;
-  return comment.replaceAll('\u0000', '\uFFFD').slice(0, 1000);
-}
-
 const rawOf = (address: Address | string): string => (typeof address === 'string' ? Address.parse(address) : address).toRawString();
-
-function describeOp(op: number | undefined): string | null {
-  if (op === undefined || op === 0) return null;
-  return op === 0x2167da4b ? 'encrypted_comment' : `op 0x${op.toString(16).padStart(8, '0')}`;
-}
 
 export function createChainReader(deps: ChainReaderDeps) {
   const { pool, source, client, log } = deps;
@@ -151,81 +137,23 @@ export function createChainReader(deps: ChainReaderDeps) {
     return { master, owner, genuine };
   }
 
-  /** What one transaction on one of Kassa's accounts puts on the books (null: nothing incoming). */
-  async function transferOf(watch: Watch, tx: ChainTransaction): Promise<IncomingTransfer | null> {
-    const base = { account: watch.account, paymentId: watch.payment_id, depositAddress: watch.deposit_address };
-    if (watch.kind === 'jetton_wallet') {
-      const jetton = detectJettonTransfer(tx);
-      if (!jetton) return null;
-      return {
-        ...base,
-        lt: jetton.lt,
-        hash: jetton.hash,
-        coinSymbol: watch.coin_symbol,
-        jettonMaster: watch.jetton_master,
-        amountBaseUnits: jetton.amount,
-        sender: jetton.sender,
-        comment: bookComment(jetton.comment),
-        chainTime: new Date(jetton.utime * 1000),
-        credited: jetton.counted,
-        payment: true,
-        detail: jetton.reason ?? null,
-      };
-    }
-    const ton = detectTonTransfer(tx);
-    if (!ton) return null;
-    const common = {
-      ...base,
-      lt: ton.lt,
-      hash: ton.hash,
-      chainTime: new Date(ton.utime * 1000),
-      comment: bookComment(ton.comment),
-      feeBaseUnits: tx.totalFees ?? null,
-    };
-    const asTon = (overrides: Partial<IncomingTransfer> = {}): IncomingTransfer => ({
-      ...common,
-      coinSymbol: 'TON',
-      jettonMaster: null,
-      amountBaseUnits: ton.amount,
-      sender: ton.sender,
-      credited: ton.reason !== 'value_returned' && ton.reason !== 'bounced_message',
-      payment: ton.counted,
-      detail: ton.reason ?? describeOp(ton.op),
-      ...overrides,
-    });
-    // TON the gas wallet sent for a jetton transfer out of the deposit: Kassa's own, not a payment.
-    if (ton.sender !== null && ton.sender === gasWallet) return asTon({ payment: false, detail: "gas top-up from Kassa's gas wallet" });
-    if (ton.reason !== 'jetton_notification' || !ton.sender) return asTon();
-    const notified = parseTransferNotification(tx);
-    // The payment's own jetton wallet needs no questions: its transfer is counted there.
+  /** Who sent a jetton notification to `watch`'s deposit (classify.ts decides what that makes of it). */
+  async function notifierOf(wallet: string, watch: Watch): Promise<Notifier> {
     const own = await pool.exists(
-      sql.unsafe`select 1 from chain_watches where payment_id = ${watch.payment_id} and kind = 'jetton_wallet' and account = ${ton.sender}`,
+      sql.unsafe`select 1 from chain_watches where payment_id = ${watch.payment_id} and kind = 'jetton_wallet' and account = ${wallet}`,
     );
-    if (own) return asTon({ payment: false });
-    const who = await attribute(ton.sender, watch.deposit_address);
-    const coin = who.genuine && who.master !== null ? await coinOfMaster(who.master) : null;
-    if (coin !== null && notified) {
-      // Another accepted jetton, from the deposit's genuine wallet of it: the notification is the
-      // only trace on our side (its wallet is not watched), so it is what the books record.
-      return {
-        ...common,
-        coinSymbol: coin,
-        jettonMaster: who.master,
-        amountBaseUnits: notified.amount,
-        sender: notified.sender,
-        credited: true,
-        payment: true,
-        detail: `jetton_notification from ${ton.sender}; ${ton.amount} nanoTON forwarded`,
-      };
-    }
-    // A notification nobody can verify (a foreign or look-alike token, or a fake): the TON it
-    // carried is value like any other; the token's claim is kept beside it.
-    return asTon({
-      payment: true,
-      detail: `unverified jetton_notification from ${ton.sender}`,
-      notifiedJettonMaster: who.master,
-      notifiedAmountBaseUnits: notified?.amount ?? null,
-    });
+    if (own) return { own: true };
+    const who = await attribute(wallet, watch.deposit_address);
+    return { own: false, master: who.master, coin: who.genuine && who.master !== null ? await coinOfMaster(who.master) : null };
+  }
+
+  /** What one transaction on a watched account puts on the books (null: nothing incoming). */
+  async function transferOf(watch: Watch, tx: ChainTransaction, gasWallet: string | null): Promise<IncomingTransfer | null> {
+    const decided = classifyIncoming(watch, tx, { gasWallet });
+    if (decided === null || !('needs' in decided)) return decided;
+    const settled = classifyIncoming(watch, tx, { gasWallet, notifier: await notifierOf(decided.wallet, watch) });
+    if (settled !== null && 'needs' in settled) throw new Error('classifyIncoming asked twice who sent a notification');
+    return settled;
   }
 
   /** Jetton wallets whose address could not be computed offline: asked of their master, before any block is read. */
@@ -265,22 +193,15 @@ export function createChainReader(deps: ChainReaderDeps) {
     const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
-      const external = tx.inMessage !== null && tx.inMessage.source === null;
-      if (external && tx.account === gasAccount) {
-        await bookOutgoing(tx, block, null);
+      const route = routeTransaction(tx, watches.get(tx.account), gasAccount);
+      if (route.kind === 'ignored') continue;
+      if (route.kind === 'outgoing') {
+        await bookOutgoing(tx, block, route.paymentId);
         continue;
       }
-      const watch = watches.get(tx.account);
-      if (!watch) continue;
-      if (watch.kind === 'deposit' && external) {
-        await bookOutgoing(tx, block, watch.payment_id);
-        continue;
-      }
-      // The deposit's own jetton transfer out, run by its jetton wallet: refused means it failed.
-      if (watch.kind === 'jetton_wallet' && tx.inMessage?.source === watch.deposit_address) {
-        await jettonTransferRefused(pool, { deposit: watch.deposit_address, coin: watch.coin_symbol }, tx, deps.now(), log);
-      }
-      const transfer = await transferOf(watch, tx);
+      const { watch } = route;
+      if (route.jettonTransferOut) await jettonTransferRefused(pool, { deposit: watch.deposit_address, coin: watch.coin_symbol }, tx, deps.now(), log);
+      const transfer = await transferOf(watch, tx, gasAccount);
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),
       // planned in the completing transaction.

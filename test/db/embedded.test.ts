@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { pino } from 'pino';
 import { passwordFile, startEmbeddedPostgres, type DatabaseServer } from '../../src/db/embedded.ts';
-import { freePort } from '../webhooks/helpers.ts';
+import { freePort } from '../helpers/servers.ts';
 
 const log = pino({ level: 'silent' });
 const isRoot = process.getuid?.() === 0;

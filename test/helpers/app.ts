@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createApp, type RouteInstaller } from '../../src/http/app.ts';
-import { issueToken } from '../../src/auth/tokens.ts';
-import { createStore, parseMethodList, type StoreRecord } from '../../src/stores/stores.ts';
+import type { StoreRecord } from '../../src/stores/stores.ts';
 import type { DatabasePool } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { createTestStore } from './factories.ts';
 import { responseChecker, type ResponseChecker } from './openapi.ts';
 
 export interface TestClock {
@@ -106,11 +106,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     return { status: response.status, headers: response.headers, json, text };
   };
 
-  const store: TestApp['store'] = async ({ name = 'Test store', methods = 'TON/TON,USDT/TON' } = {}) => {
-    const record = await createStore(db.pool, name, parseMethodList(methods));
-    const { token } = await issueToken(db.pool, record.id, null);
-    return { ...record, token };
-  };
+  const store: TestApp['store'] = (spec = {}) => createTestStore(db.pool, spec);
 
   return { url, db, pool: db.pool, config, clock, request, store, close };
 }

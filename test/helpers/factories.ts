@@ -3,10 +3,29 @@
 // its books as the chain reader records them.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { sql, z } from '../../src/db/pool.ts';
+import { issueToken } from '../../src/auth/tokens.ts';
+import { type DatabasePool, sql, z } from '../../src/db/pool.ts';
 import type { PaymentStatus } from '../../src/payments/transitions.ts';
+import { createStore, parseMethodList, type StoreView } from '../../src/stores/stores.ts';
 import { enqueueWebhookDelivery } from '../../src/webhooks/deliveries.ts';
 import type { TestApp } from './app.ts';
+
+export interface StoreSpec {
+  name?: string;
+  /** `COIN/CHAIN,…` as `kassa store create --methods` takes it; default TON/TON,USDT/TON. */
+  methods?: string;
+  /** The store's treasury (a raw address); default none. */
+  treasury?: string;
+}
+
+/** A store, straight in the database as `kassa store create` makes it, and a token for it without expiry. */
+export async function createTestStore(pool: DatabasePool, spec: StoreSpec = {}): Promise<StoreView & { token: string }> {
+  const store = await createStore(pool, spec.name ?? 'Test store', parseMethodList(spec.methods ?? 'TON/TON,USDT/TON'), {
+    ...(spec.treasury ? { treasury: spec.treasury } : {}),
+  });
+  const { token } = await issueToken(pool, store.id, null);
+  return { ...store, token };
+}
 
 export interface TransferSpec {
   coin?: string;

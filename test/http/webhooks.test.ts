@@ -15,7 +15,7 @@ import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { setTestPaymentStatus } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
-import { close, listen } from '../webhooks/helpers.ts';
+import { close, listen } from '../helpers/servers.ts';
 
 const log = pino({ level: 'silent' });
 let app: TestApp;

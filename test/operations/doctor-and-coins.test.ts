@@ -2,22 +2,18 @@
 // mode: its emulated chain answers get_jetton_data for the sandbox's jetton masters over the same
 // toncenter v2 JSON-RPC that mainnet's toncenter speaks.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
-import { issueToken } from '../../src/auth/tokens.ts';
 import { SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { createTestStore } from '../helpers/factories.ts';
 import { kassa, type CliResult } from '../helpers/cli.ts';
+import { startKassaProcess, type KassaProcess } from '../helpers/kassaProcess.ts';
 import { loadConfig } from '../../src/config.ts';
 import { setMaster } from '../../src/operations/coins.ts';
 import { doctorChainClient, runDoctor, type DoctorReport } from '../../src/operations/doctor.ts';
-
-const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
 
 function assertFails(result: CliResult, code: number, pattern: RegExp): void {
   assert.equal(result.code, code, `${result.stdout}${result.stderr}`);
@@ -30,7 +26,7 @@ const byName = (result: CliResult, name: string) => result.json.checks.find((che
 
 describe('kassa doctor and kassa coins against a running sandbox', () => {
   let db: TestDatabase;
-  let service: ChildProcess;
+  let service: KassaProcess;
   let url: string;
   let env: Record<string, string>;
   let masters: Record<string, string>;
@@ -38,31 +34,10 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
 
   before(async () => {
     db = await createTestDatabase();
-    service = spawn(process.execPath, [CLI, 'start'], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info' } });
-    let output = '';
-    service.stderr!.on('data', (chunk) => (output += chunk));
-    url = await new Promise<string>((resolve, reject) => {
-      let buffer = '';
-      service.stdout!.on('data', (chunk) => {
-        buffer += chunk;
-        output += chunk;
-        const started = buffer
-          .split('\n')
-          .map((line) => {
-            try {
-              return JSON.parse(line);
-            } catch {
-              return null;
-            }
-          })
-          .find((line) => line?.msg === 'kassa started');
-        if (started) resolve(started.url);
-      });
-      service.on('exit', () => reject(new Error(`kassa exited early:\n${output}`)));
-    });
+    service = await startKassaProcess({ env: { DATABASE_URL: db.url } });
+    url = service.url;
     env = { DATABASE_URL: db.url, BASE_URL: url };
-    const store = await createStore(db.pool, 'Doctor', parseMethodList('TON/TON,USDT/TON,NOT/TON'));
-    const { token } = await issueToken(db.pool, store.id, null);
+    const { token } = await createTestStore(db.pool, { name: 'Doctor', methods: 'TON/TON,USDT/TON,NOT/TON' });
     const created = await fetch(`${url}/v1/payments`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -78,11 +53,7 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     masters = Object.fromEntries(rows.map((row) => [row.coin_symbol, row.master_address]));
   });
   after(async () => {
-    if (service.exitCode === null) {
-      const exited = new Promise((resolve) => service.once('exit', resolve));
-      service.kill('SIGTERM');
-      await exited;
-    }
+    await service?.stop();
     await db.drop();
   });
 

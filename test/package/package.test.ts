@@ -9,7 +9,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildWebhookBody, generateSigningKey, publicJwk, signBody } from '../../src/webhooks/sign.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { freePort, startKeyServer, type KeyServer } from '../webhooks/helpers.ts';
+import { startKassaProcess } from '../helpers/kassaProcess.ts';
+import { freePort, startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
@@ -154,13 +155,11 @@ describe('the npm package', { timeout: 300_000 }, () => {
 
     it('serves /healthz on testnet configuration while the chain and rates APIs are unreachable', async () => {
       const port = await freePort();
-      const child = spawn(process.execPath, ['bin/kassa.js', 'start'], {
+      const service = await startKassaProcess({
+        entry: 'bin/kassa.js',
         cwd: app,
-        stdio: ['ignore', 'pipe', 'pipe'],
         env: {
-          PATH: process.env.PATH ?? '',
           NODE_ENV: 'production',
-          LOG_LEVEL: 'info',
           DATABASE_URL: db.url,
           TON_NETWORK: 'testnet',
           BASE_URL: 'https://pay.example.test',
@@ -170,24 +169,7 @@ describe('the npm package', { timeout: 300_000 }, () => {
           RATES_API_URL: `http://127.0.0.1:${closedPort}`,
         },
       });
-      let output = '';
-      child.stdout.on('data', (chunk) => (output += chunk));
-      child.stderr.on('data', (chunk) => (output += chunk));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       try {
-        const started = await Promise.race([
-          new Promise<boolean>((resolve) => {
-            const poll = setInterval(() => {
-              if (output.includes('"msg":"kassa started"')) {
-                clearInterval(poll);
-                resolve(true);
-              }
-            }, 100);
-            void exited.then(() => clearInterval(poll));
-          }),
-          exited.then(() => false),
-        ]);
-        assert.ok(started, `kassa did not start: ${output}`);
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);
         assert.equal(health.status, 200);
         assert.deepEqual(await health.json(), { ok: true });
@@ -195,11 +177,10 @@ describe('the npm package', { timeout: 300_000 }, () => {
         assert.equal(methods.status, 401, 'the API answers (and wants a token)');
         // A few seconds of worker ticks against the unreachable APIs do not bring it down.
         await new Promise((resolve) => setTimeout(resolve, 3000));
-        assert.equal(child.exitCode, null, output);
+        assert.equal(service.child.exitCode, null, service.output());
         assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
       } finally {
-        child.kill('SIGTERM');
-        assert.equal(await exited, 0, output);
+        assert.equal(await service.stop(), 0, service.output());
       }
     });
   });

@@ -25,7 +25,7 @@ import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
-import { close, listen } from './helpers.ts';
+import { close, listen } from '../helpers/servers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const log = pino({ level: 'silent' });

@@ -21,7 +21,7 @@ import webhookDeliver from '../../tasks/webhook__deliver.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
-import { close, freePort, listen } from './helpers.ts';
+import { close, freePort, listen } from '../helpers/servers.ts';
 
 const log = pino({ level: 'silent' });
 let app: TestApp;

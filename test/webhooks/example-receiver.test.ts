@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { postWebhook } from '../../src/webhooks/send.ts';
 import { buildWebhookBody, generateSigningKey, publicJwk, signBody, type SigningKey } from '../../src/webhooks/sign.ts';
-import { startKeyServer, type KeyServer } from './helpers.ts';
+import { startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const EXAMPLE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples/webhook-receiver.ts');
 

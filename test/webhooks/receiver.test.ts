@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { createWebhookVerifier, type SeenStore, type WebhookVerifierOptions } from '../../src/webhooks/receiver.ts';
 import { buildWebhookBody, generateSigningKey, publicJwk, signBody, type SigningKey } from '../../src/webhooks/sign.ts';
-import { startKeyServer, type KeyServer } from './helpers.ts';
+import { startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
 const HOUR = 60 * 60 * 1000;

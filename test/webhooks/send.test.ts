@@ -4,7 +4,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { postWebhook, type ResolveHost } from '../../src/webhooks/send.ts';
-import { close, freePort, listen, selfSignedCert } from './helpers.ts';
+import { close, freePort, listen, selfSignedCert } from '../helpers/servers.ts';
 
 interface Seen {
   method: string | undefined;

@@ -6,17 +6,15 @@ import { after, before, describe, it } from 'node:test';
 import { Address, beginCell, internal, SendMode, toNano } from '@ton/core';
 import { keyPairFromSeed } from '@ton/crypto';
 import { TonClient, WalletContractV5R1 } from '@ton/ton';
-import { pino } from 'pino';
-import { issueToken } from '../../src/auth/tokens.ts';
 import { depositKeyPair, derivedWallet } from '../../src/chain/addresses.ts';
 import { checkKeysFor, ConfigError, loadConfig } from '../../src/config.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { startService, type RunningService } from '../../src/server.ts';
-import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 import { assertFails, kassa } from '../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { createTestStore } from '../helpers/factories.ts';
+import { call, type RunningService, startTestService, waitFor } from '../helpers/service.ts';
 
-const silent = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+const API_ONLY = { api: true, worker: false };
 const MASTER_HEX = '5a'.repeat(32);
 const MASTER = Buffer.from(MASTER_HEX, 'hex');
 const PUBLIC_HEX = depositKeyPair(MASTER).publicKey.toString('hex');
@@ -24,30 +22,6 @@ const PUBLIC_HEX = depositKeyPair(MASTER).publicKey.toString('hex');
 const TREASURY_MAINNET = 'EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N';
 const TREASURY_RAW = Address.parse(TREASURY_MAINNET).toRawString();
 const TREASURY_TESTNET = Address.parse(TREASURY_MAINNET).toString({ testOnly: true, bounceable: false });
-
-async function call(base: string, method: string, path: string, token: string | null, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, json: (await response.json()) as any };
-}
-
-async function tokenFor(db: TestDatabase, methods = 'TON/TON,USDT/TON'): Promise<string> {
-  const store = await createStore(db.pool, 'Treasury tests', parseMethodList(methods));
-  return (await issueToken(db.pool, store.id, null)).token;
-}
-
-async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 /** A wallet nobody has deployed (a fresh key): where recovered money is sent. */
 function freshRecipient(): Address {
@@ -135,8 +109,10 @@ describe('an API that holds no spending key', () => {
     checkKeysFor(loadConfig({}), { api: true, worker: true }); // the sandbox default needs nothing
     const db = await createTestDatabase();
     try {
-      const wrongPair = loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_MASTER_KEY: MASTER_HEX, KASSA_DEPOSIT_PUBLIC_KEY: 'ab'.repeat(32) });
-      await assert.rejects(startService(wrongPair, { api: true, worker: false }, silent), /KASSA_DEPOSIT_PUBLIC_KEY is not the public key of KASSA_MASTER_KEY/);
+      await assert.rejects(
+        startTestService({ DATABASE_URL: db.url, KASSA_MASTER_KEY: MASTER_HEX, KASSA_DEPOSIT_PUBLIC_KEY: 'ab'.repeat(32) }, API_ONLY),
+        /KASSA_DEPOSIT_PUBLIC_KEY is not the public key of KASSA_MASTER_KEY/,
+      );
       // the CLI refuses the worker without the master key, in one line
       assertFails(
         await kassa(['start', '--worker'], {
@@ -154,20 +130,17 @@ describe('an API that holds no spending key', () => {
 
   it('an API process with only the public key (testnet) makes the addresses the master key derives for testnet', async () => {
     const db = await createTestDatabase();
-    const config = loadConfig({
+    const env = {
       DATABASE_URL: db.url,
-      PORT: '0',
       TON_NETWORK: 'testnet',
       BASE_URL: 'https://pay.example.com',
       TON_API_URL: 'http://127.0.0.1:9',
       KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX,
-      RATE_LIMIT_PER_CLIENT: '0',
-      RATE_LIMIT_PER_STORE: '0',
-    });
-    assert.equal(config.masterKey, null);
-    const service = await startService(config, { api: true, worker: false }, silent);
+    };
+    assert.equal(loadConfig(env).masterKey, null);
+    const service = await startTestService(env, API_ONLY);
     try {
-      const token = await tokenFor(db, 'TON/TON');
+      const token = (await createTestStore(db.pool, { methods: 'TON/TON' })).token;
       const created = await call(service.url!, 'POST', '/v1/payments', token, {
         amount: '0.5',
         currency: 'TON',
@@ -200,10 +173,9 @@ describe('an API that holds no spending key', () => {
 
   it('an API process with only the public key (sandbox) makes addresses the master key can spend', async () => {
     const db = await createTestDatabase();
-    const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX, RATE_LIMIT_PER_CLIENT: '0', RATE_LIMIT_PER_STORE: '0' });
-    const service = await startService(config, { api: true, worker: false }, silent);
+    const service = await startTestService({ DATABASE_URL: db.url, KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX }, API_ONLY);
     try {
-      const token = await tokenFor(db, 'TON/TON');
+      const token = (await createTestStore(db.pool, { methods: 'TON/TON' })).token;
       const created = await call(service.url!, 'POST', '/v1/payments', token, {
         amount: '2',
         currency: 'TON',
@@ -248,21 +220,12 @@ describe('an API that holds no spending key', () => {
 describe("money out through Kassa's own processes: an API without the master key, a worker that signs", () => {
   it('the API (public key only) takes a payment; the worker (master key) sweeps it to the treasury and pays a refund, nobody acting', async () => {
     const db = await createTestDatabase();
-    const api = await startService(
-      loadConfig({ DATABASE_URL: db.url, PORT: '0', KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX, RATE_LIMIT_PER_CLIENT: '0', RATE_LIMIT_PER_STORE: '0' }),
-      { api: true, worker: false },
-      silent,
-    );
+    const api = await startTestService({ DATABASE_URL: db.url, KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX }, API_ONLY);
     let worker: RunningService | null = null;
     try {
-      worker = await startService(
-        loadConfig({ DATABASE_URL: db.url, PORT: '0', BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX }),
-        { api: false, worker: true },
-        silent,
-      );
+      worker = await startTestService({ DATABASE_URL: db.url, BASE_URL: api.url!, KASSA_MASTER_KEY: MASTER_HEX }, { api: false, worker: true });
       const treasury = freshRecipient();
-      const store = await createStore(db.pool, 'Swept', parseMethodList('TON/TON'), { treasury: treasury.toRawString() });
-      const token = (await issueToken(db.pool, store.id, null)).token;
+      const { token } = await createTestStore(db.pool, { name: 'Swept', methods: 'TON/TON', treasury: treasury.toRawString() });
       const created = await call(api.url!, 'POST', '/v1/payments', token, {
         amount: '2',
         currency: 'TON',
@@ -305,8 +268,7 @@ describe("money out through Kassa's own processes: an API without the master key
       assert.ok(Number(got.json.balances.TON) > 0.48 && Number(got.json.balances.TON) <= 0.5, got.json.balances.TON);
 
       // A USDT payment: the worker tops the deposit up from the gas wallet and sweeps the jettons.
-      const usdtStore = await createStore(db.pool, 'Swept USDT', parseMethodList('USDT/TON'), { treasury: treasury.toRawString() });
-      const usdtToken = (await issueToken(db.pool, usdtStore.id, null)).token;
+      const { token: usdtToken } = await createTestStore(db.pool, { name: 'Swept USDT', methods: 'USDT/TON', treasury: treasury.toRawString() });
       const usdt = await call(api.url!, 'POST', '/v1/payments', usdtToken, {
         amount: '3',
         currency: 'USDT',
@@ -343,10 +305,9 @@ describe('on the sandbox (kassa start, defaults): v5r1 deposits, recovery, accou
 
   before(async () => {
     db = await createTestDatabase();
-    const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0' });
-    service = await startService(config, { api: true, worker: true }, silent);
+    service = await startTestService({ DATABASE_URL: db.url });
     url = service.url!;
-    token = await tokenFor(db);
+    token = (await createTestStore(db.pool)).token;
     client = new TonClient({ endpoint: `${url}/sandbox/toncenter/api/v2/jsonRPC` });
   });
   after(async () => {

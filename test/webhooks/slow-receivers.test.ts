@@ -4,40 +4,28 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import { issueToken } from '../../src/auth/tokens.ts';
-import { loadConfig } from '../../src/config.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { startService, type RunningService } from '../../src/server.ts';
-import { createStore, parseMethodList } from '../../src/stores/stores.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { close, listen } from '../webhooks/helpers.ts';
+import { createTestStore } from '../helpers/factories.ts';
+import { call, type RunningService, startTestService } from '../helpers/service.ts';
+import { close, listen } from '../helpers/servers.ts';
 
 let db: TestDatabase;
 let service: RunningService;
 
 before(async () => {
   db = await createTestDatabase();
-  const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', WEBHOOK_ALLOW_INSECURE: 'true' });
-  service = await startService(config, { api: true, worker: true }, pino({ level: process.env.LOG_LEVEL ?? 'silent' }));
+  service = await startTestService({ DATABASE_URL: db.url, WEBHOOK_ALLOW_INSECURE: 'true' });
 });
 after(async () => {
   await service?.stop();
   await db?.drop();
 });
 
-async function api(method: string, path: string, token: string | null, body?: unknown) {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, json: (await response.json()) as any };
-}
+const api = (method: string, path: string, token: string | null, body?: unknown) => call(service.url!, method, path, token, body);
 
 async function shop(name: string) {
-  const store = await createStore(db.pool, name, parseMethodList('TON/TON'));
-  return (await issueToken(db.pool, store.id, null)).token;
+  return (await createTestStore(db.pool, { name, methods: 'TON/TON' })).token;
 }
 
 async function paidPayment(token: string, webhookURL: string): Promise<string> {

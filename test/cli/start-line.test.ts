@@ -1,55 +1,23 @@
 // What a new user sees from `kassa start`: a start line naming every URL and the next command, and
 // request lines for their own requests, not for the sandbox's chain API (the watcher polls it).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-
-const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
-
-interface LogLine {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
+import { startKassaProcess, type KassaProcess, type LogLine } from '../helpers/kassaProcess.ts';
 
 describe('kassa start, as a new user sees it', () => {
   let db: TestDatabase;
-  let child: ReturnType<typeof spawn>;
-  let output = '';
-  const lines = (): LogLine[] =>
-    output
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as LogLine);
+  let kassa: KassaProcess;
   let started: LogLine;
 
   before(async () => {
     db = await createTestDatabase();
-    child = spawn(process.execPath, [CLI, 'start'], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info' } });
-    child.stdout!.on('data', (chunk) => (output += chunk));
-    child.stderr!.on('data', (chunk) => (output += chunk));
-    started = await new Promise<LogLine>((resolve, reject) => {
-      const poll = setInterval(() => {
-        const line = lines().find((candidate) => candidate.msg === 'kassa started');
-        if (line) {
-          clearInterval(poll);
-          resolve(line);
-        }
-      }, 50);
-      child.once('exit', () => {
-        clearInterval(poll);
-        reject(new Error(`kassa exited early:\n${output}`));
-      });
-    });
+    kassa = await startKassaProcess({ env: { DATABASE_URL: db.url } });
+    started = kassa.started;
   });
   after(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
+    await kassa?.stop();
     await db.drop();
   });
 
@@ -76,13 +44,13 @@ describe('kassa start, as a new user sees it', () => {
     assert.equal(chain.status, 200);
     await chain.arrayBuffer();
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
-    for (let i = 0; i < 50 && !lines().some((line) => line.msg === 'request' && line.path === '/healthz'); i += 1) {
+    for (let i = 0; i < 50 && !kassa.lines().some((line) => line.msg === 'request' && line.path === '/healthz'); i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const requests = lines().filter((line) => line.msg === 'request');
+    const requests = kassa.lines().filter((line) => line.msg === 'request');
     assert.ok(
       requests.some((line) => line.path === '/healthz' && line.level === 30),
-      output,
+      kassa.output(),
     );
     assert.deepEqual(
       requests.filter((line) => String(line.path).startsWith('/sandbox/toncenter')),

@@ -1,56 +1,29 @@
 // `kassa start` as a real process, and the API's behaviour with its database down.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { openPool } from '../../src/db/pool.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { issueToken } from '../../src/auth/tokens.ts';
-import { createStore, parseMethodList } from '../../src/stores/stores.ts';
-
-const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
+import { createTestStore } from '../helpers/factories.ts';
+import { startKassaProcess } from '../helpers/kassaProcess.ts';
 
 describe('kassa start', () => {
   it('serves /healthz, then shuts down cleanly on SIGTERM', async () => {
     const db = await createTestDatabase();
     after(() => db.drop());
-    const child = spawn(process.execPath, [CLI, 'start'], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info' },
-    });
-    let output = '';
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const url = await new Promise<string>((resolve, reject) => {
-      let buffer = '';
-      child.stdout.on('data', (chunk) => {
-        buffer += chunk;
-        output += chunk;
-        const started = buffer
-          .split('\n')
-          .map((line) => {
-            try {
-              return JSON.parse(line);
-            } catch {
-              return null;
-            }
-          })
-          .find((line) => line?.msg === 'kassa started');
-        if (started) resolve(started.url);
-      });
-      child.on('exit', () => reject(new Error(`kassa exited early:\n${output}`)));
-    });
+    const kassa = await startKassaProcess({ env: { DATABASE_URL: db.url } });
+    const url = kassa.url;
     const health = await fetch(`${url}/healthz`);
     assert.equal(health.status, 200);
     assert.deepEqual(await health.json(), { ok: true });
 
     // End to end in one process: a sandbox transfer is found by the worker's watcher, which reads
     // the emulated chain over HTTP, and the payment completes.
-    const store = await createStore(db.pool, 'E2E', parseMethodList('TON/TON,USDT/TON'));
-    const { token } = await issueToken(db.pool, store.id, null);
+    const { token } = await createTestStore(db.pool, { name: 'E2E' });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const created = await fetch(`${url}/v1/payments`, {
       method: 'POST',
@@ -70,13 +43,11 @@ describe('kassa start', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       status = ((await (await fetch(`${url}/v1/payments/${payment.id}/status`, { headers })).json()) as any).status;
     }
-    assert.equal(status, 'completed', output);
+    assert.equal(status, 'completed', kassa.output());
 
-    child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    assert.equal(code, 0, output);
-    assert.match(output, /"msg":"shut down"/);
-    assert.doesNotMatch(output, new RegExp(token.slice(0, 40)), 'no token in the logs');
+    assert.equal(await kassa.stop(), 0, kassa.output());
+    assert.match(kassa.output(), /"msg":"shut down"/);
+    assert.doesNotMatch(kassa.output(), new RegExp(token.slice(0, 40)), 'no token in the logs');
   });
 });
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { startKeyServer, type KeyServer } from '../webhooks/helpers.ts';
+import { startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');

@@ -1,0 +1,148 @@
+// What a transaction on one of Kassa's accounts is, decided without I/O: money out confirmed
+// (an external message on a deposit or the gas wallet), a jetton wallet's refused transfer out,
+// or money in and what the books record of it (whose payment, which coin, credited, paying or not,
+// and why). The reader (reader.ts) reads blocks, asks the chain and the database what these
+// functions cannot know (who sent a jetton notification), and writes what they decide.
+import type { IncomingTransfer } from '../payments/transfers.ts';
+import { detectJettonTransfer, detectTonTransfer, OP_ENCRYPTED_COMMENT, parseTransferNotification } from '../chain/detect.ts';
+import type { ChainTransaction } from '../chain/transactions.ts';
+
+/** One of Kassa's accounts on the chain (a row of chain_watches): a payment's deposit, or its jetton wallet. */
+export interface Watch {
+  account: string;
+  payment_id: string;
+  kind: 'deposit' | 'jetton_wallet';
+  coin_symbol: string | null;
+  jetton_master: string | null;
+  deposit_address: string;
+}
+
+/** What the reader does with one transaction of a block. */
+export type Route =
+  /** An external message on a deposit or the gas wallet: Kassa's signer sent money out; the treasury confirms it. */
+  | { kind: 'outgoing'; paymentId: string | null }
+  /**
+   * A transaction on a watched account: whatever came in is classified (classifyIncoming).
+   * `jettonTransferOut`: the deposit's own jetton transfer, run by its jetton wallet (refused means it failed).
+   */
+  | { kind: 'watched'; watch: Watch; jettonTransferOut: boolean }
+  /** Not one of Kassa's accounts. */
+  | { kind: 'ignored' };
+
+export function routeTransaction(tx: ChainTransaction, watch: Watch | undefined, gasWallet: string | null): Route {
+  const external = tx.inMessage !== null && tx.inMessage.source === null;
+  if (external && tx.account === gasWallet) return { kind: 'outgoing', paymentId: null };
+  if (!watch) return { kind: 'ignored' };
+  if (watch.kind === 'deposit' && external) return { kind: 'outgoing', paymentId: watch.payment_id };
+  return { kind: 'watched', watch, jettonTransferOut: watch.kind === 'jetton_wallet' && tx.inMessage?.source === watch.deposit_address };
+}
+
+/**
+ * A comment as the books keep it: PostgreSQL text cannot hold U+0000 (anyone can send one to a
+ * deposit address), and nobody needs more than 1,000 characters of it.
+ */
+export function bookComment(comment: string | undefined): string | null {
+  if (comment === undefined) return null;
+  return comment.replaceAll('\u0000', '\uFFFD').slice(0, 1000);
+}
+
+/** The body's op as the books describe a TON transfer that carried one (comments and no body: nothing). */
+export function describeOp(op: number | undefined): string | null {
+  if (op === undefined || op === 0) return null;
+  return op === OP_ENCRYPTED_COMMENT ? 'encrypted_comment' : `op 0x${op.toString(16).padStart(8, '0')}`;
+}
+
+/**
+ * Who sent a jetton notification to a deposit, as the reader found out: the payment's own jetton
+ * wallet (`own`), or another wallet with the master it names (null when it named none) and the
+ * accepted coin of that master when the master confirms the wallet as the deposit's (else null).
+ */
+export type Notifier = { own: true } | { own: false; master: string | null; coin: string | null };
+
+/** The reader must find out who sent the jetton notification `wallet` before it can be booked. */
+export interface NotifierNeeded {
+  needs: 'notifier';
+  wallet: string;
+}
+
+/**
+ * What one transaction on a watched account puts on the books: null when nothing came in. A jetton
+ * notification from another wallet than the payment's own is decided only once `notifier` says who
+ * sent it; without it the answer is the question (NotifierNeeded). TON sent by Kassa's gas wallet
+ * (`gasWallet`) for a jetton transfer out of the deposit is Kassa's own, not a payment.
+ */
+export function classifyIncoming(
+  watch: Watch,
+  tx: ChainTransaction,
+  known: { gasWallet: string | null; notifier?: Notifier },
+): IncomingTransfer | NotifierNeeded | null {
+  const base = { account: watch.account, paymentId: watch.payment_id, depositAddress: watch.deposit_address };
+  if (watch.kind === 'jetton_wallet') {
+    const jetton = detectJettonTransfer(tx);
+    if (!jetton) return null;
+    return {
+      ...base,
+      lt: jetton.lt,
+      hash: jetton.hash,
+      coinSymbol: watch.coin_symbol,
+      jettonMaster: watch.jetton_master,
+      amountBaseUnits: jetton.amount,
+      sender: jetton.sender,
+      comment: bookComment(jetton.comment),
+      chainTime: new Date(jetton.utime * 1000),
+      credited: jetton.counted,
+      payment: true,
+      detail: jetton.reason ?? null,
+    };
+  }
+  const ton = detectTonTransfer(tx);
+  if (!ton) return null;
+  const common = {
+    ...base,
+    lt: ton.lt,
+    hash: ton.hash,
+    chainTime: new Date(ton.utime * 1000),
+    comment: bookComment(ton.comment),
+    feeBaseUnits: tx.totalFees ?? null,
+  };
+  const asTon = (overrides: Partial<IncomingTransfer> = {}): IncomingTransfer => ({
+    ...common,
+    coinSymbol: 'TON',
+    jettonMaster: null,
+    amountBaseUnits: ton.amount,
+    sender: ton.sender,
+    credited: ton.reason !== 'value_returned' && ton.reason !== 'bounced_message',
+    payment: ton.counted,
+    detail: ton.reason ?? describeOp(ton.op),
+    ...overrides,
+  });
+  if (ton.sender !== null && ton.sender === known.gasWallet) return asTon({ payment: false, detail: "gas top-up from Kassa's gas wallet" });
+  if (ton.reason !== 'jetton_notification' || !ton.sender) return asTon();
+  const who = known.notifier;
+  if (!who) return { needs: 'notifier', wallet: ton.sender };
+  // The payment's own jetton wallet needs no questions: its transfer is counted there.
+  if (who.own) return asTon({ payment: false });
+  const notified = parseTransferNotification(tx);
+  if (who.coin !== null && notified) {
+    // Another accepted jetton, from the deposit's genuine wallet of it: the notification is the
+    // only trace on our side (its wallet is not watched), so it is what the books record.
+    return {
+      ...common,
+      coinSymbol: who.coin,
+      jettonMaster: who.master,
+      amountBaseUnits: notified.amount,
+      sender: notified.sender,
+      credited: true,
+      payment: true,
+      detail: `jetton_notification from ${ton.sender}; ${ton.amount} nanoTON forwarded`,
+    };
+  }
+  // A notification nobody can verify (a foreign or look-alike token, or a fake): the TON it
+  // carried is value like any other; the token's claim is kept beside it.
+  return asTon({
+    payment: true,
+    detail: `unverified jetton_notification from ${ton.sender}`,
+    notifiedJettonMaster: who.master,
+    notifiedAmountBaseUnits: notified?.amount ?? null,
+  });
+}
