@@ -378,7 +378,9 @@ async function measure(): Promise<{ cells: Cell[]; errors: string[] }> {
       coin === 'TON'
         ? { amount: '0.5', currency: 'TON', payment_options: TON_METHOD, ttl: 43200 }
         : { amount: '2', currency: 'USD', payment_options: USDT_METHOD, ttl: 43200 };
-    const view = await pool.transaction(async (tx) => createPayment(tx, config, store.id, await draftFromPayment(tx, store.id, body), new Date()));
+    const view = await pool.transaction(async (tx) =>
+      createPayment(tx, config, store.id, await draftFromPayment(tx, store.id, body, { network: config.tonNetwork }), new Date()),
+    );
     return { id: view.id, coin, address: view.address_friendly!, coinAmount: view.coin_amount! };
   }
   async function createPending(count: number): Promise<void> {

@@ -65,12 +65,17 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
           const i = next++;
           const coin = i < CREATED ? null : i % 2 === 0 ? 'TON' : 'USDT';
           const view = await bulk.transaction(async (tx) => {
-            const draft = await draftFromPayment(tx, storeId, {
-              amount: '1',
-              currency: 'USD',
-              order_id: `burst-${i}`,
-              ...(coin ? { payment_options: { methods: [{ coin, chain: 'TON' }] } } : {}),
-            });
+            const draft = await draftFromPayment(
+              tx,
+              storeId,
+              {
+                amount: '1',
+                currency: 'USD',
+                order_id: `burst-${i}`,
+                ...(coin ? { payment_options: { methods: [{ coin, chain: 'TON' }] } } : {}),
+              },
+              { network: config.tonNetwork },
+            );
             return createPayment(tx, config, storeId, draft, new Date());
           });
           created.push({ id: view.id, coin, coinAmount: view.coin_amount ?? null, address: view.address_friendly ?? null });

@@ -8,7 +8,7 @@ import { authInvalid, KassaError } from '../errors.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
 import type { PaymentDraft } from './commands.ts';
 import type { MethodPrefetch } from './methodChoice.ts';
-import { findStoreMethod, STORE_METHODS, type MethodRow } from './methods.ts';
+import { STORE_METHODS, type MethodRow } from './methods.ts';
 
 /** What every payment request carries (the JSON Schema `commonProperties` in src/http/schemas checks it). */
 interface CommonInput {
@@ -38,33 +38,17 @@ export interface InvoiceInput extends CommonInput {
 
 const DEFAULT_TTL_SECONDS = 3600;
 
-async function coinDecimals(db: Db, symbol: string): Promise<number | null> {
-  return db.maybeOneFirst(prepared(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${symbol}`));
-}
-
-/**
- * A currency is a fiat code or a coin ticker of the `coins` table (case-sensitive): null for fiat
- * (no coin is named USD, EUR or RUB), the coin's decimals for a coin, currency_not_found otherwise.
- */
-async function currencyDecimals(db: Db, currency: string, param: string): Promise<number | null> {
-  if (isFiatCurrency(currency)) return null;
-  const decimals = await coinDecimals(db, currency);
-  if (decimals !== null) return decimals;
-  throw await currencyNotFound(db, param);
-}
-
 async function currencyNotFound(db: Db, param: string): Promise<KassaError> {
   const coins = await db.anyFirst(sql.type(z.object({ symbol: z.string() }))`select symbol from coins order by symbol`);
   return new KassaError('currency_not_found', `${param} must be one of ${[...FIAT_CURRENCIES, ...coins].join(', ')}.`, { param });
 }
 
-/** A known currency (`currencyParam` names it), then a positive amount within the coin's precision when the currency is a coin. */
-async function checkAmount(db: Db, amount: string, currency: string, param: string, currencyParam: string): Promise<void> {
-  checkAmountIn(amount, currency, await currencyDecimals(db, currency, currencyParam), param);
-}
-
-/** A positive amount within the currency's precision (`decimals`: null for fiat). */
-function checkAmountIn(amount: string, currency: string, decimals: number | null, param: string): void {
+/**
+ * A known currency (`currencyParam` names it: a fiat code, or a coin ticker of the `coins` table, whose
+ * precision `decimals` is), then a positive amount within the coin's precision.
+ */
+async function checkAmount(db: Db, amount: string, currency: string, decimals: number | null, param: string, currencyParam: string): Promise<void> {
+  if (!isFiatCurrency(currency) && decimals === null) throw await currencyNotFound(db, currencyParam);
   if (!isPositiveDecimalString(amount)) throw new KassaError('invalid_amount', `${param} must be a positive decimal.`, { param });
   if (decimals !== null && decimalPlaces(amount) > decimals) {
     throw new KassaError('invalid_amount', `${param} has more decimals than ${currency} allows (${decimals}).`, { param });
@@ -86,26 +70,18 @@ function common(body: PaymentInput | InvoiceInput) {
 }
 
 export interface DraftOptions {
-  /**
-   * Read the catalogue in one statement (`readCatalogue`), including what fixing the method needs
-   * on this network (rate, jetton master, derivation index), handed to `createPayment` with the draft.
-   */
-  network?: TonNetwork;
-  /** The request's token, checked in that same statement (`Guards.merchantInline`; needs `network`). */
-  tokenCheck?: TokenCheck;
+  /** The network whose jetton masters and deposit wallets the payment uses. */
+  network: TonNetwork;
+  /** The request's token, checked in the draft's read (`Guards.merchantInline`). */
+  tokenCheck?: TokenCheck | undefined;
 }
 
 /** POST /v1/payments: Customer Choice without methods, Preselected with exactly one. */
-export async function draftFromPayment(db: Db, storeId: string, body: PaymentInput, options: DraftOptions = {}): Promise<PaymentDraft> {
-  if (options.network !== undefined) return draftFromCatalogue(db, storeId, body, options.network, options.tokenCheck);
-  await checkAmount(db, body.amount, body.currency, 'amount', 'currency');
+export async function draftFromPayment(db: Db, storeId: string, body: PaymentInput, options: DraftOptions): Promise<PaymentDraft> {
   const wanted = body.payment_options?.methods?.[0];
-  const method = wanted ? await findStoreMethod(db, storeId, wanted) : null;
-  return paymentDraft(body, wanted, method);
-}
-
-/** The draft of a POST /v1/payments once its method is looked up (`wanted` but not found: payment_method_not_found). */
-function paymentDraft(body: PaymentInput, wanted: unknown, method: MethodRow | null, prefetched?: MethodPrefetch): PaymentDraft {
+  const { currencyDecimals, method, prefetched } = await readCatalogue(db, storeId, { currency: body.currency, method: wanted }, options);
+  // The currency, then the amount, then the method.
+  await checkAmount(db, body.amount, body.currency, currencyDecimals, 'amount', 'currency');
   if (wanted && !method) throw methodNotFound('payment_options.methods');
   return {
     amount: body.amount,
@@ -122,23 +98,29 @@ function paymentDraft(body: PaymentInput, wanted: unknown, method: MethodRow | n
 }
 
 /**
- * What a create reads before it writes, in one statement instead of one each: the token's check
- * (when given), the currency's coin precision, the store's method with its coin and chain, the
- * pair's exchange rate, the coin's jetton master on this network, and — when the method is enabled
- * and the token valid — the next derivation index (`reserveDepositWallet`'s nextval: an index taken
- * by a create that fails later is skipped, as it is when its transaction rolls back). The row is not
- * parsed by a schema (the hot path of create); node-postgres's types are the ones the schemas of
- * `coinDecimals`, `methodRow`, `getRate` and `chooseMethod` check.
+ * What a create reads before it writes, in one statement instead of one each — the one read of both
+ * create operations: the token's check (when given), the currency's coin precision, the store's
+ * method (by coin and chain, or by id) with its coin and chain, the pair's exchange rate, the coin's
+ * jetton master on this network, and — when the method is enabled and the token valid — the next
+ * derivation index (`reserveDepositWallet`'s nextval: an index taken by a create that fails later is
+ * skipped, as it is when its transaction rolls back). `currency: null` is the method's own coin (a
+ * CRYPTO invoice). The row is not parsed by a schema (the hot path of create); node-postgres's types
+ * are the ones the schemas of `methodRow`, `getRate` and `chooseMethod` check.
  */
 async function readCatalogue(
   db: Db,
   storeId: string,
-  currency: string,
-  wanted: { coin: string; chain: string } | undefined,
-  network: TonNetwork,
-  tokenCheck?: TokenCheck,
+  wanted: { currency: string | null; method: { coin: string; chain: string } | { id: string } | undefined },
+  { network, tokenCheck }: DraftOptions,
 ) {
   const tokenValid = tokenCheck ? tokenValidSql(tokenCheck.token, tokenCheck.now) : sql.fragment`true`;
+  const which =
+    wanted.method === undefined
+      ? sql.fragment`false`
+      : 'id' in wanted.method
+        ? sql.fragment`pm.id = ${wanted.method.id}`
+        : sql.fragment`pm.coin_symbol = ${wanted.method.coin} and pm.chain_symbol = ${wanted.method.chain}`;
+  const currency = wanted.currency === null ? sql.fragment`m.coin_symbol` : sql.fragment`${wanted.currency}::text`;
   const row = (await db.one(
     prepared(sql.unsafe`
     select t.token_valid, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
@@ -147,7 +129,7 @@ async function readCatalogue(
            j.master_address, j.wallet_code,
            case when m.id is not null and t.token_valid then nextval('deposit_address_index_seq')::text end as next_index
     from (select ${tokenValid} as token_valid) as t
-    left join lateral (${STORE_METHODS} where spm.store_id = ${storeId} and pm.coin_symbol = ${wanted?.coin ?? null} and pm.chain_symbol = ${wanted?.chain ?? null}) as m on true
+    left join lateral (${STORE_METHODS} where spm.store_id = ${storeId} and ${which}) as m on true
     left join exchange_rates r on r.currency = ${currency} and r.coin_symbol = m.coin_symbol
     left join jetton_masters j on j.coin_symbol = m.coin_symbol and j.network = ${network} and m.coin_kind = 'jetton'
   `),
@@ -193,19 +175,10 @@ async function readCatalogue(
   return { currencyDecimals: row.currency_decimals, method, prefetched };
 }
 
-async function draftFromCatalogue(db: Db, storeId: string, body: PaymentInput, network: TonNetwork, tokenCheck?: TokenCheck): Promise<PaymentDraft> {
-  const wanted = body.payment_options?.methods?.[0];
-  const { currencyDecimals, method, prefetched } = await readCatalogue(db, storeId, body.currency, wanted, network, tokenCheck);
-  // The same checks, in the same order, as checkAmount's: the currency, then the amount.
-  if (!isFiatCurrency(body.currency) && currencyDecimals === null) throw await currencyNotFound(db, 'currency');
-  checkAmountIn(body.amount, body.currency, currencyDecimals, 'amount');
-  return paymentDraft(body, wanted, method, prefetched);
-}
-
 const missing = (param: string, why: string): KassaError => new KassaError('missing_parameter', `${param} is required ${why}.`, { param });
 
 /** POST /v1/payments/create: FIAT (rules 1–2) or CRYPTO (rule 3); never both amounts (rule 4). */
-export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInput): Promise<PaymentDraft> {
+export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInput, options: DraftOptions): Promise<PaymentDraft> {
   if (body.fiatAmount !== undefined && body.cryptoAmount !== undefined) {
     throw new KassaError('conflicting_amounts', 'fiatAmount must not be combined with cryptoAmount.', { param: 'cryptoAmount' });
   }
@@ -216,33 +189,27 @@ export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInp
     if (body.cryptoAmount === undefined) throw missing('cryptoAmount', 'for a CRYPTO invoice');
     if (body.paymentMethodID === undefined) throw missing('paymentMethodID', 'for a CRYPTO invoice');
   }
-  const method = body.paymentMethodID ? await findStoreMethod(db, storeId, { id: body.paymentMethodID }) : null;
+  const fiat = body.invoiceType === 'FIAT';
+  const { currencyDecimals, method, prefetched } = await readCatalogue(
+    db,
+    storeId,
+    { currency: fiat ? body.fiatCurrency! : null, method: body.paymentMethodID === undefined ? undefined : { id: body.paymentMethodID } },
+    options,
+  );
   if (body.paymentMethodID && !method) throw methodNotFound('paymentMethodID');
-  if (body.invoiceType === 'FIAT') {
-    await checkAmount(db, body.fiatAmount!, body.fiatCurrency!, 'fiatAmount', 'fiatCurrency');
-    return {
-      amount: body.fiatAmount!,
-      currency: body.fiatCurrency!,
-      method,
-      methodParam: 'paymentMethodID',
-      fixedCoinAmount: null,
-      createdVia: 'invoice',
-      invoiceType: 'FIAT',
-      fiatCurrency: body.fiatCurrency!,
-      ...common(body),
-    };
+  const shared = { method, methodParam: 'paymentMethodID', createdVia: 'invoice' as const, ...common(body), ...(prefetched ? { prefetched } : {}) };
+  if (fiat) {
+    await checkAmount(db, body.fiatAmount!, body.fiatCurrency!, currencyDecimals, 'fiatAmount', 'fiatCurrency');
+    return { ...shared, amount: body.fiatAmount!, currency: body.fiatCurrency!, fixedCoinAmount: null, invoiceType: 'FIAT', fiatCurrency: body.fiatCurrency! };
   }
   if (!method || body.cryptoAmount === undefined) throw missing('paymentMethodID', 'for a CRYPTO invoice');
-  await checkAmount(db, body.cryptoAmount, method.coin_symbol, 'cryptoAmount', 'paymentMethodID');
+  await checkAmount(db, body.cryptoAmount, method.coin_symbol, currencyDecimals, 'cryptoAmount', 'paymentMethodID');
   return {
+    ...shared,
     amount: body.cryptoAmount,
     currency: method.coin_symbol,
-    method,
-    methodParam: 'paymentMethodID',
     fixedCoinAmount: body.cryptoAmount,
-    createdVia: 'invoice',
     invoiceType: 'CRYPTO',
     fiatCurrency: body.fiatCurrency ?? null,
-    ...common(body),
   };
 }

@@ -76,7 +76,7 @@ export function createOperations({ pool, config }: Pick<AppDeps, 'pool' | 'confi
       }),
     invoice: ({ storeId, body, key, now }: CreateRequest<CreateInvoiceBody>): Promise<Outcome> =>
       idempotent(pool, { storeId, endpoint: 'POST /v1/payments/create', key, body, now }, async (tx) => {
-        const view = await createPayment(tx, config, storeId, await draftFromInvoice(tx, storeId, body), now);
+        const view = await createPayment(tx, config, storeId, await draftFromInvoice(tx, storeId, body, { network: config.tonNetwork }), now);
         return { status: 201, body: { paymentID: view.id, checkoutURL: presentPayment(view, config).checkoutURL }, paymentId: view.id };
       }),
   };
