@@ -81,7 +81,7 @@ export function judgeMaster(
 
 /**
  * Asks the chain about `master`: `get_jetton_data` (metadata content and wallet code) and
- * `get_wallet_address` for a probe owner (the master itself), which is how the watcher finds the
+ * `get_wallet_address` for a probe owner (the master itself), which is how the chain reader finds the
  * jetton wallets of deposit addresses. Throws a ChainApiError when a get-method fails.
  */
 export async function readJettonMaster(

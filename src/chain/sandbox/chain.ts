@@ -162,7 +162,7 @@ export class SandboxChain {
   static async create(opts: { jettons?: readonly SandboxCoin[]; now?: number } = {}): Promise<SandboxChain> {
     const blockchain = await Blockchain.create();
     // Logical time starts from the wall clock (µs), so a sandbox restarted with the same database
-    // keeps producing higher lt values than the cursors stored before: the watcher never mistakes
+    // keeps producing higher lt values than the transactions stored before: the reader never mistakes
     // a new transaction for one it has read.
     (blockchain as unknown as { currentLt: bigint }).currentLt = BigInt(Date.now()) * 1000n;
     if (opts.now !== undefined) blockchain.now = opts.now;

@@ -1,6 +1,6 @@
 /**
  * toncenter API v2 JSON-RPC emulation over the sandbox chain, so the unmodified TonClient (and so
- * Kassa's own watcher) runs against it exactly as against toncenter. Framework-free: give it the
+ * Kassa's own get-method calls and the signer's sends) run against it exactly as against toncenter. Framework-free: give it the
  * parsed request body, send back `status` and `json`.
  *
  * Shapes follow what @ton/ton's HttpApi validates (its zod codecs) and toncenter's documented
