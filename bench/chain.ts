@@ -37,7 +37,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openBenchDatabase } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
-import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
+import type { CreatePaymentBody } from '../src/http/routes/payments.schema.ts';
 import { createPayment } from '../src/payments/commands.ts';
 import { draftFromPayment } from '../src/payments/drafts.ts';
 import { startService } from '../src/server.ts';

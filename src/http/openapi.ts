@@ -5,14 +5,10 @@ import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
-import {
-  cancelPaymentSchema,
-  createInvoiceSchema,
-  createPaymentSchema,
-  createRefundSchema,
-  currencySchema,
-  listPaymentsQuery,
-} from './schemas/payments.schema.ts';
+import { selectMethodSchema } from './routes/checkout.schema.ts';
+import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaymentsQuery } from './routes/payments.schema.ts';
+import { createRefundSchema } from './routes/refunds.schema.ts';
+import { currencySchema, paymentParams } from './routes/shared.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -206,7 +202,8 @@ const errorSchema = {
   },
 };
 
-const paymentIdParameter = { name: 'paymentID', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+/** The payment id in a path, as the routes validate it (src/http/routes/shared.schema.ts). */
+const paymentIdParameter = { name: 'paymentID', in: 'path', required: true, schema: paymentParams.schema.properties.id };
 const idempotencyHeader = {
   name: 'X-Idempotency-Key',
   in: 'header',
@@ -309,8 +306,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         get: {
           operationId: 'listPayments',
           summary: "The store's payments, newest first (extension)",
-          // The same schema validates the query (src/http/schemas/payments.schema.ts).
-          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, { description, ...schema }]) => ({
+          // The same schema validates the query (src/http/routes/payments.schema.ts).
+          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, { description, ...schema }]: [string, { description: string }]) => ({
             name,
             in: 'query',
             description,
@@ -536,15 +533,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           security: [],
           summary: 'The customer chooses the payment method (created → pending)',
           parameters: [paymentIdParameter],
-          requestBody: {
-            required: true,
-            content: json({
-              type: 'object',
-              additionalProperties: false,
-              required: ['paymentMethodID'],
-              properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
-            }),
-          },
+          requestBody: { required: true, content: json(strip(selectMethodSchema)) },
           responses: {
             '200': { description: 'Public view, now pending', content: json(ref('CheckoutView')) },
             '400': errorResponse('invalid request'),
@@ -628,6 +617,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           parameters: [paymentIdParameter],
           responses: {
             '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '400': errorResponse('invalid_payment_id'),
             '404': errorResponse('payment_not_found'),
             '429': errorResponse('rate_limit_exceeded (50 streams per client address)'),
             '503': errorResponse('too_many_streams (CHECKOUT_STREAMS_MAX per process), service_unavailable'),

@@ -9,7 +9,7 @@ import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
 import type { MethodPrefetch, PaymentDraft } from './commands.ts';
 import { findStoreMethod, STORE_METHODS, type MethodRow } from './methods.ts';
 
-/** What every payment request carries (the JSON Schema `commonProperties` in src/http/schemas checks it). */
+/** What every payment request carries (the JSON Schema `commonProperties` in src/http/routes/payments.schema.ts checks it). */
 interface CommonInput {
   ttl?: number;
   order_id?: string;

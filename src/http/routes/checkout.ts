@@ -6,16 +6,16 @@ import crypto from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { Address } from '@ton/core';
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
 import { ChainApiError } from '../../chain/client.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { isUuid } from '../../uuid.ts';
 import { ApiError, apiError, invalidRequest, paymentNotFound, rateLimited, tooManyStreams } from '../../errors.ts';
-import type { AppDeps, KassaContext, KassaState } from '../context.ts';
+import type { AppDeps, KassaContext, KassaState, Validated } from '../context.ts';
 import type { Guards } from '../middleware.ts';
-import { paymentIdParam } from './payments.ts';
-import { validateBody } from '../validate.ts';
+import { validate } from '../validate.ts';
+import { checkoutParams, type SelectMethodBody, selectMethodSchema } from './checkout.schema.ts';
 import { selectMethod } from '../../payments/commands.ts';
 import { activeSigningKey, publishedKeys } from '../../webhooks/keys.ts';
 import { publicJwk } from '../../webhooks/sign.ts';
@@ -43,13 +43,6 @@ export const EVENTS_MAX_PER_CLIENT = 50;
 /** Retry-After of a stream refused because the process holds CHECKOUT_STREAMS_MAX of them. */
 export const EVENTS_FULL_RETRY_AFTER_SECONDS = 30;
 
-const selectMethodSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['paymentMethodID'],
-  properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
-} as const;
-
 function noStore(ctx: KassaContext): void {
   ctx.set('Cache-Control', 'no-store');
 }
@@ -71,7 +64,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   const present = (row: CheckoutRow) => presentCheckout(row, config.checkoutBaseUrl);
   const langOf = (ctx: KassaContext): Lang => negotiateLang(ctx.query.lang, ctx.get('Accept-Language') || undefined);
 
-  router.get(`${prefix}/v1/webhook/keys`, guards.public, async (ctx) => {
+  router.get(`${prefix}/v1/webhook/keys`, guards.clientLimit, async (ctx) => {
     const now = deps.now();
     await activeSigningKey(deps.pool, now);
     const keys = await publishedKeys(deps.pool, now);
@@ -127,19 +120,26 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   });
 
   // ---- Public JSON view (the page's polling fallback).
-  router.get(`${prefix}/v1/checkout/payments/:paymentId`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
+  type ById = Validated<{ params: { paymentId: string } }>;
+  const byId = validate({ params: checkoutParams });
+  /** The JSON answers of a payment are never cached (errors of a malformed id aside, as before). */
+  const uncached: Middleware<KassaState> = async (ctx, next) => {
     noStore(ctx);
+    await next();
+  };
+  router.get(`${prefix}/v1/checkout/payments/:paymentId`, guards.clientLimit, byId, uncached, async (ctx: ParameterizedContext<ById>) => {
+    const id = ctx.state.params.paymentId;
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
     ctx.body = present(row);
   });
 
   // ---- The customer chooses a method: created → pending, once. Errors are the envelope.
-  router.post(`${prefix}/v1/checkout/payments/:paymentId/method`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
-    noStore(ctx);
-    const body = validateBody<{ paymentMethodID: string }>(selectMethodSchema, ctx.request.body);
+  type Choice = Validated<{ params: { paymentId: string }; body: SelectMethodBody }>;
+  const choice = validate({ body: selectMethodSchema });
+  router.post(`${prefix}/v1/checkout/payments/:paymentId/method`, guards.clientLimit, byId, uncached, choice, async (ctx: ParameterizedContext<Choice>) => {
+    const id = ctx.state.params.paymentId;
+    const body = ctx.state.body;
     await selectMethod(pool, config, id, body.paymentMethodID.toLowerCase(), deps.now());
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
@@ -148,9 +148,8 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
 
   // ---- The transfer a connected wallet is asked to sign (TON Connect sendTransaction), built here.
   const jettonWallets = createJettonWalletLookup(config);
-  router.get(`${prefix}/v1/checkout/payments/:paymentId/ton-connect`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
-    noStore(ctx);
+  router.get(`${prefix}/v1/checkout/payments/:paymentId/ton-connect`, guards.clientLimit, byId, uncached, async (ctx: ParameterizedContext<ById>) => {
+    const id = ctx.state.params.paymentId;
     const raw = typeof ctx.query.account === 'string' ? ctx.query.account : '';
     const customer = parseAddress(raw);
     if (customer?.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
@@ -185,8 +184,8 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   const openStreams = new Map<string, number>();
   let openTotal = 0;
 
-  router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
+  router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.clientLimit, byId, async (ctx: ParameterizedContext<ById>) => {
+    const id = ctx.state.params.paymentId;
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
     const client = ctx.ip;
@@ -290,7 +289,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     }
   };
 
-  router.get(`${prefix}/:paymentId`, htmlErrors, guards.public, async (ctx, next) => {
+  router.get(`${prefix}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx, next) => {
     const raw = ctx.params.paymentId ?? '';
     // With a checkout host of its own (no path), leave other top-level paths to their routes.
     if (!isUuid(raw) && prefix === '') return next();

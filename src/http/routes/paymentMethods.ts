@@ -10,6 +10,6 @@ export function paymentMethodRoutes(router: Router<KassaState>, deps: AppDeps, g
     const methods = await listStoreMethods(deps.pool, ctx.state.storeId!);
     ctx.body = { data: methods.map((method) => presentMethod(method, deps.config.checkoutBaseUrl)) };
   };
-  router.get('/v1/payment-methods', guards.merchant, list);
-  router.get('/v1/payments/methods', guards.merchant, list);
+  router.get('/v1/payment-methods', guards.merchant, guards.storeLimit, list);
+  router.get('/v1/payments/methods', guards.merchant, guards.storeLimit, list);
 }
