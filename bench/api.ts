@@ -36,7 +36,7 @@ import { issueToken, verifyToken } from '../src/auth/tokens.ts';
 import { createOperations } from '../src/http/routes/payments.ts';
 import { idempotent } from '../src/idempotency.ts';
 import type { CreatePaymentBody } from '../src/http/routes/payments.schema.ts';
-import { findPaymentViewChecked } from '../src/payments/present.ts';
+import { findPaymentViewChecked } from '../src/payments/view.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { cpuBetween, exitedChildrenCpuMs, machineBusyMs, parentPid, processCpuMs, sampleCpu, serverTreeCpuMs } from './lib/cpu.ts';
 import { runClosedLoop, type RequestSpec, type Transport } from './lib/load.ts';

@@ -8,7 +8,7 @@ import { inOneStatement, prepared, sql, z, type DatabasePool, type Db, type Frag
 import { ApiError, notFound, paymentNotFound } from '../errors.ts';
 import { depositAddressInsert, depositPublicKey, depositWalletAt, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
-import { findPaymentView, type PaymentView } from './present.ts';
+import { findPaymentView, type PaymentView } from './view.ts';
 import { priceFor, priceFromRow, type Price } from './pricing.ts';
 import type { StoredRate } from '../rates/rates.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';

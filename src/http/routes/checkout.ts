@@ -27,7 +27,8 @@ import { createPaymentFeed } from '../../checkout/live.ts';
 import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
-import { findCheckoutRow, findCheckoutRows, methodOffers, presentCheckout, type CheckoutRow } from '../../checkout/view.ts';
+import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';
+import { presentCheckout } from '../../presenters/checkout.ts';
 import { isFinal } from '../../payments/transitions.ts';
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */

@@ -4,9 +4,10 @@
 // field names the error code its failures get (shared.schema.ts, FIELD_CODES).
 import type { FromSchema } from 'json-schema-to-ts';
 import { PAYMENT_STATUSES } from '../../payments/transitions.ts';
+import { currencySchema } from '../../presenters/payment.ts';
 import { FIAT_CURRENCIES } from '../../rates/fiat.ts';
 import type { QueryDefinition } from '../validate.ts';
-import { amountSchema as amount, currencySchema, urlSchema as url } from './shared.schema.ts';
+import { amountSchema as amount, urlSchema as url } from './shared.schema.ts';
 
 export { type PaymentParams, paymentParams } from './shared.schema.ts';
 

@@ -11,8 +11,11 @@ import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
 import { cancelPayment, createPayment } from '../../payments/commands.ts';
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
-import { findPaymentView, findPaymentViewChecked, presentPayment } from '../../payments/present.ts';
-import { listTransfers, presentTransfer } from '../../payments/transfers.ts';
+import { listTransfers } from '../../payments/transfers.ts';
+import { findPaymentView, findPaymentViewChecked } from '../../payments/view.ts';
+import { presentPage, presentList } from '../../presenters/list.ts';
+import { presentCreatedInvoice, presentPayment, presentPaymentStatus } from '../../presenters/payment.ts';
+import { presentTransfer } from '../../presenters/transfer.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { type CommandResult, idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
@@ -70,7 +73,7 @@ export function createOperations({ config }: Pick<AppDeps, 'config'>) {
     },
     invoice: async (tx: DatabaseTransactionConnection, { storeId, body, now }: CreateRequest<CreateInvoiceBody>): Promise<CommandResult> => {
       const view = await createPayment(tx, config, storeId, await draftFromInvoice(tx, storeId, body), now);
-      return { status: 201, body: { paymentID: view.id, checkoutURL: presentPayment(view, config).checkoutURL }, paymentId: view.id };
+      return { status: 201, body: presentCreatedInvoice(view, config), paymentId: view.id };
     },
   };
 }
@@ -99,7 +102,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),
     });
     if (!page) throw invalidRequest('invalid_starting_after', 'starting_after is not a payment of this store.', 'starting_after');
-    ctx.body = { data: page.data.map(present), has_more: page.hasMore };
+    ctx.body = presentPage(page.data.map(present), page.hasMore);
   };
 
   type ById = Validated<{ params: PaymentParams }>;
@@ -113,13 +116,13 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   const status: Middleware<ById> = async (ctx) => {
     const view = await findPaymentViewChecked(pool, ctx.state.params.id, ctx.state.tokenCheck!);
     if (!view) throw paymentNotFound();
-    ctx.body = { id: view.id, status: view.status };
+    ctx.body = presentPaymentStatus(view);
   };
 
   const transfers: Middleware<ById> = async (ctx) => {
     const view = await findPaymentView(pool, ctx.state.params.id, { storeId: ctx.state.storeId! });
     if (!view) throw paymentNotFound();
-    ctx.body = { data: (await listTransfers(pool, view.id)).map(presentTransfer) };
+    ctx.body = presentList((await listTransfers(pool, view.id)).map(presentTransfer));
   };
 
   // A pending payment is cancelled only once the chain reader has booked the chain up to now.

@@ -3,7 +3,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { paymentNotFound } from '../../errors.ts';
-import { findPaymentView } from '../../payments/present.ts';
+import { findPaymentView } from '../../payments/view.ts';
+import { presentList } from '../../presenters/list.ts';
+import { presentRefund } from '../../presenters/refund.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
@@ -23,14 +25,14 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   };
   const create = idempotent<Validated<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
     status: 201,
-    body: await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now),
+    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now)),
     paymentId: ctx.state.params.id,
   }));
 
   const list: Middleware<ById> = async (ctx) => {
     const refunds = await listRefunds(pool, ctx.state.storeId!, ctx.state.params.id);
     if (!refunds) throw paymentNotFound();
-    ctx.body = { data: refunds };
+    ctx.body = presentList(refunds.map(presentRefund));
   };
 
   router.post(

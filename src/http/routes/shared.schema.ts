@@ -1,18 +1,9 @@
-// JSON Schema pieces more than one route file's schemas use: amounts, URLs, currencies, the
+// JSON Schema pieces more than one route file's schemas use: amounts, URLs, the
 // payment id in a path, and the error code each body field's failures get (src/http/validate.ts).
 // Each route file's own schemas sit beside it (payments.ts + payments.schema.ts, …).
 import type { FromSchema } from 'json-schema-to-ts';
 import type { ErrorCode } from '../../errors.ts';
-import { FIAT_CURRENCIES } from '../../rates/fiat.ts';
 import type { ParamsDefinition } from '../validate.ts';
-
-/** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */
-export const currencySchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 32,
-  description: `Fiat code (${FIAT_CURRENCIES.join(', ')}) or coin ticker (GET /v1/payment-methods lists the coins), case-sensitive.`,
-} as const;
 
 export const AMOUNT_PATTERN = '^(0|[1-9]\\d*)(\\.\\d+)?$';
 

@@ -4,7 +4,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { paymentNotFound } from '../../errors.ts';
-import { deliveriesOfStorePayment, presentDelivery, redeliverWebhook } from '../../webhooks/deliveries.ts';
+import { presentDelivery } from '../../presenters/delivery.ts';
+import { presentList } from '../../presenters/list.ts';
+import { deliveriesOfStorePayment, redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
@@ -18,7 +20,7 @@ export function webhookRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   const list: Middleware<Validated<{ params: PaymentParams }>> = async (ctx) => {
     const deliveries = await deliveriesOfStorePayment(pool, ctx.state.storeId!, ctx.state.params.id);
     if (deliveries === null) throw paymentNotFound();
-    ctx.body = { data: deliveries.map(presentDelivery) };
+    ctx.body = presentList(deliveries.map(presentDelivery));
   };
 
   const redeliver = idempotent<Validated<{ params: PaymentParams; body: RedeliverBody }>>('POST /v1/payments/:id/webhook/redeliver', async (tx, ctx, now) => ({
