@@ -11,7 +11,7 @@ import { paymentMethodSchema } from '../presenters/method.ts';
 import { createdInvoiceSchema, paymentSchema, paymentStatusSchema } from '../presenters/payment.ts';
 import { refundSchema } from '../presenters/refund.ts';
 import { transferSchema } from '../presenters/transfer.ts';
-import { selectMethodSchema } from './routes/checkout.schema.ts';
+import { selectMethodSchema, tonConnectQuery } from './routes/checkout.schema.ts';
 import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaymentsQuery } from './routes/payments.schema.ts';
 import { createRefundSchema } from './routes/refunds.schema.ts';
 import { paymentParams } from './routes/shared.schema.ts';
@@ -401,13 +401,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           summary: 'The TON Connect sendTransaction request paying what is still due, from the connected wallet `account`',
           parameters: [
             paymentIdParameter,
-            {
-              name: 'account',
-              in: 'query',
-              required: true,
-              description: 'The connected wallet address (raw or user-friendly, workchain 0).',
-              schema: { type: 'string' },
-            },
+            // The same schema validates the query (src/http/routes/checkout.schema.ts).
+            { name: 'account', in: 'query', required: true, description: tonConnectQuery.schema.properties.account.description, schema: { type: 'string' } },
           ],
           responses: {
             '200': {

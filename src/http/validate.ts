@@ -107,7 +107,8 @@ function bodyCheck(schema: object): (body: unknown) => unknown {
 
 /** A query string's schema, and the code and message of each parameter's failures. */
 export interface QueryDefinition {
-  schema: { type: 'object'; additionalProperties: false; properties: Record<string, object> };
+  /** `additionalProperties: false` refuses an unknown parameter (unknown_parameter); `true` leaves others alone. */
+  schema: { type: 'object'; additionalProperties: boolean; required?: readonly string[]; properties: Record<string, object> };
   fields: Record<string, { code: ErrorCode; message: string }>;
 }
 
@@ -125,7 +126,7 @@ function queryCheck(definition: QueryDefinition): (query: unknown) => unknown {
       const name = String(error.params.additionalProperty);
       throw invalidRequest('unknown_parameter', `${name} is not a known query parameter.`, name);
     }
-    const name = error.instancePath.split('/')[1]!;
+    const name = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1]!;
     const field = definition.fields[name]!;
     throw invalidRequest(field.code, field.message, name);
   };

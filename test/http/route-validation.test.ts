@@ -121,3 +121,21 @@ describe('a payment id in upper case is the same payment', () => {
     );
   });
 });
+
+describe('query parameters are validated by JSON Schema', () => {
+  it('the checkout’s TON Connect request: account missing, repeated or not an address is 400 invalid_address; other parameters are left alone', async () => {
+    const { id } = await buildPayment(app, store);
+    const base = `/pay/v1/checkout/payments/${id}/ton-connect`;
+    for (const query of ['', '?account=', '?account=x&account=y', '?account=not-an-address', '?account=x&unrelated=1']) {
+      const response = await app.request('GET', `${base}${query}`);
+      assertError(response, 400, 'invalid_request_error', 'invalid_address', 'account');
+      assert.equal(response.json.error.message, 'account must be the TON address (workchain 0) of the connected wallet.');
+      assert.equal(response.headers.get('cache-control'), 'no-store');
+    }
+  });
+
+  it('the payment list: an unknown parameter is unknown_parameter, a repeated one its own code', async () => {
+    assertError(await app.request('GET', '/v1/payments?colour=blue', { token: store.token }), 400, 'invalid_request_error', 'unknown_parameter', 'colour');
+    assertError(await app.request('GET', '/v1/payments?limit=1&limit=2', { token: store.token }), 400, 'invalid_request_error', 'invalid_limit', 'limit');
+  });
+});

@@ -15,7 +15,7 @@ import { ApiError, apiError, invalidRequest, paymentNotFound, rateLimited, tooMa
 import type { AppDeps, KassaContext, KassaState, Validated } from '../context.ts';
 import type { Guards } from '../middleware.ts';
 import { validate } from '../validate.ts';
-import { checkoutParams, type SelectMethodBody, selectMethodSchema } from './checkout.schema.ts';
+import { checkoutParams, type SelectMethodBody, selectMethodSchema, type TonConnectQuery, tonConnectQuery } from './checkout.schema.ts';
 import { selectMethod } from '../../payments/commands.ts';
 import { activeSigningKey, publishedKeys } from '../../webhooks/keys.ts';
 import { publicJwk } from '../../webhooks/sign.ts';
@@ -149,33 +149,41 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
 
   // ---- The transfer a connected wallet is asked to sign (TON Connect sendTransaction), built here.
   const jettonWallets = createJettonWalletLookup(config);
-  router.get(`${prefix}/v1/checkout/payments/:paymentId/ton-connect`, guards.clientLimit, byId, uncached, async (ctx: ParameterizedContext<ById>) => {
-    const id = ctx.state.params.paymentId;
-    const raw = typeof ctx.query.account === 'string' ? ctx.query.account : '';
-    const customer = parseAddress(raw);
-    if (customer?.workChain !== 0) throw invalidRequest('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', 'account');
-    const row = await findCheckoutRow(pool, id, network);
-    if (!row) throw paymentNotFound();
-    if (isFinal(row.status)) throw apiError('payment_not_open', 'The payment is no longer open.');
-    if (deps.now().getTime() >= row.expires_at.getTime()) throw apiError('payment_expired', 'The payment has expired.');
-    if (row.status !== 'pending') throw apiError('method_not_selected', 'Choose a payment method first.');
-    let customerJettonWallet: Address | null = null;
-    if (row.coin_kind === 'jetton') {
-      if (row.jetton_master === null) throw apiError('payment_not_open', 'This coin cannot be paid on this network.');
-      const socket = ctx.req.socket;
-      const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
-      try {
-        customerJettonWallet = await jettonWallets.walletOf(Address.parseRaw(row.jetton_master), customer, `http://${host}:${socket.localPort}`);
-      } catch (error) {
-        if (!(error instanceof ChainApiError)) throw error;
-        ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
-        throw apiError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
+  type TonConnect = Validated<{ params: { paymentId: string }; query: TonConnectQuery }>;
+  const account = validate({ query: tonConnectQuery });
+  router.get(
+    `${prefix}/v1/checkout/payments/:paymentId/ton-connect`,
+    guards.clientLimit,
+    byId,
+    uncached,
+    account,
+    async (ctx: ParameterizedContext<TonConnect>) => {
+      const id = ctx.state.params.paymentId;
+      const customer = parseAddress(ctx.state.query.account);
+      if (customer?.workChain !== 0) throw invalidRequest(tonConnectQuery.fields.account.code, tonConnectQuery.fields.account.message, 'account');
+      const row = await findCheckoutRow(pool, id, network);
+      if (!row) throw paymentNotFound();
+      if (isFinal(row.status)) throw apiError('payment_not_open', 'The payment is no longer open.');
+      if (deps.now().getTime() >= row.expires_at.getTime()) throw apiError('payment_expired', 'The payment has expired.');
+      if (row.status !== 'pending') throw apiError('method_not_selected', 'Choose a payment method first.');
+      let customerJettonWallet: Address | null = null;
+      if (row.coin_kind === 'jetton') {
+        if (row.jetton_master === null) throw apiError('payment_not_open', 'This coin cannot be paid on this network.');
+        const socket = ctx.req.socket;
+        const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
+        try {
+          customerJettonWallet = await jettonWallets.walletOf(Address.parseRaw(row.jetton_master), customer, `http://${host}:${socket.localPort}`);
+        } catch (error) {
+          if (!(error instanceof ChainApiError)) throw error;
+          ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
+          throw apiError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
+        }
       }
-    }
-    const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
-    if (!request) throw apiError('payment_not_open', 'Nothing is due on this payment.');
-    ctx.body = request;
-  });
+      const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
+      if (!request) throw apiError('payment_not_open', 'Nothing is due on this payment.');
+      ctx.body = request;
+    },
+  );
 
   // ---- Live status: server-sent events fed by one shared poller of the database.
   const feed = createPaymentFeed<CheckoutRow>({ load: (ids) => findCheckoutRows(pool, ids, network), log: deps.log });
