@@ -6,6 +6,7 @@ import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
 import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { webhookDeliverySchema } from '../presenters/delivery.ts';
+import { keySetSchema } from '../presenters/keys.ts';
 import { listSchema, pageSchema } from '../presenters/list.ts';
 import { paymentMethodSchema } from '../presenters/method.ts';
 import { createdInvoiceSchema, paymentSchema, paymentStatusSchema } from '../presenters/payment.ts';
@@ -338,27 +339,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'Key set',
-              content: json({
-                type: 'object',
-                required: ['keys'],
-                properties: {
-                  keys: {
-                    type: 'array',
-                    items: {
-                      type: 'object',
-                      required: ['kid', 'x'],
-                      properties: {
-                        kid: { type: 'string' },
-                        x: { type: 'string' },
-                        kty: { const: 'OKP' },
-                        crv: { const: 'Ed25519' },
-                        alg: { const: 'EdDSA' },
-                        use: { const: 'sig' },
-                      },
-                    },
-                  },
-                },
-              }),
+              content: json(keySetSchema),
             },
             ...publicCommon,
           },

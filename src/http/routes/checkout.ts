@@ -18,7 +18,6 @@ import { validate } from '../validate.ts';
 import { checkoutParams, type SelectMethodBody, selectMethodSchema, type TonConnectQuery, tonConnectQuery } from './checkout.schema.ts';
 import { selectMethod } from '../../payments/commands.ts';
 import { activeSigningKey, publishedKeys } from '../../webhooks/keys.ts';
-import { publicJwk } from '../../webhooks/sign.ts';
 import { coinSvg, KASSA_ICON_PNG, walletSvg } from '../../checkout/assets.ts';
 import { createJettonWalletLookup } from '../../checkout/jettonWallets.ts';
 import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
@@ -29,6 +28,7 @@ import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConne
 import { STATIC_ASSETS } from '../../checkout/static.ts';
 import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';
 import { presentCheckout } from '../../presenters/checkout.ts';
+import { presentKeySet } from '../../presenters/keys.ts';
 import { isFinal } from '../../payments/transitions.ts';
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
@@ -70,7 +70,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     await activeSigningKey(deps.pool, now);
     const keys = await publishedKeys(deps.pool, now);
     ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = { keys: keys.map((key) => publicJwk(key.kid, key.publicKey)) };
+    ctx.body = presentKeySet(keys);
   });
 
   // ---- The page's assets: coin/chain badges, its stylesheet and script (static, not rate-limited).
