@@ -37,8 +37,9 @@ import { openBenchDatabase, teardownOnSignals } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { issueToken, verifyToken } from '../src/auth/tokens.ts';
 import { createOperations } from '../src/http/routes/payments.ts';
-import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
-import { findPaymentViewChecked } from '../src/payments/present.ts';
+import { idempotent } from '../src/idempotency.ts';
+import type { CreatePaymentBody } from '../src/http/routes/payments.schema.ts';
+import { findPaymentViewChecked } from '../src/payments/view.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { cpuBetween, exitedChildrenCpuMs, machineBusyMs, parentPid, processCpuMs, sampleCpu, serverTreeCpuMs } from './lib/cpu.ts';
 import { runClosedLoop, type RequestSpec, type Transport } from './lib/load.ts';
@@ -497,14 +498,17 @@ async function openSeed(): Promise<void> {
   if (openPayments === 0) return;
   const pool = await openPool(benchUrl, { maxPoolSize: 4 });
   try {
-    const operations = createOperations({ pool, config: loadConfig(kassaEnv, root) });
+    const operations = createOperations({ config: loadConfig(kassaEnv, root) });
     const body = { ...(JSON.parse(CREATE_BODY) as CreatePaymentBody), ttl: 43_200 };
     let started = 0;
     await Promise.all(
       Array.from({ length: 4 }, async () => {
         while (started < openPayments) {
           started += 1;
-          const outcome = await operations.payment({ storeId: store.id, body, key: undefined, now: new Date() });
+          const now = new Date();
+          const outcome = await idempotent(pool, { storeId: store.id, endpoint: 'POST /v1/payments', key: undefined, body, now }, (tx) =>
+            operations.payment(tx, { storeId: store.id, body, now }),
+          );
           openIds.push(ID_IN_BODY.exec(outcome.body)![1]!);
         }
       }),
@@ -553,14 +557,17 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     // database check is part of the create's first read and of the retrieve's read.
     const verified = await verifyToken(pool, token);
     recorder.statements.splice(0);
-    // The same configuration as the Kassa child, and the same create operation as its route.
-    const outcome = await createOperations({ pool, config: loadConfig(kassaEnv, root) }).payment({
-      storeId: store.id,
-      body,
-      key,
-      now: new Date(),
-      tokenCheck: { token: verified, now: new Date(), checked: false },
-    });
+    // The same configuration as the Kassa child, and the same create operation as its route (whose
+    // step `idempotent('POST /v1/payments', …)` runs it inside src/idempotency.ts's `idempotent`).
+    const now = new Date();
+    const outcome = await idempotent(pool, { storeId: store.id, endpoint: 'POST /v1/payments', key, body, now }, (tx) =>
+      createOperations({ config: loadConfig(kassaEnv, root) }).payment(tx, {
+        storeId: store.id,
+        body,
+        now,
+        tokenCheck: { token: verified, now: new Date(), checked: false },
+      }),
+    );
     const create = recorder.statements.splice(0);
     const paymentId = (JSON.parse(outcome.body) as { id: string }).id;
     await findPaymentViewChecked(pool, paymentId, { token: verified, now: new Date(), checked: false });

@@ -36,7 +36,7 @@ import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { openBenchDatabase, teardownOnSignals } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
-import type { CreatePaymentBody } from '../src/http/schemas/payments.schema.ts';
+import type { CreatePaymentBody } from '../src/http/routes/payments.schema.ts';
 import { createPayment } from '../src/payments/commands.ts';
 import { draftFromPayment } from '../src/payments/drafts.ts';
 import { startService } from '../src/server.ts';

@@ -8,7 +8,8 @@ import { assetPath } from './static.ts';
 import { explorerLinks, exchangeRateText, formatPaidAt, paymentReference } from './facts.ts';
 import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPath } from './tonconnect.ts';
 import { isFinal } from '../payments/transitions.ts';
-import { amounts, type CheckoutRow, type CheckoutView, type MethodOffer } from './view.ts';
+import type { CheckoutView } from '../presenters/checkout.ts';
+import { amounts, type CheckoutRow, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 
 interface CspOptions {

@@ -1,14 +1,13 @@
 // The checkout's public view of a payment: what the hosted page shows and nothing more (docs/API.md, The hosted checkout:
 // no metadata, no order_id, no webhook URL). One query loads it for one payment or for the many that
-// the live-status feed watches; one presenter decides its JSON shape.
+// the live-status feed watches; its presenter (src/presenters/checkout.ts) decides its JSON shape.
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { toBaseUnits } from '../money.ts';
 import { listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
-import { PAYMENT_WITH_METHOD, paymentView, presentPaymentDetails, receivedAmount } from '../payments/present.ts';
-import { isFinal } from '../payments/transitions.ts';
+import { PAYMENT_WITH_METHOD, paymentView } from '../payments/view.ts';
 
 /** The merchant view's columns the page may show, and what only the page needs. */
 const checkoutRow = paymentView
@@ -84,30 +83,6 @@ export function amounts(row: CheckoutRow): { required: bigint; received: bigint;
   const received = BigInt(row.received_base_units);
   return { required, received, remaining: received >= required ? 0n : required - received, decimals };
 }
-
-/**
- * The public JSON view (GET {checkout}/v1/checkout/payments/{id} and the events stream). Same field names as
- * the merchant's payment object where they overlap; returnURL only once the payment has ended.
- */
-export function presentCheckout(row: CheckoutRow, checkoutBaseUrl: string) {
-  const completed = row.status === 'completed';
-  const details = presentPaymentDetails(row, checkoutBaseUrl, receivedAmount(row));
-  return {
-    id: row.id,
-    status: row.status,
-    amount: row.amount,
-    currency: row.currency,
-    store: { name: row.store_name },
-    ...(row.description !== null ? { description: row.description } : {}),
-    timer: {
-      expiresAt: row.expires_at.toISOString(),
-      ...(completed && row.paid_at ? { paidAt: row.paid_at.toISOString() } : {}),
-    },
-    ...(details ? { paymentDetails: details } : {}),
-    ...(isFinal(row.status) && row.return_url !== null ? { returnURL: row.return_url } : {}),
-  };
-}
-export type CheckoutView = ReturnType<typeof presentCheckout>;
 
 export interface MethodOffer {
   method: MethodRow;

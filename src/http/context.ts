@@ -23,7 +23,16 @@ export interface KassaState {
    * (`Guards.merchantInline`); the route sets `checked` once the database said the token is valid.
    */
   tokenCheck?: TokenCheck;
+  /** Set by `validate(…)` (http/validate.ts): the path parameters, query string and body it checked. */
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+  /** The request's one reading of the clock, for the steps that must agree on it (`idempotent`, cancel's wait). */
+  now?: Date;
 }
+
+/** The state a handler sees behind `validate(…)`: e.g. `Validated<{ params: { id: string }; body: CreateRefundBody }>`. */
+export type Validated<Input extends { params?: unknown; query?: unknown; body?: unknown }> = KassaState & Input;
 
 export type KassaContext = ParameterizedContext<KassaState>;
 

@@ -5,7 +5,6 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
-import compose from 'koa-compose';
 import { authenticate, checkTokenRow, verifyToken, type TokenCheck } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
 import { authInvalid, internalError, KassaError, rateLimited, retryAfterOf, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
@@ -45,7 +44,7 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - started) / 1000);
       // The path only: no query string (it may carry cursors), never headers (tokens). The sandbox's
-      // own chain API (polled by the watcher every second per open payment) logs at debug.
+      // own chain API (asked by the chain reader at every block) logs at debug.
       const level = ctx.path.startsWith(SANDBOX_CHAIN_API_PREFIX) ? 'debug' : 'info';
       if (deps.log.isLevelEnabled(level))
         ctx.state.log[level](
@@ -294,13 +293,19 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
   };
 }
 
+/**
+ * The steps that guard a route, named on its line: who may call it, then the rate limit it
+ * spends from, e.g. `router.get('/v1/payments', guards.merchant, guards.storeLimit, …)`.
+ */
 export interface Guards {
-  /** Merchant API: bearer token, then the store's rate limit. */
+  /** Merchant API: the bearer token of a store (sets ctx.state.storeId). */
   merchant: Middleware<KassaState>;
   /** The same, the token's database check made by the route in its own statement (`requireStore`'s `inline`). */
   merchantInline: Middleware<KassaState>;
+  /** The store's rate limit (after `merchant`/`merchantInline`): RateLimit-* headers, 429 with Retry-After. */
+  storeLimit: Middleware<KassaState>;
   /** Public checkout endpoints: the client address's rate limit. */
-  public: Middleware<KassaState>;
+  clientLimit: Middleware<KassaState>;
 }
 
 /** One set of guards (and so one set of rate-limit buckets) per app. */
@@ -310,8 +315,9 @@ export function createGuards(deps: AppDeps): Guards {
   // One failure budget per client for both merchant guards.
   const failures = deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
   return {
-    merchant: compose([requireStore(deps, { failures }), storeLimit]) as Middleware<KassaState>,
-    merchantInline: compose([requireStore(deps, { failures, inline: true }), storeLimit]) as Middleware<KassaState>,
-    public: clientLimit as Middleware<KassaState>,
+    merchant: requireStore(deps, { failures }),
+    merchantInline: requireStore(deps, { failures, inline: true }),
+    storeLimit: storeLimit as Middleware<KassaState>,
+    clientLimit: clientLimit as Middleware<KassaState>,
   };
 }

@@ -1,18 +1,21 @@
 // The OpenAPI 3.1 document of the HTTP API, built from the same JSON Schemas that validate
-// requests. Served at GET /openapi.json.
+// requests (src/http/routes/*.schema.ts) and that type the presenters' answers (src/presenters/).
+// Served at GET /openapi.json.
 import type Router from '@koa/router';
 import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
-import { ANOMALIES } from '../payments/anomalies.ts';
-import { PAYMENT_STATUSES } from '../payments/transitions.ts';
-import {
-  cancelPaymentSchema,
-  createInvoiceSchema,
-  createPaymentSchema,
-  createRefundSchema,
-  currencySchema,
-  listPaymentsQuery,
-} from './schemas/payments.schema.ts';
+import { checkoutViewSchema } from '../presenters/checkout.ts';
+import { webhookDeliverySchema } from '../presenters/delivery.ts';
+import { keySetSchema } from '../presenters/keys.ts';
+import { listSchema, pageSchema } from '../presenters/list.ts';
+import { paymentMethodSchema } from '../presenters/method.ts';
+import { createdInvoiceSchema, paymentSchema, paymentStatusSchema } from '../presenters/payment.ts';
+import { refundSchema } from '../presenters/refund.ts';
+import { transferSchema } from '../presenters/transfer.ts';
+import { selectMethodSchema, tonConnectQuery } from './routes/checkout.schema.ts';
+import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaymentsQuery } from './routes/payments.schema.ts';
+import { createRefundSchema } from './routes/refunds.schema.ts';
+import { paymentParams } from './routes/shared.schema.ts';
 
 const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -35,6 +38,9 @@ const replayedHeader = {
   },
 };
 const retrying = (status: string) => status === '429' || status === '503';
+const authenticateHeader = {
+  'WWW-Authenticate': { required: true, description: '`Bearer` (docs/API.md, Authentication).', schema: { type: 'string', const: 'Bearer' } },
+};
 
 const errorResponse = (description: string) => ({ description, content: json(ref('Error')) });
 
@@ -49,7 +55,7 @@ interface OperationObject {
 /**
  * What every operation shares, added once: an operation with a body can answer 413 and 415; every
  * response carries X-Request-Id, rate-limited ones (those that can answer 429) RateLimit-*, 429 and
- * 503 Retry-After, and a replayed idempotent success Idempotent-Replayed.
+ * 503 Retry-After, 401 WWW-Authenticate, and a replayed idempotent success Idempotent-Replayed.
  */
 function withCommonResponses(paths: Record<string, Record<string, OperationObject>>) {
   for (const operations of Object.values(paths)) {
@@ -68,6 +74,7 @@ function withCommonResponses(paths: Record<string, Record<string, OperationObjec
               ...requestIdHeader,
               ...(limited ? rateLimitHeaders : {}),
               ...(retrying(status) ? retryAfterHeader : {}),
+              ...(status === '401' ? authenticateHeader : {}),
               ...(idempotent && status.startsWith('2') ? replayedHeader : {}),
             },
           },
@@ -77,117 +84,6 @@ function withCommonResponses(paths: Record<string, Record<string, OperationObjec
   }
   return paths;
 }
-
-const coinOrChain = {
-  type: 'object',
-  required: ['name', 'symbol', 'imgUrl'],
-  properties: { name: { type: 'string' }, symbol: { type: 'string' }, imgUrl: { type: 'string', format: 'uri' } },
-};
-
-const paymentDetailsSchema = {
-  type: 'object',
-  description: 'Present once a method was chosen (pending, completed; expired or cancelled after pending).',
-  required: ['coinAmount', 'coin', 'chain'],
-  properties: {
-    address: { type: 'string', description: 'Deposit address, non-bounceable form.' },
-    coinAmount: { type: 'string' },
-    coin: coinOrChain,
-    chain: coinOrChain,
-    receivedAmount: { type: 'string', description: 'Extension: the confirmed sum counted toward the payment so far, in the coin ("0" before any transfer).' },
-    transactionSignatures: { type: 'array', items: { type: 'string' }, description: 'Hex transaction hashes; only when completed.' },
-  },
-};
-
-const paymentSchema = {
-  type: 'object',
-  required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata', 'anomalies'],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: [...PAYMENT_STATUSES] },
-    order_id: { type: 'string', maxLength: 128 },
-    amount: { type: 'string', description: 'Exactly as given at creation.' },
-    currency: currencySchema,
-    checkoutURL: { type: 'string', format: 'uri' },
-    paymentDetails: paymentDetailsSchema,
-    timer: {
-      type: 'object',
-      required: ['createdAt', 'expiresAt'],
-      properties: {
-        createdAt: { type: 'string', format: 'date-time' },
-        expiresAt: { type: 'string', format: 'date-time' },
-        paidAt: { type: 'string', format: 'date-time', description: 'Only when completed.' },
-      },
-    },
-    metadata: { type: 'object', additionalProperties: { type: 'string' } },
-    description: { type: 'string' },
-    returnURL: { type: 'string', format: 'uri', description: 'Extension.' },
-    anomalies: {
-      type: 'array',
-      items: { type: 'string', enum: [...ANOMALIES] },
-      description:
-        "Extension: what the books say beside the status, derived from the effects of the payment's transfers (empty when nothing): partially_paid (counted money on a payment that did not complete), overpaid (more of its coin than its amount, at or after completion), paid_late (its coin after it expired), paid_after_cancel, wrong_coin (another accepted coin).",
-    },
-  },
-};
-
-const methodSchema = {
-  type: 'object',
-  required: ['id', 'coin', 'chain'],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    coin: { ...coinOrChain, required: [...coinOrChain.required, 'decimals'], properties: { ...coinOrChain.properties, decimals: { type: 'integer' } } },
-    chain: coinOrChain,
-  },
-};
-
-/** The checkout's public view (GET and the method choice; the events stream sends the same). */
-const checkoutViewSchema = {
-  type: 'object',
-  required: ['id', 'status', 'amount', 'currency', 'store', 'timer'],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: [...PAYMENT_STATUSES] },
-    amount: { type: 'string' },
-    currency: currencySchema,
-    store: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
-    description: { type: 'string' },
-    timer: {
-      type: 'object',
-      required: ['expiresAt'],
-      properties: { expiresAt: { type: 'string', format: 'date-time' }, paidAt: { type: 'string', format: 'date-time', description: 'Only when completed.' } },
-    },
-    paymentDetails: paymentDetailsSchema,
-    returnURL: { type: 'string', format: 'uri', description: 'Only once the payment has ended.' },
-  },
-};
-
-/** One transfer of a payment's books (GET /v1/payments/{paymentID}/transfers). */
-const transferSchema = {
-  type: 'object',
-  required: ['hash', 'lt', 'account', 'coin', 'amount', 'amountBaseUnits', 'sender', 'chainTime', 'recordedAt', 'effect', 'counted'],
-  properties: {
-    hash: { type: 'string', description: 'The transaction hash (hex).' },
-    lt: { type: 'string', description: 'Logical time of the transaction.' },
-    account: { type: 'string', description: 'The account the transaction belongs to (the deposit address or its jetton wallet), raw form.' },
-    coin: { type: ['string', 'null'] },
-    jettonMaster: { type: 'string', description: 'For a jetton transfer: the master of the jetton wallet that sent it, raw form.' },
-    amount: { type: ['string', 'null'] },
-    amountBaseUnits: { type: 'string' },
-    sender: { type: ['string', 'null'] },
-    comment: { type: 'string' },
-    chainTime: { type: 'string', format: 'date-time' },
-    recordedAt: { type: 'string', format: 'date-time' },
-    effect: { type: 'string', description: 'What the transfer did to the payment (docs/API.md, How payments get paid).' },
-    counted: { type: 'boolean', description: 'Whether it counts toward the payment.' },
-    detail: { type: 'string' },
-    notifiedToken: {
-      type: 'object',
-      description: 'An unverified jetton notification in the same transaction: the master and amount it claims',
-      required: ['master', 'amountBaseUnits'],
-      properties: { master: { type: ['string', 'null'] }, amountBaseUnits: { type: 'string' } },
-    },
-  },
-};
 
 const errorSchema = {
   type: 'object',
@@ -206,7 +102,8 @@ const errorSchema = {
   },
 };
 
-const paymentIdParameter = { name: 'paymentID', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+/** The payment id in a path, as the routes validate it (src/http/routes/shared.schema.ts). */
+const paymentIdParameter = { name: 'paymentID', in: 'path', required: true, schema: paymentParams.schema.properties.id };
 const idempotencyHeader = {
   name: 'X-Idempotency-Key',
   in: 'header',
@@ -220,6 +117,12 @@ const common = {
   '429': errorResponse('rate_limit_exceeded'),
   '500': errorResponse('internal_error'),
   '503': errorResponse('service_unavailable or rate_unavailable'),
+};
+/** The public checkout endpoints: the client address's rate limit, and the database's failures. */
+const publicCommon = {
+  '429': errorResponse('rate_limit_exceeded'),
+  '500': errorResponse('internal_error'),
+  '503': errorResponse('service_unavailable'),
 };
 
 export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
@@ -236,60 +139,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CreateInvoiceRequest: strip(createInvoiceSchema as never),
         CancelPaymentRequest: strip(cancelPaymentSchema as never),
         CreateRefundRequest: strip(createRefundSchema as never),
-        Refund: {
-          type: 'object',
-          required: ['id', 'paymentID', 'coin', 'amount', 'address', 'status', 'createdAt'],
-          properties: {
-            id: { type: 'string', format: 'uuid' },
-            paymentID: { type: 'string', format: 'uuid' },
-            coin: { type: 'string' },
-            amount: { type: 'string', description: 'As given. The transfer that empties the deposit wallet carries what it holds, its fee taken from it.' },
-            address: { type: 'string', description: 'As given.' },
-            status: {
-              type: 'string',
-              enum: ['pending', 'sent', 'confirmed', 'failed'],
-              description:
-                'pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again).',
-            },
-            transactionHash: { type: 'string', description: "Hex hash of the deposit wallet's transaction that sent it (confirmed, or failed on chain)." },
-            fee: { type: 'string', description: 'TON the deposit wallet paid for that transaction.' },
-            createdAt: { type: 'string', format: 'date-time' },
-          },
-        },
+        Refund: refundSchema,
         Payment: paymentSchema,
-        PaymentMethod: methodSchema,
+        PaymentMethod: paymentMethodSchema,
         Error: errorSchema,
         CheckoutView: checkoutViewSchema,
         Transfer: transferSchema,
-        WebhookDelivery: {
-          type: 'object',
-          required: ['id', 'event', 'url', 'status', 'reason', 'attempts', 'createdAt'],
-          properties: {
-            id: { type: 'string', format: 'uuid' },
-            event: { const: 'payment.completed' },
-            url: { type: 'string' },
-            status: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
-            reason: { type: 'string', enum: ['completed', 'redelivery'] },
-            attempts: {
-              type: 'array',
-              items: {
-                type: 'object',
-                properties: {
-                  attempt: { type: 'integer' },
-                  startedAt: { type: 'string', format: 'date-time' },
-                  finishedAt: { type: ['string', 'null'] },
-                  durationMs: { type: ['integer', 'null'] },
-                  httpStatus: { type: ['integer', 'null'] },
-                  error: { type: ['string', 'null'] },
-                  nextRetryAt: { type: ['string', 'null'] },
-                },
-              },
-            },
-            createdAt: { type: 'string', format: 'date-time' },
-            deliveredAt: { type: ['string', 'null'] },
-            failedAt: { type: ['string', 'null'] },
-          },
-        },
+        WebhookDelivery: webhookDeliverySchema,
       },
     },
     paths: withCommonResponses({
@@ -309,8 +165,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         get: {
           operationId: 'listPayments',
           summary: "The store's payments, newest first (extension)",
-          // The same schema validates the query (src/http/schemas/payments.schema.ts).
-          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, { description, ...schema }]) => ({
+          // The same schema validates the query (src/http/routes/payments.schema.ts).
+          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, { description, ...schema }]: [string, { description: string }]) => ({
             name,
             in: 'query',
             description,
@@ -319,11 +175,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'A page',
-              content: json({
-                type: 'object',
-                required: ['data', 'has_more'],
-                properties: { data: { type: 'array', items: ref('Payment') }, has_more: { type: 'boolean' } },
-              }),
+              content: json(pageSchema(ref('Payment'))),
             },
             ...common,
           },
@@ -338,11 +190,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '201': {
               description: 'Created',
-              content: json({
-                type: 'object',
-                required: ['paymentID', 'checkoutURL'],
-                properties: { paymentID: { type: 'string', format: 'uuid' }, checkoutURL: { type: 'string', format: 'uri' } },
-              }),
+              content: json(createdInvoiceSchema),
             },
             '404': errorResponse('currency_not_found, payment_method_not_found'),
             '422': errorResponse('idempotency_key_reused'),
@@ -364,7 +212,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'Status only',
-              content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string' } } }),
+              content: json(paymentStatusSchema),
             },
             '404': errorResponse('payment_not_found'),
             ...common,
@@ -393,7 +241,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'The books of this payment',
-              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Transfer') } } }),
+              content: json(listSchema(ref('Transfer'))),
             },
             '404': errorResponse('payment_not_found'),
             ...common,
@@ -423,7 +271,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'Refunds',
-              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Refund') } } }),
+              content: json(listSchema(ref('Refund'))),
             },
             '404': errorResponse('payment_not_found'),
             ...common,
@@ -438,7 +286,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'Deliveries, oldest first',
-              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('WebhookDelivery') } } }),
+              content: json(listSchema(ref('WebhookDelivery'))),
             },
             '404': errorResponse('payment_not_found'),
             ...common,
@@ -465,7 +313,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: "The store's methods",
-              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }),
+              content: json(listSchema(ref('PaymentMethod'))),
             },
             ...common,
           },
@@ -477,7 +325,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: "The store's methods (same list)",
-              content: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('PaymentMethod') } } }),
+              content: json(listSchema(ref('PaymentMethod'))),
             },
             ...common,
           },
@@ -491,28 +339,9 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': {
               description: 'Key set',
-              content: json({
-                type: 'object',
-                required: ['keys'],
-                properties: {
-                  keys: {
-                    type: 'array',
-                    items: {
-                      type: 'object',
-                      required: ['kid', 'x'],
-                      properties: {
-                        kid: { type: 'string' },
-                        x: { type: 'string' },
-                        kty: { const: 'OKP' },
-                        crv: { const: 'Ed25519' },
-                        alg: { const: 'EdDSA' },
-                        use: { const: 'sig' },
-                      },
-                    },
-                  },
-                },
-              }),
+              content: json(keySetSchema),
             },
+            ...publicCommon,
           },
         },
       },
@@ -526,7 +355,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             '200': { description: 'Public view', content: json(ref('CheckoutView')) },
             '400': errorResponse('invalid_payment_id'),
             '404': errorResponse('payment_not_found'),
-            '429': errorResponse('rate_limit_exceeded'),
+            ...publicCommon,
           },
         },
       },
@@ -536,21 +365,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           security: [],
           summary: 'The customer chooses the payment method (created → pending)',
           parameters: [paymentIdParameter],
-          requestBody: {
-            required: true,
-            content: json({
-              type: 'object',
-              additionalProperties: false,
-              required: ['paymentMethodID'],
-              properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
-            }),
-          },
+          requestBody: { required: true, content: json(strip(selectMethodSchema)) },
           responses: {
             '200': { description: 'Public view, now pending', content: json(ref('CheckoutView')) },
             '400': errorResponse('invalid request'),
             '404': errorResponse('payment_not_found, payment_method_not_found'),
             '409': errorResponse('method_already_selected, payment_expired, payment_not_open'),
-            '429': errorResponse('rate_limit_exceeded'),
+            ...publicCommon,
           },
         },
       },
@@ -561,13 +382,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           summary: 'The TON Connect sendTransaction request paying what is still due, from the connected wallet `account`',
           parameters: [
             paymentIdParameter,
-            {
-              name: 'account',
-              in: 'query',
-              required: true,
-              description: 'The connected wallet address (raw or user-friendly, workchain 0).',
-              schema: { type: 'string' },
-            },
+            // The same schema validates the query (src/http/routes/checkout.schema.ts).
+            { name: 'account', in: 'query', required: true, description: tonConnectQuery.schema.properties.account.description, schema: { type: 'string' } },
           ],
           responses: {
             '200': {
@@ -598,8 +414,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             '400': errorResponse('invalid_payment_id, invalid_address'),
             '404': errorResponse('payment_not_found'),
             '409': errorResponse('method_not_selected, payment_expired, payment_not_open'),
-            '429': errorResponse('rate_limit_exceeded'),
-            '503': errorResponse('chain_unavailable'),
+            ...publicCommon,
+            '503': errorResponse('chain_unavailable, service_unavailable'),
           },
         },
       },
@@ -628,8 +444,10 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           parameters: [paymentIdParameter],
           responses: {
             '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '400': errorResponse('invalid_payment_id'),
             '404': errorResponse('payment_not_found'),
-            '429': errorResponse('rate_limit_exceeded (50 streams per client address)'),
+            ...publicCommon,
+            '429': errorResponse('rate_limit_exceeded (also: 50 streams per client address)'),
             '503': errorResponse('too_many_streams (CHECKOUT_STREAMS_MAX per process), service_unavailable'),
           },
         },

@@ -1,9 +1,14 @@
-// Request validation at the edge: ajv compiles the JSON Schemas once; the first failure becomes
-// a KassaError with the field's own code and the offending param as a dotted path.
+// Request validation at the edge: `validate({ params, query, body })` on a route line checks the
+// path parameters, the query string and the JSON body against their JSON Schemas (each route
+// file's sibling `<name>.schema.ts`), compiled once by ajv when the route is installed, and hands
+// the handler the validated values on ctx.state; the first failure becomes a KassaError with the
+// field's own code and the offending param (a dotted path in a body).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import type { Middleware } from 'koa';
 import { type ErrorCode, KassaError } from '../errors.ts';
-import { FIELD_CODES } from './schemas/payments.schema.ts';
+import type { KassaState } from './context.ts';
+import { FIELD_CODES } from './routes/shared.schema.ts';
 
 // ajv-formats is CommonJS: at run time the default import is the plugin function itself.
 type FormatsPlugin = (ajv: Ajv, formats: string[]) => Ajv;
@@ -80,42 +85,93 @@ export function errorFor(error: ErrorObject): KassaError {
 
 const compiled = new Map<object, ValidateFunction>();
 
-/** Validates `body` against `schema` (compiled once) and returns it typed, or throws the KassaError. */
-export function validateBody<T>(schema: object, body: unknown): T {
+/** The schema's validator, compiled the first time it is asked for (at route installation). */
+function compiledValidator(schema: object): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
     validate = ajv.compile(schema);
     compiled.set(schema, validate);
   }
-  const value = body === undefined || body === null ? {} : body;
-  if (!validate(value)) throw errorFor(validate.errors![0]!);
-  return value as T;
+  return validate;
+}
+
+/** A JSON body's check: `body` (none is `{}`) typed, or the KassaError of its first failure. */
+function bodyCheck(schema: object): (body: unknown) => unknown {
+  const validate = compiledValidator(schema);
+  return (body) => {
+    const value = body === undefined || body === null ? {} : body;
+    if (!validate(value)) throw errorFor(validate.errors![0]!);
+    return value;
+  };
 }
 
 /** A query string's schema, and the code and message of each parameter's failures. */
 export interface QueryDefinition {
-  schema: { type: 'object'; additionalProperties: false; properties: Record<string, object> };
+  /** `additionalProperties: false` refuses an unknown parameter (unknown_parameter); `true` leaves others alone. */
+  schema: { type: 'object'; additionalProperties: boolean; required?: readonly string[]; properties: Record<string, object> };
   fields: Record<string, { code: ErrorCode; message: string }>;
 }
 
 /**
- * Validates a query string (Koa's `ctx.query`: a repeated parameter is an array, which no
- * parameter schema accepts) and returns it typed, or throws the parameter's own error.
+ * A query string's check (Koa's `ctx.query`: a repeated parameter is an array, which no
+ * parameter schema accepts): the parameters typed, or the parameter's own error.
  */
-export function validateQuery<T>(definition: QueryDefinition, query: unknown): T {
-  let validate = compiled.get(definition.schema);
-  if (!validate) {
-    validate = ajv.compile(definition.schema);
-    compiled.set(definition.schema, validate);
-  }
-  const value = { ...(query as object) };
-  if (validate(value)) return value as T;
-  const error = validate.errors![0]!;
-  if (error.keyword === 'additionalProperties') {
-    const name = String(error.params.additionalProperty);
-    throw new KassaError('unknown_parameter', `${name} is not a known query parameter.`, { param: name });
-  }
-  const name = error.instancePath.split('/')[1]!;
-  const field = definition.fields[name]!;
-  throw new KassaError(field.code, field.message, { param: name });
+function queryCheck(definition: QueryDefinition): (query: unknown) => unknown {
+  const validate = compiledValidator(definition.schema);
+  return (query) => {
+    const value = { ...(query as object) };
+    if (validate(value)) return value;
+    const error = validate.errors![0]!;
+    if (error.keyword === 'additionalProperties') {
+      const name = String(error.params.additionalProperty);
+      throw new KassaError('unknown_parameter', `${name} is not a known query parameter.`, { param: name });
+    }
+    const name = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1]!;
+    const field = definition.fields[name]!;
+    throw new KassaError(field.code, field.message, { param: name });
+  };
+}
+
+/**
+ * Path parameters' schema, and each parameter's error: its code, message and the name docs/API.md
+ * knows it by (`:id` is `paymentID`). A parameter of format `uuid` is handed on lower-case.
+ */
+export interface ParamsDefinition {
+  schema: { type: 'object'; additionalProperties: false; required: readonly string[]; properties: Record<string, { type: 'string'; format?: string }> };
+  fields: Record<string, { code: ErrorCode; message: string; param: string }>;
+}
+
+function paramsCheck(definition: ParamsDefinition): (params: Record<string, string>) => Record<string, string> {
+  const validate = compiledValidator(definition.schema);
+  const uuids = Object.entries(definition.schema.properties)
+    .filter(([, schema]) => schema.format === 'uuid')
+    .map(([name]) => name);
+  return (params) => {
+    if (!validate(params)) {
+      const error = validate.errors![0]!;
+      const name = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1]!;
+      const field = definition.fields[name]!;
+      throw new KassaError(field.code, field.message, { param: field.param });
+    }
+    const value = { ...params };
+    for (const name of uuids) value[name] = value[name]!.toLowerCase();
+    return value;
+  };
+}
+
+/**
+ * The validation step of a route: the path parameters, then the query string, then the body, each
+ * against its schema; the validated values go to `ctx.state.params`, `.query` and `.body` (typed
+ * in the handler with the types the schema files derive). Validators are compiled here, once.
+ */
+export function validate(schemas: { params?: ParamsDefinition; query?: QueryDefinition; body?: object }): Middleware<KassaState> {
+  const params = schemas.params && paramsCheck(schemas.params);
+  const query = schemas.query && queryCheck(schemas.query);
+  const body = schemas.body && bodyCheck(schemas.body);
+  return async (ctx, next) => {
+    if (params) ctx.state.params = params((ctx as unknown as { params: Record<string, string> }).params);
+    if (query) ctx.state.query = query(ctx.query);
+    if (body) ctx.state.body = body(ctx.request.body);
+    await next();
+  };
 }

@@ -17,7 +17,7 @@ import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
-import { findPaymentView, type PaymentView } from './present.ts';
+import { findPaymentView, type PaymentView } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 
 const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {

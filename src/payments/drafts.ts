@@ -10,7 +10,7 @@ import type { PaymentDraft } from './commands.ts';
 import type { MethodPrefetch } from './methodChoice.ts';
 import { STORE_METHODS, type MethodRow } from './methods.ts';
 
-/** What every payment request carries (the JSON Schema `commonProperties` in src/http/schemas checks it). */
+/** What every payment request carries (the JSON Schema `commonProperties` in src/http/routes/payments.schema.ts checks it). */
 interface CommonInput {
   ttl?: number;
   order_id?: string;

@@ -1,6 +1,6 @@
 // GET /v1/payments: a store's payments, newest first, with cursor pagination.
 import { sql, type Db } from '../db/pool.ts';
-import { PAYMENT_VIEW, paymentView, type PaymentView } from './present.ts';
+import { PAYMENT_VIEW, paymentView, type PaymentView } from './view.ts';
 import type { PaymentStatus } from './transitions.ts';
 
 export interface ListQuery {

@@ -1,4 +1,4 @@
-// The payment methods a store accepts, and how a method is shown.
+// The payment methods a store accepts (src/presenters/method.ts shows them).
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 
 export const methodRow = z.object({
@@ -30,21 +30,4 @@ export async function listStoreMethods(db: Db, storeId: string): Promise<readonl
 export async function findStoreMethod(db: Db, storeId: string, by: { coin: string; chain: string } | { id: string }): Promise<MethodRow | null> {
   const where = 'id' in by ? sql.fragment`pm.id = ${by.id}` : sql.fragment`pm.coin_symbol = ${by.coin} and pm.chain_symbol = ${by.chain}`;
   return db.maybeOne(prepared(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} and ${where}`));
-}
-
-export function coinImageUrl(checkoutBaseUrl: string, symbol: string): string {
-  return `${checkoutBaseUrl}/assets/coins/${encodeURIComponent(symbol)}.svg`;
-}
-
-export function chainImageUrl(checkoutBaseUrl: string, symbol: string): string {
-  return `${checkoutBaseUrl}/assets/chains/${encodeURIComponent(symbol)}.svg`;
-}
-
-/** docs/API.md, GET /v1/payment-methods: {id, coin: {name, symbol, imgUrl, decimals}, chain: {name, symbol, imgUrl}}. */
-export function presentMethod(method: MethodRow, checkoutBaseUrl: string) {
-  return {
-    id: method.id,
-    coin: { name: method.coin_name, symbol: method.coin_symbol, imgUrl: coinImageUrl(checkoutBaseUrl, method.coin_symbol), decimals: method.coin_decimals },
-    chain: { name: method.chain_name, symbol: method.chain_symbol, imgUrl: chainImageUrl(checkoutBaseUrl, method.chain_symbol) },
-  };
 }

@@ -143,26 +143,3 @@ export async function listTransfers(db: Db, paymentId: string): Promise<readonly
     from transfers where payment_id = ${paymentId} order by chain_time, lt
   `);
 }
-
-/** GET /v1/payments/{id}/transfers entries. */
-export function presentTransfer(row: TransferRow) {
-  return {
-    hash: row.hash,
-    lt: row.lt,
-    account: row.account,
-    coin: row.coin_symbol,
-    ...(row.jetton_master ? { jettonMaster: row.jetton_master } : {}),
-    amount: row.amount,
-    amountBaseUnits: row.amount_base_units,
-    sender: row.sender,
-    ...(row.comment !== null ? { comment: row.comment } : {}),
-    chainTime: row.chain_time.toISOString(),
-    recordedAt: row.recorded_at.toISOString(),
-    effect: row.effect,
-    counted: (COUNTED_EFFECTS as readonly string[]).includes(row.effect),
-    ...(row.detail !== null ? { detail: row.detail } : {}),
-    ...(row.notified_amount_base_units !== null
-      ? { notifiedToken: { master: row.notified_jetton_master, amountBaseUnits: row.notified_amount_base_units } }
-      : {}),
-  };
-}

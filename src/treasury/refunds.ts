@@ -14,24 +14,8 @@ export interface RefundRequest {
   address: string;
 }
 
-/** The refund object (the presenter: the one place that decides its shape). */
-export function presentRefund(row: OutgoingRow) {
-  return {
-    id: row.id,
-    paymentID: row.payment_id,
-    coin: row.coin_symbol,
-    amount: row.amount,
-    address: row.to_address_given ?? row.to_address,
-    status: row.state === 'planned' ? 'pending' : row.state,
-    ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
-    ...(row.fee !== null ? { fee: row.fee } : {}),
-    createdAt: row.created_at.toISOString(),
-  };
-}
-export type Refund = ReturnType<typeof presentRefund>;
-
-/** Plans a refund in `tx` (the caller's transaction); throws the API's errors. */
-export async function createRefund(tx: Db, network: TonNetwork, storeId: string, paymentId: string, request: RefundRequest, now: Date): Promise<Refund> {
+/** Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row (src/presenters/refund.ts shows it). */
+export async function createRefund(tx: Db, network: TonNetwork, storeId: string, paymentId: string, request: RefundRequest, now: Date): Promise<OutgoingRow> {
   const destination = parseNetworkAddress(request.address, network);
   if ('problem' in destination) throw invalidAddress(destination.problem);
   const payment = await tx.maybeOne(sql.type(z.object({ id: z.string(), deposit_address: z.string().nullable() }))`
@@ -57,14 +41,14 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
     returning ${OUTGOING_COLUMNS}
   `);
   await enqueueWalletSend(tx, payment.deposit_address!);
-  return presentRefund(row);
+  return row;
 }
 
-export async function listRefunds(db: Db, storeId: string, paymentId: string): Promise<Refund[] | null> {
+/** The payment's refunds, oldest first, or null when it is not the store's payment. */
+export async function listRefunds(db: Db, storeId: string, paymentId: string): Promise<readonly OutgoingRow[] | null> {
   const found = await db.exists(sql.unsafe`select 1 from payments where id = ${paymentId} and store_id = ${storeId}`);
   if (!found) return null;
-  const rows = await db.any(sql.type(outgoingRow)`
+  return db.any(sql.type(outgoingRow)`
     select ${OUTGOING_COLUMNS} from outgoing_transfers where payment_id = ${paymentId} and kind = 'refund' order by created_at, id
   `);
-  return rows.map(presentRefund);
 }

@@ -129,55 +129,6 @@ export async function redeliverWebhook(tx: Db, storeId: string, paymentId: strin
   return delivery;
 }
 
-export interface PresentedAttempt {
-  attempt: number;
-  startedAt: string;
-  /** null while the attempt runs, and for an attempt interrupted by a crash (error says so). */
-  finishedAt: string | null;
-  durationMs: number | null;
-  httpStatus: number | null;
-  error: string | null;
-  /** When the next attempt is due (approximately: Graphile Worker's backoff); null when none follows. */
-  nextRetryAt: string | null;
-}
-
-export interface PresentedDelivery {
-  id: string;
-  event: string;
-  url: string;
-  status: DeliveryStatus;
-  reason: DeliveryReason;
-  attempts: PresentedAttempt[];
-  createdAt: string;
-  deliveredAt: string | null;
-  failedAt: string | null;
-}
-
-const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
-
-/** The outward shape of a delivery (GET /v1/payments/{id}/webhook-deliveries, redeliver). */
-export function presentDelivery(delivery: DeliveryWithAttempts): PresentedDelivery {
-  return {
-    id: delivery.id,
-    event: delivery.event,
-    url: delivery.url,
-    status: delivery.status,
-    reason: delivery.reason,
-    attempts: delivery.attempts.map((a) => ({
-      attempt: a.attempt,
-      startedAt: a.started_at.toISOString(),
-      finishedAt: iso(a.finished_at),
-      durationMs: a.duration_ms,
-      httpStatus: a.http_status,
-      error: a.error,
-      nextRetryAt: iso(a.next_retry_at),
-    })),
-    createdAt: delivery.created_at.toISOString(),
-    deliveredAt: iso(delivery.delivered_at),
-    failedAt: iso(delivery.failed_at),
-  };
-}
-
 /** For callers holding a pool: deliveries of a store's payment, or null when it is not the store's. */
 export async function deliveriesOfStorePayment(pool: DatabasePool, storeId: string, paymentId: string): Promise<DeliveryWithAttempts[] | null> {
   if (!(await paymentOfStoreExists(pool, storeId, paymentId))) return null;

@@ -2,7 +2,7 @@
 // amounts keeps their scale: 1.5 + 0.5 = 2.0).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { receivedAmount } from '../../src/payments/present.ts';
+import { receivedAmount } from '../../src/payments/view.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 describe('receivedAmount', () => {

@@ -29,6 +29,9 @@ const FORBIDDEN: Array<[string, string, string]> = [
   ['rates', 'payments', 'rates are a catalogue the domain reads'],
   ['payments', 'treasury', 'money out is built on payments; completion tells it through a hook (recordTransfer onCompleted)'],
   ['chain', 'treasury', 'the chain client knows nothing of what Kassa sends'],
+  ['payments', 'presenters', 'the domain answers views and rows; the routes present them (src/presenters/)'],
+  ['treasury', 'presenters', 'money out answers rows; the routes present them (src/presenters/)'],
+  ['presenters', 'checkout', 'the checkout page shows what the presenters shape, never the reverse'],
 ];
 
 type Graph = Map<string, Set<string>>;

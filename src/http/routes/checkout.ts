@@ -6,19 +6,18 @@ import crypto from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { Address } from '@ton/core';
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
 import { ChainApiError } from '../../chain/client.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { isUuid } from '../../uuid.ts';
 import { KassaError, paymentNotFound, rateLimited, tooManyStreams, typeOf } from '../../errors.ts';
-import type { AppDeps, KassaContext, KassaState } from '../context.ts';
+import type { AppDeps, KassaContext, KassaState, Validated } from '../context.ts';
 import { httpError, type Guards } from '../middleware.ts';
-import { paymentIdParam } from './payments.ts';
-import { validateBody } from '../validate.ts';
+import { validate } from '../validate.ts';
+import { checkoutParams, type SelectMethodBody, selectMethodSchema, type TonConnectQuery, tonConnectQuery } from './checkout.schema.ts';
 import { selectMethod } from '../../payments/commands.ts';
 import { activeSigningKey, publishedKeys } from '../../webhooks/keys.ts';
-import { publicJwk } from '../../webhooks/sign.ts';
 import { coinSvg, KASSA_ICON_PNG, walletSvg } from '../../checkout/assets.ts';
 import { createJettonWalletLookup } from '../../checkout/jettonWallets.ts';
 import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
@@ -27,7 +26,9 @@ import { createPaymentFeed } from '../../checkout/live.ts';
 import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
-import { findCheckoutRow, findCheckoutRows, methodOffers, presentCheckout, type CheckoutRow } from '../../checkout/view.ts';
+import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';
+import { presentCheckout } from '../../presenters/checkout.ts';
+import { presentKeySet } from '../../presenters/keys.ts';
 import { isFinal } from '../../payments/transitions.ts';
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
@@ -42,13 +43,6 @@ export const EVENTS_MAX_LIFETIME_MS = 10 * 60_000;
 export const EVENTS_MAX_PER_CLIENT = 50;
 /** Retry-After of a stream refused because the process holds CHECKOUT_STREAMS_MAX of them. */
 export const EVENTS_FULL_RETRY_AFTER_SECONDS = 30;
-
-const selectMethodSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['paymentMethodID'],
-  properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
-} as const;
 
 function noStore(ctx: KassaContext): void {
   ctx.set('Cache-Control', 'no-store');
@@ -71,12 +65,12 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   const present = (row: CheckoutRow) => presentCheckout(row, config.checkoutBaseUrl);
   const langOf = (ctx: KassaContext): Lang => negotiateLang(ctx.query.lang, ctx.get('Accept-Language') || undefined);
 
-  router.get(`${prefix}/v1/webhook/keys`, guards.public, async (ctx) => {
+  router.get(`${prefix}/v1/webhook/keys`, guards.clientLimit, async (ctx) => {
     const now = deps.now();
     await activeSigningKey(deps.pool, now);
     const keys = await publishedKeys(deps.pool, now);
     ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = { keys: keys.map((key) => publicJwk(key.kid, key.publicKey)) };
+    ctx.body = presentKeySet(keys);
   });
 
   // ---- The page's assets: coin/chain badges, its stylesheet and script (static, not rate-limited).
@@ -127,19 +121,26 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   });
 
   // ---- Public JSON view (the page's polling fallback).
-  router.get(`${prefix}/v1/checkout/payments/:paymentId`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
+  type ById = Validated<{ params: { paymentId: string } }>;
+  const byId = validate({ params: checkoutParams });
+  /** The JSON answers of a payment are never cached (errors of a malformed id aside, as before). */
+  const uncached: Middleware<KassaState> = async (ctx, next) => {
     noStore(ctx);
+    await next();
+  };
+  router.get(`${prefix}/v1/checkout/payments/:paymentId`, guards.clientLimit, byId, uncached, async (ctx: ParameterizedContext<ById>) => {
+    const id = ctx.state.params.paymentId;
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
     ctx.body = present(row);
   });
 
   // ---- The customer chooses a method: created → pending, once. Errors are the envelope.
-  router.post(`${prefix}/v1/checkout/payments/:paymentId/method`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
-    noStore(ctx);
-    const body = validateBody<{ paymentMethodID: string }>(selectMethodSchema, ctx.request.body);
+  type Choice = Validated<{ params: { paymentId: string }; body: SelectMethodBody }>;
+  const choice = validate({ body: selectMethodSchema });
+  router.post(`${prefix}/v1/checkout/payments/:paymentId/method`, guards.clientLimit, byId, uncached, choice, async (ctx: ParameterizedContext<Choice>) => {
+    const id = ctx.state.params.paymentId;
+    const body = ctx.state.body;
     await selectMethod(pool, config, id, body.paymentMethodID.toLowerCase(), deps.now());
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
@@ -148,35 +149,41 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
 
   // ---- The transfer a connected wallet is asked to sign (TON Connect sendTransaction), built here.
   const jettonWallets = createJettonWalletLookup(config);
-  router.get(`${prefix}/v1/checkout/payments/:paymentId/ton-connect`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
-    noStore(ctx);
-    const raw = typeof ctx.query.account === 'string' ? ctx.query.account : '';
-    const customer = parseAddress(raw);
-    if (customer?.workChain !== 0)
-      throw new KassaError('invalid_address', 'account must be the TON address (workchain 0) of the connected wallet.', { param: 'account' });
-    const row = await findCheckoutRow(pool, id, network);
-    if (!row) throw paymentNotFound();
-    if (isFinal(row.status)) throw new KassaError('payment_not_open', 'The payment is no longer open.');
-    if (deps.now().getTime() >= row.expires_at.getTime()) throw new KassaError('payment_expired', 'The payment has expired.');
-    if (row.status !== 'pending') throw new KassaError('method_not_selected', 'Choose a payment method first.');
-    let customerJettonWallet: Address | null = null;
-    if (row.coin_kind === 'jetton') {
-      if (row.jetton_master === null) throw new KassaError('payment_not_open', 'This coin cannot be paid on this network.');
-      const socket = ctx.req.socket;
-      const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
-      try {
-        customerJettonWallet = await jettonWallets.walletOf(Address.parseRaw(row.jetton_master), customer, `http://${host}:${socket.localPort}`);
-      } catch (error) {
-        if (!(error instanceof ChainApiError)) throw error;
-        ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
-        throw new KassaError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
+  type TonConnect = Validated<{ params: { paymentId: string }; query: TonConnectQuery }>;
+  const account = validate({ query: tonConnectQuery });
+  router.get(
+    `${prefix}/v1/checkout/payments/:paymentId/ton-connect`,
+    guards.clientLimit,
+    byId,
+    uncached,
+    account,
+    async (ctx: ParameterizedContext<TonConnect>) => {
+      const id = ctx.state.params.paymentId;
+      const customer = parseAddress(ctx.state.query.account);
+      if (customer?.workChain !== 0) throw new KassaError(tonConnectQuery.fields.account.code, tonConnectQuery.fields.account.message, { param: 'account' });
+      const row = await findCheckoutRow(pool, id, network);
+      if (!row) throw paymentNotFound();
+      if (isFinal(row.status)) throw new KassaError('payment_not_open', 'The payment is no longer open.');
+      if (deps.now().getTime() >= row.expires_at.getTime()) throw new KassaError('payment_expired', 'The payment has expired.');
+      if (row.status !== 'pending') throw new KassaError('method_not_selected', 'Choose a payment method first.');
+      let customerJettonWallet: Address | null = null;
+      if (row.coin_kind === 'jetton') {
+        if (row.jetton_master === null) throw new KassaError('payment_not_open', 'This coin cannot be paid on this network.');
+        const socket = ctx.req.socket;
+        const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
+        try {
+          customerJettonWallet = await jettonWallets.walletOf(Address.parseRaw(row.jetton_master), customer, `http://${host}:${socket.localPort}`);
+        } catch (error) {
+          if (!(error instanceof ChainApiError)) throw error;
+          ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
+          throw new KassaError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
+        }
       }
-    }
-    const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
-    if (!request) throw new KassaError('payment_not_open', 'Nothing is due on this payment.');
-    ctx.body = request;
-  });
+      const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
+      if (!request) throw new KassaError('payment_not_open', 'Nothing is due on this payment.');
+      ctx.body = request;
+    },
+  );
 
   // ---- Live status: server-sent events fed by one shared poller of the database.
   const feed = createPaymentFeed<CheckoutRow>({ load: (ids) => findCheckoutRows(pool, ids, network), log: deps.log });
@@ -186,8 +193,8 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   const openStreams = new Map<string, number>();
   let openTotal = 0;
 
-  router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.public, async (ctx) => {
-    const id = paymentIdParam(ctx.params.paymentId);
+  router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.clientLimit, byId, async (ctx: ParameterizedContext<ById>) => {
+    const id = ctx.state.params.paymentId;
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
     const client = ctx.ip;
@@ -293,7 +300,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     }
   };
 
-  router.get(`${prefix}/:paymentId`, htmlErrors, guards.public, async (ctx, next) => {
+  router.get(`${prefix}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx, next) => {
     const raw = ctx.params.paymentId ?? '';
     // With a checkout host of its own (no path), leave other top-level paths to their routes.
     if (!isUuid(raw) && prefix === '') return next();

@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { listStoreMethods, presentMethod } from '../../payments/methods.ts';
+import { listStoreMethods } from '../../payments/methods.ts';
+import { presentList } from '../../presenters/list.ts';
+import { presentMethod } from '../../presenters/method.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
 
@@ -8,8 +10,8 @@ import type { Guards } from '../middleware.ts';
 export function paymentMethodRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const list: Middleware<KassaState> = async (ctx) => {
     const methods = await listStoreMethods(deps.pool, ctx.state.storeId!);
-    ctx.body = { data: methods.map((method) => presentMethod(method, deps.config.checkoutBaseUrl)) };
+    ctx.body = presentList(methods.map((method) => presentMethod(method, deps.config.checkoutBaseUrl)));
   };
-  router.get('/v1/payment-methods', guards.merchant, list);
-  router.get('/v1/payments/methods', guards.merchant, list);
+  router.get('/v1/payment-methods', guards.merchant, guards.storeLimit, list);
+  router.get('/v1/payments/methods', guards.merchant, guards.storeLimit, list);
 }

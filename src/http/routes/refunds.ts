@@ -1,40 +1,48 @@
-// Refunds of a payment (issue 12): guards → validate → command (in `idempotent`) → presenter.
+// Refunds of a payment (issue 12): guards → validate → the payment is the store's → validate the
+// body → the command (in `idempotent`) → presenter.
 import type Router from '@koa/router';
-import { idempotencyKey, idempotent } from '../../idempotency.ts';
+import type { Middleware } from 'koa';
 import { paymentNotFound } from '../../errors.ts';
-import { findPaymentView } from '../../payments/present.ts';
+import { findPaymentView } from '../../payments/view.ts';
+import { presentList } from '../../presenters/list.ts';
+import { presentRefund } from '../../presenters/refund.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
-import type { AppDeps, KassaState } from '../context.ts';
+import type { AppDeps, KassaState, Validated } from '../context.ts';
+import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
-import { createRefundSchema, type CreateRefundBody } from '../schemas/payments.schema.ts';
-import { validateBody } from '../validate.ts';
-import { paymentIdParam } from './payments.ts';
+import { validate } from '../validate.ts';
+import { type CreateRefundBody, createRefundSchema, type PaymentParams, paymentParams } from './refunds.schema.ts';
 
 export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
+  const idempotent = idempotency(deps);
 
-  router.post('/v1/payments/:id/refunds', guards.merchant, async (ctx) => {
-    const paymentId = paymentIdParam(ctx.params.id);
-    const storeId = ctx.state.storeId!;
-    // Another store's payment is 404 whatever the body says (it reveals nothing about the body's rules).
-    if (!(await findPaymentView(pool, paymentId, { storeId }))) throw paymentNotFound();
-    const body = validateBody<CreateRefundBody>(createRefundSchema, ctx.request.body);
-    const now = deps.now();
-    const key = idempotencyKey(ctx.get('X-Idempotency-Key'));
-    const outcome = await idempotent(pool, { storeId, endpoint: `POST /v1/payments/${paymentId}/refunds`, key, body, now }, async (tx) => ({
-      status: 201,
-      body: await createRefund(tx, config.tonNetwork, storeId, paymentId, body, now),
-      paymentId,
-    }));
-    ctx.status = outcome.status;
-    ctx.type = 'application/json';
-    if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
-    ctx.body = outcome.body;
-  });
+  type ById = Validated<{ params: PaymentParams }>;
+  // Another store's payment is 404 whatever the body says (it reveals nothing about the body's rules).
+  const storePayment: Middleware<ById> = async (ctx, next) => {
+    if (!(await findPaymentView(pool, ctx.state.params.id, { storeId: ctx.state.storeId! }))) throw paymentNotFound();
+    await next();
+  };
+  const create = idempotent<Validated<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
+    status: 201,
+    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now)),
+    paymentId: ctx.state.params.id,
+  }));
 
-  router.get('/v1/payments/:id/refunds', guards.merchant, async (ctx) => {
-    const refunds = await listRefunds(pool, ctx.state.storeId!, paymentIdParam(ctx.params.id));
+  const list: Middleware<ById> = async (ctx) => {
+    const refunds = await listRefunds(pool, ctx.state.storeId!, ctx.state.params.id);
     if (!refunds) throw paymentNotFound();
-    ctx.body = { data: refunds };
-  });
+    ctx.body = presentList(refunds.map(presentRefund));
+  };
+
+  router.post(
+    '/v1/payments/:id/refunds',
+    guards.merchant,
+    guards.storeLimit,
+    validate({ params: paymentParams }),
+    storePayment,
+    validate({ body: createRefundSchema }),
+    create,
+  );
+  router.get('/v1/payments/:id/refunds', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), list);
 }

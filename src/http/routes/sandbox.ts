@@ -6,36 +6,23 @@
 // - GET /sandbox/v1/accounts/{address}: what an address holds (TON and every sandbox jetton);
 // - POST /sandbox/v1/payments/{id}/expire: expires the payment now, as when its TTL ends, once the
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
+import type { ParameterizedContext } from 'koa';
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
 import { chainBehind, KassaError, paymentNotFound } from '../../errors.ts';
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
-import { validateBody } from '../validate.ts';
-import { paymentIdParam } from './payments.ts';
+import type { Validated } from '../context.ts';
+import { validate } from '../validate.ts';
+import { type PaymentParams, paymentParams, type TransferBody, transferSchema } from './sandbox.schema.ts';
 import type { Logger } from '../../log.ts';
 import { expirePayment } from '../../payments/commands.ts';
-import { findPaymentView, presentPayment } from '../../payments/present.ts';
+import { findPaymentView } from '../../payments/view.ts';
+import { presentPayment } from '../../presenters/payment.ts';
 import { SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
 import { jettonWalletCodeCell } from '../../chain/sandbox/jetton.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../chain/sandbox/path.ts';
-
-const transferSchema = {
-  $id: 'SandboxTransferRequest',
-  type: 'object',
-  additionalProperties: false,
-  required: ['to', 'coin', 'amount'],
-  properties: {
-    to: { type: 'string', maxLength: 100 },
-    coin: { type: 'string', maxLength: 16 },
-    amount: { type: 'string', maxLength: 40 },
-    bounce: { type: 'boolean' },
-    comment: { type: 'string', maxLength: 1000 },
-    fromLookalike: { type: 'boolean' },
-    bodyOp: { type: 'integer', minimum: 0, maximum: 4294967295 },
-  },
-} as const;
 
 export interface Sandbox {
   chain: SandboxChain;
@@ -84,11 +71,8 @@ export async function startSandbox(
       ctx.body = reply.json;
     });
 
-    router.post('/sandbox/v1/transfers', async (ctx) => {
-      const body = validateBody<{ to: string; coin: string; amount: string; bounce?: boolean; comment?: string; fromLookalike?: boolean; bodyOp?: number }>(
-        transferSchema,
-        ctx.request.body,
-      );
+    router.post('/sandbox/v1/transfers', validate({ body: transferSchema }), async (ctx: ParameterizedContext<Validated<{ body: TransferBody }>>) => {
+      const body = ctx.state.body;
       try {
         const result = await chain.transfer(body);
         ctx.status = 201;
@@ -111,20 +95,26 @@ export async function startSandbox(
     });
 
     // The merchant's own payments only (it answers the merchant view): the store's bearer token.
-    router.post('/sandbox/v1/payments/:id/expire', guards.merchant, async (ctx) => {
-      const paymentId = paymentIdParam(ctx.params.id);
-      const payment = await findPaymentView(deps.pool, paymentId, { storeId: ctx.state.storeId! });
-      if (!payment) throw paymentNotFound();
-      // As when the TTL ends: everything sent until now is booked first (a payment made in time
-      // completes instead), then the clock reads expiresAt (or later).
-      // The sandbox owns its chain: it seals what was sent (and one more block) rather than wait.
-      chain.sealBlock();
-      chain.sealBlock();
-      if (payment.status === 'pending' && !(await waitForChain(deps.pool, 'sandbox', deps.now(), EXPIRE_WAIT_MS))) throw chainBehind();
-      const at = new Date(Math.max(deps.now().getTime(), payment.expires_at.getTime()));
-      await expirePayment(deps.pool, paymentId, at);
-      ctx.body = presentPayment((await findPaymentView(deps.pool, paymentId))!, deps.config);
-    });
+    router.post(
+      '/sandbox/v1/payments/:id/expire',
+      guards.merchant,
+      guards.storeLimit,
+      validate({ params: paymentParams }),
+      async (ctx: ParameterizedContext<Validated<{ params: PaymentParams }>>) => {
+        const paymentId = ctx.state.params.id;
+        const payment = await findPaymentView(deps.pool, paymentId, { storeId: ctx.state.storeId! });
+        if (!payment) throw paymentNotFound();
+        // As when the TTL ends: everything sent until now is booked first (a payment made in time
+        // completes instead), then the clock reads expiresAt (or later).
+        // The sandbox owns its chain: it seals what was sent (and one more block) rather than wait.
+        chain.sealBlock();
+        chain.sealBlock();
+        if (payment.status === 'pending' && !(await waitForChain(deps.pool, 'sandbox', deps.now(), EXPIRE_WAIT_MS))) throw chainBehind();
+        const at = new Date(Math.max(deps.now().getTime(), payment.expires_at.getTime()));
+        await expirePayment(deps.pool, paymentId, at);
+        ctx.body = presentPayment((await findPaymentView(deps.pool, paymentId))!, deps.config);
+      },
+    );
   };
   return { chain, routes };
 }

@@ -1,13 +1,11 @@
-// The payment presenter: the only place that decides the outward JSON shape of a payment,
-// including which fields each status shows (docs/API.md, The payment object).
+// The payment as read for its presenter (src/presenters/payment.ts): the merchant's view in one
+// query, also with the token's check (retrieve's one round trip), and the amount received so far.
 import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { authInvalid } from '../errors.ts';
 import { fromBaseUnits } from '../money.ts';
-import { chainImageUrl, coinImageUrl } from './methods.ts';
-import { anomaliesOf } from './anomalies.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
-import { PAYMENT_STATUSES, type PaymentStatus } from './transitions.ts';
+import { PAYMENT_STATUSES } from './transitions.ts';
 
 export const paymentView = z.object({
   id: z.string(),
@@ -93,71 +91,10 @@ export async function findPaymentViewChecked(db: Db, paymentId: string, check: T
   return view as PaymentView;
 }
 
-/** RFC 3339 in UTC with milliseconds. */
-export const rfc3339 = (date: Date): string => date.toISOString();
-
-export interface PresentOptions {
-  checkoutBaseUrl: string;
-}
-
-/**
- * The payment object (docs/API.md). paymentDetails is present once a method was chosen (pending,
- * completed, and expired/cancelled payments that had reached pending); transactionSignatures and
- * timer.paidAt only when completed. `anomalies` (extension): what the books say beside the status
- * (payments/anomalies.ts), an empty list when nothing.
- */
-export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: PresentOptions) {
-  const status: PaymentStatus = payment.status;
-  const completed = status === 'completed';
-  const details = presentPaymentDetails(payment, checkoutBaseUrl, receivedAmount(payment));
-  return {
-    id: payment.id,
-    status,
-    ...(payment.order_id !== null ? { order_id: payment.order_id } : {}),
-    amount: payment.amount,
-    currency: payment.currency,
-    checkoutURL: `${checkoutBaseUrl}/${payment.id}`,
-    ...(details ? { paymentDetails: details } : {}),
-    timer: {
-      createdAt: rfc3339(payment.created_at),
-      expiresAt: rfc3339(payment.expires_at),
-      ...(completed && payment.paid_at ? { paidAt: rfc3339(payment.paid_at) } : {}),
-    },
-    metadata: payment.metadata,
-    ...(payment.description !== null ? { description: payment.description } : {}),
-    ...(payment.return_url !== null ? { returnURL: payment.return_url } : {}),
-    anomalies: anomaliesOf(status, payment.transfer_effects),
-  };
-}
-
-export type PresentedPayment = ReturnType<typeof presentPayment>;
-
 /**
  * The coin amount counted so far, written as every amount of the API ("2", never "2.0": a sum of
  * numeric amounts in SQL keeps their scale, so it is made from base units); "0" before a method.
  */
 export function receivedAmount(row: Pick<PaymentView, 'coin_decimals' | 'received_base_units'>): string {
   return row.coin_decimals === null ? '0' : fromBaseUnits(BigInt(row.received_base_units), row.coin_decimals);
-}
-
-type DetailFields = Pick<
-  PaymentView,
-  'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'
->;
-
-/**
- * The payment object's paymentDetails (docs/API.md), for the merchant's payment object and the checkout's view alike;
- * undefined until a method is chosen. `receivedAmount` (extension): the confirmed sum counted
- * toward the payment so far. transactionSignatures only once completed.
- */
-export function presentPaymentDetails(row: DetailFields, checkoutBaseUrl: string, receivedAmount: string) {
-  if (row.coin_symbol === null || row.coin_amount === null || row.chain_symbol === null) return undefined;
-  return {
-    ...(row.address_friendly !== null ? { address: row.address_friendly } : {}),
-    coinAmount: row.coin_amount,
-    coin: { name: row.coin_name ?? row.coin_symbol, symbol: row.coin_symbol, imgUrl: coinImageUrl(checkoutBaseUrl, row.coin_symbol) },
-    chain: { name: row.chain_name ?? row.chain_symbol, symbol: row.chain_symbol, imgUrl: chainImageUrl(checkoutBaseUrl, row.chain_symbol) },
-    receivedAmount,
-    ...(row.status === 'completed' ? { transactionSignatures: row.transaction_hashes } : {}),
-  };
 }

@@ -1,0 +1,28 @@
+// JSON Schemas of the checkout's public JSON endpoints (src/http/routes/checkout.ts).
+import type { FromSchema } from 'json-schema-to-ts';
+import type { QueryDefinition } from '../validate.ts';
+import { paymentIdParams } from './shared.schema.ts';
+
+/** The payment id of the checkout's routes (`…/v1/checkout/payments/:paymentId/…`). */
+export const checkoutParams = paymentIdParams('paymentId');
+
+export const selectMethodSchema = {
+  $id: 'SelectMethodRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['paymentMethodID'],
+  properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
+} as const;
+export type SelectMethodBody = FromSchema<typeof selectMethodSchema>;
+
+/** GET …/ton-connect: the connected wallet's address, once (other parameters are left alone); the handler parses it. */
+export const tonConnectQuery = {
+  schema: {
+    type: 'object',
+    additionalProperties: true,
+    required: ['account'],
+    properties: { account: { type: 'string', description: 'The connected wallet address (raw or user-friendly, workchain 0).' } },
+  },
+  fields: { account: { code: 'invalid_address', message: 'account must be the TON address (workchain 0) of the connected wallet.' } },
+} as const satisfies QueryDefinition;
+export type TonConnectQuery = FromSchema<typeof tonConnectQuery.schema>;

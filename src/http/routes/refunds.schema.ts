@@ -1,0 +1,25 @@
+// JSON Schemas of the refund endpoints (src/http/routes/refunds.ts) and the request types derived from them.
+import type { FromSchema } from 'json-schema-to-ts';
+import { amountSchema } from './shared.schema.ts';
+
+export { type PaymentParams, paymentParams } from './shared.schema.ts';
+
+export const createRefundSchema = {
+  $id: 'CreateRefundRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['coin', 'amount', 'address'],
+  properties: {
+    coin: { type: 'string', minLength: 1, maxLength: 16, description: 'The coin to refund (e.g. "TON"), one the deposit holds refundable.', examples: ['TON'] },
+    amount: { ...amountSchema, description: "At most the refundable balance of that coin; at most the coin's decimals.", examples: ['0.5'] },
+    address: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description:
+        'Where the refund goes: a TON address of the network (raw or user-friendly). It may be a wallet never deployed: the refund is sent non-bounceable.',
+    },
+  },
+} as const;
+/** A POST /v1/payments/{id}/refunds body as validated (the treasury's RefundRequest). */
+export type CreateRefundBody = FromSchema<typeof createRefundSchema>;

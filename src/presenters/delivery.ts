@@ -1,0 +1,66 @@
+// A webhook delivery as the API shows it (GET /v1/payments/{paymentID}/webhook-deliveries, redeliver):
+// its JSON Schema and its presenter. (The webhook's own body, the bytes a merchant's receiver gets
+// and verifies, is built and signed by the worker: src/webhooks/sign.ts.)
+import type { FromSchema } from 'json-schema-to-ts';
+import type { DeliveryWithAttempts } from '../webhooks/deliveries.ts';
+
+const time = { type: 'string', format: 'date-time' } as const;
+const timeOrNull = { type: ['string', 'null'], format: 'date-time' } as const;
+
+export const webhookDeliverySchema = {
+  type: 'object',
+  required: ['id', 'event', 'url', 'status', 'reason', 'attempts', 'createdAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    event: { const: 'payment.completed' },
+    url: { type: 'string' },
+    status: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+    reason: { type: 'string', enum: ['completed', 'redelivery'] },
+    attempts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['attempt', 'startedAt', 'finishedAt', 'durationMs', 'httpStatus', 'error', 'nextRetryAt'],
+        properties: {
+          attempt: { type: 'integer' },
+          startedAt: time,
+          finishedAt: { ...timeOrNull, description: 'null while the attempt runs, and for an attempt interrupted by a crash (error says so).' },
+          durationMs: { type: ['integer', 'null'] },
+          httpStatus: { type: ['integer', 'null'] },
+          error: { type: ['string', 'null'] },
+          nextRetryAt: { ...timeOrNull, description: "When the next attempt is due (approximately: Graphile Worker's backoff); null when none follows." },
+        },
+      },
+    },
+    createdAt: time,
+    deliveredAt: timeOrNull,
+    failedAt: timeOrNull,
+  },
+} as const;
+export type PresentedDelivery = FromSchema<typeof webhookDeliverySchema>;
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+
+/** The outward shape of a delivery (GET /v1/payments/{id}/webhook-deliveries, redeliver). */
+export function presentDelivery(delivery: DeliveryWithAttempts): PresentedDelivery {
+  return {
+    id: delivery.id,
+    // The table's check constraint webhook_deliveries_event_is_known allows this one event.
+    event: delivery.event as PresentedDelivery['event'],
+    url: delivery.url,
+    status: delivery.status,
+    reason: delivery.reason,
+    attempts: delivery.attempts.map((a) => ({
+      attempt: a.attempt,
+      startedAt: a.started_at.toISOString(),
+      finishedAt: iso(a.finished_at),
+      durationMs: a.duration_ms,
+      httpStatus: a.http_status,
+      error: a.error,
+      nextRetryAt: iso(a.next_retry_at),
+    })),
+    createdAt: delivery.created_at.toISOString(),
+    deliveredAt: iso(delivery.delivered_at),
+    failedAt: iso(delivery.failed_at),
+  };
+}

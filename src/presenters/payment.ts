@@ -1,0 +1,148 @@
+// The payment object (docs/API.md, The payment object): its JSON Schema, published in the OpenAPI
+// document, and the presenter, the only place that decides its shape, including which fields each
+// status shows. The presenter's type is derived from the schema (json-schema-to-ts, types only).
+import type { FromSchema } from 'json-schema-to-ts';
+import { ANOMALIES, anomaliesOf } from '../payments/anomalies.ts';
+import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
+import { type PaymentView, receivedAmount } from '../payments/view.ts';
+import { FIAT_CURRENCIES } from '../rates/fiat.ts';
+import { chainImageUrl, coinImageUrl, coinOrChainSchema } from './method.ts';
+
+/** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */
+export const currencySchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 32,
+  description: `Fiat code (${FIAT_CURRENCIES.join(', ')}) or coin ticker (GET /v1/payment-methods lists the coins), case-sensitive.`,
+} as const;
+
+export const paymentDetailsSchema = {
+  type: 'object',
+  description: 'Present once a method was chosen (pending, completed; expired or cancelled after pending).',
+  required: ['coinAmount', 'coin', 'chain', 'receivedAmount'],
+  properties: {
+    address: { type: 'string', description: 'Deposit address, non-bounceable form.' },
+    coinAmount: { type: 'string' },
+    coin: coinOrChainSchema,
+    chain: coinOrChainSchema,
+    receivedAmount: { type: 'string', description: 'Extension: the confirmed sum counted toward the payment so far, in the coin ("0" before any transfer).' },
+    transactionSignatures: { type: 'array', items: { type: 'string' }, description: 'Hex transaction hashes; only when completed.' },
+  },
+} as const;
+export type PresentedPaymentDetails = FromSchema<typeof paymentDetailsSchema>;
+
+export const paymentSchema = {
+  type: 'object',
+  required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata', 'anomalies'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: PAYMENT_STATUSES },
+    order_id: { type: 'string', maxLength: 128 },
+    amount: { type: 'string', description: 'Exactly as given at creation.' },
+    currency: currencySchema,
+    checkoutURL: { type: 'string', format: 'uri' },
+    paymentDetails: paymentDetailsSchema,
+    timer: {
+      type: 'object',
+      required: ['createdAt', 'expiresAt'],
+      properties: {
+        createdAt: { type: 'string', format: 'date-time' },
+        expiresAt: { type: 'string', format: 'date-time' },
+        paidAt: { type: 'string', format: 'date-time', description: 'Only when completed.' },
+      },
+    },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    description: { type: 'string' },
+    returnURL: { type: 'string', format: 'uri', description: 'Extension.' },
+    anomalies: {
+      type: 'array',
+      items: { type: 'string', enum: ANOMALIES },
+      description:
+        "Extension: what the books say beside the status, derived from the effects of the payment's transfers (empty when nothing): partially_paid (counted money on a payment that did not complete), overpaid (more of its coin than its amount, at or after completion), paid_late (its coin after it expired), paid_after_cancel, wrong_coin (another accepted coin).",
+    },
+  },
+} as const;
+export type PresentedPayment = FromSchema<typeof paymentSchema>;
+
+/** GET /v1/payments/{paymentID}/status. */
+export const paymentStatusSchema = {
+  type: 'object',
+  required: ['id', 'status'],
+  properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: PAYMENT_STATUSES } },
+} as const;
+
+/** POST /v1/payments/create: the invoice-type variant answers the id and the checkout URL only. */
+export const createdInvoiceSchema = {
+  type: 'object',
+  required: ['paymentID', 'checkoutURL'],
+  properties: { paymentID: { type: 'string', format: 'uuid' }, checkoutURL: { type: 'string', format: 'uri' } },
+} as const;
+
+/** RFC 3339 in UTC with milliseconds. */
+export const rfc3339 = (date: Date): string => date.toISOString();
+
+export interface PresentOptions {
+  checkoutBaseUrl: string;
+}
+
+/**
+ * The payment object (docs/API.md). paymentDetails is present once a method was chosen (pending,
+ * completed, and expired/cancelled payments that had reached pending); transactionSignatures and
+ * timer.paidAt only when completed. `anomalies` (extension): what the books say beside the status
+ * (payments/anomalies.ts), an empty list when nothing.
+ */
+export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: PresentOptions): PresentedPayment {
+  const status: PaymentStatus = payment.status;
+  const completed = status === 'completed';
+  const details = presentPaymentDetails(payment, checkoutBaseUrl, receivedAmount(payment));
+  return {
+    id: payment.id,
+    status,
+    ...(payment.order_id !== null ? { order_id: payment.order_id } : {}),
+    amount: payment.amount,
+    currency: payment.currency,
+    checkoutURL: `${checkoutBaseUrl}/${payment.id}`,
+    ...(details ? { paymentDetails: details } : {}),
+    timer: {
+      createdAt: rfc3339(payment.created_at),
+      expiresAt: rfc3339(payment.expires_at),
+      ...(completed && payment.paid_at ? { paidAt: rfc3339(payment.paid_at) } : {}),
+    },
+    metadata: payment.metadata,
+    ...(payment.description !== null ? { description: payment.description } : {}),
+    ...(payment.return_url !== null ? { returnURL: payment.return_url } : {}),
+    anomalies: anomaliesOf(status, payment.transfer_effects),
+  };
+}
+
+/** GET /v1/payments/{paymentID}/status: the id and the status only. */
+export function presentPaymentStatus(payment: Pick<PaymentView, 'id' | 'status'>): FromSchema<typeof paymentStatusSchema> {
+  return { id: payment.id, status: payment.status };
+}
+
+/** POST /v1/payments/create: the id and where the customer pays. */
+export function presentCreatedInvoice(payment: PaymentView, options: PresentOptions): FromSchema<typeof createdInvoiceSchema> {
+  return { paymentID: payment.id, checkoutURL: presentPayment(payment, options).checkoutURL };
+}
+
+type DetailFields = Pick<
+  PaymentView,
+  'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'
+>;
+
+/**
+ * The payment object's paymentDetails (docs/API.md), for the merchant's payment object and the checkout's view alike;
+ * undefined until a method is chosen. `receivedAmount` (extension): the confirmed sum counted
+ * toward the payment so far. transactionSignatures only once completed.
+ */
+export function presentPaymentDetails(row: DetailFields, checkoutBaseUrl: string, receivedAmount: string): PresentedPaymentDetails | undefined {
+  if (row.coin_symbol === null || row.coin_amount === null || row.chain_symbol === null) return undefined;
+  return {
+    ...(row.address_friendly !== null ? { address: row.address_friendly } : {}),
+    coinAmount: row.coin_amount,
+    coin: { name: row.coin_name ?? row.coin_symbol, symbol: row.coin_symbol, imgUrl: coinImageUrl(checkoutBaseUrl, row.coin_symbol) },
+    chain: { name: row.chain_name ?? row.chain_symbol, symbol: row.chain_symbol, imgUrl: chainImageUrl(checkoutBaseUrl, row.chain_symbol) },
+    receivedAmount,
+    ...(row.status === 'completed' ? { transactionSignatures: row.transaction_hashes } : {}),
+  };
+}
