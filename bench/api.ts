@@ -744,28 +744,18 @@ out.push('');
 const rows = cells.map((cell) => {
   const target = TARGETS[cell.scenario];
   const baseline = cell.baselines[0];
-  if (!baseline)
-    return [
-      cell.scenario,
-      String(cell.concurrency),
-      formatNumber(cell.kassa.tps),
-      formatNumber(cell.kassa.p50Ms),
-      formatNumber(cell.kassa.p99Ms),
-      String(cell.kassa.errors),
-      '(skipped)',
-      '',
-      '',
-      '',
-      '',
-    ];
-  const ratio = cell.kassa.tps / baseline.tps;
-  return [
+  const kassaPart = [
     cell.scenario,
     String(cell.concurrency),
     formatNumber(cell.kassa.tps),
     formatNumber(cell.kassa.p50Ms),
     formatNumber(cell.kassa.p99Ms),
     String(cell.kassa.errors),
+  ];
+  if (!baseline) return [...kassaPart, '(skipped)', '', '', '', ''];
+  const ratio = cell.kassa.tps / baseline.tps;
+  return [
+    ...kassaPart,
     target.baseline,
     formatNumber(baseline.tps),
     formatNumber(baseline.p99Ms),
