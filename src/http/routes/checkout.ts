@@ -11,7 +11,7 @@ import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
 import { ChainApiError } from '../../chain/client.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { isUuid } from '../../uuid.ts';
-import { KassaError, paymentNotFound, rateLimited, tooManyStreams, typeOf } from '../../errors.ts';
+import { KassaError, paymentNotFound, rateLimited, serviceUnavailable, tooManyStreams, typeOf } from '../../errors.ts';
 import type { AppDeps, KassaContext, KassaState, Validated } from '../context.ts';
 import { httpError, type Guards } from '../middleware.ts';
 import { validate } from '../validate.ts';
@@ -288,8 +288,9 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
         kind = type === 'rate_limit_error' ? 'tooMany' : type === 'not_found_error' ? 'notFound' : 'error';
         if (status >= 500) ctx.state.log.error({ err: caught }, 'checkout page failed');
       } else if (isDatabaseUnavailable(caught)) {
-        status = 503;
-        ctx.set('Retry-After', '5');
+        const answer = httpError(serviceUnavailable());
+        status = answer.status;
+        ctx.set(answer.headers);
         ctx.state.log.warn({ err: caught }, 'database unavailable');
       } else {
         ctx.state.log.error({ err: caught }, 'unexpected error on the checkout page');
