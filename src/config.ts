@@ -248,3 +248,13 @@ export function checkKeysFor(config: Config, parts: { api: boolean; worker: bool
     throw new ConfigError(`invalid configuration: KASSA_MASTER_KEY or KASSA_DEPOSIT_PUBLIC_KEY is required when TON_NETWORK=${config.tonNetwork}`);
   }
 }
+
+/**
+ * The configuration once the API's port is bound: with PORT=0 and BASE_URL (and CHECKOUT_BASE_URL)
+ * unset, the URLs derived from HOST:PORT name the port the system chose instead of `:0`.
+ */
+export function withBoundPort(config: Config, port: number): Config {
+  if (config.port !== 0) return config;
+  const bound = (url: string) => url.replace(/^(https?:\/\/[^/]+):0(?=\/|$)/, `$1:${port}`);
+  return { ...config, baseUrl: bound(config.baseUrl), checkoutBaseUrl: bound(config.checkoutBaseUrl) };
+}

@@ -3,7 +3,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
-import { checkKeysFor, ConfigError, type Config } from './config.ts';
+import { checkKeysFor, ConfigError, type Config, withBoundPort } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
@@ -52,13 +52,10 @@ async function loadSandbox(): Promise<typeof import('./http/routes/sandbox.ts')>
 
 /** What the start line names: where the API, checkout, OpenAPI and metrics are, and what to run next. */
 function startUrls(config: Config, listening: string): Record<string, string> {
-  // PORT=0 with BASE_URL unset: the derived public URLs carry the port actually bound.
-  const port = new URL(listening).port;
-  const bound = (url: string) => (config.port === 0 ? url.replace(/^(https?:\/\/[^/]+):0(?=\/|$)/, `$1:${port}`) : url);
   return {
-    apiUrl: bound(config.baseUrl),
-    checkoutUrl: `${bound(config.checkoutBaseUrl)}/{payment id}`,
-    openapiUrl: `${bound(config.baseUrl)}/openapi.json`,
+    apiUrl: config.baseUrl,
+    checkoutUrl: `${config.checkoutBaseUrl}/{payment id}`,
+    openapiUrl: `${config.baseUrl}/openapi.json`,
     metricsUrl: `${listening}/metrics`,
     next: 'npm run -s kassa -- store create --name "My shop"',
   };
@@ -76,6 +73,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let webhookRunner: Runner | null = null;
   const readerStop = new AbortController();
   let readerDone: Promise<void> = Promise.resolve();
+  /** `config` with the API's bound port in its derived URLs (withBoundPort). */
+  let bound = config;
   try {
     // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
     const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
@@ -104,12 +103,20 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       );
     }
     if (parts.api) {
-      const app = createApp(deps, extraRoutes);
-      server = createApiServer(app.callback());
+      // The app is made once the port is bound: with PORT=0 and BASE_URL unset, the public URLs it
+      // derives (checkout links, the OpenAPI document's servers, the start line) carry that port.
+      let handle: http.RequestListener | null = null;
+      server = createApiServer((req, res) => {
+        if (handle) handle(req, res);
+        else res.writeHead(503, { 'Retry-After': '1' }).end();
+      });
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());
       });
+      bound = withBoundPort(config, (server.address() as AddressInfo).port);
+      deps.config = bound;
+      handle = createApp(deps, extraRoutes).callback();
     }
     const address = server?.address() as AddressInfo | null;
     url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
@@ -167,7 +174,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     throw error;
   }
 
-  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(config, url) : {}) }, 'kassa started');
+  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(bound, url) : {}) }, 'kassa started');
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop'): Promise<void> => {

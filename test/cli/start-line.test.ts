@@ -1,9 +1,11 @@
 // What a new user sees from `kassa start`: a start line naming every URL and the next command, and
-// request lines for their own requests, not for the sandbox's chain API (the watcher polls it).
+// request lines for their own requests, not for the sandbox's chain API (the chain reader asks it at every block).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { openPool } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { createTestStore } from '../helpers/factories.ts';
 import { startKassaProcess, type KassaProcess, type LogLine } from '../helpers/kassaProcess.ts';
 
 describe('kassa start, as a new user sees it', () => {
@@ -31,6 +33,26 @@ describe('kassa start, as a new user sees it', () => {
     assert.equal(started.next, 'npm run -s kassa -- store create --name "My shop"');
     for (const target of [started.openapiUrl, started.metricsUrl]) {
       assert.equal((await fetch(target as string)).status, 200, `${target} answers`);
+    }
+  });
+
+  it('with PORT=0 and BASE_URL unset, every link it gives names the port it bound (not :0)', async () => {
+    const url = started.url as string;
+    const document = (await (await fetch(`${url}/openapi.json`)).json()) as { servers: Array<{ url: string }> };
+    assert.equal(document.servers[0]!.url, url);
+    const pool = await openPool(db.url, { maxPoolSize: 1 });
+    try {
+      const store = await createTestStore(pool);
+      const response = await fetch(`${url}/v1/payments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: '1', currency: 'USD' }),
+      });
+      const payment = (await response.json()) as { id: string; checkoutURL: string };
+      assert.equal(response.status, 201, JSON.stringify(payment));
+      assert.equal(payment.checkoutURL, `${url}/pay/${payment.id}`);
+    } finally {
+      await pool.end();
     }
   });
 
