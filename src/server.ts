@@ -141,27 +141,19 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       // so they never hold up the other jobs; each store's deliveries use at most
       // DELIVERY_QUEUES_PER_STORE of them (worker/jobs.ts).
       const { webhook__deliver: deliver, ...others } = TASKS;
-      runner = await run({
-        events: heartbeat.events,
-        pgPool: workerPool,
-        concurrency: 4,
+      // Each runner's pool fetches jobs for all its workers (Graphile's local queue): one `get_jobs`
+      // per poll per runner when idle, not one per worker; new jobs still wake it by NOTIFY.
+      const runnerOptions = (concurrency: number) => ({
+        events: heartbeat!.events,
+        pgPool: workerPool!,
+        concurrency,
         pollInterval: 1000,
-        preset: { worker: { localQueue: { size: 4 } } },
+        preset: { worker: { localQueue: { size: concurrency } } },
         noHandleSignals: true,
         logger: graphileLogger(log, true),
-        taskList: taskList({ ...deps, chain: client }, others),
-        crontab: CRONTAB,
       });
-      webhookRunner = await run({
-        events: heartbeat.events,
-        pgPool: workerPool,
-        concurrency: 20,
-        pollInterval: 1000,
-        preset: { worker: { localQueue: { size: 20 } } },
-        noHandleSignals: true,
-        logger: graphileLogger(log, true),
-        taskList: taskList(deps, { webhook__deliver: deliver! }),
-      });
+      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...deps, chain: client }, others), crontab: CRONTAB });
+      webhookRunner = await run({ ...runnerOptions(20), taskList: taskList(deps, { webhook__deliver: deliver! }) });
     }
   } catch (error) {
     readerStop.abort();
