@@ -105,11 +105,9 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     if (parts.api) {
       // The app is made once the port is bound: with PORT=0 and BASE_URL unset, the public URLs it
       // derives (checkout links, the OpenAPI document's servers, the start line) carry that port.
+      // `handle` is set right after listen resolves, before the event loop accepts a connection.
       let handle: http.RequestListener | null = null;
-      server = createApiServer((req, res) => {
-        if (handle) handle(req, res);
-        else res.writeHead(503, { 'Retry-After': '1' }).end();
-      });
+      server = createApiServer((req, res) => handle!(req, res));
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());

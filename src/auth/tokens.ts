@@ -4,6 +4,7 @@ import crypto, { type KeyObject } from 'node:crypto';
 import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { authInvalid } from '../errors.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
+import { isUuid } from '../uuid.ts';
 
 /** The only JWS algorithms accepted: EdDSA and its RFC 9864 name. Never "none", never HMAC. */
 const ACCEPTED_ALGORITHMS = ['EdDSA', 'Ed25519'];
@@ -74,7 +75,7 @@ export interface IssuedToken {
 }
 
 export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now = new Date()): Promise<IssuedToken> {
-  const exists = z.uuid().safeParse(storeId).success ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
+  const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const { privateKey } = await tokenKey(db);
   const jti = crypto.randomUUID();
@@ -92,7 +93,7 @@ export async function issueToken(db: Db, storeId: string, expiresInSeconds: numb
 
 /** Revokes a token at once. Returns false when no token has that jti. */
 export async function revokeToken(db: Db, jti: string, now = new Date()): Promise<boolean> {
-  if (!z.uuid().safeParse(jti).success) return false;
+  if (!isUuid(jti)) return false;
   const row = await db.maybeOne(sql.type(z.object({ jti: z.string() }))`
     update api_tokens set revoked_at = coalesce(revoked_at, ${sql.timestamp(now)})
     where jti = ${jti} returning jti
@@ -183,7 +184,7 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
     throw error;
   }
   const { sub, jti, exp, nbf } = payload;
-  if (typeof sub !== 'string' || typeof jti !== 'string' || !z.uuid().safeParse(jti).success) throw authInvalid();
+  if (typeof sub !== 'string' || typeof jti !== 'string' || !isUuid(jti)) throw authInvalid();
   const claims: VerifiedClaims = { sub, jti, ...(exp !== undefined ? { exp } : {}), ...(nbf !== undefined ? { nbf } : {}) };
   hooks.verified?.();
   if (key.verified.size >= MAX_VERIFIED_TOKENS) key.verified.delete(key.verified.keys().next().value!);

@@ -4,6 +4,9 @@
 import { type Address, beginCell, type Cell } from '@ton/core';
 import { OP_JETTON_TRANSFER } from './detect.ts';
 
+/** TON attached to a jetton transfer for the network fees (TEP-74 wallets need ~0.03 on mainnet; the excess comes back). */
+export const JETTON_TRANSFER_TON = 50_000_000n; // 0.05 TON
+
 /**
  * `transfer#0f8a7ea5`: `amount` base units to `destination` (an owner; its jetton wallet receives
  * them), the TON left over to `responseDestination`; `forwardTonAmount` > 0 sends `destination` a

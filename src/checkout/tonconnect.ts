@@ -6,11 +6,9 @@
 //   in base units to the deposit address (its owner), the excess TON back to the customer.
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
-import { jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { JETTON_TRANSFER_TON, jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { amounts, type CheckoutRow } from './view.ts';
 
-/** TON a jetton transfer carries for the network fees (the rest comes back as excesses). */
-export const JETTON_TRANSFER_TON = 50_000_000n; // 0.05 TON
 /** TON the deposit owner receives with the jetton transfer_notification (> 0, so it is sent). */
 export const JETTON_FORWARD_TON = 1n;
 
@@ -106,8 +104,6 @@ export function tonConnectWallets(prefix: string) {
 
 /** The origins of the offered wallets' bridges: all the page's connect-src needs beyond 'self'. */
 export const TON_CONNECT_BRIDGE_ORIGINS: readonly string[] = [...new Set(OFFERED_WALLETS.map((wallet) => new URL(wallet.bridgeUrl).origin))];
-
-export const isOfferedWallet = (appName: string): boolean => OFFERED_WALLETS.some((wallet) => wallet.app_name === appName);
 
 /** The message of a TON Connect `sendTransaction` request (amounts in nanoTON, payload a base64 BOC). */
 export interface TonConnectMessage {

@@ -12,6 +12,7 @@ import { paymentMethodSchema } from '../presenters/method.ts';
 import { createdInvoiceSchema, paymentSchema, paymentStatusSchema } from '../presenters/payment.ts';
 import { refundSchema } from '../presenters/refund.ts';
 import { transferSchema } from '../presenters/transfer.ts';
+import { checkoutPrefix } from './routes/checkout.ts';
 import { selectMethodSchema, tonConnectQuery } from './routes/checkout.schema.ts';
 import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaymentsQuery } from './routes/payments.schema.ts';
 import { createRefundSchema } from './routes/refunds.schema.ts';
@@ -60,11 +61,14 @@ interface OperationObject {
 function withCommonResponses(paths: Record<string, Record<string, OperationObject>>) {
   for (const operations of Object.values(paths)) {
     for (const operation of Object.values(operations)) {
-      const responses: Responses = operation.requestBody
-        ? { ...operation.responses, '413': errorResponse('payload_too_large'), '415': errorResponse('unsupported_media_type') }
-        : { ...operation.responses };
-      const limited = '429' in responses;
       const idempotent = operation.parameters?.some((parameter) => parameter.name === 'X-Idempotency-Key') ?? false;
+      const responses: Responses = {
+        ...operation.responses,
+        ...(operation.requestBody ? { '413': errorResponse('payload_too_large'), '415': errorResponse('unsupported_media_type') } : {}),
+        // Every route that takes the key runs through the same idempotent step (src/http/idempotent.ts).
+        ...(idempotent ? { '422': errorResponse('idempotency_key_reused') } : {}),
+      };
+      const limited = '429' in responses;
       operation.responses = Object.fromEntries(
         Object.entries(responses).map(([status, response]) => [
           status,
@@ -126,7 +130,7 @@ const publicCommon = {
 };
 
 export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
-  const checkoutPath = new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
+  const checkoutPath = checkoutPrefix(checkoutBaseUrl);
   return {
     openapi: '3.1.0',
     info: { title: 'Kassa', version: '1', description: 'Self-hosted crypto payments on TON. See docs/API.md for every decision and error code.' },
@@ -158,7 +162,6 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '201': { description: 'The payment', content: json(ref('Payment')) },
             '404': errorResponse('currency_not_found, payment_method_not_found'),
-            '422': errorResponse('idempotency_key_reused'),
             ...common,
           },
         },
@@ -166,12 +169,10 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listPayments',
           summary: "The store's payments, newest first (extension)",
           // The same schema validates the query (src/http/routes/payments.schema.ts).
-          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, { description, ...schema }]: [string, { description: string }]) => ({
-            name,
-            in: 'query',
-            description,
-            schema: 'format' in schema && schema.format === 'kassa-time' ? { ...schema, format: 'date-time' } : schema,
-          })),
+          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, checked]) => {
+            const { description, ...schema } = ((listPaymentsQuery.published as Record<string, object>)[name] ?? checked) as { description: string };
+            return { name, in: 'query', description, schema };
+          }),
           responses: {
             '200': {
               description: 'A page',
@@ -193,7 +194,6 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
               content: json(createdInvoiceSchema),
             },
             '404': errorResponse('currency_not_found, payment_method_not_found'),
-            '422': errorResponse('idempotency_key_reused'),
             ...common,
           },
         },
@@ -261,7 +261,6 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
               'refund_exceeds_balance (param amount), invalid_address (param address), invalid_amount, invalid_coin, missing_parameter, unknown_parameter',
             ),
             '404': errorResponse('payment_not_found'),
-            '422': errorResponse('idempotency_key_reused'),
           },
         },
         get: {

@@ -110,6 +110,11 @@ export interface QueryDefinition {
   /** `additionalProperties: false` refuses an unknown parameter (unknown_parameter); `true` leaves others alone. */
   schema: { type: 'object'; additionalProperties: boolean; required?: readonly string[]; properties: Record<string, object> };
   fields: Record<string, { code: ErrorCode; message: string }>;
+  /**
+   * What the OpenAPI document publishes for a parameter whose check is written for the raw query
+   * string (every value arrives as text): e.g. an integer range checked by a pattern. Absent: its schema.
+   */
+  published?: Record<string, object>;
 }
 
 /**

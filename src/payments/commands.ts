@@ -78,7 +78,7 @@ export interface PaymentDraft {
   createdVia: 'payments' | 'invoice';
   invoiceType: 'FIAT' | 'CRYPTO' | null;
   fiatCurrency: string | null;
-  /** What fixing `method` needs, when the draft's own statement already read it (`draftFromPayment` with a network). */
+  /** What fixing `method` needs, when the draft's own statement already read it (both drafts read it with the catalogue: `readCatalogue` in drafts.ts). */
   prefetched?: MethodPrefetch;
 }
 

@@ -4,6 +4,7 @@ import { DERIVATIONS, depositKeyPair, derivedWallet, type Derivation } from '../
 import type { Config } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { depositPublicKey, masterKey } from './deposit.ts';
+import { isUuid } from '../uuid.ts';
 
 export class DepositExportError extends Error {
   override name = 'DepositExportError';
@@ -43,7 +44,7 @@ export async function exportDeposit(
   paymentId: string,
   includeSecret: boolean,
 ): Promise<DepositExport> {
-  const row = z.uuid().safeParse(paymentId).success
+  const row = isUuid(paymentId)
     ? await db.maybeOne(sql.type(depositRow)`
         select payment_id, derivation_index::text as derivation_index, network, address, derivation
         from deposit_addresses where payment_id = ${paymentId}

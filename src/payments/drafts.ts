@@ -8,7 +8,7 @@ import { authInvalid, KassaError } from '../errors.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
 import type { PaymentDraft } from './commands.ts';
 import type { MethodPrefetch } from './methodChoice.ts';
-import { STORE_METHODS, type MethodRow } from './methods.ts';
+import { type MethodKey, type MethodRow, methodWhere, STORE_METHODS } from './methods.ts';
 
 /** What every payment request carries (the JSON Schema `commonProperties` in src/http/routes/payments.schema.ts checks it). */
 interface CommonInput {
@@ -110,16 +110,11 @@ export async function draftFromPayment(db: Db, storeId: string, body: PaymentInp
 async function readCatalogue(
   db: Db,
   storeId: string,
-  wanted: { currency: string | null; method: { coin: string; chain: string } | { id: string } | undefined },
+  wanted: { currency: string | null; method: MethodKey | undefined },
   { network, tokenCheck }: DraftOptions,
 ) {
   const tokenValid = tokenCheck ? tokenValidSql(tokenCheck.token, tokenCheck.now) : sql.fragment`true`;
-  const which =
-    wanted.method === undefined
-      ? sql.fragment`false`
-      : 'id' in wanted.method
-        ? sql.fragment`pm.id = ${wanted.method.id}`
-        : sql.fragment`pm.coin_symbol = ${wanted.method.coin} and pm.chain_symbol = ${wanted.method.chain}`;
+  const which = wanted.method === undefined ? sql.fragment`false` : methodWhere(wanted.method);
   const currency = wanted.currency === null ? sql.fragment`m.coin_symbol` : sql.fragment`${wanted.currency}::text`;
   const row = (await db.one(
     prepared(sql.unsafe`

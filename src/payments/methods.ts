@@ -1,5 +1,5 @@
 // The payment methods a store accepts (src/presenters/method.ts shows them).
-import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { type FragmentSqlToken, prepared, sql, z, type Db } from '../db/pool.ts';
 
 export const methodRow = z.object({
   id: z.string(),
@@ -26,8 +26,12 @@ export async function listStoreMethods(db: Db, storeId: string): Promise<readonl
   return db.any(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} order by c.kind desc, c.symbol`);
 }
 
-/** A store's method by coin and chain symbol (case-sensitive), or null when not enabled. */
-export async function findStoreMethod(db: Db, storeId: string, by: { coin: string; chain: string } | { id: string }): Promise<MethodRow | null> {
-  const where = 'id' in by ? sql.fragment`pm.id = ${by.id}` : sql.fragment`pm.coin_symbol = ${by.coin} and pm.chain_symbol = ${by.chain}`;
-  return db.maybeOne(prepared(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} and ${where}`));
+/** Which method of STORE_METHODS: by id, or by coin and chain symbol (case-sensitive). */
+export type MethodKey = { coin: string; chain: string } | { id: string };
+export const methodWhere = (by: MethodKey): FragmentSqlToken =>
+  'id' in by ? sql.fragment`pm.id = ${by.id}` : sql.fragment`pm.coin_symbol = ${by.coin} and pm.chain_symbol = ${by.chain}`;
+
+/** A store's method, or null when not enabled. */
+export async function findStoreMethod(db: Db, storeId: string, by: MethodKey): Promise<MethodRow | null> {
+  return db.maybeOne(prepared(sql.type(methodRow)`${STORE_METHODS} where spm.store_id = ${storeId} and ${methodWhere(by)}`));
 }

@@ -68,7 +68,6 @@ export function effectOf(
 
 export type RecordOutcome = { recorded: false } | { recorded: true; effect: TransferEffect; completed: boolean };
 
-/** Records one transfer (idempotent: a repeat changes nothing) and completes the payment it pays. */
 export interface RecordOptions {
   /**
    * Runs in the completing transaction, after the status change and the webhook's enqueue: what
@@ -78,6 +77,7 @@ export interface RecordOptions {
   onCompleted?: OnCompleted;
 }
 
+/** Records one transfer (idempotent: a repeat changes nothing) and completes the payment it pays. */
 export async function recordTransfer(pool: DatabasePool, transfer: IncomingTransfer, now: Date, options: RecordOptions = {}): Promise<RecordOutcome> {
   return pool.transaction(async (tx) => {
     const payment = await lockPayment(tx, transfer.paymentId);

@@ -47,7 +47,7 @@ export function bookComment(comment: string | undefined): string | null {
 }
 
 /** The body's op as the books describe a TON transfer that carried one (comments and no body: nothing). */
-export function describeOp(op: number | undefined): string | null {
+function describeOp(op: number | undefined): string | null {
   if (op === undefined || op === 0) return null;
   return op === OP_ENCRYPTED_COMMENT ? 'encrypted_comment' : `op 0x${op.toString(16).padStart(8, '0')}`;
 }

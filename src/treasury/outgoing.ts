@@ -11,7 +11,6 @@ import { enqueue } from '../worker/enqueue.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
-export type OutgoingState = 'planned' | 'sent' | 'confirmed' | 'failed';
 
 /** Moving less TON than this costs about as much as it is worth: it stays, and is reported. */
 export const TON_DUST_BASE_UNITS = 10_000_000n; // 0.01 TON

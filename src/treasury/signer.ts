@@ -11,7 +11,7 @@ import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
-import { jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { JETTON_TRANSFER_TON, jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { fromBaseUnits } from '../money.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
@@ -24,8 +24,6 @@ import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.
 export const MESSAGE_TTL_SECONDS = 60;
 /** A TON transfer that leaves less than this in the wallet carries the whole balance instead (fees taken from it). */
 export const FEE_RESERVE_BASE_UNITS = 10_000_000n; // 0.01 TON
-/** TON attached to a jetton transfer (TEP-74 wallets need ~0.03 on mainnet; the excess returns to the gas wallet). */
-export const JETTON_TRANSFER_TON = 50_000_000n; // 0.05 TON
 /** The smallest top-up: the attached TON, the deposit's own fees (it deploys itself) and a margin. */
 export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */

@@ -9,6 +9,6 @@ export interface WorkerDeps {
   pool: DatabasePool;
   log: Logger;
   now: () => Date;
-  /** The chain API (toncenter v2 JSON-RPC): the signer's account reads and sendBoc. */
+  /** The chain API (toncenter v2 JSON-RPC): the signer's account reads and sendBoc, the reconciliation's balances. */
   chain?: ChainClient;
 }

@@ -7,5 +7,3 @@ export function uuidField(payload: unknown, field: string): string | null {
   const id = (payload as Record<string, unknown>)[field];
   return typeof id === 'string' && isUuid(id) ? id.toLowerCase() : null;
 }
-
-export const paymentIdOf = (payload: unknown): string | null => uuidField(payload, 'paymentId');

@@ -1,6 +1,6 @@
 // The hosted checkout end to end in real headless Chromium (Debian's `chromium`, driven by
 // playwright-core) against the real app, real Postgres and the sandbox chain read by the chain
-// watcher: choose USDT, see the address, amount and QR, pay through the sandbox and watch the page
+// reader: choose USDT, see the address, amount and QR, pay through the sandbox and watch the page
 // turn to paid without a reload; an expired payment; the Russian page. Screenshots of every state
 // go to test-artifacts/checkout/ (git-ignored).
 //
@@ -126,7 +126,7 @@ async function assertAccessible(page: Page, what: string): Promise<void> {
 const markDocument = (page: Page) => page.evaluate(() => ((window as unknown as { kassaMark: string }).kassaMark = 'same-document'));
 const sameDocument = (page: Page) => page.evaluate(() => (window as unknown as { kassaMark?: string }).kassaMark === 'same-document');
 
-/** What the chain watcher's job does every second in production: read the chain until nothing new. */
+/** What the chain reader does at every block in production: read the chain until nothing new. */
 async function watchChain(): Promise<void> {
   await app.settle();
 }
@@ -214,7 +214,7 @@ describe('checkout in headless Chromium', () => {
       assert.ok(await sameDocument(page));
       await shot(page, '03-underpaid-en');
 
-      // Pay the rest through the sandbox chain; the watcher records it; the page turns to paid.
+      // Pay the rest through the sandbox chain; the chain reader records it; the page turns to paid.
       const rest = await app.pay(row.address_friendly, 'USDT', '6.5');
       await watchChain();
       await page.getByRole('heading', { name: 'Paid' }).waitFor({ timeout: 10_000 });
@@ -466,7 +466,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       assert.deepEqual(request.messages, [{ address: deposit, amount: '2100000000' }]);
       assert.equal(request.valid_until, Math.floor(Date.parse(payment.timer.expiresAt) / 1000));
       assert.equal(request.from, app.sandbox.chain.customerAddress);
-      // Completion only from the chain: still pending until the watcher reads the transfer.
+      // Completion only from the chain: still pending until the chain reader reads the transfer.
       assert.equal(await app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from payments where id = ${payment.id}`), 'pending');
       app.sandbox.chain.releaseBlocks();
 

@@ -21,7 +21,7 @@ describe('kassa start', () => {
     assert.equal(health.status, 200);
     assert.deepEqual(await health.json(), { ok: true });
 
-    // End to end in one process: a sandbox transfer is found by the worker's watcher, which reads
+    // End to end in one process: a sandbox transfer is found by the worker's chain reader, which reads
     // the emulated chain over HTTP, and the payment completes.
     const { token } = await createTestStore(db.pool, { name: 'E2E' });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

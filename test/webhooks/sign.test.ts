@@ -48,7 +48,7 @@ describe('signing keys and signatures', () => {
     assert.deepEqual(a.secretKey.subarray(32), a.publicKey);
   });
 
-  it('publicJwk publishes x as standard base64 of the raw key, with the CONTRACT §8 members', () => {
+  it('publicJwk publishes x as standard base64 of the raw key, with the members docs/API.md names', () => {
     const key = generateSigningKey();
     const jwk = publicJwk(key.kid, key.publicKey);
     assert.deepEqual(Object.keys(jwk).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x']);

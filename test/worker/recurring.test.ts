@@ -20,8 +20,7 @@ beforeEach(async () => {
 });
 afterEach(() => db.drop());
 
-// chain__watch schedules itself (src/chain/schedule.ts); its cron line is only a keep-alive.
-const ITEMS = parseCrontab(CRONTAB).filter((item) => item.task !== 'chain__watch');
+const ITEMS = parseCrontab(CRONTAB);
 const RECURRING = Object.fromEntries(ITEMS.map((item) => [item.task, TASKS[item.task]!]));
 
 /** One cron tick of `item`: the add_job call Graphile Worker's cron makes (graphile-worker/dist/cron.js). */

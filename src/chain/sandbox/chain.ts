@@ -1,7 +1,8 @@
 /**
  * The sandbox TON network (docs/API.md, Sandbox network): a real TVM emulator (@ton/sandbox) with a funded customer
- * wallet and standard jetton minters, fully offline. Dev/test only: nothing outside
- * src/chain/sandbox/ may import this folder statically.
+ * wallet and standard jetton minters, fully offline. Dev/test only: outside
+ * src/chain/sandbox/ only src/http/routes/sandbox.ts imports it (and is itself loaded with import()), so the
+ * production image needs none of it; src/chain/sandbox/path.ts holds the plain paths others may import.
  */
 import { Address, beginCell, toNano } from '@ton/core';
 import type { Cell } from '@ton/core';

@@ -164,7 +164,8 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       const row = await findCheckoutRow(pool, id, network);
       if (!row) throw paymentNotFound();
       if (isFinal(row.status)) throw new KassaError('payment_not_open', 'The payment is no longer open.');
-      if (deps.now().getTime() >= row.expires_at.getTime()) throw new KassaError('payment_expired', 'The payment has expired.');
+      const now = deps.now();
+      if (now.getTime() >= row.expires_at.getTime()) throw new KassaError('payment_expired', 'The payment has expired.');
       if (row.status !== 'pending') throw new KassaError('method_not_selected', 'Choose a payment method first.');
       let customerJettonWallet: Address | null = null;
       if (row.coin_kind === 'jetton') {
@@ -179,7 +180,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
           throw new KassaError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
         }
       }
-      const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(Date.now()) });
+      const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(now.getTime()) });
       if (!request) throw new KassaError('payment_not_open', 'Nothing is due on this payment.');
       ctx.body = request;
     },

@@ -103,5 +103,9 @@ export const listPaymentsQuery = {
     limit: { code: 'invalid_limit', message: 'limit must be an integer from 1 to 100.' },
     starting_after: { code: 'invalid_starting_after', message: 'starting_after must be a payment id.' },
   },
+  published: {
+    created_after: { type: 'string', format: 'date-time', description: 'Only payments created after this time (RFC 3339).' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100 (default 20).' },
+  },
 } as const satisfies QueryDefinition;
 export type ListPaymentsQuery = FromSchema<typeof listPaymentsQuery.schema>;
