@@ -6,11 +6,17 @@
 //   - delivery: `isDeliverableIp` is applied to every address the host resolves to, at connect time
 //     (see src/webhooks/send.ts), because a host name can point anywhere and change at any time.
 //
-// Classification is done by parsing the address into bytes and comparing prefixes, so that every
-// textual form of an address (`::ffff:127.0.0.1`, `::ffff:7f00:1`, `0:0:0:0:0:ffff:7f00:1`) ends up
-// in the same category. Odd IPv4 forms in URLs (`2130706433`, `0x7f.1`, `127.1`) are normalised to
-// dotted decimal by the WHATWG URL parser before they reach this module.
+// Range matching is Node's `net.BlockList` (its own address parser, the one its sockets use), so
+// every textual form of an address — `::ffff:127.0.0.1`, `::ffff:7f00:1`, `0:0:0:0:0:ffff:7f00:1` —
+// is judged the same; the IPv4 inside a translation prefix is read with ipaddr.js (a kept parser)
+// once BlockList has said which prefix it is. (ipaddr.js alone is not enough: it parses the
+// deprecated IPv4-compatible `::a.b.c.d` as if it were IPv4-mapped `::ffff:a.b.c.d`.) The policy is
+// ours: which ranges are not public (the tables below, IANA's special-purpose registries) and the
+// rule that a translation prefix (IPv4-mapped, NAT64, 6to4) is only as public as the IPv4 inside it.
+// Odd IPv4 forms in URLs (`2130706433`, `0x7f.1`, `127.1`) are normalised to dotted decimal by the
+// WHATWG URL parser before they reach this module, and `net.isIP` gates what counts as an address.
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * The category of an IP address.
@@ -27,24 +33,19 @@ import net from 'node:net';
  */
 export type IpCategory = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved' | 'invalid';
 
-interface Range {
-  /** Network address as bytes (4 for IPv4, 16 for IPv6). */
-  bytes: number[];
-  bits: number;
-  category: Exclude<IpCategory, 'public' | 'invalid'>;
+type Category = Exclude<IpCategory, 'public' | 'invalid'>;
+type Range = { list: net.BlockList; category: Category };
+type Family = 'ipv4' | 'ipv6';
+
+function subnet(cidr: string, family: Family): net.BlockList {
+  const [address, bits] = cidr.split('/') as [string, string];
+  const list = new net.BlockList();
+  list.addSubnet(address, Number(bits), family);
+  return list;
 }
 
-function v4(cidr: string, category: Range['category']): Range {
-  const [address, bits] = cidr.split('/') as [string, string];
-  return { bytes: address.split('.').map(Number), bits: Number(bits), category };
-}
-
-function v6(cidr: string, category: Range['category']): Range {
-  const [address, bits] = cidr.split('/') as [string, string];
-  const bytes = parseIPv6(address);
-  if (bytes === null) throw new Error(`bad range ${cidr}`);
-  return { bytes, bits: Number(bits), category };
-}
+const v4 = (cidr: string, category: Category): Range => ({ list: subnet(cidr, 'ipv4'), category });
+const v6 = (cidr: string, category: Category): Range => ({ list: subnet(cidr, 'ipv6'), category });
 
 /** IANA IPv4 special-purpose registry and friends. Order matters only for overlaps (first wins). */
 const IPV4_RANGES: Range[] = [
@@ -73,7 +74,10 @@ const IPV6_RANGES_IN_GLOBAL: Range[] = [
   v6('3fff::/20', 'reserved'), // documentation (RFC 9637)
 ];
 
-const NAT64_WELL_KNOWN = v6('64:ff9b::/96', 'reserved');
+const IPV4_MAPPED = subnet('::ffff:0:0/96', 'ipv6');
+const NAT64_WELL_KNOWN = subnet('64:ff9b::/96', 'ipv6');
+const GLOBAL_UNICAST = subnet('2000::/3', 'ipv6');
+const SIX_TO_FOUR = subnet('2002::/16', 'ipv6');
 
 /** Ranges outside 2000::/3 that get a more precise category than `reserved`. */
 const IPV6_RANGES_OUTSIDE_GLOBAL: Range[] = [
@@ -85,78 +89,39 @@ const IPV6_RANGES_OUTSIDE_GLOBAL: Range[] = [
   v6('ff00::/8', 'multicast'),
 ];
 
-function matches(bytes: number[], range: Range): boolean {
-  if (bytes.length !== range.bytes.length) return false;
-  let bits = range.bits;
-  for (let i = 0; bits > 0; i++, bits -= 8) {
-    const mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
-    if (((bytes[i] ?? 0) & mask) !== ((range.bytes[i] ?? 0) & mask)) return false;
-  }
-  return true;
-}
-
-function lookupRange(bytes: number[], ranges: Range[]): Range['category'] | null {
-  for (const range of ranges) if (matches(bytes, range)) return range.category;
+function lookupRange(address: string, family: Family, ranges: Range[]): Category | null {
+  for (const { list, category } of ranges) if (list.check(address, family)) return category;
   return null;
 }
 
-/** Parses a textual IPv6 address (already validated by net.isIPv6, no zone) into 16 bytes. */
-function parseIPv6(text: string): number[] | null {
-  let s = text.toLowerCase();
-  const tail: number[] = [];
-  // An embedded dotted IPv4 in the last 32 bits (::ffff:1.2.3.4).
-  const lastColon = s.lastIndexOf(':');
-  if (s.slice(lastColon + 1).includes('.')) {
-    const quad = s.slice(lastColon + 1);
-    if (net.isIPv4(quad) === false) return null;
-    tail.push(...quad.split('.').map(Number));
-    s = `${s.slice(0, lastColon + 1)}0:0`; // placeholder groups, replaced below
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const groups = (part: string | undefined): string[] => (part === undefined || part === '' ? [] : part.split(':'));
-  const head = groups(halves[0]);
-  const rest = groups(halves[1]);
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
-  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
-  const bytes: number[] = [];
-  for (const group of all) {
-    if (!/^[0-9a-f]{1,4}$/.test(group)) return null;
-    const value = parseInt(group, 16);
-    bytes.push(value >> 8, value & 0xff);
-  }
-  if (tail.length === 4) bytes.splice(12, 4, ...tail);
-  return bytes.length === 16 ? bytes : null;
+function classifyV4(address: string): IpCategory {
+  return lookupRange(address, 'ipv4', IPV4_RANGES) ?? 'public';
 }
 
-function classifyV4(bytes: number[]): IpCategory {
-  return lookupRange(bytes, IPV4_RANGES) ?? 'public';
+/** The category of the IPv4 address in bytes `at`…`at+3` of an IPv6 translation prefix. */
+function embedded(address: string, at: number): IpCategory {
+  return classifyV4(
+    ipaddr.IPv6.parse(address)
+      .toByteArray()
+      .slice(at, at + 4)
+      .join('.'),
+  );
 }
 
-/** The category of an IPv4 address embedded in an IPv6 translation prefix. */
-function embedded(bytes: number[], at: number): IpCategory {
-  return classifyV4(bytes.slice(at, at + 4));
-}
-
-function classifyV6(bytes: number[]): IpCategory {
-  const zeros = (from: number, to: number): boolean => bytes.slice(from, to).every((b) => b === 0);
+function classifyV6(address: string): IpCategory {
   // ::ffff:a.b.c.d — IPv4-mapped: a dual-stack socket really connects to a.b.c.d.
-  if (zeros(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return embedded(bytes, 12);
+  if (IPV4_MAPPED.check(address, 'ipv6')) return embedded(address, 12);
   // 64:ff9b::a.b.c.d — NAT64 well-known prefix: public only when the IPv4 behind it is.
-  if (matches(bytes, NAT64_WELL_KNOWN)) {
-    return embedded(bytes, 12) === 'public' ? 'public' : 'reserved';
-  }
-  const inGlobal = ((bytes[0] ?? 0) & 0xe0) === 0x20; // 2000::/3
-  if (!inGlobal) {
+  if (NAT64_WELL_KNOWN.check(address, 'ipv6')) return embedded(address, 12) === 'public' ? 'public' : 'reserved';
+  if (!GLOBAL_UNICAST.check(address, 'ipv6')) {
     // Includes ::a.b.c.d (deprecated IPv4-compatible), 64:ff9b:1::/48 (local-use NAT64),
     // 100::/64 (discard) and everything IANA has not allocated for global unicast.
-    return lookupRange(bytes, IPV6_RANGES_OUTSIDE_GLOBAL) ?? 'reserved';
+    return lookupRange(address, 'ipv6', IPV6_RANGES_OUTSIDE_GLOBAL) ?? 'reserved';
   }
-  const special = lookupRange(bytes, IPV6_RANGES_IN_GLOBAL);
+  const special = lookupRange(address, 'ipv6', IPV6_RANGES_IN_GLOBAL);
   if (special !== null) return special;
   // 2002:a.b.c.d::/48 — 6to4: public only when the embedded IPv4 is.
-  if (bytes[0] === 0x20 && bytes[1] === 0x02) return embedded(bytes, 2) === 'public' ? 'public' : 'reserved';
+  if (SIX_TO_FOUR.check(address, 'ipv6')) return embedded(address, 2) === 'public' ? 'public' : 'reserved';
   return 'public';
 }
 
@@ -168,16 +133,13 @@ function classifyV6(bytes: number[]): IpCategory {
 export function classifyIp(ip: string): IpCategory {
   let text = ip.trim();
   if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
-  const family = net.isIP(text);
-  if (family === 4) return classifyV4(text.split('.').map(Number));
-  if (family !== 6) return 'invalid';
   const zone = text.indexOf('%');
-  if (zone !== -1) {
-    const category = classifyV6(parseIPv6(text.slice(0, zone)) ?? []);
-    return category === 'public' ? 'reserved' : category;
-  }
-  const bytes = parseIPv6(text);
-  return bytes === null ? 'invalid' : classifyV6(bytes);
+  const bare = zone === -1 ? text : text.slice(0, zone);
+  const family = net.isIP(bare);
+  if (family === 4 && zone === -1) return classifyV4(bare);
+  if (family !== 6) return 'invalid';
+  const category = classifyV6(bare);
+  return zone !== -1 && category === 'public' ? 'reserved' : category;
 }
 
 /** True only for a globally routable unicast address (see {@link IpCategory}). */
