@@ -9,13 +9,12 @@ export const IS_COUNTED = sql.fragment`t.effect = any(${sql.array([...COUNTED_EF
 
 /**
  * A lateral join `counted` on payment `p`: the counted transfers' hashes in chain order, their sum
- * in coin units (`total`) and in base units (`total_base_units`), and the effects of all the
- * payment's transfers (`effects`, for its anomalies), in one pass over its books.
+ * in base units (`total_base_units`), and the effects of all the payment's transfers (`effects`,
+ * for its anomalies), in one pass over its books.
  */
 export const COUNTED_OF_PAYMENT = sql.fragment`
   left join lateral (
     select array_agg(t.hash order by t.chain_time, t.lt) filter (where ${IS_COUNTED}) as hashes,
-           sum(t.amount) filter (where ${IS_COUNTED}) as total,
            sum(t.amount_base_units) filter (where ${IS_COUNTED}) as total_base_units,
            array_agg(distinct t.effect) as effects
     from transfers t where t.payment_id = p.id
