@@ -79,7 +79,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
     const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
     await migrate(database.url, log);
-    pool = await openPool(database.url, { maxPoolSize: 20 });
+    pool = await openPool(database.url, { maxPoolSize: 20, statementTimeoutMs: config.databaseStatementTimeoutMs });
     const deps = { config, pool, log, now };
     // Deposit addresses need the deposit public key; a wrong one is refused before any is made.
     if (parts.api) await depositPublicKey(pool, config);
