@@ -180,6 +180,25 @@ export function classifyIp(ip: string): IpCategory {
   return bytes === null ? 'invalid' : classifyV6(bytes);
 }
 
+/** One DNS label: letters, digits and hyphens (IDNs arrive as punycode from `new URL`), 1 to 63 characters. */
+const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
+
+/**
+ * True when `hostname` (a URL's `hostname`) is a host and nothing else: a DNS name of letter,
+ * digit and hyphen labels, a dotted IPv4 address or a bracketed IPv6 one. `new URL` lets through
+ * hosts such as `cdn.example.com;script-src` or `a,b` (the WHATWG URL standard forbids fewer
+ * characters in a host than DNS does), which must never reach a header such as a
+ * Content-Security-Policy, where `;` and `,` separate directives and policies.
+ */
+export function isHostName(hostname: string): boolean {
+  if (hostname.startsWith('[')) return hostname.endsWith(']') && net.isIPv6(hostname.slice(1, -1));
+  if (hostname.length === 0 || hostname.length > 253) return false;
+  return hostname
+    .replace(/\.$/, '')
+    .split('.')
+    .every((label) => DNS_LABEL.test(label));
+}
+
 /** True only for a globally routable unicast address (see {@link IpCategory}). */
 export function isPublicIp(ip: string): boolean {
   return classifyIp(ip) === 'public';
