@@ -180,6 +180,23 @@ export function classifyIp(ip: string): IpCategory {
   return bytes === null ? 'invalid' : classifyV6(bytes);
 }
 
+/**
+ * What keeps `raw` from being an address customers and merchants reach (empty: nothing): not
+ * HTTPS, a bind address (0.0.0.0, ::), a loopback, private, link-local or otherwise non-public IP,
+ * or localhost. For BASE_URL and CHECKOUT_BASE_URL off sandbox (the start and `kassa doctor`).
+ */
+export function publicUrlProblems(raw: string): string[] {
+  const url = new URL(raw);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const problems: string[] = [];
+  if (url.protocol !== 'https:') problems.push('not HTTPS');
+  const category = classifyIp(host);
+  if (category === 'unspecified') problems.push(`${host} is a bind address, not one customers can reach`);
+  else if (category !== 'invalid' && category !== 'public') problems.push(`${host} is ${describeCategory(category)}`);
+  else if (host === 'localhost' || host.endsWith('.localhost')) problems.push(`${host} is the local host`);
+  return problems;
+}
+
 /** One DNS label: letters, digits and hyphens (IDNs arrive as punycode from `new URL`), 1 to 63 characters. */
 const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
 
