@@ -53,6 +53,11 @@ export interface Config {
    * amount (overpayments, late money, wrong coins) stays refundable this long, then is swept too.
    */
   refundHoldDays: number;
+  /**
+   * DATABASE_STATEMENT_TIMEOUT_MS: PostgreSQL's statement_timeout for the service's pool; the client
+   * gives up on a statement the server does not answer QUERY_TIMEOUT_MARGIN_MS later (src/db/pool.ts).
+   */
+  databaseStatementTimeoutMs: number;
   logLevel: string;
 }
 
@@ -225,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustProxyHops,
     checkoutStreamsMax: check(() => integer(env, 'CHECKOUT_STREAMS_MAX', 500, 1, 1_000_000), 500),
     refundHoldDays: check(() => integer(env, 'REFUND_HOLD_DAYS', 30, 0, 3650), 30),
+    databaseStatementTimeoutMs: check(() => integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000), 5_000),
     workerDeadAfterMs: check(() => integer(env, 'WORKER_DEAD_AFTER_SECONDS', 120, 5, 86_400), 120) * 1000,
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,

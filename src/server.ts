@@ -22,6 +22,7 @@ import { taskList } from './worker/tasks.ts';
 import { providerFor, refreshRates } from './rates/rates.ts';
 import { depositPublicKey } from './payments/deposit.ts';
 import { ensureGasWallet } from './treasury/gas.ts';
+import { publicUrlProblems } from './net/addresses.ts';
 
 export interface Parts {
   api: boolean;
@@ -61,8 +62,28 @@ function startUrls(config: Config, listening: string): Record<string, string> {
   };
 }
 
+/**
+ * Off sandbox, BASE_URL and CHECKOUT_BASE_URL are what customers open and merchants' receivers
+ * fetch keys from: an address that is not https on a public host (0.0.0.0, loopback, a private
+ * range, localhost) refuses the start on mainnet and is a warning on testnet (README, Configuration).
+ */
+export function checkPublicUrls(config: Config, log: Logger): void {
+  if (config.tonNetwork === 'sandbox') return;
+  for (const [name, url] of [
+    ['BASE_URL', config.baseUrl],
+    ['CHECKOUT_BASE_URL', config.checkoutBaseUrl],
+  ] as const) {
+    const problems = publicUrlProblems(url);
+    if (problems.length === 0) continue;
+    const line = `${name}=${url} is not a public https:// address (${problems.join('; ')}): customers' checkout links and webhook key URLs are built from it`;
+    if (config.tonNetwork === 'mainnet') throw new ConfigError(`invalid configuration: ${line}; set ${name} to the public https:// address`);
+    log.warn({ [name]: url }, `${line} (refused on mainnet)`);
+  }
+}
+
 export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
   checkKeysFor(config, parts);
+  checkPublicUrls(config, log);
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
@@ -79,7 +100,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
     const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
     await migrate(database.url, log);
-    pool = await openPool(database.url, { maxPoolSize: 20 });
+    pool = await openPool(database.url, { maxPoolSize: 20, statementTimeoutMs: config.databaseStatementTimeoutMs });
     const deps = { config, pool, log, now };
     // Deposit addresses need the deposit public key; a wrong one is refused before any is made.
     if (parts.api) await depositPublicKey(pool, config);

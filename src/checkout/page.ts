@@ -11,6 +11,7 @@ import { isFinal } from '../payments/transitions.ts';
 import type { CheckoutView } from '../presenters/checkout.ts';
 import { amounts, type CheckoutRow, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
+import { isHostName } from '../net/addresses.ts';
 
 interface CspOptions {
   /** This response's nonce for its <style> elements (TON Connect's UI, the store's colour). */
@@ -43,7 +44,23 @@ export const CHECKOUT_CSP = csp();
  * to the bridges of the wallets the page offers while the payment is open, and the store's logo.
  */
 export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string): string {
-  return csp({ styleNonce, bridges: !isFinal(row.status), imageOrigin: row.store_logo_url ? new URL(row.store_logo_url).origin : null });
+  const logo = storeLogo(row);
+  return csp({ styleNonce, bridges: !isFinal(row.status), imageOrigin: logo ? logo.origin : null });
+}
+
+/**
+ * The store's logo when it is an https URL whose host is a host name: a logo stored before
+ * `kassa store update` checked that (a host such as `cdn.example.com;script-src`) is not shown,
+ * and its origin never reaches the page's Content-Security-Policy.
+ */
+function storeLogo(row: Pick<CheckoutRow, 'store_logo_url'>): URL | null {
+  if (!row.store_logo_url) return null;
+  try {
+    const url = new URL(row.store_logo_url);
+    return url.protocol === 'https:' && isHostName(url.hostname) ? url : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The text colour with the better contrast on `background` (#rrggbb): white or near-black. */
@@ -328,7 +345,7 @@ function checkoutMain(input: PageInput): Html {
   const returnUrl = safeHttpUrl(row.return_url ?? undefined);
   return html`<main id="checkout" class="card" data-status="${row.status}" data-key="${stateKey(view)}" data-ended="${isFinal(row.status) ? 'true' : 'false'}">
 <section class="summary" aria-labelledby="store-name">
-${row.store_logo_url ? html`<img class="logo" id="store-logo" src="${row.store_logo_url}" alt="" width="56" height="56">` : ''}
+${storeLogo(row) ? html`<img class="logo" id="store-logo" src="${row.store_logo_url}" alt="" width="56" height="56">` : ''}
 <p class="eyebrow">${t(lang, 'payTo')}</p>
 <h1 id="store-name">${row.store_name}</h1>
 ${row.description !== null ? html`<p class="description" id="description">${row.description}</p>` : ''}

@@ -1,5 +1,7 @@
 // The project's one SQL access layer: a slonik pool with money-safe type parsing and the sql tag.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
+import { createPgDriverFactory } from '@slonik/pg-driver';
 import {
   BackendTerminatedError,
   BackendTerminatedUnexpectedlyError,
@@ -7,7 +9,9 @@ import {
   createPool,
   createSqlTag,
   SchemaValidationError,
+  StatementTimeoutError,
   type DatabasePool,
+  type DriverFactory,
   type DatabaseTransactionConnection,
   type CommonQueryMethods,
   type Interceptor,
@@ -161,23 +165,42 @@ const resultParser: Interceptor = {
 
 export interface PoolOptions {
   maxPoolSize?: number;
+  /** The server's bound on each statement (PostgreSQL's statement_timeout); 30 s unless given. */
   statementTimeoutMs?: number;
+  /**
+   * The client's own bound on each statement, for when the server does not answer at all (a frozen
+   * process, a hung disk, a silent network partition), where statement_timeout never fires:
+   * `statementTimeoutMs` plus QUERY_TIMEOUT_MARGIN_MS unless given.
+   */
+  queryTimeoutMs?: number;
   /** Run after Kassa's own (the benchmark records statements with one). */
   interceptors?: Interceptor[];
 }
 
+/** How much longer than statement_timeout the client waits, so that the server's own refusal normally comes first. */
+export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
+
 /**
  * Type parsing: we pass no slonik parsers, so node-postgres defaults apply, which are the safe
  * ones for money: numeric and int8 come back as strings, timestamptz as Date, json(b) parsed.
+ *
+ * Every call waits at most CONNECTION_TIMEOUT_MS for a connection (`withBoundedWait`) and every
+ * statement at most `queryTimeoutMs` for its answer (`boundedQueries`); either failure is
+ * "database unavailable" (`isDatabaseUnavailable`: the API answers 503 with Retry-After).
  */
 export async function openPool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
   const pool = await createPool(connectionUri, {
+    driverFactory: boundedQueries(createPgDriverFactory(), options.queryTimeoutMs ?? statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS),
     typeParsers: [],
     interceptors: [resultParser, preparedStatementRenewal, ...(options.interceptors ?? [])],
     maxPoolSize: options.maxPoolSize ?? 10,
-    statementTimeout: options.statementTimeoutMs ?? 30_000,
+    statementTimeout: statementTimeoutMs,
     connectionTimeout: CONNECTION_TIMEOUT_MS,
     idleTimeout: 10_000,
+    // How long closing a connection waits for its running statement, then for the server to
+    // acknowledge: a connection given up on (see boundedQueries) is gone within twice this.
+    gracefulTerminationTimeout: 1_000,
     captureStackTrace: false,
     // Kassa keeps no session state on these connections (no SET, LISTEN, temporary tables or
     // session locks) beyond the named statements of `prepared`, which are meant to last, so
@@ -186,6 +209,53 @@ export async function openPool(connectionUri: string, options: PoolOptions = {})
     resetConnection: async () => {},
   });
   return withBoundedWait(pool, CONNECTION_TIMEOUT_MS);
+}
+
+/** A statement the server did not answer within the client's bound (see `boundedQueries`). */
+export class QueryTimeoutError extends ConnectionError {
+  constructor(timeoutMs: number) {
+    super(`the database did not answer a statement within ${timeoutMs} ms`);
+  }
+}
+
+/** The pool call (`withBoundedWait`) a statement runs for: told at once when one of its statements times out. */
+const currentCall = new AsyncLocalStorage<{ giveUp(error: Error): void }>();
+
+/**
+ * node-postgres has no usable bound of its own here (its query_timeout leaves the statement
+ * running on a connection that goes back to the pool). This wraps slonik's driver: a statement
+ * unanswered after `timeoutMs` fails with QueryTimeoutError, its connection is destroyed (never
+ * reused: what it was doing is unknown; a transaction on it is rolled back by the server once it
+ * reads again), and the pool call it belongs to gives up at once rather than wait out slonik's
+ * rollback and destroy on a server that does not answer.
+ */
+function boundedQueries(factory: DriverFactory, timeoutMs: number): DriverFactory {
+  return async (setup) => {
+    const driver = await factory(setup);
+    return {
+      ...driver,
+      createClient: async () => {
+        const client = await driver.createClient();
+        const query = client.query;
+        client.query = (...args) => {
+          const running = query(...args);
+          const call = currentCall.getStore();
+          let timer: NodeJS.Timeout | undefined;
+          const expired = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              const error = new QueryTimeoutError(timeoutMs);
+              client.destroy().catch(() => {});
+              call?.giveUp(error);
+              reject(error);
+            }, timeoutMs);
+          });
+          running.catch(() => {});
+          return Promise.race([running, expired]).finally(() => clearTimeout(timer));
+        };
+        return client;
+      },
+    };
+  };
 }
 
 const CONNECTION_TIMEOUT_MS = 5_000;
@@ -222,13 +292,21 @@ function withBoundedWait(pool: DatabasePool, timeoutMs: number): DatabasePool {
         reject(new ConnectionError(`no database connection within ${timeoutMs} ms`));
       }, timeoutMs);
       timer.unref();
-      pool
-        .connect(async (connection) => {
-          clearTimeout(timer);
-          if (gaveUp) return undefined;
-          if (method === 'connect') return (args[0] as (connection: unknown) => Promise<unknown>)(connection);
-          return (connection as unknown as Record<string, (...rest: unknown[]) => Promise<unknown>>)[method]!(...args);
-        })
+      // A statement of this call that times out fails the call at once (boundedQueries).
+      const giveUp = (error: Error) => {
+        gaveUp = true;
+        clearTimeout(timer);
+        reject(error);
+      };
+      currentCall
+        .run({ giveUp }, () =>
+          pool.connect(async (connection) => {
+            clearTimeout(timer);
+            if (gaveUp) return undefined;
+            if (method === 'connect') return (args[0] as (connection: unknown) => Promise<unknown>)(connection);
+            return (connection as unknown as Record<string, (...rest: unknown[]) => Promise<unknown>>)[method]!(...args);
+          }),
+        )
         .then(resolve, (error: unknown) => {
           clearTimeout(timer);
           reject(error);
@@ -259,10 +337,19 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
 ]);
 
-/** True when the error means "the database cannot be reached right now" (answer 503, retry later). */
+/**
+ * True when the error means "the database cannot be reached right now, or did not answer in time"
+ * (answer 503, retry later): no connection, a lost one, a statement the client gave up on
+ * (QueryTimeoutError is a ConnectionError) or one the server cancelled at statement_timeout.
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (const current of errorChain(error)) {
-    if (current instanceof ConnectionError || current instanceof BackendTerminatedError || current instanceof BackendTerminatedUnexpectedlyError) {
+    if (
+      current instanceof ConnectionError ||
+      current instanceof BackendTerminatedError ||
+      current instanceof BackendTerminatedUnexpectedlyError ||
+      current instanceof StatementTimeoutError
+    ) {
       return true;
     }
     const { code, message } = current;

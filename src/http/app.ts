@@ -4,7 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { KassaError } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
-import { createGuards, errorEnvelope, jsonBody, requestLogging, type Guards } from './middleware.ts';
+import { createGuards, errorEnvelope, jsonBody, plainText, requestLogging, type Guards } from './middleware.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentMethodRoutes } from './routes/paymentMethods.ts';
 import { paymentRoutes } from './routes/payments.ts';
@@ -41,6 +41,7 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
     await next();
   });
   app.use(jsonBody());
+  app.use(plainText());
   app.use(router.routes());
   // The router answers 405 (501 for a method it does not know at all) with `Allow`; Kassa answers
   // both as the envelope's 405 method_not_allowed and keeps `Allow` (docs/API.md).

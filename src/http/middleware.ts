@@ -7,7 +7,19 @@ import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
 import { authenticate, checkTokenRow, verifyToken, type TokenCheck } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
-import { authInvalid, internalError, KassaError, rateLimited, retryAfterOf, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
+import {
+  authInvalid,
+  type ErrorCode,
+  internalError,
+  KassaError,
+  rateLimited,
+  retryAfterOf,
+  serviceUnavailable,
+  statusOf,
+  typeOf,
+  type ErrorType,
+} from '../errors.ts';
+import { FIELD_CODES } from './routes/shared.schema.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { createRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
@@ -175,6 +187,84 @@ export function jsonBody(): Middleware<KassaState> {
         throw invalidJson();
       }
     }
+    await next();
+  };
+}
+
+/** U+0000 (PostgreSQL's text cannot hold it) or a lone surrogate (not Unicode, nor JSON PostgreSQL accepts). */
+const isUnsafeText = (text: string): boolean => text.includes('\0') || !text.isWellFormed();
+
+const UNSAFE_TEXT = 'must not contain U+0000 or unpaired UTF-16 surrogates';
+
+/** The code a body field's refusal takes: the field's own code when it is a 400, else invalid_request. */
+const fieldCode = (top: string): ErrorCode => {
+  const code = FIELD_CODES[top];
+  return code !== undefined && statusOf(code) === 400 ? code : 'invalid_request';
+};
+
+/** The first unsafe string (value or key) in a parsed JSON body, as the error naming its field. */
+function unsafeInBody(value: unknown, path: string, top: string): KassaError | null {
+  if (typeof value === 'string') {
+    return isUnsafeText(value)
+      ? new KassaError(path === '' ? 'invalid_json' : fieldCode(top), `${path || 'The body'} ${UNSAFE_TEXT}.`, path === '' ? {} : { param: path })
+      : null;
+  }
+  if (value === null || typeof value !== 'object') return null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = unsafeInBody(item, path === '' ? `[${index}]` : `${path}[${index}]`, top);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (isUnsafeText(key)) {
+      return path === ''
+        ? new KassaError('invalid_request', `Body field names ${UNSAFE_TEXT}.`)
+        : new KassaError(fieldCode(top), `${path} keys ${UNSAFE_TEXT}.`, { param: path });
+    }
+    const found = unsafeInBody(item, path === '' ? key : `${path}.${key}`, path === '' ? key : top);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** `%xx` escapes decoded, or null when they are not UTF-8 (a lone surrogate sent as its three bytes included). */
+function decoded(text: string, plusIsSpace: boolean): string | null {
+  try {
+    return decodeURIComponent(plusIsSpace ? text.replaceAll('+', ' ') : text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One rule for every route (the merchant API, the checkout's, the sandbox's): text Kassa takes in —
+ * the path, each query parameter's name and value, every string and key of a JSON body — is
+ * Unicode without U+0000. Such text would otherwise reach PostgreSQL, which refuses it (a 500), or
+ * be silently replaced (U+FFFD). Refused with 400 in the envelope: a body field with its own code
+ * and its path as param (`metadata.color`), a query parameter as invalid_request with its name.
+ * Runs after `jsonBody`, before the routes.
+ */
+export function plainText(): Middleware<KassaState> {
+  return async (ctx, next) => {
+    for (const segment of ctx.path.split('/')) {
+      const text = decoded(segment, false);
+      if (text === null || isUnsafeText(text)) throw new KassaError('invalid_request', `The request path must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`);
+    }
+    if (ctx.querystring !== '') {
+      for (const pair of ctx.querystring.split('&')) {
+        const at = pair.indexOf('=');
+        const name = decoded(at < 0 ? pair : pair.slice(0, at), true);
+        const value = at < 0 ? '' : decoded(pair.slice(at + 1), true);
+        if (name === null || isUnsafeText(name))
+          throw new KassaError('invalid_request', `Query parameter names must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`);
+        if (value === null || isUnsafeText(value))
+          throw new KassaError('invalid_request', `${name} must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`, { param: name });
+      }
+    }
+    const found = ctx.request.body === undefined ? null : unsafeInBody(ctx.request.body, '', '');
+    if (found) throw found;
     await next();
   };
 }

@@ -142,6 +142,42 @@ export function classifyIp(ip: string): IpCategory {
   return zone !== -1 && category === 'public' ? 'reserved' : category;
 }
 
+/**
+ * What keeps `raw` from being an address customers and merchants reach (empty: nothing): not
+ * HTTPS, a bind address (0.0.0.0, ::), a loopback, private, link-local or otherwise non-public IP,
+ * or localhost. For BASE_URL and CHECKOUT_BASE_URL off sandbox (the start and `kassa doctor`).
+ */
+export function publicUrlProblems(raw: string): string[] {
+  const url = new URL(raw);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const problems: string[] = [];
+  if (url.protocol !== 'https:') problems.push('not HTTPS');
+  const category = classifyIp(host);
+  if (category === 'unspecified') problems.push(`${host} is a bind address, not one customers can reach`);
+  else if (category !== 'invalid' && category !== 'public') problems.push(`${host} is ${describeCategory(category)}`);
+  else if (host === 'localhost' || host.endsWith('.localhost')) problems.push(`${host} is the local host`);
+  return problems;
+}
+
+/** One DNS label: letters, digits and hyphens (IDNs arrive as punycode from `new URL`), 1 to 63 characters. */
+const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
+
+/**
+ * True when `hostname` (a URL's `hostname`) is a host and nothing else: a DNS name of letter,
+ * digit and hyphen labels, a dotted IPv4 address or a bracketed IPv6 one. `new URL` lets through
+ * hosts such as `cdn.example.com;script-src` or `a,b` (the WHATWG URL standard forbids fewer
+ * characters in a host than DNS does), which must never reach a header such as a
+ * Content-Security-Policy, where `;` and `,` separate directives and policies.
+ */
+export function isHostName(hostname: string): boolean {
+  if (hostname.startsWith('[')) return hostname.endsWith(']') && net.isIPv6(hostname.slice(1, -1));
+  if (hostname.length === 0 || hostname.length > 253) return false;
+  return hostname
+    .replace(/\.$/, '')
+    .split('.')
+    .every((label) => DNS_LABEL.test(label));
+}
+
 /** True only for a globally routable unicast address (see {@link IpCategory}). */
 export function isPublicIp(ip: string): boolean {
   return classifyIp(ip) === 'public';

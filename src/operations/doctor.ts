@@ -8,7 +8,7 @@ import { toncenterV3Source } from '../chain/source.ts';
 import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
 import type { Config, TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { classifyIp, describeCategory } from '../net/addresses.ts';
+import { publicUrlProblems } from '../net/addresses.ts';
 import { masterKey } from '../payments/deposit.ts';
 import { verifyJettonMaster } from './jettonMaster.ts';
 
@@ -31,14 +31,7 @@ const CHAIN_TIMEOUT_MS = 10_000;
 
 /** A public URL customers and merchants can reach: HTTPS, and no bind, loopback or private host. */
 export function checkPublicUrl(name: string, raw: string): Check {
-  const url = new URL(raw);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const problems: string[] = [];
-  if (url.protocol !== 'https:') problems.push('not HTTPS');
-  const category = classifyIp(host);
-  if (category === 'unspecified') problems.push(`${host} is a bind address, not one customers can reach`);
-  else if (category !== 'invalid' && category !== 'public') problems.push(`${host} is ${describeCategory(category)}`);
-  else if (host === 'localhost' || host.endsWith('.localhost')) problems.push(`${host} is the local host`);
+  const problems = publicUrlProblems(raw);
   return problems.length === 0
     ? { check: name, status: 'ok', detail: `${raw}` }
     : { check: name, status: 'fail', detail: `${raw}: ${problems.join('; ')} (set ${name} to the public https:// address)` };

@@ -1,10 +1,13 @@
-// GET /v1/payments: a store's payments, newest first, with cursor pagination.
+// GET /v1/payments: a store's payments, newest first, with cursor pagination (and filters: status,
+// order id, creation time).
 import { sql, type Db } from '../db/pool.ts';
 import { PAYMENT_VIEW, paymentView, type PaymentView } from './view.ts';
 import type { PaymentStatus } from './transitions.ts';
 
 export interface ListQuery {
   status?: PaymentStatus;
+  /** The merchant's order id, exactly (index payments_by_store_order_id). */
+  orderId?: string;
   createdAfter?: Date;
   limit: number;
   /** Id of the last payment of the previous page. */
@@ -22,6 +25,7 @@ export async function listPayments(db: Db, storeId: string, query: ListQuery): P
     ${PAYMENT_VIEW}
     where p.store_id = ${storeId}
       and ${query.status ? sql.fragment`p.status = ${query.status}` : sql.fragment`true`}
+      and ${query.orderId !== undefined ? sql.fragment`p.order_id = ${query.orderId}` : sql.fragment`true`}
       and ${query.createdAfter ? sql.fragment`p.created_at > ${sql.timestamp(query.createdAfter)}` : sql.fragment`true`}
       and ${cursor}
     order by p.created_at desc, p.id desc

@@ -2,6 +2,7 @@
 import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { isUuid } from '../uuid.ts';
+import { isHostName } from '../net/addresses.ts';
 
 export interface MethodRef {
   coin: string;
@@ -100,6 +101,10 @@ function httpsUrl(value: string): string {
   }
   if (url.protocol !== 'https:' || url.username || url.password || value.length > 2000 || /\s/.test(value)) {
     throw new StoreInputError('--logo-url must be an https:// URL (no credentials, at most 2000 characters)');
+  }
+  // Its origin goes into the checkout's Content-Security-Policy header (img-src).
+  if (!isHostName(url.hostname)) {
+    throw new StoreInputError(`--logo-url must name a host (letters, digits, hyphens and dots, or an IP address), not "${url.hostname.slice(0, 100)}"`);
   }
   return url.toString();
 }

@@ -586,6 +586,52 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
 });
 
 describe("the shop's face in headless Chromium", () => {
+  it("runs the page's own scripts for a store with a logo, and a logo URL that would inject CSP directives is refused (or, stored before, left out)", async () => {
+    const shop = await app.store({ name: 'logo-shop', methods: 'TON/TON' });
+    const injected = 'https://cdn.example.com;script-src/logo.png';
+    await assert.rejects(updateStore(app.pool, shop.id, { 'logo-url': injected }), /--logo-url must name a host/);
+    const payment = async () => {
+      const created = await app.request('POST', '/v1/payments', {
+        token: shop.token,
+        body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+      });
+      assert.equal(created.status, 201, created.text);
+      return created.json.id as string;
+    };
+    // A logo as `kassa store update` takes it, and one stored before it checked the host.
+    const cases: Array<[string, string, boolean]> = [['https://cdn.example.com/brand/logo.svg', '24-logo-scripts-run', true]];
+    cases.push([injected, '25-injected-logo-left-out', false]);
+    for (const [logoUrl, name, shown] of cases) {
+      await app.pool.query(sql.unsafe`update stores set logo_url = ${logoUrl} where id = ${shop.id}`);
+      const id = await payment();
+      const { context, page, problems } = await open();
+      try {
+        await context.route(/^https:\/\/cdn\.example\.com/, (route) =>
+          route.fulfill({
+            contentType: 'image/svg+xml',
+            body: '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="56"><rect width="56" height="56" fill="#333"/></svg>',
+          }),
+        );
+        const response = await page.goto(`${app.url}/pay/${id}`);
+        const policy = response!.headers()['content-security-policy']!;
+        assert.deepEqual(
+          policy.split(';').filter((directive) => directive.trim().startsWith('script-src')),
+          [" script-src 'self'"],
+          policy,
+        );
+        // The page's script runs: it counts down (the server wrote the first value) and offers TON Connect.
+        const first = await page.locator('#countdown').innerText();
+        await page.waitForFunction((written) => document.getElementById('countdown')?.textContent !== written, first, { timeout: 10_000 });
+        await page.locator('#tonconnect-pay').waitFor({ state: 'visible', timeout: 10_000 });
+        assert.equal(await page.locator('#store-logo').count(), shown ? 1 : 0, name);
+        await shot(page, name);
+        assert.deepEqual(problems, []);
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
   it('display name, logo and accent colour on a phone and a desktop, in both languages, accessible', async () => {
     const shop = await app.store({ name: 'acct-7781', methods: 'TON/TON,USDT/TON' });
     const updated = await updateStore(app.pool, shop.id, {

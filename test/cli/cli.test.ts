@@ -74,6 +74,15 @@ describe('kassa CLI', () => {
   it('store update refuses bad input, one line on stderr', async () => {
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'http://cdn.example.com/logo.png'], env), /--logo-url must be an https:\/\/ URL/);
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'not a url'], env), /--logo-url must be an absolute https:\/\/ URL/);
+    // The logo's origin goes into the checkout's Content-Security-Policy: its host must be a host name.
+    for (const injected of [
+      'https://cdn.example.com;script-src/logo.png',
+      'https://a,b.example.com/logo.png',
+      "https://cdn.example.com'/logo.png",
+      'https://cdn"x.example.com/logo.png',
+    ]) {
+      assertFails(await kassa(['store', 'update', storeId, '--logo-url', injected], env), /--logo-url must name a host/);
+    }
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', '#fff'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(

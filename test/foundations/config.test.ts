@@ -105,4 +105,10 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ REFUND_HOLD_DAYS: '3651' }), /REFUND_HOLD_DAYS must be an integer from 0 to 3650/);
     assert.throws(() => loadConfig({ REFUND_HOLD_DAYS: '-1' }), /REFUND_HOLD_DAYS must be an integer/);
   });
+
+  it('DATABASE_STATEMENT_TIMEOUT_MS: 5 s by default, 100 ms to 10 min', () => {
+    assert.equal(loadConfig({}).databaseStatementTimeoutMs, 5_000);
+    assert.equal(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '30000' }).databaseStatementTimeoutMs, 30_000);
+    assert.throws(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '50' }), /DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 600000/);
+  });
 });

@@ -64,6 +64,12 @@ export interface TestAppOptions {
   routes?: RouteInstaller[];
   /** Runs with the database ready, before the server listens. */
   beforeListen?: (pool: DatabasePool) => Promise<void>;
+  /**
+   * Opens the pool the app runs on (TestApp.pool), given the test database's URL (e.g. through a
+   * TCP proxy that can be frozen). Default: the test database's own pool. Factories (`store`) and
+   * `db.pool` always use the test database's own pool.
+   */
+  openPool?: (url: string) => Promise<DatabasePool>;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -72,13 +78,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', ...options.env });
   const clock = testClock();
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
-  const app = createApp({ config, pool: db.pool, log, now: clock.now }, options.routes);
+  const pool = options.openPool ? await options.openPool(db.url) : db.pool;
+  const app = createApp({ config, pool, log, now: clock.now }, options.routes);
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const close = async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
+    if (pool !== db.pool) await pool.end();
     await db.drop();
   };
 
@@ -108,5 +116,5 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
 
   const store: TestApp['store'] = (spec = {}) => createTestStore(db.pool, spec);
 
-  return { url, db, pool: db.pool, config, clock, request, store, close };
+  return { url, db, pool, config, clock, request, store, close };
 }

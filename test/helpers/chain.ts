@@ -13,7 +13,7 @@ import { toncenterV3Source, type ChainSource } from '../../src/chain/source.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { startSandbox, type Sandbox } from '../../src/http/routes/sandbox.ts';
 import { ensureGasWallet } from '../../src/treasury/gas.ts';
-import type { TestApp } from './app.ts';
+import type { TestApp, TestAppOptions } from './app.ts';
 import { startPaymentsApp } from './payments.ts';
 
 export interface ChainTestApp extends TestApp {
@@ -45,11 +45,12 @@ export function freshAddress(): string {
   return WalletContractV5R1.create({ publicKey: key, walletId: { networkGlobalId: -3, context: 0 } }).address.toRawString();
 }
 
-export async function startChainApp(env: Record<string, string> = {}): Promise<ChainTestApp> {
+export async function startChainApp(env: Record<string, string> = {}, options: Pick<TestAppOptions, 'openPool'> = {}): Promise<ChainTestApp> {
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   // The sandbox registers its masters in the app's database, so it needs the pool first.
   let sandbox: Sandbox | null = null;
   const app = await startPaymentsApp({
+    ...options,
     env,
     routes: [(router, deps, guards) => sandbox!.routes(router, deps, guards)],
     beforeListen: async (pool) => {

@@ -5,7 +5,7 @@
 // loopback address (127.0.0.2, 127.0.0.3, …: every 127/8 address is the local host on Linux), so
 // that a test has several real client addresses.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 
 export interface ReverseProxy {
   url: string;
@@ -95,4 +95,68 @@ export function requestFrom(
     request.on('error', reject);
     request.end(payload);
   });
+}
+
+export interface TcpProxy {
+  host: string;
+  port: number;
+  /** `url` with its host and port replaced by the proxy's. */
+  through(url: string): string;
+  /**
+   * Stops forwarding in both directions, as a stopped (SIGSTOP) server or a silent network
+   * partition does: connections stay open and new ones are accepted, but nothing written reaches
+   * the other side — it is held, as the kernel's buffers hold it — until `thaw`.
+   */
+  freeze(): void;
+  /** Forwards everything held, in order, and carries on. */
+  thaw(): void;
+  close(): Promise<void>;
+}
+
+/** A TCP proxy in front of `target` (`host:port`, e.g. the test PostgreSQL) that can be frozen. */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  let frozen = false;
+  const held: Array<() => void> = [];
+  const sockets = new Set<net.Socket>();
+  /** Runs `action` now, or at the thaw when frozen (in the order things happened). */
+  const forward = (action: () => void) => (frozen ? held.push(action) : action());
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+    }
+    client.on('data', (chunk) => forward(() => upstream.write(chunk)));
+    upstream.on('data', (chunk) => forward(() => client.write(chunk)));
+    client.on('end', () => forward(() => upstream.end()));
+    upstream.on('end', () => forward(() => client.end()));
+    client.on('close', () => forward(() => upstream.destroy()));
+    upstream.on('close', () => forward(() => client.destroy()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    host: '127.0.0.1',
+    port,
+    through(url) {
+      const proxied = new URL(url);
+      proxied.hostname = '127.0.0.1';
+      proxied.port = String(port);
+      return proxied.toString();
+    },
+    freeze() {
+      frozen = true;
+    },
+    thaw() {
+      frozen = false;
+      for (const action of held.splice(0)) action();
+    },
+    async close() {
+      frozen = false;
+      held.length = 0;
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

@@ -839,6 +839,42 @@ describe('GET /v1/payments (list)', () => {
     );
   });
 
+  it("finds the store's payments by order_id (exactly, newest first, paginated), never another store's", async () => {
+    const other = await app.store({ name: 'Other lister' });
+    const order = `order-${crypto.randomUUID()}`;
+    const first = (await create({ amount: '1', currency: 'USD', order_id: order }, {}, lister.token)).json.id;
+    const second = (await create({ amount: '2', currency: 'USD', order_id: order }, {}, lister.token)).json.id;
+    await create({ amount: '3', currency: 'USD', order_id: `${order}-2` }, {}, lister.token);
+    await create({ amount: '4', currency: 'USD', order_id: order }, {}, other.token);
+    const found = await list(`?order_id=${encodeURIComponent(order)}`);
+    assert.equal(found.status, 200, found.text);
+    assert.deepEqual(
+      found.json.data.map((p: any) => [p.id, p.order_id]),
+      [
+        [second, order],
+        [first, order],
+      ],
+    );
+    const page = await list(`?order_id=${encodeURIComponent(order)}&limit=1&starting_after=${second}`);
+    assert.deepEqual(
+      page.json.data.map((p: any) => p.id),
+      [first],
+    );
+    assert.equal(page.json.has_more, false);
+    assert.deepEqual((await list(`?order_id=${encodeURIComponent(order.toUpperCase())}`)).json.data, []);
+    assert.deepEqual((await list(`?order_id=${encodeURIComponent(order)}&status=completed`)).json.data, []);
+    assertError(await list('?order_id='), 400, 'invalid_request_error', 'invalid_order_id', 'order_id');
+    assertError(await list(`?order_id=${'x'.repeat(129)}`), 400, 'invalid_request_error', 'invalid_order_id', 'order_id');
+    // Found through its own index, not by reading the store's whole list.
+    const plan = await app.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`set local enable_seqscan = off`);
+      return tx.anyFirst(sql.type(z.object({ 'QUERY PLAN': z.unknown() }))`
+        explain (format json) select id from payments where store_id = ${lister.id} and order_id = ${order} order by created_at desc, id desc limit 21
+      `);
+    });
+    assert.match(JSON.stringify(plan), /payments_by_store_order_id/);
+  });
+
   it('refuses bad query parameters', async () => {
     assertError(await list('?status=paid'), 400, 'invalid_request_error', 'invalid_status', 'status');
     assertError(await list('?limit=0'), 400, 'invalid_request_error', 'invalid_limit', 'limit');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkWebhookUrl, classifyIp, isDeliverableIp, isPublicIp } from '../../src/net/addresses.ts';
+import { checkWebhookUrl, classifyIp, isDeliverableIp, isHostName, isPublicIp } from '../../src/net/addresses.ts';
 
 describe('classifyIp / isPublicIp', () => {
   const cases: Array<[string, ReturnType<typeof classifyIp>]> = [
@@ -277,5 +277,34 @@ describe('checkWebhookUrl', () => {
   it('uses the given field name in reasons', () => {
     const result = checkWebhookUrl('http://example.com/', { allowInsecure: false, name: 'returnURL' });
     assert.deepEqual(result, { ok: false, reason: 'returnURL must use https.' });
+  });
+});
+
+describe('isHostName', () => {
+  it('takes DNS names (punycode included), IPv4 and bracketed IPv6 — what new URL gives as hostname', () => {
+    for (const url of [
+      'https://cdn.example.com/x',
+      'https://xn--e1afmkfd.xn--p1ai/x',
+      'https://пример.рф/x',
+      'https://a-b.c1.io./x',
+      'https://192.0.2.1/x',
+      'https://[2001:db8::1]/x',
+    ]) {
+      assert.equal(isHostName(new URL(url).hostname), true, url);
+    }
+  });
+  it('refuses what a header would read as more than a host: ; , quotes, spaces and other characters URL lets through', () => {
+    for (const url of [
+      'https://cdn.example.com;script-src/x',
+      'https://a,b.example.com/x',
+      "https://cdn.example.com'/x",
+      'https://a*b.com/x',
+      'https://-a.com/x',
+      'https://a..b/x',
+    ]) {
+      assert.equal(isHostName(new URL(url).hostname), false, url);
+    }
+    assert.equal(isHostName(''), false);
+    assert.equal(isHostName(`${'a'.repeat(64)}.com`), false);
   });
 });

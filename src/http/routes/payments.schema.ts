@@ -95,6 +95,12 @@ export const listPaymentsQuery = {
       created_after: { type: 'string', format: 'kassa-time', description: 'Only payments created after this time (RFC 3339).' },
       limit: { type: 'string', pattern: '^(?:[1-9]|0[1-9]|[1-9]\\d|00[1-9]|0[1-9]\\d|100)$', description: 'Page size, 1 to 100 (default 20).' },
       starting_after: { type: 'string', format: 'uuid', description: 'The last payment id of the previous page.' },
+      order_id: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 128,
+        description: "Only payments with this order_id (the merchant's, exactly as sent at creation; every payment with it, newest first).",
+      },
     },
   },
   fields: {
@@ -102,6 +108,7 @@ export const listPaymentsQuery = {
     created_after: { code: 'invalid_created_after', message: 'created_after must be an RFC 3339 time.' },
     limit: { code: 'invalid_limit', message: 'limit must be an integer from 1 to 100.' },
     starting_after: { code: 'invalid_starting_after', message: 'starting_after must be a payment id.' },
+    order_id: { code: 'invalid_order_id', message: 'order_id must be a string of 1 to 128 characters.' },
   },
   published: {
     created_after: { type: 'string', format: 'date-time', description: 'Only payments created after this time (RFC 3339).' },

@@ -94,9 +94,10 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   );
 
   const list: Middleware<Validated<{ query: ListPaymentsQuery }>> = async (ctx) => {
-    const { status, created_after: createdAfter, limit = '20', starting_after: startingAfter } = ctx.state.query;
+    const { status, created_after: createdAfter, limit = '20', starting_after: startingAfter, order_id: orderId } = ctx.state.query;
     const page = await listPayments(pool, ctx.state.storeId!, {
       ...(status ? { status } : {}),
+      ...(orderId !== undefined ? { orderId } : {}),
       ...(createdAfter ? { createdAfter: new Date(createdAfter) } : {}),
       limit: Number(limit),
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),

@@ -1,0 +1,11 @@
+--! Previous: sha1:36d5afebe8c3446952134f4de8aa6b3e5224cce2
+--! Hash: sha1:e84d6e3f5dcd99f522d7b14a58c147587bb3129e
+--! Message: payments by order id
+
+-- Kassa schema: a store's payments by its own order id (GET /v1/payments?order_id=…). An order id
+-- is the merchant's: Kassa does not make it unique (a shop may retry an order with a new payment),
+-- so the lookup answers every payment of the store with that order id, newest first, as the list
+-- does.
+
+create index payments_by_store_order_id on payments (store_id, order_id, created_at desc, id desc) where order_id is not null;
+comment on index payments_by_store_order_id is 'GET /v1/payments?order_id=: a store''s payments with one order id, newest first, with cursor pagination.';
