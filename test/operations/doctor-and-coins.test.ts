@@ -134,9 +134,17 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
       raw: '0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe',
     });
     assert.equal(bySymbol.USDT.masters.sandbox.raw, masters.USDT);
-    for (const symbol of ['BUILD', 'BLUM', 'DUST', 'DYOR', 'XAUt0'])
-      assert.equal(bySymbol[symbol].masters.mainnet, null, `${symbol} has no confirmed mainnet master`);
+    // The masters added from tonkeeper/ton-assets (migration 000013), in the forms their issuers publish.
+    assert.deepEqual(Object.fromEntries(['BUILD', 'BLUM', 'DUST', 'DYOR', 'XAUt0'].map((symbol) => [symbol, bySymbol[symbol].masters.mainnet.address])), {
+      BUILD: 'EQBYnUrIlwBrWqp_rl-VxeSBvTR2VmTfC4ManQ657n_BUILD',
+      BLUM: 'EQCAj5oiRRrXokYsg_B-e0KG9xMwh5upr5I8HQzErm0_BLUM',
+      DUST: 'EQBlqsm144Dq6SjbPI4jjZvA1hqTIP3CvHovbIfW_t-SCALE',
+      DYOR: 'EQCQZpelevHNsbw5IUtwSa4Cs8kqWww0KsYeDri9kwS18eCz',
+      XAUt0: 'EQA1R_LuQCLHlMgOo1S4G7Y7W1cd0FrAkbA10Zq7rddKxi9k',
+    });
+    assert.equal(bySymbol.NOT.masters.testnet, null, 'no testnet masters are shipped');
     assert.equal(bySymbol.XAUt0.decimals, 6);
+    assert.equal(bySymbol.DYOR.decimals, 15);
   });
 
   it('coins set-master verifies the master on the configured chain before storing it', async () => {
