@@ -181,5 +181,22 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.equal(result.json.master.raw, masters.XAUt0);
     assert.match(result.json.verified, /^XAUt0: decimals 6; wallet code [0-9a-f]{64}$/);
     assert.equal(await stored('XAUt0'), masters.XAUt0);
+
+    // DYOR: 15 decimals in the catalogue (000013) and in its sandbox master's on-chain metadata.
+    const dyor = await kassa(['coins', 'set-master', 'DYOR', '--network', 'sandbox', friendly(masters.DYOR!)], env);
+    assert.equal(dyor.code, 0, dyor.stderr);
+    assert.match(dyor.json.verified, /^DYOR: decimals 15; wallet code [0-9a-f]{64}$/);
+    assert.equal(dyor.json.warning, undefined);
+    // A catalogue that said 9, as it did before 000013, is refused by the chain's metadata.
+    await db.pool.query(sql.unsafe`update coins set decimals = 9 where symbol = 'DYOR'`);
+    try {
+      assertFails(
+        await kassa(['coins', 'set-master', 'DYOR', '--network', 'sandbox', friendly(masters.DYOR!)], env),
+        1,
+        /not stored: DYOR: decimals 15 on chain, 9 in the database/,
+      );
+    } finally {
+      await db.pool.query(sql.unsafe`update coins set decimals = 15 where symbol = 'DYOR'`);
+    }
   });
 });
