@@ -145,6 +145,20 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.equal(bySymbol.NOT.masters.testnet, null, 'no testnet masters are shipped');
     assert.equal(bySymbol.XAUt0.decimals, 6);
     assert.equal(bySymbol.DYOR.decimals, 15);
+    assert.equal(bySymbol.TON.coingeckoId, 'the-open-network');
+    assert.equal(bySymbol.USDT.coingeckoId, 'tether');
+    assert.equal(bySymbol.DYOR.coingeckoId, null, 'no id known: not priced from fiat until an operator sets one');
+  });
+
+  it('coins set-price-id sets and clears the id the second price source knows a coin by', async () => {
+    const set = await kassa(['coins', 'set-price-id', 'BUILD', 'build-3'], env);
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(set.json, { coin: 'BUILD', coingeckoId: 'build-3', previous: null });
+    const cleared = await kassa(['coins', 'set-price-id', 'BUILD', 'none'], env);
+    assert.deepEqual(cleared.json, { coin: 'BUILD', coingeckoId: null, previous: 'build-3' });
+    assertFails(await kassa(['coins', 'set-price-id', 'BUILD', 'Not An Id'], env), 1, /is not a CoinGecko coin id/);
+    assertFails(await kassa(['coins', 'set-price-id', 'FOO', 'foo'], env), 1, /no coin "FOO"/);
+    assertFails(await kassa(['coins', 'set-price-id', 'BUILD'], env), 2, /./);
   });
 
   it('coins set-master verifies the master on the configured chain before storing it', async () => {
