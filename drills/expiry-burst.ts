@@ -55,7 +55,7 @@ await drill(`expiry burst: ${N.toLocaleString('en')} payments due in the same se
     const jobsBefore = await count(sql.fragment`select 1 from graphile_worker._private_jobs`);
     // 1. N payments priced from USD like any API create: N − CREATED pending (half TON, half
     //    USDT, method chosen), CREATED without a method.
-    const config = { masterKey: null, depositPublicKey: null, tonNetwork: 'sandbox' as const };
+    const config = { masterKey: null, depositPublicKey: null, tonNetwork: 'sandbox' as const, ratesMaxDivergencePercent: '2' };
     const createdAt = performance.now();
     const created: Created[] = [];
     let next = 0;

@@ -95,6 +95,12 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     summary: "Sets a coin's jetton master on the configured network, after verifying it on chain (get_jetton_data).",
     options: ['--network NETWORK   must be the configured TON_NETWORK'],
   },
+  {
+    name: 'coins set-price-id',
+    usage: 'kassa coins set-price-id COIN ID|none',
+    summary:
+      "Sets the coin's CoinGecko id (coins.coingecko_id), by which the second price source confirms its rates; none clears it. A coin without one is never priced from another currency.",
+  },
 ];
 
 const USAGE = `usage:\n${COMMANDS.map((command) => `  ${command.usage}`).join('\n')}\n\nkassa help COMMAND (or kassa COMMAND --help) describes a command.`;

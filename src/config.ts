@@ -34,6 +34,14 @@ export interface Config {
   ratesProvider: 'fixed' | 'tonapi';
   ratesApiUrl: string;
   ratesApiKey: string | null;
+  /**
+   * The second price source, a CoinGecko-compatible API root (`…/api/v3`, asked `/simple/price`):
+   * a live rate prices a payment only when it agrees with this source's. Unused with `fixed`.
+   */
+  ratesConfirmApiUrl: string;
+  ratesConfirmApiKey: string | null;
+  /** RATES_MAX_DIVERGENCE_PERCENT: how far apart (in %, of the lower) the two sources may be, a decimal string. */
+  ratesMaxDivergencePercent: string;
   rateLimitPerStore: number;
   rateLimitPerClient: number;
   /** Jobs locked by a worker not seen for this long are unlocked (worker__unlock_dead). */
@@ -106,6 +114,16 @@ function httpUrl(name: string, raw: string): string {
     throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** A percentage greater than 0 and at most `max`, as the decimal string it was written as ("2", "0.5"). */
+function percent(env: NodeJS.ProcessEnv, name: string, fallback: string, max: number): string {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^(0|[1-9]\d{0,2})(\.\d{1,6})?$/.test(raw) || Number(raw) <= 0 || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a percentage greater than 0 and at most ${max} (for example 2 or 0.5), got "${raw}"`);
+  }
+  return raw;
 }
 
 /** TRUST_PROXY: false/0 (off), true (one proxy) or the number of proxies in front of Kassa. */
@@ -196,6 +214,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     return value;
   }, 'fixed');
   const ratesApiUrl = check(() => httpUrl('RATES_API_URL', nonEmpty(env, 'RATES_API_URL') ?? 'https://tonapi.io'), 'https://tonapi.io');
+  const ratesConfirmApiUrl = check(
+    () => httpUrl('RATES_CONFIRM_API_URL', nonEmpty(env, 'RATES_CONFIRM_API_URL') ?? 'https://api.coingecko.com/api/v3'),
+    'https://api.coingecko.com/api/v3',
+  );
+  const ratesMaxDivergencePercent = check(() => percent(env, 'RATES_MAX_DIVERGENCE_PERCENT', '2', 50), '2');
   const trustProxyHops = check(() => proxyHops(env), 0);
   const metricsToken = nonEmpty(env, 'METRICS_TOKEN') ?? null;
   // Behind a proxy every request arrives from the proxy's address, loopback included: the
@@ -225,6 +248,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     ratesProvider,
     ratesApiUrl,
     ratesApiKey: nonEmpty(env, 'RATES_API_KEY') ?? null,
+    ratesConfirmApiUrl,
+    ratesConfirmApiKey: nonEmpty(env, 'RATES_CONFIRM_API_KEY') ?? null,
+    ratesMaxDivergencePercent,
     rateLimitPerStore: check(() => integer(env, 'RATE_LIMIT_PER_STORE', 100, 0, 1_000_000), 100),
     metricsToken,
     trustProxyHops,

@@ -41,6 +41,20 @@ export const webhookAttempts = new Counter({
   registers: [registry],
 });
 
+export const rateRefusals = new Counter({
+  name: 'kassa_rate_refusals_total',
+  help: 'Prices refused for want of a rate (rate_unavailable), by reason: missing, stale, unconfirmed (no fresh rate of the second source), disagree (the two sources differ by more than RATES_MAX_DIVERGENCE_PERCENT).',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export const ratesUnconfirmed = new Gauge({
+  name: 'kassa_rates_unconfirmed_pairs',
+  help: 'At the last rates refresh by this process: pairs the primary source priced that the second source did not price (unconfirmed) or contradicted (disagree); neither prices a payment.',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
 let database: Db | null = null;
 
 /** Where scrape-time gauges read from (set once by the app that serves /metrics). */

@@ -105,6 +105,20 @@ export function addDecimal(a: string, b: string): string {
 }
 
 /**
+ * True when two positive prices are at most `percent` % apart, measured against the lower one:
+ * |a − b| ≤ min(a, b) × percent / 100 (so "2" % lets 100 and 102 agree, not 100 and 102.01).
+ */
+export function withinPercent(a: string, b: string, percent: string): boolean {
+  const x = parse(a, 'a');
+  const y = parse(b, 'b');
+  const low = x.lessThan(y) ? x : y;
+  return x
+    .minus(y)
+    .abs()
+    .lessThanOrEqualTo(low.times(parse(percent, 'percent')).div(100));
+}
+
+/**
  * a ÷ b as a plain decimal string with at most `significantDigits` significant digits, rounded
  * up. Used for exchange rates (coins per unit = usd price of the unit ÷ usd price of the coin).
  */

@@ -19,7 +19,7 @@ import { PatientPool } from './worker/pgPool.ts';
 import type { Logger } from './log.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
-import { providerFor, refreshRates } from './rates/rates.ts';
+import { confirmationFor, providerFor, refreshRates } from './rates/rates.ts';
 import { depositPublicKey } from './payments/deposit.ts';
 import { ensureGasWallet } from './treasury/gas.ts';
 import { publicUrlProblems } from './net/addresses.ts';
@@ -107,7 +107,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     // The gas wallet (derived from the same key) is recorded for the planners and the reader.
     const gas = await ensureGasWallet(pool, config);
     // Prices are needed from the first request on; the worker refreshes them every minute.
-    await refreshRates(pool, providerFor(config), config.tonNetwork, now(), log).catch((error: unknown) => {
+    await refreshRates(pool, providerFor(config), config.tonNetwork, now(), log, confirmationFor(config, { now })).catch((error: unknown) => {
       log.warn({ err: error }, 'exchange rates could not be refreshed at start; fiat payments answer rate_unavailable until they are');
     });
 

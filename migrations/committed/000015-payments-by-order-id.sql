@@ -1,5 +1,5 @@
---! Previous: sha1:36d5afebe8c3446952134f4de8aa6b3e5224cce2
---! Hash: sha1:e84d6e3f5dcd99f522d7b14a58c147587bb3129e
+--! Previous: sha1:ef668b4da5ed901166fb68563c6196b4896882fe
+--! Hash: sha1:13a4111acae61c8301773747d1c710331c1c5e1b
 --! Message: payments by order id
 
 -- Kassa schema: a store's payments by its own order id (GET /v1/payments?order_id=…). An order id

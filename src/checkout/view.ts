@@ -7,6 +7,7 @@ import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { toBaseUnits } from '../money.ts';
 import { listStoreMethods, type MethodRow } from '../payments/methods.ts';
 import { priceFor } from '../payments/pricing.ts';
+import type { RatePolicy } from '../rates/rates.ts';
 import { PAYMENT_WITH_METHOD, paymentView } from '../payments/view.ts';
 
 /** The merchant view's columns the page may show, and what only the page needs. */
@@ -94,7 +95,7 @@ export interface MethodOffer {
  * The store's methods with the exact coin amount each would cost now (the same pricing that fixes
  * coinAmount when one is chosen). A jetton without a master on this network cannot be paid here.
  */
-export async function methodOffers(db: Db, row: CheckoutRow, network: TonNetwork, now: Date): Promise<MethodOffer[]> {
+export async function methodOffers(db: Db, row: CheckoutRow, network: TonNetwork, now: Date, policy: RatePolicy): Promise<MethodOffer[]> {
   const methods = await listStoreMethods(db, row.store_id);
   const masters = new Set(
     await db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`select coin_symbol from jetton_masters where network = ${network}`),
@@ -103,7 +104,7 @@ export async function methodOffers(db: Db, row: CheckoutRow, network: TonNetwork
   for (const method of methods) {
     if (method.coin_kind === 'jetton' && !masters.has(method.coin_symbol)) continue;
     try {
-      offers.push({ method, coinAmount: (await priceFor(db, row.amount, row.currency, method, now)).coinAmount });
+      offers.push({ method, coinAmount: (await priceFor(db, row.amount, row.currency, method, now, policy)).coinAmount });
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       // No fresh rate right now: show it, but not choosable. A pair that can never be priced: hide it.

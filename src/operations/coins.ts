@@ -1,4 +1,4 @@
-// Coin data without SQL: `kassa coins list` and `kassa coins set-master`. A master is stored only
+// Coin data without SQL: `kassa coins list`, `kassa coins set-master` and `kassa coins set-price-id`. A master is stored only
 // once the chain of the configured network confirms it (get_jetton_data: decimals as in the
 // database, a wallet code, get_wallet_address answering). A master for another network than the
 // configured one is refused: it can be verified only on its own chain.
@@ -15,7 +15,15 @@ export class CoinDataError extends Error {
   override name = 'CoinDataError';
 }
 
-const coinRow = z.object({ symbol: z.string(), name: z.string(), kind: z.string(), decimals: z.number(), chain_symbol: z.string() });
+const coinRow = z.object({
+  symbol: z.string(),
+  name: z.string(),
+  kind: z.string(),
+  decimals: z.number(),
+  chain_symbol: z.string(),
+  coingecko_id: z.string().nullable(),
+});
+const COIN_COLUMNS = sql.fragment`symbol, name, kind, decimals::int as decimals, chain_symbol, coingecko_id`;
 const masterRow = z.object({ coin_symbol: z.string(), network: z.string(), master_address: z.string() });
 
 /** Bounceable user-friendly form of a master on its network (`EQ…`, testnet `kQ…`). */
@@ -25,7 +33,7 @@ export function masterFriendly(raw: string, network: TonNetwork): string {
 
 /** Every coin with its master per network (null: none, the coin cannot be watched there). */
 export async function listCoins(db: Db) {
-  const coins = await db.any(sql.type(coinRow)`select symbol, name, kind, decimals::int as decimals, chain_symbol from coins order by kind desc, symbol`);
+  const coins = await db.any(sql.type(coinRow)`select ${COIN_COLUMNS} from coins order by kind desc, symbol`);
   const masters = await db.any(sql.type(masterRow)`select coin_symbol, network, master_address from jetton_masters`);
   return {
     data: coins.map((coin) => ({
@@ -34,6 +42,7 @@ export async function listCoins(db: Db) {
       chain: coin.chain_symbol,
       kind: coin.kind,
       decimals: coin.decimals,
+      coingeckoId: coin.coingecko_id,
       ...(coin.kind === 'jetton'
         ? {
             masters: Object.fromEntries(
@@ -69,7 +78,7 @@ export function parseMasterAddress(value: string, network: TonNetwork): Address 
 }
 
 export async function setMaster(db: Db, input: { coin: string; network: TonNetwork; address: string }, chain: { network: TonNetwork; client: ChainClient }) {
-  const coin = await db.maybeOne(sql.type(coinRow)`select symbol, name, kind, decimals::int as decimals, chain_symbol from coins where symbol = ${input.coin}`);
+  const coin = await db.maybeOne(sql.type(coinRow)`select ${COIN_COLUMNS} from coins where symbol = ${input.coin}`);
   if (!coin) throw new CoinDataError(`no coin "${input.coin}" (kassa coins list shows them)`);
   if (coin.kind !== 'jetton') throw new CoinDataError(`${coin.symbol} is the chain's own coin: it has no jetton master`);
   const address = parseMasterAddress(input.address, input.network);
@@ -98,4 +107,21 @@ export async function setMaster(db: Db, input: { coin: string; network: TonNetwo
       ? { warning: `${coin.symbol}'s metadata is off-chain: check its decimals (${coin.decimals}) against the issuer's metadata` }
       : {}),
   };
+}
+
+/** CoinGecko's coin ids: lower-case letters, digits and dashes (`the-open-network`, `dogs-2`). */
+const COINGECKO_ID = /^[a-z0-9][a-z0-9-]{0,99}$/;
+
+/**
+ * Sets (or, with null, clears) the coin's id at the second price source (coins.coingecko_id). A
+ * live rate of a coin without one never prices a payment; a wrong one fails closed (its price
+ * disagrees with the primary's), so check the id on the source's coin page before setting it.
+ */
+export async function setPriceId(db: Db, input: { coin: string; id: string | null }) {
+  if (input.id !== null && !COINGECKO_ID.test(input.id))
+    throw new CoinDataError(`"${input.id}" is not a CoinGecko coin id (lower-case letters, digits, dashes)`);
+  const previous = await db.maybeOne(sql.type(z.object({ coingecko_id: z.string().nullable() }))`select coingecko_id from coins where symbol = ${input.coin}`);
+  if (!previous) throw new CoinDataError(`no coin "${input.coin}" (kassa coins list shows them)`);
+  await db.query(sql.typeAlias('void')`update coins set coingecko_id = ${input.id} where symbol = ${input.coin}`);
+  return { coin: input.coin, coingeckoId: input.id, previous: previous.coingecko_id };
 }

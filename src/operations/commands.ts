@@ -2,7 +2,7 @@
 // over its argument parser, database opener and printer.
 import type { Config, TonNetwork } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
-import { listCoins, NETWORKS, setMaster } from './coins.ts';
+import { listCoins, NETWORKS, setMaster, setPriceId } from './coins.ts';
 import { doctorChainClient, formatReport, runDoctor } from './doctor.ts';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
@@ -18,7 +18,8 @@ export interface OperationsContext {
 
 export const OPERATIONS_USAGE = `  kassa doctor
   kassa coins list
-  kassa coins set-master COIN --network mainnet|testnet|sandbox ADDRESS`;
+  kassa coins set-master COIN --network mainnet|testnet|sandbox ADDRESS
+  kassa coins set-price-id COIN ID|none`;
 
 /** Some check failed: the report is printed, this is the one line on stderr (exit 1). */
 export class DoctorFailed extends Error {
@@ -48,6 +49,12 @@ export async function runOperationsCommand(argv: string[], ctx: OperationsContex
     const [coin, address] = positionals as [string, string];
     const client = doctorChainClient(ctx.config);
     ctx.print(await ctx.withDatabase((pool) => setMaster(pool, { coin, network: network as TonNetwork, address }, { network: ctx.config.tonNetwork, client })));
+    return 0;
+  }
+  if (command === 'coins' && sub === 'set-price-id') {
+    const { positionals } = ctx.parse(rest, {}, 2);
+    const [coin, id] = positionals as [string, string];
+    ctx.print(await ctx.withDatabase((pool) => setPriceId(pool, { coin, id: id === 'none' ? null : id })));
     return 0;
   }
   return undefined;

@@ -121,6 +121,7 @@ async function readCatalogue(
     select t.token_valid, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
            m.id, m.coin_symbol, m.coin_name, m.coin_decimals, m.coin_kind, m.chain_symbol, m.chain_name,
            r.rate::text as rate, r.source as rate_source, r.fetched_at as rate_fetched_at,
+           r.confirming_source, r.confirming_rate::text as confirming_rate, r.confirming_fetched_at,
            j.master_address, j.wallet_code,
            case when m.id is not null and t.token_valid then nextval('deposit_address_index_seq')::text end as next_index
     from (select ${tokenValid} as token_valid) as t
@@ -141,6 +142,9 @@ async function readCatalogue(
     rate: string | null;
     rate_source: string;
     rate_fetched_at: Date;
+    confirming_source: string | null;
+    confirming_rate: string | null;
+    confirming_fetched_at: Date | null;
     master_address: string | null;
     wallet_code: Buffer | null;
     next_index: string | null;
@@ -163,7 +167,17 @@ async function readCatalogue(
     method === null || row.next_index === null
       ? undefined
       : {
-          rate: row.rate === null ? null : { rate: row.rate, source: row.rate_source, fetched_at: row.rate_fetched_at },
+          rate:
+            row.rate === null
+              ? null
+              : {
+                  rate: row.rate,
+                  source: row.rate_source,
+                  fetched_at: row.rate_fetched_at,
+                  confirming_source: row.confirming_source,
+                  confirming_rate: row.confirming_rate,
+                  confirming_fetched_at: row.confirming_fetched_at,
+                },
           jetton: row.master_address === null ? null : { master_address: row.master_address, wallet_code: row.wallet_code },
           derivationIndex: Number(row.next_index),
         };

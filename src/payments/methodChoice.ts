@@ -6,12 +6,12 @@ import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
-import type { StoredRate } from '../rates/rates.ts';
+import { ratePolicy, type StoredRate } from '../rates/rates.ts';
 import { depositAddressInsert, depositPublicKey, depositWalletAt, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import type { MethodRow } from './methods.ts';
 import { priceFor, priceFromRow, type Price } from './pricing.ts';
 
-export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork'>;
+export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork' | 'ratesMaxDivergencePercent'>;
 
 /** The reads of `chooseMethod`, made beforehand: the pair's rate row, the coin's jetton master, a derivation index. */
 export interface MethodPrefetch {
@@ -48,8 +48,8 @@ export async function chooseMethod(
   const price = options.fixedCoinAmount
     ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
     : prefetched
-      ? priceFromRow(payment.amount, payment.currency, method, now, prefetched.rate, options.param)
-      : await priceFor(tx, payment.amount, payment.currency, method, now, options.param);
+      ? priceFromRow(payment.amount, payment.currency, method, now, prefetched.rate, ratePolicy(config), options.param)
+      : await priceFor(tx, payment.amount, payment.currency, method, now, ratePolicy(config), options.param);
   const jetton =
     method.coin_kind !== 'jetton'
       ? null

@@ -1,11 +1,12 @@
 // Fixing coinAmount when a method is chosen (docs/API.md, Money and rates): the amount itself when the currency is
-// the coin, otherwise amount × rate rounded up to the coin's decimals. A missing or stale rate never
-// gives a price.
-import { sql, type Db } from '../db/pool.ts';
+// the coin, otherwise amount × rate rounded up to the coin's decimals. A missing or stale rate, or a
+// live rate the second source does not confirm, never gives a price (rate_unavailable, counted by reason).
+import type { Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
+import { rateRefusals } from '../metrics.ts';
 import { coinAmountFor } from '../money.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
-import { getRate, usableRate, type ExchangeRate, type StoredRate } from '../rates/rates.ts';
+import { rateVerdict, storedRate, type ExchangeRate, type RatePolicy, type StoredRate } from '../rates/rates.ts';
 import type { MethodRow } from './methods.ts';
 
 export interface Price {
@@ -21,25 +22,37 @@ export const rateUnavailable = (currency: string, coin: string): KassaError =>
 export const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): KassaError =>
   new KassaError('unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
 
-export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, param?: string): Promise<Price> {
-  const rate = await getRate(db, currency, method.coin_symbol, now);
-  if (rate) return priced(amount, method, rate);
-  const known = await db.exists(sql.unsafe`select 1 from exchange_rates where currency = ${currency} and coin_symbol = ${method.coin_symbol}`);
-  return noPrice(currency, method, known, param);
+export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, policy: RatePolicy, param?: string): Promise<Price> {
+  const row = currency === method.coin_symbol ? null : await storedRate(db, currency, method.coin_symbol);
+  return priceFromRow(amount, currency, method, now, row, policy, param);
 }
 
 /** `priceFor` with the pair's exchange_rates row already read (null: the pair has no row). */
-export function priceFromRow(amount: string, currency: string, method: MethodRow, now: Date, row: StoredRate | null, param?: string): Price {
-  const rate = currency === method.coin_symbol ? { rate: '1', source: 'identity', fetchedAt: now } : row && usableRate(row, now);
-  if (rate) return priced(amount, method, rate);
-  return noPrice(currency, method, row !== null, param);
+export function priceFromRow(
+  amount: string,
+  currency: string,
+  method: MethodRow,
+  now: Date,
+  row: StoredRate | null,
+  policy: RatePolicy,
+  param?: string,
+): Price {
+  if (currency === method.coin_symbol) return priced(amount, method, { rate: '1', source: 'identity', fetchedAt: now });
+  if (row === null) return noPrice(currency, method, 'missing', param);
+  const verdict = rateVerdict(row, now, policy);
+  if ('rate' in verdict) return priced(amount, method, verdict.rate);
+  return noPrice(currency, method, verdict.refused, param);
 }
 
 function priced(amount: string, method: MethodRow, rate: ExchangeRate): Price {
   return { coinAmount: coinAmountFor(amount, rate.rate, method.coin_decimals), rate: rate.rate, source: rate.source, at: rate.fetchedAt };
 }
 
-function noPrice(currency: string, method: MethodRow, known: boolean, param?: string): never {
-  if (known || isFiatCurrency(currency)) throw rateUnavailable(currency, method.coin_symbol);
+/** A pair with a row, or a fiat currency, is priceable in principle: rate_unavailable; anything else can never be priced. */
+function noPrice(currency: string, method: MethodRow, reason: 'missing' | 'stale' | 'unconfirmed' | 'disagree', param?: string): never {
+  if (reason !== 'missing' || isFiatCurrency(currency)) {
+    rateRefusals.inc({ reason });
+    throw rateUnavailable(currency, method.coin_symbol);
+  }
   throw unsupportedMethod(currency, method, param);
 }

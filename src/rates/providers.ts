@@ -10,13 +10,15 @@ export interface CoinInfo {
   kind: string;
   /** Raw form (`0:…`), from jetton_masters for the network; null for the native coin or when unknown. */
   masterAddress: string | null;
+  /** coins.coingecko_id: the coin's id at the second source; null when it has none. */
+  coingeckoId: string | null;
 }
 
 /** USD value of one unit, keyed by coin symbol or fiat code. Assets it cannot price are absent. */
 export type UsdPrices = Map<string, string>;
 
 export interface RateProvider {
-  /** Stored as exchange_rates.source. `fixed` rows never go stale. */
+  /** Stored as exchange_rates.source (or confirming_source). `fixed` rows never go stale. */
   readonly name: string;
   fetchUsdPrices(coins: readonly CoinInfo[]): Promise<UsdPrices>;
 }
@@ -84,6 +86,33 @@ function parseJsonExact(text: string): unknown {
   return JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
 }
 
+/**
+ * GET `url` and parse its JSON exactly; every failure is one Error naming the source (`name`): no
+ * answer within `timeoutMs`, the request failing, a non-2xx status (with the start of its body), not JSON.
+ */
+async function getJson(name: string, doFetch: typeof fetch, url: string, headers: Record<string, string>, timeoutMs: number): Promise<unknown> {
+  let text: string;
+  let status: number;
+  try {
+    const response = await doFetch(url, { headers, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) });
+    status = response.status;
+    text = await response.text();
+  } catch (error) {
+    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+    throw new Error(timedOut ? `${name} rates: no answer within ${timeoutMs} ms` : `${name} rates: request failed: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (status < 200 || status > 299) {
+    throw new Error(`${name} rates: HTTP ${status}: ${text.slice(0, 200)}`);
+  }
+  try {
+    return parseJsonExact(text);
+  } catch (error) {
+    throw new Error(`${name} rates: malformed response: not JSON`, { cause: error });
+  }
+}
+
 /** A positive price from a tonapi `prices` object, as a plain decimal string; null when absent or zero. */
 function priceOf(prices: Record<string, unknown>, currency: string): string | null {
   const raw = prices[currency];
@@ -125,27 +154,7 @@ export function tonapiProvider(options: TonapiOptions): RateProvider {
       const headers: Record<string, string> = { accept: 'application/json' };
       if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
 
-      let text: string;
-      let status: number;
-      try {
-        const response = await doFetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
-        status = response.status;
-        text = await response.text();
-      } catch (error) {
-        const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-        throw new Error(timedOut ? `tonapi rates: no answer within ${timeoutMs} ms` : `tonapi rates: request failed: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }
-      if (status < 200 || status > 299) {
-        throw new Error(`tonapi rates: HTTP ${status}: ${text.slice(0, 200)}`);
-      }
-      let body: unknown;
-      try {
-        body = parseJsonExact(text);
-      } catch (error) {
-        throw new Error('tonapi rates: malformed response: not JSON', { cause: error });
-      }
+      const body = await getJson('tonapi', doFetch, url, headers, timeoutMs);
       if (!isObject(body) || !isObject(body.rates)) {
         throw new Error('tonapi rates: malformed response: no "rates" object');
       }
@@ -175,6 +184,93 @@ export function tonapiProvider(options: TonapiOptions): RateProvider {
       for (const fiat of ['EUR', 'RUB'] as const) {
         const tonInFiat = priceOf(ton, fiat);
         if (tonInFiat !== null) prices.set(fiat, divideDecimal(tonUsd, tonInFiat));
+      }
+      return prices;
+    },
+  };
+}
+
+export interface CoingeckoOptions {
+  /** The API root, for example https://api.coingecko.com/api/v3 (the path `/simple/price` is added). */
+  baseUrl: string;
+  apiKey: string | null;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  /** The clock `last_updated_at` is judged by. */
+  now?: () => Date;
+  /** A price the source itself last updated longer ago than this is no price (default 10 minutes). */
+  maxAgeMs?: number;
+}
+
+/** A positive price from a CoinGecko coin object (`{"usd": 5.1, …}`); null when absent or zero. */
+function geckoPrice(entry: Record<string, unknown>, currency: string, id: string): string | null {
+  const raw = entry[currency];
+  if (raw === undefined || raw === null) return null;
+  let value: string;
+  try {
+    value = plainDecimal(String(raw));
+  } catch {
+    throw new Error(`coingecko rates: malformed response: ${id}.${currency} ${JSON.stringify(raw)} is not a number`);
+  }
+  return isPositiveDecimalString(value) ? value : null;
+}
+
+/**
+ * A CoinGecko-compatible `simple/price` API (name `coingecko`, https://docs.coingecko.com/reference/simple-price):
+ * `GET {baseUrl}/simple/price?ids=<coins.coingecko_id…>&vs_currencies=usd,eur,rub&include_last_updated_at=true`,
+ * answered with `{"the-open-network": {"usd": 5.1, "eur": 4.7, "rub": 480, "last_updated_at": 1711356300}, …}`.
+ * Coins are asked by their catalogue id (coins without one are not priced). A price whose
+ * `last_updated_at` is older than `maxAgeMs` is not fresh and is left out; so is a price of 0.
+ * Fiat values are derived from the native coin's prices, as for tonapi. The key, when set, goes in
+ * `x-cg-pro-api-key` for pro-api.coingecko.com and in `x-cg-demo-api-key` otherwise.
+ */
+export function coingeckoProvider(options: CoingeckoOptions): RateProvider {
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxAgeMs = options.maxAgeMs ?? 10 * 60 * 1000;
+  const now = options.now ?? (() => new Date());
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  return {
+    name: 'coingecko',
+    async fetchUsdPrices(coins) {
+      const byId = new Map<string, string[]>(); // id → coin symbols
+      for (const coin of coins) {
+        if (coin.coingeckoId === null) continue;
+        byId.set(coin.coingeckoId, [...(byId.get(coin.coingeckoId) ?? []), coin.symbol]);
+      }
+      const native = coins.find((coin) => coin.kind === 'native' && coin.coingeckoId !== null);
+      const prices: UsdPrices = new Map([['USD', '1']]);
+      if (byId.size === 0) return prices;
+      const ids = [...byId.keys()].sort().map(encodeURIComponent).join(',');
+      const url = `${baseUrl}/simple/price?ids=${ids}&vs_currencies=usd,eur,rub&include_last_updated_at=true`;
+      const headers: Record<string, string> = { accept: 'application/json' };
+      if (options.apiKey) headers[new URL(baseUrl).hostname === 'pro-api.coingecko.com' ? 'x-cg-pro-api-key' : 'x-cg-demo-api-key'] = options.apiKey;
+      const body = await getJson('coingecko', doFetch, url, headers, timeoutMs);
+      if (!isObject(body)) throw new Error('coingecko rates: malformed response: not an object of coins');
+      const oldest = now().getTime() - maxAgeMs;
+      let nativeEntry: Record<string, unknown> | null = null;
+      for (const [id, entry] of Object.entries(body)) {
+        const symbols = byId.get(id);
+        if (symbols === undefined) continue;
+        if (!isObject(entry)) throw new Error(`coingecko rates: malformed response: ${JSON.stringify(id)} is not an object`);
+        const updated = entry.last_updated_at;
+        if (updated !== undefined && updated !== null) {
+          if (typeof updated !== 'string' || !/^\d{1,12}$/.test(updated)) {
+            throw new Error(`coingecko rates: malformed response: ${id}.last_updated_at ${JSON.stringify(updated)} is not a unix time`);
+          }
+          if (Number(updated) * 1000 < oldest) continue; // the source's own price is stale
+        }
+        const usd = geckoPrice(entry, 'usd', id);
+        if (usd === null) continue;
+        for (const symbol of symbols) prices.set(symbol, usd);
+        if (native && id === native.coingeckoId) nativeEntry = entry;
+      }
+      const nativeUsd = native ? prices.get(native.symbol) : undefined;
+      if (nativeEntry !== null && nativeUsd !== undefined) {
+        for (const fiat of ['EUR', 'RUB'] as const) {
+          const inFiat = geckoPrice(nativeEntry, fiat.toLowerCase(), native!.coingeckoId!);
+          if (inFiat !== null) prices.set(fiat, divideDecimal(nativeUsd, inFiat));
+        }
       }
       return prices;
     },

@@ -134,9 +134,31 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
       raw: '0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe',
     });
     assert.equal(bySymbol.USDT.masters.sandbox.raw, masters.USDT);
-    for (const symbol of ['BUILD', 'BLUM', 'DUST', 'DYOR', 'XAUt0'])
-      assert.equal(bySymbol[symbol].masters.mainnet, null, `${symbol} has no confirmed mainnet master`);
+    // The masters added from tonkeeper/ton-assets (migration 000013), in the forms their issuers publish.
+    assert.deepEqual(Object.fromEntries(['BUILD', 'BLUM', 'DUST', 'DYOR', 'XAUt0'].map((symbol) => [symbol, bySymbol[symbol].masters.mainnet.address])), {
+      BUILD: 'EQBYnUrIlwBrWqp_rl-VxeSBvTR2VmTfC4ManQ657n_BUILD',
+      BLUM: 'EQCAj5oiRRrXokYsg_B-e0KG9xMwh5upr5I8HQzErm0_BLUM',
+      DUST: 'EQBlqsm144Dq6SjbPI4jjZvA1hqTIP3CvHovbIfW_t-SCALE',
+      DYOR: 'EQCQZpelevHNsbw5IUtwSa4Cs8kqWww0KsYeDri9kwS18eCz',
+      XAUt0: 'EQA1R_LuQCLHlMgOo1S4G7Y7W1cd0FrAkbA10Zq7rddKxi9k',
+    });
+    assert.equal(bySymbol.NOT.masters.testnet, null, 'no testnet masters are shipped');
     assert.equal(bySymbol.XAUt0.decimals, 6);
+    assert.equal(bySymbol.DYOR.decimals, 15);
+    assert.equal(bySymbol.TON.coingeckoId, 'the-open-network');
+    assert.equal(bySymbol.USDT.coingeckoId, 'tether');
+    assert.equal(bySymbol.DYOR.coingeckoId, null, 'no id known: not priced from fiat until an operator sets one');
+  });
+
+  it('coins set-price-id sets and clears the id the second price source knows a coin by', async () => {
+    const set = await kassa(['coins', 'set-price-id', 'BUILD', 'build-3'], env);
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(set.json, { coin: 'BUILD', coingeckoId: 'build-3', previous: null });
+    const cleared = await kassa(['coins', 'set-price-id', 'BUILD', 'none'], env);
+    assert.deepEqual(cleared.json, { coin: 'BUILD', coingeckoId: null, previous: 'build-3' });
+    assertFails(await kassa(['coins', 'set-price-id', 'BUILD', 'Not An Id'], env), 1, /is not a CoinGecko coin id/);
+    assertFails(await kassa(['coins', 'set-price-id', 'FOO', 'foo'], env), 1, /no coin "FOO"/);
+    assertFails(await kassa(['coins', 'set-price-id', 'BUILD'], env), 2, /./);
   });
 
   it('coins set-master verifies the master on the configured chain before storing it', async () => {
@@ -173,5 +195,22 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.equal(result.json.master.raw, masters.XAUt0);
     assert.match(result.json.verified, /^XAUt0: decimals 6; wallet code [0-9a-f]{64}$/);
     assert.equal(await stored('XAUt0'), masters.XAUt0);
+
+    // DYOR: 15 decimals in the catalogue (000013) and in its sandbox master's on-chain metadata.
+    const dyor = await kassa(['coins', 'set-master', 'DYOR', '--network', 'sandbox', friendly(masters.DYOR!)], env);
+    assert.equal(dyor.code, 0, dyor.stderr);
+    assert.match(dyor.json.verified, /^DYOR: decimals 15; wallet code [0-9a-f]{64}$/);
+    assert.equal(dyor.json.warning, undefined);
+    // A catalogue that said 9, as it did before 000013, is refused by the chain's metadata.
+    await db.pool.query(sql.unsafe`update coins set decimals = 9 where symbol = 'DYOR'`);
+    try {
+      assertFails(
+        await kassa(['coins', 'set-master', 'DYOR', '--network', 'sandbox', friendly(masters.DYOR!)], env),
+        1,
+        /not stored: DYOR: decimals 15 on chain, 9 in the database/,
+      );
+    } finally {
+      await db.pool.query(sql.unsafe`update coins set decimals = 15 where symbol = 'DYOR'`);
+    }
   });
 });

@@ -42,6 +42,10 @@ describe('contentDecimals (TEP-64)', () => {
   it('reads on-chain decimals', () => {
     assert.deepEqual(contentDecimals(onchainContent({ name: 'Tether USD', symbol: 'USDT', decimals: '6' })), { source: 'on-chain', decimals: 6 });
   });
+  it('reads on-chain decimals beside a uri (semi-chain, as the USDT master keeps them): the chain decides, no URL is fetched', () => {
+    assert.deepEqual(contentDecimals(onchainContent({ uri: 'https://tether.to/usdt-ton.json', decimals: '6' })), { source: 'on-chain', decimals: 6 });
+    assert.deepEqual(contentDecimals(onchainContent({ uri: 'https://storage.dyor.io/dyor.json', decimals: '15' })), { source: 'on-chain', decimals: 15 });
+  });
   it('defaults to 9 for on-chain content without decimals or uri', () => {
     assert.deepEqual(contentDecimals(onchainContent({ name: 'X', symbol: 'X' })), { source: 'default', decimals: 9 });
   });

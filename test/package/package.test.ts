@@ -167,6 +167,7 @@ describe('the npm package', { timeout: 300_000 }, () => {
           PORT: String(port),
           TON_API_URL: `http://127.0.0.1:${closedPort}/api/v2/jsonRPC`,
           RATES_API_URL: `http://127.0.0.1:${closedPort}`,
+          RATES_CONFIRM_API_URL: `http://127.0.0.1:${closedPort}/api/v3`,
         },
       });
       try {

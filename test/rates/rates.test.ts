@@ -24,6 +24,9 @@ import {
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 const log = createLogger('silent');
+const POLICY = { maxDivergencePercent: '2' };
+/** A second source that says what `provider` says (named `check`), so live rates are confirmed. */
+const echo = (provider: RateProvider) => ({ source: { name: 'check', fetchUsdPrices: provider.fetchUsdPrices }, maxDivergencePercent: '2' });
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
@@ -31,6 +34,18 @@ const USDT = '0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe
 const NOT = '0:2f956143c461769579baef2e32cc2d7bc18283f40d20bb03e432cd603ac33ffc';
 const DOGS = '0:afc49cb8786f21c87045b19ede78fc6b46c51048513f8e9a6d44060199c1bf0c';
 const STON = '0:3690254dc15b2297610cda60744a45f2b710aa4234b89adb630e99d79b01bd4f';
+/** Every mainnet master of the catalogue (000001 and 000013). */
+const MAINNET_MASTERS = {
+  USDT,
+  NOT,
+  DOGS,
+  STON,
+  BUILD: '0:589d4ac897006b5aaa7fae5f95c5e481bd34765664df0b831a9d0eb9ee7fc150',
+  BLUM: '0:808f9a22451ad7a2462c83f07e7b4286f71330879ba9af923c1d0cc4ae6d3f04',
+  DUST: '0:65aac9b5e380eae928db3c8e238d9bc0d61a9320fdc2bc7a2f6c87d6fedf9208',
+  DYOR: '0:906697a57af1cdb1bc39214b7049ae02b3c92a5b0c342ac61e0eb8bd9304b5f1',
+  XAUt0: '0:3547f2ee4022c794c80ea354b81bb63b5b571dd05ac091b035d19abbadd74ac6',
+};
 
 /**
  * A tonapi-shaped answer, written as raw text so the numbers are exactly these literals: NOT keyed
@@ -141,8 +156,8 @@ describe('exchange rates', () => {
 
   describe('getRate', () => {
     it('is the identity when the currency is the coin', async () => {
-      assert.deepEqual(await getRate(db.pool, 'TON', 'TON', T0), { rate: '1', source: 'identity', fetchedAt: T0 });
-      assert.deepEqual(await getRate(db.pool, 'USDT', 'USDT', T0), { rate: '1', source: 'identity', fetchedAt: T0 });
+      assert.deepEqual(await getRate(db.pool, 'TON', 'TON', T0, POLICY), { rate: '1', source: 'identity', fetchedAt: T0 });
+      assert.deepEqual(await getRate(db.pool, 'USDT', 'USDT', T0, POLICY), { rate: '1', source: 'identity', fetchedAt: T0 });
     });
 
     it('answers a fresh rate and refuses a stale one', async () => {
@@ -155,24 +170,24 @@ describe('exchange rates', () => {
             ['USDT', '1'],
           ]),
       };
-      assert.equal(await refreshRates(db.pool, live, 'sandbox', T0, log), 4); // USD→TON, USD→USDT, TON→USDT, USDT→TON
-      assert.deepEqual(await getRate(db.pool, 'USD', 'TON', T0), { rate: '0.25', source: 'live', fetchedAt: T0 });
-      assert.equal((await getRate(db.pool, 'USD', 'TON', at(9 * 60_000)))?.rate, '0.25');
-      assert.equal((await getRate(db.pool, 'USD', 'TON', at(RATE_MAX_AGE_MS)))?.rate, '0.25', 'exactly 10 minutes old is still fresh');
-      assert.equal(await getRate(db.pool, 'USD', 'TON', at(RATE_MAX_AGE_MS + 1)), null, 'older than 10 minutes is stale');
-      assert.equal(await getRate(db.pool, 'TON', 'USDT', at(60 * 60_000)), null);
+      assert.equal(await refreshRates(db.pool, live, 'sandbox', T0, log, echo(live)), 4); // USD→TON, USD→USDT, TON→USDT, USDT→TON
+      assert.deepEqual(await getRate(db.pool, 'USD', 'TON', T0, POLICY), { rate: '0.25', source: 'live+check', fetchedAt: T0 });
+      assert.equal((await getRate(db.pool, 'USD', 'TON', at(9 * 60_000), POLICY))?.rate, '0.25');
+      assert.equal((await getRate(db.pool, 'USD', 'TON', at(RATE_MAX_AGE_MS), POLICY))?.rate, '0.25', 'exactly 10 minutes old is still fresh');
+      assert.equal(await getRate(db.pool, 'USD', 'TON', at(RATE_MAX_AGE_MS + 1), POLICY), null, 'older than 10 minutes is stale');
+      assert.equal(await getRate(db.pool, 'TON', 'USDT', at(60 * 60_000), POLICY), null);
     });
 
     it('never lets fixed rates go stale', async () => {
       await refreshRates(db.pool, fixedProvider(), 'sandbox', T0, log);
-      assert.deepEqual(await getRate(db.pool, 'USD', 'TON', at(365 * 24 * 3600_000)), { rate: '0.2', source: 'fixed', fetchedAt: T0 });
+      assert.deepEqual(await getRate(db.pool, 'USD', 'TON', at(365 * 24 * 3600_000), POLICY), { rate: '0.2', source: 'fixed', fetchedAt: T0 });
     });
 
     it('answers null for a pair without a rate', async () => {
       await refreshRates(db.pool, fixedProvider(), 'sandbox', T0, log);
-      assert.equal(await getRate(db.pool, 'GBP', 'TON', T0), null);
-      assert.equal(await getRate(db.pool, 'USD', 'NOPE', T0), null);
-      assert.equal(await getRate(db.pool, 'TON', 'USD', T0), null);
+      assert.equal(await getRate(db.pool, 'GBP', 'TON', T0, POLICY), null);
+      assert.equal(await getRate(db.pool, 'USD', 'NOPE', T0, POLICY), null);
+      assert.equal(await getRate(db.pool, 'TON', 'USD', T0, POLICY), null);
     });
 
     it('answers null for a pair the provider stopped pricing, once its row is stale', async () => {
@@ -192,10 +207,10 @@ describe('exchange rates', () => {
                 ],
           ),
       });
-      await refreshRates(db.pool, provider(true), 'sandbox', T0, log);
-      await refreshRates(db.pool, provider(false), 'sandbox', at(5 * 60_000), log);
-      assert.equal((await getRate(db.pool, 'USD', 'USDT', at(12 * 60_000)))?.rate, '1');
-      assert.equal(await getRate(db.pool, 'USD', 'TON', at(12 * 60_000)), null);
+      await refreshRates(db.pool, provider(true), 'sandbox', T0, log, echo(provider(true)));
+      await refreshRates(db.pool, provider(false), 'sandbox', at(5 * 60_000), log, echo(provider(false)));
+      assert.equal((await getRate(db.pool, 'USD', 'USDT', at(12 * 60_000), POLICY))?.rate, '1');
+      assert.equal(await getRate(db.pool, 'USD', 'TON', at(12 * 60_000), POLICY), null);
     });
   });
 
@@ -241,7 +256,7 @@ describe('exchange rates', () => {
       assert.equal(tonapi.seen.length, 1);
       const url = new URL(tonapi.seen[0]!.url, tonapi.url);
       assert.equal(url.pathname, '/v2/rates');
-      assert.deepEqual(url.searchParams.get('tokens')?.split(',').sort(), ['ton', DOGS, NOT, STON, USDT].sort());
+      assert.deepEqual(url.searchParams.get('tokens')?.split(',').sort(), ['ton', ...Object.values(MAINNET_MASTERS)].sort());
       assert.equal(url.searchParams.get('currencies'), 'usd,eur,rub');
       assert.equal(tonapi.seen[0]!.authorization, 'Bearer secret-key');
 
@@ -267,16 +282,17 @@ describe('exchange rates', () => {
       const written = await refreshRates(db.pool, provider(), 'mainnet', T0, log);
       // Currencies USD, EUR, RUB, TON, USDT, NOT, STON (7) × coins TON, USDT, NOT, STON (4) − 4.
       assert.equal(written, 7 * 4 - 4);
-      assert.equal((await getRate(db.pool, 'USD', 'TON', T0))?.rate, '0.2');
-      assert.equal((await getRate(db.pool, 'EUR', 'TON', T0))?.rate, '0.25');
-      assert.equal((await getRate(db.pool, 'RUB', 'TON', T0))?.rate, '0.0025');
-      assert.equal((await getRate(db.pool, 'TON', 'USDT', T0))?.rate, '5');
-      assert.equal((await getRate(db.pool, 'EUR', 'USDT', T0))?.rate, '1.25');
-      assert.equal((await getRate(db.pool, 'USD', 'NOT', T0))?.rate, '200');
-      assert.equal((await getRate(db.pool, 'USD', 'STON', T0))?.rate, '0.333333333333333333332222222223');
-      assert.equal((await getRate(db.pool, 'USD', 'TON', T0))?.source, 'tonapi');
-      assert.equal(await getRate(db.pool, 'USD', 'DOGS', T0), null, 'a price of 0 is no price');
-      assert.equal(await getRate(db.pool, 'USD', 'BLUM', T0), null, 'no master, no price');
+      assert.equal((await rateOf('USD', 'TON'))?.rate, '0.2');
+      assert.equal((await rateOf('EUR', 'TON'))?.rate, '0.25');
+      assert.equal((await rateOf('RUB', 'TON'))?.rate, '0.0025');
+      assert.equal((await rateOf('TON', 'USDT'))?.rate, '5');
+      assert.equal((await rateOf('EUR', 'USDT'))?.rate, '1.25');
+      assert.equal((await rateOf('USD', 'NOT'))?.rate, '200');
+      assert.equal((await rateOf('USD', 'STON'))?.rate, '0.333333333333333333332222222223');
+      assert.equal((await rateOf('USD', 'TON'))?.source, 'tonapi');
+      assert.equal(await rateOf('USD', 'DOGS'), null, 'a price of 0 is no price');
+      assert.equal(await rateOf('USD', 'BLUM'), null, 'not in the answer, no price');
+      assert.equal(await getRate(db.pool, 'USD', 'TON', T0, POLICY), null, 'tonapi alone never prices a payment (test/rates/agreement.test.ts)');
     });
 
     const refuses = async (reply: FakeTonapi['reply'], pattern: RegExp, timeoutMs?: number) => {
@@ -335,7 +351,7 @@ describe('exchange rates', () => {
       const all = await rows();
       assert.equal(all.length, 120);
       assert.ok(all.every((row) => row.fetched_at.getTime() === now.getTime() && row.source === 'fixed'));
-      assert.deepEqual(await getRate(db.pool, 'USD', 'TON', now), { rate: '0.2', source: 'fixed', fetchedAt: now });
+      assert.deepEqual(await getRate(db.pool, 'USD', 'TON', now, POLICY), { rate: '0.2', source: 'fixed', fetchedAt: now });
     });
 
     it('uses tonapi with the mainnet masters when configured', async () => {
@@ -346,12 +362,14 @@ describe('exchange rates', () => {
         BASE_URL: 'https://pay.example.com',
         RATES_API_URL: tonapi.url,
         RATES_API_KEY: 'k',
+        RATES_CONFIRM_API_URL: 'http://127.0.0.1:9', // nothing listens: the second source fails, tonapi's rates are still stored
       });
       const task = refreshTask({ config, pool: db.pool, log, now: () => T0 });
       await task({}, helpers);
       assert.equal(tonapi.seen[0]?.authorization, 'Bearer k');
       assert.equal((await rows()).length, 24);
-      assert.deepEqual(await getRate(db.pool, 'EUR', 'USDT', T0), { rate: '1.25', source: 'tonapi', fetchedAt: T0 });
+      assert.deepEqual(await rateOf('EUR', 'USDT'), { currency: 'EUR', coin_symbol: 'USDT', rate: '1.25', source: 'tonapi', fetched_at: T0 });
+      assert.equal(await getRate(db.pool, 'EUR', 'USDT', T0, POLICY), null, 'unconfirmed: no price');
     });
   });
 });

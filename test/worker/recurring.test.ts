@@ -65,7 +65,12 @@ describe('recurring jobs', () => {
   it('rates__refresh with its provider down: the job ends with the error logged, and the next tick is the retry', async () => {
     const item = ITEMS.find((candidate) => candidate.task === 'rates__refresh')!;
     const { log, lines } = capturingLog();
-    const config = loadConfig({ DATABASE_URL: db.url, RATES_PROVIDER: 'tonapi', RATES_API_URL: 'http://127.0.0.1:9' });
+    const config = loadConfig({
+      DATABASE_URL: db.url,
+      RATES_PROVIDER: 'tonapi',
+      RATES_API_URL: 'http://127.0.0.1:9',
+      RATES_CONFIRM_API_URL: 'http://127.0.0.1:9/api/v3',
+    });
     const tasks = taskList({ config, pool: db.pool, log, now: () => new Date() }, RECURRING);
     for (let minute = 0; minute < 3; minute += 1) {
       await tick(item);

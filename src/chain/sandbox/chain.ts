@@ -28,7 +28,7 @@ export const SANDBOX_JETTONS: readonly SandboxCoin[] = [
   { symbol: 'BUILD', decimals: 9 },
   { symbol: 'BLUM', decimals: 9 },
   { symbol: 'DUST', decimals: 9 },
-  { symbol: 'DYOR', decimals: 9 },
+  { symbol: 'DYOR', decimals: 15 },
   { symbol: 'STON', decimals: 9 },
   { symbol: 'XAUt0', decimals: 6 },
 ];

@@ -27,6 +27,7 @@ import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } fr
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
 import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';
+import { ratePolicy } from '../../rates/rates.ts';
 import { presentCheckout } from '../../presenters/checkout.ts';
 import { presentKeySet } from '../../presenters/keys.ts';
 import { isFinal } from '../../payments/transitions.ts';
@@ -316,7 +317,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     }
     const now = deps.now();
     const open = now.getTime() < row.expires_at.getTime();
-    const offers = row.status === 'created' && open ? await methodOffers(pool, row, network, now) : null;
+    const offers = row.status === 'created' && open ? await methodOffers(pool, row, network, now, ratePolicy(config)) : null;
     const links = row.status === 'pending' ? transferLinks(row, network) : null;
     const qr = links ? await qrSvg(links.ton, t(lang, 'qrLabel')) : null;
     const styleNonce = crypto.randomBytes(16).toString('base64');
