@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import type { Logger } from '../../src/log.ts';
 import { checkPublicUrls } from '../../src/server.ts';
 import { assertFails, kassa } from '../helpers/cli.ts';
 
@@ -13,7 +14,7 @@ const KEY = 'ab'.repeat(32);
 /** A database nobody answers at: the refusal comes before Kassa opens one. */
 const NO_DATABASE = 'postgres://kassa@127.0.0.1:9/none';
 
-function capture(): { log: ReturnType<typeof pino>; lines: () => any[] } {
+function capture(): { log: Logger; lines: () => any[] } {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -21,7 +22,7 @@ function capture(): { log: ReturnType<typeof pino>; lines: () => any[] } {
       done();
     },
   });
-  return { log: pino({ level: 'warn' }, stream), lines: () => lines.map((line) => JSON.parse(line)) };
+  return { log: pino({ level: 'warn' }, stream) as Logger, lines: () => lines.map((line) => JSON.parse(line)) };
 }
 
 describe('public URLs off sandbox', () => {
