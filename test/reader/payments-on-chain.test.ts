@@ -284,7 +284,11 @@ describe('the reader', () => {
     const cursor = (await app.cursor())!;
     const source = app.source();
     let again = 0;
-    for (let seqno = cursor.last - 5; seqno <= cursor.last; seqno += 1) again += await app.reader.bookBlock(await source.block(seqno));
+    for (let seqno = cursor.last - 5; seqno <= cursor.last; seqno += 1) {
+      const block = await source.block(seqno);
+      assert.ok(block, `block ${seqno} is indexed`);
+      again += await app.reader.bookBlock(block);
+    }
     assert.equal(again, 0);
     assert.deepEqual(await transfers(payment.id), before);
     assert.equal((await get(payment.id)).status, 'completed');
