@@ -23,6 +23,13 @@ import { classifyIncoming, routeTransaction, type Notifier, type Watch } from '.
 export const LEASE_MS = 6_000;
 /** Blocks processed per step before the lease is renewed and expiry runs. */
 const BLOCKS_PER_STEP = 50;
+/**
+ * How late a shard block may be committed to the masterchain, as far as expiry is concerned: a
+ * pending payment expires once the chain is read this far past its expiresAt, so a transfer made
+ * before expiresAt in a shard block that a later masterchain block commits is booked first
+ * (docs/API.md, "Expiry and late shard blocks", says why 60 s).
+ */
+export const LATE_COMMIT_MARGIN_MS = 60_000;
 /** Mainnet's block interval: the pace the reader expects blocks at. */
 export const POLL_MS = 400;
 /**
@@ -88,6 +95,9 @@ const cursorRow = z.object({
 });
 
 const cursorStateRow = cursorRow.extend({ held_by_other: z.boolean(), held_long_enough: z.boolean() });
+
+/** The chain's clock for expiry: settled, less the margin for shard blocks committed late. */
+const expiryClock = (settled: Date): Date => new Date(settled.getTime() - LATE_COMMIT_MARGIN_MS);
 
 const rawOf = (address: Address | string): string => (typeof address === 'string' ? Address.parse(address) : address).toRawString();
 
@@ -434,11 +444,11 @@ export function createChainReader(deps: ChainReaderDeps) {
       noteServed(seqno);
       const time = new Date(Math.max(lastTime.getTime(), block.time.getTime(), seqno === latest.seqno ? latest.time.getTime() : 0));
       result.recorded += await book(block);
-      // Settled: the time of the block before this one. A shard block is committed to the
-      // masterchain a block later at most, so every transaction made before it is booked now:
-      // what is due by then expires, before the cursor moves (a crash in between repeats both).
+      // Settled: the time of the block before this one. A shard block is normally committed a
+      // masterchain block later, but may be committed several blocks late, so what is due expires
+      // only LATE_COMMIT_MARGIN_MS behind it — before the cursor moves (a crash in between repeats both).
       settled = new Date(Math.max(settled.getTime(), lastTime.getTime()));
-      result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
+      result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
       const tip = seqno > latest.seqno ? { seqno, time } : latest;
       if (!(await advance(last, { seqno, time }, settled, tip))) {
         log.warn({ seqno }, 'the chain reader lost its lease; another reader goes on');
@@ -456,7 +466,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     }
     result.lastSeqno = last;
     // Created payments expire on the wall clock, blocks or not (the loop's expiry did it when it ran).
-    if (result.processed === 0) result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
+    if (result.processed === 0) result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
     noteLag(latest, last, lastTime);
     return result;
   }
@@ -505,7 +515,7 @@ export function createChainReader(deps: ChainReaderDeps) {
           failures = 0;
           if (!r.owner) pause = 1_000;
           else if (r.waitingFor !== null) {
-            pause = Math.min(2_000, Math.round((POLL_MS / 2) * 1.5 ** misses));
+            pause = Math.min(1_000, Math.round((POLL_MS / 2) * 1.5 ** misses));
             misses += 1;
           } else {
             misses = 0;

@@ -7,6 +7,7 @@ import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor } from '../../src/metrics.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/reader/reader.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
@@ -308,9 +309,31 @@ describe("the chain's clock (these move it forward, so they run last)", () => {
     chain().useWallClock();
   });
 
+  it('a transfer made before expiresAt in a shard block committed blocks later (past expiresAt) completes the payment, not after_expiry', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
+    await sealAndRead();
+    const expiresAt = Math.ceil(Date.parse(payment.timer.expiresAt) / 1000);
+    chain().setNow(expiresAt - 5);
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
+    // Its shard block is committed by the third masterchain block from now, all three dated 20 s past expiresAt.
+    chain().commitLate(3);
+    chain().setNow(expiresAt + 20);
+    chain().sealBlock();
+    chain().sealBlock();
+    await sealAndRead();
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+    assert.deepEqual(
+      (await books(payment.id)).map((t) => t.effect),
+      ['completed'],
+    );
+  });
+
   it('money sent to a payment that ended days ago is booked', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
-    chain().setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 1);
+    // Past expiresAt by more than the margin for shard blocks committed late.
+    chain().setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + LATE_COMMIT_MARGIN_MS / 1000 + 1);
     await sealAndRead();
     await sealAndRead();
     assert.equal((await get(payment.id)).status, 'expired', "expired by the chain's clock");

@@ -157,6 +157,8 @@ export class SandboxChain {
   /** Held by holdBlock() before they were sealed (the next seal takes the first). */
   private holdNext = 0;
   private othersPerBlock = 0;
+  /** Transactions held out of the blocks for `blocks` more seals (a shard block committed late). */
+  private late: { blocks: number; transactions: { tx: BlockchainTransaction; account: string }[] }[] = [];
   private lastEndLt = BigInt(Date.now()) * 1000n;
   private repeatPages = 0;
   private blockTimer: NodeJS.Timeout | null = null;
@@ -495,6 +497,9 @@ export class SandboxChain {
     const seqno = last === undefined ? this.firstSeqno : last.seqno + 1;
     const utime = Math.max(this.now, last?.utime ?? 0, ...this.unsealed.map((t) => t.tx.now));
     const others = options.others ?? this.othersPerBlock;
+    for (const entry of this.late) entry.blocks -= 1;
+    for (const entry of this.late.filter((e) => e.blocks <= 0)) this.unsealed.push(...entry.transactions);
+    this.late = this.late.filter((e) => e.blocks > 0);
     let lo = this.lastEndLt + 3n;
     let hi = lo;
     for (const { tx } of this.unsealed) {
@@ -511,6 +516,18 @@ export class SandboxChain {
       this.heldBlocks.add(seqno);
     }
     return seqno;
+  }
+
+  /**
+   * Test switch, a shard block committed late: the transactions executed since the last seal are
+   * left out of the next `blocks - 1` masterchain blocks and committed by the one after (their own
+   * time stays when they were made).
+   */
+  commitLate(blocks: number): void {
+    if (!Number.isSafeInteger(blocks) || blocks < 1) throw new RangeError('blocks must be a positive integer');
+    this.sync();
+    this.late.push({ blocks, transactions: this.unsealed });
+    this.unsealed = [];
   }
 
   /** Every block sealed from now on carries `n` synthesised transfers between strangers (bench realism). */
