@@ -34,6 +34,18 @@ export const chainLag = new Gauge({
   registers: [registry],
 });
 
+export const chainBlockWait = new Gauge({
+  name: 'kassa_chain_block_wait_seconds',
+  help: 'How long the reader has been asking for the block after its cursor without the chain API serving it (0 once served). Above a few seconds while later blocks are indexed: an indexer hole; the cursor holds (this process, while it holds the cursor).',
+  registers: [registry],
+});
+
+export const chainBlocksWaitedFor = new Counter({
+  name: 'kassa_chain_unindexed_waits_total',
+  help: 'Blocks the reader found not indexed while the chain API already served a later one (out-of-order indexing); it waited for each, never skipped it.',
+  registers: [registry],
+});
+
 export const webhookAttempts = new Counter({
   name: 'kassa_webhook_attempts_total',
   help: 'Webhook delivery attempts, by outcome (delivered, http_error, network_error).',

@@ -21,10 +21,16 @@ export interface ChainBlock extends BlockRef {
 }
 
 export interface ChainSource {
-  /** The newest masterchain block the API has published. */
+  /**
+   * The newest masterchain block the API has indexed. Not a promise that every block before it is:
+   * ton-index-worker indexes blocks in parallel and commits them in no fixed order.
+   */
   latestBlock(signal?: AbortSignal): Promise<BlockRef>;
-  /** One published masterchain block (`seqno` ≤ latestBlock's), all pages of it. */
-  block(seqno: number, signal?: AbortSignal): Promise<ChainBlock>;
+  /**
+   * One masterchain block, all pages of it; null while the API has not indexed it (not yet, or not
+   * made yet): the caller asks again later and never moves past it.
+   */
+  block(seqno: number, signal?: AbortSignal): Promise<ChainBlock | null>;
 }
 
 export interface ToncenterV3Options {
@@ -32,7 +38,7 @@ export interface ToncenterV3Options {
   baseUrl: string;
   apiKey?: string | null;
   budget?: RequestBudget | null;
-  /** Transactions per page (default 128, toncenter's own default for this endpoint). */
+  /** Transactions per page (default 1000, the most toncenter allows: a block is one request unless it holds more). */
   pageSize?: number;
   timeoutMs?: number;
 }
@@ -42,7 +48,7 @@ const MAX_PAGES = 10_000;
 /** toncenter API v3: `/api/v3/masterchainInfo` and `/api/v3/transactionsByMasterchainBlock`. */
 export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const pageSize = options.pageSize ?? 128;
+  const pageSize = options.pageSize ?? 1000;
   const timeoutMs = options.timeoutMs ?? 20_000;
   const budget = options.budget ?? null;
 
@@ -99,6 +105,16 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
       return { ...blockRef(info.last), ...(Number.isSafeInteger(first) ? { firstSeqno: first } : {}) };
     },
 
+    /**
+     * How "not indexed yet" is told from "indexed": by the block's own transactions, at no extra
+     * request. Every real masterchain block has transactions (the tick and tock of the special
+     * accounts, e.g. the elector and the config), and ton-index-worker commits a block row with
+     * all of its transactions in one database transaction (InsertManagerPostgres.cpp), so a
+     * non-empty first page means the whole block is there and an empty one means not yet —
+     * which toncenter answers with 200 and an empty list, never 404. Asking `/api/v3/blocks`
+     * first would say the same for one request more per block. Pages are asked in ascending
+     * order explicitly (the API's default is descending), and stable: `lt asc, account asc`.
+     */
     async block(seqno, signal) {
       const seen = new Map<string, ChainTransaction>();
       let requests = 0;
@@ -130,6 +146,7 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
           continue;
         }
         repeatsInARow = 0;
+        if (page === 0 && rows.length === 0) return null;
         offset += rows.length;
         if (rows.length < pageSize) break;
       }

@@ -199,20 +199,38 @@ export function fromV3Transaction(tx: V3Transaction): ChainTransaction {
   };
 }
 
-/** The v3 JSON of a transaction, as toncenter renders it (the fields above). For the sandbox. */
+const V3_STATUS = { uninitialized: 'uninit', frozen: 'frozen', active: 'active', 'non-existing': 'nonexist' } as const;
+
+/**
+ * The v3 JSON of a transaction, as ton-index-go renders it (`index/models/blockchain.go`:
+ * `Transaction`, `Message`, `TransactionDescr`): raw addresses upper case, hashes standard base64,
+ * lt and values as strings, `now` a number, `hash_norm` only when it differs from `hash`
+ * (ton-index-worker `InsertManagerPostgres.cpp` stores it only then). For the sandbox.
+ */
 export function toV3Transaction(tx: Transaction, account: string, mcSeqno: number): Record<string, unknown> {
   const t = fromCoreTransaction(tx, account);
   const msg = tx.inMessage;
-  const upper = (raw: string) => raw.toUpperCase().replace(/^(-?\d+):/, '$1:');
+  const upper = (raw: string) => raw.toUpperCase();
+  const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
+  const hash = tx.hash().toString('base64');
+  const content = (body: Cell) => ({ hash: body.hash().toString('base64'), body: body.toBoc().toString('base64'), decoded: null });
+  const opcode = (body: Cell) => {
+    const slice = body.beginParse();
+    return slice.remainingBits >= 32 ? `0x${slice.loadUint(32).toString(16).padStart(8, '0')}` : null;
+  };
   return {
     account: upper(t.account),
-    hash: tx.hash().toString('base64'),
+    hash,
     lt: t.lt,
     now: t.now,
     mc_block_seqno: mcSeqno,
-    orig_status: null,
-    end_status: null,
+    trace_id: hash,
+    prev_trans_hash: Buffer.from(tx.prevTransactionHash.toString(16).padStart(64, '0'), 'hex').toString('base64'),
+    prev_trans_lt: tx.prevTransactionLt.toString(),
+    orig_status: V3_STATUS[tx.oldStatus],
+    end_status: V3_STATUS[tx.endStatus],
     total_fees: tx.totalFees.coins.toString(),
+    total_fees_extra_currencies: {},
     description: {
       type: 'ord',
       aborted: t.aborted,
@@ -220,25 +238,45 @@ export function toV3Transaction(tx: Transaction, account: string, mcSeqno: numbe
       ...(t.actionSuccess === null ? {} : { action: { success: t.actionSuccess, valid: true } }),
       ...(t.bounce === null ? {} : { bounce: { type: t.bounce === 'ok' ? 'ok' : t.bounce === 'no_funds' ? 'nofunds' : 'negfunds' } }),
     },
+    block_ref: { workchain: Number(t.account.split(':')[0]), shard: '8000000000000000', seqno: mcSeqno },
     in_msg: msg
       ? {
-          hash: Buffer.from(t.inMessage!.hash!, 'hex').toString('base64'),
-          ...(t.inMessage!.hashNormalized ? { hash_norm: Buffer.from(t.inMessage!.hashNormalized, 'hex').toString('base64') } : {}),
+          hash: b64(t.inMessage!.hash!),
           source: t.inMessage?.source ? upper(t.inMessage.source) : null,
           destination: upper(t.account),
           value: msg.info.type === 'internal' ? t.inMessage!.value.toString() : null,
+          value_extra_currencies: msg.info.type === 'internal' ? {} : null,
+          fwd_fee: msg.info.type === 'internal' ? msg.info.forwardFee.toString() : null,
+          ihr_fee: msg.info.type === 'internal' ? msg.info.ihrFee.toString() : null,
+          created_lt: msg.info.type === 'internal' ? msg.info.createdLt.toString() : null,
+          created_at: msg.info.type === 'internal' ? String(msg.info.createdAt) : null,
+          opcode: opcode(msg.body),
+          ihr_disabled: msg.info.type === 'internal' ? msg.info.ihrDisabled : null,
+          bounce: msg.info.type === 'internal' ? msg.info.bounce : null,
           bounced: msg.info.type === 'internal' ? t.inMessage!.bounced : null,
-          message_content: { hash: msg.body.hash().toString('base64'), body: msg.body.toBoc().toString('base64') },
+          import_fee: msg.info.type === 'external-in' ? msg.info.importFee.toString() : null,
+          message_content: content(msg.body),
+          init_state: null,
+          ...(t.inMessage!.hashNormalized && t.inMessage!.hashNormalized !== t.inMessage!.hash ? { hash_norm: b64(t.inMessage!.hashNormalized) } : {}),
         }
       : null,
     out_msgs: [...tx.outMessages.values()].map((m) => ({
+      hash: b64(messageHash(m)),
       source: upper(t.account),
       destination: m.info.type === 'internal' ? upper(m.info.dest.toRawString()) : null,
       value: m.info.type === 'internal' ? m.info.value.coins.toString() : null,
       fwd_fee: m.info.type === 'internal' ? m.info.forwardFee.toString() : null,
+      created_lt: m.info.type === 'internal' || m.info.type === 'external-out' ? m.info.createdLt.toString() : null,
+      opcode: opcode(m.body),
       bounce: m.info.type === 'internal' ? m.info.bounce : null,
-      message_content: { hash: m.body.hash().toString('base64'), body: m.body.toBoc().toString('base64') },
+      bounced: m.info.type === 'internal' ? m.info.bounced : null,
+      message_content: content(m.body),
+      init_state: null,
     })),
+    account_state_before: null,
+    account_state_after: null,
+    emulated: false,
+    finality: 'finalized',
   };
 }
 

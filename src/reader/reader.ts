@@ -10,7 +10,7 @@ import { Address } from '@ton/core';
 import type { Config } from '../config.ts';
 import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
-import { chainLag } from '../metrics.ts';
+import { chainBlocksWaitedFor, chainBlockWait, chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/commands.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
 import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
@@ -23,8 +23,29 @@ import { classifyIncoming, routeTransaction, type Notifier, type Watch } from '.
 export const LEASE_MS = 6_000;
 /** Blocks processed per step before the lease is renewed and expiry runs. */
 const BLOCKS_PER_STEP = 50;
-/** How often a reader that is caught up asks for a new block (mainnet's block interval). */
+/**
+ * How late a shard block may be committed to the masterchain, as far as expiry is concerned: a
+ * pending payment expires once the chain is read this far past its expiresAt, so a transfer made
+ * before expiresAt in a shard block that a later masterchain block commits is booked first
+ * (docs/API.md, "Expiry and late shard blocks", says why 60 s).
+ */
+export const LATE_COMMIT_MARGIN_MS = 60_000;
+/** Mainnet's block interval: the pace the reader expects blocks at. */
 export const POLL_MS = 400;
+/**
+ * A caught-up reader asks for the block after its cursor this long after the last one it read: a
+ * little more than a block interval, so the block is nearly always there by then (one request per
+ * block, not a miss and a hit); the lag this lets build up is drained at each masterchainInfo.
+ */
+export const CAUGHT_UP_POLL_MS = Math.round(POLL_MS * 1.25);
+/** A caught-up reader asks masterchainInfo (where the tip is) at most this often; it reads blocks by seqno otherwise. */
+export const INFO_EVERY_MS = 5_000;
+/** Waiting for a block: masterchainInfo is asked again after this long (are later blocks indexed?). */
+const INFO_WHILE_WAITING_MS = 2_000;
+/** A block not served while later ones are is logged once it has been waited for this long, then every LAG_LOG_EVERY_MS. */
+const WAIT_LOG_AFTER_MS = 2_000;
+/** How long the tip may seem behind the cursor (toncenter's backends are not all equally fresh) before it is called a wrong network. */
+const TIP_BEHIND_TOLERANCE = 100;
 /** A lease with at least this much left is not renewed by a step that reads no block. */
 const LEASE_RENEW_MARGIN_MS = LEASE_MS / 2;
 const LAG_LOG_EVERY_MS = 10_000;
@@ -50,7 +71,10 @@ export interface StepResult {
   recorded: number;
   expired: number;
   lastSeqno: number | null;
+  /** The tip as this reader knows it (masterchainInfo, or the newest block it read). */
   latestSeqno: number | null;
+  /** The block after the cursor when the API did not serve it (not made, or not indexed yet): the cursor holds. */
+  waitingFor: number | null;
 }
 
 const watchRow = z.object({
@@ -72,6 +96,9 @@ const cursorRow = z.object({
 
 const cursorStateRow = cursorRow.extend({ held_by_other: z.boolean(), held_long_enough: z.boolean() });
 
+/** The chain's clock for expiry: settled, less the margin for shard blocks committed late. */
+const expiryClock = (settled: Date): Date => new Date(settled.getTime() - LATE_COMMIT_MARGIN_MS);
+
 const rawOf = (address: Address | string): string => (typeof address === 'string' ? Address.parse(address) : address).toRawString();
 
 export function createChainReader(deps: ChainReaderDeps) {
@@ -84,6 +111,11 @@ export function createChainReader(deps: ChainReaderDeps) {
   /** When the gas wallet was last looked for and not found (every process records it at start, before its reader runs; asked again at most every 5 s). */
   let gasLookedFor = 0;
 
+  /** The tip as last learnt (masterchainInfo, or a block read past it), and when masterchainInfo was last asked (ms). */
+  let known: BlockRef | null = null;
+  let infoAskedAt = 0;
+  /** The block after the cursor while the API does not serve it: since when this reader asks (deps.now, ms). */
+  let waiting: { seqno: number; since: number; hole: boolean; logged: number } | null = null;
   /** Kassa's gas wallet (gas_wallets): its outgoing transactions are confirmed like the deposits'. */
   async function gas(): Promise<string | null> {
     if (gasWallet === null && Date.now() - gasLookedFor >= 5_000) {
@@ -301,16 +333,77 @@ export function createChainReader(deps: ChainReaderDeps) {
     }
   }
 
+  /** Notes that `seqno` was not served: measured (kassa_chain_block_wait_seconds), and logged when later blocks are served (an indexer hole). */
+  function noteWaiting(seqno: number): void {
+    const now = deps.now().getTime();
+    if (waiting?.seqno !== seqno) waiting = { seqno, since: now, hole: false, logged: 0 };
+    const waited = now - waiting.since;
+    chainBlockWait.set(waited / 1000);
+    const hole = known !== null && known.seqno > seqno;
+    if (hole && !waiting.hole) {
+      waiting.hole = true;
+      chainBlocksWaitedFor.inc();
+    }
+    if ((hole && waited >= WAIT_LOG_AFTER_MS) || waited >= LAG_LOG_EVERY_MS) {
+      if (now - waiting.logged >= LAG_LOG_EVERY_MS) {
+        waiting.logged = now;
+        log.warn(
+          { seqno, waitedSeconds: Math.round(waited / 100) / 10, latestIndexed: known?.seqno ?? null },
+          hole
+            ? 'the chain API has not indexed this block while it serves later ones; the reader waits for it (it never skips a block)'
+            : 'the chain API serves no block after the cursor; the reader waits',
+        );
+      }
+    }
+  }
+
+  function noteServed(seqno: number): void {
+    if (waiting?.seqno === seqno) {
+      const waited = deps.now().getTime() - waiting.since;
+      if (waiting.logged > 0 || waited >= WAIT_LOG_AFTER_MS)
+        log.info({ seqno, waitedSeconds: Math.round(waited / 100) / 10 }, 'the block waited for is indexed; reading on');
+      waiting = null;
+    }
+    chainBlockWait.set(0);
+  }
+
   /**
-   * One step: if this reader holds (or can take) the cursor, reads the blocks published since it
-   * (at most BLOCKS_PER_STEP), books them in order, then expires what is due. The lease is renewed
-   * by every block read; a step renews it on its own (a write) only when less than half is left.
+   * One step: if this reader holds (or can take) the cursor, reads the blocks after it in order
+   * (at most BLOCKS_PER_STEP), books them, then expires what is due. The cursor moves only onto a
+   * block the API served: a block it does not serve yet (toncenter answers 200 and an empty list)
+   * stops the step there, however far the API's tip is past it — the next step asks again.
+   * Requests: while behind, one per block (its pages) and masterchainInfo every INFO_EVERY_MS;
+   * caught up, the block after the cursor is asked for directly (found: it is read; not served:
+   * not yet) and masterchainInfo only every INFO_EVERY_MS or after INFO_WHILE_WAITING_MS of
+   * waiting. `refresh` asks masterchainInfo whatever its age (catchUp). The lease is renewed by
+   * every block read; a step renews it on its own (a write) only when less than half is left.
    */
-  async function step(signal?: AbortSignal): Promise<StepResult> {
-    const result: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null };
+  async function step(signal?: AbortSignal, options: { refresh?: boolean } = {}): Promise<StepResult> {
+    const result: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null, waitingFor: null };
     const state = await cursorState();
-    if (state?.held_by_other) return result;
-    const latest = await source.latestBlock(signal);
+    if (state?.held_by_other) {
+      known = null;
+      return result;
+    }
+    const clock = deps.now().getTime();
+    const stateLast = state === null ? null : Number(state.last_block_seqno);
+    const fresh =
+      options.refresh === true ||
+      known === null ||
+      state === null ||
+      Date.now() - infoAskedAt >= INFO_EVERY_MS ||
+      (waiting !== null && clock - waiting.since >= INFO_WHILE_WAITING_MS && Date.now() - infoAskedAt >= INFO_WHILE_WAITING_MS);
+    let latest: BlockRef;
+    if (fresh || known === null) {
+      latest = await source.latestBlock(signal);
+      infoAskedAt = Date.now();
+    } else latest = known;
+    // A remembered tip behind the cursor is out of date (another reader moved it); a fresh one a
+    // little behind is a backend less fresh than the one that served the block.
+    if (stateLast !== null && latest.seqno < stateLast && (!fresh || (stateLast - latest.seqno <= TIP_BEHIND_TOLERANCE && network !== 'sandbox'))) {
+      latest = { ...latest, seqno: stateLast, time: new Date(Math.max(latest.time.getTime(), state!.last_block_time.getTime())) };
+    }
+    known = latest;
     result.latestSeqno = latest.seqno;
     const cursor = state?.held_long_enough && Number(state.last_block_seqno) <= latest.seqno ? state : await claim(latest, state !== null);
     if (!cursor) return result;
@@ -321,7 +414,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     // the wall clock, so the old cursor is outside the new chain (past its newest block, or before
     // its first). The new chain is read from its first block: nothing sent on it is missed.
     const first = latest.firstSeqno ?? null;
-    if (network === 'sandbox' && (last > latest.seqno || (first !== null && last < first - 1))) {
+    if (fresh && network === 'sandbox' && (last > latest.seqno || (first !== null && last < first - 1))) {
       const restart = first !== null && first - 1 <= latest.seqno ? first - 1 : latest.seqno;
       log.warn({ cursor: last, first, latest: latest.seqno }, 'the sandbox chain restarted: the chain reader starts again from its first block');
       await pool.query(sql.typeAlias('void')`
@@ -329,6 +422,7 @@ export function createChainReader(deps: ChainReaderDeps) {
         where network = ${network} and reader = ${me}
       `);
       last = restart;
+      waiting = null;
     } else if (last > latest.seqno) {
       log.error({ cursor: last, latest: latest.seqno }, 'the chain API reports an older block than the cursor: is TON_API_URL on the same network? waiting');
       return result;
@@ -336,22 +430,35 @@ export function createChainReader(deps: ChainReaderDeps) {
     if (cursor.pending_wallets) await resolvePendingJettonWallets();
     // The time of the block before the newest processed one: every transaction made before it is booked.
     let settled = cursor.settled_until;
-    const until = Math.min(latest.seqno, last + BLOCKS_PER_STEP);
+    // Behind: up to the tip. Caught up: the one block after the cursor, asked for directly.
+    const until = Math.min(Math.max(latest.seqno, last + 1), last + BLOCKS_PER_STEP);
     for (let seqno = last + 1; seqno <= until; seqno += 1) {
       signal?.throwIfAborted();
       const block = await source.block(seqno, signal);
-      // Empty blocks carry no time of their own here; the newest one's comes from masterchainInfo.
+      if (block === null) {
+        // Not indexed yet (or not made yet): the cursor holds here; the next step asks again.
+        noteWaiting(seqno);
+        result.waitingFor = seqno;
+        break;
+      }
+      noteServed(seqno);
       const time = new Date(Math.max(lastTime.getTime(), block.time.getTime(), seqno === latest.seqno ? latest.time.getTime() : 0));
       result.recorded += await book(block);
-      // Settled: the time of the block before this one. A shard block is committed to the
-      // masterchain a block later at most, so every transaction made before it is booked now:
-      // what is due by then expires, before the cursor moves (a crash in between repeats both).
+      // Settled: the time of the block before this one. A shard block is normally committed a
+      // masterchain block later, but may be committed several blocks late, so what is due expires
+      // only LATE_COMMIT_MARGIN_MS behind it — before the cursor moves (a crash in between repeats both).
       settled = new Date(Math.max(settled.getTime(), lastTime.getTime()));
-      result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
-      if (!(await advance(last, { seqno, time }, settled, latest))) {
+      result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
+      const tip = seqno > latest.seqno ? { seqno, time } : latest;
+      if (!(await advance(last, { seqno, time }, settled, tip))) {
         log.warn({ seqno }, 'the chain reader lost its lease; another reader goes on');
         result.owner = false;
         break;
+      }
+      if (seqno > latest.seqno) {
+        latest = tip;
+        known = tip;
+        result.latestSeqno = seqno;
       }
       last = seqno;
       lastTime = time;
@@ -359,7 +466,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     }
     result.lastSeqno = last;
     // Created payments expire on the wall clock, blocks or not (the loop's expiry did it when it ran).
-    if (result.processed === 0) result.expired += await expireDuePayments(pool, { chainSettledAt: settled, now: deps.now() });
+    if (result.processed === 0) result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
     noteLag(latest, last, lastTime);
     return result;
   }
@@ -370,36 +477,50 @@ export function createChainReader(deps: ChainReaderDeps) {
     release,
     bookBlock: book,
 
-    /** Steps until the cursor reaches the newest published block (tests and tools). */
+    /**
+     * Steps until the cursor reaches the newest block the API serves (tests and tools): each step
+     * asks masterchainInfo; stops at the first step that reads nothing (caught up, or waiting for
+     * a block not indexed yet).
+     */
     async catchUp(): Promise<StepResult> {
-      const total: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null };
+      const total: StepResult = { owner: false, processed: 0, recorded: 0, expired: 0, lastSeqno: null, latestSeqno: null, waitingFor: null };
       for (let i = 0; i < 10_000; i += 1) {
-        const r = await step();
+        const r = await step(undefined, { refresh: true });
         total.owner = r.owner;
         total.processed += r.processed;
         total.recorded += r.recorded;
         total.expired += r.expired;
         total.lastSeqno = r.lastSeqno;
         total.latestSeqno = r.latestSeqno;
-        if (!r.owner || r.lastSeqno === null || r.latestSeqno === null || r.lastSeqno >= r.latestSeqno) return total;
+        total.waitingFor = r.waitingFor;
+        if (!r.owner || r.processed === 0) return total;
       }
       return total;
     },
 
     /**
-     * Runs until `signal` aborts: reads as fast as the budget allows while behind, polls every
-     * POLL_MS when caught up, waits for the lease while another reader holds it. Chain API
-     * failures back off (the budget pauses every request after a 429); nothing is ever skipped.
+     * Runs until `signal` aborts: reads as fast as the budget allows while behind, asks for the
+     * next block every CAUGHT_UP_POLL_MS when caught up, asks again sooner (then less often) for a
+     * block not served yet, waits for the lease while another reader holds it. Chain API failures
+     * back off (the budget pauses every request after a 429). The cursor never moves past a block
+     * the API has not served.
      */
     async run(signal: AbortSignal): Promise<void> {
       let failures = 0;
+      let misses = 0;
       while (!signal.aborted) {
-        let pause = POLL_MS;
+        let pause = CAUGHT_UP_POLL_MS;
         try {
           const r = await step(signal);
           failures = 0;
           if (!r.owner) pause = 1_000;
-          else if (r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno) pause = 0;
+          else if (r.waitingFor !== null) {
+            pause = Math.min(1_000, Math.round((POLL_MS / 2) * 1.5 ** misses));
+            misses += 1;
+          } else {
+            misses = 0;
+            if (r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno) pause = 0;
+          }
         } catch (error) {
           if (signal.aborted) break;
           failures += 1;

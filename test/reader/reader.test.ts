@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { chainApiRequests } from '../../src/metrics.ts';
+import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor } from '../../src/metrics.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/reader/reader.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
@@ -83,7 +84,7 @@ describe('nothing missed, nothing counted twice', () => {
   it('a repeated page, empty blocks and many pages: every transfer once', async () => {
     const payment = await newPayment({ amount: '100', currency: 'TON', payment_options: TON });
     await sealAndRead();
-    for (let i = 0; i < 4; i += 1) chain().sealBlock(); // empty blocks
+    for (let i = 0; i < 4; i += 1) chain().sealBlock(); // blocks of tick/tock only
     const sent: string[] = [];
     for (let i = 0; i < 40; i += 1) sent.push((await app.pay(payment.paymentDetails.address, 'TON', '0.000000001')).hash);
     chain().repeatNextPages(2);
@@ -105,6 +106,7 @@ describe('nothing missed, nothing counted twice', () => {
     const seqno = chain().sealBlock();
     chain().sealBlock();
     const block = await app.source().block(seqno);
+    assert.ok(block, 'the block is indexed');
     const deposit = block.transactions.filter(
       (tx) => tx.account === payment.paymentDetails.address || tx.inMessage?.source === app.sandbox.chain.customerAddress,
     );
@@ -203,6 +205,90 @@ describe('the request budget', () => {
   });
 });
 
+describe('an indexer that commits blocks out of order (toncenter answers 200 and an empty list for a block not indexed yet)', () => {
+  const gauge = async () => (await chainBlockWait.get()).values[0]?.value ?? 0;
+  const holes = async () => (await chainBlocksWaitedFor.get()).values[0]?.value ?? 0;
+  /** A clock of the reader's own, moved by the test: how long it waits is measured on it. */
+  const readerClock = () => {
+    let at = Date.now();
+    return { now: () => new Date(at), advance: (ms: number) => (at += ms) };
+  };
+
+  it('a transfer in a block indexed 6 s after the blocks behind it: the cursor holds, waits (measured), then books it once', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    const held = chain().holdBlock();
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
+    assert.equal(chain().sealBlock(), held);
+    for (let i = 0; i < 3; i += 1) chain().sealBlock();
+    const clock = readerClock();
+    const r = app.newReader({ id: 'manual', now: clock.now });
+    const holesBefore = await holes();
+    const first = await r.catchUp();
+    assert.equal(first.waitingFor, held);
+    assert.ok(first.latestSeqno! > held, 'the API serves later blocks');
+    assert.equal((await app.cursor())!.last, held - 1, 'the cursor holds before the block not indexed');
+    // 6 s pass on the reader's clock; it asks again: still not indexed, still held, measured.
+    clock.advance(6_000);
+    const again = await r.step();
+    assert.equal(again.waitingFor, held);
+    assert.equal(again.processed, 0);
+    assert.ok((await gauge()) >= 6, `kassa_chain_block_wait_seconds ${await gauge()}`);
+    assert.equal((await holes()) - holesBefore, 1, 'one block waited for, counted once');
+    assert.equal((await get(payment.id)).status, 'pending');
+    // Indexed at last: read, booked once, the payment completes.
+    chain().releaseBlock(held);
+    const done = await r.catchUp();
+    assert.ok(done.processed >= 4, `${done.processed} blocks read`);
+    assert.equal(await gauge(), 0);
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+    assert.equal((await books(payment.id)).length, 1);
+  });
+
+  it('the same with the reader restarted while it waits: the new one waits on the same block, then books it once', async () => {
+    const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    const held = chain().holdBlock();
+    await app.pay(payment.paymentDetails.address, 'TON', '2');
+    chain().sealBlock();
+    chain().sealBlock();
+    chain().sealBlock();
+    assert.equal((await reader().catchUp()).waitingFor, held);
+    // The process dies; its lease runs out (moved to the past here); another reader takes over.
+    await app.pool.query(sql.unsafe`update chain_reader set lease_expires_at = now() - interval '1 second'`);
+    const restarted = app.newReader({ id: 'restarted' });
+    const waiting = await restarted.catchUp();
+    assert.equal(waiting.owner, true);
+    assert.equal(waiting.waitingFor, held);
+    assert.equal((await app.cursor())!.last, held - 1);
+    chain().releaseBlock(held);
+    await restarted.catchUp();
+    assert.equal((await get(payment.id)).status, 'completed');
+    assert.equal((await books(payment.id)).length, 1);
+    await restarted.release();
+  });
+
+  it("a block of 300 transactions pages in full under the API's default descending sort; the transfer in it is booked once", async () => {
+    const payment = await newPayment({ amount: '3', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    await app.pay(payment.paymentDetails.address, 'TON', '3');
+    // tick + tock of two special accounts (4), the customer's wallet and the deposit (2), 294 strangers' transfers.
+    const seqno = chain().sealBlock({ others: 294 });
+    chain().sealBlock();
+    const block = await app.source({ pageSize: 100 }).block(seqno);
+    assert.ok(block);
+    assert.equal(block.transactions.length, 300);
+    assert.equal(new Set(block.transactions.map((t) => t.hash)).size, 300);
+    assert.ok(block.transactions.every((t, i, all) => i === 0 || BigInt(all[i - 1]!.lt) <= BigInt(t.lt)));
+    assert.equal(block.requests, 4, 'three full pages of 100 and the empty one after them');
+    await sealAndRead(app.newReader({ id: 'manual', pageSize: 100 }));
+    assert.equal((await get(payment.id)).status, 'completed');
+    assert.equal((await books(payment.id)).length, 1);
+  });
+});
+
 describe("the chain's clock (these move it forward, so they run last)", () => {
   it('a block published late: a transfer made before expiresAt but booked after it still completes the payment', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
@@ -223,9 +309,31 @@ describe("the chain's clock (these move it forward, so they run last)", () => {
     chain().useWallClock();
   });
 
+  it('a transfer made before expiresAt in a shard block committed blocks later (past expiresAt) completes the payment, not after_expiry', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
+    await sealAndRead();
+    const expiresAt = Math.ceil(Date.parse(payment.timer.expiresAt) / 1000);
+    chain().setNow(expiresAt - 5);
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
+    // Its shard block is committed by the third masterchain block from now, all three dated 20 s past expiresAt.
+    chain().commitLate(3);
+    chain().setNow(expiresAt + 20);
+    chain().sealBlock();
+    chain().sealBlock();
+    await sealAndRead();
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+    assert.deepEqual(
+      (await books(payment.id)).map((t) => t.effect),
+      ['completed'],
+    );
+  });
+
   it('money sent to a payment that ended days ago is booked', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
-    chain().setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + 1);
+    // Past expiresAt by more than the margin for shard blocks committed late.
+    chain().setNow(Math.ceil(Date.parse(payment.timer.expiresAt) / 1000) + LATE_COMMIT_MARGIN_MS / 1000 + 1);
     await sealAndRead();
     await sealAndRead();
     assert.equal((await get(payment.id)).status, 'expired', "expired by the chain's clock");

@@ -85,8 +85,20 @@ export type SandboxTransferResult = { hash: string; lt: string };
 
 type JettonInfo = { symbol: string; decimals: number; master: Address };
 
-/** A masterchain block of the sandbox: every transaction executed since the previous one. */
-export type SandboxBlock = { seqno: number; utime: number; transactions: { tx: BlockchainTransaction; account: string }[] };
+/**
+ * A masterchain block of the sandbox: every transaction executed since the previous one, plus what
+ * the v3 emulation synthesises around them as on the real chain (v3.ts): the tick and tock
+ * transactions of the special accounts, and `others` transfers between accounts nobody here knows.
+ * `startLt`/`endLt` bound the logical times of those synthesised rows.
+ */
+export type SandboxBlock = {
+  seqno: number;
+  utime: number;
+  transactions: { tx: BlockchainTransaction; account: string }[];
+  startLt: bigint;
+  endLt: bigint;
+  others: number;
+};
 
 /** One block per this much wall-clock time while the block clock runs (mainnet since 2026). */
 export const SANDBOX_BLOCK_INTERVAL_MS = 400;
@@ -140,6 +152,14 @@ export class SandboxChain {
   private readonly firstSeqno = Math.floor(Date.now() / 100);
   private unsealed: { tx: BlockchainTransaction; account: string }[] = [];
   private heldFrom: number | null = null;
+  /** Blocks held unindexed one by one (out-of-order indexing): later ones are visible. */
+  private readonly heldBlocks = new Set<number>();
+  /** Held by holdBlock() before they were sealed (the next seal takes the first). */
+  private holdNext = 0;
+  private othersPerBlock = 0;
+  /** Transactions held out of the blocks for `blocks` more seals (a shard block committed late). */
+  private late: { blocks: number; transactions: { tx: BlockchainTransaction; account: string }[] }[] = [];
+  private lastEndLt = BigInt(Date.now()) * 1000n;
   private repeatPages = 0;
   private blockTimer: NodeJS.Timeout | null = null;
 
@@ -467,17 +487,53 @@ export class SandboxChain {
   // ---- blocks --------------------------------------------------------------------------------
 
   /**
-   * Seals a masterchain block of every transaction executed since the previous one (none: an
-   * empty block), dated by the chain clock. Returns its seqno.
+   * Seals a masterchain block of every transaction executed since the previous one, dated by the
+   * chain clock; `others` (default: setTrafficPerBlock's) transfers between strangers are
+   * synthesised into it, besides the tick/tock transactions every block has. Returns its seqno.
    */
-  sealBlock(): number {
+  sealBlock(options: { others?: number } = {}): number {
     this.sync();
     const last = this.blockList[this.blockList.length - 1];
     const seqno = last === undefined ? this.firstSeqno : last.seqno + 1;
     const utime = Math.max(this.now, last?.utime ?? 0, ...this.unsealed.map((t) => t.tx.now));
-    this.blockList.push({ seqno, utime, transactions: this.unsealed });
+    const others = options.others ?? this.othersPerBlock;
+    for (const entry of this.late) entry.blocks -= 1;
+    for (const entry of this.late.filter((e) => e.blocks <= 0)) this.unsealed.push(...entry.transactions);
+    this.late = this.late.filter((e) => e.blocks > 0);
+    let lo = this.lastEndLt + 3n;
+    let hi = lo;
+    for (const { tx } of this.unsealed) {
+      if (tx.lt < lo) lo = tx.lt;
+      if (tx.lt > hi) hi = tx.lt;
+    }
+    if (hi < lo + BigInt(others)) hi = lo + BigInt(others);
+    const block: SandboxBlock = { seqno, utime, transactions: this.unsealed, startLt: lo - 2n, endLt: hi + 2n, others };
+    this.lastEndLt = block.endLt > this.lastEndLt ? block.endLt : this.lastEndLt;
+    this.blockList.push(block);
     this.unsealed = [];
+    if (this.holdNext > 0) {
+      this.holdNext -= 1;
+      this.heldBlocks.add(seqno);
+    }
     return seqno;
+  }
+
+  /**
+   * Test switch, a shard block committed late: the transactions executed since the last seal are
+   * left out of the next `blocks - 1` masterchain blocks and committed by the one after (their own
+   * time stays when they were made).
+   */
+  commitLate(blocks: number): void {
+    if (!Number.isSafeInteger(blocks) || blocks < 1) throw new RangeError('blocks must be a positive integer');
+    this.sync();
+    this.late.push({ blocks, transactions: this.unsealed });
+    this.unsealed = [];
+  }
+
+  /** Every block sealed from now on carries `n` synthesised transfers between strangers (bench realism). */
+  setTrafficPerBlock(n: number): void {
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError('n must be a non-negative integer');
+    this.othersPerBlock = n;
   }
 
   /** Seals a block every `intervalMs` of wall-clock time until stopBlockClock (the timer never keeps the process alive). */
@@ -492,13 +548,43 @@ export class SandboxChain {
     this.blockTimer = null;
   }
 
-  /** Test switch: blocks sealed from now on are not published (the API does not show them) until releaseBlocks(). */
+  /**
+   * Test switch, an indexer behind as a whole: blocks sealed from now on are not indexed (the API
+   * neither serves them nor counts them in masterchainInfo.last) until releaseBlocks().
+   */
   holdBlocks(): void {
     this.heldFrom ??= (this.blockList[this.blockList.length - 1]?.seqno ?? this.firstSeqno - 1) + 1;
   }
 
+  /**
+   * Test switch, out-of-order indexing (ton-index-worker indexes and commits masterchain blocks in
+   * parallel, in no fixed order): block `seqno` (default: the next one sealed) stays unindexed —
+   * its transactions answer an empty list — while later blocks become visible and
+   * masterchainInfo.last moves past it, until releaseBlock(seqno) or releaseBlocks(). Returns the seqno.
+   */
+  holdBlock(seqno?: number): number {
+    if (seqno === undefined) {
+      this.holdNext += 1;
+      return (this.blockList[this.blockList.length - 1]?.seqno ?? this.firstSeqno - 1) + this.holdNext;
+    }
+    this.heldBlocks.add(seqno);
+    return seqno;
+  }
+
+  /** Indexes a block held by holdBlock (it becomes visible, complete, at once). */
+  releaseBlock(seqno: number): void {
+    this.heldBlocks.delete(seqno);
+  }
+
+  /** Ends every hold (holdBlocks and holdBlock). */
   releaseBlocks(): void {
     this.heldFrom = null;
+    this.heldBlocks.clear();
+    this.holdNext = 0;
+  }
+
+  private isIndexed(seqno: number): boolean {
+    return !this.heldBlocks.has(seqno) && (this.heldFrom === null || seqno < this.heldFrom);
   }
 
   /** Test switch: the next `n` requests for a page past the first answer the previous page again. */
@@ -513,12 +599,12 @@ export class SandboxChain {
     return true;
   }
 
-  /** The newest published block (sealing one first if none exists yet). */
+  /** The newest indexed block, as masterchainInfo.last (the highest seqno indexed; sealing one first if none exists yet). */
   latestPublishedBlock(): SandboxBlock {
     if (this.blockList.length === 0) this.sealBlock();
     for (let i = this.blockList.length - 1; i >= 0; i--) {
       const block = this.blockList[i]!;
-      if (this.heldFrom === null || block.seqno < this.heldFrom) return block;
+      if (this.isIndexed(block.seqno)) return block;
     }
     return this.blockList[0]!;
   }
@@ -528,12 +614,12 @@ export class SandboxChain {
     return this.blockList[0] ?? null;
   }
 
-  /** A published block by seqno, or null (unknown, or not published yet). */
+  /** An indexed block by seqno, or null (unknown, or not indexed yet). */
   publishedBlock(seqno: number): SandboxBlock | null {
     const first = this.blockList[0];
     if (first === undefined || !Number.isSafeInteger(seqno)) return null;
     const block = this.blockList[seqno - first.seqno];
-    if (block === undefined || (this.heldFrom !== null && seqno >= this.heldFrom)) return null;
+    if (block === undefined || !this.isIndexed(seqno)) return null;
     return block;
   }
 

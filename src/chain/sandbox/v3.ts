@@ -1,67 +1,325 @@
 /**
- * toncenter API v3 emulation over the sandbox chain's blocks: the two endpoints the chain reader
- * uses, in toncenter's JSON shapes, with its paging. Framework-free: give it the path after
- * `/api/v3/` and the query string.
+ * toncenter API v3 emulation over the sandbox chain's blocks, true to the code that serves the real
+ * one (toncenter/ton-indexer: `ton-index-go/main.go`, `index/crud/*.go`, `index/models/*.go`; see
+ * /work/shared/TON-NOTES.md "How toncenter v3 really behaves"):
+ * - `transactionsByMasterchainBlock` answers 200 `{"transactions":[],"address_book":{}}` for a block
+ *   not indexed yet (the handler's 404 is commented out); default `sort=desc`, `limit=100`;
+ *   `limit` over 1000 → 422 `{"error":"limit is not allowed: N > 1000"}` (crud.go `limitQuery`);
+ *   order `lt <sort>, account asc` (crud_transactions.go, with `mc_seqno`).
+ * - every block has the tick and tock transactions of the special accounts (the elector
+ *   -1:3333…, the config -1:5555…), and may carry strangers' transfers: rows the reader ignores.
+ * - `masterchainInfo.last` is the highest indexed seqno (crud_blocks.go: `order by seqno desc
+ *   limit 1`), so a lower block can still be missing (chain.ts holdBlock); `gen_utime`, `start_lt`,
+ *   `end_lt` are strings (models/blockchain.go `Block`).
+ * - `blocks?workchain=-1&seqno=N`: `{"blocks":[…]}`, empty while N is not indexed.
+ * - the gateway's 429: `{"ok":false,"result":"Ratelimit exceed","code":429}`, no Retry-After.
+ * Framework-free: give it the path after `/api/v3/` and the query string.
  */
 import { createHash } from 'node:crypto';
+import { Address, beginCell } from '@ton/core';
 import { toV3Transaction } from '../transactions.ts';
 import type { SandboxBlock, SandboxChain } from './chain.ts';
 
 export type V3Reply = { status: number; json: unknown };
 
 const MASTER_SHARD = '8000000000000000';
+/** ton-index-go's `-max-limit` and `-default-limit` flags (main.go), at their defaults. */
 const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 100;
+/** The special accounts that run a tick and a tock transaction in every masterchain block. */
+export const TICK_TOCK_ACCOUNTS = [
+  '-1:3333333333333333333333333333333333333333333333333333333333333333',
+  '-1:5555555555555555555555555555555555555555555555555555555555555555',
+] as const;
+
+const hashOf = (...parts: (string | number | bigint)[]) =>
+  createHash('sha256')
+    .update(`kassa-sandbox:${parts.join(':')}`)
+    .digest();
+const b64 = (...parts: (string | number | bigint)[]) => hashOf(...parts).toString('base64');
+const EMPTY_BODY = beginCell().endCell();
+const EMPTY_BODY_B64 = EMPTY_BODY.toBoc().toString('base64');
+const EMPTY_BODY_HASH = EMPTY_BODY.hash().toString('base64');
 
 function blockJson(block: SandboxBlock) {
-  const h = (kind: string) => createHash('sha256').update(`kassa-sandbox:${kind}:${block.seqno}`).digest('base64');
   return {
     workchain: -1,
     shard: MASTER_SHARD,
     seqno: block.seqno,
-    root_hash: h('root'),
-    file_hash: h('file'),
+    root_hash: b64('root', block.seqno),
+    file_hash: b64('file', block.seqno),
+    global_id: -217,
+    version: 0,
+    after_merge: false,
+    before_split: false,
+    after_split: false,
+    want_merge: false,
+    want_split: false,
+    key_block: false,
+    vert_seqno_incr: false,
+    flags: 1,
     gen_utime: String(block.utime),
-    tx_count: block.transactions.length,
+    start_lt: block.startLt.toString(),
+    end_lt: block.endLt.toString(),
+    validator_list_hash_short: 0,
+    gen_catchain_seqno: 0,
+    min_ref_mc_seqno: block.seqno - 1,
+    prev_key_block_seqno: 0,
+    vert_seqno: 1,
+    master_ref_seqno: 0,
+    rand_seed: b64('seed', block.seqno),
+    created_by: b64('validator'),
+    tx_count: block.transactions.length + TICK_TOCK_ACCOUNTS.length * 2 + block.others,
+    masterchain_block_ref: { workchain: -1, shard: MASTER_SHARD, seqno: block.seqno },
+    prev_blocks: [{ workchain: -1, shard: MASTER_SHARD, seqno: block.seqno - 1 }],
   };
+}
+
+const upper = (raw: string) => raw.toUpperCase();
+const blockRef = (seqno: number) => ({ workchain: -1, shard: MASTER_SHARD, seqno });
+
+/** A tick (start of block) or tock (end) transaction of a special account (models/blockchain.go `TransactionDescr`, type `tick_tock`). */
+function tickTock(block: SandboxBlock, account: string, tock: boolean, lt: bigint): Record<string, unknown> {
+  const hash = b64('ticktock', block.seqno, account, tock ? 'tock' : 'tick');
+  return {
+    account: upper(account),
+    hash,
+    lt: lt.toString(),
+    now: block.utime,
+    mc_block_seqno: block.seqno,
+    trace_id: hash,
+    prev_trans_hash: b64('ticktock-prev', block.seqno, account, tock ? 'tock' : 'tick'),
+    prev_trans_lt: (lt - 1n).toString(),
+    orig_status: 'active',
+    end_status: 'active',
+    total_fees: '0',
+    total_fees_extra_currencies: {},
+    description: {
+      type: 'tick_tock',
+      aborted: false,
+      destroyed: false,
+      is_tock: tock,
+      storage_ph: { storage_fees_collected: '0', status_change: 'unchanged' },
+      compute_ph: {
+        skipped: false,
+        success: true,
+        msg_state_used: false,
+        account_activated: false,
+        gas_fees: '0',
+        gas_used: '2922',
+        gas_limit: '10000000',
+        mode: 0,
+        exit_code: 0,
+        vm_steps: 47,
+        vm_init_state_hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
+        vm_final_state_hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
+      },
+      action: {
+        success: true,
+        valid: true,
+        no_funds: false,
+        status_change: 'unchanged',
+        result_code: 0,
+        tot_actions: 0,
+        spec_actions: 0,
+        skipped_actions: 0,
+        msgs_created: 0,
+        action_list_hash: 'lqKW0iTyhcZ77pPDD4owkVfw2qNdxbh+QQt4YwoJz8c=',
+        tot_msg_size: { cells: '0', bits: '0' },
+      },
+    },
+    block_ref: blockRef(block.seqno),
+    in_msg: null,
+    out_msgs: [],
+    account_state_before: null,
+    account_state_after: null,
+    emulated: false,
+    finality: 'finalized',
+  };
+}
+
+/** A transfer between two strangers' wallets in the basechain, committed by this block (an ordinary transaction). */
+function strangersTransfer(block: SandboxBlock, i: number, lt: bigint): Record<string, unknown> {
+  const account = `0:${hashOf('stranger', block.seqno, i).toString('hex').toUpperCase()}`;
+  const source = `0:${hashOf('stranger-src', block.seqno, i).toString('hex').toUpperCase()}`;
+  const hash = b64('stranger-tx', block.seqno, i);
+  return {
+    account,
+    hash,
+    lt: lt.toString(),
+    now: block.utime,
+    mc_block_seqno: block.seqno,
+    trace_id: hash,
+    prev_trans_hash: b64('stranger-prev', block.seqno, i),
+    prev_trans_lt: (lt - 1_000_000n).toString(),
+    orig_status: 'active',
+    end_status: 'active',
+    total_fees: '128431',
+    total_fees_extra_currencies: {},
+    description: {
+      type: 'ord',
+      aborted: false,
+      destroyed: false,
+      credit_first: true,
+      storage_ph: { storage_fees_collected: '31', status_change: 'unchanged' },
+      credit_ph: { credit: '250000000' },
+      compute_ph: {
+        skipped: false,
+        success: true,
+        msg_state_used: false,
+        account_activated: false,
+        gas_fees: '123200',
+        gas_used: '308',
+        gas_limit: '0',
+        mode: 0,
+        exit_code: 0,
+        vm_steps: 8,
+      },
+      action: {
+        success: true,
+        valid: true,
+        no_funds: false,
+        status_change: 'unchanged',
+        result_code: 0,
+        tot_actions: 0,
+        spec_actions: 0,
+        skipped_actions: 0,
+        msgs_created: 0,
+      },
+    },
+    block_ref: { workchain: 0, shard: MASTER_SHARD, seqno: block.seqno * 2 },
+    in_msg: {
+      hash: b64('stranger-msg', block.seqno, i),
+      source,
+      destination: account,
+      value: '250000000',
+      value_extra_currencies: {},
+      fwd_fee: '266669',
+      ihr_fee: '0',
+      extra_flags: '0',
+      created_lt: (lt - 1n).toString(),
+      created_at: String(block.utime),
+      opcode: null,
+      ihr_disabled: true,
+      bounce: false,
+      bounced: false,
+      import_fee: null,
+      message_content: { hash: EMPTY_BODY_HASH, body: EMPTY_BODY_B64, decoded: null },
+      init_state: null,
+    },
+    out_msgs: [],
+    account_state_before: null,
+    account_state_after: null,
+    emulated: false,
+    finality: 'finalized',
+  };
+}
+
+/** Every row of a block in ascending order (lt asc, account asc), as ton-index-go sorts `sort=asc`. */
+function blockRows(block: SandboxBlock): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  for (const [i, account] of TICK_TOCK_ACCOUNTS.entries()) rows.push(tickTock(block, account, false, block.startLt + BigInt(i)));
+  for (const { tx, account } of block.transactions) rows.push(toV3Transaction(tx, account, block.seqno));
+  for (let i = 0; i < block.others; i += 1) rows.push(strangersTransfer(block, i, block.startLt + 2n + BigInt(i)));
+  for (const [i, account] of TICK_TOCK_ACCOUNTS.entries()) rows.push(tickTock(block, account, true, block.endLt - 1n + BigInt(i)));
+  const key = (row: Record<string, unknown>) => BigInt(row.lt as string);
+  return rows.sort((a, b) => {
+    const la = key(a);
+    const lb = key(b);
+    if (la !== lb) return la < lb ? -1 : 1;
+    return (a.account as string) < (b.account as string) ? -1 : (a.account as string) > (b.account as string) ? 1 : 0;
+  });
+}
+
+/** The last few blocks' rows (a block is asked for page by page; the JSON of a transaction costs a BOC each). */
+const rowCache = new Map<SandboxBlock, Record<string, unknown>[]>();
+const ROW_CACHE_BLOCKS = 16;
+
+function rowsOf(block: SandboxBlock): Record<string, unknown>[] {
+  let rows = rowCache.get(block);
+  if (rows === undefined) {
+    rows = blockRows(block);
+    rowCache.set(block, rows);
+    for (const old of rowCache.keys()) {
+      if (rowCache.size <= ROW_CACHE_BLOCKS) break;
+      rowCache.delete(old);
+    }
+  }
+  return rows;
+}
+
+/** models/types.go `AddressBook`: every address of the page, raw (upper case) → user-friendly. */
+function addressBook(rows: Record<string, unknown>[]): Record<string, unknown> {
+  const book: Record<string, unknown> = {};
+  const add = (raw: unknown) => {
+    if (typeof raw !== 'string' || raw in book) return;
+    const friendly = Address.parseRaw(raw).toString({ urlSafe: true, bounceable: raw.startsWith('-1:'), testOnly: false });
+    book[raw] = { user_friendly: friendly, domain: null, interfaces: [] };
+  };
+  for (const row of rows) {
+    add(row.account);
+    const inMsg = row.in_msg as { source?: unknown } | null;
+    add(inMsg?.source);
+    for (const out of (row.out_msgs as { destination?: unknown }[]) ?? []) add(out.destination);
+  }
+  return book;
 }
 
 function error(status: number, message: string): V3Reply {
   return { status, json: { error: message } };
 }
 
-function intParam(query: URLSearchParams, name: string, fallback: number | null): number | null {
+/** Fiber's QueryParser on an int32 field: absent → null; not an integer → its parse error (422). */
+function intParam(query: URLSearchParams, name: string): number | null | 'invalid' {
   const raw = query.get(name);
-  if (raw === null || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) return Number.NaN;
+  if (raw === null || raw === '') return null;
+  if (!/^-?\d+$/.test(raw)) return 'invalid';
   return Number(raw);
 }
 
+const EMPTY_TRANSACTIONS: V3Reply = { status: 200, json: { transactions: [], address_book: {} } };
+
 export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply {
   const injected = chain.takeInjectedFailure();
-  if (injected !== null) return error(injected, injected === 429 ? 'Ratelimit exceed' : `Injected failure (HTTP ${injected})`);
+  if (injected === 429) return { status: 429, json: { ok: false, result: 'Ratelimit exceed', code: 429 } };
+  if (injected !== null) return error(injected, `Injected failure (HTTP ${injected})`);
 
   if (path === 'masterchainInfo') {
     const last = chain.latestPublishedBlock();
-    return { status: 200, json: { first: blockJson(chain.firstBlock() ?? last), last: blockJson(last) } };
+    return { status: 200, json: { last: blockJson(last), first: blockJson(chain.firstBlock() ?? last) } };
   }
 
+  const limit = intParam(query, 'limit');
+  const offset = intParam(query, 'offset');
+  if (limit === 'invalid' || offset === 'invalid') return error(422, 'failed to parse query: limit and offset must be integers');
+  // crud.go limitQuery: a missing limit takes the default, a small one is raised to 1, a large one refused.
+  const take = Math.max(1, limit ?? DEFAULT_LIMIT);
+  if (take > MAX_LIMIT) return error(422, `limit is not allowed: ${take} > ${MAX_LIMIT}`);
+  const skip = Math.max(0, offset ?? 0);
+  const sortParam = (query.get('sort') ?? 'desc').toLowerCase();
+  const sort = sortParam === 'desc' || sortParam === 'd' ? 'desc' : sortParam === 'asc' || sortParam === 'a' ? 'asc' : null;
+  if (sort === null) return error(422, 'wrong value for sort parameter');
+
   if (path === 'transactionsByMasterchainBlock') {
-    const seqno = intParam(query, 'seqno', null);
-    const limit = intParam(query, 'limit', 128);
-    const offset = intParam(query, 'offset', 0);
-    const sort = query.get('sort') ?? 'desc';
-    if (seqno === null || Number.isNaN(seqno)) return error(422, 'seqno: an integer is required');
-    if (limit === null || Number.isNaN(limit) || limit < 1 || limit > MAX_LIMIT) return error(422, `limit: an integer from 1 to ${MAX_LIMIT}`);
-    if (offset === null || Number.isNaN(offset)) return error(422, 'offset: a non-negative integer');
-    if (sort !== 'asc' && sort !== 'desc') return error(422, 'sort: asc or desc');
-    const block = chain.publishedBlock(seqno);
-    if (block === null) return error(404, `block ${seqno} not found`);
-    const ordered = [...block.transactions].sort((a, b) => (a.tx.lt < b.tx.lt ? -1 : a.tx.lt > b.tx.lt ? 1 : 0));
-    if (sort === 'desc') ordered.reverse();
+    const seqno = intParam(query, 'seqno');
+    if (seqno === 'invalid') return error(422, 'failed to parse query: seqno must be an integer');
+    // Not indexed yet, or never: the same 200 with nothing in it (the handler's 404 is commented out).
+    const block = seqno === null ? null : chain.publishedBlock(seqno);
+    if (block === null) return EMPTY_TRANSACTIONS;
+    const ordered = rowsOf(block);
     // The test switch: a page past the first answers the previous page again (a stale cache).
-    const from = offset > 0 && chain.takeRepeatedPage() ? Math.max(0, offset - limit) : offset;
-    const page = ordered.slice(from, from + limit).map(({ tx, account }) => toV3Transaction(tx, account, block.seqno));
-    return { status: 200, json: { transactions: page, address_book: {} } };
+    const from = skip > 0 && chain.takeRepeatedPage() ? Math.max(0, skip - take) : skip;
+    const page = sort === 'asc' ? ordered.slice(from, from + take) : [...ordered].reverse().slice(from, from + take);
+    return { status: 200, json: { transactions: page, address_book: addressBook(page) } };
+  }
+
+  if (path === 'blocks') {
+    const workchain = intParam(query, 'workchain');
+    const seqno = intParam(query, 'seqno');
+    if (workchain === 'invalid' || seqno === 'invalid') return error(422, 'failed to parse query: workchain and seqno must be integers');
+    if (workchain !== -1 || seqno === null) return error(422, 'the sandbox serves masterchain blocks by seqno only (workchain=-1&seqno=N)');
+    const block = chain.publishedBlock(seqno);
+    return { status: 200, json: { blocks: block === null || skip > 0 ? [] : [blockJson(block)] } };
   }
 
   return error(404, `not found: /api/v3/${path}`);
