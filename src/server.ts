@@ -13,6 +13,7 @@ import { createRequestBudget } from './chain/budget.ts';
 import { createChainClient } from './chain/client.ts';
 import { createChainReader } from './reader/reader.ts';
 import { toncenterV3Source } from './chain/source.ts';
+import { toncenterV3History } from './chain/history.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
 import { PatientPool } from './worker/pgPool.ts';
@@ -126,6 +127,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     const budget = createRequestBudget(config.tonApiRps);
     const client = createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, budget });
     const source = toncenterV3Source({ baseUrl: apiRoot, apiKey: config.tonApiKey, budget });
+    const history = toncenterV3History({ baseUrl: apiRoot, apiKey: config.tonApiKey, budget });
 
     if (parts.worker) {
       // The chain reader (and the expiry it drives) runs in its own loop, never behind jobs.
@@ -150,7 +152,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
         noHandleSignals: true,
         logger: graphileLogger(log, true),
       });
-      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...deps, chain: client }, others), crontab: CRONTAB });
+      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...deps, chain: client, source, history }, others), crontab: CRONTAB });
       webhookRunner = await run({ ...runnerOptions(20), taskList: taskList(deps, { webhook__deliver: deliver! }) });
     }
   } catch (error) {
