@@ -13,6 +13,12 @@ export interface RequestBudget {
   readonly rps: number;
 }
 
+/**
+ * How often each network makes a masterchain block (ms): mainnet about every 400 ms since 2026
+ * (2.5 blocks/s), testnet about every 450 ms (~2.2 blocks/s); the sandbox seals one every 400 ms.
+ */
+export const BLOCK_INTERVAL_MS = { mainnet: 400, testnet: 450, sandbox: 400 } as const;
+
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
 
