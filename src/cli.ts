@@ -15,6 +15,7 @@ import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
 import { runOperationsCommand } from './operations/commands.ts';
 import { createChainClient } from './chain/client.ts';
+import { sharedRequestBudget } from './chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { gasReport } from './treasury/gas.ts';
 
@@ -261,8 +262,13 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'gas') {
     parse(argv.slice(1), {});
     const apiRoot = config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
-    const client = createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: 10_000 });
-    print(await withDatabase(config, log, (pool) => gasReport(pool, config, client)));
+    // Through the deployment's shared chain budget, like the service.
+    print(
+      await withDatabase(config, log, (pool) => {
+        const budget = sharedRequestBudget(pool, { apiRoot, apiKey: config.tonApiKey, rps: config.tonApiRps });
+        return gasReport(pool, config, createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: 10_000, budget }));
+      }),
+    );
     return 0;
   }
   if (command === 'deposits' && sub === 'export') {

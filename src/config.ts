@@ -22,6 +22,11 @@ export interface Config {
   tonApiKey: string | null;
   /** Chain API requests per second, across all of this process's chain reads (0: no cap). */
   tonApiRps: number;
+  /**
+   * READY_MAX_BLOCKS_BEHIND: GET /readyz answers 503 when the chain reader is more than this many
+   * masterchain blocks behind the chain's tip (default 50: 20 s of mainnet).
+   */
+  readyMaxBlocksBehind: number;
   /** null: generated into the database on first start (sandbox only). Only the signer (worker) needs it off sandbox. */
   masterKey: string | null;
   /**
@@ -242,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     tonApiUrl,
     tonApiKey,
     tonApiRps,
+    readyMaxBlocksBehind: check(() => integer(env, 'READY_MAX_BLOCKS_BEHIND', 50, 1, 1_000_000), 50),
     masterKey,
     depositPublicKey,
     webhookAllowInsecure,

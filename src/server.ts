@@ -9,10 +9,12 @@ import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp, type RouteInstaller } from './http/app.ts';
 import { createApiServer } from './http/middleware.ts';
-import { createRequestBudget } from './chain/budget.ts';
+import { budgetShortfall } from './chain/budget.ts';
+import { sharedRequestBudget } from './chain/sharedBudget.ts';
 import { createChainClient } from './chain/client.ts';
 import { createChainReader } from './reader/reader.ts';
 import { toncenterV3Source } from './chain/source.ts';
+import { toncenterV3History } from './chain/history.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
 import { PatientPool } from './worker/pgPool.ts';
@@ -84,6 +86,9 @@ export function checkPublicUrls(config: Config, log: Logger): void {
 export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
   checkKeysFor(config, parts);
   checkPublicUrls(config, log);
+  // A budget that cannot follow the chain would leave payments unseen: refused, in one line.
+  const shortfall = budgetShortfall(config.tonNetwork, config.tonApiRps, config.tonApiKey !== null);
+  if (shortfall !== null) throw new ConfigError(`invalid configuration: ${shortfall}`);
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
@@ -117,7 +122,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       const sandbox = await sandboxModule.startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
       extraRoutes.push(sandbox.routes);
     }
-    if (config.tonNetwork !== 'sandbox' && !config.tonApiKey) {
+    if (config.tonNetwork !== 'sandbox' && !config.tonApiKey && config.tonApiUrl !== null && /(^|\.)toncenter\.com$/.test(new URL(config.tonApiUrl).hostname)) {
       log.warn(
         { network: config.tonNetwork, rps: config.tonApiRps },
         `TON_API_KEY is not set: toncenter allows ${config.tonApiRps} request/s without a key, too few to follow ${config.tonNetwork} (about 2.5 blocks/s): payments will be seen late and the reader will fall behind. Get a key (https://t.me/toncenter) and set TON_API_KEY.`,
@@ -142,11 +147,13 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
 
     // The chain API: toncenter (or TON_API_URL); in sandbox the emulated chain served by the API
     // process (this one, or BASE_URL's when this process runs only the worker). One request
-    // budget for every chain read of this process.
+    // budget per API key for every chain read of every process of the deployment (shared through
+    // the database: chain/sharedBudget.ts).
     const apiRoot = config.tonApiUrl ?? `${parts.api && url ? url : config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
-    const budget = createRequestBudget(config.tonApiRps);
+    const budget = sharedRequestBudget(pool, { apiRoot, apiKey: config.tonApiKey, rps: config.tonApiRps });
     const client = createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, budget });
     const source = toncenterV3Source({ baseUrl: apiRoot, apiKey: config.tonApiKey, budget });
+    const history = toncenterV3History({ baseUrl: apiRoot, apiKey: config.tonApiKey, budget });
 
     if (parts.worker) {
       // The chain reader (and the expiry it drives) runs in its own loop, never behind jobs.
@@ -171,7 +178,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
         noHandleSignals: true,
         logger: graphileLogger(log, true),
       });
-      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...deps, chain: client }, others), crontab: CRONTAB });
+      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...deps, chain: client, source, history }, others), crontab: CRONTAB });
       webhookRunner = await run({ ...runnerOptions(20), taskList: taskList(deps, { webhook__deliver: deliver! }) });
     }
   } catch (error) {

@@ -1,5 +1,9 @@
 // deposits__reconcile: every five minutes, compares deposits' books with their on-chain balances
-// (src/treasury/reconcile.ts). Safe to run twice: it only reads the chain and rewrites its rows.
+// and books what the block stream missed (src/treasury/reconcile.ts, healing through the chain
+// reader's booking path, src/reader/heal.ts). Safe to run twice: what is booked is keyed by its
+// chain identity, and it rewrites its own rows.
+import { accountHealer } from '../src/reader/heal.ts';
+import { createChainReader } from '../src/reader/reader.ts';
 import { reconcileDeposits } from '../src/treasury/reconcile.ts';
 import type { WorkerDeps } from '../src/worker/deps.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';
@@ -7,6 +11,16 @@ import type { TaskFactory } from '../src/worker/tasks.ts';
 export default ((deps: WorkerDeps) => async (_payload, helpers) => {
   if (!deps.chain) throw new Error('deposits__reconcile needs the chain API client');
   const log = deps.log.child({ task: 'deposits__reconcile', jobId: helpers.job.id });
-  const differences = await reconcileDeposits({ pool: deps.pool, client: deps.chain, log, now: deps.now });
+  const { source, history } = deps;
+  // The reader's booking only (bookBlock): this reader never takes the cursor.
+  const heal =
+    source && history
+      ? accountHealer({
+          history,
+          book: createChainReader({ pool: deps.pool, config: deps.config, source, client: deps.chain, log, now: deps.now }).bookBlock,
+          log,
+        })
+      : undefined;
+  const differences = await reconcileDeposits({ pool: deps.pool, client: deps.chain, log, now: deps.now, ...(heal ? { heal } : {}) });
   if (differences.length > 0) log.warn({ differences: differences.length }, 'deposits differ from their books (reporting.deposit_differences)');
 }) satisfies TaskFactory;

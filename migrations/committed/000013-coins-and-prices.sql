@@ -1,5 +1,5 @@
---! Previous: sha1:36d5afebe8c3446952134f4de8aa6b3e5224cce2
---! Hash: sha1:ef668b4da5ed901166fb68563c6196b4896882fe
+--! Previous: sha1:969d37c52c6bd99c5f82635cba771c84032367ee
+--! Hash: sha1:0a21cefa55ef01eebbf60b21ecaf3a2584b5ae5a
 --! Message: coins and prices
 
 -- Coins as they are on mainnet, and prices that two sources agree on.

@@ -1,5 +1,5 @@
---! Previous: sha1:ef668b4da5ed901166fb68563c6196b4896882fe
---! Hash: sha1:13a4111acae61c8301773747d1c710331c1c5e1b
+--! Previous: sha1:0a21cefa55ef01eebbf60b21ecaf3a2584b5ae5a
+--! Hash: sha1:6c7fae724925e57e0ec98aada0be7e8cb47fcdaa
 --! Message: payments by order id
 
 -- Kassa schema: a store's payments by its own order id (GET /v1/payments?order_id=…). An order id

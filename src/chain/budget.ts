@@ -13,6 +13,48 @@ export interface RequestBudget {
   readonly rps: number;
 }
 
+/**
+ * How often each network makes a masterchain block (ms): mainnet about every 400 ms since 2026
+ * (2.5 blocks/s), testnet about every 450 ms (~2.2 blocks/s); the sandbox seals one every 400 ms.
+ */
+export const BLOCK_INTERVAL_MS = { mainnet: 400, testnet: 450, sandbox: 400 } as const;
+
+/**
+ * The chain reader's requests per masterchain block while caught up: one `masterchainInfo` poll and
+ * one block page (bench/chain measures it; docs/PERFORMANCE.md). A budget must allow at least the
+ * network's block rate times this to keep up.
+ */
+export const READER_REQUESTS_PER_BLOCK = 2;
+
+/** What following `network` costs, and what `rps` leaves for everything else (0 rps: no cap). */
+export function budgetHeadroom(
+  network: keyof typeof BLOCK_INTERVAL_MS,
+  rps: number,
+  requestsPerBlock = READER_REQUESTS_PER_BLOCK,
+): { blocksPerSecond: number; needed: number; headroom: number | null; catchUpFactor: number | null } {
+  const blocksPerSecond = 1000 / BLOCK_INTERVAL_MS[network];
+  const needed = blocksPerSecond * requestsPerBlock;
+  if (rps <= 0) return { blocksPerSecond, needed, headroom: null, catchUpFactor: null };
+  return { blocksPerSecond, needed, headroom: rps - needed, catchUpFactor: rps / needed };
+}
+
+/**
+ * Why a mainnet or testnet budget cannot follow the chain (one line naming TON_API_RPS and a key),
+ * or null when it can. The sandbox, and a budget of 0 (no cap: a self-hosted indexer), always can.
+ */
+export function budgetShortfall(network: keyof typeof BLOCK_INTERVAL_MS, rps: number, hasKey: boolean): string | null {
+  if (network === 'sandbox' || rps <= 0) return null;
+  const { blocksPerSecond, needed } = budgetHeadroom(network, rps);
+  if (rps >= needed) return null;
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return (
+    `TON_API_RPS=${rps} cannot keep up with ${network}: it makes about ${round(blocksPerSecond)} masterchain blocks/s and the chain reader needs about ` +
+    `${READER_REQUESTS_PER_BLOCK} requests per block (${round(needed)} requests/s). ` +
+    `${hasKey ? "Set TON_API_RPS to your plan's rate (toncenter: 10 free, 25 or 100 paid)" : "Set TON_API_KEY (toncenter's free key allows 10 requests/s: https://t.me/toncenter) and TON_API_RPS to its plan's rate"}, ` +
+    'or TON_API_RPS=0 for an API without a limit (a self-hosted ton-indexer, docs/OPERATIONS.md)'
+  );
+}
+
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
 

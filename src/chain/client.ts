@@ -56,6 +56,17 @@ const RETRYABLE_NETWORK_CODES = new Set([
   'ERR_SOCKET_CONNECTION_TIMEOUT',
 ]);
 
+/** ` at <origin><path>` of the URL a request tried (never its query or credentials); empty when unknown. */
+function where(url: string | undefined): string {
+  if (!url) return '';
+  try {
+    const parsed = new URL(url);
+    return ` at ${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '';
+  }
+}
+
 function isRetryableStatus(status: number): boolean {
   return status === 429 || status === 408 || status >= 500;
 }
@@ -86,7 +97,7 @@ export function toChainApiError(err: unknown): ChainApiError {
         cause: err,
       });
     }
-    return new ChainApiError(`chain API unreachable: ${e.message ?? String(err)}`, {
+    return new ChainApiError(`chain API unreachable${where((err as { config?: { url?: string } }).config?.url)}: ${e.message ?? String(err)}`, {
       status: null,
       retryable: e.code === undefined || RETRYABLE_NETWORK_CODES.has(e.code),
       code: e.code ?? null,

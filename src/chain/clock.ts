@@ -9,6 +9,28 @@ export async function chainSettledAt(db: Db, network: TonNetwork): Promise<Date 
   return db.maybeOneFirst(sql.type(z.object({ settled_until: z.date() }))`select settled_until from chain_reader where network = ${network}`);
 }
 
+/** Where the chain reader stands (chain_reader), as the database's clock sees it; null before its first block. */
+export interface ReaderPosition {
+  lastBlock: number;
+  latestBlock: number;
+  /** Blocks the API had published that the reader had not booked, when it last wrote. */
+  recordedBehind: number;
+  /** Seconds since the reader last wrote its cursor (a running reader writes every block). */
+  secondsSinceUpdate: number;
+}
+
+export async function readerPosition(db: Db, network: TonNetwork): Promise<ReaderPosition | null> {
+  const row = await db.maybeOne(sql.type(z.object({ last: z.string(), latest: z.string(), since: z.number() }))`
+    select last_block_seqno::text as last, latest_block_seqno::text as latest,
+      greatest(0, extract(epoch from (now() - updated_at)))::float8 as since
+    from chain_reader where network = ${network}
+  `);
+  if (!row) return null;
+  const lastBlock = Number(row.last);
+  const latestBlock = Number(row.latest);
+  return { lastBlock, latestBlock, recordedBehind: Math.max(0, latestBlock - lastBlock), secondsSinceUpdate: row.since };
+}
+
 /** Waits (polling every `pollMs`) until the chain is settled up to `at`; false after `timeoutMs`. */
 export async function waitForChain(db: Db, network: TonNetwork, at: Date, timeoutMs: number, pollMs = 100): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

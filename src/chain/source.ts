@@ -65,7 +65,7 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
     } catch (error) {
       countChainRequest(null);
       if (signal?.aborted) throw error;
-      throw new ChainApiError(`chain API unreachable: ${error instanceof Error ? error.message : String(error)}`, {
+      throw new ChainApiError(`chain API unreachable at ${url.origin}${url.pathname}: ${error instanceof Error ? error.message : String(error)}`, {
         status: null,
         retryable: true,
         cause: error,

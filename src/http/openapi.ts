@@ -129,6 +129,32 @@ const publicCommon = {
   '503': errorResponse('service_unavailable'),
 };
 
+/** GET /readyz's body (src/http/routes/health.ts), ready or not. */
+const readinessSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['ready', 'reasons', 'database', 'chain'],
+  properties: {
+    ready: { type: 'boolean' },
+    reasons: { type: 'array', items: { type: 'string' }, description: 'Why not ready; empty when ready.' },
+    database: { enum: ['ok', 'unreachable'] },
+    chain: {
+      type: ['object', 'null'],
+      description: 'null when the database does not answer.',
+      additionalProperties: false,
+      required: ['network', 'lastBlock', 'latestBlock', 'behindBlocks', 'secondsSinceUpdate', 'maxBehindBlocks'],
+      properties: {
+        network: { enum: ['mainnet', 'testnet', 'sandbox'] },
+        lastBlock: { type: ['integer', 'null'], description: 'The last masterchain block booked (null before the first).' },
+        latestBlock: { type: ['integer', 'null'], description: 'The newest block the chain API had published when the reader last wrote.' },
+        behindBlocks: { type: ['integer', 'null'], description: 'Estimated blocks behind the tip.' },
+        secondsSinceUpdate: { type: ['number', 'null'], description: 'Seconds since the reader last wrote its cursor.' },
+        maxBehindBlocks: { type: 'integer', description: 'READY_MAX_BLOCKS_BEHIND.' },
+      },
+    },
+  },
+} as const;
+
 export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
   const checkoutPath = checkoutPrefix(checkoutBaseUrl);
   return {
@@ -458,6 +484,19 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           responses: {
             '200': { description: 'Database answers', content: json({ type: 'object', properties: { ok: { const: true } } }) },
             '503': errorResponse('service_unavailable'),
+          },
+        },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'readiness',
+          security: [],
+          summary: 'Readiness for load balancers: the database answers and the chain reader keeps up',
+          description:
+            '200 when the database answers and the chain reader is at most READY_MAX_BLOCKS_BEHIND masterchain blocks behind the tip (estimated: the blocks it recorded as behind, plus those the chain made since it last wrote its cursor); 503 otherwise. The same body either way says why. /healthz stays liveness.',
+          responses: {
+            '200': { description: 'Ready', content: json(readinessSchema) },
+            '503': { description: 'Not ready: `reasons` says why', content: json(readinessSchema) },
           },
         },
       },

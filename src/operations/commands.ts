@@ -47,8 +47,11 @@ export async function runOperationsCommand(argv: string[], ctx: OperationsContex
     const network = values.network;
     if (typeof network !== 'string' || !(NETWORKS as readonly string[]).includes(network)) throw ctx.usage('--network mainnet|testnet|sandbox is required');
     const [coin, address] = positionals as [string, string];
-    const client = doctorChainClient(ctx.config);
-    ctx.print(await ctx.withDatabase((pool) => setMaster(pool, { coin, network: network as TonNetwork, address }, { network: ctx.config.tonNetwork, client })));
+    ctx.print(
+      await ctx.withDatabase((pool) =>
+        setMaster(pool, { coin, network: network as TonNetwork, address }, { network: ctx.config.tonNetwork, client: doctorChainClient(ctx.config, pool) }),
+      ),
+    );
     return 0;
   }
   if (command === 'coins' && sub === 'set-price-id') {

@@ -5,6 +5,9 @@ import { Address } from '@ton/core';
 import { DERIVATIONS, depositWallet, type Derivation } from '../chain/addresses.ts';
 import { createChainClient, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { toncenterV3Source } from '../chain/source.ts';
+import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER_BLOCK, type RequestBudget } from '../chain/budget.ts';
+import { readerPosition } from '../chain/clock.ts';
+import { budgetUsage, sharedRequestBudget, type SharedRequestBudget } from '../chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
 import type { Config, TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
@@ -54,14 +57,20 @@ export function chainEndpoint(config: Pick<Config, 'tonApiUrl' | 'baseUrl'>): st
   return config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
 }
 
-export function doctorChainClient(config: Config): ChainClient {
-  return createChainClient({ endpoint: `${chainEndpoint(config)}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: CHAIN_TIMEOUT_MS });
+/** The deployment's shared chain budget (the operator's commands take from it like the service). */
+export function doctorBudget(config: Config, db: Db): SharedRequestBudget {
+  return sharedRequestBudget(db, { apiRoot: chainEndpoint(config), apiKey: config.tonApiKey, rps: config.tonApiRps });
+}
+
+/** The chain client of the operator's commands: through the shared budget when given the database (or a budget). */
+export function doctorChainClient(config: Config, db?: Db, budget: RequestBudget | null = db ? doctorBudget(config, db) : null): ChainClient {
+  return createChainClient({ endpoint: `${chainEndpoint(config)}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: CHAIN_TIMEOUT_MS, budget });
 }
 
 /** Both faces the worker uses answer: v3 (the block reader) and v2 JSON-RPC (get methods). */
-export async function checkChainApi(client: ChainClient, endpoint: string, apiKey: string | null = null): Promise<Check> {
+export async function checkChainApi(client: ChainClient, endpoint: string, apiKey: string | null = null, budget: RequestBudget | null = null): Promise<Check> {
   try {
-    const latest = await toncenterV3Source({ baseUrl: endpoint, apiKey, timeoutMs: CHAIN_TIMEOUT_MS }).latestBlock();
+    const latest = await toncenterV3Source({ baseUrl: endpoint, apiKey, timeoutMs: CHAIN_TIMEOUT_MS, budget }).latestBlock();
     await client.getMasterchainInfo();
     return { check: 'chain API', status: 'ok', detail: `${endpoint} answers v3 and v2 (masterchain block ${latest.seqno})` };
   } catch (error) {
@@ -155,19 +164,82 @@ export async function checkTreasuries(db: Db): Promise<Check> {
   };
 }
 
-export async function runDoctor(config: Config, db: Db, client: ChainClient = doctorChainClient(config)): Promise<DoctorReport> {
+/** What the shared chain budget's usage and the reader's position were at one moment (for requests per block). */
+export interface BudgetSample {
+  at: number;
+  requests: bigint | null;
+  block: number | null;
+  /** The reader wrote its cursor recently: it is running. */
+  readerRunning: boolean;
+}
+
+export async function sampleBudget(db: Db, config: Config): Promise<BudgetSample> {
+  const usage = await budgetUsage(db, chainEndpoint(config), config.tonApiKey);
+  const position = await readerPosition(db, config.tonNetwork);
+  return {
+    at: Date.now(),
+    requests: usage?.requests ?? null,
+    block: position?.lastBlock ?? null,
+    readerRunning: position !== null && position.secondsSinceUpdate < 10,
+  };
+}
+
+/**
+ * The chain budget against the chain's block rate: requests per block (measured between two
+ * samples while the reader runs, less the doctor's own requests; otherwise the reader's known cost
+ * while caught up), what following the chain needs, and the headroom left for everything else.
+ */
+export function checkBudget(config: Pick<Config, 'tonNetwork' | 'tonApiRps' | 'tonApiKey'>, first?: BudgetSample, last?: BudgetSample, ownRequests = 0): Check {
+  const check = 'chain budget';
+  const network = config.tonNetwork;
+  const blocks = first && last && first.block !== null && last.block !== null ? last.block - first.block : 0;
+  const measured =
+    first?.readerRunning && last?.readerRunning && first.requests !== null && last.requests !== null && blocks >= 3
+      ? Math.max(0, Number(last.requests - first.requests) - ownRequests) / blocks
+      : null;
+  const perBlock = measured ?? READER_REQUESTS_PER_BLOCK;
+  const round = (n: number) => Math.round(n * 100) / 100;
+  const { blocksPerSecond, needed, headroom, catchUpFactor } = budgetHeadroom(network, config.tonApiRps, perBlock);
+  const cost = `${network} makes ~${round(blocksPerSecond)} masterchain blocks/s (one every ${BLOCK_INTERVAL_MS[network]} ms); ${round(perBlock)} requests per block (${measured === null ? `the reader's cost while caught up; not measured: the reader is not running or read fewer than 3 blocks meanwhile` : `measured over ${blocks} blocks, every process on this key`}) = ${round(needed)} requests/s`;
+  if (config.tonApiRps <= 0) {
+    return { check, status: network === 'sandbox' ? 'skip' : 'ok', detail: `TON_API_RPS=0: no cap (the API has no limit of its own); ${cost}` };
+  }
+  const shortfall = budgetShortfall(network, config.tonApiRps, config.tonApiKey !== null);
+  const summary = `TON_API_RPS=${config.tonApiRps}, shared by every process on this key; ${cost}; headroom ${round(headroom!)} requests/s for the API, the signer and reconciliation; catching up at ${round(catchUpFactor!)}× the chain`;
+  if (shortfall !== null) return { check, status: 'fail', detail: `${summary}. ${shortfall}` };
+  if (headroom! < 0) return { check, status: 'fail', detail: `${summary}: the budget cannot follow the chain at the measured cost` };
+  if (catchUpFactor! < 1.5)
+    return { check, status: 'warn', detail: `${summary}: little to catch up with after downtime; a larger plan (TON_API_RPS) catches up faster` };
+  return { check, status: 'ok', detail: summary };
+}
+
+/** The doctor samples the budget at least this long when the reader runs, to measure requests per block. */
+const BUDGET_SAMPLE_MS = 3_000;
+
+export async function runDoctor(config: Config, db: Db, client?: ChainClient): Promise<DoctorReport> {
+  const budget = doctorBudget(config, db);
+  const chain = client ?? doctorChainClient(config, db, budget);
+  const first = await sampleBudget(db, config).catch(() => undefined);
   const checks: Check[] = [
     checkNetwork(config.tonNetwork),
     checkPublicUrl('BASE_URL', config.baseUrl),
     checkPublicUrl('CHECKOUT_BASE_URL', config.checkoutBaseUrl),
     checkApiKey(config),
   ];
-  const api = await checkChainApi(client, chainEndpoint(config), config.tonApiKey);
+  const api = await checkChainApi(chain, chainEndpoint(config), config.tonApiKey, budget);
   checks.push(api);
-  if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, client)));
+  if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, chain)));
   else checks.push({ check: 'coins', status: 'fail', detail: 'not verified: the chain API does not answer' });
   checks.push(await checkMasterKey(db, config));
   checks.push(await checkTreasuries(db));
+  // Requests per block: measured while the reader runs (a few seconds at least).
+  if (first?.readerRunning) {
+    const left = first.at + BUDGET_SAMPLE_MS - Date.now();
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+  }
+  const last = await sampleBudget(db, config).catch(() => undefined);
+  // The doctor's own requests (through the same budget) are not the deployment's.
+  checks.push(checkBudget(config, first, last, budget.taken));
   return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
 }
 

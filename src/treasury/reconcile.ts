@@ -1,8 +1,12 @@
 // Reconciliation: each deposit's books (what came in, less what went out and the fees its
-// transactions cost) against what the chain says it holds, per coin. Differences are kept in
-// deposit_reconciliations (reporting.deposit_differences), counted by the kassa_deposit_differences
-// metric and logged. A deposit whose last transaction is newer than what the chain reader has
-// settled (its books may not have it yet), or with a transfer in flight, is looked at next time.
+// transactions cost) against what the chain says it holds, per coin. Where they differ, the
+// account's history is re-read from the chain and what the books miss is booked through the chain
+// reader's own path (`heal`, src/reader/heal.ts: idempotent by chain identity), and only then is the
+// difference that remains kept in deposit_reconciliations (reporting.deposit_differences), counted
+// by the kassa_deposit_differences metric and logged. A deposit whose last transaction is newer
+// than what the chain reader has settled (its books may not have it yet), or with a transfer in
+// flight, is looked at next time. Deposits of pending (and recently expired) payments are looked
+// at too, booked transfers or not: a transfer the block stream never showed is found there.
 import { Address } from '@ton/core';
 import { call, getAccountState, type ChainClient } from '../chain/client.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
@@ -13,6 +17,11 @@ export interface ReconcileDeps {
   client: ChainClient;
   log: Logger;
   now: () => Date;
+  /**
+   * Re-reads an account's history and books what is missing (src/reader/heal.ts, the chain
+   * reader's booking path, given by the task). Without it differences are only reported.
+   */
+  heal?: (account: string, range?: { toLt?: string | null }) => Promise<unknown>;
 }
 
 export interface Difference {
@@ -35,13 +44,24 @@ const tonBooks = (account: string) => sql.type(z.object({ booked: z.string() }))
   )::text as booked
 `;
 
+/** Books of a jetton on a deposit's jetton wallet: credited incoming less what was sent out (base units). */
+const jettonBooks = (deposit: string, wallet: string, coin: string) => sql.type(z.object({ booked: z.string() }))`
+  select (
+    coalesce((select sum(t.amount_base_units) from transfers t where t.account = ${wallet} and t.effect <> 'not_credited'), 0)
+    - coalesce((select sum(o.sent_amount_base_units) from outgoing_transfers o
+                where o.from_address = ${deposit} and o.coin_symbol = ${coin} and o.state = 'confirmed'), 0)
+  )::text as booked
+`;
+
 /** Reconciles up to `limit` deposits, those looked at least recently first. Returns the differences found. */
 export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: number } = {}): Promise<Difference[]> {
   const { pool } = deps;
   const deposits = await pool.any(sql.type(depositRow)`
     select d.payment_id, d.address from deposit_addresses d
     left join lateral (select min(r.checked_at) as checked_at from deposit_reconciliations r where r.payment_id = d.payment_id) r on true
-    where exists (select 1 from transfers t where t.payment_id = d.payment_id)
+    join payments p on p.id = d.payment_id
+    where (exists (select 1 from transfers t where t.payment_id = d.payment_id)
+           or p.status = 'pending' or (p.status = 'expired' and p.expired_at > ${sql.timestamp(new Date(deps.now().getTime() - 86_400_000))}))
       and not exists (select 1 from outgoing_transfers o where o.from_address = d.address
                       and (o.state = 'sent' or (o.state = 'confirmed' and o.confirmed_at > ${sql.timestamp(new Date(deps.now().getTime() - 60_000))})))
     order by r.checked_at nulls first, d.payment_id
@@ -61,20 +81,27 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
       // time has whole seconds): its books may not have it yet; next time.
       if (!settled || (last && (last.now + 1) * 1000 >= settled.getTime())) continue;
     }
-    const books = await pool.one(tonBooks(deposit.address));
-    const found = [await record(deps, deposit.payment_id, 'TON', deposit.address, BigInt(books.booked), state.balance)];
-    const jettons = await pool.any(sql.type(z.object({ account: z.string(), coin_symbol: z.string(), booked: z.string() }))`
-      select w.account, w.coin_symbol, (
-        coalesce((select sum(t.amount_base_units) from transfers t where t.account = w.account and t.effect <> 'not_credited'), 0)
-        - coalesce((select sum(o.sent_amount_base_units) from outgoing_transfers o
-                    where o.from_address = ${deposit.address} and o.coin_symbol = w.coin_symbol and o.state = 'confirmed'), 0)
-      )::text as booked
-      from chain_watches w where w.payment_id = ${deposit.payment_id} and w.kind = 'jetton_wallet' and w.account not like 'pending:%'
+    const tonBooked = async () => BigInt((await pool.one(tonBooks(deposit.address))).booked);
+    let booked = await tonBooked();
+    if (booked !== state.balance && deps.heal) {
+      // Re-read the deposit's history up to the transaction the balance was read at, book what is missing.
+      await deps.heal(deposit.address, { toLt: state.lastTransaction?.lt ?? null });
+      booked = await tonBooked();
+    }
+    const found = [await record(deps, deposit.payment_id, 'TON', deposit.address, booked, state.balance)];
+    const jettonWallets = await pool.any(sql.type(z.object({ account: z.string(), coin_symbol: z.string() }))`
+      select w.account, w.coin_symbol from chain_watches w
+      where w.payment_id = ${deposit.payment_id} and w.kind = 'jetton_wallet' and w.account not like 'pending:%'
     `);
-    for (const jetton of jettons) {
-      found.push(
-        await record(deps, deposit.payment_id, jetton.coin_symbol, jetton.account, BigInt(jetton.booked), await jettonBalance(deps.client, jetton.account)),
-      );
+    for (const jetton of jettonWallets) {
+      const jettonBooked = async () => BigInt(await pool.oneFirst(jettonBooks(deposit.address, jetton.account, jetton.coin_symbol)));
+      const onChain = await jettonBalance(deps.client, jetton.account);
+      let books = await jettonBooked();
+      if (books !== onChain && deps.heal) {
+        await deps.heal(jetton.account);
+        books = await jettonBooked();
+      }
+      found.push(await record(deps, deposit.payment_id, jetton.coin_symbol, jetton.account, books, onChain));
     }
     for (const difference of found) if (difference) differences.push(difference);
   }

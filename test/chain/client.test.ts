@@ -58,6 +58,8 @@ describe('chain API errors', () => {
       assert.ok(err instanceof ChainApiError);
       assert.equal(err.status, null);
       assert.equal(err.retryable, true);
+      // The log line names the URL it tried.
+      assert.ok(err.message.startsWith(`chain API unreachable at ${url}`), err.message);
       return true;
     });
     const nobody = depositWallet(MASTER, 12345, 'sandbox').address;

@@ -198,4 +198,16 @@ describe('kassa CLI', () => {
     );
     assertFails(await kassa(['store', 'create', '--name', 'X'], { DATABASE_URL: 'postgres://kassa:kassa@127.0.0.1:1/kassa' }), /database unavailable/);
   });
+
+  it('start refuses a chain budget that cannot keep up with the network, in one line naming TON_API_RPS and a key', async () => {
+    const mainnet = { ...env, TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' };
+    assertFails(
+      await kassa(['start'], mainnet),
+      /^kassa: invalid configuration: TON_API_RPS=1 cannot keep up with mainnet: it makes about 2\.5 masterchain blocks\/s .*Set TON_API_KEY .*TON_API_RPS/,
+    );
+    assertFails(
+      await kassa(['start', '--worker'], { ...mainnet, TON_NETWORK: 'testnet', TON_API_KEY: 'k', TON_API_RPS: '4' }),
+      /TON_API_RPS=4 cannot keep up with testnet: it makes about 2\.2 masterchain blocks\/s/,
+    );
+  });
 });

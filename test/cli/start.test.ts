@@ -88,6 +88,10 @@ describe('database down', () => {
     const body = (await health.json()) as any;
     assert.equal(body.error.type, 'api_error');
     assert.equal(body.error.code, 'service_unavailable');
+    // Readiness says so too, in its own body.
+    const ready = await fetch(`${base}/readyz`);
+    assert.equal(ready.status, 503);
+    assert.deepEqual(((await ready.json()) as any).reasons, ['the database does not answer']);
 
     // A well-formed token cannot be checked without the database: 503, not 401.
     const token = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2ln';

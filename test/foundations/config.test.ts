@@ -87,6 +87,12 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ TON_API_RPS: 'fast' }), /TON_API_RPS/);
   });
 
+  it('READY_MAX_BLOCKS_BEHIND: how far behind the chain reader may be for /readyz (default 50)', () => {
+    assert.equal(loadConfig({}).readyMaxBlocksBehind, 50);
+    assert.equal(loadConfig({ READY_MAX_BLOCKS_BEHIND: '200' }).readyMaxBlocksBehind, 200);
+    assert.throws(() => loadConfig({ READY_MAX_BLOCKS_BEHIND: '0' }), /READY_MAX_BLOCKS_BEHIND must be an integer from 1/);
+  });
+
   it('uses toncenter by default on mainnet and testnet', () => {
     assert.equal(
       loadConfig({ TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' }).tonApiUrl,

@@ -79,6 +79,8 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.match(byName(result, 'KASSA_MASTER_KEY').detail, /derives the deposit addresses issued/);
     assert.equal(byName(result, 'treasuries').status, 'warn');
     assert.match(byName(result, 'treasuries').detail, /without a treasury/);
+    assert.equal(byName(result, 'chain budget').status, 'skip');
+    assert.match(byName(result, 'chain budget').detail, /^TON_API_RPS=0: no cap .*requests per block/);
   });
 
   it('doctor: with a public https BASE_URL and the chain API at TON_API_URL, every check passes (exit 0)', async () => {

@@ -1,10 +1,11 @@
-// The doctor's pure checks: public URLs, jetton metadata decimals (TEP-64), the verdict on a master.
+// The doctor's pure checks: public URLs, jetton metadata decimals (TEP-64), the verdict on a master,
+// the chain budget against the block rate (requests per block, headroom).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { beginCell } from '@ton/core';
 import { onchainContent } from '../../src/chain/sandbox/jetton.ts';
 import { contentDecimals, judgeMaster } from '../../src/operations/jettonMaster.ts';
-import { checkApiKey, checkPublicUrl } from '../../src/operations/doctor.ts';
+import { checkApiKey, checkBudget, checkPublicUrl, type BudgetSample } from '../../src/operations/doctor.ts';
 
 describe('checkPublicUrl', () => {
   it('passes a public https URL', () => {
@@ -85,5 +86,39 @@ describe('judgeMaster', () => {
     assert.equal(verdict.ok, true);
     assert.equal(verdict.decimalsUnverified, true);
     assert.match(verdict.detail, /decimals not verifiable offline \(metadata at https:\/\/tether\.to\/usdt-ton\.json; the database says 6\)/);
+  });
+});
+
+describe('checkBudget', () => {
+  const sample = (at: number, requests: bigint | null, block: number | null, readerRunning = true): BudgetSample => ({ at, requests, block, readerRunning });
+
+  it("reports requests per block measured while the reader runs, less the doctor's own, and the headroom", () => {
+    // 25 blocks, 40 requests of which 10 were the doctor's: 1.2 requests per block.
+    const check = checkBudget({ tonNetwork: 'mainnet', tonApiRps: 10, tonApiKey: 'k' }, sample(0, 100n, 1000), sample(10_000, 140n, 1025), 10);
+    assert.equal(check.status, 'ok');
+    assert.match(check.detail, /1\.2 requests per block \(measured over 25 blocks/);
+    assert.match(check.detail, /= 3 requests\/s; headroom 7 requests\/s/);
+    assert.match(check.detail, /catching up at 3\.33× the chain/);
+  });
+
+  it("uses the reader's known cost when nothing can be measured", () => {
+    const check = checkBudget({ tonNetwork: 'testnet', tonApiRps: 25, tonApiKey: 'k' }, sample(0, null, null, false), sample(3_000, null, null, false));
+    assert.equal(check.status, 'ok');
+    assert.match(check.detail, /2 requests per block \(the reader's cost while caught up; not measured/);
+  });
+
+  it('fails a budget a start would refuse, and one the measured cost exceeds; warns when catching up is slow', () => {
+    const refused = checkBudget({ tonNetwork: 'mainnet', tonApiRps: 1, tonApiKey: null });
+    assert.equal(refused.status, 'fail');
+    assert.match(refused.detail, /TON_API_RPS=1 cannot keep up with mainnet.*Set TON_API_KEY/);
+    const exceeded = checkBudget({ tonNetwork: 'mainnet', tonApiRps: 5, tonApiKey: 'k' }, sample(0, 0n, 0), sample(4_000, 30n, 10));
+    assert.equal(exceeded.status, 'fail');
+    assert.match(exceeded.detail, /3 requests per block .*cannot follow the chain at the measured cost/);
+    assert.equal(checkBudget({ tonNetwork: 'mainnet', tonApiRps: 6, tonApiKey: 'k' }).status, 'warn');
+  });
+
+  it('TON_API_RPS=0 is no cap: ok off sandbox, skipped in sandbox', () => {
+    assert.equal(checkBudget({ tonNetwork: 'mainnet', tonApiRps: 0, tonApiKey: null }).status, 'ok');
+    assert.equal(checkBudget({ tonNetwork: 'sandbox', tonApiRps: 0, tonApiKey: null }).status, 'skip');
   });
 });

@@ -166,6 +166,7 @@ describe('the npm package', { timeout: 300_000 }, () => {
           KASSA_MASTER_KEY: 'cd'.repeat(32),
           PORT: String(port),
           TON_API_URL: `http://127.0.0.1:${closedPort}/api/v2/jsonRPC`,
+          TON_API_KEY: 'a-key',
           RATES_API_URL: `http://127.0.0.1:${closedPort}`,
           RATES_CONFIRM_API_URL: `http://127.0.0.1:${closedPort}/api/v3`,
         },

@@ -135,6 +135,8 @@ describe('an API that holds no spending key', () => {
       TON_NETWORK: 'testnet',
       BASE_URL: 'https://pay.example.com',
       TON_API_URL: 'http://127.0.0.1:9',
+      // A budget that can follow testnet (a start refuses one that cannot).
+      TON_API_RPS: '10',
       KASSA_DEPOSIT_PUBLIC_KEY: PUBLIC_HEX,
     };
     assert.equal(loadConfig(env).masterKey, null);

@@ -149,7 +149,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   });
 
   // ---- The transfer a connected wallet is asked to sign (TON Connect sendTransaction), built here.
-  const jettonWallets = createJettonWalletLookup(config);
+  const jettonWallets = createJettonWalletLookup(config, deps.pool);
   type TonConnect = Validated<{ params: { paymentId: string }; query: TonConnectQuery }>;
   const account = validate({ query: tonConnectQuery });
   router.get(

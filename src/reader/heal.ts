@@ -1,0 +1,43 @@
+// Healing: re-reads one of Kassa's accounts' history from the chain API (`/api/v3/transactions`,
+// paged by lt, through the request budget) and books every transaction of it through the chain
+// reader's own booking path (the reader's bookBlock: routeTransaction/classifyIncoming, then
+// recordTransfer or the treasury's confirmation). The books' chain identity (account, lt, hash)
+// makes it idempotent: what the block stream already booked changes nothing, what it never showed
+// is booked once. Reconciliation (src/treasury/reconcile.ts) calls it for an account whose balance
+// on chain differs from its books.
+import type { AccountHistory } from '../chain/history.ts';
+import type { ChainBlock } from '../chain/source.ts';
+import type { Logger } from '../log.ts';
+
+export interface HealResult {
+  /** Transactions read from the account's history. */
+  read: number;
+  /** Incoming transfers booked now (the block stream never booked them). */
+  recorded: number;
+  requests: number;
+  /** False: the history was longer than one call reads; the rest is read next time. */
+  complete: boolean;
+}
+
+export type Heal = (account: string, range?: { toLt?: string | null }, signal?: AbortSignal) => Promise<HealResult>;
+
+export function accountHealer(deps: {
+  history: AccountHistory;
+  /** The chain reader's booking of a block's transactions (ChainReader.bookBlock). */
+  book: (block: ChainBlock) => Promise<number>;
+  log: Logger;
+}): Heal {
+  return async (account, range = {}, signal) => {
+    const history = await deps.history.transactions(account, { toLt: range.toLt ?? null }, signal);
+    let recorded = 0;
+    if (history.transactions.length > 0) {
+      const newest = history.transactions[history.transactions.length - 1]!;
+      // Booked as one "block" of this account's transactions, in lt order (seqno 0: no block of the stream).
+      recorded = await deps.book({ seqno: 0, time: new Date(newest.now * 1000), transactions: history.transactions, requests: history.requests });
+    }
+    if (recorded > 0) {
+      deps.log.warn({ account, recorded, read: history.transactions.length }, 'reconciliation booked transfers the block stream never showed');
+    }
+    return { read: history.transactions.length, recorded, requests: history.requests, complete: history.complete };
+  };
+}

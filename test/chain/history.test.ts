@@ -1,0 +1,118 @@
+/**
+ * An account's history over real HTTP: the sandbox's `/api/v3/transactions` as ton-index-go serves
+ * it (default sort desc, default limit 100, 422 over 1000, inclusive lt range, raw upper case,
+ * standard base64 hashes, lt strings, only indexed blocks), the switch that holds a transaction out
+ * of the block stream, and the history source (src/chain/history.ts) paging by lt.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { depositWallet } from '../../src/chain/addresses.ts';
+import { ChainApiError } from '../../src/chain/client.ts';
+import { toncenterV3History } from '../../src/chain/history.ts';
+import { holdOutOfBlockStream } from '../../src/chain/sandbox/history.ts';
+import { startSandboxServer, type SandboxServer } from '../../src/chain/sandbox/index.ts';
+
+let server: SandboxServer;
+const deposit = depositWallet(Buffer.alloc(32, 0x21), 7, 'sandbox');
+const paid: { hash: string; lt: string }[] = [];
+
+async function get(query: string): Promise<{ status: number; json: { transactions?: Record<string, unknown>[]; error?: string } }> {
+  const response = await fetch(`${server.root}/api/v3/transactions?${query}`);
+  return { status: response.status, json: (await response.json()) as { transactions?: Record<string, unknown>[] } };
+}
+
+before(async () => {
+  server = await startSandboxServer({ port: 0 });
+  server.chain.sealBlock();
+  for (const amount of ['0.1', '0.2', '0.3']) {
+    paid.push(await server.chain.transfer({ to: deposit.raw, coin: 'TON', amount }));
+    server.chain.sealBlock();
+  }
+});
+after(() => server?.close());
+
+describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
+  it('answers one account in toncenter’s forms, newest first by default', async () => {
+    const { status, json } = await get(`account=${encodeURIComponent(deposit.friendly)}`);
+    assert.equal(status, 200);
+    const txs = json.transactions!;
+    assert.equal(txs.length, 3);
+    const lts = txs.map((t) => BigInt(t.lt as string));
+    assert.ok(lts[0]! > lts[1]! && lts[1]! > lts[2]!, 'sort desc by default');
+    for (const tx of txs) {
+      assert.equal(typeof tx.lt, 'string');
+      assert.equal(tx.account, deposit.raw.toUpperCase());
+      assert.match(tx.hash as string, /^[A-Za-z0-9+/]{43}=$/);
+      assert.equal(typeof tx.mc_block_seqno, 'number');
+    }
+    assert.ok(Object.hasOwn(json, 'address_book'));
+  });
+
+  it('takes an inclusive lt range, sort asc, limit and offset; 422 over 1000', async () => {
+    const [first, second, third] = [...paid].sort((a, b) => (BigInt(a.lt) < BigInt(b.lt) ? -1 : 1));
+    const ranged = await get(`account=${deposit.raw}&start_lt=${second!.lt}&end_lt=${third!.lt}&sort=asc`);
+    assert.deepEqual(
+      ranged.json.transactions!.map((t) => t.lt),
+      [second!.lt, third!.lt],
+    );
+    const paged = await get(`account=${deposit.raw}&sort=asc&limit=1&offset=0`);
+    assert.deepEqual(
+      paged.json.transactions!.map((t) => t.lt),
+      [first!.lt],
+    );
+    const tooMany = await get(`account=${deposit.raw}&limit=1001`);
+    assert.equal(tooMany.status, 422);
+    assert.equal(tooMany.json.error, 'limit is not allowed: 1001 > 1000');
+    assert.equal((await get('account=not-an-address')).status, 422);
+  });
+
+  it('serves only transactions of indexed blocks', async () => {
+    const pending = await server.chain.transfer({ to: deposit.raw, coin: 'TON', amount: '0.4' });
+    const before = (await get(`account=${deposit.raw}`)).json.transactions!.map((t) => t.lt);
+    assert.ok(!before.includes(pending.lt), 'not in a block yet: not served');
+    server.chain.sealBlock();
+    paid.push(pending);
+    const after = (await get(`account=${deposit.raw}`)).json.transactions!.map((t) => t.lt);
+    assert.ok(after.includes(pending.lt));
+  });
+
+  it('keeps a transaction held out of the block stream in the account’s history', async () => {
+    const held = await server.chain.transfer({ to: deposit.raw, coin: 'TON', amount: '0.5' });
+    const seqno = server.chain.sealBlock();
+    assert.equal(holdOutOfBlockStream(server.chain, deposit.raw, seqno), 1);
+    const block = await (await fetch(`${server.root}/api/v3/transactionsByMasterchainBlock?seqno=${seqno}&sort=asc`)).json();
+    assert.ok(!(block as { transactions: { account: string }[] }).transactions.some((t) => t.account === deposit.raw.toUpperCase()));
+    paid.push(held);
+    const history = (await get(`account=${deposit.raw}&sort=asc`)).json.transactions!;
+    assert.ok(history.some((t) => t.lt === held.lt && t.mc_block_seqno === seqno));
+  });
+
+  it('the history source pages by lt through every page', async () => {
+    const history = toncenterV3History({ baseUrl: server.root, pageSize: 2 });
+    const all = await history.transactions(deposit.raw);
+    assert.ok(all.complete);
+    assert.deepEqual(
+      all.transactions.map((t) => t.lt),
+      paid.map((p) => p.lt).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)),
+    );
+    assert.ok(all.requests >= 3, `${all.requests} requests for ${all.transactions.length} transactions, 2 a page`);
+    assert.deepEqual(new Set(all.transactions.map((t) => t.hash)), new Set(paid.map((p) => p.hash)));
+    const capped = await toncenterV3History({ baseUrl: server.root, pageSize: 1, maxPages: 2 }).transactions(deposit.raw);
+    assert.equal(capped.transactions.length, 2);
+    assert.equal(capped.complete, false);
+  });
+
+  it('names the URL it tried when the API is unreachable', async () => {
+    const dead = createServer();
+    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+    const { port } = dead.address() as AddressInfo;
+    await new Promise<void>((resolve) => dead.close(() => resolve()));
+    const error = await toncenterV3History({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2_000 })
+      .transactions(deposit.raw)
+      .catch((e: unknown) => e);
+    assert.ok(error instanceof ChainApiError);
+    assert.match(error.message, new RegExp(`unreachable at http://127\\.0\\.0\\.1:${port}/api/v3/transactions`));
+  });
+});
