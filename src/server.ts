@@ -1,6 +1,7 @@
 // `kassa start`: migrate, then serve the API and checkout and/or run the worker, in one process,
 // until SIGTERM/SIGINT, then shut down gracefully.
 import type http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
 import { checkKeysFor, ConfigError, type Config, withBoundPort } from './config.ts';
@@ -22,6 +23,7 @@ import { taskList } from './worker/tasks.ts';
 import { providerFor, refreshRates } from './rates/rates.ts';
 import { depositPublicKey } from './payments/deposit.ts';
 import { ensureGasWallet } from './treasury/gas.ts';
+import { writeRunRecord } from './runState.ts';
 
 export interface Parts {
   api: boolean;
@@ -164,12 +166,26 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     throw error;
   }
 
+  // The other commands run from this directory (a second terminal) find the embedded PostgreSQL's
+  // port and the API's URL here (runState.ts); removed again at a clean shutdown.
+  const removeRunRecord = writeRunRecord(path.dirname(config.embeddedPgDir), {
+    pid: process.pid,
+    startedAt: now().toISOString(),
+    api: parts.api,
+    worker: parts.worker,
+    network: config.tonNetwork,
+    url,
+    baseUrl: bound.baseUrl,
+    checkoutBaseUrl: bound.checkoutBaseUrl,
+    embeddedPgPort: config.databaseUrl === null ? config.embeddedPgPort : null,
+  });
   log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(bound, url) : {}) }, 'kassa started');
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop'): Promise<void> => {
     stopping ??= (async () => {
       log.info({ reason }, 'shutting down: no new requests, finishing in-flight requests and jobs');
+      removeRunRecord();
       const closed = server
         ? new Promise<void>((resolve) => {
             server!.close(() => resolve());

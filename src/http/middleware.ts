@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
-import { authenticate, checkTokenRow, verifyToken, type TokenCheck } from '../auth/tokens.ts';
+import { authenticate, checkTokenRow, noteTokenUse, verifyToken, type TokenCheck } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
 import { authInvalid, internalError, KassaError, rateLimited, retryAfterOf, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
@@ -267,8 +267,9 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
       verified: () => failures?.refund(client),
     };
     if (!options.inline) {
-      const { storeId } = await authenticate(deps.pool, match[1]!, now, hooks);
+      const { storeId, jti } = await authenticate(deps.pool, match[1]!, now, hooks);
       ctx.state.storeId = storeId;
+      await noteTokenUse(deps.pool, jti, now);
       await next();
       return;
     }
@@ -280,6 +281,7 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
       await next();
     } catch (error) {
       if (!check.checked) await checkTokenRow(deps.pool, token, now);
+      await noteTokenUse(deps.pool, token.jti, now);
       throw error;
     }
     if (!check.checked) {
@@ -290,6 +292,7 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
         throw error;
       }
     }
+    await noteTokenUse(deps.pool, token.jti, now);
   };
 }
 

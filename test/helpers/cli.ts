@@ -12,9 +12,13 @@ export interface CliResult {
   json: any;
 }
 
-export function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** `env` is the process's whole environment beside PATH and LOG_LEVEL=info (nothing else is inherited). */
+export function kassa(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env } });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
