@@ -4,6 +4,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
+import pg from 'pg';
 import { checkKeysFor, ConfigError, type Config, withBoundPort } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
@@ -73,6 +74,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let heartbeat: Heartbeat | null = null;
   let workerPool: PatientPool | null = null;
   let webhookRunner: Runner | null = null;
+  /** The rate limits' shared counters (src/http/rateLimit.ts): a few connections of the API's own. */
+  let rateLimitStore: pg.Pool | null = null;
   const readerStop = new AbortController();
   let readerDone: Promise<void> = Promise.resolve();
   /** `config` with the API's bound port in its derived URLs (withBoundPort). */
@@ -116,7 +119,9 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       });
       bound = withBoundPort(config, (server.address() as AddressInfo).port);
       deps.config = bound;
-      handle = createApp(deps, extraRoutes).callback();
+      rateLimitStore = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 2_000 });
+      rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
+      handle = createApp({ ...deps, rateLimitStore }, extraRoutes).callback();
     }
     const address = server?.address() as AddressInfo | null;
     url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
@@ -161,6 +166,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     await webhookRunner?.stop().catch(() => {});
     await runner?.stop().catch(() => {});
     await workerPool?.end().catch(() => {});
+    await rateLimitStore?.end().catch(() => {});
     await pool?.end().catch(() => {});
     await database.stop().catch(() => {});
     throw error;
@@ -196,6 +202,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       await Promise.all([closed, runner?.stop(reason), webhookRunner?.stop(reason), readerDone]);
       await heartbeat?.stop();
       await workerPool?.end();
+      await rateLimitStore?.end();
       await pool!.end();
       await database.stop();
       log.info('shut down');

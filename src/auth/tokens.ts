@@ -169,9 +169,9 @@ export interface AuthenticateHooks {
    * Runs before a signature is verified, that is for a token this process has not verified
    * before; throwing refuses the request without spending the verification.
    */
-  beforeVerifying?: () => void;
+  beforeVerifying?: () => void | Promise<void>;
   /** Runs when that verification succeeded. */
-  verified?: () => void;
+  verified?: () => void | Promise<void>;
 }
 
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
@@ -238,7 +238,7 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
     if ((known.exp !== undefined && seconds >= known.exp) || (known.nbf !== undefined && seconds < known.nbf)) throw authInvalid();
     return known;
   }
-  hooks.beforeVerifying?.();
+  await hooks.beforeVerifying?.();
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, key.publicKey, { algorithms: ACCEPTED_ALGORITHMS, currentDate: now, requiredClaims: ['sub', 'jti', 'iat'] }));
@@ -249,7 +249,7 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
   const { sub, jti, exp, nbf } = payload;
   if (typeof sub !== 'string' || typeof jti !== 'string' || !isUuid(jti)) throw authInvalid();
   const claims: VerifiedClaims = { sub, jti, ...(exp !== undefined ? { exp } : {}), ...(nbf !== undefined ? { nbf } : {}) };
-  hooks.verified?.();
+  await hooks.verified?.();
   if (key.verified.size >= MAX_VERIFIED_TOKENS) key.verified.delete(key.verified.keys().next().value!);
   key.verified.set(token, claims);
   return claims;

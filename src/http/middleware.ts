@@ -9,7 +9,7 @@ import { authenticate, checkTokenRow, noteTokenUse, verifyToken, type TokenCheck
 import { isDatabaseUnavailable } from '../db/pool.ts';
 import { authInvalid, internalError, KassaError, rateLimited, retryAfterOf, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
-import { createRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
+import { createRateLimiter, createSharedRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
 import type { Logger } from '../log.ts';
 
@@ -260,11 +260,13 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
     const client = `auth-failures:${ctx.ip}`;
     const now = deps.now();
     const hooks = {
-      beforeVerifying: () => {
-        const budget = failures?.take(client, deps.now().getTime());
+      beforeVerifying: async () => {
+        const budget = await failures?.take(client, deps.now().getTime());
         if (budget && !budget.allowed) throw rateLimited(budget.retryAfterSeconds);
       },
-      verified: () => failures?.refund(client),
+      verified: async () => {
+        await failures?.refund(client);
+      },
     };
     if (!options.inline) {
       const { storeId, jti } = await authenticate(deps.pool, match[1]!, now, hooks);
@@ -313,10 +315,13 @@ export interface Guards {
 
 /** One set of guards (and so one set of rate-limit buckets) per app. */
 export function createGuards(deps: AppDeps): Guards {
-  const storeLimit = rateLimit(deps.config.rateLimitPerStore, (ctx) => `store:${(ctx.state as KassaState).storeId}`, deps.now);
-  const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now);
+  // With deps.rateLimitStore, one counter per key for every API process of the deployment.
+  const store = deps.rateLimitStore;
+  const storeLimit = rateLimit(deps.config.rateLimitPerStore, (ctx) => `store:${(ctx.state as KassaState).storeId}`, deps.now, store);
+  const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now, store);
   // One failure budget per client for both merchant guards.
-  const failures = deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
+  const perClient = deps.config.rateLimitPerClient;
+  const failures = perClient > 0 ? (store ? createSharedRateLimiter(perClient, store) : createRateLimiter(perClient)) : null;
   return {
     merchant: requireStore(deps, { failures }),
     merchantInline: requireStore(deps, { failures, inline: true }),
