@@ -321,7 +321,7 @@ export function createGuards(deps: AppDeps): Guards {
   const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now, store);
   // One failure budget per client for both merchant guards.
   const perClient = deps.config.rateLimitPerClient;
-  const failures = perClient > 0 ? (store ? createSharedRateLimiter(perClient, store) : createRateLimiter(perClient)) : null;
+  const failures = perClient > 0 ? (store ? createSharedRateLimiter(perClient, store, { refundable: true }) : createRateLimiter(perClient)) : null;
   return {
     merchant: requireStore(deps, { failures }),
     merchantInline: requireStore(deps, { failures, inline: true }),

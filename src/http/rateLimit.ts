@@ -44,11 +44,13 @@ const WINDOW_SECONDS = 2;
 
 /**
  * The deployment's shared counters for `ratePerSecond` (rate-limiter-flexible on `store`, a pg pool
- * of the database every API process uses). A key over its limit is refused from this process's
- * memory for the rest of its window (no database round trip per refused request); when the
- * database fails, an in-memory limiter of the same size answers.
+ * of the database every API process uses); when the database fails, an in-memory limiter of the
+ * same size answers. A key over its limit is refused from this process's memory for the rest of its
+ * window (no database round trip per refused request) — except with `refundable` (the
+ * failed-authentication budget, whose successes give their point back): there a refused request
+ * gives its point back too, so that a burst of good tokens arriving at once leaves the budget as it was.
  */
-export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool): RateLimiter {
+export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool, options: { refundable?: boolean } = {}): RateLimiter {
   const points = ratePerSecond * WINDOW_SECONDS;
   // Processes configured with another rate count in counters of their own (`kassa:<points>:<key>`).
   const keyPrefix = `kassa:${points}`;
@@ -60,7 +62,7 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool): 
     keyPrefix,
     points,
     duration: WINDOW_SECONDS,
-    inMemoryBlockOnConsumed: points + 1,
+    ...(options.refundable ? {} : { inMemoryBlockOnConsumed: points + 1 }),
     clearExpiredByTimeout: true,
     insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: WINDOW_SECONDS }),
   });
@@ -73,8 +75,9 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool): 
       try {
         return result(await limiter.consume(key, 1), true);
       } catch (refusal) {
-        if (refusal instanceof RateLimiterRes) return result(refusal, false);
-        throw refusal;
+        if (!(refusal instanceof RateLimiterRes)) throw refusal;
+        if (options.refundable) await limiter.reward(key, 1).catch(() => {});
+        return result(refusal, false);
       }
     },
     async refund(key) {
