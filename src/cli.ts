@@ -7,9 +7,11 @@ import { openDatabaseServer } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
-import { issueToken, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
-import { createStore, DEFAULT_METHODS, parseMethodList, parseTreasury, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
-import { configuredDepositPublicKey, depositPublicKey } from './payments/deposit.ts';
+import path from 'node:path';
+import { issueToken, listTokens, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
+import { createStore, DEFAULT_METHODS, listStores, parseMethodList, parseTreasury, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
+import { configuredDepositPublicKey, depositPublicKey, generateMasterKey } from './payments/deposit.ts';
+import { readRunRecords, type RunRecord } from './runState.ts';
 import { DepositExportError, exportDeposit } from './payments/depositExport.ts';
 import { rotateSigningKey } from './webhooks/keys.ts';
 import { runUntilSignal, startService } from './server.ts';
@@ -54,16 +56,34 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     ],
   },
   {
+    name: 'store list',
+    usage: 'kassa store list',
+    summary: 'Lists every store, oldest first. Prints {"data": [{"id", "name", "methods", "treasury", "displayName", "logoUrl", "accentColor", "createdAt"}]}.',
+  },
+  {
     name: 'token issue',
     usage: 'kassa token issue --store ID [--expires-in 30d]',
     summary: 'Issues an API token for a store. Prints {"token", "jti", "expiresAt"} (expiresAt null: never expires).',
     options: ["--store ID          the store's id (required)", '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)'],
+  },
+  {
+    name: 'token list',
+    usage: 'kassa token list --store ID',
+    summary:
+      'Lists a store\'s tokens, newest first, without secrets. Prints {"data": [{"jti", "issuedAt", "expiresAt", "revokedAt", "lastUsedAt", "state"}]} (lastUsedAt to the minute; state active, expired or revoked).',
+    options: ["--store ID          the store's id (required)"],
   },
   { name: 'token revoke', usage: 'kassa token revoke JTI', summary: 'Revokes a token at once by its jti. Prints {"revoked": "JTI"}; an unknown jti exits 1.' },
   {
     name: 'keys rotate',
     usage: 'kassa keys rotate',
     summary: 'Makes a new webhook signing key active; the old one stays published for 24 hours. Prints {"kid"}.',
+  },
+  {
+    name: 'keys generate',
+    usage: 'kassa keys generate',
+    summary:
+      'Makes a new deposit master key (no database needed). Prints {"masterKey", "depositPublicKey", "keep"}: set masterKey as KASSA_MASTER_KEY where the worker runs and depositPublicKey as KASSA_DEPOSIT_PUBLIC_KEY on API-only processes.',
   },
   {
     name: 'keys deposit-public',
@@ -87,7 +107,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     name: 'doctor',
     usage: 'kassa doctor',
     summary:
-      "Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin's jetton master on chain, the master key). Prints one check per line; exits 1 when one fails.",
+      "Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin's jetton master on chain, the gas wallet's balance against the jetton sweeps and refunds waiting for gas, the master key). Prints one check per line; exits 1 when one fails.",
   },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
   {
@@ -162,8 +182,18 @@ function required(value: string | boolean | undefined, flag: string): string {
   return value;
 }
 
-/** Opens the database (embedded when DATABASE_URL is unset), migrates it, runs `work`, closes. */
-async function withDatabase<T>(config: Config, log: Logger, work: (pool: DatabasePool) => Promise<T>): Promise<T> {
+/**
+ * Opens the database (embedded when DATABASE_URL is unset), migrates it, runs `work`, closes.
+ * `running`: the `kassa start` processes of this directory; one that uses a DATABASE_URL of its
+ * own while this command has none would otherwise send the command to another, empty database.
+ */
+async function withDatabase<T>(config: Config, log: Logger, work: (pool: DatabasePool) => Promise<T>, running: readonly RunRecord[] = []): Promise<T> {
+  const external = running.find((record) => record.embeddedPgPort === null);
+  if (config.databaseUrl === null && external && !running.some((record) => record.embeddedPgPort !== null)) {
+    throw new ConfigError(
+      `kassa start (pid ${external.pid}) runs from this directory with a DATABASE_URL of its own: set DATABASE_URL to the same database for this command`,
+    );
+  }
   const server = await openDatabaseServer(config, log);
   try {
     await migrate(server.url, log);
@@ -193,7 +223,15 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const config = loadConfig();
+  if (command === 'keys' && sub === 'generate') {
+    parse(rest, {});
+    // Needs no configuration and no database: a key made for another machine.
+    print(generateMasterKey());
+    return 0;
+  }
+  // A second terminal: what `kassa start` recorded in ./.kassa/run fills in what the environment leaves unsaid.
+  const running = command === 'start' ? [] : readRunRecords(path.resolve('.kassa'));
+  const config = loadConfig(process.env, process.cwd(), running);
   if (command === 'start') {
     const { values } = parse(argv.slice(1), { api: { type: 'boolean' }, worker: { type: 'boolean' } });
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
@@ -208,7 +246,7 @@ export async function main(argv: string[]): Promise<number> {
   const log = pino({ level: verbose ? config.logLevel : 'warn' }, pino.destination(2));
   if (command === 'migrate') {
     parse(argv.slice(1), {});
-    await withDatabase(config, log, async () => {});
+    await withDatabase(config, log, async () => {}, running);
     print({ migrated: true });
     return 0;
   }
@@ -217,13 +255,13 @@ export async function main(argv: string[]): Promise<number> {
     const name = required(values.name, '--name');
     const methods = parseMethodList(typeof values.methods === 'string' ? values.methods : DEFAULT_METHODS);
     const treasury = values.treasury === undefined ? null : parseTreasury(required(values.treasury, '--treasury'), config.tonNetwork);
-    print(await withDatabase(config, log, (pool) => createStore(pool, name, methods, { treasury })));
+    print(await withDatabase(config, log, (pool) => createStore(pool, name, methods, { treasury }), running));
     return 0;
   }
   if (command === 'store' && sub === 'update') {
     const { values, positionals } = parse(rest, Object.fromEntries(STORE_OPTIONS.map((option) => [option.flag, { type: 'string' as const }])), 1);
     const given = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given, config.tonNetwork)));
+    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given, config.tonNetwork), running));
     return 0;
   }
   if (command === 'token' && sub === 'issue') {
@@ -235,13 +273,24 @@ export async function main(argv: string[]): Promise<number> {
     } catch (error) {
       throw new UsageError(`--expires-in: ${(error as Error).message}`);
     }
-    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn)));
+    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn), running));
+    return 0;
+  }
+  if (command === 'store' && sub === 'list') {
+    parse(rest, {});
+    print(await withDatabase(config, log, (pool) => listStores(pool), running));
+    return 0;
+  }
+  if (command === 'token' && sub === 'list') {
+    const { values } = parse(rest, { store: { type: 'string' } });
+    const storeId = required(values.store, '--store');
+    print({ data: await withDatabase(config, log, (pool) => listTokens(pool, storeId), running) });
     return 0;
   }
   if (command === 'token' && sub === 'revoke') {
     const { positionals } = parse(rest, {}, 1);
     const jti = positionals[0]!;
-    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti));
+    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti), running);
     // A well-formed command naming no token: not a usage error (exit 1).
     if (!revoked) throw new Error(`no token with jti "${jti}"`);
     print({ revoked: jti });
@@ -249,13 +298,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (command === 'keys' && sub === 'rotate') {
     parse(rest, {});
-    print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool)) });
+    print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool), running) });
     return 0;
   }
   if (command === 'keys' && sub === 'deposit-public') {
     parse(rest, {});
     // Set as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.
-    const key = configuredDepositPublicKey(config) ?? (await withDatabase(config, log, (pool) => depositPublicKey(pool, config)));
+    const key = configuredDepositPublicKey(config) ?? (await withDatabase(config, log, (pool) => depositPublicKey(pool, config), running));
     print({ publicKey: key.toString('hex') });
     return 0;
   }
@@ -264,23 +313,28 @@ export async function main(argv: string[]): Promise<number> {
     const apiRoot = config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
     // Through the deployment's shared chain budget, like the service.
     print(
-      await withDatabase(config, log, (pool) => {
-        const budget = sharedRequestBudget(pool, { apiRoot, apiKey: config.tonApiKey, rps: config.tonApiRps });
-        return gasReport(pool, config, createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: 10_000, budget }));
-      }),
+      await withDatabase(
+        config,
+        log,
+        (pool) => {
+          const budget = sharedRequestBudget(pool, { apiRoot, apiKey: config.tonApiKey, rps: config.tonApiRps });
+          return gasReport(pool, config, createChainClient({ endpoint: `${apiRoot}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: 10_000, budget }));
+        },
+        running,
+      ),
     );
     return 0;
   }
   if (command === 'deposits' && sub === 'export') {
     const { values } = parse(rest, { payment: { type: 'string' }, 'include-secret': { type: 'boolean' } });
     const paymentId = required(values.payment, '--payment');
-    print(await withDatabase(config, log, (pool) => exportDeposit(pool, config, paymentId, values['include-secret'] === true)));
+    print(await withDatabase(config, log, (pool) => exportDeposit(pool, config, paymentId, values['include-secret'] === true), running));
     return 0;
   }
   const operations = await runOperationsCommand(argv, {
     config,
     parse,
-    withDatabase: (work) => withDatabase(config, log, work),
+    withDatabase: (work) => withDatabase(config, log, work, running),
     usage: (message) => new UsageError(message),
     print,
   });

@@ -1,5 +1,6 @@
 // The one reader of process.env. Everything else receives a Config.
 import path from 'node:path';
+import type { RunRecord } from './runState.ts';
 
 export type TonNetwork = 'mainnet' | 'testnet' | 'sandbox';
 
@@ -158,8 +159,13 @@ function databaseUrl(raw: string): string {
   return raw;
 }
 
-/** Reads and validates the configuration; throws ConfigError with one clear line per bad value. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+/**
+ * Reads and validates the configuration; throws ConfigError with one clear line per bad value.
+ * `running`: the records of `kassa start` processes running from `cwd` (runState.ts, read by the
+ * other commands): where the environment says nothing, their embedded PostgreSQL's port and their
+ * API's URLs are used, so a second terminal needs no environment.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), running: readonly RunRecord[] = []): Config {
   // Every bad value is reported, not only the first one.
   const problems: string[] = [];
   const check = <T>(read: () => T, fallback: T): T => {
@@ -189,8 +195,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       `BASE_URL is required when TON_NETWORK=${network}: the public https address customers and webhooks reach Kassa at (e.g. https://pay.example.com)`,
     );
   }
-  const baseUrl = check(() => httpUrl('BASE_URL', rawBaseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`), 'http://127.0.0.1:3000');
-  const checkoutBaseUrl = check(() => httpUrl('CHECKOUT_BASE_URL', nonEmpty(env, 'CHECKOUT_BASE_URL') ?? `${baseUrl}/pay`), `${baseUrl}/pay`);
+  // A running API's URLs, when the environment names no address of its own.
+  const runningApi = ['BASE_URL', 'PORT', 'HOST'].some((name) => nonEmpty(env, name) !== undefined) ? undefined : running.find((record) => record.url !== null);
+  const baseUrl = check(
+    () => httpUrl('BASE_URL', rawBaseUrl ?? runningApi?.baseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    'http://127.0.0.1:3000',
+  );
+  const checkoutBaseUrl = check(
+    () =>
+      httpUrl(
+        'CHECKOUT_BASE_URL',
+        nonEmpty(env, 'CHECKOUT_BASE_URL') ?? (rawBaseUrl === undefined ? runningApi?.checkoutBaseUrl : undefined) ?? `${baseUrl}/pay`,
+      ),
+    `${baseUrl}/pay`,
+  );
+  const runningPgPort = running.find((record) => record.embeddedPgPort !== null)?.embeddedPgPort ?? 54329;
   const rawApi = nonEmpty(env, 'TON_API_URL');
   const tonApiUrl = check(() => (rawApi ? tonApiRoot(httpUrl('TON_API_URL', rawApi)) : DEFAULT_TON_API[network]), null);
   const tonApiKey = nonEmpty(env, 'TON_API_KEY') ?? null;
@@ -238,7 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const config: Config = {
     databaseUrl: dbUrl,
     embeddedPgDir: path.resolve(cwd, '.kassa/pg'),
-    embeddedPgPort: check(() => integer(env, 'KASSA_EMBEDDED_PG_PORT', 54329, 1, 65535), 54329),
+    embeddedPgPort: check(() => integer(env, 'KASSA_EMBEDDED_PG_PORT', runningPgPort, 1, 65535), runningPgPort),
     port,
     host,
     baseUrl,

@@ -1,8 +1,10 @@
 // `kassa start`: migrate, then serve the API and checkout and/or run the worker, in one process,
 // until SIGTERM/SIGINT, then shut down gracefully.
 import type http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
+import pg from 'pg';
 import { checkKeysFor, ConfigError, type Config, withBoundPort } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
@@ -25,6 +27,7 @@ import { confirmationFor, providerFor, refreshRates } from './rates/rates.ts';
 import { depositPublicKey } from './payments/deposit.ts';
 import { ensureGasWallet } from './treasury/gas.ts';
 import { publicUrlProblems } from './net/addresses.ts';
+import { writeRunRecord } from './runState.ts';
 
 export interface Parts {
   api: boolean;
@@ -97,6 +100,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let heartbeat: Heartbeat | null = null;
   let workerPool: PatientPool | null = null;
   let webhookRunner: Runner | null = null;
+  /** The rate limits' shared counters (src/http/rateLimit.ts): a few connections of the API's own. */
+  let rateLimitStore: pg.Pool | null = null;
   const readerStop = new AbortController();
   let readerDone: Promise<void> = Promise.resolve();
   /** `config` with the API's bound port in its derived URLs (withBoundPort). */
@@ -140,7 +145,9 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       });
       bound = withBoundPort(config, (server.address() as AddressInfo).port);
       deps.config = bound;
-      handle = createApp(deps, extraRoutes).callback();
+      rateLimitStore = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 2_000 });
+      rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
+      handle = createApp({ ...deps, rateLimitStore }, extraRoutes).callback();
     }
     const address = server?.address() as AddressInfo | null;
     url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
@@ -187,17 +194,32 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     await webhookRunner?.stop().catch(() => {});
     await runner?.stop().catch(() => {});
     await workerPool?.end().catch(() => {});
+    await rateLimitStore?.end().catch(() => {});
     await pool?.end().catch(() => {});
     await database.stop().catch(() => {});
     throw error;
   }
 
+  // The other commands run from this directory (a second terminal) find the embedded PostgreSQL's
+  // port and the API's URL here (runState.ts); removed again at a clean shutdown.
+  const removeRunRecord = writeRunRecord(path.dirname(config.embeddedPgDir), {
+    pid: process.pid,
+    startedAt: now().toISOString(),
+    api: parts.api,
+    worker: parts.worker,
+    network: config.tonNetwork,
+    url,
+    baseUrl: bound.baseUrl,
+    checkoutBaseUrl: bound.checkoutBaseUrl,
+    embeddedPgPort: config.databaseUrl === null ? config.embeddedPgPort : null,
+  });
   log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(bound, url) : {}) }, 'kassa started');
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop'): Promise<void> => {
     stopping ??= (async () => {
       log.info({ reason }, 'shutting down: no new requests, finishing in-flight requests and jobs');
+      removeRunRecord();
       const closed = server
         ? new Promise<void>((resolve) => {
             server!.close(() => resolve());
@@ -208,6 +230,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       await Promise.all([closed, runner?.stop(reason), webhookRunner?.stop(reason), readerDone]);
       await heartbeat?.stop();
       await workerPool?.end();
+      await rateLimitStore?.end();
       await pool!.end();
       await database.stop();
       log.info('shut down');

@@ -101,14 +101,77 @@ export async function revokeToken(db: Db, jti: string, now = new Date()): Promis
   return row !== null;
 }
 
+/** A token's last use is written at most this often per token and process (api_tokens.last_used_at). */
+export const LAST_USE_RESOLUTION_MS = 60_000;
+const lastUseWritten = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Records that a valid token authenticated a request (`kassa token list` shows it): one small
+ * update per token and process per minute at most, so an API process under load writes almost
+ * nothing. A failure is ignored: the last use is a hint, never a reason to refuse a request.
+ */
+export async function noteTokenUse(db: Db, jti: string, now: Date): Promise<void> {
+  let written = lastUseWritten.get(db);
+  if (!written) {
+    written = new Map();
+    lastUseWritten.set(db, written);
+  }
+  const last = written.get(jti);
+  if (last !== undefined && now.getTime() - last < LAST_USE_RESOLUTION_MS) return;
+  if (written.size >= MAX_VERIFIED_TOKENS) written.delete(written.keys().next().value!);
+  written.set(jti, now.getTime());
+  await db
+    .query(sql.typeAlias('void')`
+      update api_tokens set last_used_at = ${sql.timestamp(now)}
+      where jti = ${jti} and (last_used_at is null or last_used_at < ${sql.timestamp(now)})
+    `)
+    .catch(() => written.delete(jti));
+}
+
+export interface TokenListing {
+  jti: string;
+  issuedAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  /** active, expired or revoked, at the time of listing. */
+  state: 'active' | 'expired' | 'revoked';
+}
+
+const listedToken = z.object({
+  jti: z.string(),
+  issued_at: z.date(),
+  expires_at: z.date().nullable(),
+  revoked_at: z.date().nullable(),
+  last_used_at: z.date().nullable(),
+});
+
+/** A store's tokens, newest first, without any secret (the JWT itself is never stored). */
+export async function listTokens(db: Db, storeId: string, now = new Date()): Promise<TokenListing[]> {
+  const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
+  if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
+  const rows = await db.any(sql.type(listedToken)`
+    select jti, issued_at, expires_at, revoked_at, last_used_at from api_tokens where store_id = ${storeId} order by issued_at desc, jti
+  `);
+  const iso = (date: Date | null) => (date ? date.toISOString() : null);
+  return rows.map((row) => ({
+    jti: row.jti,
+    issuedAt: row.issued_at.toISOString(),
+    expiresAt: iso(row.expires_at),
+    revokedAt: iso(row.revoked_at),
+    lastUsedAt: iso(row.last_used_at),
+    state: row.revoked_at !== null ? 'revoked' : row.expires_at !== null && row.expires_at.getTime() <= now.getTime() ? 'expired' : 'active',
+  }));
+}
+
 export interface AuthenticateHooks {
   /**
    * Runs before a signature is verified, that is for a token this process has not verified
    * before; throwing refuses the request without spending the verification.
    */
-  beforeVerifying?: () => void;
+  beforeVerifying?: () => void | Promise<void>;
   /** Runs when that verification succeeded. */
-  verified?: () => void;
+  verified?: () => void | Promise<void>;
 }
 
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
@@ -175,7 +238,7 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
     if ((known.exp !== undefined && seconds >= known.exp) || (known.nbf !== undefined && seconds < known.nbf)) throw authInvalid();
     return known;
   }
-  hooks.beforeVerifying?.();
+  await hooks.beforeVerifying?.();
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, key.publicKey, { algorithms: ACCEPTED_ALGORITHMS, currentDate: now, requiredClaims: ['sub', 'jti', 'iat'] }));
@@ -186,7 +249,7 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
   const { sub, jti, exp, nbf } = payload;
   if (typeof sub !== 'string' || typeof jti !== 'string' || !isUuid(jti)) throw authInvalid();
   const claims: VerifiedClaims = { sub, jti, ...(exp !== undefined ? { exp } : {}), ...(nbf !== undefined ? { nbf } : {}) };
-  hooks.verified?.();
+  await hooks.verified?.();
   if (key.verified.size >= MAX_VERIFIED_TOKENS) key.verified.delete(key.verified.keys().next().value!);
   key.verified.set(token, claims);
   return claims;

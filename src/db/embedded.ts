@@ -275,6 +275,16 @@ async function initialise(bin: string, data: string, password: string, owner: Ow
   }
 }
 
+/** The port a running server of `data` listens on: the fourth line of its postmaster.pid. */
+function runningPort(data: string): number | null {
+  try {
+    const port = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[3]);
+    return Number.isInteger(port) && port > 0 ? port : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Starts postgres in its own process group (Ctrl-C is Kassa's to handle); resolves when it accepts connections. */
 function startServer(bin: string, data: string, port: number, owner: Owner | null, log: Logger): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
@@ -323,9 +333,12 @@ function startServer(bin: string, data: string, port: number, owner: Owner | nul
       if (/could not bind|Address already in use/.test(output)) {
         reject(new EmbeddedDatabaseError(`port ${port} is in use by another program: ${portAdvice}`));
       } else if (/lock file "postmaster.pid" already exists/.test(output)) {
+        const running = runningPort(data);
         reject(
           new EmbeddedDatabaseError(
-            `the embedded PostgreSQL in ${data} already runs on another port than ${port}: stop it, or set KASSA_EMBEDDED_PG_PORT to its port`,
+            running === null
+              ? `the embedded PostgreSQL in ${data} already runs on another port than ${port}: stop it, or set KASSA_EMBEDDED_PG_PORT to its port`
+              : `the embedded PostgreSQL in ${data} already runs on port ${running}, not ${port}: set KASSA_EMBEDDED_PG_PORT=${running} (or unset it where kassa start recorded the port in .kassa/run)`,
           ),
         );
       } else {

@@ -27,7 +27,8 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
   // Entries further left were sent by the client and are never read.
   app.proxy = deps.config.trustProxyHops > 0;
   app.maxIpsCount = deps.config.trustProxyHops;
-  const router = new Router<KassaState>();
+  // Strict: `/v1/payments/` is not `/v1/payments` (404 route_not_found, as the OpenAPI document lists no such path).
+  const router = new Router<KassaState>({ strict: true });
   const guards = createGuards(deps);
   for (const install of [...ROUTES, ...extraRoutes]) install(router, deps, guards);
 

@@ -11,6 +11,11 @@ export interface AppDeps {
   log: Logger;
   /** The clock. Tests inject their own; nothing in the app reads Date.now() directly. */
   now: () => Date;
+  /**
+   * The rate limits' shared counters (a small pg pool on the same database, src/http/rateLimit.ts):
+   * every API process of the deployment counts in them. Absent: this process's own buckets.
+   */
+  rateLimitStore?: import('pg').Pool;
 }
 
 export interface KassaState {

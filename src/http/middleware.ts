@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
-import { authenticate, checkTokenRow, verifyToken, type TokenCheck } from '../auth/tokens.ts';
+import { authenticate, checkTokenRow, noteTokenUse, verifyToken, type TokenCheck } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
 import {
   authInvalid,
@@ -21,7 +21,7 @@ import {
 } from '../errors.ts';
 import { FIELD_CODES } from './routes/shared.schema.ts';
 import type { AppDeps, KassaState } from './context.ts';
-import { createRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
+import { createRateLimiter, createSharedRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
 import type { Logger } from '../log.ts';
 
@@ -350,15 +350,18 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
     const client = `auth-failures:${ctx.ip}`;
     const now = deps.now();
     const hooks = {
-      beforeVerifying: () => {
-        const budget = failures?.take(client, deps.now().getTime());
+      beforeVerifying: async () => {
+        const budget = await failures?.take(client, deps.now().getTime());
         if (budget && !budget.allowed) throw rateLimited(budget.retryAfterSeconds);
       },
-      verified: () => failures?.refund(client),
+      verified: async () => {
+        await failures?.refund(client);
+      },
     };
     if (!options.inline) {
-      const { storeId } = await authenticate(deps.pool, match[1]!, now, hooks);
+      const { storeId, jti } = await authenticate(deps.pool, match[1]!, now, hooks);
       ctx.state.storeId = storeId;
+      await noteTokenUse(deps.pool, jti, now);
       await next();
       return;
     }
@@ -370,6 +373,7 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
       await next();
     } catch (error) {
       if (!check.checked) await checkTokenRow(deps.pool, token, now);
+      await noteTokenUse(deps.pool, token.jti, now);
       throw error;
     }
     if (!check.checked) {
@@ -380,6 +384,7 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
         throw error;
       }
     }
+    await noteTokenUse(deps.pool, token.jti, now);
   };
 }
 
@@ -400,10 +405,13 @@ export interface Guards {
 
 /** One set of guards (and so one set of rate-limit buckets) per app. */
 export function createGuards(deps: AppDeps): Guards {
-  const storeLimit = rateLimit(deps.config.rateLimitPerStore, (ctx) => `store:${(ctx.state as KassaState).storeId}`, deps.now);
-  const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now);
+  // With deps.rateLimitStore, one counter per key for every API process of the deployment.
+  const store = deps.rateLimitStore;
+  const storeLimit = rateLimit(deps.config.rateLimitPerStore, (ctx) => `store:${(ctx.state as KassaState).storeId}`, deps.now, store);
+  const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now, store);
   // One failure budget per client for both merchant guards.
-  const failures = deps.config.rateLimitPerClient > 0 ? createRateLimiter(deps.config.rateLimitPerClient) : null;
+  const perClient = deps.config.rateLimitPerClient;
+  const failures = perClient > 0 ? (store ? createSharedRateLimiter(perClient, store, { refundable: true }) : createRateLimiter(perClient)) : null;
   return {
     merchant: requireStore(deps, { failures }),
     merchantInline: requireStore(deps, { failures, inline: true }),

@@ -2,6 +2,7 @@
 // requests (src/http/routes/*.schema.ts) and that type the presenters' answers (src/presenters/).
 // Served at GET /openapi.json.
 import type Router from '@koa/router';
+import { statusOf, typeOf, type ErrorCode } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './middleware.ts';
 import { checkoutViewSchema } from '../presenters/checkout.ts';
@@ -9,7 +10,7 @@ import { webhookDeliverySchema } from '../presenters/delivery.ts';
 import { keySetSchema } from '../presenters/keys.ts';
 import { listSchema, pageSchema } from '../presenters/list.ts';
 import { paymentMethodSchema } from '../presenters/method.ts';
-import { createdInvoiceSchema, paymentSchema, paymentStatusSchema } from '../presenters/payment.ts';
+import { createdInvoiceSchema, paymentSchemasByStatus, paymentStatusSchema } from '../presenters/payment.ts';
 import { refundSchema } from '../presenters/refund.ts';
 import { transferSchema } from '../presenters/transfer.ts';
 import { checkoutPrefix } from './routes/checkout.ts';
@@ -18,7 +19,6 @@ import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaym
 import { createRefundSchema } from './routes/refunds.schema.ts';
 import { paymentParams } from './routes/shared.schema.ts';
 
-const strip = ({ $id: _id, ...schema }: { $id?: string } & Record<string, unknown>) => schema;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
 
@@ -42,32 +42,73 @@ const retrying = (status: string) => status === '429' || status === '503';
 const authenticateHeader = {
   'WWW-Authenticate': { required: true, description: '`Bearer` (docs/API.md, Authentication).', schema: { type: 'string', const: 'Bearer' } },
 };
+const allowHeader = { Allow: { required: true, description: 'The methods the path accepts.', schema: { type: 'string', example: 'GET, POST' } } };
 
-const errorResponse = (description: string) => ({ description, content: json(ref('Error')) });
-
-type Responses = Record<string, { description: string; content?: object }>;
+type Responses = Record<string, { description: string; content?: object; headers?: object }>;
 interface OperationObject {
   parameters?: Array<{ name: string; [key: string]: unknown }>;
   requestBody?: object;
   responses: Responses;
+  /** The error codes the operation can answer (src/errors.ts); each becomes the response of its status. */
+  errors?: readonly ErrorCode[];
   [key: string]: unknown;
 }
 
+/** The envelope of an error answer whose `code` is one of `codes` (and `type` one of theirs). */
+function errorBody(codes: readonly ErrorCode[]) {
+  return {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['type', 'message', 'code'],
+        properties: {
+          type: { type: 'string', enum: [...new Set(codes.map(typeOf))] },
+          message: { type: 'string', description: 'For people: may change at any time.' },
+          code: { type: 'string', enum: [...codes], description: 'For programs (docs/API.md, Errors).' },
+          param: { type: 'string', description: 'The offending parameter, with its path (`metadata.color`).' },
+        },
+      },
+    },
+  };
+}
+
+/** Answers every operation can give: the HTTP layer's refusals, an unexpected error, the database down. */
+const GLOBAL_ERRORS: readonly ErrorCode[] = [
+  'malformed_request',
+  'route_not_found',
+  'method_not_allowed',
+  'request_timeout',
+  'headers_too_large',
+  'internal_error',
+  'service_unavailable',
+];
+const MERCHANT_ERRORS: readonly ErrorCode[] = ['auth_invalid', 'rate_limit_exceeded'];
+const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'unknown_parameter', 'payload_too_large', 'unsupported_media_type'];
+const IDEMPOTENT_ERRORS: readonly ErrorCode[] = ['invalid_idempotency_key', 'idempotency_key_reused'];
+const BY_ID_ERRORS: readonly ErrorCode[] = ['invalid_payment_id', 'payment_not_found'];
+
 /**
- * What every operation shares, added once: an operation with a body can answer 413 and 415; every
- * response carries X-Request-Id, rate-limited ones (those that can answer 429) RateLimit-*, 429 and
- * 503 Retry-After, 401 WWW-Authenticate, and a replayed idempotent success Idempotent-Replayed.
+ * What every operation shares, added once: its error answers, one per status, from its `errors`
+ * and the global ones (each with its own `code` enum); every response carries X-Request-Id,
+ * rate-limited ones (those that can answer 429) RateLimit-*, 429 and 503 Retry-After, 401
+ * WWW-Authenticate, 405 Allow, and a replayed idempotent success Idempotent-Replayed.
  */
 function withCommonResponses(paths: Record<string, Record<string, OperationObject>>) {
   for (const operations of Object.values(paths)) {
     for (const operation of Object.values(operations)) {
       const idempotent = operation.parameters?.some((parameter) => parameter.name === 'X-Idempotency-Key') ?? false;
-      const responses: Responses = {
-        ...operation.responses,
-        ...(operation.requestBody ? { '413': errorResponse('payload_too_large'), '415': errorResponse('unsupported_media_type') } : {}),
-        // Every route that takes the key runs through the same idempotent step (src/http/idempotent.ts).
-        ...(idempotent ? { '422': errorResponse('idempotency_key_reused') } : {}),
-      };
+      const codes = [...new Set([...(operation.errors ?? []), ...GLOBAL_ERRORS])];
+      delete operation.errors;
+      const byStatus = new Map<string, ErrorCode[]>();
+      for (const code of codes) byStatus.set(String(statusOf(code)), [...(byStatus.get(String(statusOf(code))) ?? []), code]);
+      const errorResponses = Object.fromEntries(
+        [...byStatus.entries()]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([status, list]) => [status, { description: list.join(', '), content: json(errorBody(list)) }]),
+      );
+      const responses: Responses = { ...operation.responses, ...errorResponses };
       const limited = '429' in responses;
       operation.responses = Object.fromEntries(
         Object.entries(responses).map(([status, response]) => [
@@ -79,6 +120,7 @@ function withCommonResponses(paths: Record<string, Record<string, OperationObjec
               ...(limited ? rateLimitHeaders : {}),
               ...(retrying(status) ? retryAfterHeader : {}),
               ...(status === '401' ? authenticateHeader : {}),
+              ...(status === '405' ? allowHeader : {}),
               ...(idempotent && status.startsWith('2') ? replayedHeader : {}),
             },
           },
@@ -89,44 +131,30 @@ function withCommonResponses(paths: Record<string, Record<string, OperationObjec
   return paths;
 }
 
-const errorSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['type', 'message', 'code'],
-      properties: {
-        type: { type: 'string', enum: ['invalid_request_error', 'authentication_error', 'not_found_error', 'rate_limit_error', 'api_error'] },
-        message: { type: 'string' },
-        code: { type: 'string' },
-        param: { type: 'string' },
-      },
-    },
-  },
-};
-
 /** The payment id in a path, as the routes validate it (src/http/routes/shared.schema.ts). */
-const paymentIdParameter = { name: 'paymentID', in: 'path', required: true, schema: paymentParams.schema.properties.id };
+const paymentIdParameter = {
+  name: 'paymentID',
+  in: 'path',
+  required: true,
+  description: 'The payment id (a UUID).',
+  schema: paymentParams.schema.properties.id,
+  example: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
+};
 const idempotencyHeader = {
   name: 'X-Idempotency-Key',
   in: 'header',
   required: false,
   schema: { type: 'string', format: 'uuid' },
   description: 'Replays the first successful response for 24 hours.',
+  example: '0b6f3c1e-3f5a-4f1e-9a51-7c1f2f3e4d5c',
 };
-const common = {
-  '400': errorResponse('Invalid request (see docs/API.md for every code)'),
-  '401': errorResponse('auth_invalid'),
-  '429': errorResponse('rate_limit_exceeded'),
-  '500': errorResponse('internal_error'),
-  '503': errorResponse('service_unavailable or rate_unavailable'),
-};
-/** The public checkout endpoints: the client address's rate limit, and the database's failures. */
-const publicCommon = {
-  '429': errorResponse('rate_limit_exceeded'),
-  '500': errorResponse('internal_error'),
-  '503': errorResponse('service_unavailable'),
+/** An example for each of the list's query parameters. */
+const QUERY_EXAMPLES: Record<string, string | number> = {
+  status: 'completed',
+  order_id: 'order-1042',
+  created_after: '2026-01-31T00:00:00Z',
+  limit: 20,
+  starting_after: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
 };
 
 /** GET /readyz's body (src/http/routes/health.ts), ready or not. */
@@ -154,25 +182,64 @@ const readinessSchema = {
     },
   },
 } as const;
+/**
+ * A request body's schema as published: a `default` is said in the description instead (a
+ * generated client types a property with a default as always present, which in a request it is not).
+ */
+function requestSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $id: _id, ...rest } = schema;
+  const published = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(published);
+    if (node === null || typeof node !== 'object') return node;
+    const { default: fallback, ...others } = node as Record<string, unknown>;
+    const copy = Object.fromEntries(Object.entries(others).map(([key, value]) => [key, published(value)]));
+    if (fallback !== undefined) copy.description = `${copy.description ?? ''} Default ${JSON.stringify(fallback)} when omitted.`.trim();
+    return copy;
+  };
+  return published(rest) as Record<string, unknown>;
+}
+const TAGS = [
+  { name: 'Payments', description: 'Create, read, list and cancel payments (the seed interface and its extensions).' },
+  { name: 'Refunds', description: 'Money not counted toward a payment, sent back from its deposit wallet (extension).' },
+  { name: 'Webhooks', description: 'Webhook deliveries and the key set receivers verify signatures with.' },
+  { name: 'Payment methods', description: "The store's enabled coin/chain pairs." },
+  { name: 'Checkout', description: 'Public endpoints of the hosted checkout page (no token: the payment id is the capability).' },
+  { name: 'Service', description: 'Liveness and readiness.' },
+];
 
 export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
   const checkoutPath = checkoutPrefix(checkoutBaseUrl);
+  const paymentByStatus = paymentSchemasByStatus();
   return {
     openapi: '3.1.0',
-    info: { title: 'Kassa', version: '1', description: 'Self-hosted crypto payments on TON. See docs/API.md for every decision and error code.' },
+    info: {
+      title: 'Kassa',
+      version: '1',
+      description: 'Self-hosted crypto payments on TON. See docs/API.md for every decision and error code.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
     servers: [{ url: baseUrl }],
     security: [{ bearer: [] }],
+    tags: TAGS,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },
       schemas: {
-        CreatePaymentRequest: strip(createPaymentSchema as never),
-        CreateInvoiceRequest: strip(createInvoiceSchema as never),
-        CancelPaymentRequest: strip(cancelPaymentSchema as never),
-        CreateRefundRequest: strip(createRefundSchema as never),
+        CreatePaymentRequest: requestSchema(createPaymentSchema),
+        CreateInvoiceRequest: requestSchema(createInvoiceSchema),
+        CancelPaymentRequest: requestSchema(cancelPaymentSchema),
+        CreateRefundRequest: requestSchema(createRefundSchema),
+        SelectMethodRequest: requestSchema(selectMethodSchema),
         Refund: refundSchema,
-        Payment: paymentSchema,
+        Payment: {
+          description: "The payment object: its shape follows its status (the seed's presence table).",
+          oneOf: Object.keys(paymentByStatus).map(ref),
+          discriminator: {
+            propertyName: 'status',
+            mapping: Object.fromEntries(Object.keys(paymentByStatus).map((name) => [name.replace(/^Payment/, '').toLowerCase(), ref(name).$ref])),
+          },
+        },
+        ...paymentByStatus,
         PaymentMethod: paymentMethodSchema,
-        Error: errorSchema,
         CheckoutView: checkoutViewSchema,
         Transfer: transferSchema,
         WebhookDelivery: webhookDeliverySchema,
@@ -182,233 +249,251 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
       '/v1/payments': {
         post: {
           operationId: 'createPayment',
+          tags: ['Payments'],
           summary: 'Create a payment (Customer Choice or Preselected)',
           parameters: [idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreatePaymentRequest')) },
-          responses: {
-            '201': { description: 'The payment', content: json(ref('Payment')) },
-            '404': errorResponse('currency_not_found, payment_method_not_found'),
-            ...common,
-          },
+          responses: { '201': { description: 'The payment', content: json(ref('Payment')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...BODY_ERRORS,
+            ...IDEMPOTENT_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'invalid_amount',
+            'currency_not_found',
+            'invalid_payment_options',
+            'payment_method_not_found',
+            'unsupported_payment_method',
+            'invalid_ttl',
+            'invalid_order_id',
+            'invalid_description',
+            'invalid_metadata',
+            'invalid_webhook_url',
+            'invalid_return_url',
+            'rate_unavailable',
+          ],
         },
         get: {
           operationId: 'listPayments',
+          tags: ['Payments'],
           summary: "The store's payments, newest first (extension)",
           // The same schema validates the query (src/http/routes/payments.schema.ts).
           parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, checked]) => {
             const { description, ...schema } = ((listPaymentsQuery.published as Record<string, object>)[name] ?? checked) as { description: string };
-            return { name, in: 'query', description, schema };
+            return { name, in: 'query', description, schema, example: QUERY_EXAMPLES[name] };
           }),
-          responses: {
-            '200': {
-              description: 'A page',
-              content: json(pageSchema(ref('Payment'))),
-            },
-            ...common,
-          },
+          responses: { '200': { description: 'A page', content: json(pageSchema(ref('Payment'))) } },
+          errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_status', 'invalid_order_id', 'invalid_created_after', 'invalid_limit', 'invalid_starting_after'],
         },
       },
       '/v1/payments/create': {
         post: {
           operationId: 'createInvoice',
+          tags: ['Payments'],
           summary: 'Create a payment, invoice-type variant',
           parameters: [idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreateInvoiceRequest')) },
-          responses: {
-            '201': {
-              description: 'Created',
-              content: json(createdInvoiceSchema),
-            },
-            '404': errorResponse('currency_not_found, payment_method_not_found'),
-            ...common,
-          },
+          responses: { '201': { description: 'Created', content: json(createdInvoiceSchema) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...BODY_ERRORS,
+            ...IDEMPOTENT_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'invalid_invoice_type',
+            'invalid_amount',
+            'conflicting_amounts',
+            'currency_not_found',
+            'invalid_payment_method_id',
+            'payment_method_not_found',
+            'unsupported_payment_method',
+            'invalid_ttl',
+            'invalid_order_id',
+            'invalid_description',
+            'invalid_metadata',
+            'invalid_webhook_url',
+            'invalid_return_url',
+            'rate_unavailable',
+          ],
         },
       },
       '/v1/payments/{paymentID}': {
         get: {
           operationId: 'getPayment',
+          tags: ['Payments'],
+          summary: 'Read a payment',
           parameters: [paymentIdParameter],
-          responses: { '200': { description: 'The payment', content: json(ref('Payment')) }, '404': errorResponse('payment_not_found'), ...common },
+          responses: { '200': { description: 'The payment', content: json(ref('Payment')) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS],
         },
       },
       '/v1/payments/{paymentID}/status': {
         get: {
           operationId: 'getPaymentStatus',
+          tags: ['Payments'],
+          summary: "Read a payment's status only (for polling)",
           parameters: [paymentIdParameter],
-          responses: {
-            '200': {
-              description: 'Status only',
-              content: json(paymentStatusSchema),
-            },
-            '404': errorResponse('payment_not_found'),
-            ...common,
-          },
+          responses: { '200': { description: 'Status only', content: json(paymentStatusSchema) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS],
         },
       },
       '/v1/payments/{paymentID}/cancel': {
         post: {
           operationId: 'cancelPayment',
+          tags: ['Payments'],
+          summary: 'Cancel a created or pending payment',
+          description:
+            'chain_behind (503, Retry-After): the chain reader could not book the chain up to the cancel within 10 s. A payment already paid on chain is completed, and the cancel answers 409 payment_not_cancellable.',
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
-          responses: {
-            '200': { description: 'The cancelled payment', content: json(ref('Payment')) },
-            '404': errorResponse('payment_not_found'),
-            '409': errorResponse('payment_not_cancellable'),
-            ...common,
-            '503': errorResponse('chain_behind (the chain reader could not book the chain up to the cancel within 10 s; Retry-After), service_unavailable'),
-          },
+          responses: { '200': { description: 'The cancelled payment', content: json(ref('Payment')) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_cancellable', 'chain_behind'],
         },
       },
       '/v1/payments/{paymentID}/transfers': {
         get: {
           operationId: 'listPaymentTransfers',
+          tags: ['Payments'],
           summary: 'Every transfer recorded for the payment, with its effect (extension)',
           parameters: [paymentIdParameter],
-          responses: {
-            '200': {
-              description: 'The books of this payment',
-              content: json(listSchema(ref('Transfer'))),
-            },
-            '404': errorResponse('payment_not_found'),
-            ...common,
-          },
+          responses: { '200': { description: 'The books of this payment', content: json(listSchema(ref('Transfer'))) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS],
         },
       },
       '/v1/payments/{paymentID}/refunds': {
         post: {
           operationId: 'createRefund',
+          tags: ['Refunds'],
           summary: 'Refund money not counted toward a completed payment, from its deposit wallet (extension)',
+          description: 'invalid_request: a coin that is not 1 to 16 characters; invalid_coin: a well-formed coin Kassa does not know.',
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreateRefundRequest')) },
-          responses: {
-            '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) },
-            ...common,
-            '400': errorResponse(
-              'refund_exceeds_balance (param amount), invalid_address (param address), invalid_amount, invalid_coin, invalid_request (coin not 1 to 16 characters), missing_parameter, unknown_parameter',
-            ),
-            '404': errorResponse('payment_not_found'),
-          },
+          responses: { '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...BY_ID_ERRORS,
+            ...BODY_ERRORS,
+            ...IDEMPOTENT_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'refund_exceeds_balance',
+            'invalid_address',
+            'invalid_amount',
+            'invalid_coin',
+          ],
         },
         get: {
           operationId: 'listRefunds',
+          tags: ['Refunds'],
           summary: "The payment's refunds, oldest first (extension)",
           parameters: [paymentIdParameter],
-          responses: {
-            '200': {
-              description: 'Refunds',
-              content: json(listSchema(ref('Refund'))),
-            },
-            '404': errorResponse('payment_not_found'),
-            ...common,
-          },
+          responses: { '200': { description: 'Refunds', content: json(listSchema(ref('Refund'))) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS],
         },
       },
       '/v1/payments/{paymentID}/webhook-deliveries': {
         get: {
           operationId: 'listWebhookDeliveries',
+          tags: ['Webhooks'],
           summary: "The payment's webhook deliveries with every attempt (extension)",
           parameters: [paymentIdParameter],
-          responses: {
-            '200': {
-              description: 'Deliveries, oldest first',
-              content: json(listSchema(ref('WebhookDelivery'))),
-            },
-            '404': errorResponse('payment_not_found'),
-            ...common,
-          },
+          responses: { '200': { description: 'Deliveries, oldest first', content: json(listSchema(ref('WebhookDelivery'))) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS],
         },
       },
       '/v1/payments/{paymentID}/webhook/redeliver': {
         post: {
           operationId: 'redeliverWebhook',
+          tags: ['Webhooks'],
           summary: 'Deliver the completed event again, signed afresh (extension)',
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
-          responses: {
-            '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) },
-            '404': errorResponse('payment_not_found'),
-            '409': errorResponse('payment_not_completed, no_webhook_url'),
-            ...common,
-          },
+          responses: { '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_completed', 'no_webhook_url'],
         },
       },
       '/v1/payment-methods': {
         get: {
           operationId: 'listPaymentMethods',
-          responses: {
-            '200': {
-              description: "The store's methods",
-              content: json(listSchema(ref('PaymentMethod'))),
-            },
-            ...common,
-          },
+          tags: ['Payment methods'],
+          summary: "The store's enabled payment methods",
+          responses: { '200': { description: "The store's methods", content: json(listSchema(ref('PaymentMethod'))) } },
+          errors: MERCHANT_ERRORS,
         },
       },
       '/v1/payments/methods': {
         get: {
           operationId: 'listPaymentMethodsForInvoices',
-          responses: {
-            '200': {
-              description: "The store's methods (same list)",
-              content: json(listSchema(ref('PaymentMethod'))),
-            },
-            ...common,
-          },
+          tags: ['Payment methods'],
+          summary: "The store's enabled payment methods (the same list, under the invoice API's path)",
+          responses: { '200': { description: "The store's methods (same list)", content: json(listSchema(ref('PaymentMethod'))) } },
+          errors: MERCHANT_ERRORS,
         },
       },
       [`${checkoutPath}/v1/webhook/keys`]: {
         get: {
           operationId: 'getWebhookKeys',
+          tags: ['Webhooks'],
           security: [],
           summary: 'The webhook key set (under the checkout base URL)',
-          responses: {
-            '200': {
-              description: 'Key set',
-              content: json(keySetSchema),
-            },
-            ...publicCommon,
-          },
+          responses: { '200': { description: 'Key set', content: json(keySetSchema) } },
+          errors: ['rate_limit_exceeded'],
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}`]: {
         get: {
           operationId: 'getCheckoutPayment',
+          tags: ['Checkout'],
           security: [],
           summary: "The checkout page's public view of a payment (nothing private)",
           parameters: [paymentIdParameter],
-          responses: {
-            '200': { description: 'Public view', content: json(ref('CheckoutView')) },
-            '400': errorResponse('invalid_payment_id'),
-            '404': errorResponse('payment_not_found'),
-            ...publicCommon,
-          },
+          responses: { '200': { description: 'Public view', content: json(ref('CheckoutView')) } },
+          errors: ['rate_limit_exceeded', ...BY_ID_ERRORS],
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/method`]: {
         post: {
           operationId: 'chooseCheckoutMethod',
+          tags: ['Checkout'],
           security: [],
           summary: 'The customer chooses the payment method (created → pending)',
           parameters: [paymentIdParameter],
-          requestBody: { required: true, content: json(strip(selectMethodSchema)) },
-          responses: {
-            '200': { description: 'Public view, now pending', content: json(ref('CheckoutView')) },
-            '400': errorResponse('invalid request'),
-            '404': errorResponse('payment_not_found, payment_method_not_found'),
-            '409': errorResponse('method_already_selected, payment_expired, payment_not_open'),
-            ...publicCommon,
-          },
+          requestBody: { required: true, content: json(ref('SelectMethodRequest')) },
+          responses: { '200': { description: 'Public view, now pending', content: json(ref('CheckoutView')) } },
+          errors: [
+            'rate_limit_exceeded',
+            ...BY_ID_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'invalid_payment_method_id',
+            'payment_method_not_found',
+            'unsupported_payment_method',
+            'method_already_selected',
+            'payment_expired',
+            'payment_not_open',
+            'rate_unavailable',
+          ],
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/ton-connect`]: {
         get: {
           operationId: 'checkoutTonConnectRequest',
+          tags: ['Checkout'],
           security: [],
           summary: 'The TON Connect sendTransaction request paying what is still due, from the connected wallet `account`',
           parameters: [
             paymentIdParameter,
             // The same schema validates the query (src/http/routes/checkout.schema.ts).
-            { name: 'account', in: 'query', required: true, description: tonConnectQuery.schema.properties.account.description, schema: { type: 'string' } },
+            {
+              name: 'account',
+              in: 'query',
+              required: true,
+              description: tonConnectQuery.schema.properties.account.description,
+              schema: { type: 'string' },
+              example: '0:b5ee9c72410101010044000084ff0020dd2082014c97ba9730ed44d0d70b1fe0',
+            },
           ],
           responses: {
             '200': {
@@ -436,17 +521,23 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
                 },
               }),
             },
-            '400': errorResponse('invalid_payment_id, invalid_address'),
-            '404': errorResponse('payment_not_found'),
-            '409': errorResponse('method_not_selected, payment_expired, payment_not_open'),
-            ...publicCommon,
-            '503': errorResponse('chain_unavailable, service_unavailable'),
           },
+          errors: [
+            'rate_limit_exceeded',
+            ...BY_ID_ERRORS,
+            'missing_parameter',
+            'invalid_address',
+            'method_not_selected',
+            'payment_expired',
+            'payment_not_open',
+            'chain_unavailable',
+          ],
         },
       },
       [`${checkoutPath}/tonconnect-manifest.json`]: {
         get: {
           operationId: 'tonConnectManifest',
+          tags: ['Checkout'],
           security: [],
           summary: 'The TON Connect manifest wallets read when the checkout asks to connect',
           responses: {
@@ -464,32 +555,28 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/events`]: {
         get: {
           operationId: 'checkoutPaymentEvents',
+          tags: ['Checkout'],
           security: [],
           summary: 'Server-sent events: the public view each time it changes',
+          description: 'rate_limit_exceeded also when the client address holds 50 streams; too_many_streams: CHECKOUT_STREAMS_MAX per process.',
           parameters: [paymentIdParameter],
-          responses: {
-            '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-            '400': errorResponse('invalid_payment_id'),
-            '404': errorResponse('payment_not_found'),
-            ...publicCommon,
-            '429': errorResponse('rate_limit_exceeded (also: 50 streams per client address)'),
-            '503': errorResponse('too_many_streams (CHECKOUT_STREAMS_MAX per process), service_unavailable'),
-          },
+          responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+          errors: ['rate_limit_exceeded', ...BY_ID_ERRORS, 'too_many_streams'],
         },
       },
       '/healthz': {
         get: {
           operationId: 'health',
+          tags: ['Service'],
           security: [],
-          responses: {
-            '200': { description: 'Database answers', content: json({ type: 'object', properties: { ok: { const: true } } }) },
-            '503': errorResponse('service_unavailable'),
-          },
+          summary: 'Liveness: 200 once the database answers, 503 otherwise',
+          responses: { '200': { description: 'Database answers', content: json({ type: 'object', required: ['ok'], properties: { ok: { const: true } } }) } },
         },
       },
       '/readyz': {
         get: {
           operationId: 'readiness',
+          tags: ['Service'],
           security: [],
           summary: 'Readiness for load balancers: the database answers and the chain reader keeps up',
           description:

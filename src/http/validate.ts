@@ -16,8 +16,33 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: false });
 addFormats(ajv, ['uri', 'uuid', 'date-time']);
-// A time as the list's created_after takes it: starts like RFC 3339 (date, then T) and parses.
-ajv.addFormat('kassa-time', (text: string) => /^\d{4}-\d{2}-\d{2}T/.test(text) && !Number.isNaN(new Date(text).getTime()));
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * An RFC 3339 date-time (§5.6) as the instant it names, or null: a real calendar date, hours 00 to
+ * 23, an offset (`Z`, `z` or ±hh:mm), `T` or `t` between date and time (both are RFC 3339), a leap
+ * second (:60) only at 23:59 UTC. `2026-02-30…` and `T24:00:00Z` are refused (JavaScript's Date
+ * would roll them over).
+ */
+export function parseRfc3339(text: string): Date | null {
+  const match = RFC3339.exec(text);
+  if (!match) return null;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return null;
+  const sign = match[8] === '-' ? -1 : 1;
+  const offsetMinutes = match[8] ? sign * (Number(match[9]) * 60 + Number(match[10])) : 0;
+  if (hour > 23 || minute > 59 || second > 60 || Number(match[9] ?? 0) > 23 || Number(match[10] ?? 0) > 59) return null;
+  const utcMinutes = (((hour * 60 + minute - offsetMinutes) % 1440) + 1440) % 1440;
+  if (second === 60 && utcMinutes !== 1439) return null;
+  const fraction = match[7] ? Math.floor(Number(match[7]) * 1000) : 0;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second, fraction) - offsetMinutes * 60_000;
+  return Number.isNaN(ms) ? null : new Date(ms);
+}
+
+// A time as the list's created_after takes it: RFC 3339 exactly (published as `date-time`).
+ajv.addFormat('kassa-time', (text: string) => parseRfc3339(text) !== null);
 
 /** `/metadata/color` → `metadata.color`; `/payment_options/methods/0/coin` → `payment_options.methods[0].coin`. */
 function toParam(pointer: string, extra?: string): string {

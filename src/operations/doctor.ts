@@ -2,8 +2,8 @@
 // makes the command exit non-zero, a warning does not. The checks that need no I/O are plain
 // functions of the configuration.
 import { Address } from '@ton/core';
-import { DERIVATIONS, depositWallet, type Derivation } from '../chain/addresses.ts';
-import { createChainClient, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { DERIVATIONS, depositWallet, gasWallet, type Derivation } from '../chain/addresses.ts';
+import { createChainClient, getAccountState, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { toncenterV3Source } from '../chain/source.ts';
 import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER_BLOCK, type RequestBudget } from '../chain/budget.ts';
 import { readerPosition } from '../chain/clock.ts';
@@ -12,8 +12,11 @@ import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
 import type { Config, TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { publicUrlProblems } from '../net/addresses.ts';
-import { masterKey } from '../payments/deposit.ts';
+import { depositPublicKey, masterKey } from '../payments/deposit.ts';
 import { verifyJettonMaster } from './jettonMaster.ts';
+import { gasDemand } from '../treasury/gas.ts';
+import { FEE_RESERVE_BASE_UNITS, JETTON_GAS_TOP_UP } from '../treasury/signer.ts';
+import { fromBaseUnits } from '../money.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -216,6 +219,47 @@ export function checkBudget(config: Pick<Config, 'tonNetwork' | 'tonApiRps' | 't
 /** The doctor samples the budget at least this long when the reader runs, to measure requests per block. */
 const BUDGET_SAMPLE_MS = 3_000;
 
+/**
+ * The gas wallet can pay what waits for it: the top-ups already planned, and one top-up
+ * (JETTON_GAS_TOP_UP) for each jetton sweep or refund planned out of a deposit with none under way.
+ * Short of that: fail (those transfers stall until it is funded). Nothing waiting but a balance
+ * below one top-up while stores accept jettons: a warning.
+ */
+export async function checkGasWallet(db: Db, config: Config, client: ChainClient): Promise<Check> {
+  const check = 'gas wallet';
+  // This configuration's gas wallet, computed (the doctor records nothing).
+  const wallet = gasWallet(await depositPublicKey(db, config), config.tonNetwork);
+  let balance: bigint;
+  try {
+    balance = (await getAccountState(client, wallet.raw)).balance;
+  } catch (error) {
+    return { check, status: 'fail', detail: `${wallet.friendly}: its balance could not be read (${toChainApiError(error).message})` };
+  }
+  const demand = await gasDemand(db, config.tonNetwork, wallet.raw);
+  const waiting = demand.jettonSweeps + demand.jettonRefunds;
+  const needed = demand.owedBaseUnits + BigInt(waiting) * JETTON_GAS_TOP_UP + (demand.topUps + waiting > 0 ? FEE_RESERVE_BASE_UNITS : 0n);
+  const ton = (units: bigint) => `${fromBaseUnits(units, 9)} TON`;
+  const what = `${demand.topUps} top-up(s) planned (${ton(demand.owedBaseUnits)}), ${demand.jettonSweeps} jetton sweep(s) and ${demand.jettonRefunds} jetton refund(s) waiting for gas`;
+  if (needed > 0n && balance < needed) {
+    return {
+      check,
+      status: 'fail',
+      detail: `${wallet.friendly} holds ${ton(balance)}, less than the ${ton(needed)} needed: ${what}; fund it (kassa gas prints its address)`,
+    };
+  }
+  if (needed === 0n && balance < JETTON_GAS_TOP_UP + FEE_RESERVE_BASE_UNITS) {
+    const jettons = (await enabledCoins(db, config.tonNetwork)).some((coin) => coin.kind !== 'native');
+    if (jettons) {
+      return {
+        check,
+        status: 'warn',
+        detail: `${wallet.friendly} holds ${ton(balance)}: each jetton sweep or refund needs about ${ton(JETTON_GAS_TOP_UP)} from it; fund it before jetton payments complete`,
+      };
+    }
+  }
+  return { check, status: 'ok', detail: `${wallet.friendly} holds ${ton(balance)}; ${what}` };
+}
+
 export async function runDoctor(config: Config, db: Db, client?: ChainClient): Promise<DoctorReport> {
   const budget = doctorBudget(config, db);
   const chain = client ?? doctorChainClient(config, db, budget);
@@ -230,6 +274,8 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   checks.push(api);
   if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, chain)));
   else checks.push({ check: 'coins', status: 'fail', detail: 'not verified: the chain API does not answer' });
+  if (api.status === 'ok') checks.push(await checkGasWallet(db, config, chain));
+  else checks.push({ check: 'gas wallet', status: 'fail', detail: 'not verified: the chain API does not answer' });
   checks.push(await checkMasterKey(db, config));
   checks.push(await checkTreasuries(db));
   // Requests per block: measured while the reader runs (a few seconds at least).

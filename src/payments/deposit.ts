@@ -87,3 +87,13 @@ export function depositAddressInsert(paymentId: string, deposit: ReservedDeposit
     values (${paymentId}, ${deposit.index}, ${network}, ${deposit.address}, ${deposit.friendly}, ${deposit.derivation})
   `;
 }
+
+/** A new deposit master key and its deposit public key (`kassa keys generate`). */
+export function generateMasterKey(): { masterKey: string; depositPublicKey: string; keep: string } {
+  const key = crypto.randomBytes(32);
+  return {
+    masterKey: key.toString('hex'),
+    depositPublicKey: depositKeyPair(key).publicKey.toString('hex'),
+    keep: 'KASSA_MASTER_KEY spends every deposit and the gas wallet: keep it in a secret store (never in git or logs), back it up offline, and give it only to the process that signs (the worker); API-only processes need only KASSA_DEPOSIT_PUBLIC_KEY.',
+  };
+}

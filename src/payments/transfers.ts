@@ -7,17 +7,20 @@ import { completePayment, lockPayment, type OnCompleted } from './commands.ts';
 import { pastExpiry } from './transitions.ts';
 import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
 
-export type TransferEffect =
-  | 'partial'
-  | 'completed'
-  | 'overpaid'
-  | 'wrong_coin'
-  | 'after_expiry'
-  | 'after_cancel'
-  | 'after_completion'
-  | 'not_credited'
-  | 'unknown_token'
-  | 'not_counted';
+/** What a transfer did to its payment (the transfers_effect_is_known constraint lists the same). */
+export const TRANSFER_EFFECTS = [
+  'partial',
+  'completed',
+  'overpaid',
+  'wrong_coin',
+  'after_expiry',
+  'after_cancel',
+  'after_completion',
+  'not_credited',
+  'unknown_token',
+  'not_counted',
+] as const;
+export type TransferEffect = (typeof TRANSFER_EFFECTS)[number];
 
 export { COUNTED_EFFECTS };
 
@@ -129,7 +132,7 @@ export const transferRow = z.object({
   comment: z.string().nullable(),
   chain_time: z.date(),
   recorded_at: z.date(),
-  effect: z.string(),
+  effect: z.enum(TRANSFER_EFFECTS),
   detail: z.string().nullable(),
   notified_jetton_master: z.string().nullable(),
   notified_amount_base_units: z.string().nullable(),

@@ -19,9 +19,9 @@ export const currencySchema = {
 export const paymentDetailsSchema = {
   type: 'object',
   description: 'Present once a method was chosen (pending, completed; expired or cancelled after pending).',
-  required: ['coinAmount', 'coin', 'chain', 'receivedAmount'],
+  required: ['address', 'coinAmount', 'coin', 'chain', 'receivedAmount'],
   properties: {
-    address: { type: 'string', description: 'Deposit address, non-bounceable form.' },
+    address: { type: 'string', description: 'Deposit address, non-bounceable form (present from pending on).' },
     coinAmount: { type: 'string' },
     coin: coinOrChainSchema,
     chain: coinOrChainSchema,
@@ -63,6 +63,43 @@ export const paymentSchema = {
   },
 } as const;
 export type PresentedPayment = FromSchema<typeof paymentSchema>;
+
+/**
+ * The payment object per status, as the OpenAPI document publishes it (the seed's presence table):
+ * `created` has no paymentDetails; `pending` has them with the address; `completed` also has
+ * transactionSignatures and timer.paidAt; `expired` and `cancelled` have them only when the
+ * payment had reached pending. `Payment` is their oneOf, told apart by `status`.
+ */
+export function paymentSchemasByStatus(): Record<string, object> {
+  const { paymentDetails: _details, timer, status: _status, ...properties } = paymentSchema.properties;
+  const { transactionSignatures: _signatures, ...openDetails } = paymentDetailsSchema.properties;
+  const { paidAt: _paidAt, ...openTimer } = timer.properties;
+  const details = (withSignatures: boolean) => ({
+    ...paymentDetailsSchema,
+    required: [...paymentDetailsSchema.required, ...(withSignatures ? ['transactionSignatures'] : [])],
+    properties: withSignatures ? paymentDetailsSchema.properties : openDetails,
+  });
+  const variant = (status: PaymentStatus, description: string, shape: { details: 'none' | 'required' | 'optional'; completed: boolean }) => ({
+    type: 'object',
+    description,
+    required: [...paymentSchema.required, ...(shape.details === 'required' ? ['paymentDetails'] : [])],
+    properties: {
+      ...properties,
+      status: { type: 'string', const: status },
+      ...(shape.details === 'none' ? {} : { paymentDetails: details(shape.completed) }),
+      timer: shape.completed
+        ? { ...timer, required: [...timer.required, 'paidAt'] }
+        : { ...timer, properties: openTimer, description: 'paidAt only once completed.' },
+    },
+  });
+  return {
+    PaymentCreated: variant('created', 'Created (Customer Choice): no method chosen yet, no paymentDetails.', { details: 'none', completed: false }),
+    PaymentPending: variant('pending', 'Pending: paymentDetails with the deposit address.', { details: 'required', completed: false }),
+    PaymentCompleted: variant('completed', 'Completed: paymentDetails with transactionSignatures; timer.paidAt.', { details: 'required', completed: true }),
+    PaymentExpired: variant('expired', 'Expired: paymentDetails only when it had reached pending.', { details: 'optional', completed: false }),
+    PaymentCancelled: variant('cancelled', 'Cancelled: paymentDetails only when it had reached pending.', { details: 'optional', completed: false }),
+  };
+}
 
 /** GET /v1/payments/{paymentID}/status. */
 export const paymentStatusSchema = {
@@ -136,9 +173,10 @@ type DetailFields = Pick<
  * toward the payment so far. transactionSignatures only once completed.
  */
 export function presentPaymentDetails(row: DetailFields, checkoutBaseUrl: string, receivedAmount: string): PresentedPaymentDetails | undefined {
-  if (row.coin_symbol === null || row.coin_amount === null || row.chain_symbol === null) return undefined;
+  // A method is chosen when the payment reaches pending, with its deposit address (payments_pending_has_method).
+  if (row.coin_symbol === null || row.coin_amount === null || row.chain_symbol === null || row.address_friendly === null) return undefined;
   return {
-    ...(row.address_friendly !== null ? { address: row.address_friendly } : {}),
+    address: row.address_friendly,
     coinAmount: row.coin_amount,
     coin: { name: row.coin_name ?? row.coin_symbol, symbol: row.coin_symbol, imgUrl: coinImageUrl(checkoutBaseUrl, row.coin_symbol) },
     chain: { name: row.chain_name ?? row.chain_symbol, symbol: row.chain_symbol, imgUrl: chainImageUrl(checkoutBaseUrl, row.chain_symbol) },

@@ -2,7 +2,7 @@
 // its JSON Schema and its presenter.
 import type { FromSchema } from 'json-schema-to-ts';
 import { COUNTED_EFFECTS } from '../payments/counted.ts';
-import type { TransferRow } from '../payments/transfers.ts';
+import { TRANSFER_EFFECTS, type TransferRow } from '../payments/transfers.ts';
 
 export const transferSchema = {
   type: 'object',
@@ -19,7 +19,7 @@ export const transferSchema = {
     comment: { type: 'string' },
     chainTime: { type: 'string', format: 'date-time' },
     recordedAt: { type: 'string', format: 'date-time' },
-    effect: { type: 'string', description: 'What the transfer did to the payment (docs/API.md, How payments get paid).' },
+    effect: { type: 'string', enum: TRANSFER_EFFECTS, description: 'What the transfer did to the payment (docs/API.md, How payments get paid).' },
     counted: { type: 'boolean', description: 'Whether it counts toward the payment.' },
     detail: { type: 'string' },
     notifiedToken: {

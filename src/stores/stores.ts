@@ -162,6 +162,30 @@ export async function findStore(db: Db, id: string): Promise<StoreView | null> {
   };
 }
 
+/** Every store, oldest first (`kassa store list`): as `store update` prints one, with its creation time. */
+export async function listStores(db: Db): Promise<{ data: Array<StoreView & { createdAt: string }> }> {
+  const rows = await db.any(sql.type(storeViewRow.extend({ created_at: z.date() }))`
+    select id, name, treasury, display_name, logo_url, accent_color, created_at from stores order by created_at, id
+  `);
+  const methods = await db.any(sql.type(methodRow.extend({ store_id: z.string() }))`
+    select spm.store_id, pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
+    from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
+    order by spm.enabled_at, pm.coin_symbol
+  `);
+  return {
+    data: rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      methods: methods.filter((method) => method.store_id === row.id).map(({ id, coin, chain }) => ({ id, coin, chain })),
+      treasury: row.treasury,
+      displayName: row.display_name,
+      logoUrl: row.logo_url,
+      accentColor: row.accent_color,
+      createdAt: row.created_at.toISOString(),
+    })),
+  };
+}
+
 /**
  * Sets the given options (flag → raw value; '' clears one) on a store and returns it. Unknown
  * store: StoreInputError. Nothing given: StoreInputError (say what to change).

@@ -38,3 +38,32 @@ export async function gasReport(
     return { ...report, balance: null, balanceError: error instanceof Error ? error.message : String(error) };
   }
 }
+
+/** What the gas wallet owes or will soon owe (`kassa doctor`): planned top-ups and jetton transfers out of deposits not topped up yet. */
+export interface GasDemand {
+  /** Top-ups planned and not signed yet (nanoTON). */
+  owedBaseUnits: bigint;
+  topUps: number;
+  /** Jetton transfers planned out of deposits with no top-up under way: each will need one. */
+  jettonSweeps: number;
+  jettonRefunds: number;
+}
+
+const demandRow = z.object({ owed: z.string(), top_ups: z.number(), sweeps: z.number(), refunds: z.number() });
+
+/** `gas`: the gas wallet's raw address. */
+export async function gasDemand(db: Db, network: Config['tonNetwork'], gas: string): Promise<GasDemand> {
+  const row = await db.one(sql.type(demandRow)`
+    select
+      coalesce((select sum(amount_base_units) from outgoing_transfers
+                where kind = 'gas_top_up' and state = 'planned' and from_address = ${gas}), 0)::text as owed,
+      (select count(*) from outgoing_transfers where kind = 'gas_top_up' and state = 'planned' and from_address = ${gas})::int as top_ups,
+      count(*) filter (where o.kind = 'sweep')::int as sweeps,
+      count(*) filter (where o.kind = 'refund')::int as refunds
+    from outgoing_transfers o
+    join deposit_addresses da on da.address = o.from_address and da.network = ${network}
+    where o.state = 'planned' and o.coin_symbol <> 'TON' and o.kind in ('sweep', 'refund')
+      and not exists (select 1 from outgoing_transfers t where t.for_transfer_id = o.id and t.kind = 'gas_top_up' and t.state in ('planned', 'sent'))
+  `);
+  return { owedBaseUnits: BigInt(row.owed), topUps: row.top_ups, jettonSweeps: row.sweeps, jettonRefunds: row.refunds };
+}

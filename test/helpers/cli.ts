@@ -1,6 +1,8 @@
 // Runs the `kassa` command as a real process (tests of CLI commands).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
@@ -12,9 +14,27 @@ export interface CliResult {
   json: any;
 }
 
-export function kassa(args: string[], env: Record<string, string>): Promise<CliResult> {
+let scratch: string | undefined;
+/**
+ * The commands' default working directory: an empty one of this test process, so that they never
+ * read the `.kassa/run` records of `kassa start` processes other tests run from the checkout.
+ */
+function emptyDirectory(): string {
+  if (scratch === undefined) {
+    const made = fs.mkdtempSync(path.join(os.tmpdir(), 'kassa-cli-'));
+    process.once('exit', () => fs.rmSync(made, { recursive: true, force: true }));
+    scratch = made;
+  }
+  return scratch;
+}
+
+/** `env` is the process's whole environment beside PATH and LOG_LEVEL=info (nothing else is inherited). */
+export function kassa(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env } });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+      cwd: options.cwd ?? emptyDirectory(),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -123,6 +123,33 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.match(check(otherKey, 'KASSA_MASTER_KEY').detail, /does not derive the deposit addresses already issued/);
   });
 
+  it('doctor fails the gas wallet when its balance is short of the top-ups planned and the jetton transfers waiting for gas', async () => {
+    const config = loadConfig(env);
+    const payment = await db.pool.one(
+      sql.type(z.object({ id: z.string(), store_id: z.string(), address: z.string() }))`
+        select p.id, p.store_id, da.address from payments p join deposit_addresses da on da.payment_id = p.id order by p.created_at desc limit 1
+      `,
+    );
+    const gas = await db.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`);
+    const treasury = `0:${'ab'.repeat(32)}`;
+    await db.pool.query(sql.unsafe`
+      insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units)
+      values ('gas_top_up', 'gas', ${payment.id}, ${payment.store_id}, ${gas}, ${payment.address}, 'TON', 5000, 5000000000000),
+             ('refund', 'refund', ${payment.id}, ${payment.store_id}, ${payment.address}, ${treasury}, 'USDT', 1, 1000000)
+    `);
+    try {
+      const report = await runDoctor(config, db.pool);
+      const gasCheck = report.checks.find((c) => c.check === 'gas wallet')!;
+      assert.equal(gasCheck.status, 'fail', gasCheck.detail);
+      assert.match(
+        gasCheck.detail,
+        /holds [\d.]+ TON, less than the 5000\.075 TON needed: 1 top-up\(s\) planned \(5000 TON\), 0 jetton sweep\(s\) and 1 jetton refund\(s\) waiting for gas; fund it/,
+      );
+    } finally {
+      await db.pool.query(sql.unsafe`delete from outgoing_transfers where payment_id = ${payment.id}`);
+    }
+  });
+
   it('coins list: every coin with its master per network, null where there is none', async () => {
     const result = await kassa(['coins', 'list'], env);
     assert.equal(result.code, 0, result.stderr);

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** Top-level modules of src/ everyone may use; they import nothing but db/ and each other. */
-const FOUNDATIONS = new Set(['config', 'log', 'errors', 'money', 'metrics', 'idempotency', 'uuid']);
+const FOUNDATIONS = new Set(['config', 'log', 'errors', 'money', 'metrics', 'idempotency', 'uuid', 'runState']);
 /** Top-level modules that put the parts together (the command line and the service). */
 const ENTRY_POINTS = new Set(['cli', 'server']);
 

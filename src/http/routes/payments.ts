@@ -19,7 +19,7 @@ import { presentTransfer } from '../../presenters/transfer.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { type CommandResult, idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
-import { validate } from '../validate.ts';
+import { parseRfc3339, validate } from '../validate.ts';
 import {
   type CancelPaymentBody,
   cancelPaymentSchema,
@@ -98,7 +98,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     const page = await listPayments(pool, ctx.state.storeId!, {
       ...(status ? { status } : {}),
       ...(orderId !== undefined ? { orderId } : {}),
-      ...(createdAfter ? { createdAfter: new Date(createdAfter) } : {}),
+      ...(createdAfter ? { createdAfter: parseRfc3339(createdAfter)! } : {}),
       limit: Number(limit),
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),
     });

@@ -5,7 +5,8 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { ErrorCode } from '../../errors.ts';
 import type { ParamsDefinition } from '../validate.ts';
 
-export const AMOUNT_PATTERN = '^(0|[1-9]\\d*)(\\.\\d+)?$';
+/** A positive decimal: no leading zeros, and not zero ("0", "0.00" are refused, as the server refuses them: 0 is not positive). */
+export const AMOUNT_PATTERN = '^(?:[1-9]\\d*(?:\\.\\d+)?|0\\.\\d*[1-9]\\d*)$';
 
 export const amountSchema = {
   type: 'string',
