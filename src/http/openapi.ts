@@ -284,7 +284,15 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             return { name, in: 'query', description, schema, example: QUERY_EXAMPLES[name] };
           }),
           responses: { '200': { description: 'A page', content: json(pageSchema(ref('Payment'))) } },
-          errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_status', 'invalid_order_id', 'invalid_created_after', 'invalid_limit', 'invalid_starting_after'],
+          errors: [
+            ...MERCHANT_ERRORS,
+            'unknown_parameter',
+            'invalid_status',
+            'invalid_order_id',
+            'invalid_created_after',
+            'invalid_limit',
+            'invalid_starting_after',
+          ],
         },
       },
       '/v1/payments/create': {
