@@ -108,7 +108,8 @@ function withCommonResponses(paths: Record<string, Record<string, OperationObjec
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([status, list]) => [status, { description: list.join(', '), content: json(errorBody(list)) }]),
       );
-      const responses: Responses = { ...operation.responses, ...errorResponses };
+      // An operation's own answer for a status (GET /readyz's 503 body) stands over the envelope's.
+      const responses: Responses = { ...errorResponses, ...operation.responses };
       const limited = '429' in responses;
       operation.responses = Object.fromEntries(
         Object.entries(responses).map(([status, response]) => [

@@ -22,6 +22,7 @@ describe('rate limits shared by two API processes', { timeout: 120_000 }, () => 
       BASE_URL: 'https://pay.example.test',
       KASSA_MASTER_KEY: 'cd'.repeat(32),
       TON_API_URL: `http://127.0.0.1:${closed}`,
+      TON_API_RPS: '0',
       RATES_API_URL: `http://127.0.0.1:${closed}`,
       RATE_LIMIT_PER_STORE: '3',
       RATE_LIMIT_PER_CLIENT: '2',
