@@ -80,6 +80,25 @@ describe('cost follows the chain, not the payments', () => {
   });
 });
 
+describe('requests while caught up', () => {
+  it('one request per block: the block after the cursor is asked for directly, masterchainInfo only now and then', async () => {
+    const r = reader();
+    await sealAndRead(r);
+    const before = await requests();
+    for (let i = 0; i < 5; i += 1) {
+      chain().sealBlock();
+      const step = await r.step();
+      assert.equal(step.processed, 1);
+    }
+    assert.equal((await requests()) - before, 5, 'five blocks, five requests');
+    // No new block yet: one request, and the cursor waits on the next seqno.
+    const idle = await r.step();
+    assert.equal(idle.processed, 0);
+    assert.equal(idle.waitingFor, idle.lastSeqno! + 1);
+    assert.equal((await requests()) - before, 6);
+  });
+});
+
 describe('nothing missed, nothing counted twice', () => {
   it('a repeated page, empty blocks and many pages: every transfer once', async () => {
     const payment = await newPayment({ amount: '100', currency: 'TON', payment_options: TON });
