@@ -23,6 +23,8 @@ import { classifyIncoming, routeTransaction, type Notifier, type Watch } from '.
 export const LEASE_MS = 6_000;
 /** Blocks processed per step (then the run loop looks at the cursor's lease again). */
 const BLOCKS_PER_STEP = 50;
+/** While behind, this many blocks after the one being booked are already asked for. */
+const PREFETCH_BLOCKS = 3;
 /** While behind, the cursor is written at least every this many blocks (and after any that booked something). */
 const WRITE_EVERY_BLOCKS = 8;
 /**
@@ -440,11 +442,11 @@ export function createChainReader(deps: ChainReaderDeps) {
     let settled = cursor.settled_until;
     // Behind: up to the tip. Caught up: the one block after the cursor, asked for directly.
     const until = Math.min(Math.max(latest.seqno, last + 1), last + BLOCKS_PER_STEP);
-    // Behind, the next block is asked for while this one is booked (the budget still spaces the
-    // requests), and the cursor is written every few blocks rather than after each (a crash reads
+    // Behind, the next few blocks are asked for while this one is booked (the budget still spaces
+    // the requests; a block not served among them costs the ones after it again), and the cursor is written every few blocks rather than after each (a crash reads
     // those few again: booking is idempotent); always after a block that booked something, at the
     // end of the step, and often enough to keep the lease.
-    let next: Promise<ChainBlock | null> | null = null;
+    const ahead = new Map<number, Promise<ChainBlock | null>>();
     let written = last;
     let writtenAt = Date.now();
     const write = async (): Promise<boolean> => {
@@ -463,11 +465,15 @@ export function createChainReader(deps: ChainReaderDeps) {
     try {
       for (let seqno = last + 1; seqno <= until; seqno += 1) {
         signal?.throwIfAborted();
-        const block = await (next ?? source.block(seqno, signal));
-        next = null;
-        if (block !== null && seqno < until && seqno < latest.seqno) {
-          next = source.block(seqno + 1, signal);
-          next.catch(() => {}); // awaited (and its error thrown) on the next turn, or dropped with the step
+        const block = await (ahead.get(seqno) ?? source.block(seqno, signal));
+        ahead.delete(seqno);
+        if (block !== null) {
+          for (let n = seqno + 1; n <= Math.min(until, latest.seqno, seqno + PREFETCH_BLOCKS); n += 1) {
+            if (ahead.has(n)) continue;
+            const fetching = source.block(n, signal);
+            fetching.catch(() => {}); // awaited (and its error thrown) on its turn, or dropped with the step
+            ahead.set(n, fetching);
+          }
         }
         if (block === null) {
           // Not indexed yet (or not made yet): the cursor holds here; the next step asks again.
