@@ -38,7 +38,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
 import { issueToken } from '../src/auth/tokens.ts';
-import { LEASE_MS, POLL_MS } from '../src/reader/reader.ts';
+import { CAUGHT_UP_POLL_MS, INFO_EVERY_MS, LEASE_MS } from '../src/reader/reader.ts';
 import { SANDBOX_BLOCK_INTERVAL_MS } from '../src/chain/sandbox/chain.ts';
 import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -518,7 +518,7 @@ const { cells, errors, catchUp } = result;
 out(`# Kassa chain reader benchmark — ${startedAt.toISOString()}`);
 out(`node ${process.version}, ${os.availableParallelism()} CPUs, database ${onDatabaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'} (${BENCH_DATABASE})`);
 out(
-  `sandbox: one masterchain block per ${SANDBOX_BLOCK_INTERVAL_MS} ms; reader: polls every ${POLL_MS} ms when caught up, lease ${LEASE_MS} ms; worker TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`,
+  `sandbox: one masterchain block per ${SANDBOX_BLOCK_INTERVAL_MS} ms; reader: caught up, asks for the next block every ${CAUGHT_UP_POLL_MS} ms and masterchainInfo every ${INFO_EVERY_MS / 1000} s, lease ${LEASE_MS} ms; worker TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`,
 );
 out(`${PAYMENTS} payments created and paid at once per ${WINDOW_MS / 1000} s window (half TON, half USDT), besides the open ones`);
 out(`faithful toncenter v3: every block has 4 tick/tock transactions and ${TRAFFIC} strangers' transfers besides the payments'`);
