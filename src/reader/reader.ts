@@ -443,9 +443,10 @@ export function createChainReader(deps: ChainReaderDeps) {
     // Behind: up to the tip. Caught up: the one block after the cursor, asked for directly.
     const until = Math.min(Math.max(latest.seqno, last + 1), last + BLOCKS_PER_STEP);
     // Behind, the next few blocks are asked for while this one is booked (the budget still spaces
-    // the requests; a block not served among them costs the ones after it again), and the cursor is written every few blocks rather than after each (a crash reads
-    // those few again: booking is idempotent); always after a block that booked something, at the
-    // end of the step, and often enough to keep the lease.
+    // the requests; when one of them is not served, those after it are asked again next step).
+    // The cursor is written every few blocks rather than after each (a crash reads those few
+    // again: booking is idempotent); always after a block that booked something, at the end of
+    // the step, and often enough to keep the lease.
     const ahead = new Map<number, Promise<ChainBlock | null>>();
     let written = last;
     let writtenAt = Date.now();
