@@ -3,6 +3,7 @@
 // the request budget; the chain's clock for expiry.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
@@ -241,7 +242,9 @@ describe('an indexer that commits blocks out of order (toncenter answers 200 and
     assert.equal(chain().sealBlock(), held);
     for (let i = 0; i < 3; i += 1) chain().sealBlock();
     const clock = readerClock();
-    const r = app.newReader({ id: 'manual', now: clock.now });
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const r = app.newReader({ id: 'manual', now: clock.now, log });
     const holesBefore = await holes();
     const first = await r.catchUp();
     assert.equal(first.waitingFor, held);
@@ -254,6 +257,10 @@ describe('an indexer that commits blocks out of order (toncenter answers 200 and
     assert.equal(again.processed, 0);
     assert.ok((await gauge()) >= 6, `kassa_chain_block_wait_seconds ${await gauge()}`);
     assert.equal((await holes()) - holesBefore, 1, 'one block waited for, counted once');
+    const warned = lines.find((line) => line.level === 40 && line.seqno === held);
+    assert.ok(warned, 'the wait is logged');
+    assert.ok(Number(warned.waitedSeconds) >= 6, `waitedSeconds ${warned.waitedSeconds}`);
+    assert.match(String(warned.msg), /not indexed this block while it serves later ones/);
     assert.equal((await get(payment.id)).status, 'pending');
     // Indexed at last: read, booked once, the payment completes.
     chain().releaseBlock(held);
