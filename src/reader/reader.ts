@@ -44,9 +44,9 @@ export const POLL_MS = 400;
  */
 export const CAUGHT_UP_POLL_MS = Math.round(POLL_MS * 1.1);
 /** A block read this much older than the tip's age at the last masterchainInfo means the reader is behind. */
-const BEHIND_AFTER_MS = 1_500;
+const BEHIND_AFTER_MS = 1_000;
 /** A caught-up reader asks masterchainInfo (where the tip is) at most this often; it reads blocks by seqno otherwise. */
-export const INFO_EVERY_MS = 5_000;
+export const INFO_EVERY_MS = 3_000;
 /** Waiting for a block: masterchainInfo is asked again after this long (are later blocks indexed?). */
 const INFO_WHILE_WAITING_MS = 2_000;
 /** A block not served while later ones are is logged once it has been waited for this long, then every LAG_LOG_EVERY_MS. */
@@ -69,6 +69,8 @@ export interface ChainReaderDeps {
   now: () => Date;
   /** Identifies this reader in the lease (default host:pid:random). */
   id?: string;
+  /** How often a caught-up reader asks masterchainInfo (default INFO_EVERY_MS). */
+  infoEveryMs?: number;
 }
 
 export interface StepResult {
@@ -400,7 +402,7 @@ export function createChainReader(deps: ChainReaderDeps) {
       options.refresh === true ||
       known === null ||
       state === null ||
-      Date.now() - infoAskedAt >= INFO_EVERY_MS ||
+      Date.now() - infoAskedAt >= (deps.infoEveryMs ?? INFO_EVERY_MS) ||
       (waiting !== null && clock - waiting.since >= INFO_WHILE_WAITING_MS && Date.now() - infoAskedAt >= INFO_WHILE_WAITING_MS);
     let latest: BlockRef;
     if (fresh || known === null) {

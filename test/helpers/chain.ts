@@ -21,7 +21,7 @@ export interface ChainTestApp extends TestApp {
   /** The reader running in the background (stopReader() stops it). */
   reader: ChainReader;
   /** A new reader (as another process, or after a restart), reading the same chain. */
-  newReader(options?: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger }): ChainReader;
+  newReader(options?: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger; infoEveryMs?: number }): ChainReader;
   /** The v3 source over HTTP, as the reader uses it. */
   source(options?: { pageSize?: number; budget?: RequestBudget }): ChainSource;
   /** Stops the background reader (and releases its lease). */
@@ -66,13 +66,14 @@ export async function startChainApp(env: Record<string, string> = {}): Promise<C
   const root = `${app.url}${SANDBOX_TONCENTER_PATH}`;
   const source = (options: { pageSize?: number; budget?: RequestBudget } = {}) =>
     toncenterV3Source({ baseUrl: root, budget: options.budget ?? null, ...(options.pageSize ? { pageSize: options.pageSize } : {}) });
-  const newReader = (options: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger } = {}) =>
+  const newReader = (options: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger; infoEveryMs?: number } = {}) =>
     createChainReader({
       pool: app.pool,
       config: app.config,
       source: source(options),
       client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}`, budget: options.budget ?? createRequestBudget(0) }),
       log: options.log ?? log,
+      ...(options.infoEveryMs ? { infoEveryMs: options.infoEveryMs } : {}),
       now: options.now ?? app.clock.now,
       ...(options.id ? { id: options.id } : {}),
     });
