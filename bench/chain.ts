@@ -1,6 +1,6 @@
 // The chain reader benchmark (issue 11): prints numbers, asserts nothing, exits 0.
 //
-//   node bench/chain.ts [--sizes 10,1000,10000] [--payments 30] [--window 20] [--warmup 3] [--rps 0] [--keep]
+//   node bench/chain.ts [--sizes 10,1000,10000] [--payments 30] [--window 20] [--warmup 3] [--rps 0] [--traffic 25] [--lag 30] [--keep]
 //
 // Database: a fresh `kassa_bench_chain` (dropped and created again at the start) on DATABASE_URL's
 // server when set (its role must be allowed to create databases), otherwise on the embedded
@@ -19,6 +19,14 @@
 // the worker process's CPU per second (/proc), and the time from each transfer's answer to
 // GET /v1/payments/{id}/status reading `completed` (woken by LISTEN kassa_payment_changed, with a
 // slow poll as a safety net).
+//
+// The sandbox's toncenter v3 is the faithful one (src/chain/sandbox/v3.ts): every block carries the
+// tick and tock of two special accounts and `--traffic` transfers between strangers (rows the
+// reader reads and ignores). Per window it also reports chain requests per masterchain block read.
+// Then, with `--lag` > 0, an indexer lag: the sandbox stops indexing blocks for `--lag` seconds
+// (holdBlocks: masterchainInfo stands still, newer blocks answer empty), then indexes them all at
+// once; measured: how fast the reader catches up (blocks/s until it is back at the tip, against
+// the chain's 2.5 blocks/s) and the requests that took.
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { once } from 'node:events';
@@ -30,7 +38,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
 import { issueToken } from '../src/auth/tokens.ts';
-import { LEASE_MS, POLL_MS } from '../src/reader/reader.ts';
+import { CAUGHT_UP_POLL_MS, INFO_EVERY_MS, LEASE_MS } from '../src/reader/reader.ts';
 import { SANDBOX_BLOCK_INTERVAL_MS } from '../src/chain/sandbox/chain.ts';
 import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -48,7 +56,7 @@ import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts'
 const root = path.resolve(import.meta.dirname, '..');
 process.chdir(root);
 
-const USAGE = `usage: node bench/chain.ts [--sizes 10,1000,10000] [--payments 30] [--window 20] [--warmup 3] [--rps 0] [--keep]`;
+const USAGE = `usage: node bench/chain.ts [--sizes 10,1000,10000] [--payments 30] [--window 20] [--warmup 3] [--rps 0] [--traffic 25] [--lag 30] [--keep]`;
 
 const { flags, usage } = benchFlags(USAGE, {
   sizes: { type: 'string', default: '10,1000,10000' },
@@ -56,6 +64,8 @@ const { flags, usage } = benchFlags(USAGE, {
   window: { type: 'string', default: '20' },
   warmup: { type: 'string', default: '3' },
   rps: { type: 'string', default: '0' },
+  traffic: { type: 'string', default: '25' },
+  lag: { type: 'string', default: '30' },
   keep: { type: 'boolean', default: false },
 });
 const SIZES = flags.sizes.split(',').map((part) => Number(part.trim()));
@@ -63,15 +73,19 @@ const PAYMENTS = Number(flags.payments);
 const WINDOW_MS = Number(flags.window) * 1000;
 const WARMUP_MS = Number(flags.warmup) * 1000;
 const RPS = Number(flags.rps);
+const TRAFFIC = Number(flags.traffic);
+const LAG_MS = Number(flags.lag) * 1000;
 if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || SIZES.some((n, i) => i > 0 && n <= SIZES[i - 1]!)) {
   usage('--sizes must be increasing positive integers, e.g. 10,1000,10000');
 }
 if (!Number.isInteger(PAYMENTS) || PAYMENTS < 1) usage('--payments must be a positive integer (paid in each window)');
 if (!(WINDOW_MS >= 5000)) usage('--window must be at least 5 seconds');
 if (!(WARMUP_MS >= 0)) usage('--warmup must be a number of seconds ≥ 0');
+if (!Number.isInteger(TRAFFIC) || TRAFFIC < 0) usage("--traffic must be an integer ≥ 0 (strangers' transfers per block)");
+if (!(LAG_MS >= 0)) usage('--lag must be a number of seconds ≥ 0 (0: no indexer-lag phase)');
 if (!Number.isInteger(RPS) || RPS < 0) usage("--rps must be an integer ≥ 0 (the worker's TON_API_RPS; 0: no budget, the sandbox default)");
 
-const BENCH_DATABASE = 'kassa_bench_chain';
+const BENCH_DATABASE = process.env.KASSA_BENCH_DATABASE ?? 'kassa_bench_chain';
 const PAYMENT_TIMEOUT_MS = 30_000;
 const CREATE_CONCURRENCY = 6;
 const TON_METHOD = { methods: [{ coin: 'TON', chain: 'TON' }] };
@@ -92,6 +106,8 @@ interface ChainRequest {
   /** `v3 masterchainInfo`, `v3 transactionsByMasterchainBlock`, `v2 runGetMethod`, … */
   endpoint: string;
   status: number;
+  /** Bytes of the answer (an empty block answer is `{"transactions":[],"address_book":{}}`). */
+  bytes: number;
 }
 
 interface CountingProxy {
@@ -131,7 +147,7 @@ async function startCountingProxy(): Promise<CountingProxy> {
       const answer = (status: number, headers: http.OutgoingHttpHeaders, payload: Buffer | string) => {
         res.writeHead(status, headers);
         res.end(payload);
-        requests.push({ at, endpoint, status });
+        requests.push({ at, endpoint, status, bytes: typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length });
       };
       if (target === null) {
         answer(503, { 'content-type': 'application/json' }, '{"error":"bench proxy: no target yet"}');
@@ -270,7 +286,16 @@ interface Cell {
   createMs: number;
 }
 
-async function measure(): Promise<{ cells: Cell[]; errors: string[] }> {
+interface CatchUp {
+  /** Blocks the sandbox did not index during the lag. */
+  heldBlocks: number;
+  /** Blocks read from the release until the reader was back at the tip, and how long it took. */
+  blocks: number;
+  ms: number;
+  requests: ChainRequest[];
+}
+
+async function measure(): Promise<{ cells: Cell[]; errors: string[]; catchUp: CatchUp | null }> {
   say(`preparing ${BENCH_DATABASE}`);
   await database.fresh();
   const pool = await openPool(benchUrl, { maxPoolSize: CREATE_CONCURRENCY + 4 });
@@ -285,6 +310,8 @@ async function measure(): Promise<{ cells: Cell[]; errors: string[] }> {
   const service = await startService(config, { api: true, worker: false }, log);
   const stopService = track(() => service.stop('bench done'));
   const baseUrl = service.url!;
+  const chain = service.sandboxChain!;
+  chain.setTrafficPerBlock(TRAFFIC);
   proxy.setTarget(`${baseUrl}${SANDBOX_TONCENTER_PATH}`);
   say('starting `kassa start --worker` (child process)');
   const worker = await startWorker(serviceEnv(proxy.url, baseUrl), pool);
@@ -438,13 +465,40 @@ async function measure(): Promise<{ cells: Cell[]; errors: string[] }> {
       createMs,
     });
   }
+  let catchUp: CatchUp | null = null;
+  if (LAG_MS > 0) {
+    say(`indexer lag: no block indexed for ${LAG_MS / 1000} s, then all at once`);
+    const before = await cursor();
+    chain.holdBlocks();
+    await sleep(LAG_MS);
+    const tipBefore = chain.latestPublishedBlock().seqno;
+    chain.releaseBlocks();
+    const heldBlocks = chain.latestPublishedBlock().seqno - tipBefore;
+    const from = performance.now();
+    const atRelease = await cursor();
+    for (;;) {
+      const at = await cursor();
+      if (at.last >= chain.latestPublishedBlock().seqno - 1) {
+        const to = performance.now();
+        catchUp = { heldBlocks, blocks: at.last - atRelease.last, ms: to - from, requests: proxy.requests.filter((r) => r.at >= from && r.at < to) };
+        break;
+      }
+      if (performance.now() - from > 10 * 60_000) {
+        errors.push(
+          `catch-up: not back at the tip in 10 minutes (cursor ${at.last}, tip ${chain.latestPublishedBlock().seqno}; ${before.last} before the lag)`,
+        );
+        break;
+      }
+      await sleep(50);
+    }
+  }
   await stopPoller();
   await stopListener();
   await stopWorker();
   await stopService();
   await stopProxy();
   await stopPool();
-  return { cells, errors };
+  return { cells, errors, catchUp };
 }
 
 // ---------------------------------------------------------------- run and print
@@ -459,14 +513,15 @@ try {
   process.exit(1);
 }
 await cleanUp();
-const { cells, errors } = result;
+const { cells, errors, catchUp } = result;
 
 out(`# Kassa chain reader benchmark — ${startedAt.toISOString()}`);
 out(`node ${process.version}, ${os.availableParallelism()} CPUs, database ${onDatabaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'} (${BENCH_DATABASE})`);
 out(
-  `sandbox: one masterchain block per ${SANDBOX_BLOCK_INTERVAL_MS} ms; reader: polls every ${POLL_MS} ms when caught up, lease ${LEASE_MS} ms; worker TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`,
+  `sandbox: one masterchain block per ${SANDBOX_BLOCK_INTERVAL_MS} ms; reader: caught up, asks for the next block every ${CAUGHT_UP_POLL_MS} ms and masterchainInfo every ${INFO_EVERY_MS / 1000} s, lease ${LEASE_MS} ms; worker TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`,
 );
 out(`${PAYMENTS} payments created and paid at once per ${WINDOW_MS / 1000} s window (half TON, half USDT), besides the open ones`);
+out(`faithful toncenter v3: every block has 4 tick/tock transactions and ${TRAFFIC} strangers' transfers besides the payments'`);
 out();
 
 const perSecond = (count: number, cell: Cell) => (count / cell.windowMs) * 1000;
@@ -476,6 +531,8 @@ const rows = cells.map((cell) => {
     formatNumber(cell.open, 0),
     formatNumber(perSecond(cell.requests.length, cell), 1),
     formatNumber(perSecond(cell.blocks, cell), 2),
+    formatNumber(cell.requests.length / Math.max(1, cell.blocks), 2),
+    formatNumber(cell.requests.filter((r) => r.endpoint.startsWith('v3 ')).length / Math.max(1, cell.blocks), 2),
     cell.workerCpuMs === null ? '—' : `${formatNumber(perSecond(cell.workerCpuMs, cell), 0)} ms`,
     `${done.length}/${cell.latencies.length}`,
     ms(percentile(done, 50)),
@@ -484,7 +541,7 @@ const rows = cells.map((cell) => {
     String(cell.behindAtEnd),
   ];
 });
-out(textTable(['open', 'chain API req/s', 'blocks/s', 'worker CPU/s', 'completed', 'p50', 'p99', 'max', 'behind'], rows));
+out(textTable(['open', 'chain API req/s', 'blocks/s', 'req/block', 'v3 req/block', 'worker CPU/s', 'completed', 'p50', 'p99', 'max', 'behind'], rows));
 out();
 for (const cell of cells) {
   const byEndpoint = new Map<string, number>();
@@ -505,8 +562,30 @@ for (const cell of cells) {
 if (errors.length > 0) out(`errors (${errors.length}): ${[...new Set(errors)].slice(0, 5).join(' | ')}`);
 out(`chain API req/s: every request the worker sent to the chain API in the window; blocks/s: masterchain blocks the reader`);
 out(`processed; worker CPU/s: CPU time of the \`kassa start --worker\` process per second of wall clock; p50/p99/max: transfer`);
-out(`answer → status \`completed\`; behind: blocks published but not yet processed at the end of the window.`);
+out(`answer → status \`completed\`; behind: blocks published but not yet processed at the end of the window; req/block: every`);
+out(`chain request of the window per block read (v3: masterchainInfo and block pages only; the rest are v2 get methods).`);
 out();
+if (catchUp !== null) {
+  const byEndpoint = new Map<string, number>();
+  for (const r of catchUp.requests) byEndpoint.set(r.endpoint, (byEndpoint.get(r.endpoint) ?? 0) + 1);
+  const rate = (catchUp.blocks / catchUp.ms) * 1000;
+  const chainRate = 1000 / SANDBOX_BLOCK_INTERVAL_MS;
+  // Reading proper: from the first block served after the release (the reader noticed) to the tip.
+  const firstRead = catchUp.requests.find((r) => r.endpoint === 'v3 transactionsByMasterchainBlock' && r.status === 200 && r.bytes > 64);
+  const readingMs = firstRead === undefined ? Number.NaN : catchUp.requests[catchUp.requests.length - 1]!.at - firstRead.at;
+  const readingRate = (catchUp.blocks / readingMs) * 1000;
+  out(`## Indexer lag of ${LAG_MS / 1000} s (${catchUp.heldBlocks} blocks indexed at once), TON_API_RPS=${RPS}${RPS === 0 ? ' (no budget)' : ''}`);
+  out(
+    `- back at the tip in ${formatNumber(catchUp.ms / 1000, 1)} s: ${catchUp.blocks} blocks read at ${formatNumber(rate, 1)} blocks/s = ` +
+      `${formatNumber(rate / chainRate, 1)}× the chain's ${formatNumber(chainRate, 1)} blocks/s; ${catchUp.requests.length} requests ` +
+      `(${formatNumber(catchUp.requests.length / Math.max(1, catchUp.blocks), 2)} per block: ${[...byEndpoint].map(([endpoint, count]) => `${endpoint} ${count}`).join(', ')})`,
+  );
+  out(
+    `- reading, from the first block served after the release: ${formatNumber(readingMs / 1000, 1)} s, ${formatNumber(readingRate, 1)} blocks/s = ` +
+      `${formatNumber(readingRate / chainRate, 1)}× the chain's rate (the rest, ${formatNumber((catchUp.ms - readingMs) / 1000, 1)} s, is the reader noticing: it asks a block not served again within 1 s, masterchainInfo within 2 s)`,
+  );
+  out();
+}
 
 const first = cells[0]!;
 const last = cells[cells.length - 1]!;

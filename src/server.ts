@@ -38,8 +38,12 @@ export interface RunningService {
   /** The API's address when it runs (port resolved when PORT=0). */
   url: string | null;
   databaseUrl: string;
+  /** The sandbox chain this API serves (TON_NETWORK=sandbox with the API part), for tools such as bench/chain. */
+  sandboxChain: SandboxChain | null;
   stop(reason?: string): Promise<void>;
 }
+
+type SandboxChain = Awaited<ReturnType<Awaited<ReturnType<typeof loadSandbox>>['startSandbox']>>['chain'];
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -96,6 +100,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
   let runner: Runner | null = null;
+  let sandboxChain: SandboxChain | null = null;
   let url: string | null = null;
   let heartbeat: Heartbeat | null = null;
   let workerPool: PatientPool | null = null;
@@ -126,6 +131,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       // The sandbox funds the gas wallet, so jetton payments are swept with no one acting.
       const sandbox = await sandboxModule.startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
       extraRoutes.push(sandbox.routes);
+      sandboxChain = sandbox.chain;
     }
     if (config.tonNetwork !== 'sandbox' && !config.tonApiKey && config.tonApiUrl !== null && /(^|\.)toncenter\.com$/.test(new URL(config.tonApiUrl).hostname)) {
       log.warn(
@@ -237,7 +243,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     })();
     return stopping;
   };
-  return { url, databaseUrl: database.url, stop };
+  return { url, databaseUrl: database.url, sandboxChain, stop };
 }
 
 /** Runs until a signal, then stops gracefully (forced after 25 s). */

@@ -20,11 +20,12 @@ export interface RequestBudget {
 export const BLOCK_INTERVAL_MS = { mainnet: 400, testnet: 450, sandbox: 400 } as const;
 
 /**
- * The chain reader's requests per masterchain block while caught up: one `masterchainInfo` poll and
- * one block page (bench/chain measures it; docs/PERFORMANCE.md). A budget must allow at least the
- * network's block rate times this to keep up.
+ * The chain reader's requests per masterchain block while caught up: the next block asked for
+ * directly (an empty answer, "not indexed yet", is asked again) and a `masterchainInfo` every few
+ * seconds — 1.12–1.14 measured by bench/chain (docs/PERFORMANCE.md), rounded up. A budget must allow
+ * at least the network's block rate times this to keep up.
  */
-export const READER_REQUESTS_PER_BLOCK = 2;
+export const READER_REQUESTS_PER_BLOCK = 1.2;
 
 /** What following `network` costs, and what `rps` leaves for everything else (0 rps: no cap). */
 export function budgetHeadroom(

@@ -47,7 +47,12 @@ export const paymentSchema = {
       required: ['createdAt', 'expiresAt'],
       properties: {
         createdAt: { type: 'string', format: 'date-time' },
-        expiresAt: { type: 'string', format: 'date-time' },
+        expiresAt: {
+          type: 'string',
+          format: 'date-time',
+          description:
+            'A transfer made before this (its on-chain time) counts. A created payment expires at this time; a pending one once the chain is read 60 s past it (shard blocks committed late), so its status turns expired about a minute later.',
+        },
         paidAt: { type: 'string', format: 'date-time', description: 'Only when completed.' },
       },
     },

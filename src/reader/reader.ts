@@ -21,8 +21,12 @@ import { classifyIncoming, routeTransaction, type Notifier, type Watch } from '.
 
 /** A reader that stops renewing loses the cursor to another after this long. */
 export const LEASE_MS = 6_000;
-/** Blocks processed per step before the lease is renewed and expiry runs. */
+/** Blocks processed per step (then the run loop looks at the cursor's lease again). */
 const BLOCKS_PER_STEP = 50;
+/** While behind, this many blocks after the one being booked are already asked for. */
+const PREFETCH_BLOCKS = 3;
+/** While behind, the cursor is written at least every this many blocks (and after any that booked something). */
+const WRITE_EVERY_BLOCKS = 8;
 /**
  * How late a shard block may be committed to the masterchain, as far as expiry is concerned: a
  * pending payment expires once the chain is read this far past its expiresAt, so a transfer made
@@ -33,13 +37,16 @@ export const LATE_COMMIT_MARGIN_MS = 60_000;
 /** Mainnet's block interval: the pace the reader expects blocks at. */
 export const POLL_MS = 400;
 /**
- * A caught-up reader asks for the block after its cursor this long after the last one it read: a
- * little more than a block interval, so the block is nearly always there by then (one request per
- * block, not a miss and a hit); the lag this lets build up is drained at each masterchainInfo.
+ * A caught-up reader asks for the block after its cursor this long after it last asked (the step's
+ * own time included): a little more than a block interval, so the block is nearly always there by
+ * then (one request per block, not a miss and a hit); the lag this lets build up (a block every
+ * ~4 s) is drained at each masterchainInfo.
  */
-export const CAUGHT_UP_POLL_MS = Math.round(POLL_MS * 1.25);
+export const CAUGHT_UP_POLL_MS = Math.round(POLL_MS * 1.1);
+/** A block read this much older than the tip's age at the last masterchainInfo means the reader is behind. */
+const BEHIND_AFTER_MS = 1_000;
 /** A caught-up reader asks masterchainInfo (where the tip is) at most this often; it reads blocks by seqno otherwise. */
-export const INFO_EVERY_MS = 5_000;
+export const INFO_EVERY_MS = 3_000;
 /** Waiting for a block: masterchainInfo is asked again after this long (are later blocks indexed?). */
 const INFO_WHILE_WAITING_MS = 2_000;
 /** A block not served while later ones are is logged once it has been waited for this long, then every LAG_LOG_EVERY_MS. */
@@ -62,6 +69,8 @@ export interface ChainReaderDeps {
   now: () => Date;
   /** Identifies this reader in the lease (default host:pid:random). */
   id?: string;
+  /** How often a caught-up reader asks masterchainInfo (default INFO_EVERY_MS). */
+  infoEveryMs?: number;
 }
 
 export interface StepResult {
@@ -114,6 +123,8 @@ export function createChainReader(deps: ChainReaderDeps) {
   /** The tip as last learnt (masterchainInfo, or a block read past it), and when masterchainInfo was last asked (ms). */
   let known: BlockRef | null = null;
   let infoAskedAt = 0;
+  /** Wall clock minus the tip's time when masterchainInfo was last asked (clock skew, indexing delay, whole seconds). */
+  let tipSkewMs = 0;
   /** The block after the cursor while the API does not serve it: since when this reader asks (deps.now, ms). */
   let waiting: { seqno: number; since: number; hole: boolean; logged: number } | null = null;
   /** Kassa's gas wallet (gas_wallets): its outgoing transactions are confirmed like the deposits'. */
@@ -391,12 +402,13 @@ export function createChainReader(deps: ChainReaderDeps) {
       options.refresh === true ||
       known === null ||
       state === null ||
-      Date.now() - infoAskedAt >= INFO_EVERY_MS ||
+      Date.now() - infoAskedAt >= (deps.infoEveryMs ?? INFO_EVERY_MS) ||
       (waiting !== null && clock - waiting.since >= INFO_WHILE_WAITING_MS && Date.now() - infoAskedAt >= INFO_WHILE_WAITING_MS);
     let latest: BlockRef;
     if (fresh || known === null) {
       latest = await source.latestBlock(signal);
       infoAskedAt = Date.now();
+      tipSkewMs = infoAskedAt - latest.time.getTime();
     } else latest = known;
     // A remembered tip behind the cursor is out of date (another reader moved it); a fresh one a
     // little behind is a backend less fresh than the one that served the block.
@@ -432,39 +444,82 @@ export function createChainReader(deps: ChainReaderDeps) {
     let settled = cursor.settled_until;
     // Behind: up to the tip. Caught up: the one block after the cursor, asked for directly.
     const until = Math.min(Math.max(latest.seqno, last + 1), last + BLOCKS_PER_STEP);
-    for (let seqno = last + 1; seqno <= until; seqno += 1) {
-      signal?.throwIfAborted();
-      const block = await source.block(seqno, signal);
-      if (block === null) {
-        // Not indexed yet (or not made yet): the cursor holds here; the next step asks again.
-        noteWaiting(seqno);
-        result.waitingFor = seqno;
-        break;
-      }
-      noteServed(seqno);
-      const time = new Date(Math.max(lastTime.getTime(), block.time.getTime(), seqno === latest.seqno ? latest.time.getTime() : 0));
-      result.recorded += await book(block);
-      // Settled: the time of the block before this one. A shard block is normally committed a
-      // masterchain block later, but may be committed several blocks late, so what is due expires
-      // only LATE_COMMIT_MARGIN_MS behind it — before the cursor moves (a crash in between repeats both).
-      settled = new Date(Math.max(settled.getTime(), lastTime.getTime()));
-      result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
-      const tip = seqno > latest.seqno ? { seqno, time } : latest;
-      if (!(await advance(last, { seqno, time }, settled, tip))) {
-        log.warn({ seqno }, 'the chain reader lost its lease; another reader goes on');
+    // Behind, the next few blocks are asked for while this one is booked (the budget still spaces
+    // the requests; when one of them is not served, those after it are asked again next step).
+    // The cursor is written every few blocks rather than after each (a crash reads those few
+    // again: booking is idempotent); always after a block that booked something, at the end of
+    // the step, and often enough to keep the lease.
+    const ahead = new Map<number, Promise<ChainBlock | null>>();
+    let written = last;
+    let writtenAt = Date.now();
+    const write = async (): Promise<boolean> => {
+      if (last === written) return true;
+      const tip = last > latest.seqno ? { seqno: last, time: lastTime } : latest;
+      if (!(await advance(written, { seqno: last, time: lastTime }, settled, tip))) {
+        log.warn({ seqno: last }, 'the chain reader lost its lease; another reader goes on');
         result.owner = false;
-        break;
+        last = written;
+        return false;
       }
-      if (seqno > latest.seqno) {
-        latest = tip;
-        known = tip;
-        result.latestSeqno = seqno;
+      written = last;
+      writtenAt = Date.now();
+      return true;
+    };
+    try {
+      for (let seqno = last + 1; seqno <= until; seqno += 1) {
+        signal?.throwIfAborted();
+        const block = await (ahead.get(seqno) ?? source.block(seqno, signal));
+        ahead.delete(seqno);
+        if (block !== null) {
+          for (let n = seqno + 1; n <= Math.min(until, latest.seqno, seqno + PREFETCH_BLOCKS); n += 1) {
+            if (ahead.has(n)) continue;
+            const fetching = source.block(n, signal);
+            fetching.catch(() => {}); // awaited (and its error thrown) on its turn, or dropped with the step
+            ahead.set(n, fetching);
+          }
+        }
+        if (block === null) {
+          // Not indexed yet (or not made yet): the cursor holds here; the next step asks again.
+          noteWaiting(seqno);
+          result.waitingFor = seqno;
+          break;
+        }
+        noteServed(seqno);
+        const time = new Date(Math.max(lastTime.getTime(), block.time.getTime(), seqno === latest.seqno ? latest.time.getTime() : 0));
+        const recorded = await book(block);
+        result.recorded += recorded;
+        // Settled: the time of the block before this one. A shard block is normally committed a
+        // masterchain block later, but may be committed several blocks late, so what is due expires
+        // only LATE_COMMIT_MARGIN_MS behind it — before the cursor moves (a crash in between repeats both).
+        // (Block times have whole seconds: when this block's settled time is the previous one's,
+        // nothing more is due by it, and the expiry of this step's previous block stands.)
+        const before = settled.getTime();
+        settled = new Date(Math.max(before, lastTime.getTime()));
+        if (result.processed === 0 || settled.getTime() !== before) {
+          result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
+        }
+        last = seqno;
+        lastTime = time;
+        result.processed += 1;
+        if (seqno > latest.seqno) {
+          latest = { seqno, time };
+          known = latest;
+          result.latestSeqno = seqno;
+        }
+        if (recorded > 0 || seqno - written >= WRITE_EVERY_BLOCKS || Date.now() - writtenAt >= LEASE_MS / 4) {
+          if (!(await write())) break;
+        }
       }
-      last = seqno;
-      lastTime = time;
-      result.processed += 1;
+    } finally {
+      // Progress made before a failure is kept (unless the failure was the database's own).
+      if (result.owner) await write().catch(() => {});
     }
     result.lastSeqno = last;
+    // Caught up by what it knows, but the block just read is older than the tip was when last
+    // seen (beyond the noise of whole-second block times): more blocks are there, read on now.
+    if (result.processed > 0 && result.waitingFor === null && last >= latest.seqno && Date.now() - tipSkewMs - lastTime.getTime() > BEHIND_AFTER_MS) {
+      result.latestSeqno = last + 1;
+    }
     // Created payments expire on the wall clock, blocks or not (the loop's expiry did it when it ran).
     if (result.processed === 0) result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
     noteLag(latest, last, lastTime);
@@ -510,6 +565,7 @@ export function createChainReader(deps: ChainReaderDeps) {
       let misses = 0;
       while (!signal.aborted) {
         let pause = CAUGHT_UP_POLL_MS;
+        const started = Date.now();
         try {
           const r = await step(signal);
           failures = 0;
@@ -519,7 +575,8 @@ export function createChainReader(deps: ChainReaderDeps) {
             misses += 1;
           } else {
             misses = 0;
-            if (r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno) pause = 0;
+            // Caught up: the next ask CAUGHT_UP_POLL_MS after this one began, whatever the step took.
+            pause = r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno ? 0 : Math.max(0, started + CAUGHT_UP_POLL_MS - Date.now());
           }
         } catch (error) {
           if (signal.aborted) break;

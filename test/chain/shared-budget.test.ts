@@ -94,11 +94,11 @@ describe('a budget against the block rate', () => {
     assert.match(noKey!, /^TON_API_RPS=1 cannot keep up with mainnet: it makes about 2\.5 masterchain blocks\/s/);
     assert.match(noKey!, /Set TON_API_KEY/);
     assert.match(
-      budgetShortfall('testnet', 4, true)!,
-      /TON_API_RPS=4 cannot keep up with testnet: it makes about 2\.2 masterchain blocks\/s .*Set TON_API_RPS to your plan's rate/,
+      budgetShortfall('testnet', 2, true)!,
+      /TON_API_RPS=2 cannot keep up with testnet: it makes about 2\.2 masterchain blocks\/s .*Set TON_API_RPS to your plan's rate/,
     );
     assert.equal(budgetShortfall('mainnet', 10, true), null);
-    assert.equal(budgetShortfall('testnet', 5, false), null);
+    assert.equal(budgetShortfall('testnet', 3, false), null);
     assert.equal(budgetShortfall('mainnet', 0, false), null, 'no cap: a self-hosted indexer');
     assert.equal(budgetShortfall('sandbox', 1, false), null);
   });

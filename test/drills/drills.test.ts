@@ -27,7 +27,8 @@ describe('drills (short tier)', () => {
     assert.ok(drills.length > 0, 'no drills found in drills/');
   });
   for (const file of drills) {
-    it(file, { timeout: 180_000 }, async () => {
+    // 4 minutes: expiry-burst alone waits the 60 s margin for late shard blocks (LATE_COMMIT_MARGIN_MS) on top of its run.
+    it(file, { timeout: 240_000 }, async () => {
       const { code, output } = await run(file);
       const last = output.trimEnd().split('\n').at(-1) ?? '';
       const match = /^(\d+) passed, (\d+) failed$/.exec(last);

@@ -4,7 +4,7 @@
 import { Address } from '@ton/core';
 import { keyPairFromSeed } from '@ton/crypto';
 import { WalletContractV5R1 } from '@ton/ton';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { sql, z } from '../../src/db/pool.ts';
 import { createRequestBudget, type RequestBudget } from '../../src/chain/budget.ts';
 import { createChainClient } from '../../src/chain/client.ts';
@@ -21,7 +21,7 @@ export interface ChainTestApp extends TestApp {
   /** The reader running in the background (stopReader() stops it). */
   reader: ChainReader;
   /** A new reader (as another process, or after a restart), reading the same chain. */
-  newReader(options?: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date }): ChainReader;
+  newReader(options?: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger; infoEveryMs?: number }): ChainReader;
   /** The v3 source over HTTP, as the reader uses it. */
   source(options?: { pageSize?: number; budget?: RequestBudget }): ChainSource;
   /** Stops the background reader (and releases its lease). */
@@ -67,13 +67,14 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
   const root = `${app.url}${SANDBOX_TONCENTER_PATH}`;
   const source = (options: { pageSize?: number; budget?: RequestBudget } = {}) =>
     toncenterV3Source({ baseUrl: root, budget: options.budget ?? null, ...(options.pageSize ? { pageSize: options.pageSize } : {}) });
-  const newReader = (options: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date } = {}) =>
+  const newReader = (options: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger; infoEveryMs?: number } = {}) =>
     createChainReader({
       pool: app.pool,
       config: app.config,
       source: source(options),
       client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}`, budget: options.budget ?? createRequestBudget(0) }),
-      log,
+      log: options.log ?? log,
+      ...(options.infoEveryMs ? { infoEveryMs: options.infoEveryMs } : {}),
       now: options.now ?? app.clock.now,
       ...(options.id ? { id: options.id } : {}),
     });

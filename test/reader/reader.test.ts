@@ -3,6 +3,7 @@
 // the request budget; the chain's clock for expiry.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
@@ -77,6 +78,26 @@ describe('cost follows the chain, not the payments', () => {
     const costAmongMany = await sealAndRead();
     assert.equal((await get(template.id)).status, 'completed');
     assert.equal(costAmongMany, costAlone, `requests: ${costAlone} alone, ${costAmongMany} among ${open} open payments`);
+  });
+});
+
+describe('requests while caught up', () => {
+  it('one request per block: the block after the cursor is asked for directly, masterchainInfo only now and then', async () => {
+    // masterchainInfo every minute here (3 s by default), so a slow machine does not add one.
+    const r = app.newReader({ id: 'manual', infoEveryMs: 60_000 });
+    await sealAndRead(r);
+    const before = await requests();
+    for (let i = 0; i < 5; i += 1) {
+      chain().sealBlock();
+      const step = await r.step();
+      assert.equal(step.processed, 1);
+    }
+    assert.equal((await requests()) - before, 5, 'five blocks, five requests');
+    // No new block yet: one request, and the cursor waits on the next seqno.
+    const idle = await r.step();
+    assert.equal(idle.processed, 0);
+    assert.equal(idle.waitingFor, idle.lastSeqno! + 1);
+    assert.equal((await requests()) - before, 6);
   });
 });
 
@@ -222,7 +243,9 @@ describe('an indexer that commits blocks out of order (toncenter answers 200 and
     assert.equal(chain().sealBlock(), held);
     for (let i = 0; i < 3; i += 1) chain().sealBlock();
     const clock = readerClock();
-    const r = app.newReader({ id: 'manual', now: clock.now });
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const r = app.newReader({ id: 'manual', now: clock.now, log });
     const holesBefore = await holes();
     const first = await r.catchUp();
     assert.equal(first.waitingFor, held);
@@ -235,6 +258,10 @@ describe('an indexer that commits blocks out of order (toncenter answers 200 and
     assert.equal(again.processed, 0);
     assert.ok((await gauge()) >= 6, `kassa_chain_block_wait_seconds ${await gauge()}`);
     assert.equal((await holes()) - holesBefore, 1, 'one block waited for, counted once');
+    const warned = lines.find((line) => line.level === 40 && line.seqno === held);
+    assert.ok(warned, 'the wait is logged');
+    assert.ok(Number(warned.waitedSeconds) >= 6, `waitedSeconds ${warned.waitedSeconds}`);
+    assert.match(String(warned.msg), /not indexed this block while it serves later ones/);
     assert.equal((await get(payment.id)).status, 'pending');
     // Indexed at last: read, booked once, the payment completes.
     chain().releaseBlock(held);
