@@ -146,6 +146,10 @@ export const tooManyStreams = (retryAfterSeconds: number): KassaError =>
 export const refundExceedsBalance = (refundable: string, coin: string): KassaError =>
   new KassaError('refund_exceeds_balance', `The payment's refundable ${coin} balance is ${refundable}; a refund cannot exceed it.`, { param: 'amount' });
 
+/** A refund's destination Kassa will not send to (src/treasury/destinations.ts says why). */
+export const unusableDestination = (problem: string, param = 'address'): KassaError =>
+  new KassaError('invalid_address', `Kassa cannot send there: ${problem}.`, { param });
+
 /** Not a TON address of the configured network. */
 export const invalidAddress = (problem: string, param = 'address'): KassaError =>
   new KassaError('invalid_address', `Not a TON address for this network: ${problem}.`, { param });

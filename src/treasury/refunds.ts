@@ -2,9 +2,10 @@
 // part of a completed payment's counted amount goes back to an address the merchant gives. A
 // refund is an outgoing transfer (kind refund) planned with the payment row locked, so two
 // refunds at once cannot take more than the refundable balance; the signer sends it.
-import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
+import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { invalidAddress, KassaError, paymentNotFound, refundExceedsBalance } from '../errors.ts';
+import { KassaError, paymentNotFound, refundExceedsBalance, unusableDestination } from '../errors.ts';
+import { checkDestination } from './destinations.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
 import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, refundableBaseUnits, type OutgoingRow } from './outgoing.ts';
 
@@ -16,8 +17,8 @@ export interface RefundRequest {
 
 /** Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row (src/presenters/refund.ts shows it). */
 export async function createRefund(tx: Db, network: TonNetwork, storeId: string, paymentId: string, request: RefundRequest, now: Date): Promise<OutgoingRow> {
-  const destination = parseNetworkAddress(request.address, network);
-  if ('problem' in destination) throw invalidAddress(destination.problem);
+  const destination = await checkDestination(tx, request.address, network);
+  if ('problem' in destination) throw unusableDestination(destination.problem);
   const payment = await tx.maybeOne(sql.type(z.object({ id: z.string(), deposit_address: z.string().nullable() }))`
     select p.id, d.address as deposit_address from payments p left join deposit_addresses d on d.payment_id = p.id
     where p.id = ${paymentId} and p.store_id = ${storeId}
@@ -36,7 +37,7 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
   if (amount > refundable) throw refundExceedsBalance(fromBaseUnits(refundable > 0n ? refundable : 0n, coin.decimals), coin.symbol);
   const row = await tx.one(sql.type(outgoingRow)`
     insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount, amount_base_units, created_at, updated_at)
-    values ('refund', 'refund', ${payment.id}, ${storeId}, ${payment.deposit_address!}, ${destination.address.toRawString()}, ${request.address.trim()},
+    values ('refund', 'refund', ${payment.id}, ${storeId}, ${payment.deposit_address!}, ${destination.raw}, ${request.address.trim()},
             ${coin.symbol}, ${request.amount}, ${amount.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
     returning ${OUTGOING_COLUMNS}
   `);

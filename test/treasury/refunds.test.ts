@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
+import { sql, z } from '../../src/db/pool.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
@@ -134,6 +135,17 @@ describe('refunds', () => {
     await app.settle();
     assertError(await refund(p.id, { coin: 'TON', amount: '0.1', address: 'nope' }), 400, 'invalid_request_error', 'invalid_address', 'address');
     assertError(await refund(p.id, { coin: 'TON', amount: '0.1', address: '0:abc' }), 400, 'invalid_request_error', 'invalid_address', 'address');
+    // Basechain only, and none of Kassa's own wallets: each refused with a message that says why.
+    const masterchain = await refund(p.id, { coin: 'TON', amount: '0.1', address: `-1:${'ab'.repeat(32)}` });
+    assertError(masterchain, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(masterchain.json.error.message, /workchain -1 address: Kassa sends only to basechain/);
+    const own = await refund(p.id, { coin: 'TON', amount: '0.1', address: p.address });
+    assertError(own, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(own.json.error.message, /Kassa's own deposit addresses/);
+    const gas = await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`);
+    const toGas = await refund(p.id, { coin: 'TON', amount: '0.1', address: gas });
+    assertError(toGas, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(toGas.json.error.message, /Kassa's own gas wallet/);
     assertError(await refund(p.id, { coin: 'TON', amount: '-1', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
     assertError(await refund(p.id, { coin: 'TON', amount: '0.0000000001', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
     assertError(await refund(p.id, { coin: 'XYZ', amount: '0.1', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_coin', 'coin');
