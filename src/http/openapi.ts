@@ -258,7 +258,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) },
             ...common,
             '400': errorResponse(
-              'refund_exceeds_balance (param amount), invalid_address (param address: not a basechain address of the network, or one of Kassa’s own wallets), invalid_amount, invalid_coin, invalid_request (coin not 1 to 16 characters), missing_parameter, unknown_parameter',
+              'refund_exceeds_balance (param amount), refund_below_minimum (param amount), invalid_address (param address: not a basechain address of the network, or one of Kassa’s own wallets), invalid_amount, invalid_coin, invalid_request (coin not 1 to 16 characters), missing_parameter, unknown_parameter',
             ),
             '404': errorResponse('payment_not_found'),
           },

@@ -3,13 +3,15 @@
 // gives a price.
 import { sql, type Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
-import { coinAmountFor } from '../money.ts';
+import { coinAmountFor, toBaseUnits } from '../money.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { getRate, usableRate, type ExchangeRate, type StoredRate } from '../rates/rates.ts';
 import type { MethodRow } from './methods.ts';
 
 export interface Price {
   coinAmount: string;
+  /** coinAmount in the coin's base units (money.ts): payments.coin_amount_base_units. */
+  coinAmountBaseUnits: string;
   rate: string;
   source: string;
   at: Date;
@@ -36,7 +38,14 @@ export function priceFromRow(amount: string, currency: string, method: MethodRow
 }
 
 function priced(amount: string, method: MethodRow, rate: ExchangeRate): Price {
-  return { coinAmount: coinAmountFor(amount, rate.rate, method.coin_decimals), rate: rate.rate, source: rate.source, at: rate.fetchedAt };
+  const coinAmount = coinAmountFor(amount, rate.rate, method.coin_decimals);
+  return {
+    coinAmount,
+    coinAmountBaseUnits: toBaseUnits(coinAmount, method.coin_decimals).toString(),
+    rate: rate.rate,
+    source: rate.source,
+    at: rate.fetchedAt,
+  };
 }
 
 function noPrice(currency: string, method: MethodRow, known: boolean, param?: string): never {
