@@ -1,5 +1,5 @@
 --! Previous: sha1:36d5afebe8c3446952134f4de8aa6b3e5224cce2
---! Hash: sha1:34406fd14e6cec065d6e8f59a017da6cddd75184
+--! Hash: sha1:9a1b9d16bbf789f7683aff788f82e5afb1a3c85a
 --! Message: deposit money
 
 -- Kassa schema: money out on one definition of a deposit's money (issue 25). A deposit's money per
@@ -39,6 +39,7 @@ returns table (
   fees numeric,
   merchant_unswept numeric,
   gas numeric,
+  gas_free numeric,
   refundable numeric,
   last_money_at timestamptz
 )
@@ -94,7 +95,8 @@ language sql stable as $$
   ton as (
     select
       coalesce((select i.kassa_in from incoming i where i.coin_symbol = 'TON'), 0)
-        - coalesce((select sum(o.cost) from outgoing o where o.coin_symbol <> 'TON'), 0) as gas,
+        - coalesce((select sum(o.cost) from outgoing o where o.coin_symbol <> 'TON' and o.state in ('confirmed', 'failed')), 0) as gas,
+      coalesce((select sum(o.cost) from outgoing o where o.coin_symbol <> 'TON' and o.state in ('planned', 'sent')), 0) as gas_promised,
       coalesce((select pc.counted - pc.merchant_out - pc.merchant_cost from per_coin pc where pc.coin_symbol = 'TON'), 0) as merchant,
       coalesce((select pc.received - pc.held - pc.counted - pc.in_fees - pc.customer_out - pc.customer_cost from per_coin pc where pc.coin_symbol = 'TON'), 0) as customer
   )
@@ -104,13 +106,14 @@ language sql stable as $$
     case when pc.coin_symbol = 'TON' then pc.in_fees + pc.customer_cost + pc.merchant_cost else pc.customer_cost + pc.merchant_cost end as fees,
     case when pc.coin_symbol = 'TON' then greatest(ton.merchant + least(ton.customer, 0), 0) else greatest(pc.counted - pc.merchant_out, 0) end as merchant_unswept,
     case when pc.coin_symbol = 'TON' then ton.gas end as gas,
+    case when pc.coin_symbol = 'TON' then ton.gas - ton.gas_promised end as gas_free,
     greatest(0,
       case when pc.coin_symbol = 'TON' then ton.customer + least(ton.merchant, 0) + least(ton.gas, 0)
         else pc.received - pc.held - pc.counted - pc.customer_out end) as refundable,
     pc.last_money_at
   from per_coin pc cross join ton
 $$;
-comment on function deposit_money(uuid) is 'A payment''s deposit money per coin, in base units of the coin (fees and gas in nanoTON): received (credited transfers), held (counted toward a payment still open: not refundable yet), counted (a completed payment''s coinAmount: the merchant''s), refunded and swept (not failed; planned ones included), fees (nanoTON paid or set aside for receiving this coin and moving it out), merchant_unswept (counted money still in the deposit), gas (TON row: Kassa''s own TON in the deposit — gas top-ups less what jetton transfers cost), refundable (what a refund may take with its fee: the customer''s money less refunds, held-money sweeps and their fees, and less any fee the merchant''s or Kassa''s money could not pay). The one definition: the refunds API, the sweep planner and reporting.refundable_money read it.';
+comment on function deposit_money(uuid) is 'A payment''s deposit money per coin, in base units of the coin (fees and gas in nanoTON): received (credited transfers), held (counted toward a payment still open: not refundable yet), counted (a completed payment''s coinAmount: the merchant''s), refunded and swept (not failed; planned ones included), fees (nanoTON paid or set aside for receiving this coin and moving it out), merchant_unswept (counted money still in the deposit), gas (TON row: Kassa''s own TON in the deposit — gas top-ups less what jetton transfers cost), gas_free (gas less what jetton transfers planned or in flight set aside: what the signer may spend), refundable (what a refund may take with its fee: the customer''s money less refunds, held-money sweeps and their fees, and less any fee the merchant''s or Kassa''s money could not pay). The one definition: the refunds API, the sweep planner and reporting.refundable_money read it.';
 
 drop view reporting.refundable_money;
 create view reporting.refundable_money as

@@ -10,6 +10,7 @@ import { keySetSchema } from '../presenters/keys.ts';
 import { listSchema, pageSchema } from '../presenters/list.ts';
 import { paymentMethodSchema } from '../presenters/method.ts';
 import { createdInvoiceSchema, paymentSchema, paymentStatusSchema } from '../presenters/payment.ts';
+import { balanceSchema } from '../presenters/balance.ts';
 import { refundSchema } from '../presenters/refund.ts';
 import { transferSchema } from '../presenters/transfer.ts';
 import { checkoutPrefix } from './routes/checkout.ts';
@@ -144,6 +145,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CancelPaymentRequest: strip(cancelPaymentSchema as never),
         CreateRefundRequest: strip(createRefundSchema as never),
         Refund: refundSchema,
+        Balance: balanceSchema,
         Payment: paymentSchema,
         PaymentMethod: paymentMethodSchema,
         Error: errorSchema,
@@ -272,6 +274,18 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
               description: 'Refunds',
               content: json(listSchema(ref('Refund'))),
             },
+            '404': errorResponse('payment_not_found'),
+            ...common,
+          },
+        },
+      },
+      '/v1/payments/{paymentID}/balance': {
+        get: {
+          operationId: 'getPaymentBalance',
+          summary: "The payment's money per coin — received, held, counted, refunded, swept, fees, refundable — and its sweeps to the treasury (extension)",
+          parameters: [paymentIdParameter],
+          responses: {
+            '200': { description: 'The balance', content: json(ref('Balance')) },
             '404': errorResponse('payment_not_found'),
             ...common,
           },

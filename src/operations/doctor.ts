@@ -162,6 +162,33 @@ export async function checkTreasuries(db: Db): Promise<Check> {
   };
 }
 
+/**
+ * Money stuck in failed transfers out (a warning, with what to do): sweeps that failed and will
+ * not be tried again by themselves, held in their deposits; refunds that failed (their amount is
+ * refundable again, for the merchant to ask again).
+ */
+export async function checkFailedTransfers(db: Db): Promise<Check> {
+  const rows = await db.any(sql.type(
+    z.object({ kind: z.string(), failure_kind: z.string().nullable(), coin_symbol: z.string(), n: z.number(), amount: z.string(), example: z.string() }),
+  )`
+    select o.kind, o.failure_kind, o.coin_symbol, count(*)::int as n, sum(o.amount)::text as amount, min(o.failure_reason) as example
+    from outgoing_transfers o join stores s on s.id = o.store_id
+    where o.state = 'failed' and o.kind <> 'gas_top_up'
+      and not exists (select 1 from outgoing_transfers l where l.payment_id = o.payment_id and l.kind = o.kind and l.reason = o.reason
+                      and l.coin_symbol = o.coin_symbol and l.created_at > o.created_at and l.state <> 'failed')
+      and (o.kind = 'refund' or o.failure_kind is distinct from 'transient' or o.retry_at is null)
+    group by o.kind, o.failure_kind, o.coin_symbol
+    order by o.kind, o.coin_symbol
+  `);
+  if (rows.length === 0) return { check: 'failed transfers', status: 'ok', detail: 'no money stuck in failed transfers out' };
+  const parts = rows.map((r) => `${r.n} ${r.kind}(s) of ${r.amount} ${r.coin_symbol} in all (e.g. "${r.example}")`);
+  return {
+    check: 'failed transfers',
+    status: 'warn',
+    detail: `money stuck in failed transfers out: ${parts.join('; ')}. See reporting.outgoing_transfers (state failed, failure_reason). A sweep that failed for good is planned again once the store's treasury is mended (kassa store update ID --treasury ADDRESS, a basechain address); a failed refund's amount is refundable again: ask for it again (POST /v1/payments/{id}/refunds) once its cause is mended; "the wallet holds less" means the books and the chain disagree: see reporting.deposit_differences.`,
+  };
+}
+
 export async function runDoctor(config: Config, db: Db, client: ChainClient = doctorChainClient(config)): Promise<DoctorReport> {
   const checks: Check[] = [
     checkNetwork(config.tonNetwork),
@@ -175,6 +202,7 @@ export async function runDoctor(config: Config, db: Db, client: ChainClient = do
   else checks.push({ check: 'coins', status: 'fail', detail: 'not verified: the chain API does not answer' });
   checks.push(await checkMasterKey(db, config));
   checks.push(await checkTreasuries(db));
+  checks.push(await checkFailedTransfers(db));
   return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
 }
 

@@ -96,6 +96,7 @@ const moneyRow = z.object({
   fees: z.string(),
   merchant_unswept: z.string(),
   gas: z.string().nullable(),
+  gas_free: z.string().nullable(),
   refundable: z.string(),
   last_money_at: z.date().nullable(),
 });
@@ -109,7 +110,7 @@ export async function depositMoney(db: Db, paymentId: string): Promise<readonly 
   return db.any(sql.type(moneyRow)`
     select coin_symbol, decimals, received::text as received, held::text as held, counted::text as counted, refunded::text as refunded,
            swept::text as swept, fees::text as fees, merchant_unswept::text as merchant_unswept, gas::text as gas,
-           refundable::text as refundable, last_money_at
+           gas_free::text as gas_free, refundable::text as refundable, last_money_at
     from deposit_money(${paymentId}) order by coin_symbol <> 'TON', coin_symbol
   `);
 }
@@ -183,6 +184,17 @@ export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Pr
   return row !== null;
 }
 
+/**
+ * For `outgoing_transfers o` joined to its store `s`: the transfer stops a new one being planned
+ * for the same money — it is not failed, or it failed and may not be tried again yet (a transient
+ * failure before its retry_at; a permanent one to the treasury the store still has).
+ */
+function blocksReplanning(now: Date) {
+  return sql.fragment`(o.state <> 'failed'
+    or (o.failure_kind = 'transient' and o.retry_at > ${sql.timestamp(now)})
+    or (o.failure_kind is distinct from 'transient' and o.to_address = s.treasury))`;
+}
+
 const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decimals: z.number() });
 
 /**
@@ -194,11 +206,13 @@ const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decim
 export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
   const { now } = options;
   let planned = 0;
+  // A sweep that failed stops the next one, unless it failed for a passing reason and its retry
+  // time came, or it failed for good and the treasury has changed since (the merchant mended it).
   const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     select p.id from payments p join stores s on s.id = p.store_id
     where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
       and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
-                      and (o.state <> 'failed' or o.failure_kind is distinct from 'transient' or o.retry_at > ${sql.timestamp(now)}))
+                      and ${blocksReplanning(now)})
     limit 500
   `);
   for (const id of unswept) {
@@ -211,8 +225,7 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
     where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
       and m.refundable > 0 and m.last_money_at < ${sql.timestamp(heldSince)}
       and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.coin_symbol = m.coin_symbol and o.reason = 'held_money'
-                      and o.state = 'failed' and (o.failure_kind is distinct from 'transient' or o.retry_at > ${sql.timestamp(now)})
-                      and o.failed_at > m.last_money_at)
+                      and o.state = 'failed' and ${blocksReplanning(now)})
   `);
   for (const row of held) {
     const done = await pool.transaction(async (tx) => {

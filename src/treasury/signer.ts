@@ -110,7 +110,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   const gasLane =
     !isGas && next.coin_symbol !== 'TON'
       ? await pool.oneFirst(sql.type(z.object({ gas: z.string() }))`
-          select coalesce(gas, 0)::text as gas from deposit_money(${next.payment_id}) where coin_symbol = 'TON'
+          select coalesce(gas_free, 0)::text as gas from deposit_money(${next.payment_id}) where coin_symbol = 'TON'
         `)
       : null;
   const decision = whatToSend({
