@@ -9,7 +9,7 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
-import type { Failure } from './transitions.ts';
+import { outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
@@ -305,7 +305,9 @@ export async function confirmOutgoing(
   const out = tx.outMessages ?? [];
   const fees = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
-  return pool.transaction(async (db) => {
+  const failed: Array<{ id: string; why: string }> = [];
+  const result = await pool.transaction(async (db) => {
+    failed.length = 0;
     const rows = await db.any(sql.type(sentRow)`
       select id, state, from_address, to_address, kind, coin_symbol, amount_base_units::text as amount_base_units from outgoing_transfers
       where from_address = ${tx.account} and (message_hash = any(${sql.array(hashes, 'text')}) or message_hash_normalized = any(${sql.array(hashes, 'text')}))
@@ -325,13 +327,14 @@ export async function confirmOutgoing(
       // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
       const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
       if (ok && index !== undefined) {
+        if (!outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'confirmed' }, now).ok) continue;
         unused.delete(index);
         const message = out[index]!;
         const jetton = row.coin_symbol !== 'TON';
         const sent = jetton ? BigInt(row.amount_base_units) : message.value;
         const paid = jetton ? fee + message.value : fee;
         await db.query(sql.typeAlias('void')`
-          update outgoing_transfers set state = 'confirmed', sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
+          update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, retry_at = null, failed_at = null, sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
             fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
             confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
@@ -346,20 +349,26 @@ export async function confirmOutgoing(
             : tx.actionSuccess === false
               ? 'action_failed'
               : 'no_message_sent';
+        const next = outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'failed_on_chain', why }, now);
+        if (!next.ok) continue;
         await db.query(sql.typeAlias('void')`
-          update outgoing_transfers set state = 'failed', failure_reason = ${`the wallet sent nothing: ${why}`}, failure_kind = 'permanent', fee_base_units = ${fee.toString()},
-            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
-            failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+          update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, fee_base_units = ${fee.toString()},
+            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
-        log.error({ transferId: row.id, account: tx.account, hash: tx.hash, why }, 'an outgoing transfer failed on chain');
-        outgoingFailures.inc({ kind: 'on_chain' });
+        failed.push({ id: row.id, why });
       }
     }
     // The wallet's next transfer (if any) can be signed now.
     await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
   });
+  // Counted and told after commit.
+  for (const f of failed) {
+    outgoingFailures.inc({ kind: 'on_chain' });
+    log.error({ transferId: f.id, account: tx.account, hash: tx.hash, why: f.why }, 'an outgoing transfer failed on chain');
+  }
+  return result;
 }
 
 /**
@@ -381,9 +390,14 @@ export async function jettonTransferRefused(
   const succeeded = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false && !tx.aborted;
   if (succeeded) return false;
   const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success || tx.compute.exitCode !== 0 ? `exit code ${tx.compute.exitCode}` : 'action_failed';
+  const next = outgoingTransition(
+    { state: 'confirmed', messagesSigned: 0, retries: 0 },
+    { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` },
+    now,
+  );
+  if (!next.ok) return false;
   const id = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    update outgoing_transfers set state = 'failed', failure_reason = ${`the jetton wallet refused the transfer (${why}, transaction ${tx.hash})`}, failure_kind = 'permanent',
-      failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
     where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
     returning id
   `);

@@ -17,8 +17,6 @@ export interface RefundRequest {
 
 /** Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row (src/presenters/refund.ts shows it). */
 export async function createRefund(tx: Db, network: TonNetwork, storeId: string, paymentId: string, request: RefundRequest, now: Date): Promise<OutgoingRow> {
-  const destination = await checkDestination(tx, request.address, network);
-  if ('problem' in destination) throw unusableDestination(destination.problem);
   const payment = await tx.maybeOne(sql.type(z.object({ id: z.string(), deposit_address: z.string().nullable() }))`
     select p.id, d.address as deposit_address from payments p left join deposit_addresses d on d.payment_id = p.id
     where p.id = ${paymentId} and p.store_id = ${storeId}
@@ -31,6 +29,9 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
   if (!coin) throw new KassaError('invalid_coin', `${request.coin} is not a coin Kassa knows.`, { param: 'coin' });
   if (decimalPlaces(request.amount) > coin.decimals)
     throw new KassaError('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, { param: 'amount' });
+  const given = request.address.trim() === PAYER ? await payerOf(tx, payment.id, coin.symbol) : request.address;
+  const destination = await checkDestination(tx, given, network);
+  if ('problem' in destination) throw unusableDestination(destination.problem);
   const amount = toBaseUnits(request.amount, coin.decimals);
   if (amount <= 0n) throw new KassaError('invalid_amount', 'amount must be positive.', { param: 'amount' });
   // A refund never costs more than it moves.
@@ -52,7 +53,7 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
       storeId,
       from: payment.deposit_address!,
       to: destination.raw,
-      toGiven: request.address.trim(),
+      toGiven: given.trim(),
       coin: coin.symbol,
       decimals: coin.decimals,
       amountBaseUnits: amount,
@@ -61,6 +62,25 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
     now,
   );
   return row!;
+}
+
+/** `address` naming the payer instead of an address. */
+export const PAYER = 'payer';
+
+/**
+ * The one address that paid the payment `coin` (the incoming message's source for TON, the sender
+ * in the jetton `internal_transfer` for a jetton), as booked; invalid_address when none or several.
+ */
+async function payerOf(tx: Db, paymentId: string, coin: string): Promise<string> {
+  const senders = await tx.anyFirst(sql.type(z.object({ sender: z.string() }))`
+    select distinct sender from transfers
+    where payment_id = ${paymentId} and coin_symbol = ${coin} and sender is not null
+      and effect not in ('not_credited', 'not_counted', 'unknown_token')
+    order by sender
+  `);
+  if (senders.length === 0) throw unusableDestination(`no payer of ${coin} is known for this payment: name an address`);
+  if (senders.length > 1) throw unusableDestination(`the payment's ${coin} came from ${senders.length} addresses: name the one to refund`);
+  return senders[0]!;
 }
 
 /** The refundable money of `coin`, and (TON) whether the deposit holds only the customer's money, nothing planned or in flight. */

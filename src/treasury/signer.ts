@@ -164,6 +164,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   const ids = planned.map((row) => row.id);
   const recorded = await pool
     .transaction(async (tx) => {
+      // outgoingTransition's `signed`: planned → sent (the where clause is its guard).
       const taken = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
       update outgoing_transfers set state = 'sent', wallet_seqno = ${seqno}, valid_until = ${sql.timestamp(new Date(validUntil * 1000))},
         send_mode = ${sendMode}, message_hash = ${message.hash}, message_hash_normalized = ${message.hashNormalized},

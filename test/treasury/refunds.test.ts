@@ -87,7 +87,10 @@ describe('refunds', () => {
     const [ton] = await depositMoney(app.pool, p.id);
     assert.equal(BigInt(ton!.refundable) + BigInt(ton!.merchant_unswept), await nano(p.wallet));
     assert.equal(BigInt(ton!.refundable), toNano('0.01') - toNano(done.fee));
-    assert.equal((await app.request('GET', `/v1/payments/${p.id}`, { token: store.token })).json.status, 'completed');
+    const after = (await app.request('GET', `/v1/payments/${p.id}`, { token: store.token })).json;
+    assert.equal(after.status, 'completed');
+    // `overpaid` stays once the overpayment is refunded: a fact of what the customer did.
+    assert.ok(after.anomalies.includes('overpaid'), JSON.stringify(after.anomalies));
   });
 
   it('a late payment (after expiry) is refundable in full, and reaches a wallet never deployed', async () => {
@@ -108,6 +111,21 @@ describe('refunds', () => {
     const got = app.arrived(Address.parse(to).toRawString(), p.wallet);
     assert.equal(got + toNano(done.fee), toNano('2'));
     assert.equal((await app.request('GET', `/sandbox/v1/accounts/${p.address}`)).json.balances.TON, '0');
+  });
+
+  it('a refund may name the payer instead of an address (the source of the incoming transfer)', async () => {
+    const p = await payment('1');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    const r = await refund(p.id, { coin: 'TON', amount: '0.4', address: 'payer' });
+    assert.equal(r.status, 201, r.text);
+    const sender = await app.pool.oneFirst(sql.type(z.object({ sender: z.string() }))`select sender from transfers where payment_id = ${p.id} limit 1`);
+    assert.equal(r.json.address, sender);
+    await drain(p.wallet);
+    assert.equal(app.arrived(sender, p.wallet), toNano('0.4'));
+    const none = await refund(p.id, { coin: 'USDT', amount: '0.1', address: 'payer' });
+    assertError(none, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(none.json.error.message, /no payer of USDT is known/);
   });
 
   it('two refunds at once cannot overdraw', async () => {
