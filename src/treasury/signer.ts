@@ -19,7 +19,7 @@ import { masterKey } from '../payments/deposit.ts';
 import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { failureColumns, RETRIES } from './outgoing.ts';
 import { outgoingTransition, type OutgoingState } from './transitions.ts';
-import { whatToSend } from './whatToSend.ts';
+import { nextSeqno, whatToSend } from './whatToSend.ts';
 import { outgoingFailures } from '../metrics.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
@@ -106,7 +106,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   const booked = await pool.oneFirst(sql.type(z.object({ next: z.string() }))`
     select coalesce(max(wallet_seqno) + 1, 0)::text as next from outgoing_transfers where from_address = ${wallet} and transaction_hash is not null
   `);
-  const seqno = Math.max(chainSeqno, Number(booked));
+  const seqno = nextSeqno(chainSeqno, Number(booked));
   const gasLane =
     !isGas && next.coin_symbol !== 'TON'
       ? await pool.oneFirst(sql.type(z.object({ gas: z.string() }))`

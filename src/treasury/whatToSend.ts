@@ -28,6 +28,14 @@ export type SendDecision =
   /** Give up: the books and the chain disagree, or there is too little to move. Permanent failures are never planned again by themselves. */
   | { action: 'fail'; reason: string; permanent: boolean };
 
+/**
+ * The seqno to sign with: the chain's, unless the books know the wallet accepted later messages (a
+ * stale chain API answer cannot take a seqno back).
+ */
+export function nextSeqno(chainSeqno: number, bookedNext: number): number {
+  return Math.max(chainSeqno, bookedNext);
+}
+
 export function whatToSend(input: SendInput): SendDecision {
   const { transfer, balance } = input;
   if (transfer.kind === 'gas_top_up') {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { SendMode, toNano } from '@ton/core';
 import { decideRefund } from '../../src/treasury/refunds.ts';
 import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, retryAfter } from '../../src/treasury/transitions.ts';
-import { JETTON_GAS_TOP_UP, whatToSend } from '../../src/treasury/whatToSend.ts';
+import { JETTON_GAS_TOP_UP, nextSeqno, whatToSend } from '../../src/treasury/whatToSend.ts';
 
 const now = new Date('2026-01-01T00:00:00Z');
 
@@ -96,6 +96,10 @@ describe('whatToSend', () => {
     assert.deepEqual(whatToSend({ transfer: jetton, balance: toNano('0.01'), gas: -toNano('0.001') }).action, 'wait_for_gas');
     assert.ok(JETTON_GAS_TOP_UP > 0n);
     assert.equal(whatToSend({ transfer: jetton, balance: toNano('0.065'), gas: toNano('0.005') }).action, 'send');
+  });
+  it("the seqno: the chain's, never behind what the books know the wallet accepted", () => {
+    assert.equal(nextSeqno(3, 0), 3);
+    assert.equal(nextSeqno(2, 5), 5);
   });
   it('the gas wallet short of what it owes waits for funding', () => {
     const topUp = { kind: 'gas_top_up' as const, reason: 'gas', coin: 'TON', amount: toNano('0.065'), feeReserved: 0n };
