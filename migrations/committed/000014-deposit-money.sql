@@ -1,5 +1,5 @@
 --! Previous: sha1:36d5afebe8c3446952134f4de8aa6b3e5224cce2
---! Hash: sha1:9a1b9d16bbf789f7683aff788f82e5afb1a3c85a
+--! Hash: sha1:18cbe4041f9318bea02d2cd67eeb759c2415b9aa
 --! Message: deposit money
 
 -- Kassa schema: money out on one definition of a deposit's money (issue 25). A deposit's money per
@@ -120,7 +120,7 @@ create view reporting.refundable_money as
   select p.id as payment_id, p.store_id, p.order_id, p.status as payment_status, m.coin_symbol, m.refundable as refundable_base_units,
          m.last_money_at, m.decimals
   from payments p cross join lateral deposit_money(p.id) m
-  where m.received > 0;
+  where exists (select 1 from transfers t where t.payment_id = p.id) and m.received > 0;
 comment on view reporting.refundable_money is 'What each deposit holds that is refundable (deposit_money: the customer''s money less refunds, held-money sweeps and their fees), per coin, in base units (divide by 10^decimals), with when the last money arrived: it is swept to the treasury REFUND_HOLD_DAYS after that. TON under 10000000 (0.01 TON) is dust: it stays.';
 
 create view reporting.deposit_money as

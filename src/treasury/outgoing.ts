@@ -223,6 +223,9 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
     select p.id as payment_id, m.coin_symbol, m.decimals from payments p join stores s on s.id = p.store_id
     cross join lateral deposit_money(p.id) m
     where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
+      -- Only deposits that got money beyond an exact payment are worth asking (most get none).
+      and exists (select 1 from transfers t where t.payment_id = p.id and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
+                  and (p.status <> 'completed' or t.effect not in ('partial', 'completed')))
       and m.refundable > 0 and m.last_money_at < ${sql.timestamp(heldSince)}
       and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.coin_symbol = m.coin_symbol and o.reason = 'held_money'
                       and o.state = 'failed' and ${blocksReplanning(now)})

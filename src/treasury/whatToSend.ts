@@ -7,6 +7,9 @@ import { TON_FEE_RESERVE_BASE_UNITS } from './outgoing.ts';
 /** The smallest top-up: the attached TON, the deposit's own fees (it deploys itself) and a margin. */
 export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
 
+/** What a top-up carries beyond the shortfall: the deposit's fee for receiving it (a fraction of this). */
+export const TOP_UP_MARGIN = 1_000_000n; // 0.001 TON
+
 export interface SendInput {
   /** The transfer: its kind, reason, coin, amount (base units of the coin). */
   transfer: { kind: 'sweep' | 'refund' | 'gas_top_up'; reason: string; coin: string; amount: bigint; feeReserved: bigint };
@@ -51,8 +54,8 @@ export function whatToSend(input: SendInput): SendDecision {
     const gas = (input.gas ?? 0n) - (unreserved > 0n ? unreserved : 0n);
     const physicalShort = JETTON_TRANSFER_TON + TON_FEE_RESERVE_BASE_UNITS - balance;
     const short = gas < 0n ? (-gas > physicalShort ? -gas : physicalShort) : physicalShort;
-    // The top-up pays its own arrival too (the deposit's fee for receiving it): a margin of the reserve.
-    const topUp = short + TON_FEE_RESERVE_BASE_UNITS;
+    // The top-up pays its own arrival too (the deposit's fee for receiving it): a small margin.
+    const topUp = short + TOP_UP_MARGIN;
     if (short > 0n) return { action: 'wait_for_gas', topUp: topUp > JETTON_GAS_TOP_UP ? topUp : JETTON_GAS_TOP_UP };
     return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: JETTON_TRANSFER_TON, carryAll: false };
   }
