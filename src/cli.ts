@@ -41,7 +41,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     options: [
       "--name NAME        the store's name (required)",
       '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)',
-      "--treasury ADDRESS where the store's money is swept (any address of the configured network)",
+      "--treasury ADDRESS where the store's money is swept (a basechain address of the configured network)",
     ],
   },
   {
@@ -164,9 +164,30 @@ function helpFor(argv: string[]): string | null {
   return commandHelp(words.slice(0, 2).join(' ')) ?? commandHelp(words.slice(0, 1).join(' ')) ?? fullHelp();
 }
 
+/**
+ * `--option -1:…` as `--option=-1:…`: a value of a string option may begin with one dash (a
+ * masterchain address, so that its check can refuse it properly); Kassa has no one-dash options.
+ */
+function joinDashValues(args: string[], options: Record<string, { type: 'string' | 'boolean' }>): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    if (arg.startsWith('--') && options[arg.slice(2)]?.type === 'string' && next !== undefined && /^-(?!-)/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i += 1;
+    } else joined.push(arg);
+    if (arg === '--') {
+      joined.push(...args.slice(i + 1));
+      break;
+    }
+  }
+  return joined;
+}
+
 function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>, positionals = 0) {
   try {
-    const parsed = parseArgs({ args, options, allowPositionals: positionals > 0, strict: true });
+    const parsed = parseArgs({ args: joinDashValues(args, options), options, allowPositionals: positionals > 0, strict: true });
     if (parsed.positionals.length !== positionals) {
       throw new UsageError(positionals === 0 ? 'this command takes no arguments' : `expected ${positionals} argument(s)`);
     }

@@ -68,6 +68,7 @@ export const ERROR_CATALOGUE = {
   invalid_coin: { type: 'invalid_request_error' },
   // Refunds
   refund_exceeds_balance: { type: 'invalid_request_error' },
+  refund_below_minimum: { type: 'invalid_request_error' },
   // Payments
   payment_not_found: { type: 'not_found_error' },
   payment_not_cancellable: { type: 'invalid_request_error', status: 409 },
@@ -144,7 +145,15 @@ export const tooManyStreams = (retryAfterSeconds: number): KassaError =>
 
 /** A refund asks for more of a coin than the payment's deposit holds refundable. */
 export const refundExceedsBalance = (refundable: string, coin: string): KassaError =>
-  new KassaError('refund_exceeds_balance', `The payment's refundable ${coin} balance is ${refundable}; a refund cannot exceed it.`, { param: 'amount' });
+  new KassaError(
+    'refund_exceeds_balance',
+    `The payment's refundable ${coin} balance allows a refund of at most ${refundable} (a TON refund's fee comes out of the refundable TON); a refund cannot exceed it.`,
+    { param: 'amount' },
+  );
+
+/** A refund's destination Kassa will not send to (src/treasury/destinations.ts says why). */
+export const unusableDestination = (problem: string, param = 'address'): KassaError =>
+  new KassaError('invalid_address', `Kassa cannot send there: ${problem}.`, { param });
 
 /** Not a TON address of the configured network. */
 export const invalidAddress = (problem: string, param = 'address'): KassaError =>

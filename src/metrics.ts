@@ -67,6 +67,13 @@ export const ratesUnconfirmed = new Gauge({
   registers: [registry],
 });
 
+export const outgoingFailures = new Counter({
+  name: 'kassa_outgoing_failures_total',
+  help: 'Transfers out of a deposit or the gas wallet that failed, by kind of failure (permanent: never planned again by itself; transient: planned again after a backoff; expired: no signed message was accepted; on_chain: the wallet or jetton wallet refused it).',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
 let database: Db | null = null;
 
 /** Where scrape-time gauges read from (set once by the app that serves /metrics). */

@@ -1,5 +1,5 @@
---! Previous: sha1:0a21cefa55ef01eebbf60b21ecaf3a2584b5ae5a
---! Hash: sha1:6c7fae724925e57e0ec98aada0be7e8cb47fcdaa
+--! Previous: sha1:128b65aea9a626a18a3637b92310f26ea4183fa2
+--! Hash: sha1:cb52c0fdd7f829b5368f9d48cba99ac50b6ceeef
 --! Message: payments by order id
 
 -- Kassa schema: a store's payments by its own order id (GET /v1/payments?order_id=…). An order id

@@ -1,5 +1,5 @@
---! Previous: sha1:6c7fae724925e57e0ec98aada0be7e8cb47fcdaa
---! Hash: sha1:621d47985acdf8040ceca5a007a1b3b301d9062b
+--! Previous: sha1:cb52c0fdd7f829b5368f9d48cba99ac50b6ceeef
+--! Hash: sha1:55533eaf197cdff4d143e2d813615d3bf2e5595e
 --! Message: token last use and rate limits
 
 -- Kassa schema, part 11: when each API token was last used (kassa token list), and the rate-limit

@@ -11,6 +11,7 @@ import { keySetSchema } from '../presenters/keys.ts';
 import { listSchema, pageSchema } from '../presenters/list.ts';
 import { paymentMethodSchema } from '../presenters/method.ts';
 import { createdInvoiceSchema, paymentSchemasByStatus, paymentStatusSchema } from '../presenters/payment.ts';
+import { balanceSchema } from '../presenters/balance.ts';
 import { refundSchema } from '../presenters/refund.ts';
 import { transferSchema } from '../presenters/transfer.ts';
 import { checkoutPrefix } from './routes/checkout.ts';
@@ -231,6 +232,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CreateRefundRequest: requestSchema(createRefundSchema),
         SelectMethodRequest: requestSchema(selectMethodSchema),
         Refund: refundSchema,
+        Balance: balanceSchema,
         Payment: {
           description: "The payment object: its shape follows its status (the seed's presence table).",
           oneOf: Object.keys(paymentByStatus).map(ref),
@@ -387,6 +389,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             'missing_parameter',
             'invalid_request',
             'refund_exceeds_balance',
+            'refund_below_minimum',
             'invalid_address',
             'invalid_amount',
             'invalid_coin',
@@ -398,6 +401,18 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           summary: "The payment's refunds, oldest first (extension)",
           parameters: [paymentIdParameter],
           responses: { '200': { description: 'Refunds', content: json(listSchema(ref('Refund'))) } },
+          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS],
+        },
+      },
+      '/v1/payments/{paymentID}/balance': {
+        get: {
+          operationId: 'getPaymentBalance',
+          tags: ['Refunds'],
+          summary: "The payment's money per coin — received, held, counted, refunded, swept, fees, refundable — and its sweeps to the treasury (extension)",
+          parameters: [paymentIdParameter],
+          responses: {
+            '200': { description: 'The balance', content: json(ref('Balance')) },
+          },
           errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS],
         },
       },

@@ -15,7 +15,8 @@ import { publicUrlProblems } from '../net/addresses.ts';
 import { depositPublicKey, masterKey } from '../payments/deposit.ts';
 import { verifyJettonMaster } from './jettonMaster.ts';
 import { gasDemand } from '../treasury/gas.ts';
-import { FEE_RESERVE_BASE_UNITS, JETTON_GAS_TOP_UP } from '../treasury/signer.ts';
+import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/outgoing.ts';
+import { JETTON_GAS_TOP_UP } from '../treasury/whatToSend.ts';
 import { fromBaseUnits } from '../money.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
@@ -237,7 +238,7 @@ export async function checkGasWallet(db: Db, config: Config, client: ChainClient
   }
   const demand = await gasDemand(db, config.tonNetwork, wallet.raw);
   const waiting = demand.jettonSweeps + demand.jettonRefunds;
-  const needed = demand.owedBaseUnits + BigInt(waiting) * JETTON_GAS_TOP_UP + (demand.topUps + waiting > 0 ? FEE_RESERVE_BASE_UNITS : 0n);
+  const needed = demand.owedBaseUnits + BigInt(waiting) * JETTON_GAS_TOP_UP + (demand.topUps + waiting > 0 ? TON_FEE_RESERVE_BASE_UNITS : 0n);
   const ton = (units: bigint) => `${fromBaseUnits(units, 9)} TON`;
   const what = `${demand.topUps} top-up(s) planned (${ton(demand.owedBaseUnits)}), ${demand.jettonSweeps} jetton sweep(s) and ${demand.jettonRefunds} jetton refund(s) waiting for gas`;
   if (needed > 0n && balance < needed) {
@@ -247,7 +248,7 @@ export async function checkGasWallet(db: Db, config: Config, client: ChainClient
       detail: `${wallet.friendly} holds ${ton(balance)}, less than the ${ton(needed)} needed: ${what}; fund it (kassa gas prints its address)`,
     };
   }
-  if (needed === 0n && balance < JETTON_GAS_TOP_UP + FEE_RESERVE_BASE_UNITS) {
+  if (needed === 0n && balance < JETTON_GAS_TOP_UP + TON_FEE_RESERVE_BASE_UNITS) {
     const jettons = (await enabledCoins(db, config.tonNetwork)).some((coin) => coin.kind !== 'native');
     if (jettons) {
       return {
@@ -258,6 +259,33 @@ export async function checkGasWallet(db: Db, config: Config, client: ChainClient
     }
   }
   return { check, status: 'ok', detail: `${wallet.friendly} holds ${ton(balance)}; ${what}` };
+}
+
+/**
+ * Money stuck in failed transfers out (a warning, with what to do): sweeps that failed and will
+ * not be tried again by themselves, held in their deposits; refunds that failed (their amount is
+ * refundable again, for the merchant to ask again).
+ */
+export async function checkFailedTransfers(db: Db): Promise<Check> {
+  const rows = await db.any(sql.type(
+    z.object({ kind: z.string(), failure_kind: z.string().nullable(), coin_symbol: z.string(), n: z.number(), amount: z.string(), example: z.string() }),
+  )`
+    select o.kind, o.failure_kind, o.coin_symbol, count(*)::int as n, sum(o.amount)::text as amount, min(o.failure_reason) as example
+    from outgoing_transfers o join stores s on s.id = o.store_id
+    where o.state = 'failed' and o.kind <> 'gas_top_up'
+      and not exists (select 1 from outgoing_transfers l where l.payment_id = o.payment_id and l.kind = o.kind and l.reason = o.reason
+                      and l.coin_symbol = o.coin_symbol and l.created_at > o.created_at and l.state <> 'failed')
+      and (o.kind = 'refund' or o.failure_kind is distinct from 'transient' or o.retry_at is null)
+    group by o.kind, o.failure_kind, o.coin_symbol
+    order by o.kind, o.coin_symbol
+  `);
+  if (rows.length === 0) return { check: 'failed transfers', status: 'ok', detail: 'no money stuck in failed transfers out' };
+  const parts = rows.map((r) => `${r.n} ${r.kind}(s) of ${r.amount} ${r.coin_symbol} in all (e.g. "${r.example}")`);
+  return {
+    check: 'failed transfers',
+    status: 'warn',
+    detail: `money stuck in failed transfers out: ${parts.join('; ')}. See reporting.outgoing_transfers (state failed, failure_reason). A sweep that failed for good is planned again once the store's treasury is mended (kassa store update ID --treasury ADDRESS, a basechain address); a failed refund's amount is refundable again: ask for it again (POST /v1/payments/{id}/refunds) once its cause is mended; "the wallet holds less" means the books and the chain disagree: see reporting.deposit_differences.`,
+  };
 }
 
 export async function runDoctor(config: Config, db: Db, client?: ChainClient): Promise<DoctorReport> {
@@ -286,6 +314,7 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   const last = await sampleBudget(db, config).catch(() => undefined);
   // The doctor's own requests (through the same budget) are not the deployment's.
   checks.push(checkBudget(config, first, last, budget.taken));
+  checks.push(await checkFailedTransfers(db));
   return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
 }
 

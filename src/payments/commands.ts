@@ -101,11 +101,11 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   const insertPayment = sql.fragment`
     insert into payments (id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
                           created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
-                          coin_amount, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at)
+                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at)
     values (${paymentId}, ${storeId}, ${status}, ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
             ${sql.jsonb(draft.metadata)}, ${draft.webhookUrl}, ${draft.returnUrl}, ${draft.createdVia}, ${draft.invoiceType},
             ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
-            ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.rate ?? null},
+            ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.coinAmountBaseUnits ?? null}, ${choice?.price.rate ?? null},
             ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
     returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
               payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
@@ -164,7 +164,7 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     const fixMethod = sql.fragment`
       update payments set
         status = ${next.to}, payment_method_id = ${method.id}, coin_symbol = ${method.coin_symbol},
-        coin_amount = ${choice.price.coinAmount}, exchange_rate = ${choice.price.rate}, exchange_rate_source = ${choice.price.source},
+        coin_amount = ${choice.price.coinAmount}, coin_amount_base_units = ${choice.price.coinAmountBaseUnits}, exchange_rate = ${choice.price.rate}, exchange_rate_source = ${choice.price.source},
         exchange_rate_at = ${sql.timestamp(choice.price.at)}, method_selected_at = ${sql.timestamp(now)}
       where id = ${paymentId}
     `;

@@ -9,6 +9,7 @@ import { KassaError } from '../errors.ts';
 import { ratePolicy, type StoredRate } from '../rates/rates.ts';
 import { depositAddressInsert, depositPublicKey, depositWalletAt, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import type { MethodRow } from './methods.ts';
+import { toBaseUnits } from '../money.ts';
 import { priceFor, priceFromRow, type Price } from './pricing.ts';
 
 export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'tonNetwork' | 'ratesMaxDivergencePercent'>;
@@ -46,7 +47,13 @@ export async function chooseMethod(
 ): Promise<MethodChoice> {
   const { prefetched } = options;
   const price = options.fixedCoinAmount
-    ? { coinAmount: options.fixedCoinAmount, rate: '1', source: 'identity', at: now }
+    ? {
+        coinAmount: options.fixedCoinAmount,
+        coinAmountBaseUnits: toBaseUnits(options.fixedCoinAmount, method.coin_decimals).toString(),
+        rate: '1',
+        source: 'identity',
+        at: now,
+      }
     : prefetched
       ? priceFromRow(payment.amount, payment.currency, method, now, prefetched.rate, ratePolicy(config), options.param)
       : await priceFor(tx, payment.amount, payment.currency, method, now, ratePolicy(config), options.param);

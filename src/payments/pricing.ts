@@ -4,13 +4,15 @@
 import type { Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
 import { rateRefusals } from '../metrics.ts';
-import { coinAmountFor } from '../money.ts';
+import { coinAmountFor, toBaseUnits } from '../money.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { rateVerdict, storedRate, type ExchangeRate, type RatePolicy, type StoredRate } from '../rates/rates.ts';
 import type { MethodRow } from './methods.ts';
 
 export interface Price {
   coinAmount: string;
+  /** coinAmount in the coin's base units (money.ts): payments.coin_amount_base_units. */
+  coinAmountBaseUnits: string;
   rate: string;
   source: string;
   at: Date;
@@ -45,7 +47,14 @@ export function priceFromRow(
 }
 
 function priced(amount: string, method: MethodRow, rate: ExchangeRate): Price {
-  return { coinAmount: coinAmountFor(amount, rate.rate, method.coin_decimals), rate: rate.rate, source: rate.source, at: rate.fetchedAt };
+  const coinAmount = coinAmountFor(amount, rate.rate, method.coin_decimals);
+  return {
+    coinAmount,
+    coinAmountBaseUnits: toBaseUnits(coinAmount, method.coin_decimals).toString(),
+    rate: rate.rate,
+    source: rate.source,
+    at: rate.fetchedAt,
+  };
 }
 
 /** A pair with a row, or a fiat currency, is priceable in principle: rate_unavailable; anything else can never be priced. */

@@ -2,15 +2,21 @@
 // the one place that decides its shape. The treasury plans refunds and answers their rows.
 import type { FromSchema } from 'json-schema-to-ts';
 import type { OutgoingRow } from '../treasury/outgoing.ts';
+import { refundFigures } from '../treasury/refunds.ts';
 
 export const refundSchema = {
   type: 'object',
-  required: ['id', 'paymentID', 'coin', 'amount', 'address', 'status', 'createdAt'],
+  required: ['id', 'paymentID', 'coin', 'amount', 'receives', 'fee', 'address', 'status', 'createdAt'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     paymentID: { type: 'string', format: 'uuid' },
     coin: { type: 'string' },
-    amount: { type: 'string', description: 'As given. The transfer that empties the deposit wallet carries what it holds, its fee taken from it.' },
+    amount: { type: 'string', description: 'As given: what the refund takes from the refundable money of its coin (a TON refund takes its fee besides).' },
+    receives: {
+      type: 'string',
+      description:
+        'What the destination receives, in the coin: the amount; for the refund of everything a deposit holds (fee taken from it), the amount less the fee (an estimate until confirmed).',
+    },
     address: { type: 'string', description: 'As given.' },
     status: {
       type: 'string',
@@ -19,7 +25,15 @@ export const refundSchema = {
         'pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again).',
     },
     transactionHash: { type: 'string', description: "Hex hash of the deposit wallet's transaction that sent it (confirmed, or failed on chain)." },
-    fee: { type: 'string', description: 'TON the deposit wallet paid for that transaction.' },
+    fee: {
+      type: 'string',
+      description:
+        "TON the refund costs: once confirmed, what the deposit wallet paid for its transaction (a jetton refund: with the TON its message carried); before, what is set aside for it. A TON refund's fee comes out of the refundable TON; a jetton refund's from Kassa's gas wallet.",
+    },
+    failureReason: {
+      type: 'string',
+      description: 'failed: why it did not leave (one sentence; a refund that failed is not tried again: its amount is refundable again).',
+    },
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -35,7 +49,8 @@ export function presentRefund(row: OutgoingRow): Refund {
     address: row.to_address_given ?? row.to_address,
     status: row.state === 'planned' ? 'pending' : row.state,
     ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
-    ...(row.fee !== null ? { fee: row.fee } : {}),
+    ...refundFigures(row),
+    ...(row.state === 'failed' && row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),
     createdAt: row.created_at.toISOString(),
   };
 }

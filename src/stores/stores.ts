@@ -1,5 +1,6 @@
 // Merchant stores, the payment methods they accept, and the treasury their money goes to.
-import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
+import type { TonNetwork } from '../chain/addresses.ts';
+import { destinationForm, ownWalletProblem } from '../treasury/destinations.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { isUuid } from '../uuid.ts';
 import { isHostName } from '../net/addresses.ts';
@@ -38,11 +39,21 @@ export function parseMethodList(text: string): MethodRef[] {
   return methods;
 }
 
-/** A treasury address given for `network`, in raw form; StoreInputError when it is not one. */
+/**
+ * A treasury address given for `network`, in raw form; StoreInputError when it is not one or
+ * Kassa cannot send there (not basechain). createStore and updateStore also refuse Kassa's own wallets.
+ */
 export function parseTreasury(value: string, network: TonNetwork): string {
-  const parsed = parseNetworkAddress(value, network);
+  const parsed = destinationForm(value, network);
   if ('problem' in parsed) throw new StoreInputError(`invalid treasury "${value}": ${parsed.problem}`);
-  return parsed.address.toRawString();
+  return parsed.raw;
+}
+
+/** StoreInputError when the treasury (raw) is one of Kassa's own wallets. */
+async function checkTreasuryOwner(db: Db, treasury: string | null): Promise<void> {
+  if (treasury === null) return;
+  const problem = await ownWalletProblem(db, treasury);
+  if (problem !== null) throw new StoreInputError(`invalid treasury "${treasury}": ${problem}`);
 }
 
 const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
@@ -66,6 +77,7 @@ export async function createStore(
       if (!found.some((f) => f.id === row.id)) found.push(row);
     }
     const treasury = options.treasury ?? null;
+    await checkTreasuryOwner(tx, treasury);
     const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`insert into stores (name, treasury) values (${trimmed}, ${treasury}) returning id`);
     for (const method of found) {
       await tx.query(sql.typeAlias('void')`insert into store_payment_methods (store_id, payment_method_id) values (${id}, ${method.id})`);
@@ -197,6 +209,8 @@ export async function updateStore(db: Db, id: string, given: Record<string, stri
   }));
   if (changes.length === 0) throw new StoreInputError(`nothing to change: give at least one of ${STORE_OPTIONS.map((o) => `--${o.flag}`).join(', ')}`);
   if (!(await findStore(db, id))) throw new StoreInputError(`no store with id "${id}"`);
+  const treasury = changes.find((change) => change.option.flag === 'treasury');
+  if (treasury) await checkTreasuryOwner(db, treasury.value);
   const assignments = sql.join(
     changes.map(({ option, value }) => sql.fragment`${sql.identifier([option.column])} = ${value}`),
     sql.fragment`, `,

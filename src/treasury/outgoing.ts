@@ -3,11 +3,13 @@
 // (outgoing__send, one queue per deposit wallet) enqueued beside them. No chain calls here.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import { outgoingFailures } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
-import { COUNTED_EFFECTS } from '../payments/counted.ts';
 import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
+import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
+import { outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
@@ -23,12 +25,113 @@ export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Dat
   await enqueue(tx, outgoingSendJob(fromAddress, runAt));
 }
 
+/** Set aside from the deposit's TON for a TON transfer's fee until the chain says the real one. */
+export const TON_FEE_RESERVE_BASE_UNITS = 10_000_000n; // 0.01 TON
+
+/** What a transfer out of a wallet is, on the books (planOutgoing writes it). */
+export interface OutgoingPlan {
+  kind: OutgoingKind;
+  reason: 'payment' | 'held_money' | 'refund' | 'gas';
+  paymentId: string;
+  storeId: string;
+  from: string;
+  /** Raw form. */
+  to: string;
+  /** The destination as the merchant gave it (refunds). */
+  toGiven?: string;
+  coin: string;
+  decimals: number;
+  amountBaseUnits: bigint;
+  /** nanoTON set aside for its fee (a jetton transfer: with the TON its message carries). */
+  feeReservedBaseUnits: bigint;
+  /** A gas top-up: the jetton transfer it pays for. */
+  forTransferId?: string;
+  /** When the wallet's signer job should run (default: now). */
+  sendAt?: Date;
+}
+
+/**
+ * The one way a transfer out gets on the books: its row, in the caller's transaction (the one that
+ * decided it, with the payment row locked), and the signer's job for its wallet. Returns its row,
+ * or null when a unique rule refused it (a completed payment's counted money is swept once).
+ */
+export async function planOutgoing(tx: Db, plan: OutgoingPlan, now: Date): Promise<OutgoingRow | null> {
+  const row = await tx.maybeOne(sql.type(outgoingRow)`
+    insert into outgoing_transfers (kind, reason, payment_id, store_id, for_transfer_id, from_address, to_address, to_address_given, coin_symbol,
+                                    amount, amount_base_units, fee_reserved_base_units, created_at, updated_at)
+    values (${plan.kind}, ${plan.reason}, ${plan.paymentId}, ${plan.storeId}, ${plan.forTransferId ?? null}, ${plan.from}, ${plan.to},
+            ${plan.toGiven ?? null}, ${plan.coin}, ${fromBaseUnits(plan.amountBaseUnits, plan.decimals)}, ${plan.amountBaseUnits.toString()},
+            ${plan.feeReservedBaseUnits.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
+    on conflict do nothing
+    returning ${OUTGOING_COLUMNS}
+  `);
+  if (row) await enqueueWalletSend(tx, plan.from, plan.sendAt);
+  return row;
+}
+
+/** nanoTON set aside for a transfer of `coin` out of a deposit: its fee, and for a jetton the TON its message carries. */
+export function feeReserveFor(coin: string): bigint {
+  return coin === 'TON' ? TON_FEE_RESERVE_BASE_UNITS : JETTON_TRANSFER_TON + TON_FEE_RESERVE_BASE_UNITS;
+}
+
+/**
+ * A sweep's: a TON sweep's fee is inside its amount (the message carries the amount less
+ * TON_FEE_RESERVE, or the whole balance with the fee taken from it), so nothing more is set aside;
+ * a jetton sweep's TON is Kassa's gas, like a jetton refund's.
+ */
+function sweepFeeReserve(coin: string): bigint {
+  return coin === 'TON' ? 0n : feeReserveFor(coin);
+}
+
+// ---- a deposit's money (the SQL function deposit_money, migration 000014) ---------------------
+
+const moneyRow = z.object({
+  coin_symbol: z.string(),
+  decimals: z.number(),
+  received: z.string(),
+  held: z.string(),
+  counted: z.string(),
+  refunded: z.string(),
+  swept: z.string(),
+  fees: z.string(),
+  merchant_unswept: z.string(),
+  gas: z.string().nullable(),
+  gas_free: z.string().nullable(),
+  refundable: z.string(),
+  last_money_at: z.date().nullable(),
+});
+export type DepositMoney = z.infer<typeof moneyRow>;
+
+/**
+ * A payment's deposit money per coin (base units; fees and gas in nanoTON): the one definition
+ * (deposit_money in SQL), read by the refunds API, the sweep planner, GET …/balance and reporting.
+ */
+export async function depositMoney(db: Db, paymentId: string): Promise<readonly DepositMoney[]> {
+  return db.any(sql.type(moneyRow)`
+    select coin_symbol, decimals, received::text as received, held::text as held, counted::text as counted, refunded::text as refunded,
+           swept::text as swept, fees::text as fees, merchant_unswept::text as merchant_unswept, gas::text as gas,
+           gas_free::text as gas_free, refundable::text as refundable, last_money_at
+    from deposit_money(${paymentId}) order by coin_symbol <> 'TON', coin_symbol
+  `);
+}
+
+/**
+ * What of `coin` in the payment's deposit wallet is refundable (base units), fees of refunds and
+ * held-money sweeps already taken (deposit_money). Lock the payment row first when acting on it.
+ */
+export async function refundableBaseUnits(tx: Db, paymentId: string, coin: string): Promise<bigint> {
+  const value = await tx.maybeOneFirst(sql.type(z.object({ refundable: z.string() }))`
+    select refundable::text as refundable from deposit_money(${paymentId}) where coin_symbol = ${coin}
+  `);
+  return BigInt(value ?? '0');
+}
+
 const paymentForPlan = z.object({
   id: z.string(),
   store_id: z.string(),
   status: z.string(),
   coin_symbol: z.string().nullable(),
-  coin_amount: z.string().nullable(),
+  coin_amount_base_units: z.string().nullable(),
   decimals: z.number().nullable(),
   deposit_address: z.string().nullable(),
   treasury: z.string().nullable(),
@@ -36,7 +139,7 @@ const paymentForPlan = z.object({
 
 async function paymentToPlan(tx: Db, paymentId: string) {
   return tx.maybeOne(sql.type(paymentForPlan)`
-    select p.id, p.store_id, p.status, p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as decimals,
+    select p.id, p.store_id, p.status, p.coin_symbol, p.coin_amount_base_units::text as coin_amount_base_units, c.decimals::int as decimals,
            d.address as deposit_address, s.treasury
     from payments p join stores s on s.id = p.store_id
     left join coins c on c.symbol = p.coin_symbol
@@ -53,91 +156,122 @@ async function paymentToPlan(tx: Db, paymentId: string) {
  */
 export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
   const p = await paymentToPlan(tx, paymentId);
-  if (p?.status !== 'completed' || p.treasury === null || p.deposit_address === null || p.coin_symbol === null || p.coin_amount === null || p.decimals === null)
+  if (
+    p?.status !== 'completed' ||
+    p.treasury === null ||
+    p.deposit_address === null ||
+    p.coin_symbol === null ||
+    p.coin_amount_base_units === null ||
+    p.decimals === null
+  )
     return false;
-  const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
-    values ('sweep', 'payment', ${p.id}, ${p.store_id}, ${p.deposit_address}, ${p.treasury}, ${p.coin_symbol}, ${p.coin_amount},
-            (${p.coin_amount}::numeric * power(10::numeric, ${p.decimals}))::numeric(78, 0), ${sql.timestamp(now)}, ${sql.timestamp(now)})
-    on conflict do nothing
-    returning id
-  `);
-  if (id === null) return false;
-  await enqueueWalletSend(tx, p.deposit_address);
-  return true;
+  const row = await planOutgoing(
+    tx,
+    {
+      kind: 'sweep',
+      reason: 'payment',
+      paymentId: p.id,
+      storeId: p.store_id,
+      from: p.deposit_address,
+      to: p.treasury,
+      coin: p.coin_symbol,
+      decimals: p.decimals,
+      amountBaseUnits: BigInt(p.coin_amount_base_units),
+      feeReservedBaseUnits: sweepFeeReserve(p.coin_symbol),
+    },
+    now,
+  );
+  return row !== null;
 }
 
 /**
- * What of `coin` in the payment's deposit wallet is refundable (base units): every credited
- * transfer of that coin, less a completed payment's counted amount (the merchant's), less what
- * was refunded or swept as held money (unless it failed). Money counted toward a payment that is
- * still open is not refundable yet. Lock the payment row first when acting on it.
+ * For `outgoing_transfers o` joined to its store `s`: the transfer stops a new one being planned
+ * for the same money — it is not failed, or it failed and may not be tried again yet (a transient
+ * failure before its retry_at; a permanent one to the treasury the store still has).
  */
-export async function refundableBaseUnits(tx: Db, paymentId: string, coin: string): Promise<bigint> {
-  const value = await tx.oneFirst(sql.type(z.object({ refundable: z.string() }))`
-    select (
-      coalesce((select sum(t.amount_base_units) from transfers t
-        where t.payment_id = p.id and t.coin_symbol = ${coin}
-          and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
-          and (p.status not in ('created', 'pending') or t.effect <> all(${sql.array([...COUNTED_EFFECTS], 'text')}))), 0)
-      - case when p.status = 'completed' and p.coin_symbol = ${coin} then (p.coin_amount * power(10::numeric, c.decimals))::numeric(78, 0) else 0 end
-      - coalesce((select sum(o.amount_base_units) from outgoing_transfers o
-        where o.payment_id = p.id and o.coin_symbol = ${coin} and o.reason in ('refund', 'held_money') and o.state <> 'failed'), 0)
-    )::text as refundable
-    from payments p left join coins c on c.symbol = p.coin_symbol
-    where p.id = ${paymentId}
-  `);
-  return BigInt(value);
+function blocksReplanning(now: Date) {
+  return sql.fragment`(o.state <> 'failed'
+    or (o.failure_kind = 'transient' and o.retry_at > ${sql.timestamp(now)})
+    or (o.failure_kind is distinct from 'transient' and o.to_address = s.treasury))`;
 }
 
-const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string() });
+const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decimals: z.number() });
 
 /**
  * The recurring planner: sweeps for completed payments whose store got a treasury after they
  * completed, and held money whose REFUND_HOLD_DAYS have passed (counted from the last money that
- * reached the deposit; dust below TON_DUST_BASE_UNITS stays). Returns how many it planned.
+ * reached the deposit; dust below TON_DUST_BASE_UNITS stays). A payment whose sweep failed for
+ * good is not planned again (failure_kind permanent). Returns how many it planned.
  */
 export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
   const { now } = options;
   let planned = 0;
+  // A sweep that failed stops the next one, unless it failed for a passing reason and its retry
+  // time came, or it failed for good and the treasury has changed since (the merchant mended it).
   const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     select p.id from payments p join stores s on s.id = p.store_id
     where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
-      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed')
+      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
+                      and ${blocksReplanning(now)})
     limit 500
   `);
   for (const id of unswept) {
     if (await pool.transaction((tx) => planPaymentSweep(tx, id, now))) planned += 1;
   }
   const heldSince = new Date(now.getTime() - options.holdDays * 86_400_000);
-  const held = await pool.any(sql.type(dueRow.extend({ decimals: z.number() }))`
-    select t.payment_id, t.coin_symbol, c.decimals::int as decimals from transfers t
-    join payments p on p.id = t.payment_id join stores s on s.id = p.store_id join coins c on c.symbol = t.coin_symbol
+  const held = await pool.any(sql.type(dueRow)`
+    select p.id as payment_id, m.coin_symbol, m.decimals from payments p join stores s on s.id = p.store_id
+    cross join lateral deposit_money(p.id) m
     where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
-      and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
-    group by t.payment_id, t.coin_symbol, c.decimals
-    having max(t.recorded_at) < ${sql.timestamp(heldSince)}
+      -- Only deposits that got money beyond an exact payment are worth asking (most get none).
+      and exists (select 1 from transfers t where t.payment_id = p.id and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
+                  and (p.status <> 'completed' or t.effect not in ('partial', 'completed')))
+      and m.refundable > 0 and m.last_money_at < ${sql.timestamp(heldSince)}
+      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.coin_symbol = m.coin_symbol and o.reason = 'held_money'
+                      and o.state = 'failed' and ${blocksReplanning(now)})
   `);
   for (const row of held) {
     const done = await pool.transaction(async (tx) => {
       await tx.query(sql.unsafe`select 1 from payments where id = ${row.payment_id} for update`);
-      const refundable = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
-      if (refundable <= 0n) return false;
-      if (row.coin_symbol === 'TON' && refundable < TON_DUST_BASE_UNITS) return false;
       const p = (await paymentToPlan(tx, row.payment_id))!;
       if (p.treasury === null || p.deposit_address === null) return false;
-      await tx.query(sql.typeAlias('void')`
-        insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
-        values ('sweep', 'held_money', ${p.id}, ${p.store_id}, ${p.deposit_address}, ${p.treasury}, ${row.coin_symbol},
-                ${fromBaseUnits(refundable, row.decimals)}, ${refundable.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
-      `);
-      await enqueueWalletSend(tx, p.deposit_address);
-      return true;
+      const amount = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
+      if (amount <= 0n) return false;
+      if (row.coin_symbol === 'TON' && amount < TON_DUST_BASE_UNITS) return false;
+      const plan: OutgoingPlan = {
+        kind: 'sweep',
+        reason: 'held_money',
+        paymentId: p.id,
+        storeId: p.store_id,
+        from: p.deposit_address,
+        to: p.treasury,
+        coin: row.coin_symbol,
+        decimals: row.decimals,
+        amountBaseUnits: amount,
+        feeReservedBaseUnits: sweepFeeReserve(row.coin_symbol),
+      };
+      return (await planOutgoing(tx, plan, now)) !== null;
     });
     if (done) planned += 1;
   }
   if (planned > 0) options.log?.info({ planned }, 'sweeps planned');
   return planned;
+}
+
+/**
+ * Earlier transient failures of the same transfer (same payment, kind, reason, coin): what a new
+ * failure's backoff and cap count (transitions.ts). For a query over `outgoing_transfers o`.
+ */
+export const RETRIES = sql.fragment`(select count(*)::int from outgoing_transfers f
+  where f.payment_id = o.payment_id and f.kind = o.kind and f.reason = o.reason and f.coin_symbol = o.coin_symbol
+    and f.id <> o.id and f.state = 'failed' and f.failure_kind = 'transient')`;
+
+/** The columns a transition's failure (or its absence) sets. */
+export function failureColumns(failure: Failure | undefined, now: Date) {
+  return failure
+    ? sql.fragment`failure_reason = ${failure.reason}, failure_kind = ${failure.kind}, retry_at = ${failure.retryAt ? sql.timestamp(failure.retryAt) : null},
+        failed_at = ${sql.timestamp(now)}`
+    : sql.fragment`failure_reason = null, failure_kind = null, retry_at = null, failed_at = null`;
 }
 
 // ---- confirmation (the chain reader) --------------------------------------------------------
@@ -174,7 +308,9 @@ export async function confirmOutgoing(
   const out = tx.outMessages ?? [];
   const fees = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
-  return pool.transaction(async (db) => {
+  const failed: Array<{ id: string; why: string }> = [];
+  const result = await pool.transaction(async (db) => {
+    failed.length = 0;
     const rows = await db.any(sql.type(sentRow)`
       select id, state, from_address, to_address, kind, coin_symbol, amount_base_units::text as amount_base_units from outgoing_transfers
       where from_address = ${tx.account} and (message_hash = any(${sql.array(hashes, 'text')}) or message_hash_normalized = any(${sql.array(hashes, 'text')}))
@@ -194,13 +330,14 @@ export async function confirmOutgoing(
       // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
       const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
       if (ok && index !== undefined) {
+        if (!outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'confirmed' }, now).ok) continue;
         unused.delete(index);
         const message = out[index]!;
         const jetton = row.coin_symbol !== 'TON';
         const sent = jetton ? BigInt(row.amount_base_units) : message.value;
         const paid = jetton ? fee + message.value : fee;
         await db.query(sql.typeAlias('void')`
-          update outgoing_transfers set state = 'confirmed', sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
+          update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, retry_at = null, failed_at = null, sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
             fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
             confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
@@ -215,19 +352,26 @@ export async function confirmOutgoing(
             : tx.actionSuccess === false
               ? 'action_failed'
               : 'no_message_sent';
+        const next = outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'failed_on_chain', why }, now);
+        if (!next.ok) continue;
         await db.query(sql.typeAlias('void')`
-          update outgoing_transfers set state = 'failed', failure_reason = ${`the wallet sent nothing: ${why}`}, fee_base_units = ${fee.toString()},
-            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
-            failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+          update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, fee_base_units = ${fee.toString()},
+            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
-        log.error({ transferId: row.id, account: tx.account, hash: tx.hash, why }, 'an outgoing transfer failed on chain');
+        failed.push({ id: row.id, why });
       }
     }
     // The wallet's next transfer (if any) can be signed now.
     await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
   });
+  // Counted and told after commit.
+  for (const f of failed) {
+    outgoingFailures.inc({ kind: 'on_chain' });
+    log.error({ transferId: f.id, account: tx.account, hash: tx.hash, why: f.why }, 'an outgoing transfer failed on chain');
+  }
+  return result;
 }
 
 /**
@@ -249,13 +393,21 @@ export async function jettonTransferRefused(
   const succeeded = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false && !tx.aborted;
   if (succeeded) return false;
   const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success || tx.compute.exitCode !== 0 ? `exit code ${tx.compute.exitCode}` : 'action_failed';
+  const next = outgoingTransition(
+    { state: 'confirmed', messagesSigned: 0, retries: 0 },
+    { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` },
+    now,
+  );
+  if (!next.ok) return false;
   const id = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    update outgoing_transfers set state = 'failed', failure_reason = ${`the jetton wallet refused the transfer (${why}, transaction ${tx.hash})`},
-      failed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
     where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
     returning id
   `);
-  if (id) log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
+  if (id) {
+    outgoingFailures.inc({ kind: 'on_chain' });
+    log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
+  }
   return id !== null;
 }
 
@@ -266,6 +418,7 @@ export const outgoingRow = z.object({
   kind: z.enum(['sweep', 'refund', 'gas_top_up']),
   reason: z.string(),
   payment_id: z.string(),
+  store_id: z.string(),
   from_address: z.string(),
   to_address: z.string(),
   to_address_given: z.string().nullable(),
@@ -281,17 +434,22 @@ export const outgoingRow = z.object({
   sent_amount_base_units: z.string().nullable(),
   fee: z.string().nullable(),
   fee_base_units: z.string().nullable(),
+  fee_reserved_base_units: z.string(),
   transaction_hash: z.string().nullable(),
   failure_reason: z.string().nullable(),
+  failure_kind: z.enum(['permanent', 'transient']).nullable(),
+  attempts: z.number(),
+  retry_at: z.date().nullable(),
   created_at: z.date(),
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
 
 export const OUTGOING_COLUMNS = sql.fragment`
-  id, kind, reason, payment_id, from_address, to_address, to_address_given, coin_symbol, amount::text as amount,
+  id, kind, reason, payment_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount::text as amount,
   amount_base_units::text as amount_base_units, state, wallet_seqno::text as wallet_seqno, valid_until, message_hash,
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
-  fee_base_units::text as fee_base_units, transaction_hash, failure_reason, created_at
+  fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
+  failure_kind, attempts, retry_at, created_at
 `;
 
 export async function outgoingOfPayment(db: Db, paymentId: string, kind?: OutgoingKind): Promise<readonly OutgoingRow[]> {

@@ -2,11 +2,12 @@
 // part of a completed payment's counted amount goes back to an address the merchant gives. A
 // refund is an outgoing transfer (kind refund) planned with the payment row locked, so two
 // refunds at once cannot take more than the refundable balance; the signer sends it.
-import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
+import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { invalidAddress, KassaError, paymentNotFound, refundExceedsBalance } from '../errors.ts';
+import { KassaError, paymentNotFound, refundExceedsBalance, unusableDestination } from '../errors.ts';
+import { checkDestination } from './destinations.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
-import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, refundableBaseUnits, type OutgoingRow } from './outgoing.ts';
+import { depositMoney, feeReserveFor, TON_FEE_RESERVE_BASE_UNITS, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 
 export interface RefundRequest {
   coin: string;
@@ -16,32 +17,117 @@ export interface RefundRequest {
 
 /** Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row (src/presenters/refund.ts shows it). */
 export async function createRefund(tx: Db, network: TonNetwork, storeId: string, paymentId: string, request: RefundRequest, now: Date): Promise<OutgoingRow> {
-  const destination = parseNetworkAddress(request.address, network);
-  if ('problem' in destination) throw invalidAddress(destination.problem);
   const payment = await tx.maybeOne(sql.type(z.object({ id: z.string(), deposit_address: z.string().nullable() }))`
     select p.id, d.address as deposit_address from payments p left join deposit_addresses d on d.payment_id = p.id
     where p.id = ${paymentId} and p.store_id = ${storeId}
     for update of p
   `);
   if (!payment) throw paymentNotFound();
-  const coin = await tx.maybeOne(sql.type(z.object({ symbol: z.string(), decimals: z.number() }))`
-    select symbol, decimals::int as decimals from coins where symbol = ${request.coin}
+  const coin = await tx.maybeOne(sql.type(z.object({ symbol: z.string(), decimals: z.number(), minimum: z.string() }))`
+    select symbol, decimals::int as decimals, refund_minimum_base_units::text as minimum from coins where symbol = ${request.coin}
   `);
   if (!coin) throw new KassaError('invalid_coin', `${request.coin} is not a coin Kassa knows.`, { param: 'coin' });
   if (decimalPlaces(request.amount) > coin.decimals)
     throw new KassaError('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, { param: 'amount' });
+  const given = request.address.trim() === PAYER ? await payerOf(tx, payment.id, coin.symbol) : request.address;
+  const destination = await checkDestination(tx, given, network);
+  if ('problem' in destination) throw unusableDestination(destination.problem);
   const amount = toBaseUnits(request.amount, coin.decimals);
   if (amount <= 0n) throw new KassaError('invalid_amount', 'amount must be positive.', { param: 'amount' });
-  const refundable = payment.deposit_address === null ? 0n : await refundableBaseUnits(tx, payment.id, coin.symbol);
-  if (amount > refundable) throw refundExceedsBalance(fromBaseUnits(refundable > 0n ? refundable : 0n, coin.decimals), coin.symbol);
-  const row = await tx.one(sql.type(outgoingRow)`
-    insert into outgoing_transfers (kind, reason, payment_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount, amount_base_units, created_at, updated_at)
-    values ('refund', 'refund', ${payment.id}, ${storeId}, ${payment.deposit_address!}, ${destination.address.toRawString()}, ${request.address.trim()},
-            ${coin.symbol}, ${request.amount}, ${amount.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
-    returning ${OUTGOING_COLUMNS}
+  // A refund never costs more than it moves.
+  if (amount < BigInt(coin.minimum))
+    throw new KassaError(
+      'refund_below_minimum',
+      `The smallest ${coin.symbol} refund is ${fromBaseUnits(BigInt(coin.minimum), coin.decimals)}: a smaller one would cost about as much as it moves.`,
+      { param: 'amount' },
+    );
+  const money = payment.deposit_address === null ? null : await refundMoney(tx, payment.id, payment.deposit_address, coin.symbol);
+  const decision = decideRefund({ coin: coin.symbol, amount, refundable: money?.refundable ?? 0n, onlyCustomerMoney: money?.onlyCustomerMoney ?? false });
+  if (!decision.ok) throw refundExceedsBalance(fromBaseUnits(decision.available, coin.decimals), coin.symbol);
+  const row = await planOutgoing(
+    tx,
+    {
+      kind: 'refund',
+      reason: 'refund',
+      paymentId: payment.id,
+      storeId,
+      from: payment.deposit_address!,
+      to: destination.raw,
+      toGiven: given.trim(),
+      coin: coin.symbol,
+      decimals: coin.decimals,
+      amountBaseUnits: amount,
+      feeReservedBaseUnits: decision.feeReserved,
+    },
+    now,
+  );
+  return row!;
+}
+
+/** `address` naming the payer instead of an address. */
+export const PAYER = 'payer';
+
+/**
+ * The one address that paid the payment `coin` (the incoming message's source for TON, the sender
+ * in the jetton `internal_transfer` for a jetton), as booked; invalid_address when none or several.
+ */
+async function payerOf(tx: Db, paymentId: string, coin: string): Promise<string> {
+  const senders = await tx.anyFirst(sql.type(z.object({ sender: z.string() }))`
+    select distinct sender from transfers
+    where payment_id = ${paymentId} and coin_symbol = ${coin} and sender is not null
+      and effect not in ('not_credited', 'not_counted', 'unknown_token')
+    order by sender
   `);
-  await enqueueWalletSend(tx, payment.deposit_address!);
-  return row;
+  if (senders.length === 0) throw unusableDestination(`no payer of ${coin} is known for this payment: name an address`);
+  if (senders.length > 1) throw unusableDestination(`the payment's ${coin} came from ${senders.length} addresses: name the one to refund`);
+  return senders[0]!;
+}
+
+/** The refundable money of `coin`, and (TON) whether the deposit holds only the customer's money, nothing planned or in flight. */
+async function refundMoney(tx: Db, paymentId: string, deposit: string, coin: string): Promise<{ refundable: bigint; onlyCustomerMoney: boolean }> {
+  const rows = await depositMoney(tx, paymentId);
+  const row = rows.find((r) => r.coin_symbol === coin);
+  const ton = rows.find((r) => r.coin_symbol === 'TON');
+  const busy = await tx.exists(sql.unsafe`select 1 from outgoing_transfers where from_address = ${deposit} and state in ('planned', 'sent')`);
+  const onlyCustomerMoney = !busy && ton !== undefined && BigInt(ton.merchant_unswept) === 0n && BigInt(ton.gas ?? '0') <= 0n;
+  return { refundable: BigInt(row?.refundable ?? '0'), onlyCustomerMoney };
+}
+
+/**
+ * Whether a refund of `amount` fits the refundable money (the fee policy, docs/API.md). A TON
+ * refund's fee comes out of the refundable TON on top of the amount (the destination receives
+ * `amount`), so amount + its fee reserve must fit — except the refund of everything refundable
+ * from a deposit that holds nothing else (`onlyCustomerMoney`): it carries the whole balance, its
+ * fee taken from it (no reserve). A jetton refund's TON is Kassa's gas (never the customer's TON),
+ * so its amount alone must fit. `available`: the largest refund that would.
+ */
+export function decideRefund(args: {
+  coin: string;
+  amount: bigint;
+  refundable: bigint;
+  onlyCustomerMoney: boolean;
+}): { ok: true; feeReserved: bigint } | { ok: false; available: bigint } {
+  const reserve = feeReserveFor(args.coin);
+  if (args.coin !== 'TON') return args.amount <= args.refundable ? { ok: true, feeReserved: reserve } : { ok: false, available: args.refundable };
+  if (args.amount + reserve <= args.refundable) return { ok: true, feeReserved: reserve };
+  if (args.onlyCustomerMoney && args.amount === args.refundable) return { ok: true, feeReserved: 0n };
+  const available = args.onlyCustomerMoney ? args.refundable : args.refundable - reserve;
+  return { ok: false, available: available > 0n ? available : 0n };
+}
+
+/**
+ * What a refund costs and what its destination receives (docs/API.md, the fee policy): the fee in
+ * TON (the real one once confirmed; before, what is set aside for it), and what arrives in the
+ * refund's coin: its amount, or — the refund of everything, fee taken from it — the amount less the fee.
+ */
+export function refundFigures(row: OutgoingRow): { fee: string; receives: string } {
+  const reserved = BigInt(row.fee_reserved_base_units);
+  const fee = row.fee_base_units !== null ? BigInt(row.fee_base_units) : reserved > 0n ? reserved : TON_FEE_RESERVE_BASE_UNITS;
+  const feeText = fromBaseUnits(fee, 9);
+  if (row.coin_symbol !== 'TON' || reserved > 0n) return { fee: feeText, receives: row.amount };
+  if (row.state === 'confirmed' && row.sent_amount_base_units !== null) return { fee: feeText, receives: fromBaseUnits(BigInt(row.sent_amount_base_units), 9) };
+  const receives = BigInt(row.amount_base_units) - fee;
+  return { fee: feeText, receives: fromBaseUnits(receives > 0n ? receives : 0n, 9) };
 }
 
 /** The payment's refunds, oldest first, or null when it is not the store's payment. */

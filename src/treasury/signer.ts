@@ -7,29 +7,26 @@
 // again (a repeat of the same signed message cannot be applied twice: the wallet's seqno moved
 // on). A message nobody saw on chain until its valid_until passed (by the chain reader's clock,
 // settled_until) can never land any more: it is planned again, and signed afresh.
-import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
+import { Address, internal, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
-import { JETTON_TRANSFER_TON, jettonTransferBody } from '../chain/jettonTransfer.ts';
-import { fromBaseUnits } from '../money.ts';
+import { jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
-import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, refundableBaseUnits, type OutgoingRow } from './outgoing.ts';
+import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { failureColumns, RETRIES } from './outgoing.ts';
+import { outgoingTransition, type OutgoingState } from './transitions.ts';
+import { nextSeqno, whatToSend } from './whatToSend.ts';
+import { outgoingFailures } from '../metrics.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
 /** How long a signed message stays valid (the wallet refuses it afterwards). */
 export const MESSAGE_TTL_SECONDS = 60;
-/** A TON transfer that leaves less than this in the wallet carries the whole balance instead (fees taken from it). */
-export const FEE_RESERVE_BASE_UNITS = 10_000_000n; // 0.01 TON
-/** The smallest top-up: the attached TON, the deposit's own fees (it deploys itself) and a margin. */
-export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
 export const MAX_MESSAGES_PER_BATCH = 100;
-/** A transfer whose wallet accepted none of this many signed messages (each expired unseen) fails. */
-export const MAX_MESSAGES_SIGNED = 5;
 /** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
 export const GAS_BATCH_WINDOW_MS = 1_000;
 
@@ -69,21 +66,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   // 1. A message in flight that the chain has been read past without seeing it: plan it again.
   // One statement (one snapshot): settled_until moves only after the reader booked the blocks.
   // After MAX_MESSAGES_SIGNED messages the wallet never accepted, the transfer fails instead.
-  const replanned = await pool.any(sql.type(z.object({ id: z.string(), state: z.string() }))`
-    update outgoing_transfers set state = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then 'failed' else 'planned' end,
-      failed_at = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then ${sql.timestamp(deps.now())}::timestamptz end,
-      failure_reason = case when messages_signed >= ${MAX_MESSAGES_SIGNED} then ${`the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`} end,
-      wallet_seqno = null, valid_until = null, message_hash = null,
-      message_hash_normalized = null, signed_message = null, send_mode = null, updated_at = ${sql.timestamp(deps.now())}
-    where from_address = ${wallet} and state = 'sent'
-      and valid_until < (select settled_until from chain_reader where network = ${network})
-    returning id, state
-  `);
-  for (const row of replanned) {
-    if (row.state === 'failed')
-      log.error({ transferId: row.id, wallet }, `an outgoing transfer failed: the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`);
-    else log.warn({ transferId: row.id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
-  }
+  await replanExpired(deps, wallet);
 
   // 2. One in flight: broadcast it again (harmless) and come back after its valid_until.
   const inFlight = await pool.maybeOne(sql.type(outgoingRow.extend({ signed_message: z.instanceof(Buffer) }))`
@@ -123,46 +106,45 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   const booked = await pool.oneFirst(sql.type(z.object({ next: z.string() }))`
     select coalesce(max(wallet_seqno) + 1, 0)::text as next from outgoing_transfers where from_address = ${wallet} and transaction_hash is not null
   `);
-  const seqno = Math.max(chainSeqno, Number(booked));
-  let sendMode: SendMode = SendMode.PAY_GAS_SEPARATELY;
+  const seqno = nextSeqno(chainSeqno, Number(booked));
+  const gasLane =
+    !isGas && next.coin_symbol !== 'TON'
+      ? await pool.oneFirst(sql.type(z.object({ gas: z.string() }))`
+          select coalesce(gas_free, 0)::text as gas from deposit_money(${next.payment_id}) where coin_symbol = 'TON'
+        `)
+      : null;
+  const decision = whatToSend({
+    transfer: {
+      kind: next.kind,
+      reason: next.reason,
+      coin: next.coin_symbol,
+      amount: BigInt(next.amount_base_units),
+      feeReserved: BigInt(next.fee_reserved_base_units),
+    },
+    balance: state.balance,
+    batchTotal: isGas ? planned.reduce((sum, row) => sum + BigInt(row.amount_base_units), 0n) : undefined,
+    gas: gasLane === null ? undefined : BigInt(gasLane),
+  });
+  if (decision.action === 'short_of_gas') {
+    log.error({ wallet, balance: state.balance.toString() }, 'the gas wallet cannot pay the top-ups it owes: fund it (kassa gas prints its address)');
+    await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + 30_000)));
+    return { outcome: 'short_of_gas', transferId: next.id };
+  }
+  if (decision.action === 'fail') return fail(deps, next, decision.reason, decision.permanent);
+  if (decision.action === 'wait_for_gas') return waitForGas(deps, next, gas, decision.topUp);
+  const sendMode = decision.mode;
   let messages: MessageRelaxed[];
   if (isGas) {
-    const total = planned.reduce((sum, row) => sum + BigInt(row.amount_base_units), 0n);
-    if (total + FEE_RESERVE_BASE_UNITS > state.balance) {
-      log.error(
-        { wallet, balance: state.balance.toString(), needed: total.toString() },
-        'the gas wallet cannot pay the top-ups it owes: fund it (kassa gas prints its address)',
-      );
-      await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + 30_000)));
-      return { outcome: 'short_of_gas', transferId: next.id };
-    }
     messages = planned.map((row) => internal({ to: Address.parse(row.to_address), value: BigInt(row.amount_base_units), bounce: false }));
   } else if (next.coin_symbol === 'TON') {
-    const amount = BigInt(next.amount_base_units);
-    // Fees are paid from the wallet, so the last transfer out of it may find a little less than the
-    // books say: within FEE_RESERVE it carries what there is; beyond, the books and the chain disagree.
-    if (amount > state.balance + FEE_RESERVE_BASE_UNITS) {
-      return fail(deps, next, `the wallet holds ${state.balance} nanoTON, less than the ${amount} to send`);
-    }
-    if (state.balance < FEE_RESERVE_BASE_UNITS) {
-      return fail(deps, next, `the wallet holds ${state.balance} nanoTON: too little to pay for a transfer (dust)`);
-    }
-    // What would be left could not pay for its own transfer: the whole balance goes, fees taken from it.
-    const carryAll = state.balance - amount < FEE_RESERVE_BASE_UNITS;
-    if (carryAll) sendMode = SendMode.CARRY_ALL_REMAINING_BALANCE;
     // Non-bounceable: a treasury or refund address may be a wallet that was never deployed.
-    messages = [internal({ to: Address.parse(next.to_address), value: carryAll ? 0n : amount, bounce: false })];
+    messages = [internal({ to: Address.parse(next.to_address), value: decision.value, bounce: false })];
   } else {
-    // A jetton: the deposit's jetton wallet sends it; the deposit pays the TON for that, which the
-    // gas wallet tops up (never the customer's refundable TON).
-    const refundableTon = await refundableBaseUnits(pool, next.payment_id, 'TON');
-    const needed = (refundableTon > 0n ? refundableTon : 0n) + JETTON_TRANSFER_TON + FEE_RESERVE_BASE_UNITS;
-    if (state.balance < needed) return waitForGas(deps, next, gas, needed - state.balance);
     const jettonWallet = await depositJettonWallet(deps, next, wallet);
     messages = [
       internal({
         to: jettonWallet,
-        value: JETTON_TRANSFER_TON,
+        value: decision.value,
         bounce: true,
         // The query id is the wallet's seqno: the jetton wallet's transaction names the transfer by it.
         body: jettonTransferBody({
@@ -182,6 +164,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   const ids = planned.map((row) => row.id);
   const recorded = await pool
     .transaction(async (tx) => {
+      // outgoingTransition's `signed`: planned → sent (the where clause is its guard).
       const taken = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
       update outgoing_transfers set state = 'sent', wallet_seqno = ${seqno}, valid_until = ${sql.timestamp(new Date(validUntil * 1000))},
         send_mode = ${sendMode}, message_hash = ${message.hash}, message_hash_normalized = ${message.hashNormalized},
@@ -213,7 +196,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
  * per shortfall; the gas wallet's job runs a second later, so top-ups planned meanwhile go in one
  * message), and this wallet's job comes back when the reader confirms it (or in a few seconds).
  */
-async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string | null, shortBy: bigint): Promise<SendOutcome> {
+async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string | null, topUp: bigint): Promise<SendOutcome> {
   if (gas === null) throw new Error('no gas wallet is recorded for this network (the worker records it at start)');
   const planned = await deps.pool.transaction(async (tx) => {
     const pending = await tx.exists(sql.unsafe`
@@ -221,13 +204,24 @@ async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string |
         and (state in ('planned', 'sent') or (state = 'confirmed' and confirmed_at > ${sql.timestamp(new Date(deps.now().getTime() - 30_000))}))
     `);
     if (!pending) {
-      const amount = shortBy > JETTON_GAS_TOP_UP ? shortBy : JETTON_GAS_TOP_UP;
-      await tx.query(sql.typeAlias('void')`
-        insert into outgoing_transfers (kind, reason, payment_id, store_id, for_transfer_id, from_address, to_address, coin_symbol, amount, amount_base_units, created_at, updated_at)
-        values ('gas_top_up', 'gas', ${transfer.payment_id}, (select store_id from payments where id = ${transfer.payment_id}), ${transfer.id}, ${gas},
-                ${transfer.from_address}, 'TON', ${fromBaseUnits(amount, 9)}, ${amount.toString()}, ${sql.timestamp(deps.now())}, ${sql.timestamp(deps.now())})
-      `);
-      await enqueueWalletSend(tx, gas, new Date(deps.now().getTime() + GAS_BATCH_WINDOW_MS));
+      await planOutgoing(
+        tx,
+        {
+          kind: 'gas_top_up',
+          reason: 'gas',
+          paymentId: transfer.payment_id,
+          storeId: transfer.store_id,
+          forTransferId: transfer.id,
+          from: gas,
+          to: transfer.from_address,
+          coin: 'TON',
+          decimals: 9,
+          amountBaseUnits: topUp,
+          feeReservedBaseUnits: 0n,
+          sendAt: new Date(deps.now().getTime() + GAS_BATCH_WINDOW_MS),
+        },
+        deps.now(),
+      );
     }
     await enqueueWalletSend(tx, transfer.from_address, new Date(deps.now().getTime() + 3_000));
     return !pending;
@@ -271,14 +265,67 @@ async function broadcast(deps: SignerDeps, transferId: string, boc: Buffer): Pro
   `);
 }
 
-async function fail(deps: SignerDeps, transfer: OutgoingRow, reason: string): Promise<SendOutcome> {
-  await deps.pool.transaction(async (tx) => {
+/**
+ * The transfers of `wallet` in flight whose message the chain has been read past (its valid_until
+ * before the reader's settled_until) without seeing it: each can never land, and moves as
+ * outgoingTransition says (planned again, or failed after MAX_MESSAGES_SIGNED messages).
+ */
+async function replanExpired(deps: SignerDeps, wallet: string): Promise<void> {
+  const now = deps.now();
+  const moved = await deps.pool.transaction(async (tx) => {
+    // settled_until moves only after the reader booked the blocks: read it in this transaction.
+    const rows = await tx.any(sql.type(z.object({ id: z.string(), messages_signed: z.number(), retries: z.number() }))`
+      select o.id, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o
+      where o.from_address = ${wallet} and o.state = 'sent'
+        and o.valid_until < (select settled_until from chain_reader where network = ${deps.config.tonNetwork})
+      order by o.created_at
+      for update of o
+    `);
+    const done: Array<{ id: string; to: string; reason?: string }> = [];
+    for (const row of rows) {
+      const next = outgoingTransition({ state: 'sent', messagesSigned: row.messages_signed, retries: row.retries }, { type: 'expired_unseen' }, now);
+      if (!next.ok) continue;
+      await tx.query(sql.typeAlias('void')`
+        update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)},
+          wallet_seqno = null, valid_until = null, message_hash = null, message_hash_normalized = null, signed_message = null, send_mode = null,
+          updated_at = ${sql.timestamp(now)}
+        where id = ${row.id}
+      `);
+      done.push({ id: row.id, to: next.to, ...(next.failure ? { reason: next.failure.reason } : {}) });
+    }
+    return done;
+  });
+  for (const row of moved) {
+    if (row.to === 'failed') {
+      outgoingFailures.inc({ kind: 'expired' });
+      deps.log.error({ transferId: row.id, wallet, reason: row.reason }, 'an outgoing transfer failed');
+    } else deps.log.warn({ transferId: row.id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
+  }
+}
+
+async function fail(deps: SignerDeps, transfer: OutgoingRow, reason: string, permanent: boolean): Promise<SendOutcome> {
+  const now = deps.now();
+  const failed = await deps.pool.transaction(async (tx) => {
+    const row = await tx.maybeOne(sql.type(z.object({ state: z.string(), messages_signed: z.number(), retries: z.number() }))`
+      select o.state, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o where o.id = ${transfer.id} for update of o
+    `);
+    if (!row) return null;
+    const next = outgoingTransition(
+      { state: row.state as OutgoingState, messagesSigned: row.messages_signed, retries: row.retries },
+      { type: 'not_sendable', reason, permanent },
+      now,
+    );
+    if (!next.ok) return null;
     await tx.query(sql.typeAlias('void')`
-      update outgoing_transfers set state = 'failed', failure_reason = ${reason}, failed_at = ${sql.timestamp(deps.now())}, updated_at = ${sql.timestamp(deps.now())}
-      where id = ${transfer.id} and state = 'planned'
+      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+      where id = ${transfer.id}
     `);
     await enqueueWalletSend(tx, transfer.from_address);
+    return next.failure ?? null;
   });
-  deps.log.error({ transferId: transfer.id, wallet: transfer.from_address, reason }, 'an outgoing transfer cannot be sent');
+  if (failed) {
+    outgoingFailures.inc({ kind: failed.kind });
+    deps.log.error({ transferId: transfer.id, wallet: transfer.from_address, reason: failed.reason, failureKind: failed.kind }, 'an outgoing transfer failed');
+  }
   return { outcome: 'failed', transferId: transfer.id, reason };
 }

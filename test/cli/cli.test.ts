@@ -101,6 +101,26 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'create', '--name', 'X', '--bogus'], env), /Unknown option '--bogus'/);
   });
 
+  it("a treasury is basechain and none of Kassa's own wallets, checked when it is set (a value may begin with -)", async () => {
+    const masterchain = `-1:${'ab'.repeat(32)}`;
+    assertFails(
+      await kassa(['store', 'create', '--name', 'X', '--treasury', masterchain], env),
+      /invalid treasury .*workchain -1 address: Kassa sends only to basechain/,
+    );
+    assertFails(await kassa(['store', 'update', storeId, '--treasury', masterchain], env), /invalid treasury .*workchain -1 address/);
+    const basechainAddress = `0:${'cd'.repeat(32)}`;
+    const gas = `0:${'ef'.repeat(32)}`;
+    await db.pool.query(
+      sql.unsafe`insert into gas_wallets (network, address) values ('sandbox', ${gas}) on conflict (network) do update set address = excluded.address`,
+    );
+    assertFails(await kassa(['store', 'update', storeId, '--treasury', gas], env), /invalid treasury .*Kassa's own gas wallet/);
+    const basechain = await kassa(['store', 'update', storeId, '--treasury', basechainAddress], env);
+    assert.equal(basechain.code, 0, basechain.stderr);
+    assert.equal(basechain.json.treasury, basechainAddress);
+    const cleared = await kassa(['store', 'update', storeId, '--treasury', ''], env);
+    assert.equal(cleared.json.treasury, null);
+  });
+
   it('token issue prints a working token, with and without expiry', async () => {
     const forever = await kassa(['token', 'issue', '--store', storeId], env);
     assert.equal(forever.code, 0, forever.stderr);

@@ -54,8 +54,8 @@ describe('expiry', () => {
     const expiresAt = new Date(Date.parse(pending.timer.expiresAt));
     // 10,000 more pending payments due at that very second (copies of the pending one).
     await app.pool.query(sql.unsafe`
-      insert into payments (id, store_id, status, amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, method_selected_at)
-      select gen_random_uuid(), store_id, 'pending', amount, currency, metadata, created_via, created_at, ${sql.timestamp(expiresAt)}, payment_method_id, coin_symbol, coin_amount, method_selected_at
+      insert into payments (id, store_id, status, amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, coin_amount_base_units, method_selected_at)
+      select gen_random_uuid(), store_id, 'pending', amount, currency, metadata, created_via, created_at, ${sql.timestamp(expiresAt)}, payment_method_id, coin_symbol, coin_amount, coin_amount_base_units, method_selected_at
       from payments p, generate_series(1, 10000) where p.id = ${pending.id}
     `);
     // The wall clock past expiresAt expires the created one only; the chain still behind expires no pending one.

@@ -60,8 +60,8 @@ describe('cost follows the chain, not the payments', () => {
     const template = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
     await app.pool.query(sql.unsafe`
       with copies as (
-        insert into payments (id, store_id, status, amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, method_selected_at)
-        select gen_random_uuid(), store_id, 'pending', amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, method_selected_at
+        insert into payments (id, store_id, status, amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, coin_amount_base_units, method_selected_at)
+        select gen_random_uuid(), store_id, 'pending', amount, currency, metadata, created_via, created_at, expires_at, payment_method_id, coin_symbol, coin_amount, coin_amount_base_units, method_selected_at
         from payments p, generate_series(1, 2000) where p.id = ${template.id}
         returning id
       ), numbered as (select id, row_number() over () as n from copies), addresses as (

@@ -11,7 +11,7 @@ import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
-import { outgoingOfPayment, planDueSweeps, type OutgoingRow } from '../../src/treasury/outgoing.ts';
+import { depositMoney, outgoingOfPayment, planDueSweeps, type OutgoingRow } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
@@ -103,33 +103,39 @@ describe('sweeping TON to the treasury', () => {
     assert.deepEqual(await sendFromWallet(signer(), payment.wallet), { outcome: 'idle' });
   });
 
-  it('an overpaid payment: exactly the counted amount reaches the treasury, the rest stays refundable', async () => {
+  it('an overpaid payment: the counted amount less its fee reaches the treasury, the rest stays refundable; the books match the chain to the nanoTON', async () => {
     const payment = await completedPayment('1.5', '2');
     await sendFromWallet(signer(), payment.wallet);
     await app.settle();
     const done = await only(payment.id);
     assert.equal(done.state, 'confirmed');
-    assert.equal(done.sent_amount_base_units, toNano('1.5').toString());
-    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5'));
-    const left = await nano(payment.wallet);
-    assert.ok(left > toNano('0.49') && left < toNano('0.5'), String(left));
+    // Other money stays in the deposit: the sweep's fee comes out of the counted money (0.01 TON set aside).
+    assert.equal(done.sent_amount_base_units, toNano('1.49').toString());
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.49'));
+    const [ton] = await depositMoney(app.pool, payment.id);
+    assert.equal(ton!.coin_symbol, 'TON');
+    assert.equal(ton!.counted, toNano('1.5').toString());
+    assert.equal(BigInt(ton!.merchant_unswept), toNano('0.01') - BigInt(done.fee_base_units!));
+    assert.equal(BigInt(ton!.refundable) + BigInt(ton!.merchant_unswept), await nano(payment.wallet));
     const reported = await app.pool.one(sql.type(z.object({ refundable: z.string(), decimals: z.number() }))`
       select refundable_base_units::text as refundable, decimals::int as decimals from reporting.refundable_money where payment_id = ${payment.id} and coin_symbol = 'TON'
     `);
-    assert.deepEqual(reported, { refundable: toNano('0.5').toString(), decimals: 9 });
+    assert.deepEqual(reported, { refundable: ton!.refundable, decimals: 9 });
 
-    // After REFUND_HOLD_DAYS the held half goes too (nothing before).
+    // After REFUND_HOLD_DAYS the held half goes too (nothing before), with what the sweep's reserve left.
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0);
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 1);
     const held = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'held_money')!;
-    assert.equal(held.amount, '0.5');
+    assert.equal(held.amount_base_units, ton!.refundable);
     await sendFromWallet(signer(), payment.wallet);
     await app.settle();
     const swept = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'held_money')!;
     assert.equal(swept.state, 'confirmed');
     assert.equal(await nano(payment.wallet), 0n);
-    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.5') + BigInt(swept.sent_amount_base_units!));
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.49') + BigInt(swept.sent_amount_base_units!));
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
+    const [after] = await depositMoney(app.pool, payment.id);
+    assert.deepEqual([after!.refundable, after!.merchant_unswept], ['0', '0']);
     assert.equal(
       await app.pool.oneFirst(
         sql.type(z.object({ r: z.string() }))`select refundable_base_units::text as r from reporting.refundable_money where payment_id = ${payment.id}`,

@@ -6,8 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
+import { sql, z } from '../../src/db/pool.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { updateStore } from '../../src/stores/stores.ts';
+import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
@@ -33,6 +35,7 @@ async function payment(amount: string) {
 
 const refund = (id: string, body: unknown, headers: Record<string, string> = {}) =>
   app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body, headers });
+const nano = async (address: string) => toNano((await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances.TON);
 const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
 
 /** Runs the signer for the wallet until it has nothing left, with the reader confirming each message. */
@@ -57,26 +60,37 @@ describe('refunds', () => {
     const p = await payment('1');
     await app.pay(p.address, 'TON', '1.5');
     await app.settle();
-    await drain(p.wallet); // the counted 1 TON went to the treasury
+    await drain(p.wallet); // the counted 1 TON, less its fee, went to the treasury
     const to = freshAddress();
-    assertError(await refund(p.id, { coin: 'TON', amount: '0.51', address: to }), 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
-    const created = await refund(p.id, { coin: 'TON', amount: '0.50', address: to });
+    // The fee comes out of the refundable 0.5 TON: 0.01 TON is set aside for it.
+    const over = await refund(p.id, { coin: 'TON', amount: '0.50', address: to });
+    assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.match(over.json.error.message, /at most 0\.49/);
+    const created = await refund(p.id, { coin: 'TON', amount: '0.49', address: to });
     assert.equal(created.status, 201, created.text);
-    assert.deepEqual(Object.keys(created.json).sort(), ['address', 'amount', 'coin', 'createdAt', 'id', 'paymentID', 'status']);
-    assert.equal(created.json.amount, '0.50');
+    assert.deepEqual(Object.keys(created.json).sort(), ['address', 'amount', 'coin', 'createdAt', 'fee', 'id', 'paymentID', 'receives', 'status']);
+    assert.equal(created.json.amount, '0.49');
+    assert.equal(created.json.receives, '0.49');
+    assert.equal(created.json.fee, '0.01');
     assert.equal(created.json.address, to);
     assert.equal(created.json.status, 'pending');
     assert.equal(created.json.paymentID, p.id);
-    assertError(await refund(p.id, { coin: 'TON', amount: '0.000000001', address: to }), 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.01', address: to }), 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assertError(await refund(p.id, { coin: 'TON', amount: '0.000000001', address: to }), 400, 'invalid_request_error', 'refund_below_minimum', 'amount');
     await drain(p.wallet);
     const [done] = await refunds(p.id);
     assert.equal(done.status, 'confirmed');
     assert.match(done.transactionHash, /^[0-9a-f]{64}$/);
-    assert.ok(Number(done.fee) > 0);
-    // The wallet paid the sweep's fee too: the refund, its last transfer, carried all it had left.
-    const got = app.arrived(Address.parse(to).toRawString(), p.wallet);
-    assert.ok(got > toNano('0.48') && got <= toNano('0.5'), String(got));
-    assert.equal((await app.request('GET', `/v1/payments/${p.id}`, { token: store.token })).json.status, 'completed');
+    assert.ok(Number(done.fee) > 0 && Number(done.fee) < 0.01, done.fee);
+    // Exactly the amount arrived; the books match what the deposit holds, to the nanoTON.
+    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), toNano('0.49'));
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.equal(BigInt(ton!.refundable) + BigInt(ton!.merchant_unswept), await nano(p.wallet));
+    assert.equal(BigInt(ton!.refundable), toNano('0.01') - toNano(done.fee));
+    const after = (await app.request('GET', `/v1/payments/${p.id}`, { token: store.token })).json;
+    assert.equal(after.status, 'completed');
+    // `overpaid` stays once the overpayment is refunded: a fact of what the customer did.
+    assert.ok(after.anomalies.includes('overpaid'), JSON.stringify(after.anomalies));
   });
 
   it('a late payment (after expiry) is refundable in full, and reaches a wallet never deployed', async () => {
@@ -86,14 +100,32 @@ describe('refunds', () => {
     await app.pay(p.address, 'TON', '2');
     await app.settle();
     const to = freshAddress();
+    // Everything refundable, from a deposit that holds nothing else: the whole balance goes, its fee taken from it.
     const created = await refund(p.id, { coin: 'TON', amount: '2', address: Address.parse(to).toString({ bounceable: false }) });
     assert.equal(created.status, 201, created.text);
+    assert.equal(created.json.fee, '0.01');
+    assert.equal(created.json.receives, '1.99');
     await drain(p.wallet);
     const [done] = await refunds(p.id);
     assert.equal(done.status, 'confirmed');
     const got = app.arrived(Address.parse(to).toRawString(), p.wallet);
-    assert.ok(got > toNano('1.99') && got <= toNano('2'), String(got));
+    assert.equal(got + toNano(done.fee), toNano('2'));
     assert.equal((await app.request('GET', `/sandbox/v1/accounts/${p.address}`)).json.balances.TON, '0');
+  });
+
+  it('a refund may name the payer instead of an address (the source of the incoming transfer)', async () => {
+    const p = await payment('1');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    const r = await refund(p.id, { coin: 'TON', amount: '0.4', address: 'payer' });
+    assert.equal(r.status, 201, r.text);
+    const sender = await app.pool.oneFirst(sql.type(z.object({ sender: z.string() }))`select sender from transfers where payment_id = ${p.id} limit 1`);
+    assert.equal(r.json.address, sender);
+    await drain(p.wallet);
+    assert.equal(app.arrived(sender, p.wallet), toNano('0.4'));
+    const none = await refund(p.id, { coin: 'USDT', amount: '0.1', address: 'payer' });
+    assertError(none, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(none.json.error.message, /no payer of USDT is known/);
   });
 
   it('two refunds at once cannot overdraw', async () => {
@@ -134,6 +166,17 @@ describe('refunds', () => {
     await app.settle();
     assertError(await refund(p.id, { coin: 'TON', amount: '0.1', address: 'nope' }), 400, 'invalid_request_error', 'invalid_address', 'address');
     assertError(await refund(p.id, { coin: 'TON', amount: '0.1', address: '0:abc' }), 400, 'invalid_request_error', 'invalid_address', 'address');
+    // Basechain only, and none of Kassa's own wallets: each refused with a message that says why.
+    const masterchain = await refund(p.id, { coin: 'TON', amount: '0.1', address: `-1:${'ab'.repeat(32)}` });
+    assertError(masterchain, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(masterchain.json.error.message, /workchain -1 address: Kassa sends only to basechain/);
+    const own = await refund(p.id, { coin: 'TON', amount: '0.1', address: p.address });
+    assertError(own, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(own.json.error.message, /Kassa's own deposit addresses/);
+    const gas = await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`);
+    const toGas = await refund(p.id, { coin: 'TON', amount: '0.1', address: gas });
+    assertError(toGas, 400, 'invalid_request_error', 'invalid_address', 'address');
+    assert.match(toGas.json.error.message, /Kassa's own gas wallet/);
     assertError(await refund(p.id, { coin: 'TON', amount: '-1', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
     assertError(await refund(p.id, { coin: 'TON', amount: '0.0000000001', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_amount', 'amount');
     assertError(await refund(p.id, { coin: 'XYZ', amount: '0.1', address: freshAddress() }), 400, 'invalid_request_error', 'invalid_coin', 'coin');

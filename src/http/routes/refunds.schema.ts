@@ -17,7 +17,7 @@ export const createRefundSchema = {
       minLength: 1,
       maxLength: 100,
       description:
-        'Where the refund goes: a TON address of the network (raw or user-friendly). It may be a wallet never deployed: the refund is sent non-bounceable.',
+        'Where the refund goes: a basechain TON address of the network (raw or user-friendly), none of Kassa\'s own wallets; or "payer": the address that paid the payment that coin (when one did). It may be a wallet never deployed: the refund is sent non-bounceable.',
     },
   },
 } as const;

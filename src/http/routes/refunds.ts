@@ -1,11 +1,13 @@
-// Refunds of a payment (issue 12): guards → validate → the payment is the store's → validate the
+// Refunds of a payment (issue 12) and its balance (issue 25): guards → validate → the payment is the store's → validate the
 // body → the command (in `idempotent`) → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { paymentNotFound } from '../../errors.ts';
 import { findPaymentView } from '../../payments/view.ts';
 import { presentList } from '../../presenters/list.ts';
+import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
+import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
@@ -45,4 +47,11 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
     create,
   );
   router.get('/v1/payments/:id/refunds', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), list);
+
+  // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
+  const balance: Middleware<ById> = async (ctx) => {
+    const id = ctx.state.params.id;
+    ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'));
+  };
+  router.get('/v1/payments/:id/balance', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), storePayment, balance);
 }

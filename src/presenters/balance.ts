@@ -1,0 +1,97 @@
+// A payment's money (GET /v1/payments/{paymentID}/balance): per coin, what reached its deposit and
+// where it went, and the sweeps to the treasury beside the refunds. Its JSON Schema and presenter.
+import type { FromSchema } from 'json-schema-to-ts';
+import { fromBaseUnits } from '../money.ts';
+import type { DepositMoney, OutgoingRow } from '../treasury/outgoing.ts';
+
+const amount = (description: string) => ({ type: 'string', description }) as const;
+
+export const sweepSchema = {
+  type: 'object',
+  required: ['id', 'reason', 'coin', 'amount', 'status', 'createdAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    reason: {
+      type: 'string',
+      enum: ['payment', 'held_money'],
+      description: "payment: the completed payment's counted amount; held_money: refundable money after REFUND_HOLD_DAYS.",
+    },
+    coin: { type: 'string' },
+    amount: amount('What the books move to the treasury (its fee comes out of it for TON).'),
+    sent: amount('Confirmed: what reached the treasury, in the coin.'),
+    status: { type: 'string', enum: ['pending', 'sent', 'confirmed', 'failed'] },
+    transactionHash: { type: 'string' },
+    fee: amount('TON the sweep cost (confirmed).'),
+    failureReason: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const balanceSchema = {
+  type: 'object',
+  required: ['paymentID', 'coins', 'sweeps'],
+  properties: {
+    paymentID: { type: 'string', format: 'uuid' },
+    coins: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['coin', 'received', 'held', 'counted', 'refunded', 'swept', 'fees', 'merchantUnswept', 'refundable'],
+        properties: {
+          coin: { type: 'string' },
+          received: amount('Every transfer of this coin that stayed in the deposit and is a payment (not a gas top-up, not a look-alike).'),
+          held: amount('Counted toward the payment while it is open: not refundable yet.'),
+          counted: amount("A completed payment's coinAmount: the merchant's."),
+          refunded: amount('Refunds not failed (planned and in flight included).'),
+          swept: amount('Sweeps to the treasury not failed.'),
+          fees: amount('TON paid (or set aside while in flight) for receiving this coin and moving it out.'),
+          merchantUnswept: amount('Counted money still in the deposit.'),
+          refundable: amount('What refunds may take now (a TON refund takes its fee besides its amount).'),
+        },
+      },
+    },
+    sweeps: { type: 'array', items: sweepSchema },
+  },
+} as const;
+export type Balance = FromSchema<typeof balanceSchema>;
+type Sweep = FromSchema<typeof sweepSchema>;
+
+function presentSweep(row: OutgoingRow): Sweep {
+  return {
+    id: row.id,
+    reason: row.reason === 'held_money' ? 'held_money' : 'payment',
+    coin: row.coin_symbol,
+    amount: row.amount,
+    ...(row.state === 'confirmed' && row.sent_amount_base_units !== null
+      ? { sent: row.coin_symbol === 'TON' ? fromBaseUnits(BigInt(row.sent_amount_base_units), 9) : row.amount }
+      : {}),
+    status: row.state === 'planned' ? 'pending' : row.state,
+    ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
+    ...(row.fee !== null ? { fee: row.fee } : {}),
+    ...(row.state === 'failed' && row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export function presentBalance(paymentId: string, money: readonly DepositMoney[], sweeps: readonly OutgoingRow[]): Balance {
+  return {
+    paymentID: paymentId,
+    coins: money
+      .filter((m) => m.coin_symbol === 'TON' || BigInt(m.received) > 0n || BigInt(m.counted) > 0n)
+      .map((m) => {
+        const coin = (units: string) => fromBaseUnits(BigInt(units), m.decimals);
+        return {
+          coin: m.coin_symbol,
+          received: coin(m.received),
+          held: coin(m.held),
+          counted: coin(m.counted),
+          refunded: coin(m.refunded),
+          swept: coin(m.swept),
+          fees: fromBaseUnits(BigInt(m.fees), 9),
+          merchantUnswept: coin(m.merchant_unswept),
+          refundable: coin(m.refundable),
+        };
+      }),
+    sweeps: sweeps.map(presentSweep),
+  };
+}

@@ -1,0 +1,36 @@
+// Where Kassa may send money (refunds, treasuries): a basechain (workchain 0) address of the
+// configured network that is none of Kassa's own wallets. A jetton can go nowhere else (a
+// jetton wallet refuses a masterchain destination, exit 333), and money sent to one of Kassa's
+// deposits or its gas wallet moves nothing but a fee (and comes back as money to account for).
+import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
+import { sql, type Db } from '../db/pool.ts';
+
+/**
+ * Why `value` cannot be a destination, from its form alone (not an address of the network, not
+ * basechain), or its raw form. Pure: the CLI checks a treasury with it before opening the database.
+ */
+export function destinationForm(value: string, network: TonNetwork): { raw: string } | { problem: string } {
+  const parsed = parseNetworkAddress(value, network);
+  if ('problem' in parsed) return { problem: `not a TON address for this network: ${parsed.problem}` };
+  if (parsed.address.workChain !== 0)
+    return {
+      problem: `a workchain ${parsed.address.workChain} address: Kassa sends only to basechain (workchain 0) addresses, the only ones a jetton can go to`,
+    };
+  return { raw: parsed.address.toRawString() };
+}
+
+/** Why the raw address `raw` cannot be a destination because it is one of Kassa's own wallets, or null. */
+export async function ownWalletProblem(db: Db, raw: string): Promise<string | null> {
+  if (await db.exists(sql.unsafe`select 1 from deposit_addresses where address = ${raw}`))
+    return "one of Kassa's own deposit addresses: money sent there moves nothing but a fee";
+  if (await db.exists(sql.unsafe`select 1 from gas_wallets where address = ${raw}`)) return "Kassa's own gas wallet: money sent there moves nothing but a fee";
+  return null;
+}
+
+/** The raw form of a destination, or why it cannot be one (form first, then Kassa's own wallets). */
+export async function checkDestination(db: Db, value: string, network: TonNetwork): Promise<{ raw: string } | { problem: string }> {
+  const form = destinationForm(value, network);
+  if ('problem' in form) return form;
+  const own = await ownWalletProblem(db, form.raw);
+  return own === null ? form : { problem: own };
+}

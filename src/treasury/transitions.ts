@@ -1,0 +1,74 @@
+// The one function that decides every state change of an outgoing transfer (docs/OPERATIONS.md,
+// Money out). Pure: no I/O, no clock of its own — `now` is given. The commands (signer.ts,
+// outgoing.ts) lock the row, ask this, write what it says.
+
+export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed'] as const;
+export type OutgoingState = (typeof OUTGOING_STATES)[number];
+
+/** A transfer whose wallet accepted none of this many signed messages (each expired unseen) fails (transient). */
+export const MAX_MESSAGES_SIGNED = 5;
+/** A transient failure is planned again at most this many times (a sweep; a refund is the merchant's to ask again). */
+export const MAX_TRANSIENT_RETRIES = 5;
+/** The first retry waits this long; each next one twice as long. */
+export const RETRY_BACKOFF_MS = 60_000;
+
+export type OutgoingEvent =
+  /** Signed, and the signed message recorded (before it is broadcast). */
+  | { type: 'signed' }
+  /** The chain was read past its valid_until without seeing it: it can never land. */
+  | { type: 'expired_unseen' }
+  /** The wallet's transaction sent it. */
+  | { type: 'confirmed' }
+  /** The wallet's transaction sent nothing (its fee was paid all the same). */
+  | { type: 'failed_on_chain'; why: string }
+  /** The deposit's jetton wallet refused the jetton transfer its message asked for. */
+  | { type: 'refused_by_jetton_wallet'; why: string }
+  /** The signer will not send it: the books and the chain disagree, or it is too little to move. */
+  | { type: 'not_sendable'; reason: string; permanent: boolean };
+
+export interface OutgoingSubject {
+  state: OutgoingState;
+  messagesSigned: number;
+  /** Earlier transient failures of the same transfer (the planner counts them). */
+  retries: number;
+}
+
+export type Failure = { reason: string; kind: 'permanent' | 'transient'; retryAt: Date | null };
+export type OutgoingTransition = { ok: true; to: OutgoingState; failure?: Failure } | { ok: false; reason: 'not_in_that_state' };
+
+/** A transient failure's next try: backoff doubling from RETRY_BACKOFF_MS; none after MAX_TRANSIENT_RETRIES (then it is permanent). */
+export function retryAfter(retries: number, now: Date): Date | null {
+  if (retries >= MAX_TRANSIENT_RETRIES) return null;
+  return new Date(now.getTime() + RETRY_BACKOFF_MS * 2 ** retries);
+}
+
+function failure(reason: string, permanent: boolean, retries: number, now: Date): Failure {
+  const retryAt = permanent ? null : retryAfter(retries, now);
+  if (retryAt === null) return { reason: permanent ? reason : `${reason} (gave up after ${retries} retries)`, kind: 'permanent', retryAt: null };
+  return { reason, kind: 'transient', retryAt };
+}
+
+const to = (state: OutgoingState, f?: Failure): OutgoingTransition => (f ? { ok: true, to: state, failure: f } : { ok: true, to: state });
+const refuse: OutgoingTransition = { ok: false, reason: 'not_in_that_state' };
+
+export function outgoingTransition(subject: OutgoingSubject, event: OutgoingEvent, now: Date): OutgoingTransition {
+  const { state } = subject;
+  switch (event.type) {
+    case 'signed':
+      return state === 'planned' ? to('sent') : refuse;
+    case 'expired_unseen':
+      if (state !== 'sent') return refuse;
+      if (subject.messagesSigned >= MAX_MESSAGES_SIGNED)
+        return to('failed', failure(`the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`, false, subject.retries, now));
+      return to('planned');
+    case 'confirmed':
+      return state === 'sent' || state === 'planned' ? to('confirmed') : refuse;
+    case 'failed_on_chain':
+      // The wallet had its say (e.g. not enough money): the same message would fail again.
+      return state === 'sent' || state === 'planned' ? to('failed', failure(`the wallet sent nothing: ${event.why}`, true, subject.retries, now)) : refuse;
+    case 'refused_by_jetton_wallet':
+      return state === 'confirmed' ? to('failed', failure(`the jetton wallet refused the transfer (${event.why})`, true, subject.retries, now)) : refuse;
+    case 'not_sendable':
+      return state === 'planned' ? to('failed', failure(event.reason, event.permanent, subject.retries, now)) : refuse;
+  }
+}

@@ -1,0 +1,86 @@
+// What to send for the next transfer out of a wallet: amounts, send mode, whether to wait for gas
+// or give up. Pure: the signer (signer.ts) asks the chain and the books, then does what this says.
+import { SendMode } from '@ton/core';
+import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
+import { TON_FEE_RESERVE_BASE_UNITS } from './outgoing.ts';
+
+/** The smallest top-up: the attached TON, the deposit's own fees (it deploys itself) and a margin. */
+export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
+
+/** What a top-up carries beyond the shortfall: the deposit's fee for receiving it (a fraction of this). */
+export const TOP_UP_MARGIN = 1_000_000n; // 0.001 TON
+
+export interface SendInput {
+  /** The transfer: its kind, reason, coin, amount (base units of the coin). */
+  transfer: { kind: 'sweep' | 'refund' | 'gas_top_up'; reason: string; coin: string; amount: bigint; feeReserved: bigint };
+  /** What the wallet holds on chain (nanoTON). */
+  balance: bigint;
+  /** The gas wallet: the sum of the top-ups in this batch (nanoTON). */
+  batchTotal?: bigint;
+  /** A deposit's jetton transfer: Kassa's own TON in the deposit after this transfer's reserve (deposit_money's gas; negative: short by that much). */
+  gas?: bigint;
+}
+
+export type SendDecision =
+  /** Sign a message of `value` nanoTON (a TON transfer) or JETTON_TRANSFER_TON (a jetton transfer) with `mode`. */
+  | { action: 'send'; mode: SendMode; value: bigint; carryAll: boolean }
+  /** A deposit's jetton transfer lacks TON: top it up from the gas wallet by `topUp`, then try again. */
+  | { action: 'wait_for_gas'; topUp: bigint }
+  /** The gas wallet cannot pay what it owes: wait for the operator to fund it. */
+  | { action: 'short_of_gas' }
+  /** Give up: the books and the chain disagree, or there is too little to move. Permanent failures are never planned again by themselves. */
+  | { action: 'fail'; reason: string; permanent: boolean };
+
+/**
+ * The seqno to sign with: the chain's, unless the books know the wallet accepted later messages (a
+ * stale chain API answer cannot take a seqno back).
+ */
+export function nextSeqno(chainSeqno: number, bookedNext: number): number {
+  return Math.max(chainSeqno, bookedNext);
+}
+
+export function whatToSend(input: SendInput): SendDecision {
+  const { transfer, balance } = input;
+  if (transfer.kind === 'gas_top_up') {
+    const total = input.batchTotal ?? transfer.amount;
+    if (total + TON_FEE_RESERVE_BASE_UNITS > balance) return { action: 'short_of_gas' };
+    return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: transfer.amount, carryAll: false };
+  }
+  if (transfer.coin !== 'TON') {
+    // A jetton: the deposit's jetton wallet sends it; the deposit pays the TON for that from
+    // Kassa's own TON in it (gas top-ups), never the customer's or the merchant's.
+    // What its message needs and the books did not set aside (a row planned without its reserve).
+    const unreserved = JETTON_TRANSFER_TON + TON_FEE_RESERVE_BASE_UNITS - transfer.feeReserved;
+    const gas = (input.gas ?? 0n) - (unreserved > 0n ? unreserved : 0n);
+    const physicalShort = JETTON_TRANSFER_TON + TON_FEE_RESERVE_BASE_UNITS - balance;
+    const short = gas < 0n ? (-gas > physicalShort ? -gas : physicalShort) : physicalShort;
+    // The top-up pays its own arrival too (the deposit's fee for receiving it): a small margin.
+    const topUp = short + TOP_UP_MARGIN;
+    if (short > 0n) return { action: 'wait_for_gas', topUp: topUp > JETTON_GAS_TOP_UP ? topUp : JETTON_GAS_TOP_UP };
+    return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: JETTON_TRANSFER_TON, carryAll: false };
+  }
+  const amount = transfer.amount;
+  if (balance < TON_FEE_RESERVE_BASE_UNITS)
+    return { action: 'fail', reason: `the wallet holds ${balance} nanoTON: too little to pay for a transfer (dust)`, permanent: true };
+  if (transfer.kind === 'refund' && transfer.feeReserved === 0n) {
+    // The refund of everything a deposit holds (only the customer's money was in it): the whole
+    // balance goes, its fee taken from it.
+    if (amount > balance + TON_FEE_RESERVE_BASE_UNITS)
+      return { action: 'fail', reason: `the wallet holds ${balance} nanoTON, less than the ${amount} to send`, permanent: true };
+    return { action: 'send', mode: SendMode.CARRY_ALL_REMAINING_BALANCE, value: 0n, carryAll: true };
+  }
+  if (transfer.kind === 'refund') {
+    // A refund carries exactly its amount; its fee, set aside on the books, is paid on top.
+    if (amount + TON_FEE_RESERVE_BASE_UNITS > balance)
+      return { action: 'fail', reason: `the wallet holds ${balance} nanoTON, less than the ${amount} to send and its fee`, permanent: true };
+    return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: amount, carryAll: false };
+  }
+  // A sweep: fees are paid from the wallet, so the last transfer out of it may find a little less
+  // than the books say: within the reserve it carries what there is; beyond, the books and the chain disagree.
+  if (amount > balance + TON_FEE_RESERVE_BASE_UNITS)
+    return { action: 'fail', reason: `the wallet holds ${balance} nanoTON, less than the ${amount} to send`, permanent: true };
+  // What would be left could not pay for its own transfer: the whole balance goes, fees taken from it.
+  if (balance - amount < TON_FEE_RESERVE_BASE_UNITS) return { action: 'send', mode: SendMode.CARRY_ALL_REMAINING_BALANCE, value: 0n, carryAll: true };
+  // Other money stays in the wallet: the sweep's fee comes out of what it moves (set aside when planned).
+  return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: amount - TON_FEE_RESERVE_BASE_UNITS, carryAll: false };
+}

@@ -1,0 +1,219 @@
+// Money out, as a careful merchant and an attacker would try it on the sandbox (issue 25): every
+// case compares what the chain holds with the books (deposit_money) to the nanoTON.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Address, toNano } from '@ton/core';
+import { pino } from 'pino';
+import { createChainClient } from '../../src/chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { sql } from '../../src/db/pool.ts';
+import { toBaseUnits } from '../../src/money.ts';
+import { checkFailedTransfers } from '../../src/operations/doctor.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { gasWalletAddress } from '../../src/treasury/gas.ts';
+import { depositMoney, outgoingOfPayment, planDueSweeps } from '../../src/treasury/outgoing.ts';
+import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+let app: ChainTestApp;
+let gas: string;
+
+function signer(): SignerDeps {
+  return { pool: app.pool, config: app.config, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date() };
+}
+const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
+
+async function newStore(methods: string, treasury: string | null) {
+  const store = await app.store({ methods });
+  if (treasury) await updateStore(app.pool, store.id, { treasury });
+  return store;
+}
+
+async function payment(token: string, amount: string, coin: string) {
+  const created = await app.request('POST', '/v1/payments', {
+    token,
+    body: { amount, currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] } },
+  });
+  assert.equal(created.status, 201, created.text);
+  return {
+    id: created.json.id as string,
+    address: created.json.paymentDetails.address as string,
+    wallet: Address.parse(created.json.paymentDetails.address).toRawString(),
+  };
+}
+
+/** Runs the deposit's and the gas wallet's signers, the reader confirming, until nothing is planned or in flight. */
+async function drain(wallet: string): Promise<void> {
+  for (let round = 0; round < 60; round += 1) {
+    const a = await sendFromWallet(signer(), wallet);
+    const b = await sendFromWallet(signer(), gas);
+    await app.settle();
+    const busy = await app.pool.exists(sql.unsafe`
+      select 1 from outgoing_transfers where (from_address = ${wallet} or to_address = ${wallet}) and state in ('planned', 'sent')
+    `);
+    if (!busy && a.outcome === 'idle' && b.outcome === 'idle') return;
+  }
+  throw new Error('the wallet never drained');
+}
+
+/** What the books say the deposit holds equals what the chain says, per coin, to the base unit. */
+async function assertBooksMatchChain(paymentId: string, wallet: string): Promise<void> {
+  const chain = await balances(wallet);
+  for (const row of await depositMoney(app.pool, paymentId)) {
+    const held = BigInt(row.refundable) + BigInt(row.merchant_unswept) + BigInt(row.held) + (row.gas !== null && BigInt(row.gas) > 0n ? BigInt(row.gas) : 0n);
+    assert.equal(held, toBaseUnits(chain[row.coin_symbol] ?? '0', row.decimals), `${row.coin_symbol}: ${JSON.stringify(row)}`);
+  }
+}
+
+before(async () => {
+  app = await startChainApp();
+  gas = (await gasWalletAddress(app.pool, 'sandbox'))!;
+});
+after(() => app.close());
+
+describe('money out: nobody else’s money, fees on the books', () => {
+  it('concurrent refunds beyond the balance: each is accepted only with its fee, every accepted one arrives whole, the merchant keeps the counted money', async () => {
+    const treasury = freshAddress();
+    const store = await newStore('TON/TON', treasury);
+    const p = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '3');
+    await app.settle();
+    await drain(p.wallet); // the counted 1 TON (less its fee) went to the treasury
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.2', address: freshAddress() } }),
+      ),
+    );
+    const accepted = answers.filter((a) => a.status === 201);
+    // 2 TON refundable; each refund takes 0.2 and sets 0.01 aside for its fee: 9 fit.
+    assert.equal(accepted.length, 9, JSON.stringify(answers.map((a) => a.status)));
+    for (const a of answers.filter((x) => x.status !== 201)) assert.equal(a.json.error.code, 'refund_exceeds_balance');
+    await drain(p.wallet);
+    for (const a of accepted) {
+      const [done] = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data.filter((r: any) => r.id === a.json.id);
+      assert.equal(done.status, 'confirmed', JSON.stringify(done));
+      assert.equal(app.arrived(Address.parse(a.json.address).toRawString(), p.wallet), toNano('0.2'));
+    }
+    assert.equal(app.arrived(treasury, p.wallet), toNano('0.99'));
+    await assertBooksMatchChain(p.id, p.wallet);
+    // GET …/balance: the same books, per coin, with the sweep beside the refunds.
+    const balance = await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token });
+    assert.equal(balance.status, 200, balance.text);
+    const [ton] = balance.json.coins;
+    assert.deepEqual(
+      { coin: ton.coin, received: ton.received, counted: ton.counted, refunded: ton.refunded, swept: ton.swept },
+      { coin: 'TON', received: '3', counted: '1', refunded: '1.8', swept: '0.99' },
+    );
+    const [money] = await depositMoney(app.pool, p.id);
+    assert.equal(toNano(ton.refundable), BigInt(money!.refundable));
+    assert.equal(toNano(ton.fees), BigInt(money!.fees));
+    assert.equal(balance.json.sweeps.length, 1);
+    assert.equal(balance.json.sweeps[0].reason, 'payment');
+    assert.equal(balance.json.sweeps[0].sent, '0.99');
+    assert.equal(balance.json.sweeps[0].status, 'confirmed');
+    const other = await app.store({ methods: 'TON/TON' });
+    assert.equal((await app.request('GET', `/v1/payments/${p.id}/balance`, { token: other.token })).status, 404);
+  });
+
+  it('refunds in many pieces from a store without a treasury, then the treasury: the sweep of the counted money succeeds', async () => {
+    const store = await newStore('TON/TON', null);
+    const p = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    for (let i = 0; i < 5; i += 1) {
+      const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+        token: store.token,
+        body: { coin: 'TON', amount: '0.09', address: freshAddress() },
+      });
+      assert.equal(r.status, 201, r.text);
+    }
+    const sixth = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '0.09', address: freshAddress() },
+    });
+    assert.equal(sixth.json.error.code, 'refund_exceeds_balance');
+    await drain(p.wallet);
+    await assertBooksMatchChain(p.id, p.wallet);
+    const [ton] = await depositMoney(app.pool, p.id);
+    // The merchant's counted TON is whole: the refunds' fees came out of the refundable money.
+    assert.equal(ton!.merchant_unswept, toNano('1').toString());
+    const treasury = freshAddress();
+    await updateStore(app.pool, store.id, { treasury });
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 1);
+    await drain(p.wallet);
+    const sweep = (await outgoingOfPayment(app.pool, p.id, 'sweep'))[0]!;
+    assert.equal(sweep.state, 'confirmed', JSON.stringify(sweep));
+    assert.equal(app.arrived(treasury, p.wallet), BigInt(sweep.sent_amount_base_units!));
+    assert.ok(BigInt(sweep.sent_amount_base_units!) >= toNano('0.99'), sweep.sent_amount_base_units!);
+    await assertBooksMatchChain(p.id, p.wallet);
+  });
+
+  it("a jetton refund beside a TON refund: the jetton refund's TON is Kassa's gas, the customer's TON comes back", async () => {
+    const treasury = freshAddress();
+    const store = await newStore('USDT/TON', treasury);
+    const p = await payment(store.token, '2', 'USDT');
+    await app.pay(p.address, 'USDT', '3');
+    await app.pay(p.address, 'TON', '1'); // by mistake
+    await app.settle();
+    const customer = freshAddress();
+    const usdt = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '1', address: customer } });
+    assert.equal(usdt.status, 201, usdt.text);
+    assert.equal(usdt.json.receives, '1');
+    assert.equal(usdt.json.fee, '0.06');
+    const ton = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.98', address: customer } });
+    assert.equal(ton.status, 201, ton.text);
+    // Dust refunds against the gas wallet are refused: a refund never costs more than it moves.
+    const gasBefore = (await balances(gas)).TON;
+    for (let i = 0; i < 5; i += 1) {
+      const dust = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+        token: store.token,
+        body: { coin: 'USDT', amount: '0.000001', address: customer },
+      });
+      assert.equal(dust.json.error.code, 'refund_below_minimum');
+    }
+    await drain(p.wallet);
+    const refunds = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data;
+    assert.deepEqual(
+      refunds.map((r: any) => r.status),
+      ['confirmed', 'confirmed'],
+    );
+    const got = await balances(customer);
+    assert.equal(got.USDT, '1');
+    assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('0.98'));
+    assert.equal((await balances(treasury)).USDT, '2');
+    assert.ok(toNano((await balances(gas)).TON!) < toNano(gasBefore!)); // the top-ups were Kassa's
+    await assertBooksMatchChain(p.id, p.wallet);
+  });
+
+  it('a store whose treasury is on the masterchain (set before it was refused): the USDT sweep fails once and stays failed; mending the treasury sweeps it', async () => {
+    const store = await newStore('USDT/TON', null);
+    const masterchain = `-1:${Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256))).toString('hex')}`;
+    await app.pool.query(sql.unsafe`update stores set treasury = ${masterchain} where id = ${store.id}`);
+    const p = await payment(store.token, '2', 'USDT');
+    await app.pay(p.address, 'USDT', '2');
+    await app.settle();
+    await drain(p.wallet);
+    const [failed] = await outgoingOfPayment(app.pool, p.id, 'sweep');
+    assert.equal(failed!.state, 'failed', JSON.stringify(failed));
+    assert.equal(failed!.failure_kind, 'permanent');
+    assert.match(failed!.failure_reason!, /jetton wallet refused/);
+    // Not planned again by itself, however often the planner runs.
+    const gasBefore = (await balances(gas)).TON;
+    for (let i = 0; i < 3; i += 1) assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + i * 3_600_000) }), 0);
+    await drain(p.wallet);
+    assert.equal((await outgoingOfPayment(app.pool, p.id, 'sweep')).length, 1);
+    assert.equal((await balances(gas)).TON, gasBefore);
+    assert.equal((await balances(p.address)).USDT, '2');
+    const doctor = await checkFailedTransfers(app.pool);
+    assert.equal(doctor.status, 'warn');
+    assert.match(doctor.detail, /sweep\(s\) of 2 USDT/);
+    assert.match(doctor.detail, /kassa store update ID --treasury/);
+    // Mended: the sweep goes to the new treasury.
+    const treasury = freshAddress();
+    await updateStore(app.pool, store.id, { treasury });
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 1);
+    await drain(p.wallet);
+    assert.equal((await balances(treasury)).USDT, '2');
+  });
+});

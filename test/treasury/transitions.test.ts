@@ -1,0 +1,130 @@
+// The pure parts of money out: the outgoing transfer's transitions, what to send, whether a refund fits.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SendMode, toNano } from '@ton/core';
+import { decideRefund } from '../../src/treasury/refunds.ts';
+import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, retryAfter } from '../../src/treasury/transitions.ts';
+import { JETTON_GAS_TOP_UP, nextSeqno, whatToSend } from '../../src/treasury/whatToSend.ts';
+
+const now = new Date('2026-01-01T00:00:00Z');
+
+describe('outgoingTransition', () => {
+  it('planned → sent → confirmed; nothing else from those states', () => {
+    assert.deepEqual(outgoingTransition({ state: 'planned', messagesSigned: 0, retries: 0 }, { type: 'signed' }, now), { ok: true, to: 'sent' });
+    assert.deepEqual(outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'confirmed' }, now), { ok: true, to: 'confirmed' });
+    assert.equal(outgoingTransition({ state: 'confirmed', messagesSigned: 1, retries: 0 }, { type: 'signed' }, now).ok, false);
+    assert.equal(outgoingTransition({ state: 'failed', messagesSigned: 1, retries: 0 }, { type: 'confirmed' }, now).ok, false);
+  });
+
+  it('a message that expired unseen is planned again, until MAX_MESSAGES_SIGNED: then a transient failure with a backoff', () => {
+    assert.deepEqual(outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'expired_unseen' }, now), { ok: true, to: 'planned' });
+    const gaveUp = outgoingTransition({ state: 'sent', messagesSigned: MAX_MESSAGES_SIGNED, retries: 0 }, { type: 'expired_unseen' }, now);
+    assert.ok(gaveUp.ok && gaveUp.to === 'failed');
+    assert.equal(gaveUp.failure!.kind, 'transient');
+    assert.equal(gaveUp.failure!.retryAt!.getTime(), now.getTime() + 60_000);
+  });
+
+  it('failures that will not change are permanent; a transient one becomes permanent after its retries', () => {
+    const chain = outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'failed_on_chain', why: 'action_failed' }, now);
+    assert.ok(chain.ok && chain.failure!.kind === 'permanent' && chain.failure!.retryAt === null);
+    const refused = outgoingTransition({ state: 'confirmed', messagesSigned: 1, retries: 0 }, { type: 'refused_by_jetton_wallet', why: 'exit code 333' }, now);
+    assert.ok(refused.ok && refused.to === 'failed' && refused.failure!.kind === 'permanent');
+    assert.equal(outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'refused_by_jetton_wallet', why: 'x' }, now).ok, false);
+    const lastTry = outgoingTransition(
+      { state: 'planned', messagesSigned: 0, retries: MAX_TRANSIENT_RETRIES },
+      { type: 'not_sendable', reason: 'busy', permanent: false },
+      now,
+    );
+    assert.ok(lastTry.ok && lastTry.failure!.kind === 'permanent');
+    assert.match(lastTry.failure!.reason, /gave up after 5 retries/);
+  });
+
+  it('backoff doubles', () => {
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5].map((n) => retryAfter(n, now)?.getTime() ?? null),
+      [1, 2, 4, 8, 16].map((m) => now.getTime() + m * 60_000).concat([null as never]),
+    );
+  });
+});
+
+describe('whatToSend', () => {
+  const refund = (amount: string, feeReserved = toNano('0.01')) => ({
+    kind: 'refund' as const,
+    reason: 'refund',
+    coin: 'TON',
+    amount: toNano(amount),
+    feeReserved,
+  });
+  it('a TON refund carries exactly its amount, its fee paid besides; refused when the wallet cannot pay both', () => {
+    assert.deepEqual(whatToSend({ transfer: refund('0.5'), balance: toNano('1') }), {
+      action: 'send',
+      mode: SendMode.PAY_GAS_SEPARATELY,
+      value: toNano('0.5'),
+      carryAll: false,
+    });
+    const short = whatToSend({ transfer: refund('0.5'), balance: toNano('0.505') });
+    assert.ok(short.action === 'fail' && short.permanent);
+  });
+  it('the refund of everything (no fee set aside) carries the whole balance', () => {
+    assert.deepEqual(whatToSend({ transfer: refund('2', 0n), balance: toNano('2') }), {
+      action: 'send',
+      mode: SendMode.CARRY_ALL_REMAINING_BALANCE,
+      value: 0n,
+      carryAll: true,
+    });
+  });
+  it('a sweep: the last money carries all; beside other money its fee comes out of what it moves', () => {
+    const sweep = { kind: 'sweep' as const, reason: 'payment', coin: 'TON', amount: toNano('1.5'), feeReserved: 0n };
+    assert.equal((whatToSend({ transfer: sweep, balance: toNano('1.5') }) as { carryAll: boolean }).carryAll, true);
+    assert.deepEqual(whatToSend({ transfer: sweep, balance: toNano('2') }), {
+      action: 'send',
+      mode: SendMode.PAY_GAS_SEPARATELY,
+      value: toNano('1.49'),
+      carryAll: false,
+    });
+  });
+  it("a jetton transfer waits for gas unless Kassa's own TON in the deposit pays for it (never the customer's)", () => {
+    const jetton = { kind: 'refund' as const, reason: 'refund', coin: 'USDT', amount: 1_000_000n, feeReserved: toNano('0.06') };
+    // The deposit holds 1 TON of the customer's, no gas: a top-up is needed all the same.
+    assert.deepEqual(whatToSend({ transfer: jetton, balance: toNano('1'), gas: -toNano('0.06') }), { action: 'wait_for_gas', topUp: JETTON_GAS_TOP_UP });
+    assert.deepEqual(whatToSend({ transfer: jetton, balance: toNano('1'), gas: 0n }), {
+      action: 'send',
+      mode: SendMode.PAY_GAS_SEPARATELY,
+      value: toNano('0.05'),
+      carryAll: false,
+    });
+    assert.deepEqual(whatToSend({ transfer: jetton, balance: toNano('0.01'), gas: -toNano('0.001') }).action, 'wait_for_gas');
+    // A shortfall beyond the smallest top-up: the shortfall and a margin for receiving it.
+    assert.deepEqual(whatToSend({ transfer: jetton, balance: toNano('0'), gas: -toNano('0.12') }), { action: 'wait_for_gas', topUp: toNano('0.121') });
+    assert.equal(whatToSend({ transfer: jetton, balance: toNano('0.065'), gas: toNano('0.005') }).action, 'send');
+  });
+  it("the seqno: the chain's, never behind what the books know the wallet accepted", () => {
+    assert.equal(nextSeqno(3, 0), 3);
+    assert.equal(nextSeqno(2, 5), 5);
+  });
+  it('the gas wallet short of what it owes waits for funding', () => {
+    const topUp = { kind: 'gas_top_up' as const, reason: 'gas', coin: 'TON', amount: toNano('0.065'), feeReserved: 0n };
+    assert.deepEqual(whatToSend({ transfer: topUp, balance: toNano('0.05'), batchTotal: toNano('0.065') }), { action: 'short_of_gas' });
+  });
+});
+
+describe('decideRefund (the fee policy)', () => {
+  it("a TON refund's fee comes out of the refundable TON; the refund of everything only from a deposit holding nothing else", () => {
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.49'), refundable: toNano('0.5'), onlyCustomerMoney: false }), {
+      ok: true,
+      feeReserved: toNano('0.01'),
+    });
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.5'), refundable: toNano('0.5'), onlyCustomerMoney: false }), {
+      ok: false,
+      available: toNano('0.49'),
+    });
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.5'), refundable: toNano('0.5'), onlyCustomerMoney: true }), { ok: true, feeReserved: 0n });
+  });
+  it("a jetton refund takes only its jettons (its TON is Kassa's gas)", () => {
+    assert.deepEqual(decideRefund({ coin: 'USDT', amount: 500_000n, refundable: 500_000n, onlyCustomerMoney: false }), {
+      ok: true,
+      feeReserved: toNano('0.06'),
+    });
+    assert.deepEqual(decideRefund({ coin: 'USDT', amount: 500_001n, refundable: 500_000n, onlyCustomerMoney: false }), { ok: false, available: 500_000n });
+  });
+});
