@@ -114,7 +114,7 @@ describe('checkBudget', () => {
     const exceeded = checkBudget({ tonNetwork: 'mainnet', tonApiRps: 5, tonApiKey: 'k' }, sample(0, 0n, 0), sample(4_000, 30n, 10));
     assert.equal(exceeded.status, 'fail');
     assert.match(exceeded.detail, /3 requests per block .*cannot follow the chain at the measured cost/);
-    assert.equal(checkBudget({ tonNetwork: 'mainnet', tonApiRps: 6, tonApiKey: 'k' }).status, 'warn');
+    assert.equal(checkBudget({ tonNetwork: 'mainnet', tonApiRps: 4, tonApiKey: 'k' }).status, 'warn');
   });
 
   it('TON_API_RPS=0 is no cap: ok off sandbox, skipped in sandbox', () => {
