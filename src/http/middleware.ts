@@ -202,29 +202,38 @@ const fieldCode = (top: string): ErrorCode => {
   return code !== undefined && statusOf(code) === 400 ? code : 'invalid_request';
 };
 
-/** The first unsafe string (value or key) in a parsed JSON body, as the error naming its field. */
-function unsafeInBody(value: unknown, path: string, top: string): KassaError | null {
-  if (typeof value === 'string') {
-    return isUnsafeText(value)
-      ? new KassaError(path === '' ? 'invalid_json' : fieldCode(top), `${path || 'The body'} ${UNSAFE_TEXT}.`, path === '' ? {} : { param: path })
-      : null;
-  }
-  if (value === null || typeof value !== 'object') return null;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = unsafeInBody(item, path === '' ? `[${index}]` : `${path}[${index}]`, top);
-      if (found) return found;
+/**
+ * The first unsafe string (value or key) in a parsed JSON body, as the error naming its field. A
+ * loop over an explicit stack, not recursion: a body may nest thousands of levels deep (64 KiB of
+ * brackets), which validation refuses afterwards with a 400, never a stack overflow here.
+ */
+function unsafeInBody(body: unknown): KassaError | null {
+  const pending: Array<{ value: unknown; path: string; top: string }> = [{ value: body, path: '', top: '' }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path, top } = next;
+    if (typeof value === 'string') {
+      if (isUnsafeText(value)) {
+        return path === ''
+          ? new KassaError('invalid_json', `The body ${UNSAFE_TEXT}.`)
+          : new KassaError(fieldCode(top), `${path} ${UNSAFE_TEXT}.`, { param: path });
+      }
+    } else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index -= 1) {
+        pending.push({ value: value[index], path: path === '' ? `[${index}]` : `${path}[${index}]`, top });
+      }
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value);
+      for (const [key] of entries) {
+        if (!isUnsafeText(key)) continue;
+        return path === ''
+          ? new KassaError('invalid_request', `Body field names ${UNSAFE_TEXT}.`)
+          : new KassaError(fieldCode(top), `${path} keys ${UNSAFE_TEXT}.`, { param: path });
+      }
+      for (let index = entries.length - 1; index >= 0; index -= 1) {
+        const [key, item] = entries[index]!;
+        pending.push({ value: item, path: path === '' ? key : `${path}.${key}`, top: path === '' ? key : top });
+      }
     }
-    return null;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    if (isUnsafeText(key)) {
-      return path === ''
-        ? new KassaError('invalid_request', `Body field names ${UNSAFE_TEXT}.`)
-        : new KassaError(fieldCode(top), `${path} keys ${UNSAFE_TEXT}.`, { param: path });
-    }
-    const found = unsafeInBody(item, path === '' ? key : `${path}.${key}`, path === '' ? key : top);
-    if (found) return found;
   }
   return null;
 }
@@ -263,7 +272,7 @@ export function plainText(): Middleware<KassaState> {
           throw new KassaError('invalid_request', `${name} must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`, { param: name });
       }
     }
-    const found = ctx.request.body === undefined ? null : unsafeInBody(ctx.request.body, '', '');
+    const found = ctx.request.body === undefined ? null : unsafeInBody(ctx.request.body);
     if (found) throw found;
     await next();
   };

@@ -238,6 +238,15 @@ describe('no input gives a 5xx', () => {
       assert.equal(answer.status, 400, JSON.stringify(body));
       assert.deepEqual({ code: answer.json.error.code, param: answer.json.error.param }, { code, param }, JSON.stringify(body));
     }
+    // Deep bodies are walked without recursion: validation refuses them, nothing overflows.
+    for (const metadata of [`${'{"a":'.repeat(10_000)}"\\u0000"${'}'.repeat(10_000)}`, `{"a":${'['.repeat(20_000)}"\\ud800"${']'.repeat(20_000)}}`]) {
+      const deep = await fetch(`${app.url}/v1/payments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: `{"amount":"1","currency":"TON","metadata":${metadata}}`,
+      });
+      assert.equal(deep.status, 400, await deep.text());
+    }
     const refund = await send('POST', `/v1/payments/${paymentId}/refunds`, { coin: '\u0000', amount: '1', address: 'x' });
     assert.deepEqual([refund.status, refund.json.error.code, refund.json.error.param], [400, 'invalid_request', 'coin']);
     const listed = await send('GET', '/v1/payments?status=%00');
