@@ -198,7 +198,8 @@ const UNSAFE_TEXT = 'must not contain U+0000 or unpaired UTF-16 surrogates';
 
 /** The code a body field's refusal takes: the field's own code when it is a 400, else invalid_request. */
 const fieldCode = (top: string): ErrorCode => {
-  const code = FIELD_CODES[top];
+  // Own keys only: a body's field may be called `constructor` or `__defineGetter__`.
+  const code = Object.hasOwn(FIELD_CODES, top) ? FIELD_CODES[top] : undefined;
   return code !== undefined && statusOf(code) === 400 ? code : 'invalid_request';
 };
 

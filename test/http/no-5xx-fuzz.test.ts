@@ -233,6 +233,10 @@ describe('no input gives a 5xx', () => {
       [{ metadata: { 'c\u0000': 'red' } }, 'invalid_metadata', 'metadata'],
       [{ payment_options: { methods: [{ coin: 'TON\u0000', chain: 'TON' }] } }, 'invalid_payment_options', 'payment_options.methods[0].coin'],
       [{ currency: '\u0000' }, 'invalid_request', 'currency'],
+      // Field names that are also Object.prototype's.
+      [{ __defineGetter__: '\ud886' }, 'invalid_request', '__defineGetter__'],
+      [{ constructor: 'x\u0000' }, 'invalid_request', 'constructor'],
+      [{ toString: { a: '\udc00' } }, 'invalid_request', 'toString.a'],
     ] as const) {
       const answer = await create(body);
       assert.equal(answer.status, 400, JSON.stringify(body));
