@@ -518,8 +518,13 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
       env: { RATE_LIMIT_PER_STORE: String(RATE), RATE_LIMIT_PER_CLIENT: String(RATE), WEBHOOK_ALLOW_INSECURE: 'false', METRICS_TOKEN: metricsToken },
     });
     const limitedCall = caller(limited.url);
+    // The bucket holds 2 × RATE and refills RATE per second, also while a burst is being answered
+    // (slowly, on a loaded machine): what may pass is the full bucket plus what refilled meanwhile.
+    const mayPass = (elapsedMs: number) => 2 * RATE + Math.ceil((elapsedMs / 1000) * RATE);
     const burst = async (label: string, send: () => Promise<RawResponse>, n = 30) => {
+      const started = performance.now();
       const answers = await Promise.all(Array.from({ length: n }, send));
+      const elapsedMs = performance.now() - started;
       const ok = answers.filter((r) => r.status !== 429).length;
       const refused = answers.filter((r) => r.status === 429);
       const wellFormed = refused.every(
@@ -536,6 +541,8 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
         wellFormed,
         retryAfter: refused[0]?.headers['retry-after'],
         limitHeader: answers[0]?.headers['ratelimit-limit'],
+        allowed: mayPass(elapsedMs),
+        elapsedMs,
       };
     };
     const merchantBurst = await burst('merchant GET /v1/payments', () => limitedCall('GET', '/v1/payments?limit=1', { token: a.token }));
@@ -549,8 +556,12 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const recovered = await limitedCall('GET', '/v1/payments?limit=1', { token: a.token });
     report.check(
       `merchant API: 429 + Retry-After past the burst (RATE_LIMIT_PER_STORE=${RATE})`,
-      merchantBurst.refused > 0 && merchantBurst.ok <= 2 * RATE + 2 && merchantBurst.wellFormed && merchantCreate.refused > 0 && merchantCreate.wellFormed,
-      `30 reads at once: ${merchantBurst.ok} × 200, ${merchantBurst.refused} × 429 (Retry-After ${merchantBurst.retryAfter}, RateLimit-Limit ${merchantBurst.limitHeader}); 30 creates: ${merchantCreate.ok} × 201, ${merchantCreate.refused} × 429`,
+      merchantBurst.refused > 0 &&
+        merchantBurst.ok <= merchantBurst.allowed &&
+        merchantBurst.wellFormed &&
+        merchantCreate.refused > 0 &&
+        merchantCreate.wellFormed,
+      `30 reads at once: ${merchantBurst.ok} × 200 (at most ${merchantBurst.allowed} in ${Math.round(merchantBurst.elapsedMs)} ms), ${merchantBurst.refused} × 429 (Retry-After ${merchantBurst.retryAfter}, RateLimit-Limit ${merchantBurst.limitHeader}); 30 creates: ${merchantCreate.ok} × 201, ${merchantCreate.refused} × 429`,
     );
     report.check('after Retry-After seconds the store is served again', recovered.status === 200, `waited ${merchantCreate.retryAfter} s: ${recovered.status}`);
     report.check("one store's exhausted bucket does not limit another store", otherStore.status === 200, `store B at once after: ${otherStore.status}`);
@@ -572,18 +583,20 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     // Forged tokens: past RATE_LIMIT_PER_CLIENT failures per second (bursts of twice that) a client is
     // refused before any signature is verified; a token this process verified before still passes.
     const [forgedHeader, forgedPayload] = a.token.split('.');
+    const forgedStarted = performance.now();
     const forged = await Promise.all(
       Array.from({ length: 30 }, () =>
         limitedCall('GET', '/v1/payments?limit=1', { token: `${forgedHeader}.${forgedPayload}.${crypto.randomBytes(64).toString('base64url')}` }),
       ),
     );
+    const forgedAllowed = mayPass(performance.now() - forgedStarted);
     const forged401 = forged.filter((r) => r.status === 401 && r.json?.error?.code === 'auth_invalid').length;
     const forged429 = forged.filter((r) => r.status === 429 && r.json?.error?.code === 'rate_limit_exceeded' && Number(r.headers['retry-after']) >= 1).length;
     const knownDuringBlock = await limitedCall('GET', '/v1/payments?limit=1', { token: a.token });
     report.check(
       `forged tokens: 401 up to the failure budget, then 429 before verifying (RATE_LIMIT_PER_CLIENT=${RATE}); a known token still served`,
-      forged401 > 0 && forged401 <= 2 * RATE + 2 && forged429 > 0 && forged401 + forged429 === forged.length && knownDuringBlock.status === 200,
-      `30 forged at once: ${forged401} × 401, ${forged429} × 429, ${forged.length - forged401 - forged429} other; store A's token meanwhile: ${knownDuringBlock.status}`,
+      forged401 > 0 && forged401 <= forgedAllowed && forged429 > 0 && forged401 + forged429 === forged.length && knownDuringBlock.status === 200,
+      `30 forged at once: ${forged401} × 401 (at most ${forgedAllowed}), ${forged429} × 429, ${forged.length - forged401 - forged429} other; store A's token meanwhile: ${knownDuringBlock.status}`,
     );
     await refill();
     if (SUSTAIN_SECONDS > 0) {

@@ -72,6 +72,8 @@ export interface Config {
    * gives up on a statement the server does not answer QUERY_TIMEOUT_MARGIN_MS later (src/db/pool.ts).
    */
   databaseStatementTimeoutMs: number;
+  /** KEEP_ALIVE_TIMEOUT_SECONDS: how long the API keeps an idle connection (above the proxies' idle timeouts). */
+  keepAliveTimeoutMs: number;
   logLevel: string;
 }
 
@@ -282,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     checkoutStreamsMax: check(() => integer(env, 'CHECKOUT_STREAMS_MAX', 500, 1, 1_000_000), 500),
     refundHoldDays: check(() => integer(env, 'REFUND_HOLD_DAYS', 30, 0, 3650), 30),
     databaseStatementTimeoutMs: check(() => integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000), 5_000),
+    keepAliveTimeoutMs: check(() => integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600), 65) * 1000,
     workerDeadAfterMs: check(() => integer(env, 'WORKER_DEAD_AFTER_SECONDS', 120, 5, 86_400), 120) * 1000,
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,

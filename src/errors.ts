@@ -158,3 +158,13 @@ export const unusableDestination = (problem: string, param = 'address'): KassaEr
 /** Not a TON address of the configured network. */
 export const invalidAddress = (problem: string, param = 'address'): KassaError =>
   new KassaError('invalid_address', `Not a TON address for this network: ${problem}.`, { param });
+
+/**
+ * A job's failure that is not Kassa's fault — a merchant's webhook receiver that answered 500 or
+ * did not answer — thrown so that the queue retries the job. The code that met it logs one `warn`
+ * line saying what happened; the queue's own failure line for it drops to `debug`, without a
+ * stack (src/db/migrate.ts, graphileLogger): `error` lines are kept for Kassa's own faults.
+ */
+export class ExternalFailure extends Error {
+  override name = 'ExternalFailure';
+}

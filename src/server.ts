@@ -144,7 +144,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       // derives (checkout links, the OpenAPI document's servers, the start line) carry that port.
       // `handle` is set right after listen resolves, before the event loop accepts a connection.
       let handle: http.RequestListener | null = null;
-      server = createApiServer((req, res) => handle!(req, res));
+      server = createApiServer((req, res) => handle!(req, res), { keepAliveTimeoutMs: config.keepAliveTimeoutMs });
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());

@@ -23,6 +23,19 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+/** Each phase's wall time, printed at the end (type check and lint run beside the tests). */
+const phases: Array<{ name: string; ms: number }> = [];
+const runStarted = performance.now();
+async function timed<T>(name: string, phase: Promise<T> | (() => Promise<T>)): Promise<T> {
+  const started = performance.now();
+  try {
+    return await (typeof phase === 'function' ? phase() : phase);
+  } finally {
+    phases.push({ name, ms: performance.now() - started });
+  }
+}
+const seconds = (ms: number): string => (ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${(ms / 1000).toFixed(1)} s`);
+
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: 'inherit', env });
@@ -31,11 +44,18 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 }
 
 const log = pino({ level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn' }, pino.destination(2));
-const typecheck = filters.length === 0 ? run(path.join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', '.']) : Promise.resolve(0);
+const typecheck =
+  filters.length === 0
+    ? timed('type check (tsc, beside the tests)', run(path.join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', '.']))
+    : Promise.resolve(0);
 // The linter and the formatter check (biome ci: lint findings and unformatted files both fail) take a
 // few seconds for the whole tree; like the type check they run on full runs only.
-const lint = filters.length === 0 ? run(path.join(root, 'node_modules/.bin/biome'), ['ci', '--error-on-warnings', '.']) : Promise.resolve(0);
+const lint =
+  filters.length === 0
+    ? timed('lint and format (biome, beside the tests)', run(path.join(root, 'node_modules/.bin/biome'), ['ci', '--error-on-warnings', '.']))
+    : Promise.resolve(0);
 
+const preparing = performance.now();
 const adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? null;
 const server = await openDatabaseServer({ ...loadConfig({ ...process.env, DATABASE_URL: adminUrl ?? '' }, root), databaseUrl: adminUrl }, log);
 const template = `kassa_test_template_${process.pid}`;
@@ -61,6 +81,7 @@ await admin.query(`create database ${pg.escapeIdentifier(template)}`);
 const templateUrl = new URL(server.url);
 templateUrl.pathname = `/${template}`;
 await migrate(templateUrl.toString(), log);
+phases.push({ name: 'database and migrated template', ms: performance.now() - preparing });
 
 const concurrency = Math.max(2, Math.min(4, os.availableParallelism()));
 // The drills measure a real service under load (rate limits, outages, expiry on time): they run
@@ -76,11 +97,10 @@ const runFiles = async (batch: string[], parallel: number): Promise<boolean> =>
   batch.length === 0 ||
   (await run(process.execPath, ['--test', `--test-concurrency=${parallel}`, '--test-timeout=120000', '--test-reporter=spec', ...batch], testEnv)) === 0;
 const isDrill = (file: string): boolean => file.split(path.sep).join('/').startsWith('test/drills/');
-const othersPassed = await runFiles(
-  files.filter((file) => !isDrill(file)),
-  concurrency,
-);
-const drillsPassed = await runFiles(files.filter(isDrill), 1);
+const others = files.filter((file) => !isDrill(file));
+const drills = files.filter(isDrill);
+const othersPassed = others.length === 0 || (await timed(`tests (${others.length} files, ${concurrency} at a time)`, () => runFiles(others, concurrency)));
+const drillsPassed = drills.length === 0 || (await timed(`drills (${drills.length} file${drills.length === 1 ? '' : 's'}, alone)`, () => runFiles(drills, 1)));
 const testsPassed = othersPassed && drillsPassed;
 const typesPassed = (await typecheck) === 0;
 const lintPassed = (await lint) === 0;
@@ -88,6 +108,9 @@ const lintPassed = (await lint) === 0;
 await admin.query(`drop database if exists ${pg.escapeIdentifier(template)} with (force)`).catch(() => {});
 await admin.end();
 await server.stop();
+process.stderr.write(
+  `test: wall time ${seconds(performance.now() - runStarted)}\n${phases.map((phase) => `  ${phase.name.padEnd(48)} ${seconds(phase.ms)}`).join('\n')}\n`,
+);
 if (!typesPassed) process.stderr.write('test: type check (tsc --noEmit) failed\n');
 if (!lintPassed) process.stderr.write('test: lint or format check (biome ci) failed; `npm run lint` shows why, `npm run format` formats\n');
 if (!testsPassed) process.stderr.write('test: some tests failed\n');

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { Logger as MigrateLogger, migrate as graphileMigrate } from 'graphile-migrate';
 import { Logger as WorkerLogger, runMigrations as installWorkerSchema } from 'graphile-worker';
 import type { Logger } from '../log.ts';
+import { ExternalFailure } from '../errors.ts';
 // graphile-migrate keeps its own pg pool open 200 ms after use and exits the process when that
 // idle pool sees an error (for example when the embedded server stops). Close it right away.
 import { clearAllPools } from 'graphile-migrate/dist/pgReal.js';
@@ -19,7 +20,11 @@ export function graphileLogger(log: Logger, quiet = false): WorkerLogger {
       ...(scope.jobId ? { jobId: scope.jobId } : {}),
     });
     const fields = meta && typeof meta === 'object' && Object.keys(meta).length > 0 ? { meta } : {};
-    if (level === 'error') child.error(fields, message);
+    const failure = meta as { failure?: boolean; error?: unknown; job?: { attempts?: number; max_attempts?: number } } | undefined;
+    if (level === 'error' && failure?.failure && failure.error instanceof ExternalFailure) {
+      // Not Kassa's fault, and already said in a warn line by the task: no error line, no stack.
+      child.debug({ attempt: failure.job?.attempts, maxAttempts: failure.job?.max_attempts }, `job failed, retried by the queue: ${failure.error.message}`);
+    } else if (level === 'error') child.error(fields, message);
     else if (level === 'warning') child.warn(fields, message);
     else if (level === 'info' && !quiet) child.info(fields, message);
     else child.debug(fields, message);

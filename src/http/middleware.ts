@@ -198,33 +198,43 @@ const UNSAFE_TEXT = 'must not contain U+0000 or unpaired UTF-16 surrogates';
 
 /** The code a body field's refusal takes: the field's own code when it is a 400, else invalid_request. */
 const fieldCode = (top: string): ErrorCode => {
-  const code = FIELD_CODES[top];
+  // Own keys only: a body's field may be called `constructor` or `__defineGetter__`.
+  const code = Object.hasOwn(FIELD_CODES, top) ? FIELD_CODES[top] : undefined;
   return code !== undefined && statusOf(code) === 400 ? code : 'invalid_request';
 };
 
-/** The first unsafe string (value or key) in a parsed JSON body, as the error naming its field. */
-function unsafeInBody(value: unknown, path: string, top: string): KassaError | null {
-  if (typeof value === 'string') {
-    return isUnsafeText(value)
-      ? new KassaError(path === '' ? 'invalid_json' : fieldCode(top), `${path || 'The body'} ${UNSAFE_TEXT}.`, path === '' ? {} : { param: path })
-      : null;
-  }
-  if (value === null || typeof value !== 'object') return null;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = unsafeInBody(item, path === '' ? `[${index}]` : `${path}[${index}]`, top);
-      if (found) return found;
+/**
+ * The first unsafe string (value or key) in a parsed JSON body, as the error naming its field. A
+ * loop over an explicit stack, not recursion: a body may nest thousands of levels deep (64 KiB of
+ * brackets), which validation refuses afterwards with a 400, never a stack overflow here.
+ */
+function unsafeInBody(body: unknown): KassaError | null {
+  const pending: Array<{ value: unknown; path: string; top: string }> = [{ value: body, path: '', top: '' }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path, top } = next;
+    if (typeof value === 'string') {
+      if (isUnsafeText(value)) {
+        return path === ''
+          ? new KassaError('invalid_json', `The body ${UNSAFE_TEXT}.`)
+          : new KassaError(fieldCode(top), `${path} ${UNSAFE_TEXT}.`, { param: path });
+      }
+    } else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index -= 1) {
+        pending.push({ value: value[index], path: path === '' ? `[${index}]` : `${path}[${index}]`, top });
+      }
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value);
+      for (const [key] of entries) {
+        if (!isUnsafeText(key)) continue;
+        return path === ''
+          ? new KassaError('invalid_request', `Body field names ${UNSAFE_TEXT}.`)
+          : new KassaError(fieldCode(top), `${path} keys ${UNSAFE_TEXT}.`, { param: path });
+      }
+      for (let index = entries.length - 1; index >= 0; index -= 1) {
+        const [key, item] = entries[index]!;
+        pending.push({ value: item, path: path === '' ? key : `${path}.${key}`, top: path === '' ? key : top });
+      }
     }
-    return null;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    if (isUnsafeText(key)) {
-      return path === ''
-        ? new KassaError('invalid_request', `Body field names ${UNSAFE_TEXT}.`)
-        : new KassaError(fieldCode(top), `${path} keys ${UNSAFE_TEXT}.`, { param: path });
-    }
-    const found = unsafeInBody(item, path === '' ? key : `${path}.${key}`, path === '' ? key : top);
-    if (found) return found;
   }
   return null;
 }
@@ -263,7 +273,7 @@ export function plainText(): Middleware<KassaState> {
           throw new KassaError('invalid_request', `${name} must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`, { param: name });
       }
     }
-    const found = ctx.request.body === undefined ? null : unsafeInBody(ctx.request.body, '', '');
+    const found = ctx.request.body === undefined ? null : unsafeInBody(ctx.request.body);
     if (found) throw found;
     await next();
   };
@@ -301,26 +311,48 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   );
 }
 
-/** A request (headers and body) must arrive within this time, else 408 request_timeout (docs/API.md). */
+/**
+ * A request (headers and body) must arrive within this time, else 408 request_timeout (docs/API.md) —
+ * or within the keep-alive timeout plus a second, when that is longer (see createApiServer).
+ */
 export const REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * How long an idle keep-alive connection stays open: longer than the idle timeouts of the proxies
+ * and load balancers in front (60 s for AWS ALB and nginx's upstream keepalive_timeout), so that
+ * the proxy, not Kassa, closes an idle connection. Were Kassa first, a request the proxy sends on
+ * the connection at that moment meets a closed socket: the proxy answers 502 (docs/OPERATIONS.md).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+export interface ApiServerOptions {
+  requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+}
 
 /**
  * The API's HTTP server: envelope answers for what Node's parser refuses, and timeouts that fire
  * on time — Node checks them every `connectionsCheckingInterval` (30 s by default, which made a 60 s
  * timeout fire anywhere up to 90 s), so it checks every second (or sooner for a shorter timeout).
+ * Idle connections are kept `keepAliveTimeoutMs`; the headers timeout stays above it (the
+ * load-balancer advice: a connection is never closed by the headers timer while the keep-alive
+ * one would keep it), and Node wants the request timeout at least the headers timeout.
  */
-export function createApiServer(handler: http.RequestListener, requestTimeoutMs = REQUEST_TIMEOUT_MS): http.Server {
+export function createApiServer(handler: http.RequestListener, options: ApiServerOptions = {}): http.Server {
+  const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
+  const requestTimeoutMs = Math.max(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, keepAliveTimeoutMs + 1_000);
   const server = http.createServer(
     {
       requireHostHeader: false,
       requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
+      keepAliveTimeout: keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.min(1_000, Math.max(50, requestTimeoutMs / 20)),
     },
     handler,
   );
   server.on('clientError', answerClientError);
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = keepAliveTimeoutMs;
   return server;
 }
 

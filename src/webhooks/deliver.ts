@@ -20,6 +20,7 @@ import type { Config } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { webhookAttempts } from '../metrics.ts';
+import { ExternalFailure } from '../errors.ts';
 import { activeSigningKey } from './keys.ts';
 import { DEFAULT_TIMEOUT_MS, postWebhook, type PostWebhookResult } from './send.ts';
 import { buildWebhookBody, signBody } from './sign.ts';
@@ -55,8 +56,11 @@ export type DeliverOutcome =
   /** Nothing to do: already delivered or failed, or the delivery no longer exists. */
   | { result: 'skipped'; reason: 'delivered' | 'failed' | 'missing' };
 
-/** Thrown after a failed attempt that will be retried: Graphile Worker records it and backs off. */
-export class WebhookAttemptFailed extends Error {
+/**
+ * Thrown after a failed attempt that will be retried: Graphile Worker records it and backs off. The
+ * receiver's fault, not Kassa's: an ExternalFailure (one warn line, no stack).
+ */
+export class WebhookAttemptFailed extends ExternalFailure {
   override name = 'WebhookAttemptFailed';
   readonly deliveryId: string;
   readonly attempt: number;
@@ -97,7 +101,7 @@ const target = z.object({
 });
 
 type Start =
-  | { kind: 'attempt'; attempt: number; firstAttemptAt: Date; url: string; body: string; headers: Record<string, string> }
+  | { kind: 'attempt'; attempt: number; paymentId: string; firstAttemptAt: Date; url: string; body: string; headers: Record<string, string> }
   | { kind: 'done'; outcome: DeliverOutcome };
 
 /**
@@ -156,7 +160,15 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
           last_attempt_at = ${sql.timestamp(startedAt)}, next_attempt_at = null
       where id = ${deliveryId}
     `);
-    return { kind: 'attempt', attempt, firstAttemptAt: delivery.first_attempt_at ?? startedAt, url: delivery.url, body, headers };
+    return {
+      kind: 'attempt',
+      attempt,
+      paymentId: delivery.payment_id,
+      firstAttemptAt: delivery.first_attempt_at ?? startedAt,
+      url: delivery.url,
+      body,
+      headers,
+    };
   });
   if (start.kind === 'done') return start.outcome;
 
@@ -190,7 +202,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
   `);
 
   webhookAttempts.inc({ outcome: sent.ok ? 'delivered' : sent.status === undefined ? 'network_error' : 'http_error' });
-  const fields = { attempt, httpStatus: sent.status, durationMs: sent.durationMs, kid: start.headers['X-Signature-Kid'] };
+  const fields = { paymentId: start.paymentId, attempt, httpStatus: sent.status ?? null, durationMs: sent.durationMs, kid: start.headers['X-Signature-Kid'] };
   if (sent.ok) {
     log.info(fields, 'webhook delivered');
     return { result: 'delivered', attempt };
@@ -199,6 +211,10 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     log.warn({ ...fields, error }, 'webhook delivery failed: no attempt may follow (12 h window or attempts exhausted)');
     return { result: 'failed', attempt };
   }
-  log.info({ ...fields, error, nextRetryAt: next.toISOString() }, 'webhook attempt failed; will retry');
+  // The receiver's fault, not Kassa's: a warn line that says all (the queue's own line drops to debug).
+  log.warn(
+    { ...fields, error, nextRetryAt: next.toISOString() },
+    `webhook delivery attempt ${attempt} failed (${error}); next attempt ≈ ${next.toISOString()}`,
+  );
   throw new WebhookAttemptFailed(deliveryId, attempt, error ?? 'failed', next);
 }

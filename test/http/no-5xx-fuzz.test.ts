@@ -233,10 +233,23 @@ describe('no input gives a 5xx', () => {
       [{ metadata: { 'c\u0000': 'red' } }, 'invalid_metadata', 'metadata'],
       [{ payment_options: { methods: [{ coin: 'TON\u0000', chain: 'TON' }] } }, 'invalid_payment_options', 'payment_options.methods[0].coin'],
       [{ currency: '\u0000' }, 'invalid_request', 'currency'],
+      // Field names that are also Object.prototype's.
+      [{ __defineGetter__: '\ud886' }, 'invalid_request', '__defineGetter__'],
+      [{ constructor: 'x\u0000' }, 'invalid_request', 'constructor'],
+      [{ toString: { a: '\udc00' } }, 'invalid_request', 'toString.a'],
     ] as const) {
       const answer = await create(body);
       assert.equal(answer.status, 400, JSON.stringify(body));
       assert.deepEqual({ code: answer.json.error.code, param: answer.json.error.param }, { code, param }, JSON.stringify(body));
+    }
+    // Deep bodies are walked without recursion: validation refuses them, nothing overflows.
+    for (const metadata of [`${'{"a":'.repeat(10_000)}"\\u0000"${'}'.repeat(10_000)}`, `{"a":${'['.repeat(20_000)}"\\ud800"${']'.repeat(20_000)}}`]) {
+      const deep = await fetch(`${app.url}/v1/payments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: `{"amount":"1","currency":"TON","metadata":${metadata}}`,
+      });
+      assert.equal(deep.status, 400, await deep.text());
     }
     const refund = await send('POST', `/v1/payments/${paymentId}/refunds`, { coin: '\u0000', amount: '1', address: 'x' });
     assert.deepEqual([refund.status, refund.json.error.code, refund.json.error.param], [400, 'invalid_request', 'coin']);

@@ -44,20 +44,31 @@ async function paidPayment(token: string, webhookURL: string): Promise<string> {
 
 describe('kassa start: chain reading and webhooks', () => {
   it("one store's slow receivers hold at most 3 delivery slots and delay no other store", async () => {
-    // Store A's receiver answers after 4 s; store B's at once.
+    // Store A's receiver holds every request until store B's delivery has arrived (or 25 s, below
+    // the 30 s delivery timeout): however long the machine takes to read the chain and complete B's
+    // payment, A's receivers are busy all that time. Store B's answers at once.
     let slowOpen = 0;
     let slowMaxOpen = 0;
     let slowAnswered = 0;
+    let releaseSlow!: () => void;
+    const slowReleased = new Promise<void>((resolve) => {
+      releaseSlow = resolve;
+    });
     const slow = await listen(
       http.createServer((req, res) => {
         slowOpen += 1;
         slowMaxOpen = Math.max(slowMaxOpen, slowOpen);
         req.resume();
-        setTimeout(() => {
+        const answer = () => {
           slowOpen -= 1;
           slowAnswered += 1;
           res.writeHead(200).end('ok');
-        }, 4_000);
+        };
+        const cap = setTimeout(answer, 25_000);
+        void slowReleased.then(() => {
+          clearTimeout(cap);
+          if (!res.headersSent) answer();
+        });
       }),
     );
     let fastDeliveredWhileSlowOpen: boolean | null = null;
@@ -66,19 +77,24 @@ describe('kassa start: chain reading and webhooks', () => {
         req.resume();
         fastDeliveredWhileSlowOpen ??= slowAnswered === 0 && slowOpen > 0;
         res.writeHead(200).end('ok');
+        releaseSlow();
       }),
     );
+    /** Waits for `done`, up to 60 s (the machine may be loaded; the test's own limit is 120 s). */
+    const waitFor = async (done: () => boolean) => {
+      const deadline = Date.now() + 60_000;
+      while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    };
     try {
       const a = await shop('Slow receivers');
       const b = await shop('Fast receiver');
       const slowIds = [];
       for (let i = 0; i < 8; i += 1) slowIds.push(await paidPayment(a, `http://127.0.0.1:${slow.port}/hook`));
       // Let A's deliveries start and occupy what they may.
-      const deadline = Date.now() + 20_000;
-      while (slowOpen === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(() => slowOpen > 0);
       assert.ok(slowOpen > 0, "store A's deliveries started");
       const fastId = await paidPayment(b, `http://127.0.0.1:${fast.port}/hook`);
-      while (fastDeliveredWhileSlowOpen === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(() => fastDeliveredWhileSlowOpen !== null);
       assert.equal(fastDeliveredWhileSlowOpen, true, "store B was paid and told while store A's receivers were still busy with their first deliveries");
       assert.equal((await api('GET', `/v1/payments/${fastId}`, b)).json.status, 'completed');
       assert.ok(slowMaxOpen <= 3, `store A held ${slowMaxOpen} delivery slots at once`);
@@ -88,6 +104,7 @@ describe('kassa start: chain reading and webhooks', () => {
       );
       assert.ok(reader.reader, "the service's reader holds the cursor");
     } finally {
+      releaseSlow();
       await close(slow.server);
       await close(fast.server);
     }
