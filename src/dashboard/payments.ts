@@ -1,0 +1,151 @@
+// What the dashboard reads of a store's payments: the list (newest first; filters by status, coin
+// and creation date; search by payment id, order id, deposit address or transaction hash; keyset
+// pages), and one payment with its books, refundable money and webhook deliveries. Always scoped
+// by store: another store's payment is simply not found.
+import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+import { fromBaseUnits } from '../money.ts';
+import { anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
+import { listTransfers, type TransferRow } from '../payments/transfers.ts';
+import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
+import { findPaymentView, receivedAmount, type PaymentView } from '../payments/view.ts';
+import { outgoingOfPayment, refundableBaseUnits, type OutgoingRow } from '../treasury/outgoing.ts';
+import { isUuid } from '../uuid.ts';
+import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
+
+export const PAGE_SIZE = 50;
+
+export interface PaymentFilters {
+  status?: PaymentStatus;
+  coin?: string;
+  /** Created on or after this day (UTC, YYYY-MM-DD). */
+  from?: string;
+  /** Created on or before this day (UTC, YYYY-MM-DD). */
+  to?: string;
+  /** A payment id, an order id, a deposit address (any form) or a transaction hash. */
+  q?: string;
+  /** The id of the last payment of the previous page. */
+  after?: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const validDay = (value: string | undefined): string | undefined =>
+  value !== undefined && DAY.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) ? value : undefined;
+
+/** Query-string values → filters; anything malformed is dropped (the page shows what it applied). */
+export function filtersFrom(query: Record<string, string | string[] | undefined>): PaymentFilters {
+  const one = (name: string): string | undefined => {
+    const value = query[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    return text === undefined || text.trim() === '' ? undefined : text.trim().slice(0, 200);
+  };
+  const status = one('status');
+  const coin = one('coin');
+  const after = one('after');
+  return {
+    ...(status && (PAYMENT_STATUSES as readonly string[]).includes(status) ? { status: status as PaymentStatus } : {}),
+    ...(coin && /^[A-Za-z0-9]{1,16}$/.test(coin) ? { coin } : {}),
+    ...(validDay(one('from')) ? { from: validDay(one('from'))! } : {}),
+    ...(validDay(one('to')) ? { to: validDay(one('to'))! } : {}),
+    ...(one('q') ? { q: one('q')! } : {}),
+    ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}),
+  };
+}
+
+export const listedPayment = z.object({
+  id: z.string(),
+  status: z.enum(PAYMENT_STATUSES),
+  amount: z.string(),
+  currency: z.string(),
+  order_id: z.string().nullable(),
+  coin_symbol: z.string().nullable(),
+  coin_amount: z.string().nullable(),
+  created_at: z.date(),
+  paid_at: z.date().nullable(),
+});
+export type ListedPayment = z.infer<typeof listedPayment>;
+
+function searchCondition(q: string) {
+  const matches = [sql.fragment`p.order_id = ${q}`];
+  if (isUuid(q)) matches.push(sql.fragment`p.id = ${q.toLowerCase()}`);
+  if (/^[0-9a-fA-F]{64}$/.test(q)) matches.push(sql.fragment`exists (select 1 from transfers t where t.hash = ${q.toLowerCase()} and t.payment_id = p.id)`);
+  const address = parseAddress(q);
+  if (address) matches.push(sql.fragment`exists (select 1 from deposit_addresses d where d.address = ${address.toRawString()} and d.payment_id = p.id)`);
+  return sql.fragment`(${sql.join(matches, sql.fragment` or `)})`;
+}
+
+export async function listStorePayments(db: Db, storeId: string, filters: PaymentFilters): Promise<{ rows: readonly ListedPayment[]; hasMore: boolean }> {
+  const conditions = [sql.fragment`p.store_id = ${storeId}`];
+  if (filters.status) conditions.push(sql.fragment`p.status = ${filters.status}`);
+  if (filters.coin) conditions.push(sql.fragment`p.coin_symbol = ${filters.coin}`);
+  if (filters.from) conditions.push(sql.fragment`p.created_at >= ${filters.from}::date::timestamp at time zone 'UTC'`);
+  if (filters.to) conditions.push(sql.fragment`p.created_at < (${filters.to}::date + 1)::timestamp at time zone 'UTC'`);
+  if (filters.q) conditions.push(searchCondition(filters.q));
+  if (filters.after) {
+    conditions.push(sql.fragment`(p.created_at, p.id) < (select a.created_at, a.id from payments a where a.id = ${filters.after} and a.store_id = ${storeId})`);
+  }
+  const rows = await db.any(sql.type(listedPayment)`
+    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at
+    from payments p
+    where ${sql.join(conditions, sql.fragment` and `)}
+    order by p.created_at desc, p.id desc
+    limit ${PAGE_SIZE + 1}
+  `);
+  return { rows: rows.slice(0, PAGE_SIZE), hasMore: rows.length > PAGE_SIZE };
+}
+
+/** The coins a filter can offer: the store's enabled methods' coins. */
+export async function storeCoins(db: Db, storeId: string): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`
+    select distinct pm.coin_symbol from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
+    where spm.store_id = ${storeId} order by pm.coin_symbol
+  `);
+}
+
+export interface RefundableCoin {
+  coin: string;
+  decimals: number;
+  amount: string;
+}
+
+export interface PaymentPage {
+  payment: PaymentView;
+  received: string;
+  anomalies: Anomaly[];
+  transfers: readonly TransferRow[];
+  outgoing: readonly OutgoingRow[];
+  refundable: RefundableCoin[];
+  deliveries: DeliveryWithAttempts[];
+  network: TonNetwork;
+}
+
+/** Everything the payment page shows, or null when it is not the store's payment. */
+export async function loadPaymentPage(db: Db, storeId: string, paymentId: string, network: TonNetwork): Promise<PaymentPage | null> {
+  if (!isUuid(paymentId)) return null;
+  const payment = await findPaymentView(db, paymentId.toLowerCase(), { storeId });
+  if (!payment) return null;
+  const [transfers, outgoing, deliveries] = await Promise.all([
+    listTransfers(db, payment.id),
+    outgoingOfPayment(db, payment.id),
+    listWebhookDeliveries(db, payment.id),
+  ]);
+  const coins = await db.any(sql.type(z.object({ symbol: z.string(), decimals: z.number() }))`
+    select symbol, decimals::int as decimals from coins
+    where symbol in (select coin_symbol from transfers where payment_id = ${payment.id} and coin_symbol is not null) order by symbol
+  `);
+  const refundable: RefundableCoin[] = [];
+  for (const coin of coins) {
+    const units = payment.address === null ? 0n : await refundableBaseUnits(db, payment.id, coin.symbol);
+    if (units > 0n) refundable.push({ coin: coin.symbol, decimals: coin.decimals, amount: fromBaseUnits(units, coin.decimals) });
+  }
+  return {
+    payment,
+    received: receivedAmount(payment),
+    anomalies: anomaliesOf(payment.status, payment.transfer_effects),
+    transfers,
+    outgoing,
+    refundable,
+    deliveries,
+    network,
+  };
+}

@@ -1,0 +1,260 @@
+// The dashboard's routes over real HTTP against the real app and database: invitations (single
+// use, 24 h), sign-in and its limits, sessions and sign-out everywhere, CSRF refusals, a viewer
+// who can change nothing, a member of store A who sees nothing of store B (URL tampering), and the
+// audit log of each action. The browser flows are in test/browser/dashboard.test.ts.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql, z } from '../../src/db/pool.ts';
+import { SIGN_IN_LIMITS } from '../../src/dashboard/sessions.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { dashboardClient, invitationPath, member } from '../helpers/dashboard.ts';
+import { buildPayment } from '../helpers/factories.ts';
+import { startPaymentsApp } from '../helpers/payments.ts';
+
+let app: TestApp;
+let storeA: Awaited<ReturnType<TestApp['store']>>;
+let storeB: Awaited<ReturnType<TestApp['store']>>;
+
+before(async () => {
+  app = await startPaymentsApp();
+  storeA = await app.store({ name: 'Store A' });
+  storeB = await app.store({ name: 'Store B' });
+});
+after(() => app.close());
+
+const audit = (storeId: string | null, action: string) =>
+  app.pool.any(sql.type(z.object({ actor: z.string(), subject: z.string().nullable(), client_address: z.string().nullable() }))`
+    select actor, subject, client_address from audit_log where action = ${action} and store_id is not distinct from ${storeId} order by id
+  `);
+
+describe('dashboard: invitations and sign-in', () => {
+  it('an invitation link sets a password once and signs in; used again or after 24 h it is refused', async () => {
+    const client = dashboardClient(app.url);
+    const path = await invitationPath(app.pool, storeA.id, 'Ann@Example.com', 'owner');
+    const form = await client.get(path);
+    assert.equal(form.status, 200);
+    assert.match(form.text, /Join Store A/);
+    assert.match(form.headers.get('content-security-policy') ?? '', /default-src 'none'.*script-src 'self'/);
+    // Too short, then two different passwords: the form says why, nothing changes.
+    assert.equal((await client.post(path, { password: 'short', confirm: 'short' })).status, 400);
+    const differ = await client.post(path, { password: 'long enough pass', confirm: 'long enough pas' });
+    assert.equal(differ.status, 400);
+    assert.match(differ.text, /The two passwords differ/);
+    assert.equal(client.cookie, null);
+    const accepted = await client.post(path, { password: 'long enough pass', confirm: 'long enough pass' });
+    assert.equal(accepted.status, 303);
+    assert.equal(accepted.location, `/dashboard/stores/${storeA.id}/payments`);
+    const cookie = accepted.headers.getSetCookie()[0]!;
+    assert.match(cookie, /^kassa_dashboard=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
+    assert.equal((await client.get(accepted.location!)).status, 200);
+    // Single use.
+    assert.equal((await dashboardClient(app.url).get(path)).status, 404);
+    assert.equal((await dashboardClient(app.url).post(path, { password: 'another long one', confirm: 'another long one' })).status, 404);
+    // 24 hours.
+    const old = await invitationPath(app.pool, storeA.id, 'late@example.com', 'viewer', new Date(Date.now() - 24 * 3600_000 - 1000));
+    assert.equal((await dashboardClient(app.url).get(old)).status, 404);
+    assert.deepEqual(
+      (await audit(storeA.id, 'invitation.accept')).map((row) => row.actor),
+      ['ann@example.com'],
+    );
+  });
+
+  it('sign-in with email and password; a wrong one is refused; sign-out ends the session; sign-out everywhere ends all', async () => {
+    await member(app.url, app.pool, storeA.id, 'bob@example.com', 'viewer', 'bobs long password');
+    const wrong = await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'bob@example.com', password: 'not it at all' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /do not match an account/);
+    const unknown = await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'nobody@example.com', password: 'not it at all' });
+    assert.equal(unknown.status, 401);
+
+    const one = dashboardClient(app.url);
+    const two = dashboardClient(app.url);
+    for (const client of [one, two]) {
+      const signedIn = await client.post('/dashboard/sign-in', {
+        email: 'BOB@example.com',
+        password: 'bobs long password',
+        next: `/dashboard/stores/${storeA.id}/payments`,
+      });
+      assert.equal(signedIn.status, 303, signedIn.text);
+      assert.equal(signedIn.location, `/dashboard/stores/${storeA.id}/payments`);
+    }
+    const payments = `/dashboard/stores/${storeA.id}/payments`;
+    assert.equal((await one.get(payments)).status, 200);
+    const out = await one.post('/dashboard/sign-out');
+    assert.equal(out.status, 303);
+    assert.equal(one.cookie, null);
+    assert.equal((await two.get(payments)).status, 200);
+    // The ended session's cookie is refused even when sent again.
+    const anonymous = await dashboardClient(app.url).get(payments);
+    assert.equal(anonymous.status, 303);
+    assert.match(anonymous.location!, /^\/dashboard\/sign-in\?next=/);
+
+    const three = dashboardClient(app.url);
+    await three.post('/dashboard/sign-in', { email: 'bob@example.com', password: 'bobs long password' });
+    const stolen = three.cookie;
+    assert.equal((await two.post('/dashboard/sign-out-everywhere')).status, 303);
+    three.cookie = stolen;
+    assert.equal((await three.get(payments)).status, 303);
+    assert.equal((await audit(null, 'session.sign_out_everywhere')).length, 1);
+  });
+
+  it('failed sign-ins are limited per account (429 with Retry-After), even with the right password', async () => {
+    await member(app.url, app.pool, storeA.id, 'carol@example.com', 'viewer', 'carols long password');
+    for (let i = 0; i < SIGN_IN_LIMITS.perAccount; i += 1) {
+      assert.equal((await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'carol@example.com', password: `guess ${i} wrong` })).status, 401);
+    }
+    const limited = await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'carol@example.com', password: 'carols long password' });
+    assert.equal(limited.status, 429);
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
+    assert.match(limited.text, /Too many failed sign-ins/);
+  });
+
+  it('failed sign-ins are limited per client address across accounts', async () => {
+    await app.pool.query(sql.unsafe`delete from dashboard_sign_in_failures`);
+    for (let i = 0; i < SIGN_IN_LIMITS.perClient; i += 1) {
+      await dashboardClient(app.url).post('/dashboard/sign-in', { email: `spray${i}@example.com`, password: 'password123' });
+    }
+    const limited = await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'someone@example.com', password: 'password123' });
+    assert.equal(limited.status, 429);
+    await app.pool.query(sql.unsafe`delete from dashboard_sign_in_failures`);
+  });
+
+  it("every POST without the dashboard's Origin is refused (CSRF), signed in or not", async () => {
+    const owner = await member(app.url, app.pool, storeA.id, 'dora@example.com', 'owner');
+    const payment = await buildPayment(app, storeA, { status: 'completed', body: { webhookURL: 'https://shop.example.com/hook' }, webhook: true });
+    const redeliver = `/dashboard/stores/${storeA.id}/payments/${payment.id}/webhook/redeliver`;
+    for (const origin of [null, 'https://evil.example', 'null']) {
+      const refused = await owner.post(redeliver, {}, { origin });
+      assert.equal(refused.status, 403, String(origin));
+      assert.match(refused.text, /cross-site request refused/);
+      assert.equal((await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'dora@example.com', password: 'x' }, { origin })).status, 403);
+    }
+    const deliveries = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_deliveries where payment_id = ${payment.id}`,
+    );
+    assert.equal(deliveries, 1);
+    assert.equal((await owner.post('/dashboard/sign-out', {}, { origin: 'https://evil.example' })).status, 403);
+    assert.equal((await owner.get(`/dashboard/stores/${storeA.id}/payments`)).status, 200, 'still signed in');
+  });
+});
+
+describe('dashboard: authorization', () => {
+  it('a viewer can change nothing: refund, redeliver, team and audit are refused server-side (and the refusals are audited)', async () => {
+    const viewer = await member(app.url, app.pool, storeA.id, 'vic@example.com', 'viewer');
+    const payment = await buildPayment(app, storeA, {
+      status: 'completed',
+      body: { webhookURL: 'https://shop.example.com/hook', amount: '1', currency: 'TON' },
+      webhook: true,
+      transfers: [{ baseUnits: 1_500_000_000n, amount: '1.5', effect: 'overpaid' }],
+    });
+    const page = await viewer.get(`/dashboard/stores/${storeA.id}/payments/${payment.id}`);
+    assert.equal(page.status, 200);
+    assert.doesNotMatch(page.text, /name="amount"/, 'no refund form for a viewer');
+    assert.doesNotMatch(page.text, /Redeliver the webhook/);
+    const root = `/dashboard/stores/${storeA.id}/payments/${payment.id}`;
+    const refund = await viewer.post(`${root}/refunds`, { coin: 'TON', amount: '0.1', address: `0:${'1'.repeat(64)}`, confirm: 'yes' });
+    assert.equal(refund.status, 403);
+    assert.equal((await viewer.post(`${root}/webhook/redeliver`)).status, 403);
+    assert.equal((await viewer.get(`/dashboard/stores/${storeA.id}/team`)).status, 403);
+    assert.equal((await viewer.post(`/dashboard/stores/${storeA.id}/team/invitations`, { email: 'x@example.com', role: 'owner' })).status, 403);
+    assert.equal((await viewer.get(`/dashboard/stores/${storeA.id}/audit`)).status, 403);
+    const outgoing = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from outgoing_transfers where payment_id = ${payment.id}`,
+    );
+    assert.equal(outgoing, 0);
+    const deliveries = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_deliveries where payment_id = ${payment.id}`,
+    );
+    assert.equal(deliveries, 1);
+    assert.deepEqual(await audit(storeA.id, 'refund.refused'), [{ actor: 'vic@example.com', subject: payment.id, client_address: '127.0.0.1' }]);
+    assert.equal((await audit(storeA.id, 'webhook.refused')).length, 1);
+  });
+
+  it('a member of store A sees nothing of store B, whatever the URL', async () => {
+    const owner = await member(app.url, app.pool, storeA.id, 'eve@example.com', 'owner');
+    const theirs = await buildPayment(app, storeB, {
+      status: 'completed',
+      body: { webhookURL: 'https://b.example.com/hook', order_id: 'B-secret-order' },
+      webhook: true,
+    });
+    const ours = await buildPayment(app, storeA, { body: { order_id: 'A-order-1' } });
+    const list = await owner.get(`/dashboard/stores/${storeA.id}/payments`);
+    assert.match(list.text, /A-order-1/);
+    assert.doesNotMatch(list.text, /B-secret-order/);
+    // Store B's pages, store B's payment under store A's path, store B's actions: all "not found".
+    for (const path of [
+      `/dashboard/stores/${storeB.id}/payments`,
+      `/dashboard/stores/${storeB.id}/payments/${theirs.id}`,
+      `/dashboard/stores/${storeA.id}/payments/${theirs.id}`,
+      `/dashboard/stores/${storeB.id}/team`,
+      `/dashboard/stores/${storeB.id}/audit`,
+      `/dashboard/stores/${storeB.id}/payments/events`,
+      `/dashboard/stores/not-a-uuid/payments`,
+    ]) {
+      const response = await owner.get(path);
+      assert.equal(response.status, 404, path);
+      assert.doesNotMatch(response.text, /B-secret-order|Store B/, path);
+    }
+    for (const path of [
+      `/dashboard/stores/${storeA.id}/payments/${theirs.id}/webhook/redeliver`,
+      `/dashboard/stores/${storeB.id}/payments/${theirs.id}/webhook/redeliver`,
+      `/dashboard/stores/${storeA.id}/payments/${theirs.id}/refunds`,
+    ]) {
+      assert.equal((await owner.post(path, { coin: 'TON', amount: '0.1', address: `0:${'1'.repeat(64)}`, confirm: 'yes' })).status, 404, path);
+    }
+    // Searching store A for store B's order id or payment id finds nothing.
+    for (const q of ['B-secret-order', theirs.id]) {
+      const found = await owner.get(`/dashboard/stores/${storeA.id}/payments?q=${encodeURIComponent(q)}`);
+      assert.match(found.text, /No payment matches/);
+    }
+    assert.match((await owner.get(`/dashboard/stores/${storeA.id}/payments/${ours.id}`)).text, /A-order-1/);
+    const deliveries = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_deliveries where payment_id = ${theirs.id}`,
+    );
+    assert.equal(deliveries, 1);
+  });
+
+  it('pages need a session: anonymous GETs go to sign-in, anonymous POSTs change nothing', async () => {
+    const anonymous = dashboardClient(app.url);
+    const list = await anonymous.get(`/dashboard/stores/${storeA.id}/payments`);
+    assert.equal(list.status, 303);
+    assert.equal((await anonymous.post(`/dashboard/stores/${storeA.id}/team/invitations`, { email: 'x@example.com' })).status, 401);
+    assert.equal((await anonymous.get('/dashboard/nothing-here')).status, 404);
+    // The JSON API is unchanged: a form body there is still 415.
+    const form = await fetch(`${app.url}/v1/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${storeA.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'amount=1',
+    });
+    assert.equal(form.status, 415);
+  });
+});
+
+describe('dashboard: payments list', () => {
+  it('filters by status and coin, finds by payment id, order id, deposit address and transaction hash, pages newest first', async () => {
+    const store = await app.store({ name: 'Search store' });
+    const owner = await member(app.url, app.pool, store.id, 'finder@example.com', 'owner');
+    const paid = await buildPayment(app, store, {
+      status: 'completed',
+      body: { order_id: 'ORD-42' },
+      transfers: [{ baseUnits: 1n, amount: '0.000000001', effect: 'completed' }],
+    });
+    const usdt = await buildPayment(app, store, { method: { coin: 'USDT', chain: 'TON' }, body: { order_id: 'ORD-43' } });
+    const list = `/dashboard/stores/${store.id}/payments`;
+    const ids = (text: string) => [...text.matchAll(/payments\/([0-9a-f-]{36})" class="mono"/g)].map((m) => m[1]);
+    assert.deepEqual(ids((await owner.get(list)).text), [usdt.id, paid.id]);
+    assert.deepEqual(ids((await owner.get(`${list}?status=completed`)).text), [paid.id]);
+    assert.deepEqual(ids((await owner.get(`${list}?coin=USDT`)).text), [usdt.id]);
+    for (const q of ['ORD-42', paid.id, paid.created.paymentDetails.address, paid.transferHashes[0]!]) {
+      assert.deepEqual(ids((await owner.get(`${list}?q=${encodeURIComponent(q)}`)).text), [paid.id], q);
+    }
+    const today = new Date().toISOString().slice(0, 10);
+    assert.equal(ids((await owner.get(`${list}?from=${today}&to=${today}`)).text).length, 2);
+    assert.equal(ids((await owner.get(`${list}?to=2000-01-01`)).text).length, 0);
+    for (let i = 0; i < 50; i += 1) await buildPayment(app, store, { status: 'created' });
+    const first = await owner.get(list);
+    assert.equal(ids(first.text).length, 50);
+    const older = /href="([^"]+after=[^"]+)">Older payments/.exec(first.text)![1]!.replace(/&amp;/g, '&');
+    assert.deepEqual(ids((await owner.get(older)).text), [usdt.id, paid.id]);
+  });
+});
