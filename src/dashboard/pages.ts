@@ -69,7 +69,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="robots" content="noindex, nofollow">
 <meta name="color-scheme" content="light dark">
 <title>${title} · Kassa dashboard</title>
@@ -176,6 +176,8 @@ export function paymentsPage(input: {
   coins: readonly string[];
   rows: readonly ListedPayment[];
   hasMore: boolean;
+  /** The store's fingerprint when the page was made (the live stream tells of changes after it). */
+  since: string;
 }): string {
   const { root, store, filters } = input;
   const storeRoot = `${root}/stores/${store.id}`;
@@ -200,11 +202,11 @@ export function paymentsPage(input: {
 <div><label for="to">Created until</label><input id="to" name="to" type="date" value="${filters.to ?? ''}"></div>
 <div><button type="submit">Apply</button></div>
 </form>
-<div id="payments" data-live="${storeRoot}/payments/events" aria-live="polite">
+<div id="payments" data-live="${storeRoot}/payments/events?since=${input.since}" aria-live="polite">
 ${
   input.rows.length === 0
     ? html`<p class="card">No payment matches.</p>`
-    : html`<div class="table-wrap card"><table>
+    : html`<div class="table-wrap card" tabindex="0"><table>
 <caption class="muted">Newest first</caption>
 <thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">Coin amount</th><th scope="col">Order id</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows}</tbody>
@@ -270,7 +272,7 @@ export function paymentPage(input: {
 <dt>Webhook URL</dt><dd class="mono">${p.webhook_url ?? '—'}</dd>
 </dl>`;
   const incoming = page.transfers.length
-    ? html`<div class="table-wrap"><table id="transfers-in"><caption class="muted">Transfers in (the books, in chain order)</caption>
+    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-in"><caption class="muted">Transfers in (the books, in chain order)</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Amount</th><th scope="col">Effect</th><th scope="col">From</th><th scope="col">Transaction</th></tr></thead>
 <tbody>${page.transfers.map(
         (
@@ -280,7 +282,7 @@ export function paymentPage(input: {
       )}</tbody></table></div>`
     : html`<p>No transfer has reached the deposit address.</p>`;
   const outgoing = page.outgoing.length
-    ? html`<div class="table-wrap"><table id="transfers-out"><caption class="muted">Transfers out (refunds and sweeps)</caption>
+    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-out"><caption class="muted">Transfers out (refunds and sweeps)</caption>
 <thead><tr><th scope="col">Planned</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Fee</th><th scope="col">To</th><th scope="col">State</th><th scope="col">Transaction</th></tr></thead>
 <tbody>${page.outgoing.map(
         (o) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td>${o.kind}</td><td class="num">${o.amount} ${o.coin_symbol}</td>
@@ -288,7 +290,7 @@ export function paymentPage(input: {
       )}</tbody></table></div>`
     : html`<p>Nothing has left the deposit wallet.</p>`;
   const deliveries = page.deliveries.length
-    ? html`<div class="table-wrap"><table id="deliveries"><caption class="muted">Webhook deliveries, oldest first</caption>
+    ? html`<div class="table-wrap" tabindex="0"><table id="deliveries"><caption class="muted">Webhook deliveries, oldest first</caption>
 <thead><tr><th scope="col">Created</th><th scope="col">Reason</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
 <tbody>${page.deliveries.map(
         (d) => html`<tr><td class="num">${dateTime(d.created_at)}</td><td>${d.reason}</td><td class="delivery-status">${d.status}</td>
@@ -339,7 +341,7 @@ export function auditPage(input: { root: string; viewer: Viewer; store: StoreCon
   const body = html`<h1>Audit log</h1>
 ${
   input.rows.length
-    ? html`<div class="table-wrap card"><table id="audit"><caption class="muted">Newest first</caption>
+    ? html`<div class="table-wrap card" tabindex="0"><table id="audit"><caption class="muted">Newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Subject</th><th scope="col">Detail</th><th scope="col">From</th></tr></thead>
 <tbody>${input.rows.map(
         (r) => html`<tr><td class="num">${dateTime(r.at)}</td><td>${r.actor}</td><td class="action">${r.action}</td><td class="mono">${r.subject ?? '—'}</td>
@@ -373,7 +375,7 @@ ${
     : ''
 }
 <section class="card" aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
-<div class="table-wrap"><table id="members"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table id="members"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th></tr></thead>
 <tbody>${input.members.map((m) => html`<tr><td>${m.email}</td><td>${m.role}</td><td class="num">${dateTime(m.created_at)}</td></tr>`)}</tbody></table></div></section>
 <section class="card" aria-labelledby="invite-heading"><h2 id="invite-heading">Invite someone</h2>
 <form method="post" action="${storeRoot}/team/invitations">
@@ -387,7 +389,7 @@ ${problemFor(problems, 'email')}
 <section class="card" aria-labelledby="invitations-heading"><h2 id="invitations-heading">Invitations</h2>
 ${
   input.invitations.length
-    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Made</th><th scope="col">State</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Made</th><th scope="col">State</th></tr></thead>
 <tbody>${input.invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td class="num">${dateTime(i.created_at)}</td><td>${state(i)}</td></tr>`)}</tbody></table></div>`
     : html`<p>None.</p>`
 }</section>`;

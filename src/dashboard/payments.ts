@@ -94,6 +94,23 @@ export async function listStorePayments(db: Db, storeId: string, filters: Paymen
   return { rows: rows.slice(0, PAGE_SIZE), hasMore: rows.length > PAGE_SIZE };
 }
 
+/**
+ * A fingerprint per store of its newest page of payments (an index scan, whatever the store's
+ * size): a new payment, or a change of status or of money received among them, changes it. The
+ * live payments list compares it with the one the page was rendered with.
+ */
+export async function listFingerprints(db: Db, storeIds: readonly string[]): Promise<Map<string, string>> {
+  const rows = await db.any(sql.type(z.object({ store_id: z.string(), fingerprint: z.string() }))`
+    select s.id as store_id, md5(coalesce((
+      select string_agg(p.id::text || p.status || coalesce(p.paid_at::text, '') ||
+             coalesce((select max(t.recorded_at)::text from transfers t where t.payment_id = p.id), ''), ',' order by p.created_at desc, p.id desc)
+      from (select id, status, paid_at, created_at from payments where store_id = s.id order by created_at desc, id desc limit ${PAGE_SIZE}) p
+    ), '')) as fingerprint
+    from stores s where s.id = any(${sql.array([...storeIds], 'uuid')})
+  `);
+  return new Map(rows.map((row) => [row.store_id, row.fingerprint]));
+}
+
 /** The coins a filter can offer: the store's enabled methods' coins. */
 export async function storeCoins(db: Db, storeId: string): Promise<readonly string[]> {
   return db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`

@@ -258,3 +258,42 @@ describe('dashboard: payments list', () => {
     assert.deepEqual(ids((await owner.get(older)).text), [usdt.id, paid.id]);
   });
 });
+
+describe('dashboard: live payments list', () => {
+  it('the events stream of the list tells of a new payment in the store (and only of its own store)', async () => {
+    const store = await app.store({ name: 'Live store' });
+    const owner = await member(app.url, app.pool, store.id, 'live@example.com', 'owner');
+    // The list names its stream with the fingerprint it was rendered with.
+    const listed = await owner.get(`/dashboard/stores/${store.id}/payments`);
+    const live = /data-live="([^"]+)"/.exec(listed.text)![1]!.replace(/&amp;/g, '&');
+    assert.match(live, /\/payments\/events\?since=[0-9a-f]{32}$/);
+    const open = async () => {
+      const controller = new AbortController();
+      const response = await fetch(`${app.url}${live}`, { headers: { cookie: owner.cookie! }, signal: controller.signal });
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const reader = response.body!.getReader();
+      let text = '';
+      const read = async (until: RegExp) => {
+        while (!until.test(text)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`stream ended: ${text}`);
+          text += new TextDecoder().decode(value);
+        }
+      };
+      return { read, text: () => text, close: () => controller.abort() };
+    };
+    // A payment in another store changes nothing for this list.
+    await buildPayment(app, storeB, { status: 'created' });
+    const quiet = await open();
+    await quiet.read(/retry: 3000/);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.doesNotMatch(quiet.text(), /event: payments/);
+    quiet.close();
+    // One in this store, even made between the page and its stream, is news.
+    await buildPayment(app, store, { status: 'created' });
+    const stream = await open();
+    await stream.read(/event: payments/);
+    stream.close();
+  });
+});

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import { koaBody } from 'koa-body';
-import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
+import { isDatabaseUnavailable, sql } from '../../db/pool.ts';
 import { KassaError } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
@@ -28,7 +28,7 @@ import {
   type StoreContext,
   type Viewer,
 } from '../../dashboard/pages.ts';
-import { filtersFrom, listStorePayments, loadPaymentPage, PAGE_SIZE, storeCoins } from '../../dashboard/payments.ts';
+import { filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
   createInvitation,
@@ -98,7 +98,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Content-Security-Policy', DASHBOARD_CSP);
-    ctx.set('Referrer-Policy', 'no-referrer');
+    // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with a form,
+    // which the same-origin check would refuse; other sites still get no referrer.
+    ctx.set('Referrer-Policy', 'same-origin');
     ctx.set('X-Frame-Options', 'DENY');
     ctx.body = body;
   };
@@ -279,7 +281,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   });
 
   // ---- The stores the user may open.
-  router.get(R, (ctx) => redirect(ctx as Ctx, `${root}/`));
+  // (Not strict: /dashboard and /dashboard/ both.)
   router.get(`${R}/`, htmlErrors, signedIn, async (ctx: Ctx) => {
     const memberships = ctx.state.viewer!.memberships;
     if (memberships.length === 1) return redirect(ctx, `${root}/stores/${memberships[0]!.storeId}/payments`);
@@ -291,26 +293,20 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   router.get(`${S}/payments`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
     const store = ctx.state.store!;
     const filters = filtersFrom(ctx.query);
-    const [{ rows, hasMore }, coins] = await Promise.all([listStorePayments(pool, store.id, filters), storeCoins(pool, store.id)]);
-    page(ctx, 200, paymentsPage({ root, viewer: ctx.state.viewer!, store, filters, coins, rows, hasMore }));
+    const [{ rows, hasMore }, coins, fingerprints] = await Promise.all([
+      listStorePayments(pool, store.id, filters),
+      storeCoins(pool, store.id),
+      listFingerprints(pool, [store.id]),
+    ]);
+    const since = fingerprints.get(store.id) ?? '';
+    page(ctx, 200, paymentsPage({ root, viewer: ctx.state.viewer!, store, filters, coins, rows, hasMore, since }));
   });
 
-  // Live: one shared poller reads, for every watched store, a fingerprint of its payments (how
-  // many, the latest change) once a second; each open list gets an event when its store's changes.
+  // Live: one shared poller (the checkout's live feed) reads, for every watched store, a fingerprint
+  // of its newest payments once a second; each open list gets an event when its store's changes
+  // from the one the page was rendered with.
   const feed = createPaymentFeed<string>({
-    load: async (storeIds) => {
-      // The newest page of each store (an index scan, whatever the store's size): a new payment,
-      // or a change of status or of money received among them, changes the fingerprint.
-      const rows = await pool.any(sql.type(z.object({ store_id: z.string(), fingerprint: z.string().nullable() }))`
-        select s.id as store_id, (
-          select md5(string_agg(p.id::text || p.status || coalesce(p.paid_at::text, '') ||
-                 coalesce((select max(t.recorded_at)::text from transfers t where t.payment_id = p.id), ''), ',' order by p.created_at desc, p.id desc))
-          from (select id, status, paid_at, created_at from payments where store_id = s.id order by created_at desc, id desc limit ${PAGE_SIZE}) p
-        ) as fingerprint
-        from stores s where s.id = any(${sql.array([...storeIds], 'uuid')})
-      `);
-      return new Map(rows.map((row) => [row.store_id, row.fingerprint ?? '']));
-    },
+    load: (storeIds) => listFingerprints(pool, storeIds),
     log: deps.log,
   });
   router.get(`${S}/payments/events`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
@@ -323,7 +319,8 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     ctx.set('Connection', 'close');
     const stream = new PassThrough();
     ctx.body = stream;
-    let last: string | null = null;
+    // The list as the page showed it (its fingerprint when rendered): any change after it is news.
+    let last: string | null = typeof ctx.query.since === 'string' && /^[0-9a-f]{32}$/.test(ctx.query.since) ? ctx.query.since : null;
     let closed = false;
     let unsubscribe = () => {};
     const close = () => {
