@@ -297,3 +297,19 @@ describe('dashboard: live payments list', () => {
     stream.close();
   });
 });
+
+describe('dashboard: cookies off loopback', () => {
+  it('with an https BASE_URL the session cookie is Secure and __Host- prefixed; a form from that origin is taken', async () => {
+    const remote = await startPaymentsApp({ env: { BASE_URL: 'https://pay.example.com' } });
+    try {
+      const store = await remote.store();
+      const client = dashboardClient(remote.url);
+      const path = await invitationPath(remote.pool, store.id, 'secure@example.com', 'owner');
+      const accepted = await client.post(path, { password: 'long enough pass', confirm: 'long enough pass' }, { origin: 'https://pay.example.com' });
+      assert.equal(accepted.status, 303, accepted.text);
+      assert.match(accepted.headers.getSetCookie()[0]!, /^__Host-kassa_dashboard=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Secure; Max-Age=\d+$/);
+    } finally {
+      await remote.close();
+    }
+  });
+});
