@@ -8,6 +8,8 @@ export type AuditAction =
   | 'refund.refused'
   | 'webhook.redeliver'
   | 'webhook.refused'
+  | 'token.issue'
+  | 'token.revoke'
   | 'invitation.create'
   | 'invitation.accept'
   | 'session.sign_in'

@@ -6,6 +6,7 @@ import { explorerLinks } from '../checkout/facts.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
 import type { ListedPayment, PaymentFilters, PaymentPage } from './payments.ts';
+import { TOKEN_LIFETIMES, type TokenRow } from './tokens.ts';
 import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
@@ -40,7 +41,7 @@ interface Shell {
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'payments' | 'team' | 'audit';
+  current?: 'payments' | 'tokens' | 'team' | 'audit';
   live?: boolean;
 }
 
@@ -54,6 +55,7 @@ function shell({ root, title, body, viewer, store, current }: Shell): string {
     store && storeRoot
       ? html`<nav aria-label="Store"><ul>
 ${link(`${storeRoot}/payments`, 'Payments', 'payments')}
+${store.role === 'owner' ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
 ${store.role === 'owner' ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
 ${store.role === 'owner' ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
 ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</a></li>` : ''}
@@ -394,4 +396,44 @@ ${
     : html`<p>None.</p>`
 }</section>`;
   return shell({ root: input.root, title: 'Team', body, viewer: input.viewer, store: input.store, current: 'team' });
+}
+
+export function tokensPage(input: {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  tokens: readonly TokenRow[];
+  now: Date;
+  issued?: { token: string; jti: string } | null;
+  notice?: string | null;
+}): string {
+  const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const state = (t: TokenRow) => (t.revoked_at ? `revoked ${dateTime(t.revoked_at)}` : t.expires_at && t.expires_at <= input.now ? 'expired' : 'active');
+  const body = html`<h1>API tokens</h1>
+${
+  input.issued
+    ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued. Copy it now: it is shown once and Kassa does not keep it.</p>
+<label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}"></div>`
+    : ''
+}
+${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
+<section class="card" aria-labelledby="issue-heading"><h2 id="issue-heading">Issue a token</h2>
+<form method="post" action="${storeRoot}/tokens">
+<label for="lifetime">Expires</label>
+<select id="lifetime" name="lifetime">${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+<button type="submit">Issue a token</button>
+</form></section>
+<section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>
+${
+  input.tokens.length
+    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+<tbody>${input.tokens.map(
+        (
+          t,
+        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${dateTime(t.issued_at)}</td><td class="num">${t.expires_at ? dateTime(t.expires_at) : 'never'}</td><td class="token-state">${state(t)}</td>
+<td>${t.revoked_at ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>None.</p>`
+}</section>`;
+  return shell({ root: input.root, title: 'API tokens', body, viewer: input.viewer, store: input.store, current: 'tokens' });
 }

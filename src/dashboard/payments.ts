@@ -65,13 +65,17 @@ export const listedPayment = z.object({
 });
 export type ListedPayment = z.infer<typeof listedPayment>;
 
-function searchCondition(q: string) {
-  const matches = [sql.fragment`p.order_id = ${q}`];
-  if (isUuid(q)) matches.push(sql.fragment`p.id = ${q.toLowerCase()}`);
-  if (/^[0-9a-fA-F]{64}$/.test(q)) matches.push(sql.fragment`exists (select 1 from transfers t where t.hash = ${q.toLowerCase()} and t.payment_id = p.id)`);
+/**
+ * The payments a search names, as a union of index lookups (order id, payment id, a transfer's
+ * hash, a deposit address), each limited to the store by the caller's condition on `p`.
+ */
+function searchCondition(storeId: string, q: string) {
+  const lookups = [sql.fragment`select id from payments where store_id = ${storeId} and order_id = ${q}`];
+  if (isUuid(q)) lookups.push(sql.fragment`select ${q.toLowerCase()}::uuid`);
+  if (/^[0-9a-fA-F]{64}$/.test(q)) lookups.push(sql.fragment`select payment_id from transfers where hash = ${q.toLowerCase()}`);
   const address = parseAddress(q);
-  if (address) matches.push(sql.fragment`exists (select 1 from deposit_addresses d where d.address = ${address.toRawString()} and d.payment_id = p.id)`);
-  return sql.fragment`(${sql.join(matches, sql.fragment` or `)})`;
+  if (address) lookups.push(sql.fragment`select payment_id from deposit_addresses where address = ${address.toRawString()}`);
+  return sql.fragment`p.id in (${sql.join(lookups, sql.fragment` union `)})`;
 }
 
 export async function listStorePayments(db: Db, storeId: string, filters: PaymentFilters): Promise<{ rows: readonly ListedPayment[]; hasMore: boolean }> {
@@ -80,7 +84,7 @@ export async function listStorePayments(db: Db, storeId: string, filters: Paymen
   if (filters.coin) conditions.push(sql.fragment`p.coin_symbol = ${filters.coin}`);
   if (filters.from) conditions.push(sql.fragment`p.created_at >= ${filters.from}::date::timestamp at time zone 'UTC'`);
   if (filters.to) conditions.push(sql.fragment`p.created_at < (${filters.to}::date + 1)::timestamp at time zone 'UTC'`);
-  if (filters.q) conditions.push(searchCondition(filters.q));
+  if (filters.q) conditions.push(searchCondition(storeId, filters.q));
   if (filters.after) {
     conditions.push(sql.fragment`(p.created_at, p.id) < (select a.created_at, a.id from payments a where a.id = ${filters.after} and a.store_id = ${storeId})`);
   }

@@ -2,8 +2,8 @@
 // playwright-core) against the real app, real Postgres and the sandbox chain read by the chain
 // reader: an invitation → set a password → sign out → sign in; find a payment by order_id; refund
 // an overpayment from the payment page and see it confirmed in the books (the same row the API
-// shows); redeliver a webhook; a viewer's refund refused; the payments list updated live; the
-// audit log with each action. axe-core finds no serious violation on any page. Screenshots go to
+// shows); redeliver a webhook; a viewer's refund refused; the payments list updated live; team
+// invitations; API tokens issued and revoked; the audit log with each action. axe-core finds no serious violation on any page. Screenshots go to
 // test-artifacts/dashboard/ (git-ignored).
 //
 // If Chromium cannot be launched this file FAILS (it never skips).
@@ -274,7 +274,7 @@ describe('the dashboard in headless Chromium', () => {
     }
   });
 
-  it('the team page invites; the audit log shows each action', async () => {
+  it('the team page invites; API tokens are issued and revoked; the audit log shows each action', async () => {
     const { page, problems } = owner;
     await page.click('nav a[href$="/team"]');
     await assertAccessible(page, 'team');
@@ -283,9 +283,22 @@ describe('the dashboard in headless Chromium', () => {
     assert.match(await page.locator('#invite-link').innerText(), /\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/);
     assert.match(await page.locator('main').innerText(), /cashier@bluebottle\.example\s+viewer/);
 
+    await page.click('nav a[href$="/tokens"]');
+    await assertAccessible(page, 'API tokens');
+    await page.selectOption('#lifetime', '90d');
+    await page.click('form[action$="/tokens"] button[type=submit]');
+    const token = await page.locator('#new-token').inputValue();
+    assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 200);
+    await assertAccessible(page, 'API token issued');
+    const jti = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).jti as string;
+    await page.click(`button[aria-label="Revoke ${jti}"]`);
+    await page.waitForSelector('text=revoked: requests with it are refused');
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 401);
+
     await page.click('nav a[href$="/audit"]');
     const actions = await page.locator('#audit td.action').allInnerTexts();
-    for (const action of ['invitation.create', 'invitation.accept', 'refund.create', 'webhook.redeliver', 'refund.refused']) {
+    for (const action of ['invitation.create', 'invitation.accept', 'refund.create', 'webhook.redeliver', 'refund.refused', 'token.issue', 'token.revoke']) {
       assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
     }
     await assertAccessible(page, 'audit log');

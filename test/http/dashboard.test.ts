@@ -313,3 +313,45 @@ describe('dashboard: cookies off loopback', () => {
     }
   });
 });
+
+describe('dashboard: API tokens', () => {
+  it('an owner issues a token (shown once, it works), lists tokens without secrets, revokes one (refused at once); all audited', async () => {
+    const store = await app.store({ name: 'Token store' });
+    const owner = await member(app.url, app.pool, store.id, 'tokens@example.com', 'owner');
+    const tokens = `/dashboard/stores/${store.id}/tokens`;
+    const issued = await owner.post(tokens, { lifetime: '30d' });
+    assert.equal(issued.status, 201);
+    const token = /id="new-token"[^>]*value="([^"]+)"/.exec(issued.text)![1]!;
+    const jti = /Token ([0-9a-f-]{36}) issued/.exec(issued.text)![1]!;
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 200);
+    const list = await owner.get(tokens);
+    assert.match(list.text, new RegExp(jti));
+    assert.doesNotMatch(list.text, new RegExp(token.split('.')[2]!), 'the list never shows a secret');
+    // Another store's token cannot be revoked from this store.
+    const other = await app.store({ name: 'Other token store' });
+    const otherJti = await app.pool.oneFirst(sql.type(z.object({ jti: z.string() }))`select jti from api_tokens where store_id = ${other.id}`);
+    assert.equal((await owner.post(`${tokens}/${otherJti}/revoke`)).status, 404);
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token: other.token })).status, 200);
+    const revoked = await owner.post(`${tokens}/${jti}/revoke`);
+    assert.equal(revoked.status, 200);
+    assert.match(revoked.text, /revoked/);
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 401);
+    assert.deepEqual(
+      (await audit(store.id, 'token.issue')).map((row) => [row.actor, row.subject]),
+      [['tokens@example.com', jti]],
+    );
+    assert.equal((await audit(store.id, 'token.revoke')).length, 1);
+  });
+
+  it('a viewer can neither see, issue nor revoke tokens', async () => {
+    const store = await app.store({ name: 'Viewer token store' });
+    const viewer = await member(app.url, app.pool, store.id, 'tokenviewer@example.com', 'viewer');
+    const jti = await app.pool.oneFirst(sql.type(z.object({ jti: z.string() }))`select jti from api_tokens where store_id = ${store.id}`);
+    assert.equal((await viewer.get(`/dashboard/stores/${store.id}/tokens`)).status, 403);
+    assert.equal((await viewer.post(`/dashboard/stores/${store.id}/tokens`, { lifetime: 'never' })).status, 403);
+    assert.equal((await viewer.post(`/dashboard/stores/${store.id}/tokens/${jti}/revoke`)).status, 403);
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token: store.token })).status, 200);
+    const count = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from api_tokens where store_id = ${store.id}`);
+    assert.equal(count, 1);
+  });
+});

@@ -23,6 +23,7 @@ import {
   paymentsPage,
   signInPage,
   storesPage,
+  tokensPage,
   teamPage,
   type RefundFormState,
   type StoreContext,
@@ -42,6 +43,7 @@ import {
 } from '../../dashboard/people.ts';
 import { createSession, findSession, type Session, SESSION_MAX_MS, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
+import { issueStoreToken, revokeStoreToken, tokensOf } from '../../dashboard/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
@@ -461,6 +463,23 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
       if (!(error instanceof FormProblem)) throw error;
       await showTeam(ctx, 400, { form: { email, role, problems: { [error.field ?? 'email']: error.message } } });
     }
+  });
+
+  // ---- API tokens (owners): issue (shown once), list (never the secret), revoke.
+  const showTokens = async (ctx: Ctx, status: number, extra: { issued?: { token: string; jti: string }; notice?: string } = {}) => {
+    const store = ctx.state.store!;
+    page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer!, store, tokens: await tokensOf(pool, store.id), now: deps.now(), ...extra }));
+  };
+  router.get(`${S}/tokens`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTokens(ctx, 200));
+  router.post(`${S}/tokens`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const issued = await issueStoreToken(pool, ctx.state.store!.id, field(ctx, 'lifetime'), ctx.state.actor!, deps.now());
+    // Answered with the page itself, never a redirect: the token is in this one answer only.
+    await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti } });
+  });
+  router.post(`${S}/tokens/:jti/revoke`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const jti = (ctx.params as { jti: string }).jti;
+    if (!(await revokeStoreToken(pool, ctx.state.store!.id, jti, ctx.state.actor!, deps.now()))) return notFound(ctx);
+    await showTokens(ctx, 200, { notice: `Token ${jti.toLowerCase()} revoked: requests with it are refused from now on.` });
   });
 
   // ---- Audit log (owners).
