@@ -216,6 +216,7 @@ ${
 }
 </div>
 <nav class="pager" aria-label="Pages">
+<a href="${storeRoot}/payments.csv${pageQuery(filters)}" download>Export CSV</a>
 ${filters.after ? html`<a href="${storeRoot}/payments${pageQuery(filters)}">Newest</a>` : ''}
 ${input.hasMore && last ? html`<a href="${storeRoot}/payments${pageQuery(filters, last.id)}">Older payments</a>` : ''}
 </nav>`;

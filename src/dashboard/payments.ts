@@ -78,7 +78,15 @@ function searchCondition(storeId: string, q: string) {
   return sql.fragment`p.id in (${sql.join(lookups, sql.fragment` union `)})`;
 }
 
-export async function listStorePayments(db: Db, storeId: string, filters: PaymentFilters): Promise<{ rows: readonly ListedPayment[]; hasMore: boolean }> {
+/** At most this many rows in one CSV export (newest first; the file says when more matched). */
+export const CSV_MAX_ROWS = 10_000;
+
+export async function listStorePayments(
+  db: Db,
+  storeId: string,
+  filters: PaymentFilters,
+  limit = PAGE_SIZE,
+): Promise<{ rows: readonly ListedPayment[]; hasMore: boolean }> {
   const conditions = [sql.fragment`p.store_id = ${storeId}`];
   if (filters.status) conditions.push(sql.fragment`p.status = ${filters.status}`);
   if (filters.coin) conditions.push(sql.fragment`p.coin_symbol = ${filters.coin}`);
@@ -93,9 +101,9 @@ export async function listStorePayments(db: Db, storeId: string, filters: Paymen
     from payments p
     where ${sql.join(conditions, sql.fragment` and `)}
     order by p.created_at desc, p.id desc
-    limit ${PAGE_SIZE + 1}
+    limit ${limit + 1}
   `);
-  return { rows: rows.slice(0, PAGE_SIZE), hasMore: rows.length > PAGE_SIZE };
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
 /**
@@ -113,6 +121,25 @@ export async function listFingerprints(db: Db, storeIds: readonly string[]): Pro
     from stores s where s.id = any(${sql.array([...storeIds], 'uuid')})
   `);
   return new Map(rows.map((row) => [row.store_id, row.fingerprint]));
+}
+
+const CSV_COLUMNS = ['id', 'status', 'amount', 'currency', 'coin_amount', 'coin', 'order_id', 'created_at', 'paid_at'] as const;
+
+/** One CSV cell (RFC 4180); a cell a spreadsheet would run as a formula (= + - @ tab CR) is quoted with a leading '. */
+function csvCell(value: string | null): string {
+  if (value === null) return '';
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** The filtered list as CSV (header, then newest first). */
+export function paymentsCsv(rows: readonly ListedPayment[]): string {
+  const lines = rows.map((p) =>
+    [p.id, p.status, p.amount, p.currency, p.coin_amount, p.coin_symbol, p.order_id, p.created_at.toISOString(), p.paid_at?.toISOString() ?? null]
+      .map(csvCell)
+      .join(','),
+  );
+  return `${[CSV_COLUMNS.join(','), ...lines].join('\r\n')}\r\n`;
 }
 
 /** The coins a filter can offer: the store's enabled methods' coins. */

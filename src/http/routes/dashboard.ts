@@ -29,7 +29,7 @@ import {
   type StoreContext,
   type Viewer,
 } from '../../dashboard/pages.ts';
-import { filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, storeCoins } from '../../dashboard/payments.ts';
+import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
   createInvitation,
@@ -302,6 +302,18 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     ]);
     const since = fingerprints.get(store.id) ?? '';
     page(ctx, 200, paymentsPage({ root, viewer: ctx.state.viewer!, store, filters, coins, rows, hasMore, since }));
+  });
+
+  // The filtered list as CSV (at most CSV_MAX_ROWS, newest first; X-Kassa-Truncated: true when more matched).
+  router.get(`${S}/payments.csv`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
+    const store = ctx.state.store!;
+    const { after: _after, ...filters } = filtersFrom(ctx.query);
+    const { rows, hasMore } = await listStorePayments(pool, store.id, filters, CSV_MAX_ROWS);
+    ctx.type = 'text/csv; charset=utf-8';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Content-Disposition', `attachment; filename="payments-${new Date(deps.now()).toISOString().slice(0, 10)}.csv"`);
+    if (hasMore) ctx.set('X-Kassa-Truncated', 'true');
+    ctx.body = paymentsCsv(rows);
   });
 
   // Live: one shared poller (the checkout's live feed) reads, for every watched store, a fingerprint
