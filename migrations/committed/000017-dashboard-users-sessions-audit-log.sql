@@ -1,5 +1,5 @@
 --! Previous: sha1:36d5afebe8c3446952134f4de8aa6b3e5224cce2
---! Hash: sha1:e1cff102c807fe77a169671ae8af2bec453fdc65
+--! Hash: sha1:2e80efc500a19bb5eda6fec3f9439b96911b12a2
 --! Message: dashboard users sessions audit log
 
 -- The merchant dashboard ({base_url}/dashboard, issue 24): the people who sign in, their role per
@@ -102,7 +102,7 @@ create table audit_log (
 );
 comment on table audit_log is 'Every action that changes money or access (refunds, redeliveries, invitations, sign-ins, role changes), who did it, when, from where, and for which store. Append-only: Kassa never updates or deletes a row.';
 comment on column audit_log.actor is 'Who: the dashboard user''s email at the time, or "cli" for the operator''s command line.';
-comment on column audit_log.action is 'What, as noun.verb: refund.create, refund.refused, webhook.redeliver, webhook.refused, token.issue, token.revoke, invitation.create, invitation.accept, session.sign_in, session.sign_out, session.sign_out_everywhere.';
+comment on column audit_log.action is 'What, as noun.verb: refund.create, refund.refused, webhook.redeliver, webhook.refused, token.issue, token.revoke, member.role_change, member.remove, invitation.create, invitation.accept, session.sign_in, session.sign_out, session.sign_out_everywhere.';
 comment on column audit_log.subject is 'What it was done to: a payment id, an email, a refund id.';
 comment on column audit_log.client_address is 'From where: the client address the request came from (null for the command line).';
 create index audit_log_by_store on audit_log (store_id, id desc);

@@ -10,6 +10,8 @@ export type AuditAction =
   | 'webhook.refused'
   | 'token.issue'
   | 'token.revoke'
+  | 'member.role_change'
+  | 'member.remove'
   | 'invitation.create'
   | 'invitation.accept'
   | 'session.sign_in'

@@ -365,6 +365,8 @@ export function teamPage(input: {
   now: Date;
   created?: { url: string; email: string } | null;
   form?: { email?: string; role?: string; problems?: Record<string, string> };
+  memberProblem?: string | null;
+  notice?: string | null;
 }): string {
   const storeRoot = `${input.root}/stores/${input.store.id}`;
   const form = input.form ?? {};
@@ -372,14 +374,21 @@ export function teamPage(input: {
   const state = (i: InvitationRow) =>
     i.accepted_at ? `accepted ${dateTime(i.accepted_at)}` : i.expires_at <= input.now ? 'expired' : `open until ${dateTime(i.expires_at)}`;
   const body = html`<h1>Team</h1>
+${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${
   input.created
     ? html`<div class="success" role="status"><p>Invitation for ${input.created.email} made. Send them this link (shown once, valid 24 hours, single use):</p><p class="mono" id="invite-link">${input.created.url}</p></div>`
     : ''
 }
 <section class="card" aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
-<div class="table-wrap" tabindex="0"><table id="members"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th></tr></thead>
-<tbody>${input.members.map((m) => html`<tr><td>${m.email}</td><td>${m.role}</td><td class="num">${dateTime(m.created_at)}</td></tr>`)}</tbody></table></div></section>
+${input.memberProblem ? html`<p class="problem" role="alert">${input.memberProblem}</p>` : ''}
+<div class="table-wrap" tabindex="0"><table id="members"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th><th scope="col">Change</th></tr></thead>
+<tbody>${input.members.map(
+    (m) => html`<tr><td>${m.email}</td><td class="member-role">${m.role}</td><td class="num">${dateTime(m.created_at)}</td>
+<td><form method="post" action="${storeRoot}/team/members/${m.user_id}/role"><select name="role" aria-label="Role of ${m.email}"><option value="viewer"${m.role === 'viewer' ? raw(' selected') : ''}>viewer</option><option value="owner"${m.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
+<button class="quiet" type="submit" aria-label="Change the role of ${m.email}">Change</button></form>
+<form method="post" action="${storeRoot}/team/members/${m.user_id}/remove" data-confirm="Remove ${m.email} from this store?"><button class="quiet" type="submit" aria-label="Remove ${m.email}">Remove</button></form></td></tr>`,
+  )}</tbody></table></div></section>
 <section class="card" aria-labelledby="invite-heading"><h2 id="invite-heading">Invite someone</h2>
 <form method="post" action="${storeRoot}/team/invitations">
 <label for="invite-email">Email</label>

@@ -182,3 +182,42 @@ export async function invitationsOf(db: Db, storeId: string, limit = 50): Promis
     select email, role, created_at, expires_at, accepted_at from dashboard_invitations where store_id = ${storeId} order by created_at desc limit ${limit}
   `);
 }
+
+/**
+ * Changes a member's role (`role`) or removes them (`null`), audited. A store keeps at least one
+ * owner: the change that would leave none is refused (FormProblem). Returns false when the user is
+ * not a member of the store.
+ */
+export async function changeMembership(
+  pool: DatabasePool,
+  input: { storeId: string; userId: string; role: Role | null; actor: Actor; now: Date },
+): Promise<boolean> {
+  if (!isUuid(input.userId)) return false;
+  const userId = input.userId.toLowerCase();
+  return pool.transaction(async (tx) => {
+    // The store's members, locked: two owners demoting each other at once cannot both succeed.
+    const members = await tx.any(sql.type(z.object({ user_id: z.string(), email: z.string(), role: z.enum(['owner', 'viewer']) }))`
+      select m.user_id, u.email, m.role from store_members m join dashboard_users u on u.id = m.user_id
+      where m.store_id = ${input.storeId} order by m.user_id for update of m
+    `);
+    const target = members.find((m) => m.user_id === userId);
+    if (!target) return false;
+    const owners = members.filter((m) => m.role === 'owner').length;
+    if (target.role === 'owner' && input.role !== 'owner' && owners <= 1) {
+      throw new FormProblem('A store keeps at least one owner: make someone else owner first.', 'member');
+    }
+    if (input.role === null) {
+      await tx.query(sql.unsafe`delete from store_members where store_id = ${input.storeId} and user_id = ${userId}`);
+      await recordAudit(tx, input.actor, { storeId: input.storeId, action: 'member.remove', subject: target.email, detail: { role: target.role } }, input.now);
+    } else if (input.role !== target.role) {
+      await tx.query(sql.unsafe`update store_members set role = ${input.role} where store_id = ${input.storeId} and user_id = ${userId}`);
+      await recordAudit(
+        tx,
+        input.actor,
+        { storeId: input.storeId, action: 'member.role_change', subject: target.email, detail: { from: target.role, to: input.role } },
+        input.now,
+      );
+    }
+    return true;
+  });
+}

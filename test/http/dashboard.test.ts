@@ -366,3 +366,38 @@ describe('dashboard: API tokens', () => {
     assert.equal(count, 1);
   });
 });
+
+describe('dashboard: team', () => {
+  it('an owner changes roles and removes members (audited); the last owner stays; a removed member sees nothing; a viewer changes nothing', async () => {
+    const store = await app.store({ name: 'Team store' });
+    const owner = await member(app.url, app.pool, store.id, 'boss@example.com', 'owner');
+    const helper = await member(app.url, app.pool, store.id, 'helper@example.com', 'viewer');
+    const ids = Object.fromEntries(
+      (await app.pool.any(sql.type(z.object({ email: z.string(), id: z.string() }))`select email, id from dashboard_users`)).map((row) => [row.email, row.id]),
+    );
+    const team = `/dashboard/stores/${store.id}/team`;
+    // The viewer can change nothing, themselves included.
+    assert.equal((await helper.post(`${team}/members/${ids['helper@example.com']}/role`, { role: 'owner' })).status, 403);
+    assert.equal((await helper.post(`${team}/members/${ids['boss@example.com']}/remove`)).status, 403);
+    // The only owner cannot demote or remove themselves.
+    const alone = await owner.post(`${team}/members/${ids['boss@example.com']}/role`, { role: 'viewer' });
+    assert.equal(alone.status, 400);
+    assert.match(alone.text, /at least one owner/);
+    assert.equal((await owner.post(`${team}/members/${ids['boss@example.com']}/remove`)).status, 400);
+    // Promote, then the helper may act; then remove them: their pages are gone.
+    assert.equal((await owner.post(`${team}/members/${ids['helper@example.com']}/role`, { role: 'owner' })).status, 200);
+    assert.equal((await helper.get(team)).status, 200);
+    assert.equal((await owner.post(`${team}/members/${ids['helper@example.com']}/remove`)).status, 200);
+    assert.equal((await helper.get(`/dashboard/stores/${store.id}/payments`)).status, 404);
+    // A member of another store cannot be changed from here.
+    assert.equal((await owner.post(`${team}/members/${ids['ann@example.com']}/role`, { role: 'viewer' })).status, 404);
+    assert.deepEqual(
+      (
+        await app.pool.any(sql.type(z.object({ action: z.string(), subject: z.string() }))`
+        select action, subject from audit_log where store_id = ${store.id} and action like 'member.%' order by id
+      `)
+      ).map((row) => `${row.action} ${row.subject}`),
+      ['member.role_change helper@example.com', 'member.remove helper@example.com'],
+    );
+  });
+});

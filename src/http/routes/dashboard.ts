@@ -32,6 +32,7 @@ import {
 import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
+  changeMembership,
   createInvitation,
   FormProblem,
   findOpenInvitation,
@@ -452,7 +453,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   );
 
   // ---- Team and invitations (owners).
-  const showTeam = async (ctx: Ctx, status: number, extra: Pick<Parameters<typeof teamPage>[0], 'created' | 'form'> = {}) => {
+  const showTeam = async (ctx: Ctx, status: number, extra: Pick<Parameters<typeof teamPage>[0], 'created' | 'form' | 'memberProblem' | 'notice'> = {}) => {
     const store = ctx.state.store!;
     const [members, invitations] = await Promise.all([membersOf(pool, store.id), invitationsOf(pool, store.id)]);
     page(ctx, status, teamPage({ root, viewer: ctx.state.viewer!, store, members, invitations, now: deps.now(), ...extra }));
@@ -476,6 +477,24 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
       await showTeam(ctx, 400, { form: { email, role, problems: { [error.field ?? 'email']: error.message } } });
     }
   });
+
+  const memberChange = (remove: boolean) => async (ctx: Ctx) => {
+    const store = ctx.state.store!;
+    const userId = (ctx.params as { userId: string }).userId;
+    const role = remove ? null : field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    try {
+      const changed = await changeMembership(pool, { storeId: store.id, userId, role, actor: ctx.state.actor!, now: deps.now() });
+      if (!changed) return notFound(ctx);
+    } catch (error) {
+      if (!(error instanceof FormProblem)) throw error;
+      return showTeam(ctx, 400, { memberProblem: error.message });
+    }
+    // Someone who removed or demoted themselves has no Team page any more.
+    if ((await roleIn(pool, ctx.state.session!.userId, store.id)) !== 'owner') return redirect(ctx, `${root}/`);
+    await showTeam(ctx, 200, { notice: remove ? 'Member removed.' : 'Role changed.' });
+  };
+  router.post(`${S}/team/members/:userId/role`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(false));
+  router.post(`${S}/team/members/:userId/remove`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(true));
 
   // ---- API tokens (owners): issue (shown once), list (never the secret), revoke.
   const showTokens = async (ctx: Ctx, status: number, extra: { issued?: { token: string; jti: string }; notice?: string } = {}) => {
