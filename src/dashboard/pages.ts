@@ -292,6 +292,14 @@ export function paymentPage(input: {
 <td class="num">${o.fee ?? '—'}</td><td class="mono">${o.to_address_given ?? o.to_address}</td><td class="state">${o.state}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>Nothing has left the deposit wallet.</p>`;
+  const money = page.money.coins.length
+    ? html`<div class="table-wrap" tabindex="0"><table id="money"><caption class="muted">Per coin; network fees paid from the deposit: ${page.money.feesTon} TON</caption>
+<thead><tr><th scope="col">Coin</th><th scope="col">Received</th><th scope="col">Counted</th><th scope="col">Refunded</th><th scope="col">Swept</th><th scope="col">Refundable</th></tr></thead>
+<tbody>${page.money.coins.map(
+        (m) =>
+          html`<tr><th scope="row">${m.coin}</th><td class="num">${m.received}</td><td class="num">${m.counted}</td><td class="num">${m.refunded}</td><td class="num">${m.swept}</td><td class="num">${m.refundable}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>No money has reached the deposit.</p>`;
   const deliveries = page.deliveries.length
     ? html`<div class="table-wrap" tabindex="0"><table id="deliveries"><caption class="muted">Webhook deliveries, oldest first</caption>
 <thead><tr><th scope="col">Created</th><th scope="col">Reason</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
@@ -330,6 +338,7 @@ ${problemFor(problems, 'confirm')}
 ${input.notice ? html`<p class="success" role="status">${NOTICES[input.notice]}</p>` : ''}
 ${input.actionProblem ? html`<p class="problem" role="alert">${input.actionProblem}</p>` : ''}
 <section class="card" aria-labelledby="facts-heading"><h2 id="facts-heading">Summary</h2>${facts}</section>
+<section class="card" aria-labelledby="money-heading"><h2 id="money-heading">Money</h2>${money}</section>
 <section class="card" aria-labelledby="books-heading"><h2 id="books-heading">The books</h2>${incoming}${outgoing}</section>
 <section class="card" aria-labelledby="refund-heading"><h2 id="refund-heading">Refund</h2>${refundable}${refundForm}${
     !owner ? html`<p class="muted">Only the store's owners can refund.</p>` : ''

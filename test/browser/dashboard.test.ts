@@ -222,6 +222,10 @@ describe('the dashboard in headless Chromium', () => {
     assert.equal(fromApi.amount, '0.5');
     assert.equal(fromApi.address, to);
     assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), new RegExp(fromApi.transactionHash));
+    // The Money table: 1.5 received and counted (as the API's receivedAmount), 0.5 of it refunded,
+    // nothing swept (no treasury), nothing left to refund.
+    assert.deepEqual((await page.locator('#money tbody tr').first().innerText()).split(/\s+/), ['TON', '1.5', '1.5', '0.5', '0', '0']);
+    assert.match(await page.locator('#money caption').innerText(), /fees paid from the deposit: 0\.\d+ TON/);
     await assertAccessible(page, 'payment after refund');
     assert.deepEqual(problems, []);
   });
