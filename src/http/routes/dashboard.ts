@@ -66,6 +66,8 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /** A stream of "something changed" for a store's payments list, fed by one shared poller. */
 const LIVE_MAX_LIFETIME_MS = 10 * 60_000;
+/** Live lists one person may hold open at once (per API process). */
+const LIVE_MAX_PER_USER = 20;
 
 export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
   const { pool, config } = deps;
@@ -324,8 +326,17 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     load: (storeIds) => listFingerprints(pool, storeIds),
     log: deps.log,
   });
+  // Open live streams per person (each holds a socket for up to LIVE_MAX_LIFETIME_MS); beyond, 429
+  // and the list is simply not live in that tab.
+  const openStreams = new Map<string, number>();
   router.get(`${S}/payments/events`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
     const storeId = ctx.state.store!.id;
+    const userId = ctx.state.session!.userId;
+    if ((openStreams.get(userId) ?? 0) >= LIVE_MAX_PER_USER) {
+      ctx.set('Retry-After', '30');
+      return message(ctx, 429, 'Too many live lists', 'Close some dashboard tabs; this list is not updated live.');
+    }
+    openStreams.set(userId, (openStreams.get(userId) ?? 0) + 1);
     ctx.req.socket.setTimeout(0);
     ctx.status = 200;
     ctx.type = 'text/event-stream; charset=utf-8';
@@ -341,6 +352,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     const close = () => {
       if (closed) return;
       closed = true;
+      const left = (openStreams.get(userId) ?? 1) - 1;
+      if (left > 0) openStreams.set(userId, left);
+      else openStreams.delete(userId);
       unsubscribe();
       clearInterval(ticker);
       clearTimeout(lifetime);
@@ -360,6 +374,8 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     const lifetime = setTimeout(close, LIVE_MAX_LIFETIME_MS);
     lifetime.unref();
     ctx.res.once('close', close);
+    // Gone already (it left while the session was read): nothing to stream, and its place is free.
+    if (ctx.req.socket.destroyed) close();
   });
 
   const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; actionProblem?: string | null } = {}) => {
