@@ -3,6 +3,7 @@
 // message pages (403, 404, 429, 500). Every value is escaped by the `html` tag.
 import { html, raw, type Html } from '../checkout/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
+import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
 import type { ListedPayment, PaymentFilters, PaymentPage } from './payments.ts';
@@ -164,7 +165,7 @@ const statusLabel = (status: string): Html => html`<span class="status status-${
 
 function pageQuery(filters: PaymentFilters, after?: string): string {
   const params = new URLSearchParams();
-  for (const key of ['status', 'coin', 'from', 'to', 'q'] as const) if (filters[key]) params.set(key, filters[key]!);
+  for (const key of ['status', 'anomaly', 'coin', 'from', 'to', 'q'] as const) if (filters[key]) params.set(key, filters[key]!);
   if (after) params.set('after', after);
   const text = params.toString();
   return text ? `?${text}` : '';
@@ -199,6 +200,7 @@ export function paymentsPage(input: {
 <form class="card filters" method="get" action="${storeRoot}/payments" role="search" aria-label="Find payments">
 <div><label for="q">Search</label><input id="q" name="q" type="search" value="${filters.q ?? ''}" placeholder="Payment id, order id, address, tx hash"></div>
 <div><label for="status">Status</label><select id="status" name="status">${option('', 'Any', !filters.status)}${PAYMENT_STATUSES.map((s) => option(s, s, filters.status === s))}</select></div>
+<div><label for="anomaly">Anomaly</label><select id="anomaly" name="anomaly">${option('', 'Any', !filters.anomaly)}${ANOMALIES.map((a) => option(a, a.replace(/_/g, ' '), filters.anomaly === a))}</select></div>
 <div><label for="coin">Coin</label><select id="coin" name="coin">${option('', 'Any', !filters.coin)}${input.coins.map((c) => option(c, c, filters.coin === c))}</select></div>
 <div><label for="from">Created from</label><input id="from" name="from" type="date" value="${filters.from ?? ''}"></div>
 <div><label for="to">Created until</label><input id="to" name="to" type="date" value="${filters.to ?? ''}"></div>

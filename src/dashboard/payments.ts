@@ -5,7 +5,7 @@
 import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
-import { anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
+import { ANOMALIES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
 import { COUNTED_EFFECTS, listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { findPaymentView, receivedAmount, type PaymentView } from '../payments/view.ts';
@@ -17,6 +17,7 @@ export const PAGE_SIZE = 50;
 
 export interface PaymentFilters {
   status?: PaymentStatus;
+  anomaly?: Anomaly;
   coin?: string;
   /** Created on or after this day (UTC, YYYY-MM-DD). */
   from?: string;
@@ -42,8 +43,10 @@ export function filtersFrom(query: Record<string, string | string[] | undefined>
   const status = one('status');
   const coin = one('coin');
   const after = one('after');
+  const anomaly = one('anomaly');
   return {
     ...(status && (PAYMENT_STATUSES as readonly string[]).includes(status) ? { status: status as PaymentStatus } : {}),
+    ...(anomaly && (ANOMALIES as readonly string[]).includes(anomaly) ? { anomaly: anomaly as Anomaly } : {}),
     ...(coin && /^[A-Za-z0-9]{1,16}$/.test(coin) ? { coin } : {}),
     ...(validDay(one('from')) ? { from: validDay(one('from'))! } : {}),
     ...(validDay(one('to')) ? { to: validDay(one('to'))! } : {}),
@@ -64,6 +67,24 @@ export const listedPayment = z.object({
   paid_at: z.date().nullable(),
 });
 export type ListedPayment = z.infer<typeof listedPayment>;
+
+/** The payments with an anomaly: the SQL of payments/anomalies.ts anomaliesOf (status and the effects of the payment's transfers). */
+function anomalyCondition(anomaly: Anomaly) {
+  const effect = (...effects: string[]) =>
+    sql.fragment`exists (select 1 from transfers t where t.payment_id = p.id and t.effect = any(${sql.array(effects, 'text')}))`;
+  switch (anomaly) {
+    case 'partially_paid':
+      return sql.fragment`p.status <> 'completed' and ${effect('partial')}`;
+    case 'overpaid':
+      return effect('overpaid', 'after_completion');
+    case 'paid_late':
+      return effect('after_expiry');
+    case 'paid_after_cancel':
+      return effect('after_cancel');
+    case 'wrong_coin':
+      return effect('wrong_coin');
+  }
+}
 
 /**
  * The payments a search names, as a union of index lookups (order id, payment id, a transfer's
@@ -90,6 +111,7 @@ export async function listStorePayments(
   const conditions = [sql.fragment`p.store_id = ${storeId}`];
   if (filters.status) conditions.push(sql.fragment`p.status = ${filters.status}`);
   if (filters.coin) conditions.push(sql.fragment`p.coin_symbol = ${filters.coin}`);
+  if (filters.anomaly) conditions.push(anomalyCondition(filters.anomaly));
   if (filters.from) conditions.push(sql.fragment`p.created_at >= ${filters.from}::date::timestamp at time zone 'UTC'`);
   if (filters.to) conditions.push(sql.fragment`p.created_at < (${filters.to}::date + 1)::timestamp at time zone 'UTC'`);
   if (filters.q) conditions.push(searchCondition(storeId, filters.q));

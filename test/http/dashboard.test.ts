@@ -245,6 +245,21 @@ describe('dashboard: payments list', () => {
     assert.deepEqual(ids((await owner.get(list)).text), [usdt.id, paid.id]);
     assert.deepEqual(ids((await owner.get(`${list}?status=completed`)).text), [paid.id]);
     assert.deepEqual(ids((await owner.get(`${list}?coin=USDT`)).text), [usdt.id]);
+    // Anomalies, as the payment object's `anomalies` says them.
+    const over = await buildPayment(app, store, { status: 'completed', transfers: [{ baseUnits: 3n, amount: '0.000000003', effect: 'overpaid' }] });
+    const late = await buildPayment(app, store, { status: 'expired', transfers: [{ baseUnits: 1n, amount: '0.000000001', effect: 'after_expiry' }] });
+    const part = await buildPayment(app, store, { transfers: [{ baseUnits: 1n, amount: '0.000000001', effect: 'partial' }] });
+    for (const [anomaly, expected] of [
+      ['overpaid', over.id],
+      ['paid_late', late.id],
+      ['partially_paid', part.id],
+    ] as const) {
+      assert.deepEqual(ids((await owner.get(`${list}?anomaly=${anomaly}`)).text), [expected], anomaly);
+      const api = await app.request('GET', `/v1/payments/${expected}`, { token: store.token });
+      assert.ok(api.json.anomalies.includes(anomaly), `${anomaly}: ${api.json.anomalies}`);
+    }
+    assert.deepEqual(ids((await owner.get(`${list}?anomaly=wrong_coin`)).text), []);
+    await app.pool.query(sql.unsafe`delete from payments where id = any(${sql.array([over.id, late.id, part.id], 'uuid')})`);
     for (const q of ['ORD-42', paid.id, paid.created.paymentDetails.address, paid.transferHashes[0]!]) {
       assert.deepEqual(ids((await owner.get(`${list}?q=${encodeURIComponent(q)}`)).text), [paid.id], q);
     }
