@@ -20,6 +20,8 @@ import { createChainClient } from './chain/client.ts';
 import { sharedRequestBudget } from './chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { gasReport } from './treasury/gas.ts';
+import { CLI_ACTOR } from './dashboard/audit.ts';
+import { createInvitation, normalizeEmail, UnknownStoreForInvitation } from './dashboard/people.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -108,6 +110,17 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     usage: 'kassa doctor',
     summary:
       "Checks a configuration before real money (BASE_URL, TON_API_KEY and the chain API, every accepted coin's jetton master on chain, the gas wallet's balance against the jetton sweeps and refunds waiting for gas, the master key). Prints one check per line; exits 1 when one fails.",
+  },
+  {
+    name: 'dashboard invite',
+    usage: 'kassa dashboard invite --store STORE_ID --email EMAIL [--role owner|viewer]',
+    summary:
+      'Makes a one-time sign-in link to the dashboard for that person in that store (valid 24 hours, single use). Prints {"url", "storeId", "email", "role", "expiresAt"}.',
+    options: [
+      "--store ID          the store's id (required)",
+      '--email EMAIL       who is invited (required)',
+      '--role ROLE         owner (everything) or viewer (read-only); default owner',
+    ],
   },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
   {
@@ -352,6 +365,19 @@ export async function main(argv: string[]): Promise<number> {
     print(await withDatabase(config, log, (pool) => exportDeposit(pool, config, paymentId, values['include-secret'] === true), running));
     return 0;
   }
+  if (command === 'dashboard' && sub === 'invite') {
+    const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } });
+    const storeId = required(values.store, '--store');
+    const email = required(values.email, '--email');
+    const role = values.role ?? 'owner';
+    if (role !== 'owner' && role !== 'viewer') throw new UsageError('--role is owner or viewer');
+    if (normalizeEmail(email) === null) throw new UsageError(`--email: "${email}" is not an email address`);
+    const invitation = await withDatabase(config, log, (pool) =>
+      createInvitation(pool, { storeId, email, role, baseUrl: config.baseUrl, actor: CLI_ACTOR, now: new Date() }),
+    );
+    print({ url: invitation.url, storeId: invitation.storeId, email: invitation.email, role: invitation.role, expiresAt: invitation.expiresAt.toISOString() });
+    return 0;
+  }
   const operations = await runOperationsCommand(argv, {
     config,
     parse,
@@ -369,7 +395,8 @@ function oneLine(error: unknown): string {
     error instanceof ConfigError ||
     error instanceof StoreInputError ||
     error instanceof UnknownStoreError ||
-    error instanceof DepositExportError
+    error instanceof DepositExportError ||
+    error instanceof UnknownStoreForInvitation
   ) {
     return error.message.split('\n')[0]!;
   }

@@ -13,11 +13,22 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutRoutes } from './routes/checkout.ts';
+import { dashboardRoutes, isDashboardPath } from './routes/dashboard.ts';
 
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 
 /** Route groups, in order. Each later capability adds its installer here. */
-const ROUTES: RouteInstaller[] = [healthRoutes, metricsRoutes, openApiRoutes, paymentMethodRoutes, paymentRoutes, refundRoutes, webhookRoutes, checkoutRoutes];
+const ROUTES: RouteInstaller[] = [
+  healthRoutes,
+  metricsRoutes,
+  openApiRoutes,
+  paymentMethodRoutes,
+  paymentRoutes,
+  refundRoutes,
+  webhookRoutes,
+  checkoutRoutes,
+  dashboardRoutes,
+];
 
 export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Koa<KassaState> {
   const app = new Koa<KassaState>();
@@ -41,7 +52,8 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
     if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw new KassaError('malformed_request', 'An HTTP/1.1 request needs a Host header.');
     await next();
   });
-  app.use(jsonBody());
+  // The dashboard's pages post forms, which its own routes parse (koa-body); everything else is the JSON API.
+  app.use(jsonBody({ except: isDashboardPath }));
   app.use(plainText());
   app.use(router.routes());
   // The router answers 405 (501 for a method it does not know at all) with `Allow`; Kassa answers

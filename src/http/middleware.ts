@@ -159,11 +159,12 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
 /**
  * Bodies must be JSON (415 otherwise, also for a charset other than UTF-8), at most 64 KiB (413),
  * well-formed UTF-8 JSON with an object or array at the top (400 invalid_json; invalid UTF-8 is
- * refused, never replaced by U+FFFD).
+ * refused, never replaced by U+FFFD). `except`: paths whose routes read their own bodies (the
+ * dashboard's HTML forms, src/http/routes/dashboard.ts).
  */
-export function jsonBody(): Middleware<KassaState> {
+export function jsonBody(options: { except?: (path: string) => boolean } = {}): Middleware<KassaState> {
   return async (ctx, next) => {
-    if (PARSED_METHODS.includes(ctx.method) && hasBody(ctx.headers)) {
+    if (PARSED_METHODS.includes(ctx.method) && hasBody(ctx.headers) && !options.except?.(ctx.path)) {
       if (!ctx.is('application/json')) {
         throw unsupportedMediaType('Request bodies must be sent as Content-Type: application/json.');
       }

@@ -32,6 +32,10 @@ const FORBIDDEN: Array<[string, string, string]> = [
   ['payments', 'presenters', 'the domain answers views and rows; the routes present them (src/presenters/)'],
   ['treasury', 'presenters', 'money out answers rows; the routes present them (src/presenters/)'],
   ['presenters', 'checkout', 'the checkout page shows what the presenters shape, never the reverse'],
+  ['payments', 'dashboard', 'the dashboard reads and acts through the domain; the domain knows nothing of it'],
+  ['treasury', 'dashboard', "refunds from the dashboard call the treasury's command; money out knows nothing of who asked"],
+  ['webhooks', 'dashboard', "redelivery from the dashboard calls the webhooks' command; webhooks know nothing of who asked"],
+  ['dashboard', 'presenters', "the dashboard renders pages from the domain's views and rows, not the API's JSON shapes"],
 ];
 
 type Graph = Map<string, Set<string>>;

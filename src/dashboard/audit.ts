@@ -1,0 +1,71 @@
+// The audit log (table audit_log, view reporting.audit_log): every action that changes money or
+// access, who did it, when, from where, and for which store. Written in the transaction of the
+// action itself, so an action and its row commit together or not at all.
+import { sql, z, type Db } from '../db/pool.ts';
+
+export type AuditAction =
+  | 'refund.create'
+  | 'refund.refused'
+  | 'webhook.redeliver'
+  | 'webhook.refused'
+  | 'token.issue'
+  | 'token.revoke'
+  | 'member.role_change'
+  | 'member.remove'
+  | 'invitation.create'
+  | 'invitation.accept'
+  | 'session.sign_in'
+  | 'session.sign_out'
+  | 'session.sign_out_everywhere';
+
+/** Who acts and from where: a dashboard user in a request, or the operator's command line. */
+export interface Actor {
+  userId: string | null;
+  /** The user's email, or "cli". */
+  name: string;
+  clientAddress: string | null;
+  userAgent: string | null;
+}
+
+export const CLI_ACTOR: Actor = { userId: null, name: 'cli', clientAddress: null, userAgent: null };
+
+export interface AuditEntry {
+  storeId: string | null;
+  action: AuditAction;
+  subject?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+export async function recordAudit(db: Db, actor: Actor, entry: AuditEntry, now: Date): Promise<void> {
+  await db.query(sql.unsafe`
+    insert into audit_log (at, store_id, actor_user_id, actor, action, subject, detail, client_address, user_agent)
+    values (${sql.timestamp(now)}, ${entry.storeId}, ${actor.userId}, ${actor.name}, ${entry.action}, ${entry.subject ?? null},
+            ${sql.jsonb((entry.detail ?? {}) as never)}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null})
+  `);
+}
+
+export const auditRow = z.object({
+  id: z.string(),
+  at: z.date(),
+  actor: z.string(),
+  action: z.string(),
+  subject: z.string().nullable(),
+  detail: z.record(z.string(), z.unknown()),
+  client_address: z.string().nullable(),
+});
+export type AuditRow = z.infer<typeof auditRow>;
+
+/** A store's audit log, newest first, `limit` rows before the row `beforeId` (keyset paging). */
+export async function listAudit(
+  db: Db,
+  storeId: string,
+  options: { limit: number; beforeId?: string },
+): Promise<{ rows: readonly AuditRow[]; hasMore: boolean }> {
+  const before = options.beforeId ? sql.fragment`and id < ${options.beforeId}` : sql.fragment``;
+  const rows = await db.any(sql.type(auditRow)`
+    select id::text, at, actor, action, subject, detail, client_address from audit_log
+    where store_id = ${storeId} ${before}
+    order by id desc limit ${options.limit + 1}
+  `);
+  return { rows: rows.slice(0, options.limit), hasMore: rows.length > options.limit };
+}

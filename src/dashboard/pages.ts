@@ -1,0 +1,460 @@
+// The dashboard's pages, rendered on the server (they work without JavaScript): sign-in, an
+// invitation, the store chooser, the payments list, a payment, the team, the audit log, and the
+// message pages (403, 404, 429, 500). Every value is escaped by the `html` tag.
+import { html, raw, type Html } from '../checkout/html.ts';
+import { explorerLinks } from '../checkout/facts.ts';
+import { ANOMALIES } from '../payments/anomalies.ts';
+import { PAYMENT_STATUSES } from '../payments/transitions.ts';
+import type { AuditRow } from './audit.ts';
+import type { ListedPayment, PaymentFilters, PaymentPage } from './payments.ts';
+import { TOKEN_LIFETIMES, type TokenRow } from './tokens.ts';
+import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
+import { PASSWORD_MIN_LENGTH } from './passwords.ts';
+import { dashboardAsset } from './static.ts';
+
+/** Strict Content-Security-Policy of every dashboard page: nothing inline, nothing third-party. */
+export const DASHBOARD_CSP = [
+  "default-src 'none'",
+  "img-src 'self' data:",
+  "style-src 'self'",
+  "script-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export interface StoreContext {
+  id: string;
+  name: string;
+  role: Role;
+}
+
+export interface Viewer {
+  email: string;
+  memberships: readonly Membership[];
+}
+
+interface Shell {
+  /** The dashboard's root path, e.g. "/dashboard". */
+  root: string;
+  title: string;
+  body: Html;
+  viewer?: Viewer | null;
+  store?: StoreContext | null;
+  current?: 'payments' | 'tokens' | 'team' | 'audit';
+  live?: boolean;
+}
+
+export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+function shell({ root, title, body, viewer, store, current }: Shell): string {
+  const storeRoot = store ? `${root}/stores/${store.id}` : null;
+  const link = (href: string, label: string, name: Shell['current']) =>
+    html`<li><a href="${href}"${current === name ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
+  const nav =
+    store && storeRoot
+      ? html`<nav aria-label="Store"><ul>
+${link(`${storeRoot}/payments`, 'Payments', 'payments')}
+${store.role === 'owner' ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
+${store.role === 'owner' ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
+${store.role === 'owner' ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
+${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</a></li>` : ''}
+</ul></nav>`
+      : '';
+  const who = viewer
+    ? html`<div class="who"><span>${viewer.email}${store ? html` · ${store.name} (${store.role})` : ''}</span>
+<form method="post" action="${root}/sign-out"><button class="quiet" type="submit">Sign out</button></form>
+<form method="post" action="${root}/sign-out-everywhere"><button class="quiet" type="submit">Sign out everywhere</button></form></div>`
+    : '';
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<meta name="robots" content="noindex, nofollow">
+<meta name="color-scheme" content="light dark">
+<title>${title} · Kassa dashboard</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${dashboardAsset(root, 'dashboard.css')}">
+<script src="${dashboardAsset(root, 'dashboard.js')}" defer></script>
+</head>
+<body>
+<header class="top"><a class="brand" href="${root}/">Kassa dashboard</a>${nav}${who}</header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.value;
+}
+
+const problemFor = (problems: Record<string, string>, field: string): Html | '' =>
+  problems[field] ? html`<p class="problem" id="${field}-problem">${problems[field]}</p>` : '';
+const describedBy = (problems: Record<string, string>, field: string): Html | '' =>
+  problems[field] ? html` aria-describedby="${field}-problem" aria-invalid="true"` : '';
+
+export function signInPage(input: { root: string; email?: string; problem?: string; next?: string; notice?: string }): string {
+  const body = html`<div class="card narrow">
+<h1>Sign in</h1>
+${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
+${input.problem ? html`<p class="problem" role="alert" id="sign-in-problem">${input.problem}</p>` : ''}
+<form method="post" action="${input.root}/sign-in">
+${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${input.email ?? ''}"${input.problem ? raw(' aria-describedby="sign-in-problem"') : ''}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>
+</div>`;
+  return shell({ root: input.root, title: 'Sign in', body });
+}
+
+export function invitationPage(input: { root: string; token: string; invitation: OpenInvitation; problems?: Record<string, string> }): string {
+  const { invitation } = input;
+  const problems = input.problems ?? {};
+  const fields = invitation.has_password
+    ? html`<p>You already have a dashboard account. Enter its password to join.</p>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${describedBy(problems, 'password')}>
+${problemFor(problems, 'password')}`
+    : html`<label for="password">Choose a password</label>
+<p class="muted" id="password-hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint${problems.password ? ' password-problem' : ''}"${problems.password ? raw(' aria-invalid="true"') : ''}>
+${problemFor(problems, 'password')}
+<label for="confirm">Repeat the password</label>
+<input id="confirm" name="confirm" type="password" autocomplete="new-password" required${describedBy(problems, 'confirm')}>
+${problemFor(problems, 'confirm')}`;
+  const body = html`<div class="card narrow">
+<h1>Join ${invitation.store_name}</h1>
+<p>You are invited as <strong>${invitation.role}</strong> with the email <strong>${invitation.email}</strong>.</p>
+<form method="post" action="${input.root}/invite/${input.token}">
+<input type="hidden" name="username" value="${invitation.email}" autocomplete="username">
+${fields}
+<button type="submit">${invitation.has_password ? 'Join and sign in' : 'Set password and sign in'}</button>
+</form>
+</div>`;
+  return shell({ root: input.root, title: `Join ${invitation.store_name}`, body });
+}
+
+export function messagePage(input: {
+  root: string;
+  title: string;
+  text: string;
+  viewer?: Viewer | null;
+  store?: StoreContext | null;
+  signIn?: boolean;
+}): string {
+  const body = html`<div class="card narrow"><h1>${input.title}</h1><p>${input.text}</p>
+${input.signIn ? html`<p><a href="${input.root}/sign-in">Sign in</a></p>` : html`<p><a href="${input.root}/">Back to the dashboard</a></p>`}</div>`;
+  return shell({ root: input.root, title: input.title, body, viewer: input.viewer ?? null, store: input.store ?? null });
+}
+
+export function storesPage(input: { root: string; viewer: Viewer }): string {
+  const body = input.viewer.memberships.length
+    ? html`<h1>Your stores</h1><ul>${input.viewer.memberships.map(
+        (m) => html`<li><a href="${input.root}/stores/${m.storeId}/payments">${m.storeName}</a> <span class="muted">(${m.role})</span></li>`,
+      )}</ul>`
+    : html`<h1>No store yet</h1><p>Your account is not a member of any store. Ask an owner for an invitation.</p>`;
+  return shell({ root: input.root, title: 'Stores', body, viewer: input.viewer });
+}
+
+const statusLabel = (status: string): Html => html`<span class="status status-${status}">${status}</span>`;
+
+function pageQuery(filters: PaymentFilters, after?: string): string {
+  const params = new URLSearchParams();
+  for (const key of ['status', 'anomaly', 'coin', 'from', 'to', 'q'] as const) if (filters[key]) params.set(key, filters[key]!);
+  if (after) params.set('after', after);
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+export function paymentsPage(input: {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  filters: PaymentFilters;
+  coins: readonly string[];
+  rows: readonly ListedPayment[];
+  hasMore: boolean;
+  /** The store's fingerprint when the page was made (the live stream tells of changes after it). */
+  since: string;
+}): string {
+  const { root, store, filters } = input;
+  const storeRoot = `${root}/stores/${store.id}`;
+  const option = (value: string, label: string, selected: boolean) => html`<option value="${value}"${selected ? raw(' selected') : ''}>${label}</option>`;
+  const rows = input.rows.map(
+    (p) => html`<tr>
+<td><a href="${storeRoot}/payments/${p.id}" class="mono">${p.id}</a></td>
+<td>${statusLabel(p.status)}</td>
+<td class="num">${p.amount} ${p.currency}</td>
+<td class="num">${p.coin_amount && p.coin_symbol ? `${p.coin_amount} ${p.coin_symbol}` : '—'}</td>
+<td>${p.order_id ?? '—'}</td>
+<td class="num">${dateTime(p.created_at)}</td>
+</tr>`,
+  );
+  const last = input.rows.at(-1);
+  const body = html`<h1>Payments</h1>
+<form class="card filters" method="get" action="${storeRoot}/payments" role="search" aria-label="Find payments">
+<div><label for="q">Search</label><input id="q" name="q" type="search" value="${filters.q ?? ''}" placeholder="Payment id, order id, address, tx hash"></div>
+<div><label for="status">Status</label><select id="status" name="status">${option('', 'Any', !filters.status)}${PAYMENT_STATUSES.map((s) => option(s, s, filters.status === s))}</select></div>
+<div><label for="anomaly">Anomaly</label><select id="anomaly" name="anomaly">${option('', 'Any', !filters.anomaly)}${ANOMALIES.map((a) => option(a, a.replace(/_/g, ' '), filters.anomaly === a))}</select></div>
+<div><label for="coin">Coin</label><select id="coin" name="coin">${option('', 'Any', !filters.coin)}${input.coins.map((c) => option(c, c, filters.coin === c))}</select></div>
+<div><label for="from">Created from</label><input id="from" name="from" type="date" value="${filters.from ?? ''}"></div>
+<div><label for="to">Created until</label><input id="to" name="to" type="date" value="${filters.to ?? ''}"></div>
+<div><button type="submit">Apply</button></div>
+</form>
+<div id="payments" data-live="${storeRoot}/payments/events?since=${input.since}" aria-live="polite">
+${
+  input.rows.length === 0
+    ? html`<p class="card">No payment matches.</p>`
+    : html`<div class="table-wrap card" tabindex="0"><table>
+<caption class="muted">Newest first</caption>
+<thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">Coin amount</th><th scope="col">Order id</th><th scope="col">Created</th></tr></thead>
+<tbody>${rows}</tbody>
+</table></div>`
+}
+</div>
+<nav class="pager" aria-label="Pages">
+<a href="${storeRoot}/payments.csv${pageQuery(filters)}" download>Export CSV</a>
+${filters.after ? html`<a href="${storeRoot}/payments${pageQuery(filters)}">Newest</a>` : ''}
+${input.hasMore && last ? html`<a href="${storeRoot}/payments${pageQuery(filters, last.id)}">Older payments</a>` : ''}
+</nav>`;
+  return shell({ root, title: 'Payments', body, viewer: input.viewer, store, current: 'payments' });
+}
+
+const NOTICES = {
+  refund_created: 'Refund planned: it is sent from the deposit wallet within a minute and confirmed on chain.',
+  redelivery_queued: 'Webhook redelivery queued: it is signed afresh and sent now.',
+} as const;
+export type Notice = keyof typeof NOTICES;
+export const isNotice = (value: unknown): value is Notice => typeof value === 'string' && Object.hasOwn(NOTICES, value);
+
+function hashCell(network: PaymentPage['network'], hash: string | null): Html | string {
+  if (!hash) return '—';
+  const links = explorerLinks(network, hash);
+  return html`<span class="mono">${hash}</span>${links.map((l) => html` <a href="${l.url}" rel="noopener noreferrer">${l.name}</a>`)}`;
+}
+
+export interface RefundFormState {
+  coin?: string;
+  amount?: string;
+  address?: string;
+  problems?: Record<string, string>;
+}
+
+export function paymentPage(input: {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  page: PaymentPage;
+  checkoutUrl: string;
+  notice?: Notice | null;
+  refund?: RefundFormState;
+  actionProblem?: string | null;
+}): string {
+  const { root, store, page } = input;
+  const p = page.payment;
+  const paymentRoot = `${root}/stores/${store.id}/payments/${p.id}`;
+  const owner = store.role === 'owner';
+  const refund = input.refund ?? {};
+  const problems = refund.problems ?? {};
+  const facts = html`<dl class="facts">
+<dt>Status</dt><dd>${statusLabel(p.status)}</dd>
+<dt>Anomalies</dt><dd>${page.anomalies.length ? page.anomalies.join(', ') : 'none'}</dd>
+<dt>Amount</dt><dd>${p.amount} ${p.currency}</dd>
+<dt>Coin amount</dt><dd>${p.coin_amount && p.coin_symbol ? `${p.coin_amount} ${p.coin_symbol}` : '— (no method chosen yet)'}</dd>
+<dt>Received (counted)</dt><dd>${p.coin_symbol ? `${page.received} ${p.coin_symbol}` : '—'}</dd>
+<dt>Order id</dt><dd>${p.order_id ?? '—'}</dd>
+<dt>Description</dt><dd>${p.description ?? '—'}</dd>
+<dt>Deposit address</dt><dd class="mono">${p.address_friendly ?? '—'}</dd>
+<dt>Created</dt><dd>${dateTime(p.created_at)}</dd>
+<dt>Expires</dt><dd>${dateTime(p.expires_at)}</dd>
+<dt>Paid</dt><dd>${p.paid_at ? dateTime(p.paid_at) : '—'}</dd>
+<dt>Checkout</dt><dd><a href="${input.checkoutUrl}">${input.checkoutUrl}</a></dd>
+<dt>Webhook URL</dt><dd class="mono">${p.webhook_url ?? '—'}</dd>
+</dl>`;
+  const incoming = page.transfers.length
+    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-in"><caption class="muted">Transfers in (the books, in chain order)</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Amount</th><th scope="col">Effect</th><th scope="col">From</th><th scope="col">Transaction</th></tr></thead>
+<tbody>${page.transfers.map(
+        (
+          t,
+        ) => html`<tr><td class="num">${dateTime(t.chain_time)}</td><td class="num">${t.amount ?? t.amount_base_units} ${t.coin_symbol ?? '(unknown token)'}</td>
+<td>${t.effect.replace(/_/g, ' ')}</td><td class="mono">${t.sender ?? '—'}</td><td>${hashCell(page.network, t.hash)}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>No transfer has reached the deposit address.</p>`;
+  const outgoing = page.outgoing.length
+    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-out"><caption class="muted">Transfers out (refunds and sweeps)</caption>
+<thead><tr><th scope="col">Planned</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Fee</th><th scope="col">To</th><th scope="col">State</th><th scope="col">Transaction</th></tr></thead>
+<tbody>${page.outgoing.map(
+        (o) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td>${o.kind}</td><td class="num">${o.amount} ${o.coin_symbol}</td>
+<td class="num">${o.fee ?? '—'}</td><td class="mono">${o.to_address_given ?? o.to_address}</td><td class="state">${o.state}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>Nothing has left the deposit wallet.</p>`;
+  const money = page.money.coins.length
+    ? html`<div class="table-wrap" tabindex="0"><table id="money"><caption class="muted">Per coin; network fees paid from the deposit: ${page.money.feesTon} TON</caption>
+<thead><tr><th scope="col">Coin</th><th scope="col">Received</th><th scope="col">Counted</th><th scope="col">Refunded</th><th scope="col">Swept</th><th scope="col">Refundable</th></tr></thead>
+<tbody>${page.money.coins.map(
+        (m) =>
+          html`<tr><th scope="row">${m.coin}</th><td class="num">${m.received}</td><td class="num">${m.counted}</td><td class="num">${m.refunded}</td><td class="num">${m.swept}</td><td class="num">${m.refundable}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>No money has reached the deposit.</p>`;
+  const deliveries = page.deliveries.length
+    ? html`<div class="table-wrap" tabindex="0"><table id="deliveries"><caption class="muted">Webhook deliveries, oldest first</caption>
+<thead><tr><th scope="col">Created</th><th scope="col">Reason</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
+<tbody>${page.deliveries.map(
+        (d) => html`<tr><td class="num">${dateTime(d.created_at)}</td><td>${d.reason}</td><td class="delivery-status">${d.status}</td>
+<td>${d.attempts.length ? html`<ul>${d.attempts.map((a) => html`<li>#${a.attempt} ${dateTime(a.started_at)}: ${a.http_status ? `HTTP ${a.http_status}` : (a.error ?? 'no answer yet')}${a.duration_ms !== null ? `, ${a.duration_ms} ms` : ''}</li>`)}</ul>` : 'none yet'}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>No webhook delivery.</p>`;
+  const redeliver =
+    owner && p.status === 'completed' && p.webhook_url
+      ? html`<form method="post" action="${paymentRoot}/webhook/redeliver"><button type="submit">Redeliver the webhook</button></form>`
+      : '';
+  const refundable = page.refundable.length
+    ? html`<ul id="refundable">${page.refundable.map((r) => html`<li>${r.amount} ${r.coin}</li>`)}</ul>`
+    : html`<p id="refundable">Nothing is refundable.</p>`;
+  const refundForm =
+    owner && page.refundable.length
+      ? html`<form method="post" action="${paymentRoot}/refunds" data-confirm="Send this refund? It cannot be undone." aria-labelledby="refund-heading">
+${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
+<label for="refund-coin">Coin</label>
+<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${refund.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.amount})</option>`)}</select>
+<label for="refund-amount">Amount</label>
+<input id="refund-amount" name="amount" type="text" inputmode="decimal" required value="${refund.amount ?? ''}"${describedBy(problems, 'amount')}>
+${problemFor(problems, 'amount')}
+<label for="refund-address">To address</label>
+<input id="refund-address" name="address" type="text" required spellcheck="false" autocomplete="off" value="${refund.address ?? ''}"${describedBy(problems, 'address')}>
+${problemFor(problems, 'address')}
+<p class="muted">The network fee is paid from the deposit wallet: what arrives is the amount less that fee when the refund empties the wallet.</p>
+<label class="check"><input type="checkbox" name="confirm" value="yes" required${describedBy(problems, 'confirm')}> I have checked the address: a refund cannot be undone.</label>
+${problemFor(problems, 'confirm')}
+<button type="submit">Refund</button>
+</form>`
+      : '';
+  const body = html`<p><a href="${root}/stores/${store.id}/payments">← Payments</a></p>
+<h1>Payment <span class="mono">${p.id}</span></h1>
+${input.notice ? html`<p class="success" role="status">${NOTICES[input.notice]}</p>` : ''}
+${input.actionProblem ? html`<p class="problem" role="alert">${input.actionProblem}</p>` : ''}
+<section class="card" aria-labelledby="facts-heading"><h2 id="facts-heading">Summary</h2>${facts}</section>
+<section class="card" aria-labelledby="money-heading"><h2 id="money-heading">Money</h2>${money}</section>
+<section class="card" aria-labelledby="books-heading"><h2 id="books-heading">The books</h2>${incoming}${outgoing}</section>
+<section class="card" aria-labelledby="refund-heading"><h2 id="refund-heading">Refund</h2>${refundable}${refundForm}${
+    !owner ? html`<p class="muted">Only the store's owners can refund.</p>` : ''
+  }</section>
+<section class="card" aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook deliveries</h2>${deliveries}${redeliver}</section>`;
+  return shell({ root, title: `Payment ${p.id.slice(0, 8)}`, body, viewer: input.viewer, store, current: 'payments' });
+}
+
+export function auditPage(input: { root: string; viewer: Viewer; store: StoreContext; rows: readonly AuditRow[]; hasMore: boolean }): string {
+  const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const last = input.rows.at(-1);
+  const body = html`<h1>Audit log</h1>
+${
+  input.rows.length
+    ? html`<div class="table-wrap card" tabindex="0"><table id="audit"><caption class="muted">Newest first</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Subject</th><th scope="col">Detail</th><th scope="col">From</th></tr></thead>
+<tbody>${input.rows.map(
+        (r) => html`<tr><td class="num">${dateTime(r.at)}</td><td>${r.actor}</td><td class="action">${r.action}</td><td class="mono">${r.subject ?? '—'}</td>
+<td class="mono">${Object.keys(r.detail).length ? JSON.stringify(r.detail) : '—'}</td><td>${r.client_address ?? '—'}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p class="card">Nothing yet.</p>`
+}
+${input.hasMore && last ? html`<nav class="pager" aria-label="Pages"><a href="${storeRoot}/audit?before=${last.id}">Older entries</a></nav>` : ''}`;
+  return shell({ root: input.root, title: 'Audit log', body, viewer: input.viewer, store: input.store, current: 'audit' });
+}
+
+export function teamPage(input: {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  members: readonly MemberRow[];
+  invitations: readonly InvitationRow[];
+  now: Date;
+  created?: { url: string; email: string } | null;
+  form?: { email?: string; role?: string; problems?: Record<string, string> };
+  memberProblem?: string | null;
+  notice?: string | null;
+}): string {
+  const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const form = input.form ?? {};
+  const problems = form.problems ?? {};
+  const state = (i: InvitationRow) =>
+    i.accepted_at ? `accepted ${dateTime(i.accepted_at)}` : i.expires_at <= input.now ? 'expired' : `open until ${dateTime(i.expires_at)}`;
+  const body = html`<h1>Team</h1>
+${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
+${
+  input.created
+    ? html`<div class="success" role="status"><p>Invitation for ${input.created.email} made. Send them this link (shown once, valid 24 hours, single use):</p><p class="mono" id="invite-link">${input.created.url}</p></div>`
+    : ''
+}
+<section class="card" aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
+${input.memberProblem ? html`<p class="problem" role="alert">${input.memberProblem}</p>` : ''}
+<div class="table-wrap" tabindex="0"><table id="members"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th><th scope="col">Change</th></tr></thead>
+<tbody>${input.members.map(
+    (m) => html`<tr><td>${m.email}</td><td class="member-role">${m.role}</td><td class="num">${dateTime(m.created_at)}</td>
+<td><form method="post" action="${storeRoot}/team/members/${m.user_id}/role"><select name="role" aria-label="Role of ${m.email}"><option value="viewer"${m.role === 'viewer' ? raw(' selected') : ''}>viewer</option><option value="owner"${m.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
+<button class="quiet" type="submit" aria-label="Change the role of ${m.email}">Change</button></form>
+<form method="post" action="${storeRoot}/team/members/${m.user_id}/remove" data-confirm="Remove ${m.email} from this store?"><button class="quiet" type="submit" aria-label="Remove ${m.email}">Remove</button></form></td></tr>`,
+  )}</tbody></table></div></section>
+<section class="card" aria-labelledby="invite-heading"><h2 id="invite-heading">Invite someone</h2>
+<form method="post" action="${storeRoot}/team/invitations">
+<label for="invite-email">Email</label>
+<input id="invite-email" name="email" type="email" required value="${form.email ?? ''}"${describedBy(problems, 'email')}>
+${problemFor(problems, 'email')}
+<label for="invite-role">Role</label>
+<select id="invite-role" name="role"><option value="viewer"${form.role !== 'owner' ? raw(' selected') : ''}>viewer (read-only)</option><option value="owner"${form.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
+<button type="submit">Make an invitation link</button>
+</form></section>
+<section class="card" aria-labelledby="invitations-heading"><h2 id="invitations-heading">Invitations</h2>
+${
+  input.invitations.length
+    ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Made</th><th scope="col">State</th></tr></thead>
+<tbody>${input.invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td class="num">${dateTime(i.created_at)}</td><td>${state(i)}</td></tr>`)}</tbody></table></div>`
+    : html`<p>None.</p>`
+}</section>`;
+  return shell({ root: input.root, title: 'Team', body, viewer: input.viewer, store: input.store, current: 'team' });
+}
+
+export function tokensPage(input: {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  tokens: readonly TokenRow[];
+  now: Date;
+  issued?: { token: string; jti: string } | null;
+  notice?: string | null;
+}): string {
+  const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const state = (t: TokenRow) => (t.revoked_at ? `revoked ${dateTime(t.revoked_at)}` : t.expires_at && t.expires_at <= input.now ? 'expired' : 'active');
+  const body = html`<h1>API tokens</h1>
+${
+  input.issued
+    ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued. Copy it now: it is shown once and Kassa does not keep it.</p>
+<label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}"></div>`
+    : ''
+}
+${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
+<section class="card" aria-labelledby="issue-heading"><h2 id="issue-heading">Issue a token</h2>
+<form method="post" action="${storeRoot}/tokens">
+<label for="lifetime">Expires</label>
+<select id="lifetime" name="lifetime">${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+<button type="submit">Issue a token</button>
+</form></section>
+<section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>
+${
+  input.tokens.length
+    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+<tbody>${input.tokens.map(
+        (
+          t,
+        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${dateTime(t.issued_at)}</td><td class="num">${t.expires_at ? dateTime(t.expires_at) : 'never'}</td><td class="token-state">${state(t)}</td>
+<td>${t.revoked_at ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p>None.</p>`
+}</section>`;
+  return shell({ root: input.root, title: 'API tokens', body, viewer: input.viewer, store: input.store, current: 'tokens' });
+}

@@ -1,0 +1,285 @@
+// What the dashboard reads of a store's payments: the list (newest first; filters by status, coin
+// and creation date; search by payment id, order id, deposit address or transaction hash; keyset
+// pages), and one payment with its books, refundable money and webhook deliveries. Always scoped
+// by store: another store's payment is simply not found.
+import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+import { fromBaseUnits } from '../money.ts';
+import { ANOMALIES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
+import { COUNTED_EFFECTS, listTransfers, type TransferRow } from '../payments/transfers.ts';
+import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
+import { findPaymentView, receivedAmount, type PaymentView } from '../payments/view.ts';
+import { outgoingOfPayment, refundableBaseUnits, type OutgoingRow } from '../treasury/outgoing.ts';
+import { isUuid } from '../uuid.ts';
+import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
+
+export const PAGE_SIZE = 50;
+
+export interface PaymentFilters {
+  status?: PaymentStatus;
+  anomaly?: Anomaly;
+  coin?: string;
+  /** Created on or after this day (UTC, YYYY-MM-DD). */
+  from?: string;
+  /** Created on or before this day (UTC, YYYY-MM-DD). */
+  to?: string;
+  /** A payment id, an order id, a deposit address (any form) or a transaction hash. */
+  q?: string;
+  /** The id of the last payment of the previous page. */
+  after?: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const validDay = (value: string | undefined): string | undefined =>
+  value !== undefined && DAY.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) ? value : undefined;
+
+/** Query-string values → filters; anything malformed is dropped (the page shows what it applied). */
+export function filtersFrom(query: Record<string, string | string[] | undefined>): PaymentFilters {
+  const one = (name: string): string | undefined => {
+    const value = query[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    return text === undefined || text.trim() === '' ? undefined : text.trim().slice(0, 200);
+  };
+  const status = one('status');
+  const coin = one('coin');
+  const after = one('after');
+  const anomaly = one('anomaly');
+  return {
+    ...(status && (PAYMENT_STATUSES as readonly string[]).includes(status) ? { status: status as PaymentStatus } : {}),
+    ...(anomaly && (ANOMALIES as readonly string[]).includes(anomaly) ? { anomaly: anomaly as Anomaly } : {}),
+    ...(coin && /^[A-Za-z0-9]{1,16}$/.test(coin) ? { coin } : {}),
+    ...(validDay(one('from')) ? { from: validDay(one('from'))! } : {}),
+    ...(validDay(one('to')) ? { to: validDay(one('to'))! } : {}),
+    ...(one('q') ? { q: one('q')! } : {}),
+    ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}),
+  };
+}
+
+export const listedPayment = z.object({
+  id: z.string(),
+  status: z.enum(PAYMENT_STATUSES),
+  amount: z.string(),
+  currency: z.string(),
+  order_id: z.string().nullable(),
+  coin_symbol: z.string().nullable(),
+  coin_amount: z.string().nullable(),
+  created_at: z.date(),
+  paid_at: z.date().nullable(),
+});
+export type ListedPayment = z.infer<typeof listedPayment>;
+
+/** The payments with an anomaly: the SQL of payments/anomalies.ts anomaliesOf (status and the effects of the payment's transfers). */
+function anomalyCondition(anomaly: Anomaly) {
+  const effect = (...effects: string[]) =>
+    sql.fragment`exists (select 1 from transfers t where t.payment_id = p.id and t.effect = any(${sql.array(effects, 'text')}))`;
+  switch (anomaly) {
+    case 'partially_paid':
+      return sql.fragment`p.status <> 'completed' and ${effect('partial')}`;
+    case 'overpaid':
+      return effect('overpaid', 'after_completion');
+    case 'paid_late':
+      return effect('after_expiry');
+    case 'paid_after_cancel':
+      return effect('after_cancel');
+    case 'wrong_coin':
+      return effect('wrong_coin');
+  }
+}
+
+/**
+ * The payments a search names, as a union of index lookups (order id, payment id, a transfer's
+ * hash, a deposit address), each limited to the store by the caller's condition on `p`.
+ */
+function searchCondition(storeId: string, q: string) {
+  const lookups = [sql.fragment`select id from payments where store_id = ${storeId} and order_id = ${q}`];
+  if (isUuid(q)) lookups.push(sql.fragment`select ${q.toLowerCase()}::uuid`);
+  if (/^[0-9a-fA-F]{64}$/.test(q)) lookups.push(sql.fragment`select payment_id from transfers where hash = ${q.toLowerCase()}`);
+  const address = parseAddress(q);
+  if (address) lookups.push(sql.fragment`select payment_id from deposit_addresses where address = ${address.toRawString()}`);
+  return sql.fragment`p.id in (${sql.join(lookups, sql.fragment` union `)})`;
+}
+
+/** At most this many rows in one CSV export (newest first; the file says when more matched). */
+export const CSV_MAX_ROWS = 10_000;
+
+export async function listStorePayments(
+  db: Db,
+  storeId: string,
+  filters: PaymentFilters,
+  limit = PAGE_SIZE,
+): Promise<{ rows: readonly ListedPayment[]; hasMore: boolean }> {
+  const conditions = [sql.fragment`p.store_id = ${storeId}`];
+  if (filters.status) conditions.push(sql.fragment`p.status = ${filters.status}`);
+  if (filters.coin) conditions.push(sql.fragment`p.coin_symbol = ${filters.coin}`);
+  if (filters.anomaly) conditions.push(anomalyCondition(filters.anomaly));
+  if (filters.from) conditions.push(sql.fragment`p.created_at >= ${filters.from}::date::timestamp at time zone 'UTC'`);
+  if (filters.to) conditions.push(sql.fragment`p.created_at < (${filters.to}::date + 1)::timestamp at time zone 'UTC'`);
+  if (filters.q) conditions.push(searchCondition(storeId, filters.q));
+  if (filters.after) {
+    conditions.push(sql.fragment`(p.created_at, p.id) < (select a.created_at, a.id from payments a where a.id = ${filters.after} and a.store_id = ${storeId})`);
+  }
+  const rows = await db.any(sql.type(listedPayment)`
+    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at
+    from payments p
+    where ${sql.join(conditions, sql.fragment` and `)}
+    order by p.created_at desc, p.id desc
+    limit ${limit + 1}
+  `);
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/**
+ * A fingerprint per store of its newest page of payments (an index scan, whatever the store's
+ * size): a new payment, or a change of status or of money received among them, changes it. The
+ * live payments list compares it with the one the page was rendered with.
+ */
+export async function listFingerprints(db: Db, storeIds: readonly string[]): Promise<Map<string, string>> {
+  const rows = await db.any(sql.type(z.object({ store_id: z.string(), fingerprint: z.string() }))`
+    select s.id as store_id, md5(coalesce((
+      select string_agg(p.id::text || p.status || coalesce(p.paid_at::text, '') ||
+             coalesce((select max(t.recorded_at)::text from transfers t where t.payment_id = p.id), ''), ',' order by p.created_at desc, p.id desc)
+      from (select id, status, paid_at, created_at from payments where store_id = s.id order by created_at desc, id desc limit ${PAGE_SIZE}) p
+    ), '')) as fingerprint
+    from stores s where s.id = any(${sql.array([...storeIds], 'uuid')})
+  `);
+  return new Map(rows.map((row) => [row.store_id, row.fingerprint]));
+}
+
+const CSV_COLUMNS = ['id', 'status', 'amount', 'currency', 'coin_amount', 'coin', 'order_id', 'created_at', 'paid_at'] as const;
+
+/** One CSV cell (RFC 4180); a cell a spreadsheet would run as a formula (= + - @ tab CR) is quoted with a leading '. */
+function csvCell(value: string | null): string {
+  if (value === null) return '';
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** The filtered list as CSV (header, then newest first). */
+export function paymentsCsv(rows: readonly ListedPayment[]): string {
+  const lines = rows.map((p) =>
+    [p.id, p.status, p.amount, p.currency, p.coin_amount, p.coin_symbol, p.order_id, p.created_at.toISOString(), p.paid_at?.toISOString() ?? null]
+      .map(csvCell)
+      .join(','),
+  );
+  return `${[CSV_COLUMNS.join(','), ...lines].join('\r\n')}\r\n`;
+}
+
+/** The coins a filter can offer: the store's enabled methods' coins. */
+export async function storeCoins(db: Db, storeId: string): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`
+    select distinct pm.coin_symbol from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
+    where spm.store_id = ${storeId} order by pm.coin_symbol
+  `);
+}
+
+export interface RefundableCoin {
+  coin: string;
+  decimals: number;
+  amount: string;
+}
+
+/** A payment's money in one coin, as the page's Money table shows it (amounts in coin units). */
+export interface CoinMoney {
+  coin: string;
+  received: string;
+  counted: string;
+  refunded: string;
+  swept: string;
+  refundable: string;
+}
+
+const UNCREDITED = new Set(['not_credited', 'not_counted', 'unknown_token']);
+
+/**
+ * Per coin: what reached the deposit (received; bounced, failed and unknown tokens aside), what
+ * counted toward the payment, what was refunded and swept (planned, sent or confirmed: not failed),
+ * and what is still refundable; and the network fees the deposit paid, in TON.
+ */
+export function moneyPerCoin(
+  transfers: readonly TransferRow[],
+  outgoing: readonly OutgoingRow[],
+  refundable: readonly RefundableCoin[],
+  decimals: ReadonlyMap<string, number>,
+): { coins: CoinMoney[]; feesTon: string } {
+  const sums = new Map<string, { received: bigint; counted: bigint; refunded: bigint; swept: bigint }>();
+  const of = (coin: string) => {
+    const known = sums.get(coin);
+    if (known) return known;
+    const sum = { received: 0n, counted: 0n, refunded: 0n, swept: 0n };
+    sums.set(coin, sum);
+    return sum;
+  };
+  for (const t of transfers) {
+    if (t.coin_symbol === null || UNCREDITED.has(t.effect)) continue;
+    const sum = of(t.coin_symbol);
+    sum.received += BigInt(t.amount_base_units);
+    if ((COUNTED_EFFECTS as readonly string[]).includes(t.effect)) sum.counted += BigInt(t.amount_base_units);
+  }
+  let fees = 0n;
+  for (const o of outgoing) {
+    fees += BigInt(o.fee_base_units ?? '0');
+    if (o.state === 'failed' || o.kind === 'gas_top_up') continue;
+    const sum = of(o.coin_symbol);
+    if (o.kind === 'refund') sum.refunded += BigInt(o.amount_base_units);
+    else sum.swept += BigInt(o.amount_base_units);
+  }
+  const coins = [...sums]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([coin, sum]) => {
+      const places = decimals.get(coin) ?? 9;
+      return {
+        coin,
+        received: fromBaseUnits(sum.received, places),
+        counted: fromBaseUnits(sum.counted, places),
+        refunded: fromBaseUnits(sum.refunded, places),
+        swept: fromBaseUnits(sum.swept, places),
+        refundable: refundable.find((r) => r.coin === coin)?.amount ?? '0',
+      };
+    });
+  return { coins, feesTon: fromBaseUnits(fees, 9) };
+}
+
+export interface PaymentPage {
+  payment: PaymentView;
+  received: string;
+  anomalies: Anomaly[];
+  transfers: readonly TransferRow[];
+  outgoing: readonly OutgoingRow[];
+  refundable: RefundableCoin[];
+  money: { coins: CoinMoney[]; feesTon: string };
+  deliveries: DeliveryWithAttempts[];
+  network: TonNetwork;
+}
+
+/** Everything the payment page shows, or null when it is not the store's payment. */
+export async function loadPaymentPage(db: Db, storeId: string, paymentId: string, network: TonNetwork): Promise<PaymentPage | null> {
+  if (!isUuid(paymentId)) return null;
+  const payment = await findPaymentView(db, paymentId.toLowerCase(), { storeId });
+  if (!payment) return null;
+  const [transfers, outgoing, deliveries] = await Promise.all([
+    listTransfers(db, payment.id),
+    outgoingOfPayment(db, payment.id),
+    listWebhookDeliveries(db, payment.id),
+  ]);
+  const coins = await db.any(sql.type(z.object({ symbol: z.string(), decimals: z.number() }))`
+    select symbol, decimals::int as decimals from coins
+    where symbol in (select coin_symbol from transfers where payment_id = ${payment.id} and coin_symbol is not null
+                     union select coin_symbol from outgoing_transfers where payment_id = ${payment.id}) order by symbol
+  `);
+  const refundable: RefundableCoin[] = [];
+  for (const coin of coins) {
+    const units = payment.address === null ? 0n : await refundableBaseUnits(db, payment.id, coin.symbol);
+    if (units > 0n) refundable.push({ coin: coin.symbol, decimals: coin.decimals, amount: fromBaseUnits(units, coin.decimals) });
+  }
+  return {
+    payment,
+    received: receivedAmount(payment),
+    anomalies: anomaliesOf(payment.status, payment.transfer_effects),
+    transfers,
+    outgoing,
+    refundable,
+    money: moneyPerCoin(transfers, outgoing, refundable, new Map(coins.map((coin) => [coin.symbol, coin.decimals]))),
+    deliveries,
+    network,
+  };
+}

@@ -1,0 +1,116 @@
+// Dashboard sessions (table dashboard_sessions) and sign-in with a password. The cookie carries a
+// random token; the database keeps its SHA-256. A session lives while it is used at least every
+// SESSION_IDLE_MS, at most SESSION_MAX_MS, until signed out. Failed sign-ins are limited per
+// account and per client address (SIGN_IN_LIMITS), counted in the database so that every API
+// process sees the same count.
+import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
+import { type Actor, recordAudit } from './audit.ts';
+import { normalizeEmail } from './people.ts';
+import { decoyHash, verifyPassword } from './passwords.ts';
+import { isSecret, newSecret, secretHash } from './secrets.ts';
+
+export const SESSION_IDLE_MS = 12 * 3600_000;
+export const SESSION_MAX_MS = 7 * 24 * 3600_000;
+/** last_seen_at is written at most this often per session (a page view is then a read only). */
+const SEEN_RESOLUTION_MS = 60_000;
+
+/** Failed sign-ins allowed in the window: per account (email), and per client address. */
+export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perAccount: 5, perClient: 20 } as const;
+
+export interface Session {
+  id: string;
+  userId: string;
+  email: string;
+}
+
+export async function createSession(db: Db, userId: string, actor: Pick<Actor, 'clientAddress' | 'userAgent'>, now: Date): Promise<string> {
+  const token = newSecret();
+  await db.query(sql.unsafe`
+    insert into dashboard_sessions (user_id, token_hash, created_at, last_seen_at, expires_at, client_address, user_agent)
+    values (${userId}, ${sql.binary(secretHash(token))}, ${sql.timestamp(now)}, ${sql.timestamp(now)},
+            ${sql.timestamp(new Date(now.getTime() + SESSION_MAX_MS))}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null})
+  `);
+  return token;
+}
+
+/** The session of a cookie's token, when it is open, unexpired and not idle too long; null otherwise. */
+export async function findSession(db: Db, token: string, now: Date): Promise<Session | null> {
+  if (!isSecret(token)) return null;
+  const row = await db.maybeOne(sql.type(z.object({ id: z.string(), user_id: z.string(), email: z.string(), last_seen_at: z.date() }))`
+    select s.id, s.user_id, u.email, s.last_seen_at from dashboard_sessions s join dashboard_users u on u.id = s.user_id
+    where s.token_hash = ${sql.binary(secretHash(token))} and s.revoked_at is null and s.expires_at > ${sql.timestamp(now)}
+      and s.last_seen_at > ${sql.timestamp(new Date(now.getTime() - SESSION_IDLE_MS))}
+  `);
+  if (!row) return null;
+  if (now.getTime() - row.last_seen_at.getTime() >= SEEN_RESOLUTION_MS) {
+    await db.query(sql.unsafe`update dashboard_sessions set last_seen_at = ${sql.timestamp(now)} where id = ${row.id}`);
+  }
+  return { id: row.id, userId: row.user_id, email: row.email };
+}
+
+/** Signs one session out (audited). */
+export async function signOut(pool: DatabasePool, session: Session, actor: Actor, now: Date): Promise<void> {
+  await pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`update dashboard_sessions set revoked_at = ${sql.timestamp(now)} where id = ${session.id} and revoked_at is null`);
+    await recordAudit(tx, actor, { storeId: null, action: 'session.sign_out', subject: session.email }, now);
+  });
+}
+
+/** Signs every session of the user out, this one included (audited); returns how many were open. */
+export async function signOutEverywhere(pool: DatabasePool, session: Session, actor: Actor, now: Date): Promise<number> {
+  return pool.transaction(async (tx) => {
+    const ended = await tx.query(sql.unsafe`
+      update dashboard_sessions set revoked_at = ${sql.timestamp(now)} where user_id = ${session.userId} and revoked_at is null
+    `);
+    await recordAudit(tx, actor, { storeId: null, action: 'session.sign_out_everywhere', subject: session.email, detail: { sessions: ended.rowCount } }, now);
+    return ended.rowCount;
+  });
+}
+
+export type SignInResult = { outcome: 'signed_in'; token: string; userId: string } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
+
+/**
+ * Email and password → a new session. A wrong password and an unknown email are refused alike
+ * (same message, same scrypt work). Past SIGN_IN_LIMITS, nothing is checked until the window lets
+ * a failure go: the answer is `limited` with the seconds to wait.
+ */
+export async function signIn(
+  pool: DatabasePool,
+  input: { email: string; password: string; actor: Pick<Actor, 'clientAddress' | 'userAgent'>; now: Date },
+): Promise<SignInResult> {
+  const email = normalizeEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
+  const client = input.actor.clientAddress ?? 'unknown';
+  const since = new Date(input.now.getTime() - SIGN_IN_LIMITS.windowMs);
+  const counts = await pool.one(sql.type(
+    z.object({ account: z.number(), client: z.number(), account_oldest: z.date().nullable(), client_oldest: z.date().nullable() }),
+  )`
+    select count(*) filter (where email = ${email})::int as account, count(*) filter (where client_address = ${client})::int as client,
+           min(failed_at) filter (where email = ${email}) as account_oldest, min(failed_at) filter (where client_address = ${client}) as client_oldest
+    from dashboard_sign_in_failures
+    where (email = ${email} or client_address = ${client}) and failed_at > ${sql.timestamp(since)}
+  `);
+  const waits: number[] = [];
+  if (counts.account >= SIGN_IN_LIMITS.perAccount && counts.account_oldest) waits.push(counts.account_oldest.getTime());
+  if (counts.client >= SIGN_IN_LIMITS.perClient && counts.client_oldest) waits.push(counts.client_oldest.getTime());
+  if (waits.length > 0) {
+    const until = Math.max(...waits) + SIGN_IN_LIMITS.windowMs;
+    return { outcome: 'limited', retryAfterSeconds: Math.max(1, Math.ceil((until - input.now.getTime()) / 1000)) };
+  }
+  const user = await pool.maybeOne(sql.type(z.object({ id: z.string(), password_hash: z.string().nullable() }))`
+    select id, password_hash from dashboard_users where email = ${email}
+  `);
+  const matches = await verifyPassword(input.password, user?.password_hash ?? (await decoyHash()));
+  if (!user || user.password_hash === null || !matches) {
+    await pool.query(sql.unsafe`
+      with old as (delete from dashboard_sign_in_failures where failed_at < ${sql.timestamp(new Date(since.getTime() - SIGN_IN_LIMITS.windowMs))})
+      insert into dashboard_sign_in_failures (email, client_address, failed_at) values (${email}, ${client}, ${sql.timestamp(input.now)})
+    `);
+    return { outcome: 'refused' };
+  }
+  const token = await pool.transaction(async (tx) => {
+    const created = await createSession(tx, user.id, input.actor, input.now);
+    await recordAudit(tx, { ...input.actor, userId: user.id, name: email }, { storeId: null, action: 'session.sign_in', subject: email }, input.now);
+    return created;
+  });
+  return { outcome: 'signed_in', token, userId: user.id };
+}

@@ -1,0 +1,541 @@
+// The merchant dashboard at {base_url}/dashboard (issue 24): server-rendered pages for the people of
+// a store, signed in with a session cookie (never a bearer token in a page). Every route names its
+// steps: the form parser (koa-body; the JSON API keeps its strict reader, docs/ARCHITECTURE.md),
+// the same-origin check on every POST, the session, the store membership (another store is "not
+// found"), the owner check on every action, then the handler. Actions call the very commands the
+// API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
+import { PassThrough } from 'node:stream';
+import type Router from '@koa/router';
+import type { Middleware, ParameterizedContext } from 'koa';
+import { koaBody } from 'koa-body';
+import { isDatabaseUnavailable, sql } from '../../db/pool.ts';
+import { KassaError } from '../../errors.ts';
+import { isUuid } from '../../uuid.ts';
+import { createPaymentFeed } from '../../checkout/live.ts';
+import { type Actor, listAudit, recordAudit } from '../../dashboard/audit.ts';
+import {
+  DASHBOARD_CSP,
+  auditPage,
+  invitationPage,
+  isNotice,
+  messagePage,
+  paymentPage,
+  paymentsPage,
+  signInPage,
+  storesPage,
+  tokensPage,
+  teamPage,
+  type RefundFormState,
+  type StoreContext,
+  type Viewer,
+} from '../../dashboard/pages.ts';
+import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
+import {
+  acceptInvitation,
+  changeMembership,
+  createInvitation,
+  FormProblem,
+  findOpenInvitation,
+  invitationsOf,
+  membersOf,
+  membershipsOf,
+  roleIn,
+  type Role,
+} from '../../dashboard/people.ts';
+import { createSession, findSession, type Session, SESSION_MAX_MS, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
+import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
+import { issueStoreToken, revokeStoreToken, tokensOf } from '../../dashboard/tokens.ts';
+import { createRefund } from '../../treasury/refunds.ts';
+import { redeliverWebhook } from '../../webhooks/deliveries.ts';
+import type { AppDeps, KassaState } from '../context.ts';
+import type { Guards } from '../middleware.ts';
+
+/** Where the dashboard's routes are mounted (links add BASE_URL's own path before it). */
+export const DASHBOARD_PATH = '/dashboard';
+export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
+
+interface DashboardState extends KassaState {
+  session?: Session;
+  actor?: Actor;
+  viewer?: Viewer;
+  store?: StoreContext;
+}
+type Ctx = ParameterizedContext<DashboardState>;
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+/** A stream of "something changed" for a store's payments list, fed by one shared poller. */
+const LIVE_MAX_LIFETIME_MS = 10 * 60_000;
+/** Live lists one person may hold open at once (per API process). */
+const LIVE_MAX_PER_USER = 20;
+
+export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
+  const { pool, config } = deps;
+  const base = new URL(config.baseUrl);
+  const root = `${base.pathname.replace(/\/+$/, '')}${DASHBOARD_PATH}`;
+  // Secure off loopback (a browser keeps no Secure cookie over plain http://127.0.0.1); with Secure,
+  // the __Host- prefix pins the cookie to this host and path /.
+  const secure = !LOOPBACK.test(base.hostname);
+  const cookieName = secure ? '__Host-kassa_dashboard' : 'kassa_dashboard';
+  const R = DASHBOARD_PATH;
+
+  const setSessionCookie = (ctx: Ctx, token: string | null) => {
+    const attributes = [
+      'Path=/',
+      'HttpOnly',
+      'SameSite=Strict',
+      ...(secure ? ['Secure'] : []),
+      `Max-Age=${token === null ? 0 : Math.floor(SESSION_MAX_MS / 1000)}`,
+    ];
+    ctx.append('Set-Cookie', `${cookieName}=${token ?? ''}; ${attributes.join('; ')}`);
+  };
+  const sessionToken = (ctx: Ctx): string | null => {
+    for (const part of (ctx.get('Cookie') || '').split(';')) {
+      const [name, ...value] = part.trim().split('=');
+      if (name === cookieName) return value.join('=');
+    }
+    return null;
+  };
+  const clientOf = (ctx: Ctx): Pick<Actor, 'clientAddress' | 'userAgent'> => ({ clientAddress: ctx.ip || null, userAgent: ctx.get('User-Agent') || null });
+
+  const page = (ctx: Ctx, status: number, body: string) => {
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Content-Security-Policy', DASHBOARD_CSP);
+    // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with a form,
+    // which the same-origin check would refuse; other sites still get no referrer.
+    ctx.set('Referrer-Policy', 'same-origin');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.body = body;
+  };
+  const message = (ctx: Ctx, status: number, title: string, text: string, signInLink = false) =>
+    page(ctx, status, messagePage({ root, title, text, viewer: ctx.state.viewer ?? null, store: ctx.state.store ?? null, signIn: signInLink }));
+  const notFound = (ctx: Ctx) => message(ctx, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
+  const redirect = (ctx: Ctx, location: string) => {
+    ctx.status = 303;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.redirect(location);
+  };
+
+  // ---- Steps.
+  /** Every error below is a page, never the JSON envelope. */
+  const htmlErrors: Middleware<DashboardState> = async (ctx, next) => {
+    try {
+      await next();
+    } catch (caught) {
+      if (isDatabaseUnavailable(caught)) {
+        ctx.state.log.warn({ err: caught }, 'database unavailable');
+        ctx.set('Retry-After', '5');
+        message(ctx, 503, 'Unavailable', 'The dashboard cannot reach its database right now. Try again in a moment.');
+      } else if (caught instanceof KassaError && (caught.code === 'payload_too_large' || caught.code === 'unsupported_media_type')) {
+        message(ctx, 400, 'Not accepted', 'The form could not be read.');
+      } else if (
+        (caught as { status?: number }).status === 413 ||
+        (caught as { status?: number }).status === 400 ||
+        (caught as { status?: number }).status === 415
+      ) {
+        message(ctx, 400, 'Not accepted', 'The form could not be read.');
+      } else {
+        ctx.state.log.error({ err: caught }, 'unexpected error on the dashboard');
+        message(ctx, 500, 'Something went wrong', 'The page could not be made. Try again; if it keeps failing, tell the operator.');
+      }
+    }
+  };
+  /** Forms only (application/x-www-form-urlencoded), at most 16 KiB. */
+  const form = koaBody({
+    urlencoded: true,
+    json: false,
+    text: false,
+    multipart: false,
+    formLimit: '16kb',
+    encoding: 'utf-8',
+  }) as unknown as Middleware<DashboardState>;
+  /**
+   * CSRF: a POST is taken only from a page of this origin — its Origin header must be the
+   * dashboard's own (BASE_URL's, or the Host it was sent to). The session cookie is SameSite=Strict
+   * as well, so another site's form carries no session; this refuses it even before that.
+   */
+  const sameOrigin: Middleware<DashboardState> = async (ctx, next) => {
+    const origin = ctx.get('Origin');
+    // (Koa 3's ctx.origin is the Origin header itself: the request's own origin is made here.)
+    if (origin === '' || (origin !== base.origin && origin !== `${ctx.protocol}://${ctx.host}`)) {
+      message(ctx, 403, 'Refused', 'This form was not sent from the dashboard itself (cross-site request refused).');
+      return;
+    }
+    await next();
+  };
+  const signedIn: Middleware<DashboardState> = async (ctx, next) => {
+    const token = sessionToken(ctx);
+    const session = token ? await findSession(pool, token, deps.now()) : null;
+    if (!session) {
+      if (token) setSessionCookie(ctx, null);
+      if (ctx.method === 'GET') redirect(ctx, `${root}/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
+      else message(ctx, 401, 'Signed out', 'Your session has ended. Sign in again.', true);
+      return;
+    }
+    ctx.state.session = session;
+    ctx.state.actor = { userId: session.userId, name: session.email, ...clientOf(ctx) };
+    ctx.state.viewer = { email: session.email, memberships: await membershipsOf(pool, session.userId) };
+    await next();
+  };
+  /** The store of the path must be one the user is a member of; otherwise it does not exist for them. */
+  const member: Middleware<DashboardState> = async (ctx, next) => {
+    const storeId = (ctx.params as { storeId?: string }).storeId ?? '';
+    const membership = isUuid(storeId) ? ctx.state.viewer!.memberships.find((m) => m.storeId === storeId.toLowerCase()) : undefined;
+    if (!membership) return notFound(ctx);
+    ctx.state.store = { id: membership.storeId, name: membership.storeName, role: membership.role };
+    await next();
+  };
+  /** Actions that change money or access: owners only, checked again in the database (not only from the page's data). */
+  const owner =
+    (refused: 'refund.refused' | 'webhook.refused' | null): Middleware<DashboardState> =>
+    async (ctx, next) => {
+      const role: Role | null = await roleIn(pool, ctx.state.session!.userId, ctx.state.store!.id);
+      if (role !== 'owner') {
+        if (refused) {
+          await recordAudit(
+            pool,
+            ctx.state.actor!,
+            { storeId: ctx.state.store!.id, action: refused, subject: (ctx.params as { paymentId?: string }).paymentId ?? null, detail: { role } },
+            deps.now(),
+          );
+        }
+        message(ctx, 403, 'Not allowed', 'Only an owner of this store can do that. Nothing was changed.');
+        return;
+      }
+      await next();
+    };
+  const safeNext = (value: unknown): string =>
+    typeof value === 'string' && value.startsWith(`${root}/`) && !value.startsWith('//') && !/[\\\r\n]/.test(value) ? value : `${root}/`;
+  const field = (ctx: Ctx, name: string): string => {
+    const value = (ctx.request.body as Record<string, unknown> | undefined)?.[name];
+    return typeof value === 'string' ? value : '';
+  };
+
+  // ---- Assets.
+  router.get(`${R}/assets/:file`, async (ctx, next) => {
+    const asset = Object.hasOwn(DASHBOARD_ASSETS, ctx.params.file ?? '') ? DASHBOARD_ASSETS[ctx.params.file!] : undefined;
+    if (!asset) return next();
+    ctx.type = asset.type;
+    ctx.set('Cache-Control', ctx.query.v === asset.version ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
+    ctx.body = asset.body;
+  });
+
+  // ---- Sign-in, sign-out.
+  router.get(`${R}/sign-in`, htmlErrors, async (ctx: Ctx) => {
+    page(ctx, 200, signInPage({ root, next: typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined }));
+  });
+  router.post(`${R}/sign-in`, htmlErrors, sameOrigin, form, async (ctx: Ctx) => {
+    const email = field(ctx, 'email').slice(0, 254);
+    const result = await signIn(pool, { email, password: field(ctx, 'password').slice(0, 1024), actor: clientOf(ctx), now: deps.now() });
+    if (result.outcome === 'limited') {
+      ctx.set('Retry-After', String(result.retryAfterSeconds));
+      const minutes = Math.ceil(result.retryAfterSeconds / 60);
+      page(ctx, 429, signInPage({ root, email, problem: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }));
+      return;
+    }
+    if (result.outcome === 'refused') {
+      page(ctx, 401, signInPage({ root, email, problem: 'That email and password do not match an account.', next: safeNext(field(ctx, 'next')) }));
+      return;
+    }
+    setSessionCookie(ctx, result.token);
+    redirect(ctx, safeNext(field(ctx, 'next')));
+  });
+  router.post(`${R}/sign-out`, htmlErrors, sameOrigin, form, signedIn, async (ctx: Ctx) => {
+    await signOut(pool, ctx.state.session!, ctx.state.actor!, deps.now());
+    setSessionCookie(ctx, null);
+    redirect(ctx, `${root}/sign-in?signed_out=1`);
+  });
+  router.post(`${R}/sign-out-everywhere`, htmlErrors, sameOrigin, form, signedIn, async (ctx: Ctx) => {
+    await signOutEverywhere(pool, ctx.state.session!, ctx.state.actor!, deps.now());
+    setSessionCookie(ctx, null);
+    redirect(ctx, `${root}/sign-in?signed_out=everywhere`);
+  });
+
+  // ---- Invitations: the one-time link.
+  const invitationGone = (ctx: Ctx) =>
+    message(ctx, 404, 'Invitation not valid', 'This invitation link was used already, has expired, or never existed. Ask for a new one.', true);
+  router.get(`${R}/invite/:token`, htmlErrors, async (ctx: Ctx) => {
+    const token = (ctx.params as { token: string }).token;
+    const invitation = await findOpenInvitation(pool, token, deps.now());
+    if (!invitation) return invitationGone(ctx);
+    page(ctx, 200, invitationPage({ root, token, invitation }));
+  });
+  router.post(`${R}/invite/:token`, htmlErrors, sameOrigin, form, async (ctx: Ctx) => {
+    const token = (ctx.params as { token: string }).token;
+    const now = deps.now();
+    const invitation = await findOpenInvitation(pool, token, now);
+    if (!invitation) return invitationGone(ctx);
+    const password = field(ctx, 'password');
+    if (!invitation.has_password && password !== field(ctx, 'confirm')) {
+      page(ctx, 400, invitationPage({ root, token, invitation, problems: { confirm: 'The two passwords differ.' } }));
+      return;
+    }
+    let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
+    try {
+      accepted = await acceptInvitation(pool, { token, password: password.slice(0, 1024), actor: clientOf(ctx), now });
+    } catch (error) {
+      if (!(error instanceof FormProblem)) throw error;
+      page(ctx, 400, invitationPage({ root, token, invitation, problems: { [error.field ?? 'password']: error.message } }));
+      return;
+    }
+    if (!accepted) return invitationGone(ctx);
+    setSessionCookie(ctx, await createSession(pool, accepted.userId, clientOf(ctx), now));
+    redirect(ctx, `${root}/stores/${accepted.storeId}/payments`);
+  });
+
+  // ---- The stores the user may open.
+  // (Not strict: /dashboard and /dashboard/ both.)
+  router.get(`${R}/`, htmlErrors, signedIn, async (ctx: Ctx) => {
+    const memberships = ctx.state.viewer!.memberships;
+    if (memberships.length === 1) return redirect(ctx, `${root}/stores/${memberships[0]!.storeId}/payments`);
+    page(ctx, 200, storesPage({ root, viewer: ctx.state.viewer! }));
+  });
+
+  // ---- Payments.
+  const S = `${R}/stores/:storeId`;
+  router.get(`${S}/payments`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
+    const store = ctx.state.store!;
+    const filters = filtersFrom(ctx.query);
+    const [{ rows, hasMore }, coins, fingerprints] = await Promise.all([
+      listStorePayments(pool, store.id, filters),
+      storeCoins(pool, store.id),
+      listFingerprints(pool, [store.id]),
+    ]);
+    const since = fingerprints.get(store.id) ?? '';
+    page(ctx, 200, paymentsPage({ root, viewer: ctx.state.viewer!, store, filters, coins, rows, hasMore, since }));
+  });
+
+  // The filtered list as CSV (at most CSV_MAX_ROWS, newest first; X-Kassa-Truncated: true when more matched).
+  router.get(`${S}/payments.csv`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
+    const store = ctx.state.store!;
+    const { after: _after, ...filters } = filtersFrom(ctx.query);
+    const { rows, hasMore } = await listStorePayments(pool, store.id, filters, CSV_MAX_ROWS);
+    ctx.type = 'text/csv; charset=utf-8';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Content-Disposition', `attachment; filename="payments-${new Date(deps.now()).toISOString().slice(0, 10)}.csv"`);
+    if (hasMore) ctx.set('X-Kassa-Truncated', 'true');
+    ctx.body = paymentsCsv(rows);
+  });
+
+  // Live: one shared poller (the checkout's live feed) reads, for every watched store, a fingerprint
+  // of its newest payments once a second; each open list gets an event when its store's changes
+  // from the one the page was rendered with.
+  const feed = createPaymentFeed<string>({
+    load: (storeIds) => listFingerprints(pool, storeIds),
+    log: deps.log,
+  });
+  // Open live streams per person (each holds a socket for up to LIVE_MAX_LIFETIME_MS); beyond, 429
+  // and the list is simply not live in that tab.
+  const openStreams = new Map<string, number>();
+  router.get(`${S}/payments/events`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
+    const storeId = ctx.state.store!.id;
+    const userId = ctx.state.session!.userId;
+    if ((openStreams.get(userId) ?? 0) >= LIVE_MAX_PER_USER) {
+      ctx.set('Retry-After', '30');
+      return message(ctx, 429, 'Too many live lists', 'Close some dashboard tabs; this list is not updated live.');
+    }
+    openStreams.set(userId, (openStreams.get(userId) ?? 0) + 1);
+    ctx.req.socket.setTimeout(0);
+    ctx.status = 200;
+    ctx.type = 'text/event-stream; charset=utf-8';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.set('Connection', 'close');
+    const stream = new PassThrough();
+    ctx.body = stream;
+    // The list as the page showed it (its fingerprint when rendered): any change after it is news.
+    let last: string | null = typeof ctx.query.since === 'string' && /^[0-9a-f]{32}$/.test(ctx.query.since) ? ctx.query.since : null;
+    let closed = false;
+    let unsubscribe = () => {};
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      const left = (openStreams.get(userId) ?? 1) - 1;
+      if (left > 0) openStreams.set(userId, left);
+      else openStreams.delete(userId);
+      unsubscribe();
+      clearInterval(ticker);
+      clearTimeout(lifetime);
+      stream.end();
+    };
+    stream.write('retry: 3000\n\n');
+    unsubscribe = feed.subscribe(storeId, (fingerprint) => {
+      if (closed) return;
+      if (last !== null && fingerprint !== last) stream.write(`event: payments\ndata: {}\n\n`);
+      last = fingerprint;
+    });
+    const server = (ctx.req.socket as { server?: { listening?: boolean } }).server;
+    const ticker = setInterval(() => {
+      if (server?.listening === false) close();
+    }, 1000);
+    ticker.unref();
+    const lifetime = setTimeout(close, LIVE_MAX_LIFETIME_MS);
+    lifetime.unref();
+    ctx.res.once('close', close);
+    // Gone already (it left while the session was read): nothing to stream, and its place is free.
+    if (ctx.req.socket.destroyed) close();
+  });
+
+  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; actionProblem?: string | null } = {}) => {
+    const store = ctx.state.store!;
+    const loaded = await loadPaymentPage(pool, store.id, (ctx.params as { paymentId: string }).paymentId, config.tonNetwork);
+    if (!loaded) return notFound(ctx);
+    const notice = isNotice(ctx.query.notice) ? ctx.query.notice : null;
+    page(
+      ctx,
+      status,
+      paymentPage({ root, viewer: ctx.state.viewer!, store, page: loaded, checkoutUrl: `${config.checkoutBaseUrl}/${loaded.payment.id}`, notice, ...extra }),
+    );
+  };
+  router.get(`${S}/payments/:paymentId`, htmlErrors, signedIn, member, async (ctx: Ctx) => showPayment(ctx, 200));
+
+  /** The store's payment (another store's, or none, is not found — before anything else is read). */
+  const storePayment: Middleware<DashboardState> = async (ctx, next) => {
+    const paymentId = (ctx.params as { paymentId: string }).paymentId;
+    const found =
+      isUuid(paymentId) && (await pool.exists(sql.unsafe`select 1 from payments where id = ${paymentId.toLowerCase()} and store_id = ${ctx.state.store!.id}`));
+    if (!found) return notFound(ctx);
+    await next();
+  };
+
+  router.post(`${S}/payments/:paymentId/refunds`, htmlErrors, sameOrigin, form, signedIn, member, storePayment, owner('refund.refused'), async (ctx: Ctx) => {
+    const store = ctx.state.store!;
+    const paymentId = (ctx.params as { paymentId: string }).paymentId.toLowerCase();
+    const request = { coin: field(ctx, 'coin').trim(), amount: field(ctx, 'amount').trim(), address: field(ctx, 'address').trim() };
+    const problems: Record<string, string> = {};
+    if (!/^\d{1,30}(\.\d{1,30})?$/.test(request.amount)) problems.amount = 'Write the amount as a number such as 0.5.';
+    if (request.address === '' || request.address.length > 100) problems.address = 'Give the TON address the refund goes to.';
+    if (field(ctx, 'confirm') !== 'yes') problems.confirm = 'Tick the box to confirm the address.';
+    if (!/^[A-Za-z0-9]{1,16}$/.test(request.coin)) problems.form = 'Choose the coin to refund.';
+    const formState = { ...request, problems };
+    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: formState });
+    const now = deps.now();
+    try {
+      // The API's own command (POST /v1/payments/{id}/refunds), and the audit row, in one transaction.
+      await pool.transaction(async (tx) => {
+        const refund = await createRefund(tx, config.tonNetwork, store.id, paymentId, request, now);
+        await recordAudit(
+          tx,
+          ctx.state.actor!,
+          {
+            storeId: store.id,
+            action: 'refund.create',
+            subject: paymentId,
+            detail: { refund: refund.id, coin: refund.coin_symbol, amount: refund.amount, address: request.address },
+          },
+          now,
+        );
+      });
+    } catch (error) {
+      if (!(error instanceof KassaError)) throw error;
+      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
+      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
+    }
+    redirect(ctx, `${root}/stores/${store.id}/payments/${paymentId}?notice=refund_created`);
+  });
+
+  router.post(
+    `${S}/payments/:paymentId/webhook/redeliver`,
+    htmlErrors,
+    sameOrigin,
+    form,
+    signedIn,
+    member,
+    storePayment,
+    owner('webhook.refused'),
+    async (ctx: Ctx) => {
+      const store = ctx.state.store!;
+      const paymentId = (ctx.params as { paymentId: string }).paymentId.toLowerCase();
+      const now = deps.now();
+      try {
+        // The API's own command (POST /v1/payments/{id}/webhook/redeliver), and the audit row, in one transaction.
+        await pool.transaction(async (tx) => {
+          const delivery = await redeliverWebhook(tx, store.id, paymentId, now);
+          await recordAudit(
+            tx,
+            ctx.state.actor!,
+            { storeId: store.id, action: 'webhook.redeliver', subject: paymentId, detail: { delivery: delivery.id } },
+            now,
+          );
+        });
+      } catch (error) {
+        if (!(error instanceof KassaError)) throw error;
+        return showPayment(ctx, 409, { actionProblem: error.message });
+      }
+      redirect(ctx, `${root}/stores/${store.id}/payments/${paymentId}?notice=redelivery_queued`);
+    },
+  );
+
+  // ---- Team and invitations (owners).
+  const showTeam = async (ctx: Ctx, status: number, extra: Pick<Parameters<typeof teamPage>[0], 'created' | 'form' | 'memberProblem' | 'notice'> = {}) => {
+    const store = ctx.state.store!;
+    const [members, invitations] = await Promise.all([membersOf(pool, store.id), invitationsOf(pool, store.id)]);
+    page(ctx, status, teamPage({ root, viewer: ctx.state.viewer!, store, members, invitations, now: deps.now(), ...extra }));
+  };
+  router.get(`${S}/team`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTeam(ctx, 200));
+  router.post(`${S}/team/invitations`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const email = field(ctx, 'email').slice(0, 254);
+    const role = field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    try {
+      const made = await createInvitation(pool, {
+        storeId: ctx.state.store!.id,
+        email,
+        role,
+        baseUrl: config.baseUrl,
+        actor: ctx.state.actor!,
+        now: deps.now(),
+      });
+      await showTeam(ctx, 201, { created: { url: made.url, email: made.email } });
+    } catch (error) {
+      if (!(error instanceof FormProblem)) throw error;
+      await showTeam(ctx, 400, { form: { email, role, problems: { [error.field ?? 'email']: error.message } } });
+    }
+  });
+
+  const memberChange = (remove: boolean) => async (ctx: Ctx) => {
+    const store = ctx.state.store!;
+    const userId = (ctx.params as { userId: string }).userId;
+    const role = remove ? null : field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    try {
+      const changed = await changeMembership(pool, { storeId: store.id, userId, role, actor: ctx.state.actor!, now: deps.now() });
+      if (!changed) return notFound(ctx);
+    } catch (error) {
+      if (!(error instanceof FormProblem)) throw error;
+      return showTeam(ctx, 400, { memberProblem: error.message });
+    }
+    // Someone who removed or demoted themselves has no Team page any more.
+    if ((await roleIn(pool, ctx.state.session!.userId, store.id)) !== 'owner') return redirect(ctx, `${root}/`);
+    await showTeam(ctx, 200, { notice: remove ? 'Member removed.' : 'Role changed.' });
+  };
+  router.post(`${S}/team/members/:userId/role`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(false));
+  router.post(`${S}/team/members/:userId/remove`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(true));
+
+  // ---- API tokens (owners): issue (shown once), list (never the secret), revoke.
+  const showTokens = async (ctx: Ctx, status: number, extra: { issued?: { token: string; jti: string }; notice?: string } = {}) => {
+    const store = ctx.state.store!;
+    page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer!, store, tokens: await tokensOf(pool, store.id), now: deps.now(), ...extra }));
+  };
+  router.get(`${S}/tokens`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTokens(ctx, 200));
+  router.post(`${S}/tokens`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const issued = await issueStoreToken(pool, ctx.state.store!.id, field(ctx, 'lifetime'), ctx.state.actor!, deps.now());
+    // Answered with the page itself, never a redirect: the token is in this one answer only.
+    await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti } });
+  });
+  router.post(`${S}/tokens/:jti/revoke`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const jti = (ctx.params as { jti: string }).jti;
+    if (!(await revokeStoreToken(pool, ctx.state.store!.id, jti, ctx.state.actor!, deps.now()))) return notFound(ctx);
+    await showTokens(ctx, 200, { notice: `Token ${jti.toLowerCase()} revoked: requests with it are refused from now on.` });
+  });
+
+  // ---- Audit log (owners).
+  router.get(`${S}/audit`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const before = typeof ctx.query.before === 'string' && /^\d{1,18}$/.test(ctx.query.before) ? ctx.query.before : undefined;
+    const { rows, hasMore } = await listAudit(pool, ctx.state.store!.id, { limit: 100, ...(before ? { beforeId: before } : {}) });
+    page(ctx, 200, auditPage({ root, viewer: ctx.state.viewer!, store: ctx.state.store!, rows, hasMore }));
+  });
+
+  // Anything else under the dashboard: its own 404 page.
+  router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));
+}

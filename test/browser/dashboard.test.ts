@@ -1,0 +1,328 @@
+// The merchant dashboard end to end in real headless Chromium (Debian's `chromium`, driven by
+// playwright-core) against the real app, real Postgres and the sandbox chain read by the chain
+// reader: an invitation → set a password → sign out → sign in; find a payment by order_id; refund
+// an overpayment from the payment page and see it confirmed in the books (the same row the API
+// shows); redeliver a webhook; a viewer's refund refused; the payments list updated live; team
+// invitations; API tokens issued and revoked; the audit log with each action. axe-core finds no serious violation on any page. Screenshots go to
+// test-artifacts/dashboard/ (git-ignored).
+//
+// If Chromium cannot be launched this file FAILS (it never skips).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createRequire } from 'node:module';
+import { Address } from '@ton/core';
+import { pino } from 'pino';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createChainClient } from '../../src/chain/client.ts';
+import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { sendFromWallet } from '../../src/treasury/signer.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { invitationPath } from '../helpers/dashboard.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+const PASSWORD = 'a long dashboard password';
+
+let app: ChainTestApp;
+let store: Awaited<ReturnType<ChainTestApp['store']>>;
+let browser: Browser;
+let owner: { context: BrowserContext; page: Page; problems: string[] };
+
+before(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  } catch (error) {
+    throw new Error(
+      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
+    );
+  }
+  app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
+  store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON,USDT/TON' });
+  owner = await open();
+});
+after(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+/** A fresh browser profile whose page records console errors and CSP violations. */
+async function open(viewport = { width: 390, height: 844 }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport, locale: 'en-US' });
+  await context.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
+  );
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    // A form refused (400, 401, 403, 429) is a page like any other; the browser logs its status.
+    if (/Failed to load resource: the server responded with a status of 4(00|01|03|29)/.test(message.text())) return;
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  // Refunds ask to confirm (the page's script); the test says yes.
+  page.on('dialog', (dialog) => void dialog.accept());
+  return { context, page, problems };
+}
+
+/** axe-core in the page (through the debugging protocol: the page's CSP stays as served); no serious or critical violation. */
+async function assertAccessible(page: Page, what: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  assert.deepEqual(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    [],
+    `${what}: axe-core found serious violations`,
+  );
+  await page.screenshot({ path: path.join(ARTIFACTS, `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
+}
+
+async function createPayment(body: Record<string, unknown>): Promise<any> {
+  const response = await app.request('POST', '/v1/payments', { token: store.token, body });
+  assert.equal(response.status, 201, response.text);
+  return response.json;
+}
+
+/** Runs the signer of the wallet until it has nothing left, the reader confirming each message (as the worker does). */
+async function drain(wallet: string): Promise<void> {
+  const deps = {
+    pool: app.pool,
+    config: app.config,
+    client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }),
+    log,
+    now: () => new Date(),
+  };
+  for (let i = 0; i < 10; i += 1) {
+    if ((await sendFromWallet(deps, wallet)).outcome === 'idle') return;
+    await app.settle();
+  }
+  throw new Error('the wallet never drained');
+}
+
+const auditActions = () =>
+  app.pool.anyFirst(sql.type(z.object({ action: z.string() }))`select action from audit_log where store_id = ${store.id} or store_id is null order by id`);
+
+describe('the dashboard in headless Chromium', () => {
+  let payment: any;
+
+  it('invite → set a password → sign out → sign in', async () => {
+    const { page, problems } = owner;
+    await page.goto(`${app.url}${await invitationPath(app.pool, store.id, 'owner@bluebottle.example', 'owner')}`);
+    assert.equal(await page.locator('h1').innerText(), 'Join Blue Bottle Café');
+    await assertAccessible(page, 'invitation');
+    await page.fill('#password', PASSWORD);
+    await page.fill('#confirm', `${PASSWORD}!`);
+    await page.click('button[type=submit]');
+    assert.equal(await page.locator('#confirm-problem').innerText(), 'The two passwords differ.');
+    await assertAccessible(page, 'invitation with a problem');
+    await page.fill('#password', PASSWORD);
+    await page.fill('#confirm', PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${app.url}/dashboard/stores/${store.id}/payments`);
+    assert.equal(await page.locator('h1').innerText(), 'Payments');
+    const cookie = (await owner.context.cookies()).find((c) => c.name === 'kassa_dashboard')!;
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    // Not readable from a script.
+    assert.equal(await page.evaluate(() => document.cookie), '');
+
+    await page.click('text=Sign out');
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    await assertAccessible(page, 'sign-in');
+    await page.fill('#email', 'owner@bluebottle.example');
+    await page.fill('#password', 'not the password');
+    await page.click('button[type=submit]');
+    assert.match(await page.locator('#sign-in-problem').innerText(), /do not match/);
+    await page.fill('#password', PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${app.url}/dashboard/stores/${store.id}/payments`);
+    assert.deepEqual(problems, []);
+  });
+
+  it('finds a payment by order_id; the list updates live when a payment is paid', async () => {
+    const { page, problems } = owner;
+    payment = await createPayment({
+      amount: '1',
+      currency: 'TON',
+      payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+      order_id: 'ORDER-7781',
+      webhookURL: 'http://127.0.0.1:9/hook',
+    });
+    await createPayment({ amount: '2', currency: 'TON', order_id: 'ORDER-7782' });
+    await page.goto(`${app.url}/dashboard/stores/${store.id}/payments`);
+    await assertAccessible(page, 'payments');
+    await page.fill('#q', 'ORDER-7781');
+    await page.click('form[role=search] button[type=submit]');
+    await page.waitForURL(/q=ORDER-7781/);
+    const rows = page.locator('#payments tbody tr');
+    assert.equal(await rows.count(), 1);
+    assert.match(await rows.first().innerText(), /pending/);
+
+    // Live: the customer pays 1.5 TON (0.5 too much); the row turns completed without a reload.
+    await page.evaluate(() => ((window as unknown as { mark: string }).mark = 'same-document'));
+    await app.pay(payment.paymentDetails.address, 'TON', '1.5');
+    await app.settle();
+    await page.locator('#payments tbody tr .status-completed').waitFor({ timeout: 15_000 });
+    assert.equal(await page.evaluate(() => (window as unknown as { mark?: string }).mark), 'same-document');
+
+    await page.click(`a[href$="/payments/${payment.id}"]`);
+    await page.waitForURL(new RegExp(`/payments/${payment.id}$`));
+    assert.match(await page.locator('dl.facts').innerText(), /completed[\s\S]*overpaid/);
+    assert.match(await page.locator('#transfers-in').innerText(), /1\.5 TON[\s\S]*overpaid/);
+    assert.equal(await page.locator('#refundable').innerText(), '0.5 TON');
+    await assertAccessible(page, 'payment');
+    assert.deepEqual(problems, []);
+  });
+
+  it('refunds the overpayment from the payment page; the refund is confirmed in the books, the same as the API shows', async () => {
+    const { page, problems } = owner;
+    const to = Address.parse(freshAddress()).toString({ bounceable: false, testOnly: true });
+    // Bad input first: a clear message on the form, nothing changes.
+    await page.fill('#refund-amount', '0.6');
+    await page.fill('#refund-address', to);
+    await page.check('input[name=confirm]');
+    await page.click('form[action$="/refunds"] button[type=submit]');
+    assert.match(await page.locator('#amount-problem').innerText(), /refundable TON balance is 0\.5/);
+    assert.equal(await page.locator('#refund-address').inputValue(), to);
+    await assertAccessible(page, 'refund refused');
+    assert.equal((await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data.length, 0);
+
+    await page.fill('#refund-amount', '0.5');
+    await page.check('input[name=confirm]');
+    await page.click('form[action$="/refunds"] button[type=submit]');
+    await page.waitForURL(/notice=refund_created/);
+    assert.match(await page.locator('.success').innerText(), /Refund planned/);
+    assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), /refund\s+0\.5 TON[\s\S]*planned/);
+    assert.equal(await page.locator('#refundable').innerText(), 'Nothing is refundable.');
+
+    await drain(Address.parse(payment.paymentDetails.address).toRawString());
+    await page.reload();
+    assert.match(await page.locator('#transfers-out tr.out-refund .state').innerText(), /confirmed/);
+    const [fromApi] = (await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data;
+    assert.equal(fromApi.status, 'confirmed');
+    assert.equal(fromApi.amount, '0.5');
+    assert.equal(fromApi.address, to);
+    assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), new RegExp(fromApi.transactionHash));
+    // The Money table: 1.5 received and counted (as the API's receivedAmount), 0.5 of it refunded,
+    // nothing swept (no treasury), nothing left to refund.
+    assert.deepEqual((await page.locator('#money tbody tr').first().innerText()).split(/\s+/), ['TON', '1.5', '1.5', '0.5', '0', '0']);
+    assert.match(await page.locator('#money caption').innerText(), /fees paid from the deposit: 0\.\d+ TON/);
+    await assertAccessible(page, 'payment after refund');
+    assert.deepEqual(problems, []);
+  });
+
+  it('redelivers the webhook', async () => {
+    const { page, problems } = owner;
+    assert.equal(await page.locator('#deliveries tbody tr').count(), 1);
+    await page.click('text=Redeliver the webhook');
+    await page.waitForURL(/notice=redelivery_queued/);
+    const rows = page.locator('#deliveries tbody tr');
+    assert.equal(await rows.count(), 2);
+    assert.match(await rows.nth(1).innerText(), /redelivery/);
+    assert.deepEqual(problems, []);
+  });
+
+  it("a viewer sees the payment but no refund form, and the server refuses a viewer's refund", async () => {
+    const viewer = await open({ width: 1280, height: 900 });
+    try {
+      const { page } = viewer;
+      await page.goto(`${app.url}${await invitationPath(app.pool, store.id, 'viewer@bluebottle.example', 'viewer')}`);
+      await page.fill('#password', PASSWORD);
+      await page.fill('#confirm', PASSWORD);
+      await page.click('button[type=submit]');
+      await page.waitForURL(/\/payments$/);
+      await page.goto(`${app.url}/dashboard/stores/${store.id}/payments/${payment.id}`);
+      assert.equal(await page.locator('form[action$="/refunds"]').count(), 0);
+      assert.equal(await page.locator('text=Redeliver the webhook').count(), 0);
+      assert.equal(await page.locator('nav a[href$="/team"]').count(), 0);
+      await assertAccessible(page, 'payment as viewer');
+      // The viewer makes the form themselves: the server refuses it.
+      await page.evaluate((action) => {
+        const form = document.createElement('form');
+        form.method = 'post';
+        form.action = action;
+        for (const [name, value] of Object.entries({ coin: 'TON', amount: '0.1', address: '0:'.padEnd(66, '1'), confirm: 'yes' })) {
+          const input = document.createElement('input');
+          input.name = name;
+          input.value = value;
+          form.append(input);
+        }
+        document.body.append(form);
+        form.submit();
+      }, `/dashboard/stores/${store.id}/payments/${payment.id}/refunds`);
+      await page.waitForURL(/\/refunds$/);
+      assert.equal(await page.locator('h1').innerText(), 'Not allowed');
+      assert.equal((await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data.length, 1);
+      assert.deepEqual(viewer.problems, []);
+    } finally {
+      await viewer.context.close();
+    }
+  });
+
+  it('the team page invites; API tokens are issued and revoked; the audit log shows each action', async () => {
+    const { page, problems } = owner;
+    await page.click('nav a[href$="/team"]');
+    await assertAccessible(page, 'team');
+    await page.fill('#invite-email', 'cashier@bluebottle.example');
+    await page.click('form[action$="/team/invitations"] button[type=submit]');
+    assert.match(await page.locator('#invite-link').innerText(), /\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/);
+    assert.match(await page.locator('main').innerText(), /cashier@bluebottle\.example\s+viewer/);
+
+    await page.click('nav a[href$="/tokens"]');
+    await assertAccessible(page, 'API tokens');
+    await page.selectOption('#lifetime', '90d');
+    await page.click('form[action$="/tokens"] button[type=submit]');
+    const token = await page.locator('#new-token').inputValue();
+    assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 200);
+    await assertAccessible(page, 'API token issued');
+    const jti = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).jti as string;
+    await page.click(`button[aria-label="Revoke ${jti}"]`);
+    await page.waitForSelector('text=revoked: requests with it are refused');
+    assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 401);
+
+    await page.click('nav a[href$="/audit"]');
+    const actions = await page.locator('#audit td.action').allInnerTexts();
+    for (const action of ['invitation.create', 'invitation.accept', 'refund.create', 'webhook.redeliver', 'refund.refused', 'token.issue', 'token.revoke']) {
+      assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
+    }
+    await assertAccessible(page, 'audit log');
+    // And in SQL, for the merchant's reports (sign-ins have no store: they are the person's, not the store's).
+    const all = await auditActions();
+    for (const action of [
+      'session.sign_in',
+      'session.sign_out',
+      'invitation.create',
+      'invitation.accept',
+      'refund.create',
+      'webhook.redeliver',
+      'refund.refused',
+    ]) {
+      assert.ok(all.includes(action), action);
+    }
+    const reporting = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from reporting.audit_log where store_id = ${store.id}`,
+    );
+    assert.ok(reporting >= 6);
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,71 @@
+// A browser-like client of the dashboard over plain HTTP: keeps its cookie, sends forms with the
+// dashboard's Origin (or another one), follows no redirect (tests read Location). And a shortcut:
+// invite someone to a store and have them accept with a password.
+import assert from 'node:assert/strict';
+import { CLI_ACTOR } from '../../src/dashboard/audit.ts';
+import { createInvitation, type Role } from '../../src/dashboard/people.ts';
+import type { DatabasePool } from '../../src/db/pool.ts';
+
+export interface PageResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  location: string | null;
+}
+
+export interface DashboardClient {
+  cookie: string | null;
+  get(path: string): Promise<PageResponse>;
+  post(path: string, fields?: Record<string, string>, options?: { origin?: string | null }): Promise<PageResponse>;
+}
+
+export function dashboardClient(url: string): DashboardClient {
+  const client: DashboardClient = {
+    cookie: null,
+    async get(path) {
+      return send(path, { method: 'GET' });
+    },
+    async post(path, fields = {}, options = {}) {
+      const origin = options.origin === undefined ? url : options.origin;
+      return send(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(origin === null ? {} : { origin }) },
+        body: new URLSearchParams(fields).toString(),
+      });
+    },
+  };
+  async function send(path: string, init: RequestInit): Promise<PageResponse> {
+    const headers = new Headers(init.headers);
+    if (client.cookie) headers.set('cookie', client.cookie);
+    const response = await fetch(`${url}${path}`, { ...init, headers, redirect: 'manual' });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, value] = pair!.split('=');
+      client.cookie = value ? `${name}=${value}` : null;
+    }
+    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
+  }
+  return client;
+}
+
+/** The path of an invitation link (`/dashboard/invite/<token>`), made as `kassa dashboard invite` makes it. */
+export async function invitationPath(pool: DatabasePool, storeId: string, email: string, role: Role, now = new Date()): Promise<string> {
+  const invitation = await createInvitation(pool, { storeId, email, role, baseUrl: 'http://kassa.invalid', actor: CLI_ACTOR, now });
+  return new URL(invitation.url).pathname;
+}
+
+/** A signed-in client of a new member of the store. */
+export async function member(
+  url: string,
+  pool: DatabasePool,
+  storeId: string,
+  email: string,
+  role: Role,
+  password = 'correct horse battery',
+): Promise<DashboardClient> {
+  const client = dashboardClient(url);
+  const accepted = await client.post(await invitationPath(pool, storeId, email, role), { password, confirm: password });
+  assert.equal(accepted.status, 303, accepted.text);
+  assert.ok(client.cookie);
+  return client;
+}
