@@ -194,6 +194,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
+  // The one-shot commands' one clock reading, at the CLI's edge: the time the command was given.
+  const now = new Date();
   if (command === 'start') {
     const { values } = parse(argv.slice(1), { api: { type: 'boolean' }, worker: { type: 'boolean' } });
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
@@ -235,13 +237,13 @@ export async function main(argv: string[]): Promise<number> {
     } catch (error) {
       throw new UsageError(`--expires-in: ${(error as Error).message}`);
     }
-    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn)));
+    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn, now)));
     return 0;
   }
   if (command === 'token' && sub === 'revoke') {
     const { positionals } = parse(rest, {}, 1);
     const jti = positionals[0]!;
-    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti));
+    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti, now));
     // A well-formed command naming no token: not a usage error (exit 1).
     if (!revoked) throw new Error(`no token with jti "${jti}"`);
     print({ revoked: jti });
@@ -249,7 +251,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (command === 'keys' && sub === 'rotate') {
     parse(rest, {});
-    print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool)) });
+    print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool, now)) });
     return 0;
   }
   if (command === 'keys' && sub === 'deposit-public') {

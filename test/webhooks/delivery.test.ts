@@ -60,6 +60,17 @@ async function runJobs(options: WorkerOptions = {}): Promise<void> {
     noHandleSignals: true,
     logger: graphileLogger(log, true),
   });
+  // runOnce can resolve before Graphile's fail_job (not awaited by its worker) has handed a failed job
+  // back with its new run_at: wait until no delivery job is locked.
+  for (let i = 0; i < 500; i += 1) {
+    const locked = await app.pool.oneFirst(
+      sql.type(
+        z.object({ n: z.number() }),
+      )`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'webhook__deliver' and locked_at is not null`,
+    );
+    if (locked === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 const jobRow = z.object({ attempts: z.number(), max_attempts: z.number(), run_at: z.date(), last_error: z.string().nullable(), payload: z.unknown() });
@@ -308,10 +319,12 @@ describe('webhook__deliver', () => {
       assert.equal(first.nextRetryAt, job!.run_at.toISOString());
       assert.ok(job!.run_at.getTime() > Date.parse(first.finishedAt));
 
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The retry runs a second later on the worker's clock (so its signAt differs).
+      fixedNow = new Date(Date.parse(first.finishedAt) + 1_000);
       await makeDue(deliveryId!);
       const due = (await deliveryJob(deliveryId!))!.run_at;
       await runJobs();
+      fixedNow = null;
       assert.equal(receiver.requests.length, 2);
       [delivery] = await deliveriesOf(paymentId);
       assert.equal(delivery?.status, 'delivered');
@@ -342,6 +355,7 @@ describe('webhook__deliver', () => {
       assert.equal(await attemptsCounted('http_error'), before.http_error + 1);
       assert.equal(await attemptsCounted('delivered'), before.delivered + 1);
     } finally {
+      fixedNow = null;
       await receiver.close();
     }
   });
@@ -457,7 +471,7 @@ describe('webhook__deliver', () => {
       assert.equal(receiver.requests[0]?.verified?.ok, true);
       assert.equal(fetches(), 1);
 
-      const newKid = await rotateSigningKey(app.pool);
+      const newKid = await rotateSigningKey(app.pool, new Date());
       assert.notEqual(newKid, oldKid);
       await makeDue(deliveryId!);
       await runJobs();
