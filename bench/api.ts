@@ -159,7 +159,7 @@ await database.fresh();
 
 const setupPool = await openPool(benchUrl, { maxPoolSize: 2 });
 const store = await createStore(setupPool, 'Bench store', parseMethodList('TON/TON,USDT/TON'));
-const { token } = await issueToken(setupPool, store.id, null);
+const { token } = await issueToken(setupPool, store.id, null, new Date());
 await setupPool.end();
 
 // Scratch tables for pgbench, about as wide as the payment row's core: uuid pk, a few columns.
@@ -555,7 +555,7 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     const key = crypto.randomUUID();
     // As behind the routes' guard: the token's signature is verified once per process, and its
     // database check is part of the create's first read and of the retrieve's read.
-    const verified = await verifyToken(pool, token);
+    const verified = await verifyToken(pool, token, new Date());
     recorder.statements.splice(0);
     // The same configuration as the Kassa child, and the same create operation as its route (whose
     // step `idempotent('POST /v1/payments', …)` runs it inside src/idempotency.ts's `idempotent`).

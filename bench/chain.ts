@@ -301,7 +301,7 @@ async function measure(): Promise<{ cells: Cell[]; errors: string[]; catchUp: Ca
   const pool = await openPool(benchUrl, { maxPoolSize: CREATE_CONCURRENCY + 4 });
   const stopPool = track(() => pool.end());
   const store = await createStore(pool, 'Chain bench store', parseMethodList('TON/TON,USDT/TON'));
-  const { token } = await issueToken(pool, store.id, null);
+  const { token } = await issueToken(pool, store.id, null, new Date());
 
   const proxy = await startCountingProxy();
   const stopProxy = track(() => proxy.close());

@@ -64,7 +64,7 @@ const treasury = WalletContractV5R1.create({
   walletId: { networkGlobalId: -3, context: 0 },
 }).address.toRawString();
 const store = await createStore(pool, 'Bench', parseMethodList('TON/TON,USDT/TON'), { treasury });
-const token = (await issueToken(pool, store.id, null)).token;
+const token = (await issueToken(pool, store.id, null, new Date())).token;
 const gas = await pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`);
 
 async function call(method: string, path: string, body?: unknown, auth = true): Promise<any> {

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
     const store = await createStore(db, 'Bench store', parseMethodList('TON/TON'));
-    const { token } = await issueToken(db, store.id, null);
+    const { token } = await issueToken(db, store.id, null, new Date());
     const createPayments = async (n: number): Promise<string[]> => {
       const ids: string[] = [];
       await pool(

@@ -199,9 +199,9 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     const signWith = (key: crypto.KeyObject, payload: Record<string, unknown>, header: Record<string, unknown> = { alg: 'EdDSA', typ: 'JWT' }) =>
       new SignJWT(payload).setProtectedHeader(header as never).sign(key);
     const expired = await issueToken(pool, a.storeId, 60, new Date(Date.now() - 3600_000));
-    const toRevoke = await issueToken(pool, a.storeId, null);
+    const toRevoke = await issueToken(pool, a.storeId, null, new Date());
     const storeC = await createStore(pool, `Drill deleted ${Date.now()}`, parseMethodList('TON/TON'));
-    const deleted = await issueToken(pool, storeC.id, null);
+    const deleted = await issueToken(pool, storeC.id, null, new Date());
     const beforeRevoke = await call('GET', '/v1/payment-methods', { token: toRevoke.token });
     const beforeDelete = await call('GET', '/v1/payment-methods', { token: deleted.token });
     const revoke = await kassaCli(['token', 'revoke', toRevoke.jti], { DATABASE_URL: db.url });

@@ -266,6 +266,8 @@ export async function main(argv: string[]): Promise<number> {
   // A second terminal: what `kassa start` recorded in ./.kassa/run fills in what the environment leaves unsaid.
   const running = command === 'start' ? [] : readRunRecords(path.resolve('.kassa'));
   const config = loadConfig(process.env, process.cwd(), running);
+  // The one-shot commands' one clock reading, at the CLI's edge: the time the command was given.
+  const now = new Date();
   if (command === 'start') {
     const { values } = parse(argv.slice(1), { api: { type: 'boolean' }, worker: { type: 'boolean' } });
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
@@ -307,7 +309,7 @@ export async function main(argv: string[]): Promise<number> {
     } catch (error) {
       throw new UsageError(`--expires-in: ${(error as Error).message}`);
     }
-    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn), running));
+    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn, now), running));
     return 0;
   }
   if (command === 'store' && sub === 'list') {
@@ -324,7 +326,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'token' && sub === 'revoke') {
     const { positionals } = parse(rest, {}, 1);
     const jti = positionals[0]!;
-    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti), running);
+    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti, now), running);
     // A well-formed command naming no token: not a usage error (exit 1).
     if (!revoked) throw new Error(`no token with jti "${jti}"`);
     print({ revoked: jti });
@@ -332,7 +334,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (command === 'keys' && sub === 'rotate') {
     parse(rest, {});
-    print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool), running) });
+    print({ kid: await withDatabase(config, log, (pool) => rotateSigningKey(pool, now), running) });
     return 0;
   }
   if (command === 'keys' && sub === 'deposit-public') {

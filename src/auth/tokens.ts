@@ -74,7 +74,7 @@ export interface IssuedToken {
   expiresAt: string | null;
 }
 
-export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now = new Date()): Promise<IssuedToken> {
+export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now: Date): Promise<IssuedToken> {
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const { privateKey } = await tokenKey(db);
@@ -92,7 +92,7 @@ export async function issueToken(db: Db, storeId: string, expiresInSeconds: numb
 }
 
 /** Revokes a token at once. Returns false when no token has that jti. */
-export async function revokeToken(db: Db, jti: string, now = new Date()): Promise<boolean> {
+export async function revokeToken(db: Db, jti: string, now: Date): Promise<boolean> {
   if (!isUuid(jti)) return false;
   const row = await db.maybeOne(sql.type(z.object({ jti: z.string() }))`
     update api_tokens set revoked_at = coalesce(revoked_at, ${sql.timestamp(now)})
@@ -186,14 +186,14 @@ export interface VerifiedToken {
  * Verifies a bearer token and returns its store id. Every failure is the same 401 auth_invalid,
  * with no hint of which check failed.
  */
-export async function authenticate(db: Db, token: string, now = new Date(), hooks: AuthenticateHooks = {}): Promise<{ storeId: string; jti: string }> {
+export async function authenticate(db: Db, token: string, now: Date, hooks: AuthenticateHooks = {}): Promise<{ storeId: string; jti: string }> {
   const verified = await verifyToken(db, token, now, hooks);
   await checkTokenRow(db, verified, now);
   return verified;
 }
 
 /** The signature and claims only (`authenticate` without its database read). */
-export async function verifyToken(db: Db, token: string, now = new Date(), hooks: AuthenticateHooks = {}): Promise<VerifiedToken> {
+export async function verifyToken(db: Db, token: string, now: Date, hooks: AuthenticateHooks = {}): Promise<VerifiedToken> {
   const claims = await verifySignature(await tokenKey(db), token, now, hooks);
   return { storeId: claims.sub, jti: claims.jti };
 }

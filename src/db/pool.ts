@@ -1,4 +1,22 @@
 // The project's one SQL access layer: a slonik pool with money-safe type parsing and the sql tag.
+//
+// What this file adds to slonik and node-postgres, each for a reason, each pinned by a test in
+// test/db/pool.test.ts that fails when an upgrade of either breaks it:
+// - A bounded wait for a connection (`withBoundedWait`, a Proxy over slonik's pool): slonik queues
+//   callers with no time limit and does not always release them when PostgreSQL goes away; a
+//   request must get 503 within seconds, not hang for the outage.
+// - A client-side bound on each statement (`boundedQueries`, wrapping the driver): statement_timeout
+//   is the server's, and a server that does not answer at all (frozen process, hung disk, silent
+//   partition) never sends it; node-postgres's own query_timeout leaves the statement running on a
+//   connection that goes back to the pool.
+// - Named prepared statements, renewed by generation (`prepared`, `preparedStatementRenewal`):
+//   planning the payment view's joins costs several times executing them; after a migration
+//   changes a result type, PostgreSQL refuses the old statement, and new names prepare afresh.
+// - No `DISCARD ALL` between uses (`resetConnection`): it would cost a round trip per use and drop
+//   the prepared statements above; Kassa keeps no other session state on a connection.
+// - "Database unavailable" told apart from other errors (`isDatabaseUnavailable`), by class and
+//   code and, where node-postgres gives neither, by message (a lost connection, a refused one):
+//   those answer 503 with Retry-After instead of 500.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import { createPgDriverFactory } from '@slonik/pg-driver';
@@ -173,6 +191,8 @@ export interface PoolOptions {
    * `statementTimeoutMs` plus QUERY_TIMEOUT_MARGIN_MS unless given.
    */
   queryTimeoutMs?: number;
+  /** How long a call waits for a connection (`withBoundedWait`); CONNECTION_TIMEOUT_MS unless given (tests shorten it). */
+  connectionWaitMs?: number;
   /** Run after Kassa's own (the benchmark records statements with one). */
   interceptors?: Interceptor[];
 }
@@ -190,13 +210,14 @@ export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
  */
 export async function openPool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
   const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
+  const connectionWaitMs = options.connectionWaitMs ?? CONNECTION_TIMEOUT_MS;
   const pool = await createPool(connectionUri, {
     driverFactory: boundedQueries(createPgDriverFactory(), options.queryTimeoutMs ?? statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS),
     typeParsers: [],
     interceptors: [resultParser, preparedStatementRenewal, ...(options.interceptors ?? [])],
     maxPoolSize: options.maxPoolSize ?? 10,
     statementTimeout: statementTimeoutMs,
-    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    connectionTimeout: connectionWaitMs,
     idleTimeout: 10_000,
     // How long closing a connection waits for its running statement, then for the server to
     // acknowledge: a connection given up on (see boundedQueries) is gone within twice this.
@@ -208,7 +229,7 @@ export async function openPool(connectionUri: string, options: PoolOptions = {})
     // every cached plan.
     resetConnection: async () => {},
   });
-  return withBoundedWait(pool, CONNECTION_TIMEOUT_MS);
+  return withBoundedWait(pool, connectionWaitMs);
 }
 
 /** A statement the server did not answer within the client's bound (see `boundedQueries`). */

@@ -28,7 +28,11 @@ export const webhookDeliverySchema = {
           durationMs: { type: ['integer', 'null'] },
           httpStatus: { type: ['integer', 'null'] },
           error: { type: ['string', 'null'] },
-          nextRetryAt: { ...timeOrNull, description: "When the next attempt is due (approximately: Graphile Worker's backoff); null when none follows." },
+          nextRetryAt: {
+            ...timeOrNull,
+            description:
+              "When the next attempt is due: the retry's run_at in Graphile Worker (its backoff, e^n s after the n-th failure); null when none follows.",
+          },
         },
       },
     },

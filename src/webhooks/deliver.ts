@@ -9,12 +9,20 @@
 //   heartbeats), at the latest by Graphile's own 4-hour lock timeout — and that run marks the row
 //   interrupted and makes the next attempt, numbered after it. At least once, never silence.
 // - Success is a 2xx. Anything else (3xx — not followed —, 4xx, 5xx, timeout, connection error, an
-//   address refused by the SSRF guard) throws, and Graphile Worker retries after e^min(n,10) s.
-// - No attempt starts later than 12 h after the first one: after a failure, when the next run
-//   (now + e^min(n,10) s) would start past that deadline, or the job is out of attempts, the
-//   delivery is marked failed and the run ends without throwing. A run that starts past the
-//   deadline anyway (a worker that was down, a lock that expired late) fails the delivery without
-//   an attempt.
+//   address refused by the SSRF guard) throws, and Graphile Worker schedules the retry (its fail_job
+//   sets the job's run_at). When Graphile will run the job no more (attempts = max_attempts: its
+//   get_job takes only attempts < max_attempts), the delivery is marked failed and the run ends
+//   without throwing.
+// - Retry timing is Graphile's alone; this file never predicts it. An attempt's next_retry_at is
+//   recorded after Graphile has rescheduled: by the run that makes the next attempt, from the
+//   run_at Graphile gave that run (helpers.job.run_at). While a retry waits, the delivery log reads
+//   the job's run_at live (webhooks/deliveries.ts). Why not at failure time: the job's run_at is
+//   set by Graphile's fail_job after this function has thrown, so the failing run cannot read it,
+//   only recompute it — a copy of Graphile's formula that must follow its releases.
+// - No attempt starts later than 12 h after the first one — our own rule, checked when a run
+//   starts: a run that starts past the deadline (Graphile's backoff put it there, or a worker was
+//   down, or a lock expired late) fails the delivery without an attempt. Until then the log shows
+//   no next retry for a job due past the deadline.
 // - The clock is deps.now (injected); durations are measured, not derived from the clock.
 import type { Config } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
@@ -45,6 +53,8 @@ export interface DeliverHelpers {
     /** Graphile Worker's count of runs of this job, this one included. */
     attempts: number;
     max_attempts: number;
+    /** When Graphile Worker scheduled this run (its fail_job's backoff for a retry). */
+    run_at: Date;
   };
 }
 
@@ -64,28 +74,11 @@ export class WebhookAttemptFailed extends ExternalFailure {
   override name = 'WebhookAttemptFailed';
   readonly deliveryId: string;
   readonly attempt: number;
-  readonly nextRetryAt: Date;
-  constructor(deliveryId: string, attempt: number, error: string, nextRetryAt: Date) {
-    super(`webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}; next attempt ≈ ${nextRetryAt.toISOString()}`);
+  constructor(deliveryId: string, attempt: number, error: string) {
+    super(`webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
     this.deliveryId = deliveryId;
     this.attempt = attempt;
-    this.nextRetryAt = nextRetryAt;
   }
-}
-
-/** Graphile Worker's delay after the n-th failed run of a job: e^min(n,10) seconds. */
-export function retryDelayMs(failedRuns: number): number {
-  return Math.round(Math.exp(Math.min(Math.max(failedRuns, 1), 10)) * 1000);
-}
-
-/**
- * After a failed attempt: when the next one would start, or null when none may (out of attempts,
- * or it would start later than 12 h after the first attempt).
- */
-export function nextAttemptAt(job: DeliverHelpers['job'], firstAttemptAt: Date, failedAt: Date): Date | null {
-  if (job.attempts >= job.max_attempts) return null;
-  const next = new Date(failedAt.getTime() + retryDelayMs(job.attempts));
-  return next.getTime() - firstAttemptAt.getTime() > DELIVERY_WINDOW_MS ? null : next;
 }
 
 const target = z.object({
@@ -101,7 +94,7 @@ const target = z.object({
 });
 
 type Start =
-  | { kind: 'attempt'; attempt: number; paymentId: string; firstAttemptAt: Date; url: string; body: string; headers: Record<string, string> }
+  | { kind: 'attempt'; attempt: number; paymentId: string; url: string; body: string; headers: Record<string, string> }
   | { kind: 'done'; outcome: DeliverOutcome };
 
 /**
@@ -149,8 +142,14 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     const attempt = delivery.last_attempt + 1;
     const body = buildWebhookBody({ paymentId: delivery.payment_id, metadata: delivery.metadata, orderId: delivery.order_id }, startedAt);
     const headers = { 'Content-Type': 'application/json', 'X-Signature': signBody(body, key.secretKey), 'X-Signature-Kid': key.kid };
+    // The previous attempt, if it failed, was retried by this run: Graphile scheduled it for run_at.
     await tx.query(sql.typeAlias('void')`
       with interrupted as (${markInterrupted}),
+      retried as (
+        update webhook_attempts set next_retry_at = ${sql.timestamp(helpers.job.run_at)}
+        where delivery_id = ${deliveryId} and attempt = ${delivery.last_attempt}
+          and finished_at is not null and error is not null and next_retry_at is null
+      ),
       recorded as (
         insert into webhook_attempts (delivery_id, attempt, started_at, kid, signed_at)
         values (${deliveryId}, ${attempt}, ${sql.timestamp(startedAt)}, ${key.kid}, ${sql.timestamp(startedAt)})
@@ -160,15 +159,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
           last_attempt_at = ${sql.timestamp(startedAt)}, next_attempt_at = null
       where id = ${deliveryId}
     `);
-    return {
-      kind: 'attempt',
-      attempt,
-      paymentId: delivery.payment_id,
-      firstAttemptAt: delivery.first_attempt_at ?? startedAt,
-      url: delivery.url,
-      body,
-      headers,
-    };
+    return { kind: 'attempt', attempt, paymentId: delivery.payment_id, url: delivery.url, body, headers };
   });
   if (start.kind === 'done') return start.outcome;
 
@@ -182,24 +173,29 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
   });
   const finishedAt = deps.now();
   const error = sent.ok ? null : (sent.error ?? `HTTP ${sent.status ?? '?'}`);
-  const next = sent.ok ? null : nextAttemptAt(helpers.job, start.firstAttemptAt, finishedAt);
+  // Graphile Worker runs the job again only while attempts < max_attempts (its get_job).
+  const retried = !sent.ok && helpers.job.attempts < helpers.job.max_attempts;
 
-  // One statement (atomic on its own): the attempt's outcome and the delivery's state.
+  // One statement (atomic on its own): the attempt's outcome and, unless a retry follows, the delivery's.
   const at = sql.timestamp(finishedAt);
+  const finishAttempt = sql.fragment`
+    update webhook_attempts
+    set finished_at = ${at}, duration_ms = ${sent.durationMs}, http_status = ${sent.status ?? null}, error = ${error}
+    where delivery_id = ${deliveryId} and attempt = ${attempt}
+  `;
   const deliveryUpdate = sent.ok
-    ? sql.fragment`status = 'delivered', delivered_at = ${at}, next_attempt_at = null`
-    : next === null
-      ? sql.fragment`status = 'failed', failed_at = ${at}, next_attempt_at = null`
-      : sql.fragment`next_attempt_at = ${sql.timestamp(next)}`;
-  await deps.pool.query(sql.typeAlias('void')`
-    with finished as (
-      update webhook_attempts
-      set finished_at = ${at}, duration_ms = ${sent.durationMs}, http_status = ${sent.status ?? null},
-          error = ${error}, next_retry_at = ${next === null ? null : sql.timestamp(next)}
-      where delivery_id = ${deliveryId} and attempt = ${attempt}
-    )
-    update webhook_deliveries set ${deliveryUpdate} where id = ${deliveryId} and status = 'pending'
-  `);
+    ? sql.fragment`status = 'delivered', delivered_at = ${at}`
+    : retried
+      ? null
+      : sql.fragment`status = 'failed', failed_at = ${at}`;
+  await deps.pool.query(
+    deliveryUpdate === null
+      ? sql.typeAlias('void')`${finishAttempt}`
+      : sql.typeAlias('void')`
+        with finished as (${finishAttempt})
+        update webhook_deliveries set ${deliveryUpdate} where id = ${deliveryId} and status = 'pending'
+      `,
+  );
 
   webhookAttempts.inc({ outcome: sent.ok ? 'delivered' : sent.status === undefined ? 'network_error' : 'http_error' });
   const fields = { paymentId: start.paymentId, attempt, httpStatus: sent.status ?? null, durationMs: sent.durationMs, kid: start.headers['X-Signature-Kid'] };
@@ -207,14 +203,16 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     log.info(fields, 'webhook delivered');
     return { result: 'delivered', attempt };
   }
-  if (next === null) {
-    log.warn({ ...fields, error }, 'webhook delivery failed: no attempt may follow (12 h window or attempts exhausted)');
+  if (!retried) {
+    log.warn({ ...fields, error }, 'webhook delivery failed: Graphile Worker will not run the job again (attempts exhausted)');
     return { result: 'failed', attempt };
   }
-  // The receiver's fault, not Kassa's: a warn line that says all (the queue's own line drops to debug).
+  // The receiver's fault, not Kassa's: one warn line that says all (the queue's own line drops to
+  // debug). When the next attempt runs is Graphile Worker's backoff: the delivery's `nextRetryAt`
+  // in the API reads it back from the job once the queue has rescheduled it.
   log.warn(
-    { ...fields, error, nextRetryAt: next.toISOString() },
-    `webhook delivery attempt ${attempt} failed (${error}); next attempt ≈ ${next.toISOString()}`,
+    { ...fields, error, attemptsLeft: helpers.job.max_attempts - helpers.job.attempts },
+    `webhook delivery attempt ${attempt} failed (${error}); Graphile Worker retries it (${helpers.job.max_attempts - helpers.job.attempts} attempts left)`,
   );
-  throw new WebhookAttemptFailed(deliveryId, attempt, error ?? 'failed', next);
+  throw new WebhookAttemptFailed(deliveryId, attempt, error ?? 'failed');
 }

@@ -5,7 +5,8 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { KassaError, paymentNotFound } from '../errors.ts';
 import { enqueue } from '../worker/enqueue.ts';
-import { webhookDeliverJob } from '../worker/jobs.ts';
+import { deliverJobKey, webhookDeliverJob } from '../worker/jobs.ts';
+import { DELIVERY_WINDOW_MS } from './deliver.ts';
 
 export type DeliveryReason = 'completed' | 'redelivery';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -72,17 +73,31 @@ export interface DeliveryWithAttempts extends DeliveryRow {
 }
 
 const DELIVERY_COLUMNS = sql.fragment`id, payment_id, event, url, status, reason, created_at, delivered_at, failed_at`;
-const ATTEMPT_COLUMNS = sql.fragment`delivery_id, attempt, started_at, finished_at, duration_ms, http_status, error, next_retry_at`;
+/**
+ * An attempt's next_retry_at is recorded by the run that retried it (webhooks/deliver.ts). While the
+ * retry waits — the delivery is pending, this is its latest attempt, it failed — the time is the
+ * job's run_at as Graphile Worker's fail_job set it, read live; none when Graphile will not run the
+ * job (locked: the failing run has not handed it back yet; out of attempts) or when it is due past the
+ * 12 h deadline (that run fails the delivery without an attempt).
+ */
+const WAITING_RETRY_AT = sql.fragment`(
+  select j.run_at from graphile_worker.jobs j
+  where j.key = ${deliverJobKey('')} || d.id::text and j.locked_at is null and j.attempts < j.max_attempts
+    and j.run_at - d.first_attempt_at <= ${DELIVERY_WINDOW_MS} * interval '1 millisecond'
+)`;
 
 async function withAttempts(db: Db, deliveries: readonly DeliveryRow[]): Promise<DeliveryWithAttempts[]> {
   if (deliveries.length === 0) return [];
   const attempts = await db.any(sql.type(attemptRow)`
-    select ${ATTEMPT_COLUMNS} from webhook_attempts
-    where delivery_id = any(${sql.array(
+    select a.delivery_id, a.attempt, a.started_at, a.finished_at, a.duration_ms, a.http_status, a.error,
+           case when a.next_retry_at is null and d.status = 'pending' and a.attempt = d.attempts and a.finished_at is not null and a.error is not null
+                then ${WAITING_RETRY_AT} else a.next_retry_at end as next_retry_at
+    from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+    where a.delivery_id = any(${sql.array(
       deliveries.map((d) => d.id),
       'uuid',
     )})
-    order by delivery_id, attempt
+    order by a.delivery_id, a.attempt
   `);
   return deliveries.map((delivery) => ({ ...delivery, attempts: attempts.filter((a) => a.delivery_id === delivery.id) }));
 }

@@ -9,7 +9,7 @@ export type { SigningKey };
 export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
 
 /** Makes a new key the active one and retires the previous active key. Returns the new kid. */
-export async function rotateSigningKey(pool: DatabasePool, now = new Date()): Promise<string> {
+export async function rotateSigningKey(pool: DatabasePool, now: Date): Promise<string> {
   const { kid, publicKey, secretKey } = generateSigningKey(now);
   await pool.transaction(async (tx) => {
     await tx.query(sql.typeAlias('void')`lock table webhook_signing_keys in share row exclusive mode`);
@@ -25,7 +25,7 @@ export async function rotateSigningKey(pool: DatabasePool, now = new Date()): Pr
 const keyRow = z.object({ kid: z.string(), public_key: z.instanceof(Buffer), secret_key: z.instanceof(Buffer) });
 
 /** The active signing key, created on first use. */
-export async function activeSigningKey(pool: DatabasePool, now = new Date()): Promise<SigningKey> {
+export async function activeSigningKey(pool: DatabasePool, now: Date): Promise<SigningKey> {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const row = await pool.maybeOne(sql.type(keyRow)`select kid, public_key, secret_key from webhook_signing_keys where retired_at is null`);
     if (row) return { kid: row.kid, publicKey: new Uint8Array(row.public_key), secretKey: new Uint8Array(row.secret_key) };
@@ -39,7 +39,7 @@ export async function activeSigningKey(pool: DatabasePool, now = new Date()): Pr
 }
 
 /** Keys to publish: the active one and those retired less than 24 hours ago. */
-export async function publishedKeys(db: Db, now = new Date()): Promise<Array<{ kid: string; publicKey: Uint8Array }>> {
+export async function publishedKeys(db: Db, now: Date): Promise<Array<{ kid: string; publicKey: Uint8Array }>> {
   const rows = await db.any(sql.type(z.object({ kid: z.string(), public_key: z.instanceof(Buffer) }))`
     select kid, public_key from webhook_signing_keys
     where retired_at is null or retired_at > ${sql.timestamp(new Date(now.getTime() - RETIRED_KEY_PUBLISHED_MS))}

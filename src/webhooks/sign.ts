@@ -69,7 +69,7 @@ export interface SigningKey {
  * (`k20250601-9f3a2c1b`, the format src/webhooks/keys.ts uses too): short, safe in a header,
  * sortable by creation day, and random enough never to collide.
  */
-export function generateSigningKey(now: Date = new Date()): SigningKey {
+export function generateSigningKey(now: Date): SigningKey {
   const pair = nacl.sign.keyPair();
   const day = now.toISOString().slice(0, 10).replaceAll('-', '');
   return { kid: `k${day}-${randomBytes(4).toString('hex')}`, publicKey: pair.publicKey, secretKey: pair.secretKey };

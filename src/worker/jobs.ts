@@ -11,8 +11,11 @@ const SEND_TASK = 'outgoing__send';
 /**
  * Graphile Worker's max_attempts for a delivery job: a backstop only. With its backoff (e^min(n,10) s
  * after the n-th failure) at most 11 attempts start within 12 h of the first one (the 11th ≈ 9.7 h,
- * a 12th would be ≈ 15.8 h); the 12 h deadline in webhooks/deliver.ts is what normally ends the
- * retries. The spare one covers a run that failed before it could make its attempt (a database hiccup).
+ * a 12th run ≈ 15.8 h); the 12 h deadline in webhooks/deliver.ts is what normally ends the
+ * retries: that 12th run starts past it and marks the delivery failed without an attempt. When a
+ * run failed before it could make its attempt (a database hiccup), the 11th attempt is the last run
+ * and marks the delivery failed itself (attempts = max_attempts). (These figures describe Graphile's
+ * backoff for the reader; no code here computes it.)
  */
 export const DELIVER_MAX_ATTEMPTS = 12;
 

@@ -1,11 +1,155 @@
-// The SQL access layer against real Postgres: named prepared statements (`prepared`) are parsed
-// once per connection, survive the connection going back to the pool, and give the same rows;
-// effects after commit (`afterCommit`) run once the transaction commits, never for a rollback.
+// The SQL access layer against real Postgres. Each thing src/db/pool.ts adds to slonik and
+// node-postgres (its header says why) has a test here that fails when an upgrade of either breaks it:
+// - the bounded wait for a connection (a call gives up, fails as "database unavailable", and a
+//   connection that arrives late is handed back unused);
+// - the client-side bound on a statement the server does not answer (a frozen TCP proxy);
+// - named prepared statements (`prepared`): parsed once per connection, kept across uses, renewed
+//   by generation after a migration changed a result type;
+// - no DISCARD ALL: a connection's session outlives its return to the pool;
+// - "database unavailable" told by class, code or message for real failures (refused, terminated,
+//   timed out), and not for others.
+// Also: every row checked against its schema, and effects after commit (`afterCommit`) run once the
+// transaction commits, never for a rollback.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { SchemaValidationError } from 'slonik';
-import { afterCommit, openPool, prepared, sql, z, type DatabasePool } from '../../src/db/pool.ts';
+import { ConnectionError, SchemaValidationError, StatementTimeoutError } from 'slonik';
+import { afterCommit, isDatabaseUnavailable, openPool, prepared, QueryTimeoutError, sql, z, type DatabasePool } from '../../src/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startTcpProxy } from '../helpers/proxy.ts';
+
+/** The error a promise rejects with (it must reject). */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  assert.fail('expected a rejection');
+}
+
+const pid = (pool: DatabasePool) => pool.oneFirst(sql.type(z.object({ pid: z.number() }))`select pg_backend_pid() as pid`);
+
+describe('the pool wrapper', () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(() => db.drop());
+
+  it('a call waits a bounded time for a connection, then fails as database unavailable; the pool carries on', async () => {
+    const pool = await openPool(db.url, { maxPoolSize: 1, connectionWaitMs: 300 });
+    try {
+      let release = () => {};
+      let acquired = () => {};
+      const holding = new Promise<void>((resolve) => {
+        acquired = resolve;
+      });
+      const held = pool.connect(async (connection) => {
+        await connection.query(sql.unsafe`select 1`);
+        acquired();
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      });
+      await holding;
+      const error = await rejection(pool.oneFirst(sql.unsafe`select 1`));
+      assert.ok(error instanceof ConnectionError, String(error));
+      assert.match(String((error as Error).message), /no database connection within 300 ms/);
+      assert.equal(isDatabaseUnavailable(error), true);
+      release();
+      await held;
+      // The connection that reached the caller who gave up went back unused: the one-connection pool serves again.
+      assert.equal(await pool.oneFirst(sql.type(z.object({ n: z.number() }))`select 2 as n`), 2);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a statement the server does not answer fails at the client bound, and its connection is not reused', async () => {
+    const admin = new URL(db.url);
+    const proxy = await startTcpProxy({ host: admin.hostname, port: Number(admin.port || 5432) });
+    // statement_timeout far away: only the client's own bound can end the wait.
+    const pool = await openPool(proxy.through(db.url), { maxPoolSize: 1, statementTimeoutMs: 60_000, queryTimeoutMs: 300, connectionWaitMs: 2_000 });
+    try {
+      const before = await pid(pool);
+      proxy.freeze();
+      const error = await rejection(pool.oneFirst(sql.unsafe`select 1`));
+      assert.ok(error instanceof QueryTimeoutError, String(error));
+      assert.equal(isDatabaseUnavailable(error), true);
+      // The next call cannot even connect through the frozen proxy: unavailable too, within the wait bound.
+      assert.equal(isDatabaseUnavailable(await rejection(pool.transaction((tx) => tx.query(sql.unsafe`select 1`)))), true);
+      proxy.thaw();
+      assert.notEqual(await pid(pool), before, 'a new connection');
+    } finally {
+      proxy.thaw();
+      await pool.end();
+      await proxy.close();
+    }
+  });
+
+  it('no DISCARD ALL: a connection keeps its session between uses of the pool', async () => {
+    const pool = await openPool(db.url, { maxPoolSize: 1 });
+    try {
+      const first = await pid(pool);
+      await pool.query(sql.unsafe`select set_config('kassa.pinned', 'kept', false)`);
+      assert.equal(await pid(pool), first, 'the same connection');
+      assert.equal(await pool.oneFirst(sql.type(z.object({ v: z.string() }))`select current_setting('kassa.pinned', true) as v`), 'kept');
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('tells "database unavailable" from real failures: refused, terminated, statement timeout — and not from others', async () => {
+    // Refused: a port nothing listens on.
+    const port = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const nowhere = new URL(db.url);
+    nowhere.hostname = '127.0.0.1';
+    nowhere.port = String(port);
+    const refused = await rejection(
+      (async () => {
+        const pool = await openPool(nowhere.toString(), { maxPoolSize: 1, connectionWaitMs: 2_000 });
+        try {
+          await pool.oneFirst(sql.unsafe`select 1`);
+        } finally {
+          await pool.end();
+        }
+      })(),
+    );
+    assert.equal(isDatabaseUnavailable(refused), true, String(refused));
+
+    // Terminated mid-statement (what a database restart does).
+    const pool = await openPool(db.url, { maxPoolSize: 1, statementTimeoutMs: 1_000 });
+    try {
+      const victim = await pid(pool);
+      const running = rejection(pool.query(sql.unsafe`select pg_sleep(10)`));
+      // Terminated once the statement runs (polled, not slept for), well within statement_timeout.
+      const active = sql.type(
+        z.object({ active: z.boolean() }),
+      )`select exists (select 1 from pg_stat_activity where pid = ${victim} and state = 'active') as active`;
+      while (!(await db.pool.oneFirst(active)));
+      await db.pool.query(sql.unsafe`select pg_terminate_backend(${victim})`);
+      const terminated = await running;
+      assert.equal(isDatabaseUnavailable(terminated), true, String(terminated));
+
+      // Cancelled at statement_timeout.
+      const timedOut = await rejection(pool.query(sql.unsafe`select pg_sleep(3)`));
+      assert.ok(timedOut instanceof StatementTimeoutError, String(timedOut));
+      assert.equal(isDatabaseUnavailable(timedOut), true);
+
+      // Not unavailable: an error of the statement itself.
+      const broken = await rejection(pool.query(sql.unsafe`select 1 / 0`));
+      assert.equal(isDatabaseUnavailable(broken), false, String(broken));
+    } finally {
+      await pool.end();
+    }
+  });
+});
 
 describe('prepared statements', () => {
   let db: TestDatabase;

@@ -16,6 +16,8 @@ export interface TestClock {
   now: () => Date;
   set(date: Date | string): void;
   advance(ms: number): void;
+  /** Follows real time again. */
+  real(): void;
 }
 
 /** A clock that follows real time until set, then stays where it is put. */
@@ -28,6 +30,9 @@ export function testClock(): TestClock {
     },
     advance: (ms) => {
       fixed = new Date((fixed ?? new Date()).getTime() + ms);
+    },
+    real: () => {
+      fixed = null;
     },
   };
 }

@@ -23,7 +23,7 @@ export async function createTestStore(pool: DatabasePool, spec: StoreSpec = {}):
   const store = await createStore(pool, spec.name ?? 'Test store', parseMethodList(spec.methods ?? 'TON/TON,USDT/TON'), {
     ...(spec.treasury ? { treasury: spec.treasury } : {}),
   });
-  const { token } = await issueToken(pool, store.id, null);
+  const { token } = await issueToken(pool, store.id, null, new Date());
   return { ...store, token };
 }
 

@@ -209,9 +209,9 @@ describe('HTTP foundation', () => {
     });
 
     it('refuses a revoked token at once', async () => {
-      const { token, jti } = await issueToken(app.pool, store.id, null);
+      const { token, jti } = await issueToken(app.pool, store.id, null, new Date());
       assert.equal((await app.request('GET', '/v1/_probe', { token })).status, 200);
-      assert.equal(await revokeToken(app.pool, jti), true);
+      assert.equal(await revokeToken(app.pool, jti, new Date()), true);
       await refused(`Bearer ${token}`);
     });
 

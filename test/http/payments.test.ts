@@ -935,11 +935,11 @@ describe('a revoked token is refused at once where the route checks it in its ow
   const paymentCount = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where store_id = ${store.id}`);
 
   it('retrieve and status answer 401 auth_invalid, before a 404 or a 400 of the path', async () => {
-    const { token, jti } = await issueToken(app.pool, store.id, null);
+    const { token, jti } = await issueToken(app.pool, store.id, null, new Date());
     const payment = (await create({ amount: '1', currency: 'USD', payment_options: TON_TON })).json;
     assert.equal((await app.request('GET', `/v1/payments/${payment.id}`, { token })).status, 200);
     assert.equal((await app.request('GET', `/v1/payments/${payment.id}/status`, { token })).status, 200);
-    assert.equal(await revokeToken(app.pool, jti), true);
+    assert.equal(await revokeToken(app.pool, jti, new Date()), true);
     for (const path of [`/v1/payments/${payment.id}`, `/v1/payments/${payment.id}/status`, `/v1/payments/${crypto.randomUUID()}`, '/v1/payments/not-a-uuid']) {
       assertError(await app.request('GET', path, { token }), 401, 'authentication_error', 'auth_invalid');
     }
@@ -948,13 +948,13 @@ describe('a revoked token is refused at once where the route checks it in its ow
   });
 
   it('create answers 401 and writes nothing, also for a bad body and for a replay of its key', async () => {
-    const { token, jti } = await issueToken(app.pool, store.id, null);
+    const { token, jti } = await issueToken(app.pool, store.id, null, new Date());
     const key = crypto.randomUUID();
     const first = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key }, token);
     assert.equal(first.status, 201, first.text);
     const replay = await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, { 'X-Idempotency-Key': key }, token);
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
-    assert.equal(await revokeToken(app.pool, jti), true);
+    assert.equal(await revokeToken(app.pool, jti, new Date()), true);
     const before = await paymentCount();
     for (const payment_options of [USDT_TON, undefined]) {
       assertError(
@@ -987,14 +987,19 @@ describe('a revoked token is refused at once where the route checks it in its ow
   });
 
   it('an expired token is refused by the same read', async () => {
-    const { token } = await issueToken(app.pool, store.id, null);
+    const issuedAt = app.clock.now();
+    const { token } = await issueToken(app.pool, store.id, null, issuedAt);
     const payment = (await create({ amount: '1', currency: 'USD' }, {}, token)).json;
-    // Its stored expiry (not its claims: the token has none) is 1 s after its issue, which is past.
+    // Its stored expiry (not its claims: the token has none) is 1 s after its issue; the app's clock moves past it.
     await app.pool.query(
       sql.unsafe`update api_tokens set expires_at = issued_at + interval '1 second' where store_id = ${store.id} and jti = ${JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).jti}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    assertError(await app.request('GET', `/v1/payments/${payment.id}`, { token }), 401, 'authentication_error', 'auth_invalid');
-    assertError(await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, {}, token), 401, 'authentication_error', 'auth_invalid');
+    try {
+      app.clock.set(new Date(issuedAt.getTime() + 1_100));
+      assertError(await app.request('GET', `/v1/payments/${payment.id}`, { token }), 401, 'authentication_error', 'auth_invalid');
+      assertError(await create({ amount: '1', currency: 'USD', payment_options: USDT_TON }, {}, token), 401, 'authentication_error', 'auth_invalid');
+    } finally {
+      app.clock.real();
+    }
   });
 });

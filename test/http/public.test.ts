@@ -43,8 +43,8 @@ describe('GET /openapi.json', () => {
 
 describe('GET {checkout_base_url}/v1/webhook/keys', () => {
   it('publishes the active key and keys retired less than 24 hours ago', async () => {
-    const first = await rotateSigningKey(app.pool);
-    const second = await rotateSigningKey(app.pool);
+    const first = await rotateSigningKey(app.pool, new Date());
+    const second = await rotateSigningKey(app.pool, new Date());
     const response = await app.request('GET', '/pay/v1/webhook/keys');
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('cache-control'), 'public, max-age=300');

@@ -91,7 +91,7 @@ describe('the npm package', { timeout: 300_000 }, () => {
   });
 
   it("installs into a merchant's project, where import('kassa/webhooks') verifies a signed webhook", async () => {
-    const key = generateSigningKey();
+    const key = generateSigningKey(new Date());
     const keys: KeyServer = await startKeyServer([publicJwk(key.kid, key.publicKey)]);
     try {
       const body = buildWebhookBody({ paymentId: 'b4d1c3e0-0000-4000-8000-000000000001', metadata: {}, orderId: 'o-7' }, new Date());

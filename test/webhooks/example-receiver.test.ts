@@ -53,7 +53,7 @@ function deliver(url: string, key: SigningKey, paymentId: string, tamper = false
 describe('examples/webhook-receiver.ts', () => {
   let keys: KeyServer;
   let receiver: Awaited<ReturnType<typeof startExample>>;
-  const key = generateSigningKey();
+  const key = generateSigningKey(new Date());
 
   before(async () => {
     keys = await startKeyServer([publicJwk(key.kid, key.publicKey)]);
@@ -87,7 +87,7 @@ describe('examples/webhook-receiver.ts', () => {
   });
 
   it('answers 500 when a new key cannot be fetched, then 200 once the key set is back', async () => {
-    const rotated = generateSigningKey();
+    const rotated = generateSigningKey(new Date());
     keys.failWith = 503;
     const failed = await deliver(receiver.url, rotated, 'e2e-3');
     assert.equal(failed.status, 500);

@@ -27,8 +27,8 @@ describe('createWebhookVerifier against a real key-set server', () => {
   const verifier = (extra: Partial<WebhookVerifierOptions> = {}) => createWebhookVerifier({ keysUrl: keys.url, now: () => clock, ...extra });
 
   before(() => {
-    keyA = generateSigningKey();
-    keyB = generateSigningKey();
+    keyA = generateSigningKey(new Date());
+    keyB = generateSigningKey(new Date());
   });
   beforeEach(async () => {
     clock = T0;
@@ -141,7 +141,7 @@ describe('createWebhookVerifier against a real key-set server', () => {
     const v = verifier();
     await v.verify(webhook(keyA).body, webhook(keyA).headers);
     assert.equal(keys.requests, 1);
-    const stranger = generateSigningKey();
+    const stranger = generateSigningKey(new Date());
     const w = webhook(stranger);
     assert.deepEqual(await v.verify(w.body, w.headers), { ok: false, status: 401, reason: `unknown signing key id "${stranger.kid}"` });
     assert.equal(keys.requests, 2);
@@ -349,7 +349,7 @@ describe('createWebhookVerifier against a real key-set server', () => {
 
 describe('createWebhookVerifier with the real clock', () => {
   let keys: KeyServer;
-  const key = generateSigningKey();
+  const key = generateSigningKey(new Date());
   before(async () => {
     keys = await startKeyServer([publicJwk(key.kid, key.publicKey)]);
   });

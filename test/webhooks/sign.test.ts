@@ -49,7 +49,7 @@ describe('signing keys and signatures', () => {
   });
 
   it('publicJwk publishes x as standard base64 of the raw key, with the members docs/API.md names', () => {
-    const key = generateSigningKey();
+    const key = generateSigningKey(new Date());
     const jwk = publicJwk(key.kid, key.publicKey);
     assert.deepEqual(Object.keys(jwk).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x']);
     assert.equal(jwk.kid, key.kid);
@@ -63,7 +63,7 @@ describe('signing keys and signatures', () => {
   });
 
   it('the signature verifies with tweetnacl using the published x, over the exact UTF-8 bytes', () => {
-    const key = generateSigningKey();
+    const key = generateSigningKey(new Date());
     const body = buildWebhookBody({ paymentId: 'p-ü', metadata: { note: 'crème brûlée ☕', emoji: '🚀' }, orderId: 'Ω-1' }, signAt);
     const signature = signBody(body, key.secretKey);
     assert.match(signature, /^[A-Za-z0-9+/]{86}==$/);
@@ -74,13 +74,13 @@ describe('signing keys and signatures', () => {
 
     const tampered = body.replace('"p-ü"', '"p-u"');
     assert.equal(verifyBody(tampered, signature, key.publicKey), false);
-    const other = generateSigningKey();
+    const other = generateSigningKey(new Date());
     assert.equal(verifyBody(body, signature, other.publicKey), false);
     assert.equal(verifyBody(body, 'not base64!', key.publicKey), false);
   });
 
   it('the signature also verifies with node:crypto from the JWK (independent implementation)', () => {
-    const key = generateSigningKey();
+    const key = generateSigningKey(new Date());
     const body = buildWebhookBody({ paymentId: 'p1', metadata: {} }, signAt);
     const jwk = publicJwk(key.kid, key.publicKey);
     const publicKey = createPublicKey({
@@ -91,7 +91,7 @@ describe('signing keys and signatures', () => {
   });
 
   it('signingKeyFromSeed rebuilds the same key pair', () => {
-    const key = generateSigningKey();
+    const key = generateSigningKey(new Date());
     const again = signingKeyFromSeed(key.kid, key.secretKey.subarray(0, 32));
     assert.deepEqual(again.publicKey, key.publicKey);
     assert.equal(signBody('x', again.secretKey), signBody('x', key.secretKey));
