@@ -1,5 +1,5 @@
 --! Previous: sha1:55533eaf197cdff4d143e2d813615d3bf2e5595e
---! Hash: sha1:ab27edcf9895fc62e4882a27e2fb1a5a59dd3591
+--! Hash: sha1:22aba04d9faa347b32af78cfb3c2cc276bb2dde2
 --! Message: dashboard users sessions audit log
 
 -- The merchant dashboard ({base_url}/dashboard, issue 24): the people who sign in, their role per
@@ -108,14 +108,12 @@ comment on column audit_log.client_address is 'From where: the client address th
 create index audit_log_by_store on audit_log (store_id, id desc);
 comment on index audit_log_by_store is 'A store''s audit log, newest first (the Audit log page, reporting.audit_log).';
 
--- The payments page's filters and search (a store's payments by status, by coin, by order id; a
+-- The payments page's filters and search (a store's payments by status, by coin; by order id: payments_by_store_order_id, migration payments-by-order-id; a
 -- payment by the hash of one of its transfers). Newest first by store is payments_by_store_newest_first.
 create index payments_by_store_status on payments (store_id, status, created_at desc, id desc);
 comment on index payments_by_store_status is 'The dashboard''s payments filtered by status, newest first.';
 create index payments_by_store_coin on payments (store_id, coin_symbol, created_at desc, id desc);
 comment on index payments_by_store_coin is 'The dashboard''s payments filtered by coin, newest first.';
-create index payments_by_store_order_id on payments (store_id, order_id) where order_id is not null;
-comment on index payments_by_store_order_id is 'The dashboard''s search by the merchant''s order id.';
 create index transfers_by_hash on transfers (hash);
 comment on index transfers_by_hash is 'The dashboard''s search by a transfer''s transaction hash.';
 
