@@ -201,17 +201,18 @@ describe('the dashboard in headless Chromium', () => {
     await page.fill('#refund-address', to);
     await page.check('input[name=confirm]');
     await page.click('form[action$="/refunds"] button[type=submit]');
-    assert.match(await page.locator('#amount-problem').innerText(), /refundable TON balance is 0\.5/);
+    assert.match(await page.locator('#amount-problem').innerText(), /refund of at most 0\.49 \(a TON refund's fee comes out of the refundable TON\)/);
     assert.equal(await page.locator('#refund-address').inputValue(), to);
     await assertAccessible(page, 'refund refused');
     assert.equal((await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data.length, 0);
 
-    await page.fill('#refund-amount', '0.5');
+    // The most the overpayment allows: 0.5 less the refund's fee (docs/API.md, Refunds).
+    await page.fill('#refund-amount', '0.49');
     await page.check('input[name=confirm]');
     await page.click('form[action$="/refunds"] button[type=submit]');
     await page.waitForURL(/notice=refund_created/);
     assert.match(await page.locator('.success').innerText(), /Refund planned/);
-    assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), /refund\s+0\.5 TON[\s\S]*planned/);
+    assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), /refund\s+0\.49 TON[\s\S]*planned/);
     assert.equal(await page.locator('#refundable').innerText(), 'Nothing is refundable.');
 
     await drain(Address.parse(payment.paymentDetails.address).toRawString());
@@ -219,12 +220,15 @@ describe('the dashboard in headless Chromium', () => {
     assert.match(await page.locator('#transfers-out tr.out-refund .state').innerText(), /confirmed/);
     const [fromApi] = (await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data;
     assert.equal(fromApi.status, 'confirmed');
-    assert.equal(fromApi.amount, '0.5');
+    assert.equal(fromApi.amount, '0.49');
     assert.equal(fromApi.address, to);
     assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), new RegExp(fromApi.transactionHash));
-    // The Money table: 1.5 received and counted (as the API's receivedAmount), 0.5 of it refunded,
-    // nothing swept (no treasury), nothing left to refund.
-    assert.deepEqual((await page.locator('#money tbody tr').first().innerText()).split(/\s+/), ['TON', '1.5', '1.5', '0.5', '0', '0']);
+    // The Money table: 1.5 received and counted (as the API's receivedAmount), 0.49 of it refunded,
+    // nothing swept (no treasury); refundable is what the refund's 0.01 fee reserve did not spend
+    // (deposit_money, the one definition), under the smallest TON refund.
+    const money = (await page.locator('#money tbody tr').first().innerText()).split(/\s+/);
+    assert.deepEqual(money.slice(0, 5), ['TON', '1.5', '1.5', '0.49', '0']);
+    assert.ok(Number(money[5]) >= 0 && Number(money[5]) < 0.01, `refundable ${money[5]}`);
     assert.match(await page.locator('#money caption').innerText(), /fees paid from the deposit: 0\.\d+ TON/);
     await assertAccessible(page, 'payment after refund');
     assert.deepEqual(problems, []);
