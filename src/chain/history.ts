@@ -2,8 +2,8 @@
 // what reconciliation re-reads when a deposit's books differ from the chain (src/reader/heal.ts).
 // Every request goes through the same request budget as the block reader's. Only finalized
 // transactions are served by this endpoint, each once (ton-index-go orders one account's by lt).
-import { ChainApiError, countChainRequest } from './client.ts';
-import { retryAfterMs, type RequestBudget } from './budget.ts';
+import type { RequestBudget } from './budget.ts';
+import { v3Requester } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
 export interface AccountHistoryPage {
@@ -31,51 +31,14 @@ export interface AccountHistoryOptions {
   timeoutMs?: number;
 }
 
-/** Where a request went, for messages: the URL without its query or credentials. */
-export function describeUrl(url: URL): string {
-  return `${url.origin}${url.pathname}`;
-}
-
 export function toncenterV3History(options: AccountHistoryOptions): AccountHistory {
-  const base = options.baseUrl.replace(/\/+$/, '');
   const pageSize = Math.min(1000, options.pageSize ?? 100);
   const maxPages = options.maxPages ?? 20;
-  const timeoutMs = options.timeoutMs ?? 20_000;
-  const budget = options.budget ?? null;
+
+  const get = v3Requester(options);
 
   async function page(params: Record<string, string>, signal?: AbortSignal): Promise<V3Transaction[]> {
-    await budget?.take(signal);
-    const url = new URL(`${base}/api/v3/transactions`);
-    for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        headers: { accept: 'application/json', ...(options.apiKey ? { 'X-API-Key': options.apiKey } : {}) },
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      countChainRequest(null);
-      if (signal?.aborted) throw error;
-      throw new ChainApiError(`chain API unreachable at ${describeUrl(url)}: ${error instanceof Error ? error.message : String(error)}`, {
-        status: null,
-        retryable: true,
-        cause: error,
-      });
-    }
-    countChainRequest(response.status);
-    const text = await response.text();
-    if (!response.ok) {
-      const retryable = response.status === 429 || response.status === 408 || response.status >= 500;
-      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
-      throw new ChainApiError(`chain API answered HTTP ${response.status} to transactions: ${text.slice(0, 200)}`, { status: response.status, retryable });
-    }
-    budget?.succeeded();
-    let reply: { transactions?: unknown };
-    try {
-      reply = JSON.parse(text) as { transactions?: unknown };
-    } catch (error) {
-      throw new ChainApiError('chain API sent malformed JSON for transactions', { status: response.status, retryable: true, cause: error });
-    }
+    const reply = await get<{ transactions?: unknown }>('transactions', params, signal);
     return Array.isArray(reply.transactions) ? (reply.transactions as V3Transaction[]) : [];
   }
 

@@ -1,8 +1,9 @@
 // Where the chain reader gets blocks: one small interface, and its toncenter API v3 source (which
 // the sandbox network also serves). A block here is a masterchain block together with every shard
 // block it commits: reading them in masterchain order reads every transaction exactly once.
-import { ChainApiError, countChainRequest } from './client.ts';
-import { retryAfterMs, type RequestBudget } from './budget.ts';
+import { ChainApiError } from './client.ts';
+import type { RequestBudget } from './budget.ts';
+import { v3Requester } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
 export interface BlockRef {
@@ -47,48 +48,9 @@ const MAX_PAGES = 10_000;
 
 /** toncenter API v3: `/api/v3/masterchainInfo` and `/api/v3/transactionsByMasterchainBlock`. */
 export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
-  const base = options.baseUrl.replace(/\/+$/, '');
   const pageSize = options.pageSize ?? 1000;
-  const timeoutMs = options.timeoutMs ?? 20_000;
-  const budget = options.budget ?? null;
 
-  async function get<T>(path: string, params: Record<string, string | number>, signal?: AbortSignal): Promise<T> {
-    await budget?.take(signal);
-    const url = new URL(`${base}/api/v3/${path}`);
-    for (const [key, value] of Object.entries(params)) url.searchParams.set(key, String(value));
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        headers: { accept: 'application/json', ...(options.apiKey ? { 'X-API-Key': options.apiKey } : {}) },
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      countChainRequest(null);
-      if (signal?.aborted) throw error;
-      throw new ChainApiError(`chain API unreachable at ${url.origin}${url.pathname}: ${error instanceof Error ? error.message : String(error)}`, {
-        status: null,
-        retryable: true,
-        cause: error,
-      });
-    }
-    countChainRequest(response.status);
-    const text = await response.text();
-    if (response.status === 429) {
-      budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
-      throw new ChainApiError('chain API answered HTTP 429 (rate limit)', { status: 429, retryable: true });
-    }
-    if (!response.ok) {
-      const retryable = response.status === 408 || response.status >= 500;
-      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
-      throw new ChainApiError(`chain API answered HTTP ${response.status} to ${path}: ${text.slice(0, 200)}`, { status: response.status, retryable });
-    }
-    budget?.succeeded();
-    try {
-      return JSON.parse(text) as T;
-    } catch (error) {
-      throw new ChainApiError(`chain API sent malformed JSON for ${path}`, { status: response.status, retryable: true, cause: error });
-    }
-  }
+  const get = v3Requester(options);
 
   const blockRef = (block: { seqno?: unknown; gen_utime?: unknown } | undefined): BlockRef => {
     const seqno = Number(block?.seqno);

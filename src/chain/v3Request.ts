@@ -1,0 +1,64 @@
+// One GET to toncenter API v3 (or a self-hosted ton-indexer: the same `/api/v3`), the way every v3
+// reader of Kassa makes it — the block source (source.ts) and account history (history.ts): through
+// the request budget, with the key header, a timeout, every request counted, and the API's answers
+// mapped to ChainApiError (retryable or not; a 429, a timeout and a 5xx back the budget off).
+import { ChainApiError, countChainRequest } from './client.ts';
+import { retryAfterMs, type RequestBudget } from './budget.ts';
+
+export interface V3RequestOptions {
+  /** The API root, e.g. `https://toncenter.com` (`/api/v3/<path>` is added). */
+  baseUrl: string;
+  apiKey?: string | null;
+  budget?: RequestBudget | null;
+  timeoutMs?: number;
+}
+
+/** Where a request went, for messages: the URL without its query or credentials. */
+export function describeUrl(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+/** `get(path, params)`: the parsed JSON answer of `GET {baseUrl}/api/v3/{path}?{params}`. */
+export function v3Requester(options: V3RequestOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const budget = options.budget ?? null;
+
+  return async function get<T>(path: string, params: Record<string, string | number>, signal?: AbortSignal): Promise<T> {
+    await budget?.take(signal);
+    const url = new URL(`${base}/api/v3/${path}`);
+    for (const [key, value] of Object.entries(params)) url.searchParams.set(key, String(value));
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { accept: 'application/json', ...(options.apiKey ? { 'X-API-Key': options.apiKey } : {}) },
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      countChainRequest(null);
+      if (signal?.aborted) throw error;
+      throw new ChainApiError(`chain API unreachable at ${describeUrl(url)}: ${error instanceof Error ? error.message : String(error)}`, {
+        status: null,
+        retryable: true,
+        cause: error,
+      });
+    }
+    countChainRequest(response.status);
+    const text = await response.text();
+    if (response.status === 429) {
+      budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      throw new ChainApiError('chain API answered HTTP 429 (rate limit)', { status: 429, retryable: true });
+    }
+    if (!response.ok) {
+      const retryable = response.status === 408 || response.status >= 500;
+      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      throw new ChainApiError(`chain API answered HTTP ${response.status} to ${path}: ${text.slice(0, 200)}`, { status: response.status, retryable });
+    }
+    budget?.succeeded();
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new ChainApiError(`chain API sent malformed JSON for ${path}`, { status: response.status, retryable: true, cause: error });
+    }
+  };
+}
