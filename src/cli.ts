@@ -320,7 +320,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'token' && sub === 'list') {
     const { values } = parse(rest, { store: { type: 'string' } });
     const storeId = required(values.store, '--store');
-    print({ data: await withDatabase(config, log, (pool) => listTokens(pool, storeId), running) });
+    print({ data: await withDatabase(config, log, (pool) => listTokens(pool, storeId, now), running) });
     return 0;
   }
   if (command === 'token' && sub === 'revoke') {

@@ -147,7 +147,7 @@ const listedToken = z.object({
 });
 
 /** A store's tokens, newest first, without any secret (the JWT itself is never stored). */
-export async function listTokens(db: Db, storeId: string, now = new Date()): Promise<TokenListing[]> {
+export async function listTokens(db: Db, storeId: string, now: Date): Promise<TokenListing[]> {
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const rows = await db.any(sql.type(listedToken)`

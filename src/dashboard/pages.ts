@@ -7,7 +7,8 @@ import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
 import type { ListedPayment, PaymentFilters, PaymentPage } from './payments.ts';
-import { TOKEN_LIFETIMES, type TokenRow } from './tokens.ts';
+import type { TokenListing } from '../auth/tokens.ts';
+import { TOKEN_LIFETIMES } from './tokens.ts';
 import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
@@ -423,13 +424,13 @@ export function tokensPage(input: {
   root: string;
   viewer: Viewer;
   store: StoreContext;
-  tokens: readonly TokenRow[];
-  now: Date;
+  tokens: readonly TokenListing[];
   issued?: { token: string; jti: string } | null;
   notice?: string | null;
 }): string {
   const storeRoot = `${input.root}/stores/${input.store.id}`;
-  const state = (t: TokenRow) => (t.revoked_at ? `revoked ${dateTime(t.revoked_at)}` : t.expires_at && t.expires_at <= input.now ? 'expired' : 'active');
+  const at = (iso: string) => dateTime(new Date(iso));
+  const state = (t: TokenListing) => (t.revokedAt ? `revoked ${at(t.revokedAt)}` : t.state);
   const body = html`<h1>API tokens</h1>
 ${
   input.issued
@@ -447,12 +448,12 @@ ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''
 <section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>
 ${
   input.tokens.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
 <tbody>${input.tokens.map(
         (
           t,
-        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${dateTime(t.issued_at)}</td><td class="num">${t.expires_at ? dateTime(t.expires_at) : 'never'}</td><td class="token-state">${state(t)}</td>
-<td>${t.revoked_at ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
+        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-state">${state(t)}</td>
+<td>${t.revokedAt ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None.</p>`
 }</section>`;

@@ -44,7 +44,8 @@ import {
 } from '../../dashboard/people.ts';
 import { createSession, findSession, type Session, SESSION_MAX_MS, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
-import { issueStoreToken, revokeStoreToken, tokensOf } from '../../dashboard/tokens.ts';
+import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
+import { listTokens } from '../../auth/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
@@ -515,7 +516,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   // ---- API tokens (owners): issue (shown once), list (never the secret), revoke.
   const showTokens = async (ctx: Ctx, status: number, extra: { issued?: { token: string; jti: string }; notice?: string } = {}) => {
     const store = ctx.state.store!;
-    page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer!, store, tokens: await tokensOf(pool, store.id), now: deps.now(), ...extra }));
+    page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer!, store, tokens: await listTokens(pool, store.id, deps.now()), ...extra }));
   };
   router.get(`${S}/tokens`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTokens(ctx, 200));
   router.post(`${S}/tokens`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
