@@ -209,7 +209,7 @@ const fieldCode = (top: string): ErrorCode => {
  * loop over an explicit stack, not recursion: a body may nest thousands of levels deep (64 KiB of
  * brackets), which validation refuses afterwards with a 400, never a stack overflow here.
  */
-function unsafeInBody(body: unknown): KassaError | null {
+export function unsafeInBody(body: unknown): KassaError | null {
   const pending: Array<{ value: unknown; path: string; top: string }> = [{ value: body, path: '', top: '' }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value, path, top } = next;

@@ -136,6 +136,13 @@ describe('dashboard: invitations and sign-in', () => {
     assert.equal((await owner.post('/dashboard/sign-out', {}, { origin: 'https://evil.example' })).status, 403);
     assert.equal((await owner.get(`/dashboard/stores/${storeA.id}/payments`)).status, 200, 'still signed in');
   });
+
+  it('a form with text PostgreSQL cannot store (U+0000) is a 400 page, never a 500', async () => {
+    // (A lone surrogate cannot be sent in a form: URL encoding makes it U+FFFD on the way.)
+    const refused = await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'dora\u0000@example.com', password: 'whatever it is' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /U\+0000 or unpaired UTF-16 surrogates/);
+  });
 });
 
 describe('dashboard: authorization', () => {

@@ -9,7 +9,7 @@ import type Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import { koaBody } from 'koa-body';
 import { isDatabaseUnavailable, sql } from '../../db/pool.ts';
-import { KassaError } from '../../errors.ts';
+import { KassaError, statusOf } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
 import { type Actor, listAudit, recordAudit } from '../../dashboard/audit.ts';
@@ -49,7 +49,7 @@ import { listTokens } from '../../auth/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
-import type { Guards } from '../middleware.ts';
+import { unsafeInBody, type Guards } from '../middleware.ts';
 
 /** Where the dashboard's routes are mounted (links add BASE_URL's own path before it). */
 export const DASHBOARD_PATH = '/dashboard';
@@ -131,6 +131,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
         message(ctx, 503, 'Unavailable', 'The dashboard cannot reach its database right now. Try again in a moment.');
       } else if (caught instanceof KassaError && (caught.code === 'payload_too_large' || caught.code === 'unsupported_media_type')) {
         message(ctx, 400, 'Not accepted', 'The form could not be read.');
+      } else if (caught instanceof KassaError && statusOf(caught.code) === 400) {
+        // A refusal the domain words for people (the form's text under the unsafe-text rule, say).
+        message(ctx, 400, 'Not accepted', caught.message);
       } else if (
         (caught as { status?: number }).status === 413 ||
         (caught as { status?: number }).status === 400 ||
@@ -144,7 +147,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     }
   };
   /** Forms only (application/x-www-form-urlencoded), at most 16 KiB. */
-  const form = koaBody({
+  const parseForm = koaBody({
     urlencoded: true,
     json: false,
     text: false,
@@ -152,6 +155,14 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     formLimit: '16kb',
     encoding: 'utf-8',
   }) as unknown as Middleware<DashboardState>;
+  /** The form, parsed, under the rule every route keeps (plainText in middleware.ts): no U+0000, no lone surrogate. */
+  const form: Middleware<DashboardState> = async (ctx, next) => {
+    await parseForm(ctx, async () => {
+      const unsafe = unsafeInBody(ctx.request.body);
+      if (unsafe) throw unsafe;
+      await next();
+    });
+  };
   /**
    * CSRF: a POST is taken only from a page of this origin — its Origin header must be the
    * dashboard's own (BASE_URL's, or the Host it was sent to). The session cookie is SameSite=Strict
