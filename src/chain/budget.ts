@@ -59,7 +59,8 @@ export function budgetShortfall(network: keyof typeof BLOCK_INTERVAL_MS, rps: nu
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {

@@ -7,7 +7,7 @@
 // back to its own budget at the same rate rather than stop reading the chain.
 import crypto from 'node:crypto';
 import { sql, z, type Db } from '../db/pool.ts';
-import { createRequestBudget, type RequestBudget } from './budget.ts';
+import { createRequestBudget, sleep, type RequestBudget } from './budget.ts';
 
 export interface SharedRequestBudget extends RequestBudget {
   /** Requests this process took from the budget. */
@@ -22,22 +22,6 @@ export function budgetKeyId(apiRoot: string, apiKey: string | null): string {
     .digest('hex');
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-const FIRST_BACKOFF_MS = 1_000;
-const MAX_BACKOFF_MS = 60_000;
 
 /**
  * `rps` requests per second shared through `db` by every process with the same API root and key
@@ -63,7 +47,6 @@ export function sharedRequestBudget(db: Db, options: { apiRoot: string; apiKey: 
   }
   const keyId = budgetKeyId(options.apiRoot, options.apiKey);
   const spacing = `${1000 / options.rps} milliseconds`;
-  let backoff = 0;
   let taken = 0;
   /** This process's own pause after a 429, until the shared one is written (performance.now()). */
   let pausedUntil = 0;
@@ -97,19 +80,17 @@ export function sharedRequestBudget(db: Db, options: { apiRoot: string; apiKey: 
       if (waitMs > 0) await sleep(Math.ceil(waitMs), signal);
     },
     backOff(retryAfterMs) {
-      backoff = backoff === 0 ? FIRST_BACKOFF_MS : Math.min(MAX_BACKOFF_MS, backoff * 2);
-      const wait = Math.max(backoff, retryAfterMs ?? 0);
+      // The backoff rule is the local budget's (doubling from 1 s to 60 s), which pauses this process too.
+      const wait = local.backOff(retryAfterMs);
       // Every process pauses: the next slot any of them reserves is after the pause.
       db.query(sql.typeAlias('void')`
         update chain_api_budgets set paused_until = greatest(paused_until, clock_timestamp() + ${`${wait} milliseconds`}::interval)
         where key_id = ${keyId}
       `).catch(() => {});
-      local.backOff(wait);
       pausedUntil = Math.max(pausedUntil, performance.now() + wait);
       return wait;
     },
     succeeded() {
-      backoff = 0;
       local.succeeded();
     },
   };
