@@ -22,7 +22,6 @@ export function budgetKeyId(apiRoot: string, apiKey: string | null): string {
     .digest('hex');
 }
 
-
 /**
  * `rps` requests per second shared through `db` by every process with the same API root and key
  * (0: unlimited, nothing shared). The processes should agree on `rps` (TON_API_RPS): each request
