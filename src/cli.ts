@@ -374,8 +374,11 @@ export async function main(argv: string[]): Promise<number> {
     const role = values.role ?? 'owner';
     if (role !== 'owner' && role !== 'viewer') throw new UsageError('--role is owner or viewer');
     if (normalizeEmail(email) === null) throw new UsageError(`--email: "${email}" is not an email address`);
-    const invitation = await withDatabase(config, log, (pool) =>
-      createInvitation(pool, { storeId, email, role, baseUrl: config.baseUrl, actor: CLI_ACTOR, now: new Date() }),
+    const invitation = await withDatabase(
+      config,
+      log,
+      (pool) => createInvitation(pool, { storeId, email, role, baseUrl: config.baseUrl, actor: CLI_ACTOR, now }),
+      running,
     );
     print({ url: invitation.url, storeId: invitation.storeId, email: invitation.email, role: invitation.role, expiresAt: invitation.expiresAt.toISOString() });
     return 0;

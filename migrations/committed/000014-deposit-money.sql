@@ -1,5 +1,5 @@
 --! Previous: sha1:0a21cefa55ef01eebbf60b21ecaf3a2584b5ae5a
---! Hash: sha1:128b65aea9a626a18a3637b92310f26ea4183fa2
+--! Hash: sha1:aa61c62136c62a2ff42dd89fb1d58b17f531c9ec
 --! Message: deposit money
 
 -- Kassa schema: money out on one definition of a deposit's money (issue 25). A deposit's money per
@@ -20,6 +20,13 @@ comment on column coins.refund_minimum_base_units is 'The smallest refund of thi
 
 alter table outgoing_transfers add column fee_reserved_base_units numeric(78, 0) not null default 0;
 comment on column outgoing_transfers.fee_reserved_base_units is 'nanoTON set aside for this transfer''s fee when it was planned (a TON transfer: its fee; a jetton transfer: the TON attached to its message and its fee). The books count it until the chain says the real fee (fee_base_units).';
+-- Refunds planned before this migration were partial refunds under the old rule, never "the refund
+-- of everything" (which is told by a reserve of 0): they get the reserve a refund gets now (TON:
+-- 0.01 TON, treasury/outgoing.ts TON_FEE_RESERVE_BASE_UNITS; a jetton: the 0.05 TON attached to its
+-- message, chain/jettonTransfer.ts JETTON_TRANSFER_TON, and that fee), so that no earlier refund
+-- carries the whole deposit, the merchant's money with it.
+update outgoing_transfers set fee_reserved_base_units = case when coin_symbol = 'TON' then 10000000 else 60000000 end
+where kind = 'refund';
 alter table outgoing_transfers add column failure_kind text;
 alter table outgoing_transfers add column attempts integer not null default 0;
 alter table outgoing_transfers add column retry_at timestamptz;

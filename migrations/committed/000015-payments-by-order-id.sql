@@ -1,5 +1,5 @@
---! Previous: sha1:128b65aea9a626a18a3637b92310f26ea4183fa2
---! Hash: sha1:cb52c0fdd7f829b5368f9d48cba99ac50b6ceeef
+--! Previous: sha1:aa61c62136c62a2ff42dd89fb1d58b17f531c9ec
+--! Hash: sha1:5971d53951e78affbde513e0bf7ba23b08db7561
 --! Message: payments by order id
 
 -- Kassa schema: a store's payments by its own order id (GET /v1/payments?order_id=…). An order id

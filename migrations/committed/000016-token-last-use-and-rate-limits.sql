@@ -1,5 +1,5 @@
---! Previous: sha1:cb52c0fdd7f829b5368f9d48cba99ac50b6ceeef
---! Hash: sha1:55533eaf197cdff4d143e2d813615d3bf2e5595e
+--! Previous: sha1:5971d53951e78affbde513e0bf7ba23b08db7561
+--! Hash: sha1:6283491c7a07097f0ebbc93ce98e795a02cee67a
 --! Message: token last use and rate limits
 
 -- Kassa schema, part 11: when each API token was last used (kassa token list), and the rate-limit

@@ -1,5 +1,5 @@
---! Previous: sha1:55533eaf197cdff4d143e2d813615d3bf2e5595e
---! Hash: sha1:22aba04d9faa347b32af78cfb3c2cc276bb2dde2
+--! Previous: sha1:6283491c7a07097f0ebbc93ce98e795a02cee67a
+--! Hash: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
 --! Message: dashboard users sessions audit log
 
 -- The merchant dashboard ({base_url}/dashboard, issue 24): the people who sign in, their role per

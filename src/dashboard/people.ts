@@ -2,7 +2,8 @@
 // (or finds) the user by email, gives them the role in the store, and signs them in.
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { hashPassword, passwordProblem } from './passwords.ts';
+import { checkAccountPassword } from './signInLimits.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
 import { isUuid } from '../uuid.ts';
 
@@ -119,10 +120,16 @@ export async function acceptInvitation(
   if (!found) return null;
   let newHash: string | null = null;
   if (found.has_password) {
-    const stored = await pool.oneFirst(
-      sql.type(z.object({ password_hash: z.string() }))`select password_hash from dashboard_users where id = ${found.user_id}`,
-    );
-    if (!(await verifyPassword(input.password, stored))) throw new FormProblem('That is not the password of this account.', 'password');
+    // Under the sign-in limits: an invitation to someone else's email must not be a way to guess their password.
+    const checked = await checkAccountPassword(pool, {
+      email: found.email,
+      password: input.password,
+      clientAddress: input.actor.clientAddress,
+      now: input.now,
+    });
+    if (checked.outcome === 'limited')
+      throw new FormProblem(`Too many failed attempts for this account; try again in ${checked.retryAfterSeconds} s.`, 'password');
+    if (checked.outcome === 'refused') throw new FormProblem('That is not the password of this account.', 'password');
   } else {
     const problem = passwordProblem(input.password);
     if (problem) throw new FormProblem(problem, 'password');

@@ -1,21 +1,17 @@
 // Dashboard sessions (table dashboard_sessions) and sign-in with a password. The cookie carries a
 // random token; the database keeps its SHA-256. A session lives while it is used at least every
-// SESSION_IDLE_MS, at most SESSION_MAX_MS, until signed out. Failed sign-ins are limited per
-// account and per client address (SIGN_IN_LIMITS), counted in the database so that every API
-// process sees the same count.
+// SESSION_IDLE_MS, at most SESSION_MAX_MS, until signed out. The password check and its limits
+// (SIGN_IN_LIMITS) are signInLimits.ts's.
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { normalizeEmail } from './people.ts';
-import { decoyHash, verifyPassword } from './passwords.ts';
+import { checkAccountPassword } from './signInLimits.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
 
 export const SESSION_IDLE_MS = 12 * 3600_000;
 export const SESSION_MAX_MS = 7 * 24 * 3600_000;
 /** last_seen_at is written at most this often per session (a page view is then a read only). */
 const SEEN_RESOLUTION_MS = 60_000;
-
-/** Failed sign-ins allowed in the window: per account (email), and per client address. */
-export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perAccount: 5, perClient: 20 } as const;
 
 export interface Session {
   id: string;
@@ -79,38 +75,13 @@ export async function signIn(
   input: { email: string; password: string; actor: Pick<Actor, 'clientAddress' | 'userAgent'>; now: Date },
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
-  const client = input.actor.clientAddress ?? 'unknown';
-  const since = new Date(input.now.getTime() - SIGN_IN_LIMITS.windowMs);
-  const counts = await pool.one(sql.type(
-    z.object({ account: z.number(), client: z.number(), account_oldest: z.date().nullable(), client_oldest: z.date().nullable() }),
-  )`
-    select count(*) filter (where email = ${email})::int as account, count(*) filter (where client_address = ${client})::int as client,
-           min(failed_at) filter (where email = ${email}) as account_oldest, min(failed_at) filter (where client_address = ${client}) as client_oldest
-    from dashboard_sign_in_failures
-    where (email = ${email} or client_address = ${client}) and failed_at > ${sql.timestamp(since)}
-  `);
-  const waits: number[] = [];
-  if (counts.account >= SIGN_IN_LIMITS.perAccount && counts.account_oldest) waits.push(counts.account_oldest.getTime());
-  if (counts.client >= SIGN_IN_LIMITS.perClient && counts.client_oldest) waits.push(counts.client_oldest.getTime());
-  if (waits.length > 0) {
-    const until = Math.max(...waits) + SIGN_IN_LIMITS.windowMs;
-    return { outcome: 'limited', retryAfterSeconds: Math.max(1, Math.ceil((until - input.now.getTime()) / 1000)) };
-  }
-  const user = await pool.maybeOne(sql.type(z.object({ id: z.string(), password_hash: z.string().nullable() }))`
-    select id, password_hash from dashboard_users where email = ${email}
-  `);
-  const matches = await verifyPassword(input.password, user?.password_hash ?? (await decoyHash()));
-  if (!user || user.password_hash === null || !matches) {
-    await pool.query(sql.unsafe`
-      with old as (delete from dashboard_sign_in_failures where failed_at < ${sql.timestamp(new Date(since.getTime() - SIGN_IN_LIMITS.windowMs))})
-      insert into dashboard_sign_in_failures (email, client_address, failed_at) values (${email}, ${client}, ${sql.timestamp(input.now)})
-    `);
-    return { outcome: 'refused' };
-  }
+  const checked = await checkAccountPassword(pool, { email, password: input.password, clientAddress: input.actor.clientAddress, now: input.now });
+  if (checked.outcome !== 'ok') return checked;
+  const userId = checked.userId;
   const token = await pool.transaction(async (tx) => {
-    const created = await createSession(tx, user.id, input.actor, input.now);
-    await recordAudit(tx, { ...input.actor, userId: user.id, name: email }, { storeId: null, action: 'session.sign_in', subject: email }, input.now);
+    const created = await createSession(tx, userId, input.actor, input.now);
+    await recordAudit(tx, { ...input.actor, userId, name: email }, { storeId: null, action: 'session.sign_in', subject: email }, input.now);
     return created;
   });
-  return { outcome: 'signed_in', token, userId: user.id };
+  return { outcome: 'signed_in', token, userId };
 }

@@ -89,7 +89,8 @@ async function refundMoney(tx: Db, paymentId: string, deposit: string, coin: str
   const row = rows.find((r) => r.coin_symbol === coin);
   const ton = rows.find((r) => r.coin_symbol === 'TON');
   const busy = await tx.exists(sql.unsafe`select 1 from outgoing_transfers where from_address = ${deposit} and state in ('planned', 'sent')`);
-  const onlyCustomerMoney = !busy && ton !== undefined && BigInt(ton.merchant_unswept) === 0n && BigInt(ton.gas ?? '0') <= 0n;
+  // Held TON (counted toward a payment still open) is not the customer's to take back either.
+  const onlyCustomerMoney = !busy && ton !== undefined && BigInt(ton.merchant_unswept) === 0n && BigInt(ton.held) === 0n && BigInt(ton.gas ?? '0') <= 0n;
   return { refundable: BigInt(row?.refundable ?? '0'), onlyCustomerMoney };
 }
 

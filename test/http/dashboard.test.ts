@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
-import { SIGN_IN_LIMITS } from '../../src/dashboard/sessions.ts';
+import { SIGN_IN_LIMITS } from '../../src/dashboard/signInLimits.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { dashboardClient, invitationPath, member } from '../helpers/dashboard.ts';
 import { buildPayment } from '../helpers/factories.ts';
@@ -107,6 +107,19 @@ describe('dashboard: invitations and sign-in', () => {
     assert.equal(limited.status, 429);
     assert.ok(Number(limited.headers.get('retry-after')) > 0);
     assert.match(limited.text, /Too many failed sign-ins/);
+  });
+
+  it('an invitation to an existing account is no way around the limits: wrong passwords count, then even the right one waits', async () => {
+    await member(app.url, app.pool, storeA.id, 'erin@example.com', 'viewer');
+    const path = await invitationPath(app.pool, storeB.id, 'erin@example.com', 'owner');
+    for (let i = 0; i < SIGN_IN_LIMITS.perAccount; i += 1) {
+      const wrong = await dashboardClient(app.url).post(path, { password: `guess ${i} wrong`, confirm: `guess ${i} wrong` });
+      assert.equal(wrong.status, 400);
+      assert.match(wrong.text, /not the password of this account/);
+    }
+    const limited = await dashboardClient(app.url).post(path, { password: 'correct horse battery', confirm: 'correct horse battery' });
+    assert.equal(limited.status, 400);
+    assert.match(limited.text, /Too many failed attempts/);
   });
 
   it('failed sign-ins are limited per client address across accounts', async () => {
