@@ -5,7 +5,7 @@ import { Address } from '@ton/core';
 import { DERIVATIONS, depositWallet, gasWallet, type Derivation } from '../chain/addresses.ts';
 import { createChainClient, getAccountState, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { toncenterV3Source } from '../chain/source.ts';
-import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER_BLOCK, type RequestBudget } from '../chain/budget.ts';
+import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER_BLOCK, sleep, type RequestBudget } from '../chain/budget.ts';
 import { readerPosition } from '../chain/clock.ts';
 import { budgetUsage, sharedRequestBudget, type SharedRequestBudget } from '../chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
@@ -309,7 +309,7 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   // Requests per block: measured while the reader runs (a few seconds at least).
   if (first?.readerRunning) {
     const left = first.at + BUDGET_SAMPLE_MS - Date.now();
-    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    if (left > 0) await sleep(left);
   }
   const last = await sampleBudget(db, config).catch(() => undefined);
   // The doctor's own requests (through the same budget) are not the deployment's.

@@ -7,7 +7,6 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SandboxChain } from './chain.ts';
-import { handleV3Transactions } from './history.ts';
 
 export const JSON_RPC_PATH = '/api/v2/jsonRPC';
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -45,11 +44,6 @@ export async function startSandboxServer(opts: { port?: number; host?: string; c
   const host = opts.host ?? '127.0.0.1';
   const server = createServer((req, res) => {
     const [path = '/', query = ''] = (req.url ?? '/').split('?');
-    if (path === '/api/v3/transactions' && req.method === 'GET') {
-      const reply = handleV3Transactions(chain, new URLSearchParams(query));
-      send(res, reply.status, reply.json);
-      return;
-    }
     if (path.startsWith('/api/v3/') && req.method === 'GET') {
       const reply = chain.handleV3(path.slice('/api/v3/'.length), new URLSearchParams(query));
       send(res, reply.status, reply.json);

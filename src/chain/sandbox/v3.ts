@@ -15,6 +15,7 @@
  * - the gateway's 429: `{"ok":false,"result":"Ratelimit exceed","code":429}`, no Retry-After.
  * Framework-free: give it the path after `/api/v3/` and the query string.
  */
+import { handleV3Transactions } from './history.ts';
 import { createHash } from 'node:crypto';
 import { Address, beginCell } from '@ton/core';
 import { toV3Transaction } from '../transactions.ts';
@@ -222,13 +223,18 @@ function blockRows(block: SandboxBlock): Record<string, unknown>[] {
   for (const { tx, account } of block.transactions) rows.push(toV3Transaction(tx, account, block.seqno));
   for (let i = 0; i < block.others; i += 1) rows.push(strangersTransfer(block, i, block.startLt + 2n + BigInt(i)));
   for (const [i, account] of TICK_TOCK_ACCOUNTS.entries()) rows.push(tickTock(block, account, true, block.endLt - 1n + BigInt(i)));
-  const key = (row: Record<string, unknown>) => BigInt(row.lt as string);
-  return rows.sort((a, b) => {
-    const la = key(a);
-    const lb = key(b);
-    if (la !== lb) return la < lb ? -1 : 1;
+  return rows.sort(byLt('asc'));
+}
+
+/** ton-index-go's order of a block's transactions: `lt <sort>, account asc` (the account breaks ties either way). */
+function byLt(sort: 'asc' | 'desc') {
+  const direction = sort === 'asc' ? 1 : -1;
+  return (a: Record<string, unknown>, b: Record<string, unknown>): number => {
+    const la = BigInt(a.lt as string);
+    const lb = BigInt(b.lt as string);
+    if (la !== lb) return la < lb ? -direction : direction;
     return (a.account as string) < (b.account as string) ? -1 : (a.account as string) > (b.account as string) ? 1 : 0;
-  });
+  };
 }
 
 /** The last few blocks' rows (a block is asked for page by page; the JSON of a transaction costs a BOC each). */
@@ -283,6 +289,8 @@ export function handleV3(chain: SandboxChain, path: string, query: URLSearchPara
   const injected = chain.takeInjectedFailure();
   if (injected === 429) return { status: 429, json: { ok: false, result: 'Ratelimit exceed', code: 429 } };
   if (injected !== null) return error(injected, `Injected failure (HTTP ${injected})`);
+  // An account's history (reconciliation re-reads it): its own parameters, the same gateway in front.
+  if (path === 'transactions') return handleV3Transactions(chain, query);
 
   if (path === 'masterchainInfo') {
     const last = chain.latestPublishedBlock();
@@ -309,7 +317,7 @@ export function handleV3(chain: SandboxChain, path: string, query: URLSearchPara
     const ordered = rowsOf(block);
     // The test switch: a page past the first answers the previous page again (a stale cache).
     const from = skip > 0 && chain.takeRepeatedPage() ? Math.max(0, skip - take) : skip;
-    const page = sort === 'asc' ? ordered.slice(from, from + take) : [...ordered].reverse().slice(from, from + take);
+    const page = (sort === 'asc' ? ordered : [...ordered].sort(byLt('desc'))).slice(from, from + take);
     return { status: 200, json: { transactions: page, address_book: addressBook(page) } };
   }
 

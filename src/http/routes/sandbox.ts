@@ -20,7 +20,6 @@ import { expirePayment } from '../../payments/commands.ts';
 import { findPaymentView } from '../../payments/view.ts';
 import { presentPayment } from '../../presenters/payment.ts';
 import { SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
-import { handleV3Transactions } from '../../chain/sandbox/history.ts';
 import { jettonWalletCodeCell } from '../../chain/sandbox/jetton.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../chain/sandbox/path.ts';
@@ -60,13 +59,6 @@ export async function startSandbox(
   log.info({ customer: chain.customerAddress }, 'sandbox TON chain started');
 
   const routes: RouteInstaller = (router, deps, guards) => {
-    // An account's history (reconciliation re-reads it), before the block endpoints.
-    router.get(`${SANDBOX_TONCENTER_PATH}/api/v3/transactions`, async (ctx) => {
-      const reply = handleV3Transactions(chain, new URLSearchParams(ctx.querystring));
-      ctx.status = reply.status;
-      ctx.body = reply.json;
-    });
-
     router.get(`${SANDBOX_TONCENTER_PATH}/api/v3/:method`, async (ctx) => {
       const reply = chain.handleV3(ctx.params.method ?? '', new URLSearchParams(ctx.querystring));
       ctx.status = reply.status;
