@@ -32,7 +32,8 @@ export interface Difference {
   onChain: bigint;
 }
 
-const depositRow = z.object({ payment_id: z.string(), address: z.string() });
+/** A deposit to look at, with how far the chain reader of its network has settled (null: no reader yet). */
+const depositRow = z.object({ payment_id: z.string(), address: z.string(), settled_until: z.date().nullable() });
 
 /** Books of TON on a deposit: credited incoming less their fees, less what left and its fees (nanoTON). */
 const tonBooks = (account: string) => sql.type(z.object({ booked: z.string() }))`
@@ -57,7 +58,8 @@ const jettonBooks = (deposit: string, wallet: string, coin: string) => sql.type(
 export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: number } = {}): Promise<Difference[]> {
   const { pool } = deps;
   const deposits = await pool.any(sql.type(depositRow)`
-    select d.payment_id, d.address from deposit_addresses d
+    select d.payment_id, d.address, c.settled_until from deposit_addresses d
+    left join chain_reader c on c.network = d.network
     left join lateral (select min(r.checked_at) as checked_at from deposit_reconciliations r where r.payment_id = d.payment_id) r on true
     join payments p on p.id = d.payment_id
     where (exists (select 1 from transfers t where t.payment_id = d.payment_id)
@@ -69,11 +71,7 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
   `);
   const differences: Difference[] = [];
   for (const deposit of deposits) {
-    const settled = await pool.maybeOneFirst(
-      sql.type(
-        z.object({ settled_until: z.date() }),
-      )`select settled_until from chain_reader where network = (select network from deposit_addresses where payment_id = ${deposit.payment_id})`,
-    );
+    const settled = deposit.settled_until;
     const state = await getAccountState(deps.client, deposit.address);
     if (state.lastTransaction !== null) {
       const [last] = await call(() => deps.client.getTransactions(Address.parse(deposit.address), { limit: 1 }));
