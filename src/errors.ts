@@ -1,7 +1,7 @@
 // The one error vocabulary of Kassa (docs/API.md, Errors). Every failure a client can see is a
 // KassaError: a code of the catalogue below, a message, the param it is about and, for some, details
 // (how long to wait). Domain code throws it and knows nothing of HTTP; the HTTP layer
-// (src/http/middleware.ts, `httpError`) renders it as {"error": {type, message, code, param?}} with
+// (src/http/errorEnvelope.ts, `httpError`) renders it as {"error": {type, message, code, param?}} with
 // the catalogue's status and the headers its details ask for.
 
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'api_error';

@@ -43,7 +43,7 @@ export type KassaContext = ParameterizedContext<KassaState>;
 
 declare module 'koa' {
   interface Request {
-    /** The parsed JSON body (http/middleware.ts jsonBody); undefined when the request has none. */
+    /** The parsed JSON body (http/jsonBody.ts); undefined when the request has none. */
     body?: unknown;
   }
 }

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { authInvalid, chainBehind, ERROR_CATALOGUE, type ErrorCode, KassaError, rateLimited, statusOf, tooManyStreams } from '../../src/errors.ts';
-import { httpError } from '../../src/http/middleware.ts';
+import { httpError } from '../../src/http/errorEnvelope.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 

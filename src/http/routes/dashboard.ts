@@ -4,13 +4,13 @@
 // the same-origin check on every POST, the session, the store membership (another store is "not
 // found"), the owner check on every action, then the handler. Actions call the very commands the
 // API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
-import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { sql } from '../../db/pool.ts';
 import { KassaError } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
+import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
 import {
   auditPage,
@@ -43,7 +43,7 @@ import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
 
@@ -174,54 +174,28 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   });
   // Open live streams per person (each holds a socket for up to LIVE_MAX_LIFETIME_MS); beyond, 429
   // and the list is simply not live in that tab.
-  const openStreams = new Map<string, number>();
+  const streams = createLiveStreams({ perKey: LIVE_MAX_PER_USER, lifetimeMs: LIVE_MAX_LIFETIME_MS });
   router.get(`${S}/payments/events`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
     const storeId = ctx.state.store!.id;
     const userId = ctx.state.session!.userId;
-    if ((openStreams.get(userId) ?? 0) >= LIVE_MAX_PER_USER) {
+    if (streams.admit(userId) !== 'ok') {
       ctx.set('Retry-After', '30');
       return message(ctx, 429, 'Too many live lists', 'Close some dashboard tabs; this list is not updated live.');
     }
-    openStreams.set(userId, (openStreams.get(userId) ?? 0) + 1);
-    ctx.req.socket.setTimeout(0);
     ctx.status = 200;
-    ctx.type = 'text/event-stream; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Accel-Buffering', 'no');
-    ctx.set('Connection', 'close');
-    const stream = new PassThrough();
-    ctx.body = stream;
+    ctx.set(EVENT_STREAM_HEADERS);
+    const stream = streams.open(userId, ctx.req, ctx.res);
+    ctx.body = stream.body;
+    if (stream.closed) return;
     // The list as the page showed it (its fingerprint when rendered): any change after it is news.
     let last: string | null = typeof ctx.query.since === 'string' && /^[0-9a-f]{32}$/.test(ctx.query.since) ? ctx.query.since : null;
-    let closed = false;
-    let unsubscribe = () => {};
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      const left = (openStreams.get(userId) ?? 1) - 1;
-      if (left > 0) openStreams.set(userId, left);
-      else openStreams.delete(userId);
-      unsubscribe();
-      clearInterval(ticker);
-      clearTimeout(lifetime);
-      stream.end();
-    };
     stream.write('retry: 3000\n\n');
-    unsubscribe = feed.subscribe(storeId, (fingerprint) => {
-      if (closed) return;
-      if (last !== null && fingerprint !== last) stream.write(`event: payments\ndata: {}\n\n`);
-      last = fingerprint;
-    });
-    const server = (ctx.req.socket as { server?: { listening?: boolean } }).server;
-    const ticker = setInterval(() => {
-      if (server?.listening === false) close();
-    }, 1000);
-    ticker.unref();
-    const lifetime = setTimeout(close, LIVE_MAX_LIFETIME_MS);
-    lifetime.unref();
-    ctx.res.once('close', close);
-    // Gone already (it left while the session was read): nothing to stream, and its place is free.
-    if (ctx.req.socket.destroyed) close();
+    stream.onClose(
+      feed.subscribe(storeId, (fingerprint) => {
+        if (last !== null && fingerprint !== last) stream.write(`event: payments\ndata: {}\n\n`);
+        last = fingerprint;
+      }),
+    );
   });
 
   const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; actionProblem?: string | null } = {}) => {

@@ -4,7 +4,7 @@ import { listStoreMethods } from '../../payments/methods.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentMethod } from '../../presenters/method.ts';
 import type { AppDeps, KassaState } from '../context.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 
 /** GET /v1/payment-methods and GET /v1/payments/methods: the store's enabled methods (docs/API.md). */
 export function paymentMethodRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {

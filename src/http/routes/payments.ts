@@ -18,7 +18,7 @@ import { presentCreatedInvoice, presentPayment, presentPaymentStatus } from '../
 import { presentTransfer } from '../../presenters/transfer.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { type CommandResult, idempotency } from '../idempotent.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 import { parseRfc3339, validate } from '../validate.ts';
 import {
   type CancelPaymentBody,

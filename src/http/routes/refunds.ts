@@ -11,7 +11,7 @@ import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 import { validate } from '../validate.ts';
 import { type CreateRefundBody, createRefundSchema, type PaymentParams, paymentParams } from './refunds.schema.ts';
 

@@ -9,7 +9,7 @@ import { presentList } from '../../presenters/list.ts';
 import { deliveriesOfStorePayment, redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 import { validate } from '../validate.ts';
 import { type PaymentParams, paymentParams, type RedeliverBody, redeliverSchema } from './webhooks.schema.ts';
 
