@@ -8,7 +8,7 @@ import { fromBaseUnits } from '../money.ts';
 import { ANOMALIES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
 import { COUNTED_EFFECTS, listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
-import { findPaymentView, receivedAmount, type PaymentView } from '../payments/view.ts';
+import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
 import { outgoingOfPayment, refundableBaseUnits, type OutgoingRow } from '../treasury/outgoing.ts';
 import { isUuid } from '../uuid.ts';
 import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
@@ -254,7 +254,7 @@ export interface PaymentPage {
 /** Everything the payment page shows, or null when it is not the store's payment. */
 export async function loadPaymentPage(db: Db, storeId: string, paymentId: string, network: TonNetwork): Promise<PaymentPage | null> {
   if (!isUuid(paymentId)) return null;
-  const payment = await findPaymentView(db, paymentId.toLowerCase(), { storeId });
+  const payment = await findStorePayment(db, storeId, paymentId.toLowerCase());
   if (!payment) return null;
   const [transfers, outgoing, deliveries] = await Promise.all([
     listTransfers(db, payment.id),

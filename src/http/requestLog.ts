@@ -23,7 +23,7 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
     Object.defineProperty(ctx.state, 'log', {
       configurable: true,
       enumerable: true,
-      get: () => (log ??= deps.log.child(ctx.state.storeId ? { requestId, storeId: ctx.state.storeId } : { requestId })),
+      get: () => (log ??= deps.log.child(ctx.state.merchant ? { requestId, storeId: ctx.state.merchant.storeId } : { requestId })),
       set: (value: Logger) => {
         log = value;
       },
@@ -45,7 +45,7 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
             path: ctx.path,
             status: ctx.status,
             ms: Math.round((performance.now() - started) * 10) / 10,
-            ...(ctx.state.storeId ? { storeId: ctx.state.storeId } : {}),
+            ...(ctx.state.merchant ? { storeId: ctx.state.merchant.storeId } : {}),
           },
           'request',
         );

@@ -17,7 +17,7 @@ import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
-import { findPaymentView, type PaymentView } from './view.ts';
+import { findPaymentView, type PaymentView, type StorePayment } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 
 const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {
@@ -45,14 +45,13 @@ const lockedRow = z.object({
 });
 export type LockedPayment = z.infer<typeof lockedRow>;
 
-/** Step 1 of every command: the payment row, locked until the transaction ends (of the store, when given). */
-export async function lockPayment(tx: Db, paymentId: string, storeId?: string): Promise<LockedPayment | null> {
-  const store = storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${storeId}`;
+/** Step 1 of every command: the payment row, locked until the transaction ends. */
+export async function lockPayment(tx: Db, paymentId: string): Promise<LockedPayment | null> {
   return tx.maybeOne(sql.type(lockedRow)`
     select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.expires_at,
            p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals
     from payments p left join coins c on c.symbol = p.coin_symbol
-    where p.id = ${paymentId} and ${store} for update of p
+    where p.id = ${paymentId} for update of p
   `);
 }
 
@@ -107,49 +106,14 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
             ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
             ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.coinAmountBaseUnits ?? null}, ${choice?.price.rate ?? null},
             ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
-    returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
-              payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
   `;
   // The payment, its deposit and its accounts: one statement. No job is added: expiry is one
   // statement for every due payment (`expireDuePayments`), so a create never NOTIFYs.
   const writes = choice ? depositWrites(config, paymentId, choice, now) : [];
-  // Not parsed by a schema (the hot path of create): the columns are the payments row's own, typed
-  // by node-postgres as paymentView checks them when the view is read.
-  const row = (await tx.one(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`))) as InsertedPayment;
-  // The payment view (`findPaymentView`) without reading it back: the row as stored, its method's
-  // coin and chain as read for the choice, its deposit as inserted, no transfers yet.
-  const method = choice?.method ?? null;
-  const view: PaymentView = {
-    ...row,
-    coin_name: method?.coin_name ?? null,
-    coin_decimals: method?.coin_decimals ?? null,
-    coin_kind: method?.coin_kind ?? null,
-    chain_symbol: method?.chain_symbol ?? null,
-    chain_name: method?.chain_name ?? null,
-    address: choice?.deposit.address ?? null,
-    address_friendly: choice?.deposit.friendly ?? null,
-    transaction_hashes: [],
-    received_base_units: '0',
-    transfer_effects: [],
-  };
+  await tx.query(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`));
   countTransition(tx, status);
-  return view;
+  return (await findPaymentView(tx, paymentId))!;
 }
-
-/** The columns of `paymentView` that the payments row itself holds. */
-type InsertedPayment = Omit<
-  PaymentView,
-  | 'coin_name'
-  | 'coin_decimals'
-  | 'coin_kind'
-  | 'chain_symbol'
-  | 'chain_name'
-  | 'address'
-  | 'address_friendly'
-  | 'transaction_hashes'
-  | 'received_base_units'
-  | 'transfer_effects'
->;
 
 /** The customer chooses a method at checkout (public: the payment id is the capability). */
 export async function selectMethod(pool: DatabasePool, config: CommandConfig, paymentId: string, methodId: string, now: Date): Promise<PaymentView> {
@@ -174,9 +138,10 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
   });
 }
 
-/** Merchant cancel: created/pending → cancelled; cancelled stays; completed/expired → 409. */
-export async function cancelPayment(tx: Db, storeId: string, paymentId: string, now: Date): Promise<PaymentView> {
-  const payment = await lockPayment(tx, paymentId, storeId);
+/** Merchant cancel of the store's payment: created/pending → cancelled; cancelled stays; completed/expired → 409. */
+export async function cancelPayment(tx: Db, storePayment: StorePayment, now: Date): Promise<PaymentView> {
+  const paymentId = storePayment.id;
+  const payment = await lockPayment(tx, paymentId);
   if (!payment) throw paymentNotFound();
   const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'cancel' }, now);
   if (!next.ok) throw rejectionError(next.reason);

@@ -1,8 +1,6 @@
 // The payment as read for its presenter (src/presenters/payment.ts): the merchant's view in one
-// query, also with the token's check (retrieve's one round trip), and the amount received so far.
-import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
+// query — by id, or as the store's payment — and the amount received so far.
 import { prepared, sql, z, type Db } from '../db/pool.ts';
-import { authInvalid } from '../errors.ts';
 import { fromBaseUnits } from '../money.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
 import { PAYMENT_STATUSES } from './transitions.ts';
@@ -66,43 +64,22 @@ export const PAYMENT_VIEW = sql.fragment`
   from ${PAYMENT_WITH_METHOD}
 `;
 
-export async function findPaymentView(db: Db, paymentId: string, options: { storeId?: string } = {}): Promise<PaymentView | null> {
-  const store = options.storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${options.storeId}`;
-  return db.maybeOne(prepared(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId} and ${store}`));
+/** The payment's view by its id alone, for callers that have made sure whose it is (or need not: the sandbox, the reader). */
+export async function findPaymentView(db: Db, paymentId: string): Promise<PaymentView | null> {
+  return db.maybeOne(prepared(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId}`));
 }
+
+/** A payment of the store that asks for it, as `findStorePayment` found it: its view. */
+export type StorePayment = PaymentView;
 
 /**
- * The merchant's read of one payment and its bearer token's database check, in one statement
- * (`Guards.merchantInline`): auth_invalid when the token is not valid — before anything about the
- * payment is used — else the payment of the token's store, or null. The hot path of retrieve: the
- * view comes as one JSON column (node-postgres describes and parses one field instead of ~30:
- * 12 % of Kassa's CPU per retrieve, docs/PERFORMANCE.md) and is not parsed by a schema; its types
- * are the ones `paymentView` checks, its times turned back into Dates.
+ * The one answer to "is this payment this store's?" (the API's `guards.storePayment`, the dashboard's
+ * `storePayment`, a list's cursor): the payment's view when it is the store's, else null — another
+ * store's payment is not found, never forbidden (docs/API.md). Commands that act on a store's payment
+ * take what this returned, so none of them asks again.
  */
-export async function findPaymentViewChecked(db: Db, paymentId: string, check: TokenCheck): Promise<PaymentView | null> {
-  const row = (await db.one(
-    prepared(sql.unsafe`
-    select ${tokenValidSql(check.token, check.now)} as token_valid, row_to_json(v)::text as view
-    from (select 1) as one left join lateral (${PAYMENT_VIEW} where p.id = ${paymentId} and p.store_id = ${check.token.storeId}) as v on true
-  `),
-  )) as { token_valid: boolean; view: string | null };
-  if (!row.token_valid) throw authInvalid();
-  check.checked = true;
-  return row.view === null ? null : viewFromJson(row.view);
-}
-
-type Times = 'created_at' | 'expires_at' | 'method_selected_at' | 'paid_at';
-
-/** PAYMENT_VIEW's row as `row_to_json` writes it: the same fields, its timestamps as ISO 8601 text. */
-function viewFromJson(text: string): PaymentView {
-  const json = JSON.parse(text) as Omit<PaymentView, Times> & Record<Times, string | null>;
-  return {
-    ...json,
-    created_at: new Date(json.created_at!),
-    expires_at: new Date(json.expires_at!),
-    method_selected_at: json.method_selected_at === null ? null : new Date(json.method_selected_at),
-    paid_at: json.paid_at === null ? null : new Date(json.paid_at),
-  };
+export async function findStorePayment(db: Db, storeId: string, paymentId: string): Promise<StorePayment | null> {
+  return db.maybeOne(prepared(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId} and p.store_id = ${storeId}`));
 }
 
 /**

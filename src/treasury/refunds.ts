@@ -6,6 +6,7 @@ import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { KassaError, paymentNotFound, refundExceedsBalance, unusableDestination } from '../errors.ts';
 import { checkDestination } from './destinations.ts';
+import type { StorePayment } from '../payments/view.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
 import { depositMoney, feeReserveFor, TON_FEE_RESERVE_BASE_UNITS, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 
@@ -16,10 +17,17 @@ export interface RefundRequest {
 }
 
 /** Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row (src/presenters/refund.ts shows it). */
-export async function createRefund(tx: Db, network: TonNetwork, storeId: string, paymentId: string, request: RefundRequest, now: Date): Promise<OutgoingRow> {
+export async function createRefund(
+  tx: Db,
+  network: TonNetwork,
+  storePayment: Pick<StorePayment, 'id' | 'store_id'>,
+  request: RefundRequest,
+  now: Date,
+): Promise<OutgoingRow> {
+  const storeId = storePayment.store_id;
   const payment = await tx.maybeOne(sql.type(z.object({ id: z.string(), deposit_address: z.string().nullable() }))`
     select p.id, d.address as deposit_address from payments p left join deposit_addresses d on d.payment_id = p.id
-    where p.id = ${paymentId} and p.store_id = ${storeId}
+    where p.id = ${storePayment.id}
     for update of p
   `);
   if (!payment) throw paymentNotFound();
@@ -131,10 +139,8 @@ export function refundFigures(row: OutgoingRow): { fee: string; receives: string
   return { fee: feeText, receives: fromBaseUnits(receives > 0n ? receives : 0n, 9) };
 }
 
-/** The payment's refunds, oldest first, or null when it is not the store's payment. */
-export async function listRefunds(db: Db, storeId: string, paymentId: string): Promise<readonly OutgoingRow[] | null> {
-  const found = await db.exists(sql.unsafe`select 1 from payments where id = ${paymentId} and store_id = ${storeId}`);
-  if (!found) return null;
+/** The payment's refunds, oldest first. */
+export async function listRefunds(db: Db, paymentId: string): Promise<readonly OutgoingRow[]> {
   return db.any(sql.type(outgoingRow)`
     select ${OUTGOING_COLUMNS} from outgoing_transfers where payment_id = ${paymentId} and kind = 'refund' order by created_at, id
   `);

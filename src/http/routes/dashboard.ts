@@ -6,9 +6,10 @@
 // API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { sql } from '../../db/pool.ts';
 import { KassaError } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
+import { redeliverWebhook } from '../../payments/redeliver.ts';
+import { findStorePayment } from '../../payments/view.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
 import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
@@ -40,7 +41,6 @@ import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import { listTokens } from '../../auth/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
-import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
 import type { Guards } from '../guards.ts';
@@ -214,15 +214,16 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   /** The store's payment (another store's, or none, is not found — before anything else is read). */
   const storePayment: Middleware<DashboardState> = async (ctx, next) => {
     const paymentId = (ctx.params as { paymentId: string }).paymentId;
-    const found =
-      isUuid(paymentId) && (await pool.exists(sql.unsafe`select 1 from payments where id = ${paymentId.toLowerCase()} and store_id = ${ctx.state.store!.id}`));
-    if (!found) return notFound(ctx);
+    const payment = isUuid(paymentId) ? await findStorePayment(pool, ctx.state.store!.id, paymentId.toLowerCase()) : null;
+    if (!payment) return notFound(ctx);
+    ctx.state.payment = payment;
     await next();
   };
 
   router.post(`${S}/payments/:paymentId/refunds`, htmlErrors, sameOrigin, form, signedIn, member, storePayment, owner('refund.refused'), async (ctx: Ctx) => {
     const store = ctx.state.store!;
-    const paymentId = (ctx.params as { paymentId: string }).paymentId.toLowerCase();
+    const payment = ctx.state.payment!;
+    const paymentId = payment.id;
     const request = { coin: field(ctx, 'coin').trim(), amount: field(ctx, 'amount').trim(), address: field(ctx, 'address').trim() };
     const problems: Record<string, string> = {};
     if (!/^\d{1,30}(\.\d{1,30})?$/.test(request.amount)) problems.amount = 'Write the amount as a number such as 0.5.';
@@ -235,7 +236,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     try {
       // The API's own command (POST /v1/payments/{id}/refunds), and the audit row, in one transaction.
       await pool.transaction(async (tx) => {
-        const refund = await createRefund(tx, config.tonNetwork, store.id, paymentId, request, now);
+        const refund = await createRefund(tx, config.tonNetwork, payment, request, now);
         await recordAudit(
           tx,
           ctx.state.actor!,
@@ -267,12 +268,12 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     owner('webhook.refused'),
     async (ctx: Ctx) => {
       const store = ctx.state.store!;
-      const paymentId = (ctx.params as { paymentId: string }).paymentId.toLowerCase();
+      const paymentId = ctx.state.payment!.id;
       const now = deps.now();
       try {
         // The API's own command (POST /v1/payments/{id}/webhook/redeliver), and the audit row, in one transaction.
         await pool.transaction(async (tx) => {
-          const delivery = await redeliverWebhook(tx, store.id, paymentId, now);
+          const delivery = await redeliverWebhook(tx, ctx.state.payment!, now);
           await recordAudit(
             tx,
             ctx.state.actor!,
