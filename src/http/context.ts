@@ -1,6 +1,6 @@
 // What every route and middleware receives: configuration, the pool, the logger and the clock.
 import type { ParameterizedContext } from 'koa';
-import type { VerifiedToken } from '../auth/tokens.ts';
+import type { TokenCheck, VerifiedToken } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -24,6 +24,11 @@ export interface KassaState {
   log: Logger;
   /** Set by `guards.merchant` (http/bearer.ts): who called. Handlers behind it read it through `Authenticated<…>`. */
   merchant?: Merchant;
+  /**
+   * Set by `guards.merchantInline`, whose token check the route makes in its own first statement;
+   * that statement sets `checked` once the database said the token is valid.
+   */
+  tokenCheck?: TokenCheck;
   /** Set by `guards.storePayment` (http/guards.ts): the path's payment, the caller's store's. Read through `OfStorePayment<…>`. */
   payment?: StorePayment;
   /** Set by `validate(…)` (http/validate.ts): the path parameters, query string and body it checked. */

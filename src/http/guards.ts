@@ -14,6 +14,11 @@ import { createRateLimiter, createSharedRateLimiter, rateLimit } from './rateLim
 export interface Guards {
   /** Merchant API: the bearer token of a store (sets ctx.state.merchant; handlers read it as `Authenticated<…>`). */
   merchant: Middleware<KassaState>;
+  /**
+   * The same, the token's database check made by the route's first statement (`requireStore`'s
+   * `inline`): for retrieve, status and create, whose one read makes it (a round trip fewer).
+   */
+  merchantInline: Middleware<KassaState>;
   /** The store's rate limit (after `merchant`): RateLimit-* headers, 429 with Retry-After. */
   storeLimit: Middleware<KassaState>;
   /** Public checkout endpoints: the client address's rate limit. */
@@ -32,17 +37,18 @@ export function createGuards(deps: AppDeps): Guards {
   const store = deps.rateLimitStore;
   const storeLimit = rateLimit(deps.config.rateLimitPerStore, (ctx) => `store:${(ctx.state as Authenticated).merchant.storeId}`, deps.now, store);
   const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now, store);
-  // One failure budget per client for the bearer guard.
+  // One failure budget per client for both bearer guards.
   const perClient = deps.config.rateLimitPerClient;
   const failures = perClient > 0 ? (store ? createSharedRateLimiter(perClient, store, { refundable: true }) : createRateLimiter(perClient)) : null;
   const storePayment: Middleware<Authenticated<{ params: { id: string } }>> = async (ctx, next) => {
-    const payment = await findStorePayment(deps.pool, ctx.state.merchant.storeId, ctx.state.params.id);
+    const payment = await findStorePayment(deps.pool, ctx.state.merchant.storeId, ctx.state.params.id, ctx.state.tokenCheck);
     if (!payment) throw paymentNotFound();
     ctx.state.payment = payment;
     await next();
   };
   return {
     merchant: requireStore(deps, { failures }),
+    merchantInline: requireStore(deps, { failures, inline: true }),
     storeLimit: storeLimit as Middleware<KassaState>,
     clientLimit: clientLimit as Middleware<KassaState>,
     storePayment: storePayment as Middleware<KassaState>,

@@ -1,9 +1,10 @@
 // From a validated request body to a payment draft: the rules that need the catalogue or the
 // store (coin precision, enabled methods, invoice-type rules 1–4 of docs/API.md, POST /v1/payments/create).
+import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../rates/fiat.ts';
-import { KassaError } from '../errors.ts';
+import { authInvalid, KassaError } from '../errors.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
 import type { PaymentDraft } from './commands.ts';
 import type { MethodPrefetch } from './methodChoice.ts';
@@ -71,6 +72,8 @@ function common(body: PaymentInput | InvoiceInput) {
 export interface DraftOptions {
   /** The network whose jetton masters and deposit wallets the payment uses. */
   network: TonNetwork;
+  /** The request's token, checked in the draft's read (`Guards.merchantInline`). */
+  tokenCheck?: TokenCheck | undefined;
 }
 
 /** POST /v1/payments: Customer Choice without methods, Preselected with exactly one. */
@@ -96,31 +99,38 @@ export async function draftFromPayment(db: Db, storeId: string, body: PaymentInp
 
 /**
  * What a create reads before it writes, in one statement instead of one each — the one read of both
- * create operations: the currency's coin precision, the store's
+ * create operations: the token's check (when given), the currency's coin precision, the store's
  * method (by coin and chain, or by id) with its coin and chain, the pair's exchange rate, the coin's
- * jetton master on this network, and — when the method is enabled — the next
+ * jetton master on this network, and — when the method is enabled and the token valid — the next
  * derivation index (`reserveDepositWallet`'s nextval: an index taken by a create that fails later is
  * skipped, as it is when its transaction rolls back). `currency: null` is the method's own coin (a
  * CRYPTO invoice). The row is not parsed by a schema (the hot path of create); node-postgres's types
  * are the ones the schemas of `methodRow`, `getRate` and `chooseMethod` check.
  */
-async function readCatalogue(db: Db, storeId: string, wanted: { currency: string | null; method: MethodKey | undefined }, { network }: DraftOptions) {
+async function readCatalogue(
+  db: Db,
+  storeId: string,
+  wanted: { currency: string | null; method: MethodKey | undefined },
+  { network, tokenCheck }: DraftOptions,
+) {
+  const tokenValid = tokenCheck ? tokenValidSql(tokenCheck.token, tokenCheck.now) : sql.fragment`true`;
   const which = wanted.method === undefined ? sql.fragment`false` : methodWhere(wanted.method);
   const currency = wanted.currency === null ? sql.fragment`m.coin_symbol` : sql.fragment`${wanted.currency}::text`;
   const row = (await db.one(
     prepared(sql.unsafe`
-    select (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
+    select t.token_valid, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
            m.id, m.coin_symbol, m.coin_name, m.coin_decimals, m.coin_kind, m.chain_symbol, m.chain_name,
            r.rate::text as rate, r.source as rate_source, r.fetched_at as rate_fetched_at,
            r.confirming_source, r.confirming_rate::text as confirming_rate, r.confirming_fetched_at,
            j.master_address, j.wallet_code,
-           case when m.id is not null then nextval('deposit_address_index_seq')::text end as next_index
-    from (select) as one
+           case when m.id is not null and t.token_valid then nextval('deposit_address_index_seq')::text end as next_index
+    from (select ${tokenValid} as token_valid) as t
     left join lateral (${STORE_METHODS} where spm.store_id = ${storeId} and ${which}) as m on true
     left join exchange_rates r on r.currency = ${currency} and r.coin_symbol = m.coin_symbol
     left join jetton_masters j on j.coin_symbol = m.coin_symbol and j.network = ${network} and m.coin_kind = 'jetton'
   `),
   )) as {
+    token_valid: boolean;
     currency_decimals: number | null;
     id: string | null;
     coin_symbol: string;
@@ -139,6 +149,8 @@ async function readCatalogue(db: Db, storeId: string, wanted: { currency: string
     wallet_code: Buffer | null;
     next_index: string | null;
   };
+  if (!row.token_valid) throw authInvalid();
+  if (tokenCheck) tokenCheck.checked = true;
   const method: MethodRow | null =
     row.id === null
       ? null

@@ -4,6 +4,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { DatabaseTransactionConnection } from '../../db/pool.ts';
+import type { TokenCheck } from '../../auth/tokens.ts';
 import { KassaError } from '../../errors.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
 import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
@@ -52,6 +53,8 @@ export interface CreateRequest<Body> {
   /** Validated against the operation's schema. */
   body: Body;
   now: Date;
+  /** Behind `guards.merchantInline`: the token, checked by the create's first read. */
+  tokenCheck?: TokenCheck | undefined;
 }
 
 /**
@@ -61,8 +64,9 @@ export interface CreateRequest<Body> {
  */
 export function createOperations({ config }: Pick<AppDeps, 'config'>) {
   return {
-    payment: async (tx: DatabaseTransactionConnection, { storeId, body, now }: CreateRequest<CreatePaymentBody>): Promise<CommandResult> => {
-      const draft = await draftFromPayment(tx, storeId, body, { network: config.tonNetwork });
+    payment: async (tx: DatabaseTransactionConnection, { storeId, body, now, tokenCheck }: CreateRequest<CreatePaymentBody>): Promise<CommandResult> => {
+      // The catalogue in one read, with the token's check (before anything of the create commits).
+      const draft = await draftFromPayment(tx, storeId, body, { network: config.tonNetwork, ...(tokenCheck ? { tokenCheck } : {}) });
       const view = await createPayment(tx, config, storeId, draft, now);
       return { status: 201, body: presentPayment(view, config), paymentId: view.id };
     },
@@ -82,7 +86,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
 
   type Create<Body> = Authenticated<{ body: Body }>;
   const create = idempotent<Create<CreatePaymentBody>>('POST /v1/payments', (tx, ctx, now) =>
-    operations.payment(tx, { storeId: ctx.state.merchant.storeId, body: ctx.state.body, now }),
+    operations.payment(tx, { storeId: ctx.state.merchant.storeId, body: ctx.state.body, now, tokenCheck: ctx.state.tokenCheck }),
   );
   const createInvoice = idempotent<Create<CreateInvoiceBody>>('POST /v1/payments/create', (tx, ctx, now) =>
     operations.invoice(tx, { storeId: ctx.state.merchant.storeId, body: ctx.state.body, now }),
@@ -126,11 +130,11 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   });
 
   const byId = validate({ params: paymentParams });
-  router.post('/v1/payments', guards.merchant, guards.storeLimit, validate({ body: createPaymentSchema }), checkUrls, create);
+  router.post('/v1/payments', guards.merchantInline, guards.storeLimit, validate({ body: createPaymentSchema }), checkUrls, create);
   router.post('/v1/payments/create', guards.merchant, guards.storeLimit, validate({ body: createInvoiceSchema }), checkUrls, createInvoice);
   router.get('/v1/payments', guards.merchant, guards.storeLimit, validate({ query: listPaymentsQuery }), list);
-  router.get('/v1/payments/:id', guards.merchant, guards.storeLimit, byId, guards.storePayment, retrieve);
-  router.get('/v1/payments/:id/status', guards.merchant, guards.storeLimit, byId, guards.storePayment, status);
+  router.get('/v1/payments/:id', guards.merchantInline, guards.storeLimit, byId, guards.storePayment, retrieve);
+  router.get('/v1/payments/:id/status', guards.merchantInline, guards.storeLimit, byId, guards.storePayment, status);
   router.get('/v1/payments/:id/transfers', guards.merchant, guards.storeLimit, byId, guards.storePayment, transfers);
   router.post(
     '/v1/payments/:id/cancel',
