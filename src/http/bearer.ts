@@ -19,11 +19,13 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
  * process has verified before need no verification and pass. What a route requires of the token
  * beyond it (a scope) is a step after it that reads `ctx.state.merchant.token`.
  *
- * `inline` (`Guards.merchantInline`, the one shortcut kept: docs/PERFORMANCE.md, issue 23, measured what
- * it buys): the token's database check is left to the route's first statement — the store's payment
- * (`findStorePayment`) or the create's catalogue read (`draftFromPayment`) — which makes it in the same
- * round trip and marks `ctx.state.tokenCheck.checked`; a route that writes must make it before its
- * first write commits. Whatever answer the route did not check the token for — a replay, any error,
+ * `inline` (`Guards.merchantInline`, for create, retrieve and status): the token's database check is
+ * left to the route's first statement — the store's payment (`findStorePayment`) or the create's
+ * catalogue read (`draftFromPayment`) — which makes it in the same round trip and marks
+ * `ctx.state.tokenCheck.checked`; a route that writes must make it before its first write commits.
+ * A shortcut kept for what it buys: one round trip of a retrieve's two and of a create's seven; with
+ * one mode only (and the view parsed by zod) Kassa spent a median 36 % more CPU per retrieve and 33 %
+ * per create in the same bench/api runs (docs/PERFORMANCE.md, issue 23), past the 10 % allowed. Whatever answer the route did not check the token for — a replay, any error,
  * a 429 of the store's rate limit — is preceded by the ordinary check here, so a refused token is
  * still refused first.
  */

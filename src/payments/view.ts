@@ -72,11 +72,14 @@ export const PAYMENT_VIEW = sql.fragment`
  * given and not yet made, its bearer token's database check in the same statement (auth_invalid when
  * the token is not valid, before anything about the payment is used; `Guards.merchantInline`).
  *
- * What it buys, measured (docs/PERFORMANCE.md, issue 23): the token's check folded in saves a round
- * trip on retrieve (1 statement instead of 2), and the view comes as one JSON column, so
- * node-postgres describes and parses one field instead of ~30 (Kassa 228–230 → 202–206 µs per
- * retrieve, ~10 % more retrieves per second, on a quiet machine). It is not parsed by a schema: its
- * types are the ones `paymentView` checks (the list's reader), its times turned back into Dates.
+ * Two shortcuts kept because bench/api measured what they buy (docs/PERFORMANCE.md, issue 23): without
+ * them (the token checked in its own statement by the guard, the view parsed by zod from ~30 columns)
+ * Kassa spent a median 36 % more CPU per retrieve (and 33 % per create, which also checks its token
+ * inline) in the same runs — past the 10 % the issue allowed. The token's check folded in saves a
+ * round trip (a retrieve is 1 statement, not 2); the view as one JSON column has node-postgres
+ * describe and parse one field instead of ~30 (issue 13: 228–230 → 202–206 µs of Kassa's CPU per
+ * retrieve). The JSON is not parsed by a schema: its types are the ones `paymentView` checks (the
+ * list's reader), its times turned back into Dates.
  */
 async function readPaymentView(db: Db, where: FragmentSqlToken, check?: TokenCheck): Promise<PaymentView | null> {
   const pending = check !== undefined && !check.checked;
