@@ -174,6 +174,13 @@ describe('architecture: parts and the arrows between them', () => {
     assert.deepEqual(broken, []);
   });
 
+  it('routes hold no stream lifecycle: event streams (their counts, heartbeat, lifetime, shutdown) are checkout/liveStreams.ts', () => {
+    const found = files
+      .filter((file) => file.startsWith('src/http/'))
+      .filter((file) => /\bnew PassThrough\(|\bsetInterval\(/.test(fs.readFileSync(path.join(ROOT, file), 'utf8')));
+    assert.deepEqual(found, []);
+  });
+
   it('foundations import only db/ and other foundations, db/ only foundations; entry points are imported by no part, http/ only by them', () => {
     const wrong: string[] = [];
     for (const [from, targets] of parts) {
