@@ -39,7 +39,7 @@ export interface KassaState {
   now?: Date;
 }
 
-/** The caller of the merchant API, as its bearer token says (signature and database checked). */
+/** The caller of the merchant API, as its bearer token says (its signature verified; its database row checked by the guard, or behind `merchantInline` by the route's first statement). */
 export interface Merchant {
   storeId: string;
   /** The token itself (its jti; what a route may require of it). */
