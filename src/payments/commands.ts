@@ -106,17 +106,52 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
             ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
             ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.coinAmountBaseUnits ?? null}, ${choice?.price.rate ?? null},
             ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
+    returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
+              payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
   `;
   // The payment, its deposit and its accounts: one statement. No job is added: expiry is one
   // statement for every due payment (`expireDuePayments`), so a create never NOTIFYs.
   const writes = choice ? depositWrites(config, paymentId, choice, now) : [];
-  await tx.query(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`));
+  // Not parsed by a schema (the hot path of create): the columns are the payments row's own, typed
+  // by node-postgres as paymentView checks them when the view is read.
+  const row = (await tx.one(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`))) as InsertedPayment;
+  // The payment view (`findPaymentView`) without reading it back: the row as stored, its method's
+  // coin and chain as read for the choice, its deposit as inserted, no transfers yet. A shortcut kept
+  // for what it buys (issue 23, docs/PERFORMANCE.md): reading the view back through its one reader
+  // is a 7th round trip to a create's 6, and cost a median 15 % more of Kassa's CPU per create than
+  // this in the same bench/api rounds (this one took 0.71–1.09×, median 0.87×, of it over 7 rounds).
+  const method = choice?.method ?? null;
+  const view: PaymentView = {
+    ...row,
+    coin_name: method?.coin_name ?? null,
+    coin_decimals: method?.coin_decimals ?? null,
+    coin_kind: method?.coin_kind ?? null,
+    chain_symbol: method?.chain_symbol ?? null,
+    chain_name: method?.chain_name ?? null,
+    address: choice?.deposit.address ?? null,
+    address_friendly: choice?.deposit.friendly ?? null,
+    transaction_hashes: [],
+    received_base_units: '0',
+    transfer_effects: [],
+  };
   countTransition(tx, status);
-  // Read back through the view's one reader (a round trip: 7 instead of 6). Building the view by hand
-  // from the write's row saved a median 7 % of Kassa's CPU per create in bench/api (issue 23,
-  // docs/PERFORMANCE.md), within the 10 % the issue allowed for one reader.
-  return (await findPaymentView(tx, paymentId))!;
+  return view;
 }
+
+/** The columns of `paymentView` that the payments row itself holds. */
+type InsertedPayment = Omit<
+  PaymentView,
+  | 'coin_name'
+  | 'coin_decimals'
+  | 'coin_kind'
+  | 'chain_symbol'
+  | 'chain_name'
+  | 'address'
+  | 'address_friendly'
+  | 'transaction_hashes'
+  | 'received_base_units'
+  | 'transfer_effects'
+>;
 
 /** The customer chooses a method at checkout (public: the payment id is the capability). */
 export async function selectMethod(pool: DatabasePool, config: CommandConfig, paymentId: string, methodId: string, now: Date): Promise<PaymentView> {
