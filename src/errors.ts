@@ -37,6 +37,7 @@ export const ERROR_CATALOGUE = {
   headers_too_large: { type: 'invalid_request_error', status: 431 },
   request_timeout: { type: 'invalid_request_error', status: 408 },
   auth_invalid: { type: 'authentication_error' },
+  insufficient_scope: { type: 'authentication_error', status: 403 },
   rate_limit_exceeded: { type: 'rate_limit_error' },
   // Parameters
   missing_parameter: { type: 'invalid_request_error' },

@@ -8,6 +8,7 @@ import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
 import type { ListedPayment, PaymentFilters, PaymentPage } from './payments.ts';
 import type { TokenListing } from '../auth/tokens.ts';
+import { SCOPE_LABELS, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.ts';
 import { TOKEN_LIFETIMES } from './tokens.ts';
 import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
@@ -425,7 +426,7 @@ export function tokensPage(input: {
   viewer: Viewer;
   store: StoreContext;
   tokens: readonly TokenListing[];
-  issued?: { token: string; jti: string } | null;
+  issued?: { token: string; jti: string; scope: TokenScope } | null;
   notice?: string | null;
 }): string {
   const storeRoot = `${input.root}/stores/${input.store.id}`;
@@ -434,7 +435,7 @@ export function tokensPage(input: {
   const body = html`<h1>API tokens</h1>
 ${
   input.issued
-    ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued. Copy it now: it is shown once and Kassa does not keep it.</p>
+    ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued (${SCOPE_LABELS[input.issued.scope]}). Copy it now: it is shown once and Kassa does not keep it.</p>
 <label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}"></div>`
     : ''
 }
@@ -443,16 +444,18 @@ ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''
 <form method="post" action="${storeRoot}/tokens">
 <label for="lifetime">Expires</label>
 <select id="lifetime" name="lifetime">${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+<label for="scope">May</label>
+<select id="scope" name="scope">${TOKEN_SCOPES.map((scope) => html`<option value="${scope}">${SCOPE_LABELS[scope]}</option>`)}</select>
 <button type="submit">Issue a token</button>
 </form></section>
 <section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>
 ${
   input.tokens.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
 <tbody>${input.tokens.map(
         (
           t,
-        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-state">${state(t)}</td>
+        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
 <td>${t.revokedAt ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None.</p>`
