@@ -1,5 +1,5 @@
 --! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
---! Hash: sha1:1bbd2c6cd35195222462af734528a7fd4fdd9eaa
+--! Hash: sha1:93cc1c20284cf05502fe7f13100ae854324e55a2
 --! Message: token scopes and passkeys
 
 -- API token scopes (docs/API.md, Token scopes) and dashboard passkeys (WebAuthn, docs/OPERATIONS.md).
@@ -19,7 +19,7 @@ create table dashboard_passkeys (
   name text not null,
   created_at timestamptz not null,
   last_used_at timestamptz,
-  constraint dashboard_passkeys_credential_id_is_base64url check (credential_id ~ '^[A-Za-z0-9_-]{16,1366}$'),
+  constraint dashboard_passkeys_credential_id_is_base64url check (credential_id ~ '^[A-Za-z0-9_-]+$' and length(credential_id) between 16 and 1366),
   constraint dashboard_passkeys_sign_count_is_not_negative check (sign_count >= 0),
   constraint dashboard_passkeys_name_is_short check (length(name) between 1 and 64)
 );

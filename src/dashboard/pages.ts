@@ -37,7 +37,7 @@ export interface Viewer {
   memberships: readonly Membership[];
 }
 
-interface Shell {
+export interface Shell {
   /** The dashboard's root path, e.g. "/dashboard". */
   root: string;
   title: string;
@@ -46,11 +46,13 @@ interface Shell {
   store?: StoreContext | null;
   current?: 'payments' | 'tokens' | 'team' | 'audit';
   live?: boolean;
+  /** Scripts of the page beside dashboard.js (passkeys.js: the sign-in page and the Passkeys page). */
+  scripts?: readonly 'passkeys.js'[];
 }
 
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-function shell({ root, title, body, viewer, store, current }: Shell): string {
+export function shell({ root, title, body, viewer, store, current, scripts = [] }: Shell): string {
   const storeRoot = store ? `${root}/stores/${store.id}` : null;
   const link = (href: string, label: string, name: Shell['current']) =>
     html`<li><a href="${href}"${current === name ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
@@ -66,6 +68,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
       : '';
   const who = viewer
     ? html`<div class="who"><span>${viewer.email}${store ? html` · ${store.name} (${store.role})` : ''}</span>
+<a href="${root}/passkeys">Passkeys</a>
 <form method="post" action="${root}/sign-out"><button class="quiet" type="submit">Sign out</button></form>
 <form method="post" action="${root}/sign-out-everywhere"><button class="quiet" type="submit">Sign out everywhere</button></form></div>`
     : '';
@@ -81,6 +84,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${dashboardAsset(root, 'dashboard.css')}">
 <script src="${dashboardAsset(root, 'dashboard.js')}" defer></script>
+${scripts.map((name) => html`<script src="${dashboardAsset(root, name)}" defer></script>`)}
 </head>
 <body>
 <header class="top"><a class="brand" href="${root}/">Kassa dashboard</a>${nav}${who}</header>
@@ -92,9 +96,9 @@ ${body}
 `.value;
 }
 
-const problemFor = (problems: Record<string, string>, field: string): Html | '' =>
+export const problemFor = (problems: Record<string, string>, field: string): Html | '' =>
   problems[field] ? html`<p class="problem" id="${field}-problem">${problems[field]}</p>` : '';
-const describedBy = (problems: Record<string, string>, field: string): Html | '' =>
+export const describedBy = (problems: Record<string, string>, field: string): Html | '' =>
   problems[field] ? html` aria-describedby="${field}-problem" aria-invalid="true"` : '';
 
 export function signInPage(input: { root: string; email?: string; problem?: string; next?: string; notice?: string }): string {
@@ -110,8 +114,15 @@ ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : '
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
+<form method="post" action="${input.root}/sign-in/passkey" data-passkey="sign-in" data-options="${input.root}/sign-in/passkey/options" class="passkey">
+${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
+<input type="hidden" name="credential" value="">
+<p class="muted">Or, with a passkey added to your account (this needs JavaScript):</p>
+<button type="submit" class="quiet" id="passkey-sign-in">Sign in with a passkey</button>
+<p class="problem" role="alert" data-passkey-problem hidden></p>
+</form>
 </div>`;
-  return shell({ root: input.root, title: 'Sign in', body });
+  return shell({ root: input.root, title: 'Sign in', body, scripts: ['passkeys.js'] });
 }
 
 export function invitationPage(input: { root: string; token: string; invitation: OpenInvitation; problems?: Record<string, string> }): string {
