@@ -3,7 +3,8 @@
 // a CTAP2 authenticator with resident keys and user verification, as a phone or a laptop's
 // platform authenticator is): invite → set a password → add a passkey → sign out → sign in with the
 // passkey. Then what must be refused is: the same answer sent again (its challenge was used), an
-// answer whose signature counter does not grow (a clone), a removed passkey. BASE_URL is
+// answer sent after its challenge expired, an answer whose signature counter does not grow (a
+// clone), a removed passkey. BASE_URL is
 // http://localhost:<port> (browsers take no IP address as a relying party). axe-core finds no
 // serious violation on the Passkeys page. Screenshots go to test-artifacts/dashboard/ (git-ignored).
 //
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
+import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
@@ -179,6 +181,23 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
     assert.equal(replay.status, 401);
     assert.equal(replay.headers.getSetCookie().length, 0);
     assert.match(await replay.text(), /That passkey did not sign you in/);
+  });
+
+  it('an answer sent after its challenge expired (5 minutes) is refused', async () => {
+    // The app's clock moves past the challenge's life while the browser's answer is on its way.
+    await page.route(`${base}/dashboard/sign-in/passkey`, async (route) => {
+      app.clock.advance(PASSKEY_CHALLENGE_MS + 1000);
+      await route.continue();
+    });
+    try {
+      assert.equal((await signInWithPasskey()).status, 401);
+      assert.match(await page.locator('#sign-in-problem').innerText(), /That passkey did not sign you in/);
+    } finally {
+      await page.unroute(`${base}/dashboard/sign-in/passkey`);
+      app.clock.real();
+    }
+    assert.equal((await signInWithPasskey()).status, 303, 'with a fresh challenge the same passkey signs in');
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
   });
 
   it('an answer whose signature counter does not grow (a cloned authenticator) is refused; then a removed passkey signs in no more', async () => {
