@@ -20,6 +20,7 @@ import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem } from './people.ts';
 import { createSession } from './sessions.ts';
+import { clientWait, recordSignInFailure } from './signInLimits.ts';
 import { isUuid } from '../uuid.ts';
 
 /** How long a ceremony's challenge may be answered. */
@@ -208,19 +209,34 @@ const storedPasskey = z.object({
   transports: z.array(z.string()),
 });
 
-export type PasskeySignIn = { outcome: 'signed_in'; token: string; userId: string } | { outcome: 'refused'; reason: string };
+export type PasskeySignIn =
+  | { outcome: 'signed_in'; token: string; userId: string }
+  | { outcome: 'refused'; reason: string }
+  | { outcome: 'limited'; retryAfterSeconds: number };
 
 /**
  * A sign-in answer → a new session (audited: session.sign_in, method passkey). Refused when the
  * passkey is unknown, the challenge is not one given (or was used), the origin, RP ID, signature or
- * user verification is wrong, or the signature counter did not grow.
+ * user verification is wrong, or the signature counter did not grow. Each refusal counts as a
+ * failed sign-in (SIGN_IN_LIMITS); past the client's limit nothing is checked (`limited`).
  */
 export async function signInWithPasskey(
   pool: DatabasePool,
   input: { answer: string; party: RelyingParty; actor: Pick<Actor, 'clientAddress' | 'userAgent'>; now: Date },
 ): Promise<PasskeySignIn> {
+  const wait = await clientWait(pool, { clientAddress: input.actor.clientAddress, now: input.now });
+  if (wait !== null) return { outcome: 'limited', retryAfterSeconds: wait };
+  const result = await checkPasskeyAnswer(pool, input);
+  if (result.outcome === 'refused') await recordSignInFailure(pool, { email: result.email, clientAddress: input.actor.clientAddress, now: input.now });
+  return result.outcome === 'refused' ? { outcome: 'refused', reason: result.reason } : result;
+}
+
+async function checkPasskeyAnswer(
+  pool: DatabasePool,
+  input: { answer: string; party: RelyingParty; actor: Pick<Actor, 'clientAddress' | 'userAgent'>; now: Date },
+): Promise<{ outcome: 'signed_in'; token: string; userId: string } | { outcome: 'refused'; reason: string; email: string | null }> {
   const response = parseAnswer<AuthenticationResponseJSON>(input.answer);
-  if (!response || !/^[A-Za-z0-9_-]{16,1366}$/.test(response.id)) return { outcome: 'refused', reason: 'no passkey answer' };
+  if (!response || !/^[A-Za-z0-9_-]{16,1366}$/.test(response.id)) return { outcome: 'refused', reason: 'no passkey answer', email: null };
   const passkey = await pool.maybeOne(sql.type(storedPasskey)`
     select p.id, p.user_id, u.email, p.public_key, p.sign_count::text, p.transports
     from dashboard_passkeys p join dashboard_users u on u.id = p.user_id where p.credential_id = ${response.id}
@@ -228,11 +244,11 @@ export async function signInWithPasskey(
   // Unknown passkey: its challenge is spent all the same.
   if (!passkey) {
     await takeChallenge(pool, 'sign_in', null, input.now)(challengeOf(response) ?? '');
-    return { outcome: 'refused', reason: 'unknown passkey' };
+    return { outcome: 'refused', reason: 'unknown passkey', email: null };
   }
   const handle = response.response?.userHandle;
   if (handle !== undefined && handle !== Buffer.from(userHandle(passkey.user_id)).toString('base64url')) {
-    return { outcome: 'refused', reason: 'user handle of another user' };
+    return { outcome: 'refused', reason: 'user handle of another user', email: passkey.email };
   }
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
@@ -245,9 +261,9 @@ export async function signInWithPasskey(
       requireUserVerification: true,
     });
   } catch (error) {
-    return { outcome: 'refused', reason: (error as Error).message };
+    return { outcome: 'refused', reason: (error as Error).message, email: passkey.email };
   }
-  if (!verified.verified) return { outcome: 'refused', reason: 'signature not verified' };
+  if (!verified.verified) return { outcome: 'refused', reason: 'signature not verified', email: passkey.email };
   const counter = verified.authenticationInfo.newCounter;
   return pool.transaction(async (tx) => {
     // The counter read above must still be the stored one: two answers with one counter value sign in once.
@@ -255,7 +271,7 @@ export async function signInWithPasskey(
       update dashboard_passkeys set sign_count = ${counter}, backed_up = ${verified.authenticationInfo.credentialBackedUp}, last_used_at = ${sql.timestamp(input.now)}
       where id = ${passkey.id} and sign_count = ${passkey.sign_count}
     `);
-    if (updated.rowCount !== 1) return { outcome: 'refused', reason: 'signature counter already used' } as const;
+    if (updated.rowCount !== 1) return { outcome: 'refused', reason: 'signature counter already used', email: passkey.email } as const;
     const token = await createSession(tx, passkey.user_id, input.actor, input.now);
     await recordAudit(
       tx,

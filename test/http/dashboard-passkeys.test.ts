@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
+import { SIGN_IN_LIMITS } from '../../src/dashboard/signInLimits.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { dashboardClient, member } from '../helpers/dashboard.ts';
@@ -88,6 +89,21 @@ describe('dashboard passkeys over HTTP', () => {
     const tooLong = await owner.post('/dashboard/passkeys', { name: 'x'.repeat(65), credential: '{}' });
     assert.equal(tooLong.status, 400);
     assert.match(tooLong.text, /at most 64 characters/);
+  });
+
+  it('refused passkey sign-ins count as failed sign-ins: past the per-client limit, 429 with Retry-After, for passwords too', async () => {
+    await app.pool.query(sql.unsafe`delete from dashboard_sign_in_failures`);
+    const credential = JSON.stringify({ id: 'QUJDREVGR0hJSktMTU5PUA', response: {} });
+    for (let i = 0; i < SIGN_IN_LIMITS.perClient; i += 1) {
+      assert.equal((await dashboardClient(app.url).post('/dashboard/sign-in/passkey', { credential })).status, 401);
+    }
+    const limited = await dashboardClient(app.url).post('/dashboard/sign-in/passkey', { credential });
+    assert.equal(limited.status, 429);
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
+    assert.match(limited.text, /Too many failed sign-ins/);
+    const password = await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'keys@example.com', password: 'correct horse battery' });
+    assert.equal(password.status, 429);
+    await app.pool.query(sql.unsafe`delete from dashboard_sign_in_failures`);
   });
 
   it("the Passkeys page is the signed-in person's; another person's passkey cannot be removed", async () => {

@@ -81,6 +81,12 @@ export function dashboardPasskeysRoutes(router: Router<KassaState>, deps: AppDep
   });
   router.post(`${R}/sign-in/passkey`, htmlErrors, sameOrigin, form, async (ctx: Ctx) => {
     const result = await signInWithPasskey(pool, { answer: field(ctx, 'credential'), party, actor: clientOf(ctx), now: deps.now() });
+    if (result.outcome === 'limited') {
+      ctx.set('Retry-After', String(result.retryAfterSeconds));
+      const minutes = Math.ceil(result.retryAfterSeconds / 60);
+      page(ctx, 429, signInPage({ root, problem: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }));
+      return;
+    }
     if (result.outcome === 'refused') {
       ctx.state.log.info({ reason: result.reason }, 'passkey sign-in refused');
       const problem = 'That passkey did not sign you in. Try again, or sign in with your email and password.';
