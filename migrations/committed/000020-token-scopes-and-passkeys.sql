@@ -1,5 +1,5 @@
 --! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
---! Hash: sha1:93cc1c20284cf05502fe7f13100ae854324e55a2
+--! Hash: sha1:5fd58d8126656a27d8f87c1e63ce586b5819afa0
 --! Message: token scopes and passkeys
 
 -- API token scopes (docs/API.md, Token scopes) and dashboard passkeys (WebAuthn, docs/OPERATIONS.md).
@@ -39,6 +39,7 @@ create table dashboard_passkey_challenges (
   challenge text primary key,
   purpose text not null,
   user_id uuid references dashboard_users (id) on delete cascade,
+  client_address text not null,
   created_at timestamptz not null,
   expires_at timestamptz not null,
   constraint dashboard_passkey_challenges_purpose_is_known check (purpose in ('registration', 'sign_in')),
@@ -47,7 +48,10 @@ create table dashboard_passkey_challenges (
 );
 comment on table dashboard_passkey_challenges is 'The random challenges of passkey ceremonies not yet answered: each is used once (its row is deleted when an answer is checked) and only before expires_at (5 minutes). A registration''s belongs to the signed-in user adding a passkey; a sign-in''s to nobody yet. Expired rows are deleted as new challenges are made.';
 comment on column dashboard_passkey_challenges.challenge is 'The challenge the browser''s authenticator signs, base64url.';
+comment on column dashboard_passkey_challenges.client_address is 'The client address that asked for it: one client may hold at most 20 unanswered sign-in challenges (src/dashboard/passkeys.ts).';
 create index dashboard_passkey_challenges_by_expiry on dashboard_passkey_challenges (expires_at);
 comment on index dashboard_passkey_challenges_by_expiry is 'Expired challenges are found and deleted.';
+create index dashboard_passkey_challenges_by_client on dashboard_passkey_challenges (client_address, expires_at);
+comment on index dashboard_passkey_challenges_by_client is 'A client''s unanswered challenges are counted before it gets another.';
 
 comment on column audit_log.action is 'What, as noun.verb: refund.create, refund.refused, webhook.redeliver, webhook.refused, token.issue, token.revoke, member.role_change, member.remove, invitation.create, invitation.accept, session.sign_in (detail.method: password or passkey), session.sign_out, session.sign_out_everywhere, passkey.add, passkey.remove.';

@@ -28,6 +28,8 @@ export const PASSKEY_CHALLENGE_MS = 5 * 60_000;
 /** Passkeys one person may have. */
 export const PASSKEYS_PER_USER = 10;
 export const PASSKEY_NAME_MAX = 64;
+/** Unanswered sign-in challenges one client address may hold (each is a row for 5 minutes). */
+export const SIGN_IN_CHALLENGES_PER_CLIENT = 20;
 /**
  * The COSE algorithms a passkey may use: EdDSA, ES256, RS256 (what authenticators make). Named
  * here rather than left to the library, whose default probes the runtime for post-quantum ones
@@ -54,11 +56,11 @@ const userHandle = (userId: string): Uint8Array<ArrayBuffer> => new Uint8Array(B
 
 type Purpose = 'registration' | 'sign_in';
 
-async function keepChallenge(db: Db, challenge: string, purpose: Purpose, userId: string | null, now: Date): Promise<void> {
+async function keepChallenge(db: Db, challenge: string, purpose: Purpose, userId: string | null, clientAddress: string | null, now: Date): Promise<void> {
   await db.query(sql.unsafe`
     with expired as (delete from dashboard_passkey_challenges where expires_at <= ${sql.timestamp(now)})
-    insert into dashboard_passkey_challenges (challenge, purpose, user_id, created_at, expires_at)
-    values (${challenge}, ${purpose}, ${userId}, ${sql.timestamp(now)}, ${sql.timestamp(new Date(now.getTime() + PASSKEY_CHALLENGE_MS))})
+    insert into dashboard_passkey_challenges (challenge, purpose, user_id, client_address, created_at, expires_at)
+    values (${challenge}, ${purpose}, ${userId}, ${clientAddress ?? 'unknown'}, ${sql.timestamp(now)}, ${sql.timestamp(new Date(now.getTime() + PASSKEY_CHALLENGE_MS))})
   `);
 }
 
@@ -100,7 +102,7 @@ export async function passkeysOf(db: Db, userId: string): Promise<readonly Passk
 /** Options for navigator.credentials.create(): a discoverable credential with user verification. */
 export async function registrationOptions(
   db: Db,
-  input: { userId: string; email: string; party: RelyingParty; now: Date },
+  input: { userId: string; email: string; party: RelyingParty; clientAddress: string | null; now: Date },
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = await passkeysOf(db, input.userId);
   const options = await generateRegistrationOptions({
@@ -114,7 +116,7 @@ export async function registrationOptions(
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     supportedAlgorithmIDs: ALGORITHMS,
   });
-  await keepChallenge(db, options.challenge, 'registration', input.userId, input.now);
+  await keepChallenge(db, options.challenge, 'registration', input.userId, input.clientAddress, input.now);
   return options;
 }
 
@@ -193,10 +195,22 @@ export async function removePasskey(
   });
 }
 
-/** Options for navigator.credentials.get(): any of this site's passkeys (the authenticator offers them), user verification required. */
-export async function signInOptions(db: Db, input: { party: RelyingParty; now: Date }): Promise<PublicKeyCredentialRequestOptionsJSON> {
+/**
+ * Options for navigator.credentials.get(): any of this site's passkeys (the authenticator offers
+ * them), user verification required. Null when the client holds SIGN_IN_CHALLENGES_PER_CLIENT
+ * unanswered ones already (nobody needs more; a flood would only fill the table).
+ */
+export async function signInOptions(
+  db: Db,
+  input: { party: RelyingParty; clientAddress: string | null; now: Date },
+): Promise<PublicKeyCredentialRequestOptionsJSON | null> {
+  const held = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from dashboard_passkey_challenges
+    where client_address = ${input.clientAddress ?? 'unknown'} and purpose = 'sign_in' and expires_at > ${sql.timestamp(input.now)}
+  `);
+  if (held >= SIGN_IN_CHALLENGES_PER_CLIENT) return null;
   const options = await generateAuthenticationOptions({ rpID: input.party.id, timeout: PASSKEY_CHALLENGE_MS, userVerification: 'required' });
-  await keepChallenge(db, options.challenge, 'sign_in', null, input.now);
+  await keepChallenge(db, options.challenge, 'sign_in', null, input.clientAddress, input.now);
   return options;
 }
 

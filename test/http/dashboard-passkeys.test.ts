@@ -5,7 +5,7 @@
 // passkey beyond another's reach.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
+import { PASSKEY_CHALLENGE_MS, SIGN_IN_CHALLENGES_PER_CLIENT } from '../../src/dashboard/passkeys.ts';
 import { SIGN_IN_LIMITS } from '../../src/dashboard/signInLimits.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -71,6 +71,15 @@ describe('dashboard passkeys over HTTP', () => {
     const signIns = (await challenges()).filter((row) => row.purpose === 'sign_in');
     assert.equal(signIns.length, 1, 'the old one expired and was deleted');
     assert.equal(signIns[0]!.user_id, null);
+    // One client holds at most SIGN_IN_CHALLENGES_PER_CLIENT unanswered sign-in challenges.
+    for (let i = signIns.length; i < SIGN_IN_CHALLENGES_PER_CLIENT; i += 1) {
+      assert.equal((await dashboardClient(app.url).post('/dashboard/sign-in/passkey/options')).status, 200);
+    }
+    const flood = await dashboardClient(app.url).post('/dashboard/sign-in/passkey/options');
+    assert.equal(flood.status, 429);
+    assert.equal(flood.headers.get('retry-after'), String(PASSKEY_CHALLENGE_MS / 1000));
+    assert.equal((await challenges()).filter((row) => row.purpose === 'sign_in').length, SIGN_IN_CHALLENGES_PER_CLIENT);
+    await app.pool.query(sql.unsafe`delete from dashboard_passkey_challenges where purpose = 'sign_in'`);
   });
 
   it('answers that are no answers are refused, change nothing and sign no one in', async () => {

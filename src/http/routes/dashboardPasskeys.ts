@@ -6,6 +6,7 @@
 // audit rows are src/dashboard/passkeys.ts's.
 import type Router from '@koa/router';
 import {
+  PASSKEY_CHALLENGE_MS,
   type PasskeyRow,
   addPasskey,
   passkeysOf,
@@ -25,7 +26,7 @@ const NOTICES: Record<string, string> = { added: 'Passkey added: you can sign in
 
 export function dashboardPasskeysRoutes(router: Router<KassaState>, deps: AppDeps, steps: DashboardSteps): void {
   const { pool, config } = deps;
-  const { root, R, page, htmlErrors, form, sameOrigin, signedIn, notFound, redirect, setSessionCookie, clientOf, safeNext, field } = steps;
+  const { root, R, page, message, htmlErrors, form, sameOrigin, signedIn, notFound, redirect, setSessionCookie, clientOf, safeNext, field } = steps;
   const party = relyingParty(config.baseUrl);
 
   const json = (ctx: Ctx, body: unknown) => {
@@ -45,7 +46,7 @@ export function dashboardPasskeysRoutes(router: Router<KassaState>, deps: AppDep
   });
   router.post(`${R}/passkeys/options`, htmlErrors, sameOrigin, signedIn, async (ctx: Ctx) => {
     const session = ctx.state.session!;
-    json(ctx, await registrationOptions(pool, { userId: session.userId, email: session.email, party, now: deps.now() }));
+    json(ctx, await registrationOptions(pool, { userId: session.userId, email: session.email, party, clientAddress: ctx.ip || null, now: deps.now() }));
   });
   router.post(`${R}/passkeys`, htmlErrors, sameOrigin, form, signedIn, async (ctx: Ctx) => {
     const session = ctx.state.session!;
@@ -77,7 +78,12 @@ export function dashboardPasskeysRoutes(router: Router<KassaState>, deps: AppDep
 
   // ---- Sign-in with a passkey (instead of the password).
   router.post(`${R}/sign-in/passkey/options`, htmlErrors, sameOrigin, async (ctx: Ctx) => {
-    json(ctx, await signInOptions(pool, { party, now: deps.now() }));
+    const options = await signInOptions(pool, { party, clientAddress: ctx.ip || null, now: deps.now() });
+    if (!options) {
+      ctx.set('Retry-After', String(PASSKEY_CHALLENGE_MS / 1000));
+      return message(ctx, 429, 'Too many passkey sign-ins', 'Finish or cancel the passkey sign-ins already started, or try again in a few minutes.');
+    }
+    json(ctx, options);
   });
   router.post(`${R}/sign-in/passkey`, htmlErrors, sameOrigin, form, async (ctx: Ctx) => {
     const result = await signInWithPasskey(pool, { answer: field(ctx, 'credential'), party, actor: clientOf(ctx), now: deps.now() });
