@@ -10,6 +10,8 @@ export type AuditAction =
   | 'webhook.refused'
   | 'token.issue'
   | 'token.revoke'
+  | 'store.update'
+  | 'treasury.change'
   | 'member.role_change'
   | 'member.remove'
   | 'invitation.create'

@@ -44,6 +44,7 @@ import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
 import type { Guards } from '../middleware.ts';
+import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
 
@@ -381,6 +382,8 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     const { rows, hasMore } = await listAudit(pool, ctx.state.store!.id, { limit: 100, ...(before ? { beforeId: before } : {}) });
     page(ctx, 200, auditPage({ root, viewer: ctx.state.viewer!, store: ctx.state.store!, rows, hasMore }));
   });
+
+  dashboardSettingsRoutes(router, deps, steps);
 
   // Anything else under the dashboard: its own 404 page.
   router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));
