@@ -114,7 +114,7 @@ ${problemFor(problems, 'methods')}
 
   const treasuryPart = owner
     ? html`<form method="post" action="${storeRoot}/settings/treasury">
-<label for="settings-treasury">${STORE_FIELDS.treasury}</label>
+<label for="settings-treasury">Treasury address</label>
 <p class="muted" id="settings-treasury-hint">The wallet the store's money is swept to: a basechain address of this network, none of Kassa's own wallets. Empty: the money stays in the deposit wallets.</p>
 <input id="settings-treasury" name="treasury" type="text" class="mono" spellcheck="false" autocomplete="off" value="${treasury}" aria-describedby="settings-treasury-hint${problems.treasury ? ' treasury-problem' : ''}"${problems.treasury ? raw(' aria-invalid="true"') : ''}>
 ${problemFor(problems, 'treasury')}
