@@ -55,11 +55,16 @@ const LIVE_MAX_LIFETIME_MS = 10 * 60_000;
 /** Live lists one person may hold open at once (per API process). */
 const LIVE_MAX_PER_USER = 20;
 
-export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
+export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const steps = dashboardSteps(deps);
   const { root, R, S, setSessionCookie, clientOf, page, message, notFound, redirect, htmlErrors, form, sameOrigin, signedIn, member, owner, safeNext, field } =
     steps;
+
+  // Every dashboard request first spends from the app's per-client limit (RATE_LIMIT_PER_CLIENT, as the
+  // checkout's): a sign-in or an invitation costs a 32 MiB scrypt, a CSV up to 10,000 rows. Refused:
+  // the 429 page with Retry-After (htmlErrors). Registered before the routes, so it runs before each.
+  router.use(R, htmlErrors as Middleware<KassaState>, guards.clientLimit);
 
   // ---- Assets.
   router.get(`${R}/assets/:file`, async (ctx, next) => {
