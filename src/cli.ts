@@ -22,7 +22,7 @@ import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { gasReport } from './treasury/gas.ts';
 import { CLI_ACTOR } from './dashboard/audit.ts';
 import { changeStore } from './dashboard/settings.ts';
-import { createInvitation, normalizeEmail, UnknownStoreForInvitation } from './dashboard/people.ts';
+import { createInvitation, normalizeEmail, ROLES, roleOf, UnknownStoreForInvitation } from './dashboard/people.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -378,8 +378,8 @@ export async function main(argv: string[]): Promise<number> {
     const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } });
     const storeId = required(values.store, '--store');
     const email = required(values.email, '--email');
-    const role = values.role ?? 'owner';
-    if (role !== 'owner' && role !== 'viewer') throw new UsageError('--role is owner or viewer');
+    const role = roleOf(values.role ?? 'owner');
+    if (role === null) throw new UsageError(`--role is ${ROLES.join(' or ')}`);
     if (normalizeEmail(email) === null) throw new UsageError(`--email: "${email}" is not an email address`);
     const invitation = await withDatabase(
       config,

@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { findStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
+import type { Role } from '../../src/dashboard/people.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
@@ -49,7 +50,7 @@ after(async () => {
 });
 
 /** A member signed in through their invitation, on a phone-sized page that records console errors and CSP violations. */
-async function signedIn(email: string, role: 'owner' | 'viewer'): Promise<{ page: Page; problems: string[] }> {
+async function signedIn(email: string, role: Role): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: PHONE, locale: 'en-US' });
   await context.addInitScript(() =>
     document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),

@@ -34,6 +34,7 @@ import {
   invitationsOf,
   membersOf,
   roleIn,
+  roleOf,
 } from '../../dashboard/people.ts';
 import { createSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
@@ -329,7 +330,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   router.get(`${S}/team`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTeam(ctx, 200));
   router.post(`${S}/team/invitations`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
     const email = field(ctx, 'email').slice(0, 254);
-    const role = field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    const role = roleOf(field(ctx, 'role')) ?? 'viewer';
     try {
       const made = await createInvitation(pool, {
         storeId: ctx.state.store!.id,
@@ -349,7 +350,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   const memberChange = (remove: boolean) => async (ctx: Ctx) => {
     const store = ctx.state.store!;
     const userId = (ctx.params as { userId: string }).userId;
-    const role = remove ? null : field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    const role = remove ? null : (roleOf(field(ctx, 'role')) ?? 'viewer');
     try {
       const changed = await changeMembership(pool, { storeId: store.id, userId, role, actor: ctx.state.actor!, now: deps.now() });
       if (!changed) return notFound(ctx);
