@@ -5,6 +5,7 @@
 // typing. Its colour comes from a stylesheet of this origin (settings/preview.css?accent=…): the
 // dashboard's policy allows no inline style.
 import { html, raw, type Html } from '../checkout/html.ts';
+import { isHostName } from '../net/addresses.ts';
 import type { StoreView } from '../stores/stores.ts';
 import { problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import { STORE_FIELDS, type StoreField } from './settings.ts';
@@ -27,11 +28,14 @@ export const appearanceOf = (store: StoreView): AppearanceValues => ({
 /** The colour the checkout uses when the store has none (checkout.css --brand). */
 export const DEFAULT_ACCENT = '#0a5cc2';
 
-/** The preview's logo: an https URL only (what the checkout would show), else none. */
+/**
+ * The preview's logo: an https URL whose host is a host name (what the checkout would show), else
+ * none — its origin goes into the page's img-src, so nothing else (a `;` say) may reach the header.
+ */
 export function previewLogo(value: string): URL | null {
   try {
     const url = new URL(value);
-    return url.protocol === 'https:' ? url : null;
+    return url.protocol === 'https:' && isHostName(url.hostname) ? url : null;
   } catch {
     return null;
   }

@@ -56,6 +56,17 @@ describe('dashboard: store settings', () => {
     assert.match(preview.text, /id="preview-name">Typed Only</);
     assert.match(preview.text, /settings\/preview\.css\?accent=%232e7d32/);
     assert.equal((await findStore(app.pool, store.id))!.displayName, null);
+    // A typed logo whose host could break the header is not previewed, and its origin stays out of the policy.
+    const injected = await owner.post(`${settings}/appearance`, {
+      intent: 'preview',
+      name: 'Settings shop',
+      'display-name': '',
+      'logo-url': 'https://cdn.example.com;script-src/x.png',
+      'accent-color': '',
+    });
+    assert.equal(injected.status, 200);
+    assert.equal(injected.headers.get('content-security-policy'), page.headers.get('content-security-policy'));
+    assert.match(injected.text, /id="preview-logo" class="preview-logo" src="" alt="" width="56" height="56" hidden>/);
 
     // Name alone: the checkout shows it (no display name yet).
     const named = await owner.post(`${settings}/appearance`, { intent: 'save', name: 'Renamed shop', 'display-name': '', 'logo-url': '', 'accent-color': '' });
