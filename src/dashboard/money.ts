@@ -124,10 +124,13 @@ export function paymentTimeline(input: {
     }
     if (times?.failed_at) events.push({ at: times.failed_at, kind: o.kind, text: `${what} failed: ${o.failure_reason ?? 'no reason recorded'}` });
   }
-  // Stable: events at the same moment keep the order they were added in (the story's order).
+  // Chain time has whole seconds (a transfer in the second its payment was created reads as before
+  // it): events are ordered by the second, and within one second in the story's order (the order
+  // they were added in).
+  const second = (date: Date) => Math.floor(date.getTime() / 1000);
   return events
     .map((event, index) => ({ event, index }))
-    .sort((a, b) => a.event.at.getTime() - b.event.at.getTime() || a.index - b.index)
+    .sort((a, b) => second(a.event.at) - second(b.event.at) || a.index - b.index)
     .map((e) => e.event);
 }
 

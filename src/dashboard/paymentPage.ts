@@ -94,9 +94,7 @@ export function paymentPage(input: {
   const timeline = html`<ol id="timeline" class="timeline">${page.timeline.map(
     (e) =>
       html`<li class="event-${e.kind}"><time datetime="${e.at.toISOString()}">${dateTime(e.at)}</time> <span class="what">${e.text}</span>${
-        e.hash
-          ? html` <span class="links">${explorerLinks(page.network, e.hash).map((l) => html`<a href="${l.url}" rel="noopener noreferrer">${l.name}</a> `)}</span>`
-          : ''
+        e.hash ? html`<br><span class="tx">${hashCell(page.network, e.hash)}</span>` : ''
       }</li>`,
   )}</ol>`;
   const deliveries = page.deliveries.length
