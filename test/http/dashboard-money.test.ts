@@ -259,11 +259,13 @@ describe('dashboard: the Webhooks page', () => {
 
     app.clock.set(new Date(Date.now() + 60 * 60_000));
     try {
-      const rotated = await owner.post(rotate);
-      assert.equal(rotated.status, 200);
+      const posted = await owner.post(rotate);
+      assert.equal(posted.status, 303);
       const after = await kids();
       assert.equal(after.length, 2);
       const second = after.find((kid) => kid !== first)!;
+      assert.equal(posted.location, `/dashboard/stores/${store.id}/webhooks?rotated=${encodeURIComponent(second)}`);
+      const rotated = await owner.get(posted.location!);
       assert.match(rotated.text, new RegExp(`Key ${second} signs from now on`));
       assert.deepEqual(
         rowsOf(rotated.text, 'webhook-keys').map((row) => [row[0], row[2]!.replace(/ \d.*/, '')]),
@@ -282,8 +284,10 @@ describe('dashboard: the Webhooks page', () => {
       assert.match(again.text, /less than 10 minutes ago/);
       assert.equal((await kids()).length, 2);
       app.clock.advance(11 * 60_000);
-      assert.equal((await owner.post(rotate)).status, 200);
+      assert.equal((await owner.post(rotate)).status, 303);
       assert.equal((await kids()).length, 3);
+      // A stale ?rotated= (no longer the active key) tells nothing.
+      assert.doesNotMatch((await owner.get(posted.location!)).text, /signs from now on/);
       assert.equal((await auditOf(store.id, 'webhook_key.rotate')).length, 2);
     } finally {
       app.clock.real();

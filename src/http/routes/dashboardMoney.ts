@@ -13,7 +13,7 @@ import type { DashboardCtx, DashboardSteps } from './dashboardSteps.ts';
 
 export function dashboardMoneyRoutes(router: Router<KassaState>, deps: AppDeps, steps: DashboardSteps): void {
   const { pool, config } = deps;
-  const { root, S, page, htmlErrors, form, sameOrigin, signedIn, member, owner } = steps;
+  const { root, S, page, redirect, htmlErrors, form, sameOrigin, signedIn, member, owner } = steps;
 
   router.get(`${S}/money`, htmlErrors, signedIn, member, async (ctx: DashboardCtx) => {
     const store = ctx.state.store!;
@@ -26,7 +26,12 @@ export function dashboardMoneyRoutes(router: Router<KassaState>, deps: AppDeps, 
     const keysUrl = `${config.checkoutBaseUrl}/v1/webhook/keys`;
     page(ctx, status, webhooksPage({ root, viewer: ctx.state.viewer!, store, keys, keysUrl, deliveries, ...extra }));
   };
-  router.get(`${S}/webhooks`, htmlErrors, signedIn, member, async (ctx: DashboardCtx) => showWebhooks(ctx, 200));
+  router.get(`${S}/webhooks`, htmlErrors, signedIn, member, async (ctx: DashboardCtx) => {
+    // After a rotation (post, then redirect here): the new key, if it is the active one.
+    const rotated = typeof ctx.query.rotated === 'string' ? ctx.query.rotated : null;
+    const active = rotated === null ? null : (await listWebhookKeys(pool, deps.now())).find((k) => k.retired_at === null && k.kid === rotated);
+    await showWebhooks(ctx, 200, active ? { notice: `Key ${active.kid} signs from now on; the previous key stays published for 24 hours.` } : {});
+  });
   router.post(`${S}/webhooks/keys/rotate`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: DashboardCtx) => {
     let kid: string;
     try {
@@ -35,6 +40,6 @@ export function dashboardMoneyRoutes(router: Router<KassaState>, deps: AppDeps, 
       if (!(error instanceof FormProblem)) throw error;
       return showWebhooks(ctx, 409, { problem: error.message });
     }
-    await showWebhooks(ctx, 200, { notice: `Key ${kid} signs from now on; the previous key stays published for 24 hours.` });
+    redirect(ctx, `${root}/stores/${ctx.state.store!.id}/webhooks?rotated=${encodeURIComponent(kid)}`);
   });
 }
