@@ -35,7 +35,9 @@ ${money.gasTon !== '0' ? html`<dt>Gas in deposits</dt><dd>${money.gasTon} TON of
         (d) =>
           html`<tr><td><a class="mono" href="${storeRoot}/payments/${d.paymentId}">${d.paymentId}</a></td><td>${d.coin}</td><td class="num">${d.booked}</td><td class="num">${d.onChain}</td><td class="num">${d.difference}</td><td class="num">${dateTime(d.checkedAt)}</td></tr>`,
       )}</tbody></table></div>`
-    : html`<p id="differences">No differences: every deposit compared holds what its books say.</p>`;
+    : money.lastReconciledAt
+      ? html`<p id="differences">No differences: every deposit compared holds what its books say.</p>`
+      : '';
   const body = html`<h1>Money</h1>
 <section class="card" aria-labelledby="coins-heading"><h2 id="coins-heading">Per coin</h2>${coins}</section>
 <section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">Treasury</h2>${treasury}</section>

@@ -36,7 +36,7 @@ export interface Viewer {
   memberships: readonly Membership[];
 }
 
-export interface Shell {
+interface Shell {
   /** The dashboard's root path, e.g. "/dashboard". */
   root: string;
   title: string;

@@ -16,7 +16,7 @@ const NOTICES = {
 export type Notice = keyof typeof NOTICES;
 export const isNotice = (value: unknown): value is Notice => typeof value === 'string' && Object.hasOwn(NOTICES, value);
 
-export function hashCell(network: PaymentPage['network'], hash: string | null): Html | string {
+function hashCell(network: PaymentPage['network'], hash: string | null): Html | string {
   if (!hash) return '—';
   const links = explorerLinks(network, hash);
   return html`<span class="mono">${hash}</span>${links.map((l) => html` <a href="${l.url}" rel="noopener noreferrer">${l.name}</a>`)}`;
