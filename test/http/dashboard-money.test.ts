@@ -142,6 +142,22 @@ describe("dashboard: a payment's money", () => {
     assert.equal(rowsOf(page, 'money')[0]![3], '0.49');
   });
 
+  it('the refund of everything a deposit holds shows its fee taken from what is sent, and about what arrives', async () => {
+    const owner = await member(app.url, app.pool, storeA.id, 'cid@example.com', 'owner');
+    const late = await buildPayment(app, storeA, {
+      status: 'expired',
+      body: { amount: '1', currency: 'TON' },
+      transfers: [{ baseUnits: 1_500_000_000n, amount: '1.5', effect: 'after_expiry' }],
+    });
+    const to = Address.parse(freshAddress()).toString({ bounceable: false, testOnly: true });
+    const review = await owner.post(`/dashboard/stores/${storeA.id}/payments/${late.id}/refunds`, { coin: 'TON', amount: '1.5', address: to });
+    assert.equal(review.status, 200, review.text);
+    assert.equal(textOf(review.text, 'confirm-send'), '1.5 TON');
+    assert.match(textOf(review.text, 'confirm-fee'), /^0\.01 TON \(taken from what is sent: this refund empties the deposit\)$/);
+    assert.equal(textOf(review.text, 'confirm-arrives'), 'about 1.49 TON');
+    assert.equal(await outgoingOf(late.id), 0);
+  });
+
   it("a viewer's refund is refused in both steps; another store's payment is not found in both", async () => {
     const viewer = await member(app.url, app.pool, storeA.id, 'vic@example.com', 'viewer');
     const owner = await member(app.url, app.pool, storeA.id, 'eve@example.com', 'owner');
