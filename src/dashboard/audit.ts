@@ -10,6 +10,7 @@ export type AuditAction =
   | 'webhook.refused'
   | 'token.issue'
   | 'token.revoke'
+  | 'webhook_key.rotate'
   | 'member.role_change'
   | 'member.remove'
   | 'invitation.create'

@@ -1,15 +1,15 @@
 // Webhook signing keys: one active key signs; a retired key stays published for 24 hours so that
 // receivers with a cached key set refetch on the new kid and still verify in-flight retries.
 // Key material and kid format come from sign.ts (generateSigningKey); this module only stores them.
-import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import { generateSigningKey, type SigningKey } from './sign.ts';
 
 export type { SigningKey };
 
 export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
 
-/** Makes a new key the active one and retires the previous active key. Returns the new kid. */
-export async function rotateSigningKey(pool: DatabasePool, now: Date): Promise<string> {
+/** Makes a new key the active one and retires the previous active key (in the caller's transaction, if given). Returns the new kid. */
+export async function rotateSigningKey(pool: DatabasePool | DatabaseTransactionConnection, now: Date): Promise<string> {
   const { kid, publicKey, secretKey } = generateSigningKey(now);
   await pool.transaction(async (tx) => {
     await tx.query(sql.typeAlias('void')`lock table webhook_signing_keys in share row exclusive mode`);

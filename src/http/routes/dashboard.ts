@@ -12,18 +12,9 @@ import { KassaError } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
-import {
-  auditPage,
-  invitationPage,
-  isNotice,
-  paymentPage,
-  paymentsPage,
-  signInPage,
-  storesPage,
-  tokensPage,
-  teamPage,
-  type RefundFormState,
-} from '../../dashboard/pages.ts';
+import { auditPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
+import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/paymentPage.ts';
+import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
 import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
@@ -43,6 +34,7 @@ import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
+import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import type { Guards } from '../middleware.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
@@ -224,7 +216,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     if (ctx.req.socket.destroyed) close();
   });
 
-  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; actionProblem?: string | null } = {}) => {
+  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; preview?: RefundPreview; actionProblem?: string | null } = {}) => {
     const store = ctx.state.store!;
     const loaded = await loadPaymentPage(pool, store.id, (ctx.params as { paymentId: string }).paymentId, config.tonNetwork);
     if (!loaded) return notFound(ctx);
@@ -253,10 +245,23 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     const problems: Record<string, string> = {};
     if (!/^\d{1,30}(\.\d{1,30})?$/.test(request.amount)) problems.amount = 'Write the amount as a number such as 0.5.';
     if (request.address === '' || request.address.length > 100) problems.address = 'Give the TON address the refund goes to.';
-    if (field(ctx, 'confirm') !== 'yes') problems.confirm = 'Tick the box to confirm the address.';
     if (!/^[A-Za-z0-9]{1,16}$/.test(request.coin)) problems.form = 'Choose the coin to refund.';
-    const formState = { ...request, problems };
-    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: formState });
+    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: { ...request, problems } });
+    const refused = (error: unknown) => {
+      if (!(error instanceof KassaError)) throw error;
+      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
+      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
+    };
+    // First post: what would be sent, its fee and what arrives (the command itself, rolled back), to confirm.
+    if (field(ctx, 'confirmed') !== 'yes') {
+      let preview: RefundPreview;
+      try {
+        preview = await previewRefund(pool, config.tonNetwork, store.id, paymentId, request, deps.now());
+      } catch (error) {
+        return refused(error);
+      }
+      return showPayment(ctx, 200, { refund: request, preview });
+    }
     const now = deps.now();
     try {
       // The API's own command (POST /v1/payments/{id}/refunds), and the audit row, in one transaction.
@@ -275,9 +280,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
         );
       });
     } catch (error) {
-      if (!(error instanceof KassaError)) throw error;
-      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
-      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
+      return refused(error);
     }
     redirect(ctx, `${root}/stores/${store.id}/payments/${paymentId}?notice=refund_created`);
   });
@@ -381,6 +384,8 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     const { rows, hasMore } = await listAudit(pool, ctx.state.store!.id, { limit: 100, ...(before ? { beforeId: before } : {}) });
     page(ctx, 200, auditPage({ root, viewer: ctx.state.viewer!, store: ctx.state.store!, rows, hasMore }));
   });
+
+  dashboardMoneyRoutes(router, deps, steps);
 
   // Anything else under the dashboard: its own 404 page.
   router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));
