@@ -196,8 +196,8 @@ export interface CoingeckoOptions {
   apiKey: string | null;
   fetch?: typeof fetch;
   timeoutMs?: number;
-  /** The clock `last_updated_at` is judged by. */
-  now?: () => Date;
+  /** The clock `last_updated_at` is judged by (the caller's). */
+  now: () => Date;
   /** A price the source itself last updated longer ago than this is no price (default 10 minutes). */
   maxAgeMs?: number;
 }
@@ -228,7 +228,7 @@ export function coingeckoProvider(options: CoingeckoOptions): RateProvider {
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxAgeMs = options.maxAgeMs ?? 10 * 60 * 1000;
-  const now = options.now ?? (() => new Date());
+  const { now } = options;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   return {
     name: 'coingecko',

@@ -240,7 +240,7 @@ export const ratePolicy = (config: Pick<Config, 'ratesMaxDivergencePercent'>): R
  */
 export function confirmationFor(
   config: Pick<Config, 'ratesProvider' | 'ratesConfirmApiUrl' | 'ratesConfirmApiKey' | 'ratesMaxDivergencePercent'>,
-  options: { fetch?: typeof fetch; now?: () => Date } = {},
+  options: { fetch?: typeof fetch; now: () => Date },
 ): { source: RateProvider; maxDivergencePercent: string } | null {
   if (config.ratesProvider === 'fixed') return null;
   return {
@@ -249,7 +249,7 @@ export function confirmationFor(
       apiKey: config.ratesConfirmApiKey,
       maxAgeMs: RATE_MAX_AGE_MS,
       ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.now ? { now: options.now } : {}),
+      now: options.now,
     }),
     maxDivergencePercent: config.ratesMaxDivergencePercent,
   };
