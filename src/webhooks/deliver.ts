@@ -129,7 +129,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     const failNow = async (why: string): Promise<Start> => {
       await tx.query(sql.typeAlias('void')`
         with interrupted as (${markInterrupted})
-        update webhook_deliveries set status = 'failed', failed_at = ${sql.timestamp(startedAt)}, next_attempt_at = null where id = ${deliveryId}
+        update webhook_deliveries set status = 'failed', failed_at = ${sql.timestamp(startedAt)} where id = ${deliveryId}
       `);
       log.warn({ paymentId: delivery.payment_id }, `webhook delivery failed: ${why}`);
       return { kind: 'done', outcome: { result: 'failed', attempt: null } };
@@ -156,7 +156,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
       )
       update webhook_deliveries
       set attempts = ${attempt}, first_attempt_at = coalesce(first_attempt_at, ${sql.timestamp(startedAt)}),
-          last_attempt_at = ${sql.timestamp(startedAt)}, next_attempt_at = null
+          last_attempt_at = ${sql.timestamp(startedAt)}
       where id = ${deliveryId}
     `);
     return { kind: 'attempt', attempt, paymentId: delivery.payment_id, url: delivery.url, body, headers };
