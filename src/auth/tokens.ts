@@ -43,7 +43,7 @@ async function loadTokenKey(db: Db): Promise<TokenKey> {
 }
 
 /** The token key, loaded once per pool. */
-export function tokenKey(db: Db): Promise<TokenKey> {
+function tokenKey(db: Db): Promise<TokenKey> {
   let key = keyCache.get(db);
   if (!key) {
     key = loadTokenKey(db);
@@ -102,7 +102,7 @@ export async function revokeToken(db: Db, jti: string, now: Date): Promise<boole
 }
 
 /** A token's last use is written at most this often per token and process (api_tokens.last_used_at). */
-export const LAST_USE_RESOLUTION_MS = 60_000;
+const LAST_USE_RESOLUTION_MS = 60_000;
 const lastUseWritten = new WeakMap<object, Map<string, number>>();
 
 /**

@@ -56,12 +56,16 @@ const RETRYABLE_NETWORK_CODES = new Set([
   'ERR_SOCKET_CONNECTION_TIMEOUT',
 ]);
 
-/** ` at <origin><path>` of the URL a request tried (never its query or credentials); empty when unknown. */
+/** Where a request went, for messages: the URL without its query or credentials. */
+export function describeUrl(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+/** ` at <origin><path>` of the URL a request tried (`describeUrl`); empty when unknown. */
 function where(url: string | undefined): string {
   if (!url) return '';
   try {
-    const parsed = new URL(url);
-    return ` at ${parsed.origin}${parsed.pathname}`;
+    return ` at ${describeUrl(new URL(url))}`;
   } catch {
     return '';
   }

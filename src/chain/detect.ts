@@ -14,7 +14,6 @@ export const OP_JETTON_TRANSFER = 0x0f8a7ea5;
 export const OP_JETTON_INTERNAL_TRANSFER = 0x178d4519;
 export const OP_JETTON_TRANSFER_NOTIFICATION = 0x7362d09c;
 export const OP_JETTON_EXCESSES = 0xd53276db;
-export const OP_JETTON_BURN = 0x595f07bc;
 
 /** Why an incoming transfer does not count. Stored in the books; do not rename. */
 export type NotCountedReason =

@@ -218,7 +218,7 @@ export function describeCategory(category: IpCategory): string {
   }
 }
 
-export const WEBHOOK_URL_MAX_LENGTH = 512;
+const WEBHOOK_URL_MAX_LENGTH = 512;
 
 export type UrlCheck = { ok: true } | { ok: false; reason: string };
 

@@ -84,7 +84,7 @@ export function judgeMaster(
  * `get_wallet_address` for a probe owner (the master itself), which is how the chain reader finds the
  * jetton wallets of deposit addresses. Throws a ChainApiError when a get-method fails.
  */
-export async function readJettonMaster(
+async function readJettonMaster(
   client: ChainClient,
   master: Address,
 ): Promise<{ decimals: ContentDecimals; walletCodeHash: string | null; walletAddressAnswered: boolean }> {

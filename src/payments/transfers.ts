@@ -120,7 +120,7 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
   });
 }
 
-export const transferRow = z.object({
+const transferRow = z.object({
   account: z.string(),
   lt: z.string(),
   hash: z.string(),

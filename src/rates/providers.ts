@@ -27,7 +27,7 @@ export interface RateProvider {
  * The sandbox's rate table. SANDBOX FICTION: round numbers so that sandbox payments are easy to
  * follow, not market prices. Config refuses RATES_PROVIDER=fixed on mainnet.
  */
-export const SANDBOX_USD_PRICES: Readonly<Record<string, string>> = Object.freeze({
+const SANDBOX_USD_PRICES: Readonly<Record<string, string>> = Object.freeze({
   USD: '1',
   EUR: '1.08',
   RUB: '0.011',

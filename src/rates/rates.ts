@@ -206,7 +206,7 @@ export function rateVerdict(row: StoredRate, now: Date, policy: RatePolicy): { r
 }
 
 /** A stored rate as a price's rate at `now`, or null when it gives none (see `rateVerdict`). */
-export function usableRate(row: StoredRate, now: Date, policy: RatePolicy): ExchangeRate | null {
+function usableRate(row: StoredRate, now: Date, policy: RatePolicy): ExchangeRate | null {
   const verdict = rateVerdict(row, now, policy);
   return 'rate' in verdict ? verdict.rate : null;
 }

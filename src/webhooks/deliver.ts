@@ -70,7 +70,7 @@ export type DeliverOutcome =
  * Thrown after a failed attempt that will be retried: Graphile Worker records it and backs off. The
  * receiver's fault, not Kassa's: an ExternalFailure (one warn line, no stack).
  */
-export class WebhookAttemptFailed extends ExternalFailure {
+class WebhookAttemptFailed extends ExternalFailure {
   override name = 'WebhookAttemptFailed';
   readonly deliveryId: string;
   readonly attempt: number;

@@ -53,7 +53,7 @@ export interface PostWebhookResult {
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
 const BLOCKED = 'EWEBHOOK_BLOCKED_ADDRESS';
 
