@@ -149,13 +149,13 @@ function budgetedAdapter(budget: RequestBudget | null): AxiosAdapter {
     try {
       const response = await http(config);
       countChainRequest(response.status);
-      if (response.status === 429) budget?.backOff(retryAfterMs(response.headers['retry-after'] as string | undefined));
+      if (response.status === 429) budget?.backOff(retryAfterMs(response.headers['retry-after'] as string | undefined, Date.now()));
       else budget?.succeeded();
       return response;
     } catch (error) {
       const response = (error as { response?: { status?: number; headers?: Record<string, unknown> } }).response;
       countChainRequest(response?.status ?? null);
-      if (response?.status === 429) budget?.backOff(retryAfterMs(response.headers?.['retry-after'] as string | undefined));
+      if (response?.status === 429) budget?.backOff(retryAfterMs(response.headers?.['retry-after'] as string | undefined, Date.now()));
       throw error;
     }
   };

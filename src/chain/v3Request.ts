@@ -41,12 +41,12 @@ export function v3Requester(options: V3RequestOptions) {
     countChainRequest(response.status);
     const text = await response.text();
     if (response.status === 429) {
-      budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      budget?.backOff(retryAfterMs(response.headers.get('retry-after'), Date.now()));
       throw new ChainApiError('chain API answered HTTP 429 (rate limit)', { status: 429, retryable: true });
     }
     if (!response.ok) {
       const retryable = response.status === 408 || response.status >= 500;
-      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after'), Date.now()));
       throw new ChainApiError(`chain API answered HTTP ${response.status} to ${path}: ${text.slice(0, 200)}`, { status: response.status, retryable });
     }
     budget?.succeeded();
