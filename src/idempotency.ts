@@ -9,7 +9,7 @@ import { isUuid } from './uuid.ts';
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export interface Outcome {
+interface Outcome {
   status: number;
   /** The exact response body text (replays are byte-identical). */
   body: string;

@@ -29,7 +29,7 @@ import { ensureGasWallet } from './treasury/gas.ts';
 import { publicUrlProblems } from './net/addresses.ts';
 import { writeRunRecord } from './runState.ts';
 
-export interface Parts {
+interface Parts {
   api: boolean;
   worker: boolean;
 }

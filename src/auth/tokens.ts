@@ -164,7 +164,7 @@ export async function listTokens(db: Db, storeId: string, now: Date): Promise<To
   }));
 }
 
-export interface AuthenticateHooks {
+interface AuthenticateHooks {
   /**
    * Runs before a signature is verified, that is for a token this process has not verified
    * before; throwing refuses the request without spending the verification.
@@ -177,7 +177,7 @@ export interface AuthenticateHooks {
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
 
 /** A token whose signature and claims are verified; its database row is still to be checked. */
-export interface VerifiedToken {
+interface VerifiedToken {
   storeId: string;
   jti: string;
 }

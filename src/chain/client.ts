@@ -13,9 +13,9 @@ import { retryAfterMs } from './budget.ts';
 export type ChainClient = TonClient;
 
 /** A transaction's identity: lt and hex hash. */
-export type TxCursor = { lt: string; hash: string /* hex */ };
+type TxCursor = { lt: string; hash: string /* hex */ };
 
-export type ChainClientOptions = {
+type ChainClientOptions = {
   /** The JSON-RPC endpoint, e.g. `https://toncenter.com/api/v2/jsonRPC`. */
   endpoint: string;
   apiKey?: string | null | undefined;

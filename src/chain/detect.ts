@@ -16,7 +16,7 @@ export const OP_JETTON_TRANSFER_NOTIFICATION = 0x7362d09c;
 export const OP_JETTON_EXCESSES = 0xd53276db;
 
 /** Why an incoming transfer does not count. Stored in the books; do not rename. */
-export type NotCountedReason =
+type NotCountedReason =
   | 'bounced_message' // the incoming message is itself a bounce of something we sent
   | 'value_returned' // the transaction's bounce phase sent the value back (bounceable → uninitialised)
   | 'jetton_notification' // TON attached to a verified jetton transfer_notification (the reader verifies)
@@ -44,14 +44,13 @@ type Base = {
   comment?: string;
 };
 
-export type TonTransfer = Base & { kind: 'ton' };
-export type JettonTransfer = Base & {
+type TonTransfer = Base & { kind: 'ton' };
+type JettonTransfer = Base & {
   kind: 'jetton';
   queryId?: string;
   /** TON forwarded to the owner with the notification (nanoTON). */
   forwardTonAmount?: bigint;
 };
-export type DetectedTransfer = TonTransfer | JettonTransfer;
 
 /** Reads the text of a comment payload positioned right after its op; undefined when not UTF-8 text. */
 function readCommentTail(s: Slice): string | undefined {

@@ -5,7 +5,7 @@
 import { v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
-export interface AccountHistoryPage {
+interface AccountHistoryPage {
   /**
    * The account's transactions with `fromLt` ≤ lt ≤ `toLt`, ascending lt: the newest `maxPages`
    * pages of them (what differs from the books is almost always the newest).
@@ -21,7 +21,7 @@ export interface AccountHistory {
   transactions(account: string, range?: { fromLt?: string | null; toLt?: string | null }, signal?: AbortSignal): Promise<AccountHistoryPage>;
 }
 
-export interface AccountHistoryOptions extends V3RequestOptions {
+interface AccountHistoryOptions extends V3RequestOptions {
   /** Transactions per page (default 100, toncenter's default; at most 1000). */
   pageSize?: number;
   /** Pages per call at most (default 20). */

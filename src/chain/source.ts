@@ -33,7 +33,7 @@ export interface ChainSource {
   block(seqno: number, signal?: AbortSignal): Promise<ChainBlock | null>;
 }
 
-export interface ToncenterV3Options extends V3RequestOptions {
+interface ToncenterV3Options extends V3RequestOptions {
   /** Transactions per page (default 1000, the most toncenter allows: a block is one request unless it holds more). */
   pageSize?: number;
 }

@@ -20,7 +20,7 @@ export interface ChainMessage {
 }
 
 /** A message the transaction sent. */
-export interface ChainOutMessage {
+interface ChainOutMessage {
   /** Raw destination; null for an external out message (a log). */
   destination: string | null;
   value: bigint;

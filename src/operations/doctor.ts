@@ -19,7 +19,7 @@ import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/outgoing.ts';
 import { JETTON_GAS_TOP_UP } from '../treasury/whatToSend.ts';
 import { fromBaseUnits } from '../money.ts';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface Check {
   check: string;

@@ -56,7 +56,7 @@ export function fixedProvider(table: Readonly<Record<string, string>> = SANDBOX_
   };
 }
 
-export interface TonapiOptions {
+interface TonapiOptions {
   /** For example https://tonapi.io (no trailing slash needed). */
   baseUrl: string;
   apiKey: string | null;
@@ -190,7 +190,7 @@ export function tonapiProvider(options: TonapiOptions): RateProvider {
   };
 }
 
-export interface CoingeckoOptions {
+interface CoingeckoOptions {
   /** The API root, for example https://api.coingecko.com/api/v3 (the path `/simple/price` is added). */
   baseUrl: string;
   apiKey: string | null;

@@ -31,9 +31,9 @@ export interface ExchangeRate {
 }
 
 /** Why a stored rate gives no price (the `reason` label of kassa_rate_refusals_total). */
-export type RateRefusal = 'missing' | 'stale' | 'unconfirmed' | 'disagree';
+type RateRefusal = 'missing' | 'stale' | 'unconfirmed' | 'disagree';
 
-export interface RateRow {
+interface RateRow {
   currency: string;
   coin: string;
   rate: string;

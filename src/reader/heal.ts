@@ -10,7 +10,7 @@ import type { ChainBlock } from '../chain/source.ts';
 import type { Logger } from '../log.ts';
 import type { Heal } from '../treasury/reconcile.ts';
 
-export interface HealResult {
+interface HealResult {
   /** Transactions read from the account's history. */
   read: number;
   /** Incoming transfers booked now (the block stream never booked them). */

@@ -59,7 +59,7 @@ const LAG_LOG_EVERY_MS = 10_000;
 /** Mainnet's masterchain block interval since 2026 (for estimates only). */
 const MAINNET_BLOCK_MS = 400;
 
-export interface ChainReaderDeps {
+interface ChainReaderDeps {
   pool: DatabasePool;
   config: Pick<Config, 'tonNetwork'>;
   source: ChainSource;
@@ -73,7 +73,7 @@ export interface ChainReaderDeps {
   infoEveryMs?: number;
 }
 
-export interface StepResult {
+interface StepResult {
   /** False: another reader holds the cursor. */
   owner: boolean;
   processed: number;

@@ -38,7 +38,7 @@ export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
 
 export const INTERRUPTED_ERROR = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
 
-export interface DeliverDeps {
+interface DeliverDeps {
   config: Pick<Config, 'webhookAllowInsecure'>;
   pool: DatabasePool;
   log: Logger;
@@ -48,7 +48,7 @@ export interface DeliverDeps {
 }
 
 /** What deliverWebhook needs of Graphile Worker's helpers: the job's attempt counters. */
-export interface DeliverHelpers {
+interface DeliverHelpers {
   job: {
     /** Graphile Worker's count of runs of this job, this one included. */
     attempts: number;
@@ -58,7 +58,7 @@ export interface DeliverHelpers {
   };
 }
 
-export type DeliverOutcome =
+type DeliverOutcome =
   /** A 2xx answer. */
   | { result: 'delivered'; attempt: number }
   /** Retries are over (deadline or max attempts); the delivery is marked failed. */

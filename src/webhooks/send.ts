@@ -20,7 +20,7 @@ import { classifyIp, describeCategory, isDeliverableIp } from '../net/addresses.
 /** Resolves a host name to all its addresses (the default uses the system resolver, like Node). */
 export type ResolveHost = (hostname: string) => Promise<ReadonlyArray<{ address: string; family?: number }>>;
 
-export interface PostWebhookOptions {
+interface PostWebhookOptions {
   url: string;
   /** The exact bytes that were signed; sent as UTF-8. */
   body: string;

@@ -19,7 +19,7 @@ export function intParam(query: URLSearchParams, name: string): number | null | 
   return Number(raw);
 }
 
-export interface V3Page {
+interface V3Page {
   take: number;
   skip: number;
   sort: 'asc' | 'desc';
