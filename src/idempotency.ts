@@ -7,9 +7,9 @@ import { prepared, sql, z, type DatabasePool, type DatabaseTransactionConnection
 import { KassaError } from './errors.ts';
 import { isUuid } from './uuid.ts';
 
-export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export interface Outcome {
+interface Outcome {
   status: number;
   /** The exact response body text (replays are byte-identical). */
   body: string;
@@ -24,7 +24,7 @@ export function idempotencyKey(header: string | undefined): string | undefined {
 }
 
 /** A stable hash of a JSON body: same members in any order hash the same. */
-export function requestHash(body: unknown): string {
+function requestHash(body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
     if (value && typeof value === 'object') {

@@ -206,9 +206,12 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
 }
 
 /**
- * Expires every due payment in one statement (the rule: expiry.ts's `isDue`, which the SQL below
- * says again); returns how many. The status written is the transition's for a due open payment.
- * The chain reader runs it after every step.
+ * Expires every due payment in one statement; returns how many. The rule: a `created` payment is
+ * due at expiresAt on the wall clock (`now`); a `pending` one once the chain reader has booked every
+ * transaction made before its expiresAt (`chainSettledAt`, the chain's clock:
+ * chain_reader.settled_until), so money sent in time completes it even when its block is read late;
+ * an ended payment never (`pastExpiry` is the boundary). The status written is the transition's for
+ * a due open payment. The chain reader runs it after every step; no job per payment.
  */
 export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }): Promise<number> {
   const next = transition({ status: 'created', expiresAt: clocks.now }, { type: 'expire' }, clocks.now);

@@ -69,7 +69,7 @@ function common(body: PaymentInput | InvoiceInput) {
   };
 }
 
-export interface DraftOptions {
+interface DraftOptions {
   /** The network whose jetton masters and deposit wallets the payment uses. */
   network: TonNetwork;
   /** The request's token, checked in the draft's read (`Guards.merchantInline`). */

@@ -6,7 +6,7 @@ import { generateSigningKey, type SigningKey } from './sign.ts';
 
 export type { SigningKey };
 
-export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
+const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
 
 /** Makes a new key the active one and retires the previous active key (in the caller's transaction, if given). Returns the new kid. */
 export async function rotateSigningKey(pool: DatabasePool | DatabaseTransactionConnection, now: Date): Promise<string> {
