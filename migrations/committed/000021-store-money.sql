@@ -1,5 +1,5 @@
---! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
---! Hash: sha1:339ac9c41e474427de3a71c6690976ef6e58f69a
+--! Previous: sha1:6ec3b6f38b1089f6318b0a0845c805b4ba125e30
+--! Hash: sha1:6b389b9bc392822c64d86a992eb2ab2c211f4a46
 --! Message: store money
 
 -- The dashboard's Money page (issue 24) as a view merchants can query too: a store's money per

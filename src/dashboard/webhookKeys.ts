@@ -5,23 +5,22 @@
 // RETIRED_KEY_PUBLISHED_MS and receivers refetch on an unknown kid), and at most one per
 // ROTATION_MIN_INTERVAL_MS keeps the published set small.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { RETIRED_KEY_PUBLISHED_MS, rotateSigningKey } from '../webhooks/keys.ts';
+import { publishedKeys, RETIRED_KEY_PUBLISHED_MS, rotateSigningKey } from '../webhooks/keys.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem } from './people.ts';
 
 /** The youngest an active key may be when the dashboard rotates it. */
 export const ROTATION_MIN_INTERVAL_MS = 10 * 60_000;
 
-export const webhookKeyRow = z.object({ kid: z.string(), created_at: z.date(), retired_at: z.date().nullable() });
-export type WebhookKeyRow = z.infer<typeof webhookKeyRow>;
+export interface WebhookKeyRow {
+  kid: string;
+  created_at: Date;
+  retired_at: Date | null;
+}
 
 /** The signing keys still published (the active one and those retired less than 24 hours ago), newest first. */
 export async function listWebhookKeys(db: Db, now: Date): Promise<readonly WebhookKeyRow[]> {
-  return db.any(sql.type(webhookKeyRow)`
-    select kid, created_at, retired_at from webhook_signing_keys
-    where retired_at is null or retired_at > ${sql.timestamp(new Date(now.getTime() - RETIRED_KEY_PUBLISHED_MS))}
-    order by created_at desc
-  `);
+  return (await publishedKeys(db, now)).map((key) => ({ kid: key.kid, created_at: key.createdAt, retired_at: key.retiredAt }));
 }
 
 /** When a retired key leaves the published key set. */
