@@ -38,19 +38,25 @@ interface SchemaNode {
  * deepest `errorCode` on the way to it, or undefined when none is.
  */
 export function codeAt(schema: object, path: readonly string[]): ErrorCode | undefined {
-  let node: SchemaNode | undefined = schema as SchemaNode;
+  let node = schema as SchemaNode;
   let code = node.errorCode;
   for (const segment of path) {
-    const properties: Record<string, SchemaNode> | undefined = node.properties;
-    if (properties && Object.hasOwn(properties, segment)) node = properties[segment];
-    else if (node.items && /^\d+$/.test(segment)) node = node.items;
-    else if (typeof node.additionalProperties === 'object') node = node.additionalProperties;
-    else return code;
-    if (node?.errorCode !== undefined) code = node.errorCode;
-    if (!node) return code;
+    // Own keys only: a body's field may be called `constructor` or `__proto__`.
+    const next =
+      node.properties && Object.hasOwn(node.properties, segment)
+        ? node.properties[segment]
+        : node.items && /^\d+$/.test(segment)
+          ? node.items
+          : typeof node.additionalProperties === 'object'
+            ? node.additionalProperties
+            : undefined;
+    if (next === undefined) return code;
+    node = next;
+    code = node.errorCode ?? code;
   }
   return code;
 }
+
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 

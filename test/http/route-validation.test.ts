@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { createPaymentSchema } from '../../src/http/routes/payments.schema.ts';
 import { createRefundSchema } from '../../src/http/routes/refunds.schema.ts';
 import { transferSchema } from '../../src/http/routes/sandbox.schema.ts';
-import { codeAt } from '../../src/http/validate.ts';
+import { codeAt, validate } from '../../src/http/validate.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
@@ -151,6 +151,8 @@ describe("a body field's error code is its route schema's (errorCode), not its n
     assert.equal(codeAt(transferSchema, ['coin']), undefined, 'no code of its own: invalid_request');
     assert.equal(codeAt(createPaymentSchema, ['metadata', 'color']), 'invalid_metadata', 'a field inside another takes the outer code');
     assert.equal(codeAt(createPaymentSchema, ['constructor']), undefined, "Object.prototype's names are no fields");
+    // A code that is not the catalogue's is refused when the route is installed.
+    assert.throws(() => validate({ body: { type: 'object', properties: { coin: { type: 'string', errorCode: 'no_such_code' } } } }), /errorCode/);
   });
 
   it('a malformed coin, by its schema or by the unsafe-text rule before the route, answers the code of the route it was sent to', async () => {
