@@ -147,13 +147,9 @@ export interface ErrorDetails {
   allowedMethods?: string;
 }
 
-/** Only the named factories below word an error their own way; everything else says its code's default message. */
-const OWN_MESSAGE = Symbol('own message');
-
 export interface ErrorOptions {
   param?: string | undefined;
   details?: ErrorDetails;
-  [OWN_MESSAGE]?: string;
 }
 
 /**
@@ -167,7 +163,7 @@ export class KassaError extends Error {
   readonly details: ErrorDetails;
 
   constructor(code: ErrorCode, options: ErrorOptions = {}) {
-    super(options[OWN_MESSAGE] ?? defaultMessage(code, options.param));
+    super(defaultMessage(code, options.param));
     this.code = code;
     this.param = options.param;
     this.details = options.details ?? {};
@@ -175,8 +171,11 @@ export class KassaError extends Error {
 }
 
 /** An error worded for its case: the named factories' one way to say more than the default. */
-const said = (code: ErrorCode, message: string, options: Omit<ErrorOptions, typeof OWN_MESSAGE> = {}): KassaError =>
-  new KassaError(code, { ...options, [OWN_MESSAGE]: message });
+const said = (code: ErrorCode, message: string, options: ErrorOptions = {}): KassaError => {
+  const error = new KassaError(code, options);
+  error.message = message;
+  return error;
+};
 
 // ---- The named factories: each says what its case adds to the code's default.
 
