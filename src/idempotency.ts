@@ -19,7 +19,7 @@ interface Outcome {
 /** Reads and checks the header; undefined when absent. */
 export function idempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
-  if (!isUuid(header)) throw new KassaError('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', { param: 'X-Idempotency-Key' });
+  if (!isUuid(header)) throw new KassaError('invalid_idempotency_key', { param: 'X-Idempotency-Key' });
   return header.toLowerCase();
 }
 
@@ -89,9 +89,7 @@ export async function idempotent(
         continue;
       }
       if (previous.request_hash !== hash) {
-        throw new KassaError('idempotency_key_reused', 'This X-Idempotency-Key was already used with another request body.', {
-          param: 'X-Idempotency-Key',
-        });
+        throw new KassaError('idempotency_key_reused', { param: 'X-Idempotency-Key' });
       }
       if (previous.response_status === null || previous.response_body === null) continue;
       return { status: previous.response_status, body: previous.response_body, replayed: true };
