@@ -278,7 +278,8 @@ export async function main(argv: string[]): Promise<number> {
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
     const log = createLogger(config.logLevel);
     const parts = { api: !values.worker, worker: !values.api };
-    const service = await startService(config, parts, log);
+    // The service's clock: the wall clock, read by whatever runs (every part takes it from here).
+    const service = await startService(config, parts, log, () => new Date());
     await runUntilSignal(service, log);
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   }

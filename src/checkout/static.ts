@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-export interface StaticAsset {
+interface StaticAsset {
   name: string;
   type: string;
   body: string;

@@ -12,6 +12,7 @@ export type AuditAction =
   | 'token.revoke'
   | 'store.update'
   | 'treasury.change'
+  | 'webhook_key.rotate'
   | 'member.role_change'
   | 'member.remove'
   | 'invitation.create'

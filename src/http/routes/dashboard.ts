@@ -12,18 +12,9 @@ import { KassaError } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
-import {
-  auditPage,
-  invitationPage,
-  isNotice,
-  paymentPage,
-  paymentsPage,
-  signInPage,
-  storesPage,
-  tokensPage,
-  teamPage,
-  type RefundFormState,
-} from '../../dashboard/pages.ts';
+import { auditPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
+import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/paymentPage.ts';
+import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
 import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
@@ -44,6 +35,7 @@ import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
+import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import type { Guards } from '../middleware.ts';
 import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
@@ -231,7 +223,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     if (ctx.req.socket.destroyed) close();
   });
 
-  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; actionProblem?: string | null } = {}) => {
+  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; preview?: RefundPreview; actionProblem?: string | null } = {}) => {
     const store = ctx.state.store!;
     const loaded = await loadPaymentPage(pool, store.id, (ctx.params as { paymentId: string }).paymentId, config.tonNetwork);
     if (!loaded) return notFound(ctx);
@@ -260,10 +252,23 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     const problems: Record<string, string> = {};
     if (!/^\d{1,30}(\.\d{1,30})?$/.test(request.amount)) problems.amount = 'Write the amount as a number such as 0.5.';
     if (request.address === '' || request.address.length > 100) problems.address = 'Give the TON address the refund goes to.';
-    if (field(ctx, 'confirm') !== 'yes') problems.confirm = 'Tick the box to confirm the address.';
     if (!/^[A-Za-z0-9]{1,16}$/.test(request.coin)) problems.form = 'Choose the coin to refund.';
-    const formState = { ...request, problems };
-    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: formState });
+    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: { ...request, problems } });
+    const refused = (error: unknown) => {
+      if (!(error instanceof KassaError)) throw error;
+      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
+      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
+    };
+    // First post: what would be sent, its fee and what arrives (the command itself, rolled back), to confirm.
+    if (field(ctx, 'confirmed') !== 'yes') {
+      let preview: RefundPreview;
+      try {
+        preview = await previewRefund(pool, config.tonNetwork, store.id, paymentId, request, deps.now());
+      } catch (error) {
+        return refused(error);
+      }
+      return showPayment(ctx, 200, { refund: request, preview });
+    }
     const now = deps.now();
     try {
       // The API's own command (POST /v1/payments/{id}/refunds), and the audit row, in one transaction.
@@ -282,9 +287,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
         );
       });
     } catch (error) {
-      if (!(error instanceof KassaError)) throw error;
-      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
-      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
+      return refused(error);
     }
     redirect(ctx, `${root}/stores/${store.id}/payments/${paymentId}?notice=refund_created`);
   });
@@ -389,6 +392,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     page(ctx, 200, auditPage({ root, viewer: ctx.state.viewer!, store: ctx.state.store!, rows, hasMore }));
   });
 
+  dashboardMoneyRoutes(router, deps, steps);
   dashboardSettingsRoutes(router, deps, steps);
 
   // Anything else under the dashboard: its own 404 page.
