@@ -10,6 +10,8 @@ export type AuditAction =
   | 'webhook.refused'
   | 'token.issue'
   | 'token.revoke'
+  | 'store.update'
+  | 'treasury.change'
   | 'webhook_key.rotate'
   | 'member.role_change'
   | 'member.remove'

@@ -3,6 +3,7 @@
 // log, and the message pages (403, 404, 429, 500). A payment's page is paymentPage.ts; Money and
 // Webhooks are moneyPage.ts and webhooksPage.ts. Every value is escaped by the `html` tag.
 import { html, raw, type Html } from '../checkout/html.ts';
+import { CHECKOUT_CSP } from '../checkout/page.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
@@ -13,17 +14,8 @@ import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from 
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 
-/** Strict Content-Security-Policy of every dashboard page: nothing inline, nothing third-party. */
-export const DASHBOARD_CSP = [
-  "default-src 'none'",
-  "img-src 'self' data:",
-  "style-src 'self'",
-  "script-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** Content-Security-Policy of every dashboard page: the checkout's strict policy (nothing inline, nothing third-party). */
+export const DASHBOARD_CSP = CHECKOUT_CSP;
 
 export interface StoreContext {
   id: string;
@@ -36,20 +28,22 @@ export interface Viewer {
   memberships: readonly Membership[];
 }
 
-interface Shell {
+export interface Shell {
   /** The dashboard's root path, e.g. "/dashboard". */
   root: string;
   title: string;
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'payments' | 'money' | 'webhooks' | 'tokens' | 'team' | 'audit';
+  current?: 'payments' | 'money' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
   live?: boolean;
+  /** More stylesheets of this origin (a page's own, after dashboard.css). */
+  styles?: readonly { href: string; id: string }[];
 }
 
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-export function shell({ root, title, body, viewer, store, current }: Shell): string {
+export function shell({ root, title, body, viewer, store, current, styles }: Shell): string {
   const storeRoot = store ? `${root}/stores/${store.id}` : null;
   const link = (href: string, label: string, name: Shell['current']) =>
     html`<li><a href="${href}"${current === name ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
@@ -62,6 +56,7 @@ ${link(`${storeRoot}/webhooks`, 'Webhooks', 'webhooks')}
 ${store.role === 'owner' ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
 ${store.role === 'owner' ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
 ${store.role === 'owner' ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
+${link(`${storeRoot}/settings`, 'Settings', 'settings')}
 ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</a></li>` : ''}
 </ul></nav>`
       : '';
@@ -81,6 +76,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
 <title>${title} · Kassa dashboard</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${dashboardAsset(root, 'dashboard.css')}">
+${(styles ?? []).map((style) => html`<link rel="stylesheet" href="${style.href}" id="${style.id}">`)}
 <script src="${dashboardAsset(root, 'dashboard.js')}" defer></script>
 </head>
 <body>

@@ -25,6 +25,7 @@ import {
   invitationsOf,
   membersOf,
   roleIn,
+  roleOf,
 } from '../../dashboard/people.ts';
 import { createSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
@@ -36,6 +37,7 @@ import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import type { Guards } from '../middleware.ts';
+import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
 
@@ -46,11 +48,16 @@ const LIVE_MAX_LIFETIME_MS = 10 * 60_000;
 /** Live lists one person may hold open at once (per API process). */
 const LIVE_MAX_PER_USER = 20;
 
-export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
+export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const steps = dashboardSteps(deps);
   const { root, R, S, setSessionCookie, clientOf, page, message, notFound, redirect, htmlErrors, form, sameOrigin, signedIn, member, owner, safeNext, field } =
     steps;
+
+  // Every dashboard request first spends from the app's per-client limit (RATE_LIMIT_PER_CLIENT, as the
+  // checkout's): a sign-in or an invitation costs a 32 MiB scrypt, a CSV up to 10,000 rows. Refused:
+  // the 429 page with Retry-After (htmlErrors). Registered before the routes, so it runs before each.
+  router.use(R, htmlErrors as Middleware<KassaState>, guards.clientLimit);
 
   // ---- Assets.
   router.get(`${R}/assets/:file`, async (ctx, next) => {
@@ -326,7 +333,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   router.get(`${S}/team`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTeam(ctx, 200));
   router.post(`${S}/team/invitations`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
     const email = field(ctx, 'email').slice(0, 254);
-    const role = field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    const role = roleOf(field(ctx, 'role')) ?? 'viewer';
     try {
       const made = await createInvitation(pool, {
         storeId: ctx.state.store!.id,
@@ -346,7 +353,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   const memberChange = (remove: boolean) => async (ctx: Ctx) => {
     const store = ctx.state.store!;
     const userId = (ctx.params as { userId: string }).userId;
-    const role = remove ? null : field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    const role = remove ? null : (roleOf(field(ctx, 'role')) ?? 'viewer');
     try {
       const changed = await changeMembership(pool, { storeId: store.id, userId, role, actor: ctx.state.actor!, now: deps.now() });
       if (!changed) return notFound(ctx);
@@ -386,6 +393,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   });
 
   dashboardMoneyRoutes(router, deps, steps);
+  dashboardSettingsRoutes(router, deps, steps);
 
   // Anything else under the dashboard: its own 404 page.
   router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));
