@@ -1,5 +1,5 @@
---! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
---! Hash: sha1:5fd58d8126656a27d8f87c1e63ce586b5819afa0
+--! Previous: sha1:6ec3b6f38b1089f6318b0a0845c805b4ba125e30
+--! Hash: sha1:92509aff347a672951c204a842ff2243e52b35ff
 --! Message: token scopes and passkeys
 
 -- API token scopes (docs/API.md, Token scopes) and dashboard passkeys (WebAuthn, docs/OPERATIONS.md).
@@ -54,4 +54,3 @@ comment on index dashboard_passkey_challenges_by_expiry is 'Expired challenges a
 create index dashboard_passkey_challenges_by_client on dashboard_passkey_challenges (client_address, expires_at);
 comment on index dashboard_passkey_challenges_by_client is 'A client''s unanswered challenges are counted before it gets another.';
 
-comment on column audit_log.action is 'What, as noun.verb: refund.create, refund.refused, webhook.redeliver, webhook.refused, token.issue, token.revoke, member.role_change, member.remove, invitation.create, invitation.accept, session.sign_in (detail.method: password or passkey), session.sign_out, session.sign_out_everywhere, passkey.add, passkey.remove.';

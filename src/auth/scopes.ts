@@ -1,7 +1,7 @@
 // API token scopes (docs/API.md, Token scopes): what a token may do. A route declares what it needs
 // where it is registered (src/http/scope.ts, `needs(…)`); this file alone decides whether a scope
 // allows it. Tokens issued before scopes carry none and keep full access.
-import { KassaError } from '../errors.ts';
+import { insufficientScope } from '../errors.ts';
 
 /** A token's scope: everything, reading only, or reading and creating payments (no refund, no cancel, no redelivery). */
 export const TOKEN_SCOPES = ['full', 'read_only', 'create_payments'] as const;
@@ -34,8 +34,5 @@ const narrowestFor = (need: ScopeNeed): TokenScope => (need === 'read' ? 'read_o
 export function checkScope(scope: TokenScope, need: ScopeNeed): void {
   if (scopeAllows(scope, need)) return;
   const wanted = narrowestFor(need);
-  throw new KassaError(
-    'insufficient_scope',
-    `This token's scope (${scope}) does not allow this request; it needs a token with scope ${wanted}${wanted === 'full' ? '' : ' or full'}.`,
-  );
+  throw insufficientScope(scope, wanted === 'full' ? 'full' : `${wanted} or full`);
 }

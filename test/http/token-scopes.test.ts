@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import crypto from 'node:crypto';
 import { type ScopeNeed, scopeAllows, TOKEN_SCOPES, type TokenScope } from '../../src/auth/scopes.ts';
-import { issueToken, tokenKey } from '../../src/auth/tokens.ts';
+import { issueToken } from '../../src/auth/tokens.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { buildPayment } from '../helpers/factories.ts';
@@ -109,7 +109,11 @@ describe('token scopes', () => {
   });
 
   it('a token issued before scopes (no scope claim, the column default) keeps full access; an unknown scope is refused as invalid', async () => {
-    const { privateKey } = await tokenKey(app.pool);
+    // The service's own token key, as an older Kassa signed with it (service_secrets).
+    const der = await app.pool.oneFirst(
+      sql.type(z.object({ secret: z.instanceof(Buffer) }))`select secret from service_secrets where name = 'api_token_signing_key'`,
+    );
+    const privateKey = crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
     const sign = async (claims: Record<string, unknown>) => {
       const jti = crypto.randomUUID();
       const token = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' }).setSubject(store.id).setJti(jti).setIssuedAt().sign(privateKey);
