@@ -8,7 +8,9 @@ import { migrate } from './db/migrate.ts';
 import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
 import path from 'node:path';
-import { issueToken, listTokens, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
+import { listTokens, parseDuration, UnknownStoreError } from './auth/tokens.ts';
+import { isTokenScope, SCOPE_LABELS, TOKEN_SCOPES } from './auth/scopes.ts';
+import { issueAuditedToken, revokeAuditedToken } from './dashboard/tokens.ts';
 import { createStore, DEFAULT_METHODS, listStores, parseMethodList, parseTreasury, STORE_UPDATE_FLAGS, StoreInputError } from './stores/stores.ts';
 import { configuredDepositPublicKey, depositPublicKey, generateMasterKey } from './payments/deposit.ts';
 import { readRunRecords, type RunRecord } from './runState.ts';
@@ -69,18 +71,27 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   {
     name: 'token issue',
-    usage: 'kassa token issue --store ID [--expires-in 30d]',
-    summary: 'Issues an API token for a store. Prints {"token", "jti", "expiresAt"} (expiresAt null: never expires).',
-    options: ["--store ID          the store's id (required)", '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)'],
+    usage: 'kassa token issue --store ID [--expires-in 30d] [--scope full|read_only|create_payments]',
+    summary:
+      'Issues an API token for a store (written to the audit log, actor "cli"). Prints {"token", "jti", "expiresAt", "scope"} (expiresAt null: never expires).',
+    options: [
+      "--store ID          the store's id (required)",
+      '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)',
+      `--scope SCOPE       what the token may do: ${TOKEN_SCOPES.map((scope) => `${scope} (${SCOPE_LABELS[scope]})`).join(', ')}; default full`,
+    ],
   },
   {
     name: 'token list',
     usage: 'kassa token list --store ID',
     summary:
-      'Lists a store\'s tokens, newest first, without secrets. Prints {"data": [{"jti", "issuedAt", "expiresAt", "revokedAt", "lastUsedAt", "state"}]} (lastUsedAt to the minute; state active, expired or revoked).',
+      'Lists a store\'s tokens, newest first, without secrets. Prints {"data": [{"jti", "issuedAt", "expiresAt", "revokedAt", "lastUsedAt", "scope", "state"}]} (lastUsedAt to the minute; scope full, read_only or create_payments; state active, expired or revoked).',
     options: ["--store ID          the store's id (required)"],
   },
-  { name: 'token revoke', usage: 'kassa token revoke JTI', summary: 'Revokes a token at once by its jti. Prints {"revoked": "JTI"}; an unknown jti exits 1.' },
+  {
+    name: 'token revoke',
+    usage: 'kassa token revoke JTI',
+    summary: 'Revokes a token at once by its jti (written to the audit log, actor "cli"). Prints {"revoked": "JTI"}; an unknown jti exits 1.',
+  },
   {
     name: 'keys rotate',
     usage: 'kassa keys rotate',
@@ -309,15 +320,17 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'token' && sub === 'issue') {
-    const { values } = parse(rest, { store: { type: 'string' }, 'expires-in': { type: 'string' } });
+    const { values } = parse(rest, { store: { type: 'string' }, 'expires-in': { type: 'string' }, scope: { type: 'string' } });
     const storeId = required(values.store, '--store');
+    const scope = values.scope === undefined ? 'full' : values.scope;
+    if (!isTokenScope(scope)) throw new UsageError(`--scope must be one of ${TOKEN_SCOPES.join(', ')}`);
     let expiresIn: number | null;
     try {
       expiresIn = typeof values['expires-in'] === 'string' ? parseDuration(values['expires-in']) : null;
     } catch (error) {
       throw new UsageError(`--expires-in: ${(error as Error).message}`);
     }
-    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn, now), running));
+    print(await withDatabase(config, log, (pool) => issueAuditedToken(pool, { storeId, expiresInSeconds: expiresIn, scope }, CLI_ACTOR, now), running));
     return 0;
   }
   if (command === 'store' && sub === 'list') {
@@ -334,7 +347,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'token' && sub === 'revoke') {
     const { positionals } = parse(rest, {}, 1);
     const jti = positionals[0]!;
-    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti, now), running);
+    const revoked = await withDatabase(config, log, (pool) => revokeAuditedToken(pool, jti, CLI_ACTOR, now), running);
     // A well-formed command naming no token: not a usage error (exit 1).
     if (!revoked) throw new Error(`no token with jti "${jti}"`);
     print({ revoked: jti });

@@ -47,6 +47,7 @@ export const ERROR_CATALOGUE = {
   headers_too_large: { type: 'invalid_request_error', status: 431, message: 'The request headers are larger than 16 KiB.' },
   request_timeout: { type: 'invalid_request_error', status: 408, message: 'The request was not received in time.' },
   auth_invalid: { type: 'authentication_error', message: 'The access token is missing, invalid, expired or revoked.' },
+  insufficient_scope: { type: 'authentication_error', status: 403, message: "This token's scope does not allow this request." },
   rate_limit_exceeded: { type: 'rate_limit_error', message: 'Too many requests; retry after a short delay.' },
   // Parameters
   missing_parameter: { type: 'invalid_request_error', message: '{param} is required.' },
@@ -182,6 +183,10 @@ const said = (code: ErrorCode, message: string, options: ErrorOptions = {}): Kas
 export const paymentNotFound = (): KassaError => new KassaError('payment_not_found');
 
 export const authInvalid = (): KassaError => new KassaError('auth_invalid');
+
+/** A valid token whose scope does not allow the request (src/auth/scopes.ts): which scope it has, which it needs. */
+export const insufficientScope = (scope: string, needed: string): KassaError =>
+  said('insufficient_scope', `This token's scope (${scope}) does not allow this request; it needs a token with scope ${needed}.`);
 
 export const rateLimited = (retryAfterSeconds: number): KassaError => new KassaError('rate_limit_exceeded', { details: { retryAfterSeconds } });
 

@@ -1,5 +1,5 @@
---! Previous: sha1:6ec3b6f38b1089f6318b0a0845c805b4ba125e30
---! Hash: sha1:6b389b9bc392822c64d86a992eb2ab2c211f4a46
+--! Previous: sha1:92509aff347a672951c204a842ff2243e52b35ff
+--! Hash: sha1:a577b19b298bea6c9107671a725131f46d937f1d
 --! Message: store money
 
 -- The dashboard's Money page (issue 24) as a view merchants can query too: a store's money per

@@ -1,5 +1,5 @@
---! Previous: sha1:6b389b9bc392822c64d86a992eb2ab2c211f4a46
---! Hash: sha1:ad4cd5e10bcf6eee844ce51ddd1306af45bf9d59
+--! Previous: sha1:a577b19b298bea6c9107671a725131f46d937f1d
+--! Hash: sha1:c8ba9dfe23d5f9e0cf491aa164d66d2de6eee06e
 --! Message: dashboard anomaly index and settings audit
 
 -- The payments page's anomaly filter (dashboard/payments.ts anomalyCondition): the few transfers

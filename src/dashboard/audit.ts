@@ -19,7 +19,9 @@ export type AuditAction =
   | 'invitation.accept'
   | 'session.sign_in'
   | 'session.sign_out'
-  | 'session.sign_out_everywhere';
+  | 'session.sign_out_everywhere'
+  | 'passkey.add'
+  | 'passkey.remove';
 
 /** Who acts and from where: a dashboard user in a request, or the operator's command line. */
 export interface Actor {

@@ -9,6 +9,7 @@ import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
 import type { ListedPayment, PaymentFilters } from './payments.ts';
 import type { TokenListing } from '../auth/tokens.ts';
+import { SCOPE_LABELS, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.ts';
 import { TOKEN_LIFETIMES } from './tokens.ts';
 import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
@@ -39,11 +40,13 @@ export interface Shell {
   live?: boolean;
   /** More stylesheets of this origin (a page's own, after dashboard.css). */
   styles?: readonly { href: string; id: string }[];
+  /** Scripts of the page beside dashboard.js (passkeys.js: the sign-in page and the Passkeys page). */
+  scripts?: readonly 'passkeys.js'[];
 }
 
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-export function shell({ root, title, body, viewer, store, current, styles }: Shell): string {
+export function shell({ root, title, body, viewer, store, current, styles, scripts = [] }: Shell): string {
   const storeRoot = store ? `${root}/stores/${store.id}` : null;
   const link = (href: string, label: string, name: Shell['current']) =>
     html`<li><a href="${href}"${current === name ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
@@ -62,6 +65,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
       : '';
   const who = viewer
     ? html`<div class="who"><span>${viewer.email}${store ? html` · ${store.name} (${store.role})` : ''}</span>
+<a href="${root}/passkeys">Passkeys</a>
 <form method="post" action="${root}/sign-out"><button class="quiet" type="submit">Sign out</button></form>
 <form method="post" action="${root}/sign-out-everywhere"><button class="quiet" type="submit">Sign out everywhere</button></form></div>`
     : '';
@@ -78,6 +82,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
 <link rel="stylesheet" href="${dashboardAsset(root, 'dashboard.css')}">
 ${(styles ?? []).map((style) => html`<link rel="stylesheet" href="${style.href}" id="${style.id}">`)}
 <script src="${dashboardAsset(root, 'dashboard.js')}" defer></script>
+${scripts.map((name) => html`<script src="${dashboardAsset(root, name)}" defer></script>`)}
 </head>
 <body>
 <header class="top"><a class="brand" href="${root}/">Kassa dashboard</a>${nav}${who}</header>
@@ -107,8 +112,15 @@ ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : '
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
+<form method="post" action="${input.root}/sign-in/passkey" data-passkey="sign-in" data-options="${input.root}/sign-in/passkey/options" class="passkey">
+${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
+<input type="hidden" name="credential" value="">
+<p class="muted">Or, with a passkey added to your account (this needs JavaScript):</p>
+<button type="submit" class="quiet" id="passkey-sign-in">Sign in with a passkey</button>
+<p class="problem" role="alert" data-passkey-problem hidden></p>
+</form>
 </div>`;
-  return shell({ root: input.root, title: 'Sign in', body });
+  return shell({ root: input.root, title: 'Sign in', body, scripts: ['passkeys.js'] });
 }
 
 export function invitationPage(input: { root: string; token: string; invitation: OpenInvitation; problems?: Record<string, string> }): string {
@@ -299,7 +311,7 @@ export function tokensPage(input: {
   viewer: Viewer;
   store: StoreContext;
   tokens: readonly TokenListing[];
-  issued?: { token: string; jti: string } | null;
+  issued?: { token: string; jti: string; scope: TokenScope } | null;
   notice?: string | null;
 }): string {
   const storeRoot = `${input.root}/stores/${input.store.id}`;
@@ -308,7 +320,7 @@ export function tokensPage(input: {
   const body = html`<h1>API tokens</h1>
 ${
   input.issued
-    ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued. Copy it now: it is shown once and Kassa does not keep it.</p>
+    ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued (${SCOPE_LABELS[input.issued.scope]}). Copy it now: it is shown once and Kassa does not keep it.</p>
 <label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}"></div>`
     : ''
 }
@@ -317,16 +329,18 @@ ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''
 <form method="post" action="${storeRoot}/tokens">
 <label for="lifetime">Expires</label>
 <select id="lifetime" name="lifetime">${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+<label for="scope">May</label>
+<select id="scope" name="scope">${TOKEN_SCOPES.map((scope) => html`<option value="${scope}">${SCOPE_LABELS[scope]}</option>`)}</select>
 <button type="submit">Issue a token</button>
 </form></section>
 <section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>
 ${
   input.tokens.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
 <tbody>${input.tokens.map(
         (
           t,
-        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-state">${state(t)}</td>
+        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
 <td>${t.revokedAt ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None.</p>`

@@ -19,7 +19,9 @@ function own(name: string, type: string, transform: (text: string) => string = (
 export const DASHBOARD_ASSETS: Readonly<Record<string, DashboardAsset>> = Object.freeze({
   'dashboard.css': own('dashboard.css', 'text/css; charset=utf-8', withBase),
   'dashboard.js': own('dashboard.js', 'text/javascript; charset=utf-8'),
+  'passkeys.js': own('passkeys.js', 'text/javascript; charset=utf-8'),
 });
 
 /** `{root}/assets/dashboard.css?v=<hash>` */
-export const dashboardAsset = (root: string, name: 'dashboard.css' | 'dashboard.js'): string => `${root}/assets/${name}?v=${DASHBOARD_ASSETS[name]!.version}`;
+export const dashboardAsset = (root: string, name: 'dashboard.css' | 'dashboard.js' | 'passkeys.js'): string =>
+  `${root}/assets/${name}?v=${DASHBOARD_ASSETS[name]!.version}`;

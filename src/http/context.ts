@@ -1,5 +1,6 @@
 // What every route and middleware receives: configuration, the pool, the logger and the clock.
 import type { ParameterizedContext } from 'koa';
+import type { TokenScope } from '../auth/scopes.ts';
 import type { TokenCheck } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
@@ -23,6 +24,8 @@ export interface KassaState {
   log: Logger;
   /** Set by the auth middleware on authenticated routes. */
   storeId?: string;
+  /** Set with storeId: what the token may do; routes declare what they need (http/scope.ts). */
+  tokenScope?: TokenScope;
   /**
    * Set by the merchant guard whose token check the route makes in its own statement
    * (`Guards.merchantInline`); the route sets `checked` once the database said the token is valid.

@@ -405,8 +405,9 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
       },
     };
     if (!options.inline) {
-      const { storeId, jti } = await authenticate(deps.pool, match[1]!, now, hooks);
+      const { storeId, jti, scope } = await authenticate(deps.pool, match[1]!, now, hooks);
       ctx.state.storeId = storeId;
+      ctx.state.tokenScope = scope;
       await noteTokenUse(deps.pool, jti, now);
       await next();
       return;
@@ -414,6 +415,7 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
     const token = await verifyToken(deps.pool, match[1]!, now, hooks);
     const check: TokenCheck = { token, now, checked: false };
     ctx.state.storeId = token.storeId;
+    ctx.state.tokenScope = token.scope;
     ctx.state.tokenCheck = check;
     try {
       await next();

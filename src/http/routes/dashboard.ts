@@ -30,6 +30,7 @@ import {
 import { createSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
+import { isTokenScope, type TokenScope } from '../../auth/scopes.ts';
 import { listTokens } from '../../auth/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
@@ -37,6 +38,7 @@ import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import type { Guards } from '../middleware.ts';
+import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
@@ -369,15 +371,17 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   router.post(`${S}/team/members/:userId/remove`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(true));
 
   // ---- API tokens (owners): issue (shown once), list (never the secret), revoke.
-  const showTokens = async (ctx: Ctx, status: number, extra: { issued?: { token: string; jti: string }; notice?: string } = {}) => {
+  const showTokens = async (ctx: Ctx, status: number, extra: { issued?: { token: string; jti: string; scope: TokenScope }; notice?: string } = {}) => {
     const store = ctx.state.store!;
     page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer!, store, tokens: await listTokens(pool, store.id, deps.now()), ...extra }));
   };
   router.get(`${S}/tokens`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTokens(ctx, 200));
   router.post(`${S}/tokens`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
-    const issued = await issueStoreToken(pool, ctx.state.store!.id, field(ctx, 'lifetime'), ctx.state.actor!, deps.now());
+    const scope = field(ctx, 'scope') || 'full';
+    if (!isTokenScope(scope)) return message(ctx, 400, 'Not accepted', 'Choose what the token may do: full access, read-only, or create and read payments.');
+    const issued = await issueStoreToken(pool, ctx.state.store!.id, field(ctx, 'lifetime'), scope, ctx.state.actor!, deps.now());
     // Answered with the page itself, never a redirect: the token is in this one answer only.
-    await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti } });
+    await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti, scope: issued.scope } });
   });
   router.post(`${S}/tokens/:jti/revoke`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
     const jti = (ctx.params as { jti: string }).jti;
@@ -394,6 +398,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
 
   dashboardMoneyRoutes(router, deps, steps);
   dashboardSettingsRoutes(router, deps, steps);
+  dashboardPasskeysRoutes(router, deps, steps);
 
   // Anything else under the dashboard: its own 404 page.
   router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));

@@ -19,6 +19,7 @@ import { presentTransfer } from '../../presenters/transfer.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { type CommandResult, idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
+import { needs } from '../scope.ts';
 import { parseRfc3339, validate } from '../validate.ts';
 import {
   type CancelPaymentBody,
@@ -137,15 +138,24 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     return { status: 200, body: present(view), paymentId: view.id };
   });
 
-  router.post('/v1/payments', guards.merchantInline, guards.storeLimit, validate({ body: createPaymentSchema }), checkUrls, create);
-  router.post('/v1/payments/create', guards.merchant, guards.storeLimit, validate({ body: createInvoiceSchema }), checkUrls, createInvoice);
-  router.get('/v1/payments', guards.merchant, guards.storeLimit, validate({ query: listPaymentsQuery }), list);
-  router.get('/v1/payments/:id', guards.merchantInline, guards.storeLimit, validate({ params: paymentParams }), retrieve);
-  router.get('/v1/payments/:id/status', guards.merchantInline, guards.storeLimit, validate({ params: paymentParams }), status);
-  router.get('/v1/payments/:id/transfers', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), transfers);
+  router.post('/v1/payments', guards.merchantInline, needs('create_payment'), guards.storeLimit, validate({ body: createPaymentSchema }), checkUrls, create);
+  router.post(
+    '/v1/payments/create',
+    guards.merchant,
+    needs('create_payment'),
+    guards.storeLimit,
+    validate({ body: createInvoiceSchema }),
+    checkUrls,
+    createInvoice,
+  );
+  router.get('/v1/payments', guards.merchant, needs('read'), guards.storeLimit, validate({ query: listPaymentsQuery }), list);
+  router.get('/v1/payments/:id', guards.merchantInline, needs('read'), guards.storeLimit, validate({ params: paymentParams }), retrieve);
+  router.get('/v1/payments/:id/status', guards.merchantInline, needs('read'), guards.storeLimit, validate({ params: paymentParams }), status);
+  router.get('/v1/payments/:id/transfers', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), transfers);
   router.post(
     '/v1/payments/:id/cancel',
     guards.merchant,
+    needs('change'),
     guards.storeLimit,
     validate({ params: paymentParams, body: cancelPaymentSchema }),
     chainBooked,

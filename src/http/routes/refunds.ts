@@ -12,6 +12,7 @@ import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
+import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type CreateRefundBody, createRefundSchema, type PaymentParams, paymentParams } from './refunds.schema.ts';
 
@@ -40,18 +41,19 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   router.post(
     '/v1/payments/:id/refunds',
     guards.merchant,
+    needs('change'),
     guards.storeLimit,
     validate({ params: paymentParams }),
     storePayment,
     validate({ body: createRefundSchema }),
     create,
   );
-  router.get('/v1/payments/:id/refunds', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), list);
+  router.get('/v1/payments/:id/refunds', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), list);
 
   // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
   const balance: Middleware<ById> = async (ctx) => {
     const id = ctx.state.params.id;
     ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'));
   };
-  router.get('/v1/payments/:id/balance', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), storePayment, balance);
+  router.get('/v1/payments/:id/balance', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), storePayment, balance);
 }

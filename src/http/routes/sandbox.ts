@@ -13,6 +13,7 @@ import { chainBehind, KassaError, paymentNotFound, sandboxRefusal } from '../../
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
 import type { Validated } from '../context.ts';
+import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type PaymentParams, paymentParams, type TransferBody, transferSchema } from './sandbox.schema.ts';
 import type { Logger } from '../../log.ts';
@@ -98,6 +99,7 @@ export async function startSandbox(
     router.post(
       '/sandbox/v1/payments/:id/expire',
       guards.merchant,
+      needs('change'),
       guards.storeLimit,
       validate({ params: paymentParams }),
       async (ctx: ParameterizedContext<Validated<{ params: PaymentParams }>>) => {

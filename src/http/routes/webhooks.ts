@@ -10,6 +10,7 @@ import { deliveriesOfStorePayment, redeliverWebhook } from '../../webhooks/deliv
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
+import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type PaymentParams, paymentParams, type RedeliverBody, redeliverSchema } from './webhooks.schema.ts';
 
@@ -29,6 +30,13 @@ export function webhookRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     paymentId: ctx.state.params.id,
   }));
 
-  router.get('/v1/payments/:id/webhook-deliveries', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), list);
-  router.post('/v1/payments/:id/webhook/redeliver', guards.merchant, guards.storeLimit, validate({ params: paymentParams, body: redeliverSchema }), redeliver);
+  router.get('/v1/payments/:id/webhook-deliveries', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), list);
+  router.post(
+    '/v1/payments/:id/webhook/redeliver',
+    guards.merchant,
+    needs('change'),
+    guards.storeLimit,
+    validate({ params: paymentParams, body: redeliverSchema }),
+    redeliver,
+  );
 }
