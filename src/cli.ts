@@ -8,8 +8,10 @@ import { migrate } from './db/migrate.ts';
 import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
 import path from 'node:path';
-import { issueToken, listTokens, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
-import { createStore, DEFAULT_METHODS, listStores, parseMethodList, parseTreasury, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
+import { listTokens, parseDuration, UnknownStoreError } from './auth/tokens.ts';
+import { isTokenScope, SCOPE_LABELS, TOKEN_SCOPES } from './auth/scopes.ts';
+import { issueAuditedToken, revokeAuditedToken } from './dashboard/tokens.ts';
+import { createStore, DEFAULT_METHODS, listStores, parseMethodList, parseTreasury, STORE_UPDATE_FLAGS, StoreInputError } from './stores/stores.ts';
 import { configuredDepositPublicKey, depositPublicKey, generateMasterKey } from './payments/deposit.ts';
 import { readRunRecords, type RunRecord } from './runState.ts';
 import { DepositExportError, exportDeposit } from './payments/depositExport.ts';
@@ -21,7 +23,8 @@ import { sharedRequestBudget } from './chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { gasReport } from './treasury/gas.ts';
 import { CLI_ACTOR } from './dashboard/audit.ts';
-import { createInvitation, normalizeEmail, UnknownStoreForInvitation } from './dashboard/people.ts';
+import { changeStore } from './dashboard/settings.ts';
+import { createInvitation, normalizeEmail, ROLES, roleOf, UnknownStoreForInvitation } from './dashboard/people.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -48,13 +51,17 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   {
     name: 'store update',
-    usage: 'kassa store update ID [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB]',
-    summary: 'Changes a store: its treasury, its face on the checkout page ("" clears a field). Prints the store.',
+    usage:
+      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON]',
+    summary:
+      'Changes a store: its name, treasury, payment methods, its face on the checkout page ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
     options: [
+      "--name NAME           the store's name",
       "--treasury ADDRESS    where the store's money is swept",
       '--display-name NAME   the name customers see',
       '--logo-url URL        an https logo',
       "--accent-color #RRGGBB the main button's colour",
+      '--methods LIST        the payment methods the store takes from now on (COIN/CHAIN, comma-separated)',
     ],
   },
   {
@@ -64,18 +71,27 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   {
     name: 'token issue',
-    usage: 'kassa token issue --store ID [--expires-in 30d]',
-    summary: 'Issues an API token for a store. Prints {"token", "jti", "expiresAt"} (expiresAt null: never expires).',
-    options: ["--store ID          the store's id (required)", '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)'],
+    usage: 'kassa token issue --store ID [--expires-in 30d] [--scope full|read_only|create_payments]',
+    summary:
+      'Issues an API token for a store (written to the audit log, actor "cli"). Prints {"token", "jti", "expiresAt", "scope"} (expiresAt null: never expires).',
+    options: [
+      "--store ID          the store's id (required)",
+      '--expires-in TIME   lifetime such as 3600s, 90m, 12h, 30d or never (default: never)',
+      `--scope SCOPE       what the token may do: ${TOKEN_SCOPES.map((scope) => `${scope} (${SCOPE_LABELS[scope]})`).join(', ')}; default full`,
+    ],
   },
   {
     name: 'token list',
     usage: 'kassa token list --store ID',
     summary:
-      'Lists a store\'s tokens, newest first, without secrets. Prints {"data": [{"jti", "issuedAt", "expiresAt", "revokedAt", "lastUsedAt", "state"}]} (lastUsedAt to the minute; state active, expired or revoked).',
+      'Lists a store\'s tokens, newest first, without secrets. Prints {"data": [{"jti", "issuedAt", "expiresAt", "revokedAt", "lastUsedAt", "scope", "state"}]} (lastUsedAt to the minute; scope full, read_only or create_payments; state active, expired or revoked).',
     options: ["--store ID          the store's id (required)"],
   },
-  { name: 'token revoke', usage: 'kassa token revoke JTI', summary: 'Revokes a token at once by its jti. Prints {"revoked": "JTI"}; an unknown jti exits 1.' },
+  {
+    name: 'token revoke',
+    usage: 'kassa token revoke JTI',
+    summary: 'Revokes a token at once by its jti (written to the audit log, actor "cli"). Prints {"revoked": "JTI"}; an unknown jti exits 1.',
+  },
   {
     name: 'keys rotate',
     usage: 'kassa keys rotate',
@@ -273,7 +289,8 @@ export async function main(argv: string[]): Promise<number> {
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
     const log = createLogger(config.logLevel);
     const parts = { api: !values.worker, worker: !values.api };
-    const service = await startService(config, parts, log);
+    // The service's clock: the wall clock, read by whatever runs (every part takes it from here).
+    const service = await startService(config, parts, log, () => new Date());
     await runUntilSignal(service, log);
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   }
@@ -295,21 +312,25 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'store' && sub === 'update') {
-    const { values, positionals } = parse(rest, Object.fromEntries(STORE_OPTIONS.map((option) => [option.flag, { type: 'string' as const }])), 1);
+    const { values, positionals } = parse(rest, Object.fromEntries(STORE_UPDATE_FLAGS.map((flag) => [flag, { type: 'string' as const }])), 1);
     const given = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given, config.tonNetwork), running));
+    const change = (pool: DatabasePool) =>
+      changeStore(pool, { storeId: positionals[0]!, given, network: config.tonNetwork, actor: CLI_ACTOR, now }).then((changed) => changed.store);
+    print(await withDatabase(config, log, change, running));
     return 0;
   }
   if (command === 'token' && sub === 'issue') {
-    const { values } = parse(rest, { store: { type: 'string' }, 'expires-in': { type: 'string' } });
+    const { values } = parse(rest, { store: { type: 'string' }, 'expires-in': { type: 'string' }, scope: { type: 'string' } });
     const storeId = required(values.store, '--store');
+    const scope = values.scope === undefined ? 'full' : values.scope;
+    if (!isTokenScope(scope)) throw new UsageError(`--scope must be one of ${TOKEN_SCOPES.join(', ')}`);
     let expiresIn: number | null;
     try {
       expiresIn = typeof values['expires-in'] === 'string' ? parseDuration(values['expires-in']) : null;
     } catch (error) {
       throw new UsageError(`--expires-in: ${(error as Error).message}`);
     }
-    print(await withDatabase(config, log, (pool) => issueToken(pool, storeId, expiresIn, now), running));
+    print(await withDatabase(config, log, (pool) => issueAuditedToken(pool, { storeId, expiresInSeconds: expiresIn, scope }, CLI_ACTOR, now), running));
     return 0;
   }
   if (command === 'store' && sub === 'list') {
@@ -326,7 +347,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'token' && sub === 'revoke') {
     const { positionals } = parse(rest, {}, 1);
     const jti = positionals[0]!;
-    const revoked = await withDatabase(config, log, (pool) => revokeToken(pool, jti, now), running);
+    const revoked = await withDatabase(config, log, (pool) => revokeAuditedToken(pool, jti, CLI_ACTOR, now), running);
     // A well-formed command naming no token: not a usage error (exit 1).
     if (!revoked) throw new Error(`no token with jti "${jti}"`);
     print({ revoked: jti });
@@ -371,8 +392,8 @@ export async function main(argv: string[]): Promise<number> {
     const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } });
     const storeId = required(values.store, '--store');
     const email = required(values.email, '--email');
-    const role = values.role ?? 'owner';
-    if (role !== 'owner' && role !== 'viewer') throw new UsageError('--role is owner or viewer');
+    const role = roleOf(values.role ?? 'owner');
+    if (role === null) throw new UsageError(`--role is ${ROLES.join(' or ')}`);
     if (normalizeEmail(email) === null) throw new UsageError(`--email: "${email}" is not an email address`);
     const invitation = await withDatabase(
       config,

@@ -5,6 +5,7 @@ import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose'
 import { authInvalid } from '../errors.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { isUuid } from '../uuid.ts';
+import { isTokenScope, type TokenScope } from './scopes.ts';
 
 /** The only JWS algorithms accepted: EdDSA and its RFC 9864 name. Never "none", never HMAC. */
 const ACCEPTED_ALGORITHMS = ['EdDSA', 'Ed25519'];
@@ -22,6 +23,8 @@ interface VerifiedClaims {
   /** Seconds since the epoch, from the token's own claims. */
   exp?: number;
   nbf?: number;
+  /** The `scope` claim; `full` for tokens issued before scopes, which carry none. */
+  scope: TokenScope;
 }
 
 /** At most this many verified tokens are remembered per key; the oldest goes first. */
@@ -43,7 +46,7 @@ async function loadTokenKey(db: Db): Promise<TokenKey> {
 }
 
 /** The token key, loaded once per pool. */
-export function tokenKey(db: Db): Promise<TokenKey> {
+function tokenKey(db: Db): Promise<TokenKey> {
   let key = keyCache.get(db);
   if (!key) {
     key = loadTokenKey(db);
@@ -72,23 +75,29 @@ export interface IssuedToken {
   token: string;
   jti: string;
   expiresAt: string | null;
+  scope: TokenScope;
 }
 
-export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now: Date): Promise<IssuedToken> {
+/**
+ * Issues a token of the store. Its scope is a signed claim of the token (what the API enforces,
+ * src/auth/scopes.ts) and is recorded in api_tokens.scope (what `kassa token list` and the
+ * dashboard show); a scope never changes: a narrower one is a new token.
+ */
+export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now: Date, scope: TokenScope = 'full'): Promise<IssuedToken> {
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const { privateKey } = await tokenKey(db);
   const jti = crypto.randomUUID();
   const issuedAt = Math.floor(now.getTime() / 1000);
   const expiresAt = expiresInSeconds === null ? null : new Date((issuedAt + expiresInSeconds) * 1000);
-  let jwt = new SignJWT({}).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' }).setSubject(storeId).setJti(jti).setIssuedAt(issuedAt);
+  let jwt = new SignJWT({ scope }).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' }).setSubject(storeId).setJti(jti).setIssuedAt(issuedAt);
   if (expiresAt) jwt = jwt.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
   const token = await jwt.sign(privateKey);
   await db.query(sql.typeAlias('void')`
-    insert into api_tokens (jti, store_id, issued_at, expires_at)
-    values (${jti}, ${storeId}, ${sql.timestamp(new Date(issuedAt * 1000))}, ${expiresAt ? sql.timestamp(expiresAt) : null})
+    insert into api_tokens (jti, store_id, issued_at, expires_at, scope)
+    values (${jti}, ${storeId}, ${sql.timestamp(new Date(issuedAt * 1000))}, ${expiresAt ? sql.timestamp(expiresAt) : null}, ${scope})
   `);
-  return { token, jti, expiresAt: expiresAt ? expiresAt.toISOString() : null };
+  return { token, jti, expiresAt: expiresAt ? expiresAt.toISOString() : null, scope };
 }
 
 /** Revokes a token at once. Returns false when no token has that jti. */
@@ -96,13 +105,13 @@ export async function revokeToken(db: Db, jti: string, now: Date): Promise<boole
   if (!isUuid(jti)) return false;
   const row = await db.maybeOne(sql.type(z.object({ jti: z.string() }))`
     update api_tokens set revoked_at = coalesce(revoked_at, ${sql.timestamp(now)})
-    where jti = ${jti} returning jti
+    where jti = ${jti.toLowerCase()} returning jti
   `);
   return row !== null;
 }
 
 /** A token's last use is written at most this often per token and process (api_tokens.last_used_at). */
-export const LAST_USE_RESOLUTION_MS = 60_000;
+const LAST_USE_RESOLUTION_MS = 60_000;
 const lastUseWritten = new WeakMap<object, Map<string, number>>();
 
 /**
@@ -134,6 +143,8 @@ export interface TokenListing {
   expiresAt: string | null;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  /** full, read_only or create_payments (src/auth/scopes.ts). */
+  scope: TokenScope;
   /** active, expired or revoked, at the time of listing. */
   state: 'active' | 'expired' | 'revoked';
 }
@@ -144,6 +155,7 @@ const listedToken = z.object({
   expires_at: z.date().nullable(),
   revoked_at: z.date().nullable(),
   last_used_at: z.date().nullable(),
+  scope: z.enum(['full', 'read_only', 'create_payments']),
 });
 
 /** A store's tokens, newest first, without any secret (the JWT itself is never stored). */
@@ -151,7 +163,7 @@ export async function listTokens(db: Db, storeId: string, now: Date): Promise<To
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const rows = await db.any(sql.type(listedToken)`
-    select jti, issued_at, expires_at, revoked_at, last_used_at from api_tokens where store_id = ${storeId} order by issued_at desc, jti
+    select jti, issued_at, expires_at, revoked_at, last_used_at, scope from api_tokens where store_id = ${storeId} order by issued_at desc, jti
   `);
   const iso = (date: Date | null) => (date ? date.toISOString() : null);
   return rows.map((row) => ({
@@ -160,11 +172,12 @@ export async function listTokens(db: Db, storeId: string, now: Date): Promise<To
     expiresAt: iso(row.expires_at),
     revokedAt: iso(row.revoked_at),
     lastUsedAt: iso(row.last_used_at),
+    scope: row.scope,
     state: row.revoked_at !== null ? 'revoked' : row.expires_at !== null && row.expires_at.getTime() <= now.getTime() ? 'expired' : 'active',
   }));
 }
 
-export interface AuthenticateHooks {
+interface AuthenticateHooks {
   /**
    * Runs before a signature is verified, that is for a token this process has not verified
    * before; throwing refuses the request without spending the verification.
@@ -180,13 +193,15 @@ const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(
 export interface VerifiedToken {
   storeId: string;
   jti: string;
+  /** What the token may do (its signed `scope` claim; `full` when it has none). */
+  scope: TokenScope;
 }
 
 /**
  * Verifies a bearer token and returns its store id. Every failure is the same 401 auth_invalid,
  * with no hint of which check failed.
  */
-export async function authenticate(db: Db, token: string, now: Date, hooks: AuthenticateHooks = {}): Promise<{ storeId: string; jti: string }> {
+export async function authenticate(db: Db, token: string, now: Date, hooks: AuthenticateHooks = {}): Promise<VerifiedToken> {
   const verified = await verifyToken(db, token, now, hooks);
   await checkTokenRow(db, verified, now);
   return verified;
@@ -195,7 +210,7 @@ export async function authenticate(db: Db, token: string, now: Date, hooks: Auth
 /** The signature and claims only (`authenticate` without its database read). */
 export async function verifyToken(db: Db, token: string, now: Date, hooks: AuthenticateHooks = {}): Promise<VerifiedToken> {
   const claims = await verifySignature(await tokenKey(db), token, now, hooks);
-  return { storeId: claims.sub, jti: claims.jti };
+  return { storeId: claims.sub, jti: claims.jti, scope: claims.scope };
 }
 
 /** The database's word on a verified token: known, of its store, not revoked, not expired (docs/API.md, Authentication: refused at once). */
@@ -247,8 +262,10 @@ async function verifySignature(key: TokenKey, token: string, now: Date, hooks: A
     throw error;
   }
   const { sub, jti, exp, nbf } = payload;
-  if (typeof sub !== 'string' || typeof jti !== 'string' || !isUuid(jti)) throw authInvalid();
-  const claims: VerifiedClaims = { sub, jti, ...(exp !== undefined ? { exp } : {}), ...(nbf !== undefined ? { nbf } : {}) };
+  // A token without a scope was issued before scopes: full access. A scope Kassa does not know is no token of its own.
+  const scope = payload.scope ?? 'full';
+  if (typeof sub !== 'string' || typeof jti !== 'string' || !isUuid(jti) || !isTokenScope(scope)) throw authInvalid();
+  const claims: VerifiedClaims = { sub, jti, scope, ...(exp !== undefined ? { exp } : {}), ...(nbf !== undefined ? { nbf } : {}) };
   await hooks.verified?.();
   if (key.verified.size >= MAX_VERIFIED_TOKENS) key.verified.delete(key.verified.keys().next().value!);
   key.verified.set(token, claims);

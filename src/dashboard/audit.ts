@@ -10,13 +10,18 @@ export type AuditAction =
   | 'webhook.refused'
   | 'token.issue'
   | 'token.revoke'
+  | 'store.update'
+  | 'treasury.change'
+  | 'webhook_key.rotate'
   | 'member.role_change'
   | 'member.remove'
   | 'invitation.create'
   | 'invitation.accept'
   | 'session.sign_in'
   | 'session.sign_out'
-  | 'session.sign_out_everywhere';
+  | 'session.sign_out_everywhere'
+  | 'passkey.add'
+  | 'passkey.remove';
 
 /** Who acts and from where: a dashboard user in a request, or the operator's command line. */
 export interface Actor {

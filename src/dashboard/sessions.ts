@@ -80,7 +80,12 @@ export async function signIn(
   const userId = checked.userId;
   const token = await pool.transaction(async (tx) => {
     const created = await createSession(tx, userId, input.actor, input.now);
-    await recordAudit(tx, { ...input.actor, userId, name: email }, { storeId: null, action: 'session.sign_in', subject: email }, input.now);
+    await recordAudit(
+      tx,
+      { ...input.actor, userId, name: email },
+      { storeId: null, action: 'session.sign_in', subject: email, detail: { method: 'password' } },
+      input.now,
+    );
     return created;
   });
   return { outcome: 'signed_in', token, userId };

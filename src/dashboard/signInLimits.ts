@@ -4,7 +4,7 @@
 // an account (who confirms that account's password) — so neither can be used to guess a password.
 // The count, the check and the failure's row are one transaction under advisory locks on the
 // account and the client, so requests sent at once cannot all pass on the same old count.
-import { sql, z, type DatabasePool } from '../db/pool.ts';
+import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { decoyHash, verifyPassword } from './passwords.ts';
 
 /** Failed sign-ins allowed in a window: per account and per client address. */
@@ -53,4 +53,29 @@ export async function checkAccountPassword(
     `);
     return { outcome: 'refused' } as const;
   });
+}
+
+/**
+ * A sign-in without a password (a passkey's, src/dashboard/passkeys.ts) under the per-client limit:
+ * the seconds to wait when the client address has SIGN_IN_LIMITS.perClient failures in the window,
+ * null when it may try. (A passkey names no account before it is checked, so only the client's
+ * limit can apply before; its failures count for the account too, as a wrong password's.)
+ */
+export async function clientWait(db: Db, input: { clientAddress: string | null; now: Date }): Promise<number | null> {
+  const client = input.clientAddress ?? 'unknown';
+  const since = new Date(input.now.getTime() - SIGN_IN_LIMITS.windowMs);
+  const counts = await db.one(sql.type(z.object({ n: z.number(), oldest: z.date().nullable() }))`
+    select count(*)::int as n, min(failed_at) as oldest from dashboard_sign_in_failures
+    where client_address = ${client} and failed_at > ${sql.timestamp(since)}
+  `);
+  if (counts.n < SIGN_IN_LIMITS.perClient || counts.oldest === null) return null;
+  return Math.max(1, Math.ceil((counts.oldest.getTime() + SIGN_IN_LIMITS.windowMs - input.now.getTime()) / 1000));
+}
+
+/** Counts a failed sign-in that was not a password's (a refused passkey) for the client and, when known, the account. */
+export async function recordSignInFailure(db: Db, input: { email: string | null; clientAddress: string | null; now: Date }): Promise<void> {
+  await db.query(sql.unsafe`
+    insert into dashboard_sign_in_failures (email, client_address, failed_at)
+    values (${input.email ?? ''}, ${input.clientAddress ?? 'unknown'}, ${sql.timestamp(input.now)})
+  `);
 }

@@ -1,9 +1,10 @@
-// The API tokens page: a store's tokens are listed by auth/tokens.ts's listTokens, as by `kassa
-// token list` (never their secret: Kassa keeps only the jti; last use included); issue and revoke
-// through the same functions as `kassa token issue` and `kassa token revoke`, each written to the
-// audit log in the same transaction.
+// Issuing and revoking API tokens with their audit row, for the dashboard's API tokens page and for
+// `kassa token issue` / `kassa token revoke` (actor "cli"): auth/tokens.ts's issueToken and
+// revokeToken and the audit row in one transaction. A store's tokens are listed by listTokens, as
+// by `kassa token list` (never their secret: Kassa keeps only the jti; scope and last use included).
 import { issueToken, revokeToken, type IssuedToken } from '../auth/tokens.ts';
-import { sql, type DatabasePool } from '../db/pool.ts';
+import type { TokenScope } from '../auth/scopes.ts';
+import { sql, z, type DatabasePool } from '../db/pool.ts';
 import { isUuid } from '../uuid.ts';
 import { type Actor, recordAudit } from './audit.ts';
 
@@ -15,23 +16,47 @@ export const TOKEN_LIFETIMES: Readonly<Record<string, { label: string; seconds: 
   '365d': { label: '1 year', seconds: 365 * 86_400 },
 };
 
-export async function issueStoreToken(pool: DatabasePool, storeId: string, lifetime: string, actor: Actor, now: Date): Promise<IssuedToken> {
-  const seconds = (TOKEN_LIFETIMES[lifetime] ?? TOKEN_LIFETIMES.never!).seconds;
+/** Issues a token of the store (audited: token.issue, with its expiry and scope). */
+export async function issueAuditedToken(
+  pool: DatabasePool,
+  input: { storeId: string; expiresInSeconds: number | null; scope: TokenScope },
+  actor: Actor,
+  now: Date,
+): Promise<IssuedToken> {
   return pool.transaction(async (tx) => {
-    const issued = await issueToken(tx, storeId, seconds, now);
-    await recordAudit(tx, actor, { storeId, action: 'token.issue', subject: issued.jti, detail: { expiresAt: issued.expiresAt } }, now);
+    const issued = await issueToken(tx, input.storeId, input.expiresInSeconds, now, input.scope);
+    await recordAudit(
+      tx,
+      actor,
+      { storeId: input.storeId, action: 'token.issue', subject: issued.jti, detail: { expiresAt: issued.expiresAt, scope: issued.scope } },
+      now,
+    );
     return issued;
   });
 }
 
-/** Revokes the store's token (audited); false when the store has no such token. */
-export async function revokeStoreToken(pool: DatabasePool, storeId: string, jti: string, actor: Actor, now: Date): Promise<boolean> {
+/** The dashboard's form: a lifetime of TOKEN_LIFETIMES. */
+export async function issueStoreToken(pool: DatabasePool, storeId: string, lifetime: string, scope: TokenScope, actor: Actor, now: Date): Promise<IssuedToken> {
+  const seconds = (TOKEN_LIFETIMES[lifetime] ?? TOKEN_LIFETIMES.never!).seconds;
+  return issueAuditedToken(pool, { storeId, expiresInSeconds: seconds, scope }, actor, now);
+}
+
+/**
+ * Revokes a token (audited: token.revoke, under the token's store). With `storeId`, only a token of
+ * that store (the dashboard's page). False when there is no such token.
+ */
+export async function revokeAuditedToken(pool: DatabasePool, jti: string, actor: Actor, now: Date, options: { storeId?: string } = {}): Promise<boolean> {
   if (!isUuid(jti)) return false;
+  const id = jti.toLowerCase();
   return pool.transaction(async (tx) => {
-    const ours = await tx.exists(sql.unsafe`select 1 from api_tokens where jti = ${jti.toLowerCase()} and store_id = ${storeId}`);
-    if (!ours) return false;
-    await revokeToken(tx, jti.toLowerCase(), now);
-    await recordAudit(tx, actor, { storeId, action: 'token.revoke', subject: jti.toLowerCase() }, now);
+    const storeId = await tx.maybeOneFirst(sql.type(z.object({ store_id: z.string() }))`select store_id from api_tokens where jti = ${id} for update`);
+    if (storeId === null || (options.storeId !== undefined && storeId !== options.storeId)) return false;
+    await revokeToken(tx, id, now);
+    await recordAudit(tx, actor, { storeId, action: 'token.revoke', subject: id }, now);
     return true;
   });
 }
+
+/** Revokes the store's token (audited); false when the store has no such token. */
+export const revokeStoreToken = (pool: DatabasePool, storeId: string, jti: string, actor: Actor, now: Date): Promise<boolean> =>
+  revokeAuditedToken(pool, jti, actor, now, { storeId });

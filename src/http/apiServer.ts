@@ -14,9 +14,9 @@ export const REQUEST_TIMEOUT_MS = 60_000;
  * the proxy, not Kassa, closes an idle connection. Were Kassa first, a request the proxy sends on
  * the connection at that moment meets a closed socket: the proxy answers 502 (docs/OPERATIONS.md).
  */
-export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-export interface ApiServerOptions {
+interface ApiServerOptions {
   requestTimeoutMs?: number;
   keepAliveTimeoutMs?: number;
 }

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { KassaError } from '../errors.ts';
+import { chunkExtensionsTooLarge, KassaError } from '../errors.ts';
 import { httpError } from './errorEnvelope.ts';
 
 /**
@@ -20,13 +20,13 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   }
   let refusal: KassaError;
   if (error.code === 'HPE_HEADER_OVERFLOW') {
-    refusal = new KassaError('headers_too_large', 'The request headers are larger than 16 KiB.');
+    refusal = new KassaError('headers_too_large');
   } else if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
-    refusal = new KassaError('payload_too_large', 'The chunk extensions of the request body are too large.');
+    refusal = chunkExtensionsTooLarge();
   } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    refusal = new KassaError('request_timeout', 'The request was not received in time.');
+    refusal = new KassaError('request_timeout');
   } else {
-    refusal = new KassaError('malformed_request', 'The HTTP request could not be parsed.');
+    refusal = new KassaError('malformed_request');
   }
   const answer = httpError(refusal);
   const body = JSON.stringify(answer.body);

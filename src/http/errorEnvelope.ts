@@ -2,7 +2,7 @@
 // middleware that renders every error a request meets as that envelope.
 import type { Middleware } from 'koa';
 import { isDatabaseUnavailable } from '../db/pool.ts';
-import { internalError, KassaError, retryAfterOf, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
+import { internalError, KassaError, retryAfterOf, routeNotFound, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
 import type { KassaState } from './context.ts';
 
 export interface ErrorEnvelope {
@@ -30,7 +30,7 @@ export function errorEnvelope(): Middleware<KassaState> {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw new KassaError('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
+        throw routeNotFound(ctx.method, ctx.path);
       }
     } catch (caught) {
       let error: KassaError;

@@ -3,7 +3,7 @@
 import type http from 'node:http';
 import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
-import { KassaError } from '../errors.ts';
+import { bodyNotUtf8, bodyUnreadable, KassaError, unsupportedCharset, unsupportedEncoding } from '../errors.ts';
 import type { KassaState } from './context.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -15,9 +15,8 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
 
 const PARSED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
-const unsupportedMediaType = (message: string) => new KassaError('unsupported_media_type', message);
-const tooLarge = () => new KassaError('payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
-const invalidJson = (message = 'The request body is not valid JSON (an object is expected).') => new KassaError('invalid_json', message);
+const tooLarge = () => new KassaError('payload_too_large');
+const invalidJson = () => new KassaError('invalid_json');
 
 /** The body's bytes (decompressed when gzip/deflate), at most BODY_LIMIT_BYTES of them. */
 async function readBody(req: http.IncomingMessage): Promise<Buffer> {
@@ -25,7 +24,7 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   let source: NodeJS.ReadableStream = req;
   if (coding === 'gzip' || coding === 'x-gzip') source = req.pipe(zlib.createGunzip());
   else if (coding === 'deflate') source = req.pipe(zlib.createInflate());
-  else if (coding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${coding} is not supported; send identity, gzip or deflate.`);
+  else if (coding !== 'identity') throw unsupportedEncoding(coding);
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -40,7 +39,7 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
     }
   } catch (error) {
     if (error instanceof KassaError) throw error;
-    throw invalidJson('The request body could not be read (broken compression or an aborted upload).');
+    throw bodyUnreadable();
   }
   return Buffer.concat(chunks);
 }
@@ -55,11 +54,11 @@ export function jsonBody(options: { except?: (path: string) => boolean } = {}): 
   return async (ctx, next) => {
     if (PARSED_METHODS.includes(ctx.method) && hasBody(ctx.headers) && !options.except?.(ctx.path)) {
       if (!ctx.is('application/json')) {
-        throw unsupportedMediaType('Request bodies must be sent as Content-Type: application/json.');
+        throw new KassaError('unsupported_media_type');
       }
       const charset = ctx.request.charset.toLowerCase();
       if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
-        throw unsupportedMediaType(`The request body must be UTF-8 JSON, not charset=${charset}.`);
+        throw unsupportedCharset(charset);
       }
       const declared = Number(ctx.get('Content-Length'));
       if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) throw tooLarge();
@@ -68,7 +67,7 @@ export function jsonBody(options: { except?: (path: string) => boolean } = {}): 
         text = UTF8.decode(await readBody(ctx.req));
       } catch (error) {
         if (error instanceof KassaError) throw error;
-        throw invalidJson('The request body is not valid UTF-8.');
+        throw bodyNotUtf8();
       }
       if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text) && text.trim() !== '') throw invalidJson();
       try {

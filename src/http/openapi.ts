@@ -86,6 +86,10 @@ const GLOBAL_ERRORS: readonly ErrorCode[] = [
   'service_unavailable',
 ];
 const MERCHANT_ERRORS: readonly ErrorCode[] = ['auth_invalid', 'rate_limit_exceeded'];
+/** Operations a narrowed token may not call (docs/API.md, Token scopes): 403 insufficient_scope. */
+const SCOPED_ERRORS: readonly ErrorCode[] = ['insufficient_scope'];
+const CREATE_SCOPE = 'Token scope: full or create_payments (a read_only token is answered 403 insufficient_scope).';
+const CHANGE_SCOPE = 'Token scope: full (a read_only or create_payments token is answered 403 insufficient_scope).';
 const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'unknown_parameter', 'payload_too_large', 'unsupported_media_type'];
 const IDEMPOTENT_ERRORS: readonly ErrorCode[] = ['invalid_idempotency_key', 'idempotency_key_reused'];
 const BY_ID_ERRORS: readonly ErrorCode[] = ['invalid_payment_id', 'payment_not_found'];
@@ -139,7 +143,7 @@ const paymentIdParameter = {
   in: 'path',
   required: true,
   description: 'The payment id (a UUID).',
-  schema: paymentParams.schema.properties.id,
+  schema: requestSchema(paymentParams.schema.properties.id),
   example: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
 };
 const idempotencyHeader = {
@@ -185,15 +189,17 @@ const readinessSchema = {
   },
 } as const;
 /**
- * A request body's schema as published: a `default` is said in the description instead (a
- * generated client types a property with a default as always present, which in a request it is not).
+ * A request's schema (a body's, a query or path parameter's) as published: a `default` is said in
+ * the description instead (a generated client types a property with a default as always present,
+ * which in a request it is not); Kassa's own annotations (`errorCode`, `errorParam`: validate.ts)
+ * are left out (docs/API.md says each field's code).
  */
-function requestSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $id: _id, ...rest } = schema;
+function requestSchema(schema: object): Record<string, unknown> {
+  const { $id: _id, ...rest } = schema as Record<string, unknown>;
   const published = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(published);
     if (node === null || typeof node !== 'object') return node;
-    const { default: fallback, ...others } = node as Record<string, unknown>;
+    const { default: fallback, errorCode: _code, errorParam: _param, ...others } = node as Record<string, unknown>;
     const copy = Object.fromEntries(Object.entries(others).map(([key, value]) => [key, published(value)]));
     if (fallback !== undefined) copy.description = `${copy.description ?? ''} Default ${JSON.stringify(fallback)} when omitted.`.trim();
     return copy;
@@ -224,7 +230,15 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
     security: [{ bearer: [] }],
     tags: TAGS,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT (EdDSA)',
+          description:
+            'A token of `kassa token issue` or the dashboard. Its scope (full, read_only, create_payments) limits what it may call: reads need any scope; creating a payment full or create_payments; cancel, refunds and webhook redelivery full (docs/API.md, Token scopes).',
+        },
+      },
       schemas: {
         CreatePaymentRequest: requestSchema(createPaymentSchema),
         CreateInvoiceRequest: requestSchema(createInvoiceSchema),
@@ -254,11 +268,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'createPayment',
           tags: ['Payments'],
           summary: 'Create a payment (Customer Choice or Preselected)',
+          description: CREATE_SCOPE,
           parameters: [idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreatePaymentRequest')) },
           responses: { '201': { description: 'The payment', content: json(ref('Payment')) } },
           errors: [
             ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
             ...BODY_ERRORS,
             ...IDEMPOTENT_ERRORS,
             'missing_parameter',
@@ -284,7 +300,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           // The same schema validates the query (src/http/routes/payments.schema.ts).
           parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, checked]) => {
             const { description, ...schema } = ((listPaymentsQuery.published as Record<string, object>)[name] ?? checked) as { description: string };
-            return { name, in: 'query', description, schema, example: QUERY_EXAMPLES[name] };
+            return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
           }),
           responses: { '200': { description: 'A page', content: json(pageSchema(ref('Payment'))) } },
           errors: [
@@ -303,11 +319,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'createInvoice',
           tags: ['Payments'],
           summary: 'Create a payment, invoice-type variant',
+          description: CREATE_SCOPE,
           parameters: [idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreateInvoiceRequest')) },
           responses: { '201': { description: 'Created', content: json(createdInvoiceSchema) } },
           errors: [
             ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
             ...BODY_ERRORS,
             ...IDEMPOTENT_ERRORS,
             'missing_parameter',
@@ -355,11 +373,12 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           tags: ['Payments'],
           summary: 'Cancel a created or pending payment',
           description:
-            'chain_behind (503, Retry-After): the chain reader could not book the chain up to the cancel within 10 s. A payment already paid on chain is completed, and the cancel answers 409 payment_not_cancellable.',
+            'chain_behind (503, Retry-After): the chain reader could not book the chain up to the cancel within 10 s. A payment already paid on chain is completed, and the cancel answers 409 payment_not_cancellable. ' +
+            CHANGE_SCOPE,
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '200': { description: 'The cancelled payment', content: json(ref('Payment')) } },
-          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_cancellable', 'chain_behind'],
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_cancellable', 'chain_behind'],
         },
       },
       '/v1/payments/{paymentID}/transfers': {
@@ -377,12 +396,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'createRefund',
           tags: ['Refunds'],
           summary: 'Refund money not counted toward a completed payment, from its deposit wallet (extension)',
-          description: 'invalid_request: a coin that is not 1 to 16 characters; invalid_coin: a well-formed coin Kassa does not know.',
+          description: `invalid_coin: a coin that is not a string of 1 to 16 characters, or one Kassa does not know. ${CHANGE_SCOPE}`,
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreateRefundRequest')) },
           responses: { '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) } },
           errors: [
             ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
             ...BY_ID_ERRORS,
             ...BODY_ERRORS,
             ...IDEMPOTENT_ERRORS,
@@ -431,10 +451,11 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'redeliverWebhook',
           tags: ['Webhooks'],
           summary: 'Deliver the completed event again, signed afresh (extension)',
+          description: CHANGE_SCOPE,
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) } },
-          errors: [...MERCHANT_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_completed', 'no_webhook_url'],
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_completed', 'no_webhook_url'],
         },
       },
       '/v1/payment-methods': {

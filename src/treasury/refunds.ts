@@ -4,7 +4,7 @@
 // refunds at once cannot take more than the refundable balance; the signer sends it.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { KassaError, paymentNotFound, refundExceedsBalance, unusableDestination } from '../errors.ts';
+import { KassaError, paymentNotFound, refundBelowMinimum, refundExceedsBalance, tooManyDecimals, unusableDestination } from '../errors.ts';
 import { checkDestination } from './destinations.ts';
 import type { StorePayment } from '../payments/view.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
@@ -34,21 +34,15 @@ export async function createRefund(
   const coin = await tx.maybeOne(sql.type(z.object({ symbol: z.string(), decimals: z.number(), minimum: z.string() }))`
     select symbol, decimals::int as decimals, refund_minimum_base_units::text as minimum from coins where symbol = ${request.coin}
   `);
-  if (!coin) throw new KassaError('invalid_coin', `${request.coin} is not a coin Kassa knows.`, { param: 'coin' });
-  if (decimalPlaces(request.amount) > coin.decimals)
-    throw new KassaError('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, { param: 'amount' });
+  if (!coin) throw new KassaError('invalid_coin', { param: 'coin' });
+  if (decimalPlaces(request.amount) > coin.decimals) throw tooManyDecimals('amount', coin.symbol, coin.decimals);
   const given = request.address.trim() === PAYER ? await payerOf(tx, payment.id, coin.symbol) : request.address;
   const destination = await checkDestination(tx, given, network);
   if ('problem' in destination) throw unusableDestination(destination.problem);
   const amount = toBaseUnits(request.amount, coin.decimals);
-  if (amount <= 0n) throw new KassaError('invalid_amount', 'amount must be positive.', { param: 'amount' });
+  if (amount <= 0n) throw new KassaError('invalid_amount', { param: 'amount' });
   // A refund never costs more than it moves.
-  if (amount < BigInt(coin.minimum))
-    throw new KassaError(
-      'refund_below_minimum',
-      `The smallest ${coin.symbol} refund is ${fromBaseUnits(BigInt(coin.minimum), coin.decimals)}: a smaller one would cost about as much as it moves.`,
-      { param: 'amount' },
-    );
+  if (amount < BigInt(coin.minimum)) throw refundBelowMinimum(coin.symbol, fromBaseUnits(BigInt(coin.minimum), coin.decimals));
   const money = payment.deposit_address === null ? null : await refundMoney(tx, payment.id, payment.deposit_address, coin.symbol);
   const decision = decideRefund({ coin: coin.symbol, amount, refundable: money?.refundable ?? 0n, onlyCustomerMoney: money?.onlyCustomerMoney ?? false });
   if (!decision.ok) throw refundExceedsBalance(fromBaseUnits(decision.available, coin.decimals), coin.symbol);

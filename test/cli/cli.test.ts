@@ -71,6 +71,24 @@ describe('kassa CLI', () => {
     assert.equal(cleared.json.accentColor, '#1a73e8');
   });
 
+  it('store update renames a store and replaces its methods, each change in the audit log as the dashboard writes it', async () => {
+    const made = await kassa(['store', 'create', '--name', 'Before'], env);
+    const id = made.json.id as string;
+    const changed = await kassa(['store', 'update', id, '--name', ' After ', '--methods', 'USDT/TON,NOT/TON'], env);
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.equal(changed.json.name, 'After');
+    assert.deepEqual(changed.json.methods.map((m: any) => m.coin).sort(), ['NOT', 'USDT']);
+    assertFails(await kassa(['store', 'update', id, '--methods', 'FOO/TON'], env), /unknown payment method FOO\/TON/);
+    assertFails(await kassa(['store', 'update', id, '--name', ''], env), /the store name must be 1 to 200 characters/);
+    const rows = await db.pool.any(sql.type(z.object({ actor: z.string(), action: z.string(), detail: z.record(z.string(), z.unknown()) }))`
+      select actor, action, detail from audit_log where store_id = ${id} order by id
+    `);
+    assert.deepEqual(
+      rows.map((row) => [row.actor, row.action, row.detail]),
+      [['cli', 'store.update', { name: 'After', methods: 'NOT/TON,USDT/TON' }]],
+    );
+  });
+
   it('store update refuses bad input, one line on stderr', async () => {
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'http://cdn.example.com/logo.png'], env), /--logo-url must be an https:\/\/ URL/);
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'not a url'], env), /--logo-url must be an absolute https:\/\/ URL/);
@@ -87,7 +105,7 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(
       await kassa(['store', 'update', storeId], env),
-      /nothing to change: give at least one of --treasury, --display-name, --logo-url, --accent-color/,
+      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --methods/,
     );
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);
@@ -159,6 +177,37 @@ describe('kassa CLI', () => {
     assert.equal(missing.code, 2);
   });
 
+  it('token issue --scope narrows a token (the API enforces it), token list shows it; issue and revoke are audited as the CLI', async () => {
+    const readOnly = await kassa(['token', 'issue', '--store', storeId, '--scope', 'read_only'], env);
+    assert.equal(readOnly.code, 0, readOnly.stderr);
+    assert.equal(readOnly.json.scope, 'read_only');
+    assert.equal((await authenticate(db.pool, readOnly.json.token, new Date())).scope, 'read_only');
+    const full = await kassa(['token', 'issue', '--store', storeId], env);
+    assert.equal(full.json.scope, 'full');
+    const listed = await kassa(['token', 'list', '--store', storeId], env);
+    const scopes = Object.fromEntries(listed.json.data.map((token: { jti: string; scope: string }) => [token.jti, token.scope]));
+    assert.equal(scopes[readOnly.json.jti], 'read_only');
+    assert.equal(scopes[full.json.jti], 'full');
+    const bad = await kassa(['token', 'issue', '--store', storeId, '--scope', 'admin'], env);
+    assertFails(bad, /--scope must be one of full, read_only, create_payments/);
+    assert.equal(bad.code, 2);
+
+    assert.equal((await kassa(['token', 'revoke', readOnly.json.jti], env)).code, 0);
+    const rows = await db.pool.any(
+      sql.type(z.object({ action: z.string(), actor: z.string(), actor_user_id: z.string().nullable(), store_id: z.string().nullable(), detail: z.any() }))`
+        select action, actor, actor_user_id, store_id, detail from audit_log where subject = ${readOnly.json.jti} order by id
+      `,
+    );
+    assert.deepEqual(
+      rows.map((row) => [row.action, row.actor, row.actor_user_id, row.store_id]),
+      [
+        ['token.issue', 'cli', null, storeId],
+        ['token.revoke', 'cli', null, storeId],
+      ],
+    );
+    assert.equal(rows[0]!.detail.scope, 'read_only');
+  });
+
   it('--help, -h and help describe every command and its options; COMMAND --help describes one', async () => {
     for (const args of [['--help'], ['-h'], ['help']]) {
       // Help needs no configuration: a bad environment does not stop it.
@@ -181,7 +230,7 @@ describe('kassa CLI', () => {
     }
     const one = await kassa(['token', 'issue', '--help'], {});
     assert.equal(one.code, 0, one.stderr);
-    assert.match(one.stdout, /^usage: kassa token issue --store ID \[--expires-in 30d\]\n\nIssues an API token/);
+    assert.match(one.stdout, /^usage: kassa token issue --store ID \[--expires-in 30d\] \[--scope full\|read_only\|create_payments\]\n\nIssues an API token/);
     assert.match(one.stdout, /--expires-in TIME +lifetime/);
     assert.doesNotMatch(one.stdout, /store create/);
     for (const args of [

@@ -75,19 +75,28 @@ export interface TestAppOptions {
    * `db.pool` always use the test database's own pool.
    */
   openPool?: (url: string) => Promise<DatabasePool>;
+  /**
+   * BASE_URL is http://<this host>:<the port the app listens on> (e.g. `localhost`: a browser takes
+   * no IP address as a passkey's relying party). Default: the configuration's own BASE_URL.
+   */
+  baseUrlHost?: string;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await createTestDatabase();
   await options.beforeListen?.(db.pool);
-  const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', ...options.env });
+  // The server listens first (its port is BASE_URL's with baseUrlHost), then the app answers on it.
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  const baseUrl = options.baseUrlHost ? { BASE_URL: `http://${options.baseUrlHost}:${port}` } : {};
+  const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', ...baseUrl, ...options.env });
   const clock = testClock();
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const pool = options.openPool ? await options.openPool(db.url) : db.pool;
   const app = createApp({ config, pool, log, now: clock.now }, options.routes);
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on('request', app.callback());
   const close = async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));

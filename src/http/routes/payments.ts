@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { DatabaseTransactionConnection } from '../../db/pool.ts';
 import type { TokenCheck } from '../../auth/tokens.ts';
-import { KassaError } from '../../errors.ts';
+import { KassaError, unusableUrl } from '../../errors.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
 import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
 import { cancelPayment, createPayment } from '../../payments/commands.ts';
@@ -18,6 +18,7 @@ import { presentTransfer } from '../../presenters/transfer.ts';
 import type { AppDeps, Authenticated, KassaState, OfStorePayment, Validated } from '../context.ts';
 import { type CommandResult, idempotency } from '../idempotent.ts';
 import type { Guards } from '../guards.ts';
+import { needs } from '../scope.ts';
 import { parseRfc3339, validate } from '../validate.ts';
 import {
   type CancelPaymentBody,
@@ -42,7 +43,7 @@ function publicUrls(allowInsecure: boolean): Middleware<Validated<{ body: { webh
       const value = ctx.state.body[name];
       if (value === undefined) continue;
       const check = checkWebhookUrl(value, { allowInsecure, name });
-      if (!check.ok) throw new KassaError(code, check.reason, { param: name });
+      if (!check.ok) throw unusableUrl(code, name, check.reason);
     }
     await next();
   };
@@ -101,7 +102,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
       limit: Number(limit),
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),
     });
-    if (!page) throw new KassaError('invalid_starting_after', 'starting_after is not a payment of this store.', { param: 'starting_after' });
+    if (!page) throw new KassaError('invalid_starting_after', { param: 'starting_after' });
     ctx.body = presentPage(page.data.map(present), page.hasMore);
   };
 
@@ -130,15 +131,24 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   });
 
   const byId = validate({ params: paymentParams });
-  router.post('/v1/payments', guards.merchantInline, guards.storeLimit, validate({ body: createPaymentSchema }), checkUrls, create);
-  router.post('/v1/payments/create', guards.merchant, guards.storeLimit, validate({ body: createInvoiceSchema }), checkUrls, createInvoice);
-  router.get('/v1/payments', guards.merchant, guards.storeLimit, validate({ query: listPaymentsQuery }), list);
-  router.get('/v1/payments/:id', guards.merchantInline, guards.storeLimit, byId, guards.storePayment, retrieve);
-  router.get('/v1/payments/:id/status', guards.merchantInline, guards.storeLimit, byId, guards.storePayment, status);
-  router.get('/v1/payments/:id/transfers', guards.merchant, guards.storeLimit, byId, guards.storePayment, transfers);
+  router.post('/v1/payments', guards.merchantInline, needs('create_payment'), guards.storeLimit, validate({ body: createPaymentSchema }), checkUrls, create);
+  router.post(
+    '/v1/payments/create',
+    guards.merchant,
+    needs('create_payment'),
+    guards.storeLimit,
+    validate({ body: createInvoiceSchema }),
+    checkUrls,
+    createInvoice,
+  );
+  router.get('/v1/payments', guards.merchant, needs('read'), guards.storeLimit, validate({ query: listPaymentsQuery }), list);
+  router.get('/v1/payments/:id', guards.merchantInline, needs('read'), guards.storeLimit, byId, guards.storePayment, retrieve);
+  router.get('/v1/payments/:id/status', guards.merchantInline, needs('read'), guards.storeLimit, byId, guards.storePayment, status);
+  router.get('/v1/payments/:id/transfers', guards.merchant, needs('read'), guards.storeLimit, byId, guards.storePayment, transfers);
   router.post(
     '/v1/payments/:id/cancel',
     guards.merchant,
+    needs('change'),
     guards.storeLimit,
     validate({ params: paymentParams, body: cancelPaymentSchema }),
     guards.storePayment,

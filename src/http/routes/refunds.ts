@@ -10,6 +10,7 @@ import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import type { AppDeps, KassaState, OfStorePayment } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../guards.ts';
+import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type CreateRefundBody, createRefundSchema, type PaymentParams, paymentParams } from './refunds.schema.ts';
 
@@ -31,6 +32,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   router.post(
     '/v1/payments/:id/refunds',
     guards.merchant,
+    needs('change'),
     guards.storeLimit,
     validate({ params: paymentParams }),
     // Another store's payment is 404 whatever the body says (it reveals nothing about the body's rules).
@@ -38,12 +40,12 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
     validate({ body: createRefundSchema }),
     create,
   );
-  router.get('/v1/payments/:id/refunds', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, list);
+  router.get('/v1/payments/:id/refunds', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, list);
 
   // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
   const balance: Middleware<Payment> = async (ctx) => {
     const id = ctx.state.payment.id;
     ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'));
   };
-  router.get('/v1/payments/:id/balance', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, balance);
+  router.get('/v1/payments/:id/balance', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, balance);
 }

@@ -9,10 +9,11 @@
 import type { ParameterizedContext } from 'koa';
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { chainBehind, KassaError } from '../../errors.ts';
+import { chainBehind, KassaError, sandboxRefusal } from '../../errors.ts';
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
 import type { OfStorePayment, Validated } from '../context.ts';
+import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type PaymentParams, paymentParams, type TransferBody, transferSchema } from './sandbox.schema.ts';
 import type { Logger } from '../../log.ts';
@@ -79,10 +80,10 @@ export async function startSandbox(
         ctx.body = result;
       } catch (error) {
         if (error instanceof SandboxTransferError && error.invalidInput) {
-          if (error.code === 'unknown_coin') throw new KassaError('currency_not_found', error.message, { param: 'coin' });
+          if (error.code === 'unknown_coin') throw new KassaError('currency_not_found', { param: 'coin' });
           const code =
             error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
-          throw new KassaError(code, error.message, { param: error.param ?? undefined });
+          throw sandboxRefusal(code, error.message, error.param ?? undefined);
         }
         throw error;
       }
@@ -90,7 +91,7 @@ export async function startSandbox(
 
     router.get('/sandbox/v1/accounts/:address', async (ctx) => {
       const address = parseAddress(ctx.params.address ?? '');
-      if (address === null) throw new KassaError('invalid_address', 'Not a TON address (raw 0:<64 hex> or user-friendly).', { param: 'address' });
+      if (address === null) throw new KassaError('invalid_address', { param: 'address' });
       ctx.body = { address: address.toRawString(), balances: await chain.balancesOf(address) };
     });
 
@@ -98,6 +99,7 @@ export async function startSandbox(
     router.post(
       '/sandbox/v1/payments/:id/expire',
       guards.merchant,
+      needs('change'),
       guards.storeLimit,
       validate({ params: paymentParams }),
       guards.storePayment,

@@ -10,6 +10,7 @@ import { listWebhookDeliveries } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState, OfStorePayment } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../guards.ts';
+import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type PaymentParams, paymentParams, type RedeliverBody, redeliverSchema } from './webhooks.schema.ts';
 
@@ -30,10 +31,19 @@ export function webhookRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     }),
   );
 
-  router.get('/v1/payments/:id/webhook-deliveries', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, list);
+  router.get(
+    '/v1/payments/:id/webhook-deliveries',
+    guards.merchant,
+    needs('read'),
+    guards.storeLimit,
+    validate({ params: paymentParams }),
+    guards.storePayment,
+    list,
+  );
   router.post(
     '/v1/payments/:id/webhook/redeliver',
     guards.merchant,
+    needs('change'),
     guards.storeLimit,
     validate({ params: paymentParams, body: redeliverSchema }),
     guards.storePayment,

@@ -1,0 +1,227 @@
+// Dashboard passkeys end to end in real headless Chromium (Debian's `chromium`, driven by
+// playwright-core) with Chromium's virtual authenticator (the DevTools protocol's WebAuthn domain:
+// a CTAP2 authenticator with resident keys and user verification, as a phone or a laptop's
+// platform authenticator is): invite → set a password → add a passkey → sign out → sign in with the
+// passkey. Then what must be refused is: the same answer sent again (its challenge was used), an
+// answer sent after its challenge expired, an answer whose signature counter does not grow (a
+// clone), a removed passkey. BASE_URL is
+// http://localhost:<port> (browsers take no IP address as a relying party). axe-core finds no
+// serious violation on the Passkeys page. Screenshots go to test-artifacts/dashboard/ (git-ignored).
+//
+// If Chromium cannot be launched this file FAILS (it never skips).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
+import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { invitationPath } from '../helpers/dashboard.ts';
+import { startPaymentsApp } from '../helpers/payments.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const EMAIL = 'passkeys@bluebottle.example';
+const PASSWORD = 'a long dashboard password';
+
+let app: TestApp;
+let base: string;
+let store: Awaited<ReturnType<TestApp['store']>>;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let cdp: CDPSession;
+let authenticatorId: string;
+const problems: string[] = [];
+
+before(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  } catch (error) {
+    throw new Error(
+      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
+    );
+  }
+  app = await startPaymentsApp({ baseUrlHost: 'localhost' });
+  base = new URL(app.config.baseUrl).origin;
+  store = await app.store({ name: 'Blue Bottle Café' });
+  context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US' });
+  await context.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
+  );
+  page = await context.newPage();
+  page.on('console', (message) => {
+    if (/Failed to load resource: the server responded with a status of 4(00|01)/.test(message.text())) return;
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('dialog', (dialog) => void dialog.accept());
+  // Chromium's virtual authenticator: a CTAP2 platform authenticator that keeps resident keys and
+  // verifies its user (as a PIN or fingerprint would), answering without a person's touch.
+  cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  }));
+});
+after(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+async function assertAccessible(what: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
+  });
+  assert.deepEqual(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    [],
+    `${what}: axe-core found serious violations`,
+  );
+  await page.screenshot({ path: path.join(ARTIFACTS, `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
+}
+
+const audit = () =>
+  app.pool.any(sql.type(z.object({ action: z.string(), actor: z.string(), detail: z.record(z.string(), z.unknown()) }))`
+    select action, actor, detail from audit_log where actor = ${EMAIL} order by id
+  `);
+const stored = () =>
+  app.pool.maybeOne(sql.type(z.object({ id: z.string(), name: z.string(), sign_count: z.string(), last_used_at: z.date().nullable() }))`
+    select p.id, p.name, p.sign_count::text, p.last_used_at from dashboard_passkeys p join dashboard_users u on u.id = p.user_id where u.email = ${EMAIL}
+  `);
+
+/** On the sign-in page, signs in with the passkey: the answer's status (303 signed in, 401 refused) and the form it sent. */
+async function signInWithPasskey(): Promise<{ status: number; sent: string }> {
+  await page.goto(`${base}/dashboard/sign-in`);
+  const answered = page.waitForResponse((response) => response.request().method() === 'POST' && response.url() === `${base}/dashboard/sign-in/passkey`);
+  await page.click('#passkey-sign-in');
+  const response = await answered;
+  await page.waitForLoadState('load');
+  return { status: response.status(), sent: response.request().postData() ?? '' };
+}
+
+describe('dashboard passkeys in headless Chromium with a virtual authenticator', () => {
+  let answer = '';
+
+  it('invite → set a password → add a passkey → sign out → sign in with the passkey', async () => {
+    await page.goto(`${base}${await invitationPath(app.pool, store.id, EMAIL, 'owner')}`);
+    await page.fill('#password', PASSWORD);
+    await page.fill('#confirm', PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+
+    await page.click('a[href$="/dashboard/passkeys"]');
+    await page.waitForURL(`${base}/dashboard/passkeys`);
+    assert.equal(await page.locator('h1').innerText(), 'Passkeys');
+    assert.equal(await page.locator('#passkeys').count(), 0);
+    await assertAccessible('passkeys none');
+    await page.fill('#passkey-name', 'Test laptop');
+    await page.click('#add-passkey');
+    await page.waitForURL(`${base}/dashboard/passkeys?notice=added`);
+    assert.match(await page.locator('[role=status]').innerText(), /Passkey added/);
+    assert.equal(await page.locator('#passkeys .passkey-name').innerText(), 'Test laptop');
+    await assertAccessible('passkeys');
+    const credentials = (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
+    assert.equal(credentials.length, 1);
+    assert.equal(credentials[0]!.isResidentCredential, true);
+    assert.equal(credentials[0]!.rpId, 'localhost');
+    const added = await stored();
+    assert.equal(added?.name, 'Test laptop');
+
+    await page.click('text=Sign out');
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    await assertAccessible('sign-in with a passkey');
+    const signedIn = await signInWithPasskey();
+    answer = signedIn.sent;
+    assert.equal(signedIn.status, 303);
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    assert.equal(await page.locator('h1').innerText(), 'Payments');
+    assert.match(await page.locator('.who').innerText(), new RegExp(EMAIL));
+    const used = await stored();
+    assert.ok(Number(used!.sign_count) > Number(added!.sign_count), `the counter grew (${added!.sign_count} → ${used!.sign_count})`);
+    assert.ok(used!.last_used_at);
+    assert.deepEqual(
+      (await audit()).map((row) => [row.action, row.detail.method ?? null]),
+      [
+        ['invitation.accept', null],
+        ['passkey.add', null],
+        ['session.sign_out', null],
+        ['session.sign_in', 'passkey'],
+      ],
+    );
+    assert.deepEqual(problems, []);
+  });
+
+  it('the same answer sent again is refused: its challenge was used once', async () => {
+    assert.match(answer, /credential=/);
+    const replay = await fetch(`${app.url}/dashboard/sign-in/passkey`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base },
+      body: answer,
+      redirect: 'manual',
+    });
+    assert.equal(replay.status, 401);
+    assert.equal(replay.headers.getSetCookie().length, 0);
+    assert.match(await replay.text(), /That passkey did not sign you in/);
+  });
+
+  it('an answer sent after its challenge expired (5 minutes) is refused', async () => {
+    // The app's clock moves past the challenge's life while the browser's answer is on its way.
+    await page.route(`${base}/dashboard/sign-in/passkey`, async (route) => {
+      app.clock.advance(PASSKEY_CHALLENGE_MS + 1000);
+      await route.continue();
+    });
+    try {
+      assert.equal((await signInWithPasskey()).status, 401);
+      assert.match(await page.locator('#sign-in-problem').innerText(), /That passkey did not sign you in/);
+    } finally {
+      await page.unroute(`${base}/dashboard/sign-in/passkey`);
+      app.clock.real();
+    }
+    assert.equal((await signInWithPasskey()).status, 303, 'with a fresh challenge the same passkey signs in');
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+  });
+
+  it('an answer whose signature counter does not grow (a cloned authenticator) is refused; then a removed passkey signs in no more', async () => {
+    await app.pool.query(sql.unsafe`update dashboard_passkeys set sign_count = 1000000 where name = 'Test laptop'`);
+    await page.click('text=Sign out');
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    assert.equal((await signInWithPasskey()).status, 401);
+    assert.match(await page.locator('#sign-in-problem').innerText(), /That passkey did not sign you in/);
+    assert.equal(await app.pool.oneFirst(sql.type(z.object({ n: z.string() }))`select sign_count::text as n from dashboard_passkeys`), '1000000');
+
+    // Back in with the password; remove the passkey (audited); it signs in no more.
+    await page.fill('#email', EMAIL);
+    await page.fill('#password', PASSWORD);
+    await page.click('form[action$="/sign-in"] button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    await page.goto(`${base}/dashboard/passkeys`);
+    await page.click('#passkeys button[aria-label="Remove Test laptop"]');
+    await page.waitForURL(`${base}/dashboard/passkeys?notice=removed`);
+    assert.equal(await stored(), null);
+    await page.click('text=Sign out');
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    assert.equal((await signInWithPasskey()).status, 401);
+    assert.match(await page.locator('#sign-in-problem').innerText(), /That passkey did not sign you in/);
+    assert.deepEqual((await audit()).map((row) => row.action).slice(-3), ['session.sign_in', 'passkey.remove', 'session.sign_out']);
+    assert.deepEqual(problems, []);
+  });
+});
