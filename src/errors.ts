@@ -69,6 +69,7 @@ export const ERROR_CATALOGUE = {
   // Refunds
   refund_exceeds_balance: { type: 'invalid_request_error' },
   refund_below_minimum: { type: 'invalid_request_error' },
+  refund_gas_unpaid: { type: 'invalid_request_error', status: 409 },
   // Payments
   payment_not_found: { type: 'not_found_error' },
   payment_not_cancellable: { type: 'invalid_request_error', status: 409 },
@@ -149,6 +150,13 @@ export const refundExceedsBalance = (refundable: string, coin: string): KassaErr
     'refund_exceeds_balance',
     `The payment's refundable ${coin} balance allows a refund of at most ${refundable} (a TON refund's fee comes out of the refundable TON); a refund cannot exceed it.`,
     { param: 'amount' },
+  );
+
+/** A jetton refund whose gas the store has not paid for (treasury/refunds.ts, the store's refund gas account). */
+export const refundGasUnpaid = (needed: string, available: string): KassaError =>
+  new KassaError(
+    'refund_gas_unpaid',
+    `A jetton refund needs ${needed} TON of gas from Kassa's shared gas wallet, and this store has ${available} TON paid for refund gas left; the operator records what the store pays with \`kassa gas paid\`.`,
   );
 
 /** A refund's destination Kassa will not send to (src/treasury/destinations.ts says why). */

@@ -390,6 +390,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             'invalid_request',
             'refund_exceeds_balance',
             'refund_below_minimum',
+            'refund_gas_unpaid',
             'invalid_address',
             'invalid_amount',
             'invalid_coin',

@@ -438,7 +438,6 @@ export const outgoingRow = z.object({
   transaction_hash: z.string().nullable(),
   failure_reason: z.string().nullable(),
   failure_kind: z.enum(['permanent', 'transient']).nullable(),
-  attempts: z.number(),
   retry_at: z.date().nullable(),
   created_at: z.date(),
 });
@@ -449,7 +448,7 @@ export const OUTGOING_COLUMNS = sql.fragment`
   amount_base_units::text as amount_base_units, state, wallet_seqno::text as wallet_seqno, valid_until, message_hash,
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
-  failure_kind, attempts, retry_at, created_at
+  failure_kind, retry_at, created_at
 `;
 
 export async function outgoingOfPayment(db: Db, paymentId: string, kind?: OutgoingKind): Promise<readonly OutgoingRow[]> {

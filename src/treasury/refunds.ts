@@ -4,7 +4,8 @@
 // refunds at once cannot take more than the refundable balance; the signer sends it.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { KassaError, paymentNotFound, refundExceedsBalance, unusableDestination } from '../errors.ts';
+import { KassaError, paymentNotFound, refundExceedsBalance, refundGasUnpaid, unusableDestination } from '../errors.ts';
+import { storeRefundGas } from './gas.ts';
 import { checkDestination } from './destinations.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
 import { depositMoney, feeReserveFor, TON_FEE_RESERVE_BASE_UNITS, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
@@ -44,6 +45,7 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
   const money = payment.deposit_address === null ? null : await refundMoney(tx, payment.id, payment.deposit_address, coin.symbol);
   const decision = decideRefund({ coin: coin.symbol, amount, refundable: money?.refundable ?? 0n, onlyCustomerMoney: money?.onlyCustomerMoney ?? false });
   if (!decision.ok) throw refundExceedsBalance(fromBaseUnits(decision.available, coin.decimals), coin.symbol);
+  if (coin.symbol !== 'TON') await chargeRefundGas(tx, storeId, decision.feeReserved);
   const row = await planOutgoing(
     tx,
     {
@@ -62,6 +64,18 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
     now,
   );
   return row!;
+}
+
+/**
+ * A jetton refund's TON comes from the shared gas wallet: it is charged to the store, and refused
+ * unless the store's refund gas account (what it paid, `kassa gas paid`, less what its jetton
+ * refunds cost) covers the refund's reserve. The store row is locked so that two refunds of one
+ * store (on different payments) cannot both take the last of it.
+ */
+async function chargeRefundGas(tx: Db, storeId: string, reserve: bigint): Promise<void> {
+  await tx.query(sql.unsafe`select 1 from stores where id = ${storeId} for update`);
+  const account = await storeRefundGas(tx, storeId);
+  if (account.available < reserve) throw refundGasUnpaid(fromBaseUnits(reserve, 9), fromBaseUnits(account.available > 0n ? account.available : 0n, 9));
 }
 
 /** `address` naming the payer instead of an address. */

@@ -10,7 +10,7 @@ import { sql } from '../../src/db/pool.ts';
 import { toBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
-import { gasWalletAddress } from '../../src/treasury/gas.ts';
+import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
 import { depositMoney, outgoingOfPayment, planDueSweeps } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
@@ -157,6 +157,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     await app.pay(p.address, 'TON', '1'); // by mistake
     await app.settle();
     const customer = freshAddress();
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('1'), note: null, now: new Date() });
     const usdt = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '1', address: customer } });
     assert.equal(usdt.status, 201, usdt.text);
     assert.equal(usdt.json.receives, '1');
@@ -184,6 +185,59 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.equal((await balances(treasury)).USDT, '2');
     assert.ok(toNano((await balances(gas)).TON!) < toNano(gasBefore!)); // the top-ups were Kassa's
     await assertBooksMatchChain(p.id, p.wallet);
+  });
+
+  it("dust jetton refunds against the shared gas wallet: each refund's gas is paid for by its store or refused; the gas wallet's books equal the chain to the nanoTON", async () => {
+    const store = await newStore('USDT/TON', null);
+    const p = await payment(store.token, '1', 'USDT');
+    await app.pay(p.address, 'USDT', '2');
+    await app.settle();
+    const ask = () =>
+      app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.1', address: freshAddress() } });
+    // Nothing paid for refund gas: refused, and the gas wallet is not touched.
+    const unpaid = await ask();
+    assert.equal(unpaid.status, 409, unpaid.text);
+    assert.equal(unpaid.json.error.code, 'refund_gas_unpaid');
+    // Paid for two refunds' reserves (0.06 TON each) and a little: two go, the third is refused.
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('0.13'), note: 'paid by the merchant', now: new Date() });
+    const answers = await Promise.all([ask(), ask(), ask(), ask()]);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 201, 409, 409], JSON.stringify(answers.map((a) => a.text)));
+    const gasTxsBefore = app.sandbox.chain.transactionsOf(Address.parse(gas)).length;
+    const gasBefore = toNano((await balances(gas)).TON!);
+    await drain(p.wallet);
+    const rows = await outgoingOfPayment(app.pool, p.id);
+    const refunds = rows.filter((r) => r.kind === 'refund');
+    assert.deepEqual(
+      refunds.map((r) => r.state),
+      ['confirmed', 'confirmed'],
+    );
+    // The store's account: what its refunds cost (the chain's figures) and the top-ups' fees, no more.
+    const topUps = rows.filter((r) => r.kind === 'gas_top_up');
+    assert.ok(topUps.length >= 1);
+    const account = await storeRefundGas(app.pool, store.id);
+    const cost = refunds.reduce((sum, r) => sum + BigInt(r.fee_base_units!), 0n) + topUps.reduce((sum, r) => sum + BigInt(r.fee_base_units!), 0n);
+    assert.equal(account.spent, cost);
+    assert.equal(account.paid, toNano('0.13'));
+    assert.equal(account.available, toNano('0.13') - cost);
+    assert.ok(account.available >= 0n);
+    // Still less than a refund's reserve: the next is refused.
+    assert.equal((await ask()).json.error.code, 'refund_gas_unpaid');
+    // The gas wallet's chain balance moved by exactly what the books say it sent (top-ups and
+    // their fees), plus the excess its jetton transfers returned (read from the chain, less the fee of receiving it).
+    const returned = app.sandbox.chain
+      .transactionsOf(Address.parse(gas))
+      .slice(gasTxsBefore)
+      .filter((tx) => tx.inMessage?.info.type === 'internal')
+      .reduce((sum, tx) => sum + (tx.inMessage!.info as { value: { coins: bigint } }).value.coins - tx.totalFees.coins, 0n);
+    const sent = topUps.reduce((sum, r) => sum + BigInt(r.sent_amount_base_units!) + BigInt(r.fee_base_units!), 0n);
+    assert.equal(toNano((await balances(gas)).TON!), gasBefore - sent + returned);
+    // What the gas wallet lost is the store's charge, less what came back, plus what stays in the
+    // store's deposit as gas for its next jetton transfer (on the books: deposit_money's gas).
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.equal(gasBefore - toNano((await balances(gas)).TON!), sent - returned);
+    assert.ok(sent - returned <= cost + BigInt(ton!.gas!) + toNano('0.01'), `${sent - returned} vs ${cost} + ${ton!.gas}`);
+    await assertBooksMatchChain(p.id, p.wallet);
+    assert.equal((await balances(p.address)).USDT, '1.8');
   });
 
   it('a store whose treasury is on the masterchain (set before it was refused): the USDT sweep fails once and stays failed; mending the treasury sweeps it', async () => {

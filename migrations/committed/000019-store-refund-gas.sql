@@ -1,0 +1,52 @@
+--! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
+--! Hash: sha1:2dddd7ae1126e55339524d1c9a3751fd60b0c57f
+--! Message: store refund gas
+
+-- Kassa schema: the shared gas wallet is never spent on one store's behalf without that store
+-- having paid for it (issue 25, outcome 4). A jetton refund's TON comes from the gas wallet (a
+-- jetton deposit holds no TON of its own); it is charged to the refund's store, and the refund is
+-- refused unless what the store has paid for refund gas (store_gas_payments, recorded by the
+-- operator: `kassa gas paid`) covers it. Also: outgoing_transfers.attempts was never written
+-- (transient retries are counted from the failed rows themselves): dropped.
+
+create table store_gas_payments (
+  id uuid primary key default gen_random_uuid(),
+  store_id uuid not null references stores (id),
+  amount_base_units numeric(78, 0) not null check (amount_base_units <> 0),
+  note text,
+  recorded_at timestamptz not null
+);
+create index store_gas_payments_store on store_gas_payments (store_id);
+comment on table store_gas_payments is 'TON a store paid the operator for the gas of its jetton refunds (nanoTON; negative: a correction), recorded with `kassa gas paid`. Append-only: the store''s refund gas account is store_refund_gas.';
+comment on column store_gas_payments.amount_base_units is 'nanoTON paid (negative: taken back, a correction).';
+comment on column store_gas_payments.note is 'What the operator wrote about it (e.g. the transaction that paid it).';
+
+create function store_refund_gas(p_store uuid)
+returns table (paid numeric, spent numeric, available numeric)
+language sql stable as $$
+  with paid as (
+    select coalesce(sum(g.amount_base_units), 0) as paid from store_gas_payments g where g.store_id = p_store
+  ),
+  -- A jetton refund's TON cost as deposit_money counts it: the real one once the chain says it
+  -- (the 0.05 TON attached to its message and the fee), the reserve before; nothing when it failed unsent.
+  refunds as (
+    select coalesce(sum(case when o.state in ('confirmed', 'failed') then coalesce(o.fee_base_units, 0) else o.fee_reserved_base_units end), 0) as cost
+    from outgoing_transfers o where o.store_id = p_store and o.kind = 'refund' and o.coin_symbol <> 'TON'
+  ),
+  -- The gas wallet's own fee for the top-ups it sent for them.
+  top_ups as (
+    select coalesce(sum(coalesce(t.fee_base_units, 0)), 0) as cost
+    from outgoing_transfers t join outgoing_transfers r on r.id = t.for_transfer_id
+    where t.kind = 'gas_top_up' and r.kind = 'refund' and r.store_id = p_store
+  )
+  select paid.paid, refunds.cost + top_ups.cost, paid.paid - refunds.cost - top_ups.cost from paid, refunds, top_ups
+$$;
+comment on function store_refund_gas(uuid) is 'A store''s refund gas account (nanoTON): paid (store_gas_payments), spent (the TON cost of its jetton refunds — what the chain said, or the reserve while planned or in flight — and the gas wallet''s fees for their top-ups) and available (paid less spent). A jetton refund is accepted only when available covers its reserve.';
+
+create view reporting.store_refund_gas as
+  select s.id as store_id, s.name, g.paid as paid_base_units, g.spent as spent_base_units, g.available as available_base_units
+  from stores s cross join lateral store_refund_gas(s.id) g;
+comment on view reporting.store_refund_gas is 'Each store''s refund gas account in nanoTON (divide by 10^9): what it paid for its jetton refunds'' gas, what they cost, what is left.';
+
+alter table outgoing_transfers drop column attempts;
+comment on column outgoing_transfers.failure_kind is 'A failed transfer: permanent (refused by a jetton wallet, a bad destination, not enough money, or a transient one past its last retry: never planned again by itself) or transient (the planner may plan the same transfer again after retry_at; earlier transient failures of the same payment, kind, reason and coin are counted from these rows, treasury/transitions.ts).';
