@@ -1,5 +1,5 @@
 --! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
---! Hash: sha1:2dddd7ae1126e55339524d1c9a3751fd60b0c57f
+--! Hash: sha1:666f63ab9cb317bf2e8d3c835022d840b3052467
 --! Message: store refund gas
 
 -- Kassa schema: the shared gas wallet is never spent on one store's behalf without that store
@@ -50,3 +50,10 @@ comment on view reporting.store_refund_gas is 'Each store''s refund gas account 
 
 alter table outgoing_transfers drop column attempts;
 comment on column outgoing_transfers.failure_kind is 'A failed transfer: permanent (refused by a jetton wallet, a bad destination, not enough money, or a transient one past its last retry: never planned again by itself) or transient (the planner may plan the same transfer again after retry_at; earlier transient failures of the same payment, kind, reason and coin are counted from these rows, treasury/transitions.ts).';
+
+-- 0.01 TON — a TON transfer's fee at most, the dust line and the smallest TON refund — is one
+-- named figure here too (treasury/outgoing.ts TON_FEE_RESERVE_BASE_UNITS; a test holds them equal).
+create function ton_fee_reserve_base_units() returns numeric language sql immutable as $$ select 10000000::numeric $$;
+comment on function ton_fee_reserve_base_units() is 'nanoTON set aside for a TON transfer''s fee (0.01 TON): also the dust line (less TON is not swept) and the smallest TON refund. The code''s TON_FEE_RESERVE_BASE_UNITS.';
+update coins set refund_minimum_base_units = ton_fee_reserve_base_units() where symbol = 'TON';
+comment on view reporting.refundable_money is 'What each deposit holds that is refundable (deposit_money: the customer''s money less refunds, held-money sweeps and their fees), per coin, in base units (divide by 10^decimals), with when the last money arrived: it is swept to the treasury REFUND_HOLD_DAYS after that. TON under ton_fee_reserve_base_units() (0.01 TON) is dust: it stays.';

@@ -14,9 +14,6 @@ import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
 
-/** Moving less TON than this costs about as much as it is worth: it stays, and is reported. */
-export const TON_DUST_BASE_UNITS = 10_000_000n; // 0.01 TON
-
 /**
  * Adds (or brings forward) the signer's job for one deposit wallet. One queue per wallet: its
  * transfers are signed one at a time, in order, each with the next seqno.
@@ -25,8 +22,13 @@ export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Dat
   await enqueue(tx, outgoingSendJob(fromAddress, runAt));
 }
 
-/** Set aside from the deposit's TON for a TON transfer's fee until the chain says the real one. */
-export const TON_FEE_RESERVE_BASE_UNITS = 10_000_000n; // 0.01 TON
+/**
+ * 0.01 TON, the one figure for "a TON transfer's fee at most": set aside from the deposit's TON for
+ * a TON transfer's fee until the chain says the real one; so also the least worth moving (less is
+ * dust: it stays, and is reported) and the smallest TON refund (coins.refund_minimum_base_units of
+ * TON, migration 000014, holds the same figure).
+ */
+export const TON_FEE_RESERVE_BASE_UNITS = 10_000_000n;
 
 /** What a transfer out of a wallet is, on the books (planOutgoing writes it). */
 export interface OutgoingPlan {
@@ -200,7 +202,7 @@ const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decim
 /**
  * The recurring planner: sweeps for completed payments whose store got a treasury after they
  * completed, and held money whose REFUND_HOLD_DAYS have passed (counted from the last money that
- * reached the deposit; dust below TON_DUST_BASE_UNITS stays). A payment whose sweep failed for
+ * reached the deposit; dust below TON_FEE_RESERVE_BASE_UNITS stays). A payment whose sweep failed for
  * good is not planned again (failure_kind permanent). Returns how many it planned.
  */
 export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
@@ -237,7 +239,7 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
       if (p.treasury === null || p.deposit_address === null) return false;
       const amount = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
       if (amount <= 0n) return false;
-      if (row.coin_symbol === 'TON' && amount < TON_DUST_BASE_UNITS) return false;
+      if (row.coin_symbol === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS) return false;
       const plan: OutgoingPlan = {
         kind: 'sweep',
         reason: 'held_money',

@@ -6,12 +6,12 @@ import { Address, toNano } from '@ton/core';
 import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
-import { sql } from '../../src/db/pool.ts';
+import { sql, z } from '../../src/db/pool.ts';
 import { toBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
-import { depositMoney, outgoingOfPayment, planDueSweeps } from '../../src/treasury/outgoing.ts';
+import { depositMoney, outgoingOfPayment, planDueSweeps, TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
@@ -69,6 +69,11 @@ async function assertBooksMatchChain(paymentId: string, wallet: string): Promise
 before(async () => {
   app = await startChainApp();
   gas = (await gasWalletAddress(app.pool, 'sandbox'))!;
+  // 0.01 TON is one figure in the code and in SQL (the dust line, the fee reserve, the smallest TON refund).
+  const sqlSide = await app.pool.one(sql.type(z.object({ reserve: z.string(), minimum: z.string() }))`
+    select ton_fee_reserve_base_units()::text as reserve, (select refund_minimum_base_units::text from coins where symbol = 'TON') as minimum
+  `);
+  assert.deepEqual(sqlSide, { reserve: TON_FEE_RESERVE_BASE_UNITS.toString(), minimum: TON_FEE_RESERVE_BASE_UNITS.toString() });
 });
 after(() => app.close());
 
@@ -259,6 +264,12 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.equal((await outgoingOfPayment(app.pool, p.id, 'sweep')).length, 1);
     assert.equal((await balances(gas)).TON, gasBefore);
     assert.equal((await balances(p.address)).USDT, '2');
+    // The TON its refused transfer bounced back is Kassa's own (not_counted): books equal the chain.
+    const bounced = await app.pool.anyFirst(sql.type(z.object({ effect: z.string() }))`
+      select effect from transfers where payment_id = ${p.id} and detail = 'bounced_message'
+    `);
+    assert.deepEqual(bounced, ['not_counted']);
+    await assertBooksMatchChain(p.id, p.wallet);
     const doctor = await checkFailedTransfers(app.pool);
     assert.equal(doctor.status, 'warn');
     assert.match(doctor.detail, /sweep\(s\) of 2 USDT/);
