@@ -1,5 +1,5 @@
 --! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
---! Hash: sha1:666f63ab9cb317bf2e8d3c835022d840b3052467
+--! Hash: sha1:4f67208a691b53736964aa32fb8744742f7632e6
 --! Message: store refund gas
 
 -- Kassa schema: the shared gas wallet is never spent on one store's behalf without that store
@@ -57,3 +57,17 @@ create function ton_fee_reserve_base_units() returns numeric language sql immuta
 comment on function ton_fee_reserve_base_units() is 'nanoTON set aside for a TON transfer''s fee (0.01 TON): also the dust line (less TON is not swept) and the smallest TON refund. The code''s TON_FEE_RESERVE_BASE_UNITS.';
 update coins set refund_minimum_base_units = ton_fee_reserve_base_units() where symbol = 'TON';
 comment on view reporting.refundable_money is 'What each deposit holds that is refundable (deposit_money: the customer''s money less refunds, held-money sweeps and their fees), per coin, in base units (divide by 10^decimals), with when the last money arrived: it is swept to the treasury REFUND_HOLD_DAYS after that. TON under ton_fee_reserve_base_units() (0.01 TON) is dust: it stays.';
+
+-- A refund asked in the payment's currency (fiat) rather than in the coin: what was asked and the
+-- rate that converted it (the payment's own, or the day's), kept beside the coin amount.
+alter table outgoing_transfers add column requested_amount numeric;
+alter table outgoing_transfers add column requested_currency text;
+alter table outgoing_transfers add column exchange_rate numeric;
+alter table outgoing_transfers add column exchange_rate_source text;
+alter table outgoing_transfers add constraint outgoing_transfers_requested_together check (
+  (requested_amount is null) = (requested_currency is null) and (requested_amount is null) = (exchange_rate is null)
+);
+comment on column outgoing_transfers.requested_amount is 'A refund asked in the payment''s currency: the amount asked, in requested_currency (amount is its conversion into the coin).';
+comment on column outgoing_transfers.requested_currency is 'A refund asked in the payment''s currency: that currency (e.g. USD).';
+comment on column outgoing_transfers.exchange_rate is 'A refund asked in the payment''s currency: coins per one unit of it, as used (the payment''s own rate, or the day''s); amount = requested_amount × rate rounded up to the coin''s decimals.';
+comment on column outgoing_transfers.exchange_rate_source is 'Where exchange_rate came from: payment (the rate the payment was priced with) or the rate source of the day (e.g. tonapi+coingecko, fixed).';

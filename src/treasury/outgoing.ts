@@ -50,6 +50,16 @@ export interface OutgoingPlan {
   forTransferId?: string;
   /** When the wallet's signer job should run (default: now). */
   sendAt?: Date;
+  /** A refund asked in the payment's currency: what was asked and the rate that converted it. */
+  requested?: RequestedAmount;
+}
+
+/** A refund's amount as the merchant asked it in the payment's currency, and the rate that made it the coin amount. */
+export interface RequestedAmount {
+  amount: string;
+  currency: string;
+  rate: string;
+  rateSource: string;
 }
 
 /**
@@ -60,10 +70,12 @@ export interface OutgoingPlan {
 export async function planOutgoing(tx: Db, plan: OutgoingPlan, now: Date): Promise<OutgoingRow | null> {
   const row = await tx.maybeOne(sql.type(outgoingRow)`
     insert into outgoing_transfers (kind, reason, payment_id, store_id, for_transfer_id, from_address, to_address, to_address_given, coin_symbol,
-                                    amount, amount_base_units, fee_reserved_base_units, created_at, updated_at)
+                                    amount, amount_base_units, fee_reserved_base_units, requested_amount, requested_currency, exchange_rate,
+                                    exchange_rate_source, created_at, updated_at)
     values (${plan.kind}, ${plan.reason}, ${plan.paymentId}, ${plan.storeId}, ${plan.forTransferId ?? null}, ${plan.from}, ${plan.to},
             ${plan.toGiven ?? null}, ${plan.coin}, ${fromBaseUnits(plan.amountBaseUnits, plan.decimals)}, ${plan.amountBaseUnits.toString()},
-            ${plan.feeReservedBaseUnits.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
+            ${plan.feeReservedBaseUnits.toString()}, ${plan.requested?.amount ?? null}, ${plan.requested?.currency ?? null},
+            ${plan.requested?.rate ?? null}, ${plan.requested?.rateSource ?? null}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
     on conflict do nothing
     returning ${OUTGOING_COLUMNS}
   `);
@@ -441,6 +453,10 @@ export const outgoingRow = z.object({
   failure_reason: z.string().nullable(),
   failure_kind: z.enum(['permanent', 'transient']).nullable(),
   retry_at: z.date().nullable(),
+  requested_amount: z.string().nullable(),
+  requested_currency: z.string().nullable(),
+  exchange_rate: z.string().nullable(),
+  exchange_rate_source: z.string().nullable(),
   created_at: z.date(),
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
@@ -450,7 +466,8 @@ export const OUTGOING_COLUMNS = sql.fragment`
   amount_base_units::text as amount_base_units, state, wallet_seqno::text as wallet_seqno, valid_until, message_hash,
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
-  failure_kind, retry_at, created_at
+  failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
+  exchange_rate_source, created_at
 `;
 
 export async function outgoingOfPayment(db: Db, paymentId: string, kind?: OutgoingKind): Promise<readonly OutgoingRow[]> {

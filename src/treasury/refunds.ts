@@ -7,19 +7,44 @@ import { sql, z, type Db } from '../db/pool.ts';
 import { KassaError, paymentNotFound, refundExceedsBalance, refundGasUnpaid, unusableDestination } from '../errors.ts';
 import { storeRefundGas } from './gas.ts';
 import { checkDestination } from './destinations.ts';
-import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
-import { depositMoney, feeReserveFor, TON_FEE_RESERVE_BASE_UNITS, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { coinAmountFor, decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
+import { rateUnavailable } from '../payments/pricing.ts';
+import { getRate, type RatePolicy } from '../rates/rates.ts';
+import {
+  depositMoney,
+  feeReserveFor,
+  TON_FEE_RESERVE_BASE_UNITS,
+  outgoingRow,
+  OUTGOING_COLUMNS,
+  planOutgoing,
+  type OutgoingRow,
+  type RequestedAmount,
+} from './outgoing.ts';
 
 export interface RefundRequest {
   coin: string;
+  /** In `currency` when given, else in the coin. */
   amount: string;
   address: string;
+  /** The payment's own currency (e.g. USD) when the amount is in it; absent (or the coin): the amount is in the coin. */
+  currency?: string;
+  /** Which rate converts it: the payment's own (the default), or the day's. */
+  rate?: 'payment' | 'current';
 }
 
 /** Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row (src/presenters/refund.ts shows it). */
-export async function createRefund(tx: Db, network: TonNetwork, storeId: string, paymentId: string, request: RefundRequest, now: Date): Promise<OutgoingRow> {
-  const payment = await tx.maybeOne(sql.type(z.object({ id: z.string(), deposit_address: z.string().nullable() }))`
-    select p.id, d.address as deposit_address from payments p left join deposit_addresses d on d.payment_id = p.id
+export async function createRefund(
+  tx: Db,
+  network: TonNetwork,
+  storeId: string,
+  paymentId: string,
+  request: RefundRequest,
+  now: Date,
+  policy: RatePolicy | null = null,
+): Promise<OutgoingRow> {
+  const payment = await tx.maybeOne(sql.type(refundPayment)`
+    select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate
+    from payments p left join deposit_addresses d on d.payment_id = p.id
     where p.id = ${paymentId} and p.store_id = ${storeId}
     for update of p
   `);
@@ -28,12 +53,13 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
     select symbol, decimals::int as decimals, refund_minimum_base_units::text as minimum from coins where symbol = ${request.coin}
   `);
   if (!coin) throw new KassaError('invalid_coin', `${request.coin} is not a coin Kassa knows.`, { param: 'coin' });
-  if (decimalPlaces(request.amount) > coin.decimals)
-    throw new KassaError('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, { param: 'amount' });
+  const requested = await requestedAmount(tx, payment, coin, request, now, policy);
+  const coinAmount = requested?.coinAmount ?? request.amount;
+  if (decimalPlaces(coinAmount) > coin.decimals) throw new KassaError('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, { param: 'amount' });
   const given = request.address.trim() === PAYER ? await payerOf(tx, payment.id, coin.symbol) : request.address;
   const destination = await checkDestination(tx, given, network);
   if ('problem' in destination) throw unusableDestination(destination.problem);
-  const amount = toBaseUnits(request.amount, coin.decimals);
+  const amount = toBaseUnits(coinAmount, coin.decimals);
   if (amount <= 0n) throw new KassaError('invalid_amount', 'amount must be positive.', { param: 'amount' });
   // A refund never costs more than it moves.
   if (amount < BigInt(coin.minimum))
@@ -60,10 +86,58 @@ export async function createRefund(tx: Db, network: TonNetwork, storeId: string,
       decimals: coin.decimals,
       amountBaseUnits: amount,
       feeReservedBaseUnits: decision.feeReserved,
+      ...(requested ? { requested: requested.requested } : {}),
     },
     now,
   );
   return row!;
+}
+
+const refundPayment = z.object({
+  id: z.string(),
+  deposit_address: z.string().nullable(),
+  currency: z.string(),
+  coin_symbol: z.string().nullable(),
+  exchange_rate: z.string().nullable(),
+});
+
+/**
+ * A refund asked in the payment's currency (fiat): its amount in the coin, converted by the pricing
+ * rule (money.ts coinAmountFor: amount × rate, rounded up to the coin's decimals — so the whole
+ * price refunded at the payment's own rate is exactly what it asked of the customer), at the
+ * payment's own rate (its coin only) or the day's (the rates policy: rate_unavailable when there
+ * is none). Null when the amount is in the coin.
+ */
+async function requestedAmount(
+  tx: Db,
+  payment: z.infer<typeof refundPayment>,
+  coin: { symbol: string; decimals: number },
+  request: RefundRequest,
+  now: Date,
+  policy: RatePolicy | null,
+): Promise<{ coinAmount: string; requested: RequestedAmount } | null> {
+  const currency = request.currency?.trim();
+  if (currency === undefined || currency === coin.symbol) return null;
+  if (currency !== payment.currency)
+    throw new KassaError('invalid_request', `currency must be the payment's currency (${payment.currency}) or the coin (${coin.symbol}).`, {
+      param: 'currency',
+    });
+  let rate: { rate: string; source: string };
+  if ((request.rate ?? 'payment') === 'payment') {
+    if (payment.coin_symbol !== coin.symbol || payment.exchange_rate === null)
+      throw new KassaError(
+        'invalid_request',
+        `The payment was not priced in ${coin.symbol}, so it has no ${payment.currency}/${coin.symbol} rate of its own: ask with "rate": "current" (today's rate) or in ${coin.symbol}.`,
+        { param: 'rate' },
+      );
+    rate = { rate: payment.exchange_rate, source: 'payment' };
+  } else {
+    const today = policy === null ? null : await getRate(tx, currency, coin.symbol, now, policy);
+    if (today === null) throw rateUnavailable(currency, coin.symbol);
+    rate = { rate: today.rate, source: today.source };
+  }
+  const coinAmount = coinAmountFor(request.amount, rate.rate, coin.decimals);
+  return { coinAmount, requested: { amount: request.amount, currency, rate: rate.rate, rateSource: rate.source } };
 }
 
 /**

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { toBaseUnits } from '../../src/money.ts';
+import { coinAmountFor, toBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
@@ -243,6 +243,63 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.ok(sent - returned <= cost + BigInt(ton!.gas!) + toNano('0.01'), `${sent - returned} vs ${cost} + ${ton!.gas}`);
     await assertBooksMatchChain(p.id, p.wallet);
     assert.equal((await balances(p.address)).USDT, '1.8');
+  });
+
+  it("a refund asked in the payment's currency: converted at the payment's own rate (the whole price is exactly what the customer was asked) or today's; the destination gets it to the nanoTON", async () => {
+    const store = await newStore('TON/TON', null);
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '10', currency: 'USD', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const p = { id: created.json.id as string, address: created.json.paymentDetails.address as string };
+    const wallet = Address.parse(p.address).toRawString();
+    const priced = await app.pool.one(sql.type(z.object({ coin_amount: z.string(), exchange_rate: z.string() }))`
+      select coin_amount::text as coin_amount, exchange_rate::text as exchange_rate from payments where id = ${p.id}
+    `);
+    // The customer pays twice the price (and a little): the price once is refundable.
+    await app.pay(p.address, 'TON', (Number(priced.coin_amount) * 2 + 0.1).toFixed(9));
+    await app.settle();
+    const first = freshAddress();
+    const own = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '10', currency: 'USD', address: first },
+    });
+    assert.equal(own.status, 201, own.text);
+    assert.equal(own.json.amount, priced.coin_amount);
+    assert.deepEqual(own.json.requested, { amount: '10', currency: 'USD', rate: priced.exchange_rate, rateSource: 'payment' });
+    const second = freshAddress();
+    const today = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '0.25', currency: 'USD', rate: 'current', address: second },
+    });
+    assert.equal(today.status, 201, today.text);
+    assert.equal(today.json.requested.rateSource, 'fixed');
+    assert.equal(today.json.amount, coinAmountFor('0.25', today.json.requested.rate, 9));
+    // Another currency than the payment's is refused; so is more than the refundable money.
+    const eur = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '1', currency: 'EUR', address: first },
+    });
+    assert.equal(eur.status, 400, eur.text);
+    assert.equal(eur.json.error.param, 'currency');
+    const over = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '10', currency: 'USD', address: first },
+    });
+    assert.equal(over.json.error.code, 'refund_exceeds_balance');
+    await drain(wallet);
+    assert.equal(app.arrived(first, wallet), toNano(priced.coin_amount));
+    assert.equal(app.arrived(second, wallet), toNano(today.json.amount));
+    const listed = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data;
+    assert.deepEqual(
+      listed.map((r: any) => [r.status, r.requested.currency]),
+      [
+        ['confirmed', 'USD'],
+        ['confirmed', 'USD'],
+      ],
+    );
+    await assertBooksMatchChain(p.id, wallet);
   });
 
   it('a store whose treasury is on the masterchain (set before it was refused): the USDT sweep fails once and stays failed; mending the treasury sweeps it', async () => {

@@ -9,6 +9,7 @@ import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
 import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
+import { ratePolicy } from '../../rates/rates.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
@@ -27,7 +28,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   };
   const create = idempotent<Validated<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
     status: 201,
-    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now)),
+    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now, ratePolicy(config))),
     paymentId: ctx.state.params.id,
   }));
 
