@@ -41,6 +41,7 @@ export interface SignerDeps {
   hooks?: {
     afterSign?: (transfer: OutgoingRow, message: SignedMessage) => void | Promise<void>;
     afterRecord?: (transfer: OutgoingRow) => void | Promise<void>;
+    afterBroadcast?: (transfer: OutgoingRow) => void | Promise<void>;
     broadcast?: (boc: Buffer, send: () => Promise<void>) => Promise<void>;
   };
 }
@@ -227,6 +228,7 @@ async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract
     'outgoing transfers signed',
   );
   await broadcast(deps, next.id, message.boc);
+  await deps.hooks?.afterBroadcast?.(next);
   return { outcome: 'sent', transferId: next.id, seqno, transfers: ids.length };
 }
 

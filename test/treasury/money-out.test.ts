@@ -302,6 +302,27 @@ describe('money out: nobody else’s money, fees on the books', () => {
     await assertBooksMatchChain(p.id, wallet);
   });
 
+  it("masterchain and Kassa's own destinations (this deposit, another payment's, the gas wallet) are refused; nothing leaves; the books equal the chain", async () => {
+    const store = await newStore('TON/TON', null);
+    const p = await payment(store.token, '1', 'TON');
+    const other = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    const before = toNano((await balances(p.address)).TON!);
+    const masterchain = `-1:${'cd'.repeat(32)}`;
+    for (const address of [masterchain, p.address, p.wallet, other.address, gas]) {
+      const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.1', address } });
+      assert.equal(r.status, 400, `${address}: ${r.text}`);
+      assert.equal(r.json.error.code, 'invalid_address');
+    }
+    await drain(p.wallet);
+    assert.equal((await outgoingOfPayment(app.pool, p.id)).length, 0);
+    assert.equal(toNano((await balances(p.address)).TON!), before);
+    await assertBooksMatchChain(p.id, p.wallet);
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.ok(BigInt(ton!.refundable) > toNano('0.49'), ton!.refundable);
+  });
+
   it('a store whose treasury is on the masterchain (set before it was refused): the USDT sweep fails once and stays failed; mending the treasury sweeps it', async () => {
     const store = await newStore('USDT/TON', null);
     const masterchain = `-1:${Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256))).toString('hex')}`;
