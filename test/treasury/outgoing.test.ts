@@ -270,6 +270,30 @@ describe('sending is safe to repeat', () => {
     assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
   });
 
+  it('two signers at once: the one whose `signed` transition finds the transfer no longer planned records and broadcasts nothing', async () => {
+    const payment = await completedPayment('0.6');
+    let inner: Awaited<ReturnType<typeof sendFromWallet>> | null = null;
+    const outer = await sendFromWallet(
+      signer({
+        hooks: {
+          // While this run holds its signed message, another run signs, records and broadcasts its own.
+          afterSign: async () => {
+            inner = await sendFromWallet(signer(), payment.wallet);
+          },
+        },
+      }),
+      payment.wallet,
+    );
+    assert.equal(inner!.outcome, 'sent');
+    assert.equal(outer.outcome, 'idle');
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.messages_signed, 1);
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+  });
+
   it('a message that expires unseen is signed again with a fresh seqno and sent once', async () => {
     const payment = await completedPayment('0.6');
     const lost = signer({ messageTtlSeconds: 1, hooks: { broadcast: async () => {} } });
