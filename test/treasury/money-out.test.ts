@@ -227,6 +227,12 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.ok(account.available >= 0n);
     // Still less than a refund's reserve: the next is refused.
     assert.equal((await ask()).json.error.code, 'refund_gas_unpaid');
+    // The merchant sees the account beside the payment's money.
+    const balance = (await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token })).json;
+    assert.deepEqual(
+      [toNano(balance.refundGas.paid), toNano(balance.refundGas.spent), toNano(balance.refundGas.available)],
+      [account.paid, account.spent, account.available],
+    );
     // The gas wallet's chain balance moved by exactly what the books say it sent (top-ups and
     // their fees), plus the excess its jetton transfers returned (read from the chain, less the fee of receiving it).
     const returned = app.sandbox.chain

@@ -10,6 +10,7 @@ import { presentRefund } from '../../presenters/refund.ts';
 import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import { ratePolicy } from '../../rates/rates.ts';
+import { storeRefundGas } from '../../treasury/gas.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
@@ -52,7 +53,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
   const balance: Middleware<ById> = async (ctx) => {
     const id = ctx.state.params.id;
-    ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'));
+    ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'), await storeRefundGas(pool, ctx.state.storeId!));
   };
   router.get('/v1/payments/:id/balance', guards.merchant, guards.storeLimit, validate({ params: paymentParams }), storePayment, balance);
 }
