@@ -307,7 +307,7 @@ async function measure(): Promise<{ cells: Cell[]; errors: string[]; catchUp: Ca
   const stopProxy = track(() => proxy.close());
   const config = serviceConfig(proxy.url);
   say('starting kassa in-process (API with the sandbox chain)');
-  const service = await startService(config, { api: true, worker: false }, log);
+  const service = await startService(config, { api: true, worker: false }, log, () => new Date());
   const stopService = track(() => service.stop('bench done'));
   const baseUrl = service.url!;
   const chain = service.sandboxChain!;

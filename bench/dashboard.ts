@@ -2,9 +2,13 @@
 // payments"): prints numbers, asserts nothing. A fresh `kassa_bench_dashboard` database (the server
 // of DATABASE_URL when set, else the embedded PostgreSQL) gets one store with N payments (default
 // 100,000) spread over 90 days — a third completed in TON with a deposit address and a transfer, a
-// third expired, a third created — and a second store of the same size beside it. Then each query
-// the page makes (the list with each filter and search, the next page, the live fingerprint) runs
-// R times (default 20) and its median and worst times are printed.
+// third expired, a third created; one completed payment in 300 overpaid by a second transfer, one
+// in 600 with a late transfer — and a second store of the same size beside it. Then each query
+// the page makes (the list with each filter and search, the next page, the CSV, the live
+// fingerprint) runs R times (default 20) and its median and worst times are printed, with the
+// ratio of the median to a baseline measured in the same run on the same pool: reading one
+// payment by its primary key (what the cheapest page read costs on this machine now). Measured,
+// not timed: nothing is asserted, the ratios are what to compare between runs and machines.
 //
 //   node bench/dashboard.ts [--payments 100000] [--runs 20] [--keep]
 import { parseArgs } from 'node:util';
@@ -12,7 +16,7 @@ import { pino } from 'pino';
 import { openBenchDatabase } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
-import { filtersFrom, listFingerprints, listStorePayments } from '../src/dashboard/payments.ts';
+import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, paymentsCsv } from '../src/dashboard/payments.ts';
 
 const { values } = parseArgs({
   options: { payments: { type: 'string', default: '100000' }, runs: { type: 'string', default: '20' }, keep: { type: 'boolean' } },
@@ -30,10 +34,10 @@ try {
   for (const store of stores) {
     const method = store.methods.find((m) => m.coin === 'TON')!.id;
     await pool.query(sql.unsafe`
-      insert into payments (store_id, status, amount, currency, order_id, created_via, payment_method_id, coin_symbol, coin_amount,
+      insert into payments (store_id, status, amount, currency, order_id, created_via, payment_method_id, coin_symbol, coin_amount, coin_amount_base_units,
                             created_at, expires_at, method_selected_at, paid_at, expired_at)
       select ${store.id}, case i % 3 when 0 then 'completed' when 1 then 'expired' else 'created' end, 10, 'USD', 'order-' || i, 'payments',
-             case when i % 3 = 0 then ${method}::uuid end, case when i % 3 = 0 then 'TON' end, case when i % 3 = 0 then 2 end,
+             case when i % 3 = 0 then ${method}::uuid end, case when i % 3 = 0 then 'TON' end, case when i % 3 = 0 then 2 end, case when i % 3 = 0 then 2000000000 end,
              now() - (i * interval '77 seconds'), now() - (i * interval '77 seconds') + interval '1 hour',
              case when i % 3 = 0 then now() - (i * interval '77 seconds') end, case when i % 3 = 0 then now() - (i * interval '77 seconds') + interval '1 minute' end,
              case when i % 3 = 1 then now() - (i * interval '77 seconds') + interval '1 hour' end
@@ -49,6 +53,13 @@ try {
     insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, amount_base_units, amount, chain_time, effect)
     select d.address, 1, encode(sha256(('tx' || d.payment_id::text)::bytea), 'hex'), d.payment_id, d.address, 'TON', 2000000000, 2, now(), 'completed'
     from deposit_addresses d
+  `);
+  // The anomalies: a second transfer on one completed payment in 300 (overpaid) and in 600 (after expiry: paid late).
+  await pool.query(sql.unsafe`
+    insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, amount_base_units, amount, chain_time, effect)
+    select d.address, 2, encode(sha256(('tx2' || d.payment_id::text)::bytea), 'hex'), d.payment_id, d.address, 'TON', 1000000000, 1, now(),
+           case when n % 600 = 0 then 'after_expiry' else 'overpaid' end
+    from (select *, row_number() over (order by derivation_index) as n from deposit_addresses) d where d.n % 300 = 0
   `);
   await pool.query(sql.unsafe`analyze`);
   const fill = (performance.now() - started) / 1000;
@@ -67,6 +78,10 @@ try {
     ['status=pending (none)', { status: 'pending' }],
     ['coin=TON', { coin: 'TON' }],
     ['one day', { from: day, to: day }],
+    ['anomaly=overpaid (1 in 900)', { anomaly: 'overpaid' }],
+    ['anomaly=paid_late (1 in 1800)', { anomaly: 'paid_late' }],
+    ['anomaly=wrong_coin (none)', { anomaly: 'wrong_coin' }],
+    ['anomaly=partially_paid (none)', { anomaly: 'partially_paid' }],
     ['q=order id (oldest)', { q: sample.order_id }],
     ['q=payment id', { q: sample.id }],
     ['q=deposit address', { q: sample.address }],
@@ -88,17 +103,24 @@ try {
   process.stdout.write(
     `dashboard payments page, ${count} payments in the store (and as many in another), ${bench.source} PostgreSQL; filled in ${fill.toFixed(1)} s; ${runs} runs each\n`,
   );
-  process.stdout.write(`${'query'.padEnd(30)} ${'rows'.padStart(5)} ${'median ms'.padStart(10)} ${'worst ms'.padStart(10)}\n`);
+  // The baseline: one payment by its primary key, through the same pool and sql tag.
+  const baseline = await time(() => pool.one(sql.unsafe`select * from payments where id = ${sample.id}`));
+  const line = (name: string, rows: string, { median, worst }: { median: number; worst: number }) =>
+    process.stdout.write(
+      `${name.padEnd(32)} ${rows.padStart(6)} ${median.toFixed(2).padStart(10)} ${worst.toFixed(2).padStart(10)} ${`${(median / baseline.median).toFixed(1)}×`.padStart(10)}\n`,
+    );
+  process.stdout.write(`${'query'.padEnd(32)} ${'rows'.padStart(6)} ${'median ms'.padStart(10)} ${'worst ms'.padStart(10)} ${'× baseline'.padStart(10)}\n`);
+  line('baseline: one payment by id', '1', baseline);
   for (const [name, query] of cases) {
     const filters = filtersFrom(query);
     const { rows } = await listStorePayments(pool, store.id, filters);
-    const { median, worst } = await time(() => listStorePayments(pool, store.id, filters));
-    process.stdout.write(`${name.padEnd(30)} ${String(rows.length).padStart(5)} ${median.toFixed(2).padStart(10)} ${worst.toFixed(2).padStart(10)}\n`);
+    line(name, String(rows.length), await time(() => listStorePayments(pool, store.id, filters)));
   }
-  const live = await time(() => listFingerprints(pool, [store.id]));
-  process.stdout.write(
-    `${'live fingerprint (per tick)'.padEnd(30)} ${'-'.padStart(5)} ${live.median.toFixed(2).padStart(10)} ${live.worst.toFixed(2).padStart(10)}\n`,
-  );
+  line('live fingerprint (per tick)', '-', await time(() => listFingerprints(pool, [store.id])));
+  // The CSV of a filtered list, as the route makes it (at most CSV_MAX_ROWS rows).
+  const csvFilters = filtersFrom({ status: 'completed' });
+  const csvRows = (await listStorePayments(pool, store.id, csvFilters, CSV_MAX_ROWS)).rows.length;
+  line('CSV status=completed', String(csvRows), await time(async () => paymentsCsv((await listStorePayments(pool, store.id, csvFilters, CSV_MAX_ROWS)).rows)));
 } finally {
   await pool.end();
   await bench.close(values.keep === true);

@@ -56,7 +56,7 @@ await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)
 await admin.query(`create database ${pg.escapeIdentifier(BENCH_DATABASE)}`);
 
 const config = loadConfig({ DATABASE_URL: benchUrl, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0' });
-const service = await startService(config, { api: true, worker: true }, log);
+const service = await startService(config, { api: true, worker: true }, log, () => new Date());
 const url = service.url!;
 const pool = await openPool(benchUrl, { maxPoolSize: 4 });
 

@@ -9,7 +9,7 @@ import { openPool, isDatabaseUnavailable, type DatabasePool } from './db/pool.ts
 import { createLogger, type Logger } from './log.ts';
 import path from 'node:path';
 import { issueToken, listTokens, parseDuration, revokeToken, UnknownStoreError } from './auth/tokens.ts';
-import { createStore, DEFAULT_METHODS, listStores, parseMethodList, parseTreasury, STORE_OPTIONS, StoreInputError, updateStore } from './stores/stores.ts';
+import { createStore, DEFAULT_METHODS, listStores, parseMethodList, parseTreasury, STORE_UPDATE_FLAGS, StoreInputError } from './stores/stores.ts';
 import { configuredDepositPublicKey, depositPublicKey, generateMasterKey } from './payments/deposit.ts';
 import { readRunRecords, type RunRecord } from './runState.ts';
 import { DepositExportError, exportDeposit } from './payments/depositExport.ts';
@@ -22,7 +22,8 @@ import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { gasReport, recordRefundGasPayment } from './treasury/gas.ts';
 import { decimalPlaces, isPositiveDecimalString, toBaseUnits } from './money.ts';
 import { CLI_ACTOR } from './dashboard/audit.ts';
-import { createInvitation, normalizeEmail, UnknownStoreForInvitation } from './dashboard/people.ts';
+import { changeStore } from './dashboard/settings.ts';
+import { createInvitation, normalizeEmail, ROLES, roleOf, UnknownStoreForInvitation } from './dashboard/people.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -49,13 +50,17 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   {
     name: 'store update',
-    usage: 'kassa store update ID [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB]',
-    summary: 'Changes a store: its treasury, its face on the checkout page ("" clears a field). Prints the store.',
+    usage:
+      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON]',
+    summary:
+      'Changes a store: its name, treasury, payment methods, its face on the checkout page ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
     options: [
+      "--name NAME           the store's name",
       "--treasury ADDRESS    where the store's money is swept",
       '--display-name NAME   the name customers see',
       '--logo-url URL        an https logo',
       "--accent-color #RRGGBB the main button's colour",
+      '--methods LIST        the payment methods the store takes from now on (COIN/CHAIN, comma-separated)',
     ],
   },
   {
@@ -281,7 +286,8 @@ export async function main(argv: string[]): Promise<number> {
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
     const log = createLogger(config.logLevel);
     const parts = { api: !values.worker, worker: !values.api };
-    const service = await startService(config, parts, log);
+    // The service's clock: the wall clock, read by whatever runs (every part takes it from here).
+    const service = await startService(config, parts, log, () => new Date());
     await runUntilSignal(service, log);
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   }
@@ -303,9 +309,11 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'store' && sub === 'update') {
-    const { values, positionals } = parse(rest, Object.fromEntries(STORE_OPTIONS.map((option) => [option.flag, { type: 'string' as const }])), 1);
+    const { values, positionals } = parse(rest, Object.fromEntries(STORE_UPDATE_FLAGS.map((flag) => [flag, { type: 'string' as const }])), 1);
     const given = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-    print(await withDatabase(config, log, (pool) => updateStore(pool, positionals[0]!, given, config.tonNetwork), running));
+    const change = (pool: DatabasePool) =>
+      changeStore(pool, { storeId: positionals[0]!, given, network: config.tonNetwork, actor: CLI_ACTOR, now }).then((changed) => changed.store);
+    print(await withDatabase(config, log, change, running));
     return 0;
   }
   if (command === 'token' && sub === 'issue') {
@@ -403,8 +411,8 @@ export async function main(argv: string[]): Promise<number> {
     const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } });
     const storeId = required(values.store, '--store');
     const email = required(values.email, '--email');
-    const role = values.role ?? 'owner';
-    if (role !== 'owner' && role !== 'viewer') throw new UsageError('--role is owner or viewer');
+    const role = roleOf(values.role ?? 'owner');
+    if (role === null) throw new UsageError(`--role is ${ROLES.join(' or ')}`);
     if (normalizeEmail(email) === null) throw new UsageError(`--email: "${email}" is not an email address`);
     const invitation = await withDatabase(
       config,

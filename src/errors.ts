@@ -1,8 +1,11 @@
 // The one error vocabulary of Kassa (docs/API.md, Errors). Every failure a client can see is a
 // KassaError: a code of the catalogue below, a message, the param it is about and, for some, details
-// (how long to wait). Domain code throws it and knows nothing of HTTP; the HTTP layer
-// (src/http/middleware.ts, `httpError`) renders it as {"error": {type, message, code, param?}} with
-// the catalogue's status and the headers its details ask for.
+// (how long to wait). Each code has one default message here; a case that has more to say (a
+// limit, a value, a reason) has a named factory below, the only way to word an error otherwise, so
+// the texts are written in this file (callers give the facts; the sandbox chain's refusals keep its
+// own words). Domain code throws it and knows nothing of HTTP; the HTTP layer (src/http/middleware.ts,
+// `httpError`) renders it as {"error": {type, message, code, param?}} with the catalogue's status
+// and the headers its details ask for.
 
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'api_error';
 
@@ -20,75 +23,113 @@ interface CatalogueEntry {
   status?: number;
   /** Seconds a client should wait before retrying, sent as `Retry-After` (an error's details may give their own). */
   retryAfter?: number;
+  /**
+   * What the error says unless a named factory below says more: `{param}` is the param it is
+   * about (a code whose default names it is only raised with one).
+   */
+  message: string;
 }
 
 /**
- * Every error code a client can see, with its type, its status when it is not its type's, and its
- * `Retry-After`. docs/API.md lists them all (test/foundations/errors.test.ts keeps the two in step).
+ * Every error code a client can see, with its type, its status when it is not its type's, its
+ * `Retry-After` and its default message. docs/API.md lists them all (test/foundations/errors.test.ts
+ * keeps the two in step). A request field's code is set on its JSON Schema (`errorCode`, read by
+ * src/http/validate.ts), not here.
  */
 export const ERROR_CATALOGUE = {
   // The request as HTTP
-  invalid_json: { type: 'invalid_request_error' },
-  payload_too_large: { type: 'invalid_request_error', status: 413 },
-  unsupported_media_type: { type: 'invalid_request_error', status: 415 },
-  route_not_found: { type: 'not_found_error' },
-  method_not_allowed: { type: 'invalid_request_error', status: 405 },
-  malformed_request: { type: 'invalid_request_error' },
-  headers_too_large: { type: 'invalid_request_error', status: 431 },
-  request_timeout: { type: 'invalid_request_error', status: 408 },
-  auth_invalid: { type: 'authentication_error' },
-  rate_limit_exceeded: { type: 'rate_limit_error' },
+  invalid_json: { type: 'invalid_request_error', message: 'The request body is not valid JSON (an object is expected).' },
+  payload_too_large: { type: 'invalid_request_error', status: 413, message: 'The request body is larger than 64 KiB (65536 bytes).' },
+  unsupported_media_type: { type: 'invalid_request_error', status: 415, message: 'Request bodies must be sent as Content-Type: application/json.' },
+  route_not_found: { type: 'not_found_error', message: 'There is no such route.' },
+  method_not_allowed: { type: 'invalid_request_error', status: 405, message: 'This route does not accept that HTTP method (Allow lists those it does).' },
+  malformed_request: { type: 'invalid_request_error', message: 'The HTTP request could not be parsed.' },
+  headers_too_large: { type: 'invalid_request_error', status: 431, message: 'The request headers are larger than 16 KiB.' },
+  request_timeout: { type: 'invalid_request_error', status: 408, message: 'The request was not received in time.' },
+  auth_invalid: { type: 'authentication_error', message: 'The access token is missing, invalid, expired or revoked.' },
+  rate_limit_exceeded: { type: 'rate_limit_error', message: 'Too many requests; retry after a short delay.' },
   // Parameters
-  missing_parameter: { type: 'invalid_request_error' },
-  unknown_parameter: { type: 'invalid_request_error' },
-  invalid_request: { type: 'invalid_request_error' },
-  invalid_amount: { type: 'invalid_request_error' },
-  currency_not_found: { type: 'not_found_error' },
-  invalid_payment_options: { type: 'invalid_request_error' },
-  payment_method_not_found: { type: 'not_found_error' },
-  unsupported_payment_method: { type: 'invalid_request_error' },
-  invalid_ttl: { type: 'invalid_request_error' },
-  invalid_order_id: { type: 'invalid_request_error' },
-  invalid_description: { type: 'invalid_request_error' },
-  invalid_metadata: { type: 'invalid_request_error' },
-  invalid_webhook_url: { type: 'invalid_request_error' },
-  invalid_return_url: { type: 'invalid_request_error' },
-  invalid_invoice_type: { type: 'invalid_request_error' },
-  conflicting_amounts: { type: 'invalid_request_error' },
-  invalid_payment_method_id: { type: 'invalid_request_error' },
-  invalid_idempotency_key: { type: 'invalid_request_error' },
-  idempotency_key_reused: { type: 'invalid_request_error', status: 422 },
-  invalid_payment_id: { type: 'invalid_request_error' },
-  invalid_status: { type: 'invalid_request_error' },
-  invalid_limit: { type: 'invalid_request_error' },
-  invalid_created_after: { type: 'invalid_request_error' },
-  invalid_starting_after: { type: 'invalid_request_error' },
-  invalid_address: { type: 'invalid_request_error' },
-  insufficient_funds: { type: 'invalid_request_error' },
-  invalid_coin: { type: 'invalid_request_error' },
+  missing_parameter: { type: 'invalid_request_error', message: '{param} is required.' },
+  unknown_parameter: { type: 'invalid_request_error', message: '{param} is not a known parameter.' },
+  invalid_request: { type: 'invalid_request_error', message: '{param} is not valid.' },
+  invalid_amount: {
+    type: 'invalid_request_error',
+    message: '{param} must be a positive decimal string without leading zeros, e.g. "10.50", of at most 40 characters.',
+  },
+  currency_not_found: { type: 'not_found_error', message: '{param} is not a currency Kassa supports.' },
+  invalid_payment_options: {
+    type: 'invalid_request_error',
+    message:
+      'payment_options must be {"methods": [{"coin", "chain"}]}: exactly one method, its coin and chain strings of at most 32 characters ({param} is not).',
+  },
+  payment_method_not_found: { type: 'not_found_error', message: 'That payment method is not enabled for this store.' },
+  unsupported_payment_method: { type: 'invalid_request_error', message: 'The store cannot take this payment in that method.' },
+  invalid_ttl: { type: 'invalid_request_error', message: 'ttl must be an integer from 900 to 43200 (seconds).' },
+  invalid_order_id: { type: 'invalid_request_error', message: 'order_id must be a string of 1 to 128 characters.' },
+  invalid_description: { type: 'invalid_request_error', message: 'description must be a string of at most 512 characters.' },
+  invalid_metadata: {
+    type: 'invalid_request_error',
+    message: 'metadata must be an object of at most 10 keys of 1 to 64 characters, each value a string of at most 512 characters ({param} is not).',
+  },
+  invalid_webhook_url: { type: 'invalid_request_error', message: 'webhookURL must be an absolute https URL of at most 512 characters with a public host.' },
+  invalid_return_url: { type: 'invalid_request_error', message: 'returnURL must be an absolute https URL of at most 512 characters with a public host.' },
+  invalid_invoice_type: { type: 'invalid_request_error', message: 'invoiceType must be FIAT or CRYPTO.' },
+  conflicting_amounts: { type: 'invalid_request_error', message: 'fiatAmount must not be combined with cryptoAmount.' },
+  invalid_payment_method_id: { type: 'invalid_request_error', message: 'paymentMethodID must be a UUID.' },
+  invalid_idempotency_key: { type: 'invalid_request_error', message: 'X-Idempotency-Key must be a UUID.' },
+  idempotency_key_reused: { type: 'invalid_request_error', status: 422, message: 'This X-Idempotency-Key was already used with another request body.' },
+  invalid_payment_id: { type: 'invalid_request_error', message: 'paymentID must be a UUID.' },
+  invalid_status: { type: 'invalid_request_error', message: 'status must be one of created, pending, completed, expired, cancelled.' },
+  invalid_limit: { type: 'invalid_request_error', message: 'limit must be an integer from 1 to 100.' },
+  invalid_created_after: { type: 'invalid_request_error', message: 'created_after must be an RFC 3339 time.' },
+  invalid_starting_after: { type: 'invalid_request_error', message: 'starting_after must be the id of a payment of this store.' },
+  invalid_address: { type: 'invalid_request_error', message: '{param} must be a basechain (workchain 0) TON address, raw (0:<64 hex>) or user-friendly.' },
+  insufficient_funds: { type: 'invalid_request_error', message: 'The sandbox customer wallet holds less than that.' },
+  invalid_coin: { type: 'invalid_request_error', message: '{param} must be the symbol of a coin Kassa knows, such as TON or USDT (case-sensitive).' },
   // Refunds
-  refund_exceeds_balance: { type: 'invalid_request_error' },
-  refund_below_minimum: { type: 'invalid_request_error' },
-  refund_gas_unpaid: { type: 'invalid_request_error', status: 409 },
+  refund_exceeds_balance: { type: 'invalid_request_error', message: "The refund is more than the payment's refundable balance of that coin." },
+  refund_below_minimum: { type: 'invalid_request_error', message: "The refund is below the coin's smallest refund." },
+  refund_gas_unpaid: {
+    type: 'invalid_request_error',
+    status: 409,
+    message: "A jetton refund's gas (from Kassa's shared gas wallet) is more than the store has paid for refund gas.",
+  },
   // Payments
-  payment_not_found: { type: 'not_found_error' },
-  payment_not_cancellable: { type: 'invalid_request_error', status: 409 },
-  payment_expired: { type: 'invalid_request_error', status: 409 },
-  method_already_selected: { type: 'invalid_request_error', status: 409 },
-  payment_not_open: { type: 'invalid_request_error', status: 409 },
-  method_not_selected: { type: 'invalid_request_error', status: 409 },
-  payment_not_completed: { type: 'invalid_request_error', status: 409 },
-  no_webhook_url: { type: 'invalid_request_error', status: 409 },
+  payment_not_found: { type: 'not_found_error', message: 'No payment with that id.' },
+  payment_not_cancellable: { type: 'invalid_request_error', status: 409, message: 'Only created and pending payments can be cancelled.' },
+  payment_expired: { type: 'invalid_request_error', status: 409, message: 'The payment has expired.' },
+  method_already_selected: { type: 'invalid_request_error', status: 409, message: 'A payment method was already chosen for this payment.' },
+  payment_not_open: { type: 'invalid_request_error', status: 409, message: 'The payment is no longer open: it has ended, or nothing is left to pay on it.' },
+  method_not_selected: { type: 'invalid_request_error', status: 409, message: 'Choose a payment method first.' },
+  payment_not_completed: { type: 'invalid_request_error', status: 409, message: 'Only a completed payment has a webhook to redeliver.' },
+  no_webhook_url: { type: 'invalid_request_error', status: 409, message: 'The payment was created without a webhookURL; there is nowhere to deliver to.' },
   // The service
-  internal_error: { type: 'api_error' },
-  rate_unavailable: { type: 'api_error', status: 503, retryAfter: 30 },
-  service_unavailable: { type: 'api_error', status: 503, retryAfter: 5 },
-  chain_behind: { type: 'api_error', status: 503, retryAfter: 5 },
-  chain_unavailable: { type: 'api_error', status: 503, retryAfter: 5 },
-  too_many_streams: { type: 'api_error', status: 503 },
+  internal_error: { type: 'api_error', message: 'An unexpected error occurred; retry later or contact support.' },
+  rate_unavailable: { type: 'api_error', status: 503, retryAfter: 30, message: 'No fresh exchange rate is available right now; retry shortly.' },
+  service_unavailable: { type: 'api_error', status: 503, retryAfter: 5, message: 'The service cannot reach its database right now; retry shortly.' },
+  chain_behind: {
+    type: 'api_error',
+    status: 503,
+    retryAfter: 5,
+    message: 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.',
+  },
+  chain_unavailable: {
+    type: 'api_error',
+    status: 503,
+    retryAfter: 5,
+    message: 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.',
+  },
+  too_many_streams: {
+    type: 'api_error',
+    status: 503,
+    message: "The server holds as many live-status streams as it allows; poll the payment's view instead, or retry later.",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** Every code, for checks that a name is one (the `errorCode` schema keyword's allowed values). */
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
 export const statusOf = (code: ErrorCode): number => {
   const entry: CatalogueEntry = ERROR_CATALOGUE[code];
@@ -100,6 +141,9 @@ export const typeOf = (code: ErrorCode): ErrorType => ERROR_CATALOGUE[code].type
 /** The catalogue's `Retry-After` of a code, when it has one. */
 export const retryAfterOf = (code: ErrorCode): number | undefined => (ERROR_CATALOGUE[code] as CatalogueEntry).retryAfter;
 
+/** A code's default message about `param` (`{param}` in the catalogue's text). */
+export const defaultMessage = (code: ErrorCode, param?: string): string => ERROR_CATALOGUE[code].message.replaceAll('{param}', param ?? 'a parameter');
+
 /** What an error may tell beyond its message. */
 export interface ErrorDetails {
   /** Seconds to wait before retrying, when they are not the catalogue's. */
@@ -108,45 +152,123 @@ export interface ErrorDetails {
   allowedMethods?: string;
 }
 
-/** An error of the catalogue, as Kassa's code says it: no HTTP status or headers (the HTTP layer maps them). */
+export interface ErrorOptions {
+  param?: string | undefined;
+  details?: ErrorDetails;
+}
+
+/**
+ * An error of the catalogue, as Kassa's code says it: no HTTP status or headers (the HTTP layer
+ * maps them). Its message is its code's default (about its param), or a named factory's below.
+ */
 export class KassaError extends Error {
   override name = 'KassaError';
   readonly code: ErrorCode;
   readonly param: string | undefined;
   readonly details: ErrorDetails;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string | undefined; details?: ErrorDetails } = {}) {
-    super(message);
+  constructor(code: ErrorCode, options: ErrorOptions = {}) {
+    super(defaultMessage(code, options.param));
     this.code = code;
     this.param = options.param;
     this.details = options.details ?? {};
   }
 }
 
-export const paymentNotFound = (): KassaError => new KassaError('payment_not_found', 'No payment with that id.');
+/** An error worded for its case: the named factories' one way to say more than the default. */
+const said = (code: ErrorCode, message: string, options: ErrorOptions = {}): KassaError => {
+  const error = new KassaError(code, options);
+  error.message = message;
+  return error;
+};
 
-export const authInvalid = (): KassaError => new KassaError('auth_invalid', 'The access token is missing, invalid, expired or revoked.');
+// ---- The named factories: each says what its case adds to the code's default.
 
-export const rateLimited = (retryAfterSeconds: number): KassaError =>
-  new KassaError('rate_limit_exceeded', 'Too many requests; retry after a short delay.', { details: { retryAfterSeconds } });
+export const paymentNotFound = (): KassaError => new KassaError('payment_not_found');
 
-export const internalError = (): KassaError => new KassaError('internal_error', 'An unexpected error occurred; retry later or contact support.');
+export const authInvalid = (): KassaError => new KassaError('auth_invalid');
 
-export const serviceUnavailable = (): KassaError => new KassaError('service_unavailable', 'The service cannot reach its database right now; retry shortly.');
+export const rateLimited = (retryAfterSeconds: number): KassaError => new KassaError('rate_limit_exceeded', { details: { retryAfterSeconds } });
+
+export const internalError = (): KassaError => new KassaError('internal_error');
+
+export const serviceUnavailable = (): KassaError => new KassaError('service_unavailable');
 
 /** The chain reader has not booked the chain up to the time a decision needs (cancel, sandbox expire). */
-export const chainBehind = (): KassaError =>
-  new KassaError('chain_behind', 'Kassa has not read the chain up to now yet, so it cannot tell whether the payment was paid; retry shortly.');
+export const chainBehind = (): KassaError => new KassaError('chain_behind');
 
 /** The process holds CHECKOUT_STREAMS_MAX live-status streams already (the page polls instead). */
-export const tooManyStreams = (retryAfterSeconds: number): KassaError =>
-  new KassaError('too_many_streams', "The server holds as many live-status streams as it allows; poll the payment's view instead, or retry later.", {
-    details: { retryAfterSeconds },
+export const tooManyStreams = (retryAfterSeconds: number): KassaError => new KassaError('too_many_streams', { details: { retryAfterSeconds } });
+
+/** No route at this path (and, when given, with this method). */
+export const routeNotFound = (method: string, path: string): KassaError => said('route_not_found', `There is no route ${method} ${path}.`);
+
+export const methodNotAllowed = (allowedMethods: string): KassaError => new KassaError('method_not_allowed', { details: { allowedMethods } });
+
+/** An HTTP/1.1 request without a Host header (RFC 9112 §3.2). */
+export const missingHost = (): KassaError => said('malformed_request', 'An HTTP/1.1 request needs a Host header.');
+
+export const unsupportedCharset = (charset: string): KassaError =>
+  said('unsupported_media_type', `The request body must be UTF-8 JSON, not charset=${charset}.`);
+
+export const unsupportedEncoding = (coding: string): KassaError =>
+  said('unsupported_media_type', `Content-Encoding ${coding} is not supported; send identity, gzip or deflate.`);
+
+/** A chunked body whose chunk extensions exceed Node's limit (answered before any route). */
+export const chunkExtensionsTooLarge = (): KassaError => said('payload_too_large', 'The chunk extensions of the request body are too large.');
+
+export const bodyNotUtf8 = (): KassaError => said('invalid_json', 'The request body is not valid UTF-8.');
+
+export const bodyUnreadable = (): KassaError => said('invalid_json', 'The request body could not be read (broken compression or an aborted upload).');
+
+const UNSAFE_TEXT = 'not contain U+0000 or unpaired UTF-16 surrogates';
+
+/**
+ * Text Kassa will not take (docs/API.md, Errors): `what` contains U+0000 or a lone surrogate —
+ * `percentEncoded` when it arrived in the URL, where a bad percent escape is refused too. `code`
+ * is the field's own (its schema's `errorCode`), invalid_request otherwise.
+ */
+export const unsafeText = (what: string, options: { code?: ErrorCode; param?: string; percentEncoded?: boolean } = {}): KassaError =>
+  said(options.code ?? 'invalid_request', `${what} must ${options.percentEncoded ? 'be percent-encoded UTF-8 and ' : ''}${UNSAFE_TEXT}.`, {
+    param: options.param,
   });
+
+/** A request field without a code of its own that breaks its schema's `rule` ("must be a string"). */
+export const fieldBreaksRule = (param: string, rule: string): KassaError => said('invalid_request', `${param} ${rule}.`, { param });
+
+/** A field the invoice type needs (`POST /v1/payments/create`). */
+export const requiredFor = (param: string, invoiceType: 'FIAT' | 'CRYPTO'): KassaError =>
+  said('missing_parameter', `${param} is required for a ${invoiceType} invoice.`, { param });
+
+/** A currency Kassa does not know, with the ones it does. */
+export const unknownCurrency = (param: string, supported: readonly string[]): KassaError =>
+  said('currency_not_found', `${param} must be one of ${supported.join(', ')}.`, { param });
+
+/** An amount finer than its coin. */
+export const tooManyDecimals = (param: string, coin: string, decimals: number): KassaError =>
+  said('invalid_amount', `${param} has more decimals than ${coin} has (${decimals}).`, { param });
+
+/** A webhookURL or returnURL that is not a public HTTPS URL: `reason` says which rule (src/net/addresses.ts). */
+export const unusableUrl = (code: 'invalid_webhook_url' | 'invalid_return_url', param: string, reason: string): KassaError => said(code, reason, { param });
+
+/** No rate between the payment's currency and the method's coin. */
+export const noRateBetween = (currency: string, coin: string, chain: string, param: string): KassaError =>
+  said('unsupported_payment_method', `A payment in ${currency} cannot be paid in ${coin} on ${chain}.`, { param });
+
+/** A jetton whose master Kassa has not configured on this network. */
+export const noJettonMaster = (coin: string, network: string, param: string | undefined): KassaError =>
+  said('unsupported_payment_method', `${coin} has no jetton master configured on ${network}; it cannot be paid here yet.`, { param });
+
+/** The checkout's TON Connect request for a jetton that has no master on this network. */
+export const coinNotOnNetwork = (): KassaError => said('payment_not_open', 'This coin cannot be paid on this network.');
+
+/** No fresh rate to price a payment (rate_unavailable's 503 and Retry-After). */
+export const rateUnavailable = (currency: string, coin: string): KassaError =>
+  said('rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`);
 
 /** A refund asks for more of a coin than the payment's deposit holds refundable. */
 export const refundExceedsBalance = (refundable: string, coin: string): KassaError =>
-  new KassaError(
+  said(
     'refund_exceeds_balance',
     `The payment's refundable ${coin} balance allows a refund of at most ${refundable} (a TON refund's fee comes out of the refundable TON); a refund cannot exceed it.`,
     { param: 'amount' },
@@ -154,18 +276,29 @@ export const refundExceedsBalance = (refundable: string, coin: string): KassaErr
 
 /** A jetton refund whose gas the store has not paid for (treasury/refunds.ts, the store's refund gas account). */
 export const refundGasUnpaid = (needed: string, available: string): KassaError =>
-  new KassaError(
+  said(
     'refund_gas_unpaid',
     `A jetton refund needs ${needed} TON of gas from Kassa's shared gas wallet, and this store has ${available} TON paid for refund gas left; the operator records what the store pays with \`kassa gas paid\`.`,
   );
 
+/** A refund smaller than its coin's minimum (it would cost about as much as it moves). */
+export const refundBelowMinimum = (coin: string, minimum: string): KassaError =>
+  said('refund_below_minimum', `The smallest ${coin} refund is ${minimum}: a smaller one would cost about as much as it moves.`, { param: 'amount' });
+
 /** A refund's destination Kassa will not send to (src/treasury/destinations.ts says why). */
 export const unusableDestination = (problem: string, param = 'address'): KassaError =>
-  new KassaError('invalid_address', `Kassa cannot send there: ${problem}.`, { param });
+  said('invalid_address', `Kassa cannot send there: ${problem}.`, { param });
 
 /** Not a TON address of the configured network. */
 export const invalidAddress = (problem: string, param = 'address'): KassaError =>
-  new KassaError('invalid_address', `Not a TON address for this network: ${problem}.`, { param });
+  said('invalid_address', `Not a TON address for this network: ${problem}.`, { param });
+
+/** The sandbox chain refuses a transfer's input, in its own words (src/chain/sandbox/chain.ts). */
+export const sandboxRefusal = (
+  code: 'invalid_amount' | 'invalid_address' | 'insufficient_funds' | 'invalid_request',
+  message: string,
+  param?: string,
+): KassaError => said(code, message, { param });
 
 /**
  * A job's failure that is not Kassa's fault — a merchant's webhook receiver that answered 500 or

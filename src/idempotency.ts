@@ -7,9 +7,9 @@ import { prepared, sql, z, type DatabasePool, type DatabaseTransactionConnection
 import { KassaError } from './errors.ts';
 import { isUuid } from './uuid.ts';
 
-export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export interface Outcome {
+interface Outcome {
   status: number;
   /** The exact response body text (replays are byte-identical). */
   body: string;
@@ -19,12 +19,12 @@ export interface Outcome {
 /** Reads and checks the header; undefined when absent. */
 export function idempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
-  if (!isUuid(header)) throw new KassaError('invalid_idempotency_key', 'X-Idempotency-Key must be a UUID.', { param: 'X-Idempotency-Key' });
+  if (!isUuid(header)) throw new KassaError('invalid_idempotency_key', { param: 'X-Idempotency-Key' });
   return header.toLowerCase();
 }
 
 /** A stable hash of a JSON body: same members in any order hash the same. */
-export function requestHash(body: unknown): string {
+function requestHash(body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
     if (value && typeof value === 'object') {
@@ -89,9 +89,7 @@ export async function idempotent(
         continue;
       }
       if (previous.request_hash !== hash) {
-        throw new KassaError('idempotency_key_reused', 'This X-Idempotency-Key was already used with another request body.', {
-          param: 'X-Idempotency-Key',
-        });
+        throw new KassaError('idempotency_key_reused', { param: 'X-Idempotency-Key' });
       }
       if (previous.response_status === null || previous.response_body === null) continue;
       return { status: previous.response_status, body: previous.response_body, replayed: true };

@@ -16,7 +16,7 @@ const D = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_UP, toExpNeg: -
 type Dec = InstanceType<typeof D>;
 
 /** The API's amount pattern (docs/API.md, `invalid_amount`): no sign, no leading zeros on the integer part, no exponent. */
-export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
+const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
 /** A signed plain decimal (what Postgres prints for numeric): what the arithmetic helpers accept. */
 const SIGNED_DECIMAL = /^-?\d+(\.\d+)?$/;
 /** A JSON number literal (or the same text in a string), exponent allowed. */

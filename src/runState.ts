@@ -20,7 +20,7 @@ export interface RunRecord {
 }
 
 /** The folder of the records: beside the embedded PostgreSQL's data (./.kassa/run). */
-export function runDir(kassaDir: string): string {
+function runDir(kassaDir: string): string {
   return path.join(kassaDir, 'run');
 }
 

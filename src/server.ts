@@ -29,7 +29,7 @@ import { ensureGasWallet } from './treasury/gas.ts';
 import { publicUrlProblems } from './net/addresses.ts';
 import { writeRunRecord } from './runState.ts';
 
-export interface Parts {
+interface Parts {
   api: boolean;
   worker: boolean;
 }
@@ -90,7 +90,7 @@ export function checkPublicUrls(config: Config, log: Logger): void {
   }
 }
 
-export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date = () => new Date()): Promise<RunningService> {
+export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date): Promise<RunningService> {
   checkKeysFor(config, parts);
   checkPublicUrls(config, log);
   // A budget that cannot follow the chain would leave payments unseen: refused, in one line.

@@ -4,13 +4,12 @@
 // confirms one, and by itself to look again after a message's valid_until. Safe to run twice: see src/treasury/signer.ts.
 import { sendFromWallet } from '../src/treasury/signer.ts';
 import type { WorkerDeps } from '../src/worker/deps.ts';
+import { rawAddressField } from '../src/worker/payloads.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';
 
-const RAW_ADDRESS = /^-?\d+:[0-9a-f]{64}$/;
-
 export default ((deps: WorkerDeps) => async (payload, helpers) => {
-  const wallet = payload && typeof payload === 'object' ? (payload as Record<string, unknown>).wallet : undefined;
-  if (typeof wallet !== 'string' || !RAW_ADDRESS.test(wallet)) {
+  const wallet = rawAddressField(payload, 'wallet');
+  if (wallet === null) {
     helpers.logger.error(`outgoing__send: payload without a wallet address, dropped: ${JSON.stringify(payload)}`);
     return;
   }

@@ -1,5 +1,5 @@
---! Previous: sha1:b517d27d81781f1d3178994a0caf54908ff0fb76
---! Hash: sha1:4f67208a691b53736964aa32fb8744742f7632e6
+--! Previous: sha1:6ec3b6f38b1089f6318b0a0845c805b4ba125e30
+--! Hash: sha1:37aef057ed26836fa5f1ea1cbf29463960a71cb0
 --! Message: store refund gas
 
 -- Kassa schema: the shared gas wallet is never spent on one store's behalf without that store

@@ -43,7 +43,7 @@ async function loadTokenKey(db: Db): Promise<TokenKey> {
 }
 
 /** The token key, loaded once per pool. */
-export function tokenKey(db: Db): Promise<TokenKey> {
+function tokenKey(db: Db): Promise<TokenKey> {
   let key = keyCache.get(db);
   if (!key) {
     key = loadTokenKey(db);
@@ -102,7 +102,7 @@ export async function revokeToken(db: Db, jti: string, now: Date): Promise<boole
 }
 
 /** A token's last use is written at most this often per token and process (api_tokens.last_used_at). */
-export const LAST_USE_RESOLUTION_MS = 60_000;
+const LAST_USE_RESOLUTION_MS = 60_000;
 const lastUseWritten = new WeakMap<object, Map<string, number>>();
 
 /**
@@ -164,7 +164,7 @@ export async function listTokens(db: Db, storeId: string, now: Date): Promise<To
   }));
 }
 
-export interface AuthenticateHooks {
+interface AuthenticateHooks {
   /**
    * Runs before a signature is verified, that is for a token this process has not verified
    * before; throwing refuses the request without spending the verification.
@@ -177,7 +177,7 @@ export interface AuthenticateHooks {
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
 
 /** A token whose signature and claims are verified; its database row is still to be checked. */
-export interface VerifiedToken {
+interface VerifiedToken {
   storeId: string;
   jti: string;
 }

@@ -122,19 +122,13 @@ function checkIndex(index: number, derivation: Derivation): void {
   }
 }
 
-/** The Ed25519 public key (32 bytes) from hex; throws on anything else. */
-export function parsePublicKey(hex: string): Buffer {
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new Error('a deposit public key is 64 hex characters (32 bytes)');
-  return Buffer.from(hex, 'hex');
-}
-
 /** The v5r1 wallet id as stored (int32): networkGlobalId XOR context, context's top bit 0. */
 function walletIdV5(network: TonNetwork, index: number): number {
   return (NETWORK_GLOBAL_ID[network] ^ index) | 0;
 }
 
 /** The StateInit of a deposit wallet (needed to deploy it, e.g. when sweeping). */
-export function derivedWalletInit(publicKey: Buffer, index: number, network: TonNetwork, derivation: Derivation): { code: Cell; data: Cell } {
+function derivedWalletInit(publicKey: Buffer, index: number, network: TonNetwork, derivation: Derivation): { code: Cell; data: Cell } {
   checkIndex(index, derivation);
   if (publicKey.length !== 32) throw new Error('a deposit public key is 32 bytes');
   if (derivation === 'v4r2-1') {
@@ -177,16 +171,6 @@ export function derivedWallet(publicKey: Buffer, index: number, network: TonNetw
     context: v4 ? null : index,
     publicKey: publicKey.toString('hex'),
   };
-}
-
-/** The StateInit of deposit wallet `index` from the master key ('v4r2-1' unless told). */
-export function depositWalletInit(
-  masterKey: Buffer,
-  index: number,
-  network: TonNetwork = 'mainnet',
-  derivation: Derivation = 'v4r2-1',
-): { code: Cell; data: Cell } {
-  return derivedWalletInit(depositKeyPair(masterKey).publicKey, index, network, derivation);
 }
 
 /** Deposit wallet `index` from the master key ('v4r2-1' unless told; new payments use CURRENT_DERIVATION). */

@@ -114,8 +114,8 @@ export function createRequestBudget(rps: number, clock: () => number = () => per
   };
 }
 
-/** A Retry-After header value (seconds or an HTTP date) in ms; null when absent or unreadable. */
-export function retryAfterMs(value: string | null | undefined, now = Date.now()): number | null {
+/** A Retry-After header value (seconds, or an HTTP date seen at `now`, epoch ms) in ms; null when absent or unreadable. */
+export function retryAfterMs(value: string | null | undefined, now: number): number | null {
   if (!value) return null;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const at = Date.parse(value);

@@ -13,9 +13,9 @@ import { retryAfterMs } from './budget.ts';
 export type ChainClient = TonClient;
 
 /** A transaction's identity: lt and hex hash. */
-export type TxCursor = { lt: string; hash: string /* hex */ };
+type TxCursor = { lt: string; hash: string /* hex */ };
 
-export type ChainClientOptions = {
+type ChainClientOptions = {
   /** The JSON-RPC endpoint, e.g. `https://toncenter.com/api/v2/jsonRPC`. */
   endpoint: string;
   apiKey?: string | null | undefined;
@@ -56,12 +56,16 @@ const RETRYABLE_NETWORK_CODES = new Set([
   'ERR_SOCKET_CONNECTION_TIMEOUT',
 ]);
 
-/** ` at <origin><path>` of the URL a request tried (never its query or credentials); empty when unknown. */
+/** Where a request went, for messages: the URL without its query or credentials. */
+export function describeUrl(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+/** ` at <origin><path>` of the URL a request tried (`describeUrl`); empty when unknown. */
 function where(url: string | undefined): string {
   if (!url) return '';
   try {
-    const parsed = new URL(url);
-    return ` at ${parsed.origin}${parsed.pathname}`;
+    return ` at ${describeUrl(new URL(url))}`;
   } catch {
     return '';
   }
@@ -145,13 +149,13 @@ function budgetedAdapter(budget: RequestBudget | null): AxiosAdapter {
     try {
       const response = await http(config);
       countChainRequest(response.status);
-      if (response.status === 429) budget?.backOff(retryAfterMs(response.headers['retry-after'] as string | undefined));
+      if (response.status === 429) budget?.backOff(retryAfterMs(response.headers['retry-after'] as string | undefined, Date.now()));
       else budget?.succeeded();
       return response;
     } catch (error) {
       const response = (error as { response?: { status?: number; headers?: Record<string, unknown> } }).response;
       countChainRequest(response?.status ?? null);
-      if (response?.status === 429) budget?.backOff(retryAfterMs(response.headers?.['retry-after'] as string | undefined));
+      if (response?.status === 429) budget?.backOff(retryAfterMs(response.headers?.['retry-after'] as string | undefined, Date.now()));
       throw error;
     }
   };

@@ -14,10 +14,9 @@ export const OP_JETTON_TRANSFER = 0x0f8a7ea5;
 export const OP_JETTON_INTERNAL_TRANSFER = 0x178d4519;
 export const OP_JETTON_TRANSFER_NOTIFICATION = 0x7362d09c;
 export const OP_JETTON_EXCESSES = 0xd53276db;
-export const OP_JETTON_BURN = 0x595f07bc;
 
 /** Why an incoming transfer does not count. Stored in the books; do not rename. */
-export type NotCountedReason =
+type NotCountedReason =
   | 'bounced_message' // the incoming message is itself a bounce of something we sent
   | 'value_returned' // the transaction's bounce phase sent the value back (bounceable → uninitialised)
   | 'jetton_notification' // TON attached to a verified jetton transfer_notification (the reader verifies)
@@ -45,14 +44,13 @@ type Base = {
   comment?: string;
 };
 
-export type TonTransfer = Base & { kind: 'ton' };
-export type JettonTransfer = Base & {
+type TonTransfer = Base & { kind: 'ton' };
+type JettonTransfer = Base & {
   kind: 'jetton';
   queryId?: string;
   /** TON forwarded to the owner with the notification (nanoTON). */
   forwardTonAmount?: bigint;
 };
-export type DetectedTransfer = TonTransfer | JettonTransfer;
 
 /** Reads the text of a comment payload positioned right after its op; undefined when not UTF-8 text. */
 function readCommentTail(s: Slice): string | undefined {

@@ -2,16 +2,18 @@
 // what reconciliation re-reads when a deposit's books differ from the chain (src/reader/heal.ts).
 // Every request goes through the same request budget as the block reader's. Only finalized
 // transactions are served by this endpoint, each once (ton-index-go orders one account's by lt).
-import type { RequestBudget } from './budget.ts';
-import { v3Requester } from './v3Request.ts';
+import { v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
-export interface AccountHistoryPage {
-  /** The account's transactions with `fromLt` ≤ lt ≤ `toLt`, ascending lt (at most `maxPages` pages of them). */
+interface AccountHistoryPage {
+  /**
+   * The account's transactions with `fromLt` ≤ lt ≤ `toLt`, ascending lt: the newest `maxPages`
+   * pages of them (what differs from the books is almost always the newest).
+   */
   transactions: ChainTransaction[];
   /** Chain API requests it took. */
   requests: number;
-  /** False: `maxPages` ran out before the range did (the rest is read next time). */
+  /** False: `maxPages` ran out before the range did (its oldest transactions were not read). */
   complete: boolean;
 }
 
@@ -19,16 +21,11 @@ export interface AccountHistory {
   transactions(account: string, range?: { fromLt?: string | null; toLt?: string | null }, signal?: AbortSignal): Promise<AccountHistoryPage>;
 }
 
-export interface AccountHistoryOptions {
-  /** The API root, e.g. `https://toncenter.com` (`/api/v3/transactions` is added). */
-  baseUrl: string;
-  apiKey?: string | null;
-  budget?: RequestBudget | null;
+interface AccountHistoryOptions extends V3RequestOptions {
   /** Transactions per page (default 100, toncenter's default; at most 1000). */
   pageSize?: number;
   /** Pages per call at most (default 20). */
   maxPages?: number;
-  timeoutMs?: number;
 }
 
 export function toncenterV3History(options: AccountHistoryOptions): AccountHistory {
@@ -45,34 +42,37 @@ export function toncenterV3History(options: AccountHistoryOptions): AccountHisto
   return {
     async transactions(account, range = {}, signal) {
       const seen = new Map<string, ChainTransaction>();
-      let fromLt = range.fromLt ? BigInt(range.fromLt) : 0n;
+      const fromLt = range.fromLt ? BigInt(range.fromLt) : null;
+      let toLt = range.toLt ? BigInt(range.toLt) : null;
       let requests = 0;
       let complete = false;
-      // Paged by lt, not offset: ascending from `fromLt`, the next page starts past the last lt
-      // seen, so a transaction added meanwhile never shifts a page.
+      // Paged by lt, not offset, newest first: descending from `toLt`, the next page ends below the
+      // lowest lt seen, so a transaction added meanwhile never shifts a page, and an account longer
+      // than `maxPages` pages still has its newest transactions read.
       for (let n = 0; n < maxPages; n += 1) {
         const rows = await page(
           {
             account,
-            start_lt: fromLt.toString(),
-            ...(range.toLt ? { end_lt: range.toLt } : {}),
-            sort: 'asc',
+            ...(fromLt !== null ? { start_lt: fromLt.toString() } : {}),
+            ...(toLt !== null ? { end_lt: toLt.toString() } : {}),
+            sort: 'desc',
             limit: String(pageSize),
           },
           signal,
         );
         requests += 1;
-        let highest = fromLt - 1n;
+        let lowest: bigint | null = null;
         for (const row of rows) {
           const tx = fromV3Transaction(row);
           seen.set(`${tx.lt}:${tx.hash}`, tx);
-          if (BigInt(tx.lt) > highest) highest = BigInt(tx.lt);
+          if (lowest === null || BigInt(tx.lt) < lowest) lowest = BigInt(tx.lt);
         }
-        if (rows.length < pageSize || highest < fromLt) {
+        // A short page is the last; so is one that did not move below the previous (a faulty API).
+        if (rows.length < pageSize || lowest === null || (toLt !== null && lowest > toLt) || lowest <= (fromLt ?? 0n)) {
           complete = true;
           break;
         }
-        fromLt = highest + 1n;
+        toLt = lowest - 1n;
       }
       const transactions = [...seen.values()].sort((a, b) => (BigInt(a.lt) < BigInt(b.lt) ? -1 : BigInt(a.lt) > BigInt(b.lt) ? 1 : 0));
       return { transactions, requests, complete };

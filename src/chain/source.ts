@@ -2,8 +2,7 @@
 // the sandbox network also serves). A block here is a masterchain block together with every shard
 // block it commits: reading them in masterchain order reads every transaction exactly once.
 import { ChainApiError } from './client.ts';
-import type { RequestBudget } from './budget.ts';
-import { v3Requester } from './v3Request.ts';
+import { v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
 export interface BlockRef {
@@ -34,14 +33,9 @@ export interface ChainSource {
   block(seqno: number, signal?: AbortSignal): Promise<ChainBlock | null>;
 }
 
-export interface ToncenterV3Options {
-  /** The API root, e.g. `https://toncenter.com` (the source adds `/api/v3/…`). */
-  baseUrl: string;
-  apiKey?: string | null;
-  budget?: RequestBudget | null;
+interface ToncenterV3Options extends V3RequestOptions {
   /** Transactions per page (default 1000, the most toncenter allows: a block is one request unless it holds more). */
   pageSize?: number;
-  timeoutMs?: number;
 }
 
 const MAX_PAGES = 10_000;

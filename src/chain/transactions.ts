@@ -20,7 +20,7 @@ export interface ChainMessage {
 }
 
 /** A message the transaction sent. */
-export interface ChainOutMessage {
+interface ChainOutMessage {
   /** Raw destination; null for an external out message (a log). */
   destination: string | null;
   value: bigint;
@@ -145,7 +145,7 @@ export interface V3Transaction {
 }
 
 /** A transaction hash in any encoding the APIs use (v3: base64; hex) → lower-case hex. */
-export function hashToHex(hash: string): string {
+function hashToHex(hash: string): string {
   if (/^[0-9a-fA-F]{64}$/.test(hash)) return hash.toLowerCase();
   const bytes = Buffer.from(hash.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   if (bytes.length !== 32) throw new Error(`not a 32-byte hash: ${hash}`);

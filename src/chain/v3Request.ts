@@ -2,7 +2,7 @@
 // reader of Kassa makes it — the block source (source.ts) and account history (history.ts): through
 // the request budget, with the key header, a timeout, every request counted, and the API's answers
 // mapped to ChainApiError (retryable or not; a 429, a timeout and a 5xx back the budget off).
-import { ChainApiError, countChainRequest } from './client.ts';
+import { ChainApiError, countChainRequest, describeUrl } from './client.ts';
 import { retryAfterMs, type RequestBudget } from './budget.ts';
 
 export interface V3RequestOptions {
@@ -11,11 +11,6 @@ export interface V3RequestOptions {
   apiKey?: string | null;
   budget?: RequestBudget | null;
   timeoutMs?: number;
-}
-
-/** Where a request went, for messages: the URL without its query or credentials. */
-export function describeUrl(url: URL): string {
-  return `${url.origin}${url.pathname}`;
 }
 
 /** `get(path, params)`: the parsed JSON answer of `GET {baseUrl}/api/v3/{path}?{params}`. */
@@ -46,12 +41,12 @@ export function v3Requester(options: V3RequestOptions) {
     countChainRequest(response.status);
     const text = await response.text();
     if (response.status === 429) {
-      budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      budget?.backOff(retryAfterMs(response.headers.get('retry-after'), Date.now()));
       throw new ChainApiError('chain API answered HTTP 429 (rate limit)', { status: 429, retryable: true });
     }
     if (!response.ok) {
       const retryable = response.status === 408 || response.status >= 500;
-      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after')));
+      if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after'), Date.now()));
       throw new ChainApiError(`chain API answered HTTP ${response.status} to ${path}: ${text.slice(0, 200)}`, { status: response.status, retryable });
     }
     budget?.succeeded();

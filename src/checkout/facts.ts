@@ -25,7 +25,7 @@ export function exchangeRateText(input: { currency: string; coinSymbol: string |
   return `1 ${coinSymbol} = ${shown} ${currency}`;
 }
 
-export interface ExplorerLink {
+interface ExplorerLink {
   name: string;
   url: string;
 }

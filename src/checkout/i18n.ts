@@ -109,7 +109,7 @@ const en = {
   viewOn: 'View on {explorer}',
 };
 
-export type Messages = typeof en;
+type Messages = typeof en;
 export type MessageKey = keyof Messages;
 
 const ru: Messages = {

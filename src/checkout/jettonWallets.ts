@@ -11,7 +11,7 @@ import type { Db } from '../db/pool.ts';
 
 const MAX_REMEMBERED = 10_000;
 
-export interface JettonWalletLookup {
+interface JettonWalletLookup {
   /** `ownApiUrl`: this process's own origin (http://host:port), used for the sandbox chain. */
   walletOf(master: Address, owner: Address, ownApiUrl: string): Promise<Address>;
 }

@@ -13,7 +13,7 @@ import { amounts, type CheckoutRow, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 import { isHostName } from '../net/addresses.ts';
 
-interface CspOptions {
+export interface CspOptions {
   /** This response's nonce for its <style> elements (TON Connect's UI, the store's colour). */
   styleNonce?: string;
   /** Connections to the bridges of the offered wallets (an open payment's page). */
@@ -22,7 +22,11 @@ interface CspOptions {
   imageOrigin?: string | null;
 }
 
-function csp({ styleNonce, bridges, imageOrigin }: CspOptions = {}): string {
+/**
+ * The strict policy of Kassa's pages (the checkout's and the dashboard's): nothing inline, nothing
+ * third-party, unless an option names it.
+ */
+export function strictCsp({ styleNonce, bridges, imageOrigin }: CspOptions = {}): string {
   return [
     "default-src 'none'",
     imageOrigin ? `img-src 'self' data: ${imageOrigin}` : "img-src 'self' data:",
@@ -36,7 +40,7 @@ function csp({ styleNonce, bridges, imageOrigin }: CspOptions = {}): string {
 }
 
 /** Strict Content-Security-Policy of the checkout's message pages (404, 429, 5xx): nothing inline, nothing third-party. */
-export const CHECKOUT_CSP = csp();
+export const CHECKOUT_CSP = strictCsp();
 
 /**
  * A payment page's policy: the same, plus only what this page needs: <style> elements carrying
@@ -45,7 +49,7 @@ export const CHECKOUT_CSP = csp();
  */
 export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string): string {
   const logo = storeLogo(row);
-  return csp({ styleNonce, bridges: !isFinal(row.status), imageOrigin: logo ? logo.origin : null });
+  return strictCsp({ styleNonce, bridges: !isFinal(row.status), imageOrigin: logo ? logo.origin : null });
 }
 
 /**

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-export interface StaticAsset {
+interface StaticAsset {
   name: string;
   type: string;
   body: string;
@@ -20,6 +20,11 @@ function asset(name: string, type: string, body: string): StaticAsset {
 
 const own = (name: string, type: string): StaticAsset => asset(name, type, fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'));
 
+/** The palette (light and dark) and base of Kassa's pages, shared by checkout.css and the dashboard's stylesheet. */
+const BASE_CSS = fs.readFileSync(new URL('./static/base.css', import.meta.url), 'utf8');
+/** A page's stylesheet served with base.css at its top (one file, one request). */
+export const withBase = (css: string): string => `${BASE_CSS}\n${css}`;
+
 /** @tonconnect/ui's UMD bundle (global TON_CONNECT_UI), without its source-map comment. */
 function tonConnectUi(): StaticAsset {
   const entry = createRequire(import.meta.url).resolve('@tonconnect/ui');
@@ -28,7 +33,7 @@ function tonConnectUi(): StaticAsset {
 }
 
 export const STATIC_ASSETS: Readonly<Record<string, StaticAsset>> = Object.freeze({
-  'checkout.css': own('checkout.css', 'text/css; charset=utf-8'),
+  'checkout.css': asset('checkout.css', 'text/css; charset=utf-8', withBase(fs.readFileSync(new URL('./static/checkout.css', import.meta.url), 'utf8'))),
   'checkout.js': own('checkout.js', 'text/javascript; charset=utf-8'),
   'tonconnect-ui.js': tonConnectUi(),
 });

@@ -106,13 +106,13 @@ export function tonConnectWallets(prefix: string) {
 export const TON_CONNECT_BRIDGE_ORIGINS: readonly string[] = [...new Set(OFFERED_WALLETS.map((wallet) => new URL(wallet.bridgeUrl).origin))];
 
 /** The message of a TON Connect `sendTransaction` request (amounts in nanoTON, payload a base64 BOC). */
-export interface TonConnectMessage {
+interface TonConnectMessage {
   address: string;
   amount: string;
   payload?: string;
 }
 
-export interface TonConnectRequest {
+interface TonConnectRequest {
   validUntil: number;
   network?: string;
   from: string;

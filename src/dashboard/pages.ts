@@ -1,29 +1,21 @@
-// The dashboard's pages, rendered on the server (they work without JavaScript): sign-in, an
-// invitation, the store chooser, the payments list, a payment, the team, the audit log, and the
-// message pages (403, 404, 429, 500). Every value is escaped by the `html` tag.
+// The dashboard's pages, rendered on the server (they work without JavaScript): the layout (shell)
+// and its helpers, sign-in, an invitation, the store chooser, the payments list, the team, the audit
+// log, and the message pages (403, 404, 429, 500). A payment's page is paymentPage.ts; Money and
+// Webhooks are moneyPage.ts and webhooksPage.ts. Every value is escaped by the `html` tag.
 import { html, raw, type Html } from '../checkout/html.ts';
-import { explorerLinks } from '../checkout/facts.ts';
+import { CHECKOUT_CSP } from '../checkout/page.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
-import type { ListedPayment, PaymentFilters, PaymentPage } from './payments.ts';
+import type { ListedPayment, PaymentFilters } from './payments.ts';
 import type { TokenListing } from '../auth/tokens.ts';
 import { TOKEN_LIFETIMES } from './tokens.ts';
 import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 
-/** Strict Content-Security-Policy of every dashboard page: nothing inline, nothing third-party. */
-export const DASHBOARD_CSP = [
-  "default-src 'none'",
-  "img-src 'self' data:",
-  "style-src 'self'",
-  "script-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** Content-Security-Policy of every dashboard page: the checkout's strict policy (nothing inline, nothing third-party). */
+export const DASHBOARD_CSP = CHECKOUT_CSP;
 
 export interface StoreContext {
   id: string;
@@ -36,20 +28,22 @@ export interface Viewer {
   memberships: readonly Membership[];
 }
 
-interface Shell {
+export interface Shell {
   /** The dashboard's root path, e.g. "/dashboard". */
   root: string;
   title: string;
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'payments' | 'tokens' | 'team' | 'audit';
+  current?: 'payments' | 'money' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
   live?: boolean;
+  /** More stylesheets of this origin (a page's own, after dashboard.css). */
+  styles?: readonly { href: string; id: string }[];
 }
 
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-function shell({ root, title, body, viewer, store, current }: Shell): string {
+export function shell({ root, title, body, viewer, store, current, styles }: Shell): string {
   const storeRoot = store ? `${root}/stores/${store.id}` : null;
   const link = (href: string, label: string, name: Shell['current']) =>
     html`<li><a href="${href}"${current === name ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
@@ -57,9 +51,12 @@ function shell({ root, title, body, viewer, store, current }: Shell): string {
     store && storeRoot
       ? html`<nav aria-label="Store"><ul>
 ${link(`${storeRoot}/payments`, 'Payments', 'payments')}
+${link(`${storeRoot}/money`, 'Money', 'money')}
+${link(`${storeRoot}/webhooks`, 'Webhooks', 'webhooks')}
 ${store.role === 'owner' ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
 ${store.role === 'owner' ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
 ${store.role === 'owner' ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
+${link(`${storeRoot}/settings`, 'Settings', 'settings')}
 ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</a></li>` : ''}
 </ul></nav>`
       : '';
@@ -79,6 +76,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
 <title>${title} · Kassa dashboard</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${dashboardAsset(root, 'dashboard.css')}">
+${(styles ?? []).map((style) => html`<link rel="stylesheet" href="${style.href}" id="${style.id}">`)}
 <script src="${dashboardAsset(root, 'dashboard.js')}" defer></script>
 </head>
 <body>
@@ -91,9 +89,9 @@ ${body}
 `.value;
 }
 
-const problemFor = (problems: Record<string, string>, field: string): Html | '' =>
+export const problemFor = (problems: Record<string, string>, field: string): Html | '' =>
   problems[field] ? html`<p class="problem" id="${field}-problem">${problems[field]}</p>` : '';
-const describedBy = (problems: Record<string, string>, field: string): Html | '' =>
+export const describedBy = (problems: Record<string, string>, field: string): Html | '' =>
   problems[field] ? html` aria-describedby="${field}-problem" aria-invalid="true"` : '';
 
 export function signInPage(input: { root: string; email?: string; problem?: string; next?: string; notice?: string }): string {
@@ -162,7 +160,7 @@ export function storesPage(input: { root: string; viewer: Viewer }): string {
   return shell({ root: input.root, title: 'Stores', body, viewer: input.viewer });
 }
 
-const statusLabel = (status: string): Html => html`<span class="status status-${status}">${status}</span>`;
+export const statusLabel = (status: string): Html => html`<span class="status status-${status}">${status}</span>`;
 
 function pageQuery(filters: PaymentFilters, after?: string): string {
   const params = new URLSearchParams();
@@ -224,130 +222,6 @@ ${filters.after ? html`<a href="${storeRoot}/payments${pageQuery(filters)}">Newe
 ${input.hasMore && last ? html`<a href="${storeRoot}/payments${pageQuery(filters, last.id)}">Older payments</a>` : ''}
 </nav>`;
   return shell({ root, title: 'Payments', body, viewer: input.viewer, store, current: 'payments' });
-}
-
-const NOTICES = {
-  refund_created: 'Refund planned: it is sent from the deposit wallet within a minute and confirmed on chain.',
-  redelivery_queued: 'Webhook redelivery queued: it is signed afresh and sent now.',
-} as const;
-export type Notice = keyof typeof NOTICES;
-export const isNotice = (value: unknown): value is Notice => typeof value === 'string' && Object.hasOwn(NOTICES, value);
-
-function hashCell(network: PaymentPage['network'], hash: string | null): Html | string {
-  if (!hash) return '—';
-  const links = explorerLinks(network, hash);
-  return html`<span class="mono">${hash}</span>${links.map((l) => html` <a href="${l.url}" rel="noopener noreferrer">${l.name}</a>`)}`;
-}
-
-export interface RefundFormState {
-  coin?: string;
-  amount?: string;
-  address?: string;
-  problems?: Record<string, string>;
-}
-
-export function paymentPage(input: {
-  root: string;
-  viewer: Viewer;
-  store: StoreContext;
-  page: PaymentPage;
-  checkoutUrl: string;
-  notice?: Notice | null;
-  refund?: RefundFormState;
-  actionProblem?: string | null;
-}): string {
-  const { root, store, page } = input;
-  const p = page.payment;
-  const paymentRoot = `${root}/stores/${store.id}/payments/${p.id}`;
-  const owner = store.role === 'owner';
-  const refund = input.refund ?? {};
-  const problems = refund.problems ?? {};
-  const facts = html`<dl class="facts">
-<dt>Status</dt><dd>${statusLabel(p.status)}</dd>
-<dt>Anomalies</dt><dd>${page.anomalies.length ? page.anomalies.join(', ') : 'none'}</dd>
-<dt>Amount</dt><dd>${p.amount} ${p.currency}</dd>
-<dt>Coin amount</dt><dd>${p.coin_amount && p.coin_symbol ? `${p.coin_amount} ${p.coin_symbol}` : '— (no method chosen yet)'}</dd>
-<dt>Received (counted)</dt><dd>${p.coin_symbol ? `${page.received} ${p.coin_symbol}` : '—'}</dd>
-<dt>Order id</dt><dd>${p.order_id ?? '—'}</dd>
-<dt>Description</dt><dd>${p.description ?? '—'}</dd>
-<dt>Deposit address</dt><dd class="mono">${p.address_friendly ?? '—'}</dd>
-<dt>Created</dt><dd>${dateTime(p.created_at)}</dd>
-<dt>Expires</dt><dd>${dateTime(p.expires_at)}</dd>
-<dt>Paid</dt><dd>${p.paid_at ? dateTime(p.paid_at) : '—'}</dd>
-<dt>Checkout</dt><dd><a href="${input.checkoutUrl}">${input.checkoutUrl}</a></dd>
-<dt>Webhook URL</dt><dd class="mono">${p.webhook_url ?? '—'}</dd>
-</dl>`;
-  const incoming = page.transfers.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-in"><caption class="muted">Transfers in (the books, in chain order)</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Amount</th><th scope="col">Effect</th><th scope="col">From</th><th scope="col">Transaction</th></tr></thead>
-<tbody>${page.transfers.map(
-        (
-          t,
-        ) => html`<tr><td class="num">${dateTime(t.chain_time)}</td><td class="num">${t.amount ?? t.amount_base_units} ${t.coin_symbol ?? '(unknown token)'}</td>
-<td>${t.effect.replace(/_/g, ' ')}</td><td class="mono">${t.sender ?? '—'}</td><td>${hashCell(page.network, t.hash)}</td></tr>`,
-      )}</tbody></table></div>`
-    : html`<p>No transfer has reached the deposit address.</p>`;
-  const outgoing = page.outgoing.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-out"><caption class="muted">Transfers out (refunds and sweeps)</caption>
-<thead><tr><th scope="col">Planned</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Fee</th><th scope="col">To</th><th scope="col">State</th><th scope="col">Transaction</th></tr></thead>
-<tbody>${page.outgoing.map(
-        (o) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td>${o.kind}</td><td class="num">${o.amount} ${o.coin_symbol}</td>
-<td class="num">${o.fee ?? '—'}</td><td class="mono">${o.to_address_given ?? o.to_address}</td><td class="state">${o.state}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
-      )}</tbody></table></div>`
-    : html`<p>Nothing has left the deposit wallet.</p>`;
-  const money = page.money.coins.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="money"><caption class="muted">Per coin; network fees paid from the deposit: ${page.money.feesTon} TON</caption>
-<thead><tr><th scope="col">Coin</th><th scope="col">Received</th><th scope="col">Counted</th><th scope="col">Refunded</th><th scope="col">Swept</th><th scope="col">Refundable</th></tr></thead>
-<tbody>${page.money.coins.map(
-        (m) =>
-          html`<tr><th scope="row">${m.coin}</th><td class="num">${m.received}</td><td class="num">${m.counted}</td><td class="num">${m.refunded}</td><td class="num">${m.swept}</td><td class="num">${m.refundable}</td></tr>`,
-      )}</tbody></table></div>`
-    : html`<p>No money has reached the deposit.</p>`;
-  const deliveries = page.deliveries.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="deliveries"><caption class="muted">Webhook deliveries, oldest first</caption>
-<thead><tr><th scope="col">Created</th><th scope="col">Reason</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
-<tbody>${page.deliveries.map(
-        (d) => html`<tr><td class="num">${dateTime(d.created_at)}</td><td>${d.reason}</td><td class="delivery-status">${d.status}</td>
-<td>${d.attempts.length ? html`<ul>${d.attempts.map((a) => html`<li>#${a.attempt} ${dateTime(a.started_at)}: ${a.http_status ? `HTTP ${a.http_status}` : (a.error ?? 'no answer yet')}${a.duration_ms !== null ? `, ${a.duration_ms} ms` : ''}</li>`)}</ul>` : 'none yet'}</td></tr>`,
-      )}</tbody></table></div>`
-    : html`<p>No webhook delivery.</p>`;
-  const redeliver =
-    owner && p.status === 'completed' && p.webhook_url
-      ? html`<form method="post" action="${paymentRoot}/webhook/redeliver"><button type="submit">Redeliver the webhook</button></form>`
-      : '';
-  const refundable = page.refundable.length
-    ? html`<ul id="refundable">${page.refundable.map((r) => html`<li>${r.amount} ${r.coin}</li>`)}</ul>`
-    : html`<p id="refundable">Nothing is refundable.</p>`;
-  const refundForm =
-    owner && page.refundable.length
-      ? html`<form method="post" action="${paymentRoot}/refunds" data-confirm="Send this refund? It cannot be undone." aria-labelledby="refund-heading">
-${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
-<label for="refund-coin">Coin</label>
-<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${refund.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.amount})</option>`)}</select>
-<label for="refund-amount">Amount</label>
-<input id="refund-amount" name="amount" type="text" inputmode="decimal" required value="${refund.amount ?? ''}"${describedBy(problems, 'amount')}>
-${problemFor(problems, 'amount')}
-<label for="refund-address">To address</label>
-<input id="refund-address" name="address" type="text" required spellcheck="false" autocomplete="off" value="${refund.address ?? ''}"${describedBy(problems, 'address')}>
-${problemFor(problems, 'address')}
-<p class="muted">The network fee is paid from the deposit wallet: what arrives is the amount less that fee when the refund empties the wallet.</p>
-<label class="check"><input type="checkbox" name="confirm" value="yes" required${describedBy(problems, 'confirm')}> I have checked the address: a refund cannot be undone.</label>
-${problemFor(problems, 'confirm')}
-<button type="submit">Refund</button>
-</form>`
-      : '';
-  const body = html`<p><a href="${root}/stores/${store.id}/payments">← Payments</a></p>
-<h1>Payment <span class="mono">${p.id}</span></h1>
-${input.notice ? html`<p class="success" role="status">${NOTICES[input.notice]}</p>` : ''}
-${input.actionProblem ? html`<p class="problem" role="alert">${input.actionProblem}</p>` : ''}
-<section class="card" aria-labelledby="facts-heading"><h2 id="facts-heading">Summary</h2>${facts}</section>
-<section class="card" aria-labelledby="money-heading"><h2 id="money-heading">Money</h2>${money}</section>
-<section class="card" aria-labelledby="books-heading"><h2 id="books-heading">The books</h2>${incoming}${outgoing}</section>
-<section class="card" aria-labelledby="refund-heading"><h2 id="refund-heading">Refund</h2>${refundable}${refundForm}${
-    !owner ? html`<p class="muted">Only the store's owners can refund.</p>` : ''
-  }</section>
-<section class="card" aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook deliveries</h2>${deliveries}${redeliver}</section>`;
-  return shell({ root, title: `Payment ${p.id.slice(0, 8)}`, body, viewer: input.viewer, store, current: 'payments' });
 }
 
 export function auditPage(input: { root: string; viewer: Viewer; store: StoreContext; rows: readonly AuditRow[]; hasMore: boolean }): string {

@@ -1,16 +1,16 @@
 // What the dashboard reads of a store's payments: the list (newest first; filters by status, coin
 // and creation date; search by payment id, order id, deposit address or transaction hash; keyset
-// pages), and one payment with its books, refundable money and webhook deliveries. Always scoped
-// by store: another store's payment is simply not found.
+// pages), and one payment with its timeline, books, money per coin (deposit_money, read in
+// money.ts) and webhook deliveries. Always scoped by store: another store's payment is simply not found.
 import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { fromBaseUnits } from '../money.ts';
 import { ANOMALIES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
-import { COUNTED_EFFECTS, listTransfers, type TransferRow } from '../payments/transfers.ts';
+import { listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { findPaymentView, receivedAmount, type PaymentView } from '../payments/view.ts';
-import { outgoingOfPayment, refundableBaseUnits, type OutgoingRow } from '../treasury/outgoing.ts';
+import { outgoingOfPayment, type OutgoingRow } from '../treasury/outgoing.ts';
 import { isUuid } from '../uuid.ts';
+import { type CoinMoney, paymentMoney, paymentTimeline, type TimelineEvent, timelineTimes } from './money.ts';
 import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
 
 export const PAGE_SIZE = 50;
@@ -172,81 +172,17 @@ export async function storeCoins(db: Db, storeId: string): Promise<readonly stri
   `);
 }
 
-export interface RefundableCoin {
-  coin: string;
-  decimals: number;
-  amount: string;
-}
-
-/** A payment's money in one coin, as the page's Money table shows it (amounts in coin units). */
-export interface CoinMoney {
-  coin: string;
-  received: string;
-  counted: string;
-  refunded: string;
-  swept: string;
-  refundable: string;
-}
-
-const UNCREDITED = new Set(['not_credited', 'not_counted', 'unknown_token']);
-
-/**
- * Per coin: what reached the deposit (received; bounced, failed and unknown tokens aside), what
- * counted toward the payment, what was refunded and swept (planned, sent or confirmed: not failed),
- * and what is still refundable; and the network fees the deposit paid, in TON.
- */
-export function moneyPerCoin(
-  transfers: readonly TransferRow[],
-  outgoing: readonly OutgoingRow[],
-  refundable: readonly RefundableCoin[],
-  decimals: ReadonlyMap<string, number>,
-): { coins: CoinMoney[]; feesTon: string } {
-  const sums = new Map<string, { received: bigint; counted: bigint; refunded: bigint; swept: bigint }>();
-  const of = (coin: string) => {
-    const known = sums.get(coin);
-    if (known) return known;
-    const sum = { received: 0n, counted: 0n, refunded: 0n, swept: 0n };
-    sums.set(coin, sum);
-    return sum;
-  };
-  for (const t of transfers) {
-    if (t.coin_symbol === null || UNCREDITED.has(t.effect)) continue;
-    const sum = of(t.coin_symbol);
-    sum.received += BigInt(t.amount_base_units);
-    if ((COUNTED_EFFECTS as readonly string[]).includes(t.effect)) sum.counted += BigInt(t.amount_base_units);
-  }
-  let fees = 0n;
-  for (const o of outgoing) {
-    fees += BigInt(o.fee_base_units ?? '0');
-    if (o.state === 'failed' || o.kind === 'gas_top_up') continue;
-    const sum = of(o.coin_symbol);
-    if (o.kind === 'refund') sum.refunded += BigInt(o.amount_base_units);
-    else sum.swept += BigInt(o.amount_base_units);
-  }
-  const coins = [...sums]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([coin, sum]) => {
-      const places = decimals.get(coin) ?? 9;
-      return {
-        coin,
-        received: fromBaseUnits(sum.received, places),
-        counted: fromBaseUnits(sum.counted, places),
-        refunded: fromBaseUnits(sum.refunded, places),
-        swept: fromBaseUnits(sum.swept, places),
-        refundable: refundable.find((r) => r.coin === coin)?.amount ?? '0',
-      };
-    });
-  return { coins, feesTon: fromBaseUnits(fees, 9) };
-}
-
 export interface PaymentPage {
   payment: PaymentView;
   received: string;
   anomalies: Anomaly[];
   transfers: readonly TransferRow[];
   outgoing: readonly OutgoingRow[];
-  refundable: RefundableCoin[];
-  money: { coins: CoinMoney[]; feesTon: string };
+  /** The coins with money still refundable (deposit_money). */
+  refundable: { coin: string; amount: string }[];
+  /** Per coin, read once from deposit_money (dashboard/money.ts). */
+  money: CoinMoney[];
+  timeline: TimelineEvent[];
   deliveries: DeliveryWithAttempts[];
   network: TonNetwork;
 }
@@ -256,29 +192,22 @@ export async function loadPaymentPage(db: Db, storeId: string, paymentId: string
   if (!isUuid(paymentId)) return null;
   const payment = await findPaymentView(db, paymentId.toLowerCase(), { storeId });
   if (!payment) return null;
-  const [transfers, outgoing, deliveries] = await Promise.all([
+  const [transfers, outgoing, deliveries, money, times] = await Promise.all([
     listTransfers(db, payment.id),
     outgoingOfPayment(db, payment.id),
     listWebhookDeliveries(db, payment.id),
+    paymentMoney(db, payment.id),
+    timelineTimes(db, payment.id),
   ]);
-  const coins = await db.any(sql.type(z.object({ symbol: z.string(), decimals: z.number() }))`
-    select symbol, decimals::int as decimals from coins
-    where symbol in (select coin_symbol from transfers where payment_id = ${payment.id} and coin_symbol is not null
-                     union select coin_symbol from outgoing_transfers where payment_id = ${payment.id}) order by symbol
-  `);
-  const refundable: RefundableCoin[] = [];
-  for (const coin of coins) {
-    const units = payment.address === null ? 0n : await refundableBaseUnits(db, payment.id, coin.symbol);
-    if (units > 0n) refundable.push({ coin: coin.symbol, decimals: coin.decimals, amount: fromBaseUnits(units, coin.decimals) });
-  }
   return {
     payment,
     received: receivedAmount(payment),
     anomalies: anomaliesOf(payment.status, payment.transfer_effects),
     transfers,
     outgoing,
-    refundable,
-    money: moneyPerCoin(transfers, outgoing, refundable, new Map(coins.map((coin) => [coin.symbol, coin.decimals]))),
+    refundable: money.refundable,
+    money: money.coins,
+    timeline: paymentTimeline({ payment, expiredAt: times.expiredAt, cancelledAt: times.cancelledAt, transfers, outgoing, outgoingTimes: times.outgoing }),
     deliveries,
     network,
   };

@@ -7,8 +7,13 @@ import { checkAccountPassword } from './signInLimits.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
 import { isUuid } from '../uuid.ts';
 
-export type Role = 'owner' | 'viewer';
-export const ROLES: readonly Role[] = ['owner', 'viewer'];
+/** A person's role in a store: owner (everything) or viewer (read-only). The one list of them. */
+export const ROLES = ['owner', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+/** A role read from the database (store_members.role, dashboard_invitations.role). */
+export const roleColumn = z.enum(ROLES);
+/** A role typed by a person (a form, `--role`), or null when it is none. */
+export const roleOf = (value: unknown): Role | null => ((ROLES as readonly unknown[]).includes(value) ? (value as Role) : null);
 export const INVITATION_LIFETIME_MS = 24 * 3600_000;
 
 /** A problem with what someone typed, shown beside the field it is about; nothing was changed. */
@@ -34,7 +39,7 @@ export interface Membership {
 }
 
 export async function membershipsOf(db: Db, userId: string): Promise<readonly Membership[]> {
-  const rows = await db.any(sql.type(z.object({ store_id: z.string(), store_name: z.string(), role: z.enum(['owner', 'viewer']) }))`
+  const rows = await db.any(sql.type(z.object({ store_id: z.string(), store_name: z.string(), role: roleColumn }))`
     select m.store_id, s.name as store_name, m.role from store_members m join stores s on s.id = m.store_id
     where m.user_id = ${userId} order by s.name, s.id
   `);
@@ -43,7 +48,7 @@ export async function membershipsOf(db: Db, userId: string): Promise<readonly Me
 
 /** The user's role in the store, or null when they are not a member (the store is then "not found" to them). */
 export async function roleIn(db: Db, userId: string, storeId: string): Promise<Role | null> {
-  return db.maybeOneFirst(sql.type(z.object({ role: z.enum(['owner', 'viewer']) }))`
+  return db.maybeOneFirst(sql.type(z.object({ role: roleColumn }))`
     select role from store_members where user_id = ${userId} and store_id = ${storeId}
   `);
 }
@@ -91,7 +96,7 @@ const openInvitation = z.object({
   store_id: z.string(),
   store_name: z.string(),
   email: z.string(),
-  role: z.enum(['owner', 'viewer']),
+  role: roleColumn,
   user_id: z.string().nullable(),
   has_password: z.boolean(),
 });
@@ -165,7 +170,7 @@ export async function acceptInvitation(
   });
 }
 
-export const memberRow = z.object({ user_id: z.string(), email: z.string(), role: z.enum(['owner', 'viewer']), created_at: z.date() });
+export const memberRow = z.object({ user_id: z.string(), email: z.string(), role: roleColumn, created_at: z.date() });
 export type MemberRow = z.infer<typeof memberRow>;
 
 export async function membersOf(db: Db, storeId: string): Promise<readonly MemberRow[]> {
@@ -177,7 +182,7 @@ export async function membersOf(db: Db, storeId: string): Promise<readonly Membe
 
 export const invitationRow = z.object({
   email: z.string(),
-  role: z.enum(['owner', 'viewer']),
+  role: roleColumn,
   created_at: z.date(),
   expires_at: z.date(),
   accepted_at: z.date().nullable(),
@@ -203,7 +208,7 @@ export async function changeMembership(
   const userId = input.userId.toLowerCase();
   return pool.transaction(async (tx) => {
     // The store's members, locked: two owners demoting each other at once cannot both succeed.
-    const members = await tx.any(sql.type(z.object({ user_id: z.string(), email: z.string(), role: z.enum(['owner', 'viewer']) }))`
+    const members = await tx.any(sql.type(z.object({ user_id: z.string(), email: z.string(), role: roleColumn }))`
       select m.user_id, u.email, m.role from store_members m join dashboard_users u on u.id = m.user_id
       where m.store_id = ${input.storeId} order by m.user_id for update of m
     `);

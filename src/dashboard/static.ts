@@ -3,6 +3,7 @@
 // browsers cache them for a long time.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { withBase } from '../checkout/static.ts';
 
 export interface DashboardAsset {
   type: string;
@@ -10,13 +11,13 @@ export interface DashboardAsset {
   version: string;
 }
 
-function own(name: string, type: string): DashboardAsset {
-  const body = fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8');
+function own(name: string, type: string, transform: (text: string) => string = (text) => text): DashboardAsset {
+  const body = transform(fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'));
   return { type, body, version: crypto.createHash('sha256').update(body).digest('hex').slice(0, 12) };
 }
 
 export const DASHBOARD_ASSETS: Readonly<Record<string, DashboardAsset>> = Object.freeze({
-  'dashboard.css': own('dashboard.css', 'text/css; charset=utf-8'),
+  'dashboard.css': own('dashboard.css', 'text/css; charset=utf-8', withBase),
   'dashboard.js': own('dashboard.js', 'text/javascript; charset=utf-8'),
 });
 

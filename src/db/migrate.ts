@@ -9,7 +9,7 @@ import { ExternalFailure } from '../errors.ts';
 // idle pool sees an error (for example when the embedded server stops). Close it right away.
 import { clearAllPools } from 'graphile-migrate/dist/pgReal.js';
 
-export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, '../../migrations');
+const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, '../../migrations');
 
 /** Graphile Worker (and graphile-migrate, same logger family) log through our pino logger. */
 export function graphileLogger(log: Logger, quiet = false): WorkerLogger {

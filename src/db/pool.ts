@@ -181,7 +181,7 @@ const resultParser: Interceptor = {
   },
 };
 
-export interface PoolOptions {
+interface PoolOptions {
   maxPoolSize?: number;
   /** The server's bound on each statement (PostgreSQL's statement_timeout); 30 s unless given. */
   statementTimeoutMs?: number;

@@ -2,7 +2,7 @@
 // in sandbox, the emulated chain.
 import Koa from 'koa';
 import Router from '@koa/router';
-import { KassaError } from '../errors.ts';
+import { methodNotAllowed, missingHost, routeNotFound } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { createGuards, errorEnvelope, jsonBody, plainText, requestLogging, type Guards } from './middleware.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -14,6 +14,7 @@ import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutRoutes } from './routes/checkout.ts';
 import { dashboardRoutes, isDashboardPath } from './routes/dashboard.ts';
+import { bodySchemaOf } from './validate.ts';
 
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 
@@ -49,12 +50,13 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
     ctx.set('X-Content-Type-Options', 'nosniff');
     // HTTP/1.1 needs a Host header (RFC 9112 §3.2). The server lets such requests through
     // (requireHostHeader: false) so that the refusal is the envelope, not Node's bare 400.
-    if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw new KassaError('malformed_request', 'An HTTP/1.1 request needs a Host header.');
+    if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw missingHost();
     await next();
   });
   // The dashboard's pages post forms, which its own routes parse (koa-body); everything else is the JSON API.
   app.use(jsonBody({ except: isDashboardPath }));
-  app.use(plainText());
+  // A body field's refusal takes the code of the body schema its route validates against.
+  app.use(plainText({ bodySchema: (ctx) => bodySchemaOf(router.match(ctx.path, ctx.method).pathAndMethod.flatMap((layer) => layer.stack)) }));
   app.use(router.routes());
   // The router answers 405 (501 for a method it does not know at all) with `Allow`; Kassa answers
   // both as the envelope's 405 method_not_allowed and keeps `Allow` (docs/API.md).
@@ -65,9 +67,8 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
       const allow = ctx.response.get('Allow');
       ctx.remove('Allow');
       // No route at this path at all: route_not_found, whatever the method.
-      if (allow === '') throw new KassaError('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
-      const message = ctx.status === 405 ? 'This route does not accept that HTTP method.' : 'This HTTP method is not supported.';
-      throw new KassaError('method_not_allowed', message, { details: { allowedMethods: allow } });
+      if (allow === '') throw routeNotFound(ctx.method, ctx.path);
+      throw methodNotAllowed(allow);
     }
   });
   return app;

@@ -4,23 +4,30 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { authenticate, checkTokenRow, noteTokenUse, verifyToken, type TokenCheck } from '../auth/tokens.ts';
 import { isDatabaseUnavailable } from '../db/pool.ts';
 import {
   authInvalid,
+  bodyNotUtf8,
+  bodyUnreadable,
+  chunkExtensionsTooLarge,
   type ErrorCode,
   internalError,
   KassaError,
   rateLimited,
   retryAfterOf,
+  routeNotFound,
   serviceUnavailable,
   statusOf,
   typeOf,
   type ErrorType,
+  unsafeText,
+  unsupportedCharset,
+  unsupportedEncoding,
 } from '../errors.ts';
-import { FIELD_CODES } from './routes/shared.schema.ts';
 import type { AppDeps, KassaState } from './context.ts';
+import { codeAt } from './validate.ts';
 import { createRateLimiter, createSharedRateLimiter, rateLimit, type RateLimiter } from './rateLimit.ts';
 import { httpDuration } from '../metrics.ts';
 import type { Logger } from '../log.ts';
@@ -98,7 +105,7 @@ export function errorEnvelope(): Middleware<KassaState> {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw new KassaError('route_not_found', `There is no route ${ctx.method} ${ctx.path}.`);
+        throw routeNotFound(ctx.method, ctx.path);
       }
     } catch (caught) {
       let error: KassaError;
@@ -126,9 +133,8 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
 
 const PARSED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
-const unsupportedMediaType = (message: string) => new KassaError('unsupported_media_type', message);
-const tooLarge = () => new KassaError('payload_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
-const invalidJson = (message = 'The request body is not valid JSON (an object is expected).') => new KassaError('invalid_json', message);
+const tooLarge = () => new KassaError('payload_too_large');
+const invalidJson = () => new KassaError('invalid_json');
 
 /** The body's bytes (decompressed when gzip/deflate), at most BODY_LIMIT_BYTES of them. */
 async function readBody(req: http.IncomingMessage): Promise<Buffer> {
@@ -136,7 +142,7 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   let source: NodeJS.ReadableStream = req;
   if (coding === 'gzip' || coding === 'x-gzip') source = req.pipe(zlib.createGunzip());
   else if (coding === 'deflate') source = req.pipe(zlib.createInflate());
-  else if (coding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${coding} is not supported; send identity, gzip or deflate.`);
+  else if (coding !== 'identity') throw unsupportedEncoding(coding);
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -151,7 +157,7 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
     }
   } catch (error) {
     if (error instanceof KassaError) throw error;
-    throw invalidJson('The request body could not be read (broken compression or an aborted upload).');
+    throw bodyUnreadable();
   }
   return Buffer.concat(chunks);
 }
@@ -166,11 +172,11 @@ export function jsonBody(options: { except?: (path: string) => boolean } = {}): 
   return async (ctx, next) => {
     if (PARSED_METHODS.includes(ctx.method) && hasBody(ctx.headers) && !options.except?.(ctx.path)) {
       if (!ctx.is('application/json')) {
-        throw unsupportedMediaType('Request bodies must be sent as Content-Type: application/json.');
+        throw new KassaError('unsupported_media_type');
       }
       const charset = ctx.request.charset.toLowerCase();
       if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
-        throw unsupportedMediaType(`The request body must be UTF-8 JSON, not charset=${charset}.`);
+        throw unsupportedCharset(charset);
       }
       const declared = Number(ctx.get('Content-Length'));
       if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) throw tooLarge();
@@ -179,7 +185,7 @@ export function jsonBody(options: { except?: (path: string) => boolean } = {}): 
         text = UTF8.decode(await readBody(ctx.req));
       } catch (error) {
         if (error instanceof KassaError) throw error;
-        throw invalidJson('The request body is not valid UTF-8.');
+        throw bodyNotUtf8();
       }
       if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text) && text.trim() !== '') throw invalidJson();
       try {
@@ -195,45 +201,49 @@ export function jsonBody(options: { except?: (path: string) => boolean } = {}): 
 /** U+0000 (PostgreSQL's text cannot hold it) or a lone surrogate (not Unicode, nor JSON PostgreSQL accepts). */
 const isUnsafeText = (text: string): boolean => text.includes('\0') || !text.isWellFormed();
 
-const UNSAFE_TEXT = 'must not contain U+0000 or unpaired UTF-16 surrogates';
-
-/** The code a body field's refusal takes: the field's own code when it is a 400, else invalid_request. */
-const fieldCode = (top: string): ErrorCode => {
-  // Own keys only: a body's field may be called `constructor` or `__defineGetter__`.
-  const code = Object.hasOwn(FIELD_CODES, top) ? FIELD_CODES[top] : undefined;
+/**
+ * The code a body field's refusal takes: its code on the route's body schema (`codeOf`, from the
+ * field's path segments) when that is a 400, else invalid_request.
+ */
+const fieldCode = (codeOf: ((segments: readonly string[]) => ErrorCode | undefined) | undefined, segments: readonly string[]): ErrorCode => {
+  const code = codeOf?.(segments);
   return code !== undefined && statusOf(code) === 400 ? code : 'invalid_request';
 };
 
 /**
- * The first unsafe string (value or key) in a parsed JSON body, as the error naming its field. A
- * loop over an explicit stack, not recursion: a body may nest thousands of levels deep (64 KiB of
- * brackets), which validation refuses afterwards with a 400, never a stack overflow here.
+ * The first unsafe string (value or key) in a parsed JSON body, as the error naming its field
+ * (with the code `codeOf` gives its path). A loop over an explicit stack, not recursion: a body may
+ * nest thousands of levels deep (64 KiB of brackets), which validation refuses afterwards with a
+ * 400, never a stack overflow here.
  */
-export function unsafeInBody(body: unknown): KassaError | null {
-  const pending: Array<{ value: unknown; path: string; top: string }> = [{ value: body, path: '', top: '' }];
+export function unsafeInBody(body: unknown, codeOf?: (segments: readonly string[]) => ErrorCode | undefined): KassaError | null {
+  // `trail`: the keys and indexes from the body down to the value, last first (read only on a refusal).
+  type Trail = { key: string; up: Trail } | null;
+  const segments = (trail: Trail): string[] => {
+    const keys: string[] = [];
+    for (let at = trail; at !== null; at = at.up) keys.push(at.key);
+    return keys.reverse();
+  };
+  const pending: Array<{ value: unknown; path: string; trail: Trail }> = [{ value: body, path: '', trail: null }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, path, top } = next;
+    const { value, path, trail } = next;
     if (typeof value === 'string') {
       if (isUnsafeText(value)) {
-        return path === ''
-          ? new KassaError('invalid_json', `The body ${UNSAFE_TEXT}.`)
-          : new KassaError(fieldCode(top), `${path} ${UNSAFE_TEXT}.`, { param: path });
+        return path === '' ? unsafeText('The body', { code: 'invalid_json' }) : unsafeText(path, { code: fieldCode(codeOf, segments(trail)), param: path });
       }
     } else if (Array.isArray(value)) {
       for (let index = value.length - 1; index >= 0; index -= 1) {
-        pending.push({ value: value[index], path: path === '' ? `[${index}]` : `${path}[${index}]`, top });
+        pending.push({ value: value[index], path: path === '' ? `[${index}]` : `${path}[${index}]`, trail: { key: String(index), up: trail } });
       }
     } else if (value !== null && typeof value === 'object') {
       const entries = Object.entries(value);
       for (const [key] of entries) {
         if (!isUnsafeText(key)) continue;
-        return path === ''
-          ? new KassaError('invalid_request', `Body field names ${UNSAFE_TEXT}.`)
-          : new KassaError(fieldCode(top), `${path} keys ${UNSAFE_TEXT}.`, { param: path });
+        return path === '' ? unsafeText('Body field names') : unsafeText(`${path} keys`, { code: fieldCode(codeOf, segments(trail)), param: path });
       }
       for (let index = entries.length - 1; index >= 0; index -= 1) {
         const [key, item] = entries[index]!;
-        pending.push({ value: item, path: path === '' ? key : `${path}.${key}`, top: path === '' ? key : top });
+        pending.push({ value: item, path: path === '' ? key : `${path}.${key}`, trail: { key, up: trail } });
       }
     }
   }
@@ -254,27 +264,30 @@ function decoded(text: string, plusIsSpace: boolean): string | null {
  * the path, each query parameter's name and value, every string and key of a JSON body — is
  * Unicode without U+0000. Such text would otherwise reach PostgreSQL, which refuses it (a 500), or
  * be silently replaced (U+FFFD). Refused with 400 in the envelope: a body field with its own code
- * and its path as param (`metadata.color`), a query parameter as invalid_request with its name.
- * Runs after `jsonBody`, before the routes.
+ * (on the body schema the matched route validates against: `bodySchema`) and its path as param
+ * (`metadata.color`), a query parameter as invalid_request with its name. Runs after `jsonBody`,
+ * before the routes.
  */
-export function plainText(): Middleware<KassaState> {
+export function plainText(options: { bodySchema?: (ctx: Context) => object | undefined } = {}): Middleware<KassaState> {
   return async (ctx, next) => {
     for (const segment of ctx.path.split('/')) {
       const text = decoded(segment, false);
-      if (text === null || isUnsafeText(text)) throw new KassaError('invalid_request', `The request path must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`);
+      if (text === null || isUnsafeText(text)) throw unsafeText('The request path', { percentEncoded: true });
     }
     if (ctx.querystring !== '') {
       for (const pair of ctx.querystring.split('&')) {
         const at = pair.indexOf('=');
         const name = decoded(at < 0 ? pair : pair.slice(0, at), true);
         const value = at < 0 ? '' : decoded(pair.slice(at + 1), true);
-        if (name === null || isUnsafeText(name))
-          throw new KassaError('invalid_request', `Query parameter names must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`);
-        if (value === null || isUnsafeText(value))
-          throw new KassaError('invalid_request', `${name} must be percent-encoded UTF-8 and ${UNSAFE_TEXT}.`, { param: name });
+        if (name === null || isUnsafeText(name)) throw unsafeText('Query parameter names', { percentEncoded: true });
+        if (value === null || isUnsafeText(value)) throw unsafeText(name, { percentEncoded: true, param: name });
       }
     }
-    const found = ctx.request.body === undefined ? null : unsafeInBody(ctx.request.body);
+    const codeOf = (segments: readonly string[]) => {
+      const schema = options.bodySchema?.(ctx);
+      return schema && codeAt(schema, segments);
+    };
+    const found = ctx.request.body === undefined ? null : unsafeInBody(ctx.request.body, codeOf);
     if (found) throw found;
     await next();
   };
@@ -294,13 +307,13 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   }
   let refusal: KassaError;
   if (error.code === 'HPE_HEADER_OVERFLOW') {
-    refusal = new KassaError('headers_too_large', 'The request headers are larger than 16 KiB.');
+    refusal = new KassaError('headers_too_large');
   } else if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
-    refusal = new KassaError('payload_too_large', 'The chunk extensions of the request body are too large.');
+    refusal = chunkExtensionsTooLarge();
   } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    refusal = new KassaError('request_timeout', 'The request was not received in time.');
+    refusal = new KassaError('request_timeout');
   } else {
-    refusal = new KassaError('malformed_request', 'The HTTP request could not be parsed.');
+    refusal = new KassaError('malformed_request');
   }
   const answer = httpError(refusal);
   const body = JSON.stringify(answer.body);
@@ -324,9 +337,9 @@ export const REQUEST_TIMEOUT_MS = 60_000;
  * the proxy, not Kassa, closes an idle connection. Were Kassa first, a request the proxy sends on
  * the connection at that moment meets a closed socket: the proxy answers 502 (docs/OPERATIONS.md).
  */
-export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-export interface ApiServerOptions {
+interface ApiServerOptions {
   requestTimeoutMs?: number;
   keepAliveTimeoutMs?: number;
 }

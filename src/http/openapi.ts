@@ -139,7 +139,7 @@ const paymentIdParameter = {
   in: 'path',
   required: true,
   description: 'The payment id (a UUID).',
-  schema: paymentParams.schema.properties.id,
+  schema: requestSchema(paymentParams.schema.properties.id),
   example: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
 };
 const idempotencyHeader = {
@@ -185,15 +185,17 @@ const readinessSchema = {
   },
 } as const;
 /**
- * A request body's schema as published: a `default` is said in the description instead (a
- * generated client types a property with a default as always present, which in a request it is not).
+ * A request's schema (a body's, a query or path parameter's) as published: a `default` is said in
+ * the description instead (a generated client types a property with a default as always present,
+ * which in a request it is not); Kassa's own annotations (`errorCode`, `errorParam`: validate.ts)
+ * are left out (docs/API.md says each field's code).
  */
-function requestSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $id: _id, ...rest } = schema;
+function requestSchema(schema: object): Record<string, unknown> {
+  const { $id: _id, ...rest } = schema as Record<string, unknown>;
   const published = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(published);
     if (node === null || typeof node !== 'object') return node;
-    const { default: fallback, ...others } = node as Record<string, unknown>;
+    const { default: fallback, errorCode: _code, errorParam: _param, ...others } = node as Record<string, unknown>;
     const copy = Object.fromEntries(Object.entries(others).map(([key, value]) => [key, published(value)]));
     if (fallback !== undefined) copy.description = `${copy.description ?? ''} Default ${JSON.stringify(fallback)} when omitted.`.trim();
     return copy;
@@ -284,7 +286,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           // The same schema validates the query (src/http/routes/payments.schema.ts).
           parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, checked]) => {
             const { description, ...schema } = ((listPaymentsQuery.published as Record<string, object>)[name] ?? checked) as { description: string };
-            return { name, in: 'query', description, schema, example: QUERY_EXAMPLES[name] };
+            return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
           }),
           responses: { '200': { description: 'A page', content: json(pageSchema(ref('Payment'))) } },
           errors: [
@@ -377,7 +379,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'createRefund',
           tags: ['Refunds'],
           summary: 'Refund money not counted toward a completed payment, from its deposit wallet (extension)',
-          description: 'invalid_request: a coin that is not 1 to 16 characters; invalid_coin: a well-formed coin Kassa does not know.',
+          description: 'invalid_coin: a coin that is not a string of 1 to 16 characters, or one Kassa does not know.',
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreateRefundRequest')) },
           responses: { '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) } },

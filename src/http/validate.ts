@@ -2,13 +2,13 @@
 // path parameters, the query string and the JSON body against their JSON Schemas (each route
 // file's sibling `<name>.schema.ts`), compiled once by ajv when the route is installed, and hands
 // the handler the validated values on ctx.state; the first failure becomes a KassaError with the
-// field's own code and the offending param (a dotted path in a body).
+// field's own code and the offending param (a dotted path in a body). A field's code is written on
+// its schema (`errorCode`, below), so two routes' fields of one name can have different codes.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Middleware } from 'koa';
-import { type ErrorCode, KassaError } from '../errors.ts';
+import { ERROR_CODES, type ErrorCode, fieldBreaksRule, KassaError } from '../errors.ts';
 import type { KassaState } from './context.ts';
-import { FIELD_CODES } from './routes/shared.schema.ts';
 
 // ajv-formats is CommonJS: at run time the default import is the plugin function itself.
 type FormatsPlugin = (ajv: Ajv, formats: string[]) => Ajv;
@@ -16,6 +16,47 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: false });
 addFormats(ajv, ['uri', 'uuid', 'date-time']);
+// Kassa's two annotations on request schemas (they check nothing; the OpenAPI document leaves them out):
+// `errorCode` on a property is the catalogue code (src/errors.ts) its failures get — a body field's,
+// anything inside it included, unless something deeper names its own; a path or query parameter's,
+// its absence included. A body field without one fails as invalid_request (missing: missing_parameter).
+// `errorParam` on a path parameter is the name docs/API.md and errors know it by (`:id` is `paymentID`).
+ajv.addKeyword({ keyword: 'errorCode', schemaType: 'string', metaSchema: { enum: ERROR_CODES } });
+ajv.addKeyword({ keyword: 'errorParam', schemaType: 'string' });
+
+/** A request schema as validate.ts walks it to find a field's code. */
+interface SchemaNode {
+  errorCode?: ErrorCode;
+  errorParam?: string;
+  properties?: Record<string, SchemaNode>;
+  additionalProperties?: SchemaNode | boolean;
+  items?: SchemaNode;
+}
+
+/**
+ * The code of the field at `path` (the JSON Pointer segments of a body's value) under `schema`: the
+ * deepest `errorCode` on the way to it, or undefined when none is.
+ */
+export function codeAt(schema: object, path: readonly string[]): ErrorCode | undefined {
+  let node = schema as SchemaNode;
+  let code = node.errorCode;
+  for (const segment of path) {
+    // Own keys only: a body's field may be called `constructor` or `__proto__`.
+    const next =
+      node.properties && Object.hasOwn(node.properties, segment)
+        ? node.properties[segment]
+        : node.items && /^\d+$/.test(segment)
+          ? node.items
+          : typeof node.additionalProperties === 'object'
+            ? node.additionalProperties
+            : undefined;
+    if (next === undefined) return code;
+    node = next;
+    code = node.errorCode ?? code;
+  }
+  return code;
+}
+
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -44,68 +85,66 @@ export function parseRfc3339(text: string): Date | null {
 // A time as the list's created_after takes it: RFC 3339 exactly (published as `date-time`).
 ajv.addFormat('kassa-time', (text: string) => parseRfc3339(text) !== null);
 
-/** `/metadata/color` → `metadata.color`; `/payment_options/methods/0/coin` → `payment_options.methods[0].coin`. */
-function toParam(pointer: string, extra?: string): string {
-  const parts = pointer
+/** A pointer's segments: `/payment_options/methods/0` → payment_options, methods, 0. */
+const segmentsOf = (pointer: string): string[] =>
+  pointer
     .split('/')
     .slice(1)
     .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+
+/** `/metadata/color` → `metadata.color`; `/payment_options/methods/0/coin` → `payment_options.methods[0].coin`. */
+function toParam(pointer: string, extra?: string): string {
+  const parts = segmentsOf(pointer);
   if (extra !== undefined) parts.push(extra);
   return parts.reduce((path, part) => (/^\d+$/.test(part) && path ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
 }
 
-function describe(error: ErrorObject, param: string): string {
+/** What a field without a code of its own broke, as the schema says it ("must be at most 16 characters"). */
+function rule(error: ErrorObject): string {
+  const limit = error.params.limit as number;
   switch (error.keyword) {
-    case 'required':
-      return `${param} is required.`;
-    case 'additionalProperties':
-      return `${param} is not a known parameter.`;
     case 'type':
-      return `${param} must be ${error.params.type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(String(error.params.type)) ? 'n' : ''} ${error.params.type}`}.`;
+      return `must be ${error.params.type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(String(error.params.type)) ? 'n' : ''} ${error.params.type}`}`;
     case 'enum':
-      return `${param} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}.`;
-    case 'pattern':
-      return `${param} must be a positive decimal string without leading zeros, e.g. "10.50".`;
+      return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
     case 'maxLength':
-      return `${param} must be at most ${error.params.limit} characters.`;
+      return `must be at most ${limit} characters`;
     case 'minLength':
-      return `${param} must not be empty.`;
+      return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters`;
     case 'minimum':
+      return `must be at least ${limit}`;
     case 'maximum':
-      return `${param} must be from 900 to 43200.`;
-    case 'maxProperties':
-      return `${param} may have at most ${error.params.limit} keys.`;
-    case 'propertyNames':
-      return `${param} keys must be 1 to 64 characters.`;
-    case 'minItems':
-    case 'maxItems':
-      return `${param} must have exactly one entry.`;
+      return `must be at most ${limit}`;
     case 'format':
-      return error.params.format === 'uuid' ? `${param} must be a UUID.` : `${param} must be an absolute URL.`;
+      return error.params.format === 'uuid' ? 'must be a UUID' : error.params.format === 'uri' ? 'must be an absolute URL' : `must be a ${error.params.format}`;
     default:
-      return `${param} is invalid.`;
+      return 'is not valid';
   }
 }
 
-export function errorFor(error: ErrorObject): KassaError {
-  let param: string;
-  let code: ErrorCode;
-  if (error.keyword === 'required') {
-    param = toParam(error.instancePath, String(error.params.missingProperty));
-    code = error.instancePath === '' ? 'missing_parameter' : (FIELD_CODES[param.split(/[.[]/)[0]!] ?? 'missing_parameter');
-  } else if (error.keyword === 'additionalProperties') {
-    param = toParam(error.instancePath, String(error.params.additionalProperty));
-    code = 'unknown_parameter';
-  } else if (error.instancePath === '') {
-    return new KassaError('invalid_json', 'The request body must be a JSON object.');
-  } else {
-    param = toParam(error.instancePath);
-    const top = param.split(/[.[]/)[0]!;
-    code = FIELD_CODES[top] ?? 'invalid_request';
+/** The error of a body's first failure under `schema`: the field's code (its schema's `errorCode`) and its path as param. */
+export function errorFor(error: ErrorObject, schema: object): KassaError {
+  if (error.keyword === 'additionalProperties') {
+    return new KassaError('unknown_parameter', { param: toParam(error.instancePath, String(error.params.additionalProperty)) });
   }
-  const message =
-    error.propertyName !== undefined ? `${param} keys must be 1 to 64 characters ("${error.propertyName.slice(0, 80)}" is not).` : describe(error, param);
-  return new KassaError(code, message, { param });
+  if (error.keyword === 'required') {
+    // Absent from the body: missing_parameter; absent inside a field: that field's code.
+    const param = toParam(error.instancePath, String(error.params.missingProperty));
+    return new KassaError(codeAt(schema, segmentsOf(error.instancePath)) ?? 'missing_parameter', { param });
+  }
+  if (error.instancePath === '') return new KassaError('invalid_json');
+  const param = toParam(error.instancePath);
+  const code = codeAt(schema, segmentsOf(error.instancePath));
+  return code === undefined ? fieldBreaksRule(param, rule(error)) : new KassaError(code, { param });
+}
+
+/** The error of a path or query parameter's failure: its code (absent, too), under its name (`errorParam`). */
+function parameterError(error: ErrorObject, schema: { properties: Record<string, object> }): KassaError {
+  if (error.keyword === 'additionalProperties') return new KassaError('unknown_parameter', { param: String(error.params.additionalProperty) });
+  const name = error.keyword === 'required' ? String(error.params.missingProperty) : segmentsOf(error.instancePath)[0]!;
+  const field = schema.properties[name] as SchemaNode;
+  const param = field.errorParam ?? name;
+  return field.errorCode === undefined ? fieldBreaksRule(param, rule(error)) : new KassaError(field.errorCode, { param });
 }
 
 const compiled = new Map<object, ValidateFunction>();
@@ -125,16 +164,15 @@ function bodyCheck(schema: object): (body: unknown) => unknown {
   const validate = compiledValidator(schema);
   return (body) => {
     const value = body === undefined || body === null ? {} : body;
-    if (!validate(value)) throw errorFor(validate.errors![0]!);
+    if (!validate(value)) throw errorFor(validate.errors![0]!, schema);
     return value;
   };
 }
 
-/** A query string's schema, and the code and message of each parameter's failures. */
+/** A query string's schema (each parameter's `errorCode` on its property). */
 export interface QueryDefinition {
   /** `additionalProperties: false` refuses an unknown parameter (unknown_parameter); `true` leaves others alone. */
   schema: { type: 'object'; additionalProperties: boolean; required?: readonly string[]; properties: Record<string, object> };
-  fields: Record<string, { code: ErrorCode; message: string }>;
   /**
    * What the OpenAPI document publishes for a parameter whose check is written for the raw query
    * string (every value arrives as text): e.g. an integer range checked by a pattern. Absent: its schema.
@@ -151,24 +189,21 @@ function queryCheck(definition: QueryDefinition): (query: unknown) => unknown {
   return (query) => {
     const value = { ...(query as object) };
     if (validate(value)) return value;
-    const error = validate.errors![0]!;
-    if (error.keyword === 'additionalProperties') {
-      const name = String(error.params.additionalProperty);
-      throw new KassaError('unknown_parameter', `${name} is not a known query parameter.`, { param: name });
-    }
-    const name = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1]!;
-    const field = definition.fields[name]!;
-    throw new KassaError(field.code, field.message, { param: name });
+    throw parameterError(validate.errors![0]!, definition.schema);
   };
 }
 
 /**
- * Path parameters' schema, and each parameter's error: its code, message and the name docs/API.md
+ * Path parameters' schema: each parameter's `errorCode`, and `errorParam` the name docs/API.md
  * knows it by (`:id` is `paymentID`). A parameter of format `uuid` is handed on lower-case.
  */
 export interface ParamsDefinition {
-  schema: { type: 'object'; additionalProperties: false; required: readonly string[]; properties: Record<string, { type: 'string'; format?: string }> };
-  fields: Record<string, { code: ErrorCode; message: string; param: string }>;
+  schema: {
+    type: 'object';
+    additionalProperties: false;
+    required: readonly string[];
+    properties: Record<string, { type: 'string'; format?: string; errorCode: ErrorCode; errorParam?: string }>;
+  };
 }
 
 function paramsCheck(definition: ParamsDefinition): (params: Record<string, string>) => Record<string, string> {
@@ -177,17 +212,15 @@ function paramsCheck(definition: ParamsDefinition): (params: Record<string, stri
     .filter(([, schema]) => schema.format === 'uuid')
     .map(([name]) => name);
   return (params) => {
-    if (!validate(params)) {
-      const error = validate.errors![0]!;
-      const name = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1]!;
-      const field = definition.fields[name]!;
-      throw new KassaError(field.code, field.message, { param: field.param });
-    }
+    if (!validate(params)) throw parameterError(validate.errors![0]!, definition.schema);
     const value = { ...params };
     for (const name of uuids) value[name] = value[name]!.toLowerCase();
     return value;
   };
 }
+
+/** Where a validation step keeps the body schema it checks (read by `bodySchemaOf`). */
+const BODY_SCHEMA = Symbol('body schema');
 
 /**
  * The validation step of a route: the path parameters, then the query string, then the body, each
@@ -198,10 +231,24 @@ export function validate(schemas: { params?: ParamsDefinition; query?: QueryDefi
   const params = schemas.params && paramsCheck(schemas.params);
   const query = schemas.query && queryCheck(schemas.query);
   const body = schemas.body && bodyCheck(schemas.body);
-  return async (ctx, next) => {
+  const step: Middleware<KassaState> = async (ctx, next) => {
     if (params) ctx.state.params = params((ctx as unknown as { params: Record<string, string> }).params);
     if (query) ctx.state.query = query(ctx.query);
     if (body) ctx.state.body = body(ctx.request.body);
     await next();
   };
+  return schemas.body ? Object.assign(step, { [BODY_SCHEMA]: schemas.body }) : step;
+}
+
+/**
+ * The body schema a route's steps validate against, if one does: how a check that runs before the
+ * route (the unsafe-text rule, middleware.ts `plainText`) gives a body field the code its route's
+ * schema sets.
+ */
+export function bodySchemaOf(steps: readonly unknown[]): object | undefined {
+  for (const step of steps) {
+    const schema = (step as { [BODY_SCHEMA]?: object })[BODY_SCHEMA];
+    if (schema) return schema;
+  }
+  return undefined;
 }

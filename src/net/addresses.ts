@@ -31,7 +31,7 @@ import ipaddr from 'ipaddr.js';
  *   the global unicast 2000::/3.
  * - `invalid`: not an IP address.
  */
-export type IpCategory = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved' | 'invalid';
+type IpCategory = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved' | 'invalid';
 
 type Category = Exclude<IpCategory, 'public' | 'invalid'>;
 type Range = { list: net.BlockList; category: Category };
@@ -218,11 +218,11 @@ export function describeCategory(category: IpCategory): string {
   }
 }
 
-export const WEBHOOK_URL_MAX_LENGTH = 512;
+const WEBHOOK_URL_MAX_LENGTH = 512;
 
-export type UrlCheck = { ok: true } | { ok: false; reason: string };
+type UrlCheck = { ok: true } | { ok: false; reason: string };
 
-export interface CheckWebhookUrlOptions {
+interface CheckWebhookUrlOptions {
   /** WEBHOOK_ALLOW_INSECURE: also accept `http:` and loopback hosts (`localhost`, 127.x, ::1). */
   allowInsecure: boolean;
   /** Field name used in the reasons; default `webhookURL` (the same rules apply to `returnURL`). */

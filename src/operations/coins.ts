@@ -11,7 +11,7 @@ import { verifyJettonMaster } from './jettonMaster.ts';
 export const NETWORKS: readonly TonNetwork[] = ['mainnet', 'testnet', 'sandbox'];
 
 /** A refusal of `coins set-master` (exit 1, one line). */
-export class CoinDataError extends Error {
+class CoinDataError extends Error {
   override name = 'CoinDataError';
 }
 
@@ -27,7 +27,7 @@ const COIN_COLUMNS = sql.fragment`symbol, name, kind, decimals::int as decimals,
 const masterRow = z.object({ coin_symbol: z.string(), network: z.string(), master_address: z.string() });
 
 /** Bounceable user-friendly form of a master on its network (`EQ…`, testnet `kQ…`). */
-export function masterFriendly(raw: string, network: TonNetwork): string {
+function masterFriendly(raw: string, network: TonNetwork): string {
   return Address.parseRaw(raw).toString({ urlSafe: true, bounceable: true, testOnly: network === 'testnet' });
 }
 
@@ -58,7 +58,7 @@ export async function listCoins(db: Db) {
 }
 
 /** The address as given, in any form; a test-only (kQ…/0Q…) address is refused for mainnet. */
-export function parseMasterAddress(value: string, network: TonNetwork): Address {
+function parseMasterAddress(value: string, network: TonNetwork): Address {
   let address: Address;
   let testOnly = false;
   try {

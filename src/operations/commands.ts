@@ -7,7 +7,7 @@ import { doctorChainClient, formatReport, runDoctor } from './doctor.ts';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
-export interface OperationsContext {
+interface OperationsContext {
   config: Config;
   /** cli.ts's strict parser: unknown options and a wrong number of positionals are usage errors. */
   parse(args: string[], options: Options, positionals?: number): { values: Record<string, string | boolean | undefined>; positionals: string[] };
@@ -16,13 +16,8 @@ export interface OperationsContext {
   print(document: unknown): void;
 }
 
-export const OPERATIONS_USAGE = `  kassa doctor
-  kassa coins list
-  kassa coins set-master COIN --network mainnet|testnet|sandbox ADDRESS
-  kassa coins set-price-id COIN ID|none`;
-
 /** Some check failed: the report is printed, this is the one line on stderr (exit 1). */
-export class DoctorFailed extends Error {
+class DoctorFailed extends Error {
   override name = 'DoctorFailed';
 }
 

@@ -19,7 +19,7 @@ import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/outgoing.ts';
 import { JETTON_GAS_TOP_UP } from '../treasury/whatToSend.ts';
 import { fromBaseUnits } from '../money.ts';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface Check {
   check: string;
@@ -44,7 +44,7 @@ export function checkPublicUrl(name: string, raw: string): Check {
     : { check: name, status: 'fail', detail: `${raw}: ${problems.join('; ')} (set ${name} to the public https:// address)` };
 }
 
-export function checkNetwork(network: TonNetwork): Check {
+function checkNetwork(network: TonNetwork): Check {
   if (network === 'mainnet') return { check: 'TON_NETWORK', status: 'ok', detail: 'mainnet' };
   return { check: 'TON_NETWORK', status: 'warn', detail: network === 'testnet' ? 'testnet: test coins only' : 'sandbox: an emulated chain, no real money' };
 }
@@ -57,12 +57,12 @@ export function checkApiKey(config: Pick<Config, 'tonNetwork' | 'tonApiKey'>): C
 }
 
 /** The chain API Kassa reads: TON_API_URL (its root), or in sandbox the emulated chain under BASE_URL. */
-export function chainEndpoint(config: Pick<Config, 'tonApiUrl' | 'baseUrl'>): string {
+function chainEndpoint(config: Pick<Config, 'tonApiUrl' | 'baseUrl'>): string {
   return config.tonApiUrl ?? `${config.baseUrl}${SANDBOX_TONCENTER_PATH}`;
 }
 
 /** The deployment's shared chain budget (the operator's commands take from it like the service). */
-export function doctorBudget(config: Config, db: Db): SharedRequestBudget {
+function doctorBudget(config: Config, db: Db): SharedRequestBudget {
   return sharedRequestBudget(db, { apiRoot: chainEndpoint(config), apiKey: config.tonApiKey, rps: config.tonApiRps });
 }
 
@@ -72,7 +72,7 @@ export function doctorChainClient(config: Config, db?: Db, budget: RequestBudget
 }
 
 /** Both faces the worker uses answer: v3 (the block reader) and v2 JSON-RPC (get methods). */
-export async function checkChainApi(client: ChainClient, endpoint: string, apiKey: string | null = null, budget: RequestBudget | null = null): Promise<Check> {
+async function checkChainApi(client: ChainClient, endpoint: string, apiKey: string | null = null, budget: RequestBudget | null = null): Promise<Check> {
   try {
     const latest = await toncenterV3Source({ baseUrl: endpoint, apiKey, timeoutMs: CHAIN_TIMEOUT_MS, budget }).latestBlock();
     await client.getMasterchainInfo();
@@ -85,7 +85,7 @@ export async function checkChainApi(client: ChainClient, endpoint: string, apiKe
 const enabledCoin = z.object({ symbol: z.string(), kind: z.string(), decimals: z.number(), master_address: z.string().nullable() });
 
 /** Coins some store accepts, with their master on `network`. */
-export async function enabledCoins(db: Db, network: TonNetwork): Promise<readonly z.infer<typeof enabledCoin>[]> {
+async function enabledCoins(db: Db, network: TonNetwork): Promise<readonly z.infer<typeof enabledCoin>[]> {
   return db.any(sql.type(enabledCoin)`
     select c.symbol, c.kind, c.decimals::int as decimals, jm.master_address
     from coins c
@@ -99,7 +99,7 @@ export async function enabledCoins(db: Db, network: TonNetwork): Promise<readonl
 }
 
 /** Every coin a store accepts: a jetton needs a master on this network that the chain confirms. */
-export async function checkCoins(db: Db, network: TonNetwork, client: ChainClient): Promise<Check[]> {
+async function checkCoins(db: Db, network: TonNetwork, client: ChainClient): Promise<Check[]> {
   const coins = await enabledCoins(db, network);
   if (coins.length === 0) return [{ check: 'coins', status: 'warn', detail: 'no store accepts any coin yet' }];
   const checks: Check[] = [];
@@ -125,7 +125,7 @@ export async function checkCoins(db: Db, network: TonNetwork, client: ChainClien
  * The deposit master key, where this process would sign: present, and deriving the deposit
  * addresses already issued on this network (a different key would leave their funds out of reach).
  */
-export async function checkMasterKey(db: Db, config: Config): Promise<Check> {
+async function checkMasterKey(db: Db, config: Config): Promise<Check> {
   const check = 'KASSA_MASTER_KEY';
   let key: Buffer;
   try {
@@ -152,7 +152,7 @@ export async function checkMasterKey(db: Db, config: Config): Promise<Check> {
 }
 
 /** Stores without a treasury address: their money stays in the deposit wallets (listed, a warning). */
-export async function checkTreasuries(db: Db): Promise<Check> {
+async function checkTreasuries(db: Db): Promise<Check> {
   const without = await db.any(
     sql.type(z.object({ id: z.string(), name: z.string() }))`select id, name from stores where treasury is null order by created_at`,
   );
@@ -177,7 +177,7 @@ export interface BudgetSample {
   readerRunning: boolean;
 }
 
-export async function sampleBudget(db: Db, config: Config): Promise<BudgetSample> {
+async function sampleBudget(db: Db, config: Config): Promise<BudgetSample> {
   const usage = await budgetUsage(db, chainEndpoint(config), config.tonApiKey);
   const position = await readerPosition(db, config.tonNetwork);
   return {
@@ -226,7 +226,7 @@ const BUDGET_SAMPLE_MS = 3_000;
  * Short of that: fail (those transfers stall until it is funded). Nothing waiting but a balance
  * below one top-up while stores accept jettons: a warning.
  */
-export async function checkGasWallet(db: Db, config: Config, client: ChainClient): Promise<Check> {
+async function checkGasWallet(db: Db, config: Config, client: ChainClient): Promise<Check> {
   const check = 'gas wallet';
   // This configuration's gas wallet, computed (the doctor records nothing).
   const wallet = gasWallet(await depositPublicKey(db, config), config.tonNetwork);

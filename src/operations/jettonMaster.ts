@@ -5,7 +5,7 @@ import { type Address, beginCell, Dictionary, type Cell } from '@ton/core';
 import { toChainApiError, type ChainClient } from '../chain/client.ts';
 
 /** What the metadata content says about decimals (TEP-64). */
-export type ContentDecimals =
+type ContentDecimals =
   | { source: 'on-chain'; decimals: number }
   /** On-chain content without `decimals` and without `uri`: TEP-64's default, 9. */
   | { source: 'default'; decimals: 9 }
@@ -45,7 +45,7 @@ export function contentDecimals(content: Cell): ContentDecimals {
   }
 }
 
-export interface MasterVerdict {
+interface MasterVerdict {
   ok: boolean;
   /** One line for the operator. */
   detail: string;
@@ -84,7 +84,7 @@ export function judgeMaster(
  * `get_wallet_address` for a probe owner (the master itself), which is how the chain reader finds the
  * jetton wallets of deposit addresses. Throws a ChainApiError when a get-method fails.
  */
-export async function readJettonMaster(
+async function readJettonMaster(
   client: ChainClient,
   master: Address,
 ): Promise<{ decimals: ContentDecimals; walletCodeHash: string | null; walletAddressAnswered: boolean }> {

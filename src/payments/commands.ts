@@ -21,12 +21,12 @@ import { findPaymentView, type PaymentView } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 
 const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {
-  payment_not_cancellable: () => new KassaError('payment_not_cancellable', 'Only created and pending payments can be cancelled.'),
-  payment_expired: () => new KassaError('payment_expired', 'The payment has expired.'),
-  method_already_selected: () => new KassaError('method_already_selected', 'A payment method was already chosen for this payment.'),
-  payment_not_open: () => new KassaError('payment_not_open', 'The payment is no longer open.'),
-  paid_too_late: () => new KassaError('payment_not_open', 'The payment is no longer open.'),
-  not_due: () => new KassaError('payment_not_open', 'The payment is not due to expire yet.'),
+  payment_not_cancellable: () => new KassaError('payment_not_cancellable'),
+  payment_expired: () => new KassaError('payment_expired'),
+  method_already_selected: () => new KassaError('method_already_selected'),
+  payment_not_open: () => new KassaError('payment_not_open'),
+  paid_too_late: () => new KassaError('payment_not_open'),
+  not_due: () => new KassaError('payment_not_open'),
 };
 
 const rejectionError = (reason: Rejection): KassaError => REJECTION_ERRORS[reason]();
@@ -157,7 +157,7 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     const payment = await lockPayment(tx, paymentId);
     if (!payment) throw paymentNotFound();
     const method = await findStoreMethod(tx, payment.store_id, { id: methodId });
-    if (!method) throw new KassaError('payment_method_not_found', 'That payment method is not accepted for this payment.', { param: 'paymentMethodID' });
+    if (!method) throw new KassaError('payment_method_not_found', { param: 'paymentMethodID' });
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
     if (!next.ok) throw rejectionError(next.reason);
     const choice = await chooseMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
@@ -206,9 +206,12 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
 }
 
 /**
- * Expires every due payment in one statement (the rule: expiry.ts's `isDue`, which the SQL below
- * says again); returns how many. The status written is the transition's for a due open payment.
- * The chain reader runs it after every step.
+ * Expires every due payment in one statement; returns how many. The rule: a `created` payment is
+ * due at expiresAt on the wall clock (`now`); a `pending` one once the chain reader has booked every
+ * transaction made before its expiresAt (`chainSettledAt`, the chain's clock:
+ * chain_reader.settled_until), so money sent in time completes it even when its block is read late;
+ * an ended payment never (`pastExpiry` is the boundary). The status written is the transition's for
+ * a due open payment. The chain reader runs it after every step; no job per payment.
  */
 export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }): Promise<number> {
   const next = transition({ status: 'created', expiresAt: clocks.now }, { type: 'expire' }, clocks.now);

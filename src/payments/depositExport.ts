@@ -10,7 +10,7 @@ export class DepositExportError extends Error {
   override name = 'DepositExportError';
 }
 
-export interface DepositExport {
+interface DepositExport {
   paymentId: string;
   /** Non-bounceable user-friendly form for the network. */
   address: string;

@@ -4,7 +4,7 @@ import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type Db } from '../db/pool.ts';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../rates/fiat.ts';
-import { authInvalid, KassaError } from '../errors.ts';
+import { authInvalid, KassaError, requiredFor, tooManyDecimals, unknownCurrency } from '../errors.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
 import type { PaymentDraft } from './commands.ts';
 import type { MethodPrefetch } from './methodChoice.ts';
@@ -40,7 +40,7 @@ const DEFAULT_TTL_SECONDS = 3600;
 
 async function currencyNotFound(db: Db, param: string): Promise<KassaError> {
   const coins = await db.anyFirst(sql.type(z.object({ symbol: z.string() }))`select symbol from coins order by symbol`);
-  return new KassaError('currency_not_found', `${param} must be one of ${[...FIAT_CURRENCIES, ...coins].join(', ')}.`, { param });
+  return unknownCurrency(param, [...FIAT_CURRENCIES, ...coins]);
 }
 
 /**
@@ -49,14 +49,11 @@ async function currencyNotFound(db: Db, param: string): Promise<KassaError> {
  */
 async function checkAmount(db: Db, amount: string, currency: string, decimals: number | null, param: string, currencyParam: string): Promise<void> {
   if (!isFiatCurrency(currency) && decimals === null) throw await currencyNotFound(db, currencyParam);
-  if (!isPositiveDecimalString(amount)) throw new KassaError('invalid_amount', `${param} must be a positive decimal.`, { param });
-  if (decimals !== null && decimalPlaces(amount) > decimals) {
-    throw new KassaError('invalid_amount', `${param} has more decimals than ${currency} allows (${decimals}).`, { param });
-  }
+  if (!isPositiveDecimalString(amount)) throw new KassaError('invalid_amount', { param });
+  if (decimals !== null && decimalPlaces(amount) > decimals) throw tooManyDecimals(param, currency, decimals);
 }
 
-const methodNotFound = (param: string): KassaError =>
-  new KassaError('payment_method_not_found', 'That payment method is not enabled for this store.', { param });
+const methodNotFound = (param: string): KassaError => new KassaError('payment_method_not_found', { param });
 
 function common(body: PaymentInput | InvoiceInput) {
   return {
@@ -69,7 +66,7 @@ function common(body: PaymentInput | InvoiceInput) {
   };
 }
 
-export interface DraftOptions {
+interface DraftOptions {
   /** The network whose jetton masters and deposit wallets the payment uses. */
   network: TonNetwork;
   /** The request's token, checked in the draft's read (`Guards.merchantInline`). */
@@ -184,19 +181,17 @@ async function readCatalogue(
   return { currencyDecimals: row.currency_decimals, method, prefetched };
 }
 
-const missing = (param: string, why: string): KassaError => new KassaError('missing_parameter', `${param} is required ${why}.`, { param });
-
 /** POST /v1/payments/create: FIAT (rules 1–2) or CRYPTO (rule 3); never both amounts (rule 4). */
 export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInput, options: DraftOptions): Promise<PaymentDraft> {
   if (body.fiatAmount !== undefined && body.cryptoAmount !== undefined) {
-    throw new KassaError('conflicting_amounts', 'fiatAmount must not be combined with cryptoAmount.', { param: 'cryptoAmount' });
+    throw new KassaError('conflicting_amounts', { param: 'cryptoAmount' });
   }
   if (body.invoiceType === 'FIAT') {
-    if (body.fiatAmount === undefined) throw missing('fiatAmount', 'for a FIAT invoice');
-    if (body.fiatCurrency === undefined) throw missing('fiatCurrency', 'for a FIAT invoice');
+    if (body.fiatAmount === undefined) throw requiredFor('fiatAmount', 'FIAT');
+    if (body.fiatCurrency === undefined) throw requiredFor('fiatCurrency', 'FIAT');
   } else {
-    if (body.cryptoAmount === undefined) throw missing('cryptoAmount', 'for a CRYPTO invoice');
-    if (body.paymentMethodID === undefined) throw missing('paymentMethodID', 'for a CRYPTO invoice');
+    if (body.cryptoAmount === undefined) throw requiredFor('cryptoAmount', 'CRYPTO');
+    if (body.paymentMethodID === undefined) throw requiredFor('paymentMethodID', 'CRYPTO');
   }
   const fiat = body.invoiceType === 'FIAT';
   const { currencyDecimals, method, prefetched } = await readCatalogue(
@@ -211,7 +206,7 @@ export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInp
     await checkAmount(db, body.fiatAmount!, body.fiatCurrency!, currencyDecimals, 'fiatAmount', 'fiatCurrency');
     return { ...shared, amount: body.fiatAmount!, currency: body.fiatCurrency!, fixedCoinAmount: null, invoiceType: 'FIAT', fiatCurrency: body.fiatCurrency! };
   }
-  if (!method || body.cryptoAmount === undefined) throw missing('paymentMethodID', 'for a CRYPTO invoice');
+  if (!method || body.cryptoAmount === undefined) throw requiredFor('paymentMethodID', 'CRYPTO');
   await checkAmount(db, body.cryptoAmount, method.coin_symbol, currencyDecimals, 'cryptoAmount', 'paymentMethodID');
   return {
     ...shared,

@@ -5,7 +5,7 @@ import { Address, Cell } from '@ton/core';
 import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
-import { KassaError } from '../errors.ts';
+import { noJettonMaster } from '../errors.ts';
 import { ratePolicy, type StoredRate } from '../rates/rates.ts';
 import { depositAddressInsert, depositPublicKey, depositWalletAt, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
 import type { MethodRow } from './methods.ts';
@@ -69,11 +69,7 @@ export async function chooseMethod(
           );
   const master = jetton?.master_address ?? null;
   if (method.coin_kind === 'jetton' && master === null) {
-    throw new KassaError(
-      'unsupported_payment_method',
-      `${method.coin_symbol} has no jetton master configured on ${config.tonNetwork}; it cannot be paid here yet.`,
-      { param: options.param },
-    );
+    throw noJettonMaster(method.coin_symbol, config.tonNetwork, options.param);
   }
   const publicKey = await depositPublicKey(tx, config);
   const deposit = prefetched

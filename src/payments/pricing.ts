@@ -2,7 +2,7 @@
 // the coin, otherwise amount × rate rounded up to the coin's decimals. A missing or stale rate, or a
 // live rate the second source does not confirm, never gives a price (rate_unavailable, counted by reason).
 import type { Db } from '../db/pool.ts';
-import { KassaError } from '../errors.ts';
+import { type KassaError, noRateBetween, rateUnavailable } from '../errors.ts';
 import { rateRefusals } from '../metrics.ts';
 import { coinAmountFor, toBaseUnits } from '../money.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
@@ -18,11 +18,8 @@ export interface Price {
   at: Date;
 }
 
-export const rateUnavailable = (currency: string, coin: string): KassaError =>
-  new KassaError('rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`);
-
 export const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): KassaError =>
-  new KassaError('unsupported_payment_method', `A payment in ${currency} cannot be paid in ${method.coin_symbol} on ${method.chain_symbol}.`, { param });
+  noRateBetween(currency, method.coin_symbol, method.chain_symbol, param);
 
 export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, policy: RatePolicy, param?: string): Promise<Price> {
   const row = currency === method.coin_symbol ? null : await storedRate(db, currency, method.coin_symbol);

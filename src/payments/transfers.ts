@@ -69,9 +69,9 @@ export function effectOf(
   return total === payment.requiredBaseUnits ? 'completed' : 'overpaid';
 }
 
-export type RecordOutcome = { recorded: false } | { recorded: true; effect: TransferEffect; completed: boolean };
+type RecordOutcome = { recorded: false } | { recorded: true; effect: TransferEffect; completed: boolean };
 
-export interface RecordOptions {
+interface RecordOptions {
   /**
    * Runs in the completing transaction, after the status change and the webhook's enqueue: what
    * else completion sets going (the chain reader plans the sweep to the treasury, treasury/outgoing.ts).
@@ -120,7 +120,7 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
   });
 }
 
-export const transferRow = z.object({
+const transferRow = z.object({
   account: z.string(),
   lt: z.string(),
   hash: z.string(),

@@ -15,9 +15,9 @@ export type PaymentEvent =
 
 export type Rejection = 'payment_not_cancellable' | 'payment_expired' | 'method_already_selected' | 'payment_not_open' | 'paid_too_late' | 'not_due';
 
-export type Transition = { ok: true; to: PaymentStatus; changed: boolean } | { ok: false; reason: Rejection };
+type Transition = { ok: true; to: PaymentStatus; changed: boolean } | { ok: false; reason: Rejection };
 
-export interface TransitionSubject {
+interface TransitionSubject {
   status: PaymentStatus;
   expiresAt: Date;
 }

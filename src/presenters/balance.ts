@@ -7,7 +7,7 @@ import type { DepositMoney, OutgoingRow } from '../treasury/outgoing.ts';
 
 const amount = (description: string) => ({ type: 'string', description }) as const;
 
-export const sweepSchema = {
+const sweepSchema = {
   type: 'object',
   required: ['id', 'reason', 'coin', 'amount', 'status', 'createdAt'],
   properties: {

@@ -28,7 +28,7 @@ export const checkoutViewSchema = {
 export type CheckoutView = FromSchema<typeof checkoutViewSchema>;
 
 /** What the view is made of: the checkout's row (src/checkout/view.ts) has these and more. */
-export type CheckoutViewRow = Pick<
+type CheckoutViewRow = Pick<
   PaymentView,
   | 'id'
   | 'status'

@@ -41,7 +41,7 @@ export const webhookDeliverySchema = {
     failedAt: timeOrNull,
   },
 } as const;
-export type PresentedDelivery = FromSchema<typeof webhookDeliverySchema>;
+type PresentedDelivery = FromSchema<typeof webhookDeliverySchema>;
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 

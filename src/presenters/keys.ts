@@ -25,7 +25,7 @@ export const keySetSchema = {
     },
   },
 } as const;
-export type KeySet = FromSchema<typeof keySetSchema>;
+type KeySet = FromSchema<typeof keySetSchema>;
 
 /** The active key first, then keys retired less than 24 hours ago (the order `publishedKeys` gives). */
 export function presentKeySet(keys: ReadonlyArray<{ kid: string; publicKey: Uint8Array }>): KeySet {

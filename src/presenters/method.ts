@@ -32,7 +32,7 @@ export const paymentMethodSchema = {
     chain: coinOrChainSchema,
   },
 } as const;
-export type PresentedMethod = FromSchema<typeof paymentMethodSchema>;
+type PresentedMethod = FromSchema<typeof paymentMethodSchema>;
 
 /** docs/API.md, GET /v1/payment-methods: {id, coin: {name, symbol, imgUrl, decimals}, chain: {name, symbol, imgUrl}}. */
 export function presentMethod(method: MethodRow, checkoutBaseUrl: string): PresentedMethod {

@@ -31,7 +31,7 @@ export const paymentDetailsSchema = {
 } as const;
 export type PresentedPaymentDetails = FromSchema<typeof paymentDetailsSchema>;
 
-export const paymentSchema = {
+const paymentSchema = {
   type: 'object',
   required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata', 'anomalies'],
   properties: {
@@ -121,7 +121,7 @@ export const createdInvoiceSchema = {
 } as const;
 
 /** RFC 3339 in UTC with milliseconds. */
-export const rfc3339 = (date: Date): string => date.toISOString();
+const rfc3339 = (date: Date): string => date.toISOString();
 
 export interface PresentOptions {
   checkoutBaseUrl: string;

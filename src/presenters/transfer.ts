@@ -30,7 +30,7 @@ export const transferSchema = {
     },
   },
 } as const;
-export type PresentedTransfer = FromSchema<typeof transferSchema>;
+type PresentedTransfer = FromSchema<typeof transferSchema>;
 
 /** GET /v1/payments/{id}/transfers entries. */
 export function presentTransfer(row: TransferRow): PresentedTransfer {

@@ -2,6 +2,6 @@
 // `coins` table, seeded by migration and read where a coin ticker is checked.
 export const FIAT_CURRENCIES = ['USD', 'EUR', 'RUB'] as const;
 
-export type FiatCurrency = (typeof FIAT_CURRENCIES)[number];
+type FiatCurrency = (typeof FIAT_CURRENCIES)[number];
 
 export const isFiatCurrency = (code: string): code is FiatCurrency => (FIAT_CURRENCIES as readonly string[]).includes(code);

@@ -27,7 +27,7 @@ export interface RateProvider {
  * The sandbox's rate table. SANDBOX FICTION: round numbers so that sandbox payments are easy to
  * follow, not market prices. Config refuses RATES_PROVIDER=fixed on mainnet.
  */
-export const SANDBOX_USD_PRICES: Readonly<Record<string, string>> = Object.freeze({
+const SANDBOX_USD_PRICES: Readonly<Record<string, string>> = Object.freeze({
   USD: '1',
   EUR: '1.08',
   RUB: '0.011',
@@ -56,7 +56,7 @@ export function fixedProvider(table: Readonly<Record<string, string>> = SANDBOX_
   };
 }
 
-export interface TonapiOptions {
+interface TonapiOptions {
   /** For example https://tonapi.io (no trailing slash needed). */
   baseUrl: string;
   apiKey: string | null;
@@ -190,14 +190,14 @@ export function tonapiProvider(options: TonapiOptions): RateProvider {
   };
 }
 
-export interface CoingeckoOptions {
+interface CoingeckoOptions {
   /** The API root, for example https://api.coingecko.com/api/v3 (the path `/simple/price` is added). */
   baseUrl: string;
   apiKey: string | null;
   fetch?: typeof fetch;
   timeoutMs?: number;
-  /** The clock `last_updated_at` is judged by. */
-  now?: () => Date;
+  /** The clock `last_updated_at` is judged by (the caller's). */
+  now: () => Date;
   /** A price the source itself last updated longer ago than this is no price (default 10 minutes). */
   maxAgeMs?: number;
 }
@@ -228,7 +228,7 @@ export function coingeckoProvider(options: CoingeckoOptions): RateProvider {
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxAgeMs = options.maxAgeMs ?? 10 * 60 * 1000;
-  const now = options.now ?? (() => new Date());
+  const { now } = options;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   return {
     name: 'coingecko',

@@ -31,9 +31,9 @@ export interface ExchangeRate {
 }
 
 /** Why a stored rate gives no price (the `reason` label of kassa_rate_refusals_total). */
-export type RateRefusal = 'missing' | 'stale' | 'unconfirmed' | 'disagree';
+type RateRefusal = 'missing' | 'stale' | 'unconfirmed' | 'disagree';
 
-export interface RateRow {
+interface RateRow {
   currency: string;
   coin: string;
   rate: string;
@@ -206,7 +206,7 @@ export function rateVerdict(row: StoredRate, now: Date, policy: RatePolicy): { r
 }
 
 /** A stored rate as a price's rate at `now`, or null when it gives none (see `rateVerdict`). */
-export function usableRate(row: StoredRate, now: Date, policy: RatePolicy): ExchangeRate | null {
+function usableRate(row: StoredRate, now: Date, policy: RatePolicy): ExchangeRate | null {
   const verdict = rateVerdict(row, now, policy);
   return 'rate' in verdict ? verdict.rate : null;
 }
@@ -240,7 +240,7 @@ export const ratePolicy = (config: Pick<Config, 'ratesMaxDivergencePercent'>): R
  */
 export function confirmationFor(
   config: Pick<Config, 'ratesProvider' | 'ratesConfirmApiUrl' | 'ratesConfirmApiKey' | 'ratesMaxDivergencePercent'>,
-  options: { fetch?: typeof fetch; now?: () => Date } = {},
+  options: { fetch?: typeof fetch; now: () => Date },
 ): { source: RateProvider; maxDivergencePercent: string } | null {
   if (config.ratesProvider === 'fixed') return null;
   return {
@@ -249,7 +249,7 @@ export function confirmationFor(
       apiKey: config.ratesConfirmApiKey,
       maxAgeMs: RATE_MAX_AGE_MS,
       ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.now ? { now: options.now } : {}),
+      now: options.now,
     }),
     maxDivergencePercent: config.ratesMaxDivergencePercent,
   };

@@ -60,7 +60,7 @@ function describeOp(op: number | undefined): string | null {
 export type Notifier = { own: true } | { own: false; master: string | null; coin: string | null };
 
 /** The reader must find out who sent the jetton notification `wallet` before it can be booked. */
-export interface NotifierNeeded {
+interface NotifierNeeded {
   needs: 'notifier';
   wallet: string;
 }

@@ -8,25 +8,24 @@
 import type { AccountHistory } from '../chain/history.ts';
 import type { ChainBlock } from '../chain/source.ts';
 import type { Logger } from '../log.ts';
+import type { Heal } from '../treasury/reconcile.ts';
 
-export interface HealResult {
+interface HealResult {
   /** Transactions read from the account's history. */
   read: number;
   /** Incoming transfers booked now (the block stream never booked them). */
   recorded: number;
   requests: number;
-  /** False: the history was longer than one call reads; the rest is read next time. */
+  /** False: the history was longer than one call reads; its oldest transactions were not read (the newest always are). */
   complete: boolean;
 }
-
-export type Heal = (account: string, range?: { toLt?: string | null }, signal?: AbortSignal) => Promise<HealResult>;
 
 export function accountHealer(deps: {
   history: AccountHistory;
   /** The chain reader's booking of a block's transactions (ChainReader.bookBlock). */
   book: (block: ChainBlock) => Promise<number>;
   log: Logger;
-}): Heal {
+}): Heal<HealResult> {
   return async (account, range = {}, signal) => {
     const history = await deps.history.transactions(account, { toLt: range.toLt ?? null }, signal);
     let recorded = 0;

@@ -35,7 +35,7 @@ const WRITE_EVERY_BLOCKS = 8;
  */
 export const LATE_COMMIT_MARGIN_MS = 60_000;
 /** Mainnet's block interval: the pace the reader expects blocks at. */
-export const POLL_MS = 400;
+const POLL_MS = 400;
 /**
  * A caught-up reader asks for the block after its cursor this long after it last asked (the step's
  * own time included): a little more than a block interval, so the block is nearly always there by
@@ -59,7 +59,7 @@ const LAG_LOG_EVERY_MS = 10_000;
 /** Mainnet's masterchain block interval since 2026 (for estimates only). */
 const MAINNET_BLOCK_MS = 400;
 
-export interface ChainReaderDeps {
+interface ChainReaderDeps {
   pool: DatabasePool;
   config: Pick<Config, 'tonNetwork'>;
   source: ChainSource;
@@ -73,7 +73,7 @@ export interface ChainReaderDeps {
   infoEveryMs?: number;
 }
 
-export interface StepResult {
+interface StepResult {
   /** False: another reader holds the cursor. */
   owner: boolean;
   processed: number;

@@ -20,6 +20,12 @@ export interface StoreRecord {
 
 export class StoreInputError extends Error {
   override name = 'StoreInputError';
+  /** The `kassa store update` option it is about (without the dashes), when it is about one. */
+  readonly flag: string | null;
+  constructor(message: string, flag: string | null = null) {
+    super(message);
+    this.flag = flag;
+  }
 }
 
 export const DEFAULT_METHODS = 'TON/TON,USDT/TON';
@@ -53,10 +59,32 @@ export function parseTreasury(value: string, network: TonNetwork): string {
 async function checkTreasuryOwner(db: Db, treasury: string | null): Promise<void> {
   if (treasury === null) return;
   const problem = await ownWalletProblem(db, treasury);
-  if (problem !== null) throw new StoreInputError(`invalid treasury "${treasury}": ${problem}`);
+  if (problem !== null) throw new StoreInputError(`invalid treasury "${treasury}": ${problem}`, 'treasury');
 }
 
 const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
+
+/** The catalogue's methods named (duplicates once); StoreInputError for one it does not have. */
+async function resolveMethods(db: Db, methods: readonly MethodRef[]): Promise<Array<z.infer<typeof methodRow>>> {
+  const found: Array<z.infer<typeof methodRow>> = [];
+  for (const method of methods) {
+    const row = await db.maybeOne(sql.type(methodRow)`
+      select id, coin_symbol as coin, chain_symbol as chain from payment_methods
+      where coin_symbol = ${method.coin} and chain_symbol = ${method.chain}
+    `);
+    if (!row) throw new StoreInputError(`unknown payment method ${method.coin}/${method.chain}`, 'methods');
+    if (!found.some((f) => f.id === row.id)) found.push(row);
+  }
+  return found;
+}
+
+/** Every method of the catalogue ("COIN/CHAIN"), for choosing a store's: natives first, then by coin. */
+export async function catalogueMethods(db: Db): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ method: z.string() }))`
+    select pm.coin_symbol || '/' || pm.chain_symbol as method from payment_methods pm join coins c on c.symbol = pm.coin_symbol
+    order by c.kind desc, pm.coin_symbol, pm.chain_symbol
+  `);
+}
 
 export async function createStore(
   pool: Db & { transaction: Db['transaction'] },
@@ -64,18 +92,9 @@ export async function createStore(
   methods: MethodRef[],
   options: { treasury?: string | null } = {},
 ): Promise<StoreView> {
-  const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > 200) throw new StoreInputError('the store name must be 1 to 200 characters');
+  const trimmed = storeName(name);
   return pool.transaction(async (tx) => {
-    const found: Array<z.infer<typeof methodRow>> = [];
-    for (const method of methods) {
-      const row = await tx.maybeOne(sql.type(methodRow)`
-        select id, coin_symbol as coin, chain_symbol as chain from payment_methods
-        where coin_symbol = ${method.coin} and chain_symbol = ${method.chain}
-      `);
-      if (!row) throw new StoreInputError(`unknown payment method ${method.coin}/${method.chain}`);
-      if (!found.some((f) => f.id === row.id)) found.push(row);
-    }
+    const found = await resolveMethods(tx, methods);
     const treasury = options.treasury ?? null;
     await checkTreasuryOwner(tx, treasury);
     const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`insert into stores (name, treasury) values (${trimmed}, ${treasury}) returning id`);
@@ -121,7 +140,15 @@ function httpsUrl(value: string): string {
   return url.toString();
 }
 
+/** The store's name (operators and the dashboard see it; customers see the display name when set). */
+export function storeName(value: string): string {
+  const trimmed = value.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) throw new StoreInputError('the store name must be 1 to 200 characters', 'name');
+  return trimmed;
+}
+
 export const STORE_OPTIONS: readonly StoreOption[] = [
+  { flag: 'name', column: 'name', parse: (value) => storeName(value) },
   // '' clears it: the store's money then stays in its deposit wallets.
   { flag: 'treasury', column: 'treasury', parse: (value, network) => (value.trim() === '' ? null : parseTreasury(value.trim(), network)) },
   {
@@ -198,23 +225,56 @@ export async function listStores(db: Db): Promise<{ data: Array<StoreView & { cr
   };
 }
 
+/** The options of `kassa store update`: the columns of STORE_OPTIONS, and the methods (a COIN/CHAIN list, as `store create --methods`). */
+export const STORE_UPDATE_FLAGS: readonly string[] = [...STORE_OPTIONS.map((option) => option.flag), 'methods'];
+
 /**
- * Sets the given options (flag → raw value; '' clears one) on a store and returns it. Unknown
- * store: StoreInputError. Nothing given: StoreInputError (say what to change).
+ * Sets the given options (flag → raw value; '' clears one) on a store and returns it; `methods`
+ * replaces the store's methods (those kept keep their enabled_at). Invalid input, an unknown store,
+ * or nothing given: StoreInputError (with the flag it is about), and nothing is changed. Several
+ * statements: give it a transaction (or the pool, whose transaction it opens).
  */
 export async function updateStore(db: Db, id: string, given: Record<string, string>, network: TonNetwork = 'sandbox'): Promise<StoreView> {
-  const changes = STORE_OPTIONS.filter((option) => Object.hasOwn(given, option.flag)).map((option) => ({
-    option,
-    value: option.parse(given[option.flag]!, network),
-  }));
-  if (changes.length === 0) throw new StoreInputError(`nothing to change: give at least one of ${STORE_OPTIONS.map((o) => `--${o.flag}`).join(', ')}`);
-  if (!(await findStore(db, id))) throw new StoreInputError(`no store with id "${id}"`);
-  const treasury = changes.find((change) => change.option.flag === 'treasury');
-  if (treasury) await checkTreasuryOwner(db, treasury.value);
-  const assignments = sql.join(
-    changes.map(({ option, value }) => sql.fragment`${sql.identifier([option.column])} = ${value}`),
-    sql.fragment`, `,
-  );
-  await db.query(sql.typeAlias('void')`update stores set ${assignments} where id = ${id}`);
-  return (await findStore(db, id))!;
+  const changes = STORE_OPTIONS.filter((option) => Object.hasOwn(given, option.flag)).map((option) => {
+    try {
+      return { option, value: option.parse(given[option.flag]!, network) };
+    } catch (error) {
+      if (error instanceof StoreInputError && error.flag === null) throw new StoreInputError(error.message, option.flag);
+      throw error;
+    }
+  });
+  let methods: MethodRef[] | null = null;
+  if (Object.hasOwn(given, 'methods')) {
+    try {
+      methods = parseMethodList(given.methods!);
+    } catch (error) {
+      if (error instanceof StoreInputError) throw new StoreInputError(error.message, 'methods');
+      throw error;
+    }
+  }
+  if (changes.length === 0 && methods === null) {
+    throw new StoreInputError(`nothing to change: give at least one of ${STORE_UPDATE_FLAGS.map((flag) => `--${flag}`).join(', ')}`);
+  }
+  return db.transaction(async (tx) => {
+    if (!(await findStore(tx, id))) throw new StoreInputError(`no store with id "${id}"`);
+    const treasury = changes.find((change) => change.option.flag === 'treasury');
+    if (treasury) await checkTreasuryOwner(tx, treasury.value);
+    if (changes.length > 0) {
+      const assignments = sql.join(
+        changes.map(({ option, value }) => sql.fragment`${sql.identifier([option.column])} = ${value}`),
+        sql.fragment`, `,
+      );
+      await tx.query(sql.typeAlias('void')`update stores set ${assignments} where id = ${id}`);
+    }
+    if (methods !== null) {
+      const ids = (await resolveMethods(tx, methods)).map((method) => method.id);
+      await tx.query(sql.typeAlias('void')`
+        delete from store_payment_methods where store_id = ${id} and payment_method_id <> all(${sql.array(ids, 'uuid')})
+      `);
+      await tx.query(sql.typeAlias('void')`
+        insert into store_payment_methods (store_id, payment_method_id) select ${id}, unnest(${sql.array(ids, 'uuid')}) on conflict do nothing
+      `);
+    }
+    return (await findStore(tx, id))!;
+  });
 }

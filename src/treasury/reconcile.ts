@@ -21,8 +21,11 @@ export interface ReconcileDeps {
    * Re-reads an account's history and books what is missing (src/reader/heal.ts, the chain
    * reader's booking path, given by the task). Without it differences are only reported.
    */
-  heal?: (account: string, range?: { toLt?: string | null }) => Promise<unknown>;
+  heal?: Heal;
 }
+
+/** Re-reads `account`'s history (up to `range.toLt`) and books what is missing; `Result` says what it did. */
+export type Heal<Result = unknown> = (account: string, range?: { toLt?: string | null }, signal?: AbortSignal) => Promise<Result>;
 
 export interface Difference {
   paymentId: string;

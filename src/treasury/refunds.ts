@@ -4,11 +4,20 @@
 // refunds at once cannot take more than the refundable balance; the signer sends it.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { KassaError, paymentNotFound, refundExceedsBalance, refundGasUnpaid, unusableDestination } from '../errors.ts';
+import {
+  fieldBreaksRule,
+  KassaError,
+  paymentNotFound,
+  rateUnavailable,
+  refundBelowMinimum,
+  refundExceedsBalance,
+  refundGasUnpaid,
+  tooManyDecimals,
+  unusableDestination,
+} from '../errors.ts';
 import { storeRefundGas } from './gas.ts';
 import { checkDestination } from './destinations.ts';
 import { coinAmountFor, decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
-import { rateUnavailable } from '../payments/pricing.ts';
 import { getRate, type RatePolicy } from '../rates/rates.ts';
 import {
   depositMoney,
@@ -52,22 +61,17 @@ export async function createRefund(
   const coin = await tx.maybeOne(sql.type(z.object({ symbol: z.string(), decimals: z.number(), minimum: z.string() }))`
     select symbol, decimals::int as decimals, refund_minimum_base_units::text as minimum from coins where symbol = ${request.coin}
   `);
-  if (!coin) throw new KassaError('invalid_coin', `${request.coin} is not a coin Kassa knows.`, { param: 'coin' });
+  if (!coin) throw new KassaError('invalid_coin', { param: 'coin' });
   const requested = await requestedAmount(tx, payment, coin, request, now, policy);
   const coinAmount = requested?.coinAmount ?? request.amount;
-  if (decimalPlaces(coinAmount) > coin.decimals) throw new KassaError('invalid_amount', `${coin.symbol} has ${coin.decimals} decimals.`, { param: 'amount' });
+  if (decimalPlaces(coinAmount) > coin.decimals) throw tooManyDecimals('amount', coin.symbol, coin.decimals);
   const given = request.address.trim() === PAYER ? await payerOf(tx, payment.id, coin.symbol) : request.address;
   const destination = await checkDestination(tx, given, network);
   if ('problem' in destination) throw unusableDestination(destination.problem);
   const amount = toBaseUnits(coinAmount, coin.decimals);
-  if (amount <= 0n) throw new KassaError('invalid_amount', 'amount must be positive.', { param: 'amount' });
+  if (amount <= 0n) throw new KassaError('invalid_amount', { param: 'amount' });
   // A refund never costs more than it moves.
-  if (amount < BigInt(coin.minimum))
-    throw new KassaError(
-      'refund_below_minimum',
-      `The smallest ${coin.symbol} refund is ${fromBaseUnits(BigInt(coin.minimum), coin.decimals)}: a smaller one would cost about as much as it moves.`,
-      { param: 'amount' },
-    );
+  if (amount < BigInt(coin.minimum)) throw refundBelowMinimum(coin.symbol, fromBaseUnits(BigInt(coin.minimum), coin.decimals));
   const money = payment.deposit_address === null ? null : await refundMoney(tx, payment.id, payment.deposit_address, coin.symbol);
   const decision = decideRefund({ coin: coin.symbol, amount, refundable: money?.refundable ?? 0n, onlyCustomerMoney: money?.onlyCustomerMoney ?? false });
   if (!decision.ok) throw refundExceedsBalance(fromBaseUnits(decision.available, coin.decimals), coin.symbol);
@@ -118,17 +122,13 @@ async function requestedAmount(
 ): Promise<{ coinAmount: string; requested: RequestedAmount } | null> {
   const currency = request.currency?.trim();
   if (currency === undefined || currency === coin.symbol) return null;
-  if (currency !== payment.currency)
-    throw new KassaError('invalid_request', `currency must be the payment's currency (${payment.currency}) or the coin (${coin.symbol}).`, {
-      param: 'currency',
-    });
+  if (currency !== payment.currency) throw fieldBreaksRule('currency', `must be the payment's currency (${payment.currency}) or the coin (${coin.symbol})`);
   let rate: { rate: string; source: string };
   if ((request.rate ?? 'payment') === 'payment') {
     if (payment.coin_symbol !== coin.symbol || payment.exchange_rate === null)
-      throw new KassaError(
-        'invalid_request',
-        `The payment was not priced in ${coin.symbol}, so it has no ${payment.currency}/${coin.symbol} rate of its own: ask with "rate": "current" (today's rate) or in ${coin.symbol}.`,
-        { param: 'rate' },
+      throw fieldBreaksRule(
+        'rate',
+        `must be "current" (today's rate) here: the payment was not priced in ${coin.symbol}, so it has no ${payment.currency}/${coin.symbol} rate of its own`,
       );
     rate = { rate: payment.exchange_rate, source: 'payment' };
   } else {

@@ -38,7 +38,7 @@ export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
 
 export const INTERRUPTED_ERROR = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
 
-export interface DeliverDeps {
+interface DeliverDeps {
   config: Pick<Config, 'webhookAllowInsecure'>;
   pool: DatabasePool;
   log: Logger;
@@ -48,7 +48,7 @@ export interface DeliverDeps {
 }
 
 /** What deliverWebhook needs of Graphile Worker's helpers: the job's attempt counters. */
-export interface DeliverHelpers {
+interface DeliverHelpers {
   job: {
     /** Graphile Worker's count of runs of this job, this one included. */
     attempts: number;
@@ -58,7 +58,7 @@ export interface DeliverHelpers {
   };
 }
 
-export type DeliverOutcome =
+type DeliverOutcome =
   /** A 2xx answer. */
   | { result: 'delivered'; attempt: number }
   /** Retries are over (deadline or max attempts); the delivery is marked failed. */
@@ -70,7 +70,7 @@ export type DeliverOutcome =
  * Thrown after a failed attempt that will be retried: Graphile Worker records it and backs off. The
  * receiver's fault, not Kassa's: an ExternalFailure (one warn line, no stack).
  */
-export class WebhookAttemptFailed extends ExternalFailure {
+class WebhookAttemptFailed extends ExternalFailure {
   override name = 'WebhookAttemptFailed';
   readonly deliveryId: string;
   readonly attempt: number;
@@ -129,7 +129,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     const failNow = async (why: string): Promise<Start> => {
       await tx.query(sql.typeAlias('void')`
         with interrupted as (${markInterrupted})
-        update webhook_deliveries set status = 'failed', failed_at = ${sql.timestamp(startedAt)}, next_attempt_at = null where id = ${deliveryId}
+        update webhook_deliveries set status = 'failed', failed_at = ${sql.timestamp(startedAt)} where id = ${deliveryId}
       `);
       log.warn({ paymentId: delivery.payment_id }, `webhook delivery failed: ${why}`);
       return { kind: 'done', outcome: { result: 'failed', attempt: null } };
@@ -156,7 +156,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
       )
       update webhook_deliveries
       set attempts = ${attempt}, first_attempt_at = coalesce(first_attempt_at, ${sql.timestamp(startedAt)}),
-          last_attempt_at = ${sql.timestamp(startedAt)}, next_attempt_at = null
+          last_attempt_at = ${sql.timestamp(startedAt)}
       where id = ${deliveryId}
     `);
     return { kind: 'attempt', attempt, paymentId: delivery.payment_id, url: delivery.url, body, headers };

@@ -122,8 +122,8 @@ export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: s
   return found !== null;
 }
 
-export const paymentNotCompleted = (): KassaError => new KassaError('payment_not_completed', 'Only a completed payment has a webhook to redeliver.');
-export const noWebhookUrl = (): KassaError => new KassaError('no_webhook_url', 'The payment was created without a webhookURL; there is nowhere to deliver to.');
+export const paymentNotCompleted = (): KassaError => new KassaError('payment_not_completed');
+export const noWebhookUrl = (): KassaError => new KassaError('no_webhook_url');
 
 /**
  * A new delivery of the payment's completed event, signed afresh when it is sent (reason

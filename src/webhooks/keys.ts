@@ -1,15 +1,15 @@
 // Webhook signing keys: one active key signs; a retired key stays published for 24 hours so that
 // receivers with a cached key set refetch on the new kid and still verify in-flight retries.
 // Key material and kid format come from sign.ts (generateSigningKey); this module only stores them.
-import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import { generateSigningKey, type SigningKey } from './sign.ts';
 
 export type { SigningKey };
 
 export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
 
-/** Makes a new key the active one and retires the previous active key. Returns the new kid. */
-export async function rotateSigningKey(pool: DatabasePool, now: Date): Promise<string> {
+/** Makes a new key the active one and retires the previous active key (in the caller's transaction, if given). Returns the new kid. */
+export async function rotateSigningKey(pool: DatabasePool | DatabaseTransactionConnection, now: Date): Promise<string> {
   const { kid, publicKey, secretKey } = generateSigningKey(now);
   await pool.transaction(async (tx) => {
     await tx.query(sql.typeAlias('void')`lock table webhook_signing_keys in share row exclusive mode`);
@@ -38,12 +38,12 @@ export async function activeSigningKey(pool: DatabasePool, now: Date): Promise<S
   throw new Error('no active webhook signing key could be created');
 }
 
-/** Keys to publish: the active one and those retired less than 24 hours ago. */
-export async function publishedKeys(db: Db, now: Date): Promise<Array<{ kid: string; publicKey: Uint8Array }>> {
-  const rows = await db.any(sql.type(z.object({ kid: z.string(), public_key: z.instanceof(Buffer) }))`
-    select kid, public_key from webhook_signing_keys
+/** Keys to publish: the active one and those retired less than 24 hours ago, newest first (also the dashboard's key list). */
+export async function publishedKeys(db: Db, now: Date): Promise<Array<{ kid: string; publicKey: Uint8Array; createdAt: Date; retiredAt: Date | null }>> {
+  const rows = await db.any(sql.type(z.object({ kid: z.string(), public_key: z.instanceof(Buffer), created_at: z.date(), retired_at: z.date().nullable() }))`
+    select kid, public_key, created_at, retired_at from webhook_signing_keys
     where retired_at is null or retired_at > ${sql.timestamp(new Date(now.getTime() - RETIRED_KEY_PUBLISHED_MS))}
     order by created_at desc
   `);
-  return rows.map((row) => ({ kid: row.kid, publicKey: new Uint8Array(row.public_key) }));
+  return rows.map((row) => ({ kid: row.kid, publicKey: new Uint8Array(row.public_key), createdAt: row.created_at, retiredAt: row.retired_at }));
 }

@@ -20,7 +20,7 @@ import { classifyIp, describeCategory, isDeliverableIp } from '../net/addresses.
 /** Resolves a host name to all its addresses (the default uses the system resolver, like Node). */
 export type ResolveHost = (hostname: string) => Promise<ReadonlyArray<{ address: string; family?: number }>>;
 
-export interface PostWebhookOptions {
+interface PostWebhookOptions {
   url: string;
   /** The exact bytes that were signed; sent as UTF-8. */
   body: string;
@@ -53,7 +53,7 @@ export interface PostWebhookResult {
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
 const BLOCKED = 'EWEBHOOK_BLOCKED_ADDRESS';
 

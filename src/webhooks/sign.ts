@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import nacl from 'tweetnacl';
 
-export interface WebhookEvent {
+interface WebhookEvent {
   paymentId: string;
   metadata: Record<string, string>;
   /** The merchant's order id; the `order_id` member is present only when the payment has one. */

@@ -8,7 +8,7 @@ import type { WorkerEvents } from 'graphile-worker';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 
-export const HEARTBEAT_INTERVAL_MS = 10_000;
+const HEARTBEAT_INTERVAL_MS = 10_000;
 /** Default of WORKER_DEAD_AFTER_SECONDS. */
 export const DEAD_AFTER_MS = 2 * 60_000;
 

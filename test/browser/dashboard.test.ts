@@ -18,6 +18,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
+import { fromBaseUnits, toBaseUnits } from '../../src/money.ts';
+import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
@@ -199,7 +201,6 @@ describe('the dashboard in headless Chromium', () => {
     // Bad input first: a clear message on the form, nothing changes.
     await page.fill('#refund-amount', '0.6');
     await page.fill('#refund-address', to);
-    await page.check('input[name=confirm]');
     await page.click('form[action$="/refunds"] button[type=submit]');
     assert.match(await page.locator('#amount-problem').innerText(), /refund of at most 0\.49 \(a TON refund's fee comes out of the refundable TON\)/);
     assert.equal(await page.locator('#refund-address').inputValue(), to);
@@ -208,8 +209,10 @@ describe('the dashboard in headless Chromium', () => {
 
     // The most the overpayment allows: 0.5 less the refund's fee (docs/API.md, Refunds).
     await page.fill('#refund-amount', '0.49');
-    await page.check('input[name=confirm]');
     await page.click('form[action$="/refunds"] button[type=submit]');
+    // The confirm step: what is sent, the fee, what arrives; then confirmed.
+    assert.equal(await page.locator('#confirm-arrives').innerText(), '0.49 TON');
+    await page.click('#refund-confirm button[type=submit]');
     await page.waitForURL(/notice=refund_created/);
     assert.match(await page.locator('.success').innerText(), /Refund planned/);
     assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), /refund\s+0\.49 TON[\s\S]*planned/);
@@ -223,13 +226,15 @@ describe('the dashboard in headless Chromium', () => {
     assert.equal(fromApi.amount, '0.49');
     assert.equal(fromApi.address, to);
     assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), new RegExp(fromApi.transactionHash));
-    // The Money table: 1.5 received and counted (as the API's receivedAmount), 0.49 of it refunded,
-    // nothing swept (no treasury); refundable is what the refund's 0.01 fee reserve did not spend
-    // (deposit_money, the one definition), under the smallest TON refund.
+    // The Money table (deposit_money, the one definition): 1.5 received, 1 counted (the completed
+    // payment's amount: the merchant's), 0.49 refunded, nothing swept (no treasury), the refund's
+    // real fee, and refundable what its 0.01 fee reserve did not spend, under the smallest TON refund.
     const money = (await page.locator('#money tbody tr').first().innerText()).split(/\s+/);
-    assert.deepEqual(money.slice(0, 5), ['TON', '1.5', '1.5', '0.49', '0']);
-    assert.ok(Number(money[5]) >= 0 && Number(money[5]) < 0.01, `refundable ${money[5]}`);
-    assert.match(await page.locator('#money caption').innerText(), /fees paid from the deposit: 0\.\d+ TON/);
+    assert.deepEqual(money.slice(0, 5), ['TON', '1.5', '1', '0.49', '0']);
+    const [ton] = await depositMoney(app.pool, payment.id);
+    assert.equal(money[5], fromBaseUnits(BigInt(ton!.fees), 9));
+    assert.ok(BigInt(ton!.fees) >= toBaseUnits(fromApi.fee, 9), "the fees include the refund's");
+    assert.ok(Number(money[6]) >= 0 && Number(money[6]) < 0.01, `refundable ${money[6]}`);
     await assertAccessible(page, 'payment after refund');
     assert.deepEqual(problems, []);
   });

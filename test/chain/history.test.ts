@@ -81,9 +81,16 @@ describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
   it('keeps a transaction held out of the block stream in the account’s history', async () => {
     const held = await server.chain.transfer({ to: deposit.raw, coin: 'TON', amount: '0.5' });
     const seqno = server.chain.sealBlock();
+    const listsDeposit = async () => {
+      const block = (await (await fetch(`${server.root}/api/v3/transactionsByMasterchainBlock?seqno=${seqno}&sort=asc`)).json()) as {
+        transactions: { account: string }[];
+      };
+      return block.transactions.some((t) => t.account === deposit.raw.toUpperCase());
+    };
+    // Served once before it is held out (the sandbox keeps a served block's rows): listed then, not after.
+    assert.equal(await listsDeposit(), true);
     assert.equal(holdOutOfBlockStream(server.chain, deposit.raw, seqno), 1);
-    const block = await (await fetch(`${server.root}/api/v3/transactionsByMasterchainBlock?seqno=${seqno}&sort=asc`)).json();
-    assert.ok(!(block as { transactions: { account: string }[] }).transactions.some((t) => t.account === deposit.raw.toUpperCase()));
+    assert.equal(await listsDeposit(), false);
     paid.push(held);
     const history = (await get(`account=${deposit.raw}&sort=asc`)).json.transactions!;
     assert.ok(history.some((t) => t.lt === held.lt && t.mc_block_seqno === seqno));
@@ -100,8 +107,30 @@ describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
     assert.ok(all.requests >= 3, `${all.requests} requests for ${all.transactions.length} transactions, 2 a page`);
     assert.deepEqual(new Set(all.transactions.map((t) => t.hash)), new Set(paid.map((p) => p.hash)));
     const capped = await toncenterV3History({ baseUrl: server.root, pageSize: 1, maxPages: 2 }).transactions(deposit.raw);
-    assert.equal(capped.transactions.length, 2);
     assert.equal(capped.complete, false);
+    assert.deepEqual(
+      capped.transactions.map((t) => t.lt),
+      all.transactions.slice(-2).map((t) => t.lt),
+      'a history longer than maxPages pages: its newest are read',
+    );
+  });
+
+  it('reads down from toLt (inclusive), newest first, and from fromLt up', async () => {
+    const lts = paid.map((p) => p.lt).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+    const history = toncenterV3History({ baseUrl: server.root, pageSize: 1, maxPages: 2 });
+    const below = await history.transactions(deposit.raw, { toLt: lts[3]! });
+    assert.deepEqual(
+      below.transactions.map((t) => t.lt),
+      [lts[2], lts[3]],
+    );
+    assert.equal(below.complete, false);
+    const between = await toncenterV3History({ baseUrl: server.root, pageSize: 2 }).transactions(deposit.raw, { fromLt: lts[1]!, toLt: lts[3]! });
+    assert.deepEqual(
+      between.transactions.map((t) => t.lt),
+      [lts[1], lts[2], lts[3]],
+    );
+    assert.ok(between.complete);
+    assert.equal(between.requests, 2);
   });
 
   it('names the URL it tried when the API is unreachable', async () => {

@@ -71,6 +71,24 @@ describe('kassa CLI', () => {
     assert.equal(cleared.json.accentColor, '#1a73e8');
   });
 
+  it('store update renames a store and replaces its methods, each change in the audit log as the dashboard writes it', async () => {
+    const made = await kassa(['store', 'create', '--name', 'Before'], env);
+    const id = made.json.id as string;
+    const changed = await kassa(['store', 'update', id, '--name', ' After ', '--methods', 'USDT/TON,NOT/TON'], env);
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.equal(changed.json.name, 'After');
+    assert.deepEqual(changed.json.methods.map((m: any) => m.coin).sort(), ['NOT', 'USDT']);
+    assertFails(await kassa(['store', 'update', id, '--methods', 'FOO/TON'], env), /unknown payment method FOO\/TON/);
+    assertFails(await kassa(['store', 'update', id, '--name', ''], env), /the store name must be 1 to 200 characters/);
+    const rows = await db.pool.any(sql.type(z.object({ actor: z.string(), action: z.string(), detail: z.record(z.string(), z.unknown()) }))`
+      select actor, action, detail from audit_log where store_id = ${id} order by id
+    `);
+    assert.deepEqual(
+      rows.map((row) => [row.actor, row.action, row.detail]),
+      [['cli', 'store.update', { name: 'After', methods: 'NOT/TON,USDT/TON' }]],
+    );
+  });
+
   it('store update refuses bad input, one line on stderr', async () => {
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'http://cdn.example.com/logo.png'], env), /--logo-url must be an https:\/\/ URL/);
     assertFails(await kassa(['store', 'update', storeId, '--logo-url', 'not a url'], env), /--logo-url must be an absolute https:\/\/ URL/);
@@ -87,7 +105,7 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(
       await kassa(['store', 'update', storeId], env),
-      /nothing to change: give at least one of --treasury, --display-name, --logo-url, --accent-color/,
+      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --methods/,
     );
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);

@@ -33,6 +33,11 @@ export interface ChainTestApp extends TestApp {
    * until the reader has booked them. Returns how many transfers were recorded meanwhile.
    */
   settle(): Promise<number>;
+  /**
+   * Time passes on chain without waiting for it: the sandbox chain's clock moves `seconds` on
+   * (pinned from then on, see SandboxChain.advance), then settle().
+   */
+  advanceChain(seconds: number): Promise<number>;
   /** The reader's cursor. */
   cursor(): Promise<{ last: number; settledUntil: Date } | null>;
   /** nanoTON that arrived at `to` from `from` on the sandbox chain (message values, before the receiver's own fees). */
@@ -91,6 +96,20 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
   };
   const transfersCount = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from transfers`);
 
+  const settle = async () => {
+    const before = await transfersCount();
+    chain.sealBlock();
+    const target = chain.sealBlock();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const at = await cursor();
+      if (at !== null && at.last >= target) break;
+      if (Date.now() > deadline) throw new Error(`the chain reader did not reach block ${target} (at ${at?.last})`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return (await transfersCount()) - before;
+  };
+
   return {
     ...app,
     sandbox: sandbox!,
@@ -118,18 +137,10 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
       if (response.status !== 201) throw new Error(`sandbox transfer failed: ${response.status} ${response.text}`);
       return response.json;
     },
-    async settle() {
-      const before = await transfersCount();
-      chain.sealBlock();
-      const target = chain.sealBlock();
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const at = await cursor();
-        if (at !== null && at.last >= target) break;
-        if (Date.now() > deadline) throw new Error(`the chain reader did not reach block ${target} (at ${at?.last})`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      return (await transfersCount()) - before;
+    settle,
+    advanceChain(seconds) {
+      chain.advance(seconds);
+      return settle();
     },
   };
 }

@@ -10,7 +10,7 @@ export type { RunningService };
 /** Starts the service with `env` over the defaults (PORT=0, no rate limits); `parts` as `kassa start [--api|--worker]`. */
 export function startTestService(env: Record<string, string>, parts: { api: boolean; worker: boolean } = { api: true, worker: true }): Promise<RunningService> {
   const config = loadConfig({ PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', ...env });
-  return startService(config, parts, pino({ level: process.env.LOG_LEVEL ?? 'silent' }));
+  return startService(config, parts, pino({ level: process.env.LOG_LEVEL ?? 'silent' }), () => new Date());
 }
 
 /** One JSON request to a running service; `token` is the store's bearer token. */

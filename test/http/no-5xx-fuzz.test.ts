@@ -252,11 +252,14 @@ describe('no input gives a 5xx', () => {
       assert.equal(deep.status, 400, await deep.text());
     }
     const refund = await send('POST', `/v1/payments/${paymentId}/refunds`, { coin: '\u0000', amount: '1', address: 'x' });
-    assert.deepEqual([refund.status, refund.json.error.code, refund.json.error.param], [400, 'invalid_request', 'coin']);
+    assert.deepEqual([refund.status, refund.json.error.code, refund.json.error.param], [400, 'invalid_coin', 'coin']);
     const listed = await send('GET', '/v1/payments?status=%00');
     assert.deepEqual([listed.status, listed.json.error.code, listed.json.error.param], [400, 'invalid_request', 'status']);
     const sandbox = await send('POST', '/sandbox/v1/transfers', { to: '\ud800', coin: 'TON', amount: '1' });
     assert.deepEqual([sandbox.status, sandbox.json.error.param], [400, 'to']);
+    // The same name, another route's schema: the sandbox's coin has no code of its own.
+    const sandboxCoin = await send('POST', '/sandbox/v1/transfers', { to: app.sandbox.chain.customerAddress.toString(), coin: 'TON\u0000', amount: '1' });
+    assert.deepEqual([sandboxCoin.status, sandboxCoin.json.error.code, sandboxCoin.json.error.param], [400, 'invalid_request', 'coin']);
     const path = await send('GET', `/v1/payments/${percent('\ud800')}`);
     assert.equal(path.status, 400);
     assert.equal(path.json.error.type, 'invalid_request_error');

@@ -5,6 +5,10 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { createPaymentSchema } from '../../src/http/routes/payments.schema.ts';
+import { createRefundSchema } from '../../src/http/routes/refunds.schema.ts';
+import { transferSchema } from '../../src/http/routes/sandbox.schema.ts';
+import { codeAt, validate } from '../../src/http/validate.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
@@ -129,7 +133,7 @@ describe('query parameters are validated by JSON Schema', () => {
     for (const query of ['', '?account=', '?account=x&account=y', '?account=not-an-address', '?account=x&unrelated=1']) {
       const response = await app.request('GET', `${base}${query}`);
       assertError(response, 400, 'invalid_request_error', 'invalid_address', 'account');
-      assert.equal(response.json.error.message, 'account must be the TON address (workchain 0) of the connected wallet.');
+      assert.equal(response.json.error.message, 'account must be a basechain (workchain 0) TON address, raw (0:<64 hex>) or user-friendly.');
       assert.equal(response.headers.get('cache-control'), 'no-store');
     }
   });
@@ -137,5 +141,44 @@ describe('query parameters are validated by JSON Schema', () => {
   it('the payment list: an unknown parameter is unknown_parameter, a repeated one its own code', async () => {
     assertError(await app.request('GET', '/v1/payments?colour=blue', { token: store.token }), 400, 'invalid_request_error', 'unknown_parameter', 'colour');
     assertError(await app.request('GET', '/v1/payments?limit=1&limit=2', { token: store.token }), 400, 'invalid_request_error', 'invalid_limit', 'limit');
+  });
+});
+
+describe("a body field's error code is its route schema's (errorCode), not its name's", () => {
+  it('a `coin` is invalid_coin in a refund, invalid_payment_options inside a payment, invalid_request in a sandbox transfer', () => {
+    assert.equal(codeAt(createRefundSchema, ['coin']), 'invalid_coin');
+    assert.equal(codeAt(createPaymentSchema, ['payment_options', 'methods', '0', 'coin']), 'invalid_payment_options');
+    assert.equal(codeAt(transferSchema, ['coin']), undefined, 'no code of its own: invalid_request');
+    assert.equal(codeAt(createPaymentSchema, ['metadata', 'color']), 'invalid_metadata', 'a field inside another takes the outer code');
+    assert.equal(codeAt(createPaymentSchema, ['constructor']), undefined, "Object.prototype's names are no fields");
+    // A code that is not the catalogue's is refused when the route is installed.
+    assert.throws(() => validate({ body: { type: 'object', properties: { coin: { type: 'string', errorCode: 'no_such_code' } } } }), /errorCode/);
+  });
+
+  it('a malformed coin, by its schema or by the unsafe-text rule before the route, answers the code of the route it was sent to', async () => {
+    const { id } = await buildPayment(app, store);
+    const refund = (coin: unknown) => app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body: { coin, amount: '1', address: 'payer' } });
+    for (const coin of [5, '', 'C'.repeat(17), 'TON\u0000']) assertError(await refund(coin), 400, 'invalid_request_error', 'invalid_coin', 'coin');
+    const unknown = await refund('XYZ');
+    assertError(unknown, 400, 'invalid_request_error', 'invalid_coin', 'coin');
+    assert.equal(unknown.json.error.message, (await refund(5)).json.error.message, 'one code, one text: malformed or unknown');
+    const payment = (coin: unknown) =>
+      app.request('POST', '/v1/payments', {
+        token: store.token,
+        body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin, chain: 'TON' }] } },
+      });
+    for (const coin of [5, 'C'.repeat(33), 'TON\u0000']) {
+      assertError(await payment(coin), 400, 'invalid_request_error', 'invalid_payment_options', 'payment_options.methods[0].coin');
+    }
+  });
+
+  it("every text a code says is the catalogue's: the same failure in two routes reads the same", async () => {
+    const { id } = await buildPayment(app, store);
+    const refund = await app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '01', address: 'payer' } });
+    const payment = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '01', currency: 'TON' } });
+    assertError(refund, 400, 'invalid_request_error', 'invalid_amount', 'amount');
+    assertError(payment, 400, 'invalid_request_error', 'invalid_amount', 'amount');
+    assert.equal(refund.json.error.message, payment.json.error.message);
+    assert.match(payment.json.error.message, /^amount must be a positive decimal string/);
   });
 });

@@ -7,7 +7,6 @@ import { runOnce } from 'graphile-worker';
 import { pino } from 'pino';
 import { openPool, sql, z } from '../../src/db/pool.ts';
 import { expireDuePayments, expirePayment } from '../../src/payments/commands.ts';
-import { isDue } from '../../src/payments/expiry.ts';
 import { taskList } from '../../src/worker/tasks.ts';
 import { TASKS } from '../../tasks/index.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -36,16 +35,33 @@ describe('expiry', () => {
     assert.equal(after, before);
   });
 
-  it("the rule: created by the wall clock, pending by the chain's clock", () => {
-    const expiresAt = new Date('2026-01-01T00:00:00Z');
-    const before = new Date('2025-12-31T23:59:59Z');
-    const later = new Date('2026-01-01T00:00:01Z');
-    assert.equal(isDue({ status: 'created', expiresAt }, { now: later, chainSettledAt: null }), true);
-    assert.equal(isDue({ status: 'created', expiresAt }, { now: before, chainSettledAt: later }), false);
-    assert.equal(isDue({ status: 'pending', expiresAt }, { now: later, chainSettledAt: before }), false, 'the chain has not been read that far');
-    assert.equal(isDue({ status: 'pending', expiresAt }, { now: before, chainSettledAt: expiresAt }), true);
-    assert.equal(isDue({ status: 'pending', expiresAt }, { now: later, chainSettledAt: null }), false);
-    for (const ended of ['completed', 'expired', 'cancelled']) assert.equal(isDue({ status: ended, expiresAt }, { now: later, chainSettledAt: later }), false);
+  it("the rule: created by the wall clock, pending by the chain's clock; ended payments never", async () => {
+    const make = async (body: Record<string, unknown>) => {
+      const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '1', currency: 'USD', ttl: 900, ...body } });
+      assert.equal(created.status, 201, created.text);
+      return created.json.id as string;
+    };
+    const ids = [await make({}), await make(PENDING), await make(PENDING), await make({})];
+    const [open, pendingA, pendingB, cancelled] = ids as [string, string, string, string];
+    assert.equal((await app.request('POST', `/v1/payments/${cancelled}/cancel`, { token: store.token })).status, 200);
+    // One expiresAt E for all (the first's), but E + 10 s for pendingB.
+    const E = await app.pool.oneFirst(sql.type(z.object({ expires_at: z.date() }))`select expires_at from payments where id = ${open}`);
+    const E2 = new Date(E.getTime() + 10_000);
+    await app.pool.query(sql.unsafe`update payments set expires_at = ${sql.timestamp(E)} where id = any(${sql.array([pendingA, cancelled], 'uuid')})`);
+    await app.pool.query(sql.unsafe`update payments set expires_at = ${sql.timestamp(E2)} where id = ${pendingB}`);
+    const at = (date: Date, ms: number) => new Date(date.getTime() + ms);
+    const statuses = async () => Promise.all(ids.map(async (id) => (await status(id)).status));
+
+    // The chain read past E, the wall clock not yet: the created payment is not due, pendingA is.
+    await expireDuePayments(app.pool, { now: at(E, -1000), chainSettledAt: at(E, 1000) });
+    assert.deepEqual(await statuses(), ['created', 'expired', 'pending', 'cancelled']);
+    // The wall clock past E2, the chain not read that far (or not at all): pendingB waits.
+    await expireDuePayments(app.pool, { now: at(E2, 1000), chainSettledAt: at(E2, -1000) });
+    await expireDuePayments(app.pool, { now: at(E2, 1000), chainSettledAt: null });
+    assert.deepEqual(await statuses(), ['expired', 'expired', 'pending', 'cancelled']);
+    // The chain read up to E2 exactly: pendingB is due, whatever the wall clock says.
+    await expireDuePayments(app.pool, { now: at(E, -1000), chainSettledAt: E2 });
+    assert.deepEqual(await statuses(), ['expired', 'expired', 'expired', 'cancelled']);
   });
 
   it('expires every due payment in one statement, 10,000 due at the same second included', async () => {

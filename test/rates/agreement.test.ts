@@ -80,7 +80,7 @@ describe('prices two sources agree on', () => {
   describe('the CoinGecko-compatible source', () => {
     it('asks simple/price for the catalogue’s coin ids in USD, EUR and RUB, with the key in its header', async () => {
       const coins = await loadCoins(db.pool, 'mainnet');
-      const prices = await coingeckoProvider({ baseUrl: `${gecko.url}/api/v3/`, apiKey: 'demo-key' }).fetchUsdPrices(coins);
+      const prices = await coingeckoProvider({ baseUrl: `${gecko.url}/api/v3/`, apiKey: 'demo-key', now: () => new Date() }).fetchUsdPrices(coins);
       assert.equal(gecko.seen.length, 1);
       const { url, headers } = gecko.seen[0]!;
       assert.equal(url.pathname, '/api/v3/simple/price');
@@ -100,7 +100,7 @@ describe('prices two sources agree on', () => {
       assert.equal(headers.authorization, undefined);
       assert.deepEqual(Object.fromEntries([...prices].sort()), { EUR: '1.25', NOT: '0.005', RUB: '0.0125', TON: '5.05', USD: '1', USDT: '1' });
 
-      await coingeckoProvider({ baseUrl: `${gecko.url}/api/v3`, apiKey: null }).fetchUsdPrices(coins);
+      await coingeckoProvider({ baseUrl: `${gecko.url}/api/v3`, apiKey: null, now: () => new Date() }).fetchUsdPrices(coins);
       assert.equal(gecko.seen[1]!.headers['x-cg-demo-api-key'], undefined, 'no key, no key header');
     });
 
@@ -115,7 +115,7 @@ describe('prices two sources agree on', () => {
 
     it('fails clearly on an error status or a malformed answer', async () => {
       const coins = await loadCoins(db.pool, 'mainnet');
-      const provider = coingeckoProvider({ baseUrl: `${gecko.url}/api/v3`, apiKey: null });
+      const provider = coingeckoProvider({ baseUrl: `${gecko.url}/api/v3`, apiKey: null, now: () => new Date() });
       gecko.reply = (_req, res) => sendJson(res, 429, '{"status":{"error_code":429}}');
       await assert.rejects(provider.fetchUsdPrices(coins), /coingecko rates: HTTP 429/);
       gecko.reply = (_req, res) => sendJson(res, 200, '[1]');
@@ -220,13 +220,13 @@ describe('prices two sources agree on', () => {
   });
 
   it('the configuration: no second source with the fixed table (offline sandbox), CoinGecko and 2 % by default otherwise', () => {
-    assert.equal(confirmationFor(loadConfig({})), null);
+    assert.equal(confirmationFor(loadConfig({}), { now: () => T0 }), null);
     const mainnet = { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' };
-    const live = confirmationFor(loadConfig(mainnet));
+    const live = confirmationFor(loadConfig(mainnet), { now: () => T0 });
     assert.equal(live?.source.name, 'coingecko');
     assert.equal(live?.maxDivergencePercent, '2');
     assert.equal(loadConfig(mainnet).ratesConfirmApiUrl, 'https://api.coingecko.com/api/v3');
-    assert.equal(confirmationFor(loadConfig({ ...mainnet, RATES_MAX_DIVERGENCE_PERCENT: '0.5' }))?.maxDivergencePercent, '0.5');
+    assert.equal(confirmationFor(loadConfig({ ...mainnet, RATES_MAX_DIVERGENCE_PERCENT: '0.5' }), { now: () => T0 })?.maxDivergencePercent, '0.5');
     for (const bad of ['0', '51', 'two', '-1', '1e1', '2%'])
       assert.throws(
         () => loadConfig({ RATES_MAX_DIVERGENCE_PERCENT: bad }),

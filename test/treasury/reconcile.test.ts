@@ -31,10 +31,12 @@ const client = () => createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC
 const signer = (): SignerDeps => ({ pool: app.pool, config: app.config, client: client(), log, now: () => new Date() });
 /** Sixty seconds on: what was just confirmed is reconciled too. */
 const later = () => new Date(Date.now() + 61_000);
-/** Chain time has whole seconds: reconciliation looks at deposits the reader has settled a second past. */
+/**
+ * Chain time has whole seconds: reconciliation looks at deposits the reader has settled a second
+ * past. The chain's clock is moved on for that (no waiting for it).
+ */
 async function reconcile(options: { heal?: boolean } = {}) {
-  await new Promise((resolve) => setTimeout(resolve, 2_100));
-  await app.settle();
+  await app.advanceChain(2);
   if (!options.heal) return reconcileDeposits({ pool: app.pool, client: client(), log, now: later });
   // As the deposits__reconcile task does: the account's history, booked through the reader's path.
   const history = toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}`, pageSize: 2 });
@@ -239,8 +241,7 @@ describe('reconciliation heals', () => {
         history: toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}` }),
       });
       await untilLookedAt(id, async () => {
-        await new Promise((resolve) => setTimeout(resolve, 2_100));
-        await app.settle();
+        await app.advanceChain(2);
         await task!({}, { job: { id: 'reconcile-test' } } as never);
       });
       assert.equal(await transfersOf(id), booked);

@@ -18,9 +18,7 @@ import type { BlockchainTransaction } from '@ton/sandbox';
 import { toV3Transaction } from '../transactions.ts';
 import type { SandboxChain } from './chain.ts';
 import type { V3Reply } from './v3.ts';
-
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
+import { pageParams, v3Error as error } from './v3Params.ts';
 
 type Entry = { tx: BlockchainTransaction; account: string; seqno: number };
 
@@ -61,8 +59,6 @@ function* publishedBlocks(chain: SandboxChain) {
   }
 }
 
-const error = (status: number, message: string): V3Reply => ({ status, json: { error: message } });
-
 function integer(query: URLSearchParams, name: string): bigint | null | 'bad' {
   const raw = query.get(name);
   if (raw === null || raw === '') return null;
@@ -81,17 +77,14 @@ export function handleV3Transactions(chain: SandboxChain, query: URLSearchParams
     }
   }
   const numbers: Record<string, bigint | null> = {};
-  for (const name of ['start_lt', 'end_lt', 'start_utime', 'end_utime', 'limit', 'offset']) {
+  for (const name of ['start_lt', 'end_lt', 'start_utime', 'end_utime']) {
     const value = integer(query, name);
     if (value === 'bad') return error(422, `failed to parse ${name}`);
     numbers[name] = value;
   }
-  const sort = query.get('sort') ?? 'desc';
-  if (sort !== 'asc' && sort !== 'desc') return error(422, `wrong value for sort parameter: ${sort}`);
-  const asked = numbers.limit ?? BigInt(DEFAULT_LIMIT);
-  if (asked > BigInt(MAX_LIMIT)) return error(422, `limit is not allowed: ${asked} > ${MAX_LIMIT}`);
-  const limit = Math.max(1, Number(asked));
-  const offset = Math.max(0, Number(numbers.offset ?? 0n));
+  const paging = pageParams(query);
+  if ('status' in paging) return paging;
+  const { take: limit, skip: offset, sort } = paging;
 
   const entries: Entry[] = [];
   for (const block of publishedBlocks(chain)) for (const { tx, account } of block.transactions) entries.push({ tx, account, seqno: block.seqno });

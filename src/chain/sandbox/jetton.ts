@@ -10,12 +10,12 @@ import { jettonMinterCode } from '@ton-community/assets-sdk/dist/jetton/contract
 import { jettonWalletCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-wallet.js';
 import { OP_JETTON_INTERNAL_TRANSFER, OP_TEXT_COMMENT } from '../detect.ts';
 
-export const OP_JETTON_MINT = 21;
+const OP_JETTON_MINT = 21;
 
 let minterCode: Cell | null = null;
 let walletCode: Cell | null = null;
 
-export function jettonMinterCodeCell(): Cell {
+function jettonMinterCodeCell(): Cell {
   minterCode ??= Cell.fromBase64(jettonMinterCode.codeBoc);
   return minterCode;
 }

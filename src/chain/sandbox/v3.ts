@@ -20,15 +20,13 @@ import { createHash } from 'node:crypto';
 import { Address, beginCell } from '@ton/core';
 import { toV3Transaction } from '../transactions.ts';
 import type { SandboxBlock, SandboxChain } from './chain.ts';
+import { intParam, pageParams, v3Error as error } from './v3Params.ts';
 
 export type V3Reply = { status: number; json: unknown };
 
 const MASTER_SHARD = '8000000000000000';
-/** ton-index-go's `-max-limit` and `-default-limit` flags (main.go), at their defaults. */
-const MAX_LIMIT = 1000;
-const DEFAULT_LIMIT = 100;
 /** The special accounts that run a tick and a tock transaction in every masterchain block. */
-export const TICK_TOCK_ACCOUNTS = [
+const TICK_TOCK_ACCOUNTS = [
   '-1:3333333333333333333333333333333333333333333333333333333333333333',
   '-1:5555555555555555555555555555555555555555555555555555555555555555',
 ] as const;
@@ -237,19 +235,24 @@ function byLt(sort: 'asc' | 'desc') {
   };
 }
 
-/** The last few blocks' rows (a block is asked for page by page; the JSON of a transaction costs a BOC each). */
-const rowCache = new Map<SandboxBlock, Record<string, unknown>[]>();
+/**
+ * The last few blocks' rows (a block is asked for page by page; the JSON of a transaction costs a
+ * BOC each), with the block's transactions they were built from: a block whose list changed since
+ * (history.ts's holdOutOfBlockStream takes transactions out of it) is built again.
+ */
+const rowCache = new Map<SandboxBlock, { rows: Record<string, unknown>[]; from: SandboxBlock['transactions'] }>();
 const ROW_CACHE_BLOCKS = 16;
 
 function rowsOf(block: SandboxBlock): Record<string, unknown>[] {
-  let rows = rowCache.get(block);
-  if (rows === undefined) {
-    rows = blockRows(block);
-    rowCache.set(block, rows);
-    for (const old of rowCache.keys()) {
-      if (rowCache.size <= ROW_CACHE_BLOCKS) break;
-      rowCache.delete(old);
-    }
+  const cached = rowCache.get(block);
+  const current = cached !== undefined && cached.from.length === block.transactions.length && cached.from.every((entry, i) => entry === block.transactions[i]);
+  if (current) return cached.rows;
+  const rows = blockRows(block);
+  rowCache.delete(block);
+  rowCache.set(block, { rows, from: [...block.transactions] });
+  for (const old of rowCache.keys()) {
+    if (rowCache.size <= ROW_CACHE_BLOCKS) break;
+    rowCache.delete(old);
   }
   return rows;
 }
@@ -271,18 +274,6 @@ function addressBook(rows: Record<string, unknown>[]): Record<string, unknown> {
   return book;
 }
 
-function error(status: number, message: string): V3Reply {
-  return { status, json: { error: message } };
-}
-
-/** Fiber's QueryParser on an int32 field: absent → null; not an integer → its parse error (422). */
-function intParam(query: URLSearchParams, name: string): number | null | 'invalid' {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return null;
-  if (!/^-?\d+$/.test(raw)) return 'invalid';
-  return Number(raw);
-}
-
 const EMPTY_TRANSACTIONS: V3Reply = { status: 200, json: { transactions: [], address_book: {} } };
 
 export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply {
@@ -297,16 +288,9 @@ export function handleV3(chain: SandboxChain, path: string, query: URLSearchPara
     return { status: 200, json: { last: blockJson(last), first: blockJson(chain.firstBlock() ?? last) } };
   }
 
-  const limit = intParam(query, 'limit');
-  const offset = intParam(query, 'offset');
-  if (limit === 'invalid' || offset === 'invalid') return error(422, 'failed to parse query: limit and offset must be integers');
-  // crud.go limitQuery: a missing limit takes the default, a small one is raised to 1, a large one refused.
-  const take = Math.max(1, limit ?? DEFAULT_LIMIT);
-  if (take > MAX_LIMIT) return error(422, `limit is not allowed: ${take} > ${MAX_LIMIT}`);
-  const skip = Math.max(0, offset ?? 0);
-  const sortParam = (query.get('sort') ?? 'desc').toLowerCase();
-  const sort = sortParam === 'desc' || sortParam === 'd' ? 'desc' : sortParam === 'asc' || sortParam === 'a' ? 'asc' : null;
-  if (sort === null) return error(422, 'wrong value for sort parameter');
+  const paging = pageParams(query);
+  if ('status' in paging) return paging;
+  const { take, skip, sort } = paging;
 
   if (path === 'transactionsByMasterchainBlock') {
     const seqno = intParam(query, 'seqno');

@@ -16,6 +16,30 @@
         .catch(() => {});
     });
   }
+  // Store settings: the checkout preview follows the appearance form as it is typed (nothing is
+  // saved); its colour comes from settings/preview.css, so no inline style is needed.
+  const preview = document.getElementById('preview');
+  const look = document.getElementById('appearance-form');
+  const style = document.getElementById('preview-style');
+  if (preview && look && style) {
+    const value = (name) => look.elements.namedItem(name)?.value.trim() ?? '';
+    const update = () => {
+      const name = document.getElementById('preview-name');
+      if (name) name.textContent = value('display-name') || value('name');
+      const accent = value('accent-color');
+      const href = new URL(style.href);
+      href.searchParams.set('accent', /^#[0-9a-fA-F]{6}$/.test(accent) ? accent : '');
+      if (href.toString() !== style.href) style.href = href.toString();
+      const logo = document.getElementById('preview-logo');
+      if (logo) {
+        const url = value('logo-url');
+        const shown = /^https:\/\/[^\s]+$/.test(url);
+        logo.hidden = !shown;
+        if (shown && logo.getAttribute('src') !== url) logo.setAttribute('src', url);
+      }
+    };
+    look.addEventListener('input', update);
+  }
   for (const form of document.querySelectorAll('form[data-confirm]')) {
     form.addEventListener('submit', (event) => {
       if (!window.confirm(form.getAttribute('data-confirm') ?? 'Are you sure?')) event.preventDefault();

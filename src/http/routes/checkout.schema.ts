@@ -11,7 +11,7 @@ export const selectMethodSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['paymentMethodID'],
-  properties: { paymentMethodID: { type: 'string', format: 'uuid' } },
+  properties: { paymentMethodID: { type: 'string', format: 'uuid', errorCode: 'invalid_payment_method_id' } },
 } as const;
 export type SelectMethodBody = FromSchema<typeof selectMethodSchema>;
 
@@ -21,8 +21,9 @@ export const tonConnectQuery = {
     type: 'object',
     additionalProperties: true,
     required: ['account'],
-    properties: { account: { type: 'string', description: 'The connected wallet address (raw or user-friendly, workchain 0).' } },
+    properties: {
+      account: { type: 'string', description: 'The connected wallet address (raw or user-friendly, workchain 0).', errorCode: 'invalid_address' },
+    },
   },
-  fields: { account: { code: 'invalid_address', message: 'account must be the TON address (workchain 0) of the connected wallet.' } },
 } as const satisfies QueryDefinition;
 export type TonConnectQuery = FromSchema<typeof tonConnectQuery.schema>;

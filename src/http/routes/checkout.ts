@@ -11,7 +11,7 @@ import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
 import { ChainApiError } from '../../chain/client.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { isUuid } from '../../uuid.ts';
-import { KassaError, paymentNotFound, rateLimited, serviceUnavailable, tooManyStreams, typeOf } from '../../errors.ts';
+import { coinNotOnNetwork, KassaError, paymentNotFound, rateLimited, serviceUnavailable, tooManyStreams, typeOf } from '../../errors.ts';
 import type { AppDeps, KassaContext, KassaState, Validated } from '../context.ts';
 import { httpError, type Guards } from '../middleware.ts';
 import { validate } from '../validate.ts';
@@ -161,16 +161,16 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     async (ctx: ParameterizedContext<TonConnect>) => {
       const id = ctx.state.params.paymentId;
       const customer = parseAddress(ctx.state.query.account);
-      if (customer?.workChain !== 0) throw new KassaError(tonConnectQuery.fields.account.code, tonConnectQuery.fields.account.message, { param: 'account' });
+      if (customer?.workChain !== 0) throw new KassaError('invalid_address', { param: 'account' });
       const row = await findCheckoutRow(pool, id, network);
       if (!row) throw paymentNotFound();
-      if (isFinal(row.status)) throw new KassaError('payment_not_open', 'The payment is no longer open.');
+      if (isFinal(row.status)) throw new KassaError('payment_not_open');
       const now = deps.now();
-      if (now.getTime() >= row.expires_at.getTime()) throw new KassaError('payment_expired', 'The payment has expired.');
-      if (row.status !== 'pending') throw new KassaError('method_not_selected', 'Choose a payment method first.');
+      if (now.getTime() >= row.expires_at.getTime()) throw new KassaError('payment_expired');
+      if (row.status !== 'pending') throw new KassaError('method_not_selected');
       let customerJettonWallet: Address | null = null;
       if (row.coin_kind === 'jetton') {
-        if (row.jetton_master === null) throw new KassaError('payment_not_open', 'This coin cannot be paid on this network.');
+        if (row.jetton_master === null) throw coinNotOnNetwork();
         const socket = ctx.req.socket;
         const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
         try {
@@ -178,11 +178,11 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
         } catch (error) {
           if (!(error instanceof ChainApiError)) throw error;
           ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
-          throw new KassaError('chain_unavailable', 'The TON network cannot be reached right now; retry shortly, or pay with the QR code.');
+          throw new KassaError('chain_unavailable');
         }
       }
       const request = tonConnectRequest({ row, network, customer, customerJettonWallet, queryId: BigInt(now.getTime()) });
-      if (!request) throw new KassaError('payment_not_open', 'Nothing is due on this payment.');
+      if (!request) throw new KassaError('payment_not_open');
       ctx.body = request;
     },
   );

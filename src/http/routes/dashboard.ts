@@ -12,18 +12,9 @@ import { KassaError } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
-import {
-  auditPage,
-  invitationPage,
-  isNotice,
-  paymentPage,
-  paymentsPage,
-  signInPage,
-  storesPage,
-  tokensPage,
-  teamPage,
-  type RefundFormState,
-} from '../../dashboard/pages.ts';
+import { auditPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
+import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/paymentPage.ts';
+import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
 import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
@@ -34,6 +25,7 @@ import {
   invitationsOf,
   membersOf,
   roleIn,
+  roleOf,
 } from '../../dashboard/people.ts';
 import { createSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
@@ -43,7 +35,9 @@ import { createRefund } from '../../treasury/refunds.ts';
 import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
+import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import type { Guards } from '../middleware.ts';
+import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
 
@@ -54,11 +48,16 @@ const LIVE_MAX_LIFETIME_MS = 10 * 60_000;
 /** Live lists one person may hold open at once (per API process). */
 const LIVE_MAX_PER_USER = 20;
 
-export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
+export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const steps = dashboardSteps(deps);
   const { root, R, S, setSessionCookie, clientOf, page, message, notFound, redirect, htmlErrors, form, sameOrigin, signedIn, member, owner, safeNext, field } =
     steps;
+
+  // Every dashboard request first spends from the app's per-client limit (RATE_LIMIT_PER_CLIENT, as the
+  // checkout's): a sign-in or an invitation costs a 32 MiB scrypt, a CSV up to 10,000 rows. Refused:
+  // the 429 page with Retry-After (htmlErrors). Registered before the routes, so it runs before each.
+  router.use(R, htmlErrors as Middleware<KassaState>, guards.clientLimit);
 
   // ---- Assets.
   router.get(`${R}/assets/:file`, async (ctx, next) => {
@@ -224,7 +223,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     if (ctx.req.socket.destroyed) close();
   });
 
-  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; actionProblem?: string | null } = {}) => {
+  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; preview?: RefundPreview; actionProblem?: string | null } = {}) => {
     const store = ctx.state.store!;
     const loaded = await loadPaymentPage(pool, store.id, (ctx.params as { paymentId: string }).paymentId, config.tonNetwork);
     if (!loaded) return notFound(ctx);
@@ -253,10 +252,23 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     const problems: Record<string, string> = {};
     if (!/^\d{1,30}(\.\d{1,30})?$/.test(request.amount)) problems.amount = 'Write the amount as a number such as 0.5.';
     if (request.address === '' || request.address.length > 100) problems.address = 'Give the TON address the refund goes to.';
-    if (field(ctx, 'confirm') !== 'yes') problems.confirm = 'Tick the box to confirm the address.';
     if (!/^[A-Za-z0-9]{1,16}$/.test(request.coin)) problems.form = 'Choose the coin to refund.';
-    const formState = { ...request, problems };
-    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: formState });
+    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: { ...request, problems } });
+    const refused = (error: unknown) => {
+      if (!(error instanceof KassaError)) throw error;
+      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
+      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
+    };
+    // First post: what would be sent, its fee and what arrives (the command itself, rolled back), to confirm.
+    if (field(ctx, 'confirmed') !== 'yes') {
+      let preview: RefundPreview;
+      try {
+        preview = await previewRefund(pool, config.tonNetwork, store.id, paymentId, request, deps.now());
+      } catch (error) {
+        return refused(error);
+      }
+      return showPayment(ctx, 200, { refund: request, preview });
+    }
     const now = deps.now();
     try {
       // The API's own command (POST /v1/payments/{id}/refunds), and the audit row, in one transaction.
@@ -275,9 +287,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
         );
       });
     } catch (error) {
-      if (!(error instanceof KassaError)) throw error;
-      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
-      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
+      return refused(error);
     }
     redirect(ctx, `${root}/stores/${store.id}/payments/${paymentId}?notice=refund_created`);
   });
@@ -323,7 +333,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   router.get(`${S}/team`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTeam(ctx, 200));
   router.post(`${S}/team/invitations`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
     const email = field(ctx, 'email').slice(0, 254);
-    const role = field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    const role = roleOf(field(ctx, 'role')) ?? 'viewer';
     try {
       const made = await createInvitation(pool, {
         storeId: ctx.state.store!.id,
@@ -343,7 +353,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
   const memberChange = (remove: boolean) => async (ctx: Ctx) => {
     const store = ctx.state.store!;
     const userId = (ctx.params as { userId: string }).userId;
-    const role = remove ? null : field(ctx, 'role') === 'owner' ? 'owner' : 'viewer';
+    const role = remove ? null : (roleOf(field(ctx, 'role')) ?? 'viewer');
     try {
       const changed = await changeMembership(pool, { storeId: store.id, userId, role, actor: ctx.state.actor!, now: deps.now() });
       if (!changed) return notFound(ctx);
@@ -381,6 +391,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, _guar
     const { rows, hasMore } = await listAudit(pool, ctx.state.store!.id, { limit: 100, ...(before ? { beforeId: before } : {}) });
     page(ctx, 200, auditPage({ root, viewer: ctx.state.viewer!, store: ctx.state.store!, rows, hasMore }));
   });
+
+  dashboardMoneyRoutes(router, deps, steps);
+  dashboardSettingsRoutes(router, deps, steps);
 
   // Anything else under the dashboard: its own 404 page.
   router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));

@@ -89,6 +89,11 @@ export function dashboardSteps(deps: AppDeps) {
         ctx.state.log.warn({ err: caught }, 'database unavailable');
         ctx.set('Retry-After', '5');
         message(ctx, 503, 'Unavailable', 'The dashboard cannot reach its database right now. Try again in a moment.');
+      } else if (caught instanceof KassaError && caught.code === 'rate_limit_exceeded') {
+        // The app's per-client limit (guards.clientLimit): a page with Retry-After, not the JSON envelope.
+        const seconds = caught.details.retryAfterSeconds ?? 1;
+        ctx.set('Retry-After', String(seconds));
+        message(ctx, 429, 'Too many requests', `Too many requests from your address. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`);
       } else if (caught instanceof KassaError && (caught.code === 'payload_too_large' || caught.code === 'unsupported_media_type')) {
         message(ctx, 400, 'Not accepted', 'The form could not be read.');
       } else if (caught instanceof KassaError && statusOf(caught.code) === 400) {

@@ -6,7 +6,7 @@ import { serviceUnavailable } from '../../errors.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 
 /** How long /healthz and /readyz wait for the database: a load balancer's check must get an answer (503) it can act on. */
-export const HEALTH_TIMEOUT_MS = 1_500;
+const HEALTH_TIMEOUT_MS = 1_500;
 
 /** `work`, or a rejection once HEALTH_TIMEOUT_MS has passed (a frozen server, a silent partition; the pool's own bounds are longer). */
 async function withinHealthTimeout<T>(work: Promise<T>): Promise<T> {
@@ -45,7 +45,7 @@ export interface Readiness {
  * reader last saw; a reader that stopped writing its cursor falls behind by the blocks the chain
  * made since (the network's block interval), so a dead reader is noticed too.
  */
-export function readerVerdict(
+function readerVerdict(
   position: ReaderPosition | null,
   network: keyof typeof BLOCK_INTERVAL_MS,
   maxBehind: number,

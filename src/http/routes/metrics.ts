@@ -4,7 +4,7 @@
 // loopback too. With TRUST_PROXY on, METRICS_TOKEN is required (config.ts).
 import crypto from 'node:crypto';
 import type Router from '@koa/router';
-import { KassaError } from '../../errors.ts';
+import { routeNotFound } from '../../errors.ts';
 import { registry, useDatabaseForMetrics } from '../../metrics.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../middleware.ts';
@@ -26,7 +26,7 @@ export function metricsRoutes(router: Router<KassaState>, deps: AppDeps, _guards
       ? sameSecret(ctx.get('Authorization'), `Bearer ${token}`)
       : LOOPBACK.has(ctx.req.socket.remoteAddress ?? '') && !FORWARDED.some((name) => ctx.req.headers[name] !== undefined);
     // Unauthorised scrapers see nothing there, as for any unknown route.
-    if (!allowed) throw new KassaError('route_not_found', `There is no route GET ${ctx.path}.`);
+    if (!allowed) throw routeNotFound('GET', ctx.path);
     useDatabaseForMetrics(deps.pool);
     ctx.set('Content-Type', registry.contentType);
     ctx.set('Cache-Control', 'no-store');

@@ -1,7 +1,7 @@
 // JSON Schemas of the payment endpoints (src/http/routes/payments.ts): the one source of truth for
 // request validation (ajv, src/http/validate.ts), for the request types (derived below with
-// json-schema-to-ts's FromSchema, types only) and for the OpenAPI document. Each top-level body
-// field names the error code its failures get (shared.schema.ts, FIELD_CODES).
+// json-schema-to-ts's FromSchema, types only) and for the OpenAPI document. Each field names the
+// error code its failures get (`errorCode`, src/http/validate.ts).
 import type { FromSchema } from 'json-schema-to-ts';
 import { PAYMENT_STATUSES } from '../../payments/transitions.ts';
 import { currencySchema } from '../../presenters/payment.ts';
@@ -13,18 +13,31 @@ export { type PaymentParams, paymentParams } from './shared.schema.ts';
 
 /** Optional fields shared by both create operations. */
 const commonProperties = {
-  ttl: { type: 'integer', minimum: 900, maximum: 43200, default: 3600, description: 'Seconds until the payment expires (900 to 43200).' },
-  order_id: { type: 'string', minLength: 1, maxLength: 128, description: 'Merchant order id (at most 128 characters).' },
-  description: { type: 'string', maxLength: 512, description: 'Merchant text shown to the customer (at most 512 characters).' },
+  ttl: {
+    type: 'integer',
+    minimum: 900,
+    maximum: 43200,
+    default: 3600,
+    description: 'Seconds until the payment expires (900 to 43200).',
+    errorCode: 'invalid_ttl',
+  },
+  order_id: { type: 'string', minLength: 1, maxLength: 128, description: 'Merchant order id (at most 128 characters).', errorCode: 'invalid_order_id' },
+  description: {
+    type: 'string',
+    maxLength: 512,
+    description: 'Merchant text shown to the customer (at most 512 characters).',
+    errorCode: 'invalid_description',
+  },
   metadata: {
     type: 'object',
     maxProperties: 10,
     propertyNames: { minLength: 1, maxLength: 64 },
     additionalProperties: { type: 'string', maxLength: 512 },
     description: 'Up to 10 keys of at most 64 characters; string values of at most 512 characters.',
+    errorCode: 'invalid_metadata',
   },
-  webhookURL: url('Where the completed event is POSTed'),
-  returnURL: url('Extension: where the checkout page links back to when the payment ends'),
+  webhookURL: { ...url('Where the completed event is POSTed'), errorCode: 'invalid_webhook_url' },
+  returnURL: { ...url('Extension: where the checkout page links back to when the payment ends'), errorCode: 'invalid_return_url' },
 } as const;
 
 export const createPaymentSchema = {
@@ -34,10 +47,11 @@ export const createPaymentSchema = {
   required: ['amount', 'currency'],
   properties: {
     amount,
-    currency: { ...currencySchema, description: `${currencySchema.description} The unit of value, not the payment coin.` },
+    currency: { ...currencySchema, description: `${currencySchema.description} The unit of value, not the payment coin.`, errorCode: 'currency_not_found' },
     payment_options: {
       type: 'object',
       additionalProperties: false,
+      errorCode: 'invalid_payment_options',
       properties: {
         methods: {
           type: 'array',
@@ -65,11 +79,21 @@ export const createInvoiceSchema = {
   additionalProperties: false,
   required: ['invoiceType'],
   properties: {
-    invoiceType: { type: 'string', enum: ['FIAT', 'CRYPTO'] },
+    invoiceType: { type: 'string', enum: ['FIAT', 'CRYPTO'], errorCode: 'invalid_invoice_type' },
     fiatAmount: { ...amount, description: 'Required for FIAT.' },
-    fiatCurrency: { type: 'string', enum: FIAT_CURRENCIES, description: 'Required for FIAT; optional for CRYPTO (informational).' },
+    fiatCurrency: {
+      type: 'string',
+      enum: FIAT_CURRENCIES,
+      description: 'Required for FIAT; optional for CRYPTO (informational).',
+      errorCode: 'currency_not_found',
+    },
     cryptoAmount: { ...amount, description: 'Required for CRYPTO.' },
-    paymentMethodID: { type: 'string', format: 'uuid', description: 'Required for CRYPTO; optional for FIAT (locks the payment to that method).' },
+    paymentMethodID: {
+      type: 'string',
+      format: 'uuid',
+      description: 'Required for CRYPTO; optional for FIAT (locks the payment to that method).',
+      errorCode: 'invalid_payment_method_id',
+    },
     ...commonProperties,
   },
 } as const;
@@ -91,24 +115,28 @@ export const listPaymentsQuery = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      status: { type: 'string', enum: PAYMENT_STATUSES, description: 'Only payments in this status.' },
-      created_after: { type: 'string', format: 'kassa-time', description: 'Only payments created after this time (RFC 3339).' },
-      limit: { type: 'string', pattern: '^(?:[1-9]|0[1-9]|[1-9]\\d|00[1-9]|0[1-9]\\d|100)$', description: 'Page size, 1 to 100 (default 20).' },
-      starting_after: { type: 'string', format: 'uuid', description: 'The last payment id of the previous page.' },
+      status: { type: 'string', enum: PAYMENT_STATUSES, description: 'Only payments in this status.', errorCode: 'invalid_status' },
+      created_after: {
+        type: 'string',
+        format: 'kassa-time',
+        description: 'Only payments created after this time (RFC 3339).',
+        errorCode: 'invalid_created_after',
+      },
+      limit: {
+        type: 'string',
+        pattern: '^(?:[1-9]|0[1-9]|[1-9]\\d|00[1-9]|0[1-9]\\d|100)$',
+        description: 'Page size, 1 to 100 (default 20).',
+        errorCode: 'invalid_limit',
+      },
+      starting_after: { type: 'string', format: 'uuid', description: 'The last payment id of the previous page.', errorCode: 'invalid_starting_after' },
       order_id: {
         type: 'string',
         minLength: 1,
         maxLength: 128,
         description: "Only payments with this order_id (the merchant's, exactly as sent at creation; every payment with it, newest first).",
+        errorCode: 'invalid_order_id',
       },
     },
-  },
-  fields: {
-    status: { code: 'invalid_status', message: `status must be one of ${PAYMENT_STATUSES.join(', ')}.` },
-    created_after: { code: 'invalid_created_after', message: 'created_after must be an RFC 3339 time.' },
-    limit: { code: 'invalid_limit', message: 'limit must be an integer from 1 to 100.' },
-    starting_after: { code: 'invalid_starting_after', message: 'starting_after must be a payment id.' },
-    order_id: { code: 'invalid_order_id', message: 'order_id must be a string of 1 to 128 characters.' },
   },
   published: {
     created_after: { type: 'string', format: 'date-time', description: 'Only payments created after this time (RFC 3339).' },

@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { TokenCheck } from '../../auth/tokens.ts';
 import type { DatabaseTransactionConnection } from '../../db/pool.ts';
-import { KassaError, paymentNotFound } from '../../errors.ts';
+import { KassaError, paymentNotFound, unusableUrl } from '../../errors.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
 import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
 import { cancelPayment, createPayment } from '../../payments/commands.ts';
@@ -43,7 +43,7 @@ function publicUrls(allowInsecure: boolean): Middleware<Validated<{ body: { webh
       const value = ctx.state.body[name];
       if (value === undefined) continue;
       const check = checkWebhookUrl(value, { allowInsecure, name });
-      if (!check.ok) throw new KassaError(code, check.reason, { param: name });
+      if (!check.ok) throw unusableUrl(code, name, check.reason);
     }
     await next();
   };
@@ -102,7 +102,7 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
       limit: Number(limit),
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),
     });
-    if (!page) throw new KassaError('invalid_starting_after', 'starting_after is not a payment of this store.', { param: 'starting_after' });
+    if (!page) throw new KassaError('invalid_starting_after', { param: 'starting_after' });
     ctx.body = presentPage(page.data.map(present), page.hasMore);
   };
 

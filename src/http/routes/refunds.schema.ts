@@ -10,7 +10,14 @@ export const createRefundSchema = {
   additionalProperties: false,
   required: ['coin', 'amount', 'address'],
   properties: {
-    coin: { type: 'string', minLength: 1, maxLength: 16, description: 'The coin to refund (e.g. "TON"), one the deposit holds refundable.', examples: ['TON'] },
+    coin: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 16,
+      description: 'The coin to refund (e.g. "TON"), one the deposit holds refundable.',
+      examples: ['TON'],
+      errorCode: 'invalid_coin',
+    },
     amount: {
       ...amountSchema,
       description: 'In the coin (at most its decimals), or in `currency` when given. Converted, it must fit the refundable balance of the coin.',
@@ -36,6 +43,7 @@ export const createRefundSchema = {
       maxLength: 100,
       description:
         'Where the refund goes: a basechain TON address of the network (raw or user-friendly), none of Kassa\'s own wallets; or "payer": the address that paid the payment that coin (when one did). It may be a wallet never deployed: the refund is sent non-bounceable.',
+      errorCode: 'invalid_address',
     },
   },
 } as const;

@@ -11,7 +11,7 @@ export const transferSchema = {
   properties: {
     to: { type: 'string', maxLength: 100 },
     coin: { type: 'string', maxLength: 16 },
-    amount: { type: 'string', maxLength: 40 },
+    amount: { type: 'string', maxLength: 40, errorCode: 'invalid_amount' },
     bounce: { type: 'boolean' },
     comment: { type: 'string', maxLength: 1000 },
     fromLookalike: { type: 'boolean' },

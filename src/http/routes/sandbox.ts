@@ -9,7 +9,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { chainBehind, KassaError, paymentNotFound } from '../../errors.ts';
+import { chainBehind, KassaError, paymentNotFound, sandboxRefusal } from '../../errors.ts';
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
 import type { Validated } from '../context.ts';
@@ -79,10 +79,10 @@ export async function startSandbox(
         ctx.body = result;
       } catch (error) {
         if (error instanceof SandboxTransferError && error.invalidInput) {
-          if (error.code === 'unknown_coin') throw new KassaError('currency_not_found', error.message, { param: 'coin' });
+          if (error.code === 'unknown_coin') throw new KassaError('currency_not_found', { param: 'coin' });
           const code =
             error.code === 'invalid_amount' || error.code === 'invalid_address' || error.code === 'insufficient_funds' ? error.code : 'invalid_request';
-          throw new KassaError(code, error.message, { param: error.param ?? undefined });
+          throw sandboxRefusal(code, error.message, error.param ?? undefined);
         }
         throw error;
       }
@@ -90,7 +90,7 @@ export async function startSandbox(
 
     router.get('/sandbox/v1/accounts/:address', async (ctx) => {
       const address = parseAddress(ctx.params.address ?? '');
-      if (address === null) throw new KassaError('invalid_address', 'Not a TON address (raw 0:<64 hex> or user-friendly).', { param: 'address' });
+      if (address === null) throw new KassaError('invalid_address', { param: 'address' });
       ctx.body = { address: address.toRawString(), balances: await chain.balancesOf(address) };
     });
 

@@ -1,8 +1,7 @@
-// JSON Schema pieces more than one route file's schemas use: amounts, URLs, the
-// payment id in a path, and the error code each body field's failures get (src/http/validate.ts).
-// Each route file's own schemas sit beside it (payments.ts + payments.schema.ts, …).
+// JSON Schema pieces more than one route file's schemas use: amounts, URLs and the payment id in a
+// path. Each route file's own schemas sit beside it (payments.ts + payments.schema.ts, …); each
+// field names there the error code its failures get (`errorCode`, src/http/validate.ts).
 import type { FromSchema } from 'json-schema-to-ts';
-import type { ErrorCode } from '../../errors.ts';
 import type { ParamsDefinition } from '../validate.ts';
 
 /** A positive decimal: no leading zeros, and not zero ("0", "0.00" are refused, as the server refuses them: 0 is not positive). */
@@ -14,6 +13,7 @@ export const amountSchema = {
   maxLength: 40,
   description: 'Positive decimal string without leading zeros, e.g. "10.50".',
   examples: ['10.50'],
+  errorCode: 'invalid_amount',
 } as const;
 
 export const urlSchema = (what: string) =>
@@ -35,37 +35,14 @@ export const paymentIdParams = <Name extends string>(name: Name) =>
       type: 'object',
       additionalProperties: false,
       required: [name],
-      properties: { [name]: { type: 'string', format: 'uuid' } } as { [K in Name]: { readonly type: 'string'; readonly format: 'uuid' } },
+      properties: { [name]: { type: 'string', format: 'uuid', errorCode: 'invalid_payment_id', errorParam: 'paymentID' } } as {
+        [K in Name]: { readonly type: 'string'; readonly format: 'uuid'; readonly errorCode: 'invalid_payment_id'; readonly errorParam: 'paymentID' };
+      },
     },
-    fields: { [name]: { code: 'invalid_payment_id', message: 'paymentID must be a UUID.', param: 'paymentID' } } as Record<
-      Name,
-      ParamsDefinition['fields'][string]
-    >,
   }) as const satisfies ParamsDefinition;
 
 /** The payment id of the merchant routes (`/v1/payments/:id/…`). */
 export const paymentParams = paymentIdParams('id');
-
-/** The error code of each body field (docs/API.md, Errors); its type and status are the catalogue's (src/errors.ts). */
-export const FIELD_CODES: Record<string, ErrorCode> = {
-  amount: 'invalid_amount',
-  currency: 'currency_not_found',
-  payment_options: 'invalid_payment_options',
-  ttl: 'invalid_ttl',
-  order_id: 'invalid_order_id',
-  description: 'invalid_description',
-  metadata: 'invalid_metadata',
-  webhookURL: 'invalid_webhook_url',
-  returnURL: 'invalid_return_url',
-  invoiceType: 'invalid_invoice_type',
-  fiatAmount: 'invalid_amount',
-  fiatCurrency: 'currency_not_found',
-  cryptoAmount: 'invalid_amount',
-  paymentMethodID: 'invalid_payment_method_id',
-  // `coin` has no code of its own here (the sandbox's transfer uses the name too): a coin Kassa
-  // does not know is `invalid_coin`, decided by the refund command.
-  address: 'invalid_address',
-};
 
 /** The validated `:id` of the merchant routes. */
 export type PaymentParams = FromSchema<typeof paymentParams.schema>;

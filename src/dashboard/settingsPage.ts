@@ -1,0 +1,151 @@
+// The Store settings page (issue 24): the store's face on the checkout (name, display name, logo,
+// accent colour) beside a preview of the checkout, its payment methods, and its treasury. Owners get
+// the forms; viewers the same facts read-only. Without JavaScript the preview shows the saved
+// values, and "Preview" shows the typed ones (nothing saved); with it (dashboard.js) it follows the
+// typing. Its colour comes from a stylesheet of this origin (settings/preview.css?accent=…): the
+// dashboard's policy allows no inline style.
+import { html, raw, type Html } from '../checkout/html.ts';
+import { isHostName } from '../net/addresses.ts';
+import type { StoreView } from '../stores/stores.ts';
+import { problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
+import { STORE_FIELDS, type StoreField } from './settings.ts';
+
+/** What the appearance form shows: the saved values, or the typed ones (a refusal, a preview). */
+export interface AppearanceValues {
+  name: string;
+  displayName: string;
+  logoUrl: string;
+  accentColor: string;
+}
+
+export const appearanceOf = (store: StoreView): AppearanceValues => ({
+  name: store.name,
+  displayName: store.displayName ?? '',
+  logoUrl: store.logoUrl ?? '',
+  accentColor: store.accentColor ?? '',
+});
+
+/** The colour the checkout uses when the store has none (checkout.css --brand). */
+export const DEFAULT_ACCENT = '#0a5cc2';
+
+/**
+ * The preview's logo: an https URL whose host is a host name (what the checkout would show), else
+ * none — its origin goes into the page's img-src, so nothing else (a `;` say) may reach the header.
+ */
+export function previewLogo(value: string): URL | null {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && isHostName(url.hostname) ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface SettingsPageInput {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  saved: StoreView;
+  /** Every method of the catalogue, "COIN/CHAIN". */
+  catalogue: readonly string[];
+  appearance?: AppearanceValues;
+  methods?: readonly string[];
+  treasury?: string;
+  /** A refusal, beside the field it is about (the field's flag) or the form's top ("methods", "treasury", "appearance"). */
+  problem?: { field: StoreField | 'appearance'; message: string } | null;
+  notice?: string | null;
+  /** The appearance shown is typed, not saved (the Preview button). */
+  previewing?: boolean;
+}
+
+const HEX = /^#[0-9a-fA-F]{6}$/;
+
+export function settingsPage(input: SettingsPageInput): string {
+  const { root, store, saved } = input;
+  const storeRoot = `${root}/stores/${store.id}`;
+  const owner = store.role === 'owner';
+  const look = input.appearance ?? appearanceOf(saved);
+  const methods = input.methods ?? saved.methods.map((m) => `${m.coin}/${m.chain}`);
+  const treasury = input.treasury ?? saved.treasury ?? '';
+  const problems: Record<string, string> = input.problem ? { [input.problem.field]: input.problem.message } : {};
+  const logo = previewLogo(look.logoUrl);
+  const accent = HEX.test(look.accentColor) ? look.accentColor.toLowerCase() : DEFAULT_ACCENT;
+  const field = (name: Exclude<StoreField, 'methods' | 'treasury'>, key: keyof AppearanceValues, type: string, hint: string, extra: Html | '' = '') =>
+    html`<label for="settings-${name}">${STORE_FIELDS[name]}</label>
+<p class="muted" id="settings-${name}-hint">${hint}</p>
+<input id="settings-${name}" name="${name}" type="${type}" value="${look[key]}" aria-describedby="settings-${name}-hint${problems[name] ? ` ${name}-problem` : ''}"${problems[name] ? raw(' aria-invalid="true"') : ''}${extra}>
+${problemFor(problems, name)}`;
+
+  const preview = html`<figure class="preview" id="preview" aria-labelledby="preview-caption">
+<figcaption id="preview-caption" class="muted">${input.previewing ? 'Preview with the values typed (not saved)' : 'Preview of the checkout'}</figcaption>
+<div class="preview-card">
+<img id="preview-logo" class="preview-logo" src="${logo ? logo.toString() : ''}" alt="" width="56" height="56"${logo ? '' : raw(' hidden')}>
+<p class="preview-label muted">Payment to</p>
+<p class="preview-store" id="preview-name">${look.displayName.trim() || look.name.trim() || saved.name}</p>
+<p class="preview-amount">10.50 USD</p>
+<p class="preview-button" id="preview-button">Pay with ${methods[0]?.split('/')[0] ?? 'TON'}</p>
+</div>
+</figure>`;
+
+  const appearance = owner
+    ? html`<form method="post" action="${storeRoot}/settings/appearance" id="appearance-form" novalidate>
+${problems.appearance ? html`<p class="problem" role="alert">${problems.appearance}</p>` : ''}
+${field('name', 'name', 'text', 'What you and Kassa call the store (the dashboard, the CLI). Customers see it when there is no display name.', raw(' required maxlength="200"'))}
+${field('display-name', 'displayName', 'text', 'The name customers see on the checkout. Empty: the name.', raw(' maxlength="200"'))}
+${field('logo-url', 'logoUrl', 'url', 'An https:// image, shown square at 56 px. Empty: no logo.', raw(' spellcheck="false" autocomplete="off"'))}
+${field('accent-color', 'accentColor', 'text', 'The main button and the card edge, as #rrggbb (e.g. #1a73e8). Empty: Kassa blue.', raw(' spellcheck="false" autocomplete="off" maxlength="7"'))}
+<div class="actions"><button type="submit" name="intent" value="preview" class="secondary">Preview</button> <button type="submit" name="intent" value="save">Save appearance</button></div>
+</form>`
+    : html`<dl class="facts">
+<dt>${STORE_FIELDS.name}</dt><dd>${saved.name}</dd>
+<dt>${STORE_FIELDS['display-name']}</dt><dd>${saved.displayName ?? '—'}</dd>
+<dt>${STORE_FIELDS['logo-url']}</dt><dd class="mono">${saved.logoUrl ?? '—'}</dd>
+<dt>${STORE_FIELDS['accent-color']}</dt><dd class="mono">${saved.accentColor ?? '—'}</dd>
+</dl>`;
+
+  const methodsPart = owner
+    ? html`<form method="post" action="${storeRoot}/settings/methods">
+<fieldset${problems.methods ? raw(' aria-describedby="methods-problem"') : ''}><legend>Methods the checkout offers</legend>
+${input.catalogue.map((m) => {
+  const id = `method-${m.replace('/', '-')}`;
+  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="methods" value="${m}"${methods.includes(m) ? raw(' checked') : ''}> ${m.replace('/', ' on ')}</label>`;
+})}
+</fieldset>
+${problemFor(problems, 'methods')}
+<button type="submit">Save methods</button>
+</form>`
+    : html`<ul>${saved.methods.map((m) => html`<li>${m.coin} on ${m.chain}</li>`)}</ul>`;
+
+  const treasuryPart = owner
+    ? html`<form method="post" action="${storeRoot}/settings/treasury">
+<label for="settings-treasury">Treasury address</label>
+<p class="muted" id="settings-treasury-hint">The wallet the store's money is swept to: a basechain address of this network, none of Kassa's own wallets. Empty: the money stays in the deposit wallets.</p>
+<input id="settings-treasury" name="treasury" type="text" class="mono" spellcheck="false" autocomplete="off" value="${treasury}" aria-describedby="settings-treasury-hint${problems.treasury ? ' treasury-problem' : ''}"${problems.treasury ? raw(' aria-invalid="true"') : ''}>
+${problemFor(problems, 'treasury')}
+<button type="submit">Save treasury</button>
+</form>`
+    : html`<p class="mono" id="treasury">${saved.treasury ?? 'None: the money stays in the deposit wallets.'}</p>`;
+
+  const body = html`<h1>Store settings</h1>
+${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
+${input.problem ? html`<p class="problem" role="alert">Nothing was changed: ${input.problem.message}</p>` : ''}
+${owner ? '' : html`<p class="muted">Only the store's owners can change these.</p>`}
+<section class="card" aria-labelledby="appearance-heading"><h2 id="appearance-heading">Checkout appearance</h2>
+<div class="settings-look">${appearance}${preview}</div></section>
+<section class="card" aria-labelledby="methods-heading"><h2 id="methods-heading">${STORE_FIELDS.methods}</h2>${methodsPart}</section>
+<section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">${STORE_FIELDS.treasury}</h2>${treasuryPart}</section>`;
+  return shell({
+    root,
+    title: 'Store settings',
+    body,
+    viewer: input.viewer,
+    store,
+    current: 'settings',
+    styles: [{ href: `${storeRoot}/settings/preview.css?accent=${encodeURIComponent(accent)}`, id: 'preview-style' }],
+  });
+}
+
+/** The preview's colour as a stylesheet (the dashboard's CSP takes no inline style). */
+export function previewCss(accent: string, text: string): string {
+  return `#preview{--preview-accent:${accent};--preview-accent-text:${text}}\n`;
+}

@@ -1,0 +1,170 @@
+// The dashboard's Store settings in real headless Chromium (Debian's `chromium`, driven by
+// playwright-core) against the real app and Postgres, at a phone's width (375 px): an owner's
+// preview follows the typing (the page's script, under the dashboard's CSP), each setting saved is
+// what the hosted checkout shows, a bad treasury is a message on the form and changes nothing, and a
+// viewer sees the settings read-only. axe-core finds no serious violation and no page scrolls
+// sideways. Screenshots go to test-artifacts/dashboard/ (git-ignored).
+//
+// If Chromium cannot be launched this file FAILS (it never skips).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { findStore } from '../../src/stores/stores.ts';
+import type { TestApp } from '../helpers/app.ts';
+import type { Role } from '../../src/dashboard/people.ts';
+import { invitationPath } from '../helpers/dashboard.ts';
+import { startPaymentsApp } from '../helpers/payments.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PASSWORD = 'a long dashboard password';
+const PHONE = { width: 375, height: 740 };
+
+let app: TestApp;
+let store: Awaited<ReturnType<TestApp['store']>>;
+let browser: Browser;
+
+before(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  } catch (error) {
+    throw new Error(
+      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
+    );
+  }
+  app = await startPaymentsApp();
+  store = await app.store({ name: 'Harbour Books', methods: 'TON/TON' });
+});
+after(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+/** A member signed in through their invitation, on a phone-sized page that records console errors and CSP violations. */
+async function signedIn(email: string, role: Role): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: PHONE, locale: 'en-US' });
+  await context.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
+  );
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    // A refused form (400, 403) is a page like any other; the browser logs its status.
+    if (/Failed to load resource: the server responded with a status of 4(00|03)/.test(message.text())) return;
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  await page.goto(`${app.url}${await invitationPath(app.pool, store.id, email, role)}`);
+  await page.fill('#password', PASSWORD);
+  await page.fill('#confirm', PASSWORD);
+  await Promise.all([page.waitForURL(/\/payments$/), page.click('button[type=submit]')]);
+  return { page, problems };
+}
+
+/** axe-core (no serious or critical violation), no sideways scroll at the phone's width, and a screenshot. */
+async function assertUsable(page: Page, what: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  assert.deepEqual(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    [],
+    `${what}: axe-core found serious violations`,
+  );
+  const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  assert.ok(widths.scroll <= widths.client, `${what}: scrolls sideways at ${PHONE.width} px (${widths.scroll} > ${widths.client})`);
+  await page.screenshot({ path: path.join(ARTIFACTS, `settings-${what.replace(/\W+/g, '-')}.png`), fullPage: true });
+}
+
+/** A new payment's hosted checkout, in the owner's browser. */
+async function openCheckout(page: Page): Promise<void> {
+  const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '10.50', currency: 'USD' } });
+  assert.equal(created.status, 201, created.text);
+  await page.goto(`${app.url}/pay/${created.json.id}`);
+}
+
+describe('dashboard in Chromium: store settings', () => {
+  it('an owner previews as they type, saves each setting and sees it on the checkout; a bad treasury is refused with a message', async () => {
+    const { page, problems } = await signedIn('owner@harbour.example', 'owner');
+    const settings = `${app.url}/dashboard/stores/${store.id}/settings`;
+    await page.click('nav[aria-label="Store"] >> text=Settings');
+    await page.waitForURL(settings);
+    await assertUsable(page, 'owner');
+
+    // The preview follows the typing; nothing is saved by it.
+    await page.fill('#settings-display-name', 'Harbour Books & Maps');
+    await page.fill('#settings-accent-color', '#2e7d32');
+    await page.waitForFunction(() => document.getElementById('preview-name')?.textContent === 'Harbour Books & Maps');
+    await page.waitForFunction(() => getComputedStyle(document.getElementById('preview-button')!).backgroundColor === 'rgb(46, 125, 50)');
+    assert.equal((await findStore(app.pool, store.id))!.displayName, null);
+
+    // Saved: the checkout shows the display name and the colour.
+    await Promise.all([page.waitForURL(/settings\?saved=appearance$/), page.click('button[value=save]')]);
+    assert.match((await page.textContent('p.success')) ?? '', /Appearance saved/);
+    assert.equal(await page.inputValue('#settings-display-name'), 'Harbour Books & Maps');
+    await openCheckout(page);
+    assert.equal(await page.textContent('#store-name'), 'Harbour Books & Maps');
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.card')!).borderTopColor), 'rgb(46, 125, 50)');
+    assert.equal(await page.locator('button.method[data-coin="TON"]').count(), 1);
+    assert.equal(await page.locator('button.method[data-coin="USDT"]').count(), 0);
+
+    // Methods: USDT on, TON off — the checkout offers USDT only.
+    await page.goto(settings);
+    await page.check('#method-USDT-TON');
+    await page.uncheck('#method-TON-TON');
+    await Promise.all([page.waitForURL(/saved=methods$/), page.click('text=Save methods')]);
+    await openCheckout(page);
+    assert.equal(await page.locator('button.method[data-coin="USDT"]').count(), 1);
+    assert.equal(await page.locator('button.method[data-coin="TON"]').count(), 0);
+
+    // A masterchain treasury: the form says why, keeps what was typed, nothing is changed.
+    await page.goto(settings);
+    const masterchain = `-1:${'ab'.repeat(32)}`;
+    await page.fill('#settings-treasury', masterchain);
+    await page.click('text=Save treasury');
+    await page.waitForSelector('#treasury-problem');
+    assert.match((await page.textContent('#treasury-problem')) ?? '', /Kassa sends only to basechain/);
+    assert.equal(await page.getAttribute('#settings-treasury', 'aria-invalid'), 'true');
+    assert.equal(await page.inputValue('#settings-treasury'), masterchain);
+    await assertUsable(page, 'owner-refused-treasury');
+    assert.equal((await findStore(app.pool, store.id))!.treasury, null);
+    // A basechain one is saved.
+    const treasury = `0:${'cd'.repeat(32)}`;
+    await page.fill('#settings-treasury', treasury);
+    await Promise.all([page.waitForURL(/saved=treasury$/), page.click('text=Save treasury')]);
+    assert.equal((await findStore(app.pool, store.id))!.treasury, treasury);
+
+    // The audit log shows each change.
+    await page.click('nav[aria-label="Store"] >> text=Audit log');
+    const actions = await page.locator('#audit td.action').allTextContents();
+    assert.deepEqual(actions.slice(0, 3), ['treasury.change', 'store.update', 'store.update']);
+    await assertUsable(page, 'audit-after-settings');
+    assert.deepEqual(problems, []);
+  });
+
+  it('a viewer sees the settings read-only, with the preview', async () => {
+    const { page, problems } = await signedIn('viewer@harbour.example', 'viewer');
+    await page.goto(`${app.url}/dashboard/stores/${store.id}/settings`);
+    assert.equal(await page.locator('main form').count(), 0);
+    assert.match((await page.textContent('main')) ?? '', /Only the store's owners can change these/);
+    assert.equal(await page.textContent('#preview-name'), 'Harbour Books & Maps');
+    await assertUsable(page, 'viewer');
+    assert.deepEqual(problems, []);
+  });
+});

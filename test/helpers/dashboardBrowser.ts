@@ -1,0 +1,80 @@
+// Headless Chromium (Debian's `chromium`, driven by playwright-core) for dashboard tests: a browser
+// that fails loudly when it cannot start, fresh profiles that record console errors and CSP
+// violations, axe-core run in the page (no serious or critical violation), and the phone-width check
+// (no horizontal scroll). test/browser/dashboard.test.ts has its own copies of the first three.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export async function launchChromium(): Promise<Browser> {
+  try {
+    return await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  } catch (error) {
+    throw new Error(
+      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
+    );
+  }
+}
+
+export interface BrowserPage {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors, page errors and CSP violations seen so far. */
+  problems: string[];
+}
+
+/** A fresh browser profile whose page records console errors and CSP violations, and accepts confirm dialogs. */
+export async function openPage(browser: Browser, viewport = { width: 375, height: 812 }): Promise<BrowserPage> {
+  const context = await browser.newContext({ viewport, locale: 'en-US' });
+  await context.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
+  );
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    // A form refused (400, 401, 403, 409, 429) is a page like any other; the browser logs its status.
+    if (/Failed to load resource: the server responded with a status of 4(00|01|03|09|29)/.test(message.text())) return;
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('dialog', (dialog) => void dialog.accept());
+  return { context, page, problems };
+}
+
+/** axe-core in the page (through the debugging protocol: the page's CSP stays as served); no serious or critical violation. A screenshot to `artifacts`. */
+export async function assertAccessible(page: Page, what: string, artifacts: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  assert.deepEqual(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    [],
+    `${what}: axe-core found serious violations`,
+  );
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
+}
+
+/** At the page's viewport width (375 px for a phone), nothing makes the page scroll sideways. */
+export async function assertNoHorizontalScroll(page: Page, what: string): Promise<void> {
+  const { scrollWidth, width } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth }));
+  assert.ok(scrollWidth <= width, `${what}: the page is ${scrollWidth} px wide in a ${width} px window`);
+}
