@@ -1,5 +1,5 @@
---! Previous: sha1:a577b19b298bea6c9107671a725131f46d937f1d
---! Hash: sha1:63e886b0c5b46fa9c42b6430f5f02ace183f88fd
+--! Previous: sha1:d33f82443da3cd29848c922e5a3c5a7ae3efea3c
+--! Hash: sha1:3a8477598c690626ef6213466bd9ef1afceae3f3
 --! Message: dashboard anomaly index and settings audit
 
 -- The payments page's anomaly filter (dashboard/payments.ts anomalyCondition): the few transfers

@@ -9,6 +9,8 @@ import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
 import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
+import { ratePolicy } from '../../rates/rates.ts';
+import { storeRefundGas } from '../../treasury/gas.ts';
 import type { AppDeps, KassaState, Validated } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../middleware.ts';
@@ -28,7 +30,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   };
   const create = idempotent<Validated<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
     status: 201,
-    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now)),
+    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now, ratePolicy(config))),
     paymentId: ctx.state.params.id,
   }));
 
@@ -53,7 +55,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
   const balance: Middleware<ById> = async (ctx) => {
     const id = ctx.state.params.id;
-    ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'));
+    ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'), await storeRefundGas(pool, ctx.state.storeId!));
   };
   router.get('/v1/payments/:id/balance', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), storePayment, balance);
 }
