@@ -8,7 +8,7 @@
 // signer), as `kassa start` runs it. A store with a treasury (a wallet never deployed) takes
 // payments paid with POST /sandbox/v1/transfers; the worker sweeps them, nobody acting.
 //
-// Four rounds of `--payments` payments each: TON one at a time (each swept before the next is
+// Four sweep rounds of `--payments` payments each, then two refund rounds (below): TON one at a time (each swept before the next is
 // paid), TON all at once, USDT one at a time (each top-up its own gas wallet message: no
 // batching), USDT all at once (the top-ups planned within a second share one message). Printed per
 // round: the TON cost per swept payment (TON: the sweep's fees, from the books; USDT: what the gas
@@ -30,6 +30,7 @@ import { openPool, sql, z } from '../src/db/pool.ts';
 import { fromBaseUnits } from '../src/money.ts';
 import { startService } from '../src/server.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
+import { recordRefundGasPayment, storeRefundGas } from '../src/treasury/gas.ts';
 import { benchFlags } from './lib/flags.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
 
@@ -85,13 +86,15 @@ const gasMessages = async () =>
     )`select count(distinct message_hash)::int as n from outgoing_transfers where from_address = ${gas} and state = 'confirmed'`,
   );
 
-async function pay(coin: 'TON' | 'USDT'): Promise<string> {
+/** A payment paid with `extra` more than its price (an overpayment, refundable). */
+async function pay(coin: 'TON' | 'USDT', extra = 0): Promise<string> {
+  const price = coin === 'TON' ? 1.5 : 5;
   const created = await call('POST', '/v1/payments', {
-    amount: coin === 'TON' ? '1.5' : '5',
+    amount: String(price),
     currency: coin,
     payment_options: { methods: [{ coin, chain: 'TON' }] },
   });
-  await call('POST', '/sandbox/v1/transfers', { to: created.paymentDetails.address, coin, amount: coin === 'TON' ? '1.5' : '5' }, false);
+  await call('POST', '/sandbox/v1/transfers', { to: created.paymentDetails.address, coin, amount: String(price + extra) }, false);
   return created.id;
 }
 
@@ -156,8 +159,61 @@ for (const round of rounds) {
   ]);
 }
 
+// Refunds: N overpaid payments (swept first), then a refund of each overpayment asked at once.
+// Cost per refund: TON, the refund's fee from the books (paid from the refundable TON); USDT, what
+// the store's refund gas account was charged (the refund's TON and its top-up's fee) and what the
+// gas wallet lost (top-ups and their fees less the excess that came back). Latency: the refund's
+// creation to its confirmation.
+const refundRow = z.object({ state: z.string(), fee: z.string().nullable(), latency_ms: z.number().nullable() });
+const refundResults: string[][] = [];
+await recordRefundGasPayment(pool, { storeId: store.id, amountBaseUnits: 1_000_000_000n * BigInt(N), note: 'bench', now: new Date() });
+for (const coin of ['TON', 'USDT'] as const) {
+  say(`${coin} refunds: ${N} payments`);
+  const ids: string[] = [];
+  for (let i = 0; i < N; i += 1) ids.push(await pay(coin, coin === 'TON' ? 0.3 : 1));
+  await waitSwept(ids);
+  await sleep(1_500);
+  const gasBefore = await tonOf(gas);
+  const chargedBefore = (await storeRefundGas(pool, store.id)).spent;
+  for (const id of ids) {
+    await call('POST', `/v1/payments/${id}/refunds`, { coin, amount: coin === 'TON' ? '0.2' : '1', address: treasury });
+  }
+  const deadline = performance.now() + 120_000;
+  let rows: readonly z.infer<typeof refundRow>[] = [];
+  for (;;) {
+    rows = await pool.any(sql.type(refundRow)`
+      select state, fee_base_units::text as fee, (extract(epoch from confirmed_at - created_at) * 1000)::float8 as latency_ms
+      from outgoing_transfers where kind = 'refund' and payment_id = any(${sql.array(ids, 'uuid')})
+    `);
+    if (rows.length === N && rows.every((r) => r.state === 'confirmed')) break;
+    if (rows.some((r) => r.state === 'failed')) throw new Error('a refund failed');
+    if (performance.now() > deadline) throw new Error(`refunds not confirmed in 120 s: ${JSON.stringify(rows)}`);
+    await sleep(100);
+  }
+  await sleep(1_500); // the excess of the last jetton transfers reaches the gas wallet
+  const fees = rows.reduce((sum, r) => sum + BigInt(r.fee ?? '0'), 0n);
+  const charged = (await storeRefundGas(pool, store.id)).spent - chargedBefore;
+  const gasLost = gasBefore - (await tonOf(gas));
+  const latencies = sortedCopy(rows.map((r) => r.latency_ms ?? Number.NaN));
+  refundResults.push([
+    `${coin} refunds`,
+    String(N),
+    `${formatNumber((Number(fromBaseUnits(fees, 9)) / N) * 1000, 3)} mTON`,
+    coin === 'USDT' ? `${formatNumber((Number(fromBaseUnits(charged, 9)) / N) * 1000, 3)} mTON` : '—',
+    coin === 'USDT' ? `${formatNumber((gasLost / N) * 1000, 3)} mTON` : '—',
+    `${formatNumber(percentile(latencies, 50), 0)} ms`,
+    `${formatNumber(latencies[latencies.length - 1] ?? Number.NaN, 0)} ms`,
+  ]);
+}
+
 out(`treasury benchmark: ${N} payments per round, sandbox chain (a block every 400 ms), one process (API + worker)`);
 out(textTable(['round', 'payments', 'TON cost per payment', 'gas wallet messages', 'completion → confirmed p50', 'p95', 'max'], results));
+out(
+  textTable(
+    ['refunds', 'refunds', 'fee per refund (books)', "store's gas charge per refund", 'gas wallet loss per refund', 'created → confirmed p50', 'max'],
+    refundResults,
+  ),
+);
 out(`treasury ${Address.parse(treasury).toString({ bounceable: false })}; gas wallet ${Address.parse(gas).toString({ bounceable: false })}`);
 
 await pool.end();

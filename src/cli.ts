@@ -21,7 +21,8 @@ import { runOperationsCommand } from './operations/commands.ts';
 import { createChainClient } from './chain/client.ts';
 import { sharedRequestBudget } from './chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
-import { gasReport } from './treasury/gas.ts';
+import { gasReport, recordRefundGasPayment } from './treasury/gas.ts';
+import { decimalPlaces, isPositiveDecimalString, toBaseUnits } from './money.ts';
 import { CLI_ACTOR } from './dashboard/audit.ts';
 import { changeStore } from './dashboard/settings.ts';
 import { createInvitation, normalizeEmail, ROLES, roleOf, UnknownStoreForInvitation } from './dashboard/people.ts';
@@ -120,6 +121,13 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     usage: 'kassa gas',
     summary:
       'Prints the gas wallet (it pays the TON jetton transfers out of deposits need): {"address", "addressRaw", "network", "balance"} (balance in TON, null with "balanceError" when the chain API cannot be asked). Fund it at that address; the sandbox funds it at start.',
+  },
+  {
+    name: 'gas paid',
+    usage: 'kassa gas paid --store ID --amount TON [--note TEXT]',
+    summary:
+      'Records TON a store paid for its jetton refunds\' gas (they are paid from the shared gas wallet; a store\'s jetton refund is refused unless what it paid covers it; a negative amount corrects). Prints the store\'s account {"storeId", "paid", "spent", "available"} in TON.',
+    options: ['--store ID        the store (required)', '--amount TON      TON paid, e.g. 1 (required)', '--note TEXT       e.g. the transaction that paid it'],
   },
   {
     name: 'doctor',
@@ -363,6 +371,30 @@ export async function main(argv: string[]): Promise<number> {
     // Set as KASSA_DEPOSIT_PUBLIC_KEY on API processes, which then need no KASSA_MASTER_KEY.
     const key = configuredDepositPublicKey(config) ?? (await withDatabase(config, log, (pool) => depositPublicKey(pool, config), running));
     print({ publicKey: key.toString('hex') });
+    return 0;
+  }
+  if (command === 'gas' && sub === 'paid') {
+    const { values } = parse(rest, { store: { type: 'string' }, amount: { type: 'string' }, note: { type: 'string' } });
+    const storeId = required(values.store, '--store');
+    const amount = required(values.amount, '--amount').trim();
+    const negative = amount.startsWith('-');
+    if (!isPositiveDecimalString(negative ? amount.slice(1) : amount) || decimalPlaces(amount.replace('-', '')) > 9)
+      throw new UsageError('--amount must be an amount of TON, e.g. 1 or 0.5 (at most 9 decimals; negative to correct)');
+    const units = toBaseUnits(negative ? amount.slice(1) : amount, 9);
+    print(
+      await withDatabase(
+        config,
+        log,
+        (pool) =>
+          recordRefundGasPayment(pool, {
+            storeId,
+            amountBaseUnits: negative ? -units : units,
+            note: typeof values.note === 'string' ? values.note : null,
+            now,
+          }),
+        running,
+      ),
+    );
     return 0;
   }
   if (command === 'gas') {

@@ -90,6 +90,11 @@ export const ERROR_CATALOGUE = {
   // Refunds
   refund_exceeds_balance: { type: 'invalid_request_error', message: "The refund is more than the payment's refundable balance of that coin." },
   refund_below_minimum: { type: 'invalid_request_error', message: "The refund is below the coin's smallest refund." },
+  refund_gas_unpaid: {
+    type: 'invalid_request_error',
+    status: 409,
+    message: "A jetton refund's gas (from Kassa's shared gas wallet) is more than the store has paid for refund gas.",
+  },
   // Payments
   payment_not_found: { type: 'not_found_error', message: 'No payment with that id.' },
   payment_not_cancellable: { type: 'invalid_request_error', status: 409, message: 'Only created and pending payments can be cancelled.' },
@@ -272,6 +277,13 @@ export const refundExceedsBalance = (refundable: string, coin: string): KassaErr
     'refund_exceeds_balance',
     `The payment's refundable ${coin} balance allows a refund of at most ${refundable} (a TON refund's fee comes out of the refundable TON); a refund cannot exceed it.`,
     { param: 'amount' },
+  );
+
+/** A jetton refund whose gas the store has not paid for (treasury/refunds.ts, the store's refund gas account). */
+export const refundGasUnpaid = (needed: string, available: string): KassaError =>
+  said(
+    'refund_gas_unpaid',
+    `A jetton refund needs ${needed} TON of gas from Kassa's shared gas wallet, and this store has ${available} TON paid for refund gas left; the operator records what the store pays with \`kassa gas paid\`.`,
   );
 
 /** A refund smaller than its coin's minimum (it would cost about as much as it moves). */

@@ -1,5 +1,5 @@
---! Previous: sha1:6ec3b6f38b1089f6318b0a0845c805b4ba125e30
---! Hash: sha1:92509aff347a672951c204a842ff2243e52b35ff
+--! Previous: sha1:37aef057ed26836fa5f1ea1cbf29463960a71cb0
+--! Hash: sha1:f58b18259d86b517cd444812eef95336df51e385
 --! Message: token scopes and passkeys
 
 -- API token scopes (docs/API.md, Token scopes) and dashboard passkeys (WebAuthn, docs/OPERATIONS.md).

@@ -1,5 +1,5 @@
---! Previous: sha1:92509aff347a672951c204a842ff2243e52b35ff
---! Hash: sha1:a577b19b298bea6c9107671a725131f46d937f1d
+--! Previous: sha1:f58b18259d86b517cd444812eef95336df51e385
+--! Hash: sha1:d33f82443da3cd29848c922e5a3c5a7ae3efea3c
 --! Message: store money
 
 -- The dashboard's Money page (issue 24) as a view merchants can query too: a store's money per

@@ -321,7 +321,8 @@ export function tokensPage(input: {
 ${
   input.issued
     ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued (${SCOPE_LABELS[input.issued.scope]}). Copy it now: it is shown once and Kassa does not keep it.</p>
-<label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}"></div>`
+<label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}">
+<button type="button" data-copy="new-token" hidden>Copy the token</button> <span id="new-token-copied" role="status"></span></div>`
     : ''
 }
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}

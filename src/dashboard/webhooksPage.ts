@@ -72,6 +72,7 @@ ${input.problem ? html`<p class="problem" role="alert">${input.problem}</p>` : '
 <section class="card" aria-labelledby="deliveries-heading"><h2 id="deliveries-heading">Recent deliveries</h2>${deliveries}</section>
 <section class="card" aria-labelledby="receiver-heading"><h2 id="receiver-heading">A receiver</h2>
 <p>Verify each webhook with the package's kit (<span class="mono">kassa/webhooks</span>: plain JavaScript, Node 20+, no dependencies; or copy its one file, src/webhooks/receiver.ts). The full example is examples/webhook-receiver.ts.</p>
-<pre id="receiver-snippet" tabindex="0"><code>${receiverSnippet(input.keysUrl)}</code></pre></section>`;
+<pre id="receiver-snippet" tabindex="0"><code>${receiverSnippet(input.keysUrl)}</code></pre>
+<button type="button" data-copy="receiver-snippet" hidden>Copy the snippet</button> <span id="receiver-snippet-copied" role="status"></span></section>`;
   return shell({ root, title: 'Webhooks', body, viewer: input.viewer, store, current: 'webhooks' });
 }

@@ -410,6 +410,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             'invalid_request',
             'refund_exceeds_balance',
             'refund_below_minimum',
+            'refund_gas_unpaid',
+            'rate_unavailable',
             'invalid_address',
             'invalid_amount',
             'invalid_coin',

@@ -2,6 +2,7 @@
 // where it went, and the sweeps to the treasury beside the refunds. Its JSON Schema and presenter.
 import type { FromSchema } from 'json-schema-to-ts';
 import { fromBaseUnits } from '../money.ts';
+import type { StoreRefundGas } from '../treasury/gas.ts';
 import type { DepositMoney, OutgoingRow } from '../treasury/outgoing.ts';
 
 const amount = (description: string) => ({ type: 'string', description }) as const;
@@ -29,7 +30,7 @@ const sweepSchema = {
 
 export const balanceSchema = {
   type: 'object',
-  required: ['paymentID', 'coins', 'sweeps'],
+  required: ['paymentID', 'coins', 'sweeps', 'refundGas'],
   properties: {
     paymentID: { type: 'string', format: 'uuid' },
     coins: {
@@ -51,6 +52,17 @@ export const balanceSchema = {
       },
     },
     sweeps: { type: 'array', items: sweepSchema },
+    refundGas: {
+      type: 'object',
+      description:
+        "The store's refund gas account, in TON: a jetton refund's TON comes from Kassa's shared gas wallet and is charged here; one is accepted only when `available` covers its 0.06 TON (else 409 refund_gas_unpaid). The operator records what the store paid (`kassa gas paid`).",
+      required: ['paid', 'spent', 'available'],
+      properties: {
+        paid: amount('What the store paid for its jetton refunds’ gas.'),
+        spent: amount('What its jetton refunds cost (the reserve while planned or in flight) and their top-ups’ fees.'),
+        available: amount('paid less spent.'),
+      },
+    },
   },
 } as const;
 export type Balance = FromSchema<typeof balanceSchema>;
@@ -73,9 +85,14 @@ function presentSweep(row: OutgoingRow): Sweep {
   };
 }
 
-export function presentBalance(paymentId: string, money: readonly DepositMoney[], sweeps: readonly OutgoingRow[]): Balance {
+export function presentBalance(paymentId: string, money: readonly DepositMoney[], sweeps: readonly OutgoingRow[], refundGas: StoreRefundGas): Balance {
   return {
     paymentID: paymentId,
+    refundGas: {
+      paid: fromBaseUnits(refundGas.paid, 9),
+      spent: fromBaseUnits(refundGas.spent, 9),
+      available: fromBaseUnits(refundGas.available, 9),
+    },
     coins: money
       .filter((m) => m.coin_symbol === 'TON' || BigInt(m.received) > 0n || BigInt(m.counted) > 0n)
       .map((m) => {

@@ -11,7 +11,11 @@ export const refundSchema = {
     id: { type: 'string', format: 'uuid' },
     paymentID: { type: 'string', format: 'uuid' },
     coin: { type: 'string' },
-    amount: { type: 'string', description: 'As given: what the refund takes from the refundable money of its coin (a TON refund takes its fee besides).' },
+    amount: {
+      type: 'string',
+      description:
+        'In the coin: as given, or converted from `requested` — what the refund takes from the refundable money of its coin (a TON refund takes its fee besides).',
+    },
     receives: {
       type: 'string',
       description:
@@ -34,6 +38,17 @@ export const refundSchema = {
       type: 'string',
       description: 'failed: why it did not leave (one sentence; a refund that failed is not tried again: its amount is refundable again).',
     },
+    requested: {
+      type: 'object',
+      description: "A refund asked in the payment's currency: what was asked and the rate that made `amount` (coins per one unit of `currency`).",
+      required: ['amount', 'currency', 'rate', 'rateSource'],
+      properties: {
+        amount: { type: 'string' },
+        currency: { type: 'string' },
+        rate: { type: 'string' },
+        rateSource: { type: 'string', description: "payment: the payment's own rate; else today's rate source (e.g. tonapi+coingecko, fixed)." },
+      },
+    },
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -51,6 +66,16 @@ export function presentRefund(row: OutgoingRow): Refund {
     ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
     ...refundFigures(row),
     ...(row.state === 'failed' && row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),
+    ...(row.requested_amount !== null && row.requested_currency !== null && row.exchange_rate !== null
+      ? {
+          requested: {
+            amount: row.requested_amount,
+            currency: row.requested_currency,
+            rate: row.exchange_rate,
+            rateSource: row.exchange_rate_source ?? 'payment',
+          },
+        }
+      : {}),
     createdAt: row.created_at.toISOString(),
   };
 }

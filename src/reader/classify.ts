@@ -111,7 +111,10 @@ export function classifyIncoming(
     jettonMaster: null,
     amountBaseUnits: ton.amount,
     sender: ton.sender,
-    credited: ton.reason !== 'value_returned' && ton.reason !== 'bounced_message',
+    // A bounce that reaches a deposit returns Kassa's own value (the only bounceable messages a
+    // deposit sends are its jetton transfers): it stays, and is no payment (not_counted). A value
+    // sent back by the bounce phase did not stay (not_credited).
+    credited: ton.reason !== 'value_returned',
     payment: ton.counted,
     detail: ton.reason ?? describeOp(ton.op),
     ...overrides,

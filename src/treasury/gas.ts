@@ -6,6 +6,8 @@ import { getAccountState, type ChainClient } from '../chain/client.ts';
 import type { Config } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
+import { UnknownStoreError } from '../auth/tokens.ts';
+import { isUuid } from '../uuid.ts';
 import { depositPublicKey, type DepositKeyConfig } from '../payments/deposit.ts';
 
 /** The gas wallet of this configuration, recorded in gas_wallets (the planners and the reader read it there). */
@@ -66,4 +68,49 @@ export async function gasDemand(db: Db, network: Config['tonNetwork'], gas: stri
       and not exists (select 1 from outgoing_transfers t where t.for_transfer_id = o.id and t.kind = 'gas_top_up' and t.state in ('planned', 'sent'))
   `);
   return { owedBaseUnits: BigInt(row.owed), topUps: row.top_ups, jettonSweeps: row.sweeps, jettonRefunds: row.refunds };
+}
+
+// ---- a store's refund gas account (store_refund_gas, migration 000019) ----------------------
+
+/** nanoTON: what a store paid for its jetton refunds' gas, what they cost, what is left. */
+export interface StoreRefundGas {
+  paid: bigint;
+  spent: bigint;
+  available: bigint;
+}
+
+const refundGasRow = z.object({ paid: z.string(), spent: z.string(), available: z.string() });
+
+/** The store's refund gas account (the SQL function store_refund_gas). Lock the store row first when acting on it. */
+export async function storeRefundGas(db: Db, storeId: string): Promise<StoreRefundGas> {
+  const row = await db.one(sql.type(refundGasRow)`
+    select paid::text as paid, spent::text as spent, available::text as available from store_refund_gas(${storeId})
+  `);
+  return { paid: BigInt(row.paid), spent: BigInt(row.spent), available: BigInt(row.available) };
+}
+
+/**
+ * `kassa gas paid`: records TON a store paid the operator for its jetton refunds' gas (negative: a
+ * correction). Returns the store's account after it, in TON.
+ */
+export async function recordRefundGasPayment(
+  db: Db & { transaction: Db['transaction'] },
+  args: { storeId: string; amountBaseUnits: bigint; note: string | null; now: Date },
+): Promise<{ storeId: string; paid: string; spent: string; available: string }> {
+  if (!isUuid(args.storeId)) throw new UnknownStoreError(`unknown store "${args.storeId}"`);
+  return db.transaction(async (tx) => {
+    const store = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from stores where id = ${args.storeId} for update`);
+    if (store === null) throw new UnknownStoreError(`unknown store "${args.storeId}"`);
+    await tx.query(sql.typeAlias('void')`
+      insert into store_gas_payments (store_id, amount_base_units, note, recorded_at)
+      values (${args.storeId}, ${args.amountBaseUnits.toString()}, ${args.note}, ${sql.timestamp(args.now)})
+    `);
+    const account = await storeRefundGas(tx, args.storeId);
+    return {
+      storeId: args.storeId,
+      paid: fromBaseUnits(account.paid, 9),
+      spent: fromBaseUnits(account.spent, 9),
+      available: fromBaseUnits(account.available, 9),
+    };
+  });
 }

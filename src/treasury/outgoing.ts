@@ -14,9 +14,6 @@ import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
 
-/** Moving less TON than this costs about as much as it is worth: it stays, and is reported. */
-export const TON_DUST_BASE_UNITS = 10_000_000n; // 0.01 TON
-
 /**
  * Adds (or brings forward) the signer's job for one deposit wallet. One queue per wallet: its
  * transfers are signed one at a time, in order, each with the next seqno.
@@ -25,8 +22,13 @@ export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Dat
   await enqueue(tx, outgoingSendJob(fromAddress, runAt));
 }
 
-/** Set aside from the deposit's TON for a TON transfer's fee until the chain says the real one. */
-export const TON_FEE_RESERVE_BASE_UNITS = 10_000_000n; // 0.01 TON
+/**
+ * 0.01 TON, the one figure for "a TON transfer's fee at most": set aside from the deposit's TON for
+ * a TON transfer's fee until the chain says the real one; so also the least worth moving (less is
+ * dust: it stays, and is reported) and the smallest TON refund (coins.refund_minimum_base_units of
+ * TON, migration 000014, holds the same figure).
+ */
+export const TON_FEE_RESERVE_BASE_UNITS = 10_000_000n;
 
 /** What a transfer out of a wallet is, on the books (planOutgoing writes it). */
 export interface OutgoingPlan {
@@ -48,6 +50,16 @@ export interface OutgoingPlan {
   forTransferId?: string;
   /** When the wallet's signer job should run (default: now). */
   sendAt?: Date;
+  /** A refund asked in the payment's currency: what was asked and the rate that converted it. */
+  requested?: RequestedAmount;
+}
+
+/** A refund's amount as the merchant asked it in the payment's currency, and the rate that made it the coin amount. */
+export interface RequestedAmount {
+  amount: string;
+  currency: string;
+  rate: string;
+  rateSource: string;
 }
 
 /**
@@ -58,10 +70,12 @@ export interface OutgoingPlan {
 export async function planOutgoing(tx: Db, plan: OutgoingPlan, now: Date): Promise<OutgoingRow | null> {
   const row = await tx.maybeOne(sql.type(outgoingRow)`
     insert into outgoing_transfers (kind, reason, payment_id, store_id, for_transfer_id, from_address, to_address, to_address_given, coin_symbol,
-                                    amount, amount_base_units, fee_reserved_base_units, created_at, updated_at)
+                                    amount, amount_base_units, fee_reserved_base_units, requested_amount, requested_currency, exchange_rate,
+                                    exchange_rate_source, created_at, updated_at)
     values (${plan.kind}, ${plan.reason}, ${plan.paymentId}, ${plan.storeId}, ${plan.forTransferId ?? null}, ${plan.from}, ${plan.to},
             ${plan.toGiven ?? null}, ${plan.coin}, ${fromBaseUnits(plan.amountBaseUnits, plan.decimals)}, ${plan.amountBaseUnits.toString()},
-            ${plan.feeReservedBaseUnits.toString()}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
+            ${plan.feeReservedBaseUnits.toString()}, ${plan.requested?.amount ?? null}, ${plan.requested?.currency ?? null},
+            ${plan.requested?.rate ?? null}, ${plan.requested?.rateSource ?? null}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
     on conflict do nothing
     returning ${OUTGOING_COLUMNS}
   `);
@@ -200,7 +214,7 @@ const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decim
 /**
  * The recurring planner: sweeps for completed payments whose store got a treasury after they
  * completed, and held money whose REFUND_HOLD_DAYS have passed (counted from the last money that
- * reached the deposit; dust below TON_DUST_BASE_UNITS stays). A payment whose sweep failed for
+ * reached the deposit; dust below TON_FEE_RESERVE_BASE_UNITS stays). A payment whose sweep failed for
  * good is not planned again (failure_kind permanent). Returns how many it planned.
  */
 export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
@@ -237,7 +251,7 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
       if (p.treasury === null || p.deposit_address === null) return false;
       const amount = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
       if (amount <= 0n) return false;
-      if (row.coin_symbol === 'TON' && amount < TON_DUST_BASE_UNITS) return false;
+      if (row.coin_symbol === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS) return false;
       const plan: OutgoingPlan = {
         kind: 'sweep',
         reason: 'held_money',
@@ -438,8 +452,11 @@ export const outgoingRow = z.object({
   transaction_hash: z.string().nullable(),
   failure_reason: z.string().nullable(),
   failure_kind: z.enum(['permanent', 'transient']).nullable(),
-  attempts: z.number(),
   retry_at: z.date().nullable(),
+  requested_amount: z.string().nullable(),
+  requested_currency: z.string().nullable(),
+  exchange_rate: z.string().nullable(),
+  exchange_rate_source: z.string().nullable(),
   created_at: z.date(),
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
@@ -449,7 +466,8 @@ export const OUTGOING_COLUMNS = sql.fragment`
   amount_base_units::text as amount_base_units, state, wallet_seqno::text as wallet_seqno, valid_until, message_hash,
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
-  failure_kind, attempts, retry_at, created_at
+  failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
+  exchange_rate_source, created_at
 `;
 
 export async function outgoingOfPayment(db: Db, paymentId: string, kind?: OutgoingKind): Promise<readonly OutgoingRow[]> {

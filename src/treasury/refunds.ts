@@ -4,16 +4,42 @@
 // refunds at once cannot take more than the refundable balance; the signer sends it.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { KassaError, paymentNotFound, refundBelowMinimum, refundExceedsBalance, tooManyDecimals, unusableDestination } from '../errors.ts';
+import {
+  fieldBreaksRule,
+  KassaError,
+  paymentNotFound,
+  rateUnavailable,
+  refundBelowMinimum,
+  refundExceedsBalance,
+  refundGasUnpaid,
+  tooManyDecimals,
+  unusableDestination,
+} from '../errors.ts';
+import { storeRefundGas } from './gas.ts';
 import { checkDestination } from './destinations.ts';
+import { coinAmountFor, decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
 import type { StorePayment } from '../payments/view.ts';
-import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
-import { depositMoney, feeReserveFor, TON_FEE_RESERVE_BASE_UNITS, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { getRate, type RatePolicy } from '../rates/rates.ts';
+import {
+  depositMoney,
+  feeReserveFor,
+  TON_FEE_RESERVE_BASE_UNITS,
+  outgoingRow,
+  OUTGOING_COLUMNS,
+  planOutgoing,
+  type OutgoingRow,
+  type RequestedAmount,
+} from './outgoing.ts';
 
 export interface RefundRequest {
   coin: string;
+  /** In `currency` when given, else in the coin. */
   amount: string;
   address: string;
+  /** The payment's own currency (e.g. USD) when the amount is in it; absent (or the coin): the amount is in the coin. */
+  currency?: string;
+  /** Which rate converts it: the payment's own (the default), or the day's. */
+  rate?: 'payment' | 'current';
 }
 
 /** Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row (src/presenters/refund.ts shows it). */
@@ -23,10 +49,12 @@ export async function createRefund(
   storePayment: Pick<StorePayment, 'id' | 'store_id'>,
   request: RefundRequest,
   now: Date,
+  policy: RatePolicy | null = null,
 ): Promise<OutgoingRow> {
   const storeId = storePayment.store_id;
-  const payment = await tx.maybeOne(sql.type(z.object({ id: z.string(), deposit_address: z.string().nullable() }))`
-    select p.id, d.address as deposit_address from payments p left join deposit_addresses d on d.payment_id = p.id
+  const payment = await tx.maybeOne(sql.type(refundPayment)`
+    select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate
+    from payments p left join deposit_addresses d on d.payment_id = p.id
     where p.id = ${storePayment.id}
     for update of p
   `);
@@ -35,17 +63,20 @@ export async function createRefund(
     select symbol, decimals::int as decimals, refund_minimum_base_units::text as minimum from coins where symbol = ${request.coin}
   `);
   if (!coin) throw new KassaError('invalid_coin', { param: 'coin' });
-  if (decimalPlaces(request.amount) > coin.decimals) throw tooManyDecimals('amount', coin.symbol, coin.decimals);
+  const requested = await requestedAmount(tx, payment, coin, request, now, policy);
+  const coinAmount = requested?.coinAmount ?? request.amount;
+  if (decimalPlaces(coinAmount) > coin.decimals) throw tooManyDecimals('amount', coin.symbol, coin.decimals);
   const given = request.address.trim() === PAYER ? await payerOf(tx, payment.id, coin.symbol) : request.address;
   const destination = await checkDestination(tx, given, network);
   if ('problem' in destination) throw unusableDestination(destination.problem);
-  const amount = toBaseUnits(request.amount, coin.decimals);
+  const amount = toBaseUnits(coinAmount, coin.decimals);
   if (amount <= 0n) throw new KassaError('invalid_amount', { param: 'amount' });
   // A refund never costs more than it moves.
   if (amount < BigInt(coin.minimum)) throw refundBelowMinimum(coin.symbol, fromBaseUnits(BigInt(coin.minimum), coin.decimals));
   const money = payment.deposit_address === null ? null : await refundMoney(tx, payment.id, payment.deposit_address, coin.symbol);
   const decision = decideRefund({ coin: coin.symbol, amount, refundable: money?.refundable ?? 0n, onlyCustomerMoney: money?.onlyCustomerMoney ?? false });
   if (!decision.ok) throw refundExceedsBalance(fromBaseUnits(decision.available, coin.decimals), coin.symbol);
+  if (coin.symbol !== 'TON') await chargeRefundGas(tx, storeId, decision.feeReserved);
   const row = await planOutgoing(
     tx,
     {
@@ -60,10 +91,66 @@ export async function createRefund(
       decimals: coin.decimals,
       amountBaseUnits: amount,
       feeReservedBaseUnits: decision.feeReserved,
+      ...(requested ? { requested: requested.requested } : {}),
     },
     now,
   );
   return row!;
+}
+
+const refundPayment = z.object({
+  id: z.string(),
+  deposit_address: z.string().nullable(),
+  currency: z.string(),
+  coin_symbol: z.string().nullable(),
+  exchange_rate: z.string().nullable(),
+});
+
+/**
+ * A refund asked in the payment's currency (fiat): its amount in the coin, converted by the pricing
+ * rule (money.ts coinAmountFor: amount × rate, rounded up to the coin's decimals — so the whole
+ * price refunded at the payment's own rate is exactly what it asked of the customer), at the
+ * payment's own rate (its coin only) or the day's (the rates policy: rate_unavailable when there
+ * is none). Null when the amount is in the coin.
+ */
+async function requestedAmount(
+  tx: Db,
+  payment: z.infer<typeof refundPayment>,
+  coin: { symbol: string; decimals: number },
+  request: RefundRequest,
+  now: Date,
+  policy: RatePolicy | null,
+): Promise<{ coinAmount: string; requested: RequestedAmount } | null> {
+  const currency = request.currency?.trim();
+  if (currency === undefined || currency === coin.symbol) return null;
+  if (currency !== payment.currency) throw fieldBreaksRule('currency', `must be the payment's currency (${payment.currency}) or the coin (${coin.symbol})`);
+  let rate: { rate: string; source: string };
+  if ((request.rate ?? 'payment') === 'payment') {
+    if (payment.coin_symbol !== coin.symbol || payment.exchange_rate === null)
+      throw fieldBreaksRule(
+        'rate',
+        `must be "current" (today's rate) here: the payment was not priced in ${coin.symbol}, so it has no ${payment.currency}/${coin.symbol} rate of its own`,
+      );
+    rate = { rate: payment.exchange_rate, source: 'payment' };
+  } else {
+    const today = policy === null ? null : await getRate(tx, currency, coin.symbol, now, policy);
+    if (today === null) throw rateUnavailable(currency, coin.symbol);
+    rate = { rate: today.rate, source: today.source };
+  }
+  const coinAmount = coinAmountFor(request.amount, rate.rate, coin.decimals);
+  return { coinAmount, requested: { amount: request.amount, currency, rate: rate.rate, rateSource: rate.source } };
+}
+
+/**
+ * A jetton refund's TON comes from the shared gas wallet: it is charged to the store, and refused
+ * unless the store's refund gas account (what it paid, `kassa gas paid`, less what its jetton
+ * refunds cost) covers the refund's reserve. The store row is locked so that two refunds of one
+ * store (on different payments) cannot both take the last of it.
+ */
+async function chargeRefundGas(tx: Db, storeId: string, reserve: bigint): Promise<void> {
+  await tx.query(sql.unsafe`select 1 from stores where id = ${storeId} for update`);
+  const account = await storeRefundGas(tx, storeId);
+  if (account.available < reserve) throw refundGasUnpaid(fromBaseUnits(reserve, 9), fromBaseUnits(account.available > 0n ? account.available : 0n, 9));
 }
 
 /** `address` naming the payer instead of an address. */

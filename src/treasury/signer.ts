@@ -1,8 +1,10 @@
 // The signer: sends one deposit wallet's planned transfers, one message at a time, safely
 // repeatable. The only code that reads KASSA_MASTER_KEY to spend (the worker runs it).
 //
-// For each message: sign → record (seqno, valid_until, message hash, the signed message itself:
-// state `sent`) → broadcast. A crash before the record leaves nothing (the next run signs again
+// A thin shell: the facts are read, whatToSend.ts (pure) decides, and every state change of a
+// transfer is a command of commands.ts through the pure transition (transitions.ts). For each
+// message: sign → record (the `signed` transition: seqno, valid_until, message hash, the signed
+// message itself, state `sent`) → broadcast. A crash before the record leaves nothing (the next run signs again
 // with the same seqno); a crash after it leaves a recorded message that the next run broadcasts
 // again (a repeat of the same signed message cannot be applied twice: the wallet's seqno moved
 // on). A message nobody saw on chain until its valid_until passed (by the chain reader's clock,
@@ -17,10 +19,8 @@ import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
 import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
-import { failureColumns, RETRIES } from './outgoing.ts';
-import { outgoingTransition, type OutgoingState } from './transitions.ts';
-import { nextSeqno, whatToSend } from './whatToSend.ts';
-import { outgoingFailures } from '../metrics.ts';
+import { expireUnseen, failUnsendable, recordSigned } from './commands.ts';
+import { nextSeqno, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
 /** How long a signed message stays valid (the wallet refuses it afterwards). */
@@ -41,6 +41,7 @@ export interface SignerDeps {
   hooks?: {
     afterSign?: (transfer: OutgoingRow, message: SignedMessage) => void | Promise<void>;
     afterRecord?: (transfer: OutgoingRow) => void | Promise<void>;
+    afterBroadcast?: (transfer: OutgoingRow) => void | Promise<void>;
     broadcast?: (boc: Buffer, send: () => Promise<void>) => Promise<void>;
   };
 }
@@ -56,17 +57,17 @@ export type SendOutcome =
 const walletRow = z.object({ index: z.number(), derivation: z.enum(['v4r2-1', 'v5r1-1']), network: z.string() });
 
 /**
- * One step for one deposit wallet: re-plans an expired message, re-broadcasts one in flight, or
- * signs and sends the next planned transfer. Returns what it did; `waiting` means a message is in
- * flight (the job comes back after its valid_until, or when the reader confirms it).
+ * One step for one deposit wallet, a thin shell around the commands (commands.ts) and the pure
+ * decision (whatToSend.ts): moves messages that expired unseen (the `expired_unseen` transition),
+ * re-broadcasts one in flight, or reads the facts, asks whatToSend and does what it says — sign,
+ * record (`signed`), broadcast; fail (`not_sendable`); plan a gas top-up; or wait for the gas wallet
+ * to be funded. Returns what it did; `waiting` means a message is in flight (the job comes back
+ * after its valid_until, or when the reader confirms it).
  */
 export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<SendOutcome> {
   const { pool, log } = deps;
-  const network = deps.config.tonNetwork;
-  // 1. A message in flight that the chain has been read past without seeing it: plan it again.
-  // One statement (one snapshot): settled_until moves only after the reader booked the blocks.
-  // After MAX_MESSAGES_SIGNED messages the wallet never accepted, the transfer fails instead.
-  await replanExpired(deps, wallet);
+  // 1. Messages in flight that the chain has been read past without seeing them: planned again (or failed).
+  await pool.transaction((tx) => expireUnseen(tx, { wallet, network: deps.config.tonNetwork, now: deps.now(), log }));
 
   // 2. One in flight: broadcast it again (harmless) and come back after its valid_until.
   const inFlight = await pool.maybeOne(sql.type(outgoingRow.extend({ signed_message: z.instanceof(Buffer) }))`
@@ -79,7 +80,42 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     return { outcome: 'waiting', transferId: inFlight.id, validUntil };
   }
 
-  // 3. The next planned transfer (the gas wallet: every planned top-up, in one message).
+  // 3. The facts, 4. the decision (pure), 5. doing it.
+  const facts = await readFacts(deps, wallet);
+  if (facts === null) return { outcome: 'idle' };
+  const decision = whatToSend(facts.input);
+  switch (decision.action) {
+    case 'short_of_gas':
+      log.error({ wallet, balance: facts.input.balance.toString() }, 'the gas wallet cannot pay the top-ups it owes: fund it (kassa gas prints its address)');
+      await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + 30_000)));
+      return { outcome: 'short_of_gas', transferId: facts.next.id };
+    case 'fail':
+      return fail(deps, facts.next, decision.reason, decision.permanent);
+    case 'wait_for_gas':
+      return waitForGas(deps, facts.next, facts.gas, decision.topUp);
+    case 'send':
+      return signAndSend(deps, facts, decision);
+  }
+}
+
+interface SendFacts {
+  wallet: string;
+  /** The next planned transfer, and (the gas wallet) every planned top-up of its batch. */
+  next: OutgoingRow;
+  planned: readonly OutgoingRow[];
+  isGas: boolean;
+  gas: string | null;
+  walletRef: { index: number; derivation: Derivation; network: SignerDeps['config']['tonNetwork'] };
+  keys: ReturnType<typeof depositKeyPair>;
+  seqno: number;
+  input: SendInput;
+}
+
+/** What the decision needs, read from the books and the chain; null when nothing is planned. */
+async function readFacts(deps: SignerDeps, wallet: string): Promise<SendFacts | null> {
+  const { pool } = deps;
+  const network = deps.config.tonNetwork;
+  // The gas wallet: every planned top-up, in one message.
   const gas = await gasWalletAddress(pool, network);
   const isGas = gas === wallet;
   const planned = await pool.any(sql.type(outgoingRow)`
@@ -87,7 +123,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     order by created_at, id limit ${isGas ? MAX_MESSAGES_PER_BATCH : 1}
   `);
   const next = planned[0];
-  if (!next) return { outcome: 'idle' };
+  if (!next) return null;
   const walletRef = isGas
     ? { index: GAS_WALLET_CONTEXT, derivation: 'v5r1-1' as Derivation, network }
     : await pool
@@ -99,95 +135,100 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   if (walletAddress(keys, walletRef).toRawString() !== wallet) {
     throw new Error(`the master key does not derive wallet ${wallet}: is KASSA_MASTER_KEY the one that made it?`);
   }
-
   const state = await getAccountState(deps.client, wallet);
   const chainSeqno = state.state === 'active' ? await walletSeqno(deps.client, wallet) : 0;
   // The books know every message this wallet accepted; a stale API answer cannot take a seqno back.
   const booked = await pool.oneFirst(sql.type(z.object({ next: z.string() }))`
     select coalesce(max(wallet_seqno) + 1, 0)::text as next from outgoing_transfers where from_address = ${wallet} and transaction_hash is not null
   `);
-  const seqno = nextSeqno(chainSeqno, Number(booked));
   const gasLane =
     !isGas && next.coin_symbol !== 'TON'
       ? await pool.oneFirst(sql.type(z.object({ gas: z.string() }))`
           select coalesce(gas_free, 0)::text as gas from deposit_money(${next.payment_id}) where coin_symbol = 'TON'
         `)
       : null;
-  const decision = whatToSend({
-    transfer: {
-      kind: next.kind,
-      reason: next.reason,
-      coin: next.coin_symbol,
-      amount: BigInt(next.amount_base_units),
-      feeReserved: BigInt(next.fee_reserved_base_units),
+  return {
+    wallet,
+    next,
+    planned,
+    isGas,
+    gas,
+    walletRef,
+    keys,
+    seqno: nextSeqno(chainSeqno, Number(booked)),
+    input: {
+      transfer: {
+        kind: next.kind,
+        reason: next.reason,
+        coin: next.coin_symbol,
+        amount: BigInt(next.amount_base_units),
+        feeReserved: BigInt(next.fee_reserved_base_units),
+      },
+      balance: state.balance,
+      batchTotal: isGas ? planned.reduce((sum, row) => sum + BigInt(row.amount_base_units), 0n) : undefined,
+      gas: gasLane === null ? undefined : BigInt(gasLane),
     },
-    balance: state.balance,
-    batchTotal: isGas ? planned.reduce((sum, row) => sum + BigInt(row.amount_base_units), 0n) : undefined,
-    gas: gasLane === null ? undefined : BigInt(gasLane),
-  });
-  if (decision.action === 'short_of_gas') {
-    log.error({ wallet, balance: state.balance.toString() }, 'the gas wallet cannot pay the top-ups it owes: fund it (kassa gas prints its address)');
-    await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + 30_000)));
-    return { outcome: 'short_of_gas', transferId: next.id };
-  }
-  if (decision.action === 'fail') return fail(deps, next, decision.reason, decision.permanent);
-  if (decision.action === 'wait_for_gas') return waitForGas(deps, next, gas, decision.topUp);
-  const sendMode = decision.mode;
-  let messages: MessageRelaxed[];
-  if (isGas) {
-    messages = planned.map((row) => internal({ to: Address.parse(row.to_address), value: BigInt(row.amount_base_units), bounce: false }));
-  } else if (next.coin_symbol === 'TON') {
-    // Non-bounceable: a treasury or refund address may be a wallet that was never deployed.
-    messages = [internal({ to: Address.parse(next.to_address), value: decision.value, bounce: false })];
-  } else {
-    const jettonWallet = await depositJettonWallet(deps, next, wallet);
-    messages = [
-      internal({
-        to: jettonWallet,
-        value: decision.value,
-        bounce: true,
-        // The query id is the wallet's seqno: the jetton wallet's transaction names the transfer by it.
-        body: jettonTransferBody({
-          queryId: BigInt(seqno),
-          amount: BigInt(next.amount_base_units),
-          destination: Address.parse(next.to_address),
-          responseDestination: Address.parse(gas ?? wallet),
-        }),
-      }),
-    ];
-  }
+  };
+}
 
+/**
+ * The messages of a decision to send (pure): the gas wallet's top-ups (one message each), a TON
+ * transfer (non-bounceable: a treasury or refund address may be a wallet never deployed), or the
+ * jetton `transfer` to the deposit's jetton wallet (its query id is the wallet's seqno: the jetton
+ * wallet's transaction names the transfer by it; the excess goes to the gas wallet).
+ */
+export function messagesFor(
+  facts: Pick<SendFacts, 'next' | 'planned' | 'isGas' | 'gas' | 'seqno' | 'wallet'>,
+  value: bigint,
+  jettonWallet: Address | null,
+): MessageRelaxed[] {
+  const { next } = facts;
+  if (facts.isGas) return facts.planned.map((row) => internal({ to: Address.parse(row.to_address), value: BigInt(row.amount_base_units), bounce: false }));
+  if (jettonWallet === null) return [internal({ to: Address.parse(next.to_address), value, bounce: false })];
+  return [
+    internal({
+      to: jettonWallet,
+      value,
+      bounce: true,
+      body: jettonTransferBody({
+        queryId: BigInt(facts.seqno),
+        amount: BigInt(next.amount_base_units),
+        destination: Address.parse(next.to_address),
+        responseDestination: Address.parse(facts.gas ?? facts.wallet),
+      }),
+    }),
+  ];
+}
+
+/**
+ * Sign → record (the `signed` transition, with the wallet's next job) → broadcast. A crash before
+ * the record leaves nothing (the next run signs again with the same seqno); a crash after it leaves
+ * a recorded message that the next run broadcasts again.
+ */
+async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract<SendDecision, { action: 'send' }>): Promise<SendOutcome> {
+  const { next, wallet, seqno } = facts;
+  const jettonWallet = !facts.isGas && next.coin_symbol !== 'TON' ? await depositJettonWallet(deps, next, wallet) : null;
+  const messages = messagesFor(facts, decision.value, jettonWallet);
   const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? MESSAGE_TTL_SECONDS);
-  const message = signWalletMessage(keys, walletRef, { seqno, validUntil, sendMode, messages });
+  const message = signWalletMessage(facts.keys, facts.walletRef, { seqno, validUntil, sendMode: decision.mode, messages });
   await deps.hooks?.afterSign?.(next, message);
 
-  const ids = planned.map((row) => row.id);
-  const recorded = await pool
-    .transaction(async (tx) => {
-      // outgoingTransition's `signed`: planned → sent (the where clause is its guard).
-      const taken = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
-      update outgoing_transfers set state = 'sent', wallet_seqno = ${seqno}, valid_until = ${sql.timestamp(new Date(validUntil * 1000))},
-        send_mode = ${sendMode}, message_hash = ${message.hash}, message_hash_normalized = ${message.hashNormalized},
-        signed_message = ${sql.binary(message.boc)}, messages_signed = messages_signed + 1,
-        signed_at = ${sql.timestamp(deps.now())}, updated_at = ${sql.timestamp(deps.now())}
-      where id = any(${sql.array(ids, 'uuid')}) and state = 'planned'
-      returning id
-    `);
-      if (taken.length !== ids.length) throw new Error('another run took some of these transfers; nothing recorded');
-      return true;
-    })
+  const ids = facts.planned.map((row) => row.id);
+  const recorded = await deps.pool
+    .transaction((tx) => recordSigned(tx, { wallet, ids, seqno, validUntil: new Date(validUntil * 1000), sendMode: decision.mode, message, now: deps.now() }))
+    .then(() => true)
     .catch((error: unknown) => {
-      log.warn({ err: error instanceof Error ? error.message : String(error), wallet }, 'not recorded; the next run signs again');
+      deps.log.warn({ err: error instanceof Error ? error.message : String(error), wallet }, 'not recorded; the next run signs again');
       return false;
     });
   if (!recorded) return { outcome: 'idle' };
   await deps.hooks?.afterRecord?.(next);
-  log.info(
-    { transferIds: ids, kind: next.kind, wallet, coin: next.coin_symbol, messages: messages.length, seqno, sendMode, message: message.hash },
+  deps.log.info(
+    { transferIds: ids, kind: next.kind, wallet, coin: next.coin_symbol, messages: messages.length, seqno, sendMode: decision.mode, message: message.hash },
     'outgoing transfers signed',
   );
   await broadcast(deps, next.id, message.boc);
-  await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(validUntil * 1000 + 2_000)));
+  await deps.hooks?.afterBroadcast?.(next);
   return { outcome: 'sent', transferId: next.id, seqno, transfers: ids.length };
 }
 
@@ -265,67 +306,10 @@ async function broadcast(deps: SignerDeps, transferId: string, boc: Buffer): Pro
   `);
 }
 
-/**
- * The transfers of `wallet` in flight whose message the chain has been read past (its valid_until
- * before the reader's settled_until) without seeing it: each can never land, and moves as
- * outgoingTransition says (planned again, or failed after MAX_MESSAGES_SIGNED messages).
- */
-async function replanExpired(deps: SignerDeps, wallet: string): Promise<void> {
-  const now = deps.now();
-  const moved = await deps.pool.transaction(async (tx) => {
-    // settled_until moves only after the reader booked the blocks: read it in this transaction.
-    const rows = await tx.any(sql.type(z.object({ id: z.string(), messages_signed: z.number(), retries: z.number() }))`
-      select o.id, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o
-      where o.from_address = ${wallet} and o.state = 'sent'
-        and o.valid_until < (select settled_until from chain_reader where network = ${deps.config.tonNetwork})
-      order by o.created_at
-      for update of o
-    `);
-    const done: Array<{ id: string; to: string; reason?: string }> = [];
-    for (const row of rows) {
-      const next = outgoingTransition({ state: 'sent', messagesSigned: row.messages_signed, retries: row.retries }, { type: 'expired_unseen' }, now);
-      if (!next.ok) continue;
-      await tx.query(sql.typeAlias('void')`
-        update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)},
-          wallet_seqno = null, valid_until = null, message_hash = null, message_hash_normalized = null, signed_message = null, send_mode = null,
-          updated_at = ${sql.timestamp(now)}
-        where id = ${row.id}
-      `);
-      done.push({ id: row.id, to: next.to, ...(next.failure ? { reason: next.failure.reason } : {}) });
-    }
-    return done;
-  });
-  for (const row of moved) {
-    if (row.to === 'failed') {
-      outgoingFailures.inc({ kind: 'expired' });
-      deps.log.error({ transferId: row.id, wallet, reason: row.reason }, 'an outgoing transfer failed');
-    } else deps.log.warn({ transferId: row.id, wallet }, 'an outgoing message expired unseen; it is signed again with a fresh seqno');
-  }
-}
-
+/** `not_sendable`: the transfer fails as the transition says (failUnsendable counts and tells it). */
 async function fail(deps: SignerDeps, transfer: OutgoingRow, reason: string, permanent: boolean): Promise<SendOutcome> {
-  const now = deps.now();
-  const failed = await deps.pool.transaction(async (tx) => {
-    const row = await tx.maybeOne(sql.type(z.object({ state: z.string(), messages_signed: z.number(), retries: z.number() }))`
-      select o.state, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o where o.id = ${transfer.id} for update of o
-    `);
-    if (!row) return null;
-    const next = outgoingTransition(
-      { state: row.state as OutgoingState, messagesSigned: row.messages_signed, retries: row.retries },
-      { type: 'not_sendable', reason, permanent },
-      now,
-    );
-    if (!next.ok) return null;
-    await tx.query(sql.typeAlias('void')`
-      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
-      where id = ${transfer.id}
-    `);
-    await enqueueWalletSend(tx, transfer.from_address);
-    return next.failure ?? null;
-  });
-  if (failed) {
-    outgoingFailures.inc({ kind: failed.kind });
-    deps.log.error({ transferId: transfer.id, wallet: transfer.from_address, reason: failed.reason, failureKind: failed.kind }, 'an outgoing transfer failed');
-  }
+  await deps.pool.transaction((tx) =>
+    failUnsendable(tx, { id: transfer.id, wallet: transfer.from_address, reason, permanent, now: deps.now(), log: deps.log }),
+  );
   return { outcome: 'failed', transferId: transfer.id, reason };
 }

@@ -56,7 +56,7 @@ describe('token scopes from the dashboard in headless Chromium', () => {
       ],
       body: { amount: '1', currency: 'TON' },
     });
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US' });
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', permissions: ['clipboard-read', 'clipboard-write'] });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
@@ -73,6 +73,10 @@ describe('token scopes from the dashboard in headless Chromium', () => {
     const token = await page.locator('#new-token').inputValue();
     assert.match(await page.locator('[role=status]').first().innerText(), /issued \(read-only\)/);
     const jti = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).jti as string;
+    // The copy button (shown by the script) puts the token on the clipboard.
+    await page.click('button[data-copy="new-token"]');
+    await page.locator('#new-token-copied', { hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
     const row = page.locator('#tokens tbody tr', { hasText: jti });
     assert.equal(await row.locator('.token-scope').innerText(), 'read-only');
     if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);

@@ -162,6 +162,23 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['token', 'issue', '--store', storeId, '--expires-in', 'soon'], env), /--expires-in: invalid duration/);
   });
 
+  it("gas paid records what a store paid for its jetton refunds' gas and prints its account; a negative amount corrects", async () => {
+    const paid = await kassa(['gas', 'paid', '--store', storeId, '--amount', '0.5', '--note', 'tx abc'], env);
+    assert.equal(paid.code, 0, paid.stderr);
+    assert.deepEqual(paid.json, { storeId, paid: '0.5', spent: '0', available: '0.5' });
+    const corrected = await kassa(['gas', 'paid', '--store', storeId, '--amount', '-0.125'], env);
+    assert.equal(corrected.code, 0, corrected.stderr);
+    assert.deepEqual(corrected.json, { storeId, paid: '0.375', spent: '0', available: '0.375' });
+    const notes = await db.pool.anyFirst(sql.type(z.object({ note: z.string().nullable() }))`
+      select note from store_gas_payments where store_id = ${storeId} order by recorded_at, id
+    `);
+    assert.equal(notes.length, 2);
+    assert.ok(notes.includes('tx abc'));
+    assertFails(await kassa(['gas', 'paid', '--store', '00000000-0000-4000-8000-000000000000', '--amount', '1'], env), /unknown store/);
+    assertFails(await kassa(['gas', 'paid', '--store', storeId, '--amount', 'lots'], env), /--amount must be an amount of TON/);
+    assertFails(await kassa(['gas', 'paid', '--store', storeId], env), /--amount is required/);
+  });
+
   it('token revoke revokes at once', async () => {
     const issued = await kassa(['token', 'issue', '--store', storeId], env);
     const revoked = await kassa(['token', 'revoke', issued.json.jti], env);

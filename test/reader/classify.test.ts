@@ -120,9 +120,9 @@ describe('classifyIncoming: TON on a deposit', () => {
     assert.equal(classifyIncoming(depositWatch, tx(DEPOSIT, null), { gasWallet: GAS }), null);
   });
 
-  it('a bounce and a value sent back are recorded, neither credited nor paying', () => {
+  it("a bounce (Kassa's own value back: it stays, pays nothing) and a value sent back (did not stay) are recorded", () => {
     const bounced = classifyIncoming(depositWatch, tx(DEPOSIT, { bounced: true }), { gasWallet: GAS }) as any;
-    assert.deepEqual([bounced.credited, bounced.payment, bounced.detail], [false, false, 'bounced_message']);
+    assert.deepEqual([bounced.credited, bounced.payment, bounced.detail], [true, false, 'bounced_message']);
     const returned = classifyIncoming(depositWatch, tx(DEPOSIT, {}, { bounce: 'ok' }), { gasWallet: GAS }) as any;
     assert.deepEqual([returned.credited, returned.payment, returned.detail], [false, false, 'value_returned']);
   });

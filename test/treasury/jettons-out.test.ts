@@ -10,7 +10,7 @@ import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
-import { gasReport, gasWalletAddress } from '../../src/treasury/gas.ts';
+import { gasReport, gasWalletAddress, recordRefundGasPayment } from '../../src/treasury/gas.ts';
 import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
@@ -127,6 +127,8 @@ describe('sweeping USDT', () => {
     await app.pay(created.json.paymentDetails.address, 'USDT', '2.75');
     await app.settle();
     const to = freshAddress();
+    // A jetton refund's gas comes from the shared gas wallet: the store pays for it first.
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
     const refund = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, {
       token: store.token,
       body: { coin: 'USDT', amount: '0.75', address: to },

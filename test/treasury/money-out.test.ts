@@ -6,12 +6,12 @@ import { Address, toNano } from '@ton/core';
 import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
-import { sql } from '../../src/db/pool.ts';
-import { toBaseUnits } from '../../src/money.ts';
+import { sql, z } from '../../src/db/pool.ts';
+import { coinAmountFor, toBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
-import { gasWalletAddress } from '../../src/treasury/gas.ts';
-import { depositMoney, outgoingOfPayment, planDueSweeps } from '../../src/treasury/outgoing.ts';
+import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
+import { depositMoney, outgoingOfPayment, planDueSweeps, TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
@@ -69,6 +69,11 @@ async function assertBooksMatchChain(paymentId: string, wallet: string): Promise
 before(async () => {
   app = await startChainApp();
   gas = (await gasWalletAddress(app.pool, 'sandbox'))!;
+  // 0.01 TON is one figure in the code and in SQL (the dust line, the fee reserve, the smallest TON refund).
+  const sqlSide = await app.pool.one(sql.type(z.object({ reserve: z.string(), minimum: z.string() }))`
+    select ton_fee_reserve_base_units()::text as reserve, (select refund_minimum_base_units::text from coins where symbol = 'TON') as minimum
+  `);
+  assert.deepEqual(sqlSide, { reserve: TON_FEE_RESERVE_BASE_UNITS.toString(), minimum: TON_FEE_RESERVE_BASE_UNITS.toString() });
 });
 after(() => app.close());
 
@@ -157,6 +162,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     await app.pay(p.address, 'TON', '1'); // by mistake
     await app.settle();
     const customer = freshAddress();
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('1'), note: null, now: new Date() });
     const usdt = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '1', address: customer } });
     assert.equal(usdt.status, 201, usdt.text);
     assert.equal(usdt.json.receives, '1');
@@ -186,6 +192,143 @@ describe('money out: nobody else’s money, fees on the books', () => {
     await assertBooksMatchChain(p.id, p.wallet);
   });
 
+  it("dust jetton refunds against the shared gas wallet: each refund's gas is paid for by its store or refused; the gas wallet's books equal the chain to the nanoTON", async () => {
+    const store = await newStore('USDT/TON', null);
+    const p = await payment(store.token, '1', 'USDT');
+    await app.pay(p.address, 'USDT', '2');
+    await app.settle();
+    const ask = () =>
+      app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.1', address: freshAddress() } });
+    // Nothing paid for refund gas: refused, and the gas wallet is not touched.
+    const unpaid = await ask();
+    assert.equal(unpaid.status, 409, unpaid.text);
+    assert.equal(unpaid.json.error.code, 'refund_gas_unpaid');
+    // Paid for two refunds' reserves (0.06 TON each) and a little: two go, the third is refused.
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('0.13'), note: 'paid by the merchant', now: new Date() });
+    const answers = await Promise.all([ask(), ask(), ask(), ask()]);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 201, 409, 409], JSON.stringify(answers.map((a) => a.text)));
+    const gasTxsBefore = app.sandbox.chain.transactionsOf(Address.parse(gas)).length;
+    const gasBefore = toNano((await balances(gas)).TON!);
+    await drain(p.wallet);
+    const rows = await outgoingOfPayment(app.pool, p.id);
+    const refunds = rows.filter((r) => r.kind === 'refund');
+    assert.deepEqual(
+      refunds.map((r) => r.state),
+      ['confirmed', 'confirmed'],
+    );
+    // The store's account: what its refunds cost (the chain's figures) and the top-ups' fees, no more.
+    const topUps = rows.filter((r) => r.kind === 'gas_top_up');
+    assert.ok(topUps.length >= 1);
+    const account = await storeRefundGas(app.pool, store.id);
+    const cost = refunds.reduce((sum, r) => sum + BigInt(r.fee_base_units!), 0n) + topUps.reduce((sum, r) => sum + BigInt(r.fee_base_units!), 0n);
+    assert.equal(account.spent, cost);
+    assert.equal(account.paid, toNano('0.13'));
+    assert.equal(account.available, toNano('0.13') - cost);
+    assert.ok(account.available >= 0n);
+    // Still less than a refund's reserve: the next is refused.
+    assert.equal((await ask()).json.error.code, 'refund_gas_unpaid');
+    // The merchant sees the account beside the payment's money.
+    const balance = (await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token })).json;
+    assert.deepEqual(
+      [toNano(balance.refundGas.paid), toNano(balance.refundGas.spent), toNano(balance.refundGas.available)],
+      [account.paid, account.spent, account.available],
+    );
+    // The gas wallet's chain balance moved by exactly what the books say it sent (top-ups and
+    // their fees), plus the excess its jetton transfers returned (read from the chain, less the fee of receiving it).
+    const returned = app.sandbox.chain
+      .transactionsOf(Address.parse(gas))
+      .slice(gasTxsBefore)
+      .filter((tx) => tx.inMessage?.info.type === 'internal')
+      .reduce((sum, tx) => sum + (tx.inMessage!.info as { value: { coins: bigint } }).value.coins - tx.totalFees.coins, 0n);
+    const sent = topUps.reduce((sum, r) => sum + BigInt(r.sent_amount_base_units!) + BigInt(r.fee_base_units!), 0n);
+    assert.equal(toNano((await balances(gas)).TON!), gasBefore - sent + returned);
+    // What the gas wallet lost is the store's charge, less what came back, plus what stays in the
+    // store's deposit as gas for its next jetton transfer (on the books: deposit_money's gas).
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.equal(gasBefore - toNano((await balances(gas)).TON!), sent - returned);
+    assert.ok(sent - returned <= cost + BigInt(ton!.gas!) + toNano('0.01'), `${sent - returned} vs ${cost} + ${ton!.gas}`);
+    await assertBooksMatchChain(p.id, p.wallet);
+    assert.equal((await balances(p.address)).USDT, '1.8');
+  });
+
+  it("a refund asked in the payment's currency: converted at the payment's own rate (the whole price is exactly what the customer was asked) or today's; the destination gets it to the nanoTON", async () => {
+    const store = await newStore('TON/TON', null);
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '10', currency: 'USD', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const p = { id: created.json.id as string, address: created.json.paymentDetails.address as string };
+    const wallet = Address.parse(p.address).toRawString();
+    const priced = await app.pool.one(sql.type(z.object({ coin_amount: z.string(), exchange_rate: z.string() }))`
+      select coin_amount::text as coin_amount, exchange_rate::text as exchange_rate from payments where id = ${p.id}
+    `);
+    // The customer pays twice the price (and a little): the price once is refundable.
+    await app.pay(p.address, 'TON', (Number(priced.coin_amount) * 2 + 0.1).toFixed(9));
+    await app.settle();
+    const first = freshAddress();
+    const own = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '10', currency: 'USD', address: first },
+    });
+    assert.equal(own.status, 201, own.text);
+    assert.equal(own.json.amount, priced.coin_amount);
+    assert.deepEqual(own.json.requested, { amount: '10', currency: 'USD', rate: priced.exchange_rate, rateSource: 'payment' });
+    const second = freshAddress();
+    const today = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '0.25', currency: 'USD', rate: 'current', address: second },
+    });
+    assert.equal(today.status, 201, today.text);
+    assert.equal(today.json.requested.rateSource, 'fixed');
+    assert.equal(today.json.amount, coinAmountFor('0.25', today.json.requested.rate, 9));
+    // Another currency than the payment's is refused; so is more than the refundable money.
+    const eur = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '1', currency: 'EUR', address: first },
+    });
+    assert.equal(eur.status, 400, eur.text);
+    assert.equal(eur.json.error.param, 'currency');
+    const over = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '10', currency: 'USD', address: first },
+    });
+    assert.equal(over.json.error.code, 'refund_exceeds_balance');
+    await drain(wallet);
+    assert.equal(app.arrived(first, wallet), toNano(priced.coin_amount));
+    assert.equal(app.arrived(second, wallet), toNano(today.json.amount));
+    const listed = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data;
+    assert.deepEqual(
+      listed.map((r: any) => [r.status, r.requested.currency]),
+      [
+        ['confirmed', 'USD'],
+        ['confirmed', 'USD'],
+      ],
+    );
+    await assertBooksMatchChain(p.id, wallet);
+  });
+
+  it("masterchain and Kassa's own destinations (this deposit, another payment's, the gas wallet) are refused; nothing leaves; the books equal the chain", async () => {
+    const store = await newStore('TON/TON', null);
+    const p = await payment(store.token, '1', 'TON');
+    const other = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    const before = toNano((await balances(p.address)).TON!);
+    const masterchain = `-1:${'cd'.repeat(32)}`;
+    for (const address of [masterchain, p.address, p.wallet, other.address, gas]) {
+      const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.1', address } });
+      assert.equal(r.status, 400, `${address}: ${r.text}`);
+      assert.equal(r.json.error.code, 'invalid_address');
+    }
+    await drain(p.wallet);
+    assert.equal((await outgoingOfPayment(app.pool, p.id)).length, 0);
+    assert.equal(toNano((await balances(p.address)).TON!), before);
+    await assertBooksMatchChain(p.id, p.wallet);
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.ok(BigInt(ton!.refundable) > toNano('0.49'), ton!.refundable);
+  });
+
   it('a store whose treasury is on the masterchain (set before it was refused): the USDT sweep fails once and stays failed; mending the treasury sweeps it', async () => {
     const store = await newStore('USDT/TON', null);
     const masterchain = `-1:${Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256))).toString('hex')}`;
@@ -205,6 +348,12 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.equal((await outgoingOfPayment(app.pool, p.id, 'sweep')).length, 1);
     assert.equal((await balances(gas)).TON, gasBefore);
     assert.equal((await balances(p.address)).USDT, '2');
+    // The TON its refused transfer bounced back is Kassa's own (not_counted): books equal the chain.
+    const bounced = await app.pool.anyFirst(sql.type(z.object({ effect: z.string() }))`
+      select effect from transfers where payment_id = ${p.id} and detail = 'bounced_message'
+    `);
+    assert.deepEqual(bounced, ['not_counted']);
+    await assertBooksMatchChain(p.id, p.wallet);
     const doctor = await checkFailedTransfers(app.pool);
     assert.equal(doctor.status, 'warn');
     assert.match(doctor.detail, /sweep\(s\) of 2 USDT/);

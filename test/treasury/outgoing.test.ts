@@ -240,6 +240,60 @@ describe('sending is safe to repeat', () => {
     assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
   });
 
+  it('killed between broadcasting and the reader recording it, then restarted: the landed message is not sent again', async () => {
+    const payment = await completedPayment('0.7');
+    await assert.rejects(
+      sendFromWallet(
+        signer({
+          hooks: {
+            afterBroadcast: () => {
+              throw new Error('killed');
+            },
+          },
+        }),
+        payment.wallet,
+      ),
+      /killed/,
+    );
+    const recorded = await only(payment.id);
+    assert.equal(recorded.state, 'sent');
+    assert.equal(recorded.broadcasts, 1);
+    // The restarted signer finds it in flight: it broadcasts the same message (refused: the seqno moved on), signs nothing new.
+    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'waiting');
+    await app.settle();
+    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'idle');
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.message_hash, recorded.message_hash);
+    assert.equal(done.messages_signed, 1);
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+  });
+
+  it('two signers at once: the one whose `signed` transition finds the transfer no longer planned records and broadcasts nothing', async () => {
+    const payment = await completedPayment('0.6');
+    let inner: Awaited<ReturnType<typeof sendFromWallet>> | null = null;
+    const outer = await sendFromWallet(
+      signer({
+        hooks: {
+          // While this run holds its signed message, another run signs, records and broadcasts its own.
+          afterSign: async () => {
+            inner = await sendFromWallet(signer(), payment.wallet);
+          },
+        },
+      }),
+      payment.wallet,
+    );
+    assert.equal(inner!.outcome, 'sent');
+    assert.equal(outer.outcome, 'idle');
+    await app.settle();
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.messages_signed, 1);
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+  });
+
   it('a message that expires unseen is signed again with a fresh seqno and sent once', async () => {
     const payment = await completedPayment('0.6');
     const lost = signer({ messageTtlSeconds: 1, hooks: { broadcast: async () => {} } });

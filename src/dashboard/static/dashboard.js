@@ -40,6 +40,25 @@
     };
     look.addEventListener('input', update);
   }
+  // Copy buttons (the issued token, the receiver snippet): rendered hidden, shown only where the
+  // script runs; without it the value stays selectable on the page.
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    const target = document.getElementById(button.getAttribute('data-copy') ?? '');
+    const status = document.getElementById(`${button.getAttribute('data-copy')}-copied`);
+    if (!target || !navigator.clipboard) continue;
+    button.hidden = false;
+    button.addEventListener('click', () => {
+      const text = 'value' in target ? target.value : target.textContent;
+      navigator.clipboard.writeText(text ?? '').then(
+        () => {
+          if (status) status.textContent = 'Copied.';
+        },
+        () => {
+          if (status) status.textContent = 'Could not copy: select the text and copy it yourself.';
+        },
+      );
+    });
+  }
   for (const form of document.querySelectorAll('form[data-confirm]')) {
     form.addEventListener('submit', (event) => {
       if (!window.confirm(form.getAttribute('data-confirm') ?? 'Are you sure?')) event.preventDefault();

@@ -18,7 +18,25 @@ export const createRefundSchema = {
       examples: ['TON'],
       errorCode: 'invalid_coin',
     },
-    amount: { ...amountSchema, description: "At most the refundable balance of that coin; at most the coin's decimals.", examples: ['0.5'] },
+    amount: {
+      ...amountSchema,
+      description: 'In the coin (at most its decimals), or in `currency` when given. Converted, it must fit the refundable balance of the coin.',
+      examples: ['0.5'],
+    },
+    currency: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 16,
+      description:
+        "The currency `amount` is in: the payment's own currency (e.g. USD), converted into the coin by the pricing rule (amount × rate, rounded up to the coin's decimals) at `rate`; or the coin itself (the default).",
+      examples: ['USD'],
+    },
+    rate: {
+      type: 'string',
+      enum: ['payment', 'current'],
+      description:
+        "With `currency`: which rate converts it — `payment` (the default): the rate the payment was priced with (only for the payment's own coin); `current`: today's rate, under the same rules as a new payment's price (503 rate_unavailable when there is none).",
+    },
     address: {
       type: 'string',
       minLength: 1,

@@ -7,6 +7,8 @@ import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
 import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
+import { ratePolicy } from '../../rates/rates.ts';
+import { storeRefundGas } from '../../treasury/gas.ts';
 import type { AppDeps, KassaState, OfStorePayment } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
 import type { Guards } from '../guards.ts';
@@ -21,7 +23,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   type Payment = OfStorePayment<{ params: PaymentParams }>;
   const create = idempotent<OfStorePayment<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
     status: 201,
-    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.payment, ctx.state.body, now)),
+    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.payment, ctx.state.body, now, ratePolicy(config))),
     paymentId: ctx.state.payment.id,
   }));
 
@@ -45,7 +47,12 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
   const balance: Middleware<Payment> = async (ctx) => {
     const id = ctx.state.payment.id;
-    ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'));
+    ctx.body = presentBalance(
+      id,
+      await depositMoney(pool, id),
+      await outgoingOfPayment(pool, id, 'sweep'),
+      await storeRefundGas(pool, ctx.state.merchant.storeId),
+    );
   };
   router.get('/v1/payments/:id/balance', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, balance);
 }
