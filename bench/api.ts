@@ -39,7 +39,7 @@ import { issueToken, verifyToken } from '../src/auth/tokens.ts';
 import { createOperations } from '../src/http/routes/payments.ts';
 import { idempotent } from '../src/idempotency.ts';
 import type { CreatePaymentBody } from '../src/http/routes/payments.schema.ts';
-import { findPaymentViewChecked } from '../src/payments/view.ts';
+import { findStorePayment } from '../src/payments/view.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { cpuBetween, exitedChildrenCpuMs, machineBusyMs, parentPid, processCpuMs, sampleCpu, serverTreeCpuMs } from './lib/cpu.ts';
 import { runClosedLoop, type RequestSpec, type Transport } from './lib/load.ts';
@@ -570,7 +570,7 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     );
     const create = recorder.statements.splice(0);
     const paymentId = (JSON.parse(outcome.body) as { id: string }).id;
-    await findPaymentViewChecked(pool, paymentId, { token: verified, now: new Date(), checked: false });
+    await findStorePayment(pool, store.id, paymentId, { token: verified, now: new Date(), checked: false });
     const view = recorder.statements.splice(0);
     const deposit = await pool.one(
       sql.type(z.object({ derivation_index: z.string(), address: z.string(), address_friendly: z.string() }))`

@@ -3,7 +3,7 @@
 // (how long to wait). Each code has one default message here; a case that has more to say (a
 // limit, a value, a reason) has a named factory below, the only way to word an error otherwise, so
 // the texts are written in this file (callers give the facts; the sandbox chain's refusals keep its
-// own words). Domain code throws it and knows nothing of HTTP; the HTTP layer (src/http/middleware.ts,
+// own words). Domain code throws it and knows nothing of HTTP; the HTTP layer (src/http/errorEnvelope.ts,
 // `httpError`) renders it as {"error": {type, message, code, param?}} with the catalogue's status
 // and the headers its details ask for.
 

@@ -10,7 +10,7 @@ import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp, type RouteInstaller } from './http/app.ts';
-import { createApiServer } from './http/middleware.ts';
+import { createApiServer } from './http/apiServer.ts';
 import { budgetShortfall } from './chain/budget.ts';
 import { sharedRequestBudget } from './chain/sharedBudget.ts';
 import { createChainClient } from './chain/client.ts';

@@ -190,7 +190,7 @@ interface AuthenticateHooks {
 const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
 
 /** A token whose signature and claims are verified; its database row is still to be checked. */
-interface VerifiedToken {
+export interface VerifiedToken {
   storeId: string;
   jti: string;
   /** What the token may do (its signed `scope` claim; `full` when it has none). */

@@ -4,6 +4,14 @@
 // own last-sent copy and sends only changes. Nothing runs while nobody watches.
 import type { Logger } from '../log.ts';
 
+/** Live-status streams: heartbeat, and a maximum life after which the browser reconnects by itself. */
+export const EVENTS_HEARTBEAT_MS = 15_000;
+export const EVENTS_MAX_LIFETIME_MS = 10 * 60_000;
+/** Open event streams one client address may hold at once (beyond: 429, and the page polls instead). */
+export const EVENTS_MAX_PER_CLIENT = 50;
+/** Retry-After of a stream refused because the process holds CHECKOUT_STREAMS_MAX of them. */
+export const EVENTS_FULL_RETRY_AFTER_SECONDS = 30;
+
 export type ViewListener<View> = (view: View) => void;
 
 export interface PaymentFeed<View> {

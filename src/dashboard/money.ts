@@ -7,7 +7,7 @@ import { friendlyAddress, parseAddress, type TonNetwork } from '../chain/address
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import type { TransferRow } from '../payments/transfers.ts';
-import type { PaymentView } from '../payments/view.ts';
+import type { PaymentView, StorePayment } from '../payments/view.ts';
 import { depositMoney, type DepositMoney, type OutgoingRow } from '../treasury/outgoing.ts';
 import { createRefund, refundFigures, type RefundRequest } from '../treasury/refunds.ts';
 
@@ -166,14 +166,13 @@ export interface RefundPreview {
 export async function previewRefund(
   pool: DatabasePool,
   network: TonNetwork,
-  storeId: string,
-  paymentId: string,
+  payment: Pick<StorePayment, 'id' | 'store_id'>,
   request: RefundRequest,
   now: Date,
 ): Promise<RefundPreview> {
   try {
     await pool.transaction(async (tx) => {
-      const row = await createRefund(tx, network, storeId, paymentId, request, now);
+      const row = await createRefund(tx, network, payment, request, now);
       const figures = refundFigures(row);
       const parsed = parseAddress(row.to_address);
       throw new PreviewDone({

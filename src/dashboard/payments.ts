@@ -7,7 +7,7 @@ import { sql, z, type Db } from '../db/pool.ts';
 import { ANOMALIES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
 import { listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
-import { findPaymentView, receivedAmount, type PaymentView } from '../payments/view.ts';
+import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
 import { outgoingOfPayment, type OutgoingRow } from '../treasury/outgoing.ts';
 import { isUuid } from '../uuid.ts';
 import { type CoinMoney, paymentMoney, paymentTimeline, type TimelineEvent, timelineTimes } from './money.ts';
@@ -190,7 +190,7 @@ export interface PaymentPage {
 /** Everything the payment page shows, or null when it is not the store's payment. */
 export async function loadPaymentPage(db: Db, storeId: string, paymentId: string, network: TonNetwork): Promise<PaymentPage | null> {
   if (!isUuid(paymentId)) return null;
-  const payment = await findPaymentView(db, paymentId.toLowerCase(), { storeId });
+  const payment = await findStorePayment(db, storeId, paymentId.toLowerCase());
   if (!payment) return null;
   const [transfers, outgoing, deliveries, money, times] = await Promise.all([
     listTransfers(db, payment.id),

@@ -1,10 +1,10 @@
 // What every route and middleware receives: configuration, the pool, the logger and the clock.
 import type { ParameterizedContext } from 'koa';
-import type { TokenScope } from '../auth/scopes.ts';
-import type { TokenCheck } from '../auth/tokens.ts';
+import type { TokenCheck, VerifiedToken } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import type { StorePayment } from '../payments/view.ts';
 
 export interface AppDeps {
   config: Config;
@@ -22,15 +22,15 @@ export interface AppDeps {
 export interface KassaState {
   requestId: string;
   log: Logger;
-  /** Set by the auth middleware on authenticated routes. */
-  storeId?: string;
-  /** Set with storeId: what the token may do; routes declare what they need (http/scope.ts). */
-  tokenScope?: TokenScope;
+  /** Set by `guards.merchant` (http/bearer.ts): who called. Handlers behind it read it through `Authenticated<…>`. */
+  merchant?: Merchant;
   /**
-   * Set by the merchant guard whose token check the route makes in its own statement
-   * (`Guards.merchantInline`); the route sets `checked` once the database said the token is valid.
+   * Set by `guards.merchantInline`, whose token check the route makes in its own first statement;
+   * that statement sets `checked` once the database said the token is valid.
    */
   tokenCheck?: TokenCheck;
+  /** Set by `guards.storePayment` (http/guards.ts): the path's payment, the caller's store's. Read through `OfStorePayment<…>`. */
+  payment?: StorePayment;
   /** Set by `validate(…)` (http/validate.ts): the path parameters, query string and body it checked. */
   params?: unknown;
   query?: unknown;
@@ -39,14 +39,29 @@ export interface KassaState {
   now?: Date;
 }
 
+/** The caller of the merchant API, as its bearer token says (its signature verified; its database row checked by the guard, or behind `merchantInline` by the route's first statement). */
+export interface Merchant {
+  storeId: string;
+  /** The token itself (its jti; what a route may require of it). */
+  token: VerifiedToken;
+}
+
+type Input = { params?: unknown; query?: unknown; body?: unknown };
+
 /** The state a handler sees behind `validate(…)`: e.g. `Validated<{ params: { id: string }; body: CreateRefundBody }>`. */
-export type Validated<Input extends { params?: unknown; query?: unknown; body?: unknown }> = KassaState & Input;
+export type Validated<In extends Input> = KassaState & In;
+
+/** Behind `guards.merchant` (and `validate(…)` of `In`): the caller is a store's. */
+export type Authenticated<In extends Input = Record<never, never>> = Validated<In> & { merchant: Merchant };
+
+/** Behind `guards.merchant` and `guards.storePayment`: the path's payment is the caller's store's. */
+export type OfStorePayment<In extends Input = Record<never, never>> = Authenticated<In> & { payment: StorePayment };
 
 export type KassaContext = ParameterizedContext<KassaState>;
 
 declare module 'koa' {
   interface Request {
-    /** The parsed JSON body (http/middleware.ts jsonBody); undefined when the request has none. */
+    /** The parsed JSON body (http/jsonBody.ts); undefined when the request has none. */
     body?: unknown;
   }
 }

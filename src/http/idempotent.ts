@@ -7,7 +7,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { DatabaseTransactionConnection } from '../db/pool.ts';
 import { idempotencyKey, idempotent as inIdempotencyTransaction } from '../idempotency.ts';
-import type { AppDeps, KassaState } from './context.ts';
+import type { AppDeps, Authenticated } from './context.ts';
 
 /** What a command answers: the status, the body (serialised once, replayed byte for byte), the payment it concerns. */
 export interface CommandResult {
@@ -16,7 +16,7 @@ export interface CommandResult {
   paymentId?: string;
 }
 
-export type Command<State extends KassaState> = (tx: DatabaseTransactionConnection, ctx: ParameterizedContext<State>, now: Date) => Promise<CommandResult>;
+export type Command<State extends Authenticated> = (tx: DatabaseTransactionConnection, ctx: ParameterizedContext<State>, now: Date) => Promise<CommandResult>;
 
 /**
  * The app's `idempotent(endpoint, command)`. The endpoint scopes the key (with the store); a `:name`
@@ -24,7 +24,7 @@ export type Command<State extends KassaState> = (tx: DatabaseTransactionConnecti
  * The body hashed is the validated one (ctx.state.body); `now` is the request's one clock reading.
  */
 export function idempotency({ pool, now: clock }: Pick<AppDeps, 'pool' | 'now'>) {
-  return <State extends KassaState>(endpoint: string, command: Command<State>) => {
+  return <State extends Authenticated>(endpoint: string, command: Command<State>) => {
     // 'POST /v1/payments/:id/cancel' → ['POST /v1/payments/', 'id', '/cancel']: names at odd indexes.
     const parts = endpoint.split(/:(\w+)/);
     const scopeOf = (params: Record<string, string> | undefined): string =>
@@ -33,7 +33,13 @@ export function idempotency({ pool, now: clock }: Pick<AppDeps, 'pool' | 'now'>)
       const key = idempotencyKey(ctx.get('X-Idempotency-Key'));
       ctx.state.now ??= clock();
       const now = ctx.state.now;
-      const scope = { storeId: ctx.state.storeId!, endpoint: scopeOf(ctx.state.params as Record<string, string> | undefined), key, body: ctx.state.body, now };
+      const scope = {
+        storeId: ctx.state.merchant.storeId,
+        endpoint: scopeOf(ctx.state.params as Record<string, string> | undefined),
+        key,
+        body: ctx.state.body,
+        now,
+      };
       const outcome = await inIdempotencyTransaction(pool, scope, (tx) => command(tx, ctx, now));
       ctx.status = outcome.status;
       ctx.type = 'application/json';

@@ -4,7 +4,7 @@
 import type Router from '@koa/router';
 import { statusOf, typeOf, type ErrorCode } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
-import type { Guards } from './middleware.ts';
+import type { Guards } from './guards.ts';
 import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { webhookDeliverySchema } from '../presenters/delivery.ts';
 import { keySetSchema } from '../presenters/keys.ts';

@@ -7,8 +7,8 @@ import type { KassaState } from './context.ts';
 
 export function needs(need: ScopeNeed): Middleware<KassaState> {
   return async (ctx, next) => {
-    const scope = ctx.state.tokenScope;
-    if (scope === undefined) throw new Error(`needs('${need}') runs behind a merchant guard, which sets the token's scope`);
+    const scope = ctx.state.merchant?.token.scope;
+    if (scope === undefined) throw new Error(`needs('${need}') runs behind a merchant guard, which sets ctx.state.merchant`);
     checkScope(scope, need);
     await next();
   };

@@ -242,7 +242,7 @@ export function validate(schemas: { params?: ParamsDefinition; query?: QueryDefi
 
 /**
  * The body schema a route's steps validate against, if one does: how a check that runs before the
- * route (the unsafe-text rule, middleware.ts `plainText`) gives a body field the code its route's
+ * route (the unsafe-text rule, http/plainText.ts) gives a body field the code its route's
  * schema sets.
  */
 export function bodySchemaOf(steps: readonly unknown[]): object | undefined {

@@ -3,18 +3,16 @@
 // bounded few seconds) until every transaction made before it is booked; paid in time means the
 // payment completed and the cancel answers 409 payment_not_cancellable.
 import type { Config } from '../config.ts';
-import { sql, z, type Db } from '../db/pool.ts';
+import type { Db } from '../db/pool.ts';
 import { chainBehind } from '../errors.ts';
 import { waitForChain } from '../chain/clock.ts';
+import type { StorePayment } from './view.ts';
 
 /** How long a cancel of a pending payment waits for the chain reader before answering 503. */
 export const CANCEL_CHAIN_WAIT_MS = 10_000;
 
-/** Waits until the chain is booked up to `now` when the payment is pending; throws chainBehind() past the wait. */
-export async function awaitChainBeforeCancel(db: Db, config: Pick<Config, 'tonNetwork'>, storeId: string, paymentId: string, now: Date): Promise<void> {
-  const status = await db.maybeOneFirst(
-    sql.type(z.object({ status: z.string() }))`select status from payments where id = ${paymentId} and store_id = ${storeId}`,
-  );
-  if (status !== 'pending') return;
+/** Waits until the chain is booked up to `now` when the store's payment is pending; throws chainBehind() past the wait. */
+export async function awaitChainBeforeCancel(db: Db, config: Pick<Config, 'tonNetwork'>, payment: Pick<StorePayment, 'status'>, now: Date): Promise<void> {
+  if (payment.status !== 'pending') return;
   if (!(await waitForChain(db, config.tonNetwork, now, CANCEL_CHAIN_WAIT_MS))) throw chainBehind();
 }

@@ -17,7 +17,7 @@ import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
-import { findPaymentView, type PaymentView } from './view.ts';
+import { findPaymentView, type PaymentView, type StorePayment } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 
 const REJECTION_ERRORS: Record<Rejection, () => KassaError> = {
@@ -45,14 +45,13 @@ const lockedRow = z.object({
 });
 export type LockedPayment = z.infer<typeof lockedRow>;
 
-/** Step 1 of every command: the payment row, locked until the transaction ends (of the store, when given). */
-export async function lockPayment(tx: Db, paymentId: string, storeId?: string): Promise<LockedPayment | null> {
-  const store = storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${storeId}`;
+/** Step 1 of every command: the payment row, locked until the transaction ends. */
+export async function lockPayment(tx: Db, paymentId: string): Promise<LockedPayment | null> {
   return tx.maybeOne(sql.type(lockedRow)`
     select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.expires_at,
            p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals
     from payments p left join coins c on c.symbol = p.coin_symbol
-    where p.id = ${paymentId} and ${store} for update of p
+    where p.id = ${paymentId} for update of p
   `);
 }
 
@@ -117,7 +116,10 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   // by node-postgres as paymentView checks them when the view is read.
   const row = (await tx.one(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`))) as InsertedPayment;
   // The payment view (`findPaymentView`) without reading it back: the row as stored, its method's
-  // coin and chain as read for the choice, its deposit as inserted, no transfers yet.
+  // coin and chain as read for the choice, its deposit as inserted, no transfers yet. A shortcut kept
+  // for what it buys (issue 23, docs/PERFORMANCE.md): reading the view back through its one reader
+  // is a 7th round trip to a create's 6, and cost a median 15 % more of Kassa's CPU per create than
+  // this in the same bench/api rounds (this one took 0.71–1.09×, median 0.87×, of it over 7 rounds).
   const method = choice?.method ?? null;
   const view: PaymentView = {
     ...row,
@@ -174,9 +176,10 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
   });
 }
 
-/** Merchant cancel: created/pending → cancelled; cancelled stays; completed/expired → 409. */
-export async function cancelPayment(tx: Db, storeId: string, paymentId: string, now: Date): Promise<PaymentView> {
-  const payment = await lockPayment(tx, paymentId, storeId);
+/** Merchant cancel of the store's payment: created/pending → cancelled; cancelled stays; completed/expired → 409. */
+export async function cancelPayment(tx: Db, storePayment: StorePayment, now: Date): Promise<PaymentView> {
+  const paymentId = storePayment.id;
+  const payment = await lockPayment(tx, paymentId);
   if (!payment) throw paymentNotFound();
   const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'cancel' }, now);
   if (!next.ok) throw rejectionError(next.reason);

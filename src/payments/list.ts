@@ -1,7 +1,7 @@
 // GET /v1/payments: a store's payments, newest first, with cursor pagination (and filters: status,
 // order id, creation time).
 import { sql, type Db } from '../db/pool.ts';
-import { PAYMENT_VIEW, paymentView, type PaymentView } from './view.ts';
+import { findStorePayment, PAYMENT_VIEW, paymentView, type PaymentView } from './view.ts';
 import type { PaymentStatus } from './transitions.ts';
 
 export interface ListQuery {
@@ -17,8 +17,7 @@ export interface ListQuery {
 export async function listPayments(db: Db, storeId: string, query: ListQuery): Promise<{ data: readonly PaymentView[]; hasMore: boolean } | null> {
   let cursor = sql.fragment`true`;
   if (query.startingAfter) {
-    const anchor = await db.maybeOne(sql.unsafe`select created_at, id from payments where id = ${query.startingAfter} and store_id = ${storeId}`);
-    if (!anchor) return null;
+    if (!(await findStorePayment(db, storeId, query.startingAfter))) return null;
     cursor = sql.fragment`(p.created_at, p.id) < (select created_at, id from payments where id = ${query.startingAfter})`;
   }
   const rows = await db.any(sql.type(paymentView)`

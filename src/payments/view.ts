@@ -1,7 +1,8 @@
 // The payment as read for its presenter (src/presenters/payment.ts): the merchant's view in one
-// query, also with the token's check (retrieve's one round trip), and the amount received so far.
+// query — by id, or as the store's payment (with the token's check: retrieve's one round trip) —
+// and the amount received so far.
 import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
-import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { authInvalid } from '../errors.ts';
 import { fromBaseUnits } from '../money.ts';
 import { COUNTED_OF_PAYMENT } from './counted.ts';
@@ -66,29 +67,50 @@ export const PAYMENT_VIEW = sql.fragment`
   from ${PAYMENT_WITH_METHOD}
 `;
 
-export async function findPaymentView(db: Db, paymentId: string, options: { storeId?: string } = {}): Promise<PaymentView | null> {
-  const store = options.storeId === undefined ? sql.fragment`true` : sql.fragment`p.store_id = ${options.storeId}`;
-  return db.maybeOne(prepared(sql.type(paymentView)`${PAYMENT_VIEW} where p.id = ${paymentId} and ${store}`));
-}
-
 /**
- * The merchant's read of one payment and its bearer token's database check, in one statement
- * (`Guards.merchantInline`): auth_invalid when the token is not valid — before anything about the
- * payment is used — else the payment of the token's store, or null. The hot path of retrieve: the
- * view comes as one JSON column (node-postgres describes and parses one field instead of ~30:
- * 12 % of Kassa's CPU per retrieve, docs/PERFORMANCE.md) and is not parsed by a schema; its types
- * are the ones `paymentView` checks, its times turned back into Dates.
+ * The one reader of a payment's view: the payment `where` selects, or null — with, when `check` is
+ * given and not yet made, its bearer token's database check in the same statement (auth_invalid when
+ * the token is not valid, before anything about the payment is used; `Guards.merchantInline`).
+ *
+ * Two shortcuts kept because bench/api measured what they buy (docs/PERFORMANCE.md, issue 23): without
+ * them (the token checked in its own statement by the guard, the view parsed by zod from ~30 columns)
+ * Kassa spent a median 36 % more CPU per retrieve (and 33 % per create, which also checks its token
+ * inline) in the same runs — past the 10 % the issue allowed. The token's check folded in saves a
+ * round trip (a retrieve is 1 statement, not 2); the view as one JSON column has node-postgres
+ * describe and parse one field instead of ~30 (issue 13: 228–230 → 202–206 µs of Kassa's CPU per
+ * retrieve). The JSON is not parsed by a schema: its types are the ones `paymentView` checks (the
+ * list's reader), its times turned back into Dates.
  */
-export async function findPaymentViewChecked(db: Db, paymentId: string, check: TokenCheck): Promise<PaymentView | null> {
+async function readPaymentView(db: Db, where: FragmentSqlToken, check?: TokenCheck): Promise<PaymentView | null> {
+  const pending = check !== undefined && !check.checked;
   const row = (await db.one(
     prepared(sql.unsafe`
-    select ${tokenValidSql(check.token, check.now)} as token_valid, row_to_json(v)::text as view
-    from (select 1) as one left join lateral (${PAYMENT_VIEW} where p.id = ${paymentId} and p.store_id = ${check.token.storeId}) as v on true
+    select ${pending ? tokenValidSql(check.token, check.now) : sql.fragment`true`} as token_valid, row_to_json(v)::text as view
+    from (select 1) as one left join lateral (${PAYMENT_VIEW} where ${where}) as v on true
   `),
   )) as { token_valid: boolean; view: string | null };
   if (!row.token_valid) throw authInvalid();
-  check.checked = true;
+  if (pending) check.checked = true;
   return row.view === null ? null : viewFromJson(row.view);
+}
+
+/** The payment's view by its id alone, for callers that have made sure whose it is (or need not: the sandbox, the commands). */
+export async function findPaymentView(db: Db, paymentId: string): Promise<PaymentView | null> {
+  return readPaymentView(db, sql.fragment`p.id = ${paymentId}`);
+}
+
+/** A payment of the store that asks for it, as `findStorePayment` found it: its view. */
+export type StorePayment = PaymentView;
+
+/**
+ * The one answer to "is this payment this store's?" (the API's `guards.storePayment`, the dashboard's
+ * `storePayment`, a list's cursor): the payment's view when it is the store's, else null — another
+ * store's payment is not found, never forbidden (docs/API.md). Commands that act on a store's payment
+ * take what this returned, so none of them asks again. `check`: the bearer token's database check
+ * still to make (`Guards.merchantInline`), made in the same statement.
+ */
+export async function findStorePayment(db: Db, storeId: string, paymentId: string, check?: TokenCheck): Promise<StorePayment | null> {
+  return readPaymentView(db, sql.fragment`p.id = ${paymentId} and p.store_id = ${storeId}`, check);
 }
 
 type Times = 'created_at' | 'expires_at' | 'method_selected_at' | 'paid_at';

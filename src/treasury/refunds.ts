@@ -18,6 +18,7 @@ import {
 import { storeRefundGas } from './gas.ts';
 import { checkDestination } from './destinations.ts';
 import { coinAmountFor, decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
+import type { StorePayment } from '../payments/view.ts';
 import { getRate, type RatePolicy } from '../rates/rates.ts';
 import {
   depositMoney,
@@ -45,16 +46,16 @@ export interface RefundRequest {
 export async function createRefund(
   tx: Db,
   network: TonNetwork,
-  storeId: string,
-  paymentId: string,
+  storePayment: Pick<StorePayment, 'id' | 'store_id'>,
   request: RefundRequest,
   now: Date,
   policy: RatePolicy | null = null,
 ): Promise<OutgoingRow> {
+  const storeId = storePayment.store_id;
   const payment = await tx.maybeOne(sql.type(refundPayment)`
     select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate
     from payments p left join deposit_addresses d on d.payment_id = p.id
-    where p.id = ${paymentId} and p.store_id = ${storeId}
+    where p.id = ${storePayment.id}
     for update of p
   `);
   if (!payment) throw paymentNotFound();
@@ -219,10 +220,8 @@ export function refundFigures(row: OutgoingRow): { fee: string; receives: string
   return { fee: feeText, receives: fromBaseUnits(receives > 0n ? receives : 0n, 9) };
 }
 
-/** The payment's refunds, oldest first, or null when it is not the store's payment. */
-export async function listRefunds(db: Db, storeId: string, paymentId: string): Promise<readonly OutgoingRow[] | null> {
-  const found = await db.exists(sql.unsafe`select 1 from payments where id = ${paymentId} and store_id = ${storeId}`);
-  if (!found) return null;
+/** The payment's refunds, oldest first. */
+export async function listRefunds(db: Db, paymentId: string): Promise<readonly OutgoingRow[]> {
   return db.any(sql.type(outgoingRow)`
     select ${OUTGOING_COLUMNS} from outgoing_transfers where payment_id = ${paymentId} and kind = 'refund' order by created_at, id
   `);

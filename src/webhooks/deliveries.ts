@@ -2,8 +2,7 @@
 // (a payment's completion, or a redelivery the merchant asked for) and one `webhook_attempts` row
 // per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
 // the attempts.
-import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { KassaError, paymentNotFound } from '../errors.ts';
+import { sql, z, type Db } from '../db/pool.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import { deliverJobKey, webhookDeliverJob } from '../worker/jobs.ts';
 import { DELIVERY_WINDOW_MS } from './deliver.ts';
@@ -114,38 +113,4 @@ export async function listWebhookDeliveries(db: Db, paymentId: string): Promise<
 export async function findWebhookDelivery(db: Db, deliveryId: string): Promise<DeliveryWithAttempts | null> {
   const delivery = await db.maybeOne(sql.type(deliveryRow)`select ${DELIVERY_COLUMNS} from webhook_deliveries where id = ${deliveryId}`);
   return delivery === null ? null : ((await withAttempts(db, [delivery]))[0] ?? null);
-}
-
-/** The store's payment exists (a payment of another store does not). */
-export async function paymentOfStoreExists(db: Db, storeId: string, paymentId: string): Promise<boolean> {
-  const found = await db.maybeOneFirst(sql.type(z.object({ ok: z.number() }))`select 1 as ok from payments where id = ${paymentId} and store_id = ${storeId}`);
-  return found !== null;
-}
-
-export const paymentNotCompleted = (): KassaError => new KassaError('payment_not_completed');
-export const noWebhookUrl = (): KassaError => new KassaError('no_webhook_url');
-
-/**
- * A new delivery of the payment's completed event, signed afresh when it is sent (reason
- * `redelivery`), in the caller's transaction. Throws payment_not_found (another store's payment
- * too), payment_not_completed, no_webhook_url. Returns the new delivery.
- */
-export async function redeliverWebhook(tx: Db, storeId: string, paymentId: string, now: Date): Promise<DeliveryWithAttempts> {
-  const payment = await tx.maybeOne(sql.type(z.object({ status: z.string(), webhook_url: z.string().nullable() }))`
-    select status, webhook_url from payments where id = ${paymentId} and store_id = ${storeId} for update
-  `);
-  if (payment === null) throw paymentNotFound();
-  if (payment.status !== 'completed') throw paymentNotCompleted();
-  if (payment.webhook_url === null) throw noWebhookUrl();
-  const id = await enqueueWebhookDelivery(tx, paymentId, 'redelivery', now);
-  if (id === null) throw noWebhookUrl();
-  const delivery = await findWebhookDelivery(tx, id);
-  if (delivery === null) throw new Error(`webhook delivery ${id} vanished in its own transaction`);
-  return delivery;
-}
-
-/** For callers holding a pool: deliveries of a store's payment, or null when it is not the store's. */
-export async function deliveriesOfStorePayment(pool: DatabasePool, storeId: string, paymentId: string): Promise<DeliveryWithAttempts[] | null> {
-  if (!(await paymentOfStoreExists(pool, storeId, paymentId))) return null;
-  return listWebhookDeliveries(pool, paymentId);
 }

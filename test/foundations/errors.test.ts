@@ -17,7 +17,7 @@ import {
   statusOf,
   tooManyStreams,
 } from '../../src/errors.ts';
-import { httpError } from '../../src/http/middleware.ts';
+import { httpError } from '../../src/http/errorEnvelope.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 

@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 // A route that needs a store token, to exercise auth and the envelope on its own.
 const probe: RouteInstaller = (router, _deps, guards) => {
   router.get('/v1/_probe', guards.merchant, (ctx) => {
-    ctx.body = { storeId: ctx.state.storeId };
+    ctx.body = { storeId: ctx.state.merchant?.storeId };
   });
   router.post('/v1/_echo', (ctx) => {
     ctx.body = { received: ctx.request.body ?? null };

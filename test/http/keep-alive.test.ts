@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { createApp } from '../../src/http/app.ts';
-import { createApiServer } from '../../src/http/middleware.ts';
+import { createApiServer } from '../../src/http/apiServer.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 describe('keep-alive', () => {

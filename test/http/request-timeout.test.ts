@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { createApp } from '../../src/http/app.ts';
-import { createApiServer, REQUEST_TIMEOUT_MS } from '../../src/http/middleware.ts';
+import { createApiServer, REQUEST_TIMEOUT_MS } from '../../src/http/apiServer.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 describe('request timeout', () => {

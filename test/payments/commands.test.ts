@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
 import { paymentTransitions } from '../../src/metrics.ts';
 import { cancelPayment, completePayment, lockPayment } from '../../src/payments/commands.ts';
+import { findStorePayment } from '../../src/payments/view.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
@@ -28,7 +29,7 @@ describe('payment commands', () => {
     const before = await counted('cancelled');
     await assert.rejects(
       app.pool.transaction(async (tx) => {
-        await cancelPayment(tx, store.id, payment.id, new Date());
+        await cancelPayment(tx, (await findStorePayment(tx, store.id, payment.id))!, new Date());
         assert.equal(await counted('cancelled'), before, 'not counted inside the transaction');
         throw new Error('the caller fails after the command');
       }),
@@ -36,10 +37,10 @@ describe('payment commands', () => {
     );
     assert.equal(await statusOf(payment.id), 'pending');
     assert.equal(await counted('cancelled'), before, 'a rolled-back cancel is not counted');
-    await app.pool.transaction((tx) => cancelPayment(tx, store.id, payment.id, new Date()));
+    await app.pool.transaction(async (tx) => cancelPayment(tx, (await findStorePayment(tx, store.id, payment.id))!, new Date()));
     assert.equal(await statusOf(payment.id), 'cancelled');
     assert.equal(await counted('cancelled'), before + 1);
-    await app.pool.transaction((tx) => cancelPayment(tx, store.id, payment.id, new Date()));
+    await app.pool.transaction(async (tx) => cancelPayment(tx, (await findStorePayment(tx, store.id, payment.id))!, new Date()));
     assert.equal(await counted('cancelled'), before + 1, 'cancelling a cancelled payment changes nothing and counts nothing');
   });
 

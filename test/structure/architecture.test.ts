@@ -133,7 +133,7 @@ describe('architecture: parts and the arrows between them', () => {
 
   it('finds the modules and their imports (the scan works)', () => {
     assert.ok(files.length > 50, `${files.length} files`);
-    assert.ok(graph.get('src/http/app.ts')?.has('src/http/middleware.ts'));
+    assert.ok(graph.get('src/http/app.ts')?.has('src/http/guards.ts'));
     assert.ok(arrows.has('http -> payments'));
   });
 
@@ -172,6 +172,13 @@ describe('architecture: parts and the arrows between them', () => {
       }
     }
     assert.deepEqual(broken, []);
+  });
+
+  it('routes hold no stream lifecycle: event streams (their counts, heartbeat, lifetime, shutdown) are checkout/liveStreams.ts', () => {
+    const found = files
+      .filter((file) => file.startsWith('src/http/'))
+      .filter((file) => /\bnew PassThrough\(|\bsetInterval\(/.test(fs.readFileSync(path.join(ROOT, file), 'utf8')));
+    assert.deepEqual(found, []);
   });
 
   it('foundations import only db/ and other foundations, db/ only foundations; entry points are imported by no part, http/ only by them', () => {

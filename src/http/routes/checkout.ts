@@ -3,7 +3,6 @@
 // own assets. No token: the unguessable payment id is the capability (docs/API.md, The hosted checkout), and nothing of
 // the merchant beyond what the page shows leaves through here.
 import crypto from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import { Address } from '@ton/core';
 import type Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
@@ -13,7 +12,8 @@ import { parseAddress } from '../../chain/addresses.ts';
 import { isUuid } from '../../uuid.ts';
 import { coinNotOnNetwork, KassaError, paymentNotFound, rateLimited, serviceUnavailable, tooManyStreams, typeOf } from '../../errors.ts';
 import type { AppDeps, KassaContext, KassaState, Validated } from '../context.ts';
-import { httpError, type Guards } from '../middleware.ts';
+import { httpError } from '../errorEnvelope.ts';
+import type { Guards } from '../guards.ts';
 import { validate } from '../validate.ts';
 import { checkoutParams, type SelectMethodBody, selectMethodSchema, type TonConnectQuery, tonConnectQuery } from './checkout.schema.ts';
 import { selectMethod } from '../../payments/commands.ts';
@@ -22,7 +22,8 @@ import { coinSvg, KASSA_ICON_PNG, walletSvg } from '../../checkout/assets.ts';
 import { createJettonWalletLookup } from '../../checkout/jettonWallets.ts';
 import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
 import { qrSvg, transferLinks } from '../../checkout/links.ts';
-import { createPaymentFeed } from '../../checkout/live.ts';
+import { createPaymentFeed, EVENTS_FULL_RETRY_AFTER_SECONDS, EVENTS_HEARTBEAT_MS, EVENTS_MAX_LIFETIME_MS, EVENTS_MAX_PER_CLIENT } from '../../checkout/live.ts';
+import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
 import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
@@ -36,14 +37,6 @@ import { isFinal } from '../../payments/transitions.ts';
 export function checkoutPrefix(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
 }
-
-/** Live-status streams: heartbeat, and a maximum life after which the browser reconnects by itself. */
-export const EVENTS_HEARTBEAT_MS = 15_000;
-export const EVENTS_MAX_LIFETIME_MS = 10 * 60_000;
-/** Open event streams one client address may hold at once (beyond: 429, and the page polls instead). */
-export const EVENTS_MAX_PER_CLIENT = 50;
-/** Retry-After of a stream refused because the process holds CHECKOUT_STREAMS_MAX of them. */
-export const EVENTS_FULL_RETRY_AFTER_SECONDS = 30;
 
 function noStore(ctx: KassaContext): void {
   ctx.set('Cache-Control', 'no-store');
@@ -189,89 +182,42 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
 
   // ---- Live status: server-sent events fed by one shared poller of the database.
   const feed = createPaymentFeed<CheckoutRow>({ load: (ids) => findCheckoutRows(pool, ids, network), log: deps.log });
-  // Open streams by client address, and in all: each holds a socket (a file descriptor) for up to
-  // EVENTS_MAX_LIFETIME_MS, so the process caps their number (CHECKOUT_STREAMS_MAX) whatever the
-  // number of addresses they come from.
-  const openStreams = new Map<string, number>();
-  let openTotal = 0;
+  // Each stream holds a socket (a file descriptor) for up to EVENTS_MAX_LIFETIME_MS, so the process
+  // caps their number (CHECKOUT_STREAMS_MAX) whatever the number of addresses they come from.
+  const streams = createLiveStreams({
+    perKey: EVENTS_MAX_PER_CLIENT,
+    total: config.checkoutStreamsMax,
+    lifetimeMs: EVENTS_MAX_LIFETIME_MS,
+    heartbeatMs: EVENTS_HEARTBEAT_MS,
+  });
 
   router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.clientLimit, byId, async (ctx: ParameterizedContext<ById>) => {
     const id = ctx.state.params.paymentId;
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
-    const client = ctx.ip;
-    if ((openStreams.get(client) ?? 0) >= EVENTS_MAX_PER_CLIENT) throw rateLimited(30);
-    if (openTotal >= config.checkoutStreamsMax) throw tooManyStreams(EVENTS_FULL_RETRY_AFTER_SECONDS);
-
-    ctx.req.socket.setTimeout(0);
-    ctx.req.socket.setNoDelay(true);
-    ctx.req.socket.setKeepAlive(true);
+    const admission = streams.admit(ctx.ip);
+    if (admission === 'key_full') throw rateLimited(30);
+    if (admission === 'all_full') throw tooManyStreams(EVENTS_FULL_RETRY_AFTER_SECONDS);
     ctx.status = 200;
-    ctx.type = 'text/event-stream; charset=utf-8';
-    noStore(ctx);
-    ctx.set('X-Accel-Buffering', 'no');
-    // The connection serves this stream only; when it ends, so does the connection (no idle
-    // keep-alive socket left to delay a graceful shutdown).
-    ctx.set('Connection', 'close');
+    ctx.set(EVENT_STREAM_HEADERS);
     if (ctx.method === 'HEAD') return;
-    const stream = new PassThrough();
-    ctx.body = stream;
+    const stream = streams.open(ctx.ip, ctx.req, ctx.res);
+    ctx.body = stream.body;
+    if (stream.closed) return;
 
     let last = '';
-    let closed = false;
-    let unsubscribe = () => {};
-    let ticker: NodeJS.Timeout | undefined;
-    let lifetime: NodeJS.Timeout | undefined;
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      unsubscribe();
-      clearInterval(ticker);
-      clearTimeout(lifetime);
-      openTotal -= 1;
-      const left = (openStreams.get(client) ?? 1) - 1;
-      if (left > 0) openStreams.set(client, left);
-      else openStreams.delete(client);
-      stream.end();
-    };
     const send = (current: CheckoutRow) => {
-      if (closed) return;
       const json = JSON.stringify(present(current));
       if (json !== last) {
         last = json;
         stream.write(`event: payment\ndata: ${json}\n\n`);
       }
       // An ended payment changes no more: the page stops listening, and so do we.
-      if (isFinal(current.status)) close();
+      if (isFinal(current.status)) stream.close();
     };
-
-    openStreams.set(client, (openStreams.get(client) ?? 0) + 1);
-    openTotal += 1;
-    ctx.res.once('close', close);
-    // Gone already (it left while the row was read): nothing to stream.
-    if (ctx.req.socket.destroyed) {
-      close();
-      return;
-    }
     stream.write(`retry: 3000\n\n`);
     send(row);
-    if (closed) return;
-    unsubscribe = feed.subscribe(id, send);
-    // Every second: end the stream once the server stops listening (a graceful shutdown would
-    // otherwise wait for it), and now and then a comment that keeps proxies from timing it out.
-    const server = (ctx.req.socket as { server?: { listening?: boolean } }).server;
-    let sinceHeartbeat = 0;
-    ticker = setInterval(() => {
-      if (server?.listening === false) return close();
-      sinceHeartbeat += 1000;
-      if (sinceHeartbeat >= EVENTS_HEARTBEAT_MS) {
-        sinceHeartbeat = 0;
-        stream.write(': keep-alive\n\n');
-      }
-    }, 1000);
-    ticker.unref();
-    lifetime = setTimeout(close, EVENTS_MAX_LIFETIME_MS);
-    lifetime.unref();
+    if (!stream.closed) stream.onClose(feed.subscribe(id, send));
   });
 
   // ---- The hosted checkout page. Errors here are pages too (404, 429, 5xx), in the customer's language.

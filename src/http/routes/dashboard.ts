@@ -4,13 +4,14 @@
 // the same-origin check on every POST, the session, the store membership (another store is "not
 // found"), the owner check on every action, then the handler. Actions call the very commands the
 // API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
-import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { sql } from '../../db/pool.ts';
 import { KassaError } from '../../errors.ts';
 import { isUuid } from '../../uuid.ts';
+import { redeliverWebhook } from '../../payments/redeliver.ts';
+import { findStorePayment } from '../../payments/view.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
+import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
 import { auditPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
 import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/paymentPage.ts';
@@ -33,11 +34,10 @@ import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import { isTokenScope, type TokenScope } from '../../auth/scopes.ts';
 import { listTokens } from '../../auth/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
-import { redeliverWebhook } from '../../webhooks/deliveries.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
@@ -175,54 +175,28 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   });
   // Open live streams per person (each holds a socket for up to LIVE_MAX_LIFETIME_MS); beyond, 429
   // and the list is simply not live in that tab.
-  const openStreams = new Map<string, number>();
+  const streams = createLiveStreams({ perKey: LIVE_MAX_PER_USER, lifetimeMs: LIVE_MAX_LIFETIME_MS });
   router.get(`${S}/payments/events`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
     const storeId = ctx.state.store!.id;
     const userId = ctx.state.session!.userId;
-    if ((openStreams.get(userId) ?? 0) >= LIVE_MAX_PER_USER) {
+    if (streams.admit(userId) !== 'ok') {
       ctx.set('Retry-After', '30');
       return message(ctx, 429, 'Too many live lists', 'Close some dashboard tabs; this list is not updated live.');
     }
-    openStreams.set(userId, (openStreams.get(userId) ?? 0) + 1);
-    ctx.req.socket.setTimeout(0);
     ctx.status = 200;
-    ctx.type = 'text/event-stream; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Accel-Buffering', 'no');
-    ctx.set('Connection', 'close');
-    const stream = new PassThrough();
-    ctx.body = stream;
+    ctx.set(EVENT_STREAM_HEADERS);
+    const stream = streams.open(userId, ctx.req, ctx.res);
+    ctx.body = stream.body;
+    if (stream.closed) return;
     // The list as the page showed it (its fingerprint when rendered): any change after it is news.
     let last: string | null = typeof ctx.query.since === 'string' && /^[0-9a-f]{32}$/.test(ctx.query.since) ? ctx.query.since : null;
-    let closed = false;
-    let unsubscribe = () => {};
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      const left = (openStreams.get(userId) ?? 1) - 1;
-      if (left > 0) openStreams.set(userId, left);
-      else openStreams.delete(userId);
-      unsubscribe();
-      clearInterval(ticker);
-      clearTimeout(lifetime);
-      stream.end();
-    };
     stream.write('retry: 3000\n\n');
-    unsubscribe = feed.subscribe(storeId, (fingerprint) => {
-      if (closed) return;
-      if (last !== null && fingerprint !== last) stream.write(`event: payments\ndata: {}\n\n`);
-      last = fingerprint;
-    });
-    const server = (ctx.req.socket as { server?: { listening?: boolean } }).server;
-    const ticker = setInterval(() => {
-      if (server?.listening === false) close();
-    }, 1000);
-    ticker.unref();
-    const lifetime = setTimeout(close, LIVE_MAX_LIFETIME_MS);
-    lifetime.unref();
-    ctx.res.once('close', close);
-    // Gone already (it left while the session was read): nothing to stream, and its place is free.
-    if (ctx.req.socket.destroyed) close();
+    stream.onClose(
+      feed.subscribe(storeId, (fingerprint) => {
+        if (last !== null && fingerprint !== last) stream.write(`event: payments\ndata: {}\n\n`);
+        last = fingerprint;
+      }),
+    );
   });
 
   const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; preview?: RefundPreview; actionProblem?: string | null } = {}) => {
@@ -241,15 +215,16 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   /** The store's payment (another store's, or none, is not found — before anything else is read). */
   const storePayment: Middleware<DashboardState> = async (ctx, next) => {
     const paymentId = (ctx.params as { paymentId: string }).paymentId;
-    const found =
-      isUuid(paymentId) && (await pool.exists(sql.unsafe`select 1 from payments where id = ${paymentId.toLowerCase()} and store_id = ${ctx.state.store!.id}`));
-    if (!found) return notFound(ctx);
+    const payment = isUuid(paymentId) ? await findStorePayment(pool, ctx.state.store!.id, paymentId.toLowerCase()) : null;
+    if (!payment) return notFound(ctx);
+    ctx.state.payment = payment;
     await next();
   };
 
   router.post(`${S}/payments/:paymentId/refunds`, htmlErrors, sameOrigin, form, signedIn, member, storePayment, owner('refund.refused'), async (ctx: Ctx) => {
     const store = ctx.state.store!;
-    const paymentId = (ctx.params as { paymentId: string }).paymentId.toLowerCase();
+    const payment = ctx.state.payment!;
+    const paymentId = payment.id;
     const request = { coin: field(ctx, 'coin').trim(), amount: field(ctx, 'amount').trim(), address: field(ctx, 'address').trim() };
     const problems: Record<string, string> = {};
     if (!/^\d{1,30}(\.\d{1,30})?$/.test(request.amount)) problems.amount = 'Write the amount as a number such as 0.5.';
@@ -265,7 +240,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     if (field(ctx, 'confirmed') !== 'yes') {
       let preview: RefundPreview;
       try {
-        preview = await previewRefund(pool, config.tonNetwork, store.id, paymentId, request, deps.now());
+        preview = await previewRefund(pool, config.tonNetwork, payment, request, deps.now());
       } catch (error) {
         return refused(error);
       }
@@ -275,7 +250,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     try {
       // The API's own command (POST /v1/payments/{id}/refunds), and the audit row, in one transaction.
       await pool.transaction(async (tx) => {
-        const refund = await createRefund(tx, config.tonNetwork, store.id, paymentId, request, now);
+        const refund = await createRefund(tx, config.tonNetwork, payment, request, now);
         await recordAudit(
           tx,
           ctx.state.actor!,
@@ -305,12 +280,12 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     owner('webhook.refused'),
     async (ctx: Ctx) => {
       const store = ctx.state.store!;
-      const paymentId = (ctx.params as { paymentId: string }).paymentId.toLowerCase();
+      const paymentId = ctx.state.payment!.id;
       const now = deps.now();
       try {
         // The API's own command (POST /v1/payments/{id}/webhook/redeliver), and the audit row, in one transaction.
         await pool.transaction(async (tx) => {
-          const delivery = await redeliverWebhook(tx, store.id, paymentId, now);
+          const delivery = await redeliverWebhook(tx, ctx.state.payment!, now);
           await recordAudit(
             tx,
             ctx.state.actor!,

@@ -12,7 +12,7 @@ import { DASHBOARD_CSP, messagePage, type StoreContext, type Viewer } from '../.
 import { membershipsOf, roleIn, type Role } from '../../dashboard/people.ts';
 import { findSession, type Session, SESSION_MAX_MS } from '../../dashboard/sessions.ts';
 import type { AppDeps, KassaState } from '../context.ts';
-import { unsafeInBody } from '../middleware.ts';
+import { unsafeInBody } from '../plainText.ts';
 
 /** Where the dashboard's routes are mounted (links add BASE_URL's own path before it). */
 export const DASHBOARD_PATH = '/dashboard';
@@ -120,7 +120,7 @@ export function dashboardSteps(deps: AppDeps) {
     formLimit: '16kb',
     encoding: 'utf-8',
   }) as unknown as Middleware<DashboardState>;
-  /** The form, parsed, under the rule every route keeps (plainText in middleware.ts): no U+0000, no lone surrogate. */
+  /** The form, parsed, under the rule every route keeps (http/plainText.ts): no U+0000, no lone surrogate. */
   const form: Middleware<DashboardState> = async (ctx, next) => {
     await parseForm(ctx, async () => {
       const unsafe = unsafeInBody(ctx.request.body);

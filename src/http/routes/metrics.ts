@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import { routeNotFound } from '../../errors.ts';
 import { registry, useDatabaseForMetrics } from '../../metrics.ts';
 import type { AppDeps, KassaState } from '../context.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 /** Headers a proxy adds: a request that carries one came from elsewhere, whatever the socket says. */

@@ -3,22 +3,21 @@
 // inside `idempotent` where the route takes X-Idempotency-Key → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { TokenCheck } from '../../auth/tokens.ts';
 import type { DatabaseTransactionConnection } from '../../db/pool.ts';
-import { KassaError, paymentNotFound, unusableUrl } from '../../errors.ts';
+import type { TokenCheck } from '../../auth/tokens.ts';
+import { KassaError, unusableUrl } from '../../errors.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
 import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
 import { cancelPayment, createPayment } from '../../payments/commands.ts';
 import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
 import { listTransfers } from '../../payments/transfers.ts';
-import { findPaymentView, findPaymentViewChecked } from '../../payments/view.ts';
 import { presentPage, presentList } from '../../presenters/list.ts';
 import { presentCreatedInvoice, presentPayment, presentPaymentStatus } from '../../presenters/payment.ts';
 import { presentTransfer } from '../../presenters/transfer.ts';
-import type { AppDeps, KassaState, Validated } from '../context.ts';
+import type { AppDeps, Authenticated, KassaState, OfStorePayment, Validated } from '../context.ts';
 import { type CommandResult, idempotency } from '../idempotent.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 import { needs } from '../scope.ts';
 import { parseRfc3339, validate } from '../validate.ts';
 import {
@@ -86,17 +85,17 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   const idempotent = idempotency(deps);
   const checkUrls = publicUrls(config.webhookAllowInsecure);
 
-  type Create<Body> = Validated<{ body: Body }>;
+  type Create<Body> = Authenticated<{ body: Body }>;
   const create = idempotent<Create<CreatePaymentBody>>('POST /v1/payments', (tx, ctx, now) =>
-    operations.payment(tx, { storeId: ctx.state.storeId!, body: ctx.state.body, now, tokenCheck: ctx.state.tokenCheck }),
+    operations.payment(tx, { storeId: ctx.state.merchant.storeId, body: ctx.state.body, now, tokenCheck: ctx.state.tokenCheck }),
   );
   const createInvoice = idempotent<Create<CreateInvoiceBody>>('POST /v1/payments/create', (tx, ctx, now) =>
-    operations.invoice(tx, { storeId: ctx.state.storeId!, body: ctx.state.body, now }),
+    operations.invoice(tx, { storeId: ctx.state.merchant.storeId, body: ctx.state.body, now }),
   );
 
-  const list: Middleware<Validated<{ query: ListPaymentsQuery }>> = async (ctx) => {
+  const list: Middleware<Authenticated<{ query: ListPaymentsQuery }>> = async (ctx) => {
     const { status, created_after: createdAfter, limit = '20', starting_after: startingAfter, order_id: orderId } = ctx.state.query;
-    const page = await listPayments(pool, ctx.state.storeId!, {
+    const page = await listPayments(pool, ctx.state.merchant.storeId, {
       ...(status ? { status } : {}),
       ...(orderId !== undefined ? { orderId } : {}),
       ...(createdAfter ? { createdAfter: parseRfc3339(createdAfter)! } : {}),
@@ -107,37 +106,31 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     ctx.body = presentPage(page.data.map(present), page.hasMore);
   };
 
-  type ById = Validated<{ params: PaymentParams }>;
-  // Behind guards.merchantInline: the token is checked by the payment's read itself (one round trip).
-  const retrieve: Middleware<ById> = async (ctx) => {
-    const view = await findPaymentViewChecked(pool, ctx.state.params.id, ctx.state.tokenCheck!);
-    if (!view) throw paymentNotFound();
-    ctx.body = present(view);
+  type Payment = OfStorePayment<{ params: PaymentParams }>;
+  const retrieve: Middleware<Payment> = async (ctx) => {
+    ctx.body = present(ctx.state.payment);
   };
 
-  const status: Middleware<ById> = async (ctx) => {
-    const view = await findPaymentViewChecked(pool, ctx.state.params.id, ctx.state.tokenCheck!);
-    if (!view) throw paymentNotFound();
-    ctx.body = presentPaymentStatus(view);
+  const status: Middleware<Payment> = async (ctx) => {
+    ctx.body = presentPaymentStatus(ctx.state.payment);
   };
 
-  const transfers: Middleware<ById> = async (ctx) => {
-    const view = await findPaymentView(pool, ctx.state.params.id, { storeId: ctx.state.storeId! });
-    if (!view) throw paymentNotFound();
-    ctx.body = presentList((await listTransfers(pool, view.id)).map(presentTransfer));
+  const transfers: Middleware<Payment> = async (ctx) => {
+    ctx.body = presentList((await listTransfers(pool, ctx.state.payment.id)).map(presentTransfer));
   };
 
   // A pending payment is cancelled only once the chain reader has booked the chain up to now.
-  const chainBooked: Middleware<ById> = async (ctx, next) => {
+  const chainBooked: Middleware<Payment> = async (ctx, next) => {
     ctx.state.now = deps.now();
-    await awaitChainBeforeCancel(pool, config, ctx.state.storeId!, ctx.state.params.id, ctx.state.now);
+    await awaitChainBeforeCancel(pool, config, ctx.state.payment, ctx.state.now);
     await next();
   };
-  const cancel = idempotent<Validated<{ params: PaymentParams; body: CancelPaymentBody }>>('POST /v1/payments/:id/cancel', async (tx, ctx, now) => {
-    const view = await cancelPayment(tx, ctx.state.storeId!, ctx.state.params.id, now);
+  const cancel = idempotent<OfStorePayment<{ params: PaymentParams; body: CancelPaymentBody }>>('POST /v1/payments/:id/cancel', async (tx, ctx, now) => {
+    const view = await cancelPayment(tx, ctx.state.payment, now);
     return { status: 200, body: present(view), paymentId: view.id };
   });
 
+  const byId = validate({ params: paymentParams });
   router.post('/v1/payments', guards.merchantInline, needs('create_payment'), guards.storeLimit, validate({ body: createPaymentSchema }), checkUrls, create);
   router.post(
     '/v1/payments/create',
@@ -149,15 +142,16 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     createInvoice,
   );
   router.get('/v1/payments', guards.merchant, needs('read'), guards.storeLimit, validate({ query: listPaymentsQuery }), list);
-  router.get('/v1/payments/:id', guards.merchantInline, needs('read'), guards.storeLimit, validate({ params: paymentParams }), retrieve);
-  router.get('/v1/payments/:id/status', guards.merchantInline, needs('read'), guards.storeLimit, validate({ params: paymentParams }), status);
-  router.get('/v1/payments/:id/transfers', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), transfers);
+  router.get('/v1/payments/:id', guards.merchantInline, needs('read'), guards.storeLimit, byId, guards.storePayment, retrieve);
+  router.get('/v1/payments/:id/status', guards.merchantInline, needs('read'), guards.storeLimit, byId, guards.storePayment, status);
+  router.get('/v1/payments/:id/transfers', guards.merchant, needs('read'), guards.storeLimit, byId, guards.storePayment, transfers);
   router.post(
     '/v1/payments/:id/cancel',
     guards.merchant,
     needs('change'),
     guards.storeLimit,
     validate({ params: paymentParams, body: cancelPaymentSchema }),
+    guards.storePayment,
     chainBooked,
     cancel,
   );

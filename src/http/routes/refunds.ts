@@ -2,8 +2,6 @@
 // body → the command (in `idempotent`) → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { paymentNotFound } from '../../errors.ts';
-import { findPaymentView } from '../../payments/view.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
@@ -11,9 +9,9 @@ import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds } from '../../treasury/refunds.ts';
 import { ratePolicy } from '../../rates/rates.ts';
 import { storeRefundGas } from '../../treasury/gas.ts';
-import type { AppDeps, KassaState, Validated } from '../context.ts';
+import type { AppDeps, KassaState, OfStorePayment } from '../context.ts';
 import { idempotency } from '../idempotent.ts';
-import type { Guards } from '../middleware.ts';
+import type { Guards } from '../guards.ts';
 import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type CreateRefundBody, createRefundSchema, type PaymentParams, paymentParams } from './refunds.schema.ts';
@@ -22,22 +20,15 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   const { pool, config } = deps;
   const idempotent = idempotency(deps);
 
-  type ById = Validated<{ params: PaymentParams }>;
-  // Another store's payment is 404 whatever the body says (it reveals nothing about the body's rules).
-  const storePayment: Middleware<ById> = async (ctx, next) => {
-    if (!(await findPaymentView(pool, ctx.state.params.id, { storeId: ctx.state.storeId! }))) throw paymentNotFound();
-    await next();
-  };
-  const create = idempotent<Validated<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
+  type Payment = OfStorePayment<{ params: PaymentParams }>;
+  const create = idempotent<OfStorePayment<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
     status: 201,
-    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.storeId!, ctx.state.params.id, ctx.state.body, now, ratePolicy(config))),
-    paymentId: ctx.state.params.id,
+    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.payment, ctx.state.body, now, ratePolicy(config))),
+    paymentId: ctx.state.payment.id,
   }));
 
-  const list: Middleware<ById> = async (ctx) => {
-    const refunds = await listRefunds(pool, ctx.state.storeId!, ctx.state.params.id);
-    if (!refunds) throw paymentNotFound();
-    ctx.body = presentList(refunds.map(presentRefund));
+  const list: Middleware<Payment> = async (ctx) => {
+    ctx.body = presentList((await listRefunds(pool, ctx.state.payment.id)).map(presentRefund));
   };
 
   router.post(
@@ -46,16 +37,22 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
     needs('change'),
     guards.storeLimit,
     validate({ params: paymentParams }),
-    storePayment,
+    // Another store's payment is 404 whatever the body says (it reveals nothing about the body's rules).
+    guards.storePayment,
     validate({ body: createRefundSchema }),
     create,
   );
-  router.get('/v1/payments/:id/refunds', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), list);
+  router.get('/v1/payments/:id/refunds', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, list);
 
   // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
-  const balance: Middleware<ById> = async (ctx) => {
-    const id = ctx.state.params.id;
-    ctx.body = presentBalance(id, await depositMoney(pool, id), await outgoingOfPayment(pool, id, 'sweep'), await storeRefundGas(pool, ctx.state.storeId!));
+  const balance: Middleware<Payment> = async (ctx) => {
+    const id = ctx.state.payment.id;
+    ctx.body = presentBalance(
+      id,
+      await depositMoney(pool, id),
+      await outgoingOfPayment(pool, id, 'sweep'),
+      await storeRefundGas(pool, ctx.state.merchant.storeId),
+    );
   };
-  router.get('/v1/payments/:id/balance', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), storePayment, balance);
+  router.get('/v1/payments/:id/balance', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, balance);
 }

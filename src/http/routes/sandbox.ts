@@ -9,10 +9,10 @@
 import type { ParameterizedContext } from 'koa';
 import type { DatabasePool } from '../../db/pool.ts';
 import { sql } from '../../db/pool.ts';
-import { chainBehind, KassaError, paymentNotFound, sandboxRefusal } from '../../errors.ts';
+import { chainBehind, KassaError, sandboxRefusal } from '../../errors.ts';
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
-import type { Validated } from '../context.ts';
+import type { OfStorePayment, Validated } from '../context.ts';
 import { needs } from '../scope.ts';
 import { validate } from '../validate.ts';
 import { type PaymentParams, paymentParams, type TransferBody, transferSchema } from './sandbox.schema.ts';
@@ -102,10 +102,10 @@ export async function startSandbox(
       needs('change'),
       guards.storeLimit,
       validate({ params: paymentParams }),
-      async (ctx: ParameterizedContext<Validated<{ params: PaymentParams }>>) => {
-        const paymentId = ctx.state.params.id;
-        const payment = await findPaymentView(deps.pool, paymentId, { storeId: ctx.state.storeId! });
-        if (!payment) throw paymentNotFound();
+      guards.storePayment,
+      async (ctx: ParameterizedContext<OfStorePayment<{ params: PaymentParams }>>) => {
+        const payment = ctx.state.payment;
+        const paymentId = payment.id;
         // As when the TTL ends: everything sent until now is booked first (a payment made in time
         // completes instead), then the clock reads expiresAt (or later).
         // The sandbox owns its chain: it seals what was sent (and one more block) rather than wait.
