@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { runOnce } from 'graphile-worker';
+import { runJobsOnce } from '../helpers/jobs.ts';
 import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { sql, z } from '../../src/db/pool.ts';
@@ -53,7 +53,7 @@ after(async () => {
 
 async function runJobs(): Promise<void> {
   const deps = { config: app.config, pool: app.pool, log, now: () => new Date() };
-  await runOnce({
+  await runJobsOnce({
     connectionString: app.db.url,
     taskList: taskList(deps, { webhook__deliver: webhookDeliver }),
     noHandleSignals: true,

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runOnce } from 'graphile-worker';
+import { runJobsOnce } from '../helpers/jobs.ts';
 import { pino } from 'pino';
 import { openPool, sql, z } from '../../src/db/pool.ts';
 import { expireDuePayments, expirePayment } from '../../src/payments/commands.ts';
@@ -127,7 +127,7 @@ describe('idempotency__purge', () => {
     await app.pool.query(sql.unsafe`update idempotency_keys set created_at = now() - interval '25 hours' where idempotency_key = ${key}`);
     await app.pool.query(sql.unsafe`select graphile_worker.add_job('idempotency__purge')`);
     const deps = { config: app.config, pool: app.pool, log, now: app.clock.now };
-    await runOnce({ connectionString: app.db.url, taskList: taskList(deps, TASKS), noHandleSignals: true });
+    await runJobsOnce({ connectionString: app.db.url, taskList: taskList(deps, TASKS), noHandleSignals: true });
     const left = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from idempotency_keys where idempotency_key = ${key}`);
     assert.equal(left, 0);
   });

@@ -11,7 +11,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { run, runOnce } from 'graphile-worker';
+import { run } from 'graphile-worker';
+import { runJobsOnce } from '../helpers/jobs.ts';
 import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { sql, z } from '../../src/db/pool.ts';
@@ -180,20 +181,20 @@ describe('a worker killed mid-request', () => {
       assert.equal(delivery?.attempts[0]?.error, null);
 
       // While the lock holds, another worker does not take the job.
-      await runOnce({ connectionString: app.db.url, taskList: deliverTasks(), noHandleSignals: true, logger: graphileLogger(log, true) });
+      await runJobsOnce({ connectionString: app.db.url, taskList: deliverTasks(), noHandleSignals: true, logger: graphileLogger(log, true) });
       assert.equal(crashed.bodies.length, 1);
 
       // worker__unlock_dead, through Graphile Worker, with its clock past the 2-minute liveness limit.
       const later = () => new Date(Date.now() + DEAD_AFTER_MS + 5_000);
       await app.pool.query(sql.unsafe`select graphile_worker.add_job('worker__unlock_dead', '{}'::json)`);
-      await runOnce({
+      await runJobsOnce({
         connectionString: app.db.url,
         taskList: taskList({ ...deps(), now: later }, { worker__unlock_dead: TASKS.worker__unlock_dead! }),
         noHandleSignals: true,
         logger: graphileLogger(log, true),
       });
       // The freed job runs again (real clock): attempt 2.
-      await runOnce({ connectionString: app.db.url, taskList: deliverTasks(), noHandleSignals: true, logger: graphileLogger(log, true) });
+      await runJobsOnce({ connectionString: app.db.url, taskList: deliverTasks(), noHandleSignals: true, logger: graphileLogger(log, true) });
       [delivery] = await crashed.deliveries();
       assert.equal(delivery?.status, 'delivered', JSON.stringify(delivery));
       await assertInterruptedThenDelivered(crashed, 'crash-1');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { runOnce } from 'graphile-worker';
+import { runJobsOnce } from '../helpers/jobs.ts';
 import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { sql, z } from '../../src/db/pool.ts';
@@ -50,7 +50,7 @@ describe('webhook delivery logs', () => {
         },
       }),
     ) as Logger;
-    await runOnce({
+    await runJobsOnce({
       connectionString: app.db.url,
       taskList: taskList({ config: app.config, pool: app.pool, log, now: () => new Date() }, { webhook__deliver: webhookDeliver }),
       noHandleSignals: true,

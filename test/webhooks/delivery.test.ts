@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { runOnce } from 'graphile-worker';
+import { runJobsOnce } from '../helpers/jobs.ts';
 import { pino } from 'pino';
 import { graphileLogger } from '../../src/db/migrate.ts';
 import { webhookAttempts } from '../../src/metrics.ts';
@@ -61,7 +61,7 @@ async function runJobs(options: WorkerOptions = {}): Promise<void> {
     now: workerNow,
     webhookTimeoutMs: options.timeoutMs ?? 5_000,
   };
-  await runOnce({
+  await runJobsOnce({
     connectionString: app.db.url,
     taskList: taskList(deps, { webhook__deliver: webhookDeliver }),
     noHandleSignals: true,

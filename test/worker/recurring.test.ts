@@ -4,7 +4,8 @@
 // A job interrupted by a crashed worker is taken again once the worker is known dead.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { parseCrontab, runOnce as runJobs, type ParsedCronItem, type RunnerOptions } from 'graphile-worker';
+import { parseCrontab, type ParsedCronItem, type RunnerOptions } from 'graphile-worker';
+import { runJobsOnce as runJobs } from '../helpers/jobs.ts';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { openPool, sql, z } from '../../src/db/pool.ts';
@@ -44,7 +45,7 @@ const jobs = () =>
  * Graphile Worker's runOnce, then until its last completion is written: runOnce resolves as soon
  * as its workers stop, and a worker does not await its last job's completion (worker.js).
  */
-async function runOnce(options: RunnerOptions): Promise<void> {
+async function runOnce(options: RunnerOptions & { connectionString: string }): Promise<void> {
   await runJobs(options);
   for (let waited = 0; waited < 5000; waited += 20) {
     const locked = await db.pool.oneFirst(
