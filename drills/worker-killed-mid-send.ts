@@ -20,7 +20,9 @@ type Mode = 'pass' | 'hold_broadcast' | 'hold_answer';
 
 await drill('worker killed mid-send', async (report) => {
   const db = await drillDatabase();
-  const env = { WORKER_DEAD_AFTER_SECONDS: '5' };
+  // A signed message lives 10 s (OUTGOING_MESSAGE_TTL_SECONDS; 60 by default): the held broadcast's
+  // message expires unseen and is signed afresh within the drill's short tier.
+  const env = { WORKER_DEAD_AFTER_SECONDS: '5', OUTGOING_MESSAGE_TTL_SECONDS: '10' };
   const apiProcess = await startKassa({ databaseUrl: db.url, part: 'api', env });
   const upstream = new URL(apiProcess.url);
 

@@ -53,6 +53,12 @@ export interface Config {
   /** Jobs locked by a worker not seen for this long are unlocked (worker__unlock_dead). */
   workerDeadAfterMs: number;
   /**
+   * OUTGOING_MESSAGE_TTL_SECONDS: how long a signed transfer out stays valid (the wallet's
+   * valid_until). A message not seen on chain by then is signed again — never before, so a longer
+   * life waits longer after a lost broadcast and a shorter one risks expiring in a busy network.
+   */
+  outgoingMessageTtlSeconds: number;
+  /**
    * How many reverse proxies in front of Kassa append to X-Forwarded-For (TRUST_PROXY): the client
    * address is the one the outermost of them saw, `trustProxyHops` entries from the right. 0: the
    * header is ignored and the socket's address is the client's.
@@ -286,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     databaseStatementTimeoutMs: check(() => integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000), 5_000),
     keepAliveTimeoutMs: check(() => integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600), 65) * 1000,
     workerDeadAfterMs: check(() => integer(env, 'WORKER_DEAD_AFTER_SECONDS', 120, 5, 86_400), 120) * 1000,
+    outgoingMessageTtlSeconds: check(() => integer(env, 'OUTGOING_MESSAGE_TTL_SECONDS', 60, 10, 3600), 60),
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,
   };

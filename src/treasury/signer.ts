@@ -23,8 +23,6 @@ import { expireUnseen, failUnsendable, recordSigned } from './commands.ts';
 import { nextSeqno, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
-/** How long a signed message stays valid (the wallet refuses it afterwards). */
-export const MESSAGE_TTL_SECONDS = 60;
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
 export const MAX_MESSAGES_PER_BATCH = 100;
 /** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
@@ -32,10 +30,11 @@ export const GAS_BATCH_WINDOW_MS = 1_000;
 
 export interface SignerDeps {
   pool: DatabasePool;
-  config: Pick<Config, 'masterKey' | 'tonNetwork'>;
+  config: Pick<Config, 'masterKey' | 'tonNetwork' | 'outgoingMessageTtlSeconds'>;
   client: ChainClient;
   log: Logger;
   now: () => Date;
+  /** Tests: a signed message's life in seconds instead of config.outgoingMessageTtlSeconds. */
   messageTtlSeconds?: number;
   /** Test hooks: a crash at that point (throw), or a broadcast that gets lost. */
   hooks?: {
@@ -209,7 +208,7 @@ async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract
   const { next, wallet, seqno } = facts;
   const jettonWallet = !facts.isGas && next.coin_symbol !== 'TON' ? await depositJettonWallet(deps, next, wallet) : null;
   const messages = messagesFor(facts, decision.value, jettonWallet);
-  const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? MESSAGE_TTL_SECONDS);
+  const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? deps.config.outgoingMessageTtlSeconds);
   const message = signWalletMessage(facts.keys, facts.walletRef, { seqno, validUntil, sendMode: decision.mode, messages });
   await deps.hooks?.afterSign?.(next, message);
 

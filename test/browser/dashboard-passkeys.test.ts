@@ -12,18 +12,16 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
+import { assertAccessible as accessible, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const EMAIL = 'passkeys@bluebottle.example';
 const PASSWORD = 'a long dashboard password';
 
@@ -35,35 +33,15 @@ let context: BrowserContext;
 let page: Page;
 let cdp: CDPSession;
 let authenticatorId: string;
-const problems: string[] = [];
+let problems: string[];
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  } catch (error) {
-    throw new Error(
-      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
-    );
-  }
+  browser = await launchChromium();
   app = await startPaymentsApp({ baseUrlHost: 'localhost' });
   base = new URL(app.config.baseUrl).origin;
   store = await app.store({ name: 'Blue Bottle Café' });
-  context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US' });
-  await context.addInitScript(() =>
-    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
-  );
-  page = await context.newPage();
-  page.on('console', (message) => {
-    if (/Failed to load resource: the server responded with a status of 4(00|01)/.test(message.text())) return;
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('dialog', (dialog) => void dialog.accept());
+  ({ context, page, problems } = await openPage(browser, { width: 390, height: 844 }));
   // Chromium's virtual authenticator: a CTAP2 platform authenticator that keeps resident keys and
   // verifies its user (as a PIN or fingerprint would), answering without a person's touch.
   cdp = await context.newCDPSession(page);
@@ -84,20 +62,7 @@ after(async () => {
   await app?.close();
 });
 
-async function assertAccessible(what: string): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
-  });
-  assert.deepEqual(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    [],
-    `${what}: axe-core found serious violations`,
-  );
-  await page.screenshot({ path: path.join(ARTIFACTS, `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
-}
+const assertAccessible = (what: string): Promise<void> => accessible(page, what, ARTIFACTS);
 
 const audit = () =>
   app.pool.any(sql.type(z.object({ action: z.string(), actor: z.string(), detail: z.record(z.string(), z.unknown()) }))`

@@ -7,18 +7,16 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
+import { assertAccessible, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'a long dashboard password';
 const REFUND_TO = `0:${'ab'.repeat(32)}`;
 
@@ -27,17 +25,7 @@ let browser: Browser;
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  } catch (error) {
-    throw new Error(
-      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
-    );
-  }
+  browser = await launchChromium();
   app = await startPaymentsApp();
 });
 after(async () => {
@@ -56,12 +44,7 @@ describe('token scopes from the dashboard in headless Chromium', () => {
       ],
       body: { amount: '1', currency: 'TON' },
     });
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', permissions: ['clipboard-read', 'clipboard-write'] });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
-    page.on('pageerror', (error) => problems.push(error.message));
-
+    const { context, page, problems } = await openPage(browser, { width: 390, height: 844 }, ['clipboard-read', 'clipboard-write']);
     await page.goto(`${app.url}${await invitationPath(app.pool, store.id, 'owner@bluebottle.example', 'owner')}`);
     await page.fill('#password', PASSWORD);
     await page.fill('#confirm', PASSWORD);
@@ -79,17 +62,7 @@ describe('token scopes from the dashboard in headless Chromium', () => {
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
     const row = page.locator('#tokens tbody tr', { hasText: jti });
     assert.equal(await row.locator('.token-scope').innerText(), 'read-only');
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string }[] }> } }).axe;
-      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
-    });
-    assert.deepEqual(
-      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-      [],
-    );
-    await page.screenshot({ path: path.join(ARTIFACTS, 'API-tokens-with-a-read-only-token.png'), fullPage: true });
+    await assertAccessible(page, 'API tokens with a read-only token', ARTIFACTS);
 
     // The API: the token reads, and a refund with it is refused without a trace in the books.
     assert.equal((await app.request('GET', `/v1/payments/${payment.id}/balance`, { token })).status, 200);

@@ -10,17 +10,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { findStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
 import type { Role } from '../../src/dashboard/people.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
+import { assertAccessible, assertNoHorizontalScroll, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'a long dashboard password';
 const PHONE = { width: 375, height: 740 };
 
@@ -30,17 +28,7 @@ let browser: Browser;
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  } catch (error) {
-    throw new Error(
-      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
-    );
-  }
+  browser = await launchChromium();
   app = await startPaymentsApp();
   store = await app.store({ name: 'Harbour Books', methods: 'TON/TON' });
 });
@@ -51,18 +39,7 @@ after(async () => {
 
 /** A member signed in through their invitation, on a phone-sized page that records console errors and CSP violations. */
 async function signedIn(email: string, role: Role): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: PHONE, locale: 'en-US' });
-  await context.addInitScript(() =>
-    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
-  );
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    // A refused form (400, 403) is a page like any other; the browser logs its status.
-    if (/Failed to load resource: the server responded with a status of 4(00|03)/.test(message.text())) return;
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  const { page, problems } = await openPage(browser, PHONE);
   await page.goto(`${app.url}${await invitationPath(app.pool, store.id, email, role)}`);
   await page.fill('#password', PASSWORD);
   await page.fill('#confirm', PASSWORD);
@@ -72,24 +49,8 @@ async function signedIn(email: string, role: Role): Promise<{ page: Page; proble
 
 /** axe-core (no serious or critical violation), no sideways scroll at the phone's width, and a screenshot. */
 async function assertUsable(page: Page, what: string): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  assert.deepEqual(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    [],
-    `${what}: axe-core found serious violations`,
-  );
-  const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
-  assert.ok(widths.scroll <= widths.client, `${what}: scrolls sideways at ${PHONE.width} px (${widths.scroll} > ${widths.client})`);
-  await page.screenshot({ path: path.join(ARTIFACTS, `settings-${what.replace(/\W+/g, '-')}.png`), fullPage: true });
+  await assertNoHorizontalScroll(page, what);
+  await assertAccessible(page, `settings ${what}`, ARTIFACTS);
 }
 
 /** A new payment's hosted checkout, in the owner's browser. */

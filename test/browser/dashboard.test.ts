@@ -11,10 +11,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createRequire } from 'node:module';
 import { Address } from '@ton/core';
 import { pino } from 'pino';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
@@ -23,10 +22,9 @@ import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
+import { assertAccessible as accessible, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const PASSWORD = 'a long dashboard password';
 
@@ -37,17 +35,7 @@ let owner: { context: BrowserContext; page: Page; problems: string[] };
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  } catch (error) {
-    throw new Error(
-      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
-    );
-  }
+  browser = await launchChromium();
   app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
   store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON,USDT/TON' });
   owner = await open();
@@ -57,46 +45,10 @@ after(async () => {
   await app?.close();
 });
 
-/** A fresh browser profile whose page records console errors and CSP violations. */
-async function open(viewport = { width: 390, height: 844 }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport, locale: 'en-US' });
-  await context.addInitScript(() =>
-    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
-  );
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    // A form refused (400, 401, 403, 429) is a page like any other; the browser logs its status.
-    if (/Failed to load resource: the server responded with a status of 4(00|01|03|29)/.test(message.text())) return;
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  // Refunds ask to confirm (the page's script); the test says yes.
-  page.on('dialog', (dialog) => void dialog.accept());
-  return { context, page, problems };
-}
-
-/** axe-core in the page (through the debugging protocol: the page's CSP stays as served); no serious or critical violation. */
-async function assertAccessible(page: Page, what: string): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  assert.deepEqual(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    [],
-    `${what}: axe-core found serious violations`,
-  );
-  await page.screenshot({ path: path.join(ARTIFACTS, `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
-}
+/** A fresh browser profile (console errors and CSP violations recorded; confirm dialogs accepted). */
+const open = (viewport = { width: 390, height: 844 }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> => openPage(browser, viewport);
+/** axe-core in the page: no serious or critical violation; a screenshot to ARTIFACTS. */
+const assertAccessible = (page: Page, what: string): Promise<void> => accessible(page, what, ARTIFACTS);
 
 async function createPayment(body: Record<string, unknown>): Promise<any> {
   const response = await app.request('POST', '/v1/payments', { token: store.token, body });

@@ -1,7 +1,7 @@
 // Headless Chromium (Debian's `chromium`, driven by playwright-core) for dashboard tests: a browser
 // that fails loudly when it cannot start, fresh profiles that record console errors and CSP
 // violations, axe-core run in the page (no serious or critical violation), and the phone-width check
-// (no horizontal scroll). test/browser/dashboard.test.ts has its own copies of the first three.
+// (no horizontal scroll). Every test/browser/dashboard*.test.ts takes them from here.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,8 +33,8 @@ export interface BrowserPage {
 }
 
 /** A fresh browser profile whose page records console errors and CSP violations, and accepts confirm dialogs. */
-export async function openPage(browser: Browser, viewport = { width: 375, height: 812 }): Promise<BrowserPage> {
-  const context = await browser.newContext({ viewport, locale: 'en-US' });
+export async function openPage(browser: Browser, viewport = { width: 375, height: 812 }, permissions: string[] = []): Promise<BrowserPage> {
+  const context = await browser.newContext({ viewport, locale: 'en-US', permissions });
   await context.addInitScript(() =>
     document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} of ${event.blockedURI}`)),
   );

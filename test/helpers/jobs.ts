@@ -9,8 +9,10 @@ import pg from 'pg';
 export async function runJobsOnce(options: RunnerOptions & { connectionString: string }): Promise<void> {
   const { connectionString, ...rest } = options;
   const pgPool = new pg.Pool({ connectionString, max: 10 });
-  // An idle client ended by the server after the run: pg removes it from the pool; nothing to do.
+  // A client ended by the server (idle, or checked out: pg raises it on the next query): nothing
+  // more to do — Graphile asks for both handlers (https://err.red/wpeh).
   pgPool.on('error', () => {});
+  pgPool.on('connect', (client) => client.on('error', () => {}));
   try {
     await runOnce({ ...rest, pgPool });
   } finally {
