@@ -142,11 +142,14 @@ export async function addPasskey(
   if (name.length > PASSKEY_NAME_MAX) throw new FormProblem(`Give the passkey a name of at most ${PASSKEY_NAME_MAX} characters.`, 'name');
   const response = parseAnswer<RegistrationResponseJSON>(input.answer);
   if (!response) throw new FormProblem('Adding a passkey needs JavaScript and a browser that supports passkeys; nothing was added.');
+  // The challenge the answer names is spent first, whatever refuses the answer after.
+  const challenge = challengeOf(response);
+  const fresh = challenge !== null && (await takeChallenge(pool, 'registration', input.userId, input.now)(challenge));
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     verified = await verifyRegistrationResponse({
       response,
-      expectedChallenge: takeChallenge(pool, 'registration', input.userId, input.now),
+      expectedChallenge: (given: string) => fresh && given === challenge,
       expectedOrigin: input.party.origin,
       expectedRPID: input.party.id,
       requireUserVerification: true,
@@ -250,16 +253,17 @@ async function checkPasskeyAnswer(
   input: { answer: string; party: RelyingParty; actor: Pick<Actor, 'clientAddress' | 'userAgent'>; now: Date },
 ): Promise<{ outcome: 'signed_in'; token: string; userId: string } | { outcome: 'refused'; reason: string; email: string | null }> {
   const response = parseAnswer<AuthenticationResponseJSON>(input.answer);
-  if (!response || !/^[A-Za-z0-9_-]{16,1366}$/.test(response.id)) return { outcome: 'refused', reason: 'no passkey answer', email: null };
+  if (!response) return { outcome: 'refused', reason: 'no passkey answer', email: null };
+  // The challenge the answer names is spent first, whatever refuses the answer after (an unknown
+  // passkey, another user's handle, a check the library makes before it asks for the challenge).
+  const challenge = challengeOf(response);
+  const fresh = challenge !== null && (await takeChallenge(pool, 'sign_in', null, input.now)(challenge));
+  if (!/^[A-Za-z0-9_-]{16,1366}$/.test(response.id)) return { outcome: 'refused', reason: 'no passkey answer', email: null };
   const passkey = await pool.maybeOne(sql.type(storedPasskey)`
     select p.id, p.user_id, u.email, p.public_key, p.sign_count::text, p.transports
     from dashboard_passkeys p join dashboard_users u on u.id = p.user_id where p.credential_id = ${response.id}
   `);
-  // Unknown passkey: its challenge is spent all the same.
-  if (!passkey) {
-    await takeChallenge(pool, 'sign_in', null, input.now)(challengeOf(response) ?? '');
-    return { outcome: 'refused', reason: 'unknown passkey', email: null };
-  }
+  if (!passkey) return { outcome: 'refused', reason: 'unknown passkey', email: null };
   const handle = response.response?.userHandle;
   if (handle !== undefined && handle !== Buffer.from(userHandle(passkey.user_id)).toString('base64url')) {
     return { outcome: 'refused', reason: 'user handle of another user', email: passkey.email };
@@ -268,7 +272,8 @@ async function checkPasskeyAnswer(
   try {
     verified = await verifyAuthenticationResponse({
       response,
-      expectedChallenge: takeChallenge(pool, 'sign_in', null, input.now),
+      // Taken above: accepted only when it was fresh and is the one the library reads.
+      expectedChallenge: (given: string) => fresh && given === challenge,
       expectedOrigin: input.party.origin,
       expectedRPID: input.party.id,
       credential: { id: response.id, publicKey: new Uint8Array(passkey.public_key), counter: Number(passkey.sign_count), transports: passkey.transports },
@@ -298,7 +303,7 @@ async function checkPasskeyAnswer(
 }
 
 /** The challenge an answer says it signed (from its clientDataJSON), or null. */
-function challengeOf(response: AuthenticationResponseJSON): string | null {
+function challengeOf(response: AuthenticationResponseJSON | RegistrationResponseJSON): string | null {
   try {
     const data = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown };
     return typeof data.challenge === 'string' ? data.challenge : null;

@@ -141,4 +141,67 @@ describe('dashboard passkeys over HTTP', () => {
     `);
     assert.deepEqual(audit, [{ actor: 'bob.keys@example.com', subject: 'bob.keys@example.com' }]);
   });
+
+  it('a challenge is spent by the first answer that names it, whatever refuses that answer (another user handle, a malformed answer)', async () => {
+    await app.pool.query(sql.unsafe`delete from dashboard_passkey_challenges`);
+    await app.pool.query(sql.unsafe`delete from dashboard_sign_in_failures`);
+    await member(app.url, app.pool, store.id, 'cara.keys@example.com', 'viewer');
+    await app.pool.query(sql.unsafe`
+      insert into dashboard_passkeys (user_id, credential_id, public_key, name, created_at)
+      select id, 'Q0FSQVNLRVlDQVJBU0tFWQ', '\\x00', 'Cara''s key', now() from dashboard_users where email = 'cara.keys@example.com'
+    `);
+    const origin = new URL(app.config.baseUrl).origin;
+    const signInChallenges = () =>
+      app.pool.anyFirst(sql.type(z.object({ challenge: z.string() }))`select challenge from dashboard_passkey_challenges where purpose = 'sign_in'`);
+    const answers = {
+      // The passkey is Cara's, the user handle another person's.
+      'another user handle': (challenge: string) => ({
+        id: 'Q0FSQVNLRVlDQVJBU0tFWQ',
+        rawId: 'Q0FSQVNLRVlDQVJBU0tFWQ',
+        type: 'public-key',
+        response: {
+          clientDataJSON: Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin })).toString('base64url'),
+          authenticatorData: 'AAAA',
+          signature: 'AAAA',
+          userHandle: Buffer.alloc(16, 7).toString('base64url'),
+        },
+        clientExtensionResults: {},
+      }),
+      // Refused by the library before it looks at the challenge.
+      'a malformed answer': (challenge: string) => ({
+        id: 'Q0FSQVNLRVlDQVJBU0tFWQ',
+        rawId: 'Q0FSQVNLRVlDQVJBU0tFWQ',
+        type: 'not-a-public-key',
+        response: {
+          clientDataJSON: Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin })).toString('base64url'),
+          authenticatorData: 'AAAA',
+          signature: 'AAAA',
+        },
+        clientExtensionResults: {},
+      }),
+    };
+    for (const [what, answer] of Object.entries(answers)) {
+      const options = JSON.parse((await dashboardClient(app.url).post('/dashboard/sign-in/passkey/options')).text);
+      assert.deepEqual(await signInChallenges(), [options.challenge], what);
+      const refused = await dashboardClient(app.url).post('/dashboard/sign-in/passkey', { credential: JSON.stringify(answer(options.challenge)) });
+      assert.equal(refused.status, 401, what);
+      assert.deepEqual(await signInChallenges(), [], `${what}: the challenge is used up`);
+    }
+    // A registration's too (a malformed answer from the signed-in person).
+    const cara = await member(app.url, app.pool, store.id, 'cara.keys@example.com', 'viewer');
+    const options = JSON.parse((await cara.post('/dashboard/passkeys/options')).text);
+    const registration = {
+      id: 'Q0FSQU5FV0tFWUNBUkFORVc',
+      rawId: 'Q0FSQU5FV0tFWUNBUkFORVc',
+      type: 'not-a-public-key',
+      response: {
+        clientDataJSON: Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge: options.challenge, origin })).toString('base64url'),
+        attestationObject: 'AAAA',
+      },
+      clientExtensionResults: {},
+    };
+    assert.equal((await cara.post('/dashboard/passkeys', { name: 'Phone', credential: JSON.stringify(registration) })).status, 400);
+    assert.equal((await challenges()).filter((row) => row.purpose === 'registration').length, 0, 'the registration challenge is used up');
+    await app.pool.query(sql.unsafe`delete from dashboard_sign_in_failures`);
+  });
 });
