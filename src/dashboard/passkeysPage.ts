@@ -12,6 +12,9 @@ export function passkeysPage(input: {
   notice?: string | null;
   problems?: Record<string, string>;
   name?: string;
+  /** The session's sign-in is recent enough to add a passkey (sessions.ts RECENT_SIGN_IN_MS). */
+  canAdd: boolean;
+  recentMinutes: number;
 }): string {
   const { root } = input;
   const problems = input.problems ?? {};
@@ -20,14 +23,18 @@ export function passkeysPage(input: {
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
 <section class="card" aria-labelledby="add-heading"><h2 id="add-heading">Add a passkey</h2>
-<form method="post" action="${root}/passkeys" data-passkey="register" data-options="${root}/passkeys/options">
+${
+  input.canAdd
+    ? html`<form method="post" action="${root}/passkeys" data-passkey="register" data-options="${root}/passkeys/options">
 <input type="hidden" name="credential" value="">
 <label for="passkey-name">Name</label>
 <input id="passkey-name" name="name" type="text" maxlength="${PASSKEY_NAME_MAX}" value="${input.name ?? ''}" placeholder="This laptop"${describedBy(problems, 'name')}>
 ${problemFor(problems, 'name')}
 <button type="submit" id="add-passkey">Add a passkey</button>
 <p class="problem" role="alert" data-passkey-problem hidden></p>
-</form></section>
+</form>`
+    : html`<p id="add-needs-sign-in">Adding a passkey needs a sign-in from the last ${input.recentMinutes} minutes: sign out, sign in again, then add it here.</p>`
+}</section>
 <section class="card" aria-labelledby="passkeys-heading"><h2 id="passkeys-heading">Your passkeys</h2>
 ${
   input.passkeys.length

@@ -17,7 +17,16 @@ export interface Session {
   id: string;
   userId: string;
   email: string;
+  /** When the person signed in (password, passkey or invitation) to open this session. */
+  signedInAt: Date;
 }
+
+/**
+ * Adding a passkey needs a sign-in this recent: a session taken over later (a stolen cookie) cannot
+ * give itself a way in that outlives it.
+ */
+export const RECENT_SIGN_IN_MS = 10 * 60_000;
+export const signedInRecently = (session: Session, now: Date): boolean => now.getTime() - session.signedInAt.getTime() <= RECENT_SIGN_IN_MS;
 
 export async function createSession(db: Db, userId: string, actor: Pick<Actor, 'clientAddress' | 'userAgent'>, now: Date): Promise<string> {
   const token = newSecret();
@@ -32,8 +41,8 @@ export async function createSession(db: Db, userId: string, actor: Pick<Actor, '
 /** The session of a cookie's token, when it is open, unexpired and not idle too long; null otherwise. */
 export async function findSession(db: Db, token: string, now: Date): Promise<Session | null> {
   if (!isSecret(token)) return null;
-  const row = await db.maybeOne(sql.type(z.object({ id: z.string(), user_id: z.string(), email: z.string(), last_seen_at: z.date() }))`
-    select s.id, s.user_id, u.email, s.last_seen_at from dashboard_sessions s join dashboard_users u on u.id = s.user_id
+  const row = await db.maybeOne(sql.type(z.object({ id: z.string(), user_id: z.string(), email: z.string(), created_at: z.date(), last_seen_at: z.date() }))`
+    select s.id, s.user_id, u.email, s.created_at, s.last_seen_at from dashboard_sessions s join dashboard_users u on u.id = s.user_id
     where s.token_hash = ${sql.binary(secretHash(token))} and s.revoked_at is null and s.expires_at > ${sql.timestamp(now)}
       and s.last_seen_at > ${sql.timestamp(new Date(now.getTime() - SESSION_IDLE_MS))}
   `);
@@ -41,7 +50,7 @@ export async function findSession(db: Db, token: string, now: Date): Promise<Ses
   if (now.getTime() - row.last_seen_at.getTime() >= SEEN_RESOLUTION_MS) {
     await db.query(sql.unsafe`update dashboard_sessions set last_seen_at = ${sql.timestamp(now)} where id = ${row.id}`);
   }
-  return { id: row.id, userId: row.user_id, email: row.email };
+  return { id: row.id, userId: row.user_id, email: row.email, signedInAt: row.created_at };
 }
 
 /** Signs one session out (audited). */

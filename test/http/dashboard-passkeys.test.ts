@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PASSKEY_CHALLENGE_MS, SIGN_IN_CHALLENGES_PER_CLIENT } from '../../src/dashboard/passkeys.ts';
+import { RECENT_SIGN_IN_MS } from '../../src/dashboard/sessions.ts';
 import { SIGN_IN_LIMITS } from '../../src/dashboard/signInLimits.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -113,6 +114,28 @@ describe('dashboard passkeys over HTTP', () => {
     const password = await dashboardClient(app.url).post('/dashboard/sign-in', { email: 'keys@example.com', password: 'correct horse battery' });
     assert.equal(password.status, 429);
     await app.pool.query(sql.unsafe`delete from dashboard_sign_in_failures`);
+  });
+
+  it('adding a passkey needs a sign-in from the last 10 minutes: a session taken over later cannot give itself a way in', async () => {
+    const owner = await member(app.url, app.pool, store.id, 'recent.keys@example.com', 'owner');
+    assert.equal((await owner.post('/dashboard/passkeys/options')).status, 200);
+    assert.doesNotMatch((await owner.get('/dashboard/passkeys')).text, /add-needs-sign-in/);
+    await app.pool.query(sql.unsafe`delete from dashboard_passkey_challenges`);
+    app.clock.set(new Date(Date.now() + RECENT_SIGN_IN_MS + 60_000));
+    try {
+      const options = await owner.post('/dashboard/passkeys/options');
+      assert.equal(options.status, 403);
+      assert.match(options.text, /needs a sign-in from the last 10 minutes/);
+      assert.equal((await owner.post('/dashboard/passkeys', { name: 'Stolen', credential: '{}' })).status, 403);
+      const page = await owner.get('/dashboard/passkeys');
+      assert.equal(page.status, 200, 'the session itself still works');
+      assert.match(page.text, /id="add-needs-sign-in"/);
+      assert.doesNotMatch(page.text, /data-passkey="register"/);
+      assert.equal((await challenges()).length, 0);
+      assert.equal(await passkeyCount(), 0);
+    } finally {
+      app.clock.real();
+    }
   });
 
   it("the Passkeys page is the signed-in person's; another person's passkey cannot be removed", async () => {

@@ -5,6 +5,7 @@
 // (challenge, origin and RP ID from BASE_URL, signature, user verification, counter) and the
 // audit rows are src/dashboard/passkeys.ts's.
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
 import {
   PASSKEY_CHALLENGE_MS,
   type PasskeyRow,
@@ -19,8 +20,9 @@ import {
 import { passkeysPage } from '../../dashboard/passkeysPage.ts';
 import { signInPage } from '../../dashboard/pages.ts';
 import { FormProblem } from '../../dashboard/people.ts';
+import { RECENT_SIGN_IN_MS, signedInRecently } from '../../dashboard/sessions.ts';
 import type { AppDeps, KassaState } from '../context.ts';
-import type { DashboardCtx as Ctx, DashboardSteps } from './dashboardSteps.ts';
+import type { DashboardCtx as Ctx, DashboardState, DashboardSteps } from './dashboardSteps.ts';
 
 const NOTICES: Record<string, string> = { added: 'Passkey added: you can sign in with it from now on.', removed: 'Passkey removed.' };
 
@@ -36,7 +38,20 @@ export function dashboardPasskeysRoutes(router: Router<KassaState>, deps: AppDep
   };
   const showPasskeys = async (ctx: Ctx, status: number, extra: { notice?: string | null; problems?: Record<string, string>; name?: string } = {}) => {
     const passkeys: readonly PasskeyRow[] = await passkeysOf(pool, ctx.state.session!.userId);
-    page(ctx, status, passkeysPage({ root, viewer: ctx.state.viewer!, passkeys, ...extra }));
+    const canAdd = signedInRecently(ctx.state.session!, deps.now());
+    page(ctx, status, passkeysPage({ root, viewer: ctx.state.viewer!, passkeys, canAdd, recentMinutes: RECENT_SIGN_IN_MS / 60_000, ...extra }));
+  };
+  /** Adding a passkey (its options and its answer) needs a sign-in from the last RECENT_SIGN_IN_MS. */
+  const recentSignIn: Middleware<DashboardState> = async (ctx, next) => {
+    if (!signedInRecently(ctx.state.session!, deps.now())) {
+      return message(
+        ctx,
+        403,
+        'Sign in again',
+        `Adding a passkey needs a sign-in from the last ${RECENT_SIGN_IN_MS / 60_000} minutes. Sign out, sign in again, then add it. Nothing was changed.`,
+      );
+    }
+    await next();
   };
 
   // ---- A signed-in person's passkeys.
@@ -44,11 +59,11 @@ export function dashboardPasskeysRoutes(router: Router<KassaState>, deps: AppDep
     const notice = typeof ctx.query.notice === 'string' && Object.hasOwn(NOTICES, ctx.query.notice) ? NOTICES[ctx.query.notice]! : null;
     await showPasskeys(ctx, 200, { notice });
   });
-  router.post(`${R}/passkeys/options`, htmlErrors, sameOrigin, signedIn, async (ctx: Ctx) => {
+  router.post(`${R}/passkeys/options`, htmlErrors, sameOrigin, signedIn, recentSignIn, async (ctx: Ctx) => {
     const session = ctx.state.session!;
     json(ctx, await registrationOptions(pool, { userId: session.userId, email: session.email, party, clientAddress: ctx.ip || null, now: deps.now() }));
   });
-  router.post(`${R}/passkeys`, htmlErrors, sameOrigin, form, signedIn, async (ctx: Ctx) => {
+  router.post(`${R}/passkeys`, htmlErrors, sameOrigin, form, signedIn, recentSignIn, async (ctx: Ctx) => {
     const session = ctx.state.session!;
     const name = field(ctx, 'name').slice(0, 200);
     try {
