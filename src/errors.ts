@@ -294,10 +294,6 @@ export const refundBelowMinimum = (coin: string, minimum: string): KassaError =>
 export const unusableDestination = (problem: string, param = 'address'): KassaError =>
   said('invalid_address', `Kassa cannot send there: ${problem}.`, { param });
 
-/** Not a TON address of the configured network. */
-export const invalidAddress = (problem: string, param = 'address'): KassaError =>
-  said('invalid_address', `Not a TON address for this network: ${problem}.`, { param });
-
 /** The sandbox chain refuses a transfer's input, in its own words (src/chain/sandbox/chain.ts). */
 export const sandboxRefusal = (
   code: 'invalid_amount' | 'invalid_address' | 'insufficient_funds' | 'invalid_request',

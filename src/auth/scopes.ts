@@ -20,7 +20,7 @@ const ALLOWED: Readonly<Record<TokenScope, readonly ScopeNeed[]>> = {
 export const SCOPE_LABELS: Readonly<Record<TokenScope, string>> = {
   full: 'full access',
   read_only: 'read-only',
-  create_payments: 'create and read payments (no refunds, no cancel)',
+  create_payments: 'create and read payments (no cancel, refund or webhook redelivery)',
 };
 
 export const isTokenScope = (value: unknown): value is TokenScope => typeof value === 'string' && (TOKEN_SCOPES as readonly string[]).includes(value);

@@ -1,5 +1,6 @@
-// The steps that guard a route, named first on its line: who may call it, then the rate limit it
-// spends from; and, for a route of one payment, that the payment is the caller's store's.
+// The steps that guard a route, named first on its line: who may call it (then what it needs of the
+// token: http/scope.ts), then the rate limit it spends from; and, for a route of one payment, that
+// the payment is the caller's store's.
 import type { Middleware } from 'koa';
 import { paymentNotFound } from '../errors.ts';
 import { findStorePayment } from '../payments/view.ts';
@@ -9,7 +10,7 @@ import { createRateLimiter, createSharedRateLimiter, rateLimit } from './rateLim
 
 /**
  * The steps that guard a route, named on its line: who may call it, then the rate limit it
- * spends from, e.g. `router.get('/v1/payments', guards.merchant, guards.storeLimit, …)`.
+ * spends from, e.g. `router.get('/v1/payments', guards.merchant, needs('read'), guards.storeLimit, …)`.
  */
 export interface Guards {
   /** Merchant API: the bearer token of a store (sets ctx.state.merchant; handlers read it as `Authenticated<…>`). */
@@ -19,7 +20,7 @@ export interface Guards {
    * `inline`): for retrieve, status and create, whose one read makes it (a round trip fewer).
    */
   merchantInline: Middleware<KassaState>;
-  /** The store's rate limit (after `merchant`): RateLimit-* headers, 429 with Retry-After. */
+  /** The store's rate limit (after `merchant` or `merchantInline`, and the route's `needs(…)`): RateLimit-* headers, 429 with Retry-After. */
   storeLimit: Middleware<KassaState>;
   /** Public checkout endpoints: the client address's rate limit. */
   clientLimit: Middleware<KassaState>;

@@ -2,6 +2,7 @@
 // payment's store token, as /v1 does. The customer's POST /sandbox/v1/transfers stays open.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { issueToken } from '../../src/auth/tokens.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
@@ -51,6 +52,17 @@ describe('POST /sandbox/v1/payments/{id}/expire', () => {
     const payment = await pendingPayment();
     const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`, { token: other.token });
     assertError(response, 404, 'not_found_error', 'payment_not_found');
+    assert.equal(await status(payment.id), 'pending');
+  });
+
+  it('a read_only or create_payments token of the store: 403 insufficient_scope (the control needs full), and the payment is left as it was', async () => {
+    const payment = await pendingPayment();
+    for (const scope of ['read_only', 'create_payments'] as const) {
+      const { token } = await issueToken(app.pool, owner.id, null, new Date(), scope);
+      const response = await app.request('POST', `/sandbox/v1/payments/${payment.id}/expire`, { token });
+      assertError(response, 403, 'authentication_error', 'insufficient_scope');
+      assert.match(response.json.error.message, new RegExp(`scope \\(${scope}\\)`));
+    }
     assert.equal(await status(payment.id), 'pending');
   });
 

@@ -1,6 +1,7 @@
-// The merchant payment endpoints. Each route reads as a pipeline: guards (auth, then the store's
-// rate limit) → validate (path, query, body: payments.schema.ts) → further checks → the command,
-// inside `idempotent` where the route takes X-Idempotency-Key → presenter.
+// The merchant payment endpoints. Each route reads as a pipeline: guards (auth, what it needs of the
+// token's scope, then the store's rate limit) → validate (path, query, body: payments.schema.ts) →
+// the path's payment is the store's (`guards.storePayment`) → further checks → the command, inside
+// `idempotent` where the route takes X-Idempotency-Key → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { DatabaseTransactionConnection } from '../../db/pool.ts';
