@@ -122,7 +122,11 @@ async function requestedAmount(
   policy: RatePolicy | null,
 ): Promise<{ coinAmount: string; requested: RequestedAmount } | null> {
   const currency = request.currency?.trim();
-  if (currency === undefined || currency === coin.symbol) return null;
+  if (currency === undefined || currency === coin.symbol) {
+    // A rate converts an amount in another currency; with none it would be silently ignored.
+    if (request.rate !== undefined) throw fieldBreaksRule('rate', `is given only with \`currency\` (the payment's currency, ${payment.currency})`);
+    return null;
+  }
   if (currency !== payment.currency) throw fieldBreaksRule('currency', `must be the payment's currency (${payment.currency}) or the coin (${coin.symbol})`);
   let rate: { rate: string; source: string };
   if ((request.rate ?? 'payment') === 'payment') {

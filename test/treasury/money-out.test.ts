@@ -289,6 +289,17 @@ describe('money out: nobody else’s money, fees on the books', () => {
     });
     assert.equal(eur.status, 400, eur.text);
     assert.equal(eur.json.error.param, 'currency');
+    // A rate with no currency to convert is refused, not ignored; so is a rate that is neither.
+    for (const body of [
+      { coin: 'TON', amount: '1', rate: 'current', address: first },
+      { coin: 'TON', amount: '1', currency: 'TON', rate: 'payment', address: first },
+      { coin: 'TON', amount: '1', currency: 'USD', rate: 'yesterday', address: first },
+    ]) {
+      const refused = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body });
+      assert.equal(refused.status, 400, refused.text);
+      assert.equal(refused.json.error.code, 'invalid_request');
+      assert.equal(refused.json.error.param, 'rate');
+    }
     const over = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
       token: store.token,
       body: { coin: 'TON', amount: '10', currency: 'USD', address: first },
