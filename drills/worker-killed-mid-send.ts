@@ -5,9 +5,10 @@
 //      `sent`) and dies before the chain got it;
 //   2. the proxy passes the broadcast to the chain and holds the answer back: the chain has the
 //      message and the worker dies before it recorded anything more.
-// Either way the new worker sends the recorded message (a repeat cannot be applied twice) and signs
-// nothing new: each treasury gets exactly what the books say was sent, once; each deposit's wallet
-// made exactly one outgoing transaction; every message was signed once.
+// Either way the sweep leaves once: the chain that had the message confirms that same message
+// (signed once); the chain that never had it gets it from the new worker, or — once its valid_until
+// has passed unseen — a message signed afresh (the first can never land). Each treasury gets
+// exactly what the books say was sent, once; each deposit's wallet made exactly one outgoing transaction.
 //
 //   node drills/worker-killed-mid-send.ts     short tier (the only one: two sweeps)
 import http from 'node:http';

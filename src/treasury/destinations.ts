@@ -1,7 +1,8 @@
 // Where Kassa may send money (refunds, treasuries): a basechain (workchain 0) address of the
 // configured network that is none of Kassa's own wallets. A jetton can go nowhere else (a
 // jetton wallet refuses a masterchain destination, exit 333), and money sent to one of Kassa's
-// deposits or its gas wallet moves nothing but a fee (and comes back as money to account for).
+// deposits or its gas wallet moves nothing but a fee (and comes back as money to account for);
+// sent to a deposit's jetton wallet it is lost.
 import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, type Db } from '../db/pool.ts';
 
@@ -24,6 +25,15 @@ export async function ownWalletProblem(db: Db, raw: string): Promise<string | nu
   if (await db.exists(sql.unsafe`select 1 from deposit_addresses where address = ${raw}`))
     return "one of Kassa's own deposit addresses: money sent there moves nothing but a fee";
   if (await db.exists(sql.unsafe`select 1 from gas_wallets where address = ${raw}`)) return "Kassa's own gas wallet: money sent there moves nothing but a fee";
+  // A deposit's jetton wallet (watched, or one a master confirmed as a deposit's): jettons sent
+  // there go to a wallet it owns and TON stays in it; neither can be got back.
+  if (
+    await db.exists(sql.unsafe`
+      select 1 from chain_watches where account = ${raw} and kind = 'jetton_wallet'
+      union all select 1 from jetton_wallets where address = ${raw} and genuine
+    `)
+  )
+    return "a jetton wallet of one of Kassa's own deposits: money sent there cannot be got back";
   return null;
 }
 

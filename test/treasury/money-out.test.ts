@@ -340,6 +340,47 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.ok(BigInt(ton!.refundable) > toNano('0.49'), ton!.refundable);
   });
 
+  it("one store's jetton refunds at once on different payments cannot both take the last of its refund gas account", async () => {
+    const store = await newStore('USDT/TON', null);
+    const payments = [await payment(store.token, '1', 'USDT'), await payment(store.token, '1', 'USDT')];
+    for (const p of payments) await app.pay(p.address, 'USDT', '2');
+    await app.settle();
+    // Paid for exactly one jetton refund's reserve (0.06 TON).
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('0.06'), note: null, now: new Date() });
+    const answers = await Promise.all(
+      payments.flatMap((p) =>
+        Array.from({ length: 4 }, () =>
+          app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.1', address: freshAddress() } }),
+        ),
+      ),
+    );
+    assert.equal(answers.filter((r) => r.status === 201).length, 1, answers.map((r) => r.status).join(','));
+    assert.ok(
+      answers.every((r) => r.status === 201 || r.json.error.code === 'refund_gas_unpaid'),
+      answers.map((r) => r.text).join('\n'),
+    );
+    assert.deepEqual(await storeRefundGas(app.pool, store.id), { paid: toNano('0.06'), spent: toNano('0.06'), available: 0n });
+  });
+
+  it("a deposit's jetton wallet is Kassa's own too: refused as a refund's destination and as a treasury (what reaches it cannot be got back)", async () => {
+    const store = await newStore('USDT/TON', null);
+    const p = await payment(store.token, '1', 'USDT');
+    await app.pay(p.address, 'USDT', '2');
+    await app.settle();
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('1'), note: null, now: new Date() });
+    const jettonWallet = await app.pool.oneFirst(sql.type(z.object({ account: z.string() }))`
+      select account from chain_watches where payment_id = ${p.id} and kind = 'jetton_wallet'
+    `);
+    for (const coin of ['USDT', 'TON']) {
+      const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin, amount: '0.5', address: jettonWallet } });
+      assert.equal(r.status, 400, `${coin}: ${r.text}`);
+      assert.equal(r.json.error.code, 'invalid_address');
+      assert.match(r.json.error.message, /jetton wallet/);
+    }
+    await assert.rejects(updateStore(app.pool, store.id, { treasury: jettonWallet }), /jetton wallet/);
+    assert.equal((await outgoingOfPayment(app.pool, p.id)).length, 0);
+  });
+
   it('a store whose treasury is on the masterchain (set before it was refused): the USDT sweep fails once and stays failed; mending the treasury sweeps it', async () => {
     const store = await newStore('USDT/TON', null);
     const masterchain = `-1:${Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256))).toString('hex')}`;
