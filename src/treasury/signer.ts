@@ -20,7 +20,7 @@ import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
 import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { expireUnseen, failUnsendable, recordSigned } from './commands.ts';
-import { nextSeqno, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
+import { nextSeqno, whatToSend, whenToTopUp, type SendDecision, type SendInput } from './whatToSend.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
@@ -165,6 +165,7 @@ async function readFacts(deps: SignerDeps, wallet: string): Promise<SendFacts | 
       },
       balance: state.balance,
       batchTotal: isGas ? planned.reduce((sum, row) => sum + BigInt(row.amount_base_units), 0n) : undefined,
+      batchSize: isGas ? planned.length : undefined,
       gas: gasLane === null ? undefined : BigInt(gasLane),
     },
   };
@@ -238,6 +239,17 @@ async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract
  */
 async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string | null, topUp: bigint): Promise<SendOutcome> {
   if (gas === null) throw new Error('no gas wallet is recorded for this network (the worker records it at start)');
+  // Top-ups for this transfer that failed before: backoff, and a cap after which the transfer itself fails.
+  const failed = await deps.pool.one(sql.type(z.object({ count: z.number(), last_failed_at: z.date().nullable() }))`
+    select count(*)::int as count, max(failed_at) as last_failed_at from outgoing_transfers
+    where for_transfer_id = ${transfer.id} and kind = 'gas_top_up' and state = 'failed'
+  `);
+  const when = whenToTopUp({ count: failed.count, lastFailedAt: failed.last_failed_at }, deps.now());
+  if (when.action === 'give_up') return fail(deps, transfer, when.reason, false);
+  if (when.action === 'wait') {
+    await deps.pool.transaction((tx) => enqueueWalletSend(tx, transfer.from_address, when.until));
+    return { outcome: 'waiting_for_gas', transferId: transfer.id, topUpPlanned: false };
+  }
   const planned = await deps.pool.transaction(async (tx) => {
     const pending = await tx.exists(sql.unsafe`
       select 1 from outgoing_transfers where for_transfer_id = ${transfer.id} and kind = 'gas_top_up'

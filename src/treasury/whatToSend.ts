@@ -10,6 +10,35 @@ export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
 /** What a top-up carries beyond the shortfall: the deposit's fee for receiving it (a fraction of this). */
 export const TOP_UP_MARGIN = 1_000_000n; // 0.001 TON
 
+/**
+ * The gas wallet's own fee per top-up message in a batch, set aside beyond the wallet's fee reserve:
+ * each message pays a forwarding fee and adds to the wallet's compute (about 0.0004–0.0007 TON
+ * each), so a batch of many would outgrow a single reserve and fail on chain.
+ */
+export const TOP_UP_MESSAGE_FEE = 1_000_000n; // 0.001 TON
+
+/** A jetton transfer whose top-ups failed this many times fails itself (transient: planned again with backoff). */
+export const MAX_TOP_UP_FAILURES = 3;
+/** After a failed top-up the next waits this long, doubling with each failure. */
+export const TOP_UP_BACKOFF_MS = 60_000;
+
+/**
+ * Whether to plan a gas top-up for a jetton transfer that lacks TON, given the top-ups for it that
+ * failed before (the gas wallet short, a batch the chain refused, messages never seen): plan one,
+ * wait for the backoff, or give the transfer up (its own failure is then bounded and backed off).
+ */
+export function whenToTopUp(
+  failedTopUps: { count: number; lastFailedAt: Date | null },
+  now: Date,
+): { action: 'plan' } | { action: 'wait'; until: Date } | { action: 'give_up'; reason: string } {
+  if (failedTopUps.count >= MAX_TOP_UP_FAILURES) return { action: 'give_up', reason: `its gas top-ups from the gas wallet failed ${failedTopUps.count} times` };
+  if (failedTopUps.count > 0 && failedTopUps.lastFailedAt !== null) {
+    const until = new Date(failedTopUps.lastFailedAt.getTime() + TOP_UP_BACKOFF_MS * 2 ** (failedTopUps.count - 1));
+    if (until > now) return { action: 'wait', until };
+  }
+  return { action: 'plan' };
+}
+
 export interface SendInput {
   /** The transfer: its kind, reason, coin, amount (base units of the coin). */
   transfer: { kind: 'sweep' | 'refund' | 'gas_top_up'; reason: string; coin: string; amount: bigint; feeReserved: bigint };
@@ -17,6 +46,8 @@ export interface SendInput {
   balance: bigint;
   /** The gas wallet: the sum of the top-ups in this batch (nanoTON). */
   batchTotal?: bigint;
+  /** The gas wallet: how many top-ups (messages) this batch carries. */
+  batchSize?: number;
   /** A deposit's jetton transfer: Kassa's own TON in the deposit after this transfer's reserve (deposit_money's gas; negative: short by that much). */
   gas?: bigint;
 }
@@ -43,7 +74,8 @@ export function whatToSend(input: SendInput): SendDecision {
   const { transfer, balance } = input;
   if (transfer.kind === 'gas_top_up') {
     const total = input.batchTotal ?? transfer.amount;
-    if (total + TON_FEE_RESERVE_BASE_UNITS > balance) return { action: 'short_of_gas' };
+    const fees = TON_FEE_RESERVE_BASE_UNITS + TOP_UP_MESSAGE_FEE * BigInt(input.batchSize ?? 1);
+    if (total + fees > balance) return { action: 'short_of_gas' };
     return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: transfer.amount, carryAll: false };
   }
   if (transfer.coin !== 'TON') {

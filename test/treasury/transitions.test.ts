@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { SendMode, toNano } from '@ton/core';
 import { decideRefund } from '../../src/treasury/refunds.ts';
 import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, retryAfter } from '../../src/treasury/transitions.ts';
-import { JETTON_GAS_TOP_UP, nextSeqno, whatToSend } from '../../src/treasury/whatToSend.ts';
+import { JETTON_GAS_TOP_UP, MAX_TOP_UP_FAILURES, nextSeqno, TOP_UP_BACKOFF_MS, whatToSend, whenToTopUp } from '../../src/treasury/whatToSend.ts';
 
 const now = new Date('2026-01-01T00:00:00Z');
 
@@ -105,6 +105,20 @@ describe('whatToSend', () => {
   it('the gas wallet short of what it owes waits for funding', () => {
     const topUp = { kind: 'gas_top_up' as const, reason: 'gas', coin: 'TON', amount: toNano('0.065'), feeReserved: 0n };
     assert.deepEqual(whatToSend({ transfer: topUp, balance: toNano('0.05'), batchTotal: toNano('0.065') }), { action: 'short_of_gas' });
+    // A batch pays a fee per message beyond the wallet's reserve: 30 top-ups of 0.065 TON need 1.95 + 0.01 + 30 × 0.001.
+    const batch = { transfer: topUp, batchTotal: toNano('1.95'), batchSize: 30 };
+    assert.deepEqual(whatToSend({ ...batch, balance: toNano('1.98') }), { action: 'short_of_gas' });
+    assert.equal(whatToSend({ ...batch, balance: toNano('1.99') }).action, 'send');
+  });
+  it("a jetton transfer's failed top-ups: backoff doubling from a minute, then the transfer gives up", () => {
+    const t0 = new Date('2026-11-26T00:00:00Z');
+    const at = (ms: number) => new Date(t0.getTime() + ms);
+    assert.deepEqual(whenToTopUp({ count: 0, lastFailedAt: null }, t0), { action: 'plan' });
+    assert.deepEqual(whenToTopUp({ count: 1, lastFailedAt: t0 }, at(30_000)), { action: 'wait', until: at(TOP_UP_BACKOFF_MS) });
+    assert.deepEqual(whenToTopUp({ count: 1, lastFailedAt: t0 }, at(TOP_UP_BACKOFF_MS)), { action: 'plan' });
+    assert.deepEqual(whenToTopUp({ count: 2, lastFailedAt: t0 }, at(TOP_UP_BACKOFF_MS)), { action: 'wait', until: at(2 * TOP_UP_BACKOFF_MS) });
+    const gaveUp = whenToTopUp({ count: MAX_TOP_UP_FAILURES, lastFailedAt: t0 }, at(3_600_000));
+    assert.equal(gaveUp.action, 'give_up');
   });
 });
 
