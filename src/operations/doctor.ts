@@ -16,7 +16,7 @@ import { depositPublicKey, masterKey } from '../payments/deposit.ts';
 import { verifyJettonMaster } from './jettonMaster.ts';
 import { gasDemand } from '../treasury/gas.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/outgoing.ts';
-import { JETTON_GAS_TOP_UP } from '../treasury/whatToSend.ts';
+import { JETTON_GAS_TOP_UP, TOP_UP_MESSAGE_FEE } from '../treasury/whatToSend.ts';
 import { fromBaseUnits } from '../money.ts';
 
 type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
@@ -238,7 +238,9 @@ async function checkGasWallet(db: Db, config: Config, client: ChainClient): Prom
   }
   const demand = await gasDemand(db, config.tonNetwork, wallet.raw);
   const waiting = demand.jettonSweeps + demand.jettonRefunds;
-  const needed = demand.owedBaseUnits + BigInt(waiting) * JETTON_GAS_TOP_UP + (demand.topUps + waiting > 0 ? TON_FEE_RESERVE_BASE_UNITS : 0n);
+  // Each top-up message also pays its own fee (TOP_UP_MESSAGE_FEE, whatToSend's batch rule), the batch the wallet's reserve.
+  const messages = BigInt(demand.topUps + waiting);
+  const needed = demand.owedBaseUnits + BigInt(waiting) * JETTON_GAS_TOP_UP + (messages > 0n ? TON_FEE_RESERVE_BASE_UNITS + messages * TOP_UP_MESSAGE_FEE : 0n);
   const ton = (units: bigint) => `${fromBaseUnits(units, 9)} TON`;
   const what = `${demand.topUps} top-up(s) planned (${ton(demand.owedBaseUnits)}), ${demand.jettonSweeps} jetton sweep(s) and ${demand.jettonRefunds} jetton refund(s) waiting for gas`;
   if (needed > 0n && balance < needed) {

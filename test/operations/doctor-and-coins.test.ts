@@ -143,7 +143,7 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
       assert.equal(gasCheck.status, 'fail', gasCheck.detail);
       assert.match(
         gasCheck.detail,
-        /holds [\d.]+ TON, less than the 5000\.075 TON needed: 1 top-up\(s\) planned \(5000 TON\), 0 jetton sweep\(s\) and 1 jetton refund\(s\) waiting for gas; fund it/,
+        /holds [\d.]+ TON, less than the 5000\.077 TON needed: 1 top-up\(s\) planned \(5000 TON\), 0 jetton sweep\(s\) and 1 jetton refund\(s\) waiting for gas; fund it/,
       );
     } finally {
       await db.pool.query(sql.unsafe`delete from outgoing_transfers where payment_id = ${payment.id}`);
