@@ -180,3 +180,53 @@ describe('sweeping USDT', () => {
     assert.equal((await balances(payment.wallet)).USDT, '0');
   });
 });
+
+describe("a jetton transfer's failed top-ups", () => {
+  it('back off (1, then 2 minutes) and after 3 the transfer fails, transiently, with a retry time; nothing left the gas wallet', async () => {
+    const payment = await completedUsdt('2');
+    const t0 = new Date();
+    let now = t0;
+    const at = (seconds: number) => {
+      now = new Date(t0.getTime() + seconds * 1000);
+    };
+    const deps = (): SignerDeps => ({ ...signer(), now: () => now });
+    const topUps = () => outgoingOfPayment(app.pool, payment.id, 'gas_top_up');
+    const gasBefore = gasMessages();
+    // A top-up the gas wallet's message never delivered (as a batch the chain refused would leave it).
+    const failLast = async () => {
+      const last = (await topUps()).find((t) => t.state === 'planned')!;
+      await app.pool.query(sql.unsafe`
+        update outgoing_transfers set state = 'failed', failure_kind = 'permanent', failure_reason = 'the wallet sent nothing: test', failed_at = ${sql.timestamp(now)}
+        where id = ${last.id}
+      `);
+    };
+    assert.deepEqual(await sendFromWallet(deps(), payment.wallet), {
+      outcome: 'waiting_for_gas',
+      transferId: (await outgoingOfPayment(app.pool, payment.id))[0]!.id,
+      topUpPlanned: true,
+    });
+    await failLast();
+    at(30);
+    assert.equal(((await sendFromWallet(deps(), payment.wallet)) as { topUpPlanned: boolean }).topUpPlanned, false, 'within the first minute: none');
+    assert.equal((await topUps()).length, 1);
+    at(61);
+    assert.equal(((await sendFromWallet(deps(), payment.wallet)) as { topUpPlanned: boolean }).topUpPlanned, true, 'after a minute: a second');
+    await failLast();
+    at(61 + 100);
+    assert.equal(((await sendFromWallet(deps(), payment.wallet)) as { topUpPlanned: boolean }).topUpPlanned, false, 'then two minutes');
+    at(61 + 121);
+    assert.equal(((await sendFromWallet(deps(), payment.wallet)) as { topUpPlanned: boolean }).topUpPlanned, true, 'a third');
+    await failLast();
+    at(61 + 121 + 3600);
+    const outcome = await sendFromWallet(deps(), payment.wallet);
+    assert.equal(outcome.outcome, 'failed');
+    const sweep = (await outgoingOfPayment(app.pool, payment.id)).find((t) => t.kind === 'sweep')!;
+    assert.equal(sweep.state, 'failed');
+    assert.equal(sweep.failure_kind, 'transient');
+    assert.match(sweep.failure_reason!, /gas top-ups from the gas wallet failed 3 times/);
+    assert.ok(sweep.retry_at && sweep.retry_at > now, 'the planner tries it again later, with its own backoff and cap');
+    assert.equal((await topUps()).length, 3);
+    assert.equal(gasMessages(), gasBefore, 'the gas wallet sent nothing');
+    assert.equal((await balances(payment.wallet)).USDT, '2');
+  });
+});
