@@ -10,20 +10,15 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
-import { pino } from 'pino';
 import type { Browser, Page } from 'playwright-core';
-import { createChainClient } from '../../src/chain/client.ts';
-import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { fromBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
-import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertAccessible, assertNoHorizontalScroll, type BrowserPage, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-money');
-const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const PASSWORD = 'a long dashboard password';
 
 let app: ChainTestApp;
@@ -72,22 +67,6 @@ async function overpaidPayment(orderId: string): Promise<any> {
   assert.equal(created.status, 201, created.text);
   await app.pay(created.json.paymentDetails.address, 'TON', '1.5');
   return created.json;
-}
-
-/** Runs the signer of the wallet until it has nothing left, the reader confirming each message (as the worker does). */
-async function drain(wallet: string): Promise<void> {
-  const deps = {
-    pool: app.pool,
-    config: app.config,
-    client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }),
-    log,
-    now: () => new Date(),
-  };
-  for (let i = 0; i < 10; i += 1) {
-    if ((await sendFromWallet(deps, wallet)).outcome === 'idle') return;
-    await app.settle();
-  }
-  throw new Error('the wallet never drained');
 }
 
 /** A payment's refund as the books hold it, less what names the payment, its wallet or its moment. */
@@ -147,7 +126,7 @@ describe('the money pages in headless Chromium at 375 px', () => {
     assert.deepEqual(await bookedRefund(ours.id), await bookedRefund(twin.id));
     assert.deepEqual(await books(ours.id), await books(twin.id));
 
-    for (const payment of [ours, twin]) await drain(Address.parse(payment.paymentDetails.address).toRawString());
+    for (const payment of [ours, twin]) await app.drain(Address.parse(payment.paymentDetails.address).toRawString());
     assert.deepEqual(await bookedRefund(ours.id), await bookedRefund(twin.id));
     assert.deepEqual(await books(ours.id), await books(twin.id));
     const [fromPage] = (await app.request('GET', `/v1/payments/${ours.id}/refunds`, { token: store.token })).json.data;

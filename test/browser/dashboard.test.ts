@@ -12,20 +12,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
-import { pino } from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createChainClient } from '../../src/chain/client.ts';
-import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
-import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertAccessible as accessible, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const PASSWORD = 'a long dashboard password';
 
 let app: ChainTestApp;
@@ -54,22 +49,6 @@ async function createPayment(body: Record<string, unknown>): Promise<any> {
   const response = await app.request('POST', '/v1/payments', { token: store.token, body });
   assert.equal(response.status, 201, response.text);
   return response.json;
-}
-
-/** Runs the signer of the wallet until it has nothing left, the reader confirming each message (as the worker does). */
-async function drain(wallet: string): Promise<void> {
-  const deps = {
-    pool: app.pool,
-    config: app.config,
-    client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }),
-    log,
-    now: () => new Date(),
-  };
-  for (let i = 0; i < 10; i += 1) {
-    if ((await sendFromWallet(deps, wallet)).outcome === 'idle') return;
-    await app.settle();
-  }
-  throw new Error('the wallet never drained');
 }
 
 const auditActions = () =>
@@ -170,7 +149,7 @@ describe('the dashboard in headless Chromium', () => {
     assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), /refund\s+0\.49 TON[\s\S]*planned/);
     assert.equal(await page.locator('#refundable').innerText(), 'Nothing is refundable.');
 
-    await drain(Address.parse(payment.paymentDetails.address).toRawString());
+    await app.drain(Address.parse(payment.paymentDetails.address).toRawString());
     await page.reload();
     assert.match(await page.locator('#transfers-out tr.out-refund .state').innerText(), /confirmed/);
     const [fromApi] = (await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data;

@@ -12,7 +12,8 @@ import { createChainReader, type ChainReader } from '../../src/reader/reader.ts'
 import { toncenterV3Source, type ChainSource } from '../../src/chain/source.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { startSandbox, type Sandbox } from '../../src/http/routes/sandbox.ts';
-import { ensureGasWallet } from '../../src/treasury/gas.ts';
+import { ensureGasWallet, gasWalletAddress } from '../../src/treasury/gas.ts';
+import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import type { TestApp, TestAppOptions } from './app.ts';
 import { startPaymentsApp } from './payments.ts';
 
@@ -42,6 +43,13 @@ export interface ChainTestApp extends TestApp {
   cursor(): Promise<{ last: number; settledUntil: Date } | null>;
   /** nanoTON that arrived at `to` from `from` on the sandbox chain (message values, before the receiver's own fees). */
   arrived(to: string, from: string): bigint;
+  /** The signer's dependencies as the worker gives them (the sandbox's JSON-RPC, the wall clock). */
+  signer(): SignerDeps;
+  /**
+   * Runs the signers of `wallets` and of the gas wallet, the reader confirming each message (as the
+   * worker does), until none of them has a transfer planned or in flight.
+   */
+  drain(...wallets: string[]): Promise<void>;
 }
 
 /** The raw address of a wallet nobody has deployed (a treasury, or a refund address). */
@@ -110,6 +118,14 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
     return (await transfersCount()) - before;
   };
 
+  const signer = (): SignerDeps => ({
+    pool: app.pool,
+    config: app.config,
+    client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }),
+    log,
+    now: () => new Date(),
+  });
+
   return {
     ...app,
     sandbox: sandbox!,
@@ -141,6 +157,22 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
     advanceChain(seconds) {
       chain.advance(seconds);
       return settle();
+    },
+    signer,
+    async drain(...wallets) {
+      const gas = (await gasWalletAddress(app.pool, 'sandbox'))!;
+      const all = [...new Set([...wallets, gas])];
+      for (let round = 0; round < 60; round += 1) {
+        const outcomes = [];
+        for (const wallet of all) outcomes.push((await sendFromWallet(signer(), wallet)).outcome);
+        await settle();
+        const busy = await app.pool.exists(sql.unsafe`
+          select 1 from outgoing_transfers where (from_address = any(${sql.array(all, 'text')}) or to_address = any(${sql.array(all, 'text')}))
+            and state in ('planned', 'sent')
+        `);
+        if (!busy && outcomes.every((outcome) => outcome === 'idle')) return;
+      }
+      throw new Error('the wallets never drained');
     },
   };
 }

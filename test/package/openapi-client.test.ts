@@ -4,39 +4,26 @@
 // the real API: it creates a payment, reads it, and handles each error by its typed code. A change
 // to the document that breaks generated clients (a status shape, a code, a required field) fails here.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { exec } from '../helpers/exec.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'node_modules/.bin');
 
-function exec(
-  command: string,
-  args: string[],
-  options: { cwd: string; env?: Record<string, string> },
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: {
-        PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
-        REDOCLY_TELEMETRY: 'off',
-        REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+/** Tools run with Node 24 first on PATH and without their telemetry. */
+const run = (command: string, args: string[], options: { cwd: string; env?: Record<string, string> }) =>
+  exec(command, args, {
+    cwd: options.cwd,
+    env: {
+      PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      ...options.env,
+    },
   });
-}
 
 /** The shop's program: only the generated types and openapi-fetch. */
 const CLIENT = `
@@ -159,22 +146,22 @@ describe('a generated TypeScript client', { timeout: 180_000 }, () => {
   });
 
   it('the served document passes redocly lint with the recommended rules: no error, no warning', async () => {
-    const result = await exec(path.join(BIN, 'redocly'), ['lint', 'openapi.json', '--extends', 'recommended', '--format', 'json'], { cwd: work });
+    const result = await run(path.join(BIN, 'redocly'), ['lint', 'openapi.json', '--extends', 'recommended', '--format', 'json'], { cwd: work });
     const report = JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: unknown[] };
     assert.deepEqual(report.totals, { errors: 0, warnings: 0, ignored: 0 }, JSON.stringify(report.problems, null, 2).slice(0, 4000));
     assert.equal(result.code, 0, result.stderr);
   });
 
   it('openapi-typescript types it, and a program with openapi-fetch compiles under strict tsc and runs against the API', async () => {
-    const generated = await exec(path.join(BIN, 'openapi-typescript'), ['openapi.json', '-o', 'schema.ts'], { cwd: work });
+    const generated = await run(path.join(BIN, 'openapi-typescript'), ['openapi.json', '-o', 'schema.ts'], { cwd: work });
     assert.equal(generated.code, 0, generated.stderr);
     fs.writeFileSync(path.join(work, 'client.ts'), CLIENT);
     fs.writeFileSync(path.join(work, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-    const compiled = await exec(path.join(BIN, 'tsc'), ['-p', '.'], { cwd: work });
+    const compiled = await run(path.join(BIN, 'tsc'), ['-p', '.'], { cwd: work });
     assert.equal(compiled.code, 0, compiled.stdout + compiled.stderr);
 
     const { token } = await app.store({ name: 'Generated client' });
-    const ran = await exec(process.execPath, ['client.ts'], { cwd: work, env: { BASE_URL: app.url, TOKEN: token } });
+    const ran = await run(process.execPath, ['client.ts'], { cwd: work, env: { BASE_URL: app.url, TOKEN: token } });
     assert.equal(ran.code, 0, ran.stderr);
     const out = JSON.parse(ran.stdout) as Record<string, string>;
     assert.match(out.created!, /^pending: send 10\.5\d* TON to \S+$/);

@@ -2,36 +2,18 @@
 // imports the receiver kit, and (2) a production install of the packed files (--omit=dev, what the
 // Docker image holds) starts on testnet against a test database, without reaching the internet.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { exec, type ExecResult } from '../helpers/exec.ts';
 import { buildWebhookBody, generateSigningKey, publicJwk, signBody } from '../../src/webhooks/sign.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startKassaProcess } from '../helpers/kassaProcess.ts';
 import { freePort, startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function exec(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? NPM_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
 
 async function npm(args: string[], cwd: string): Promise<string> {
   const result = await exec('npm', args, { cwd });
@@ -130,10 +112,10 @@ describe('the npm package', { timeout: 300_000 }, () => {
     });
     after(() => db.drop());
 
-    const kassa = async (env: Record<string, string>, args = ['start']): Promise<Result> =>
+    const kassa = async (env: Record<string, string>, args = ['start']): Promise<ExecResult> =>
       exec(process.execPath, ['bin/kassa.js', ...args], { cwd: app, env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'info', ...env } });
 
-    const oneLine = (result: Result, pattern: RegExp) => {
+    const oneLine = (result: ExecResult, pattern: RegExp) => {
       assert.notEqual(result.code, 0);
       const lines = result.stderr.trimEnd().split('\n');
       assert.equal(lines.length, 1, `one line on stderr, got: ${result.stderr}`);

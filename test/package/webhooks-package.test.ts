@@ -9,23 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { exec } from '../helpers/exec.ts';
 import { createTestStore } from '../helpers/factories.ts';
 import { startKassaProcess, type KassaProcess } from '../helpers/kassaProcess.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
-
-function exec(command: string, args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: NPM_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
 
 /** The shop's receiver: plain JavaScript against the installed package, one JSON line per event on stdout. */
 const RECEIVER = `
@@ -52,14 +40,14 @@ describe('the kassa-webhooks package', { timeout: 240_000 }, () => {
   let files: string[];
 
   before(async () => {
-    const packed = await exec('npm', ['pack', './packages/webhooks', '--json', '--pack-destination', scratch], ROOT);
+    const packed = await exec('npm', ['pack', './packages/webhooks', '--json', '--pack-destination', scratch], { cwd: ROOT });
     assert.equal(packed.code, 0, packed.stderr);
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
     tarball = path.join(scratch, info!.filename);
     files = info!.files.map((file) => file.path).sort();
     fs.mkdirSync(shop);
     fs.writeFileSync(path.join(shop, 'package.json'), JSON.stringify({ name: 'shop', version: '1.0.0', private: true, type: 'module' }));
-    const installed = await exec('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], shop);
+    const installed = await exec('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: shop });
     assert.equal(installed.code, 0, installed.stderr);
   });
   after(() => fs.rmSync(scratch, { recursive: true, force: true }));

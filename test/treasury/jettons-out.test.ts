@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
-import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
@@ -15,15 +14,11 @@ import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgo
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
-const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 let app: ChainTestApp;
 let store: Awaited<ReturnType<ChainTestApp['store']>>;
 let treasury: string;
 let gas: string;
 
-function signer(): SignerDeps {
-  return { pool: app.pool, config: app.config, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date() };
-}
 const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
 
 async function completedUsdt(amount: string) {
@@ -67,12 +62,12 @@ describe('sweeping USDT', () => {
     assert.equal(sweep!.coin_symbol, 'USDT');
     assert.equal(sweep!.amount, '7.5');
 
-    const first = await sendFromWallet(signer(), payment.wallet);
+    const first = await sendFromWallet(app.signer(), payment.wallet);
     assert.equal(first.outcome, 'waiting_for_gas');
     const topUp = (await outgoingOfPayment(app.pool, payment.id, 'gas_top_up'))[0]!;
     assert.equal(topUp.from_address, gas);
     assert.equal(topUp.to_address, payment.wallet);
-    assert.equal((await sendFromWallet(signer(), gas)).outcome, 'sent');
+    assert.equal((await sendFromWallet(app.signer(), gas)).outcome, 'sent');
     await app.settle();
     assert.equal((await outgoingOfPayment(app.pool, payment.id, 'gas_top_up'))[0]!.state, 'confirmed');
     // The top-up is on the deposit's books as Kassa's own TON, not as money to refund.
@@ -81,7 +76,7 @@ describe('sweeping USDT', () => {
     assert.equal(gasRow.effect, 'not_counted');
     assert.equal(await refundableBaseUnits(app.pool, payment.id, 'TON'), 0n);
 
-    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'sent');
+    assert.equal((await sendFromWallet(app.signer(), payment.wallet)).outcome, 'sent');
     await app.settle();
     await app.settle();
     const done = (await outgoingOfPayment(app.pool, payment.id, 'sweep'))[0]!;
@@ -95,9 +90,9 @@ describe('sweeping USDT', () => {
   it('top-ups for several deposits go in one gas wallet message', async () => {
     const payments = [await completedUsdt('1'), await completedUsdt('2'), await completedUsdt('3')];
     const before = (await balances(treasury)).USDT;
-    for (const p of payments) assert.equal((await sendFromWallet(signer(), p.wallet)).outcome, 'waiting_for_gas');
+    for (const p of payments) assert.equal((await sendFromWallet(app.signer(), p.wallet)).outcome, 'waiting_for_gas');
     const messagesBefore = gasMessages();
-    const batch = await sendFromWallet(signer(), gas);
+    const batch = await sendFromWallet(app.signer(), gas);
     assert.equal(batch.outcome, 'sent');
     assert.equal(batch.outcome === 'sent' && batch.transfers, 3);
     await app.settle();
@@ -111,7 +106,7 @@ describe('sweeping USDT', () => {
     assert.equal(topUps.length, 3);
     assert.ok(topUps.every((t) => t.state === 'confirmed'));
     assert.equal(new Set(topUps.map((t) => t.transaction_hash)).size, 1);
-    for (const p of payments) assert.equal((await sendFromWallet(signer(), p.wallet)).outcome, 'sent');
+    for (const p of payments) assert.equal((await sendFromWallet(app.signer(), p.wallet)).outcome, 'sent');
     await app.settle();
     await app.settle();
     assert.equal(Number((await balances(treasury)).USDT) - Number(before), 6);
@@ -146,8 +141,8 @@ describe('sweeping USDT', () => {
     });
     assert.equal(dust.json.error.code, 'refund_below_minimum');
     for (let round = 0; round < 16; round += 1) {
-      await sendFromWallet(signer(), wallet);
-      await sendFromWallet(signer(), gas);
+      await sendFromWallet(app.signer(), wallet);
+      await sendFromWallet(app.signer(), gas);
       await app.settle();
       const rows = await outgoingOfPayment(app.pool, created.json.id);
       if (rows.some((r) => r.kind === 'refund' && r.state === 'confirmed')) break;
@@ -167,8 +162,8 @@ describe('sweeping USDT', () => {
       values ('refund', 'refund', ${payment.id}, ${store.id}, ${payment.wallet}, ${freshAddress()}, 'USDT', 50, 50000000)
     `);
     for (let round = 0; round < 8; round += 1) {
-      await sendFromWallet(signer(), payment.wallet);
-      await sendFromWallet(signer(), gas);
+      await sendFromWallet(app.signer(), payment.wallet);
+      await sendFromWallet(app.signer(), gas);
       await app.settle();
     }
     const rows = await outgoingOfPayment(app.pool, payment.id);
@@ -189,7 +184,7 @@ describe("a jetton transfer's failed top-ups", () => {
     const at = (seconds: number) => {
       now = new Date(t0.getTime() + seconds * 1000);
     };
-    const deps = (): SignerDeps => ({ ...signer(), now: () => now });
+    const deps = (): SignerDeps => ({ ...app.signer(), now: () => now });
     const topUps = () => outgoingOfPayment(app.pool, payment.id, 'gas_top_up');
     const gasBefore = gasMessages();
     // A top-up the gas wallet's message never delivered (as a batch the chain refused would leave it).

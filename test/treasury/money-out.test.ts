@@ -3,25 +3,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
-import { pino } from 'pino';
-import { createChainClient } from '../../src/chain/client.ts';
-import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { coinAmountFor, toBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
 import { depositMoney, outgoingOfPayment, planDueSweeps, TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/outgoing.ts';
-import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
-const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 let app: ChainTestApp;
 let gas: string;
 
-function signer(): SignerDeps {
-  return { pool: app.pool, config: app.config, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date() };
-}
 const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
 
 async function newStore(methods: string, treasury: string | null) {
@@ -41,20 +33,6 @@ async function payment(token: string, amount: string, coin: string) {
     address: created.json.paymentDetails.address as string,
     wallet: Address.parse(created.json.paymentDetails.address).toRawString(),
   };
-}
-
-/** Runs the deposit's and the gas wallet's signers, the reader confirming, until nothing is planned or in flight. */
-async function drain(wallet: string): Promise<void> {
-  for (let round = 0; round < 60; round += 1) {
-    const a = await sendFromWallet(signer(), wallet);
-    const b = await sendFromWallet(signer(), gas);
-    await app.settle();
-    const busy = await app.pool.exists(sql.unsafe`
-      select 1 from outgoing_transfers where (from_address = ${wallet} or to_address = ${wallet}) and state in ('planned', 'sent')
-    `);
-    if (!busy && a.outcome === 'idle' && b.outcome === 'idle') return;
-  }
-  throw new Error('the wallet never drained');
 }
 
 /** What the books say the deposit holds equals what the chain says, per coin, to the base unit. */
@@ -84,7 +62,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const p = await payment(store.token, '1', 'TON');
     await app.pay(p.address, 'TON', '3');
     await app.settle();
-    await drain(p.wallet); // the counted 1 TON (less its fee) went to the treasury
+    await app.drain(p.wallet); // the counted 1 TON (less its fee) went to the treasury
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
         app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.2', address: freshAddress() } }),
@@ -94,7 +72,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     // 2 TON refundable; each refund takes 0.2 and sets 0.01 aside for its fee: 9 fit.
     assert.equal(accepted.length, 9, JSON.stringify(answers.map((a) => a.status)));
     for (const a of answers.filter((x) => x.status !== 201)) assert.equal(a.json.error.code, 'refund_exceeds_balance');
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     for (const a of accepted) {
       const [done] = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data.filter((r: any) => r.id === a.json.id);
       assert.equal(done.status, 'confirmed', JSON.stringify(done));
@@ -138,7 +116,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
       body: { coin: 'TON', amount: '0.09', address: freshAddress() },
     });
     assert.equal(sixth.json.error.code, 'refund_exceeds_balance');
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     await assertBooksMatchChain(p.id, p.wallet);
     const [ton] = await depositMoney(app.pool, p.id);
     // The merchant's counted TON is whole: the refunds' fees came out of the refundable money.
@@ -146,7 +124,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const treasury = freshAddress();
     await updateStore(app.pool, store.id, { treasury });
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 1);
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     const sweep = (await outgoingOfPayment(app.pool, p.id, 'sweep'))[0]!;
     assert.equal(sweep.state, 'confirmed', JSON.stringify(sweep));
     assert.equal(app.arrived(treasury, p.wallet), BigInt(sweep.sent_amount_base_units!));
@@ -178,7 +156,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
       });
       assert.equal(dust.json.error.code, 'refund_below_minimum');
     }
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     const refunds = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data;
     assert.deepEqual(
       refunds.map((r: any) => r.status),
@@ -209,7 +187,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, 201, 409, 409], JSON.stringify(answers.map((a) => a.text)));
     const gasTxsBefore = app.sandbox.chain.transactionsOf(Address.parse(gas)).length;
     const gasBefore = toNano((await balances(gas)).TON!);
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     const rows = await outgoingOfPayment(app.pool, p.id);
     const refunds = rows.filter((r) => r.kind === 'refund');
     assert.deepEqual(
@@ -305,7 +283,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
       body: { coin: 'TON', amount: '10', currency: 'USD', address: first },
     });
     assert.equal(over.json.error.code, 'refund_exceeds_balance');
-    await drain(wallet);
+    await app.drain(wallet);
     assert.equal(app.arrived(first, wallet), toNano(priced.coin_amount));
     assert.equal(app.arrived(second, wallet), toNano(today.json.amount));
     const listed = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data;
@@ -332,7 +310,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
       assert.equal(r.status, 400, `${address}: ${r.text}`);
       assert.equal(r.json.error.code, 'invalid_address');
     }
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     assert.equal((await outgoingOfPayment(app.pool, p.id)).length, 0);
     assert.equal(toNano((await balances(p.address)).TON!), before);
     await assertBooksMatchChain(p.id, p.wallet);
@@ -388,7 +366,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const p = await payment(store.token, '2', 'USDT');
     await app.pay(p.address, 'USDT', '2');
     await app.settle();
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     const [failed] = await outgoingOfPayment(app.pool, p.id, 'sweep');
     assert.equal(failed!.state, 'failed', JSON.stringify(failed));
     assert.equal(failed!.failure_kind, 'permanent');
@@ -396,7 +374,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     // Not planned again by itself, however often the planner runs.
     const gasBefore = (await balances(gas)).TON;
     for (let i = 0; i < 3; i += 1) assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + i * 3_600_000) }), 0);
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     assert.equal((await outgoingOfPayment(app.pool, p.id, 'sweep')).length, 1);
     assert.equal((await balances(gas)).TON, gasBefore);
     assert.equal((await balances(p.address)).USDT, '2');
@@ -414,7 +392,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const treasury = freshAddress();
     await updateStore(app.pool, store.id, { treasury });
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 1);
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     assert.equal((await balances(treasury)).USDT, '2');
   });
 });

@@ -20,7 +20,6 @@ import { updateStore } from '../../src/stores/stores.ts';
 import reconcileTask from '../../tasks/deposits__reconcile.ts';
 import { accountHealer } from '../../src/reader/heal.ts';
 import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
-import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -28,7 +27,6 @@ let app: ChainTestApp;
 let store: Awaited<ReturnType<ChainTestApp['store']>>;
 
 const client = () => createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
-const signer = (): SignerDeps => ({ pool: app.pool, config: app.config, client: client(), log, now: () => new Date() });
 /** Sixty seconds on: what was just confirmed is reconciled too. */
 const later = () => new Date(Date.now() + 61_000);
 /**
@@ -107,20 +105,6 @@ async function paid(coin: 'TON' | 'USDT', amount: string, paidAmount = amount, t
   return { id: created.json.id as string, wallet: Address.parse(created.json.paymentDetails.address).toRawString() };
 }
 
-async function drain(wallets: string[]): Promise<void> {
-  const gas = await app.pool.oneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = 'sandbox'`);
-  for (let round = 0; round < 10; round += 1) {
-    let busy = false;
-    for (const wallet of [...wallets, gas]) {
-      const result = await sendFromWallet(signer(), wallet);
-      if (result.outcome !== 'idle') busy = true;
-    }
-    await app.settle();
-    if (!busy) return;
-  }
-  throw new Error('the wallets never drained');
-}
-
 before(async () => {
   app = await startChainApp();
   store = await app.store({ methods: 'TON/TON,USDT/TON' });
@@ -142,7 +126,7 @@ describe('reconciliation', () => {
       body: { coin: 'TON', amount: '0.2', address: freshAddress() },
     });
     assert.equal(refund.status, 201, refund.text);
-    await drain([ton.wallet, usdt.wallet]);
+    await app.drain(ton.wallet, usdt.wallet);
     const states = await app.pool.anyFirst(sql.type(z.object({ state: z.string() }))`select state from outgoing_transfers`);
     assert.ok(states.length >= 4 && states.every((s) => s === 'confirmed'), JSON.stringify(states));
     assert.deepEqual(await reconcile(), []);

@@ -4,24 +4,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
-import { pino } from 'pino';
-import { createChainClient } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
-import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
-const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 let app: ChainTestApp;
 let store: Awaited<ReturnType<ChainTestApp['store']>>;
 const TON = { methods: [{ coin: 'TON', chain: 'TON' }] };
-
-function signer(): SignerDeps {
-  return { pool: app.pool, config: app.config, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date() };
-}
 
 async function payment(amount: string) {
   const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount, currency: 'TON', payment_options: TON } });
@@ -38,16 +29,6 @@ const refund = (id: string, body: unknown, headers: Record<string, string> = {})
 const nano = async (address: string) => toNano((await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances.TON);
 const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
 
-/** Runs the signer for the wallet until it has nothing left, with the reader confirming each message. */
-async function drain(wallet: string): Promise<void> {
-  for (let i = 0; i < 10; i += 1) {
-    const result = await sendFromWallet(signer(), wallet);
-    if (result.outcome === 'idle') return;
-    await app.settle();
-  }
-  throw new Error('the wallet never drained');
-}
-
 before(async () => {
   app = await startChainApp();
   store = await app.store({ methods: 'TON/TON' });
@@ -60,7 +41,7 @@ describe('refunds', () => {
     const p = await payment('1');
     await app.pay(p.address, 'TON', '1.5');
     await app.settle();
-    await drain(p.wallet); // the counted 1 TON, less its fee, went to the treasury
+    await app.drain(p.wallet); // the counted 1 TON, less its fee, went to the treasury
     const to = freshAddress();
     // The fee comes out of the refundable 0.5 TON: 0.01 TON is set aside for it.
     const over = await refund(p.id, { coin: 'TON', amount: '0.50', address: to });
@@ -77,7 +58,7 @@ describe('refunds', () => {
     assert.equal(created.json.paymentID, p.id);
     assertError(await refund(p.id, { coin: 'TON', amount: '0.01', address: to }), 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
     assertError(await refund(p.id, { coin: 'TON', amount: '0.000000001', address: to }), 400, 'invalid_request_error', 'refund_below_minimum', 'amount');
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     const [done] = await refunds(p.id);
     assert.equal(done.status, 'confirmed');
     assert.match(done.transactionHash, /^[0-9a-f]{64}$/);
@@ -105,7 +86,7 @@ describe('refunds', () => {
     assert.equal(created.status, 201, created.text);
     assert.equal(created.json.fee, '0.01');
     assert.equal(created.json.receives, '1.99');
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     const [done] = await refunds(p.id);
     assert.equal(done.status, 'confirmed');
     const got = app.arrived(Address.parse(to).toRawString(), p.wallet);
@@ -121,7 +102,7 @@ describe('refunds', () => {
     assert.equal(r.status, 201, r.text);
     const sender = await app.pool.oneFirst(sql.type(z.object({ sender: z.string() }))`select sender from transfers where payment_id = ${p.id} limit 1`);
     assert.equal(r.json.address, sender);
-    await drain(p.wallet);
+    await app.drain(p.wallet);
     assert.equal(app.arrived(sender, p.wallet), toNano('0.4'));
     const none = await refund(p.id, { coin: 'USDT', amount: '0.1', address: 'payer' });
     assertError(none, 400, 'invalid_request_error', 'invalid_address', 'address');
