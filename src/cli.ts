@@ -43,7 +43,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   {
     name: 'store create',
     usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]',
-    summary: 'Creates a store. Prints {"id", "name", "methods": [{"id", "coin", "chain"}], "treasury"}.',
+    summary: 'Creates a store. Prints the store: {"id", "name", "displayName", "logoUrl", "accentColor", "methods": [{"id", "coin", "chain"}], "treasury"}.',
     options: [
       "--name NAME        the store's name (required)",
       '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)',

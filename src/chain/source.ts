@@ -94,7 +94,7 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
           if (tx.now > blockTime) blockTime = tx.now;
         }
         // A full page of nothing new is a page served twice (a cache, a retry): ask for it again
-        // rather than skip what it should have held. Twice in a row is the API's fault: fail.
+        // rather than skip what it should have held. A third repeat in a row is the API's fault: fail.
         if (rows.length > 0 && fresh === 0) {
           repeatsInARow += 1;
           if (repeatsInARow > 2) throw new ChainApiError(`block ${seqno}: the API keeps repeating page ${page}`, { status: null, retryable: true });

@@ -18,8 +18,8 @@ export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
  * Adds (or brings forward) the signer's job for one deposit wallet. One queue per wallet: its
  * transfers are signed one at a time, in order, each with the next seqno.
  */
-export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Date): Promise<void> {
-  await enqueue(tx, outgoingSendJob(fromAddress, runAt));
+export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Date, preserveRunAt = false): Promise<void> {
+  await enqueue(tx, outgoingSendJob(fromAddress, runAt, preserveRunAt));
 }
 
 /**
@@ -79,7 +79,9 @@ export async function planOutgoing(tx: Db, plan: OutgoingPlan, now: Date): Promi
     on conflict do nothing
     returning ${OUTGOING_COLUMNS}
   `);
-  if (row) await enqueueWalletSend(tx, plan.from, plan.sendAt);
+  // A gas top-up joins the gas wallet's waiting batch (its run_at kept: a steady stream of top-ups
+  // cannot push the batch back for ever); anything else brings the wallet's job to sendAt.
+  if (row) await enqueueWalletSend(tx, plan.from, plan.sendAt, plan.kind === 'gas_top_up');
   return row;
 }
 

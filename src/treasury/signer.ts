@@ -27,6 +27,8 @@ import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.
 export const MAX_MESSAGES_PER_BATCH = 100;
 /** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
 export const GAS_BATCH_WINDOW_MS = 1_000;
+/** A deposit waiting for its top-up looks again this often (its confirmation wakes it sooner). */
+const GAS_WAIT_RECHECK_MS = 30_000;
 
 export interface SignerDeps {
   pool: DatabasePool;
@@ -275,7 +277,9 @@ async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string |
         deps.now(),
       );
     }
-    await enqueueWalletSend(tx, transfer.from_address, new Date(deps.now().getTime() + 3_000));
+    // The top-up's confirmation brings this job back (outgoing.ts confirmOutgoing, +1 s); this is
+    // only the safety net, rare enough to cost the shared chain budget nothing while many wait.
+    await enqueueWalletSend(tx, transfer.from_address, new Date(deps.now().getTime() + GAS_WAIT_RECHECK_MS));
     return !pending;
   });
   return { outcome: 'waiting_for_gas', transferId: transfer.id, topUpPlanned: planned };

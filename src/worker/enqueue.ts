@@ -14,6 +14,11 @@ export interface Job {
   /** A queue runs its jobs one at a time; a fragment when the name is computed in SQL. */
   queueName?: string | FragmentSqlToken;
   runAt?: Date;
+  /**
+   * With a job key: `replace` (Graphile's default) moves the one job to this enqueue's run_at, sooner
+   * or later; `preserve_run_at` keeps the waiting job's run_at (a batch window that more work joins).
+   */
+  jobKeyMode?: 'replace' | 'preserve_run_at';
 }
 
 export async function enqueue(db: Db, job: Job): Promise<void> {
@@ -22,6 +27,7 @@ export async function enqueue(db: Db, job: Job): Promise<void> {
   if (job.jobKey !== undefined) options.push(sql.fragment`job_key => ${job.jobKey}`);
   if (job.queueName !== undefined) options.push(sql.fragment`queue_name => ${job.queueName}`);
   if (job.runAt !== undefined) options.push(sql.fragment`run_at => ${sql.timestamp(job.runAt)}`);
+  if (job.jobKeyMode !== undefined) options.push(sql.fragment`job_key_mode => ${job.jobKeyMode}`);
   await db.query(sql.unsafe`
     select graphile_worker.add_job(${sql.join([sql.fragment`${job.task}`, sql.fragment`${JSON.stringify(job.payload)}::json`, ...options], sql.fragment`, `)})
   `);

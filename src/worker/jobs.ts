@@ -42,8 +42,16 @@ export function webhookDeliverJob(deliveryId: string, storeId: string): Job {
 /**
  * The signer's job for one deposit wallet: job key `outgoing__send:<wallet>`, queue
  * `outgoing:<wallet>`, so the wallet's transfers are signed one at a time, in order, each with the
- * next seqno. A second enqueue brings the one job forward (or back, to `runAt`).
+ * next seqno. A second enqueue moves the one job to its `runAt` (sooner or later), unless
+ * `preserveRunAt` (the gas wallet's batch window: a top-up planned meanwhile joins the waiting job).
  */
-export function outgoingSendJob(wallet: string, runAt?: Date): Job {
-  return { task: SEND_TASK, payload: { wallet }, jobKey: `${SEND_TASK}:${wallet}`, queueName: `outgoing:${wallet}`, ...(runAt ? { runAt } : {}) };
+export function outgoingSendJob(wallet: string, runAt?: Date, preserveRunAt = false): Job {
+  return {
+    task: SEND_TASK,
+    payload: { wallet },
+    jobKey: `${SEND_TASK}:${wallet}`,
+    queueName: `outgoing:${wallet}`,
+    ...(runAt ? { runAt } : {}),
+    ...(preserveRunAt ? { jobKeyMode: 'preserve_run_at' as const } : {}),
+  };
 }

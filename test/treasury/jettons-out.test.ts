@@ -225,3 +225,22 @@ describe("a jetton transfer's failed top-ups", () => {
     assert.equal((await balances(payment.wallet)).USDT, '2');
   });
 });
+
+describe("the gas wallet's batch window", () => {
+  it("a top-up planned while the batch waits joins it: the gas wallet's job keeps its run_at (a stream of top-ups cannot push it back)", async () => {
+    const [a, b] = [await completedUsdt('1'), await completedUsdt('1')];
+    const runAt = () =>
+      app.pool.oneFirst(sql.type(z.object({ run_at: z.date() }))`select run_at from graphile_worker.jobs where key = ${`outgoing__send:${gas}`}`);
+    assert.equal((await sendFromWallet(app.signer(), a.wallet)).outcome, 'waiting_for_gas');
+    const first = await runAt();
+    // Half a second later by the signer's clock: under Graphile's default (replace) the job would move to then + 1 s.
+    const later = new Date(Date.now() + 500);
+    assert.equal((await sendFromWallet({ ...app.signer(), now: () => later }, b.wallet)).outcome, 'waiting_for_gas');
+    assert.equal((await runAt()).getTime(), first.getTime());
+    await app.drain(a.wallet, b.wallet);
+    assert.equal(
+      (await outgoingOfPayment(app.pool, a.id, 'gas_top_up'))[0]!.transaction_hash,
+      (await outgoingOfPayment(app.pool, b.id, 'gas_top_up'))[0]!.transaction_hash,
+    );
+  });
+});
