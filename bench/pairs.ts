@@ -12,11 +12,11 @@
 // `--limits` setting (on: the shared rate limiter counting every request, none refused; off:
 // RATE_LIMIT_PER_STORE=0) and each pair: req/s, p99 and Kassa's and PostgreSQL's CPU per request,
 // before → after, the load average beside each run, then the median of the pairs' ratios.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchFlags } from './lib/flags.ts';
+import { runBenchApi } from './lib/runs.ts';
 import { formatNumber, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -61,39 +61,30 @@ const say = (line: string) => process.stderr.write(`pairs: ${line}\n`);
 
 function runApi(side: Side, limits: string, label: string): Promise<Run> {
   const file = path.join(workDir, `${label.replaceAll(' ', '-')}.json`);
-  const args = [
-    path.join(root, 'bench/api.ts'),
-    '--skip-baselines',
-    '--json',
+  return runBenchApi<Run>(
+    root,
+    [
+      '--limits',
+      limits,
+      '--duration',
+      flags.duration,
+      '--warmup',
+      flags.warmup,
+      '--concurrency',
+      flags.concurrency,
+      '--open',
+      flags.open,
+      '--transport',
+      flags.transport,
+      '--database',
+      'kassa_bench_pairs',
+      ...(flags['api-only'] ? ['--api-only'] : []),
+      ...(side === 'before' ? ['--kassa-root', before] : []),
+    ],
     file,
-    '--limits',
-    limits,
-    '--duration',
-    flags.duration,
-    '--warmup',
-    flags.warmup,
-    '--concurrency',
-    flags.concurrency,
-    '--open',
-    flags.open,
-    '--transport',
-    flags.transport,
-    '--database',
-    'kassa_bench_pairs',
-    ...(flags['api-only'] ? ['--api-only'] : []),
-    ...(side === 'before' ? ['--kassa-root', before] : []),
-  ];
-  say(`${label}: node ${args.map((arg) => path.relative(root, arg) || arg).join(' ')}`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0 || !fs.existsSync(file)) reject(new Error(`bench/api.ts (${label}) exited with ${code}:\n${stderr.slice(-3000)}`));
-      else resolve(JSON.parse(fs.readFileSync(file, 'utf8')) as Run);
-    });
-  });
+    label,
+    say,
+  );
 }
 
 const started = new Date();
@@ -125,7 +116,12 @@ out.push(`before    ${before} (${results[0]?.runs.before.commit ?? 'unknown'}); 
 out.push(
   `runs      bench/api.ts --skip-baselines --concurrency ${flags.concurrency} --duration ${flags.duration} --warmup ${flags.warmup} --open ${flags.open} --transport ${flags.transport}${flags['api-only'] ? ' --api-only' : ''}; ${pairs} pair(s) per limits setting, order alternating`,
 );
-out.push(`machine   ${os.availableParallelism()} cores; node ${process.version}; load average now ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+out.push(
+  `machine   ${os.availableParallelism()} cores; node ${process.version}; load average now ${os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')}`,
+);
 out.push('');
 const rows: string[][] = [];
 const ratios = new Map<string, number[]>();
@@ -135,7 +131,10 @@ for (const { limits, pair, runs } of results) {
     const a = cellOf(runs.after, scenario);
     if (!a || !b) continue;
     const ratio = a.requestsPerSecond / b.requestsPerSecond;
-    const cpu = a.cpuMicrosecondsPerRequest.kassa !== null && b.cpuMicrosecondsPerRequest.kassa !== null ? a.cpuMicrosecondsPerRequest.kassa / b.cpuMicrosecondsPerRequest.kassa : null;
+    const cpu =
+      a.cpuMicrosecondsPerRequest.kassa !== null && b.cpuMicrosecondsPerRequest.kassa !== null
+        ? a.cpuMicrosecondsPerRequest.kassa / b.cpuMicrosecondsPerRequest.kassa
+        : null;
     const key = `${scenario}, limits ${limits}`;
     ratios.set(`${key} req/s`, [...(ratios.get(`${key} req/s`) ?? []), ratio]);
     if (cpu !== null) ratios.set(`${key} Kassa µs`, [...(ratios.get(`${key} Kassa µs`) ?? []), cpu]);
@@ -155,9 +154,13 @@ for (const { limits, pair, runs } of results) {
   }
 }
 out.push(
-  textTable(['limits', 'pair', 'scenario', 'req/s before → after', 'after ÷', 'p99 ms', 'Kassa µs/req', 'PostgreSQL µs/req', 'other µs/req', 'load avg', 'errors'], rows),
+  textTable(
+    ['limits', 'pair', 'scenario', 'req/s before → after', 'after ÷', 'p99 ms', 'Kassa µs/req', 'PostgreSQL µs/req', 'other µs/req', 'load avg', 'errors'],
+    rows,
+  ),
 );
 out.push('');
-for (const [what, values] of ratios) out.push(`${what.padEnd(32)} median after ÷ before ${median(values).toFixed(2)}× (${values.map((v) => v.toFixed(2)).join(', ')})`);
+for (const [what, values] of ratios)
+  out.push(`${what.padEnd(32)} median after ÷ before ${median(values).toFixed(2)}× (${values.map((v) => v.toFixed(2)).join(', ')})`);
 out.push('load avg: the 1-minute load average when each run (before / after) started; other: the machine outside Kassa, PostgreSQL and the driver.');
 process.stdout.write(`${out.join('\n')}\n`);

@@ -36,7 +36,12 @@ const usage = (message: string): never => {
   process.exit(2);
 };
 const { values: flags, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '10' }, 'skip-seconds': { type: 'string', default: '0' }, 'last-seconds': { type: 'string' }, owner: { type: 'string' } },
+  options: {
+    top: { type: 'string', default: '10' },
+    'skip-seconds': { type: 'string', default: '0' },
+    'last-seconds': { type: 'string' },
+    owner: { type: 'string' },
+  },
   allowPositionals: true,
   strict: true,
 });
@@ -101,7 +106,9 @@ const ranked = (map: Map<string, number>, n: number) =>
     .map(([name, us], index) => [String(index + 1), name, share(us), `${(us / 1000).toFixed(0)} ms`]);
 
 const out: string[] = [];
-out.push(`${path.basename(file!)}: ${(busyUs / 1e6).toFixed(1)} s busy, ${(idleUs / 1e6).toFixed(1)} s idle${skipUs > 0 ? ` (the last ${((totalUs - skipUs) / 1e6).toFixed(1)} s)` : ''}`);
+out.push(
+  `${path.basename(file!)}: ${(busyUs / 1e6).toFixed(1)} s busy, ${(idleUs / 1e6).toFixed(1)} s idle${skipUs > 0 ? ` (the last ${((totalUs - skipUs) / 1e6).toFixed(1)} s)` : ''}`,
+);
 out.push('');
 out.push(textTable(['#', `top ${top} frames by self time`, 'share of busy', 'self'], ranked(byFrame, top)));
 out.push('');

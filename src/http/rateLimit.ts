@@ -73,11 +73,12 @@ interface SharedCounter {
  * table every SHARED_SYNC_MS while it has counted something — one statement for all its keys, which
  * adds what it counted and reads each window's total back. A request is decided from memory while
  * the window's total as last read plus what this process counted since leaves at least half the
- * window's allowance; past half, the request waits for a reconciliation (at most SHARED_WAIT_MS) and
- * is decided on the total it reads, as every request was before. So with one or two processes the
- * deployment never admits more than the window's allowance from memory, and with N processes a burst
- * can overshoot it by at most (N − 1) × half the allowance, within one reconciliation
- * (docs/OPERATIONS.md, Rate limits). When the table does not answer (in time), the process decides
+ * window's allowance; past half, the request waits for the next reconciliation (at most
+ * SHARED_WAIT_MS) and is decided on the total it reads (the requests that waited for it one after the
+ * other, so one process admits exactly what is left of the window). What the other processes admitted
+ * from memory and not sent yet is not in that total: with N processes a burst arriving at all of them
+ * at once can overshoot the allowance by at most (N − 1) × half of it, within one reconciliation
+ * (docs/OPERATIONS.md, Rate limits); one process never overshoots. When the table does not answer (in time), the process decides
  * from memory alone with the whole allowance for SHARED_PAUSE_MS, so no request waits on a database
  * that stopped answering. A refused request does not count, and `refund` gives a request's point back
  * (a refused token's, or the failed-authentication budget's on a good signature).
@@ -116,8 +117,10 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool, o
   const reconcile = async (): Promise<void> => {
     const keys: string[] = [];
     const sent: number[] = [];
+    const read = wanted;
+    wanted = new Set();
     for (const [key, counter] of counters) {
-      if (counter.unsent === 0) continue;
+      if (counter.unsent === 0 && !read.has(key)) continue;
       keys.push(key);
       sent.push(counter.unsent);
       counter.sending = counter.unsent;
@@ -194,9 +197,13 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool, o
     }
   };
 
-  /** A reconciliation that starts now (or right after the running one), waited for at most SHARED_WAIT_MS. */
-  const reconciled = (): Promise<boolean> =>
+  /** Keys whose total a waiting request needs read, even with nothing of this process's to send. */
+  let wanted = new Set<string>();
+
+  /** A reconciliation that starts now (or right after the running one) and reads `key`, waited for at most SHARED_WAIT_MS. */
+  const reconciled = (key: string): Promise<boolean> =>
     new Promise((resolve) => {
+      wanted.add(key);
       const wait = setTimeout(() => {
         pausedUntilMs = Date.now() + SHARED_PAUSE_MS;
         resolve(false);
@@ -219,20 +226,18 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool, o
     async take(key) {
       let nowMs = Date.now();
       let counter = counterOf(key, nowMs);
-      counter.unsent += 1;
-      const used = counter.counted + counter.sending + counter.unsent;
-      if (used > half && nowMs >= pausedUntilMs && (await reconciled())) {
-        // Decided on the window's total as just read (this request's point in it).
+      if (counter.counted + counter.sending + counter.unsent + 1 > half && nowMs >= pausedUntilMs) {
+        // Past half the window: decided on the window's total as read by the next reconciliation
+        // (or, when that does not answer in time, from memory).
+        await reconciled(key);
         nowMs = Date.now();
-        if (counters.get(key) !== counter) {
-          // Forgotten meanwhile (too many keys): counted again from here.
-          counter = counterOf(key, nowMs);
-          counter.unsent += 1;
-        }
+        counter = counterOf(key, nowMs);
       }
-      const allowed = counter.counted + counter.sending + counter.unsent <= points;
-      if (!allowed) counter.unsent -= 1;
-      schedule();
+      const allowed = counter.counted + counter.sending + counter.unsent + 1 <= points;
+      if (allowed) {
+        counter.unsent += 1;
+        schedule();
+      }
       return result(counter, allowed, nowMs);
     },
     async refund(key) {

@@ -11,7 +11,18 @@
 //      transaction, or an attempt slonik retried, counts nothing.
 // The caller owns the transaction of the commands that take a `tx`.
 import crypto from 'node:crypto';
-import { afterCommit, inOneStatement, insertRow, prepared, sql, z, type DatabasePool, type Db, type FragmentSqlToken, type ValueExpression } from '../db/pool.ts';
+import {
+  afterCommit,
+  inOneStatement,
+  insertRow,
+  prepared,
+  sql,
+  z,
+  type DatabasePool,
+  type Db,
+  type FragmentSqlToken,
+  type ValueExpression,
+} from '../db/pool.ts';
 import { KassaError, paymentNotFound } from '../errors.ts';
 import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
@@ -235,9 +246,7 @@ export async function createPaymentOnce(
     ),
     sql.fragment`payment as (insert into payments ${plan.columns} ${insertRow(plan.values, GATE)} returning 1)`,
   ];
-  const written = (await db.oneFirst(
-    prepared(sql.unsafe`with ${sql.join(writes, sql.fragment`, `)} select count(*)::int as written from payment`),
-  )) as number;
+  const written = (await db.oneFirst(prepared(sql.unsafe`with ${sql.join(writes, sql.fragment`, `)} select count(*)::int as written from payment`))) as number;
   if (written === 0) return null;
   countTransition(db, plan.status);
   return view;

@@ -116,14 +116,19 @@ export function depositWrites(config: CommandConfig, paymentId: string, choice: 
   const coin = choice.method.coin_symbol;
   const watches: ValueExpression[][] = [[choice.deposit.address, paymentId, 'deposit', coin, null, sql.timestamp(now)]];
   if (choice.master !== null) watches.push([jettonWalletOf(paymentId, choice), paymentId, 'jetton_wallet', coin, choice.master, sql.timestamp(now)]);
-  const watchInsert = (rows: FragmentSqlToken) => sql.fragment`insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, created_at) ${rows}`;
+  const watchInsert = (rows: FragmentSqlToken) =>
+    sql.fragment`insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, created_at) ${rows}`;
   return [
     depositAddressInsert(paymentId, choice.deposit, config.tonNetwork, gate),
     ...(gate === undefined
-      ? [watchInsert(sql.fragment`values ${sql.join(
-          watches.map((row) => sql.fragment`(${sql.join(row, sql.fragment`, `)})`),
-          sql.fragment`, `,
-        )}`)]
+      ? [
+          watchInsert(
+            sql.fragment`values ${sql.join(
+              watches.map((row) => sql.fragment`(${sql.join(row, sql.fragment`, `)})`),
+              sql.fragment`, `,
+            )}`,
+          ),
+        ]
       : watches.map((row) => watchInsert(insertRow(row, gate)))),
   ];
 }

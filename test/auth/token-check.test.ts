@@ -36,7 +36,11 @@ describe("a token's database check: the guard's and the inline one agree", () =>
       ['valid', async () => {}, true],
       ['revoked', (jti) => app.pool.query(sql.unsafe`update api_tokens set revoked_at = ${sql.timestamp(now)} where jti = ${jti}`), false],
       ['expired', (jti) => app.pool.query(sql.unsafe`update api_tokens set expires_at = ${sql.timestamp(now)} where jti = ${jti}`), false],
-      ['expires later', (jti) => app.pool.query(sql.unsafe`update api_tokens set expires_at = ${sql.timestamp(new Date(now.getTime() + 1000))} where jti = ${jti}`), true],
+      [
+        'expires later',
+        (jti) => app.pool.query(sql.unsafe`update api_tokens set expires_at = ${sql.timestamp(new Date(now.getTime() + 1000))} where jti = ${jti}`),
+        true,
+      ],
       ['another store', async () => {}, false, { storeId: other.id }],
       ['unknown jti', async () => {}, false, { jti: crypto.randomUUID() }],
       ['row widened by hand', (jti) => app.pool.query(sql.unsafe`update api_tokens set scope = 'full' where jti = ${jti}`), false],

@@ -45,7 +45,13 @@ describe('a frozen database', () => {
         openPool: (url) => openPool(proxy.through(url), { maxPoolSize: 6, statementTimeoutMs: 1_000 }),
         rateLimitStore: (url) => {
           // As src/server.ts makes it.
-          const store = new pg.Pool({ connectionString: proxy.through(url), max: 4, connectionTimeoutMillis: 2_000, statement_timeout: 1_000, query_timeout: 2_000 });
+          const store = new pg.Pool({
+            connectionString: proxy.through(url),
+            max: 4,
+            connectionTimeoutMillis: 2_000,
+            statement_timeout: 1_000,
+            query_timeout: 2_000,
+          });
           store.on('error', () => {});
           const query = store.query.bind(store) as (...args: unknown[]) => unknown;
           (store as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {

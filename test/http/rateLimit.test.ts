@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { issueToken, revokeToken } from '../../src/auth/tokens.ts';
-import { createRateLimiter } from '../../src/http/rateLimit.ts';
+import { createRateLimiter, createSharedRateLimiter } from '../../src/http/rateLimit.ts';
+import { createTestDatabase } from '../helpers/db.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
 
 describe('rate limiter', () => {
@@ -55,7 +56,12 @@ describe('a refused token spends nothing of its store’s rate limit', () => {
             ['GET', `/v1/payments/${id}/status`, undefined],
             ['GET', '/v1/payments', undefined],
           ] as const) {
-            assertError(await app.request(method, path, { token: leaked.token, ...(payload ? { body: payload } : {}) }), 401, 'authentication_error', 'auth_invalid');
+            assertError(
+              await app.request(method, path, { token: leaked.token, ...(payload ? { body: payload } : {}) }),
+              401,
+              'authentication_error',
+              'auth_invalid',
+            );
           }
         }
         // The store's own token has its whole burst (2 × 1) left.
@@ -67,4 +73,24 @@ describe('a refused token spends nothing of its store’s rate limit', () => {
       }
     });
   }
+});
+
+describe('the shared counters (createSharedRateLimiter)', () => {
+  it('one process admits exactly the window’s allowance of a burst, deciding past half on the total it reads, and gives refused requests back', async () => {
+    const db = await createTestDatabase();
+    const store = new pg.Pool({ connectionString: db.url, max: 2 });
+    try {
+      const limiter = createSharedRateLimiter(5, store); // 10 per 2-second window
+      const answers = await Promise.all(Array.from({ length: 30 }, () => limiter.take('burst', 0)));
+      assert.equal(answers.filter((answer) => answer.allowed).length, 10);
+      assert.ok(answers.every((answer) => answer.limit === 10));
+      // The total in PostgreSQL once reconciled: the 10 admitted, none of the 20 refused.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const { rows } = await store.query<{ points: number }>(`select points from rate_limits where key = 'kassa:10:burst'`);
+      assert.deepEqual(rows, [{ points: 10 }]);
+    } finally {
+      await store.end();
+      await db.drop();
+    }
+  });
 });

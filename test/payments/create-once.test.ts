@@ -24,9 +24,15 @@ const metadata = { zeta: '1', a: 'short key', é: 'two bytes', bb: 'x', Z: 'uppe
 describe('the create’s answer, made before its write, is the payment as stored', () => {
   const bodies: Array<[string, Record<string, unknown>]> = [
     ['Customer Choice, fiat, trailing zeros, metadata in any order', { amount: '10.50', currency: 'USD', metadata, order_id: 'pin-1', description: 'Tea' }],
-    ['Preselected TON in TON, many decimals', { amount: '1.123456789', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, metadata }],
+    [
+      'Preselected TON in TON, many decimals',
+      { amount: '1.123456789', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, metadata },
+    ],
     ['Preselected USDT priced from EUR', { amount: '0.10', currency: 'EUR', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] }, ttl: 900 }],
-    ['Preselected TON priced from USD', { amount: '3.3300', currency: 'USD', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, returnURL: 'https://shop.example/back' }],
+    [
+      'Preselected TON priced from USD',
+      { amount: '3.3300', currency: 'USD', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, returnURL: 'https://shop.example/back' },
+    ],
   ];
   for (const [name, body] of bodies) {
     for (const keyed of [true, false]) {

@@ -79,7 +79,10 @@ export function createOperations({ config }: Pick<AppDeps, 'config'>) {
      * Null when the write's gate let nothing through (the key taken meanwhile, the token refused):
      * then `payment` inside `idempotent`'s transaction answers, as every create did before.
      */
-    paymentOnce: async (pool: Db, { storeId, body, now, tokenCheck, key }: CreateRequest<CreatePaymentBody> & { key: string | undefined }): Promise<Outcome | null> => {
+    paymentOnce: async (
+      pool: Db,
+      { storeId, body, now, tokenCheck, key }: CreateRequest<CreatePaymentBody> & { key: string | undefined },
+    ): Promise<Outcome | null> => {
       const scope: KeyScope | null = key === undefined ? null : { storeId, endpoint: 'POST /v1/payments', key, hash: requestHash(body), now };
       const catalogue = await readPaymentCatalogue(pool, storeId, body, {
         network: config.tonNetwork,
