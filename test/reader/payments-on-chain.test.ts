@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
-import { LATE_COMMIT_MARGIN_MS } from '../../src/reader/reader.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
