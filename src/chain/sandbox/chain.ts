@@ -3,6 +3,13 @@
  * wallet and standard jetton minters, fully offline. Dev/test only: outside
  * src/chain/sandbox/ only src/http/routes/sandbox.ts imports it (and is itself loaded with import()), so the
  * production image needs none of it; src/chain/sandbox/path.ts holds the plain paths others may import.
+ *
+ * Its order of events is mainnet's: a transaction is made at once (a message meets the emulator's
+ * state now, as a validator's would) but is on the chain only once a sealed masterchain block
+ * commits it (sealBlock; commitLate holds a shard block back, holdBlock(s) keep blocks unindexed).
+ * The v3 API (v3.ts) serves indexed blocks; the v2 API (jsonrpc.ts) answers as of the last
+ * masterchain block, as ton-http-api does (v2State): a wallet whose transaction is not committed
+ * yet still shows its old seqno and balance.
  */
 import { Address, beginCell, loadShardAccount, storeShardAccount, toNano } from '@ton/core';
 import type { Cell } from '@ton/core';
