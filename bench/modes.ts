@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchFlags } from './lib/flags.ts';
-import { runBenchApi } from './lib/runs.ts';
+import { cellArgs, runBenchApi } from './lib/runs.ts';
 import { formatNumber, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -57,23 +57,7 @@ const say = (line: string) => process.stderr.write(`modes: ${line}\n`);
 
 function runApi(mode: Run['mode'], label: string): Promise<Run> {
   const file = path.join(workDir, `${label}.json`);
-  return runBenchApi<Run>(
-    root,
-    [
-      '--duration',
-      flags.duration,
-      '--warmup',
-      flags.warmup,
-      '--concurrency',
-      flags.concurrency,
-      '--open',
-      flags.open,
-      ...(mode === 'api-only' ? ['--api-only'] : []),
-    ],
-    file,
-    label,
-    say,
-  );
+  return runBenchApi<Run>(root, [...cellArgs(flags), ...(mode === 'api-only' ? ['--api-only'] : [])], file, label, say);
 }
 
 const cellOf = (run: Run, scenario: RunCell['scenario']): RunCell => {

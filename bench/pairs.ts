@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchFlags } from './lib/flags.ts';
-import { runBenchApi } from './lib/runs.ts';
+import { cellArgs, runBenchApi } from './lib/runs.ts';
 import { formatNumber, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -66,14 +66,7 @@ function runApi(side: Side, limits: string, label: string): Promise<Run> {
     [
       '--limits',
       limits,
-      '--duration',
-      flags.duration,
-      '--warmup',
-      flags.warmup,
-      '--concurrency',
-      flags.concurrency,
-      '--open',
-      flags.open,
+      ...cellArgs(flags),
       '--transport',
       flags.transport,
       '--database',

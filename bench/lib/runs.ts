@@ -18,3 +18,8 @@ export function runBenchApi<Run>(root: string, args: string[], file: string, lab
     });
   });
 }
+
+/** The cell flags both comparisons pass on to every run. */
+export function cellArgs(flags: { duration: string; warmup: string; concurrency: string; open: string }): string[] {
+  return ['--duration', flags.duration, '--warmup', flags.warmup, '--concurrency', flags.concurrency, '--open', flags.open];
+}
