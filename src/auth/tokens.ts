@@ -16,8 +16,8 @@ interface TokenKey {
   /** Tokens whose signature this key already verified (see `verifySignature`). */
   verified: Map<string, VerifiedClaims>;
   /**
-   * The jtis the database refused for good (revoked, unknown, of another store: facts that never
-   * change back), so that their next requests are refused from memory, before they can spend
+   * The jtis the database refused for good (revoked, unknown: facts about the jti that never change
+   * back), so that their next requests are refused from memory, before they can spend
    * anything (a store's rate limit, a database round trip). Bounded like `verified`.
    */
   refused: Set<string>;
@@ -230,16 +230,18 @@ export async function verifyToken(db: Db, token: string, now: Date, hooks: Authe
  * API enforces and the row what the lists show (`kassa token list`, the dashboard); a token whose row
  * says another scope (edited by hand: Kassa never changes a scope) is refused, so what a list shows
  * is always what the API allows. `tokenValidSql` is the same rule in SQL (test/auth/token-check.test.ts
- * pins the two together). A refusal for good (revoked, unknown, of another store) is remembered by
- * this process (`verifyToken` refuses the token from memory from then on).
+ * pins the two together). A refusal of the jti itself (revoked, unknown) is remembered by this
+ * process (`verifyToken` refuses any token with that jti from memory from then on).
  */
 export async function checkTokenRow(db: Db, token: VerifiedToken, now: Date): Promise<void> {
   const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at, scope from api_tokens where jti = ${token.jti}`));
-  if (!row || row.store_id !== token.storeId || row.revoked_at !== null) {
+  if (!row || row.revoked_at !== null) {
+    // Facts about the jti itself, whatever token carries it: remembered.
     rememberRefused(await tokenKey(db), token.jti);
     throw authInvalid();
   }
-  if (row.scope !== token.scope) throw authInvalid();
+  // Facts about this token's claims (another token may carry the same jti with the right ones): not remembered.
+  if (row.store_id !== token.storeId || row.scope !== token.scope) throw authInvalid();
   if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) throw authInvalid();
 }
 

@@ -70,10 +70,14 @@ describe("a token's database check: the guard's and the inline one agree", () =>
     );
   });
 
-  it('a token refused for good (revoked) is refused from memory afterwards, without its row', async () => {
+  it('a jti refused for good (revoked) is refused from memory afterwards, without its row; a refusal of claims (another store) is not remembered', async () => {
+    const other = await app.store();
     const store = await app.store();
     const issued = await issueToken(app.pool, store.id, null, new Date());
     const verified = await verifyToken(app.pool, issued.token, new Date());
+    // The same jti with another store's claim is refused, and the token itself still works.
+    await assert.rejects(checkTokenRow(app.pool, { ...verified, storeId: other.id }, new Date()));
+    await checkTokenRow(app.pool, await verifyToken(app.pool, issued.token, new Date()), new Date());
     await app.pool.query(sql.unsafe`update api_tokens set revoked_at = now() where jti = ${issued.jti}`);
     await assert.rejects(checkTokenRow(app.pool, verified, new Date()));
     // Even with its row gone, the process remembers the refusal (a revoked token never comes back).
