@@ -1,10 +1,10 @@
 // What a transaction on one of Kassa's accounts is, decided without I/O: money out confirmed
-// (an external message on a deposit or the gas wallet), a jetton wallet's refused transfer out,
-// or money in and what the books record of it (whose payment, which coin, credited, paying or not,
+// (an external message on a deposit or the gas wallet), a jetton wallet's refused transfer out, a
+// jetton transfer out that bounced at its destination and came back, or money in and what the books record of it (whose payment, which coin, credited, paying or not,
 // and why). The reader (reader.ts) reads blocks, asks the chain and the database what these
 // functions cannot know (who sent a jetton notification), and writes what they decide.
 import type { IncomingTransfer } from '../payments/transfers.ts';
-import { detectJettonTransfer, detectTonTransfer, OP_ENCRYPTED_COMMENT, parseTransferNotification } from '../chain/detect.ts';
+import { detectBouncedJettonTransfer, detectJettonTransfer, detectTonTransfer, OP_ENCRYPTED_COMMENT, parseTransferNotification } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 
 /** One of Kassa's accounts on the chain (a row of chain_watches): a payment's deposit, or its jetton wallet. */
@@ -24,8 +24,10 @@ export type Route =
   /**
    * A transaction on a watched account: whatever came in is classified (classifyIncoming).
    * `jettonTransferOut`: the deposit's own jetton transfer, run by its jetton wallet (refused means it failed).
+   * `jettonTransferBack`: a jetton transfer out of the deposit that the destination's jetton wallet
+   * refused, taken back by the deposit's jetton wallet (the transfer failed; its query id and amount).
    */
-  | { kind: 'watched'; watch: Watch; jettonTransferOut: boolean }
+  | { kind: 'watched'; watch: Watch; jettonTransferOut: boolean; jettonTransferBack: { queryId: bigint; amount: bigint } | null }
   /** Not one of Kassa's accounts. */
   | { kind: 'ignored' };
 
@@ -34,7 +36,13 @@ export function routeTransaction(tx: ChainTransaction, watch: Watch | undefined,
   if (external && tx.account === gasWallet) return { kind: 'outgoing', paymentId: null };
   if (!watch) return { kind: 'ignored' };
   if (watch.kind === 'deposit' && external) return { kind: 'outgoing', paymentId: watch.payment_id };
-  return { kind: 'watched', watch, jettonTransferOut: watch.kind === 'jetton_wallet' && tx.inMessage?.source === watch.deposit_address };
+  const jetton = watch.kind === 'jetton_wallet';
+  return {
+    kind: 'watched',
+    watch,
+    jettonTransferOut: jetton && tx.inMessage?.source === watch.deposit_address,
+    jettonTransferBack: jetton ? detectBouncedJettonTransfer(tx) : null,
+  };
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { chainBlocksWaitedFor, chainBlockWait, chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/commands.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
+import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
@@ -243,7 +243,9 @@ export function createChainReader(deps: ChainReaderDeps) {
         continue;
       }
       const { watch } = route;
-      if (route.jettonTransferOut) await jettonTransferRefused(pool, { deposit: watch.deposit_address, coin: watch.coin_symbol }, tx, deps.now(), log);
+      const own = { deposit: watch.deposit_address, coin: watch.coin_symbol };
+      if (route.jettonTransferOut) await jettonTransferRefused(pool, own, tx, deps.now(), log);
+      if (route.jettonTransferBack) await jettonTransferBounced(pool, own, route.jettonTransferBack, tx, deps.now(), log);
       const transfer = await transferOf(watch, tx, gasAccount);
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),

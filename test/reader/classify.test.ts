@@ -80,17 +80,41 @@ describe('routeTransaction', () => {
   });
 
   it("a watched account's transactions are classified; the deposit's own jetton transfer out is marked", () => {
-    assert.deepEqual(routeTransaction(tx(DEPOSIT, {}), depositWatch, null), { kind: 'watched', watch: depositWatch, jettonTransferOut: false });
+    assert.deepEqual(routeTransaction(tx(DEPOSIT, {}), depositWatch, null), {
+      kind: 'watched',
+      watch: depositWatch,
+      jettonTransferOut: false,
+      jettonTransferBack: null,
+    });
     assert.deepEqual(routeTransaction(tx(JETTON_WALLET, { source: DEPOSIT }), jettonWatch, null), {
       kind: 'watched',
       watch: jettonWatch,
       jettonTransferOut: true,
+      jettonTransferBack: null,
     });
     assert.deepEqual(routeTransaction(tx(JETTON_WALLET, { source: OTHER_WALLET }), jettonWatch, null), {
       kind: 'watched',
       watch: jettonWatch,
       jettonTransferOut: false,
+      jettonTransferBack: null,
     });
+  });
+
+  it("an internal_transfer the destination refused, taken back by the deposit's jetton wallet, is marked with its query id and amount", () => {
+    // The bounced body: 0xffffffff, then the start of what was sent.
+    const back = beginCell().storeUint(0xffffffff, 32).storeSlice(internalTransfer(750_000n, DEPOSIT).beginParse()).endCell();
+    const bounced = tx(JETTON_WALLET, { source: OTHER_WALLET, bounced: true, body: back, value: 1_000n });
+    assert.deepEqual((routeTransaction(bounced, jettonWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, { queryId: 7n, amount: 750_000n });
+    // Not taken back (the wallet's own transaction failed): the jettons did not come back.
+    const notTaken = tx(JETTON_WALLET, { source: OTHER_WALLET, bounced: true, body: back }, { compute: { skipped: false, success: false, exitCode: 709 } });
+    assert.equal((routeTransaction(notTaken, jettonWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, null);
+    // A bounce of anything else (TON the deposit sent bounceable), or on the deposit itself: no.
+    const tonBack = tx(DEPOSIT, { source: OTHER_WALLET, bounced: true, body: back });
+    assert.equal((routeTransaction(tonBack, depositWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, null);
+    const other = tx(JETTON_WALLET, { source: OTHER_WALLET, bounced: true, body: beginCell().storeUint(0xffffffff, 32).storeUint(0x7bdd97de, 32).endCell() });
+    assert.equal((routeTransaction(other, jettonWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, null);
+    // And it is no incoming transfer.
+    assert.equal(classifyIncoming(jettonWatch, bounced, { gasWallet: GAS }), null);
   });
 });
 

@@ -19,6 +19,8 @@ import { useDatabaseForMetrics } from '../../src/metrics.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import reconcileTask from '../../tasks/deposits__reconcile.ts';
 import { accountHealer } from '../../src/reader/heal.ts';
+import { recordRefundGasPayment } from '../../src/treasury/gas.ts';
+import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgoing.ts';
 import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
@@ -232,4 +234,31 @@ describe('reconciliation heals', () => {
       assert.equal(await statusOf(id), 'completed');
     });
   }
+
+  it('heals a jetton refund booked confirmed whose jettons came back (a frozen USDT wallet): failed, refundable again, chain = books', async () => {
+    const usdt = await paid('USDT', '2', '2.5');
+    const to = freshAddress();
+    await app.sandbox.chain.lockJettonWallet(to, 'USDT');
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
+    const refund = await app.request('POST', `/v1/payments/${usdt.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.5', address: to } });
+    assert.equal(refund.status, 201, refund.text);
+    await app.drain(usdt.wallet);
+    const refundRow = async () => (await outgoingOfPayment(app.pool, usdt.id, 'refund'))[0]!;
+    assert.equal((await refundRow()).state, 'failed');
+    // The books as a Kassa before this release wrote them: the bounced refund confirmed.
+    await app.pool.query(sql.unsafe`
+      update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, failed_at = null where id = ${(await refundRow()).id}
+    `);
+    assert.equal(await refundableBaseUnits(app.pool, usdt.id, 'USDT'), 0n);
+    const found = await untilLookedAt(usdt.id, () => reconcile({ heal: true }));
+    assert.deepEqual(
+      found.filter((d) => d.paymentId === usdt.id),
+      [],
+      'nothing differs once healed',
+    );
+    const healed = await refundRow();
+    assert.equal(healed.state, 'failed');
+    assert.match(healed.failure_reason!, /they came back to the deposit/);
+    assert.equal(await refundableBaseUnits(app.pool, usdt.id, 'USDT'), 500_000n);
+  });
 });

@@ -16,6 +16,7 @@
  * Framework-free: give it the path after `/api/v3/` and the query string.
  */
 import { handleV3Transactions } from './history.ts';
+import { handleV3JettonWallets } from './v3JettonWallets.ts';
 import { createHash } from 'node:crypto';
 import { Address, beginCell } from '@ton/core';
 import { toV3Transaction } from '../transactions.ts';
@@ -276,12 +277,14 @@ function addressBook(rows: Record<string, unknown>[]): Record<string, unknown> {
 
 const EMPTY_TRANSACTIONS: V3Reply = { status: 200, json: { transactions: [], address_book: {} } };
 
-export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply {
+export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply | Promise<V3Reply> {
   const injected = chain.takeInjectedFailure();
   if (injected === 429) return { status: 429, json: { ok: false, result: 'Ratelimit exceed', code: 429 } };
   if (injected !== null) return error(injected, `Injected failure (HTTP ${injected})`);
   // An account's history (reconciliation re-reads it): its own parameters, the same gateway in front.
   if (path === 'transactions') return handleV3Transactions(chain, query);
+  // The jetton wallets of some owners (reconciliation asks for its deposits'): the same gateway.
+  if (path === 'jetton/wallets') return handleV3JettonWallets(chain, query);
 
   if (path === 'masterchainInfo') {
     const last = chain.latestPublishedBlock();
