@@ -15,6 +15,12 @@ export interface Watch {
   coin_symbol: string | null;
   jetton_master: string | null;
   deposit_address: string;
+  /**
+   * A deposit's jetton wallet of another accepted coin, which the reader does not follow
+   * (reconciliation reads its history): a transfer into it that sent the deposit a notification is
+   * booked from that notification, so only those that sent none (`forward_ton_amount = 0`) are booked here.
+   */
+  unnotifiedOnly?: boolean;
 }
 
 /** What the reader does with one transaction of a block. */
@@ -88,6 +94,7 @@ export function classifyIncoming(
   if (watch.kind === 'jetton_wallet') {
     const jetton = detectJettonTransfer(tx);
     if (!jetton) return null;
+    if (watch.unnotifiedOnly && (jetton.forwardTonAmount ?? 0n) > 0n) return null;
     return {
       ...base,
       lt: jetton.lt,

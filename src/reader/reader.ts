@@ -230,9 +230,14 @@ export function createChainReader(deps: ChainReaderDeps) {
     log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
   }
 
-  /** Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes nothing. */
-  async function book(block: ChainBlock): Promise<number> {
+  /**
+   * Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes
+   * nothing. `also`: an account the reader does not follow, booked as this watch (reconciliation's
+   * heal of a deposit's jetton wallet of another coin).
+   */
+  async function book(block: ChainBlock, also?: Watch): Promise<number> {
     const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    if (also && !watches.has(also.account)) watches.set(also.account, also);
     const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {

@@ -118,6 +118,30 @@ describe('routeTransaction', () => {
   });
 });
 
+describe("classifyIncoming: a deposit's jetton wallet of another coin (reconciliation's)", () => {
+  const other: Watch = { ...jettonWatch, coin_symbol: 'NOT', unnotifiedOnly: true };
+  const withForward = (forward: bigint) =>
+    beginCell()
+      .storeUint(OP_JETTON_INTERNAL_TRANSFER, 32)
+      .storeUint(7, 64)
+      .storeCoins(3_000n)
+      .storeAddress(Address.parse(CUSTOMER))
+      .storeAddress(Address.parse(CUSTOMER))
+      .storeCoins(forward)
+      .storeBit(0)
+      .endCell();
+  it('books a transfer that sent no notification; one that did is booked from its notification', () => {
+    const silent = classifyIncoming(other, tx(JETTON_WALLET, { source: OTHER_WALLET, body: withForward(0n) }), { gasWallet: GAS });
+    assert.ok(silent !== null && !('needs' in silent));
+    assert.equal(silent.coinSymbol, 'NOT');
+    assert.equal(silent.amountBaseUnits, 3_000n);
+    assert.equal(silent.credited && silent.payment, true);
+    assert.equal(classifyIncoming(other, tx(JETTON_WALLET, { source: OTHER_WALLET, body: withForward(1n) }), { gasWallet: GAS }), null);
+    // The payment's own coin's wallet books both.
+    assert.notEqual(classifyIncoming(jettonWatch, tx(JETTON_WALLET, { source: OTHER_WALLET, body: withForward(1n) }), { gasWallet: GAS }), null);
+  });
+});
+
 describe('classifyIncoming: TON on a deposit', () => {
   it('TON that stayed pays: its amount, sender, fee, chain time and comment (U+0000 replaced)', () => {
     const booked = classifyIncoming(depositWatch, tx(DEPOSIT, { body: comment('order\u00001') }), { gasWallet: GAS });

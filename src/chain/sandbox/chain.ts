@@ -1,6 +1,10 @@
 /**
  * The sandbox TON network (docs/API.md, Sandbox network): a real TVM emulator (@ton/sandbox) with a funded customer
- * wallet and standard jetton minters, fully offline. Dev/test only: outside
+ * wallet and standard jetton minters, fully offline. Test switches on its jetton side: a jetton
+ * wallet can be locked like a frozen USDT wallet (lockJettonWallet: it refuses internal_transfer with
+ * exit 45, so the transfer bounces back to the sender's jetton wallet, by real TVM), a jetton can be
+ * sent without a notification (transfer's `notify: false`: forward_ton_amount 0), and its toncenter
+ * v3 lists owners' jetton wallets (`jetton/wallets`, v3JettonWallets.ts) as the indexer does. Dev/test only: outside
  * src/chain/sandbox/ only src/http/routes/sandbox.ts imports it (and is itself loaded with import()), so the
  * production image needs none of it; src/chain/sandbox/path.ts holds the plain paths others may import.
  */

@@ -1,7 +1,7 @@
 /**
  * Standard TEP-74 jetton contracts for the sandbox chain: the compiled minter/wallet code shipped
- * by @ton-community/assets-sdk (MIT; only its two code files are imported, not the SDK) and the
- * few message bodies the sandbox sends.
+ * by @ton-community/assets-sdk (MIT; only its two code files are imported, not the SDK), the
+ * few message bodies the sandbox sends, and the locked wallet's code (a frozen stablecoin wallet).
  */
 import { createHash } from 'node:crypto';
 import { Cell, Dictionary, beginCell, contractAddress } from '@ton/core';

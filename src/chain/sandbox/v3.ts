@@ -12,6 +12,8 @@
  *   limit 1`), so a lower block can still be missing (chain.ts holdBlock); `gen_utime`, `start_lt`,
  *   `end_lt` are strings (models/blockchain.go `Block`).
  * - `blocks?workchain=-1&seqno=N`: `{"blocks":[…]}`, empty while N is not indexed.
+ * - `transactions` (an account's history, history.ts) and `jetton/wallets` (owners' jetton wallets,
+ *   v3JettonWallets.ts), behind the same gateway.
  * - the gateway's 429: `{"ok":false,"result":"Ratelimit exceed","code":429}`, no Retry-After.
  * Framework-free: give it the path after `/api/v3/` and the query string.
  */
