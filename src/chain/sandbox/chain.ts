@@ -319,8 +319,10 @@ export class SandboxChain {
     if (req.fromLookalike !== undefined && typeof req.fromLookalike !== 'boolean') {
       throw new SandboxTransferError('invalid_request', 'fromLookalike must be a boolean', 'fromLookalike');
     }
+    if (req.notify !== undefined && typeof req.notify !== 'boolean') throw new SandboxTransferError('invalid_request', 'notify must be a boolean', 'notify');
     if (symbol === 'TON') {
       if (req.fromLookalike) throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
+      if (req.notify !== undefined) throw new SandboxTransferError('invalid_request', 'notify applies to jettons only', 'notify');
       if (req.bodyOp !== undefined && (!Number.isSafeInteger(req.bodyOp) || req.bodyOp < 0 || req.bodyOp > 0xffffffff || req.comment !== undefined)) {
         throw new SandboxTransferError('invalid_request', 'bodyOp must be a 32-bit unsigned integer, without a comment', 'bodyOp');
       }
@@ -335,7 +337,6 @@ export class SandboxChain {
     if (req.fromLookalike && symbol !== 'USDT') {
       throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
     }
-    if (req.notify !== undefined && typeof req.notify !== 'boolean') throw new SandboxTransferError('invalid_request', 'notify must be a boolean', 'notify');
     const jetton = req.fromLookalike ? this.lookalike : this.jettons.get(symbol);
     if (jetton === undefined) {
       throw new SandboxTransferError('unknown_coin', `unknown coin ${JSON.stringify(req.coin)}`, 'coin');
