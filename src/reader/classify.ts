@@ -1,8 +1,9 @@
 // What a transaction on one of Kassa's accounts is, decided without I/O: money out confirmed
 // (an external message on a deposit or the gas wallet), a jetton wallet's refused transfer out, a
-// jetton transfer out that bounced at its destination and came back, or money in and what the books record of it (whose payment, which coin, credited, paying or not,
-// and why). The reader (reader.ts) reads blocks, asks the chain and the database what these
-// functions cannot know (who sent a jetton notification), and writes what they decide.
+// jetton transfer out that bounced at its destination and came back, or money in and what the
+// books record of it (whose payment, which coin, credited, paying or not, and why). The reader
+// (reader.ts) reads blocks, asks the chain and the database what these functions cannot know (who
+// sent a jetton notification), and writes what they decide.
 import type { IncomingTransfer } from '../payments/transfers.ts';
 import { detectBouncedJettonTransfer, detectJettonTransfer, detectTonTransfer, OP_ENCRYPTED_COMMENT, parseTransferNotification } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
