@@ -1,5 +1,5 @@
---! Previous: sha1:3a8477598c690626ef6213466bd9ef1afceae3f3
---! Hash: sha1:47f699d333a347adfaabfca0b233c1860142c38e
+--! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
+--! Hash: sha1:22e650c106592c6e64146fecdd7549aa8a4dc37c
 --! Message: jetton wallets comment
 
 -- jetton_wallets is also where reconciliation remembers the deposits' jetton wallets of other
