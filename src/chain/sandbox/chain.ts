@@ -475,8 +475,9 @@ export class SandboxChain {
 
   /**
    * The jetton wallets (of any master, the look-alike's too) whose owner is one of `owners` (raw), as
-   * an indexer lists them: every account that ran the standard wallet code (or its locked form)
-   * answers get_wallet_data; its owner and master never change, so they are remembered.
+   * an indexer lists them — as of the last masterchain block (v2State): every account that ran the
+   * standard wallet code (or its locked form) answers get_wallet_data; its owner and master never
+   * change, so they are remembered.
    */
   async jettonWalletsOwnedBy(owners: ReadonlySet<string>): Promise<Array<{ address: string; owner: string; master: string; balance: bigint; lastLt: bigint }>> {
     this.sync();
@@ -486,8 +487,7 @@ export class SandboxChain {
     for (const [account, transactions] of this.byAccount) {
       let known = this.walletOwners.get(account);
       if (known === null) continue;
-      const address = Address.parseRaw(account);
-      const contract = await this.blockchain.getContract(address);
+      const contract = await this.v2State(Address.parseRaw(account));
       const state = contract.accountState?.type === 'active' ? contract.accountState.state : null;
       if (state === null) continue;
       if (known === undefined) {
@@ -495,13 +495,13 @@ export class SandboxChain {
           this.walletOwners.set(account, null);
           continue;
         }
-        const data = (await this.blockchain.runGetMethod(address, 'get_wallet_data', [])).stackReader;
+        const data = (await contract.get('get_wallet_data')).stackReader;
         data.readBigNumber();
         known = { owner: data.readAddress().toRawString(), master: data.readAddress().toRawString() };
         this.walletOwners.set(account, known);
       }
       if (!owners.has(known.owner)) continue;
-      const balance = (await this.blockchain.runGetMethod(address, 'get_wallet_data', [])).stackReader.readBigNumber();
+      const balance = (await contract.get('get_wallet_data')).stackReader.readBigNumber();
       found.push({ address: account, ...known, balance, lastLt: transactions[transactions.length - 1]?.lt ?? 0n });
     }
     return found;
