@@ -8,7 +8,7 @@
 // flight, is looked at next time. Deposits of pending (and recently expired) payments are looked
 // at too, booked transfers or not: a transfer the block stream never showed is found there.
 import { Address } from '@ton/core';
-import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
+import { call, getAccountState, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import type { AccountHistory } from '../chain/history.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -151,7 +151,19 @@ const otherJettonBooks = (paymentId: string, deposit: string, coin: string) => s
  */
 async function otherJettons(deps: ReconcileDeps, list: NonNullable<ReconcileDeps['jettonWallets']>, deposits: readonly Deposit[]): Promise<Difference[]> {
   const { pool } = deps;
-  const { wallets } = await list(deposits.map((d) => d.address));
+  let wallets: Awaited<ReturnType<typeof list>>['wallets'];
+  try {
+    ({ wallets } = await list(deposits.map((d) => d.address)));
+  } catch (error) {
+    // An indexer without the endpoint (or refusing the request) leaves only this part undone.
+    const chainError = toChainApiError(error);
+    if (chainError.retryable) throw chainError;
+    deps.log.warn(
+      { err: chainError.message },
+      "the chain API did not list the deposits' jetton wallets; jettons sent without a notification are not looked for",
+    );
+    return [];
+  }
   if (wallets.length === 0) return [];
   const byOwner = new Map(deposits.map((d) => [d.address, d]));
   const masters = await pool.any(sql.type(z.object({ network: z.string(), master_address: z.string(), coin_symbol: z.string() }))`
