@@ -301,7 +301,7 @@ ${input.memberProblem ? html`<p class="problem" role="alert">${input.memberProbl
 <td><form method="post" action="${storeRoot}/team/members/${m.user_id}/role"><select name="role" aria-label="Role of ${m.email}"><option value="viewer"${m.role === 'viewer' ? raw(' selected') : ''}>viewer</option><option value="owner"${m.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
 <button class="quiet" type="submit" aria-label="Change the role of ${m.email}">Change</button></form>
 <form method="post" action="${storeRoot}/team/members/${m.user_id}/remove" data-confirm="Remove ${m.email} from this store?"><button class="quiet" type="submit" aria-label="Remove ${m.email}">Remove</button></form>
-<form method="post" action="${storeRoot}/team/members/${m.user_id}/reset-password" data-confirm="Make a link that resets the password of ${m.email}? Using it signs them out everywhere."><button class="quiet" type="submit" aria-label="Reset the password of ${m.email}">Reset password</button></form></td></tr>`,
+<form method="post" action="${storeRoot}/team/members/${m.user_id}/reset-password" data-confirm="Make a link that resets the password of ${m.email}? Using it signs them out everywhere."><button class="quiet" type="submit" aria-label="Reset password of ${m.email}">Reset password</button></form></td></tr>`,
   )}</tbody></table></div></section>
 <section class="card" aria-labelledby="invite-heading"><h2 id="invite-heading">Invite someone</h2>
 <form method="post" action="${storeRoot}/team/invitations">

@@ -83,6 +83,15 @@ async function signInWithPasskey(): Promise<{ status: number; sent: string }> {
   return { status: response.status(), sent: response.request().postData() ?? '' };
 }
 
+/** Signs `on` in with the email and password (from the sign-in page to the store's payments). */
+async function signInWithPassword(on: Page): Promise<void> {
+  await on.goto(`${base}/dashboard/sign-in`);
+  await on.fill('#email', EMAIL);
+  await on.fill('#password', PASSWORD);
+  await on.click('form[action$="/sign-in"] button[type=submit]');
+  await on.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+}
+
 describe('dashboard passkeys in headless Chromium with a virtual authenticator', () => {
   let answer = '';
 
@@ -197,11 +206,7 @@ describe('dashboard accounts in headless Chromium: the Password page, and a pass
     const { page: p } = phone;
     // Signed in with the password, a new passkey (the authenticator forgets the removed one first).
     await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
-    await page.goto(`${base}/dashboard/sign-in`);
-    await page.fill('#email', EMAIL);
-    await page.fill('#password', PASSWORD);
-    await page.click('form[action$="/sign-in"] button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    await signInWithPassword(page);
     await page.goto(`${base}/dashboard/passkeys`);
     await page.fill('#passkey-name', 'Phone');
     await page.click('#add-passkey');
@@ -222,11 +227,7 @@ describe('dashboard accounts in headless Chromium: the Password page, and a pass
     assert.match(await page.locator('[role=status]').innerText(), /Password changed/);
 
     // Another browser at phone width, signed in with the password: it asks for the current one.
-    await p.goto(`${base}/dashboard/sign-in`);
-    await p.fill('#email', EMAIL);
-    await p.fill('#password', PASSWORD);
-    await p.click('form[action$="/sign-in"] button[type=submit]');
-    await p.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    await signInWithPassword(p);
     await p.goto(`${base}/dashboard/password`);
     assert.equal(await p.locator('#current').count(), 1);
     await p.fill('#current', 'not my password');

@@ -55,26 +55,8 @@ const LIVE_MAX_PER_USER = 20;
 export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const steps = dashboardSteps(deps);
-  const {
-    root,
-    R,
-    S,
-    setSessionCookie,
-    sessionToken,
-    clientOf,
-    page,
-    message,
-    notFound,
-    redirect,
-    htmlErrors,
-    form,
-    sameOrigin,
-    signedIn,
-    member,
-    owner,
-    safeNext,
-    field,
-  } = steps;
+  const { root, R, S, setSessionCookie, clientOf, page, message, notFound, redirect, htmlErrors, form, sameOrigin, signedIn, member, owner, safeNext, field } =
+    steps;
 
   // Every dashboard request first spends from the app's per-client limit (RATE_LIMIT_PER_CLIENT, as the
   // checkout's): a sign-in or an invitation costs a 32 MiB scrypt, a CSV up to 10,000 rows. Refused:
@@ -126,7 +108,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     message(ctx, 404, 'Invitation not valid', 'This invitation link was used already, has expired, or never existed. Ask for a new one.', true);
   /** Who is signed in, if anyone (an invitation page needs no session; one to an existing account needs its person's). */
   const signedInEmail = async (ctx: Ctx): Promise<string | null> => {
-    const token = sessionToken(ctx);
+    const token = steps.sessionToken(ctx);
     return token ? ((await findSession(pool, token, deps.now()))?.email ?? null) : null;
   };
   router.get(`${R}/invite/:token`, htmlErrors, async (ctx: Ctx) => {
