@@ -1,5 +1,5 @@
---! Previous: sha1:3a8477598c690626ef6213466bd9ef1afceae3f3
---! Hash: sha1:cade6f934ee53d3d1d81838a5cce28b76c3f76da
+--! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
+--! Hash: sha1:75ba080c8100fc6f1ca903523c735625c99dcf93
 --! Message: dashboard accounts
 
 -- Accounts people can manage (issue 35): a session remembers the passkey that opened it (removing
