@@ -1,5 +1,5 @@
---! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
---! Hash: sha1:22e650c106592c6e64146fecdd7549aa8a4dc37c
+--! Previous: sha1:75ba080c8100fc6f1ca903523c735625c99dcf93
+--! Hash: sha1:243d221e2f0cd23450a466a9498891072b1422a5
 --! Message: jetton wallets comment
 
 -- jetton_wallets is also where reconciliation remembers the deposits' jetton wallets of other
