@@ -23,7 +23,7 @@ export const paymentTransitions = new Counter({
 
 export const chainApiRequests = new Counter({
   name: 'kassa_chain_api_requests_total',
-  help: 'HTTP requests to the chain API (toncenter or the sandbox), by outcome.',
+  help: 'HTTP requests to the chain API (toncenter or the sandbox), by outcome (ok, not_indexed: a block not indexed yet, rate_limited, error).',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });
