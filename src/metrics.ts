@@ -46,6 +46,12 @@ export const chainBlocksWaitedFor = new Counter({
   registers: [registry],
 });
 
+export const chainWatchesSetAside = new Counter({
+  name: 'kassa_chain_watches_set_aside_total',
+  help: "Deposit jetton wallets the reader set aside because their master's get_wallet_address failed for good (an odd master, an exotic wallet): their payments cannot be booked in that coin; every other payment still is (kassa doctor lists them).",
+  registers: [registry],
+});
+
 export const webhookAttempts = new Counter({
   name: 'kassa_webhook_attempts_total',
   help: 'Webhook delivery attempts, by outcome (delivered, http_error, network_error).',

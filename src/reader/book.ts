@@ -8,6 +8,7 @@ import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import { chainWatchesSetAside } from '../metrics.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
 import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
 import { call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
@@ -21,6 +22,14 @@ const watchRow = z.object({
   kind: z.enum(['deposit', 'jetton_wallet']),
   coin_symbol: z.string().nullable(),
   jetton_master: z.string().nullable(),
+  deposit_address: z.string(),
+});
+
+const pendingRow = z.object({
+  account: z.string(),
+  payment_id: z.string(),
+  coin_symbol: z.string(),
+  jetton_master: z.string(),
   deposit_address: z.string(),
 });
 
@@ -114,15 +123,39 @@ export function blockBooker(deps: {
 
   /** Jetton wallets whose address could not be computed offline: asked of their master, before any block is read. */
   async function resolvePendingJettonWallets(): Promise<void> {
-    const pending = await pool.any(sql.type(z.object({ account: z.string(), jetton_master: z.string(), deposit_address: z.string() }))`
-      select w.account, w.jetton_master, d.address as deposit_address
+    const pending = await pool.any(sql.type(pendingRow)`
+      select w.account, w.payment_id, w.coin_symbol, w.jetton_master, d.address as deposit_address
       from chain_watches w join deposit_addresses d on d.payment_id = w.payment_id
-      where w.account like 'pending:%'
+      where w.account like 'pending:%' and w.set_aside_at is null
     `);
     for (const row of pending) {
-      const wallet = rawOf(await getJettonWalletAddress(client, row.jetton_master, row.deposit_address));
+      let wallet: string;
+      try {
+        wallet = rawOf(await getJettonWalletAddress(client, row.jetton_master, row.deposit_address));
+      } catch (error) {
+        const failure = toChainApiError(error);
+        if (failure.retryable) throw failure;
+        await setAside(row, failure.message);
+        continue;
+      }
       await pool.query(sql.typeAlias('void')`update chain_watches set account = ${wallet} where account = ${row.account}`);
     }
+  }
+
+  /**
+   * A jetton wallet its master will not give (get_wallet_address failed for good: an odd master, an
+   * exotic wallet): asked no more, so the reader reads on for every other payment; reported (the log,
+   * kassa_chain_watches_set_aside_total, kassa doctor's `watches set aside`).
+   */
+  async function setAside(row: z.infer<typeof pendingRow>, reason: string): Promise<void> {
+    await pool.query(sql.typeAlias('void')`
+      update chain_watches set set_aside_at = ${sql.timestamp(deps.now())}, set_aside_reason = ${reason} where account = ${row.account}
+    `);
+    chainWatchesSetAside.inc();
+    log.error(
+      { paymentId: row.payment_id, coin: row.coin_symbol, master: row.jetton_master, deposit: row.deposit_address, reason },
+      "the deposit's jetton wallet cannot be computed (its master's get_wallet_address failed for good): set aside, the reader reads on; this payment cannot be booked in that coin (kassa doctor)",
+    );
   }
 
   async function watchesOf(accounts: string[]): Promise<Map<string, Watch>> {

@@ -18,7 +18,7 @@ const cursorRow = z.object({
   last_block_seqno: z.string(),
   last_block_time: z.date(),
   settled_until: z.date(),
-  /** Jetton wallets not yet computed wait (`pending:…` watches): resolved before any block is read. */
+  /** Jetton wallets not yet computed wait (`pending:…` watches not set aside): resolved before any block is read. */
   pending_wallets: z.boolean(),
 });
 export type CursorRow = z.infer<typeof cursorRow>;
@@ -60,7 +60,7 @@ export function readerCursor(deps: { pool: DatabasePool; network: TonNetwork; me
         select last_block_seqno::text as last_block_seqno, last_block_time, settled_until,
           coalesce(reader is not null and reader <> ${me} and lease_expires_at >= now(), false) as held_by_other,
           coalesce(reader = ${me} and lease_expires_at > now() + ${`${LEASE_RENEW_MARGIN_MS} milliseconds`}::interval, false) as held_long_enough,
-          exists (select 1 from chain_watches where account like 'pending:%') as pending_wallets
+          exists (select 1 from chain_watches where account like 'pending:%' and set_aside_at is null) as pending_wallets
         from chain_reader where network = ${network}
       `);
     },
@@ -77,7 +77,7 @@ export function readerCursor(deps: { pool: DatabasePool; network: TonNetwork; me
           latest_block_time = greatest(c.latest_block_time, excluded.latest_block_time)
         where c.reader = ${me} or c.reader is null or c.lease_expires_at is null or c.lease_expires_at < now()
         returning last_block_seqno::text as last_block_seqno, last_block_time, settled_until,
-          exists (select 1 from chain_watches where account like 'pending:%') as pending_wallets
+          exists (select 1 from chain_watches where account like 'pending:%' and set_aside_at is null) as pending_wallets
       `);
     },
 

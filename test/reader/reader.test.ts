@@ -9,10 +9,11 @@ import { pino } from 'pino';
 import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor, chainLag } from '../../src/metrics.ts';
+import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor, chainLag, chainWatchesSetAside } from '../../src/metrics.ts';
+import { checkSetAsideWatches } from '../../src/operations/doctor.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../../src/reader/reader.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 let app: ChainTestApp;
 let store: Awaited<ReturnType<TestApp['store']>>;
@@ -212,6 +213,38 @@ describe('a restarted sandbox chain (kassa start again on the same database)', (
       );
     });
   }
+});
+
+describe("a deposit's jetton wallet its master will not give (get_wallet_address fails for good)", () => {
+  it('its watch is set aside and reported (log, metric, doctor); every other payment is still booked', async () => {
+    const odd = await newPayment({ amount: '5', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+    // As when the wallet code is not known offline and the master is an odd one: here an account with no code.
+    const account = `pending:${odd.id}:USDT`;
+    await app.pool.query(sql.unsafe`
+      update chain_watches set account = ${account}, jetton_master = ${freshAddress()} where payment_id = ${odd.id} and kind = 'jetton_wallet'
+    `);
+    const other = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(other.paymentDetails.address, 'TON', '1');
+    const setAsideBefore = (await chainWatchesSetAside.get()).values[0]?.value ?? 0;
+    const { lines, log } = recordingLog();
+    const r = app.newReader({ id: 'manual', log });
+    await sealAndRead(r);
+    assert.equal((await get(other.id)).status, 'completed', 'the reader read on');
+    const watch = await app.pool.one(sql.type(z.object({ set_aside_at: z.date().nullable(), set_aside_reason: z.string().nullable() }))`
+      select set_aside_at, set_aside_reason from chain_watches where account = ${account}
+    `);
+    assert.ok(watch.set_aside_at);
+    assert.match(watch.set_aside_reason ?? '', /exit_code/);
+    assert.ok(lines.some((line) => line.level === 50 && line.paymentId === odd.id && String(line.msg).includes('set aside')));
+    const doctor = await checkSetAsideWatches(app.pool);
+    assert.equal(doctor.status, 'warn');
+    assert.match(doctor.detail, new RegExp(`payment ${odd.id} \\(USDT`));
+    // Asked no more: counted once.
+    await sealAndRead(r);
+    assert.equal(((await chainWatchesSetAside.get()).values[0]?.value ?? 0) - setAsideBefore, 1);
+    await app.pool.query(sql.unsafe`delete from chain_watches where account = ${account}`);
+    assert.equal((await checkSetAsideWatches(app.pool)).status, 'ok');
+  });
 });
 
 describe('the lease', () => {
