@@ -65,8 +65,10 @@ export function v3Requester(options: V3RequestOptions) {
     const text = await response.text();
     const apiError = response.ok ? null : apiErrorText(text);
     // "Not indexed yet" is the API's normal answer for the block after the tip, not a failure.
-    if (response.status === 404 && apiError !== null && NOT_INDEXED.test(apiError)) chainApiRequests.inc({ outcome: 'not_indexed' });
-    else countChainRequest(response.status);
+    if (response.status === 404 && apiError !== null && NOT_INDEXED.test(apiError)) {
+      chainApiRequests.inc({ outcome: 'not_indexed' });
+      budget?.succeeded();
+    } else countChainRequest(response.status);
     if (response.status === 429) {
       budget?.backOff(retryAfterMs(response.headers.get('retry-after'), Date.now()));
       throw new ChainApiError('chain API answered HTTP 429 (rate limit)', { status: 429, retryable: true });
