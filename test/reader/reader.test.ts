@@ -9,9 +9,9 @@ import { pino } from 'pino';
 import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor, chainLag, chainWatchesSetAside } from '../../src/metrics.ts';
 import { checkSetAsideWatches } from '../../src/operations/doctor.ts';
-import { LATE_COMMIT_MARGIN_MS } from '../../src/reader/reader.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 

@@ -1,5 +1,5 @@
---! Previous: sha1:3a8477598c690626ef6213466bd9ef1afceae3f3
---! Hash: sha1:25631aa694549ac1ca77079e6b3ceaf901c70ab7
+--! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
+--! Hash: sha1:e79b27b8c11b4ce30fa29be04b824b82319df015
 --! Message: chain watches set aside
 
 -- A deposit's jetton wallet whose master will not give its address (get_wallet_address fails for
