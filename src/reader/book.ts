@@ -10,7 +10,7 @@ import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { chainWatchesSetAside } from '../metrics.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
+import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
 import { call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import type { ChainBlock } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
@@ -176,9 +176,14 @@ export function blockBooker(deps: {
     log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
   }
 
-  /** Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes nothing. */
-  async function book(block: ChainBlock): Promise<number> {
+  /**
+   * Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes
+   * nothing. `also`: an account the reader does not follow, booked as this watch (reconciliation's
+   * heal of a deposit's jetton wallet of another coin).
+   */
+  async function book(block: ChainBlock, also?: Watch): Promise<number> {
     const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    if (also && !watches.has(also.account)) watches.set(also.account, also);
     const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
@@ -189,7 +194,9 @@ export function blockBooker(deps: {
         continue;
       }
       const { watch } = route;
-      if (route.jettonTransferOut) await jettonTransferRefused(pool, { deposit: watch.deposit_address, coin: watch.coin_symbol }, tx, deps.now(), log);
+      const own = { deposit: watch.deposit_address, coin: watch.coin_symbol };
+      if (route.jettonTransferOut) await jettonTransferRefused(pool, own, tx, deps.now(), log);
+      if (route.jettonTransferBack) await jettonTransferBounced(pool, own, route.jettonTransferBack, tx, deps.now(), log);
       const transfer = await transferOf(watch, tx, gasAccount);
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),

@@ -1,5 +1,5 @@
---! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
---! Hash: sha1:e79b27b8c11b4ce30fa29be04b824b82319df015
+--! Previous: sha1:22e650c106592c6e64146fecdd7549aa8a4dc37c
+--! Hash: sha1:079718f4dd17a95652325566d058679933fb274f
 --! Message: chain watches set aside
 
 -- A deposit's jetton wallet whose master will not give its address (get_wallet_address fails for
