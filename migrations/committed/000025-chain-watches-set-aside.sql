@@ -1,5 +1,5 @@
---! Previous: sha1:22e650c106592c6e64146fecdd7549aa8a4dc37c
---! Hash: sha1:079718f4dd17a95652325566d058679933fb274f
+--! Previous: sha1:75ba080c8100fc6f1ca903523c735625c99dcf93
+--! Hash: sha1:d4c3fac0daa49fde44d5acd30c15c46e283be6ec
 --! Message: chain watches set aside
 
 -- A deposit's jetton wallet whose master will not give its address (get_wallet_address fails for
