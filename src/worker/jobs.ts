@@ -40,6 +40,22 @@ export function webhookDeliverJob(deliveryId: string, storeId: string): Job {
 }
 
 /**
+ * One attempt at delivering an event to a store's webhook endpoint, in the endpoint's own queue
+ * (`webhooks:endpoint:<endpointId>`): its deliveries run one at a time, in the order they were
+ * recorded (Graphile takes a queue's due jobs by run_at, then id), and an endpoint that fails or
+ * hangs holds only its own queue — never another endpoint's or another store's deliveries.
+ */
+export function endpointDeliverJob(deliveryId: string, endpointId: string): Job {
+  return {
+    task: DELIVER_TASK,
+    payload: { deliveryId },
+    maxAttempts: DELIVER_MAX_ATTEMPTS,
+    jobKey: deliverJobKey(deliveryId),
+    queueName: `webhooks:endpoint:${endpointId}`,
+  };
+}
+
+/**
  * The signer's job for one deposit wallet: job key `outgoing__send:<wallet>`, queue
  * `outgoing:<wallet>`, so the wallet's transfers are signed one at a time, in order, each with the
  * next seqno. A second enqueue moves the one job to its `runAt` (sooner or later), unless
