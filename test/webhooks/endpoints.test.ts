@@ -142,7 +142,7 @@ describe('POST/GET/DELETE /v1/webhook-endpoints', () => {
       'invalid_webhook_endpoint_id',
       'id',
     );
-    assertError(await app.request('GET', '/v1/webhook-endpoints', { token: null }), 401, 'authentication_error', 'auth_invalid');
+    assertError(await app.request('GET', '/v1/webhook-endpoints', {}), 401, 'authentication_error', 'auth_invalid');
 
     const { token: readOnly } = await issueToken(app.pool, store.id, null, new Date(), 'read_only');
     assert.equal((await app.request('GET', '/v1/webhook-endpoints', { token: readOnly })).status, 200);
