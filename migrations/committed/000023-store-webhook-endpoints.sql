@@ -1,5 +1,5 @@
 --! Previous: sha1:3a8477598c690626ef6213466bd9ef1afceae3f3
---! Hash: sha1:f15228ed9a15d6cbebbee6bbd6154ed659aa0221
+--! Hash: sha1:952b32b9020f3adb0d3a5fd47abf20496a78290d
 --! Message: store webhook endpoints
 
 -- Store webhook endpoints (docs/API.md, Store webhook endpoints; CONTRACT §11): a store's own URLs that
@@ -44,3 +44,6 @@ comment on column webhook_deliveries.reason is 'Why it was recorded: completed (
 comment on column webhook_deliveries.event is 'The event type: payment.completed for the per-payment webhookURL; any type an endpoint hears, or ping.';
 create index webhook_deliveries_by_endpoint on webhook_deliveries (endpoint_id, created_at desc) where endpoint_id is not null;
 comment on index webhook_deliveries_by_endpoint is 'GET /v1/webhook-endpoints/{id}/deliveries, newest first.';
+
+comment on column audit_log.actor is 'Who: the dashboard user''s email at the time, "cli" for the operator''s command line, or an API token''s jti (a refund made through POST /v1/payments/{id}/refunds: detail.via is api).';
+comment on column audit_log.action is 'What, as noun.verb: refund.create, refund.refused, webhook.redeliver, webhook.refused, token.issue, token.revoke, webhook_key.rotate, webhook_endpoint.add, webhook_endpoint.test, webhook_endpoint.delete, member.role_change, member.remove, invitation.create, invitation.accept, passkey.add, passkey.remove, session.sign_in (detail.method: password or passkey), session.sign_out, session.sign_out_everywhere, store.update (name, display name, logo, accent colour, payment methods: detail holds the new values), treasury.change (detail: from, to).';

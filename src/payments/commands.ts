@@ -16,7 +16,7 @@ import { KassaError, paymentNotFound } from '../errors.ts';
 import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
-import { paymentEvents } from './events.ts';
+import { expiredEventCtes, paymentEvents } from './events.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView, type StorePayment } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
@@ -228,24 +228,20 @@ export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettle
   const settled = clocks.chainSettledAt === null ? null : sql.timestamp(clocks.chainSettledAt);
   // The range on expires_at bounds the index scan to what can be due (never every open payment).
   const bound = new Date(Math.max(clocks.now.getTime(), clocks.chainSettledAt?.getTime() ?? 0));
-  // The statuses and their events commit together (the reader calls this with the pool).
-  return db.transaction(async (tx) => {
-    const expired = await tx.oneFirst(sql.type(z.object({ ids: z.array(z.string()) }))`
+  // The statuses and their payment.expired events (eventCtes: the deliveries and their jobs) in one statement.
+  const { expired } = await db.one(sql.type(z.object({ expired: z.number(), jobs: z.number() }))`
     with due as (
       update payments set status = ${next.to}, expired_at = ${sql.timestamp(clocks.now)}
       where status in ('created', 'pending') and expires_at <= ${sql.timestamp(bound)}
         and ((status = 'created' and expires_at <= ${sql.timestamp(clocks.now)})
           or (status = 'pending' and ${settled === null ? sql.fragment`false` : sql.fragment`expires_at <= ${settled}`}))
-      returning id, expires_at
-    )
-    select coalesce(array_agg(id::text order by expires_at, id), '{}') as ids from due
+      returning id, store_id, status, amount, currency, metadata, order_id, expires_at
+    ),
+    ${expiredEventCtes(clocks.now)}
+    select (select count(*) from due)::int as expired, (select count(*) from event_jobs)::int as jobs
   `);
-    if (expired.length === 0) return 0;
-    // Their payment.expired events, in the same transaction (one statement when no endpoint listens).
-    await paymentEvents(tx, 'payment.expired', expired, clocks.now);
-    countTransition(tx, next.to, expired.length);
-    return expired.length;
-  });
+  if (expired > 0) countTransition(db, next.to, expired);
+  return expired;
 }
 
 /** What else completion sets going, in the completing transaction (see `completePayment`). */

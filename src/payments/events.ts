@@ -6,8 +6,8 @@
 // Payload of every payment.* event: {"paymentID", "status", "amount", "currency", "metadata",
 // "order_id"?} — the payment now; payment.money_received adds "transfer": {"hash", "coin", "amount",
 // "effect", "chainTime"}, the transfer just booked.
-import { sql, type Db } from '../db/pool.ts';
-import { emitEvents, type EventType } from '../webhooks/events.ts';
+import { sql, type Db, type FragmentSqlToken } from '../db/pool.ts';
+import { emitEvents, eventCtes, type EventType } from '../webhooks/events.ts';
 
 /** The payload members every payment event has, from the payments row `p`. */
 const PAYMENT_PAYLOAD = sql.fragment`jsonb_build_object('paymentID', p.id, 'status', p.status, 'amount', p.amount::text, 'currency', p.currency,
@@ -27,6 +27,18 @@ export async function paymentEvents(
     tx,
     sql.fragment`select p.store_id, p.id as payment_id, ${type}::text as type, ${PAYMENT_PAYLOAD} as payload
       from unnest(${sql.array([...paymentIds], 'uuid')}::uuid[]) with ordinality as ids (id, n) join payments p on p.id = ids.id order by ids.n`,
+    now,
+  );
+}
+
+/**
+ * The CTEs that record payment.expired for each payment of the statement's own `due` CTE (the rows
+ * its update returned, with the payments columns the payload reads), in expiry order: the bulk
+ * expiry stays one statement (payments/commands.ts `expireDuePayments`).
+ */
+export function expiredEventCtes(now: Date): FragmentSqlToken {
+  return eventCtes(
+    sql.fragment`select p.store_id, p.id as payment_id, 'payment.expired'::text as type, ${PAYMENT_PAYLOAD} as payload from due p order by p.expires_at, p.id`,
     now,
   );
 }

@@ -4,10 +4,17 @@
 // before, and by the delivery's SSRF guard at each attempt.
 import crypto from 'node:crypto';
 import { sql, z, type Db } from '../db/pool.ts';
+import { checkWebhookUrl } from '../net/addresses.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import { endpointDeliverJob } from '../worker/jobs.ts';
 import { type DeliveryWithAttempts, findWebhookDelivery } from './deliveries.ts';
 import { EVENT_TYPES, type EventType, PING } from './events.ts';
+
+/** Why `url` cannot be an endpoint's (the rules of a payment's webhookURL), or null when it can. */
+export function endpointUrlProblem(url: string, allowInsecure: boolean): string | null {
+  const check = checkWebhookUrl(url, { allowInsecure, name: 'url' });
+  return check.ok ? null : check.reason;
+}
 
 /** How many endpoints a store may have: enough for every service of a shop, few enough that an event fans out cheaply. */
 export const MAX_ENDPOINTS_PER_STORE = 16;

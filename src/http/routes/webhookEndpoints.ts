@@ -8,12 +8,20 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { KassaError, unusableUrl } from '../../errors.ts';
-import { checkWebhookUrl } from '../../net/addresses.ts';
 import { presentEndpointDelivery } from '../../presenters/delivery.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentEndpoint } from '../../presenters/webhookEndpoint.ts';
 import { listEndpointDeliveries } from '../../webhooks/deliveries.ts';
-import { createEndpoint, deleteEndpoint, type EndpointRow, findEndpoint, listEndpoints, redeliverToEndpoint, sendPing } from '../../webhooks/endpoints.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  type EndpointRow,
+  endpointUrlProblem,
+  findEndpoint,
+  listEndpoints,
+  redeliverToEndpoint,
+  sendPing,
+} from '../../webhooks/endpoints.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
 import { needs } from '../scope.ts';
@@ -39,8 +47,8 @@ export function webhookEndpointRoutes(router: Router<KassaState>, deps: AppDeps,
 
   /** The url must be a public HTTPS URL (the rules of a payment's webhookURL). */
   const publicUrl: Middleware<Authenticated<{ body: CreateEndpointBody }>> = async (ctx, next) => {
-    const check = checkWebhookUrl(ctx.state.body.url, { allowInsecure: deps.config.webhookAllowInsecure, name: 'url' });
-    if (!check.ok) throw unusableUrl('invalid_endpoint_url', 'url', check.reason);
+    const problem = endpointUrlProblem(ctx.state.body.url, deps.config.webhookAllowInsecure);
+    if (problem !== null) throw unusableUrl('invalid_endpoint_url', 'url', problem);
     await next();
   };
 
