@@ -141,9 +141,13 @@ export function classifyIncoming(
     };
   }
   // A notification nobody can verify (a foreign or look-alike token, or a fake): the TON it
-  // carried is value like any other; the token's claim is kept beside it.
+  // carried is value like any other; the token's claim is kept beside it. Its payer is whoever the
+  // notification names (TEP-74: the jetton wallet forwards the sender's TON), not the wallet it
+  // came from — when that answered as a jetton wallet, it is the deposit's own wallet of the
+  // token, and TON refunded there would be lost.
   return asTon({
     payment: true,
+    sender: who.master !== null && notified?.sender ? notified.sender : ton.sender,
     detail: `unverified jetton_notification from ${ton.sender}`,
     notifiedJettonMaster: who.master,
     notifiedAmountBaseUnits: notified?.amount ?? null,

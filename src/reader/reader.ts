@@ -15,6 +15,7 @@ import { expireDuePayments } from '../payments/commands.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
 import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { classifyIncoming, routeTransaction, type Notifier, type Watch } from './classify.ts';
@@ -27,13 +28,6 @@ const BLOCKS_PER_STEP = 50;
 const PREFETCH_BLOCKS = 3;
 /** While behind, the cursor is written at least every this many blocks (and after any that booked something). */
 const WRITE_EVERY_BLOCKS = 8;
-/**
- * How late a shard block may be committed to the masterchain, as far as expiry is concerned: a
- * pending payment expires once the chain is read this far past its expiresAt, so a transfer made
- * before expiresAt in a shard block that a later masterchain block commits is booked first
- * (docs/API.md, "Expiry and late shard blocks", says why 60 s).
- */
-export const LATE_COMMIT_MARGIN_MS = 60_000;
 /** Mainnet's block interval: the pace the reader expects blocks at. */
 const POLL_MS = 400;
 /**

@@ -301,7 +301,18 @@ const sentRow = z.object({
   kind: z.string(),
   coin_symbol: z.string(),
   amount_base_units: z.string(),
+  /** The message that landed (the transfer's newest, or an earlier one committed late). */
+  seqno: z.string(),
+  valid_until: z.date(),
+  message_hash: z.string(),
+  message_hash_normalized: z.string(),
 });
+
+/** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
+function landedMessage(row: z.infer<typeof sentRow>) {
+  return sql.fragment`wallet_seqno = ${row.seqno}, valid_until = ${sql.timestamp(row.valid_until)}, message_hash = ${row.message_hash},
+    message_hash_normalized = ${row.message_hash_normalized}`;
+}
 
 /**
  * The chain reader saw a transaction of one of Kassa's wallets started by an external message
@@ -329,11 +340,17 @@ export async function confirmOutgoing(
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
     const ended: string[] = [];
+    // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
-      select id, state, from_address, to_address, kind, coin_symbol, amount_base_units::text as amount_base_units from outgoing_transfers
-      where from_address = ${tx.account} and (message_hash = any(${sql.array(hashes, 'text')}) or message_hash_normalized = any(${sql.array(hashes, 'text')}))
-      order by id
-      for update
+      select o.id, o.state, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized
+      from outgoing_transfers o
+      join lateral (select * from outgoing_messages m where m.transfer_id = o.id
+                    and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
+                    limit 1) m on true
+      where o.from_address = ${tx.account}
+      order by o.id
+      for update of o
     `);
     if (rows.length === 0) {
       log.error({ account: tx.account, hash: tx.hash }, 'a Kassa wallet sent a message Kassa has no record of');
@@ -357,7 +374,7 @@ export async function confirmOutgoing(
         await db.query(sql.typeAlias('void')`
           update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, retry_at = null, failed_at = null, sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
             fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
-            confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+            ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
         ended.push(row.id);
@@ -375,7 +392,8 @@ export async function confirmOutgoing(
         if (!next.ok) continue;
         await db.query(sql.typeAlias('void')`
           update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, fee_base_units = ${fee.toString()},
-            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, updated_at = ${sql.timestamp(now)}
+            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)},
+            updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
         failed.push({ id: row.id, why });

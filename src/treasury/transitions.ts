@@ -5,7 +5,7 @@
 export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed'] as const;
 export type OutgoingState = (typeof OUTGOING_STATES)[number];
 
-/** A transfer whose wallet accepted none of this many signed messages (each expired unseen) fails (transient). */
+/** A transfer whose wallet accepted none of this many signed messages (each expired unseen; messages_signed counts them) fails (transient). */
 export const MAX_MESSAGES_SIGNED = 5;
 /** A transient failure is planned again at most this many times (a sweep; a refund is the merchant's to ask again). */
 export const MAX_TRANSIENT_RETRIES = 5;
@@ -15,7 +15,7 @@ export const RETRY_BACKOFF_MS = 60_000;
 export type OutgoingEvent =
   /** Signed, and the signed message recorded (before it is broadcast). */
   | { type: 'signed' }
-  /** The chain was read past its valid_until without seeing it: it can never land. */
+  /** The chain was read LATE_COMMIT_MARGIN_MS past its valid_until without seeing it: it can never land. */
   | { type: 'expired_unseen' }
   /** The wallet's transaction sent it. */
   | { type: 'confirmed' }

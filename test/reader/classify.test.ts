@@ -172,6 +172,12 @@ describe('classifyIncoming: a jetton notification on a deposit', () => {
       ['TON', 50_000_000n, true, raw('b'), 2_000_000n],
     );
     assert.equal(fake.detail, `unverified jetton_notification from ${OTHER_WALLET}`);
+    // Its payer is the sender the notification names (the jetton wallet only forwarded the TON), not
+    // that wallet (the deposit's own wallet of the token, a refund there is lost).
+    assert.equal(fake.sender, CUSTOMER);
+    // A source that did not answer as a jetton wallet (no master): it paid the TON itself.
+    const plain = classifyIncoming(depositWatch, notified, { gasWallet: GAS, notifier: { own: false, master: null, coin: null } }) as any;
+    assert.equal(plain.sender, OTHER_WALLET);
   });
 });
 

@@ -65,13 +65,16 @@ describe('whatToSend', () => {
     const short = whatToSend({ transfer: refund('0.5'), balance: toNano('0.505') });
     assert.ok(short.action === 'fail' && short.permanent);
   });
-  it('the refund of everything (no fee set aside) carries the whole balance', () => {
+  it('the refund of everything (no fee set aside) carries the whole balance, only while that is what it was planned for', () => {
     assert.deepEqual(whatToSend({ transfer: refund('2', 0n), balance: toNano('2') }), {
       action: 'send',
       mode: SendMode.CARRY_ALL_REMAINING_BALANCE,
       value: 0n,
       carryAll: true,
     });
+    // A nanoTON more than planned (money arrived since): carrying it all would take it too.
+    const more = whatToSend({ transfer: refund('2', 0n), balance: toNano('2') + 1n });
+    assert.ok(more.action === 'fail' && !more.permanent && /more than the 2000000000/.test(more.reason), JSON.stringify(more));
   });
   it('a sweep: the last money carries all; beside other money its fee comes out of what it moves', () => {
     const sweep = { kind: 'sweep' as const, reason: 'payment', coin: 'TON', amount: toNano('1.5'), feeReserved: 0n };

@@ -3,10 +3,17 @@
  * wallet and standard jetton minters, fully offline. Dev/test only: outside
  * src/chain/sandbox/ only src/http/routes/sandbox.ts imports it (and is itself loaded with import()), so the
  * production image needs none of it; src/chain/sandbox/path.ts holds the plain paths others may import.
+ *
+ * Its order of events is mainnet's: a transaction is made at once (a message meets the emulator's
+ * state now, as a validator's would) but is on the chain only once a sealed masterchain block
+ * commits it (sealBlock; commitLate holds a shard block back, holdBlock(s) keep blocks unindexed).
+ * The v3 API (v3.ts) serves indexed blocks; the v2 API (jsonrpc.ts) answers as of the last
+ * masterchain block, as ton-http-api does (v2State): a wallet whose transaction is not committed
+ * yet still shows its old seqno and balance.
  */
-import { Address, beginCell, toNano } from '@ton/core';
+import { Address, beginCell, loadShardAccount, storeShardAccount, toNano } from '@ton/core';
 import type { Cell } from '@ton/core';
-import { Blockchain } from '@ton/sandbox';
+import { Blockchain, SmartContract, createEmptyShardAccount } from '@ton/sandbox';
 import type { BlockchainTransaction, SandboxContract, SendMessageResult, TreasuryContract } from '@ton/sandbox';
 import { parseAddress } from '../addresses.ts';
 import { fromBaseUnits } from '../../money.ts';
@@ -159,6 +166,12 @@ export class SandboxChain {
   private othersPerBlock = 0;
   /** Transactions held out of the blocks for `blocks` more seals (a shard block committed late). */
   private late: { blocks: number; transactions: { tx: BlockchainTransaction; account: string }[] }[] = [];
+  /**
+   * Per account (raw), its state as of the last masterchain block that committed a transaction of
+   * it (a ShardAccount cell), and every transaction committed so far: the v2 API's view (v2State).
+   */
+  private readonly committedAccounts = new Map<string, Cell>();
+  private readonly committedTxs = new WeakSet<BlockchainTransaction>();
   private lastEndLt = BigInt(Date.now()) * 1000n;
   private repeatPages = 0;
   private blockTimer: NodeJS.Timeout | null = null;
@@ -500,6 +513,13 @@ export class SandboxChain {
     for (const entry of this.late) entry.blocks -= 1;
     for (const entry of this.late.filter((e) => e.blocks <= 0)) this.unsealed.push(...entry.transactions);
     this.late = this.late.filter((e) => e.blocks > 0);
+    // A shard's blocks reach the masterchain in order: what an account did after a transaction of
+    // it still held back waits with that transaction.
+    for (const entry of this.late) {
+      const accounts = new Set(entry.transactions.map((t) => t.account));
+      entry.transactions.push(...this.unsealed.filter((t) => accounts.has(t.account)));
+      this.unsealed = this.unsealed.filter((t) => !accounts.has(t.account));
+    }
     let lo = this.lastEndLt + 3n;
     let hi = lo;
     for (const { tx } of this.unsealed) {
@@ -511,6 +531,7 @@ export class SandboxChain {
     this.lastEndLt = block.endLt > this.lastEndLt ? block.endLt : this.lastEndLt;
     this.blockList.push(block);
     this.unsealed = [];
+    this.commit(block);
     if (this.holdNext > 0) {
       this.holdNext -= 1;
       this.heldBlocks.add(seqno);
@@ -518,10 +539,51 @@ export class SandboxChain {
     return seqno;
   }
 
+  /** What the v2 view learns from a block: its transactions are committed, its accounts' states are as of it. */
+  private commit(block: SandboxBlock): void {
+    if (block.transactions.length === 0) return;
+    for (const { tx } of block.transactions) this.committedTxs.add(tx);
+    const touched = new Set(block.transactions.map((t) => t.account));
+    const storage = (this.blockchain as unknown as { storage: { knownContracts(): SmartContract[] } }).storage;
+    for (const contract of storage.knownContracts()) {
+      const key = contract.address.toRawString();
+      // Every transaction of the account executed so far is in this block or an earlier one (sealBlock
+      // synced first and held back the later ones of an account with one held): its state now is its state as of this block.
+      if (touched.has(key)) this.committedAccounts.set(key, beginCell().store(storeShardAccount(contract.account)).endCell());
+    }
+  }
+
+  /** Accounts with transactions executed but not yet in a masterchain block (since the last seal, or held back late). */
+  private uncommittedAccounts(): Set<string> {
+    this.sync();
+    return new Set([...this.unsealed, ...this.late.flatMap((e) => e.transactions)].map((t) => t.account));
+  }
+
+  /**
+   * An account as the v2 API (ton-http-api) sees it: as of the last masterchain block. An account
+   * with a transaction not committed yet answers the state it had before (a wallet's seqno and
+   * balance included; unknown before its first committed transaction); any other answers its
+   * state now. A sandbox that has sealed no block yet (nobody reads its blocks) answers the
+   * emulator's state now.
+   */
+  async v2State(address: Address): Promise<SmartContract> {
+    if (this.blockList.length === 0 || !this.uncommittedAccounts().has(address.toRawString())) return this.blockchain.getContract(address);
+    const cell = this.committedAccounts.get(address.toRawString());
+    return new SmartContract(cell ? loadShardAccount(cell.beginParse()) : createEmptyShardAccount(address), this.blockchain);
+  }
+
+  /** Whether v2 serves this transaction: it is in a masterchain block (or no block was sealed yet). */
+  v2Serves(tx: BlockchainTransaction): boolean {
+    return this.blockList.length === 0 || this.committedTxs.has(tx);
+  }
+
   /**
    * Test switch, a shard block committed late: the transactions executed since the last seal are
    * left out of the next `blocks - 1` masterchain blocks and committed by the one after (their own
-   * time stays when they were made).
+   * time stays when they were made), with every later transaction of their accounts. Meanwhile v2
+   * answers those accounts as they were before (v2State), while a message sent to them meets their
+   * state now (as a validator's would): on mainnet, a wallet's message accepted before its
+   * valid_until can so be read after it, and a second message with the same seqno is refused.
    */
   commitLate(blocks: number): void {
     if (!Number.isSafeInteger(blocks) || blocks < 1) throw new RangeError('blocks must be a positive integer');

@@ -1,5 +1,5 @@
---! Previous: sha1:3a8477598c690626ef6213466bd9ef1afceae3f3
---! Hash: sha1:952b32b9020f3adb0d3a5fd47abf20496a78290d
+--! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
+--! Hash: sha1:56065f52259017717db6c09cc39ac0171a69fbc5
 --! Message: store webhook endpoints
 
 -- Store webhook endpoints (docs/API.md, Store webhook endpoints; CONTRACT §11): a store's own URLs that
