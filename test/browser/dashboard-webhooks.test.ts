@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible, assertNoHorizontalScroll, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 import { runDeliveries, startEventReceiver, verifiedEvents } from '../helpers/eventReceiver.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
@@ -32,17 +32,10 @@ after(async () => {
 });
 
 async function join(page: Page, email: string, role: 'owner' | 'viewer'): Promise<void> {
-  await page.goto(`${app.url}${await invitationPath(app.pool, store.id, email, role)}`);
-  await page.fill('#password', PASSWORD);
-  await page.fill('#confirm', PASSWORD);
-  await page.click('button[type=submit]');
-  await page.waitForURL(`${app.url}/dashboard/stores/${store.id}/payments`);
+  await joinByInvitation(page, app.url, store.id, await invitationPath(app.pool, store.id, email, role), PASSWORD);
 }
 
-async function check(page: Page, what: string): Promise<void> {
-  await assertAccessible(page, what, ARTIFACTS);
-  await assertNoHorizontalScroll(page, what);
-}
+const check = (page: Page, what: string): Promise<void> => assertPageFits(page, what, ARTIFACTS);
 
 describe('the Webhooks page: store endpoints', () => {
   it('an owner adds an endpoint, sends a test event the receiver verifies, redelivers it and deletes the endpoint; a viewer only reads', async () => {
