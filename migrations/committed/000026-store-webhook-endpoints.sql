@@ -1,5 +1,5 @@
---! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
---! Hash: sha1:56065f52259017717db6c09cc39ac0171a69fbc5
+--! Previous: sha1:243d221e2f0cd23450a466a9498891072b1422a5
+--! Hash: sha1:b9d656b93bb2f33e16024a5e39f103537ffb4434
 --! Message: store webhook endpoints
 
 -- Store webhook endpoints (docs/API.md, Store webhook endpoints; CONTRACT §11): a store's own URLs that
@@ -46,4 +46,4 @@ create index webhook_deliveries_by_endpoint on webhook_deliveries (endpoint_id, 
 comment on index webhook_deliveries_by_endpoint is 'GET /v1/webhook-endpoints/{id}/deliveries, newest first.';
 
 comment on column audit_log.actor is 'Who: the dashboard user''s email at the time, "cli" for the operator''s command line, or an API token''s jti (a refund made through POST /v1/payments/{id}/refunds: detail.via is api).';
-comment on column audit_log.action is 'What, as noun.verb: refund.create, refund.refused, webhook.redeliver, webhook.refused, token.issue, token.revoke, webhook_key.rotate, webhook_endpoint.add, webhook_endpoint.test, webhook_endpoint.delete, member.role_change, member.remove, invitation.create, invitation.accept, passkey.add, passkey.remove, session.sign_in (detail.method: password or passkey), session.sign_out, session.sign_out_everywhere, store.update (name, display name, logo, accent colour, payment methods: detail holds the new values), treasury.change (detail: from, to).';
+comment on column audit_log.action is 'What, as noun.verb: refund.create, refund.refused, webhook.redeliver, webhook.refused, token.issue, token.revoke, webhook_key.rotate, webhook_endpoint.add, webhook_endpoint.test, webhook_endpoint.delete, member.role_change, member.remove, invitation.create, invitation.accept, passkey.add, passkey.remove (detail.sessions: the sessions it had opened, ended), password.change (detail.sessions: the other sessions ended), password.reset (an invitation that reset it; detail.sessions), session.sign_in (detail.method: password or passkey), session.sign_out, session.sign_out_everywhere, store.update (name, display name, logo, accent colour, payment methods: detail holds the new values), treasury.change (detail: from, to).';
