@@ -37,10 +37,11 @@ import {
   type QuerySqlToken,
   type FragmentSqlToken,
   type ValueExpression,
+  isSqlToken,
 } from 'slonik';
 import { z } from 'zod';
 
-export { z };
+export { isSqlToken, z };
 export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods, FragmentSqlToken, ValueExpression };
 /** Anything that can run a query: the pool, a connection or a transaction. */
 export type Db = CommonQueryMethods;

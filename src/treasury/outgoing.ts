@@ -9,7 +9,8 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
-import { outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
+import { outgoingEvents } from './events.ts';
+import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
@@ -338,6 +339,7 @@ export async function confirmOutgoing(
   const failed: Array<{ id: string; why: string }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
+    const ended: string[] = [];
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
       select o.id, o.state, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
@@ -375,6 +377,7 @@ export async function confirmOutgoing(
             ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
+        ended.push(row.id);
         // A top-up arrived (or is about to): the deposit's jetton transfer can go.
         if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
       } else {
@@ -394,8 +397,11 @@ export async function confirmOutgoing(
           where id = ${row.id}
         `);
         failed.push({ id: row.id, why });
+        ended.push(row.id);
       }
     }
+    // The store's webhook endpoints hear of each refund and sweep that ended.
+    await outgoingEvents(db, ended, now);
     // The wallet's next transfer (if any) can be signed now.
     await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
@@ -433,16 +439,65 @@ export async function jettonTransferRefused(
     now,
   );
   if (!next.ok) return false;
-  const id = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
-    where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
-    returning id
-  `);
+  const id = await pool.transaction(async (db) => {
+    const refused = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+      where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
+      returning id
+    `);
+    if (refused) await outgoingEvents(db, [refused], now);
+    return refused;
+  });
   if (id) {
     outgoingFailures.inc({ kind: 'on_chain' });
     log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
   }
   return id !== null;
+}
+
+/**
+ * A deposit's jetton wallet took back an `internal_transfer` it had sent (`bounce`: its query id —
+ * the deposit's wallet seqno that signed the transfer — and amount): the destination's jetton wallet
+ * refused the jettons (a stablecoin wallet its issuer froze), so the transfer out that the deposit's
+ * own transaction confirmed moved nothing. It is failed through the transition
+ * (`bounced_at_destination`): its amount is the deposit's again (deposit_money counts a failed
+ * transfer's fee, never its amount), so a refund can be asked again and reconciliation finds the
+ * jetton wallet's balance equal to its books. Idempotent. Returns whether it changed anything.
+ */
+export async function jettonTransferBounced(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  bounce: { queryId: bigint; amount: bigint },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
+  const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned in transaction ${tx.hash}`;
+  const failed = await pool.transaction(async (db) => {
+    const row = await db.maybeOne(sql.type(z.object({ id: z.string(), state: z.enum(OUTGOING_STATES) }))`
+      select id, state from outgoing_transfers
+      where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${bounce.queryId.toString()}
+        and amount_base_units = ${bounce.amount.toString()} and kind <> 'gas_top_up'
+      order by created_at desc limit 1
+      for update
+    `);
+    if (!row) return null;
+    const next = outgoingTransition({ state: row.state, messagesSigned: 0, retries: 0 }, { type: 'bounced_at_destination', why }, now);
+    if (!next.ok) return null;
+    await db.query(sql.typeAlias('void')`
+      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+      where id = ${row.id}
+    `);
+    await outgoingEvents(db, [row.id], now);
+    return row.id;
+  });
+  if (failed === null) return false;
+  outgoingFailures.inc({ kind: 'bounced' });
+  log.error(
+    { transferId: failed, jettonWallet: tx.account, hash: tx.hash, amount: bounce.amount.toString(), refusedBy: tx.inMessage?.source ?? null },
+    "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
+  );
+  return true;
 }
 
 // ---- reading --------------------------------------------------------------------------------

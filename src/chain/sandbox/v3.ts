@@ -2,20 +2,27 @@
  * toncenter API v3 emulation over the sandbox chain's blocks, true to the code that serves the real
  * one (toncenter/ton-indexer: `ton-index-go/main.go`, `index/crud/*.go`, `index/models/*.go`; see
  * /work/shared/TON-NOTES.md "How toncenter v3 really behaves"):
- * - `transactionsByMasterchainBlock` answers 200 `{"transactions":[],"address_book":{}}` for a block
- *   not indexed yet (the handler's 404 is commented out); default `sort=desc`, `limit=100`;
- *   `limit` over 1000 → 422 `{"error":"limit is not allowed: N > 1000"}` (crud.go `limitQuery`);
- *   order `lt <sort>, account asc` (crud_transactions.go, with `mc_seqno`).
+ * - `transactionsByMasterchainBlock` answers 404 `{"error":"masterchain block N not found"}` for a
+ *   block not indexed yet — a hole below the tip, the tip + 1, a future seqno (the handler's own 404
+ *   is commented out, but crud_transactions.go `QueryTransactions` asks `queryBlockExists` first);
+ *   `chain.v3.unindexedBlock = 'empty'` plays the other toncenter-compatible indexers' 200
+ *   `{"transactions":[],"address_book":{}}` instead (both mean "not yet"); default `sort=desc`,
+ *   `limit=100`; `limit` over `-max-limit` (1000, `chain.v3.maxLimit` to play a deployment run with
+ *   another) → 422 `{"error":"limit is not allowed: N > M"}` (crud.go `limitQuery`); order
+ *   `lt <sort>, account asc` (crud_transactions.go, with `mc_seqno`).
  * - every block has the tick and tock transactions of the special accounts (the elector
  *   -1:3333…, the config -1:5555…), and may carry strangers' transfers: rows the reader ignores.
  * - `masterchainInfo.last` is the highest indexed seqno (crud_blocks.go: `order by seqno desc
  *   limit 1`), so a lower block can still be missing (chain.ts holdBlock); `gen_utime`, `start_lt`,
  *   `end_lt` are strings (models/blockchain.go `Block`).
  * - `blocks?workchain=-1&seqno=N`: `{"blocks":[…]}`, empty while N is not indexed.
+ * - `transactions` (an account's history, history.ts) and `jetton/wallets` (owners' jetton wallets,
+ *   v3JettonWallets.ts), behind the same gateway.
  * - the gateway's 429: `{"ok":false,"result":"Ratelimit exceed","code":429}`, no Retry-After.
  * Framework-free: give it the path after `/api/v3/` and the query string.
  */
 import { handleV3Transactions } from './history.ts';
+import { handleV3JettonWallets } from './v3JettonWallets.ts';
 import { createHash } from 'node:crypto';
 import { Address, beginCell } from '@ton/core';
 import { toV3Transaction } from '../transactions.ts';
@@ -276,28 +283,30 @@ function addressBook(rows: Record<string, unknown>[]): Record<string, unknown> {
 
 const EMPTY_TRANSACTIONS: V3Reply = { status: 200, json: { transactions: [], address_book: {} } };
 
-export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply {
+export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply | Promise<V3Reply> {
   const injected = chain.takeInjectedFailure();
   if (injected === 429) return { status: 429, json: { ok: false, result: 'Ratelimit exceed', code: 429 } };
   if (injected !== null) return error(injected, `Injected failure (HTTP ${injected})`);
   // An account's history (reconciliation re-reads it): its own parameters, the same gateway in front.
   if (path === 'transactions') return handleV3Transactions(chain, query);
+  // The jetton wallets of some owners (reconciliation asks for its deposits'): the same gateway.
+  if (path === 'jetton/wallets') return handleV3JettonWallets(chain, query);
 
   if (path === 'masterchainInfo') {
     const last = chain.latestPublishedBlock();
     return { status: 200, json: { last: blockJson(last), first: blockJson(chain.firstBlock() ?? last) } };
   }
 
-  const paging = pageParams(query);
+  const paging = pageParams(query, chain.v3.maxLimit);
   if ('status' in paging) return paging;
   const { take, skip, sort } = paging;
 
   if (path === 'transactionsByMasterchainBlock') {
     const seqno = intParam(query, 'seqno');
-    if (seqno === 'invalid') return error(422, 'failed to parse query: seqno must be an integer');
-    // Not indexed yet, or never: the same 200 with nothing in it (the handler's 404 is commented out).
-    const block = seqno === null ? null : chain.publishedBlock(seqno);
-    if (block === null) return EMPTY_TRANSACTIONS;
+    if (seqno === 'invalid' || seqno === null) return error(422, 'failed to parse query: seqno must be an integer');
+    // Not indexed yet, or never: queryBlockExists says no (or, as other indexers, nothing in it).
+    const block = chain.publishedBlock(seqno);
+    if (block === null) return chain.v3.unindexedBlock === 'empty' ? EMPTY_TRANSACTIONS : error(404, `masterchain block ${seqno} not found`);
     const ordered = rowsOf(block);
     // The test switch: a page past the first answers the previous page again (a stale cache).
     const from = skip > 0 && chain.takeRepeatedPage() ? Math.max(0, skip - take) : skip;
