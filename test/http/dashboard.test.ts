@@ -240,6 +240,16 @@ describe('dashboard: authorization', () => {
     assert.equal(list.status, 303);
     assert.equal((await anonymous.post(`/dashboard/stores/${storeA.id}/team/invitations`, { email: 'x@example.com' })).status, 401);
     assert.equal((await anonymous.get('/dashboard/nothing-here')).status, 404);
+    // /dashboard without the slash: to /dashboard/, then to sign-in (signed in: the store, below).
+    const bare = await anonymous.get('/dashboard');
+    assert.equal(bare.status, 303);
+    assert.equal(bare.location, '/dashboard/');
+    const slash = await anonymous.get('/dashboard/');
+    assert.equal(slash.status, 303);
+    assert.equal(slash.location, `/dashboard/sign-in?next=${encodeURIComponent('/dashboard/')}`);
+    const owner = await member(app.url, app.pool, storeB.id, 'bare@example.com', 'owner');
+    assert.equal((await owner.get('/dashboard')).location, '/dashboard/');
+    assert.equal((await owner.get('/dashboard/')).location, `/dashboard/stores/${storeB.id}/payments`);
     // The JSON API is unchanged: a form body there is still 415.
     const form = await fetch(`${app.url}/v1/payments`, {
       method: 'POST',

@@ -134,7 +134,8 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   });
 
   // ---- The stores the user may open.
-  // (Not strict: /dashboard and /dashboard/ both.)
+  // The app's router is strict: /dashboard (the address README gives) goes to /dashboard/.
+  router.get(R, htmlErrors, async (ctx: Ctx) => redirect(ctx, `${root}/`));
   router.get(`${R}/`, htmlErrors, signedIn, async (ctx: Ctx) => {
     const memberships = ctx.state.viewer!.memberships;
     if (memberships.length === 1) return redirect(ctx, `${root}/stores/${memberships[0]!.storeId}/payments`);
