@@ -293,7 +293,8 @@ export async function main(argv: string[]): Promise<number> {
     const { values } = parse(argv.slice(1), { api: { type: 'boolean' }, worker: { type: 'boolean' } });
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
     const [{ createLogger }, { runUntilSignal, startService }] = await Promise.all([import('./log.ts'), import('./server.ts')]);
-    const log = createLogger(config.logLevel);
+    // A person at a terminal reads lines; anything else (a pipe, a file, a collector) gets pino JSON.
+    const log = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true });
     const parts = { api: !values.worker, worker: !values.api };
     // The service's clock: the wall clock, read by whatever runs (every part takes it from here).
     const service = await startService(config, parts, log, () => new Date(), problems);
