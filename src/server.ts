@@ -132,6 +132,8 @@ export async function startService(
   let server: http.Server | null = null;
   let runner: Runner | null = null;
   let sandboxChain: SandboxChain | null = null;
+  /** Saves the sandbox chain beside the books at shutdown (the sandbox's own stop). */
+  let stopSandbox: (() => Promise<void>) | null = null;
   let url: string | null = null;
   let heartbeat: Heartbeat | null = null;
   let workerPool: PatientPool | null = null;
@@ -163,6 +165,7 @@ export async function startService(
       const sandbox = await sandboxModule.startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
       extraRoutes.push(sandbox.routes);
       sandboxChain = sandbox.chain;
+      stopSandbox = sandbox.stop;
     }
     if (config.tonNetwork !== 'sandbox' && !config.tonApiKey && config.tonApiUrl !== null && /(^|\.)toncenter\.com$/.test(new URL(config.tonApiUrl).hostname)) {
       log.warn(
@@ -232,6 +235,7 @@ export async function startService(
     await runner?.stop().catch(() => {});
     await workerPool?.end().catch(() => {});
     await rateLimitStore?.end().catch(() => {});
+    await stopSandbox?.().catch(() => {});
     await pool?.end().catch(() => {});
     await database.stop().catch(() => {});
     throw error;
@@ -268,6 +272,8 @@ export async function startService(
       await heartbeat?.stop();
       await workerPool?.end();
       await rateLimitStore?.end();
+      // Once nothing sends on it any more: the sandbox chain's state, kept beside the books.
+      await stopSandbox?.();
       await pool!.end();
       await database.stop();
       log.info('shut down');
