@@ -8,8 +8,7 @@
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
 import type { ParameterizedContext } from 'koa';
 import type { DatabasePool } from '../../db/pool.ts';
-import { sql, z } from '../../db/pool.ts';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { sql } from '../../db/pool.ts';
 import { chainBehind, KassaError, sandboxRefusal } from '../../errors.ts';
 import { waitForChain } from '../../chain/clock.ts';
 import type { RouteInstaller } from '../app.ts';
@@ -21,7 +20,8 @@ import type { Logger } from '../../log.ts';
 import { expirePayment } from '../../payments/commands.ts';
 import { findPaymentView } from '../../payments/view.ts';
 import { presentPayment } from '../../presenters/payment.ts';
-import { SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
+import { type SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
+import { keepChain } from '../../chain/sandbox/keeper.ts';
 import { jettonWalletCodeCell } from '../../chain/sandbox/jetton.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../chain/sandbox/path.ts';
@@ -31,41 +31,6 @@ export interface Sandbox {
   routes: RouteInstaller;
   /** Stops the block clock and saves the chain's state beside the books (kassa start's shutdown). */
   stop(): Promise<void>;
-}
-
-/** How often the chain's state is saved while it changes (a crash loses at most this much of it). */
-const SAVE_EVERY_MS = 5_000;
-
-const savedEpoch = z.object({ epoch: z.number(), state: z.instanceof(Buffer).nullable() });
-
-/**
- * The chain the books were kept with: the newest epoch's saved state (sandbox_chain_epochs), or
- * null with the reason a fresh chain starts. A fresh chain on a database that already holds sandbox
- * deposits is a reset: recorded once as a new epoch (reconciliation leaves the older deposits
- * out) and said once in the log.
- */
-async function loadChain(pool: DatabasePool, log: Logger): Promise<{ chain: SandboxChain; epoch: number; fresh: boolean }> {
-  const latest = await pool.maybeOne(sql.type(savedEpoch)`select epoch, state from sandbox_chain_epochs order by epoch desc limit 1`);
-  let reason = latest ? 'no state was saved (the process was killed before its first save)' : 'no chain was kept with these books';
-  if (latest?.state) {
-    try {
-      const chain = await SandboxChain.create({ saved: JSON.parse(gunzipSync(latest.state).toString('utf8')) });
-      return { chain, epoch: latest.epoch, fresh: false };
-    } catch (error) {
-      reason = `the saved state could not be loaded (${(error as Error).message.split('\n')[0]})`;
-    }
-  }
-  const booked = await pool.exists(sql.unsafe`select 1 from deposit_addresses where network = 'sandbox'`);
-  const epoch = await pool.oneFirst(sql.type(z.object({ epoch: z.number() }))`
-    insert into sandbox_chain_epochs (reset, reason) values (${booked}, ${booked ? `reset: ${reason}` : 'first start'}) returning epoch
-  `);
-  if (booked) {
-    log.warn(
-      { epoch },
-      `the sandbox chain starts afresh (epoch ${epoch}): ${reason}. Deposits issued before now hold nothing on this chain; reconciliation leaves them out`,
-    );
-  }
-  return { chain: await SandboxChain.create(), epoch, fresh: true };
 }
 
 /** How long the sandbox's expire control waits for the chain reader. */
@@ -82,7 +47,8 @@ export async function startSandbox(
   log: Logger,
   options: { blockClock: boolean; fund?: string[] } = { blockClock: true },
 ): Promise<Sandbox> {
-  const { chain, epoch, fresh } = await loadChain(pool, log);
+  const kept = await keepChain(pool, log);
+  const { chain, fresh } = kept;
   chain.useWallClock();
   // Kassa's own wallets that need TON from the start (the gas wallet): 1,000 TON each, once per chain.
   if (fresh) for (const address of options.fund ?? []) await chain.transfer({ to: address, coin: 'TON', amount: '1000' });
@@ -95,30 +61,12 @@ export async function startSandbox(
   }
   chain.sealBlock();
   if (options.blockClock) chain.startBlockClock();
-  log.info({ customer: chain.customerAddress, epoch, restored: !fresh }, fresh ? 'sandbox TON chain started' : 'sandbox TON chain loaded');
-
-  // The chain's state beside the books: saved while it changes and at stop.
-  let savedLt: bigint | null = null;
-  let saving: Promise<void> = Promise.resolve();
-  const save = () => {
-    saving = saving
-      .catch(() => {})
-      .then(async () => {
-        const lt = chain.lt;
-        if (lt === savedLt) return;
-        const state = gzipSync(JSON.stringify(chain.save()));
-        await pool.query(sql.typeAlias('void')`update sandbox_chain_epochs set state = ${sql.binary(state)}, saved_at = now() where epoch = ${epoch}`);
-        savedLt = lt;
-      });
-    return saving;
-  };
-  await save();
-  const saver = setInterval(() => save().catch((error: unknown) => log.warn({ err: error }, 'the sandbox chain state could not be saved')), SAVE_EVERY_MS);
-  saver.unref();
+  log.info({ customer: chain.customerAddress, epoch: kept.epoch, restored: !fresh }, fresh ? 'sandbox TON chain started' : 'sandbox TON chain loaded');
+  // Kept beside the books from now on: saved while it changes and at stop.
+  await kept.startSaving();
   const stop = async () => {
-    clearInterval(saver);
     chain.stopBlockClock();
-    await save();
+    await kept.stop();
   };
 
   const routes: RouteInstaller = (router, deps, guards) => {
