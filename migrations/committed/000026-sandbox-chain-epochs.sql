@@ -1,5 +1,5 @@
---! Previous: sha1:21ec179fa2f2ac0f70f3a93a10a2726223c6f1a2
---! Hash: sha1:ba30251c06f90d7672acaec0036c1b6c125ed148
+--! Previous: sha1:7f2bf1e94e505c5cba87cec80c2e446c2b828b9e
+--! Hash: sha1:324200e77f7ba1117141024f66567b45fd167899
 --! Message: sandbox chain epochs
 
 -- The sandbox's emulated chain kept beside its books: its state is saved here while it runs and at

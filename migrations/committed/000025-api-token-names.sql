@@ -1,5 +1,5 @@
---! Previous: sha1:3a8477598c690626ef6213466bd9ef1afceae3f3
---! Hash: sha1:21ec179fa2f2ac0f70f3a93a10a2726223c6f1a2
+--! Previous: sha1:22e650c106592c6e64146fecdd7549aa8a4dc37c
+--! Hash: sha1:7f2bf1e94e505c5cba87cec80c2e446c2b828b9e
 --! Message: api token names
 
 -- A token's name, given when it is issued (`kassa token issue --name`, the dashboard's API tokens
