@@ -173,6 +173,9 @@ function databaseUrl(raw: string): string {
   return raw;
 }
 
+/** The variable a configuration problem names first (`BASE_URL is required…` → BASE_URL). */
+export const problemVariable = (problem: string): string | undefined => /^([A-Z][A-Z0-9_]+)/.exec(problem)?.[1];
+
 /** Every problem of a configuration in one line: `invalid configuration: a; b; c`. */
 export function configErrorOf(problems: readonly string[]): ConfigError {
   return new ConfigError(`invalid configuration: ${problems.join('; ')}`);

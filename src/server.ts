@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
 import pg from 'pg';
-import { configErrorOf, ConfigError, databaseProblem, keyProblems, type Config, withBoundPort } from './config.ts';
+import { configErrorOf, ConfigError, databaseProblem, keyProblems, problemVariable, type Config, withBoundPort } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
@@ -94,9 +94,6 @@ export function checkPublicUrls(config: Config, log: Logger): string[] {
   return refused;
 }
 
-/** The variable a configuration problem names first (`BASE_URL is required…` → BASE_URL). */
-const variableOf = (problem: string): string | undefined => /^([A-Z][A-Z0-9_]+)/.exec(problem)?.[1];
-
 /**
  * What `kassa start` needs beyond a valid configuration, for the parts it runs: the keys, public
  * addresses on mainnet, a chain budget that can follow the chain, a database of the operator's off
@@ -104,14 +101,14 @@ const variableOf = (problem: string): string | undefined => /^([A-Z][A-Z0-9_]+)/
  * not named again). Returns every problem; the caller refuses the start with all of them at once.
  */
 export function startProblems(config: Config, parts: Parts, log: Logger, reported: readonly string[] = []): string[] {
-  const named = new Set(reported.map(variableOf));
+  const named = new Set(reported.map(problemVariable));
   const found = [...keyProblems(config, parts), ...checkPublicUrls(config, log)];
   // A budget that cannot follow the chain would leave payments unseen.
   const shortfall = budgetShortfall(config.tonNetwork, config.tonApiRps, config.tonApiKey !== null);
   if (shortfall !== null) found.push(shortfall);
   const database = databaseProblem(config);
   if (database !== null) found.push(database);
-  return found.filter((problem) => !named.has(variableOf(problem)) && !reported.includes(problem));
+  return found.filter((problem) => !named.has(problemVariable(problem)) && !reported.includes(problem));
 }
 
 /**

@@ -9,7 +9,7 @@ import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER
 import { readerPosition } from '../chain/clock.ts';
 import { budgetUsage, sharedRequestBudget, type SharedRequestBudget } from '../chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
-import { databaseProblem, type Config, type TonNetwork } from '../config.ts';
+import { databaseProblem, problemVariable, type Config, type TonNetwork } from '../config.ts';
 import { openDatabaseServer } from '../db/embedded.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { openPool, sql, z, type Db } from '../db/pool.ts';
@@ -303,12 +303,9 @@ function configurationChecks(config: Config): Check[] {
   ];
 }
 
-/** The variable a configuration problem names first (`BASE_URL is required…` → BASE_URL). */
-const variableOf = (problem: string): string | undefined => /^([A-Z][A-Z0-9_]+)/.exec(problem)?.[1];
-
 /** What reading the configuration found wrong (config.ts readConfig), each a failed check named by its variable. */
 export function configProblemChecks(problems: readonly string[]): Check[] {
-  return problems.map((problem) => ({ check: variableOf(problem) ?? 'configuration', status: 'fail', detail: problem }));
+  return problems.map((problem) => ({ check: problemVariable(problem) ?? 'configuration', status: 'fail', detail: problem }));
 }
 
 /**
