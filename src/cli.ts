@@ -123,13 +123,14 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   {
     name: 'dashboard invite',
-    usage: 'kassa dashboard invite --store STORE_ID --email EMAIL [--role owner|viewer]',
+    usage: 'kassa dashboard invite --store STORE_ID --email EMAIL [--role owner|viewer] [--reset-password]',
     summary:
       'Makes a one-time sign-in link to the dashboard for that person in that store (valid 24 hours, single use). Prints {"url", "storeId", "email", "role", "expiresAt"}.',
     options: [
       "--store ID          the store's id (required)",
       '--email EMAIL       who is invited (required)',
       '--role ROLE         owner (everything) or viewer (read-only); default owner',
+      '--reset-password    a password reset for a member of the store: the link sets a new password and signs them out everywhere (their role stays)',
     ],
   },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
@@ -439,8 +440,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'dashboard' && sub === 'invite') {
-    const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } });
+    const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'reset-password': { type: 'boolean' } });
     const storeId = required(values.store, '--store');
+    const resetsPassword = values['reset-password'] === true;
     const email = required(values.email, '--email');
     const [{ createInvitation, normalizeEmail, ROLES, roleOf }, { CLI_ACTOR }] = await Promise.all([
       import('./dashboard/people.ts'),
@@ -449,7 +451,9 @@ export async function main(argv: string[]): Promise<number> {
     const role = roleOf(values.role ?? 'owner');
     if (role === null) throw new UsageError(`--role is ${ROLES.join(' or ')}`);
     if (normalizeEmail(email) === null) throw new UsageError(`--email: "${email}" is not an email address`);
-    const invitation = await database((pool) => createInvitation(pool, { storeId, email, role, baseUrl: config.baseUrl, actor: CLI_ACTOR, now }));
+    const invitation = await database((pool) =>
+      createInvitation(pool, { storeId, email, role, resetsPassword, baseUrl: config.baseUrl, actor: CLI_ACTOR, now }),
+    );
     print({ url: invitation.url, storeId: invitation.storeId, email: invitation.email, role: invitation.role, expiresAt: invitation.expiresAt.toISOString() });
     return 0;
   }
@@ -477,6 +481,7 @@ const ONE_LINE_ERRORS = new Set([
   'UnknownStoreError',
   'DepositExportError',
   'UnknownStoreForInvitation',
+  'FormProblem',
   'DoctorFailed',
 ]);
 

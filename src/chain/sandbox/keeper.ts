@@ -1,4 +1,4 @@
-// The sandbox chain kept beside its books (sandbox_chain_epochs, migration 000026): loaded at start
+// The sandbox chain kept beside its books (sandbox_chain_epochs, migration 000029): loaded at start
 // from the newest epoch's saved state, saved every SAVE_EVERY_MS while it changes and at stop, so a
 // restart loses nothing on chain. A chain started afresh on a database that already holds sandbox
 // deposits is a reset: a new epoch with the reason, said once (reconciliation leaves the deposits

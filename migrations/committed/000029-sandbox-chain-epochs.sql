@@ -1,5 +1,5 @@
---! Previous: sha1:7f2bf1e94e505c5cba87cec80c2e446c2b828b9e
---! Hash: sha1:324200e77f7ba1117141024f66567b45fd167899
+--! Previous: sha1:6570e08a56a3b0e5417abb31d63903a95e6d920a
+--! Hash: sha1:b0d7b9742a2ff213e35b63e6a1bce6634909ca9e
 --! Message: sandbox chain epochs
 
 -- The sandbox's emulated chain kept beside its books: its state is saved here while it runs and at

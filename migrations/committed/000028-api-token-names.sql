@@ -1,5 +1,5 @@
---! Previous: sha1:22e650c106592c6e64146fecdd7549aa8a4dc37c
---! Hash: sha1:7f2bf1e94e505c5cba87cec80c2e446c2b828b9e
+--! Previous: sha1:8e43679ef729b3b9bc2373c7298efa16f703a7ac
+--! Hash: sha1:6570e08a56a3b0e5417abb31d63903a95e6d920a
 --! Message: api token names
 
 -- A token's name, given when it is issued (`kassa token issue --name`, the dashboard's API tokens
