@@ -161,6 +161,7 @@ export async function startChainApp(
     async close() {
       stop.abort();
       await running;
+      await sandbox!.stop();
       await app.close();
     },
     async pay(to, coin, amount, extra = {}) {
