@@ -313,8 +313,11 @@ export function tokensPage(input: {
   tokens: readonly TokenListing[];
   issued?: { token: string; jti: string; scope: TokenScope } | null;
   notice?: string | null;
+  /** The issue form's problems by field (lifetime, scope). */
+  problems?: Record<string, string>;
 }): string {
   const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const problems = input.problems ?? {};
   const at = (iso: string) => dateTime(new Date(iso));
   const state = (t: TokenListing) => (t.revokedAt ? `revoked ${at(t.revokedAt)}` : t.state);
   const body = html`<h1>API tokens</h1>
@@ -329,9 +332,12 @@ ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''
 <section class="card" aria-labelledby="issue-heading"><h2 id="issue-heading">Issue a token</h2>
 <form method="post" action="${storeRoot}/tokens">
 <label for="lifetime">Expires</label>
-<select id="lifetime" name="lifetime">${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+<select id="lifetime" name="lifetime"${describedBy(problems, 'lifetime')}>${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+${problemFor(problems, 'lifetime')}
 <label for="scope">May</label>
-<select id="scope" name="scope">${TOKEN_SCOPES.map((scope) => html`<option value="${scope}">${SCOPE_LABELS[scope]}</option>`)}</select>
+<select id="scope" name="scope"${describedBy(problems, 'scope')}>${TOKEN_SCOPES.map((scope) => html`<option value="${scope}">${SCOPE_LABELS[scope]}</option>`)}</select>
+${problemFor(problems, 'scope')}
+${problemFor(problems, 'form')}
 <button type="submit">Issue a token</button>
 </form></section>
 <section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>

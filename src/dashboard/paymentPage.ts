@@ -39,6 +39,8 @@ export function paymentPage(input: {
   refund?: RefundFormState;
   /** The refund the owner is asked to confirm (the first post of the refund form). */
   preview?: RefundPreview | null;
+  /** The confirmation's one-time key (a double-submitted confirmation plans one refund). */
+  confirmKey?: string;
   actionProblem?: string | null;
 }): string {
   const { root, store, page } = input;
@@ -145,6 +147,7 @@ ${problemFor(problems, 'address')}
 <input type="hidden" name="amount" value="${preview.amount}">
 <input type="hidden" name="address" value="${preview.address}">
 <input type="hidden" name="confirmed" value="yes">
+<input type="hidden" name="key" value="${input.confirmKey ?? ''}">
 <button type="submit">Confirm: send ${preview.amount} ${preview.coin}</button>
 </form>
 <p><a href="${paymentRoot}">Change or cancel</a></p>

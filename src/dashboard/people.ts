@@ -120,7 +120,7 @@ export async function findOpenInvitation(db: Db, token: string, now: Date): Prom
 export async function acceptInvitation(
   pool: DatabasePool,
   input: { token: string; password: string; actor: Omit<Actor, 'userId' | 'name'>; now: Date },
-): Promise<{ userId: string; storeId: string } | null> {
+): Promise<{ userId: string; storeId: string; email: string } | null> {
   const found = await findOpenInvitation(pool, input.token, input.now);
   if (!found) return null;
   let newHash: string | null = null;
@@ -166,7 +166,7 @@ export async function acceptInvitation(
       { storeId: found.store_id, action: 'invitation.accept', subject: found.email, detail: { role: found.role } },
       input.now,
     );
-    return { userId, storeId: found.store_id };
+    return { userId, storeId: found.store_id, email: found.email };
   });
 }
 

@@ -9,12 +9,16 @@ import { isUuid } from '../uuid.ts';
 import { type Actor, recordAudit } from './audit.ts';
 
 /** The lifetimes the page offers (seconds; null: never expires). */
-export const TOKEN_LIFETIMES: Readonly<Record<string, { label: string; seconds: number | null }>> = {
+export const TOKEN_LIFETIMES: Readonly<Record<TokenLifetime, { label: string; seconds: number | null }>> = {
   never: { label: 'never expires', seconds: null },
   '30d': { label: '30 days', seconds: 30 * 86_400 },
   '90d': { label: '90 days', seconds: 90 * 86_400 },
   '365d': { label: '1 year', seconds: 365 * 86_400 },
 };
+
+/** The lifetimes' names, as the form's schema lists them. */
+export const TOKEN_LIFETIME_NAMES = ['never', '30d', '90d', '365d'] as const;
+export type TokenLifetime = (typeof TOKEN_LIFETIME_NAMES)[number];
 
 /** Issues a token of the store (audited: token.issue, with its expiry and scope). */
 export async function issueAuditedToken(
@@ -35,9 +39,16 @@ export async function issueAuditedToken(
   });
 }
 
-/** The dashboard's form: a lifetime of TOKEN_LIFETIMES. */
-export async function issueStoreToken(pool: DatabasePool, storeId: string, lifetime: string, scope: TokenScope, actor: Actor, now: Date): Promise<IssuedToken> {
-  const seconds = (TOKEN_LIFETIMES[lifetime] ?? TOKEN_LIFETIMES.never!).seconds;
+/** The dashboard's form: a lifetime of TOKEN_LIFETIMES (its schema refuses any other name). */
+export async function issueStoreToken(
+  pool: DatabasePool,
+  storeId: string,
+  lifetime: TokenLifetime,
+  scope: TokenScope,
+  actor: Actor,
+  now: Date,
+): Promise<IssuedToken> {
+  const seconds = TOKEN_LIFETIMES[lifetime].seconds;
   return issueAuditedToken(pool, { storeId, expiresInSeconds: seconds, scope }, actor, now);
 }
 
