@@ -14,6 +14,7 @@ import { TOKEN_LIFETIMES } from './tokens.ts';
 import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
+import { can } from './policy.ts';
 
 /** Content-Security-Policy of every dashboard page: the checkout's strict policy (nothing inline, nothing third-party). */
 export const DASHBOARD_CSP = CHECKOUT_CSP;
@@ -56,9 +57,9 @@ export function shell({ root, title, body, viewer, store, current, styles, scrip
 ${link(`${storeRoot}/payments`, 'Payments', 'payments')}
 ${link(`${storeRoot}/money`, 'Money', 'money')}
 ${link(`${storeRoot}/webhooks`, 'Webhooks', 'webhooks')}
-${store.role === 'owner' ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
-${store.role === 'owner' ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
-${store.role === 'owner' ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
+${can(store.role, 'tokens.manage') ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
+${can(store.role, 'team.manage') ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
+${can(store.role, 'audit.read') ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
 ${link(`${storeRoot}/settings`, 'Settings', 'settings')}
 ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</a></li>` : ''}
 </ul></nav>`

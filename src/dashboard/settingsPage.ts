@@ -9,6 +9,7 @@ import { isHostName } from '../net/addresses.ts';
 import type { StoreView } from '../stores/stores.ts';
 import { problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import { STORE_FIELDS, type StoreField } from './settings.ts';
+import { can } from './policy.ts';
 
 /** What the appearance form shows: the saved values, or the typed ones (a refusal, a preview). */
 export interface AppearanceValues {
@@ -63,7 +64,7 @@ const HEX = /^#[0-9a-fA-F]{6}$/;
 export function settingsPage(input: SettingsPageInput): string {
   const { root, store, saved } = input;
   const storeRoot = `${root}/stores/${store.id}`;
-  const owner = store.role === 'owner';
+  const owner = can(store.role, 'settings.change');
   const look = input.appearance ?? appearanceOf(saved);
   const methods = input.methods ?? saved.methods.map((m) => `${m.coin}/${m.chain}`);
   const treasury = input.treasury ?? saved.treasury ?? '';

@@ -5,6 +5,7 @@
 import { html } from '../checkout/html.ts';
 import type { WebhookOutcome } from './money.ts';
 import { dateTime, shell, type StoreContext, type Viewer } from './pages.ts';
+import { can } from './policy.ts';
 import { publishedUntil, type WebhookKeyRow } from './webhookKeys.ts';
 
 /** A receiver in a dozen lines: the package's verifier (`kassa/webhooks`) and node:http. */
@@ -46,13 +47,12 @@ export function webhooksPage(input: {
 <thead><tr><th scope="col">kid</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
 <tbody>${input.keys.map((k) => html`<tr><td class="mono">${k.kid}</td><td class="num">${dateTime(k.created_at)}</td><td class="key-state">${keyState(k)}</td></tr>`)}</tbody></table></div>`
     : html`<p id="webhook-keys">No key yet: the first is made when the first webhook is signed or the key set is first read.</p>`;
-  const rotate =
-    store.role === 'owner'
-      ? html`<form method="post" action="${storeRoot}/webhooks/keys/rotate" data-confirm="Make a new signing key? The current one stays published for 24 hours.">
+  const rotate = can(store.role, 'webhook_key.rotate')
+    ? html`<form method="post" action="${storeRoot}/webhooks/keys/rotate" data-confirm="Make a new signing key? The current one stays published for 24 hours.">
 <p class="muted">Rotating makes a new key sign from now on; the current one stays published for 24 hours, so receivers that refetch the key set on an unknown kid (as kassa/webhooks does) keep verifying. The key set is this Kassa's: it signs the webhooks of every store it serves.</p>
 <button type="submit">Rotate the signing key</button>
 </form>`
-      : html`<p class="muted">Only the store's owners can rotate the key.</p>`;
+    : html`<p class="muted">Only the store's owners can rotate the key.</p>`;
   const answer = (d: WebhookOutcome) =>
     d.last_http_status !== null ? `HTTP ${d.last_http_status}` : (d.last_error ?? (d.attempts === 0 ? 'not tried yet' : '—'));
   const deliveries = input.deliveries.length

@@ -27,6 +27,7 @@ import {
   membersOf,
   roleIn,
 } from '../../dashboard/people.ts';
+import { can } from '../../dashboard/policy.ts';
 import { openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
@@ -383,7 +384,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       return showTeam(ctx, 400, { memberProblem: error.message });
     }
     // Someone who removed or demoted themselves has no Team page any more.
-    if ((await roleIn(pool, ctx.state.session.userId, store.id)) !== 'owner') return redirect(ctx, paths.home);
+    if (!can(await roleIn(pool, ctx.state.session.userId, store.id), 'team.manage')) return redirect(ctx, paths.home);
     await showTeam(ctx, 200, { notice: remove ? 'Member removed.' : 'Role changed.' });
   };
   const memberParams = uuidParams('userId');

@@ -51,6 +51,9 @@ export type Problems = Record<string, string>;
 
 /** Marks the same-origin step (read by test/structure/dashboard-pipeline.test.ts). */
 export const ORIGIN_CHECK = Symbol('dashboard origin check');
+/** Where a route's form and query steps keep their schemas (read by the dashboard's no-5xx fuzz). */
+export const FORM_SCHEMA = Symbol('dashboard form schema');
+export const QUERY_SCHEMA = Symbol('dashboard query schema');
 /** Marks a route's named opt-out of the same-origin step: its value is the reason. */
 export const ORIGIN_CHECK_OPT_OUT = Symbol('dashboard origin check opt-out');
 
@@ -249,7 +252,7 @@ export function dashboardSteps(deps: AppDeps) {
    */
   const queryStep = <S extends DashboardState>(definition: QueryDefinition, refused?: Refused<S>): Middleware<S> => {
     const check = queryCheck(definition);
-    return async (ctx, next) => {
+    const step: Middleware<S> = async (ctx, next) => {
       try {
         ctx.state.query = check(present(ctx.query));
       } catch (error) {
@@ -258,11 +261,12 @@ export function dashboardSteps(deps: AppDeps) {
       }
       await next();
     };
+    return Object.assign(step, { [QUERY_SCHEMA]: definition.schema });
   };
   /** The parsed form under its schema (the API's own where the API has the field); a refusal as the query's. */
   const formStep = <S extends DashboardState>(schema: object, refused?: Refused<S>): Middleware<S> => {
     const check = bodyCheck(schema);
-    return async (ctx, next) => {
+    const step: Middleware<S> = async (ctx, next) => {
       try {
         ctx.state.form = check(present(ctx.request.body as Record<string, unknown> | undefined));
       } catch (error) {
@@ -271,6 +275,7 @@ export function dashboardSteps(deps: AppDeps) {
       }
       await next();
     };
+    return Object.assign(step, { [FORM_SCHEMA]: schema });
   };
   const safeNext = (value: unknown): string =>
     typeof value === 'string' && value.startsWith(`${root}/`) && !value.startsWith('//') && !/[\\\r\n]/.test(value) ? value : `${root}/`;
