@@ -22,7 +22,7 @@ import { api, drill, drillDatabase, drillStore, keepLogs, LONG, readerRunning, s
 import { openPool, sql, z, type FragmentSqlToken } from '../src/db/pool.ts';
 import { createPayment } from '../src/payments/commands.ts';
 import { draftFromPayment } from '../src/payments/drafts.ts';
-import { LATE_COMMIT_MARGIN_MS } from '../src/reader/reader.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../src/chain/clock.ts';
 
 const N = LONG ? 10_000 : 1_000;
 const CREATED = N / 10; // of the N, created without a method (they expire on wall-clock time)

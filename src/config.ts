@@ -54,8 +54,9 @@ export interface Config {
   workerDeadAfterMs: number;
   /**
    * OUTGOING_MESSAGE_TTL_SECONDS: how long a signed transfer out stays valid (the wallet's
-   * valid_until). A message not seen on chain by then is signed again — never before, so a longer
-   * life waits longer after a lost broadcast and a shorter one risks expiring in a busy network.
+   * valid_until). A message not seen on chain by then and LATE_COMMIT_MARGIN_MS (60 s) more is
+   * signed again — never before, so a longer life waits longer after a lost broadcast and a shorter
+   * one risks expiring in a busy network.
    */
   outgoingMessageTtlSeconds: number;
   /**

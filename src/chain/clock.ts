@@ -4,6 +4,14 @@
 import type { TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 
+/**
+ * How late a shard block may be committed to the masterchain: a transaction made at chain time T
+ * is on the books once the chain reader has read this far past T. A pending payment expires, a
+ * cancel of one is decided, and a signed message out counts as unable to land (its valid_until
+ * passed) only that far past their time (docs/API.md, "Expiry and late shard blocks", says why 60 s).
+ */
+export const LATE_COMMIT_MARGIN_MS = 60_000;
+
 /** Every transaction made before this time is on the books; null before the reader's first block. */
 export async function chainSettledAt(db: Db, network: TonNetwork): Promise<Date | null> {
   return db.maybeOneFirst(sql.type(z.object({ settled_until: z.date() }))`select settled_until from chain_reader where network = ${network}`);

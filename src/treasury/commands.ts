@@ -1,6 +1,7 @@
 // The outgoing transfer commands: one per transition of an outgoing transfer the signer makes
-// (docs/OPERATIONS.md, Money out), side by side — signed (planned → sent), expired unseen (sent →
-// planned, or failed after MAX_MESSAGES_SIGNED), not sendable (planned → failed). The chain reader's
+// (docs/OPERATIONS.md, Money out), side by side — signed (planned → sent, every message kept in
+// outgoing_messages), expired unseen (sent → planned once the chain was read the late-commit margin
+// past its valid_until, or failed after MAX_MESSAGES_SIGNED), not sendable (planned → failed). The chain reader's
 // (confirmed, failed on chain, refused by a jetton wallet) are confirmOutgoing and
 // jettonTransferRefused in outgoing.ts. Each follows the rule of the payment commands:
 //   1. lock the transfer rows (select … for update);
@@ -10,6 +11,7 @@
 //   5. count a failure once the transaction has committed.
 // The caller owns the transaction.
 import { afterCommit, sql, z, type Db } from '../db/pool.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
@@ -43,7 +45,7 @@ function countFailure(tx: Db, log: Logger, transferId: string, wallet: string, f
 /**
  * `signed`: the transfers of one signed message (the gas wallet's batch, or one transfer) are
  * recorded with it — seqno, valid_until, hash, the message itself — before it is broadcast, and
- * the wallet's job is set for after its valid_until. Throws when one of them is no longer planned
+ * the wallet's job is set for after it can no longer land (unseenCheckAt). Throws when one of them is no longer planned
  * (another run took it): then nothing is recorded and the message is never broadcast.
  */
 export async function recordSigned(
@@ -63,22 +65,44 @@ export async function recordSigned(
         signed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
       where id = ${row.id}
     `);
+    // Kept for good: should this message land late, after a newer one was signed, it still confirms the transfer.
+    await tx.query(sql.typeAlias('void')`
+      insert into outgoing_messages (transfer_id, wallet_seqno, valid_until, message_hash, message_hash_normalized, signed_at)
+      values (${row.id}, ${args.seqno}, ${sql.timestamp(args.validUntil)}, ${args.message.hash}, ${args.message.hashNormalized}, ${sql.timestamp(now)})
+      on conflict do nothing
+    `);
   }
-  await enqueueWalletSend(tx, args.wallet, new Date(args.validUntil.getTime() + 2_000));
+  await enqueueWalletSend(tx, args.wallet, unseenCheckAt(args.validUntil));
 }
 
 /**
- * `expired_unseen`: the transfers of `wallet` in flight whose message the chain has been read past
- * (valid_until before the reader's settled_until, read in this transaction: it moves only after
- * the reader booked the blocks) without seeing it can never land: each is planned again (signed
- * afresh), or failed after MAX_MESSAGES_SIGNED messages. Returns what moved.
+ * When the wallet's job looks again at a message in flight that nobody confirmed: just after it can
+ * no longer land, LATE_COMMIT_MARGIN_MS past its valid_until (its confirmation wakes the job sooner).
+ */
+export function unseenCheckAt(validUntil: Date, now?: Date): Date {
+  return new Date(Math.max(validUntil.getTime() + LATE_COMMIT_MARGIN_MS, now?.getTime() ?? 0) + 2_000);
+}
+
+/**
+ * `expired_unseen`: the transfers of `wallet` in flight whose message the chain has been read
+ * LATE_COMMIT_MARGIN_MS past (valid_until + the margin before the reader's settled_until, read in
+ * this transaction: it moves only after the reader booked the blocks) without seeing it can never
+ * land: each is planned again (signed afresh), or failed after MAX_MESSAGES_SIGNED messages.
+ * Returns what moved.
+ *
+ * The margin matters: a wallet accepts a message up to its valid_until, but the shard block that
+ * holds that transaction may be committed to the masterchain (and so read) later. Planned again
+ * before that, the transfer would be signed again with the next seqno once the first message
+ * landed: paid twice (issue 31). Past the margin the old message cannot land, so the wallet's
+ * next message may use any seqno; should one land later all the same, outgoing_messages still
+ * names its transfer.
  */
 export async function expireUnseen(tx: Db, args: { wallet: string; network: string; now: Date; log: Logger }): Promise<Array<{ id: string; to: string }>> {
   const { now } = args;
   const rows = await lockTransfers(
     tx,
     sql.fragment`o.from_address = ${args.wallet} and o.state = 'sent'
-      and o.valid_until < (select settled_until from chain_reader where network = ${args.network})`,
+      and o.valid_until + make_interval(secs => ${LATE_COMMIT_MARGIN_MS / 1000}) < (select settled_until from chain_reader where network = ${args.network})`,
   );
   const moved: Array<{ id: string; to: string }> = [];
   for (const { row, next } of ask(rows, { type: 'expired_unseen' }, now)) {

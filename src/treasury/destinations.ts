@@ -25,12 +25,14 @@ export async function ownWalletProblem(db: Db, raw: string): Promise<string | nu
   if (await db.exists(sql.unsafe`select 1 from deposit_addresses where address = ${raw}`))
     return "one of Kassa's own deposit addresses: money sent there moves nothing but a fee";
   if (await db.exists(sql.unsafe`select 1 from gas_wallets where address = ${raw}`)) return "Kassa's own gas wallet: money sent there moves nothing but a fee";
-  // A deposit's jetton wallet (watched, or one a master confirmed as a deposit's): jettons sent
-  // there go to a wallet it owns and TON stays in it; neither can be got back.
+  // A deposit's jetton wallet, of any master (watched; one a master confirmed as a deposit's; one
+  // that sent a deposit a notification and names a deposit as its owner): jettons sent there go to
+  // a wallet it owns and TON stays in it; neither can be got back.
   if (
     await db.exists(sql.unsafe`
       select 1 from chain_watches where account = ${raw} and kind = 'jetton_wallet'
-      union all select 1 from jetton_wallets where address = ${raw} and genuine
+      union all select 1 from jetton_wallets where address = ${raw}
+        and (genuine or owner_address in (select address from deposit_addresses))
     `)
   )
     return "a jetton wallet of one of Kassa's own deposits: money sent there cannot be got back";

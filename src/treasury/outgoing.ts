@@ -9,7 +9,7 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
-import { outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
+import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
@@ -300,7 +300,18 @@ const sentRow = z.object({
   kind: z.string(),
   coin_symbol: z.string(),
   amount_base_units: z.string(),
+  /** The message that landed (the transfer's newest, or an earlier one committed late). */
+  seqno: z.string(),
+  valid_until: z.date(),
+  message_hash: z.string(),
+  message_hash_normalized: z.string(),
 });
+
+/** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
+function landedMessage(row: z.infer<typeof sentRow>) {
+  return sql.fragment`wallet_seqno = ${row.seqno}, valid_until = ${sql.timestamp(row.valid_until)}, message_hash = ${row.message_hash},
+    message_hash_normalized = ${row.message_hash_normalized}`;
+}
 
 /**
  * The chain reader saw a transaction of one of Kassa's wallets started by an external message
@@ -327,11 +338,17 @@ export async function confirmOutgoing(
   const failed: Array<{ id: string; why: string }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
+    // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
-      select id, state, from_address, to_address, kind, coin_symbol, amount_base_units::text as amount_base_units from outgoing_transfers
-      where from_address = ${tx.account} and (message_hash = any(${sql.array(hashes, 'text')}) or message_hash_normalized = any(${sql.array(hashes, 'text')}))
-      order by id
-      for update
+      select o.id, o.state, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized
+      from outgoing_transfers o
+      join lateral (select * from outgoing_messages m where m.transfer_id = o.id
+                    and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
+                    limit 1) m on true
+      where o.from_address = ${tx.account}
+      order by o.id
+      for update of o
     `);
     if (rows.length === 0) {
       log.error({ account: tx.account, hash: tx.hash }, 'a Kassa wallet sent a message Kassa has no record of');
@@ -355,7 +372,7 @@ export async function confirmOutgoing(
         await db.query(sql.typeAlias('void')`
           update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, retry_at = null, failed_at = null, sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
             fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
-            confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+            ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
         // A top-up arrived (or is about to): the deposit's jetton transfer can go.
@@ -372,7 +389,8 @@ export async function confirmOutgoing(
         if (!next.ok) continue;
         await db.query(sql.typeAlias('void')`
           update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, fee_base_units = ${fee.toString()},
-            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, updated_at = ${sql.timestamp(now)}
+            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)},
+            updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
         failed.push({ id: row.id, why });
@@ -425,6 +443,50 @@ export async function jettonTransferRefused(
     log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
   }
   return id !== null;
+}
+
+/**
+ * A deposit's jetton wallet took back an `internal_transfer` it had sent (`bounce`: its query id —
+ * the deposit's wallet seqno that signed the transfer — and amount): the destination's jetton wallet
+ * refused the jettons (a stablecoin wallet its issuer froze), so the transfer out that the deposit's
+ * own transaction confirmed moved nothing. It is failed through the transition
+ * (`bounced_at_destination`): its amount is the deposit's again (deposit_money counts a failed
+ * transfer's fee, never its amount), so a refund can be asked again and reconciliation finds the
+ * jetton wallet's balance equal to its books. Idempotent. Returns whether it changed anything.
+ */
+export async function jettonTransferBounced(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  bounce: { queryId: bigint; amount: bigint },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
+  const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned in transaction ${tx.hash}`;
+  const failed = await pool.transaction(async (db) => {
+    const row = await db.maybeOne(sql.type(z.object({ id: z.string(), state: z.enum(OUTGOING_STATES) }))`
+      select id, state from outgoing_transfers
+      where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${bounce.queryId.toString()}
+        and amount_base_units = ${bounce.amount.toString()} and kind <> 'gas_top_up'
+      order by created_at desc limit 1
+      for update
+    `);
+    if (!row) return null;
+    const next = outgoingTransition({ state: row.state, messagesSigned: 0, retries: 0 }, { type: 'bounced_at_destination', why }, now);
+    if (!next.ok) return null;
+    await db.query(sql.typeAlias('void')`
+      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+      where id = ${row.id}
+    `);
+    return row.id;
+  });
+  if (failed === null) return false;
+  outgoingFailures.inc({ kind: 'bounced' });
+  log.error(
+    { transferId: failed, jettonWallet: tx.account, hash: tx.hash, amount: bounce.amount.toString(), refusedBy: tx.inMessage?.source ?? null },
+    "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
+  );
+  return true;
 }
 
 // ---- reading --------------------------------------------------------------------------------

@@ -7,8 +7,12 @@
 // message itself, state `sent`) → broadcast. A crash before the record leaves nothing (the next run signs again
 // with the same seqno); a crash after it leaves a recorded message that the next run broadcasts
 // again (a repeat of the same signed message cannot be applied twice: the wallet's seqno moved
-// on). A message nobody saw on chain until its valid_until passed (by the chain reader's clock,
-// settled_until) can never land any more: it is planned again, and signed afresh.
+// on). A message nobody saw on chain until LATE_COMMIT_MARGIN_MS past its valid_until (by the chain
+// reader's clock, settled_until) can never land any more: it is planned again, and signed afresh.
+// Never sooner: a wallet accepts a message up to its valid_until, and the shard block holding that
+// transaction may reach the masterchain (and the reader) up to the margin later; signed again
+// before, the transfer would be paid twice once both landed (issue 31). Every message signed for a
+// transfer is kept (outgoing_messages), so a late one still confirms it.
 import { Address, internal, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
@@ -19,7 +23,7 @@ import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
 import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
-import { expireUnseen, failUnsendable, recordSigned } from './commands.ts';
+import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
 import { nextSeqno, whatToSend, whenToTopUp, type SendDecision, type SendInput } from './whatToSend.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
@@ -60,24 +64,24 @@ const walletRow = z.object({ index: z.number(), derivation: z.enum(['v4r2-1', 'v
 /**
  * One step for one deposit wallet, a thin shell around the commands (commands.ts) and the pure
  * decision (whatToSend.ts): moves messages that expired unseen (the `expired_unseen` transition),
- * re-broadcasts one in flight, or reads the facts, asks whatToSend and does what it says — sign,
+ * re-broadcasts one in flight (until it can no longer land), or reads the facts, asks whatToSend and does what it says — sign,
  * record (`signed`), broadcast; fail (`not_sendable`); plan a gas top-up; or wait for the gas wallet
  * to be funded. Returns what it did; `waiting` means a message is in flight (the job comes back
- * after its valid_until, or when the reader confirms it).
+ * once it can no longer land, or when the reader confirms it).
  */
 export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<SendOutcome> {
   const { pool, log } = deps;
   // 1. Messages in flight that the chain has been read past without seeing them: planned again (or failed).
   await pool.transaction((tx) => expireUnseen(tx, { wallet, network: deps.config.tonNetwork, now: deps.now(), log }));
 
-  // 2. One in flight: broadcast it again (harmless) and come back after its valid_until.
+  // 2. One in flight: broadcast it again (harmless) and come back once it can no longer land.
   const inFlight = await pool.maybeOne(sql.type(outgoingRow.extend({ signed_message: z.instanceof(Buffer) }))`
     select ${OUTGOING_COLUMNS}, signed_message from outgoing_transfers where from_address = ${wallet} and state = 'sent' order by created_at limit 1
   `);
   if (inFlight) {
     await broadcast(deps, inFlight.id, inFlight.signed_message);
     const validUntil = inFlight.valid_until!;
-    await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(Math.max(validUntil.getTime(), deps.now().getTime()) + 2_000)));
+    await pool.transaction((tx) => enqueueWalletSend(tx, wallet, unseenCheckAt(validUntil, deps.now())));
     return { outcome: 'waiting', transferId: inFlight.id, validUntil };
   }
 

@@ -5,7 +5,7 @@
 export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed'] as const;
 export type OutgoingState = (typeof OUTGOING_STATES)[number];
 
-/** A transfer whose wallet accepted none of this many signed messages (each expired unseen) fails (transient). */
+/** A transfer whose wallet accepted none of this many signed messages (each expired unseen; messages_signed counts them) fails (transient). */
 export const MAX_MESSAGES_SIGNED = 5;
 /** A transient failure is planned again at most this many times (a sweep; a refund is the merchant's to ask again). */
 export const MAX_TRANSIENT_RETRIES = 5;
@@ -15,7 +15,7 @@ export const RETRY_BACKOFF_MS = 60_000;
 export type OutgoingEvent =
   /** Signed, and the signed message recorded (before it is broadcast). */
   | { type: 'signed' }
-  /** The chain was read past its valid_until without seeing it: it can never land. */
+  /** The chain was read LATE_COMMIT_MARGIN_MS past its valid_until without seeing it: it can never land. */
   | { type: 'expired_unseen' }
   /** The wallet's transaction sent it. */
   | { type: 'confirmed' }
@@ -23,6 +23,11 @@ export type OutgoingEvent =
   | { type: 'failed_on_chain'; why: string }
   /** The deposit's jetton wallet refused the jetton transfer its message asked for. */
   | { type: 'refused_by_jetton_wallet'; why: string }
+  /**
+   * The destination's jetton wallet refused the jettons (e.g. a stablecoin wallet its issuer froze):
+   * the internal_transfer bounced and the deposit's jetton wallet took the amount back.
+   */
+  | { type: 'bounced_at_destination'; why: string }
   /** The signer will not send it: the books and the chain disagree, or it is too little to move. */
   | { type: 'not_sendable'; reason: string; permanent: boolean };
 
@@ -68,6 +73,12 @@ export function outgoingTransition(subject: OutgoingSubject, event: OutgoingEven
       return state === 'sent' || state === 'planned' ? to('failed', failure(`the wallet sent nothing: ${event.why}`, true, subject.retries, now)) : refuse;
     case 'refused_by_jetton_wallet':
       return state === 'confirmed' ? to('failed', failure(`the jetton wallet refused the transfer (${event.why})`, true, subject.retries, now)) : refuse;
+    case 'bounced_at_destination':
+      // The same destination would refuse again: permanent (a refund is the merchant's to ask again
+      // elsewhere; a sweep waits for another treasury).
+      return state === 'confirmed'
+        ? to('failed', failure(`the destination's jetton wallet refused the jettons; they came back to the deposit (${event.why})`, true, subject.retries, now))
+        : refuse;
     case 'not_sendable':
       return state === 'planned' ? to('failed', failure(event.reason, event.permanent, subject.retries, now)) : refuse;
   }

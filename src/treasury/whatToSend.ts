@@ -96,9 +96,17 @@ export function whatToSend(input: SendInput): SendDecision {
     return { action: 'fail', reason: `the wallet holds ${balance} nanoTON: too little to pay for a transfer (dust)`, permanent: true };
   if (transfer.kind === 'refund' && transfer.feeReserved === 0n) {
     // The refund of everything a deposit holds (only the customer's money was in it): the whole
-    // balance goes, its fee taken from it.
+    // balance goes, its fee taken from it — only while the whole balance is what was planned.
     if (amount > balance + TON_FEE_RESERVE_BASE_UNITS)
       return { action: 'fail', reason: `the wallet holds ${balance} nanoTON, less than the ${amount} to send`, permanent: true };
+    // More arrived since it was planned (someone's money, booked or about to be): carrying the
+    // whole balance would refund it too. It stays in the deposit and on the books; the merchant asks again.
+    if (balance > amount)
+      return {
+        action: 'fail',
+        reason: `the wallet holds ${balance} nanoTON, more than the ${amount} this refund of everything was planned for: money arrived since; ask for the refund again`,
+        permanent: false,
+      };
     return { action: 'send', mode: SendMode.CARRY_ALL_REMAINING_BALANCE, value: 0n, carryAll: true };
   }
   if (transfer.kind === 'refund') {

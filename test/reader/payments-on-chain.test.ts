@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
-import { LATE_COMMIT_MARGIN_MS } from '../../src/reader/reader.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
@@ -241,6 +241,29 @@ describe('cancel is decided against the chain', () => {
     const response = await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.json.status, 'cancelled');
+  });
+
+  it('a transfer made before the cancel whose shard block is committed after it is booked after_cancel: the payment stays cancelled, the money refundable', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    const chain = app.sandbox.chain;
+    chain.stopBlockClock();
+    try {
+      await app.pay(payment.paymentDetails.address, 'TON', '1');
+      chain.commitLate(25); // held out of the next 24 masterchain blocks (~10 s of them)
+    } finally {
+      chain.startBlockClock();
+    }
+    const response = await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.json.status, 'cancelled');
+    for (let i = 0; i < 25; i += 1) chain.sealBlock(); // the shard block is committed
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'cancelled');
+    assert.deepEqual(
+      (await transfers(payment.id)).map((t) => [t.effect, t.amount]),
+      [['after_cancel', '1']],
+    );
+    assert.deepEqual((await get(payment.id)).anomalies, ['paid_after_cancel']);
   });
 
   it('answers 503 chain_behind with Retry-After when the reader cannot get that far', async () => {

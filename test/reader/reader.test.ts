@@ -8,7 +8,7 @@ import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor } from '../../src/metrics.ts';
-import { LATE_COMMIT_MARGIN_MS } from '../../src/reader/reader.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 

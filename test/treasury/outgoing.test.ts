@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
@@ -302,9 +303,14 @@ describe('sending is safe to repeat', () => {
     assert.equal(first.state, 'sent');
     // Not yet: the chain has not been read past its valid_until.
     assert.equal((await sendFromWallet(lost, payment.wallet)).outcome, 'waiting');
-    // The chain's clock past its valid_until (not waiting for it), read by the reader.
+    // Past its valid_until but within the late-commit margin: its shard block could still be committed.
     await app.advanceChain(3);
-    const again = await sendFromWallet(signer(), payment.wallet);
+    assert.equal((await sendFromWallet(signer(), payment.wallet)).outcome, 'waiting');
+    assert.equal((await only(payment.id)).messages_signed, 1);
+    // The chain's clock past valid_until + the margin (not waiting for it), read by the reader.
+    await app.advanceChain(LATE_COMMIT_MARGIN_MS / 1000);
+    // Signed by the chain's clock, now ahead of the wall clock (the wallet checks valid_until against it).
+    const again = await sendFromWallet(signer({ now: () => new Date(app.sandbox.chain.now * 1000) }), payment.wallet);
     assert.equal(again.outcome, 'sent');
     await app.settle();
     const done = await only(payment.id);
@@ -313,5 +319,88 @@ describe('sending is safe to repeat', () => {
     assert.notEqual(done.message_hash, first.message_hash);
     assert.equal(walletSends(payment.wallet), 1);
     assert.equal(app.arrived(treasury, payment.wallet), BigInt(done.sent_amount_base_units!));
+  });
+});
+
+describe('a message committed late (issue 31)', () => {
+  // The signer by the chain's clock (pinned here), messages valid 10 s; the test seals every block itself.
+  const chain = () => app.sandbox.chain;
+  const byChain = () => signer({ now: () => new Date(chain().now * 1000), messageTtlSeconds: 10 });
+
+  /** Sends an overpaid payment's sweep (0.49 TON of 2 leave: a second payment would show) and holds its transaction back for `blocks` seals. */
+  async function sentAndHeld(blocks: number) {
+    chain().stopBlockClock();
+    chain().setNow(chain().now);
+    const payment = await completedPayment('0.5', '2');
+    assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'sent');
+    chain().commitLate(blocks);
+    const m1 = await only(payment.id);
+    assert.equal(m1.state, 'sent');
+    assert.equal(walletSends(payment.wallet), 1, 'the wallet accepted M1 (its shard block is not committed yet)');
+    return { payment, m1, validUntil: Math.floor(m1.valid_until!.getTime() / 1000) };
+  }
+
+  /** One payment left, one confirmed row, chain = books to the nanoTON. */
+  async function paidOnce(payment: { id: string; wallet: string }, m1: OutgoingRow) {
+    const done = await only(payment.id);
+    assert.equal(done.state, 'confirmed');
+    assert.equal(done.message_hash, m1.message_hash, 'confirmed by the message that landed');
+    assert.equal(done.wallet_seqno, m1.wallet_seqno);
+    assert.equal(done.sent_amount_base_units, toNano('0.49').toString());
+    assert.equal(walletSends(payment.wallet), 1);
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('0.49'));
+    const [ton] = await depositMoney(app.pool, payment.id);
+    assert.equal(BigInt(ton!.refundable) + BigInt(ton!.merchant_unswept), await nano(payment.wallet));
+    return done;
+  }
+
+  it('accepted before valid_until, committed 20 s after it: still in flight, not signed again, confirmed once', async () => {
+    try {
+      const { payment, m1, validUntil } = await sentAndHeld(3);
+      chain().setNow(validUntil + 20);
+      await app.settle(); // two blocks past valid_until, M1 still held back
+      assert.ok((await app.cursor())!.settledUntil.getTime() > validUntil * 1000);
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'waiting');
+      assert.equal((await only(payment.id)).messages_signed, 1);
+      await app.settle(); // the third block commits M1
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'idle');
+      assert.equal((await paidOnce(payment, m1)).messages_signed, 1);
+    } finally {
+      chain().startBlockClock();
+    }
+  });
+
+  it('committed past the margin: M1 late → planned again → M2 (same seqno) refused → M1 lands and confirms → M2 expires → nothing more is signed', async () => {
+    try {
+      const { payment, m1, validUntil } = await sentAndHeld(3);
+      chain().setNow(validUntil + LATE_COMMIT_MARGIN_MS / 1000 + 2);
+      await app.settle(); // read past valid_until + the margin without seeing M1 (held back)
+      // Planned again and signed with the seqno v2 reports as of the last masterchain block (M1 not in one yet): refused.
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'sent');
+      const m2 = await only(payment.id);
+      assert.equal(m2.state, 'sent');
+      assert.equal(m2.messages_signed, 2);
+      assert.equal(m2.wallet_seqno, m1.wallet_seqno);
+      assert.notEqual(m2.message_hash, m1.message_hash);
+      assert.equal(walletSends(payment.wallet), 1, 'M2 was refused');
+      await app.settle(); // M1 lands: it confirms the transfer by the hash kept for it
+      assert.equal((await only(payment.id)).state, 'confirmed');
+      // M2's time passes too: nothing is planned again, nothing more is signed.
+      chain().advance(10 + LATE_COMMIT_MARGIN_MS / 1000 + 2);
+      await app.settle();
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'idle');
+      await app.settle();
+      const done = await paidOnce(payment, m1);
+      // messages_signed counts every message signed for it (outgoing_messages), the one that landed included.
+      assert.equal(done.messages_signed, 2);
+      const kept = await app.pool.anyFirst(
+        sql.type(
+          z.object({ message_hash: z.string() }),
+        )`select message_hash from outgoing_messages where transfer_id = ${done.id} order by signed_at, wallet_seqno`,
+      );
+      assert.deepEqual(new Set(kept), new Set([m1.message_hash, m2.message_hash]));
+    } finally {
+      chain().startBlockClock();
+    }
   });
 });

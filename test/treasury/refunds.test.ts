@@ -4,8 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
+import { jettonTransferBody } from '../../src/chain/jettonTransfer.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
+import { fromBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
@@ -94,6 +96,39 @@ describe('refunds', () => {
     assert.equal((await app.request('GET', `/sandbox/v1/accounts/${p.address}`)).json.balances.TON, '0');
   });
 
+  it("the refund of everything takes nobody else's money: what arrived between planning and signing stays in the deposit and on the books", async () => {
+    const p = await payment('2');
+    const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
+    assert.equal(expired.json.status, 'expired', expired.text);
+    await app.pay(p.address, 'TON', '1');
+    await app.settle();
+    const to = Address.parse(freshAddress());
+    const created = await refund(p.id, { coin: 'TON', amount: '1', address: to.toString({ bounceable: false }) });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.json.receives, '0.99', 'the refund of everything: its fee taken from it');
+    // Before the signer runs, 2 TON more arrive (and are booked).
+    await app.pay(p.address, 'TON', '2');
+    await app.settle();
+    await app.drain(p.wallet);
+    const [failed] = await refunds(p.id);
+    assert.equal(failed.status, 'failed');
+    assert.match(failed.failureReason, /more than the 1000000000 this refund of everything was planned for/);
+    assert.equal(app.arrived(to.toRawString(), p.wallet), 0n, 'nothing left the deposit');
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.equal(BigInt(ton!.refundable), await nano(p.wallet), 'chain = books: all of it refundable, none of it refunded');
+    assert.equal(BigInt(ton!.refunded), 0n);
+    // Asked again for everything now there: it goes, and the deposit is empty.
+    const again = await refund(p.id, { coin: 'TON', amount: fromBaseUnits(BigInt(ton!.refundable), 9), address: to.toRawString() });
+    assert.equal(again.status, 201, again.text);
+    await app.drain(p.wallet);
+    const done = (await refunds(p.id)).find((r) => r.id === again.json.id);
+    assert.equal(done.status, 'confirmed');
+    assert.equal(app.arrived(to.toRawString(), p.wallet) + toNano(done.fee), BigInt(ton!.refundable));
+    assert.equal(await nano(p.wallet), 0n);
+    const [after] = await depositMoney(app.pool, p.id);
+    assert.equal(BigInt(after!.refundable), 0n);
+  });
+
   it('a refund may name the payer instead of an address (the source of the incoming transfer)', async () => {
     const p = await payment('1');
     await app.pay(p.address, 'TON', '1.5');
@@ -107,6 +142,50 @@ describe('refunds', () => {
     const none = await refund(p.id, { coin: 'USDT', amount: '0.1', address: 'payer' });
     assertError(none, 400, 'invalid_request_error', 'invalid_address', 'address');
     assert.match(none.json.error.message, /no payer of USDT is known/);
+  });
+
+  it("TON that came with another token's notification goes back to the notification's sender, never to the deposit's own jetton wallet", async () => {
+    const p = await payment('1');
+    const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
+    assert.equal(expired.json.status, 'expired', expired.text);
+    // The customer sends a token Kassa does not accept (the look-alike USDT) with 0.5 TON forwarded (TEP-74 forward_ton_amount).
+    const chain = app.sandbox.chain;
+    const master = Address.parse(chain.lookalikeMaster);
+    const ownJettonWallet = await chain.jettonWalletOf(master, Address.parse(p.wallet));
+    await chain.customer.send({
+      to: await chain.jettonWalletOf(master, chain.customer.address),
+      value: toNano('0.6'),
+      bounce: true,
+      body: jettonTransferBody({
+        amount: 5_000_000n,
+        destination: Address.parse(p.wallet),
+        responseDestination: chain.customer.address,
+        forwardTonAmount: toNano('0.5'),
+      }),
+    });
+    await app.settle();
+    const [booked] = await app.pool.any(sql.type(z.object({ sender: z.string(), amount: z.string() }))`
+      select sender, amount_base_units::text as amount from transfers where payment_id = ${p.id} and coin_symbol = 'TON'
+    `);
+    assert.deepEqual(booked, { sender: chain.customerAddress, amount: toNano('0.5').toString() });
+    // The deposit's own wallet of that token (it sent the notification) is no destination.
+    assertError(
+      await refund(p.id, { coin: 'TON', amount: '0.4', address: ownJettonWallet.toRawString() }),
+      400,
+      'invalid_request_error',
+      'invalid_address',
+      'address',
+    );
+    const r = await refund(p.id, { coin: 'TON', amount: '0.4', address: 'payer' });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.address, chain.customerAddress);
+    const before = app.arrived(chain.customerAddress, p.wallet);
+    await app.drain(p.wallet);
+    assert.equal((await refunds(p.id))[0].status, 'confirmed');
+    assert.equal(app.arrived(chain.customerAddress, p.wallet) - before, toNano('0.4'), 'the payer got it');
+    assert.equal(app.arrived(ownJettonWallet.toRawString(), p.wallet), 0n);
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.equal(BigInt(ton!.refundable) + BigInt(ton!.merchant_unswept), await nano(p.wallet), 'chain = books');
   });
 
   it('two refunds at once cannot overdraw', async () => {

@@ -30,6 +30,10 @@ describe('outgoingTransition', () => {
     const refused = outgoingTransition({ state: 'confirmed', messagesSigned: 1, retries: 0 }, { type: 'refused_by_jetton_wallet', why: 'exit code 333' }, now);
     assert.ok(refused.ok && refused.to === 'failed' && refused.failure!.kind === 'permanent');
     assert.equal(outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'refused_by_jetton_wallet', why: 'x' }, now).ok, false);
+    const bounced = outgoingTransition({ state: 'confirmed', messagesSigned: 1, retries: 0 }, { type: 'bounced_at_destination', why: 'exit code 45' }, now);
+    assert.ok(bounced.ok && bounced.to === 'failed' && bounced.failure!.kind === 'permanent');
+    assert.match(bounced.failure!.reason, /came back to the deposit \(exit code 45\)/);
+    assert.equal(outgoingTransition({ state: 'failed', messagesSigned: 1, retries: 0 }, { type: 'bounced_at_destination', why: 'x' }, now).ok, false);
     const lastTry = outgoingTransition(
       { state: 'planned', messagesSigned: 0, retries: MAX_TRANSIENT_RETRIES },
       { type: 'not_sendable', reason: 'busy', permanent: false },
@@ -65,13 +69,16 @@ describe('whatToSend', () => {
     const short = whatToSend({ transfer: refund('0.5'), balance: toNano('0.505') });
     assert.ok(short.action === 'fail' && short.permanent);
   });
-  it('the refund of everything (no fee set aside) carries the whole balance', () => {
+  it('the refund of everything (no fee set aside) carries the whole balance, only while that is what it was planned for', () => {
     assert.deepEqual(whatToSend({ transfer: refund('2', 0n), balance: toNano('2') }), {
       action: 'send',
       mode: SendMode.CARRY_ALL_REMAINING_BALANCE,
       value: 0n,
       carryAll: true,
     });
+    // A nanoTON more than planned (money arrived since): carrying it all would take it too.
+    const more = whatToSend({ transfer: refund('2', 0n), balance: toNano('2') + 1n });
+    assert.ok(more.action === 'fail' && !more.permanent && /more than the 2000000000/.test(more.reason), JSON.stringify(more));
   });
   it('a sweep: the last money carries all; beside other money its fee comes out of what it moves', () => {
     const sweep = { kind: 'sweep' as const, reason: 'payment', coin: 'TON', amount: toNano('1.5'), feeReserved: 0n };

@@ -3,6 +3,10 @@
  * Kassa's own get-method calls and the signer's sends) run against it exactly as against toncenter. Framework-free: give it the
  * parsed request body, send back `status` and `json`.
  *
+ * Like ton-http-api, it answers from the state as of the last masterchain block (SandboxChain.v2State):
+ * a transaction not committed yet (made since the last seal, or held back by commitLate) is not
+ * served, and its account answers as it was before it; sendBoc meets the emulator's state now.
+ *
  * Shapes follow what @ton/ton's HttpApi validates (its zod codecs) and toncenter's documented
  * responses: `{ok: true, result, id, jsonrpc}` or `{ok: false, code, error}` with HTTP status = code.
  */
@@ -296,7 +300,7 @@ function stackEntryJson(item: TupleItem): unknown {
 // ---- methods -------------------------------------------------------------------------------
 
 async function accountState(chain: SandboxChain, address: Address) {
-  const contract = await chain.blockchain.getContract(address);
+  const contract = await chain.v2State(address);
   const st = contract.accountState;
   const state = st === undefined || st.type === 'uninit' ? 'uninitialized' : st.type === 'active' ? 'active' : 'frozen';
   const lt = st === undefined ? 0n : contract.lastTransactionLt;
@@ -318,7 +322,7 @@ const METHODS: Record<string, Method> = {
     const lt = intParam(params, 'lt');
     const hash = hashParam(params, 'hash');
     const toLt = intParam(params, 'to_lt') ?? 0n;
-    const txs = chain.transactionsOf(address); // ascending lt
+    const txs = chain.transactionsOf(address).filter((t) => chain.v2Serves(t)); // ascending lt, committed only
     let start = txs.length - 1;
     if (lt !== undefined) {
       if (hash !== undefined) {
@@ -352,7 +356,7 @@ const METHODS: Record<string, Method> = {
       return { '@type': 'smc.runResult', gas_used: 0, stack: [], exit_code: -13, ...extra };
     }
     try {
-      const res = await chain.blockchain.runGetMethod(address, method, stack);
+      const res = await (await chain.v2State(address)).get(method, stack);
       return {
         '@type': 'smc.runResult',
         gas_used: Number(res.gasUsed),
