@@ -4,7 +4,7 @@
 // money.ts) and webhook deliveries. Always scoped by store: another store's payment is simply not found.
 import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
+import { ANOMALY_RULES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
 import { listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
@@ -66,22 +66,11 @@ export const listedPayment = z.object({
 });
 export type ListedPayment = z.infer<typeof listedPayment>;
 
-/** The payments with an anomaly: the SQL of payments/anomalies.ts anomaliesOf (status and the effects of the payment's transfers). */
+/** The payments with an anomaly: payments/anomalies.ts ANOMALY_RULES (the definition anomaliesOf reads) as SQL. */
 function anomalyCondition(anomaly: Anomaly) {
-  const effect = (...effects: string[]) =>
-    sql.fragment`exists (select 1 from transfers t where t.payment_id = p.id and t.effect = any(${sql.array(effects, 'text')}))`;
-  switch (anomaly) {
-    case 'partially_paid':
-      return sql.fragment`p.status <> 'completed' and ${effect('partial')}`;
-    case 'overpaid':
-      return effect('overpaid', 'after_completion');
-    case 'paid_late':
-      return effect('after_expiry');
-    case 'paid_after_cancel':
-      return effect('after_cancel');
-    case 'wrong_coin':
-      return effect('wrong_coin');
-  }
+  const rule = ANOMALY_RULES[anomaly];
+  const shown = sql.fragment`exists (select 1 from transfers t where t.payment_id = p.id and t.effect = any(${sql.array([...rule.effects], 'text')}))`;
+  return rule.unlessStatus ? sql.fragment`p.status <> ${rule.unlessStatus} and ${shown}` : shown;
 }
 
 /**
