@@ -2,8 +2,7 @@
 // and its helpers, sign-in, an invitation, the store chooser, the payments list, the team, the audit
 // log, and the message pages (403, 404, 429, 500). A payment's page is paymentPage.ts; Money and
 // Webhooks are moneyPage.ts and webhooksPage.ts. Every value is escaped by the `html` tag.
-import { html, raw, type Html } from '../checkout/html.ts';
-import { CHECKOUT_CSP } from '../checkout/page.ts';
+import { html, raw, type Html } from '../web/html.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
@@ -15,9 +14,6 @@ import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from 
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 import { can } from './policy.ts';
-
-/** Content-Security-Policy of every dashboard page: the checkout's strict policy (nothing inline, nothing third-party). */
-export const DASHBOARD_CSP = CHECKOUT_CSP;
 
 export interface StoreContext {
   id: string;

@@ -3,7 +3,7 @@
 // (deposit_money: received, counted, refunded, swept, fees, refundable), the books, the refund form
 // with its server-side confirm step (the first post shows what is sent, the fee and what arrives;
 // the second does it) for owners, and the webhook deliveries with redeliver.
-import { html, raw, type Html } from '../checkout/html.ts';
+import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
 import type { RefundPreview } from './money.ts';
 import type { PaymentPage } from './payments.ts';

@@ -4,7 +4,7 @@
 // values, and "Preview" shows the typed ones (nothing saved); with it (dashboard.js) it follows the
 // typing. Its colour comes from a stylesheet of this origin (settings/preview.css?accent=…): the
 // dashboard's policy allows no inline style.
-import { html, raw, type Html } from '../checkout/html.ts';
+import { html, raw, type Html } from '../web/html.ts';
 import { isHostName } from '../net/addresses.ts';
 import type { StoreView } from '../stores/stores.ts';
 import { problemFor, shell, type StoreContext, type Viewer } from './pages.ts';

@@ -2,7 +2,7 @@
 // for owners, the store's recent deliveries across its payments (failures first; each with its
 // payment, status, attempts and last answer, from reporting.webhook_outcomes), and a sample
 // receiver built on the package's `kassa/webhooks` export (examples/webhook-receiver.ts in full).
-import { html } from '../checkout/html.ts';
+import { html } from '../web/html.ts';
 import type { WebhookOutcome } from './money.ts';
 import { dateTime, shell, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';

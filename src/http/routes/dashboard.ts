@@ -30,6 +30,7 @@ import {
 import { can } from '../../dashboard/policy.ts';
 import { openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
+import { serveAssets } from '../../web/assets.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import type { TokenScope } from '../../auth/scopes.ts';
 import { listTokens } from '../../auth/tokens.ts';
@@ -85,13 +86,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   const paths = dashboardPaths(root);
 
   // ---- Assets.
-  dash.anyone.get('/assets/:file', async (ctx, next) => {
-    const asset = Object.hasOwn(DASHBOARD_ASSETS, ctx.params.file ?? '') ? DASHBOARD_ASSETS[ctx.params.file!] : undefined;
-    if (!asset) return next();
-    ctx.type = asset.type;
-    ctx.set('Cache-Control', ctx.query.v === asset.version ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
-    ctx.body = asset.body;
-  });
+  dash.anyone.get('/assets/:file', serveAssets(DASHBOARD_ASSETS) as never);
 
   // ---- Sign-in, sign-out.
   dash.anyone.get('/sign-in', async (ctx) => {

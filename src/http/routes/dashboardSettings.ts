@@ -2,7 +2,8 @@
 // through the command `kassa store update` runs (dashboard/settings.ts changeStore: the same
 // validation, the treasury's included, and the audit log, in one transaction). A refusal is the
 // page again with the message beside the field, and nothing changed.
-import { strictCsp, textColourOn } from '../../checkout/page.ts';
+import { textColourOn } from '../../checkout/page.ts';
+import { strictCsp } from '../../web/csp.ts';
 import { changeStore, formMessage, type StoreField } from '../../dashboard/settings.ts';
 import { type AppearanceValues, DEFAULT_ACCENT, previewCss, previewLogo, settingsPage, type SettingsPageInput } from '../../dashboard/settingsPage.ts';
 import { catalogueMethods, findStore, StoreInputError } from '../../stores/stores.ts';

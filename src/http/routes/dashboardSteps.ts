@@ -14,7 +14,7 @@ import { koaBody } from 'koa-body';
 import { isDatabaseUnavailable } from '../../db/pool.ts';
 import { KassaError, statusOf } from '../../errors.ts';
 import { type Actor, recordAudit } from '../../dashboard/audit.ts';
-import { DASHBOARD_CSP, messagePage, type StoreContext, type Viewer } from '../../dashboard/pages.ts';
+import { messagePage, type StoreContext, type Viewer } from '../../dashboard/pages.ts';
 import { membershipsOf, roleIn } from '../../dashboard/people.ts';
 import { type Action, can, refusedAuditOf } from '../../dashboard/policy.ts';
 import { findSession, type Session, SESSION_MAX_MS } from '../../dashboard/sessions.ts';
@@ -22,6 +22,7 @@ import { findStorePayment, type StorePayment } from '../../payments/view.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
 import { unsafeInBody } from '../plainText.ts';
+import { PAGE_CSP } from '../../web/csp.ts';
 import { bodyCheck, type ParamsDefinition, paramsCheck, type QueryDefinition, queryCheck } from '../validate.ts';
 
 /** Where the dashboard's routes are mounted (links add BASE_URL's own path before it). */
@@ -93,7 +94,7 @@ export function dashboardSteps(deps: AppDeps) {
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
-    ctx.set('Content-Security-Policy', DASHBOARD_CSP);
+    ctx.set('Content-Security-Policy', PAGE_CSP);
     // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with a form,
     // which the same-origin check would refuse; other sites still get no referrer.
     ctx.set('Referrer-Policy', 'same-origin');
