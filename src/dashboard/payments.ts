@@ -29,28 +29,15 @@ export interface PaymentFilters {
   after?: string;
 }
 
+const FILTERS: readonly (keyof PaymentFilters)[] = ['status', 'anomaly', 'coin', 'from', 'to', 'q', 'after'];
+
 /**
- * The list's query string, as its schema (http/routes/dashboard.schema.ts) validated it, → filters: a
- * cursor lower-cased, a status, anomaly or day only when given. A value the schema refuses never gets here.
+ * The list's query string, as its schema (http/routes/dashboard.schema.ts) validated it, → filters:
+ * only the filters given, the cursor lower-cased. A value the schema refuses never gets here.
  */
-export function filtersOf(query: {
-  status?: PaymentStatus;
-  anomaly?: Anomaly;
-  coin?: string;
-  from?: string;
-  to?: string;
-  q?: string;
-  after?: string;
-}): PaymentFilters {
-  return {
-    ...(query.status ? { status: query.status } : {}),
-    ...(query.anomaly ? { anomaly: query.anomaly } : {}),
-    ...(query.coin ? { coin: query.coin } : {}),
-    ...(query.from ? { from: query.from } : {}),
-    ...(query.to ? { to: query.to } : {}),
-    ...(query.q ? { q: query.q } : {}),
-    ...(query.after ? { after: query.after.toLowerCase() } : {}),
-  };
+export function filtersOf(query: PaymentFilters): PaymentFilters {
+  const given = Object.fromEntries(Object.entries(query).filter(([name, value]) => FILTERS.includes(name as keyof PaymentFilters) && value !== undefined));
+  return { ...given, ...(query.after ? { after: query.after.toLowerCase() } : {}) };
 }
 
 export const listedPayment = z.object({
