@@ -177,21 +177,35 @@ export async function addPasskey(
   });
 }
 
-/** Removes one of the user's passkeys (audited: passkey.remove); false when they have no such passkey. */
+/**
+ * Removes one of the user's passkeys and ends the sessions it opened (audited: passkey.remove with
+ * detail.sessions); false when they have no such passkey.
+ */
 export async function removePasskey(
   pool: DatabasePool,
   input: { userId: string; email: string; passkeyId: string; actor: Actor; now: Date },
 ): Promise<boolean> {
   if (!isUuid(input.passkeyId)) return false;
+  const passkeyId = input.passkeyId.toLowerCase();
   return pool.transaction(async (tx) => {
+    // The sessions it opened end first: deleting it sets their passkey_id null (the foreign key's on delete).
+    const ended = await tx.query(sql.unsafe`
+      update dashboard_sessions set revoked_at = ${sql.timestamp(input.now)}
+      where passkey_id = ${passkeyId} and user_id = ${input.userId} and revoked_at is null
+    `);
     const removed = await tx.maybeOne(sql.type(z.object({ name: z.string() }))`
-      delete from dashboard_passkeys where id = ${input.passkeyId.toLowerCase()} and user_id = ${input.userId} returning name
+      delete from dashboard_passkeys where id = ${passkeyId} and user_id = ${input.userId} returning name
     `);
     if (!removed) return false;
     await recordAudit(
       tx,
       input.actor,
-      { storeId: null, action: 'passkey.remove', subject: input.email, detail: { passkey: input.passkeyId.toLowerCase(), name: removed.name } },
+      {
+        storeId: null,
+        action: 'passkey.remove',
+        subject: input.email,
+        detail: { passkey: passkeyId, name: removed.name, sessions: ended.rowCount },
+      },
       input.now,
     );
     return true;
@@ -296,6 +310,7 @@ async function checkPasskeyAnswer(
       email: passkey.email,
       actor: input.actor,
       method: 'passkey',
+      passkeyId: passkey.id,
       detail: { passkey: passkey.id },
       now: input.now,
     });

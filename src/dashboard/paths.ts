@@ -37,6 +37,7 @@ export function dashboardPaths(root: string) {
     signOut: () => `${root}/sign-out`,
     signOutEverywhere: () => `${root}/sign-out-everywhere`,
     invitation: (token: string) => `${root}/invite/${token}`,
+    passwordPage: (query?: string) => withQuery(`${root}/password`, query),
     passkeys: (query?: string) => withQuery(`${root}/passkeys`, query),
     removePasskey: (passkeyId: string) => `${root}/passkeys/${passkeyId}/remove`,
     asset: (file: string, version: string) => `${root}/assets/${file}?v=${version}`,

@@ -19,6 +19,7 @@ export const POLICY = {
   'refund.create': { roles: ['owner'], refusedAudit: 'refund.refused' },
   'webhook.redeliver': { roles: ['owner'], refusedAudit: 'webhook.refused' },
   'webhook_key.rotate': OWNERS,
+  'webhook_endpoints.manage': OWNERS,
   'settings.change': OWNERS,
   'team.manage': OWNERS,
   'tokens.manage': OWNERS,

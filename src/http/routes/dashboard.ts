@@ -23,12 +23,13 @@ import {
   createInvitation,
   FormProblem,
   findOpenInvitation,
+  invitationTaker,
   invitationsOf,
   membersOf,
   roleIn,
 } from '../../dashboard/people.ts';
 import { can } from '../../dashboard/policy.ts';
-import { openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
+import { findSession, grantsStillOpen, openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
 import { serveAssets } from '../../web/assets.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
@@ -60,6 +61,7 @@ import {
 import { DASHBOARD_PATH, type DashboardCtx, dashboardRouter, type OfStore, type OfStorePayment, uuidParams } from './dashboardSteps.ts';
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
+import { dashboardPasswordRoutes } from './dashboardPassword.ts';
 import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
@@ -109,7 +111,11 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       if (result.outcome === 'limited') {
         ctx.set('Retry-After', String(result.retryAfterSeconds));
         const minutes = Math.ceil(result.retryAfterSeconds / 60);
-        page(ctx, 429, signInPage({ root, email, problem: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }));
+        page(
+          ctx,
+          429,
+          signInPage({ root, email, problem: `Too many failed sign-ins from your address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }),
+        );
         return;
       }
       if (result.outcome === 'refused') {
@@ -131,36 +137,50 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     redirect(ctx, paths.signIn('signed_out=everywhere'));
   });
 
-  // ---- Invitations: the one-time link.
+  // ---- Invitations: the one-time link (bound to its email: people.ts invitationTaker).
   const invitationGone = (ctx: DashboardCtx) =>
     message(ctx, 404, 'Invitation not valid', 'This invitation link was used already, has expired, or never existed. Ask for a new one.', true);
+  /** Who is signed in, if anyone (an invitation page needs no session; one to an existing account needs its person's). */
+  const signedInEmail = async (ctx: DashboardCtx): Promise<string | null> => {
+    const token = dash.steps.sessionToken(ctx);
+    return token ? ((await findSession(pool, token, deps.now()))?.email ?? null) : null;
+  };
   dash.anyone.get<{ params: { token: string } }>('/invite/:token', { params: invitationParams }, async (ctx) => {
     const token = ctx.state.params.token;
     const invitation = await findOpenInvitation(pool, token, deps.now());
     if (!invitation) return invitationGone(ctx);
-    page(ctx, 200, invitationPage({ root, token, invitation }));
+    page(ctx, 200, invitationPage({ root, token, invitation, taker: invitationTaker(invitation, await signedInEmail(ctx)) }));
   });
   dash.anyone.post<{ params: { token: string }; form: InvitationForm }>('/invite/:token', { params: invitationParams, form: invitationForm }, async (ctx) => {
     const token = ctx.state.params.token;
     const now = deps.now();
     const invitation = await findOpenInvitation(pool, token, now);
     if (!invitation) return invitationGone(ctx);
+    const email = await signedInEmail(ctx);
+    const taker = invitationTaker(invitation, email);
     const { password = '', confirm = '' } = ctx.state.form;
-    if (!invitation.has_password && password !== confirm) {
-      page(ctx, 400, invitationPage({ root, token, invitation, problems: { confirm: 'The two passwords differ.' } }));
+    if (taker === 'set_password' && password !== confirm) {
+      page(ctx, 400, invitationPage({ root, token, invitation, taker, problems: { confirm: 'The two passwords differ.' } }));
       return;
     }
     let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
-      accepted = await acceptInvitation(pool, { token, password, actor: clientOf(ctx), now });
+      accepted = await acceptInvitation(pool, { token, password, signedInEmail: email, actor: clientOf(ctx), now });
     } catch (error) {
       if (!(error instanceof FormProblem)) throw error;
-      page(ctx, 400, invitationPage({ root, token, invitation, problems: { [error.field ?? 'password']: error.message } }));
+      const problems = { [error.field === 'password' ? 'password' : 'form']: error.message };
+      page(ctx, taker === 'set_password' ? 400 : 403, invitationPage({ root, token, invitation, taker, problems }));
       return;
     }
     if (!accepted) return invitationGone(ctx);
-    const { userId, email } = accepted;
-    setSessionCookie(ctx, await pool.transaction((tx) => openSession(tx, { userId, email, actor: clientOf(ctx), method: 'invitation', now })));
+    // A new password (first sign-in or reset) signs this browser in; a person who joined signed in already stays so.
+    if (taker === 'set_password') {
+      const { userId } = accepted;
+      setSessionCookie(
+        ctx,
+        await pool.transaction((tx) => openSession(tx, { userId, email: accepted.email, actor: clientOf(ctx), method: 'invitation', now })),
+      );
+    }
     redirect(ctx, paths.store(accepted.storeId).payments());
   });
 
@@ -206,6 +226,14 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     load: (storeIds) => listFingerprints(pool, storeIds),
     log: deps.log,
   });
+  // Whether each open stream's session and membership still hold (sessions.ts grantsStillOpen), by
+  // the same kind of shared poller, once a second in one query for all of them: a stream ends within
+  // about a second of its session ending (sign-out, sign-out everywhere, a password change or reset,
+  // its passkey removed, expiry) or of its person leaving the store — in any API process.
+  const grants = createPaymentFeed<boolean>({
+    load: (keys) => grantsStillOpen(pool, keys, deps.now()),
+    log: deps.log,
+  });
   // Open live streams per person (each holds a socket for up to LIVE_MAX_LIFETIME_MS); beyond, 429
   // and the list is simply not live in that tab.
   const streams = createLiveStreams({ perKey: LIVE_MAX_PER_USER, lifetimeMs: LIVE_MAX_LIFETIME_MS });
@@ -224,6 +252,11 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     // The list as the page showed it (its fingerprint when rendered): any change after it is news.
     let last: string | null = typeof ctx.query.since === 'string' && /^[0-9a-f]{32}$/.test(ctx.query.since) ? ctx.query.since : null;
     stream.write('retry: 3000\n\n');
+    stream.onClose(
+      grants.subscribe(`${ctx.state.session!.id}/${storeId}`, (open) => {
+        if (!open) stream.close();
+      }),
+    );
     stream.onClose(
       feed.subscribe(storeId, (fingerprint) => {
         if (last !== null && fingerprint !== last) stream.write(`event: payments\ndata: {}\n\n`);
@@ -383,6 +416,32 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     await showTeam(ctx, 200, { notice: remove ? 'Member removed.' : 'Role changed.' });
   };
   const memberParams = uuidParams('userId');
+  // A password reset: a new invitation that sets a new password (people.ts mayReset says for whom).
+  dash.store.post<{ params: { userId: string } }>(
+    '/team/members/:userId/reset-password',
+    { can: 'team.manage', params: memberParams, form: emptyForm },
+    async (ctx) => {
+      const store = ctx.state.store;
+      const userId = ctx.state.params.userId;
+      const target = (await membersOf(pool, store.id)).find((m) => m.user_id === userId);
+      if (!target) return notFound(ctx);
+      try {
+        const made = await createInvitation(pool, {
+          storeId: store.id,
+          email: target.email,
+          role: target.role,
+          resetsPassword: true,
+          baseUrl: config.baseUrl,
+          actor: ctx.state.actor,
+          now: deps.now(),
+        });
+        await showTeam(ctx, 201, { created: { url: made.url, email: made.email, resetsPassword: true } });
+      } catch (error) {
+        if (!(error instanceof FormProblem)) throw error;
+        await showTeam(ctx, 400, { memberProblem: error.message });
+      }
+    },
+  );
   dash.store.post<{ params: { userId: string }; form: RoleForm }>(
     '/team/members/:userId/role',
     { can: 'team.manage', params: memberParams, form: roleForm },
@@ -430,6 +489,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   dashboardMoneyRoutes(dash, deps);
   dashboardSettingsRoutes(dash, deps);
   dashboardPasskeysRoutes(dash, deps);
+  dashboardPasswordRoutes(dash, deps);
 
   // Anything else under the dashboard: its own 404 page.
   dash.anyone.all('/{*rest}', { withoutOriginCheck: 'changes nothing: answers the not-found page' }, async (ctx) => notFound(ctx));

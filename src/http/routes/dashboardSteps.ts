@@ -284,6 +284,7 @@ export function dashboardSteps(deps: AppDeps) {
   return {
     root,
     setSessionCookie,
+    sessionToken,
     clientOf,
     page,
     message,
