@@ -312,7 +312,7 @@ describe('dashboard: the Webhooks page', () => {
     }
   });
 
-  it("lists the store's recent deliveries, failures first, with their payment, attempts and last answer; a receiver snippet on the package's export", async () => {
+  it("lists the store's recent deliveries, failures first, with their payment, attempts and last answer; a receiver snippet on the receiver kit (kassa-webhooks)", async () => {
     const store = await app.store({ name: 'Delivery store' });
     const viewer = await member(app.url, app.pool, store.id, 'deliveries@example.com', 'viewer');
     const hook = { webhookURL: 'https://shop.example.com/hook' };
@@ -346,7 +346,7 @@ describe('dashboard: the Webhooks page', () => {
     const snippet = textOf(page.text, 'receiver-snippet')
       .replace(/&#39;|&apos;/g, "'")
       .replace(/&quot;/g, '"');
-    assert.match(snippet, /import \{ createWebhookVerifier \} from 'kassa\/webhooks';/);
+    assert.match(snippet, /import \{ createWebhookVerifier \} from 'kassa-webhooks';/);
     assert.ok(snippet.includes(`keysUrl: "${app.config.checkoutBaseUrl}/v1/webhook/keys"`), snippet);
     const tampered = await viewer.get(`/dashboard/stores/${storeB.id}/webhooks`);
     assert.equal(tampered.status, 404);
