@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { chainBlocksWaitedFor, chainBlockWait, chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/commands.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
+import { confirmOutgoing, jettonTransferRefused, planSaleSweep } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
@@ -242,7 +242,7 @@ export function createChainReader(deps: ChainReaderDeps) {
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),
       // planned in the completing transaction.
-      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planPaymentSweep });
+      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planSaleSweep });
       if (outcome.recorded) {
         recorded += 1;
         log.info(
