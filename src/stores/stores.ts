@@ -198,7 +198,9 @@ const storeViewRow = z.object({
 
 export async function findStore(db: Db, id: string): Promise<StoreView | null> {
   if (!isUuid(id)) return null;
-  const row = await db.maybeOne(sql.type(storeViewRow)`select id, name, treasury, display_name, logo_url, accent_color, refund_window_days from stores where id = ${id}`);
+  const row = await db.maybeOne(
+    sql.type(storeViewRow)`select id, name, treasury, display_name, logo_url, accent_color, refund_window_days from stores where id = ${id}`,
+  );
   if (!row) return null;
   const methods = await db.any(sql.type(methodRow)`
     select pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain

@@ -268,7 +268,8 @@ export function whyNoMore(args: { coin: { symbol: string; decimals: number; mini
     const whose = `the sale's counted ${amount(sale.counted)} is the merchant's`;
     if (sale.sweptAt !== null && sale.refundableUntil !== null)
       parts.push(`${whose}: its refund window ended on ${instant(sale.refundableUntil)} and it was swept to the treasury on ${instant(sale.sweptAt)}`);
-    else if (sale.sweptAt !== null) parts.push(`${whose}: swept to the treasury on ${instant(sale.sweptAt)} (the store had no refund window when it completed)`);
+    else if (sale.sweptAt !== null)
+      parts.push(`${whose}: swept to the treasury on ${instant(sale.sweptAt)} (the store had no refund window when it completed)`);
     else if (sale.refundableUntil !== null) parts.push(`${whose}: its refund window ended on ${instant(sale.refundableUntil)}`);
     else parts.push(`${whose}: the store had no refund window when it completed`);
   }
@@ -340,13 +341,12 @@ export interface RefundBalance {
  * now (the sale included while inside its window) and the largest refund POST …/refunds accepts
  * now; and until when the sale is refundable from its deposit (null: no window, or not completed).
  */
-export async function refundBalance(
-  db: Db,
-  paymentId: string,
-  now: Date,
-): Promise<RefundBalance> {
-  const payment = await db.one(sql.type(refundPayment.pick({ id: true, deposit_address: true, status: true, coin_symbol: true, refundable_until: true })
-    .extend({ coins: z.array(z.string()), minimums: z.array(z.string()) }))`
+export async function refundBalance(db: Db, paymentId: string, now: Date): Promise<RefundBalance> {
+  const payment = await db.one(sql.type(
+    refundPayment
+      .pick({ id: true, deposit_address: true, status: true, coin_symbol: true, refundable_until: true })
+      .extend({ coins: z.array(z.string()), minimums: z.array(z.string()) }),
+  )`
     select p.id, d.address as deposit_address, p.status, p.coin_symbol, p.refundable_until,
       array(select symbol from coins order by symbol) as coins, array(select refund_minimum_base_units::text from coins order by symbol) as minimums
     from payments p left join deposit_addresses d on d.payment_id = p.id where p.id = ${paymentId}

@@ -60,9 +60,17 @@ describe('kassa CLI', () => {
         displayName: 'Coffee & Co',
         logoUrl: 'https://cdn.example.com/logo.png',
         accentColor: '#1a73e8',
+        refundWindowDays: 7,
         methods: ['TON/TON', 'USDT/TON'],
       },
     );
+    // The refund window (CONTRACT §11): 0 to 90 days; anything else refused with the option named.
+    const window = await kassa(['store', 'update', storeId, '--refund-window-days', '30'], env);
+    assert.equal(window.code, 0, window.stderr);
+    assert.equal(window.json.refundWindowDays, 30);
+    const tooLong = await kassa(['store', 'update', storeId, '--refund-window-days', '91'], env);
+    assert.notEqual(tooLong.code, 0);
+    assert.match(tooLong.stderr, /--refund-window-days must be a whole number of days from 0 to 90/);
     // One option at a time; the others stay; '' clears one.
     const cleared = await kassa(['store', 'update', storeId, '--logo-url', ''], env);
     assert.equal(cleared.code, 0, cleared.stderr);

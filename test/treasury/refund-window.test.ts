@@ -112,7 +112,10 @@ describe('the refund window', () => {
       const late = await refund(p.id, { coin: 'TON', amount: '0.5', address: customer });
       assertError(late, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
       assert.match(late.json.error.message, /nothing is refundable now/);
-      assert.match(late.json.error.message, /the sale's counted 2\.5 TON is the merchant's: its refund window ended on .* and it was swept to the treasury on /);
+      assert.match(
+        late.json.error.message,
+        /the sale's counted 2\.5 TON is the merchant's: its refund window ended on .* and it was swept to the treasury on /,
+      );
       assert.match(late.json.error.message, /--refund-window-days N/);
       assert.equal((await balance(p.id)).coins[0].largestRefund, '0');
     } finally {
@@ -158,7 +161,13 @@ describe('the refund window', () => {
     assert.equal(rest.status, 201, rest.text);
     await app.drain(p.wallet);
     const refunds = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data as any[];
-    assert.deepEqual(refunds.map((r) => [r.amount, r.status]), [['4', 'confirmed'], ['6', 'confirmed']]);
+    assert.deepEqual(
+      refunds.map((r) => [r.amount, r.status]),
+      [
+        ['4', 'confirmed'],
+        ['6', 'confirmed'],
+      ],
+    );
     // The customer's jetton wallet holds exactly the 10 USDT; the deposit none; the books agree.
     assert.equal((await balances(customer)).USDT, '10');
     assert.equal((await balances(p.wallet)).USDT ?? '0', '0');
@@ -179,7 +188,10 @@ describe('the refund window', () => {
       else assertError(asked, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
       await app.drain(p.wallet);
       const out = await outgoingOfPayment(app.pool, p.id);
-      assert.ok(out.every((o) => o.state === 'confirmed'), JSON.stringify(out.map((o) => [o.kind, o.state, o.failure_reason])));
+      assert.ok(
+        out.every((o) => o.state === 'confirmed'),
+        JSON.stringify(out.map((o) => [o.kind, o.state, o.failure_reason])),
+      );
       if (asked.status === 201) assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('1.5'));
       await assertBooksMatchChain(p.id, p.wallet);
     } finally {

@@ -17,6 +17,7 @@ const NOTICES: Record<string, string> = {
   appearance: 'Appearance saved: the checkout shows it from now on.',
   methods: 'Payment methods saved: new checkouts offer these.',
   treasury: "Treasury saved: the store's money is swept there from now on.",
+  'refund-window': 'Refund window saved: sales completed from now on stay refundable from their deposits that long.',
 };
 
 export function dashboardSettingsRoutes(router: Router<KassaState>, deps: AppDeps, steps: DashboardSteps): void {
@@ -80,5 +81,10 @@ export function dashboardSettingsRoutes(router: Router<KassaState>, deps: AppDep
   router.post(`${S}/settings/treasury`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
     const treasury = field(ctx, 'treasury');
     await change(ctx, { treasury }, { treasury }, 'treasury');
+  });
+
+  router.post(`${S}/settings/refund-window`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const days = field(ctx, 'refund-window-days');
+    await change(ctx, { 'refund-window-days': days }, { refundWindowDays: days }, 'refund-window');
   });
 }
