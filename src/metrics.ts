@@ -69,7 +69,7 @@ export const ratesUnconfirmed = new Gauge({
 
 export const outgoingFailures = new Counter({
   name: 'kassa_outgoing_failures_total',
-  help: 'Transfers out of a deposit or the gas wallet that failed, by kind of failure (permanent: never planned again by itself; transient: planned again after a backoff; expired: no signed message was accepted; on_chain: the wallet or jetton wallet refused it).',
+  help: 'Transfers out of a deposit or the gas wallet that failed, by kind of failure (permanent: never planned again by itself; transient: planned again after a backoff; expired: no signed message was accepted; on_chain: the wallet or jetton wallet refused it; bounced: the jetton wallet at the destination refused the jettons and they came back).',
   labelNames: ['kind'] as const,
   registers: [registry],
 });

@@ -21,6 +21,13 @@ export default ((deps: WorkerDeps) => async (_payload, helpers) => {
           log,
         })
       : undefined;
-  const differences = await reconcileDeposits({ pool: deps.pool, client: deps.chain, log, now: deps.now, ...(heal ? { heal } : {}) });
+  const differences = await reconcileDeposits({
+    pool: deps.pool,
+    client: deps.chain,
+    log,
+    now: deps.now,
+    ...(heal ? { heal } : {}),
+    ...(history ? { jettonWallets: history.jettonWallets } : {}),
+  });
   if (differences.length > 0) log.warn({ differences: differences.length }, 'deposits differ from their books (reporting.deposit_differences)');
 }) satisfies TaskFactory;

@@ -180,3 +180,25 @@ export function detectJettonTransfer(tx: ChainTransaction): JettonTransfer | nul
   if (tx.aborted) return { ...out, reason: 'aborted' };
   return { ...out, counted: true };
 }
+
+/**
+ * A jetton wallet's `internal_transfer` that came back (TEP-74): the receiving jetton wallet refused
+ * it (e.g. a stablecoin wallet whose status locks it), the chain bounced it to the wallet that sent
+ * it, and that wallet added the amount back to its balance — its transaction succeeded. The bounced
+ * body is 0xffffffff then the original body's start: op, query_id, amount. Null for anything else,
+ * and for a bounce the wallet failed to take back (then the jettons did not come back).
+ */
+export function detectBouncedJettonTransfer(tx: ChainTransaction): { queryId: bigint; amount: bigint } | null {
+  const msg = tx.inMessage;
+  if (msg === null || msg.source === null || !msg.bounced || msg.body === null) return null;
+  const s = msg.body.beginParse();
+  try {
+    if (s.loadUint(32) !== 0xffffffff || s.loadUint(32) !== OP_JETTON_INTERNAL_TRANSFER) return null;
+    const queryId = s.loadUintBig(64);
+    const amount = s.loadCoins();
+    const tookBack = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false && !tx.aborted;
+    return tookBack ? { queryId, amount } : null;
+  } catch {
+    return null;
+  }
+}

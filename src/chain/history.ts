@@ -1,7 +1,10 @@
 // An account's history from toncenter API v3 (`GET /api/v3/transactions?account=…`), paged by lt:
-// what reconciliation re-reads when a deposit's books differ from the chain (src/reader/heal.ts).
+// what reconciliation re-reads when a deposit's books differ from the chain (src/reader/heal.ts);
+// and which jetton wallets its deposits own (`GET /api/v3/jetton/wallets?owner_address=…`), so that
+// a jetton sent without a notification is found (src/treasury/reconcile.ts).
 // Every request goes through the same request budget as the block reader's. Only finalized
 // transactions are served by this endpoint, each once (ton-index-go orders one account's by lt).
+import { Address } from '@ton/core';
 import { v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
@@ -17,9 +20,25 @@ interface AccountHistoryPage {
   complete: boolean;
 }
 
+/** A jetton wallet as the indexer lists it (`/api/v3/jetton/wallets`): raw addresses, balance in the jetton's base units. */
+export interface IndexedJettonWallet {
+  address: string;
+  owner: string;
+  master: string;
+  balance: bigint;
+}
+
 export interface AccountHistory {
   transactions(account: string, range?: { fromLt?: string | null; toLt?: string | null }, signal?: AbortSignal): Promise<AccountHistoryPage>;
+  /**
+   * The jetton wallets (of any master) with a balance whose owner is one of `owners`
+   * (`/api/v3/jetton/wallets?owner_address=…`, OWNERS_PER_REQUEST owners a request, paged).
+   */
+  jettonWallets(owners: readonly string[], signal?: AbortSignal): Promise<{ wallets: IndexedJettonWallet[]; requests: number }>;
 }
+
+/** Owners asked about in one `jetton/wallets` request (a URL of ~7 KB). */
+export const OWNERS_PER_REQUEST = 100;
 
 interface AccountHistoryOptions extends V3RequestOptions {
   /** Transactions per page (default 100, toncenter's default; at most 1000). */
@@ -40,6 +59,29 @@ export function toncenterV3History(options: AccountHistoryOptions): AccountHisto
   }
 
   return {
+    async jettonWallets(owners, signal) {
+      const wallets: IndexedJettonWallet[] = [];
+      let requests = 0;
+      for (let from = 0; from < owners.length; from += OWNERS_PER_REQUEST) {
+        const batch = owners.slice(from, from + OWNERS_PER_REQUEST);
+        for (let offset = 0; ; offset += pageSize) {
+          const reply = await get<{ jetton_wallets?: unknown }>(
+            'jetton/wallets',
+            { owner_address: batch, exclude_zero_balance: 'true', limit: String(pageSize), offset: String(offset) },
+            signal,
+          );
+          requests += 1;
+          const rows = Array.isArray(reply.jetton_wallets) ? (reply.jetton_wallets as Array<Record<string, unknown>>) : [];
+          for (const row of rows) {
+            const wallet = indexedWallet(row);
+            if (wallet) wallets.push(wallet);
+          }
+          if (rows.length < pageSize) break;
+        }
+      }
+      return { wallets, requests };
+    },
+
     async transactions(account, range = {}, signal) {
       const seen = new Map<string, ChainTransaction>();
       const fromLt = range.fromLt ? BigInt(range.fromLt) : null;
@@ -78,4 +120,21 @@ export function toncenterV3History(options: AccountHistoryOptions): AccountHisto
       return { transactions, requests, complete };
     },
   };
+}
+
+/** One row of `jetton/wallets`, or null when it is not what ton-index-go sends. */
+function indexedWallet(row: Record<string, unknown>): IndexedJettonWallet | null {
+  const { address, owner, jetton, balance } = row;
+  if (typeof address !== 'string' || typeof owner !== 'string' || typeof jetton !== 'string' || typeof balance !== 'string' || !/^\d+$/.test(balance))
+    return null;
+  try {
+    return {
+      address: Address.parse(address).toRawString(),
+      owner: Address.parse(owner).toRawString(),
+      master: Address.parse(jetton).toRawString(),
+      balance: BigInt(balance),
+    };
+  } catch {
+    return null;
+  }
 }

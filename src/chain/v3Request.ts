@@ -13,16 +13,20 @@ export interface V3RequestOptions {
   timeoutMs?: number;
 }
 
-/** `get(path, params)`: the parsed JSON answer of `GET {baseUrl}/api/v3/{path}?{params}`. */
+/** `get(path, params)`: the parsed JSON answer of `GET {baseUrl}/api/v3/{path}?{params}` (a list value repeats its parameter). */
 export function v3Requester(options: V3RequestOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 20_000;
   const budget = options.budget ?? null;
 
-  return async function get<T>(path: string, params: Record<string, string | number>, signal?: AbortSignal): Promise<T> {
+  return async function get<T>(path: string, params: Record<string, string | number | readonly string[]>, signal?: AbortSignal): Promise<T> {
     await budget?.take(signal);
     const url = new URL(`${base}/api/v3/${path}`);
-    for (const [key, value] of Object.entries(params)) url.searchParams.set(key, String(value));
+    for (const [key, value] of Object.entries(params)) {
+      // A list is the parameter repeated (ton-index-go's `owner_address=…&owner_address=…`).
+      if (Array.isArray(value)) for (const item of value) url.searchParams.append(key, item);
+      else url.searchParams.set(key, String(value));
+    }
     let response: Response;
     try {
       response = await fetch(url, {

@@ -21,7 +21,9 @@ export type AuditAction =
   | 'session.sign_out'
   | 'session.sign_out_everywhere'
   | 'passkey.add'
-  | 'passkey.remove';
+  | 'passkey.remove'
+  | 'password.change'
+  | 'password.reset';
 
 /** Who acts and from where: a dashboard user in a request, or the operator's command line. */
 export interface Actor {

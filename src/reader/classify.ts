@@ -1,10 +1,11 @@
 // What a transaction on one of Kassa's accounts is, decided without I/O: money out confirmed
-// (an external message on a deposit or the gas wallet), a jetton wallet's refused transfer out,
-// or money in and what the books record of it (whose payment, which coin, credited, paying or not,
-// and why). The reader (reader.ts) reads blocks, asks the chain and the database what these
-// functions cannot know (who sent a jetton notification), and writes what they decide.
+// (an external message on a deposit or the gas wallet), a jetton wallet's refused transfer out, a
+// jetton transfer out that bounced at its destination and came back, or money in and what the
+// books record of it (whose payment, which coin, credited, paying or not, and why). The reader
+// (reader.ts) reads blocks, asks the chain and the database what these functions cannot know (who
+// sent a jetton notification), and writes what they decide.
 import type { IncomingTransfer } from '../payments/transfers.ts';
-import { detectJettonTransfer, detectTonTransfer, OP_ENCRYPTED_COMMENT, parseTransferNotification } from '../chain/detect.ts';
+import { detectBouncedJettonTransfer, detectJettonTransfer, detectTonTransfer, OP_ENCRYPTED_COMMENT, parseTransferNotification } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 
 /** One of Kassa's accounts on the chain (a row of chain_watches): a payment's deposit, or its jetton wallet. */
@@ -15,6 +16,12 @@ export interface Watch {
   coin_symbol: string | null;
   jetton_master: string | null;
   deposit_address: string;
+  /**
+   * A deposit's jetton wallet of another accepted coin, which the reader does not follow
+   * (reconciliation reads its history): a transfer into it that sent the deposit a notification is
+   * booked from that notification, so only those that sent none (`forward_ton_amount = 0`) are booked here.
+   */
+  unnotifiedOnly?: boolean;
 }
 
 /** What the reader does with one transaction of a block. */
@@ -24,8 +31,10 @@ export type Route =
   /**
    * A transaction on a watched account: whatever came in is classified (classifyIncoming).
    * `jettonTransferOut`: the deposit's own jetton transfer, run by its jetton wallet (refused means it failed).
+   * `jettonTransferBack`: a jetton transfer out of the deposit that the destination's jetton wallet
+   * refused, taken back by the deposit's jetton wallet (the transfer failed; its query id and amount).
    */
-  | { kind: 'watched'; watch: Watch; jettonTransferOut: boolean }
+  | { kind: 'watched'; watch: Watch; jettonTransferOut: boolean; jettonTransferBack: { queryId: bigint; amount: bigint } | null }
   /** Not one of Kassa's accounts. */
   | { kind: 'ignored' };
 
@@ -34,7 +43,13 @@ export function routeTransaction(tx: ChainTransaction, watch: Watch | undefined,
   if (external && tx.account === gasWallet) return { kind: 'outgoing', paymentId: null };
   if (!watch) return { kind: 'ignored' };
   if (watch.kind === 'deposit' && external) return { kind: 'outgoing', paymentId: watch.payment_id };
-  return { kind: 'watched', watch, jettonTransferOut: watch.kind === 'jetton_wallet' && tx.inMessage?.source === watch.deposit_address };
+  const jetton = watch.kind === 'jetton_wallet';
+  return {
+    kind: 'watched',
+    watch,
+    jettonTransferOut: jetton && tx.inMessage?.source === watch.deposit_address,
+    jettonTransferBack: jetton ? detectBouncedJettonTransfer(tx) : null,
+  };
 }
 
 /**
@@ -80,6 +95,7 @@ export function classifyIncoming(
   if (watch.kind === 'jetton_wallet') {
     const jetton = detectJettonTransfer(tx);
     if (!jetton) return null;
+    if (watch.unnotifiedOnly && (jetton.forwardTonAmount ?? 0n) > 0n) return null;
     return {
       ...base,
       lt: jetton.lt,

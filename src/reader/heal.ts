@@ -9,6 +9,7 @@ import type { AccountHistory } from '../chain/history.ts';
 import type { ChainBlock } from '../chain/source.ts';
 import type { Logger } from '../log.ts';
 import type { Heal } from '../treasury/reconcile.ts';
+import type { Watch } from './classify.ts';
 
 interface HealResult {
   /** Transactions read from the account's history. */
@@ -22,8 +23,8 @@ interface HealResult {
 
 export function accountHealer(deps: {
   history: AccountHistory;
-  /** The chain reader's booking of a block's transactions (ChainReader.bookBlock). */
-  book: (block: ChainBlock) => Promise<number>;
+  /** The chain reader's booking of a block's transactions (ChainReader.bookBlock); `also`: an unwatched account, booked as this watch. */
+  book: (block: ChainBlock, also?: Watch) => Promise<number>;
   log: Logger;
 }): Heal<HealResult> {
   return async (account, range = {}, signal) => {
@@ -32,7 +33,19 @@ export function accountHealer(deps: {
     if (history.transactions.length > 0) {
       const newest = history.transactions[history.transactions.length - 1]!;
       // Booked as one "block" of this account's transactions, in lt order (seqno 0: no block of the stream).
-      recorded = await deps.book({ seqno: 0, time: new Date(newest.now * 1000), transactions: history.transactions, requests: history.requests });
+      // A deposit's jetton wallet of another coin (range.as) is booked as the reader would book it if it followed it.
+      const also: Watch | undefined = range.as
+        ? {
+            account,
+            payment_id: range.as.paymentId,
+            kind: 'jetton_wallet',
+            coin_symbol: range.as.coin,
+            jetton_master: range.as.master,
+            deposit_address: range.as.deposit,
+            unnotifiedOnly: true,
+          }
+        : undefined;
+      recorded = await deps.book({ seqno: 0, time: new Date(newest.now * 1000), transactions: history.transactions, requests: history.requests }, also);
     }
     if (recorded > 0) {
       deps.log.warn({ account, recorded, read: history.transactions.length }, 'reconciliation booked transfers the block stream never showed');

@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { chainBlocksWaitedFor, chainBlockWait, chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/commands.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, jettonTransferRefused, planSaleSweep } from '../treasury/outgoing.ts';
+import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused, planSaleSweep } from '../treasury/outgoing.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
@@ -224,9 +224,14 @@ export function createChainReader(deps: ChainReaderDeps) {
     log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
   }
 
-  /** Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes nothing. */
-  async function book(block: ChainBlock): Promise<number> {
+  /**
+   * Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes
+   * nothing. `also`: an account the reader does not follow, booked as this watch (reconciliation's
+   * heal of a deposit's jetton wallet of another coin).
+   */
+  async function book(block: ChainBlock, also?: Watch): Promise<number> {
     const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    if (also && !watches.has(also.account)) watches.set(also.account, also);
     const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
@@ -237,7 +242,9 @@ export function createChainReader(deps: ChainReaderDeps) {
         continue;
       }
       const { watch } = route;
-      if (route.jettonTransferOut) await jettonTransferRefused(pool, { deposit: watch.deposit_address, coin: watch.coin_symbol }, tx, deps.now(), log);
+      const own = { deposit: watch.deposit_address, coin: watch.coin_symbol };
+      if (route.jettonTransferOut) await jettonTransferRefused(pool, own, tx, deps.now(), log);
+      if (route.jettonTransferBack) await jettonTransferBounced(pool, own, route.jettonTransferBack, tx, deps.now(), log);
       const transfer = await transferOf(watch, tx, gasAccount);
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),

@@ -9,7 +9,7 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
-import { outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
+import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
 import { outgoingSendJob, saleSweepJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
@@ -486,6 +486,50 @@ export async function jettonTransferRefused(
     log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
   }
   return id !== null;
+}
+
+/**
+ * A deposit's jetton wallet took back an `internal_transfer` it had sent (`bounce`: its query id —
+ * the deposit's wallet seqno that signed the transfer — and amount): the destination's jetton wallet
+ * refused the jettons (a stablecoin wallet its issuer froze), so the transfer out that the deposit's
+ * own transaction confirmed moved nothing. It is failed through the transition
+ * (`bounced_at_destination`): its amount is the deposit's again (deposit_money counts a failed
+ * transfer's fee, never its amount), so a refund can be asked again and reconciliation finds the
+ * jetton wallet's balance equal to its books. Idempotent. Returns whether it changed anything.
+ */
+export async function jettonTransferBounced(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  bounce: { queryId: bigint; amount: bigint },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
+  const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned in transaction ${tx.hash}`;
+  const failed = await pool.transaction(async (db) => {
+    const row = await db.maybeOne(sql.type(z.object({ id: z.string(), state: z.enum(OUTGOING_STATES) }))`
+      select id, state from outgoing_transfers
+      where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${bounce.queryId.toString()}
+        and amount_base_units = ${bounce.amount.toString()} and kind <> 'gas_top_up'
+      order by created_at desc limit 1
+      for update
+    `);
+    if (!row) return null;
+    const next = outgoingTransition({ state: row.state, messagesSigned: 0, retries: 0 }, { type: 'bounced_at_destination', why }, now);
+    if (!next.ok) return null;
+    await db.query(sql.typeAlias('void')`
+      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+      where id = ${row.id}
+    `);
+    return row.id;
+  });
+  if (failed === null) return false;
+  outgoingFailures.inc({ kind: 'bounced' });
+  log.error(
+    { transferId: failed, jettonWallet: tx.account, hash: tx.hash, amount: bounce.amount.toString(), refusedBy: tx.inMessage?.source ?? null },
+    "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
+  );
+  return true;
 }
 
 // ---- reading --------------------------------------------------------------------------------

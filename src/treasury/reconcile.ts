@@ -8,7 +8,8 @@
 // flight, is looked at next time. Deposits of pending (and recently expired) payments are looked
 // at too, booked transfers or not: a transfer the block stream never showed is found there.
 import { Address } from '@ton/core';
-import { call, getAccountState, type ChainClient } from '../chain/client.ts';
+import { call, getAccountState, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
+import type { AccountHistory } from '../chain/history.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 
@@ -22,10 +23,28 @@ export interface ReconcileDeps {
    * reader's booking path, given by the task). Without it differences are only reported.
    */
   heal?: Heal;
+  /**
+   * The jetton wallets with a balance that some owners have (the indexer's `jetton/wallets`,
+   * chain/history.ts): how a deposit's jetton of another accepted coin sent without a notification
+   * is found. Without it only the payment's own coin's jetton wallet is reconciled.
+   */
+  jettonWallets?: AccountHistory['jettonWallets'];
 }
 
-/** Re-reads `account`'s history (up to `range.toLt`) and books what is missing; `Result` says what it did. */
-export type Heal<Result = unknown> = (account: string, range?: { toLt?: string | null }, signal?: AbortSignal) => Promise<Result>;
+/**
+ * Re-reads `account`'s history (up to `range.toLt`) and books what is missing; `Result` says what it
+ * did. `range.as`: the account is a deposit's jetton wallet of another accepted coin, which the
+ * reader does not follow (only its transfers that sent no notification are booked from it).
+ */
+export type Heal<Result = unknown> = (account: string, range?: { toLt?: string | null; as?: OtherJettonWallet }, signal?: AbortSignal) => Promise<Result>;
+
+/** A deposit's jetton wallet of an accepted coin other than its payment's. */
+export interface OtherJettonWallet {
+  paymentId: string;
+  deposit: string;
+  coin: string;
+  master: string;
+}
 
 export interface Difference {
   paymentId: string;
@@ -36,7 +55,8 @@ export interface Difference {
 }
 
 /** A deposit to look at, with how far the chain reader of its network has settled (null: no reader yet). */
-const depositRow = z.object({ payment_id: z.string(), address: z.string(), settled_until: z.date().nullable() });
+const depositRow = z.object({ payment_id: z.string(), address: z.string(), network: z.string(), settled_until: z.date().nullable() });
+type Deposit = z.infer<typeof depositRow>;
 
 /** Books of TON on a deposit: credited incoming less their fees, less what left and its fees (nanoTON). */
 const tonBooks = (account: string) => sql.type(z.object({ booked: z.string() }))`
@@ -61,7 +81,7 @@ const jettonBooks = (deposit: string, wallet: string, coin: string) => sql.type(
 export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: number } = {}): Promise<Difference[]> {
   const { pool } = deps;
   const deposits = await pool.any(sql.type(depositRow)`
-    select d.payment_id, d.address, c.settled_until from deposit_addresses d
+    select d.payment_id, d.address, d.network, c.settled_until from deposit_addresses d
     left join chain_reader c on c.network = d.network
     left join lateral (select min(r.checked_at) as checked_at from deposit_reconciliations r where r.payment_id = d.payment_id) r on true
     join payments p on p.id = d.payment_id
@@ -73,6 +93,7 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
     limit ${options.limit ?? 200}
   `);
   const differences: Difference[] = [];
+  const looked: Deposit[] = [];
   for (const deposit of deposits) {
     const settled = deposit.settled_until;
     const state = await getAccountState(deps.client, deposit.address);
@@ -105,8 +126,82 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
       found.push(await record(deps, deposit.payment_id, jetton.coin_symbol, jetton.account, books, onChain));
     }
     for (const difference of found) if (difference) differences.push(difference);
+    looked.push(deposit);
+  }
+  if (deps.jettonWallets && looked.length > 0) differences.push(...(await otherJettons(deps, deps.jettonWallets, looked)));
+  return differences;
+}
+
+/** Books of another accepted coin on a deposit: credited incoming of that coin (booked from notifications or the wallet's history) less what was sent out (base units). */
+const otherJettonBooks = (paymentId: string, deposit: string, coin: string) => sql.type(z.object({ booked: z.string() }))`
+  select (
+    coalesce((select sum(t.amount_base_units) from transfers t where t.payment_id = ${paymentId} and t.coin_symbol = ${coin} and t.effect <> 'not_credited'), 0)
+    - coalesce((select sum(o.sent_amount_base_units) from outgoing_transfers o
+                where o.from_address = ${deposit} and o.coin_symbol = ${coin} and o.state = 'confirmed'), 0)
+  )::text as booked
+`;
+
+/**
+ * The deposits' jetton wallets of accepted coins the reader does not follow (coins other than the
+ * payment's): one indexer request per OWNERS_PER_REQUEST deposits lists those with a balance; one
+ * that holds other than its books is checked against its master (once: jetton_wallets) and its
+ * history booked (heal with `as`), which finds a jetton sent with `forward_ton_amount = 0` — no
+ * notification, so the block stream shows the deposit nothing — and books it as a wrong coin, or a
+ * refund of it that bounced. What still differs is recorded like any other difference.
+ */
+async function otherJettons(deps: ReconcileDeps, list: NonNullable<ReconcileDeps['jettonWallets']>, deposits: readonly Deposit[]): Promise<Difference[]> {
+  const { pool } = deps;
+  let wallets: Awaited<ReturnType<typeof list>>['wallets'];
+  try {
+    ({ wallets } = await list(deposits.map((d) => d.address)));
+  } catch (error) {
+    // An indexer without the endpoint (or refusing the request) leaves only this part undone.
+    const chainError = toChainApiError(error);
+    if (chainError.retryable) throw chainError;
+    deps.log.warn(
+      { err: chainError.message },
+      "the chain API did not list the deposits' jetton wallets; jettons sent without a notification are not looked for",
+    );
+    return [];
+  }
+  if (wallets.length === 0) return [];
+  const byOwner = new Map(deposits.map((d) => [d.address, d]));
+  const masters = await pool.any(sql.type(z.object({ network: z.string(), master_address: z.string(), coin_symbol: z.string() }))`
+    select network, master_address, coin_symbol from jetton_masters
+  `);
+  const coinOf = new Map(masters.map((m) => [`${m.network}|${m.master_address}`, m.coin_symbol]));
+  const differences: Difference[] = [];
+  for (const wallet of wallets) {
+    const deposit = byOwner.get(wallet.owner);
+    // A token Kassa does not accept is nobody's money on the books (as its notification is not).
+    const coin = deposit ? coinOf.get(`${deposit.network}|${wallet.master}`) : undefined;
+    if (!deposit || coin === undefined) continue;
+    // The payment's own coin: the reader follows that wallet, reconciled above.
+    if (await pool.exists(sql.unsafe`select 1 from chain_watches where account = ${wallet.address}`)) continue;
+    const books = async () => BigInt(await pool.oneFirst(otherJettonBooks(deposit.payment_id, deposit.address, coin)));
+    let booked = await books();
+    if (booked !== wallet.balance && deps.heal && (await isDepositsWallet(deps, wallet.address, wallet.master, deposit.address))) {
+      await deps.heal(wallet.address, { as: { paymentId: deposit.payment_id, deposit: deposit.address, coin, master: wallet.master } });
+      booked = await books();
+    }
+    const difference = await record(deps, deposit.payment_id, coin, wallet.address, booked, wallet.balance);
+    if (difference) differences.push(difference);
   }
   return differences;
+}
+
+/** Whether `master` confirms `wallet` as `deposit`'s jetton wallet (the indexer's word is not enough): asked once, kept in jetton_wallets. */
+async function isDepositsWallet(deps: ReconcileDeps, wallet: string, master: string, deposit: string): Promise<boolean> {
+  const cached = await deps.pool.maybeOneFirst(sql.type(z.object({ genuine: z.boolean() }))`
+    select genuine from jetton_wallets where address = ${wallet} and master_address = ${master} and owner_address = ${deposit}
+  `);
+  if (cached !== null) return cached;
+  const genuine = (await getJettonWalletAddress(deps.client, master, deposit)).toRawString() === wallet;
+  await deps.pool.query(sql.typeAlias('void')`
+    insert into jetton_wallets (address, master_address, owner_address, genuine) values (${wallet}, ${master}, ${deposit}, ${genuine})
+    on conflict (address) do nothing
+  `);
+  return genuine;
 }
 
 async function jettonBalance(client: ChainClient, wallet: string): Promise<bigint> {

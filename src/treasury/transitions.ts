@@ -23,6 +23,11 @@ export type OutgoingEvent =
   | { type: 'failed_on_chain'; why: string }
   /** The deposit's jetton wallet refused the jetton transfer its message asked for. */
   | { type: 'refused_by_jetton_wallet'; why: string }
+  /**
+   * The destination's jetton wallet refused the jettons (e.g. a stablecoin wallet its issuer froze):
+   * the internal_transfer bounced and the deposit's jetton wallet took the amount back.
+   */
+  | { type: 'bounced_at_destination'; why: string }
   /** The signer will not send it: the books and the chain disagree, or it is too little to move. */
   | { type: 'not_sendable'; reason: string; permanent: boolean };
 
@@ -68,6 +73,12 @@ export function outgoingTransition(subject: OutgoingSubject, event: OutgoingEven
       return state === 'sent' || state === 'planned' ? to('failed', failure(`the wallet sent nothing: ${event.why}`, true, subject.retries, now)) : refuse;
     case 'refused_by_jetton_wallet':
       return state === 'confirmed' ? to('failed', failure(`the jetton wallet refused the transfer (${event.why})`, true, subject.retries, now)) : refuse;
+    case 'bounced_at_destination':
+      // The same destination would refuse again: permanent (a refund is the merchant's to ask again
+      // elsewhere; a sweep waits for another treasury).
+      return state === 'confirmed'
+        ? to('failed', failure(`the destination's jetton wallet refused the jettons; they came back to the deposit (${event.why})`, true, subject.retries, now))
+        : refuse;
     case 'not_sendable':
       return state === 'planned' ? to('failed', failure(event.reason, event.permanent, subject.retries, now)) : refuse;
   }

@@ -248,3 +248,36 @@ describe('jetton payments', () => {
     assert.equal(genuine?.amount, 1_000_000n);
   });
 });
+
+describe("the sandbox's jetton switches", () => {
+  it('a locked jetton wallet refuses with exit 45 (real TVM), the sender takes the amount back; unlocked it takes it; jetton/wallets lists it', async () => {
+    const chain = server.chain;
+    const owner = fresh().address;
+    const wallet = await chain.lockJettonWallet(owner.toRawString(), 'USDT');
+    const usdt = Address.parse(chain.jettonMasters().USDT!);
+    const customerWallet = await chain.jettonWalletOf(usdt, chain.customer.address);
+    const before = (await chain.balancesOf(chain.customer.address)).USDT;
+    const refused = await chain.transfer({ to: owner.toString(), coin: 'USDT', amount: '2' });
+    const tx = await onlyTx(Address.parse(wallet), refused.hash);
+    assert.deepEqual(tx.compute, { skipped: false, success: false, exitCode: 45 });
+    const back = (await txsOf(customerWallet)).find((t) => t.inMessage?.bounced);
+    assert.ok(back && back.compute.skipped === false && back.compute.success, 'the sender took the bounce');
+    assert.equal((await chain.balancesOf(chain.customer.address)).USDT, before);
+    assert.equal((await chain.balancesOf(owner)).USDT, '0');
+
+    await chain.unlockJettonWallet(owner.toRawString(), 'USDT');
+    // Without a notification (forward_ton_amount 0): the owner's own address sees nothing.
+    await chain.transfer({ to: owner.toString(), coin: 'USDT', amount: '2', notify: false });
+    assert.equal((await chain.balancesOf(owner)).USDT, '2');
+    assert.deepEqual(await txsOf(owner), []);
+
+    const response = await fetch(new URL(`/api/v3/jetton/wallets?owner_address=${owner.toString()}&exclude_zero_balance=true`, server.url));
+    assert.equal(response.status, 200);
+    const listed = (await response.json()) as { jetton_wallets: Array<Record<string, string>> };
+    assert.deepEqual(
+      listed.jetton_wallets.map((w) => [w.address, w.owner, w.jetton, w.balance]),
+      [[wallet.toUpperCase(), owner.toRawString().toUpperCase(), usdt.toRawString().toUpperCase(), '2000000']],
+    );
+    await assert.rejects(chain.transfer({ to: owner.toString(), coin: 'TON', amount: '1', notify: false }), /notify applies to jettons only/);
+  });
+});

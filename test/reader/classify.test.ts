@@ -80,17 +80,65 @@ describe('routeTransaction', () => {
   });
 
   it("a watched account's transactions are classified; the deposit's own jetton transfer out is marked", () => {
-    assert.deepEqual(routeTransaction(tx(DEPOSIT, {}), depositWatch, null), { kind: 'watched', watch: depositWatch, jettonTransferOut: false });
+    assert.deepEqual(routeTransaction(tx(DEPOSIT, {}), depositWatch, null), {
+      kind: 'watched',
+      watch: depositWatch,
+      jettonTransferOut: false,
+      jettonTransferBack: null,
+    });
     assert.deepEqual(routeTransaction(tx(JETTON_WALLET, { source: DEPOSIT }), jettonWatch, null), {
       kind: 'watched',
       watch: jettonWatch,
       jettonTransferOut: true,
+      jettonTransferBack: null,
     });
     assert.deepEqual(routeTransaction(tx(JETTON_WALLET, { source: OTHER_WALLET }), jettonWatch, null), {
       kind: 'watched',
       watch: jettonWatch,
       jettonTransferOut: false,
+      jettonTransferBack: null,
     });
+  });
+
+  it("an internal_transfer the destination refused, taken back by the deposit's jetton wallet, is marked with its query id and amount", () => {
+    // The bounced body: 0xffffffff, then the start of what was sent.
+    const back = beginCell().storeUint(0xffffffff, 32).storeSlice(internalTransfer(750_000n, DEPOSIT).beginParse()).endCell();
+    const bounced = tx(JETTON_WALLET, { source: OTHER_WALLET, bounced: true, body: back, value: 1_000n });
+    assert.deepEqual((routeTransaction(bounced, jettonWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, { queryId: 7n, amount: 750_000n });
+    // Not taken back (the wallet's own transaction failed): the jettons did not come back.
+    const notTaken = tx(JETTON_WALLET, { source: OTHER_WALLET, bounced: true, body: back }, { compute: { skipped: false, success: false, exitCode: 709 } });
+    assert.equal((routeTransaction(notTaken, jettonWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, null);
+    // A bounce of anything else (TON the deposit sent bounceable), or on the deposit itself: no.
+    const tonBack = tx(DEPOSIT, { source: OTHER_WALLET, bounced: true, body: back });
+    assert.equal((routeTransaction(tonBack, depositWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, null);
+    const other = tx(JETTON_WALLET, { source: OTHER_WALLET, bounced: true, body: beginCell().storeUint(0xffffffff, 32).storeUint(0x7bdd97de, 32).endCell() });
+    assert.equal((routeTransaction(other, jettonWatch, null) as { jettonTransferBack: unknown }).jettonTransferBack, null);
+    // And it is no incoming transfer.
+    assert.equal(classifyIncoming(jettonWatch, bounced, { gasWallet: GAS }), null);
+  });
+});
+
+describe("classifyIncoming: a deposit's jetton wallet of another coin (reconciliation's)", () => {
+  const other: Watch = { ...jettonWatch, coin_symbol: 'NOT', unnotifiedOnly: true };
+  const withForward = (forward: bigint) =>
+    beginCell()
+      .storeUint(OP_JETTON_INTERNAL_TRANSFER, 32)
+      .storeUint(7, 64)
+      .storeCoins(3_000n)
+      .storeAddress(Address.parse(CUSTOMER))
+      .storeAddress(Address.parse(CUSTOMER))
+      .storeCoins(forward)
+      .storeBit(0)
+      .endCell();
+  it('books a transfer that sent no notification; one that did is booked from its notification', () => {
+    const silent = classifyIncoming(other, tx(JETTON_WALLET, { source: OTHER_WALLET, body: withForward(0n) }), { gasWallet: GAS });
+    assert.ok(silent !== null && !('needs' in silent));
+    assert.equal(silent.coinSymbol, 'NOT');
+    assert.equal(silent.amountBaseUnits, 3_000n);
+    assert.equal(silent.credited && silent.payment, true);
+    assert.equal(classifyIncoming(other, tx(JETTON_WALLET, { source: OTHER_WALLET, body: withForward(1n) }), { gasWallet: GAS }), null);
+    // The payment's own coin's wallet books both.
+    assert.notEqual(classifyIncoming(jettonWatch, tx(JETTON_WALLET, { source: OTHER_WALLET, body: withForward(1n) }), { gasWallet: GAS }), null);
   });
 });
 

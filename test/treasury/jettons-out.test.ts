@@ -5,15 +5,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
+import { pino } from 'pino';
 import { createChainClient } from '../../src/chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasReport, gasWalletAddress, recordRefundGasPayment } from '../../src/treasury/gas.ts';
 import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgoing.ts';
+import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+const client = () => createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
 let app: ChainTestApp;
 let store: Awaited<ReturnType<ChainTestApp['store']>>;
 let treasury: string;
@@ -173,6 +177,60 @@ describe('sweeping USDT', () => {
     assert.equal(refused.state, 'failed', JSON.stringify(refused));
     assert.match(refused.failure_reason!, /the jetton wallet refused the transfer/);
     assert.equal((await balances(payment.wallet)).USDT, '0');
+  });
+});
+
+describe('a jetton refund the destination refuses (a frozen USDT wallet)', () => {
+  it('bounces back: the refund is failed, its USDT refundable again, the chain and the books agree to the base unit', async () => {
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.json.id as string;
+    const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
+    await app.pay(created.json.paymentDetails.address, 'USDT', '2.75');
+    await app.settle();
+    const to = freshAddress();
+    // Tether froze the customer's USDT wallet: it refuses every incoming transfer (real TVM, exit 45).
+    const frozen = await app.sandbox.chain.lockJettonWallet(to, 'USDT');
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
+    const refund = await app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.75', address: to } });
+    assert.equal(refund.status, 201, refund.text);
+    await app.drain(wallet);
+
+    const rows = await outgoingOfPayment(app.pool, id);
+    const refunded = rows.find((r) => r.kind === 'refund')!;
+    assert.equal(refunded.state, 'failed', JSON.stringify(refunded));
+    assert.equal(refunded.failure_kind, 'permanent');
+    assert.match(refunded.failure_reason!, new RegExp(`refused the jettons; they came back to the deposit \\(refused by ${frozen}`));
+    assert.equal(rows.find((r) => r.kind === 'sweep')!.state, 'confirmed', 'the counted 2 USDT went to the treasury');
+    const [shown] = (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data;
+    assert.equal(shown.status, 'failed');
+    // On chain: nothing reached the frozen wallet; the 0.75 is back in the deposit.
+    assert.equal((await balances(to)).USDT, '0');
+    assert.equal((await balances(wallet)).USDT, '0.75');
+    // On the books: refundable again, to the base unit.
+    assert.equal(await refundableBaseUnits(app.pool, id, 'USDT'), 750_000n);
+    // Chain = books: reconciliation (a minute on, past the confirmation) finds no difference.
+    app.sandbox.chain.advance(2);
+    await app.settle();
+    const differences = await reconcileDeposits({ pool: app.pool, client: client(), log, now: () => new Date(Date.now() + 61_000) });
+    assert.deepEqual(
+      differences.filter((d) => d.paymentId === id),
+      [],
+    );
+    const books = await app.pool.anyFirst(
+      sql.type(z.object({ difference: z.string() }))`select difference_base_units::text as difference from deposit_reconciliations where payment_id = ${id}`,
+    );
+    assert.ok(books.length === 2 && books.every((d) => d === '0'), JSON.stringify(books));
+    // The merchant can refund it again (elsewhere; the bounced refund's gas was spent: paid for again).
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
+    const again = await app.request('POST', `/v1/payments/${id}/refunds`, {
+      token: store.token,
+      body: { coin: 'USDT', amount: '0.75', address: freshAddress() },
+    });
+    assert.equal(again.status, 201, again.text);
   });
 });
 

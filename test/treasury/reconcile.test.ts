@@ -19,6 +19,8 @@ import { useDatabaseForMetrics } from '../../src/metrics.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import reconcileTask from '../../tasks/deposits__reconcile.ts';
 import { accountHealer } from '../../src/reader/heal.ts';
+import { recordRefundGasPayment } from '../../src/treasury/gas.ts';
+import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgoing.ts';
 import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
@@ -39,7 +41,7 @@ async function reconcile(options: { heal?: boolean } = {}) {
   // As the deposits__reconcile task does: the account's history, booked through the reader's path.
   const history = toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}`, pageSize: 2 });
   const heal = accountHealer({ history, book: app.newReader({ id: 'reconciliation' }).bookBlock, log });
-  return reconcileDeposits({ pool: app.pool, client: client(), log, now: later, heal });
+  return reconcileDeposits({ pool: app.pool, client: client(), log, now: later, heal, jettonWallets: history.jettonWallets });
 }
 
 /** A payment the customer pays with transfers the block stream never shows (the sandbox switch). */
@@ -232,4 +234,72 @@ describe('reconciliation heals', () => {
       assert.equal(await statusOf(id), 'completed');
     });
   }
+
+  it('heals a jetton refund booked confirmed whose jettons came back (a frozen USDT wallet): failed, refundable again, chain = books', async () => {
+    const usdt = await paid('USDT', '2', '2.5');
+    const to = freshAddress();
+    await app.sandbox.chain.lockJettonWallet(to, 'USDT');
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
+    const refund = await app.request('POST', `/v1/payments/${usdt.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '0.5', address: to } });
+    assert.equal(refund.status, 201, refund.text);
+    await app.drain(usdt.wallet);
+    const refundRow = async () => (await outgoingOfPayment(app.pool, usdt.id, 'refund'))[0]!;
+    assert.equal((await refundRow()).state, 'failed');
+    // The books as a Kassa before this release wrote them: the bounced refund confirmed.
+    await app.pool.query(sql.unsafe`
+      update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, failed_at = null where id = ${(await refundRow()).id}
+    `);
+    assert.equal(await refundableBaseUnits(app.pool, usdt.id, 'USDT'), 0n);
+    const found = await untilLookedAt(usdt.id, () => reconcile({ heal: true }));
+    assert.deepEqual(
+      found.filter((d) => d.paymentId === usdt.id),
+      [],
+      'nothing differs once healed',
+    );
+    const healed = await refundRow();
+    assert.equal(healed.state, 'failed');
+    assert.match(healed.failure_reason!, /they came back to the deposit/);
+    assert.equal(await refundableBaseUnits(app.pool, usdt.id, 'USDT'), 500_000n);
+  });
+
+  it('finds an accepted jetton sent without a notification (forward_ton_amount 0) and books it as a wrong coin, once', async () => {
+    const ton = await paid('TON', '1');
+    await app.sandbox.chain.transfer({ to: ton.wallet, coin: 'USDT', amount: '3', notify: false });
+    await app.settle();
+    const usdtRows = () =>
+      app.pool.any(sql.type(z.object({ effect: z.string(), amount_base_units: z.string(), account: z.string() }))`
+        select effect, amount_base_units::text as amount_base_units, account from transfers where payment_id = ${ton.id} and coin_symbol = 'USDT' order by lt`);
+    assert.deepEqual(await usdtRows(), [], 'the block stream shows the deposit nothing');
+
+    const found = await untilLookedAt(ton.id, () => reconcile({ heal: true }));
+    assert.deepEqual(
+      found.filter((d) => d.paymentId === ton.id),
+      [],
+    );
+    const usdtWallet = (
+      await app.sandbox.chain.jettonWalletOf(Address.parse(app.sandbox.chain.jettonMasters().USDT!), Address.parse(ton.wallet))
+    ).toRawString();
+    assert.deepEqual(await usdtRows(), [{ effect: 'wrong_coin', amount_base_units: '3000000', account: usdtWallet }]);
+    assert.equal(await refundableBaseUnits(app.pool, ton.id, 'USDT'), 3_000_000n);
+    assert.equal(await statusOf(ton.id), 'completed');
+    const usdtBooks = await app.pool.oneFirst(
+      sql.type(z.object({ difference: z.string() }))`
+        select difference_base_units::text as difference from deposit_reconciliations where payment_id = ${ton.id} and coin_symbol = 'USDT'`,
+    );
+    assert.equal(usdtBooks, '0');
+
+    // One with a notification is booked from it by the block stream, and not again from the wallet.
+    await app.pay(ton.wallet, 'USDT', '1');
+    await app.settle();
+    await untilLookedAt(ton.id, () => reconcile({ heal: true }));
+    const rows = await usdtRows();
+    assert.deepEqual(
+      rows.map((r) => [r.effect, r.amount_base_units, r.account]),
+      [
+        ['wrong_coin', '3000000', usdtWallet],
+        ['wrong_coin', '1000000', ton.wallet],
+      ],
+    );
+    assert.equal(await refundableBaseUnits(app.pool, ton.id, 'USDT'), 4_000_000n);
+  });
 });

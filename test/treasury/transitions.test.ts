@@ -30,6 +30,10 @@ describe('outgoingTransition', () => {
     const refused = outgoingTransition({ state: 'confirmed', messagesSigned: 1, retries: 0 }, { type: 'refused_by_jetton_wallet', why: 'exit code 333' }, now);
     assert.ok(refused.ok && refused.to === 'failed' && refused.failure!.kind === 'permanent');
     assert.equal(outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'refused_by_jetton_wallet', why: 'x' }, now).ok, false);
+    const bounced = outgoingTransition({ state: 'confirmed', messagesSigned: 1, retries: 0 }, { type: 'bounced_at_destination', why: 'exit code 45' }, now);
+    assert.ok(bounced.ok && bounced.to === 'failed' && bounced.failure!.kind === 'permanent');
+    assert.match(bounced.failure!.reason, /came back to the deposit \(exit code 45\)/);
+    assert.equal(outgoingTransition({ state: 'failed', messagesSigned: 1, retries: 0 }, { type: 'bounced_at_destination', why: 'x' }, now).ok, false);
     const lastTry = outgoingTransition(
       { state: 'planned', messagesSigned: 0, retries: MAX_TRANSIENT_RETRIES },
       { type: 'not_sendable', reason: 'busy', permanent: false },

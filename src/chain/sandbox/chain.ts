@@ -1,8 +1,13 @@
 /**
  * The sandbox TON network (docs/API.md, Sandbox network): a real TVM emulator (@ton/sandbox) with a funded customer
- * wallet and standard jetton minters, fully offline. Dev/test only: outside
- * src/chain/sandbox/ only src/http/routes/sandbox.ts imports it (and is itself loaded with import()), so the
- * production image needs none of it; src/chain/sandbox/path.ts holds the plain paths others may import.
+ * wallet and standard jetton minters, fully offline. Test switches on its jetton side: a jetton
+ * wallet can be locked like a frozen USDT wallet (lockJettonWallet: it refuses internal_transfer with
+ * exit 45, so the transfer bounces back to the sender's jetton wallet, by real TVM), a jetton can be
+ * sent without a notification (transfer's `notify: false`: forward_ton_amount 0), and its toncenter
+ * v3 lists owners' jetton wallets (`jetton/wallets`, v3JettonWallets.ts) as the indexer does.
+ * Dev/test only: outside src/chain/sandbox/ only src/http/routes/sandbox.ts imports it (and is
+ * itself loaded with import()), so the production image needs none of it; src/chain/sandbox/path.ts
+ * holds the plain paths others may import.
  *
  * Its order of events is mainnet's: a transaction is made at once (a message meets the emulator's
  * state now, as a validator's would) but is on the chain only once a sealed masterchain block
@@ -13,7 +18,7 @@
  */
 import { Address, beginCell, loadShardAccount, storeShardAccount, toNano } from '@ton/core';
 import type { Cell } from '@ton/core';
-import { Blockchain, SmartContract, createEmptyShardAccount } from '@ton/sandbox';
+import { Blockchain, SmartContract, createEmptyShardAccount, createShardAccount } from '@ton/sandbox';
 import type { BlockchainTransaction, SandboxContract, SendMessageResult, TreasuryContract } from '@ton/sandbox';
 import { parseAddress } from '../addresses.ts';
 import { fromBaseUnits } from '../../money.ts';
@@ -23,7 +28,7 @@ import { handleJsonRpc } from './jsonrpc.ts';
 import type { JsonRpcReply } from './jsonrpc.ts';
 import { handleV3, type V3Reply } from './v3.ts';
 import { jettonTransferBody } from '../jettonTransfer.ts';
-import { minterAddress, minterInit, mintBody, onchainContent, textComment } from './jetton.ts';
+import { jettonWalletCodeCell, lockedJettonWalletCode, minterAddress, minterInit, mintBody, onchainContent, textComment, walletData } from './jetton.ts';
 
 export type SandboxCoin = { symbol: string; decimals: number };
 
@@ -55,7 +60,7 @@ const JETTON_NAMES: Record<string, string> = {
 };
 
 export type SandboxTransferErrorCode = 'unknown_coin' | 'invalid_amount' | 'invalid_address' | 'invalid_request' | 'insufficient_funds' | 'transfer_failed';
-type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | 'bodyOp' | null;
+type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | 'bodyOp' | 'notify' | null;
 
 /** A transfer request the sandbox refuses; `invalidInput` when the caller's input was wrong (else the transfer failed). */
 export class SandboxTransferError extends Error {
@@ -86,6 +91,11 @@ export type SandboxTransferRequest = {
   comment?: string;
   /** TON only: a body of this 32-bit op and a few bytes instead of a comment (e.g. 0x2167da4b, an encrypted comment). */
   bodyOp?: number;
+  /**
+   * Jettons only: false sends `forward_ton_amount = 0`, so the owner gets no transfer_notification
+   * (TEP-74) and nothing at all reaches the destination address itself (default true: 1 nanoTON forwarded).
+   */
+  notify?: boolean;
 };
 
 export type SandboxTransferResult = { hash: string; lt: string };
@@ -141,6 +151,8 @@ export class SandboxChain {
   private readonly jettons = new Map<string, JettonInfo>(); // key: upper-case symbol
   private readonly lookalike: JettonInfo;
   private readonly jettonWallets = new Map<string, Address>(); // `${master}|${owner}` → wallet
+  /** Account (raw) → the owner and master of the jetton wallet it is, or null when it is no jetton wallet. */
+  private readonly walletOwners = new Map<string, { owner: string; master: string } | null>();
 
   // Transaction index, per account (raw), ascending lt. Built from snapshot().transactions
   // (Blockchain.getTransactions reverses its list in place and matches hashes by identity).
@@ -321,8 +333,10 @@ export class SandboxChain {
     if (req.fromLookalike !== undefined && typeof req.fromLookalike !== 'boolean') {
       throw new SandboxTransferError('invalid_request', 'fromLookalike must be a boolean', 'fromLookalike');
     }
+    if (req.notify !== undefined && typeof req.notify !== 'boolean') throw new SandboxTransferError('invalid_request', 'notify must be a boolean', 'notify');
     if (symbol === 'TON') {
       if (req.fromLookalike) throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
+      if (req.notify !== undefined) throw new SandboxTransferError('invalid_request', 'notify applies to jettons only', 'notify');
       if (req.bodyOp !== undefined && (!Number.isSafeInteger(req.bodyOp) || req.bodyOp < 0 || req.bodyOp > 0xffffffff || req.comment !== undefined)) {
         throw new SandboxTransferError('invalid_request', 'bodyOp must be a 32-bit unsigned integer, without a comment', 'bodyOp');
       }
@@ -343,7 +357,7 @@ export class SandboxChain {
     }
     // Jetton wallets accept owners in the basechain only (the transfer would bounce).
     if (to.workChain !== 0) throw new SandboxTransferError('invalid_address', 'jettons can be sent to basechain (workchain 0) addresses only', 'to');
-    return this.sendJetton(jetton, to, toBaseUnits(req.amount, jetton.decimals), req.comment);
+    return this.sendJetton(jetton, to, toBaseUnits(req.amount, jetton.decimals), req.comment, req.notify ?? true);
   }
 
   private async sendTon(to: Address, amount: bigint, bounce: boolean, body: Cell | undefined) {
@@ -361,10 +375,10 @@ export class SandboxChain {
     return { hash: transactionHashHex(tx), lt: tx.lt.toString() };
   }
 
-  private async sendJetton(jetton: JettonInfo, owner: Address, amount: bigint, comment: string | undefined) {
+  private async sendJetton(jetton: JettonInfo, owner: Address, amount: bigint, comment: string | undefined, notify: boolean) {
     const from = await this.jettonWalletOf(jetton.master, this.customer.address);
     const destWallet = await this.jettonWalletOf(jetton.master, owner);
-    const forwardTonAmount = 1n; // > 0 so the owner also gets a transfer_notification
+    const forwardTonAmount = notify ? 1n : 0n; // > 0: the owner also gets a transfer_notification
     const res = await this.customer.send({
       to: from,
       value: toNano('0.1'),
@@ -421,6 +435,76 @@ export class SandboxChain {
     const wallet = res.stackReader.readAddress();
     this.jettonWallets.set(key, wallet);
     return wallet;
+  }
+
+  /**
+   * Test switch, a frozen jetton wallet (Tether's stablecoin wallet with its status lock): `owner`'s
+   * jetton wallet of `coin` refuses every incoming `internal_transfer` from now on (it throws 45,
+   * error::contract_locked; the transfer bounces back to the sending jetton wallet, which adds the
+   * amount back), until unlockJettonWallet. Its balance, its get methods and everything else it does
+   * stay the standard wallet's; a wallet never used is deployed first (empty). Returns its raw address.
+   */
+  async lockJettonWallet(owner: string, coin: string): Promise<string> {
+    return this.setJettonWalletCode(owner, coin, (code) => lockedJettonWalletCode(code));
+  }
+
+  /** Ends lockJettonWallet: the wallet takes incoming transfers again. Returns its raw address. */
+  async unlockJettonWallet(owner: string, coin: string): Promise<string> {
+    return this.setJettonWalletCode(owner, coin, (code) => code);
+  }
+
+  private async setJettonWalletCode(owner: string, coin: string, codeOf: (standard: Cell) => Cell): Promise<string> {
+    const ownerAddress = parseAddress(owner);
+    if (ownerAddress === null) throw new SandboxTransferError('invalid_address', 'owner is not a TON address', 'to');
+    const jetton = this.jettons.get(coin.toUpperCase());
+    if (jetton === undefined) throw new SandboxTransferError('unknown_coin', `unknown coin ${JSON.stringify(coin)}`, 'coin');
+    const wallet = await this.jettonWalletOf(jetton.master, ownerAddress);
+    const contract = await this.blockchain.getContract(wallet);
+    const state = contract.accountState?.type === 'active' ? contract.accountState.state : null;
+    await this.blockchain.setShardAccount(
+      wallet,
+      createShardAccount({
+        address: wallet,
+        code: codeOf(jettonWalletCodeCell()),
+        data: state?.data ?? walletData(ownerAddress, jetton.master),
+        balance: state === null ? toNano('0.01') : contract.balance,
+      }),
+    );
+    return wallet.toRawString();
+  }
+
+  /**
+   * The jetton wallets (of any master, the look-alike's too) whose owner is one of `owners` (raw), as
+   * an indexer lists them — as of the last masterchain block (v2State): every account that ran the
+   * standard wallet code (or its locked form) answers get_wallet_data; its owner and master never
+   * change, so they are remembered.
+   */
+  async jettonWalletsOwnedBy(owners: ReadonlySet<string>): Promise<Array<{ address: string; owner: string; master: string; balance: bigint; lastLt: bigint }>> {
+    this.sync();
+    const standard = jettonWalletCodeCell();
+    const codes = new Set([standard.hash().toString('hex'), lockedJettonWalletCode(standard).hash().toString('hex')]);
+    const found: Array<{ address: string; owner: string; master: string; balance: bigint; lastLt: bigint }> = [];
+    for (const [account, transactions] of this.byAccount) {
+      let known = this.walletOwners.get(account);
+      if (known === null) continue;
+      const contract = await this.v2State(Address.parseRaw(account));
+      const state = contract.accountState?.type === 'active' ? contract.accountState.state : null;
+      if (state === null) continue;
+      if (known === undefined) {
+        if (!state.code || !codes.has(state.code.hash().toString('hex'))) {
+          this.walletOwners.set(account, null);
+          continue;
+        }
+        const data = (await contract.get('get_wallet_data')).stackReader;
+        data.readBigNumber();
+        known = { owner: data.readAddress().toRawString(), master: data.readAddress().toRawString() };
+        this.walletOwners.set(account, known);
+      }
+      if (!owners.has(known.owner)) continue;
+      const balance = (await contract.get('get_wallet_data')).stackReader.readBigNumber();
+      found.push({ address: account, ...known, balance, lastLt: transactions[transactions.length - 1]?.lt ?? 0n });
+    }
+    return found;
   }
 
   /**
@@ -686,7 +770,7 @@ export class SandboxChain {
   }
 
   /** toncenter API v3 emulation (GET paths under /api/v3/): give it the path after /api/v3/ and the query. */
-  handleV3(path: string, query: URLSearchParams): V3Reply {
+  handleV3(path: string, query: URLSearchParams): V3Reply | Promise<V3Reply> {
     return handleV3(this, path, query);
   }
 

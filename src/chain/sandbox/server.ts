@@ -45,8 +45,10 @@ export async function startSandboxServer(opts: { port?: number; host?: string; c
   const server = createServer((req, res) => {
     const [path = '/', query = ''] = (req.url ?? '/').split('?');
     if (path.startsWith('/api/v3/') && req.method === 'GET') {
-      const reply = chain.handleV3(path.slice('/api/v3/'.length), new URLSearchParams(query));
-      send(res, reply.status, reply.json);
+      void Promise.resolve(chain.handleV3(path.slice('/api/v3/'.length), new URLSearchParams(query))).then(
+        (reply) => send(res, reply.status, reply.json),
+        (error: unknown) => send(res, 500, { error: error instanceof Error ? error.message : String(error) }),
+      );
       return;
     }
     if (path !== JSON_RPC_PATH && path !== '/jsonRPC') {

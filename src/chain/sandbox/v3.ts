@@ -12,10 +12,13 @@
  *   limit 1`), so a lower block can still be missing (chain.ts holdBlock); `gen_utime`, `start_lt`,
  *   `end_lt` are strings (models/blockchain.go `Block`).
  * - `blocks?workchain=-1&seqno=N`: `{"blocks":[…]}`, empty while N is not indexed.
+ * - `transactions` (an account's history, history.ts) and `jetton/wallets` (owners' jetton wallets,
+ *   v3JettonWallets.ts), behind the same gateway.
  * - the gateway's 429: `{"ok":false,"result":"Ratelimit exceed","code":429}`, no Retry-After.
  * Framework-free: give it the path after `/api/v3/` and the query string.
  */
 import { handleV3Transactions } from './history.ts';
+import { handleV3JettonWallets } from './v3JettonWallets.ts';
 import { createHash } from 'node:crypto';
 import { Address, beginCell } from '@ton/core';
 import { toV3Transaction } from '../transactions.ts';
@@ -276,12 +279,14 @@ function addressBook(rows: Record<string, unknown>[]): Record<string, unknown> {
 
 const EMPTY_TRANSACTIONS: V3Reply = { status: 200, json: { transactions: [], address_book: {} } };
 
-export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply {
+export function handleV3(chain: SandboxChain, path: string, query: URLSearchParams): V3Reply | Promise<V3Reply> {
   const injected = chain.takeInjectedFailure();
   if (injected === 429) return { status: 429, json: { ok: false, result: 'Ratelimit exceed', code: 429 } };
   if (injected !== null) return error(injected, `Injected failure (HTTP ${injected})`);
   // An account's history (reconciliation re-reads it): its own parameters, the same gateway in front.
   if (path === 'transactions') return handleV3Transactions(chain, query);
+  // The jetton wallets of some owners (reconciliation asks for its deposits'): the same gateway.
+  if (path === 'jetton/wallets') return handleV3JettonWallets(chain, query);
 
   if (path === 'masterchainInfo') {
     const last = chain.latestPublishedBlock();

@@ -16,6 +16,7 @@ export const transferSchema = {
     comment: { type: 'string', maxLength: 1000 },
     fromLookalike: { type: 'boolean' },
     bodyOp: { type: 'integer', minimum: 0, maximum: 4294967295 },
+    notify: { type: 'boolean' },
   },
 } as const;
 export type TransferBody = FromSchema<typeof transferSchema>;

@@ -61,7 +61,12 @@ export async function startSandbox(
 
   const routes: RouteInstaller = (router, deps, guards) => {
     router.get(`${SANDBOX_TONCENTER_PATH}/api/v3/:method`, async (ctx) => {
-      const reply = chain.handleV3(ctx.params.method ?? '', new URLSearchParams(ctx.querystring));
+      const reply = await chain.handleV3(ctx.params.method ?? '', new URLSearchParams(ctx.querystring));
+      ctx.status = reply.status;
+      ctx.body = reply.json;
+    });
+    router.get(`${SANDBOX_TONCENTER_PATH}/api/v3/jetton/wallets`, async (ctx) => {
+      const reply = await chain.handleV3('jetton/wallets', new URLSearchParams(ctx.querystring));
       ctx.status = reply.status;
       ctx.body = reply.json;
     });

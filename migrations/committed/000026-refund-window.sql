@@ -1,5 +1,5 @@
---! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
---! Hash: sha1:88292c9351514b5bf1c625e585c59c2bf56e1f1a
+--! Previous: sha1:243d221e2f0cd23450a466a9498891072b1422a5
+--! Hash: sha1:5439e4edd4c09e23ba05935c25c382840a8da26d
 --! Message: refund window
 
 -- A sale is refundable from its deposit for a while (issue 29, CONTRACT §11 "Refund window"): a

@@ -1,0 +1,7 @@
+--! Previous: sha1:75ba080c8100fc6f1ca903523c735625c99dcf93
+--! Hash: sha1:243d221e2f0cd23450a466a9498891072b1422a5
+--! Message: jetton wallets comment
+
+-- jetton_wallets is also where reconciliation remembers the deposits' jetton wallets of other
+-- accepted coins that the indexer listed and their master confirmed (issue 31).
+comment on table jetton_wallets is 'Jetton wallets asked about once each, so spam cannot spend the chain API budget: those that sent a transfer notification to a deposit (get_wallet_data, then the master''s get_wallet_address for the owner), and deposits'' jetton wallets of other accepted coins that reconciliation found listed by the indexer (/api/v3/jetton/wallets; the master''s get_wallet_address). genuine means the master confirms it as the owner''s wallet.';
