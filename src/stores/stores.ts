@@ -172,8 +172,6 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
       return trimmed === '' ? null : trimmed;
     },
   },
-  // Sales that complete from now on keep it (payments.refundable_until); '' is not a value here.
-  { flag: 'refund-window-days', column: 'refund_window_days', parse: (value) => refundWindowDays(value) },
   { flag: 'logo-url', column: 'logo_url', parse: (value) => (value.trim() === '' ? null : httpsUrl(value.trim())) },
   {
     flag: 'accent-color',
@@ -184,6 +182,8 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
       return value.trim().toLowerCase();
     },
   },
+  // Sales that complete from now on keep it (payments.refundable_until); '' is not a value here.
+  { flag: 'refund-window-days', column: 'refund_window_days', parse: (value) => refundWindowDays(value) },
 ];
 
 const storeViewRow = z.object({

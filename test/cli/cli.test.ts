@@ -113,7 +113,7 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(
       await kassa(['store', 'update', storeId], env),
-      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --methods/,
+      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --refund-window-days, --methods/,
     );
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);

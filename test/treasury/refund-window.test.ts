@@ -10,6 +10,7 @@ import { toBaseUnits } from '../../src/money.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { recordRefundGasPayment } from '../../src/treasury/gas.ts';
 import { depositMoney, outgoingOfPayment, planDueSweeps, sweepSaleAfterWindow } from '../../src/treasury/outgoing.ts';
+import { largestRefund, whyNoMore } from '../../src/treasury/refunds.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
@@ -197,5 +198,21 @@ describe('the refund window', () => {
     } finally {
       app.clock.real();
     }
+  });
+});
+
+describe('every maximum stated is accepted (pure)', () => {
+  it('a TON balance whose largest refund is under the smallest refund states 0 and says why, never a maximum that would be refused', () => {
+    // Issue 29: after a refund of "the rest", 0.011041998 TON refundable beside other money: the fee's
+    // 0.01 reserve left 0.001041998, under the 0.01 smallest refund.
+    const money = { refundable: 11_041_998n, onlyCustomerMoney: false, sale: null, held: 0n, inFlight: 0n };
+    assert.equal(largestRefund(money, 'TON', 10_000_000n), 0n);
+    const why = whyNoMore({ coin: { symbol: 'TON', decimals: 9, minimum: '10000000' }, money, available: 1_041_998n });
+    assert.match(
+      why,
+      /^nothing is refundable now \(0\.001041998 TON is less than the smallest refund, 0\.01 TON\); 0\.01 TON is reserved for the refund's fee/,
+    );
+    // The same money alone in the deposit: all of it, its fee taken from it.
+    assert.equal(largestRefund({ ...money, onlyCustomerMoney: true }, 'TON', 10_000_000n), 11_041_998n);
   });
 });
