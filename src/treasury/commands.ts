@@ -7,13 +7,15 @@
 //   1. lock the transfer rows (select … for update);
 //   2. ask the pure transition (transitions.ts) and refuse what it rejects;
 //   3. write the state it returned, with its failure;
-//   4. enqueue the wallet's signer job in the same transaction;
+//   4. enqueue the wallet's signer job, and tell the store's webhook endpoints of a refund or sweep
+//      that ended (events.ts), in the same transaction;
 //   5. count a failure once the transaction has committed.
 // The caller owns the transaction.
 import { afterCommit, sql, z, type Db } from '../db/pool.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
+import { outgoingEvents } from './events.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
@@ -120,6 +122,11 @@ export async function expireUnseen(tx: Db, args: { wallet: string; network: stri
       );
     moved.push({ id: row.id, to: next.to });
   }
+  await outgoingEvents(
+    tx,
+    moved.filter((m) => m.to === 'failed').map((m) => m.id),
+    now,
+  );
   return moved;
 }
 
@@ -146,6 +153,7 @@ export async function failUnsendable(
     update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
     where id = ${row.id}
   `);
+  await outgoingEvents(tx, [row.id], now);
   await enqueueWalletSend(tx, args.wallet);
   if (next.failure) countFailure(tx, args.log, row.id, args.wallet, next.failure, next.failure.kind);
   return next.failure ?? null;

@@ -9,6 +9,7 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
+import { outgoingEvents } from './events.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
 import { outgoingSendJob, saleSweepJob } from '../worker/jobs.ts';
 
@@ -381,6 +382,7 @@ export async function confirmOutgoing(
   const failed: Array<{ id: string; why: string }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
+    const ended: string[] = [];
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
       select o.id, o.state, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
@@ -418,6 +420,7 @@ export async function confirmOutgoing(
             ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
           where id = ${row.id}
         `);
+        ended.push(row.id);
         // A top-up arrived (or is about to): the deposit's jetton transfer can go.
         if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
       } else {
@@ -437,8 +440,11 @@ export async function confirmOutgoing(
           where id = ${row.id}
         `);
         failed.push({ id: row.id, why });
+        ended.push(row.id);
       }
     }
+    // The store's webhook endpoints hear of each refund and sweep that ended.
+    await outgoingEvents(db, ended, now);
     // The wallet's next transfer (if any) can be signed now.
     await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
@@ -476,11 +482,15 @@ export async function jettonTransferRefused(
     now,
   );
   if (!next.ok) return false;
-  const id = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
-    where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
-    returning id
-  `);
+  const id = await pool.transaction(async (db) => {
+    const refused = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+      where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
+      returning id
+    `);
+    if (refused) await outgoingEvents(db, [refused], now);
+    return refused;
+  });
   if (id) {
     outgoingFailures.inc({ kind: 'on_chain' });
     log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
@@ -521,6 +531,7 @@ export async function jettonTransferBounced(
       update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
       where id = ${row.id}
     `);
+    await outgoingEvents(db, [row.id], now);
     return row.id;
   });
   if (failed === null) return false;

@@ -1,5 +1,5 @@
---! Previous: sha1:243d221e2f0cd23450a466a9498891072b1422a5
---! Hash: sha1:5439e4edd4c09e23ba05935c25c382840a8da26d
+--! Previous: sha1:b0d7b9742a2ff213e35b63e6a1bce6634909ca9e
+--! Hash: sha1:020470e892122deaefdc2b90eb3879768c0ce367
 --! Message: refund window
 
 -- A sale is refundable from its deposit for a while (issue 29, CONTRACT §11 "Refund window"): a

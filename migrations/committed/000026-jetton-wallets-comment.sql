@@ -1,5 +1,5 @@
---! Previous: sha1:75ba080c8100fc6f1ca903523c735625c99dcf93
---! Hash: sha1:243d221e2f0cd23450a466a9498891072b1422a5
+--! Previous: sha1:d4c3fac0daa49fde44d5acd30c15c46e283be6ec
+--! Hash: sha1:2f03618151418e04fc5f9aa74ae4391e782aeb38
 --! Message: jetton wallets comment
 
 -- jetton_wallets is also where reconciliation remembers the deposits' jetton wallets of other
