@@ -28,7 +28,8 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   {
     name: 'store create',
     usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]',
-    summary: 'Creates a store. Prints the store: {"id", "name", "displayName", "logoUrl", "accentColor", "methods": [{"id", "coin", "chain"}], "treasury"}.',
+    summary:
+      'Creates a store (its refund window 7 days: `store update --refund-window-days`). Prints the store: {"id", "name", "displayName", "logoUrl", "accentColor", "methods": [{"id", "coin", "chain"}], "treasury", "refundWindowDays"}.',
     options: [
       "--name NAME        the store's name (required)",
       '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)',
@@ -38,9 +39,9 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   {
     name: 'store update',
     usage:
-      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON]',
+      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON] [--refund-window-days N]',
     summary:
-      'Changes a store: its name, treasury, payment methods, its face on the checkout page ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
+      'Changes a store: its name, treasury, refund window, payment methods, its face on the checkout page ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
     options: [
       "--name NAME           the store's name",
       "--treasury ADDRESS    where the store's money is swept",
@@ -48,12 +49,14 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
       '--logo-url URL        an https logo',
       "--accent-color #RRGGBB the main button's colour",
       '--methods LIST        the payment methods the store takes from now on (COIN/CHAIN, comma-separated)',
+      '--refund-window-days N days (0–90) a completed sale stays refundable from its deposit before it is swept; 0: swept at once (sales completed from now on)',
     ],
   },
   {
     name: 'store list',
     usage: 'kassa store list',
-    summary: 'Lists every store, oldest first. Prints {"data": [{"id", "name", "methods", "treasury", "displayName", "logoUrl", "accentColor", "createdAt"}]}.',
+    summary:
+      'Lists every store, oldest first. Prints {"data": [{"id", "name", "methods", "treasury", "refundWindowDays", "displayName", "logoUrl", "accentColor", "createdAt"}]}.',
   },
   {
     name: 'token issue',

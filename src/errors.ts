@@ -289,12 +289,8 @@ export const rateUnavailable = (currency: string, coin: string): KassaError =>
   said('rate_unavailable', `No fresh ${currency}/${coin} exchange rate is available right now; retry shortly.`);
 
 /** A refund asks for more of a coin than the payment's deposit holds refundable. */
-export const refundExceedsBalance = (refundable: string, coin: string): KassaError =>
-  said(
-    'refund_exceeds_balance',
-    `The payment's refundable ${coin} balance allows a refund of at most ${refundable} (a TON refund's fee comes out of the refundable TON); a refund cannot exceed it.`,
-    { param: 'amount' },
-  );
+export const refundExceedsBalance = (coin: string, why: string): KassaError =>
+  said('refund_exceeds_balance', `The refund is more than the payment's refundable ${coin}: ${why}`, { param: 'amount' });
 
 /** A jetton refund whose gas the store has not paid for (treasury/refunds.ts, the store's refund gas account). */
 export const refundGasUnpaid = (needed: string, available: string): KassaError =>

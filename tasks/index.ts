@@ -5,6 +5,7 @@ import depositsReconcile from './deposits__reconcile.ts';
 import idempotencyPurge from './idempotency__purge.ts';
 import outgoingSend from './outgoing__send.ts';
 import treasuryPlanSweeps from './treasury__plan_sweeps.ts';
+import treasurySweepSale from './treasury__sweep_sale.ts';
 import ratesRefresh from './rates__refresh.ts';
 import webhookDeliver from './webhook__deliver.ts';
 import workerUnlockDead from './worker__unlock_dead.ts';
@@ -15,6 +16,7 @@ export const TASKS: Record<string, TaskFactory> = {
   outgoing__send: outgoingSend,
   rates__refresh: recurring('rates__refresh', ratesRefresh),
   treasury__plan_sweeps: recurring('treasury__plan_sweeps', treasuryPlanSweeps),
+  treasury__sweep_sale: treasurySweepSale,
   webhook__deliver: webhookDeliver,
   worker__unlock_dead: recurring('worker__unlock_dead', workerUnlockDead),
 };

@@ -16,6 +16,7 @@ export const STORE_FIELDS = {
   'accent-color': 'Accent colour',
   methods: 'Payment methods',
   treasury: 'Treasury',
+  'refund-window-days': 'Refund window',
 } as const;
 export type StoreField = keyof typeof STORE_FIELDS;
 
@@ -31,6 +32,8 @@ const settingOf = (store: StoreView, field: StoreField): string | null => {
       return store.accentColor;
     case 'treasury':
       return store.treasury;
+    case 'refund-window-days':
+      return String(store.refundWindowDays);
     case 'methods':
       return store.methods
         .map((m) => `${m.coin}/${m.chain}`)

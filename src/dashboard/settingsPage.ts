@@ -52,6 +52,8 @@ export interface SettingsPageInput {
   appearance?: AppearanceValues;
   methods?: readonly string[];
   treasury?: string;
+  /** The refund window as typed (days). */
+  refundWindowDays?: string;
   /** A refusal, beside the field it is about (the field's flag) or the form's top ("methods", "treasury", "appearance"). */
   problem?: { field: StoreField | 'appearance'; message: string } | null;
   notice?: string | null;
@@ -71,7 +73,14 @@ export function settingsPage(input: SettingsPageInput): string {
   const problems: Record<string, string> = input.problem ? { [input.problem.field]: input.problem.message } : {};
   const logo = previewLogo(look.logoUrl);
   const accent = HEX.test(look.accentColor) ? look.accentColor.toLowerCase() : DEFAULT_ACCENT;
-  const field = (name: Exclude<StoreField, 'methods' | 'treasury'>, key: keyof AppearanceValues, type: string, hint: string, extra: Html | '' = '') =>
+  const windowDays = input.refundWindowDays ?? String(saved.refundWindowDays);
+  const field = (
+    name: Exclude<StoreField, 'methods' | 'treasury' | 'refund-window-days'>,
+    key: keyof AppearanceValues,
+    type: string,
+    hint: string,
+    extra: Html | '' = '',
+  ) =>
     html`<label for="settings-${name}">${STORE_FIELDS[name]}</label>
 <p class="muted" id="settings-${name}-hint">${hint}</p>
 <input id="settings-${name}" name="${name}" type="${type}" value="${look[key]}" aria-describedby="settings-${name}-hint${problems[name] ? ` ${name}-problem` : ''}"${problems[name] ? raw(' aria-invalid="true"') : ''}${extra}>
@@ -127,6 +136,18 @@ ${problemFor(problems, 'treasury')}
 </form>`
     : html`<p class="mono" id="treasury">${saved.treasury ?? 'None: the money stays in the deposit wallets.'}</p>`;
 
+  const windowHint =
+    "Days a completed sale stays in its deposit wallet, refundable in full or in part; when they end the sweep takes what is left to the treasury. Longer helps a shop that takes returns, and keeps more money in Kassa's hot wallets for longer. 0: swept at once. Applies to sales completed from now on.";
+  const refundWindowPart = owner
+    ? html`<form method="post" action="${storeRoot}/settings/refund-window">
+<label for="settings-refund-window-days">Refund window (days, 0 to 90)</label>
+<p class="muted" id="settings-refund-window-days-hint">${windowHint}</p>
+<input id="settings-refund-window-days" name="refund-window-days" type="number" min="0" max="90" step="1" inputmode="numeric" value="${windowDays}" aria-describedby="settings-refund-window-days-hint${problems['refund-window-days'] ? ' refund-window-days-problem' : ''}"${problems['refund-window-days'] ? raw(' aria-invalid="true"') : ''}>
+${problemFor(problems, 'refund-window-days')}
+<button type="submit">Save refund window</button>
+</form>`
+    : html`<p id="refund-window">${saved.refundWindowDays === 0 ? 'None: sales are swept at once.' : `${saved.refundWindowDays} days`}</p>`;
+
   const body = html`<h1>Store settings</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${input.problem ? html`<p class="problem" role="alert">Nothing was changed: ${input.problem.message}</p>` : ''}
@@ -134,7 +155,8 @@ ${owner ? '' : html`<p class="muted">Only the store's owners can change these.</
 <section class="card" aria-labelledby="appearance-heading"><h2 id="appearance-heading">Checkout appearance</h2>
 <div class="settings-look">${appearance}${preview}</div></section>
 <section class="card" aria-labelledby="methods-heading"><h2 id="methods-heading">${STORE_FIELDS.methods}</h2>${methodsPart}</section>
-<section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">${STORE_FIELDS.treasury}</h2>${treasuryPart}</section>`;
+<section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">${STORE_FIELDS.treasury}</h2>${treasuryPart}</section>
+<section class="card" aria-labelledby="refund-window-heading"><h2 id="refund-window-heading">${STORE_FIELDS['refund-window-days']}</h2>${refundWindowPart}</section>`;
   return shell({
     root,
     title: 'Store settings',

@@ -4,6 +4,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { fromBaseUnits } from '../money.ts';
 import type { StoreRefundGas } from '../treasury/gas.ts';
 import type { DepositMoney, OutgoingRow } from '../treasury/outgoing.ts';
+import type { RefundBalance } from '../treasury/refunds.ts';
 
 const amount = (description: string) => ({ type: 'string', description }) as const;
 
@@ -33,11 +34,17 @@ export const balanceSchema = {
   required: ['paymentID', 'coins', 'sweeps', 'refundGas'],
   properties: {
     paymentID: { type: 'string', format: 'uuid' },
+    refundableUntil: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        "A completed sale of a store with a refund window: until when its counted amount stays in the deposit and is refundable (paidAt + the store's refundWindowDays at completion); then the sweep takes what is left. Absent: no window (swept at completion) or not completed.",
+    },
     coins: {
       type: 'array',
       items: {
         type: 'object',
-        required: ['coin', 'received', 'held', 'counted', 'refunded', 'swept', 'fees', 'merchantUnswept', 'refundable'],
+        required: ['coin', 'received', 'held', 'counted', 'refunded', 'swept', 'fees', 'merchantUnswept', 'refundable', 'largestRefund'],
         properties: {
           coin: { type: 'string' },
           received: amount('Every transfer of this coin that stayed in the deposit and is a payment (not a gas top-up, not a look-alike).'),
@@ -47,7 +54,12 @@ export const balanceSchema = {
           swept: amount('Sweeps to the treasury not failed.'),
           fees: amount('TON paid (or set aside while in flight) for receiving this coin and moving it out.'),
           merchantUnswept: amount('Counted money still in the deposit.'),
-          refundable: amount('What refunds may take now (a TON refund takes its fee besides its amount).'),
+          refundable: amount(
+            "What refunds may take now: the customer's money, and inside the sale's refund window what is left of the sale (its merchantUnswept) too. A TON refund takes its fee besides its amount while other money is in the deposit.",
+          ),
+          largestRefund: amount(
+            'The largest `amount` POST …/refunds accepts now in this coin (its fee reserve left out when other money stays in the deposit); 0: none (less than the smallest refund).',
+          ),
         },
       },
     },
@@ -85,9 +97,16 @@ function presentSweep(row: OutgoingRow): Sweep {
   };
 }
 
-export function presentBalance(paymentId: string, money: readonly DepositMoney[], sweeps: readonly OutgoingRow[], refundGas: StoreRefundGas): Balance {
+export function presentBalance(
+  paymentId: string,
+  money: readonly DepositMoney[],
+  sweeps: readonly OutgoingRow[],
+  refundGas: StoreRefundGas,
+  refunds: RefundBalance,
+): Balance {
   return {
     paymentID: paymentId,
+    ...(refunds.refundableUntil !== null ? { refundableUntil: refunds.refundableUntil.toISOString() } : {}),
     refundGas: {
       paid: fromBaseUnits(refundGas.paid, 9),
       spent: fromBaseUnits(refundGas.spent, 9),
@@ -106,7 +125,8 @@ export function presentBalance(paymentId: string, money: readonly DepositMoney[]
           swept: coin(m.swept),
           fees: fromBaseUnits(BigInt(m.fees), 9),
           merchantUnswept: coin(m.merchant_unswept),
-          refundable: coin(m.refundable),
+          refundable: coin((refunds.coins.get(m.coin_symbol)?.refundable ?? BigInt(m.refundable)).toString()),
+          largestRefund: coin((refunds.coins.get(m.coin_symbol)?.largest ?? 0n).toString()),
         };
       }),
     sweeps: sweeps.map(presentSweep),

@@ -10,7 +10,7 @@ import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { chainWatchesSetAside } from '../metrics.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused, planPaymentSweep } from '../treasury/outgoing.ts';
+import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused, planSaleSweep } from '../treasury/outgoing.ts';
 import { call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import type { ChainBlock } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
@@ -201,7 +201,7 @@ export function blockBooker(deps: {
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),
       // planned in the completing transaction.
-      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planPaymentSweep });
+      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planSaleSweep });
       if (outcome.recorded) {
         recorded += 1;
         log.info(

@@ -16,6 +16,8 @@ export interface StoreRecord {
   methods: Array<{ id: string; coin: string; chain: string }>;
   /** The store's treasury wallet (raw form), or null: money stays in the deposit wallets. */
   treasury: string | null;
+  /** Days a completed sale stays refundable from its deposit before the sweep takes what is left (0–90; 0: swept at once). */
+  refundWindowDays: number;
 }
 
 export class StoreInputError extends Error {
@@ -90,14 +92,17 @@ export async function createStore(
   pool: Db & { transaction: Db['transaction'] },
   name: string,
   methods: MethodRef[],
-  options: { treasury?: string | null } = {},
+  options: { treasury?: string | null; refundWindowDays?: number } = {},
 ): Promise<StoreView> {
   const trimmed = storeName(name);
   return pool.transaction(async (tx) => {
     const found = await resolveMethods(tx, methods);
     const treasury = options.treasury ?? null;
     await checkTreasuryOwner(tx, treasury);
-    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`insert into stores (name, treasury) values (${trimmed}, ${treasury}) returning id`);
+    const window = options.refundWindowDays === undefined ? sql.fragment`default` : sql.fragment`${refundWindowDays(String(options.refundWindowDays))}`;
+    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`
+      insert into stores (name, treasury, refund_window_days) values (${trimmed}, ${treasury}, ${window}) returning id
+    `);
     for (const method of found) {
       await tx.query(sql.typeAlias('void')`insert into store_payment_methods (store_id, payment_method_id) values (${id}, ${method.id})`);
     }
@@ -140,6 +145,13 @@ function httpsUrl(value: string): string {
   return url.toString();
 }
 
+/** A refund window in whole days, 0 to 90 (CONTRACT §11), as text for the column. */
+export function refundWindowDays(value: string): string {
+  const trimmed = value.trim();
+  if (!/^\d{1,2}$/.test(trimmed) || Number(trimmed) > 90) throw new StoreInputError('--refund-window-days must be a whole number of days from 0 to 90');
+  return String(Number(trimmed));
+}
+
 /** The store's name (operators and the dashboard see it; customers see the display name when set). */
 export function storeName(value: string): string {
   const trimmed = value.trim();
@@ -170,6 +182,8 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
       return value.trim().toLowerCase();
     },
   },
+  // Sales that complete from now on keep it (payments.refundable_until); '' is not a value here.
+  { flag: 'refund-window-days', column: 'refund_window_days', parse: (value) => refundWindowDays(value) },
 ];
 
 const storeViewRow = z.object({
@@ -179,11 +193,14 @@ const storeViewRow = z.object({
   display_name: z.string().nullable(),
   logo_url: z.string().nullable(),
   accent_color: z.string().nullable(),
+  refund_window_days: z.number(),
 });
 
 export async function findStore(db: Db, id: string): Promise<StoreView | null> {
   if (!isUuid(id)) return null;
-  const row = await db.maybeOne(sql.type(storeViewRow)`select id, name, treasury, display_name, logo_url, accent_color from stores where id = ${id}`);
+  const row = await db.maybeOne(
+    sql.type(storeViewRow)`select id, name, treasury, display_name, logo_url, accent_color, refund_window_days from stores where id = ${id}`,
+  );
   if (!row) return null;
   const methods = await db.any(sql.type(methodRow)`
     select pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
@@ -195,6 +212,7 @@ export async function findStore(db: Db, id: string): Promise<StoreView | null> {
     name: row.name,
     methods: [...methods],
     treasury: row.treasury,
+    refundWindowDays: row.refund_window_days,
     displayName: row.display_name,
     logoUrl: row.logo_url,
     accentColor: row.accent_color,
@@ -204,7 +222,7 @@ export async function findStore(db: Db, id: string): Promise<StoreView | null> {
 /** Every store, oldest first (`kassa store list`): as `store update` prints one, with its creation time. */
 export async function listStores(db: Db): Promise<{ data: Array<StoreView & { createdAt: string }> }> {
   const rows = await db.any(sql.type(storeViewRow.extend({ created_at: z.date() }))`
-    select id, name, treasury, display_name, logo_url, accent_color, created_at from stores order by created_at, id
+    select id, name, treasury, display_name, logo_url, accent_color, refund_window_days, created_at from stores order by created_at, id
   `);
   const methods = await db.any(sql.type(methodRow.extend({ store_id: z.string() }))`
     select spm.store_id, pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
@@ -217,6 +235,7 @@ export async function listStores(db: Db): Promise<{ data: Array<StoreView & { cr
       name: row.name,
       methods: methods.filter((method) => method.store_id === row.id).map(({ id, coin, chain }) => ({ id, coin, chain })),
       treasury: row.treasury,
+      refundWindowDays: row.refund_window_days,
       displayName: row.display_name,
       logoUrl: row.logo_url,
       accentColor: row.accent_color,

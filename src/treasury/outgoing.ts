@@ -11,7 +11,7 @@ import type { ChainTransaction } from '../chain/transactions.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import { outgoingEvents } from './events.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingState } from './transitions.ts';
-import { outgoingSendJob } from '../worker/jobs.ts';
+import { outgoingSendJob, saleSweepJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
 
@@ -152,12 +152,13 @@ const paymentForPlan = z.object({
   decimals: z.number().nullable(),
   deposit_address: z.string().nullable(),
   treasury: z.string().nullable(),
+  refundable_until: z.date().nullable(),
 });
 
 async function paymentToPlan(tx: Db, paymentId: string) {
   return tx.maybeOne(sql.type(paymentForPlan)`
     select p.id, p.store_id, p.status, p.coin_symbol, p.coin_amount_base_units::text as coin_amount_base_units, c.decimals::int as decimals,
-           d.address as deposit_address, s.treasury
+           d.address as deposit_address, s.treasury, p.refundable_until
     from payments p join stores s on s.id = p.store_id
     left join coins c on c.symbol = p.coin_symbol
     left join deposit_addresses d on d.payment_id = p.id
@@ -166,10 +167,41 @@ async function paymentToPlan(tx: Db, paymentId: string) {
 }
 
 /**
+ * What completion sets going for the sale's money (the complete command's `onCompleted` hook, in
+ * the completing transaction): with a refund window (the store's refund_window_days), the sale
+ * stays refundable from its deposit until paid_at + the window (payments.refundable_until) and the
+ * sweep's job is scheduled for then; without one, the sweep is planned at once.
+ */
+export async function planSaleSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
+  const until = await tx.maybeOneFirst(sql.type(z.object({ until: z.date().nullable() }))`
+    update payments p set refundable_until = p.paid_at + make_interval(days => s.refund_window_days)
+    from stores s where s.id = p.store_id and p.id = ${paymentId} and p.paid_at is not null and s.refund_window_days > 0
+    returning p.refundable_until as until
+  `);
+  if (until === null) return planPaymentSweep(tx, paymentId, now);
+  await enqueue(tx, saleSweepJob(paymentId, until));
+  return false;
+}
+
+/**
+ * The sweep at the end of a sale's refund window (its job, and the recurring planner after it):
+ * with the payment row locked — a refund of the same sale waits for it, or it waits for the
+ * refund — plans what is left of the merchant's counted money. Returns whether one was planned.
+ */
+export async function sweepSaleAfterWindow(pool: DatabasePool, paymentId: string, now: Date): Promise<boolean> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`select 1 from payments where id = ${paymentId} for update`);
+    return planPaymentSweep(tx, paymentId, now);
+  });
+}
+
+/**
  * Plans the sweep of a completed payment's counted amount to its store's treasury and enqueues
- * the signer, in the caller's transaction (the one that completes the payment, or the recurring
- * planner once the store has a treasury). Nothing when the store has no treasury, or the sweep is
- * already planned. Returns whether one was planned.
+ * the signer, in the caller's transaction (the one that completes the payment, the sale's window
+ * ending, or the recurring planner once the store has a treasury), which holds the payment row
+ * locked. A sale with a refund window is swept only once it ended, and only what refunds of it
+ * left of the merchant's money (deposit_money's merchant_unswept; TON under the dust line stays).
+ * Nothing when the store has no treasury, or the sweep is already planned. Returns whether one was planned.
  */
 export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
   const p = await paymentToPlan(tx, paymentId);
@@ -179,9 +211,16 @@ export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Pr
     p.deposit_address === null ||
     p.coin_symbol === null ||
     p.coin_amount_base_units === null ||
-    p.decimals === null
+    p.decimals === null ||
+    (p.refundable_until !== null && p.refundable_until > now)
   )
     return false;
+  let amount = BigInt(p.coin_amount_base_units);
+  if (p.refundable_until !== null) {
+    const coin = p.coin_symbol;
+    amount = BigInt((await depositMoney(tx, p.id)).find((m) => m.coin_symbol === coin)?.merchant_unswept ?? '0');
+    if (amount <= 0n || (coin === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS)) return false;
+  }
   const row = await planOutgoing(
     tx,
     {
@@ -193,7 +232,7 @@ export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Pr
       to: p.treasury,
       coin: p.coin_symbol,
       decimals: p.decimals,
-      amountBaseUnits: BigInt(p.coin_amount_base_units),
+      amountBaseUnits: amount,
       feeReservedBaseUnits: sweepFeeReserve(p.coin_symbol),
     },
     now,
@@ -228,12 +267,16 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
   const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     select p.id from payments p join stores s on s.id = p.store_id
     where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
+      -- A sale inside its refund window waits; after it, only while refunds left some of it (above the dust line).
+      and (p.refundable_until is null or (p.refundable_until <= ${sql.timestamp(now)} and exists (
+        select 1 from deposit_money(p.id) m where m.coin_symbol = p.coin_symbol
+          and m.merchant_unswept >= case when m.coin_symbol = 'TON' then ton_fee_reserve_base_units() else 1 end)))
       and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
                       and ${blocksReplanning(now)})
     limit 500
   `);
   for (const id of unswept) {
-    if (await pool.transaction((tx) => planPaymentSweep(tx, id, now))) planned += 1;
+    if (await sweepSaleAfterWindow(pool, id, now)) planned += 1;
   }
   const heldSince = new Date(now.getTime() - options.holdDays * 86_400_000);
   const held = await pool.any(sql.type(dueRow)`

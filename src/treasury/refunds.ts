@@ -1,5 +1,6 @@
 // Refunds (POST/GET /v1/payments/{id}/refunds): money in a payment's deposit wallet that is not
-// part of a completed payment's counted amount goes back to an address the merchant gives. A
+// part of a completed payment's counted amount — and, inside its store's refund window, the sale
+// itself (its counted amount, until the sweep) — goes back to an address the merchant gives. A
 // refund is an outgoing transfer (kind refund) planned with the payment row locked, so two
 // refunds at once cannot take more than the refundable balance; the signer sends it.
 import type { TonNetwork } from '../chain/addresses.ts';
@@ -53,8 +54,9 @@ export async function createRefund(
 ): Promise<OutgoingRow> {
   const storeId = storePayment.store_id;
   const payment = await tx.maybeOne(sql.type(refundPayment)`
-    select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate
-    from payments p left join deposit_addresses d on d.payment_id = p.id
+    select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate, p.status,
+           p.refundable_until, s.refund_window_days
+    from payments p join stores s on s.id = p.store_id left join deposit_addresses d on d.payment_id = p.id
     where p.id = ${storePayment.id}
     for update of p
   `);
@@ -73,9 +75,9 @@ export async function createRefund(
   if (amount <= 0n) throw new KassaError('invalid_amount', { param: 'amount' });
   // A refund never costs more than it moves.
   if (amount < BigInt(coin.minimum)) throw refundBelowMinimum(coin.symbol, fromBaseUnits(BigInt(coin.minimum), coin.decimals));
-  const money = payment.deposit_address === null ? null : await refundMoney(tx, payment.id, payment.deposit_address, coin.symbol);
-  const decision = decideRefund({ coin: coin.symbol, amount, refundable: money?.refundable ?? 0n, onlyCustomerMoney: money?.onlyCustomerMoney ?? false });
-  if (!decision.ok) throw refundExceedsBalance(fromBaseUnits(decision.available, coin.decimals), coin.symbol);
+  const money = await refundableMoney(tx, payment, coin.symbol, now);
+  const decision = decideRefund({ coin: coin.symbol, amount, refundable: money.refundable, onlyCustomerMoney: money.onlyCustomerMoney });
+  if (!decision.ok) throw refundExceedsBalance(coin.symbol, whyNoMore({ coin, money, available: decision.available }));
   if (coin.symbol !== 'TON') await chargeRefundGas(tx, storeId, decision.feeReserved);
   const row = await planOutgoing(
     tx,
@@ -104,7 +106,11 @@ const refundPayment = z.object({
   currency: z.string(),
   coin_symbol: z.string().nullable(),
   exchange_rate: z.string().nullable(),
+  status: z.string(),
+  refundable_until: z.date().nullable(),
+  refund_window_days: z.number(),
 });
+type RefundPayment = z.infer<typeof refundPayment>;
 
 /**
  * A refund asked in the payment's currency (fiat): its amount in the coin, converted by the pricing
@@ -115,7 +121,7 @@ const refundPayment = z.object({
  */
 async function requestedAmount(
   tx: Db,
-  payment: z.infer<typeof refundPayment>,
+  payment: RefundPayment,
   coin: { symbol: string; decimals: number },
   request: RefundRequest,
   now: Date,
@@ -176,15 +182,109 @@ async function payerOf(tx: Db, paymentId: string, coin: string): Promise<string>
   return senders[0]!;
 }
 
-/** The refundable money of `coin`, and (TON) whether the deposit holds only the customer's money, nothing planned or in flight. */
-async function refundMoney(tx: Db, paymentId: string, deposit: string, coin: string): Promise<{ refundable: bigint; onlyCustomerMoney: boolean }> {
-  const rows = await depositMoney(tx, paymentId);
+/**
+ * What a refund of `coin` may take from the payment's deposit now, and what else the deposit holds
+ * (base units): the books' refundable money (deposit_money: the customer's), plus — while the sale
+ * is inside its refund window (payments.refundable_until after `now`, its sweep not planned) — what
+ * is left of its counted amount. `onlyCustomerMoney` (TON): the deposit holds nothing else, nothing
+ * planned or in flight, so the refund of all of it may carry the whole balance.
+ */
+export interface RefundableMoney {
+  refundable: bigint;
+  onlyCustomerMoney: boolean;
+  /** The payment's coin: its counted amount, what is left of it in the deposit, and whether (and until when) a refund may take it. */
+  sale: { counted: bigint; left: bigint; refundableUntil: Date | null; windowOpen: boolean; sweptAt: Date | null } | null;
+  /** Counted toward the payment while it is open. */
+  held: bigint;
+  /** Refunds of this coin planned or in flight. */
+  inFlight: bigint;
+}
+
+export async function refundableMoney(
+  tx: Db,
+  payment: Pick<RefundPayment, 'id' | 'deposit_address' | 'status' | 'coin_symbol' | 'refundable_until'>,
+  coin: string,
+  now: Date,
+): Promise<RefundableMoney> {
+  const rows = payment.deposit_address === null ? [] : await depositMoney(tx, payment.id);
   const row = rows.find((r) => r.coin_symbol === coin);
   const ton = rows.find((r) => r.coin_symbol === 'TON');
-  const busy = await tx.exists(sql.unsafe`select 1 from outgoing_transfers where from_address = ${deposit} and state in ('planned', 'sent')`);
-  // Held TON (counted toward a payment still open) is not the customer's to take back either.
-  const onlyCustomerMoney = !busy && ton !== undefined && BigInt(ton.merchant_unswept) === 0n && BigInt(ton.held) === 0n && BigInt(ton.gas ?? '0') <= 0n;
-  return { refundable: BigInt(row?.refundable ?? '0'), onlyCustomerMoney };
+  const out = await tx.one(sql.type(z.object({ busy: z.boolean(), in_flight: z.string(), swept_at: z.date().nullable() }))`
+    select exists (select 1 from outgoing_transfers where from_address = ${payment.deposit_address} and state in ('planned', 'sent')) as busy,
+      coalesce((select sum(amount_base_units) from outgoing_transfers where payment_id = ${payment.id} and kind = 'refund'
+                and coin_symbol = ${coin} and state in ('planned', 'sent')), 0)::text as in_flight,
+      (select min(created_at) from outgoing_transfers where payment_id = ${payment.id} and kind = 'sweep' and reason = 'payment' and state <> 'failed') as swept_at
+  `);
+  let sale: RefundableMoney['sale'] = null;
+  if (payment.status === 'completed' && payment.coin_symbol === coin) {
+    const until = payment.refundable_until;
+    sale = {
+      counted: BigInt(row?.counted ?? '0'),
+      left: BigInt(row?.merchant_unswept ?? '0'),
+      refundableUntil: until,
+      windowOpen: until !== null && until > now && out.swept_at === null,
+      sweptAt: out.swept_at,
+    };
+  }
+  const saleOpen = sale?.windowOpen === true;
+  const refundable = BigInt(row?.refundable ?? '0') + (saleOpen ? sale!.left : 0n);
+  // Held TON (counted toward a payment still open) is not the customer's to take back either; the
+  // merchant's TON is, while its sale's window is open.
+  const merchantTon = BigInt(ton?.merchant_unswept ?? '0');
+  const onlyCustomerMoney =
+    !out.busy && ton !== undefined && (merchantTon === 0n || (saleOpen && coin === 'TON')) && BigInt(ton.held) === 0n && BigInt(ton.gas ?? '0') <= 0n;
+  return { refundable, onlyCustomerMoney, sale, held: BigInt(row?.held ?? '0'), inFlight: BigInt(out.in_flight) };
+}
+
+/**
+ * The largest refund of `coin` the API accepts now (0: none — less than the coin's smallest
+ * refund, `minimum`), as POST …/refunds decides it: the figure the balance answer states.
+ */
+export function largestRefund(money: RefundableMoney, coin: string, minimum: bigint): bigint {
+  const decision = decideRefund({ coin, amount: money.refundable, refundable: money.refundable, onlyCustomerMoney: money.onlyCustomerMoney });
+  const available = decision.ok ? money.refundable : decision.available;
+  return available >= minimum ? available : 0n;
+}
+
+const instant = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * refund_exceeds_balance's explanation (pure): what is refundable, why the rest is not (the sale
+ * swept or its window over, held toward the open payment, taken by refunds in flight, the fee's
+ * reserve) and what to do next.
+ */
+export function whyNoMore(args: { coin: { symbol: string; decimals: number; minimum: string }; money: RefundableMoney; available: bigint }): string {
+  const { coin, money, available } = args;
+  const amount = (units: bigint) => `${fromBaseUnits(units, coin.decimals)} ${coin.symbol}`;
+  const minimum = BigInt(coin.minimum);
+  const parts: string[] = [
+    available >= minimum
+      ? `at most ${amount(available)} is refundable now`
+      : `nothing is refundable now (${amount(available > 0n ? available : 0n)} is less than the smallest refund, ${amount(minimum)})`,
+  ];
+  const sale = money.sale;
+  if (sale?.windowOpen) parts.push(`that includes what is left of the sale (${amount(sale.left)}), refundable until ${instant(sale.refundableUntil!)}`);
+  else if (sale !== null && sale.counted > 0n) {
+    const whose = `the sale's counted ${amount(sale.counted)} is the merchant's`;
+    if (sale.sweptAt !== null && sale.refundableUntil !== null)
+      parts.push(`${whose}: its refund window ended on ${instant(sale.refundableUntil)} and it was swept to the treasury on ${instant(sale.sweptAt)}`);
+    else if (sale.sweptAt !== null)
+      parts.push(`${whose}: swept to the treasury on ${instant(sale.sweptAt)} (the store had no refund window when it completed)`);
+    else if (sale.refundableUntil !== null) parts.push(`${whose}: its refund window ended on ${instant(sale.refundableUntil)}`);
+    else parts.push(`${whose}: the store had no refund window when it completed`);
+  }
+  if (money.held > 0n) parts.push(`${amount(money.held)} is held toward the payment, which is still open`);
+  if (money.inFlight > 0n) parts.push(`${amount(money.inFlight)} is taken by refunds planned or in flight`);
+  const reserved = money.refundable - available;
+  if (coin.symbol === 'TON' && reserved > 0n)
+    parts.push(
+      `${amount(reserved)} is reserved for the refund's fee (other money is in the deposit, so the fee is paid on top of the amount; only the refund of everything a deposit holds takes its fee from itself)`,
+    );
+  const next =
+    sale !== null && !sale.windowOpen && sale.counted > 0n
+      ? " A sale refunded after its window will be paid from the treasury, signed by the merchant; for sales to come, a refund window (`kassa store update ID --refund-window-days N`, or the dashboard's Settings) keeps each refundable from its deposit for N days."
+      : '';
+  return `${parts.join('; ')}.${next}`;
 }
 
 /**
@@ -229,4 +329,33 @@ export async function listRefunds(db: Db, paymentId: string): Promise<readonly O
   return db.any(sql.type(outgoingRow)`
     select ${OUTGOING_COLUMNS} from outgoing_transfers where payment_id = ${paymentId} and kind = 'refund' order by created_at, id
   `);
+}
+
+export interface RefundBalance {
+  refundableUntil: Date | null;
+  coins: Map<string, { refundable: bigint; largest: bigint }>;
+}
+
+/**
+ * What GET …/balance says of refunds: per coin the payment's deposit holds, what refunds may take
+ * now (the sale included while inside its window) and the largest refund POST …/refunds accepts
+ * now; and until when the sale is refundable from its deposit (null: no window, or not completed).
+ */
+export async function refundBalance(db: Db, paymentId: string, now: Date): Promise<RefundBalance> {
+  const payment = await db.one(sql.type(
+    refundPayment
+      .pick({ id: true, deposit_address: true, status: true, coin_symbol: true, refundable_until: true })
+      .extend({ coins: z.array(z.string()), minimums: z.array(z.string()) }),
+  )`
+    select p.id, d.address as deposit_address, p.status, p.coin_symbol, p.refundable_until,
+      array(select symbol from coins order by symbol) as coins, array(select refund_minimum_base_units::text from coins order by symbol) as minimums
+    from payments p left join deposit_addresses d on d.payment_id = p.id where p.id = ${paymentId}
+  `);
+  const coins = new Map<string, { refundable: bigint; largest: bigint }>();
+  for (const m of payment.deposit_address === null ? [] : await depositMoney(db, paymentId)) {
+    const money = await refundableMoney(db, payment, m.coin_symbol, now);
+    const minimum = BigInt(payment.minimums[payment.coins.indexOf(m.coin_symbol)] ?? '0');
+    coins.set(m.coin_symbol, { refundable: money.refundable, largest: largestRefund(money, m.coin_symbol, minimum) });
+  }
+  return { refundableUntil: payment.status === 'completed' ? payment.refundable_until : null, coins };
 }

@@ -8,6 +8,7 @@ import type { Job } from './enqueue.ts';
 
 const DELIVER_TASK = 'webhook__deliver';
 const SEND_TASK = 'outgoing__send';
+const SALE_SWEEP_TASK = 'treasury__sweep_sale';
 
 /**
  * Graphile Worker's max_attempts for a delivery job: a backstop only. With its backoff (e^min(n,10) s
@@ -72,4 +73,12 @@ export function outgoingSendJob(wallet: string, runAt?: Date, preserveRunAt = fa
     ...(runAt ? { runAt } : {}),
     ...(preserveRunAt ? { jobKeyMode: 'preserve_run_at' as const } : {}),
   };
+}
+
+/**
+ * The sweep of one sale when its refund window ends (`runAt`: payments.refundable_until), enqueued
+ * in the completing transaction; job key `treasury__sweep_sale:<paymentId>`.
+ */
+export function saleSweepJob(paymentId: string, runAt: Date): Job {
+  return { task: SALE_SWEEP_TASK, payload: { paymentId }, jobKey: `${SALE_SWEEP_TASK}:${paymentId}`, runAt };
 }

@@ -60,9 +60,17 @@ describe('kassa CLI', () => {
         displayName: 'Coffee & Co',
         logoUrl: 'https://cdn.example.com/logo.png',
         accentColor: '#1a73e8',
+        refundWindowDays: 7,
         methods: ['TON/TON', 'USDT/TON'],
       },
     );
+    // The refund window (CONTRACT §11): 0 to 90 days; anything else refused with the option named.
+    const window = await kassa(['store', 'update', storeId, '--refund-window-days', '30'], env);
+    assert.equal(window.code, 0, window.stderr);
+    assert.equal(window.json.refundWindowDays, 30);
+    const tooLong = await kassa(['store', 'update', storeId, '--refund-window-days', '91'], env);
+    assert.notEqual(tooLong.code, 0);
+    assert.match(tooLong.stderr, /--refund-window-days must be a whole number of days from 0 to 90/);
     // One option at a time; the others stay; '' clears one.
     const cleared = await kassa(['store', 'update', storeId, '--logo-url', ''], env);
     assert.equal(cleared.code, 0, cleared.stderr);
@@ -105,7 +113,7 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(
       await kassa(['store', 'update', storeId], env),
-      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --methods/,
+      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --refund-window-days, --methods/,
     );
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);

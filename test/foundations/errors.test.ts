@@ -81,10 +81,10 @@ describe('the error catalogue', () => {
   it('a named factory says more than the default, under the same code; nothing else words a message', () => {
     // @ts-expect-error: a message is the catalogue's or a named factory's (src/errors.ts), never written at the throw.
     assert.equal(new KassaError('payment_not_open', 'Some other text.').message, ERROR_CATALOGUE.payment_not_open.message);
-    const error = refundExceedsBalance('0.49', 'TON');
+    const error = refundExceedsBalance('TON', 'at most 0.49 TON is refundable now.');
     assert.equal(error.code, 'refund_exceeds_balance');
     assert.equal(error.param, 'amount');
-    assert.match(error.message, /at most 0\.49/);
+    assert.match(error.message, /refundable TON: at most 0\.49 TON/);
     assert.notEqual(error.message, ERROR_CATALOGUE.refund_exceeds_balance.message);
   });
 });

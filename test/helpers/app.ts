@@ -45,7 +45,7 @@ export interface TestApp {
   config: Config;
   clock: TestClock;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
-  store(options?: { name?: string; methods?: string }): Promise<StoreRecord & { token: string }>;
+  store(options?: { name?: string; methods?: string; refundWindowDays?: number }): Promise<StoreRecord & { token: string }>;
   /** Stops the server and drops the database: call it from after(). */
   close(): Promise<void>;
 }

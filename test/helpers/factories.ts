@@ -16,12 +16,15 @@ export interface StoreSpec {
   methods?: string;
   /** The store's treasury (a raw address); default none. */
   treasury?: string;
+  /** The store's refund window in days; default 0 (sales swept at completion, what most tests are about — a new store's default is 7). */
+  refundWindowDays?: number;
 }
 
-/** A store, straight in the database as `kassa store create` makes it, and a token for it without expiry. */
+/** A store, straight in the database as `kassa store create` makes it (its refund window 0 unless asked), and a token for it without expiry. */
 export async function createTestStore(pool: DatabasePool, spec: StoreSpec = {}): Promise<StoreView & { token: string }> {
   const store = await createStore(pool, spec.name ?? 'Test store', parseMethodList(spec.methods ?? 'TON/TON,USDT/TON'), {
     ...(spec.treasury ? { treasury: spec.treasury } : {}),
+    refundWindowDays: spec.refundWindowDays ?? 0,
   });
   const { token } = await issueToken(pool, store.id, null, new Date());
   return { ...store, token };

@@ -98,11 +98,11 @@ describe("dashboard: a payment's money", () => {
 
     // Bad input: a clear message on the form, nothing changes.
     for (const [fields, field, message] of [
-      [{ coin: 'TON', amount: '0.6', address: to }, 'amount-problem', /refund of at most 0\.49/],
+      [{ coin: 'TON', amount: '0.6', address: to }, 'amount-problem', /at most 0\.49 TON is refundable now/],
       [{ coin: 'TON', amount: 'lots', address: to }, 'amount-problem', /positive decimal/],
       [{ coin: 'TON', amount: '0.1', address: 'not an address' }, 'address-problem', /./],
       [{ coin: 'TON', amount: '0.001', address: to }, 'amount-problem', /smallest TON refund is 0\.01/],
-      [{ coin: 'TON', amount: '0.6', address: to, confirmed: 'yes' }, 'amount-problem', /refund of at most 0\.49/],
+      [{ coin: 'TON', amount: '0.6', address: to, confirmed: 'yes' }, 'amount-problem', /at most 0\.49 TON is refundable now/],
     ] as const) {
       const refused = await owner.post(path, fields);
       assert.equal(refused.status, 400, JSON.stringify(fields));

@@ -193,6 +193,31 @@ describe('dashboard: store settings', () => {
     assert.deepEqual(await auditOf(store.id), []);
   });
 
+  it('the refund window: an owner sets it (0 to 90 days), it is in the store JSON and the audit log; a bad value is a message on the form', async () => {
+    const store = await app.store({ name: 'Window shop', methods: 'TON/TON' });
+    const owner = await member(app.url, app.pool, store.id, 'window-owner@example.com', 'owner');
+    const settings = `/dashboard/stores/${store.id}/settings`;
+    assert.match(
+      (await owner.get(settings)).text,
+      /id="settings-refund-window-days" name="refund-window-days" type="number" min="0" max="90" step="1" inputmode="numeric" value="0"/,
+    );
+    const saved = await owner.post(`${settings}/refund-window`, { 'refund-window-days': '30' });
+    assert.equal(saved.status, 303);
+    assert.equal((await findStore(app.pool, store.id))!.refundWindowDays, 30);
+    assert.match((await owner.get(`${settings}?saved=refund-window`)).text, /Refund window saved/);
+    for (const bad of ['91', '-1', 'a week', '']) {
+      const refused = await owner.post(`${settings}/refund-window`, { 'refund-window-days': bad });
+      assert.equal(refused.status, 400, bad);
+      assert.match(refused.text, /Nothing was changed: Refund window must be a whole number of days from 0 to 90/);
+      assert.match(refused.text, /aria-invalid="true"/);
+    }
+    assert.equal((await findStore(app.pool, store.id))!.refundWindowDays, 30);
+    assert.deepEqual(
+      (await auditOf(store.id)).map((row) => [row.action, row.detail]),
+      [['store.update', { 'refund-window-days': '30' }]],
+    );
+  });
+
   it("a viewer sees the settings read-only and every change is refused server-side; another store's settings do not exist; a form from elsewhere is refused", async () => {
     const store = await app.store({ name: 'Viewed shop', methods: 'TON/TON' });
     const other = await app.store({ name: 'Other shop' });
@@ -208,6 +233,7 @@ describe('dashboard: store settings', () => {
       [`${settings}/appearance`, { intent: 'save', name: 'Taken over', 'display-name': '', 'logo-url': '', 'accent-color': '' }],
       [`${settings}/methods`, { methods: 'USDT/TON' }],
       [`${settings}/treasury`, { treasury: `0:${'cd'.repeat(32)}` }],
+      [`${settings}/refund-window`, { 'refund-window-days': '30' }],
     ] as const) {
       const refused = await viewer.post(path, fields);
       assert.equal(refused.status, 403, path);

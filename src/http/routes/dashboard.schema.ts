@@ -78,6 +78,10 @@ export type MethodsForm = FromSchema<typeof methodsForm>;
 export const treasuryForm = form({ treasury: text(200) });
 export type TreasuryForm = FromSchema<typeof treasuryForm>;
 
+/** The refund window as typed: its range is the store command's rule (stores.ts refundWindowDays), said beside the field. */
+export const refundWindowForm = form({ 'refund-window-days': text(16) });
+export type RefundWindowForm = FromSchema<typeof refundWindowForm>;
+
 const day = (description: string) => ({ type: 'string', format: 'kassa-day', description }) as const;
 
 /** The payments list's and its CSV's filters (other parameters, such as a notice, are left alone). */

@@ -9,7 +9,16 @@ import { type AppearanceValues, DEFAULT_ACCENT, previewCss, previewLogo, setting
 import { catalogueMethods, findStore, StoreInputError } from '../../stores/stores.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';
-import { type AppearanceForm, appearanceForm, type MethodsForm, methodsForm, type TreasuryForm, treasuryForm } from './dashboard.schema.ts';
+import {
+  type AppearanceForm,
+  appearanceForm,
+  type MethodsForm,
+  methodsForm,
+  type RefundWindowForm,
+  refundWindowForm,
+  type TreasuryForm,
+  treasuryForm,
+} from './dashboard.schema.ts';
 import type { DashboardCtx, DashboardRouter, OfStore } from './dashboardSteps.ts';
 
 type Ctx = DashboardCtx & { state: OfStore };
@@ -19,6 +28,7 @@ const NOTICES: Record<string, string> = {
   appearance: 'Appearance saved: the checkout shows it from now on.',
   methods: 'Payment methods saved: new checkouts offer these.',
   treasury: "Treasury saved: the store's money is swept there from now on.",
+  'refund-window': 'Refund window saved: sales completed from now on stay refundable from their deposits that long.',
 };
 
 export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): void {
@@ -93,4 +103,13 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
     const treasury = ctx.state.form.treasury ?? '';
     await change(ctx, { treasury }, { treasury }, 'treasury');
   });
+
+  dash.store.post<{ form: RefundWindowForm }>(
+    '/settings/refund-window',
+    { can: 'settings.change', form: refundWindowForm, refused: refused('refund-window-days') },
+    async (ctx) => {
+      const days = ctx.state.form['refund-window-days'] ?? '';
+      await change(ctx, { 'refund-window-days': days }, { refundWindowDays: days }, 'refund-window');
+    },
+  );
 }

@@ -7,7 +7,7 @@ import { presentList } from '../../presenters/list.ts';
 import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
 import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
-import { createRefund, listRefunds } from '../../treasury/refunds.ts';
+import { createRefund, listRefunds, refundBalance } from '../../treasury/refunds.ts';
 import { ratePolicy } from '../../rates/rates.ts';
 import { storeRefundGas } from '../../treasury/gas.ts';
 import type { AppDeps, KassaState, OfStorePayment } from '../context.ts';
@@ -57,7 +57,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   );
   router.get('/v1/payments/:id/refunds', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, list);
 
-  // The payment's money per coin (deposit_money) and its sweeps beside its refunds.
+  // The payment's money per coin (deposit_money), what refunds may take (the sale inside its window) and its sweeps beside its refunds.
   const balance: Middleware<Payment> = async (ctx) => {
     const id = ctx.state.payment.id;
     ctx.body = presentBalance(
@@ -65,6 +65,7 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
       await depositMoney(pool, id),
       await outgoingOfPayment(pool, id, 'sweep'),
       await storeRefundGas(pool, ctx.state.merchant.storeId),
+      await refundBalance(pool, id, deps.now()),
     );
   };
   router.get('/v1/payments/:id/balance', guards.merchant, needs('read'), guards.storeLimit, validate({ params: paymentParams }), guards.storePayment, balance);
