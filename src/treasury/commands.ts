@@ -2,20 +2,23 @@
 // (docs/OPERATIONS.md, Money out), side by side — signed (planned → sent, every message kept in
 // outgoing_messages), expired unseen (sent → planned once the chain was read the late-commit margin
 // past its valid_until, or failed after MAX_MESSAGES_SIGNED), not sendable (planned → failed). The chain reader's
-// (confirmed, failed on chain, refused by a jetton wallet) are confirmOutgoing and
-// jettonTransferRefused in outgoing.ts. Each follows the rule of the payment commands:
+// (confirmed, failed on chain, refused by a jetton wallet, bounced at its destination) are
+// confirmOutgoing, jettonTransferRefused and jettonTransferBounced, below. Each follows the rule of the payment commands:
 //   1. lock the transfer rows (select … for update);
 //   2. ask the pure transition (transitions.ts) and refuse what it rejects;
 //   3. write the state it returned, with its failure;
 //   4. enqueue the wallet's signer job in the same transaction;
 //   5. count a failure once the transaction has committed.
 // The caller owns the transaction.
-import { afterCommit, sql, z, type Db } from '../db/pool.ts';
+import { afterCommit, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
+import type { ChainTransaction } from '../chain/transactions.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
+import { fromBaseUnits } from '../money.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
-import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
+import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingState, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
 
 const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number() });
@@ -149,4 +152,203 @@ export async function failUnsendable(
   await enqueueWalletSend(tx, args.wallet);
   if (next.failure) countFailure(tx, args.log, row.id, args.wallet, next.failure, next.failure.kind);
   return next.failure ?? null;
+}
+
+// ---- confirmation (the chain reader) --------------------------------------------------------
+
+const sentRow = z.object({
+  id: z.string(),
+  state: z.string(),
+  from_address: z.string(),
+  to_address: z.string(),
+  kind: z.string(),
+  coin_symbol: z.string(),
+  amount_base_units: z.string(),
+  /** The message that landed (the transfer's newest, or an earlier one committed late). */
+  seqno: z.string(),
+  valid_until: z.date(),
+  message_hash: z.string(),
+  message_hash_normalized: z.string(),
+});
+
+/** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
+function landedMessage(row: z.infer<typeof sentRow>) {
+  return sql.fragment`wallet_seqno = ${row.seqno}, valid_until = ${sql.timestamp(row.valid_until)}, message_hash = ${row.message_hash},
+    message_hash_normalized = ${row.message_hash_normalized}`;
+}
+
+/**
+ * The chain reader saw a transaction of one of Kassa's wallets started by an external message
+ * (only Kassa's signer can sign one): the outgoing transfers that message carries are confirmed
+ * (their messages left) or failed (the wallet accepted it but sent nothing), with the fee and the
+ * transaction. Idempotent. 'unknown' means money may have moved that the books did not plan
+ * (reconciliation will show it).
+ *
+ * Per transfer: a TON transfer's sent amount is its message's value; a jetton transfer moved its
+ * amount of the jetton (the TON attached to its message is part of its fee: the excess returns
+ * to the gas wallet). Several transfers in one message (batched top-ups) share the fee.
+ */
+export async function confirmOutgoing(
+  pool: DatabasePool,
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<'confirmed' | 'failed' | 'repeat' | 'unknown'> {
+  const hashes = [tx.inMessage?.hash, tx.inMessage?.hashNormalized].filter((h): h is string => typeof h === 'string');
+  if (hashes.length === 0) return 'unknown';
+  const out = tx.outMessages ?? [];
+  const fees = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
+  const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
+  const failed: Array<{ id: string; why: string }> = [];
+  const result = await pool.transaction(async (db) => {
+    failed.length = 0;
+    // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
+    const rows = await db.any(sql.type(sentRow)`
+      select o.id, o.state, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized
+      from outgoing_transfers o
+      join lateral (select * from outgoing_messages m where m.transfer_id = o.id
+                    and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
+                    limit 1) m on true
+      where o.from_address = ${tx.account}
+      order by o.id
+      for update of o
+    `);
+    if (rows.length === 0) {
+      log.error({ account: tx.account, hash: tx.hash }, 'a Kassa wallet sent a message Kassa has no record of');
+      return 'unknown' as const;
+    }
+    if (rows.every((row) => row.state === 'confirmed' || row.state === 'failed')) return 'repeat' as const;
+    const share = fees / BigInt(rows.length);
+    const remainder = fees - share * BigInt(rows.length);
+    const unused = new Set(out.map((_, i) => i));
+    for (const [n, row] of rows.entries()) {
+      const fee = share + (n === 0 ? remainder : 0n);
+      // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
+      const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
+      if (ok && index !== undefined) {
+        if (!outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'confirmed' }, now).ok) continue;
+        unused.delete(index);
+        const message = out[index]!;
+        const jetton = row.coin_symbol !== 'TON';
+        const sent = jetton ? BigInt(row.amount_base_units) : message.value;
+        const paid = jetton ? fee + message.value : fee;
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, retry_at = null, failed_at = null, sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
+            fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
+            ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
+          where id = ${row.id}
+        `);
+        // A top-up arrived (or is about to): the deposit's jetton transfer can go.
+        if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
+      } else {
+        const why = tx.compute.skipped
+          ? 'compute_skipped'
+          : !tx.compute.success
+            ? `compute_failed (exit ${tx.compute.exitCode})`
+            : tx.actionSuccess === false
+              ? 'action_failed'
+              : 'no_message_sent';
+        const next = outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'failed_on_chain', why }, now);
+        if (!next.ok) continue;
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, fee_base_units = ${fee.toString()},
+            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)},
+            updated_at = ${sql.timestamp(now)}
+          where id = ${row.id}
+        `);
+        failed.push({ id: row.id, why });
+      }
+    }
+    // The wallet's next transfer (if any) can be signed now.
+    await enqueueWalletSend(db, rows[0]!.from_address);
+    return ok ? ('confirmed' as const) : ('failed' as const);
+  });
+  // Counted and told after commit.
+  for (const f of failed) {
+    outgoingFailures.inc({ kind: 'on_chain' });
+    log.error({ transferId: f.id, account: tx.account, hash: tx.hash, why: f.why }, 'an outgoing transfer failed on chain');
+  }
+  return result;
+}
+
+/**
+ * A deposit's jetton wallet ran the `transfer` its deposit sent (query id = the deposit's wallet
+ * seqno). The deposit's own transaction already confirmed the message left; when the jetton
+ * wallet refused it, the jettons did not move: the transfer is failed (its TON came back as a
+ * bounce, booked by the reader). Returns whether it changed anything.
+ */
+export async function jettonTransferRefused(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
+  const body = tx.inMessage?.body?.beginParse();
+  if (!body || body.remainingBits < 96 || body.loadUint(32) !== OP_JETTON_TRANSFER) return false;
+  const queryId = body.loadUintBig(64);
+  const succeeded = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false && !tx.aborted;
+  if (succeeded) return false;
+  const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success || tx.compute.exitCode !== 0 ? `exit code ${tx.compute.exitCode}` : 'action_failed';
+  const next = outgoingTransition(
+    { state: 'confirmed', messagesSigned: 0, retries: 0 },
+    { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` },
+    now,
+  );
+  if (!next.ok) return false;
+  const id = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+    where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
+    returning id
+  `);
+  if (id) {
+    outgoingFailures.inc({ kind: 'on_chain' });
+    log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
+  }
+  return id !== null;
+}
+
+/**
+ * A deposit's jetton wallet took back an `internal_transfer` it had sent (`bounce`: its query id —
+ * the deposit's wallet seqno that signed the transfer — and amount): the destination's jetton wallet
+ * refused the jettons (a stablecoin wallet its issuer froze), so the transfer out that the deposit's
+ * own transaction confirmed moved nothing. It is failed through the transition
+ * (`bounced_at_destination`): its amount is the deposit's again (deposit_money counts a failed
+ * transfer's fee, never its amount), so a refund can be asked again and reconciliation finds the
+ * jetton wallet's balance equal to its books. Idempotent. Returns whether it changed anything.
+ */
+export async function jettonTransferBounced(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  bounce: { queryId: bigint; amount: bigint },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
+  const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned in transaction ${tx.hash}`;
+  const failed = await pool.transaction(async (db) => {
+    const row = await db.maybeOne(sql.type(z.object({ id: z.string(), state: z.enum(OUTGOING_STATES) }))`
+      select id, state from outgoing_transfers
+      where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${bounce.queryId.toString()}
+        and amount_base_units = ${bounce.amount.toString()} and kind <> 'gas_top_up'
+      order by created_at desc limit 1
+      for update
+    `);
+    if (!row) return null;
+    const next = outgoingTransition({ state: row.state, messagesSigned: 0, retries: 0 }, { type: 'bounced_at_destination', why }, now);
+    if (!next.ok) return null;
+    await db.query(sql.typeAlias('void')`
+      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
+      where id = ${row.id}
+    `);
+    return row.id;
+  });
+  if (failed === null) return false;
+  outgoingFailures.inc({ kind: 'bounced' });
+  log.error(
+    { transferId: failed, jettonWallet: tx.account, hash: tx.hash, amount: bounce.amount.toString(), refusedBy: tx.inMessage?.source ?? null },
+    "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
+  );
+  return true;
 }
