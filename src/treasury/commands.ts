@@ -6,7 +6,7 @@
 // confirmOutgoing, jettonTransferRefused and jettonTransferBounced, below. Each follows the rule of the payment commands:
 //   1. lock the transfer rows (select … for update);
 //   2. ask the pure transition (transitions.ts) and refuse what it rejects;
-//   3. write the state it returned, with its failure;
+//   3. write the state it returned, with its failure (writeTransition: the one place a transition is written);
 //   4. enqueue the wallet's signer job in the same transaction;
 //   5. count a failure once the transaction has committed.
 // The caller owns the transaction.
@@ -18,7 +18,7 @@ import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
-import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingState, type OutgoingTransition } from './transitions.ts';
+import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
 
 const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number() });
@@ -32,9 +32,34 @@ async function lockTransfers(tx: Db, where: ReturnType<typeof sql.fragment>): Pr
   `);
 }
 
-/** Step 2: what the transition says of each row. */
+/** Step 2: what the transition says of the locked row. */
+function askOne(row: Locked, event: OutgoingEvent, now: Date): OutgoingTransition {
+  return outgoingTransition({ state: row.state, messagesSigned: row.messages_signed, retries: row.retries }, event, now);
+}
+
+/** Step 2, for each row. */
 function ask(rows: readonly Locked[], event: OutgoingEvent, now: Date): Array<{ row: Locked; next: OutgoingTransition }> {
-  return rows.map((row) => ({ row, next: outgoingTransition({ state: row.state, messagesSigned: row.messages_signed, retries: row.retries }, event, now) }));
+  return rows.map((row) => ({ row, next: askOne(row, event, now) }));
+}
+
+/**
+ * Step 3: the state the transition returned, with its failure's columns (or none), and what else
+ * the event records about the transfer. The one place an outgoing transfer's state is written.
+ */
+async function writeTransition(
+  tx: Db,
+  row: Locked,
+  next: Extract<OutgoingTransition, { ok: true }>,
+  now: Date,
+  also?: ReturnType<typeof sql.fragment>,
+): Promise<void> {
+  const columns = [
+    sql.fragment`state = ${next.to}`,
+    failureColumns(next.failure, now),
+    ...(also ? [also] : []),
+    sql.fragment`updated_at = ${sql.timestamp(now)}`,
+  ];
+  await tx.query(sql.typeAlias('void')`update outgoing_transfers set ${sql.join(columns, sql.fragment`, `)} where id = ${row.id}`);
 }
 
 /** Step 5: a failure is counted and told once the transaction has committed. */
@@ -61,13 +86,15 @@ export async function recordSigned(
   if (rows.length !== args.ids.length || asked.some(({ next }) => !next.ok)) throw new Error('another run took some of these transfers; nothing recorded');
   for (const { row, next } of asked) {
     if (!next.ok) continue;
-    await tx.query(sql.typeAlias('void')`
-      update outgoing_transfers set state = ${next.to}, wallet_seqno = ${args.seqno}, valid_until = ${sql.timestamp(args.validUntil)},
+    await writeTransition(
+      tx,
+      row,
+      next,
+      now,
+      sql.fragment`wallet_seqno = ${args.seqno}, valid_until = ${sql.timestamp(args.validUntil)},
         send_mode = ${args.sendMode}, message_hash = ${args.message.hash}, message_hash_normalized = ${args.message.hashNormalized},
-        signed_message = ${sql.binary(args.message.boc)}, messages_signed = messages_signed + 1,
-        signed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
-      where id = ${row.id}
-    `);
+        signed_message = ${sql.binary(args.message.boc)}, messages_signed = messages_signed + 1, signed_at = ${sql.timestamp(now)}`,
+    );
     // Kept for good: should this message land late, after a newer one was signed, it still confirms the transfer.
     await tx.query(sql.typeAlias('void')`
       insert into outgoing_messages (transfer_id, wallet_seqno, valid_until, message_hash, message_hash_normalized, signed_at)
@@ -110,12 +137,13 @@ export async function expireUnseen(tx: Db, args: { wallet: string; network: stri
   const moved: Array<{ id: string; to: string }> = [];
   for (const { row, next } of ask(rows, { type: 'expired_unseen' }, now)) {
     if (!next.ok) continue;
-    await tx.query(sql.typeAlias('void')`
-      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)},
-        wallet_seqno = null, valid_until = null, message_hash = null, message_hash_normalized = null, signed_message = null, send_mode = null,
-        updated_at = ${sql.timestamp(now)}
-      where id = ${row.id}
-    `);
+    await writeTransition(
+      tx,
+      row,
+      next,
+      now,
+      sql.fragment`wallet_seqno = null, valid_until = null, message_hash = null, message_hash_normalized = null, signed_message = null, send_mode = null`,
+    );
     if (next.failure) countFailure(tx, args.log, row.id, args.wallet, next.failure, 'expired');
     else
       afterCommit(tx, () =>
@@ -139,16 +167,9 @@ export async function failUnsendable(
   const { now } = args;
   const [row] = await lockTransfers(tx, sql.fragment`o.id = ${args.id}`);
   if (!row) return null;
-  const next = outgoingTransition(
-    { state: row.state, messagesSigned: row.messages_signed, retries: row.retries },
-    { type: 'not_sendable', reason: args.reason, permanent: args.permanent },
-    now,
-  );
+  const next = askOne(row, { type: 'not_sendable', reason: args.reason, permanent: args.permanent }, now);
   if (!next.ok) return null;
-  await tx.query(sql.typeAlias('void')`
-    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
-    where id = ${row.id}
-  `);
+  await writeTransition(tx, row, next, now);
   await enqueueWalletSend(tx, args.wallet);
   if (next.failure) countFailure(tx, args.log, row.id, args.wallet, next.failure, next.failure.kind);
   return next.failure ?? null;
@@ -156,9 +177,7 @@ export async function failUnsendable(
 
 // ---- confirmation (the chain reader) --------------------------------------------------------
 
-const sentRow = z.object({
-  id: z.string(),
-  state: z.string(),
+const sentRow = lockedRow.extend({
   from_address: z.string(),
   to_address: z.string(),
   kind: z.string(),
@@ -204,7 +223,7 @@ export async function confirmOutgoing(
     failed.length = 0;
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
-      select o.id, o.state, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+      select o.id, o.state, o.messages_signed, ${RETRIES} as retries, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
              m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
@@ -227,18 +246,21 @@ export async function confirmOutgoing(
       // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
       const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
       if (ok && index !== undefined) {
-        if (!outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'confirmed' }, now).ok) continue;
+        const next = askOne(row, { type: 'confirmed' }, now);
+        if (!next.ok) continue;
         unused.delete(index);
         const message = out[index]!;
         const jetton = row.coin_symbol !== 'TON';
         const sent = jetton ? BigInt(row.amount_base_units) : message.value;
         const paid = jetton ? fee + message.value : fee;
-        await db.query(sql.typeAlias('void')`
-          update outgoing_transfers set state = 'confirmed', failure_reason = null, failure_kind = null, retry_at = null, failed_at = null, sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()},
-            fee = ${fromBaseUnits(paid, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
-            ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
-          where id = ${row.id}
-        `);
+        await writeTransition(
+          db,
+          row,
+          next,
+          now,
+          sql.fragment`sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()}, fee = ${fromBaseUnits(paid, 9)},
+            transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}`,
+        );
         // A top-up arrived (or is about to): the deposit's jetton transfer can go.
         if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
       } else {
@@ -249,14 +271,16 @@ export async function confirmOutgoing(
             : tx.actionSuccess === false
               ? 'action_failed'
               : 'no_message_sent';
-        const next = outgoingTransition({ state: row.state as OutgoingState, messagesSigned: 0, retries: 0 }, { type: 'failed_on_chain', why }, now);
+        const next = askOne(row, { type: 'failed_on_chain', why }, now);
         if (!next.ok) continue;
-        await db.query(sql.typeAlias('void')`
-          update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, fee_base_units = ${fee.toString()},
-            fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)},
-            updated_at = ${sql.timestamp(now)}
-          where id = ${row.id}
-        `);
+        await writeTransition(
+          db,
+          row,
+          next,
+          now,
+          sql.fragment`fee_base_units = ${fee.toString()}, fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
+            ${landedMessage(row)}`,
+        );
         failed.push({ id: row.id, why });
       }
     }
@@ -291,17 +315,20 @@ export async function jettonTransferRefused(
   const succeeded = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false && !tx.aborted;
   if (succeeded) return false;
   const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success || tx.compute.exitCode !== 0 ? `exit code ${tx.compute.exitCode}` : 'action_failed';
-  const next = outgoingTransition(
-    { state: 'confirmed', messagesSigned: 0, retries: 0 },
-    { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` },
-    now,
-  );
-  if (!next.ok) return false;
-  const id = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
-    where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${queryId.toString()} and state = 'confirmed'
-    returning id
-  `);
+  // The transfers that message carried (query id = its seqno); the transition refuses all but a confirmed one.
+  const id = await pool.transaction(async (db) => {
+    const rows = await lockTransfers(
+      db,
+      sql.fragment`o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${queryId.toString()}`,
+    );
+    let refused: string | null = null;
+    for (const { row, next } of ask(rows, { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` }, now)) {
+      if (!next.ok) continue;
+      await writeTransition(db, row, next, now);
+      refused = row.id;
+    }
+    return refused;
+  });
   if (id) {
     outgoingFailures.inc({ kind: 'on_chain' });
     log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
@@ -328,20 +355,17 @@ export async function jettonTransferBounced(
 ): Promise<boolean> {
   const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned in transaction ${tx.hash}`;
   const failed = await pool.transaction(async (db) => {
-    const row = await db.maybeOne(sql.type(z.object({ id: z.string(), state: z.enum(OUTGOING_STATES) }))`
-      select id, state from outgoing_transfers
-      where from_address = ${account.deposit} and coin_symbol = ${account.coin} and wallet_seqno = ${bounce.queryId.toString()}
-        and amount_base_units = ${bounce.amount.toString()} and kind <> 'gas_top_up'
-      order by created_at desc limit 1
-      for update
+    const row = await db.maybeOne(sql.type(lockedRow)`
+      select o.id, o.state, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o
+      where o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${bounce.queryId.toString()}
+        and o.amount_base_units = ${bounce.amount.toString()} and o.kind <> 'gas_top_up'
+      order by o.created_at desc limit 1
+      for update of o
     `);
     if (!row) return null;
-    const next = outgoingTransition({ state: row.state, messagesSigned: 0, retries: 0 }, { type: 'bounced_at_destination', why }, now);
+    const next = askOne(row, { type: 'bounced_at_destination', why }, now);
     if (!next.ok) return null;
-    await db.query(sql.typeAlias('void')`
-      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
-      where id = ${row.id}
-    `);
+    await writeTransition(db, row, next, now);
     return row.id;
   });
   if (failed === null) return false;
