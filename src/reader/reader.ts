@@ -14,7 +14,7 @@ import { chainBlocksWaitedFor, chainBlockWait, chainLag } from '../metrics.ts';
 import { expireDuePayments } from '../payments/commands.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
 import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused } from '../treasury/commands.ts';
-import { planPaymentSweep } from '../treasury/outgoing.ts';
+import { planPaymentSweep } from '../treasury/sweeps.ts';
 import { ChainApiError, call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';

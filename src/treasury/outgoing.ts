@@ -1,10 +1,10 @@
 // The books of money out (outgoing_transfers): what is planned, what was signed and sent, what the
-// chain confirmed. Plans are written in the transaction that decides them, with the signer's job
-// (outgoing__send, one queue per deposit wallet) enqueued beside them. No chain calls here.
-import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import type { Logger } from '../log.ts';
+// chain confirmed, and a deposit's money (deposit_money). Plans are written in the transaction that
+// decides them (the planners: sweeps.ts, refunds.ts, the gas top-ups), with the signer's job
+// (outgoing__send, one queue per deposit wallet) enqueued beside them; the transitions' commands
+// are commands.ts; the fee figures fees.ts. No chain calls here.
+import { sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
-import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import type { Failure } from './transitions.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
@@ -18,14 +18,6 @@ export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
 export async function enqueueWalletSend(tx: Db, fromAddress: string, runAt?: Date, preserveRunAt = false): Promise<void> {
   await enqueue(tx, outgoingSendJob(fromAddress, runAt, preserveRunAt));
 }
-
-/**
- * 0.01 TON, the one figure for "a TON transfer's fee at most": set aside from the deposit's TON for
- * a TON transfer's fee until the chain says the real one; so also the least worth moving (less is
- * dust: it stays, and is reported) and the smallest TON refund (coins.refund_minimum_base_units of
- * TON, migration 000014, holds the same figure).
- */
-export const TON_FEE_RESERVE_BASE_UNITS = 10_000_000n;
 
 /** What a transfer out of a wallet is, on the books (planOutgoing writes it). */
 export interface OutgoingPlan {
@@ -82,20 +74,6 @@ export async function planOutgoing(tx: Db, plan: OutgoingPlan, now: Date): Promi
   return row;
 }
 
-/** nanoTON set aside for a transfer of `coin` out of a deposit: its fee, and for a jetton the TON its message carries. */
-export function feeReserveFor(coin: string): bigint {
-  return coin === 'TON' ? TON_FEE_RESERVE_BASE_UNITS : JETTON_TRANSFER_TON + TON_FEE_RESERVE_BASE_UNITS;
-}
-
-/**
- * A sweep's: a TON sweep's fee is inside its amount (the message carries the amount less
- * TON_FEE_RESERVE, or the whole balance with the fee taken from it), so nothing more is set aside;
- * a jetton sweep's TON is Kassa's gas, like a jetton refund's.
- */
-function sweepFeeReserve(coin: string): bigint {
-  return coin === 'TON' ? 0n : feeReserveFor(coin);
-}
-
 // ---- a deposit's money (the SQL function deposit_money, migration 000014) ---------------------
 
 const moneyRow = z.object({
@@ -137,138 +115,6 @@ export async function refundableBaseUnits(tx: Db, paymentId: string, coin: strin
     select refundable::text as refundable from deposit_money(${paymentId}) where coin_symbol = ${coin}
   `);
   return BigInt(value ?? '0');
-}
-
-const paymentForPlan = z.object({
-  id: z.string(),
-  store_id: z.string(),
-  status: z.string(),
-  coin_symbol: z.string().nullable(),
-  coin_amount_base_units: z.string().nullable(),
-  decimals: z.number().nullable(),
-  deposit_address: z.string().nullable(),
-  treasury: z.string().nullable(),
-});
-
-async function paymentToPlan(tx: Db, paymentId: string) {
-  return tx.maybeOne(sql.type(paymentForPlan)`
-    select p.id, p.store_id, p.status, p.coin_symbol, p.coin_amount_base_units::text as coin_amount_base_units, c.decimals::int as decimals,
-           d.address as deposit_address, s.treasury
-    from payments p join stores s on s.id = p.store_id
-    left join coins c on c.symbol = p.coin_symbol
-    left join deposit_addresses d on d.payment_id = p.id
-    where p.id = ${paymentId}
-  `);
-}
-
-/**
- * Plans the sweep of a completed payment's counted amount to its store's treasury and enqueues
- * the signer, in the caller's transaction (the one that completes the payment, or the recurring
- * planner once the store has a treasury). Nothing when the store has no treasury, or the sweep is
- * already planned. Returns whether one was planned.
- */
-export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
-  const p = await paymentToPlan(tx, paymentId);
-  if (
-    p?.status !== 'completed' ||
-    p.treasury === null ||
-    p.deposit_address === null ||
-    p.coin_symbol === null ||
-    p.coin_amount_base_units === null ||
-    p.decimals === null
-  )
-    return false;
-  const row = await planOutgoing(
-    tx,
-    {
-      kind: 'sweep',
-      reason: 'payment',
-      paymentId: p.id,
-      storeId: p.store_id,
-      from: p.deposit_address,
-      to: p.treasury,
-      coin: p.coin_symbol,
-      decimals: p.decimals,
-      amountBaseUnits: BigInt(p.coin_amount_base_units),
-      feeReservedBaseUnits: sweepFeeReserve(p.coin_symbol),
-    },
-    now,
-  );
-  return row !== null;
-}
-
-/**
- * For `outgoing_transfers o` joined to its store `s`: the transfer stops a new one being planned
- * for the same money — it is not failed, or it failed and may not be tried again yet (a transient
- * failure before its retry_at; a permanent one to the treasury the store still has).
- */
-function blocksReplanning(now: Date) {
-  return sql.fragment`(o.state <> 'failed'
-    or (o.failure_kind = 'transient' and o.retry_at > ${sql.timestamp(now)})
-    or (o.failure_kind is distinct from 'transient' and o.to_address = s.treasury))`;
-}
-
-const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decimals: z.number() });
-
-/**
- * The recurring planner: sweeps for completed payments whose store got a treasury after they
- * completed, and held money whose REFUND_HOLD_DAYS have passed (counted from the last money that
- * reached the deposit; dust below TON_FEE_RESERVE_BASE_UNITS stays). A payment whose sweep failed for
- * good is not planned again (failure_kind permanent). Returns how many it planned.
- */
-export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
-  const { now } = options;
-  let planned = 0;
-  // A sweep that failed stops the next one, unless it failed for a passing reason and its retry
-  // time came, or it failed for good and the treasury has changed since (the merchant mended it).
-  const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    select p.id from payments p join stores s on s.id = p.store_id
-    where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
-      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
-                      and ${blocksReplanning(now)})
-    limit 500
-  `);
-  for (const id of unswept) {
-    if (await pool.transaction((tx) => planPaymentSweep(tx, id, now))) planned += 1;
-  }
-  const heldSince = new Date(now.getTime() - options.holdDays * 86_400_000);
-  const held = await pool.any(sql.type(dueRow)`
-    select p.id as payment_id, m.coin_symbol, m.decimals from payments p join stores s on s.id = p.store_id
-    cross join lateral deposit_money(p.id) m
-    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
-      -- Only deposits that got money beyond an exact payment are worth asking (most get none).
-      and exists (select 1 from transfers t where t.payment_id = p.id and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
-                  and (p.status <> 'completed' or t.effect not in ('partial', 'completed')))
-      and m.refundable > 0 and m.last_money_at < ${sql.timestamp(heldSince)}
-      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.coin_symbol = m.coin_symbol and o.reason = 'held_money'
-                      and o.state = 'failed' and ${blocksReplanning(now)})
-  `);
-  for (const row of held) {
-    const done = await pool.transaction(async (tx) => {
-      await tx.query(sql.unsafe`select 1 from payments where id = ${row.payment_id} for update`);
-      const p = (await paymentToPlan(tx, row.payment_id))!;
-      if (p.treasury === null || p.deposit_address === null) return false;
-      const amount = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
-      if (amount <= 0n) return false;
-      if (row.coin_symbol === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS) return false;
-      const plan: OutgoingPlan = {
-        kind: 'sweep',
-        reason: 'held_money',
-        paymentId: p.id,
-        storeId: p.store_id,
-        from: p.deposit_address,
-        to: p.treasury,
-        coin: row.coin_symbol,
-        decimals: row.decimals,
-        amountBaseUnits: amount,
-        feeReservedBaseUnits: sweepFeeReserve(row.coin_symbol),
-      };
-      return (await planOutgoing(tx, plan, now)) !== null;
-    });
-    if (done) planned += 1;
-  }
-  if (planned > 0) options.log?.info({ planned }, 'sweeps planned');
-  return planned;
 }
 
 /**

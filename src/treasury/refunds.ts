@@ -20,16 +20,8 @@ import { checkDestination } from './destinations.ts';
 import { coinAmountFor, decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
 import type { StorePayment } from '../payments/view.ts';
 import { getRate, type RatePolicy } from '../rates/rates.ts';
-import {
-  depositMoney,
-  feeReserveFor,
-  TON_FEE_RESERVE_BASE_UNITS,
-  outgoingRow,
-  OUTGOING_COLUMNS,
-  planOutgoing,
-  type OutgoingRow,
-  type RequestedAmount,
-} from './outgoing.ts';
+import { feeReserveFor, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
+import { depositMoney, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow, type RequestedAmount } from './outgoing.ts';
 
 export interface RefundRequest {
   coin: string;

@@ -281,7 +281,7 @@ async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string |
         deps.now(),
       );
     }
-    // The top-up's confirmation brings this job back (outgoing.ts confirmOutgoing, +1 s); this is
+    // The top-up's confirmation brings this job back (commands.ts confirmOutgoing, +1 s); this is
     // only the safety net, rare enough to cost the shared chain budget nothing while many wait.
     await enqueueWalletSend(tx, transfer.from_address, new Date(deps.now().getTime() + GAS_WAIT_RECHECK_MS));
     return !pending;

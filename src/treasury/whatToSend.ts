@@ -2,7 +2,7 @@
 // or give up. Pure: the signer (signer.ts) asks the chain and the books, then does what this says.
 import { SendMode } from '@ton/core';
 import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
-import { TON_FEE_RESERVE_BASE_UNITS } from './outgoing.ts';
+import { TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 
 /** The smallest top-up: the attached TON, the deposit's own fees (it deploys itself) and a margin. */
 export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON

@@ -1,0 +1,140 @@
+// The sweep planners: a completed payment's counted amount to its store's treasury (in the
+// transaction that completes it, or later once the store has a treasury), and held money whose
+// hold has passed (the recurring treasury__plan_sweeps). They write plans through the books'
+// planOutgoing (outgoing.ts); no chain calls here.
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { sweepFeeReserve, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
+import { planOutgoing, refundableBaseUnits, type OutgoingPlan } from './outgoing.ts';
+
+const paymentForPlan = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  status: z.string(),
+  coin_symbol: z.string().nullable(),
+  coin_amount_base_units: z.string().nullable(),
+  decimals: z.number().nullable(),
+  deposit_address: z.string().nullable(),
+  treasury: z.string().nullable(),
+});
+
+async function paymentToPlan(tx: Db, paymentId: string) {
+  return tx.maybeOne(sql.type(paymentForPlan)`
+    select p.id, p.store_id, p.status, p.coin_symbol, p.coin_amount_base_units::text as coin_amount_base_units, c.decimals::int as decimals,
+           d.address as deposit_address, s.treasury
+    from payments p join stores s on s.id = p.store_id
+    left join coins c on c.symbol = p.coin_symbol
+    left join deposit_addresses d on d.payment_id = p.id
+    where p.id = ${paymentId}
+  `);
+}
+
+/**
+ * Plans the sweep of a completed payment's counted amount to its store's treasury and enqueues
+ * the signer, in the caller's transaction (the one that completes the payment, or the recurring
+ * planner once the store has a treasury). Nothing when the store has no treasury, or the sweep is
+ * already planned. Returns whether one was planned.
+ */
+export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
+  const p = await paymentToPlan(tx, paymentId);
+  if (
+    p?.status !== 'completed' ||
+    p.treasury === null ||
+    p.deposit_address === null ||
+    p.coin_symbol === null ||
+    p.coin_amount_base_units === null ||
+    p.decimals === null
+  )
+    return false;
+  const row = await planOutgoing(
+    tx,
+    {
+      kind: 'sweep',
+      reason: 'payment',
+      paymentId: p.id,
+      storeId: p.store_id,
+      from: p.deposit_address,
+      to: p.treasury,
+      coin: p.coin_symbol,
+      decimals: p.decimals,
+      amountBaseUnits: BigInt(p.coin_amount_base_units),
+      feeReservedBaseUnits: sweepFeeReserve(p.coin_symbol),
+    },
+    now,
+  );
+  return row !== null;
+}
+
+/**
+ * For `outgoing_transfers o` joined to its store `s`: the transfer stops a new one being planned
+ * for the same money — it is not failed, or it failed and may not be tried again yet (a transient
+ * failure before its retry_at; a permanent one to the treasury the store still has).
+ */
+function blocksReplanning(now: Date) {
+  return sql.fragment`(o.state <> 'failed'
+    or (o.failure_kind = 'transient' and o.retry_at > ${sql.timestamp(now)})
+    or (o.failure_kind is distinct from 'transient' and o.to_address = s.treasury))`;
+}
+
+const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decimals: z.number() });
+
+/**
+ * The recurring planner: sweeps for completed payments whose store got a treasury after they
+ * completed, and held money whose REFUND_HOLD_DAYS have passed (counted from the last money that
+ * reached the deposit; dust below TON_FEE_RESERVE_BASE_UNITS stays). A payment whose sweep failed for
+ * good is not planned again (failure_kind permanent). Returns how many it planned.
+ */
+export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
+  const { now } = options;
+  let planned = 0;
+  // A sweep that failed stops the next one, unless it failed for a passing reason and its retry
+  // time came, or it failed for good and the treasury has changed since (the merchant mended it).
+  const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select p.id from payments p join stores s on s.id = p.store_id
+    where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
+      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
+                      and ${blocksReplanning(now)})
+    limit 500
+  `);
+  for (const id of unswept) {
+    if (await pool.transaction((tx) => planPaymentSweep(tx, id, now))) planned += 1;
+  }
+  const heldSince = new Date(now.getTime() - options.holdDays * 86_400_000);
+  const held = await pool.any(sql.type(dueRow)`
+    select p.id as payment_id, m.coin_symbol, m.decimals from payments p join stores s on s.id = p.store_id
+    cross join lateral deposit_money(p.id) m
+    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
+      -- Only deposits that got money beyond an exact payment are worth asking (most get none).
+      and exists (select 1 from transfers t where t.payment_id = p.id and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
+                  and (p.status <> 'completed' or t.effect not in ('partial', 'completed')))
+      and m.refundable > 0 and m.last_money_at < ${sql.timestamp(heldSince)}
+      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.coin_symbol = m.coin_symbol and o.reason = 'held_money'
+                      and o.state = 'failed' and ${blocksReplanning(now)})
+  `);
+  for (const row of held) {
+    const done = await pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`select 1 from payments where id = ${row.payment_id} for update`);
+      const p = (await paymentToPlan(tx, row.payment_id))!;
+      if (p.treasury === null || p.deposit_address === null) return false;
+      const amount = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
+      if (amount <= 0n) return false;
+      if (row.coin_symbol === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS) return false;
+      const plan: OutgoingPlan = {
+        kind: 'sweep',
+        reason: 'held_money',
+        paymentId: p.id,
+        storeId: p.store_id,
+        from: p.deposit_address,
+        to: p.treasury,
+        coin: row.coin_symbol,
+        decimals: row.decimals,
+        amountBaseUnits: amount,
+        feeReservedBaseUnits: sweepFeeReserve(row.coin_symbol),
+      };
+      return (await planOutgoing(tx, plan, now)) !== null;
+    });
+    if (done) planned += 1;
+  }
+  if (planned > 0) options.log?.info({ planned }, 'sweeps planned');
+  return planned;
+}
