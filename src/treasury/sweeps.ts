@@ -4,6 +4,7 @@
 // planOutgoing (outgoing.ts); no chain calls here.
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import { IS_CREDITED } from '../payments/counted.ts';
 import { sweepFeeReserve, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 import { planOutgoing, refundableBaseUnits, type OutgoingPlan } from './outgoing.ts';
 
@@ -105,7 +106,7 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
     cross join lateral deposit_money(p.id) m
     where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
       -- Only deposits that got money beyond an exact payment are worth asking (most get none).
-      and exists (select 1 from transfers t where t.payment_id = p.id and t.effect not in ('not_credited', 'not_counted', 'unknown_token')
+      and exists (select 1 from transfers t where t.payment_id = p.id and ${IS_CREDITED}
                   and (p.status <> 'completed' or t.effect not in ('partial', 'completed')))
       and m.refundable > 0 and m.last_money_at < ${sql.timestamp(heldSince)}
       and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.coin_symbol = m.coin_symbol and o.reason = 'held_money'
