@@ -24,7 +24,7 @@
 // tick and tock of two special accounts and `--traffic` transfers between strangers (rows the
 // reader reads and ignores). Per window it also reports chain requests per masterchain block read.
 // Then, with `--lag` > 0, an indexer lag: the sandbox stops indexing blocks for `--lag` seconds
-// (holdBlocks: masterchainInfo stands still, newer blocks answer empty), then indexes them all at
+// (holdBlocks: masterchainInfo stands still, newer blocks answer 404 "not found"), then indexes them all at
 // once; measured: how fast the reader catches up (blocks/s until it is back at the tip, against
 // the chain's 2.5 blocks/s) and the requests that took.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -38,7 +38,9 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
 import { issueToken } from '../src/auth/tokens.ts';
-import { CAUGHT_UP_POLL_MS, INFO_EVERY_MS, LEASE_MS } from '../src/reader/reader.ts';
+import { LEASE_MS } from '../src/reader/cursor.ts';
+import { CAUGHT_UP_POLL_MS } from '../src/reader/reader.ts';
+import { INFO_EVERY_MS } from '../src/reader/tip.ts';
 import { SANDBOX_BLOCK_INTERVAL_MS } from '../src/chain/sandbox/chain.ts';
 import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -106,7 +108,7 @@ interface ChainRequest {
   /** `v3 masterchainInfo`, `v3 transactionsByMasterchainBlock`, `v2 runGetMethod`, … */
   endpoint: string;
   status: number;
-  /** Bytes of the answer (an empty block answer is `{"transactions":[],"address_book":{}}`). */
+  /** Bytes of the answer (a block not indexed yet is a 404 `{"error":"masterchain block N not found"}`). */
   bytes: number;
 }
 

@@ -15,7 +15,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { api, drill, drillDatabase, drillStore, keepLogs, LONG, readerRunning, sleep, startApart, startKassa, waitFor, type Kassa } from './lib.ts';
 import { sql, z } from '../src/db/pool.ts';
-import { LEASE_MS } from '../src/reader/reader.ts';
+import { LEASE_MS } from '../src/reader/cursor.ts';
 import { fromBaseUnits, toBaseUnits } from '../src/money.ts';
 
 const PAYMENTS = LONG ? 100 : 20;

@@ -75,12 +75,14 @@ const server = http.createServer((req, res) => {
     }
     if (result.duplicate) return answer(res, 200, { ok: true, duplicate: true });
     try {
-      await onPaymentCompleted(result.payload);
+      // A store endpoint's event (docs/API.md, Store webhook endpoints), or a payment's completed webhook.
+      if (result.event !== undefined) console.log(JSON.stringify({ msg: 'event', type: result.event.type, eventID: result.event.eventID }));
+      else await onPaymentCompleted(result.payload);
     } catch (err) {
       console.error(JSON.stringify({ msg: 'processing failed', error: String(err) }));
       return answer(res, 500, { error: 'processing failed' });
     }
-    await verifier.markProcessed(result.payload.paymentID);
+    await verifier.markProcessed(result.event !== undefined ? result.event.eventID : result.payload.paymentID);
     return answer(res, 200, { ok: true });
   })().catch((err: unknown) => {
     console.error(JSON.stringify({ msg: 'unexpected error', error: String(err) }));

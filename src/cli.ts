@@ -25,7 +25,7 @@ import { gasReport, recordRefundGasPayment } from './treasury/gas.ts';
 import { decimalPlaces, isPositiveDecimalString, toBaseUnits } from './money.ts';
 import { CLI_ACTOR } from './dashboard/audit.ts';
 import { changeStore } from './dashboard/settings.ts';
-import { createInvitation, normalizeEmail, ROLES, roleOf, UnknownStoreForInvitation } from './dashboard/people.ts';
+import { createInvitation, FormProblem, normalizeEmail, ROLES, roleOf, UnknownStoreForInvitation } from './dashboard/people.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -137,13 +137,14 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   },
   {
     name: 'dashboard invite',
-    usage: 'kassa dashboard invite --store STORE_ID --email EMAIL [--role owner|viewer]',
+    usage: 'kassa dashboard invite --store STORE_ID --email EMAIL [--role owner|viewer] [--reset-password]',
     summary:
       'Makes a one-time sign-in link to the dashboard for that person in that store (valid 24 hours, single use). Prints {"url", "storeId", "email", "role", "expiresAt"}.',
     options: [
       "--store ID          the store's id (required)",
       '--email EMAIL       who is invited (required)',
       '--role ROLE         owner (everything) or viewer (read-only); default owner',
+      '--reset-password    a password reset for a member of the store: the link sets a new password and signs them out everywhere (their role stays)',
     ],
   },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },
@@ -421,8 +422,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'dashboard' && sub === 'invite') {
-    const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } });
+    const { values } = parse(rest, { store: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'reset-password': { type: 'boolean' } });
     const storeId = required(values.store, '--store');
+    const resetsPassword = values['reset-password'] === true;
     const email = required(values.email, '--email');
     const role = roleOf(values.role ?? 'owner');
     if (role === null) throw new UsageError(`--role is ${ROLES.join(' or ')}`);
@@ -430,7 +432,7 @@ export async function main(argv: string[]): Promise<number> {
     const invitation = await withDatabase(
       config,
       log,
-      (pool) => createInvitation(pool, { storeId, email, role, baseUrl: config.baseUrl, actor: CLI_ACTOR, now }),
+      (pool) => createInvitation(pool, { storeId, email, role, resetsPassword, baseUrl: config.baseUrl, actor: CLI_ACTOR, now }),
       running,
     );
     print({ url: invitation.url, storeId: invitation.storeId, email: invitation.email, role: invitation.role, expiresAt: invitation.expiresAt.toISOString() });
@@ -454,7 +456,8 @@ function oneLine(error: unknown): string {
     error instanceof StoreInputError ||
     error instanceof UnknownStoreError ||
     error instanceof DepositExportError ||
-    error instanceof UnknownStoreForInvitation
+    error instanceof UnknownStoreForInvitation ||
+    error instanceof FormProblem
   ) {
     return error.message.split('\n')[0]!;
   }

@@ -104,6 +104,22 @@ export const ERROR_CATALOGUE = {
   method_not_selected: { type: 'invalid_request_error', status: 409, message: 'Choose a payment method first.' },
   payment_not_completed: { type: 'invalid_request_error', status: 409, message: 'Only a completed payment has a webhook to redeliver.' },
   no_webhook_url: { type: 'invalid_request_error', status: 409, message: 'The payment was created without a webhookURL; there is nowhere to deliver to.' },
+  // Store webhook endpoints
+  invalid_endpoint_url: { type: 'invalid_request_error', message: 'url must be an absolute https URL of at most 512 characters with a public host.' },
+  invalid_event_types: {
+    type: 'invalid_request_error',
+    message:
+      'events must be a list of 1 to 9 event types, each once: payment.pending, payment.completed, payment.expired, payment.cancelled, payment.money_received, refund.confirmed, refund.failed, sweep.confirmed, sweep.failed.',
+  },
+  invalid_webhook_endpoint_id: { type: 'invalid_request_error', message: 'The webhook endpoint id must be a UUID.' },
+  invalid_delivery_id: { type: 'invalid_request_error', message: 'The delivery id must be a UUID.' },
+  webhook_endpoint_not_found: { type: 'not_found_error', message: 'No webhook endpoint with that id.' },
+  webhook_delivery_not_found: { type: 'not_found_error', message: 'No delivery with that id to this webhook endpoint.' },
+  too_many_webhook_endpoints: {
+    type: 'invalid_request_error',
+    status: 409,
+    message: 'The store has 16 webhook endpoints, the most it may have; delete one first.',
+  },
   // The service
   internal_error: { type: 'api_error', message: 'An unexpected error occurred; retry later or contact support.' },
   rate_unavailable: { type: 'api_error', status: 503, retryAfter: 30, message: 'No fresh exchange rate is available right now; retry shortly.' },
@@ -254,7 +270,8 @@ export const tooManyDecimals = (param: string, coin: string, decimals: number): 
   said('invalid_amount', `${param} has more decimals than ${coin} has (${decimals}).`, { param });
 
 /** A webhookURL or returnURL that is not a public HTTPS URL: `reason` says which rule (src/net/addresses.ts). */
-export const unusableUrl = (code: 'invalid_webhook_url' | 'invalid_return_url', param: string, reason: string): KassaError => said(code, reason, { param });
+export const unusableUrl = (code: 'invalid_webhook_url' | 'invalid_return_url' | 'invalid_endpoint_url', param: string, reason: string): KassaError =>
+  said(code, reason, { param });
 
 /** No rate between the payment's currency and the method's coin. */
 export const noRateBetween = (currency: string, coin: string, chain: string, param: string): KassaError =>

@@ -23,7 +23,7 @@ export const paymentTransitions = new Counter({
 
 export const chainApiRequests = new Counter({
   name: 'kassa_chain_api_requests_total',
-  help: 'HTTP requests to the chain API (toncenter or the sandbox), by outcome.',
+  help: 'HTTP requests to the chain API (toncenter or the sandbox), by outcome (ok, not_indexed: a block not indexed yet, rate_limited, error).',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });
@@ -43,6 +43,12 @@ export const chainBlockWait = new Gauge({
 export const chainBlocksWaitedFor = new Counter({
   name: 'kassa_chain_unindexed_waits_total',
   help: 'Blocks the reader found not indexed while the chain API already served a later one (out-of-order indexing); it waited for each, never skipped it.',
+  registers: [registry],
+});
+
+export const chainWatchesSetAside = new Counter({
+  name: 'kassa_chain_watches_set_aside_total',
+  help: "Deposit jetton wallets the reader set aside because their master's get_wallet_address failed for good (an odd master, an exotic wallet): their payments cannot be booked in that coin; every other payment still is (kassa doctor lists them).",
   registers: [registry],
 });
 

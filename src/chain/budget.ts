@@ -21,7 +21,7 @@ export const BLOCK_INTERVAL_MS = { mainnet: 400, testnet: 450, sandbox: 400 } as
 
 /**
  * The chain reader's requests per masterchain block while caught up: the next block asked for
- * directly (an empty answer, "not indexed yet", is asked again) and a `masterchainInfo` every few
+ * directly (a 404 or an empty answer, "not indexed yet", is asked again) and a `masterchainInfo` every few
  * seconds — 1.12–1.14 measured by bench/chain (docs/PERFORMANCE.md), rounded up. A budget must allow
  * at least the network's block rate times this to keep up.
  */

@@ -2,7 +2,7 @@
 // the sandbox network also serves). A block here is a masterchain block together with every shard
 // block it commits: reading them in masterchain order reads every transaction exactly once.
 import { ChainApiError } from './client.ts';
-import { v3Requester, type V3RequestOptions } from './v3Request.ts';
+import { NOT_INDEXED, V3ApiError, v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
 export interface BlockRef {
@@ -28,21 +28,39 @@ export interface ChainSource {
   latestBlock(signal?: AbortSignal): Promise<BlockRef>;
   /**
    * One masterchain block, all pages of it; null while the API has not indexed it (not yet, or not
-   * made yet): the caller asks again later and never moves past it.
+   * made yet: ton-index-go's 404 "masterchain block N not found", or another indexer's empty list):
+   * the caller asks again later and never moves past it.
    */
   block(seqno: number, signal?: AbortSignal): Promise<ChainBlock | null>;
 }
 
 interface ToncenterV3Options extends V3RequestOptions {
-  /** Transactions per page (default 1000, the most toncenter allows: a block is one request unless it holds more). */
+  /**
+   * Transactions per page (default 1000, the most toncenter allows: a block is one request unless it
+   * holds more). An API run with a smaller `-max-limit` refuses it (422 "limit is not allowed: N >
+   * M"): the source then asks M per page from that page on.
+   */
   pageSize?: number;
 }
 
 const MAX_PAGES = 10_000;
+/** ton-index-go's refusal of a page larger than its `-max-limit` (crud.go limitQuery). */
+const LIMIT_REFUSED = /^limit is not allowed: \d+ > (\d+)$/;
+
+/**
+ * What a refused page means: `not_indexed` (404 "masterchain block N not found" for this block: not
+ * yet), `{ pageSize }` (422 "limit is not allowed": the most the API serves per page), else null.
+ */
+function refusal(error: unknown, seqno: number, pageSize: number): 'not_indexed' | { pageSize: number } | null {
+  if (!(error instanceof V3ApiError) || error.apiError === null) return null;
+  if (error.status === 404 && Number(NOT_INDEXED.exec(error.apiError)?.[1]) === seqno) return 'not_indexed';
+  const allowed = error.status === 422 ? Number(LIMIT_REFUSED.exec(error.apiError)?.[1]) : Number.NaN;
+  return Number.isSafeInteger(allowed) && allowed >= 1 && allowed < pageSize ? { pageSize: allowed } : null;
+}
 
 /** toncenter API v3: `/api/v3/masterchainInfo` and `/api/v3/transactionsByMasterchainBlock`. */
 export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
-  const pageSize = options.pageSize ?? 1000;
+  let pageSize = options.pageSize ?? 1000;
 
   const get = v3Requester(options);
 
@@ -62,14 +80,16 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
     },
 
     /**
-     * How "not indexed yet" is told from "indexed": by the block's own transactions, at no extra
-     * request. Every real masterchain block has transactions (the tick and tock of the special
-     * accounts, e.g. the elector and the config), and ton-index-worker commits a block row with
-     * all of its transactions in one database transaction (InsertManagerPostgres.cpp), so a
-     * non-empty first page means the whole block is there and an empty one means not yet —
-     * which toncenter answers with 200 and an empty list, never 404. Asking `/api/v3/blocks`
-     * first would say the same for one request more per block. Pages are asked in ascending
-     * order explicitly (the API's default is descending), and stable: `lt asc, account asc`.
+     * How "not indexed yet" is told from "indexed", at no extra request: ton-index-go answers a
+     * block it has not indexed (a hole below the tip, the tip + 1) with 404 `{"error":"masterchain
+     * block N not found"}` (crud_transactions.go asks queryBlockExists first); other
+     * toncenter-compatible indexers answer 200 with an empty list, which means the same, since every
+     * real masterchain block has transactions (the tick and tock of the special accounts, e.g. the
+     * elector and the config). ton-index-worker commits a block row with all of its transactions in
+     * one database transaction (InsertManagerPostgres.cpp), so a served first page means the whole
+     * block is there. Asking `/api/v3/blocks` first would say the same for one request more per
+     * block. Pages are asked in ascending order explicitly (the API's default is descending), and
+     * stable: `lt asc, account asc`.
      */
     async block(seqno, signal) {
       const seen = new Map<string, ChainTransaction>();
@@ -77,8 +97,18 @@ export function toncenterV3Source(options: ToncenterV3Options): ChainSource {
       let blockTime = 0;
       let repeatsInARow = 0;
       for (let page = 0, offset = 0; page < MAX_PAGES; page += 1) {
-        const reply = await get<{ transactions?: V3Transaction[] }>('transactionsByMasterchainBlock', { seqno, limit: pageSize, offset, sort: 'asc' }, signal);
-        requests += 1;
+        let reply: { transactions?: V3Transaction[] };
+        try {
+          requests += 1;
+          reply = await get('transactionsByMasterchainBlock', { seqno, limit: pageSize, offset, sort: 'asc' }, signal);
+        } catch (error) {
+          const refused = refusal(error, seqno, pageSize);
+          if (refused === 'not_indexed' && page === 0) return null;
+          if (refused === null || refused === 'not_indexed') throw error;
+          pageSize = refused.pageSize;
+          page -= 1;
+          continue;
+        }
         const rows = Array.isArray(reply.transactions) ? reply.transactions : [];
         let fresh = 0;
         for (const row of rows) {

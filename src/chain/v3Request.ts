@@ -2,6 +2,7 @@
 // reader of Kassa makes it — the block source (source.ts) and account history (history.ts): through
 // the request budget, with the key header, a timeout, every request counted, and the API's answers
 // mapped to ChainApiError (retryable or not; a 429, a timeout and a 5xx back the budget off).
+import { chainApiRequests } from '../metrics.ts';
 import { ChainApiError, countChainRequest, describeUrl } from './client.ts';
 import { retryAfterMs, type RequestBudget } from './budget.ts';
 
@@ -11,6 +12,29 @@ export interface V3RequestOptions {
   apiKey?: string | null;
   budget?: RequestBudget | null;
   timeoutMs?: number;
+}
+
+/** ton-index-go's answer for a masterchain block it has not indexed yet (crud_transactions.go, queryBlockExists). */
+export const NOT_INDEXED = /^masterchain block (-?\d+) not found$/;
+
+/** A refusal by the API itself: its HTTP status and its own `{"error": "…"}` text (null when the body was not that). */
+export class V3ApiError extends ChainApiError {
+  readonly apiError: string | null;
+  constructor(message: string, opts: { status: number; retryable: boolean; apiError: string | null }) {
+    super(message, opts);
+    this.name = 'V3ApiError';
+    this.apiError = opts.apiError;
+  }
+}
+
+/** ton-index's own error text of a body (`{"error": "…"}`), or null. */
+function apiErrorText(text: string): string | null {
+  try {
+    const body = JSON.parse(text) as { error?: unknown } | null;
+    return body !== null && typeof body === 'object' && typeof body.error === 'string' ? body.error : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `get(path, params)`: the parsed JSON answer of `GET {baseUrl}/api/v3/{path}?{params}` (a list value repeats its parameter). */
@@ -42,8 +66,13 @@ export function v3Requester(options: V3RequestOptions) {
         cause: error,
       });
     }
-    countChainRequest(response.status);
     const text = await response.text();
+    const apiError = response.ok ? null : apiErrorText(text);
+    // "Not indexed yet" is the API's normal answer for the block after the tip, not a failure.
+    if (response.status === 404 && apiError !== null && NOT_INDEXED.test(apiError)) {
+      chainApiRequests.inc({ outcome: 'not_indexed' });
+      budget?.succeeded();
+    } else countChainRequest(response.status);
     if (response.status === 429) {
       budget?.backOff(retryAfterMs(response.headers.get('retry-after'), Date.now()));
       throw new ChainApiError('chain API answered HTTP 429 (rate limit)', { status: 429, retryable: true });
@@ -51,7 +80,11 @@ export function v3Requester(options: V3RequestOptions) {
     if (!response.ok) {
       const retryable = response.status === 408 || response.status >= 500;
       if (retryable) budget?.backOff(retryAfterMs(response.headers.get('retry-after'), Date.now()));
-      throw new ChainApiError(`chain API answered HTTP ${response.status} to ${path}: ${text.slice(0, 200)}`, { status: response.status, retryable });
+      throw new V3ApiError(`chain API answered HTTP ${response.status} to ${path}: ${text.slice(0, 200)}`, {
+        status: response.status,
+        retryable,
+        apiError,
+      });
     }
     budget?.succeeded();
     try {

@@ -13,6 +13,9 @@ export type AuditAction =
   | 'store.update'
   | 'treasury.change'
   | 'webhook_key.rotate'
+  | 'webhook_endpoint.add'
+  | 'webhook_endpoint.test'
+  | 'webhook_endpoint.delete'
   | 'member.role_change'
   | 'member.remove'
   | 'invitation.create'
@@ -21,18 +24,28 @@ export type AuditAction =
   | 'session.sign_out'
   | 'session.sign_out_everywhere'
   | 'passkey.add'
-  | 'passkey.remove';
+  | 'passkey.remove'
+  | 'password.change'
+  | 'password.reset';
 
-/** Who acts and from where: a dashboard user in a request, or the operator's command line. */
+/** Who acts and from where: a dashboard user in a request, the operator's command line, or an API token. */
 export interface Actor {
   userId: string | null;
-  /** The user's email, or "cli". */
+  /** The user's email, "cli", or an API token's jti. */
   name: string;
   clientAddress: string | null;
   userAgent: string | null;
 }
 
 export const CLI_ACTOR: Actor = { userId: null, name: 'cli', clientAddress: null, userAgent: null };
+
+/** A request of the merchant API: the actor is its bearer token's jti. */
+export const tokenActor = (jti: string, clientAddress: string | null, userAgent: string | null): Actor => ({
+  userId: null,
+  name: jti,
+  clientAddress,
+  userAgent,
+});
 
 export interface AuditEntry {
   storeId: string | null;

@@ -11,7 +11,7 @@ import type { ListedPayment, PaymentFilters } from './payments.ts';
 import type { TokenListing } from '../auth/tokens.ts';
 import { SCOPE_LABELS, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.ts';
 import { TOKEN_LIFETIMES } from './tokens.ts';
-import type { InvitationRow, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
+import type { InvitationRow, InvitationTaker, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 
@@ -65,6 +65,7 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</
       : '';
   const who = viewer
     ? html`<div class="who"><span>${viewer.email}${store ? html` · ${store.name} (${store.role})` : ''}</span>
+<a href="${root}/password">Password</a>
 <a href="${root}/passkeys">Passkeys</a>
 <form method="post" action="${root}/sign-out"><button class="quiet" type="submit">Sign out</button></form>
 <form method="post" action="${root}/sign-out-everywhere"><button class="quiet" type="submit">Sign out everywhere</button></form></div>`
@@ -123,31 +124,45 @@ ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : '
   return shell({ root: input.root, title: 'Sign in', body, scripts: ['passkeys.js'] });
 }
 
-export function invitationPage(input: { root: string; token: string; invitation: OpenInvitation; problems?: Record<string, string> }): string {
-  const { invitation } = input;
+export function invitationPage(input: {
+  root: string;
+  token: string;
+  invitation: OpenInvitation;
+  /** Who may take it (people.ts invitationTaker), given who is signed in. */
+  taker: InvitationTaker;
+  problems?: Record<string, string>;
+}): string {
+  const { invitation, root } = input;
   const problems = input.problems ?? {};
-  const fields = invitation.has_password
-    ? html`<p>You already have a dashboard account. Enter its password to join.</p>
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${describedBy(problems, 'password')}>
-${problemFor(problems, 'password')}`
-    : html`<label for="password">Choose a password</label>
+  const here = `${root}/invite/${input.token}`;
+  const newPassword = html`<input type="hidden" name="username" value="${invitation.email}" autocomplete="username">
+<label for="password">Choose a${invitation.resets_password ? ' new' : ''} password</label>
 <p class="muted" id="password-hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
 <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint${problems.password ? ' password-problem' : ''}"${problems.password ? raw(' aria-invalid="true"') : ''}>
 ${problemFor(problems, 'password')}
 <label for="confirm">Repeat the password</label>
 <input id="confirm" name="confirm" type="password" autocomplete="new-password" required${describedBy(problems, 'confirm')}>
 ${problemFor(problems, 'confirm')}`;
+  const action = {
+    set_password: html`<form method="post" action="${here}">${newPassword}
+<button type="submit">${invitation.resets_password ? 'Set the new password and sign in' : 'Set password and sign in'}</button></form>`,
+    join: html`<form method="post" action="${here}"><button type="submit">Join ${invitation.store_name}</button></form>`,
+    sign_in_first: html`<p>You already have a dashboard account. Sign in as <strong>${invitation.email}</strong>, then accept here.</p>
+<p><a href="${root}/sign-in?next=${encodeURIComponent(here)}">Sign in to accept</a></p>`,
+    other_account: html`<p>You are signed in with another email. Sign out, then sign in as <strong>${invitation.email}</strong> to accept.</p>`,
+  }[input.taker];
+  const title = invitation.resets_password ? 'Reset your password' : `Join ${invitation.store_name}`;
   const body = html`<div class="card narrow">
-<h1>Join ${invitation.store_name}</h1>
-<p>You are invited as <strong>${invitation.role}</strong> with the email <strong>${invitation.email}</strong>.</p>
-<form method="post" action="${input.root}/invite/${input.token}">
-<input type="hidden" name="username" value="${invitation.email}" autocomplete="username">
-${fields}
-<button type="submit">${invitation.has_password ? 'Join and sign in' : 'Set password and sign in'}</button>
-</form>
+<h1>${title}</h1>
+${
+  invitation.resets_password
+    ? html`<p>An owner of ${invitation.store_name} made this link to reset the password of <strong>${invitation.email}</strong>. Setting a new one signs you out everywhere else.</p>`
+    : html`<p>You are invited as <strong>${invitation.role}</strong> with the email <strong>${invitation.email}</strong>.</p>`
+}
+${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
+${action}
 </div>`;
-  return shell({ root: input.root, title: `Join ${invitation.store_name}`, body });
+  return shell({ root, title, body });
 }
 
 export function messagePage(input: {
@@ -261,7 +276,7 @@ export function teamPage(input: {
   members: readonly MemberRow[];
   invitations: readonly InvitationRow[];
   now: Date;
-  created?: { url: string; email: string } | null;
+  created?: { url: string; email: string; resetsPassword?: boolean } | null;
   form?: { email?: string; role?: string; problems?: Record<string, string> };
   memberProblem?: string | null;
   notice?: string | null;
@@ -275,7 +290,7 @@ export function teamPage(input: {
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${
   input.created
-    ? html`<div class="success" role="status"><p>Invitation for ${input.created.email} made. Send them this link (shown once, valid 24 hours, single use):</p><p class="mono" id="invite-link">${input.created.url}</p></div>`
+    ? html`<div class="success" role="status"><p>${input.created.resetsPassword ? 'Password reset link' : 'Invitation'} for ${input.created.email} made. Send them this link (shown once, valid 24 hours, single use):</p><p class="mono" id="invite-link">${input.created.url}</p></div>`
     : ''
 }
 <section class="card" aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
@@ -285,7 +300,8 @@ ${input.memberProblem ? html`<p class="problem" role="alert">${input.memberProbl
     (m) => html`<tr><td>${m.email}</td><td class="member-role">${m.role}</td><td class="num">${dateTime(m.created_at)}</td>
 <td><form method="post" action="${storeRoot}/team/members/${m.user_id}/role"><select name="role" aria-label="Role of ${m.email}"><option value="viewer"${m.role === 'viewer' ? raw(' selected') : ''}>viewer</option><option value="owner"${m.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
 <button class="quiet" type="submit" aria-label="Change the role of ${m.email}">Change</button></form>
-<form method="post" action="${storeRoot}/team/members/${m.user_id}/remove" data-confirm="Remove ${m.email} from this store?"><button class="quiet" type="submit" aria-label="Remove ${m.email}">Remove</button></form></td></tr>`,
+<form method="post" action="${storeRoot}/team/members/${m.user_id}/remove" data-confirm="Remove ${m.email} from this store?"><button class="quiet" type="submit" aria-label="Remove ${m.email}">Remove</button></form>
+<form method="post" action="${storeRoot}/team/members/${m.user_id}/reset-password" data-confirm="Make a link that resets the password of ${m.email}? Using it signs them out everywhere."><button class="quiet" type="submit" aria-label="Reset password of ${m.email}">Reset password</button></form></td></tr>`,
   )}</tbody></table></div></section>
 <section class="card" aria-labelledby="invite-heading"><h2 id="invite-heading">Invite someone</h2>
 <form method="post" action="${storeRoot}/team/invitations">

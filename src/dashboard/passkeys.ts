@@ -177,21 +177,35 @@ export async function addPasskey(
   });
 }
 
-/** Removes one of the user's passkeys (audited: passkey.remove); false when they have no such passkey. */
+/**
+ * Removes one of the user's passkeys and ends the sessions it opened (audited: passkey.remove with
+ * detail.sessions); false when they have no such passkey.
+ */
 export async function removePasskey(
   pool: DatabasePool,
   input: { userId: string; email: string; passkeyId: string; actor: Actor; now: Date },
 ): Promise<boolean> {
   if (!isUuid(input.passkeyId)) return false;
+  const passkeyId = input.passkeyId.toLowerCase();
   return pool.transaction(async (tx) => {
+    // The sessions it opened end first: deleting it sets their passkey_id null (the foreign key's on delete).
+    const ended = await tx.query(sql.unsafe`
+      update dashboard_sessions set revoked_at = ${sql.timestamp(input.now)}
+      where passkey_id = ${passkeyId} and user_id = ${input.userId} and revoked_at is null
+    `);
     const removed = await tx.maybeOne(sql.type(z.object({ name: z.string() }))`
-      delete from dashboard_passkeys where id = ${input.passkeyId.toLowerCase()} and user_id = ${input.userId} returning name
+      delete from dashboard_passkeys where id = ${passkeyId} and user_id = ${input.userId} returning name
     `);
     if (!removed) return false;
     await recordAudit(
       tx,
       input.actor,
-      { storeId: null, action: 'passkey.remove', subject: input.email, detail: { passkey: input.passkeyId.toLowerCase(), name: removed.name } },
+      {
+        storeId: null,
+        action: 'passkey.remove',
+        subject: input.email,
+        detail: { passkey: passkeyId, name: removed.name, sessions: ended.rowCount },
+      },
       input.now,
     );
     return true;
@@ -291,7 +305,7 @@ async function checkPasskeyAnswer(
       where id = ${passkey.id} and sign_count = ${passkey.sign_count}
     `);
     if (updated.rowCount !== 1) return { outcome: 'refused', reason: 'signature counter already used', email: passkey.email } as const;
-    const token = await createSession(tx, passkey.user_id, input.actor, input.now);
+    const token = await createSession(tx, passkey.user_id, input.actor, input.now, passkey.id);
     await recordAudit(
       tx,
       { ...input.actor, userId: passkey.user_id, name: passkey.email },

@@ -147,10 +147,23 @@ export async function listFingerprints(db: Db, storeIds: readonly string[]): Pro
 
 const CSV_COLUMNS = ['id', 'status', 'amount', 'currency', 'coin_amount', 'coin', 'order_id', 'created_at', 'paid_at'] as const;
 
-/** One CSV cell (RFC 4180); a cell a spreadsheet would run as a formula (= + - @ tab CR) is quoted with a leading '. */
+/**
+ * A formula's first character (= + - @) where a spreadsheet could start a cell: at the start of the
+ * value or of a line, or after a separator some spreadsheet splits on (`,` `;` tab `|`) — a file
+ * opened with `;` as its separator splits `x;=1+1;` into a cell `=1+1`, whatever the quotes said
+ * for `,`. Spaces and quotes between do not stop a formula. Tab and CR first are OWASP's too.
+ */
+const FORMULA_START = /(^|[,;\t|\r\n])([\s"]*)([=+\-@])/g;
+
+/**
+ * One CSV cell (RFC 4180) that no common separator turns into a formula: every place a cell could
+ * start with = + - @ (FORMULA_START) gets a ' before that character, and a value starting with tab or
+ * CR gets one in front, as spreadsheets show a text cell. Cells with `,` `"` or a line break are quoted.
+ */
 function csvCell(value: string | null): string {
   if (value === null) return '';
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  const defused = value.replace(FORMULA_START, "$1$2'$3");
+  const safe = /^[\t\r]/.test(defused) ? `'${defused}` : defused;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 

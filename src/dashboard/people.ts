@@ -1,9 +1,13 @@
 // Dashboard users, their role per store, and invitations: a one-time link, valid 24 h, that makes
-// (or finds) the user by email, gives them the role in the store, and signs them in.
+// (or finds) the user by email, gives them the role in the store, and signs them in. An invitation is
+// bound to its email: to a person without a password, its link sets it (their first sign-in); to a
+// person who has one, only that person, signed in, takes it — the link is no way to their account nor
+// to guess their password. A reset (an owner's new invitation for a member, resets_password) sets a
+// new password and ends the person's sessions. Every role change, an invitation's too, goes through
+// setMembership, which keeps the rule "a store always has an owner".
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
-import { checkAccountPassword } from './signInLimits.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
 import { isUuid } from '../uuid.ts';
 
@@ -59,6 +63,7 @@ export interface Invitation {
   email: string;
   role: Role;
   expiresAt: Date;
+  resetsPassword: boolean;
 }
 
 export class UnknownStoreForInvitation extends Error {
@@ -68,8 +73,9 @@ export class UnknownStoreForInvitation extends Error {
 /** Makes an invitation (and writes it to the audit log, in one transaction); its link is shown once. */
 export async function createInvitation(
   pool: DatabasePool,
-  input: { storeId: string; email: string; role: Role; baseUrl: string; actor: Actor; now: Date },
+  input: { storeId: string; email: string; role: Role; baseUrl: string; actor: Actor; now: Date; resetsPassword?: boolean },
 ): Promise<Invitation> {
+  const resetsPassword = input.resetsPassword ?? false;
   const email = normalizeEmail(input.email);
   if (email === null) throw new FormProblem(`"${input.email}" is not an email address.`, 'email');
   if (!ROLES.includes(input.role)) throw new FormProblem('The role is owner or viewer.', 'role');
@@ -77,18 +83,47 @@ export async function createInvitation(
   const storeId = input.storeId.toLowerCase();
   const token = newSecret();
   const expiresAt = new Date(input.now.getTime() + INVITATION_LIFETIME_MS);
-  await pool.transaction(async (tx) => {
+  const role = await pool.transaction(async (tx) => {
     const store = await tx.exists(sql.unsafe`select 1 from stores where id = ${storeId}`);
     if (!store) throw new UnknownStoreForInvitation(`no store with id "${input.storeId}"`);
+    // A reset keeps the person's role in the store (whatever `role` says).
+    const role = resetsPassword ? await mayReset(tx, { storeId, email, by: input.actor.userId }) : input.role;
     await tx.query(sql.unsafe`
-      insert into dashboard_invitations (store_id, email, role, token_hash, invited_by, created_at, expires_at)
-      values (${storeId}, ${email}, ${input.role}, ${sql.binary(secretHash(token))}, ${input.actor.userId},
-              ${sql.timestamp(input.now)}, ${sql.timestamp(expiresAt)})
+      insert into dashboard_invitations (store_id, email, role, token_hash, invited_by, created_at, expires_at, resets_password)
+      values (${storeId}, ${email}, ${role}, ${sql.binary(secretHash(token))}, ${input.actor.userId},
+              ${sql.timestamp(input.now)}, ${sql.timestamp(expiresAt)}, ${resetsPassword})
     `);
-    await recordAudit(tx, input.actor, { storeId, action: 'invitation.create', subject: email, detail: { role: input.role } }, input.now);
+    await recordAudit(
+      tx,
+      input.actor,
+      { storeId, action: 'invitation.create', subject: email, detail: { role, ...(resetsPassword ? { resetsPassword } : {}) } },
+      input.now,
+    );
+    return role;
   });
   const base = input.baseUrl.replace(/\/+$/, '');
-  return { url: `${base}/dashboard/invite/${token}`, storeId, email, role: input.role, expiresAt };
+  return { url: `${base}/dashboard/invite/${token}`, storeId, email, role, expiresAt, resetsPassword };
+}
+
+/**
+ * A password reset's rule: the person is a member of the store, and whoever resets it (a dashboard
+ * user; the operator's command line may always) is an owner of every store the person belongs to —
+ * an owner of one store cannot take over the account that also opens another.
+ */
+async function mayReset(db: Db, input: { storeId: string; email: string; by: string | null }): Promise<Role> {
+  const stores = await db.any(sql.type(z.object({ store_id: z.string(), role: roleColumn, resetter_role: roleColumn.nullable() }))`
+    select m.store_id, m.role, (select r.role from store_members r where r.store_id = m.store_id and r.user_id = ${input.by}) as resetter_role
+    from store_members m join dashboard_users u on u.id = m.user_id where u.email = ${input.email}
+  `);
+  const here = stores.find((s) => s.store_id === input.storeId);
+  if (!here) throw new FormProblem(`${input.email} is not a member of this store.`, 'member');
+  if (input.by !== null && stores.some((s) => s.resetter_role !== 'owner')) {
+    throw new FormProblem(
+      `${input.email} also belongs to a store you do not own: ask the operator to reset the password (kassa dashboard invite --reset-password).`,
+      'member',
+    );
+  }
+  return here.role;
 }
 
 const openInvitation = z.object({
@@ -99,6 +134,7 @@ const openInvitation = z.object({
   role: roleColumn,
   user_id: z.string().nullable(),
   has_password: z.boolean(),
+  resets_password: z.boolean(),
 });
 export type OpenInvitation = z.infer<typeof openInvitation>;
 
@@ -106,36 +142,42 @@ export type OpenInvitation = z.infer<typeof openInvitation>;
 export async function findOpenInvitation(db: Db, token: string, now: Date): Promise<OpenInvitation | null> {
   if (!isSecret(token)) return null;
   return db.maybeOne(sql.type(openInvitation)`
-    select i.id, i.store_id, s.name as store_name, i.email, i.role, u.id as user_id, u.password_hash is not null as has_password
+    select i.id, i.store_id, s.name as store_name, i.email, i.role, u.id as user_id, u.password_hash is not null as has_password, i.resets_password
     from dashboard_invitations i join stores s on s.id = i.store_id left join dashboard_users u on u.email = i.email
     where i.token_hash = ${sql.binary(secretHash(token))} and i.accepted_at is null and i.expires_at > ${sql.timestamp(now)}
   `);
 }
 
 /**
- * Accepts an invitation: a new user sets their password; a user who has one already confirms it.
- * The user gets the invitation's role in its store (an existing membership takes the new role), and
- * the invitation is used up. Returns the user's id, or null when the link is no longer valid.
+ * Who may take an invitation: `set_password` — its link sets the password (a person without one, or a
+ * reset); `join` — the signed-in person of its email joins with a button; `sign_in_first` — the person
+ * has a password and is not signed in; `other_account` — someone else is signed in.
+ */
+export type InvitationTaker = 'set_password' | 'join' | 'sign_in_first' | 'other_account';
+export function invitationTaker(invitation: Pick<OpenInvitation, 'email' | 'has_password' | 'resets_password'>, signedInEmail: string | null): InvitationTaker {
+  if (!invitation.has_password || invitation.resets_password) return 'set_password';
+  if (signedInEmail === null) return 'sign_in_first';
+  return signedInEmail === invitation.email ? 'join' : 'other_account';
+}
+
+/**
+ * Accepts an invitation (invitationTaker decides how): the user gets the invitation's role in its
+ * store through setMembership (an existing membership takes the new role, unless that leaves the
+ * store without an owner: FormProblem), and the invitation is used up. A new password (first sign-in
+ * or reset) is set; a reset ends every session of the account. Returns the user's id, or null when
+ * the link is no longer valid.
  */
 export async function acceptInvitation(
   pool: DatabasePool,
-  input: { token: string; password: string; actor: Omit<Actor, 'userId' | 'name'>; now: Date },
+  input: { token: string; password: string; signedInEmail: string | null; actor: Omit<Actor, 'userId' | 'name'>; now: Date },
 ): Promise<{ userId: string; storeId: string } | null> {
   const found = await findOpenInvitation(pool, input.token, input.now);
   if (!found) return null;
+  const taker = invitationTaker(found, input.signedInEmail);
+  if (taker === 'sign_in_first') throw new FormProblem(`Sign in as ${found.email} to accept this invitation.`, 'form');
+  if (taker === 'other_account') throw new FormProblem(`This invitation is for ${found.email}: sign out, then sign in as ${found.email}.`, 'form');
   let newHash: string | null = null;
-  if (found.has_password) {
-    // Under the sign-in limits: an invitation to someone else's email must not be a way to guess their password.
-    const checked = await checkAccountPassword(pool, {
-      email: found.email,
-      password: input.password,
-      clientAddress: input.actor.clientAddress,
-      now: input.now,
-    });
-    if (checked.outcome === 'limited')
-      throw new FormProblem(`Too many failed attempts for this account; try again in ${checked.retryAfterSeconds} s.`, 'password');
-    if (checked.outcome === 'refused') throw new FormProblem('That is not the password of this account.', 'password');
-  } else {
+  if (taker === 'set_password') {
     const problem = passwordProblem(input.password);
     if (problem) throw new FormProblem(problem, 'password');
     newHash = await hashPassword(input.password);
@@ -147,25 +189,30 @@ export async function acceptInvitation(
       where id = ${found.id} and accepted_at is null and expires_at > ${sql.timestamp(input.now)} returning id
     `);
     if (!used) return null;
+    const reset = found.resets_password && found.has_password;
     const userId = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`
       insert into dashboard_users (email, password_hash, created_at, password_changed_at)
       values (${found.email}, ${newHash}, ${sql.timestamp(input.now)}, ${newHash === null ? null : sql.timestamp(input.now)})
       on conflict (email) do update set
-        password_hash = coalesce(dashboard_users.password_hash, excluded.password_hash),
-        password_changed_at = coalesce(dashboard_users.password_changed_at, excluded.password_changed_at)
+        password_hash = ${reset ? sql.fragment`excluded.password_hash` : sql.fragment`coalesce(dashboard_users.password_hash, excluded.password_hash)`},
+        password_changed_at = ${reset ? sql.fragment`excluded.password_changed_at` : sql.fragment`coalesce(dashboard_users.password_changed_at, excluded.password_changed_at)`}
       returning id
     `);
+    const actor = { ...input.actor, userId, name: found.email };
     await tx.query(sql.unsafe`update dashboard_invitations set accepted_by = ${userId} where id = ${found.id}`);
-    await tx.query(sql.unsafe`
-      insert into store_members (store_id, user_id, role, created_at) values (${found.store_id}, ${userId}, ${found.role}, ${sql.timestamp(input.now)})
-      on conflict (store_id, user_id) do update set role = excluded.role
-    `);
-    await recordAudit(
-      tx,
-      { ...input.actor, userId, name: found.email },
-      { storeId: found.store_id, action: 'invitation.accept', subject: found.email, detail: { role: found.role } },
-      input.now,
-    );
+    await setMembership(tx, { storeId: found.store_id, userId, role: found.role, join: true, actor, now: input.now });
+    await recordAudit(tx, actor, { storeId: found.store_id, action: 'invitation.accept', subject: found.email, detail: { role: found.role } }, input.now);
+    if (reset) {
+      const ended = await tx.query(sql.unsafe`
+        update dashboard_sessions set revoked_at = ${sql.timestamp(input.now)} where user_id = ${userId} and revoked_at is null
+      `);
+      await recordAudit(
+        tx,
+        actor,
+        { storeId: found.store_id, action: 'password.reset', subject: found.email, detail: { sessions: ended.rowCount } },
+        input.now,
+      );
+    }
     return { userId, storeId: found.store_id };
   });
 }
@@ -196,40 +243,55 @@ export async function invitationsOf(db: Db, storeId: string, limit = 50): Promis
 }
 
 /**
- * Changes a member's role (`role`) or removes them (`null`), audited. A store keeps at least one
- * owner: the change that would leave none is refused (FormProblem). Returns false when the user is
- * not a member of the store.
+ * The one command that changes who is in a store and with which role: `role` for a member (or a
+ * newcomer, with `join`, from an invitation), `null` removes them. A store keeps at least one owner:
+ * the change that would leave none is refused (FormProblem). Audited (member.role_change,
+ * member.remove); a newcomer's joining is the invitation's own audit row. Returns false when the user
+ * is not a member of the store (and does not join).
  */
+export async function setMembership(
+  tx: Db,
+  input: { storeId: string; userId: string; role: Role | null; join?: boolean; actor: Actor; now: Date },
+): Promise<boolean> {
+  const { storeId, userId } = input;
+  // The store's members, locked: two owners demoting each other at once cannot both succeed.
+  const members = await tx.any(sql.type(z.object({ user_id: z.string(), email: z.string(), role: roleColumn }))`
+    select m.user_id, u.email, m.role from store_members m join dashboard_users u on u.id = m.user_id
+    where m.store_id = ${storeId} order by m.user_id for update of m
+  `);
+  const target = members.find((m) => m.user_id === userId);
+  if (!target) {
+    if (!input.join || input.role === null) return false;
+    await tx.query(sql.unsafe`
+      insert into store_members (store_id, user_id, role, created_at) values (${storeId}, ${userId}, ${input.role}, ${sql.timestamp(input.now)})
+    `);
+    return true;
+  }
+  const owners = members.filter((m) => m.role === 'owner').length;
+  if (target.role === 'owner' && input.role !== 'owner' && owners <= 1) {
+    throw new FormProblem('A store keeps at least one owner: make someone else owner first.', 'member');
+  }
+  if (input.role === null) {
+    await tx.query(sql.unsafe`delete from store_members where store_id = ${storeId} and user_id = ${userId}`);
+    await recordAudit(tx, input.actor, { storeId, action: 'member.remove', subject: target.email, detail: { role: target.role } }, input.now);
+  } else if (input.role !== target.role) {
+    await tx.query(sql.unsafe`update store_members set role = ${input.role} where store_id = ${storeId} and user_id = ${userId}`);
+    await recordAudit(
+      tx,
+      input.actor,
+      { storeId, action: 'member.role_change', subject: target.email, detail: { from: target.role, to: input.role } },
+      input.now,
+    );
+  }
+  return true;
+}
+
+/** Changes a member's role or removes them (`null`), from the Team page: setMembership in its own transaction. */
 export async function changeMembership(
   pool: DatabasePool,
   input: { storeId: string; userId: string; role: Role | null; actor: Actor; now: Date },
 ): Promise<boolean> {
   if (!isUuid(input.userId)) return false;
   const userId = input.userId.toLowerCase();
-  return pool.transaction(async (tx) => {
-    // The store's members, locked: two owners demoting each other at once cannot both succeed.
-    const members = await tx.any(sql.type(z.object({ user_id: z.string(), email: z.string(), role: roleColumn }))`
-      select m.user_id, u.email, m.role from store_members m join dashboard_users u on u.id = m.user_id
-      where m.store_id = ${input.storeId} order by m.user_id for update of m
-    `);
-    const target = members.find((m) => m.user_id === userId);
-    if (!target) return false;
-    const owners = members.filter((m) => m.role === 'owner').length;
-    if (target.role === 'owner' && input.role !== 'owner' && owners <= 1) {
-      throw new FormProblem('A store keeps at least one owner: make someone else owner first.', 'member');
-    }
-    if (input.role === null) {
-      await tx.query(sql.unsafe`delete from store_members where store_id = ${input.storeId} and user_id = ${userId}`);
-      await recordAudit(tx, input.actor, { storeId: input.storeId, action: 'member.remove', subject: target.email, detail: { role: target.role } }, input.now);
-    } else if (input.role !== target.role) {
-      await tx.query(sql.unsafe`update store_members set role = ${input.role} where store_id = ${input.storeId} and user_id = ${userId}`);
-      await recordAudit(
-        tx,
-        input.actor,
-        { storeId: input.storeId, action: 'member.role_change', subject: target.email, detail: { from: target.role, to: input.role } },
-        input.now,
-      );
-    }
-    return true;
-  });
+  return pool.transaction(async (tx) => setMembership(tx, { ...input, userId }));
 }

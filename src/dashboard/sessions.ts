@@ -1,10 +1,12 @@
 // Dashboard sessions (table dashboard_sessions) and sign-in with a password. The cookie carries a
 // random token; the database keeps its SHA-256. A session lives while it is used at least every
-// SESSION_IDLE_MS, at most SESSION_MAX_MS, until signed out. The password check and its limits
-// (SIGN_IN_LIMITS) are signInLimits.ts's.
+// SESSION_IDLE_MS, at most SESSION_MAX_MS, until signed out (one, or everywhere), until its
+// person changes the password elsewhere or has it reset, or until the passkey that opened it is
+// removed. The password check and its limits (SIGN_IN_LIMITS) are signInLimits.ts's.
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { normalizeEmail } from './people.ts';
+import { FormProblem, normalizeEmail } from './people.ts';
+import { hashPassword, passwordProblem } from './passwords.ts';
 import { checkAccountPassword } from './signInLimits.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
 
@@ -19,6 +21,8 @@ export interface Session {
   email: string;
   /** When the person signed in (password, passkey or invitation) to open this session. */
   signedInAt: Date;
+  /** The passkey it was signed in with (removing the passkey ends the session); null otherwise. */
+  passkeyId: string | null;
 }
 
 /**
@@ -28,12 +32,18 @@ export interface Session {
 export const RECENT_SIGN_IN_MS = 10 * 60_000;
 export const signedInRecently = (session: Session, now: Date): boolean => now.getTime() - session.signedInAt.getTime() <= RECENT_SIGN_IN_MS;
 
-export async function createSession(db: Db, userId: string, actor: Pick<Actor, 'clientAddress' | 'userAgent'>, now: Date): Promise<string> {
+export async function createSession(
+  db: Db,
+  userId: string,
+  actor: Pick<Actor, 'clientAddress' | 'userAgent'>,
+  now: Date,
+  passkeyId: string | null = null,
+): Promise<string> {
   const token = newSecret();
   await db.query(sql.unsafe`
-    insert into dashboard_sessions (user_id, token_hash, created_at, last_seen_at, expires_at, client_address, user_agent)
+    insert into dashboard_sessions (user_id, token_hash, created_at, last_seen_at, expires_at, client_address, user_agent, passkey_id)
     values (${userId}, ${sql.binary(secretHash(token))}, ${sql.timestamp(now)}, ${sql.timestamp(now)},
-            ${sql.timestamp(new Date(now.getTime() + SESSION_MAX_MS))}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null})
+            ${sql.timestamp(new Date(now.getTime() + SESSION_MAX_MS))}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null}, ${passkeyId})
   `);
   return token;
 }
@@ -41,8 +51,10 @@ export async function createSession(db: Db, userId: string, actor: Pick<Actor, '
 /** The session of a cookie's token, when it is open, unexpired and not idle too long; null otherwise. */
 export async function findSession(db: Db, token: string, now: Date): Promise<Session | null> {
   if (!isSecret(token)) return null;
-  const row = await db.maybeOne(sql.type(z.object({ id: z.string(), user_id: z.string(), email: z.string(), created_at: z.date(), last_seen_at: z.date() }))`
-    select s.id, s.user_id, u.email, s.created_at, s.last_seen_at from dashboard_sessions s join dashboard_users u on u.id = s.user_id
+  const row = await db.maybeOne(sql.type(
+    z.object({ id: z.string(), user_id: z.string(), email: z.string(), created_at: z.date(), last_seen_at: z.date(), passkey_id: z.string().nullable() }),
+  )`
+    select s.id, s.user_id, u.email, s.created_at, s.last_seen_at, s.passkey_id from dashboard_sessions s join dashboard_users u on u.id = s.user_id
     where s.token_hash = ${sql.binary(secretHash(token))} and s.revoked_at is null and s.expires_at > ${sql.timestamp(now)}
       and s.last_seen_at > ${sql.timestamp(new Date(now.getTime() - SESSION_IDLE_MS))}
   `);
@@ -50,7 +62,7 @@ export async function findSession(db: Db, token: string, now: Date): Promise<Ses
   if (now.getTime() - row.last_seen_at.getTime() >= SEEN_RESOLUTION_MS) {
     await db.query(sql.unsafe`update dashboard_sessions set last_seen_at = ${sql.timestamp(now)} where id = ${row.id}`);
   }
-  return { id: row.id, userId: row.user_id, email: row.email, signedInAt: row.created_at };
+  return { id: row.id, userId: row.user_id, email: row.email, signedInAt: row.created_at, passkeyId: row.passkey_id };
 }
 
 /** Signs one session out (audited). */
@@ -98,4 +110,63 @@ export async function signIn(
     return created;
   });
   return { outcome: 'signed_in', token, userId };
+}
+
+/**
+ * Whether the session opened by `sessionId` still lets its person see `storeId`: open, unexpired,
+ * not idle too long, and the person still a member of the store. For what outlives a request (a
+ * live list's stream, src/http/routes/dashboard.ts): `keys` are `<session id>/<store id>`, the answer
+ * maps each to true or false, in one query.
+ */
+export async function grantsStillOpen(db: Db, keys: readonly string[], now: Date): Promise<Map<string, boolean>> {
+  const pairs = keys.map((key) => key.split('/') as [string, string]);
+  const open = await db.anyFirst(sql.type(z.object({ key: z.string() }))`
+    select s.id || '/' || m.store_id as key
+    from dashboard_sessions s join store_members m on m.user_id = s.user_id
+    where s.id = any(${sql.array(
+      pairs.map(([session]) => session),
+      'uuid',
+    )}) and (s.id::text || '/' || m.store_id::text) = any(${sql.array([...keys], 'text')})
+      and s.revoked_at is null and s.expires_at > ${sql.timestamp(now)}
+      and s.last_seen_at > ${sql.timestamp(new Date(now.getTime() - SESSION_IDLE_MS))}
+  `);
+  const still = new Set(open);
+  return new Map(keys.map((key) => [key, still.has(key)]));
+}
+
+/** A password change needs the current password, or a passkey sign-in within RECENT_SIGN_IN_MS. */
+export const needsCurrentPassword = (session: Session, now: Date): boolean => session.passkeyId === null || !signedInRecently(session, now);
+
+/**
+ * Changes the signed-in person's password: `current` is checked under the sign-in limits unless
+ * needsCurrentPassword says a recent passkey sign-in stands for it; `next` must pass the password
+ * rule. Every other session of the person ends (a leaked password's sessions with it); this one
+ * stays. Audited (password.change, detail.sessions). Refusals are FormProblems naming their field.
+ */
+export async function changePassword(
+  pool: DatabasePool,
+  input: { session: Session; current: string; next: string; actor: Actor; now: Date },
+): Promise<{ sessionsEnded: number }> {
+  const { session, now } = input;
+  if (needsCurrentPassword(session, now)) {
+    const checked = await checkAccountPassword(pool, { email: session.email, password: input.current, clientAddress: input.actor.clientAddress, now });
+    if (checked.outcome === 'limited') {
+      const minutes = Math.ceil(checked.retryAfterSeconds / 60);
+      throw new FormProblem(`Too many wrong passwords. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, 'current');
+    }
+    if (checked.outcome === 'refused' || checked.userId !== session.userId) throw new FormProblem('That is not your current password.', 'current');
+  }
+  const problem = passwordProblem(input.next);
+  if (problem) throw new FormProblem(problem, 'next');
+  const hash = await hashPassword(input.next);
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`
+      update dashboard_users set password_hash = ${hash}, password_changed_at = ${sql.timestamp(now)} where id = ${session.userId}
+    `);
+    const ended = await tx.query(sql.unsafe`
+      update dashboard_sessions set revoked_at = ${sql.timestamp(now)} where user_id = ${session.userId} and revoked_at is null and id <> ${session.id}
+    `);
+    await recordAudit(tx, input.actor, { storeId: null, action: 'password.change', subject: session.email, detail: { sessions: ended.rowCount } }, now);
+    return { sessionsEnded: ended.rowCount };
+  });
 }

@@ -1,16 +1,28 @@
-// The password check of a dashboard account, under the failed-sign-in limits (SIGN_IN_LIMITS): per
-// account and per client address, counted in the database so that every API process shares them.
-// Both ways in go through it — signing in, and accepting an invitation as a person who already has
-// an account (who confirms that account's password) — so neither can be used to guess a password.
-// The count, the check and the failure's row are one transaction under advisory locks on the
-// account and the client, so requests sent at once cannot all pass on the same old count.
+// The password check of a dashboard account, under the failed-sign-in limits (SIGN_IN_LIMITS),
+// counted in the database so that every API process shares them. After OWASP's authentication
+// guidance: failures lock out a pair (this account from this client address) and a client address
+// (spraying many accounts), never the account itself — a stranger's wrong passwords from other
+// addresses cannot keep its person out. Past the account's ceiling (many clients failing at it) each
+// attempt on it is slowed (SIGN_IN_LIMITS.ceilingDelayMs before it is checked), not refused.
+// Sign-in and the current-password check of a password change use it; an invitation never does
+// (an invitation to an account that has a password is taken by its signed-in person, src/dashboard/people.ts).
+// The count, the check and the failure's row are one transaction under advisory locks on the pair
+// and the client, so requests sent at once cannot all pass on the same old count.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { decoyHash, verifyPassword } from './passwords.ts';
 
-/** Failed sign-ins allowed in a window: per account and per client address. */
-export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perAccount: 5, perClient: 20 } as const;
+/**
+ * Failed sign-ins allowed in a window: per (account, client address) and per client address; past
+ * `accountCeiling` failures of one account from any addresses, each attempt on it waits `ceilingDelayMs`.
+ */
+export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perAccountClient: 5, perClient: 20, accountCeiling: 20, ceilingDelayMs: 1000 } as const;
 
 export type PasswordCheck = { outcome: 'ok'; userId: string } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
+
+/** The seconds until the oldest of `count` failures leaves the window, when `count` reached `limit`; null otherwise. */
+const waitOf = (count: number, limit: number, oldest: Date | null, now: Date): number | null =>
+  count >= limit && oldest !== null ? Math.max(1, Math.ceil((oldest.getTime() + SIGN_IN_LIMITS.windowMs - now.getTime()) / 1000)) : null;
 
 /**
  * Whether `password` is the one of the account `email` (normalized), unless the limits refuse to
@@ -23,25 +35,28 @@ export async function checkAccountPassword(
   const { email, now } = input;
   const client = input.clientAddress ?? 'unknown';
   const since = new Date(now.getTime() - SIGN_IN_LIMITS.windowMs);
+  // The account's ceiling slows (outside the transaction: no connection or lock is held meanwhile).
+  const accountFailures = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from dashboard_sign_in_failures where email = ${email} and failed_at > ${sql.timestamp(since)}
+  `);
+  if (accountFailures >= SIGN_IN_LIMITS.accountCeiling) await sleep(SIGN_IN_LIMITS.ceilingDelayMs);
   return pool.transaction(async (tx) => {
-    // Always in this order (account, then client): two checks never wait on each other in a cycle.
-    await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext(${`dashboard-sign-in:account:${email}`}))`);
+    // Always in this order (pair, then client): two checks never wait on each other in a cycle.
+    await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext(${`dashboard-sign-in:pair:${email}:${client}`}))`);
     await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext(${`dashboard-sign-in:client:${client}`}))`);
     const counts = await tx.one(sql.type(
-      z.object({ account: z.number(), client: z.number(), account_oldest: z.date().nullable(), client_oldest: z.date().nullable() }),
+      z.object({ pair: z.number(), client: z.number(), pair_oldest: z.date().nullable(), client_oldest: z.date().nullable() }),
     )`
-      select count(*) filter (where email = ${email})::int as account, count(*) filter (where client_address = ${client})::int as client,
-             min(failed_at) filter (where email = ${email}) as account_oldest, min(failed_at) filter (where client_address = ${client}) as client_oldest
+      select count(*) filter (where email = ${email})::int as pair, count(*)::int as client,
+             min(failed_at) filter (where email = ${email}) as pair_oldest, min(failed_at) as client_oldest
       from dashboard_sign_in_failures
-      where (email = ${email} or client_address = ${client}) and failed_at > ${sql.timestamp(since)}
+      where client_address = ${client} and failed_at > ${sql.timestamp(since)}
     `);
-    const waits: number[] = [];
-    if (counts.account >= SIGN_IN_LIMITS.perAccount && counts.account_oldest) waits.push(counts.account_oldest.getTime());
-    if (counts.client >= SIGN_IN_LIMITS.perClient && counts.client_oldest) waits.push(counts.client_oldest.getTime());
-    if (waits.length > 0) {
-      const until = Math.max(...waits) + SIGN_IN_LIMITS.windowMs;
-      return { outcome: 'limited', retryAfterSeconds: Math.max(1, Math.ceil((until - now.getTime()) / 1000)) } as const;
-    }
+    const waits = [
+      waitOf(counts.pair, SIGN_IN_LIMITS.perAccountClient, counts.pair_oldest, now),
+      waitOf(counts.client, SIGN_IN_LIMITS.perClient, counts.client_oldest, now),
+    ].filter((wait) => wait !== null);
+    if (waits.length > 0) return { outcome: 'limited', retryAfterSeconds: Math.max(...waits) } as const;
     const user = await tx.maybeOne(sql.type(z.object({ id: z.string(), password_hash: z.string().nullable() }))`
       select id, password_hash from dashboard_users where email = ${email}
     `);
@@ -68,8 +83,7 @@ export async function clientWait(db: Db, input: { clientAddress: string | null; 
     select count(*)::int as n, min(failed_at) as oldest from dashboard_sign_in_failures
     where client_address = ${client} and failed_at > ${sql.timestamp(since)}
   `);
-  if (counts.n < SIGN_IN_LIMITS.perClient || counts.oldest === null) return null;
-  return Math.max(1, Math.ceil((counts.oldest.getTime() + SIGN_IN_LIMITS.windowMs - input.now.getTime()) / 1000));
+  return waitOf(counts.n, SIGN_IN_LIMITS.perClient, counts.oldest, input.now);
 }
 
 /** Counts a failed sign-in that was not a password's (a refused passkey) for the client and, when known, the account. */

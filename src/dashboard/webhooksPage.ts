@@ -2,9 +2,11 @@
 // for owners, the store's recent deliveries across its payments (failures first; each with its
 // payment, status, attempts and last answer, from reporting.webhook_outcomes), and a sample
 // receiver built on the package's `kassa/webhooks` export (examples/webhook-receiver.ts in full).
-import { html } from '../checkout/html.ts';
+import { html, raw } from '../checkout/html.ts';
+import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { WebhookOutcome } from './money.ts';
-import { dateTime, shell, type StoreContext, type Viewer } from './pages.ts';
+import { dateTime, describedBy, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
+import type { EndpointWithDeliveries } from './webhookEndpoints.ts';
 import { publishedUntil, type WebhookKeyRow } from './webhookKeys.ts';
 
 /** A receiver in a dozen lines: the package's verifier (`kassa/webhooks`) and node:http. */
@@ -27,6 +29,76 @@ http.createServer(async (req, res) => {
 `;
 }
 
+/** What the notice of a redirect after an endpoint action says (`?notice=`). */
+export const ENDPOINT_NOTICES = {
+  endpoint_added: 'Endpoint added. Send it a test event to check that it answers.',
+  test_sent: 'Test event queued: a signed ping, sent within seconds. Its delivery is listed below.',
+  redelivered: 'Queued again: the same event, signed afresh.',
+  endpoint_deleted: 'Endpoint deleted, with its deliveries.',
+} as const;
+export type EndpointNotice = keyof typeof ENDPOINT_NOTICES;
+
+/** The add form as posted back with its problems (field → sentence). */
+export interface EndpointForm {
+  url: string;
+  events: readonly string[];
+  problems: Record<string, string>;
+}
+
+/** The store's webhook endpoints: each with its events, latest deliveries and (owners) its actions; the add form. */
+function endpointsSection(storeRoot: string, role: StoreContext['role'], endpoints: readonly EndpointWithDeliveries[], form: EndpointForm | undefined) {
+  const owner = role === 'owner';
+  const answer = (d: EndpointWithDeliveries['deliveries'][number]) => {
+    const last = d.attempts.at(-1);
+    return last === undefined ? 'not tried yet' : last.http_status !== null ? `HTTP ${last.http_status}` : (last.error ?? '—');
+  };
+  const list = endpoints.length
+    ? endpoints.map((e) => {
+        const base = `${storeRoot}/webhooks/endpoints/${e.id}`;
+        const deliveries = e.deliveries.length
+          ? html`<div class="table-wrap" tabindex="0"><table class="endpoint-deliveries"><caption class="muted">The latest ${e.deliveries.length}, newest first</caption>
+<thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th>${owner ? html`<th scope="col">Action</th>` : ''}</tr></thead>
+<tbody>${e.deliveries.map(
+              (d) =>
+                html`<tr class="delivery-${d.status}"><td class="mono">${d.event}</td><td class="delivery-status">${d.status}</td><td class="num">${d.attempts.length}</td><td class="last-answer">${answer(d)}</td><td class="num">${dateTime(d.created_at)}</td>${
+                  owner
+                    ? html`<td><form method="post" action="${base}/deliveries/${d.id}/redeliver"><button type="submit" class="secondary">Redeliver</button></form></td>`
+                    : ''
+                }</tr>`,
+            )}</tbody></table></div>`
+          : html`<p class="muted">No delivery yet.</p>`;
+        const actions = owner
+          ? html`<div class="actions"><form method="post" action="${base}/test"><button type="submit">Send a test event</button></form>
+<form method="post" action="${base}/delete" data-confirm="Delete this endpoint and its deliveries? Events are no longer sent to it."><button type="submit" class="secondary">Delete</button></form></div>`
+          : '';
+        return html`<article class="endpoint" id="endpoint-${e.id}" aria-labelledby="endpoint-${e.id}-url"><h3 class="mono" id="endpoint-${e.id}-url">${e.url}</h3>
+<p>Hears: <span class="endpoint-events">${e.events.join(', ')}</span> (and test pings).</p>${actions}${deliveries}</article>`;
+      })
+    : html`<p id="no-endpoints">No endpoint yet. An endpoint hears the events it lists, for every payment of the store.</p>`;
+  const problems = form?.problems ?? {};
+  const checked = form?.events ?? ['payment.completed'];
+  const add = owner
+    ? html`<form method="post" action="${storeRoot}/webhooks/endpoints" id="add-endpoint">
+<h3>Add an endpoint</h3>
+${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
+<label for="endpoint-url">URL (public HTTPS)</label>
+<input id="endpoint-url" name="url" type="url" class="mono" spellcheck="false" autocomplete="off" value="${form?.url ?? ''}"${describedBy(problems, 'url')}>
+${problemFor(problems, 'url')}
+<fieldset${problems.events ? raw(' aria-describedby="events-problem"') : ''}><legend>Events it hears</legend>
+${EVENT_TYPES.map((type) => {
+  const id = `event-${type.replace('.', '-')}`;
+  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="events" value="${type}"${checked.includes(type) ? raw(' checked') : ''}> <span class="mono">${type}</span></label>`;
+})}
+</fieldset>
+${problemFor(problems, 'events')}
+<button type="submit">Add endpoint</button>
+</form>`
+    : html`<p class="muted">Only the store's owners can add, test or delete endpoints.</p>`;
+  return html`<section class="card" aria-labelledby="endpoints-heading"><h2 id="endpoints-heading">Endpoints</h2>
+<p class="muted">Each endpoint gets the events it lists as <span class="mono">{"type", "eventID", "payload", "signAt"}</span>, signed with the keys above and retried for 12 hours (docs/API.md, Store webhook endpoints). A payment's own webhookURL still gets only its completion.</p>
+${list}${add}</section>`;
+}
+
 export function webhooksPage(input: {
   root: string;
   viewer: Viewer;
@@ -34,6 +106,8 @@ export function webhooksPage(input: {
   keys: readonly WebhookKeyRow[];
   keysUrl: string;
   deliveries: readonly WebhookOutcome[];
+  endpoints: readonly EndpointWithDeliveries[];
+  endpointForm?: EndpointForm;
   notice?: string | null;
   problem?: string | null;
 }): string {
@@ -68,6 +142,7 @@ export function webhooksPage(input: {
   const body = html`<h1>Webhooks</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${input.problem ? html`<p class="problem" role="alert">${input.problem}</p>` : ''}
+${endpointsSection(storeRoot, store.role, input.endpoints, input.endpointForm)}
 <section class="card" aria-labelledby="keys-heading"><h2 id="keys-heading">Signing keys</h2>${keys}${rotate}</section>
 <section class="card" aria-labelledby="deliveries-heading"><h2 id="deliveries-heading">Recent deliveries</h2>${deliveries}</section>
 <section class="card" aria-labelledby="receiver-heading"><h2 id="receiver-heading">A receiver</h2>

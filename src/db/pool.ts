@@ -36,10 +36,11 @@ import {
   type QueryResultRow,
   type QuerySqlToken,
   type FragmentSqlToken,
+  isSqlToken,
 } from 'slonik';
 import { z } from 'zod';
 
-export { z };
+export { isSqlToken, z };
 export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods, FragmentSqlToken };
 /** Anything that can run a query: the pool, a connection or a transaction. */
 export type Db = CommonQueryMethods;

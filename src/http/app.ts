@@ -14,6 +14,7 @@ import { paymentMethodRoutes } from './routes/paymentMethods.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { refundRoutes } from './routes/refunds.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { webhookEndpointRoutes } from './routes/webhookEndpoints.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutRoutes } from './routes/checkout.ts';
@@ -31,6 +32,7 @@ const ROUTES: RouteInstaller[] = [
   paymentRoutes,
   refundRoutes,
   webhookRoutes,
+  webhookEndpointRoutes,
   checkoutRoutes,
   dashboardRoutes,
 ];

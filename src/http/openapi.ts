@@ -6,7 +6,8 @@ import { statusOf, typeOf, type ErrorCode } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import type { Guards } from './guards.ts';
 import { checkoutViewSchema } from '../presenters/checkout.ts';
-import { webhookDeliverySchema } from '../presenters/delivery.ts';
+import { endpointDeliverySchema, webhookDeliverySchema } from '../presenters/delivery.ts';
+import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
 import { keySetSchema } from '../presenters/keys.ts';
 import { listSchema, pageSchema } from '../presenters/list.ts';
 import { paymentMethodSchema } from '../presenters/method.ts';
@@ -18,6 +19,7 @@ import { checkoutPrefix } from './routes/checkout.ts';
 import { selectMethodSchema, tonConnectQuery } from './routes/checkout.schema.ts';
 import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaymentsQuery } from './routes/payments.schema.ts';
 import { createRefundSchema } from './routes/refunds.schema.ts';
+import { createEndpointSchema, endpointDeliveryParams, endpointParams } from './routes/webhookEndpoints.schema.ts';
 import { paymentParams } from './routes/shared.schema.ts';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -146,6 +148,15 @@ const paymentIdParameter = {
   schema: requestSchema(paymentParams.schema.properties.id),
   example: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
 };
+const endpointIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The webhook endpoint id (a UUID).',
+  schema: requestSchema(endpointParams.schema.properties.id),
+  example: '8d2f6a3e-1c4b-4f7e-9a51-2e1f3c4d5b6a',
+};
+const ENDPOINT_ERRORS: readonly ErrorCode[] = ['invalid_webhook_endpoint_id', 'webhook_endpoint_not_found'];
 const idempotencyHeader = {
   name: 'X-Idempotency-Key',
   in: 'header',
@@ -260,6 +271,9 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CheckoutView: checkoutViewSchema,
         Transfer: transferSchema,
         WebhookDelivery: webhookDeliverySchema,
+        CreateWebhookEndpointRequest: requestSchema(createEndpointSchema),
+        WebhookEndpoint: webhookEndpointSchema,
+        WebhookEndpointDelivery: endpointDeliverySchema,
       },
     },
     paths: withCommonResponses({
@@ -458,6 +472,92 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) } },
           errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_completed', 'no_webhook_url'],
+        },
+      },
+      '/v1/webhook-endpoints': {
+        post: {
+          operationId: 'createWebhookEndpoint',
+          tags: ['Webhook endpoints'],
+          summary: 'Add a store webhook endpoint: a URL and the event types it hears (extension)',
+          description: CHANGE_SCOPE,
+          requestBody: { required: true, content: json(ref('CreateWebhookEndpointRequest')) },
+          responses: { '201': { description: 'The endpoint', content: json(ref('WebhookEndpoint')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_endpoint_url',
+            'invalid_event_types',
+            'too_many_webhook_endpoints',
+          ],
+        },
+        get: {
+          operationId: 'listWebhookEndpoints',
+          tags: ['Webhook endpoints'],
+          summary: "The store's webhook endpoints, oldest first (extension)",
+          responses: { '200': { description: 'Endpoints', content: json(listSchema(ref('WebhookEndpoint'))) } },
+          errors: MERCHANT_ERRORS,
+        },
+      },
+      '/v1/webhook-endpoints/{id}': {
+        delete: {
+          operationId: 'deleteWebhookEndpoint',
+          tags: ['Webhook endpoints'],
+          summary: 'Delete the endpoint with its delivery log (extension)',
+          description: CHANGE_SCOPE,
+          parameters: [endpointIdParameter],
+          responses: {
+            '200': {
+              description: 'Deleted',
+              content: json({ type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string', format: 'uuid' }, deleted: { const: true } } }),
+            },
+          },
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...ENDPOINT_ERRORS],
+        },
+      },
+      '/v1/webhook-endpoints/{id}/test': {
+        post: {
+          operationId: 'testWebhookEndpoint',
+          tags: ['Webhook endpoints'],
+          summary: 'Send the endpoint a signed ping (extension)',
+          description: CHANGE_SCOPE,
+          parameters: [endpointIdParameter],
+          requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
+          responses: { '202': { description: 'The ping, queued', content: json(ref('WebhookEndpointDelivery')) } },
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...ENDPOINT_ERRORS],
+        },
+      },
+      '/v1/webhook-endpoints/{id}/deliveries': {
+        get: {
+          operationId: 'listWebhookEndpointDeliveries',
+          tags: ['Webhook endpoints'],
+          summary: "The endpoint's last 100 deliveries, newest first, with every attempt (extension)",
+          parameters: [endpointIdParameter],
+          responses: { '200': { description: 'Deliveries', content: json(listSchema(ref('WebhookEndpointDelivery'))) } },
+          errors: [...MERCHANT_ERRORS, ...ENDPOINT_ERRORS],
+        },
+      },
+      '/v1/webhook-endpoints/{id}/deliveries/{deliveryID}/redeliver': {
+        post: {
+          operationId: 'redeliverToWebhookEndpoint',
+          tags: ['Webhook endpoints'],
+          summary: 'Deliver the same event (type, eventID, payload) again, signed afresh (extension)',
+          description: CHANGE_SCOPE,
+          parameters: [
+            endpointIdParameter,
+            {
+              name: 'deliveryID',
+              in: 'path',
+              required: true,
+              description: 'One of the endpoint’s deliveries (a UUID).',
+              schema: requestSchema(endpointDeliveryParams.schema.properties.deliveryId),
+              example: '3c9e1f7a-5b2d-4e8f-8a61-7d2e4f1c3b5a',
+            },
+          ],
+          requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
+          responses: { '202': { description: 'The new delivery, queued', content: json(ref('WebhookEndpointDelivery')) } },
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...ENDPOINT_ERRORS, 'invalid_delivery_id', 'webhook_delivery_not_found'],
         },
       },
       '/v1/payment-methods': {

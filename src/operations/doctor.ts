@@ -290,6 +290,26 @@ export async function checkFailedTransfers(db: Db): Promise<Check> {
   };
 }
 
+/**
+ * Deposit jetton wallets the chain reader set aside (their master's get_wallet_address failed for
+ * good): a warning naming the payments, since money they receive in that coin is not booked.
+ */
+export async function checkSetAsideWatches(db: Db): Promise<Check> {
+  const rows = await db.any(sql.type(z.object({ payment_id: z.string(), coin_symbol: z.string(), jetton_master: z.string(), set_aside_reason: z.string() }))`
+    select payment_id, coin_symbol, jetton_master, set_aside_reason from chain_watches where set_aside_at is not null order by set_aside_at desc
+  `);
+  if (rows.length === 0) return { check: 'watches set aside', status: 'ok', detail: 'the chain reader computed every deposit jetton wallet it was asked for' };
+  const listed = rows
+    .slice(0, 10)
+    .map((row) => `payment ${row.payment_id} (${row.coin_symbol}, master ${row.jetton_master}: "${row.set_aside_reason}")`)
+    .join('; ');
+  return {
+    check: 'watches set aside',
+    status: 'warn',
+    detail: `${rows.length} deposit jetton wallet(s) set aside: their master would not give the address (get_wallet_address), so money those payments receive in that coin is not booked; every other payment is. ${listed}${rows.length > 10 ? '; …' : ''}. Check the coin's master (kassa coins), then have the reader ask again: update chain_watches set set_aside_at = null, set_aside_reason = null where set_aside_at is not null`,
+  };
+}
+
 export async function runDoctor(config: Config, db: Db, client?: ChainClient): Promise<DoctorReport> {
   const budget = doctorBudget(config, db);
   const chain = client ?? doctorChainClient(config, db, budget);
@@ -317,6 +337,7 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   // The doctor's own requests (through the same budget) are not the deployment's.
   checks.push(checkBudget(config, first, last, budget.taken));
   checks.push(await checkFailedTransfers(db));
+  checks.push(await checkSetAsideWatches(db));
   return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
 }
 

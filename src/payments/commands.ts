@@ -16,6 +16,7 @@ import { KassaError, paymentNotFound } from '../errors.ts';
 import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
+import { expiredEventCtes, paymentEvents } from './events.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView, type StorePayment } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
@@ -109,8 +110,9 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
               payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
   `;
-  // The payment, its deposit and its accounts: one statement. No job is added: expiry is one
-  // statement for every due payment (`expireDuePayments`), so a create never NOTIFYs.
+  // The payment, its deposit and its accounts: one statement. No job is added for expiry: it is one
+  // statement for every due payment (`expireDuePayments`), so a create NOTIFYs only when one of the
+  // store's webhook endpoints hears payment.pending (below).
   const writes = choice ? depositWrites(config, paymentId, choice, now) : [];
   // Not parsed by a schema (the hot path of create): the columns are the payments row's own, typed
   // by node-postgres as paymentView checks them when the view is read.
@@ -134,6 +136,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     received_base_units: '0',
     transfer_effects: [],
   };
+  if (status === 'pending') await paymentEvents(tx, 'payment.pending', [paymentId], now);
   countTransition(tx, status);
   return view;
 }
@@ -171,6 +174,7 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
       where id = ${paymentId}
     `;
     await tx.query(prepared(sql.unsafe`${inOneStatement(depositWrites(config, paymentId, choice, now), fixMethod)}`));
+    await paymentEvents(tx, 'payment.pending', [paymentId], now);
     countTransition(tx, next.to);
     return (await findPaymentView(tx, paymentId))!;
   });
@@ -185,6 +189,7 @@ export async function cancelPayment(tx: Db, storePayment: StorePayment, now: Dat
   if (!next.ok) throw rejectionError(next.reason);
   if (next.changed) {
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, cancelled_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+    await paymentEvents(tx, 'payment.cancelled', [paymentId], now);
     countTransition(tx, next.to);
   }
   return (await findPaymentView(tx, paymentId))!;
@@ -203,6 +208,7 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'expire' }, now);
     if (!next.ok) return { outcome: next.reason === 'not_due' ? ('not_due' as const) : ('not_open' as const), status: payment.status };
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
+    await paymentEvents(tx, 'payment.expired', [paymentId], now);
     countTransition(tx, next.to);
     return { outcome: 'expired' as const, status: next.to };
   });
@@ -222,15 +228,17 @@ export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettle
   const settled = clocks.chainSettledAt === null ? null : sql.timestamp(clocks.chainSettledAt);
   // The range on expires_at bounds the index scan to what can be due (never every open payment).
   const bound = new Date(Math.max(clocks.now.getTime(), clocks.chainSettledAt?.getTime() ?? 0));
-  const expired = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+  // The statuses and their payment.expired events (eventCtes: the deliveries and their jobs) in one statement.
+  const { expired } = await db.one(sql.type(z.object({ expired: z.number(), jobs: z.number() }))`
     with due as (
       update payments set status = ${next.to}, expired_at = ${sql.timestamp(clocks.now)}
       where status in ('created', 'pending') and expires_at <= ${sql.timestamp(bound)}
         and ((status = 'created' and expires_at <= ${sql.timestamp(clocks.now)})
           or (status = 'pending' and ${settled === null ? sql.fragment`false` : sql.fragment`expires_at <= ${settled}`}))
-      returning 1
-    )
-    select count(*)::int as n from due
+      returning id, store_id, status, amount, currency, metadata, order_id, expires_at
+    ),
+    ${expiredEventCtes(clocks.now)}
+    select (select count(*) from due)::int as expired, (select count(*) from event_jobs)::int as jobs
   `);
   if (expired > 0) countTransition(db, next.to, expired);
   return expired;
@@ -252,6 +260,7 @@ export async function completePayment(tx: Db, payment: LockedPayment, paidAt: Da
   if (!next.ok || !next.changed) return false;
   await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, paid_at = ${sql.timestamp(paidAt)} where id = ${payment.id}`);
   await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
+  await paymentEvents(tx, 'payment.completed', [payment.id], now);
   await onCompleted?.(tx, payment.id, now);
   countTransition(tx, next.to);
   return true;

@@ -4,6 +4,7 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { completePayment, lockPayment, type OnCompleted } from './commands.ts';
+import { moneyReceivedEvent } from './events.ts';
 import { pastExpiry } from './transitions.ts';
 import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
 
@@ -114,6 +115,8 @@ export async function recordTransfer(pool: DatabasePool, transfer: IncomingTrans
               ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()},
               ${transfer.feeBaseUnits === undefined || transfer.feeBaseUnits === null ? null : transfer.feeBaseUnits.toString()})
     `);
+    // Every transfer booked is told to the store's endpoints (before the completion it may cause).
+    await moneyReceivedEvent(tx, transfer, now);
     // The transfer that reaches the coin amount completes the payment: the complete command.
     const completed = (effect === 'completed' || effect === 'overpaid') && (await completePayment(tx, payment, transfer.chainTime, now, options.onCompleted));
     return { recorded: true, effect, completed };

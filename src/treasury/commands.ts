@@ -6,7 +6,9 @@
 // confirmOutgoing, jettonTransferRefused and jettonTransferBounced, below. Each follows the rule of the payment commands:
 //   1. lock the transfer rows (select … for update);
 //   2. ask the pure transition (transitions.ts) and refuse what it rejects;
-//   3. write the state it returned, with its failure (writeTransition: the one place a transition is written);
+//   3. write the state it returned, with its failure (writeTransition: the one place a transition
+//      is written), and tell the store's webhook endpoints of a refund or sweep that ended (events.ts)
+//      there, in the same transaction;
 //   4. enqueue the wallet's signer job in the same transaction;
 //   5. count a failure once the transaction has committed.
 // The caller owns the transaction.
@@ -17,6 +19,7 @@ import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
+import { outgoingEvents } from './events.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
@@ -44,7 +47,9 @@ function ask(rows: readonly Locked[], event: OutgoingEvent, now: Date): Array<{ 
 
 /**
  * Step 3: the state the transition returned, with its failure's columns (or none), and what else
- * the event records about the transfer. The one place an outgoing transfer's state is written.
+ * the event records about the transfer; a refund's or sweep's end told to its store's webhook
+ * endpoints (refund.confirmed …, events.ts) in the same transaction. The one place an outgoing
+ * transfer's state is written.
  */
 async function writeTransition(
   tx: Db,
@@ -60,6 +65,8 @@ async function writeTransition(
     sql.fragment`updated_at = ${sql.timestamp(now)}`,
   ];
   await tx.query(sql.typeAlias('void')`update outgoing_transfers set ${sql.join(columns, sql.fragment`, `)} where id = ${row.id}`);
+  // A refund or sweep that ended: its store's webhook endpoints hear of it (events.ts skips the rest).
+  if (next.to === 'confirmed' || next.to === 'failed') await outgoingEvents(tx, [row.id], now);
 }
 
 /** Step 5: a failure is counted and told once the transaction has committed. */

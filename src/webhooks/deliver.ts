@@ -1,4 +1,6 @@
-// One run of the webhook__deliver job: one attempt to deliver one webhook (docs/API.md, Webhooks).
+// One run of the webhook__deliver job: one attempt to deliver one webhook (docs/API.md, Webhooks) —
+// a payment's completed webhook to its webhookURL, or an event to a store's webhook endpoint
+// (webhooks/events.ts); both follow every rule below.
 //
 // - The body is built and signed afresh on every attempt, with the active key and a new signAt, so a
 //   retry hours later still passes the receiver's 30-second check (and a key rotation between two
@@ -31,7 +33,7 @@ import { webhookAttempts } from '../metrics.ts';
 import { ExternalFailure } from '../errors.ts';
 import { activeSigningKey } from './keys.ts';
 import { DEFAULT_TIMEOUT_MS, postWebhook, type PostWebhookResult } from './send.ts';
-import { buildWebhookBody, signBody } from './sign.ts';
+import { buildEventBody, buildWebhookBody, signBody } from './sign.ts';
 
 /** No attempt starts later than this after the first attempt (docs/API.md, Webhooks: 12 hours). */
 export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
@@ -83,18 +85,23 @@ class WebhookAttemptFailed extends ExternalFailure {
 
 const target = z.object({
   id: z.string(),
-  payment_id: z.string(),
+  payment_id: z.string().nullable(),
   url: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),
   first_attempt_at: z.date().nullable(),
-  payment_status: z.string(),
-  metadata: z.record(z.string(), z.string()),
+  payment_status: z.string().nullable(),
+  metadata: z.record(z.string(), z.string()).nullable(),
   order_id: z.string().nullable(),
   last_attempt: z.number(),
+  /** A store endpoint's event (webhooks/events.ts): its type, id and payload; null for the per-payment webhookURL. */
+  endpoint_id: z.string().nullable(),
+  event: z.string(),
+  event_id: z.string().nullable(),
+  payload: z.unknown(),
 });
 
 type Start =
-  | { kind: 'attempt'; attempt: number; paymentId: string; url: string; body: string; headers: Record<string, string> }
+  | { kind: 'attempt'; attempt: number; paymentId: string | null; url: string; body: string; headers: Record<string, string> }
   | { kind: 'done'; outcome: DeliverOutcome };
 
 /**
@@ -118,8 +125,9 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
   const start = await deps.pool.transaction(async (tx): Promise<Start> => {
     const delivery = await tx.maybeOne(sql.type(target)`
       select d.id, d.payment_id, d.url, d.status, d.first_attempt_at, p.status as payment_status, p.metadata, p.order_id,
-             (select coalesce(max(a.attempt), 0)::int from webhook_attempts a where a.delivery_id = d.id) as last_attempt
-      from webhook_deliveries d join payments p on p.id = d.payment_id
+             (select coalesce(max(a.attempt), 0)::int from webhook_attempts a where a.delivery_id = d.id) as last_attempt,
+             d.endpoint_id, d.event, d.event_id, d.payload
+      from webhook_deliveries d left join payments p on p.id = d.payment_id
       where d.id = ${deliveryId}
       for update of d
     `);
@@ -134,13 +142,17 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
       log.warn({ paymentId: delivery.payment_id }, `webhook delivery failed: ${why}`);
       return { kind: 'done', outcome: { result: 'failed', attempt: null } };
     };
-    if (delivery.payment_status !== 'completed') return failNow(`the payment is ${delivery.payment_status}, not completed`);
+    // The per-payment webhookURL tells of completion only; an endpoint's event tells what happened when it happened.
+    if (delivery.endpoint_id === null && delivery.payment_status !== 'completed') return failNow(`the payment is ${delivery.payment_status}, not completed`);
     if (delivery.first_attempt_at !== null && startedAt.getTime() - delivery.first_attempt_at.getTime() > DELIVERY_WINDOW_MS) {
       return failNow('no attempt may start more than 12 h after the first one');
     }
 
     const attempt = delivery.last_attempt + 1;
-    const body = buildWebhookBody({ paymentId: delivery.payment_id, metadata: delivery.metadata, orderId: delivery.order_id }, startedAt);
+    const body =
+      delivery.event_id !== null
+        ? buildEventBody({ type: delivery.event, eventId: delivery.event_id, payload: delivery.payload }, startedAt)
+        : buildWebhookBody({ paymentId: delivery.payment_id!, metadata: delivery.metadata ?? {}, orderId: delivery.order_id }, startedAt);
     const headers = { 'Content-Type': 'application/json', 'X-Signature': signBody(body, key.secretKey), 'X-Signature-Kid': key.kid };
     // The previous attempt, if it failed, was retried by this run: Graphile scheduled it for run_at.
     await tx.query(sql.typeAlias('void')`

@@ -8,6 +8,7 @@ import { deliverJobKey, webhookDeliverJob } from '../worker/jobs.ts';
 import { DELIVERY_WINDOW_MS } from './deliver.ts';
 
 export type DeliveryReason = 'completed' | 'redelivery';
+export const DELIVERY_REASONS = ['completed', 'redelivery', 'event', 'test'] as const;
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /**
@@ -44,11 +45,13 @@ export async function enqueueWebhookDelivery(tx: Db, paymentId: string, reason: 
 
 const deliveryRow = z.object({
   id: z.string(),
-  payment_id: z.string(),
+  payment_id: z.string().nullable(),
   event: z.string(),
+  /** A store endpoint's delivery: the event's id; null for the per-payment webhookURL. */
+  event_id: z.string().nullable(),
   url: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),
-  reason: z.enum(['completed', 'redelivery']),
+  reason: z.enum(DELIVERY_REASONS),
   created_at: z.date(),
   delivered_at: z.date().nullable(),
   failed_at: z.date().nullable(),
@@ -71,7 +74,7 @@ export interface DeliveryWithAttempts extends DeliveryRow {
   attempts: AttemptRow[];
 }
 
-const DELIVERY_COLUMNS = sql.fragment`id, payment_id, event, url, status, reason, created_at, delivered_at, failed_at`;
+const DELIVERY_COLUMNS = sql.fragment`id, payment_id, event, event_id, url, status, reason, created_at, delivered_at, failed_at`;
 /**
  * An attempt's next_retry_at is recorded by the run that retried it (webhooks/deliver.ts). While the
  * retry waits — the delivery is pending, this is its latest attempt, it failed — the time is the
@@ -101,10 +104,18 @@ async function withAttempts(db: Db, deliveries: readonly DeliveryRow[]): Promise
   return deliveries.map((delivery) => ({ ...delivery, attempts: attempts.filter((a) => a.delivery_id === delivery.id) }));
 }
 
-/** Every delivery of a payment, oldest first, each with its attempts in order. */
+/** Every delivery of a payment's webhookURL, oldest first, each with its attempts in order (its store endpoints' are theirs). */
 export async function listWebhookDeliveries(db: Db, paymentId: string): Promise<DeliveryWithAttempts[]> {
   const deliveries = await db.any(sql.type(deliveryRow)`
-    select ${DELIVERY_COLUMNS} from webhook_deliveries where payment_id = ${paymentId} order by created_at, id
+    select ${DELIVERY_COLUMNS} from webhook_deliveries where payment_id = ${paymentId} and endpoint_id is null order by created_at, id
+  `);
+  return withAttempts(db, deliveries);
+}
+
+/** A store endpoint's most recent `limit` deliveries, newest first, each with its attempts in order. */
+export async function listEndpointDeliveries(db: Db, endpointId: string, limit: number): Promise<DeliveryWithAttempts[]> {
+  const deliveries = await db.any(sql.type(deliveryRow)`
+    select ${DELIVERY_COLUMNS} from webhook_deliveries where endpoint_id = ${endpointId} order by created_at desc, id desc limit ${limit}
   `);
   return withAttempts(db, deliveries);
 }

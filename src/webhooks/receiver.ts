@@ -38,6 +38,18 @@ import { createPublicKey, verify as verifySignature, type KeyObject } from 'node
  *    makes Kassa retry (with exponential backoff, for up to 12 h). Answer within 30 s.
  * 7. When the key set cannot be fetched, the result is status 500, so that Kassa retries.
  *
+ * Both of Kassa's bodies are verified the same way (points 1–4 and 6–7): a payment's webhook
+ * (`{"payload","signAt"}`, sent to its `webhookURL`) and a store endpoint's event
+ * (`{"type","eventID","payload","signAt"}`, docs/API.md, Store webhook endpoints). An event's result
+ * carries `event` instead of `payload`, its duplicates are told by `eventID`, and `handle` passes it
+ * to its `onEvent` callback:
+ *
+ * ```ts
+ * const result = await verifier.handle(rawBody, req.headers, onPayment, async (event) => {
+ *   if (event.type === 'payment.expired') await releaseStock(event.payload.paymentID);
+ * });
+ * ```
+ *
  * Statuses: 401 for anything about authenticity (missing or malformed signature headers, unknown kid,
  * bad signature, signAt outside the window); 400 for a correctly signed body that is not a webhook
  * (bad JSON or shape); 500 when the key set or the seen store is unavailable.
@@ -56,8 +68,19 @@ export interface WebhookPayload {
   order_id?: string;
 }
 
+/** A store endpoint's event: the body `{"type","eventID","payload","signAt"}` without its signAt. */
+export interface WebhookEvent {
+  /** payment.pending, payment.completed, payment.expired, payment.cancelled, payment.money_received, refund.confirmed, refund.failed, sweep.confirmed, sweep.failed, or ping. */
+  type: string;
+  /** The same for every endpoint that hears the event and for every delivery of it: what duplicates are told by. */
+  eventID: string;
+  /** What happened (docs/API.md, Store webhook endpoints, lists each type's members). */
+  payload: Record<string, unknown>;
+}
+
 export type VerifyResult =
-  | { ok: true; payload: WebhookPayload; duplicate: boolean; kid: string; signAt: Date }
+  | { ok: true; payload: WebhookPayload; event?: undefined; duplicate: boolean; kid: string; signAt: Date }
+  | { ok: true; event: WebhookEvent; payload?: undefined; duplicate: boolean; kid: string; signAt: Date }
   | { ok: false; status: 400 | 401 | 500; reason: string };
 
 export interface HandleResult {
@@ -65,6 +88,7 @@ export interface HandleResult {
   status: 200 | 400 | 401 | 500;
   reason?: string;
   payload?: WebhookPayload;
+  event?: WebhookEvent;
   duplicate?: boolean;
 }
 
@@ -101,13 +125,19 @@ export interface WebhookVerifierOptions {
 export interface WebhookVerifier {
   /** Checks signature, key id, signAt and duplicate status. Never throws. */
   verify(rawBody: string | Uint8Array, headers: HeadersLike): Promise<VerifyResult>;
-  /** Records a paymentID as processed, so that later deliveries are reported as duplicates. */
-  markProcessed(paymentId: string): Promise<void>;
+  /** Records a paymentID (or an event's eventID) as processed, so that later deliveries are reported as duplicates. */
+  markProcessed(id: string): Promise<void>;
   /**
-   * verify → (skip a duplicate) → `onPayment(payload)` → markProcessed → 200.
-   * `onPayment` throwing gives 500, so Kassa retries. Never throws itself.
+   * verify → (skip a duplicate) → `onPayment(payload)`, or `onEvent(event)` for an endpoint's event →
+   * markProcessed → 200. The callback throwing gives 500, so Kassa retries; an event without an
+   * `onEvent` gives 400. Never throws itself.
    */
-  handle(rawBody: string | Uint8Array, headers: HeadersLike, onPayment: (payload: WebhookPayload) => unknown): Promise<HandleResult>;
+  handle(
+    rawBody: string | Uint8Array,
+    headers: HeadersLike,
+    onPayment: (payload: WebhookPayload) => unknown,
+    onEvent?: (event: WebhookEvent) => unknown,
+  ): Promise<HandleResult>;
 }
 
 export const DEFAULT_CACHE_TTL_MS = 6 * 60 * 60 * 1000;
@@ -314,13 +344,13 @@ class Verifier implements WebhookVerifier {
       }
       if (!isPlainObject(body) || !isPlainObject(body.payload)) return reject(400, 'body has no payload object');
       const payload = body.payload;
-      const { paymentID, status, metadata } = payload;
-      const orderId = payload.order_id;
-      if (typeof paymentID !== 'string' || paymentID === '') return reject(400, 'payload.paymentID is missing');
-      if (typeof status !== 'string') return reject(400, 'payload.status is missing');
-      if (metadata !== undefined && !isPlainObject(metadata)) return reject(400, 'payload.metadata is not an object');
-      if (orderId !== undefined && typeof orderId !== 'string') return reject(400, 'payload.order_id is not a string');
-
+      const isEvent = 'type' in body || 'eventID' in body;
+      let event: WebhookEvent | undefined;
+      if (isEvent) {
+        if (typeof body.type !== 'string' || body.type === '') return reject(400, 'type is missing');
+        if (typeof body.eventID !== 'string' || body.eventID === '') return reject(400, 'eventID is missing');
+        event = { type: body.type, eventID: body.eventID, payload };
+      }
       const signAtText = body.signAt;
       if (typeof signAtText !== 'string' || !RFC3339.test(signAtText)) return reject(400, 'signAt is not an RFC 3339 time');
       const signAt = Date.parse(signAtText);
@@ -328,6 +358,21 @@ class Verifier implements WebhookVerifier {
       const now = this.#now();
       if (now - signAt > this.#maxAgeMs) return reject(401, `signAt is older than ${this.#maxAgeMs / 1000} s`);
       if (signAt - now > this.#maxFutureMs) return reject(401, `signAt is more than ${this.#maxFutureMs / 1000} s in the future`);
+      if (event !== undefined) {
+        let duplicate: boolean;
+        try {
+          duplicate = await this.#seen.has(event.eventID);
+        } catch {
+          return reject(500, 'processed-payments store unavailable');
+        }
+        return { ok: true, event, duplicate, kid, signAt: new Date(signAt) };
+      }
+      const { paymentID, status, metadata } = payload;
+      const orderId = payload.order_id;
+      if (typeof paymentID !== 'string' || paymentID === '') return reject(400, 'payload.paymentID is missing');
+      if (typeof status !== 'string') return reject(400, 'payload.status is missing');
+      if (metadata !== undefined && !isPlainObject(metadata)) return reject(400, 'payload.metadata is not an object');
+      if (orderId !== undefined && typeof orderId !== 'string') return reject(400, 'payload.order_id is not a string');
 
       let duplicate: boolean;
       try {
@@ -343,38 +388,46 @@ class Verifier implements WebhookVerifier {
     }
   }
 
-  async markProcessed(paymentId: string): Promise<void> {
-    await this.#seen.add(paymentId);
+  async markProcessed(id: string): Promise<void> {
+    await this.#seen.add(id);
   }
 
-  async handle(rawBody: string | Uint8Array, headers: HeadersLike, onPayment: (payload: WebhookPayload) => unknown): Promise<HandleResult> {
+  async handle(
+    rawBody: string | Uint8Array,
+    headers: HeadersLike,
+    onPayment: (payload: WebhookPayload) => unknown,
+    onEvent?: (event: WebhookEvent) => unknown,
+  ): Promise<HandleResult> {
     const result = await this.verify(rawBody, headers);
     if (!result.ok) return { status: result.status, reason: result.reason };
-    const { payload } = result;
-    if (result.duplicate) return { status: 200, payload, duplicate: true };
-    // A second delivery of the same payment while the first is still being processed waits for it.
-    const running = this.#processing.get(payload.paymentID);
+    const told = result.event !== undefined ? { event: result.event } : { payload: result.payload };
+    if (result.event !== undefined && onEvent === undefined) return { status: 400, reason: 'an event body, and no onEvent to handle it', ...told };
+    if (result.duplicate) return { status: 200, ...told, duplicate: true };
+    const id = result.event !== undefined ? result.event.eventID : result.payload.paymentID;
+    // A second delivery of the same payment (or event) while the first is still being processed waits for it.
+    const running = this.#processing.get(id);
     if (running !== undefined) {
-      return (await running) ? { status: 200, payload, duplicate: true } : { status: 500, reason: 'processing failed', payload, duplicate: false };
+      return (await running) ? { status: 200, ...told, duplicate: true } : { status: 500, reason: 'processing failed', ...told, duplicate: false };
     }
     const work = (async () => {
       try {
-        await onPayment(payload);
+        if (result.event !== undefined) await onEvent!(result.event);
+        else await onPayment(result.payload);
       } catch {
         return false;
       }
       try {
-        await this.markProcessed(payload.paymentID);
+        await this.markProcessed(id);
       } catch {
         // Processed but not recorded: a redelivery will be processed again. Still answer 200.
       }
       return true;
     })();
-    this.#processing.set(payload.paymentID, work);
+    this.#processing.set(id, work);
     try {
-      return (await work) ? { status: 200, payload, duplicate: false } : { status: 500, reason: 'processing failed', payload, duplicate: false };
+      return (await work) ? { status: 200, ...told, duplicate: false } : { status: 500, reason: 'processing failed', ...told, duplicate: false };
     } finally {
-      this.#processing.delete(payload.paymentID);
+      this.#processing.delete(id);
     }
   }
 }

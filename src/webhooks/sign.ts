@@ -35,6 +35,15 @@ export function buildWebhookBody(event: WebhookEvent, signAt: Date): string {
   return JSON.stringify({ payload, signAt: signAt.toISOString() });
 }
 
+/**
+ * The exact body a store's webhook endpoint gets (webhooks/events.ts):
+ * `{"type","eventID","payload","signAt"}`, members in that order, `signAt` as the seed body's. Signed
+ * with `signBody` and sent with the same headers.
+ */
+export function buildEventBody(event: { type: string; eventId: string; payload: unknown }, signAt: Date): string {
+  return JSON.stringify({ type: event.type, eventID: event.eventId, payload: event.payload, signAt: signAt.toISOString() });
+}
+
 /** Base64 (standard, padded) Ed25519 detached signature of the exact UTF-8 bytes of `body`. */
 export function signBody(body: string, secretKey: Uint8Array): string {
   if (secretKey.length !== nacl.sign.secretKeyLength) {

@@ -3,6 +3,7 @@
 // at a time). The key and queue strings are stored in graphile_worker's tables by running and
 // waiting jobs: change them only with the jobs already enqueued in mind. Recurring tasks are added
 // by the crontab (tasks/index.ts), not here.
+import { sql, type FragmentSqlToken } from '../db/pool.ts';
 import type { Job } from './enqueue.ts';
 
 const DELIVER_TASK = 'webhook__deliver';
@@ -36,6 +37,23 @@ export function webhookDeliverJob(deliveryId: string, storeId: string): Job {
     maxAttempts: DELIVER_MAX_ATTEMPTS,
     jobKey: deliverJobKey(deliveryId),
     queueName: `webhooks:${storeId}:${Math.floor(Math.random() * DELIVERY_QUEUES_PER_STORE)}`,
+  };
+}
+
+/**
+ * One attempt at delivering an event to a store's webhook endpoint, in the endpoint's own queue
+ * (`webhooks:endpoint:<endpointId>`): its deliveries run one at a time, in the order they were
+ * recorded (Graphile takes a queue's due jobs by run_at, then id), and an endpoint that fails or
+ * hangs holds only its own queue — never another endpoint's or another store's deliveries.
+ */
+export function endpointDeliverJob(deliveryId: string | FragmentSqlToken, endpointId: string | FragmentSqlToken): Job {
+  // Values or fragments over a statement's rows (webhooks/events.ts adds one job per recorded delivery).
+  return {
+    task: DELIVER_TASK,
+    payload: sql.fragment`json_build_object('deliveryId', ${deliveryId}::text)`,
+    maxAttempts: DELIVER_MAX_ATTEMPTS,
+    jobKey: sql.fragment`${deliverJobKey('')} || ${deliveryId}::text`,
+    queueName: sql.fragment`'webhooks:endpoint:' || ${endpointId}::text`,
   };
 }
 

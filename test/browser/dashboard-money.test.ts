@@ -16,7 +16,7 @@ import { fromBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible, assertNoHorizontalScroll, type BrowserPage, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-money');
 const PASSWORD = 'a long dashboard password';
@@ -39,18 +39,10 @@ after(async () => {
 });
 
 async function join(page: Page, email: string, role: 'owner' | 'viewer'): Promise<void> {
-  await page.goto(`${app.url}${await invitationPath(app.pool, store.id, email, role)}`);
-  await page.fill('#password', PASSWORD);
-  await page.fill('#confirm', PASSWORD);
-  await page.click('button[type=submit]');
-  await page.waitForURL(`${app.url}/dashboard/stores/${store.id}/payments`);
+  await joinByInvitation(page, app.url, store.id, await invitationPath(app.pool, store.id, email, role), PASSWORD);
 }
 
-/** Accessible, and no sideways scroll at the page's width. */
-async function check(page: Page, what: string): Promise<void> {
-  await assertAccessible(page, what, ARTIFACTS);
-  await assertNoHorizontalScroll(page, what);
-}
+const check = (page: Page, what: string): Promise<void> => assertPageFits(page, what, ARTIFACTS);
 
 /** A payment of 1 TON paid with 1.5 TON (0.5 refundable), booked by the chain reader. */
 async function overpaidPayment(orderId: string): Promise<any> {

@@ -18,7 +18,7 @@ import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible as accessible, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible as accessible, assertNoHorizontalScroll, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -81,6 +81,15 @@ async function signInWithPasskey(): Promise<{ status: number; sent: string }> {
   const response = await answered;
   await page.waitForLoadState('load');
   return { status: response.status(), sent: response.request().postData() ?? '' };
+}
+
+/** Signs `on` in with the email and password (from the sign-in page to the store's payments). */
+async function signInWithPassword(on: Page): Promise<void> {
+  await on.goto(`${base}/dashboard/sign-in`);
+  await on.fill('#email', EMAIL);
+  await on.fill('#password', PASSWORD);
+  await on.click('form[action$="/sign-in"] button[type=submit]');
+  await on.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
 }
 
 describe('dashboard passkeys in headless Chromium with a virtual authenticator', () => {
@@ -188,5 +197,59 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
     assert.match(await page.locator('#sign-in-problem').innerText(), /That passkey did not sign you in/);
     assert.deepEqual((await audit()).map((row) => row.action).slice(-3), ['session.sign_in', 'passkey.remove', 'session.sign_out']);
     assert.deepEqual(problems, []);
+  });
+});
+
+describe('dashboard accounts in headless Chromium: the Password page, and a passkey that takes its sessions with it', () => {
+  it('after a fresh passkey sign-in the password changes without the current one (375 px, axe clean); removing the passkey signs that browser out', async () => {
+    const phone = await openPage(browser);
+    const { page: p } = phone;
+    // Signed in with the password, a new passkey (the authenticator forgets the removed one first).
+    await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
+    await signInWithPassword(page);
+    await page.goto(`${base}/dashboard/passkeys`);
+    await page.fill('#passkey-name', 'Phone');
+    await page.click('#add-passkey');
+    await page.waitForURL(`${base}/dashboard/passkeys?notice=added`);
+    await page.click('text=Sign out');
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    assert.equal((await signInWithPasskey()).status, 303);
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+
+    // A fresh passkey sign-in stands for the current password.
+    await page.click('a[href$="/dashboard/password"]');
+    await page.waitForURL(`${base}/dashboard/password`);
+    assert.equal(await page.locator('#current').count(), 0);
+    await page.fill('#next', PASSWORD);
+    await page.fill('#confirm', PASSWORD);
+    await page.click('form[action$="/dashboard/password"] button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/password?notice=changed`);
+    assert.match(await page.locator('[role=status]').innerText(), /Password changed/);
+
+    // Another browser at phone width, signed in with the password: it asks for the current one.
+    await signInWithPassword(p);
+    await p.goto(`${base}/dashboard/password`);
+    assert.equal(await p.locator('#current').count(), 1);
+    await p.fill('#current', 'not my password');
+    await p.fill('#next', PASSWORD);
+    await p.fill('#confirm', PASSWORD);
+    await p.click('form[action$="/dashboard/password"] button[type=submit]');
+    assert.equal(await p.locator('#current-problem').innerText(), 'That is not your current password.');
+    await assertNoHorizontalScroll(p, 'password at 375 px');
+    await accessible(p, 'password with a problem at 375 px', ARTIFACTS);
+
+    // That browser removes the passkey: the browser it signed in is signed out.
+    await p.goto(`${base}/dashboard/passkeys`);
+    await p.click('#passkeys button[aria-label="Remove Phone"]');
+    await p.waitForURL(`${base}/dashboard/passkeys?notice=removed`);
+    await page.goto(`${base}/dashboard/stores/${store.id}/payments`);
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    const removed = await app.pool.one(sql.type(z.object({ detail: z.record(z.string(), z.unknown()) }))`
+      select detail from audit_log where action = 'passkey.remove' and actor = ${EMAIL} order by id desc limit 1
+    `);
+    assert.equal(removed.detail.sessions, 1);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(phone.problems, []);
+    await phone.context.close();
   });
 });

@@ -1,8 +1,9 @@
 // toncenter API v3 as ton-index-go serves it: a fixture of its JSON (built field by field from its
 // models, test/helpers/toncenter-v3-transactions-by-masterchain-block.json) parsed by
 // transactions.ts, and the sandbox's emulation over HTTP behaving like the real API where money
-// is at stake: a block not indexed yet, out-of-order indexing, tick/tock in every block, the
-// defaults and limits, the gateway's 429.
+// is at stake: a block not indexed yet (ton-index-go's 404, or another indexer's empty list),
+// out-of-order indexing, tick/tock in every block, the defaults and limits (and a smaller
+// -max-limit), the gateway's 429.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -82,11 +83,26 @@ describe('the sandbox toncenter v3 behaves like ton-index-go', () => {
   });
   after(() => server.close());
 
-  it('a block not indexed yet (or not made yet) answers 200 with an empty list, never 404', async () => {
-    const future = server.chain.sealBlock() + 1_000;
-    const reply = await get(`transactionsByMasterchainBlock?seqno=${future}`);
-    assert.equal(reply.status, 200);
-    assert.deepEqual(reply.json, { transactions: [], address_book: {} });
+  it('a block not indexed yet (the tip + 1, a future seqno) answers 404 "masterchain block N not found"; the source says "not yet"', async () => {
+    const next = server.chain.sealBlock() + 1;
+    for (const seqno of [next, next + 1_000]) {
+      const reply = await get(`transactionsByMasterchainBlock?seqno=${seqno}`);
+      assert.equal(reply.status, 404);
+      assert.deepEqual(reply.json, { error: `masterchain block ${seqno} not found` });
+    }
+    assert.equal(await toncenterV3Source({ baseUrl: server.root }).block(next), null);
+  });
+
+  it("another indexer's empty 200 for a block not indexed yet (v3.unindexedBlock = 'empty') means the same to the source", async () => {
+    const next = server.chain.sealBlock() + 1;
+    server.chain.v3.unindexedBlock = 'empty';
+    try {
+      const reply = await get(`transactionsByMasterchainBlock?seqno=${next}`);
+      assert.deepEqual([reply.status, reply.json], [200, { transactions: [], address_book: {} }]);
+      assert.equal(await toncenterV3Source({ baseUrl: server.root }).block(next), null);
+    } finally {
+      server.chain.v3.unindexedBlock = 'not_found';
+    }
   });
 
   it('every block has the tick and tock of the special accounts, raw addresses upper case, hashes base64', async () => {
@@ -144,7 +160,7 @@ describe('the sandbox toncenter v3 behaves like ton-index-go', () => {
     assert.deepEqual([sort.status, sort.json], [422, { error: 'wrong value for sort parameter' }]);
   });
 
-  it('out-of-order indexing: a held block answers empty while later ones are served and masterchainInfo.last moves past it', async () => {
+  it('out-of-order indexing: a held block answers 404 while later ones are served and masterchainInfo.last moves past it', async () => {
     const held = server.chain.holdBlock();
     assert.equal(server.chain.sealBlock(), held);
     const later = [server.chain.sealBlock(), server.chain.sealBlock()];
@@ -152,7 +168,8 @@ describe('the sandbox toncenter v3 behaves like ton-index-go', () => {
     assert.equal(info.json.last.seqno, later[1]);
     assert.equal(typeof info.json.last.gen_utime, 'string');
     assert.equal(typeof info.json.first.seqno, 'number');
-    assert.deepEqual((await get(`transactionsByMasterchainBlock?seqno=${held}`)).json, { transactions: [], address_book: {} });
+    const unindexed = await get(`transactionsByMasterchainBlock?seqno=${held}`);
+    assert.deepEqual([unindexed.status, unindexed.json], [404, { error: `masterchain block ${held} not found` }]);
     assert.deepEqual((await get(`blocks?workchain=-1&seqno=${held}`)).json, { blocks: [] });
     assert.ok((await get(`transactionsByMasterchainBlock?seqno=${later[0]}`)).json.transactions.length >= 4);
     const source = toncenterV3Source({ baseUrl: server.root });
@@ -160,6 +177,23 @@ describe('the sandbox toncenter v3 behaves like ton-index-go', () => {
     server.chain.releaseBlock(held);
     assert.equal((await get(`blocks?workchain=-1&seqno=${held}`)).json.blocks[0].seqno, held);
     assert.equal((await source.block(held))?.transactions.length, 4);
+  });
+
+  it('a deployment run with a smaller -max-limit: 422 "limit is not allowed: 1000 > 100", and the source pages by 100 from then on', async () => {
+    const seqno = server.chain.sealBlock({ others: 150 });
+    server.chain.v3.maxLimit = 100;
+    try {
+      const refused = await get(`transactionsByMasterchainBlock?seqno=${seqno}&limit=1000`);
+      assert.deepEqual([refused.status, refused.json], [422, { error: 'limit is not allowed: 1000 > 100' }]);
+      const source = toncenterV3Source({ baseUrl: server.root });
+      const block = await source.block(seqno);
+      assert.equal(block?.transactions.length, 154);
+      assert.equal(new Set(block?.transactions.map((t) => t.hash)).size, 154);
+      assert.equal(block?.requests, 3, 'the refused page, then two pages of 100 and 54');
+      assert.equal((await source.block(seqno))?.requests, 2, 'the next block asks 100 at once');
+    } finally {
+      server.chain.v3.maxLimit = 1000;
+    }
   });
 
   it("the gateway's 429: its own body, no Retry-After", async () => {

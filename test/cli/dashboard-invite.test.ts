@@ -51,4 +51,25 @@ describe('kassa dashboard invite', () => {
     assertFails(await kassa(['dashboard', 'invite', '--store', store.id, '--email', 'not-an-email'], env), /not an email address/);
     assertFails(await kassa(['dashboard', 'invite', '--store', store.id, '--email', 'a@example.com', '--role', 'admin'], env), /--role is owner or viewer/);
   });
+
+  it('--reset-password: a reset link for a member of the store, keeping their role; refused for anyone else', async () => {
+    const store = await createTestStore(db.pool);
+    assertFails(
+      await kassa(['dashboard', 'invite', '--store', store.id, '--email', 'stranger@example.com', '--reset-password'], env),
+      /is not a member of this store/,
+    );
+    const userId = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+      insert into dashboard_users (email, password_hash) values ('member@example.com', null) returning id
+    `);
+    await db.pool.query(sql.unsafe`insert into store_members (store_id, user_id, role) values (${store.id}, ${userId}, 'viewer')`);
+    const reset = await kassa(['dashboard', 'invite', '--store', store.id, '--email', 'member@example.com', '--reset-password'], env);
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.equal(reset.json.role, 'viewer');
+    assert.equal(
+      await db.pool.oneFirst(sql.type(z.object({ resets_password: z.boolean() }))`
+        select resets_password from dashboard_invitations where store_id = ${store.id} and email = 'member@example.com'
+      `),
+      true,
+    );
+  });
 });

@@ -22,7 +22,7 @@ export interface ChainTestApp extends TestApp {
   /** The reader running in the background (stopReader() stops it). */
   reader: ChainReader;
   /** A new reader (as another process, or after a restart), reading the same chain. */
-  newReader(options?: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger; infoEveryMs?: number }): ChainReader;
+  newReader(options?: ReaderOptions): ChainReader;
   /** The v3 source over HTTP, as the reader uses it. */
   source(options?: { pageSize?: number; budget?: RequestBudget }): ChainSource;
   /** Stops the background reader (and releases its lease). */
@@ -52,6 +52,17 @@ export interface ChainTestApp extends TestApp {
   drain(...wallets: string[]): Promise<void>;
 }
 
+/** A test's reader: its page size, budget, lease id, clock, log, masterchainInfo interval and `run`'s sleep. */
+type ReaderOptions = {
+  pageSize?: number;
+  budget?: RequestBudget;
+  id?: string;
+  now?: () => Date;
+  log?: Logger;
+  infoEveryMs?: number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+};
+
 /** The raw address of a wallet nobody has deployed (a treasury, or a refund address). */
 export function freshAddress(): string {
   const key = keyPairFromSeed(Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256)))).publicKey;
@@ -80,7 +91,7 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
   const root = `${app.url}${SANDBOX_TONCENTER_PATH}`;
   const source = (options: { pageSize?: number; budget?: RequestBudget } = {}) =>
     toncenterV3Source({ baseUrl: root, budget: options.budget ?? null, ...(options.pageSize ? { pageSize: options.pageSize } : {}) });
-  const newReader = (options: { pageSize?: number; budget?: RequestBudget; id?: string; now?: () => Date; log?: Logger; infoEveryMs?: number } = {}) =>
+  const newReader = (options: ReaderOptions = {}) =>
     createChainReader({
       pool: app.pool,
       config: app.config,
@@ -90,6 +101,7 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
       ...(options.infoEveryMs ? { infoEveryMs: options.infoEveryMs } : {}),
       now: options.now ?? app.clock.now,
       ...(options.id ? { id: options.id } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
     });
   const reader = newReader({ id: 'background' });
   const stop = new AbortController();

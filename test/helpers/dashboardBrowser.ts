@@ -78,3 +78,18 @@ export async function assertNoHorizontalScroll(page: Page, what: string): Promis
   const { scrollWidth, width } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth }));
   assert.ok(scrollWidth <= width, `${what}: the page is ${scrollWidth} px wide in a ${width} px window`);
 }
+
+/** Accessible (axe) and no sideways scroll at the page's width. */
+export async function assertPageFits(page: Page, what: string, artifacts: string): Promise<void> {
+  await assertAccessible(page, what, artifacts);
+  await assertNoHorizontalScroll(page, what);
+}
+
+/** Accepts an invitation (its one-time link) with a password, as a new member would; lands on the store's payments. */
+export async function joinByInvitation(page: Page, base: string, storeId: string, invitation: string, password: string): Promise<void> {
+  await page.goto(`${base}${invitation}`);
+  await page.fill('#password', password);
+  await page.fill('#confirm', password);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${base}/dashboard/stores/${storeId}/payments`);
+}

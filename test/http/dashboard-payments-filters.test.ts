@@ -75,3 +75,23 @@ describe('dashboard: every filter and search, on the page and in its CSV', () =>
     }
   });
 });
+
+describe('dashboard: the CSV starts no formula, whatever separator a spreadsheet splits on', () => {
+  it('an order id with = + - @ after , ; tab or | becomes no cell that starts a formula, split on any of them', async () => {
+    const store = await app.store({ name: 'Formula shop' });
+    const owner = await member(app.url, app.pool, store.id, 'formula@example.com', 'owner');
+    const hostile = ['x;=1+1;', 'a|@SUM(1)|', 'b\t-2+3', 'c, =1', 'd;"+1"', 'e\n=2', '=HYPERLINK("x")'];
+    for (const orderId of hostile) await buildPayment(app, store, { status: 'created', body: { order_id: orderId } });
+    const csv = await owner.get(`/dashboard/stores/${store.id}/payments.csv`);
+    assert.equal(csv.status, 200);
+    for (const separator of [',', ';', '\t', '|']) {
+      // A spreadsheet that splits on this separator (and on line breaks, quotes or not) sees these cells.
+      const cells = csv.text.split(/\r\n|\r|\n/).flatMap((line) => line.split(separator));
+      const formulas = cells.filter((cell) => /^[\s"]*[=+\-@]/.test(cell));
+      assert.deepEqual(formulas, [], `split on ${JSON.stringify(separator)}`);
+    }
+    // The order ids are all there, each shown as text ('x;'=1+1;').
+    assert.match(csv.text, /,x;'=1\+1;,/);
+    assert.match(csv.text, /,"'=HYPERLINK\(""x""\)",/);
+  });
+});

@@ -33,6 +33,10 @@ const NEEDS: Record<string, ScopeNeed> = {
   cancelPayment: 'change',
   createRefund: 'change',
   redeliverWebhook: 'change',
+  createWebhookEndpoint: 'change',
+  deleteWebhookEndpoint: 'change',
+  testWebhookEndpoint: 'change',
+  redeliverToWebhookEndpoint: 'change',
 };
 
 const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') =>

@@ -1,16 +1,19 @@
-// The chain reader against the sandbox over HTTP (toncenter API v3), stepped by hand: its cost
-// follows blocks, not payments; late, repeated and empty blocks; a crash mid-block; the lease;
-// the request budget; the chain's clock for expiry.
+// The chain reader against the sandbox over HTTP (toncenter API v3), stepped by hand (or run on a
+// driven clock): its cost follows blocks, not payments; late, repeated and empty blocks; blocks
+// not indexed yet (404, or another indexer's empty list); a smaller page limit; a crash mid-block;
+// the lease; the request budget; the chain's clock for expiry.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { setImmediate } from 'node:timers/promises';
 import { pino } from 'pino';
 import { createRequestBudget } from '../../src/chain/budget.ts';
 import { ChainApiError } from '../../src/chain/client.ts';
 import { sql, z } from '../../src/db/pool.ts';
-import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor } from '../../src/metrics.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
+import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor, chainLag, chainWatchesSetAside } from '../../src/metrics.ts';
+import { checkSetAsideWatches } from '../../src/operations/doctor.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 let app: ChainTestApp;
 let store: Awaited<ReturnType<TestApp['store']>>;
@@ -37,6 +40,18 @@ async function newPayment(body: Record<string, unknown>) {
 const get = async (id: string) => (await app.request('GET', `/v1/payments/${id}`, { token: store.token })).json;
 const books = async (id: string) => (await app.request('GET', `/v1/payments/${id}/transfers`, { token: store.token })).json.data as any[];
 const requests = async () => (await chainApiRequests.get()).values.reduce((sum, v) => sum + v.value, 0);
+const gauge = async () => (await chainBlockWait.get()).values[0]?.value ?? 0;
+const lag = async () => (await chainLag.get()).values[0]?.value ?? 0;
+/** A clock of the reader's own, moved by the test: how long it waits is measured on it. */
+const readerClock = () => {
+  let at = Date.now();
+  return { now: () => new Date(at), advance: (ms: number) => (at += ms) };
+};
+/** A pino logger whose lines the test reads. */
+const recordingLog = () => {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, log: pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) }) };
+};
 
 /** Seals what was sent (and one block more), then reads up to the newest block; returns the chain API requests it took. */
 async function sealAndRead(r = reader()): Promise<number> {
@@ -120,6 +135,21 @@ describe('nothing missed, nothing counted twice', () => {
     assert.equal((await get(payment.id)).status, 'completed');
   });
 
+  it('an API run with a smaller -max-limit (422 "limit is not allowed: 1000 > 100"): the reader pages by 100 and books the block', async () => {
+    const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    await app.pay(payment.paymentDetails.address, 'TON', '2');
+    chain().sealBlock({ others: 150 });
+    chain().v3.maxLimit = 100;
+    try {
+      await sealAndRead(app.newReader({ id: 'manual' }));
+    } finally {
+      chain().v3.maxLimit = 1000;
+    }
+    assert.equal((await get(payment.id)).status, 'completed');
+    assert.equal((await books(payment.id)).length, 1);
+  });
+
   it('a reader killed mid-block: the next one books the rest, nothing twice', async () => {
     const payment = await newPayment({ amount: '3', currency: 'TON', payment_options: TON });
     await sealAndRead();
@@ -185,6 +215,38 @@ describe('a restarted sandbox chain (kassa start again on the same database)', (
   }
 });
 
+describe("a deposit's jetton wallet its master will not give (get_wallet_address fails for good)", () => {
+  it('its watch is set aside and reported (log, metric, doctor); every other payment is still booked', async () => {
+    const odd = await newPayment({ amount: '5', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
+    // As when the wallet code is not known offline and the master is an odd one: here an account with no code.
+    const account = `pending:${odd.id}:USDT`;
+    await app.pool.query(sql.unsafe`
+      update chain_watches set account = ${account}, jetton_master = ${freshAddress()} where payment_id = ${odd.id} and kind = 'jetton_wallet'
+    `);
+    const other = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await app.pay(other.paymentDetails.address, 'TON', '1');
+    const setAsideBefore = (await chainWatchesSetAside.get()).values[0]?.value ?? 0;
+    const { lines, log } = recordingLog();
+    const r = app.newReader({ id: 'manual', log });
+    await sealAndRead(r);
+    assert.equal((await get(other.id)).status, 'completed', 'the reader read on');
+    const watch = await app.pool.one(sql.type(z.object({ set_aside_at: z.date().nullable(), set_aside_reason: z.string().nullable() }))`
+      select set_aside_at, set_aside_reason from chain_watches where account = ${account}
+    `);
+    assert.ok(watch.set_aside_at);
+    assert.match(watch.set_aside_reason ?? '', /exit_code/);
+    assert.ok(lines.some((line) => line.level === 50 && line.paymentId === odd.id && String(line.msg).includes('set aside')));
+    const doctor = await checkSetAsideWatches(app.pool);
+    assert.equal(doctor.status, 'warn');
+    assert.match(doctor.detail, new RegExp(`payment ${odd.id} \\(USDT`));
+    // Asked no more: counted once.
+    await sealAndRead(r);
+    assert.equal(((await chainWatchesSetAside.get()).values[0]?.value ?? 0) - setAsideBefore, 1);
+    await app.pool.query(sql.unsafe`delete from chain_watches where account = ${account}`);
+    assert.equal((await checkSetAsideWatches(app.pool)).status, 'ok');
+  });
+});
+
 describe('the lease', () => {
   it('one reader at a time; another takes over when the holder stops renewing', async () => {
     const a = app.newReader({ id: 'reader-a' });
@@ -226,53 +288,56 @@ describe('the request budget', () => {
   });
 });
 
-describe('an indexer that commits blocks out of order (toncenter answers 200 and an empty list for a block not indexed yet)', () => {
-  const gauge = async () => (await chainBlockWait.get()).values[0]?.value ?? 0;
+describe('an indexer that commits blocks out of order (ton-index-go answers 404 "masterchain block N not found" for a block not indexed yet, other indexers an empty list)', () => {
   const holes = async () => (await chainBlocksWaitedFor.get()).values[0]?.value ?? 0;
-  /** A clock of the reader's own, moved by the test: how long it waits is measured on it. */
-  const readerClock = () => {
-    let at = Date.now();
-    return { now: () => new Date(at), advance: (ms: number) => (at += ms) };
-  };
-
-  it('a transfer in a block indexed 6 s after the blocks behind it: the cursor holds, waits (measured), then books it once', async () => {
-    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
-    await sealAndRead();
-    const held = chain().holdBlock();
-    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
-    assert.equal(chain().sealBlock(), held);
-    for (let i = 0; i < 3; i += 1) chain().sealBlock();
-    const clock = readerClock();
-    const lines: Array<Record<string, unknown>> = [];
-    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-    const r = app.newReader({ id: 'manual', now: clock.now, log });
-    const holesBefore = await holes();
-    const first = await r.catchUp();
-    assert.equal(first.waitingFor, held);
-    assert.ok(first.latestSeqno! > held, 'the API serves later blocks');
-    assert.equal((await app.cursor())!.last, held - 1, 'the cursor holds before the block not indexed');
-    // 6 s pass on the reader's clock; it asks again: still not indexed, still held, measured.
-    clock.advance(6_000);
-    const again = await r.step();
-    assert.equal(again.waitingFor, held);
-    assert.equal(again.processed, 0);
-    assert.ok((await gauge()) >= 6, `kassa_chain_block_wait_seconds ${await gauge()}`);
-    assert.equal((await holes()) - holesBefore, 1, 'one block waited for, counted once');
-    const warned = lines.find((line) => line.level === 40 && line.seqno === held);
-    assert.ok(warned, 'the wait is logged');
-    assert.ok(Number(warned.waitedSeconds) >= 6, `waitedSeconds ${warned.waitedSeconds}`);
-    assert.match(String(warned.msg), /not indexed this block while it serves later ones/);
-    assert.equal((await get(payment.id)).status, 'pending');
-    // Indexed at last: read, booked once, the payment completes.
-    chain().releaseBlock(held);
-    const done = await r.catchUp();
-    assert.ok(done.processed >= 4, `${done.processed} blocks read`);
-    assert.equal(await gauge(), 0);
-    const paid = await get(payment.id);
-    assert.equal(paid.status, 'completed');
-    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
-    assert.equal((await books(payment.id)).length, 1);
+  const notIndexed = async () => (await chainApiRequests.get()).values.find((v) => v.labels.outcome === 'not_indexed')?.value ?? 0;
+  afterEach(() => {
+    chain().v3.unindexedBlock = 'not_found';
   });
+
+  for (const answer of ['not_found', 'empty'] as const) {
+    it(`a transfer in a block indexed 6 s after the blocks behind it (${answer === 'not_found' ? '404' : 'an empty 200'} meanwhile): the cursor holds, waits (measured), then books it once`, async () => {
+      chain().v3.unindexedBlock = answer;
+      const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+      await sealAndRead();
+      const held = chain().holdBlock();
+      const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
+      assert.equal(chain().sealBlock(), held);
+      for (let i = 0; i < 3; i += 1) chain().sealBlock();
+      const clock = readerClock();
+      const { lines, log } = recordingLog();
+      const r = app.newReader({ id: 'manual', now: clock.now, log });
+      const holesBefore = await holes();
+      const notIndexedBefore = await notIndexed();
+      const first = await r.catchUp();
+      assert.equal(first.waitingFor, held);
+      assert.ok(first.latestSeqno! > held, 'the API serves later blocks');
+      assert.equal((await app.cursor())!.last, held - 1, 'the cursor holds before the block not indexed');
+      // 6 s pass on the reader's clock; it asks again: still not indexed, still held, measured.
+      clock.advance(6_000);
+      const again = await r.step();
+      assert.equal(again.waitingFor, held);
+      assert.equal(again.processed, 0);
+      assert.ok((await gauge()) >= 6, `kassa_chain_block_wait_seconds ${await gauge()}`);
+      assert.equal((await holes()) - holesBefore, 1, 'one block waited for, counted once');
+      const warned = lines.find((line) => line.level === 40 && line.seqno === held);
+      assert.ok(warned, 'the wait is logged');
+      assert.ok(Number(warned.waitedSeconds) >= 6, `waitedSeconds ${warned.waitedSeconds}`);
+      assert.match(String(warned.msg), /not indexed this block while it serves later ones/);
+      assert.equal((await get(payment.id)).status, 'pending');
+      // Indexed at last: read, booked once, the payment completes.
+      chain().releaseBlock(held);
+      const done = await r.catchUp();
+      assert.ok(done.processed >= 4, `${done.processed} blocks read`);
+      assert.equal(await gauge(), 0);
+      const paid = await get(payment.id);
+      assert.equal(paid.status, 'completed');
+      assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+      assert.equal((await books(payment.id)).length, 1);
+      if (answer === 'not_found') assert.ok((await notIndexed()) - notIndexedBefore >= 2, 'the 404s are counted as not_indexed, not as errors');
+      assert.equal(chain().v3.unindexedBlock, answer);
+    });
+  }
 
   it('the same with the reader restarted while it waits: the new one waits on the same block, then books it once', async () => {
     const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });
@@ -317,6 +382,61 @@ describe('an indexer that commits blocks out of order (toncenter answers 200 and
 });
 
 describe("the chain's clock (these move it forward, so they run last)", () => {
+  it('a block indexed 20 s late (404 meanwhile, later blocks served) is booked within a second of appearing by the running reader; the wait and the lag are measured, no error', async () => {
+    const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
+    await sealAndRead();
+    const held = chain().holdBlock();
+    const sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
+    assert.equal(chain().sealBlock(), held);
+    // The reader runs its own loop on a driven clock: each of its pauses moves the clock, and the
+    // chain goes on meanwhile (a block every 400 ms, dated by that clock); the held block is indexed 20 s on.
+    const clock = readerClock();
+    const started = clock.now().getTime();
+    const elapsed = () => clock.now().getTime() - started;
+    const chainStart = chain().now;
+    const stop = new AbortController();
+    let sealedAt = 0;
+    let released = false;
+    let bookedAt: number | null = null;
+    let longestWait = 0;
+    let largestLag = 0;
+    const sleep = async (ms: number) => {
+      // Where the step that just ended left the cursor (the clock stood still while it ran).
+      if (released && bookedAt === null && (await app.cursor())!.last >= held) bookedAt = elapsed();
+      for (const until = elapsed() + ms; sealedAt + 400 <= until; ) {
+        sealedAt += 400;
+        chain().setNow(chainStart + Math.floor(sealedAt / 1000));
+        chain().sealBlock();
+      }
+      clock.advance(ms);
+      if (!released && elapsed() >= 20_000) {
+        chain().releaseBlock(held);
+        released = true;
+      }
+      if (!released) {
+        longestWait = Math.max(longestWait, await gauge());
+        largestLag = Math.max(largestLag, await lag());
+      }
+      if (bookedAt !== null || elapsed() > 90_000) stop.abort();
+      await setImmediate();
+    };
+    const { lines, log } = recordingLog();
+    await app.newReader({ id: 'manual', now: clock.now, log, sleep }).run(stop.signal);
+    assert.ok(bookedAt !== null, 'the block was booked');
+    assert.ok(bookedAt - 20_000 <= 1_000, `booked ${bookedAt - 20_000} ms after it was indexed`);
+    assert.ok(longestWait >= 18, `kassa_chain_block_wait_seconds reached ${longestWait}`);
+    assert.ok(largestLag >= 15, `kassa_chain_lag_seconds reached ${largestLag} while the later blocks were served`);
+    assert.deepEqual(
+      lines.filter((line) => Number(line.level) >= 50 || String(line.msg).startsWith('chain API error')).map((line) => line.msg),
+      [],
+      'a block not indexed yet is no error',
+    );
+    assert.ok(lines.some((line) => line.level === 40 && line.seqno === held));
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [sent.hash]);
+  });
+
   it('a block published late: a transfer made before expiresAt but booked after it still completes the payment', async () => {
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON, ttl: 900 });
     await sealAndRead();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { createWebhookVerifier, type SeenStore, type WebhookVerifierOptions } from '../../src/webhooks/receiver.ts';
-import { buildWebhookBody, generateSigningKey, publicJwk, signBody, type SigningKey } from '../../src/webhooks/sign.ts';
+import { buildEventBody, buildWebhookBody, generateSigningKey, publicJwk, signBody, type SigningKey } from '../../src/webhooks/sign.ts';
 import { startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
@@ -248,6 +248,35 @@ describe('createWebhookVerifier against a real key-set server', () => {
     const bad = await v.handle(w.body.replace('h-1', 'h-2'), w.headers, onPayment);
     assert.deepEqual(bad, { status: 401, reason: 'invalid signature' });
     assert.deepEqual(processed, ['h-1']);
+  });
+
+  it("a store endpoint's event body: verified the same way, told by its eventID, handled by onEvent (400 without one)", async () => {
+    const v = verifier();
+    const signed = (body: string) => ({ body, headers: { 'x-signature': signBody(body, keyA.secretKey), 'x-signature-kid': keyA.kid } });
+    const event = { type: 'payment.expired', eventId: 'ev-1', payload: { paymentID: 'pay-9', status: 'expired', metadata: {} } };
+    const w = signed(buildEventBody(event, new Date(T0)));
+    assert.deepEqual(Object.keys(JSON.parse(w.body)), ['type', 'eventID', 'payload', 'signAt']);
+    const result = await v.verify(w.body, w.headers);
+    assert.ok(result.ok && result.event !== undefined, JSON.stringify(result));
+    assert.deepEqual(result.event, { type: 'payment.expired', eventID: 'ev-1', payload: event.payload });
+    assert.equal(result.payload, undefined);
+    // Tampered, stale or misshapen: refused as the payment webhook is.
+    assert.deepEqual(await v.verify(w.body.replace('pay-9', 'pay-8'), w.headers), { ok: false, status: 401, reason: 'invalid signature' });
+    clock = T0 + 31_000;
+    assert.equal(((await v.verify(w.body, w.headers)) as { status: number }).status, 401);
+    clock = T0;
+    const noId = signed(JSON.stringify({ type: 'ping', payload: {}, signAt: new Date(T0).toISOString() }));
+    assert.deepEqual(await v.verify(noId.body, noId.headers), { ok: false, status: 400, reason: 'eventID is missing' });
+
+    assert.equal((await v.handle(w.body, w.headers, () => {})).status, 400, 'an event, and no onEvent');
+    const told: string[] = [];
+    const onEvent = (e: { type: string; eventID: string }) => void told.push(`${e.type} ${e.eventID}`);
+    const first = await v.handle(w.body, w.headers, () => assert.fail('not a payment webhook'), onEvent);
+    assert.deepEqual([first.status, first.duplicate, first.event?.eventID], [200, false, 'ev-1']);
+    // The same event again (a retry, or another delivery of it): a duplicate, not handled twice.
+    const again = signed(buildEventBody(event, new Date(T0 + 1000)));
+    assert.deepEqual([(await v.handle(again.body, again.headers, () => {}, onEvent)).duplicate], [true]);
+    assert.deepEqual(told, ['payment.expired ev-1']);
   });
 
   it('handle(): concurrent deliveries of one payment are processed once', async () => {

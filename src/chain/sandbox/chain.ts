@@ -27,6 +27,7 @@ import { transactionHashHex } from '../transactions.ts';
 import { handleJsonRpc } from './jsonrpc.ts';
 import type { JsonRpcReply } from './jsonrpc.ts';
 import { handleV3, type V3Reply } from './v3.ts';
+import { defaultV3Options, type V3Options } from './v3Params.ts';
 import { jettonTransferBody } from '../jettonTransfer.ts';
 import { jettonWalletCodeCell, lockedJettonWalletCode, minterAddress, minterInit, mintBody, onchainContent, textComment, walletData } from './jetton.ts';
 
@@ -164,6 +165,8 @@ export class SandboxChain {
   private maxUtime = 0;
 
   private failures: { remaining: number; status: number } = { remaining: 0, status: 429 };
+  /** How the toncenter v3 emulation answers where deployments differ (v3Params.ts): a test may change it. */
+  readonly v3: V3Options = defaultV3Options();
 
   // Blocks. Seqnos start from the wall clock (one per 100 ms) so that a sandbox restarted under
   // a stored cursor keeps counting upwards, like its logical time.
@@ -705,7 +708,8 @@ export class SandboxChain {
   /**
    * Test switch, out-of-order indexing (ton-index-worker indexes and commits masterchain blocks in
    * parallel, in no fixed order): block `seqno` (default: the next one sealed) stays unindexed —
-   * its transactions answer an empty list — while later blocks become visible and
+   * its transactions answer 404 "masterchain block N not found" (or `v3.unindexedBlock`'s empty
+   * list) — while later blocks become visible and
    * masterchainInfo.last moves past it, until releaseBlock(seqno) or releaseBlocks(). Returns the seqno.
    */
   holdBlock(seqno?: number): number {

@@ -82,7 +82,7 @@ export function handleV3Transactions(chain: SandboxChain, query: URLSearchParams
     if (value === 'bad') return error(422, `failed to parse ${name}`);
     numbers[name] = value;
   }
-  const paging = pageParams(query);
+  const paging = pageParams(query, chain.v3.maxLimit);
   if ('status' in paging) return paging;
   const { take: limit, skip: offset, sort } = paging;
 

@@ -2,10 +2,14 @@
  * toncenter API v3 emulation over the sandbox chain's blocks, true to the code that serves the real
  * one (toncenter/ton-indexer: `ton-index-go/main.go`, `index/crud/*.go`, `index/models/*.go`; see
  * /work/shared/TON-NOTES.md "How toncenter v3 really behaves"):
- * - `transactionsByMasterchainBlock` answers 200 `{"transactions":[],"address_book":{}}` for a block
- *   not indexed yet (the handler's 404 is commented out); default `sort=desc`, `limit=100`;
- *   `limit` over 1000 → 422 `{"error":"limit is not allowed: N > 1000"}` (crud.go `limitQuery`);
- *   order `lt <sort>, account asc` (crud_transactions.go, with `mc_seqno`).
+ * - `transactionsByMasterchainBlock` answers 404 `{"error":"masterchain block N not found"}` for a
+ *   block not indexed yet — a hole below the tip, the tip + 1, a future seqno (the handler's own 404
+ *   is commented out, but crud_transactions.go `QueryTransactions` asks `queryBlockExists` first);
+ *   `chain.v3.unindexedBlock = 'empty'` plays the other toncenter-compatible indexers' 200
+ *   `{"transactions":[],"address_book":{}}` instead (both mean "not yet"); default `sort=desc`,
+ *   `limit=100`; `limit` over `-max-limit` (1000, `chain.v3.maxLimit` to play a deployment run with
+ *   another) → 422 `{"error":"limit is not allowed: N > M"}` (crud.go `limitQuery`); order
+ *   `lt <sort>, account asc` (crud_transactions.go, with `mc_seqno`).
  * - every block has the tick and tock transactions of the special accounts (the elector
  *   -1:3333…, the config -1:5555…), and may carry strangers' transfers: rows the reader ignores.
  * - `masterchainInfo.last` is the highest indexed seqno (crud_blocks.go: `order by seqno desc
@@ -293,16 +297,16 @@ export function handleV3(chain: SandboxChain, path: string, query: URLSearchPara
     return { status: 200, json: { last: blockJson(last), first: blockJson(chain.firstBlock() ?? last) } };
   }
 
-  const paging = pageParams(query);
+  const paging = pageParams(query, chain.v3.maxLimit);
   if ('status' in paging) return paging;
   const { take, skip, sort } = paging;
 
   if (path === 'transactionsByMasterchainBlock') {
     const seqno = intParam(query, 'seqno');
-    if (seqno === 'invalid') return error(422, 'failed to parse query: seqno must be an integer');
-    // Not indexed yet, or never: the same 200 with nothing in it (the handler's 404 is commented out).
-    const block = seqno === null ? null : chain.publishedBlock(seqno);
-    if (block === null) return EMPTY_TRANSACTIONS;
+    if (seqno === 'invalid' || seqno === null) return error(422, 'failed to parse query: seqno must be an integer');
+    // Not indexed yet, or never: queryBlockExists says no (or, as other indexers, nothing in it).
+    const block = chain.publishedBlock(seqno);
+    if (block === null) return chain.v3.unindexedBlock === 'empty' ? EMPTY_TRANSACTIONS : error(404, `masterchain block ${seqno} not found`);
     const ordered = rowsOf(block);
     // The test switch: a page past the first answers the previous page again (a stale cache).
     const from = skip > 0 && chain.takeRepeatedPage() ? Math.max(0, skip - take) : skip;

@@ -23,7 +23,7 @@ function addressList(query: URLSearchParams, name: string): Set<string> | 'inval
 }
 
 export async function handleV3JettonWallets(chain: SandboxChain, query: URLSearchParams): Promise<V3Reply> {
-  const paging = pageParams(query);
+  const paging = pageParams(query, chain.v3.maxLimit);
   if ('status' in paging) return paging;
   const owners = addressList(query, 'owner_address');
   const masters = addressList(query, 'jetton_address');

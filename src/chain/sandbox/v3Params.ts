@@ -1,11 +1,26 @@
 // The query parameters every list endpoint of the sandbox's toncenter v3 reads the same way as
-// ton-index-go: Fiber's QueryParser on int32 fields, crud.go `limitQuery` (`-default-limit`,
-// `-max-limit` at their defaults) and the `sort` parameter.
+// ton-index-go: Fiber's QueryParser on int32 fields, crud.go `limitQuery` (`-default-limit` at its
+// default, `-max-limit` as the sandbox is told) and the `sort` parameter; and the options where
+// toncenter-compatible deployments differ.
 import type { V3Reply } from './v3.ts';
 
 /** ton-index-go's `-max-limit` and `-default-limit` flags (main.go), at their defaults. */
 const MAX_LIMIT = 1000;
 const DEFAULT_LIMIT = 100;
+
+/** What the sandbox's toncenter v3 answers where toncenter-compatible deployments differ (`SandboxChain.v3`, set by tests). */
+export interface V3Options {
+  /**
+   * `transactionsByMasterchainBlock` for a block not indexed yet (a hole below the tip, the tip + 1):
+   * `not_found`, ton-index-go's 404 `{"error":"masterchain block N not found"}` (the default), or
+   * `empty`, the 200 with an empty list of other indexers. Both mean "not yet" to the reader.
+   */
+  unindexedBlock: 'not_found' | 'empty';
+  /** `-max-limit`: the largest `limit` a list answers (1000; self-hosted deployments run others). */
+  maxLimit: number;
+}
+
+export const defaultV3Options = (): V3Options => ({ unindexedBlock: 'not_found', maxLimit: MAX_LIMIT });
 
 export function v3Error(status: number, message: string): V3Reply {
   return { status, json: { error: message } };
@@ -29,12 +44,12 @@ interface V3Page {
  * `limit`, `offset` and `sort` of a list: a missing limit takes the default, a small one is raised
  * to 1, a large one refused; `sort` defaults to `desc` (`d`/`a` accepted). The 422 when refused.
  */
-export function pageParams(query: URLSearchParams): V3Page | V3Reply {
+export function pageParams(query: URLSearchParams, maxLimit = MAX_LIMIT): V3Page | V3Reply {
   const limit = intParam(query, 'limit');
   const offset = intParam(query, 'offset');
   if (limit === 'invalid' || offset === 'invalid') return v3Error(422, 'failed to parse query: limit and offset must be integers');
   const take = Math.max(1, limit ?? DEFAULT_LIMIT);
-  if (take > MAX_LIMIT) return v3Error(422, `limit is not allowed: ${take} > ${MAX_LIMIT}`);
+  if (take > maxLimit) return v3Error(422, `limit is not allowed: ${take} > ${maxLimit}`);
   const skip = Math.max(0, offset ?? 0);
   const sortParam = (query.get('sort') ?? 'desc').toLowerCase();
   const sort = sortParam === 'desc' || sortParam === 'd' ? 'desc' : sortParam === 'asc' || sortParam === 'a' ? 'asc' : null;

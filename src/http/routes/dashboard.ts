@@ -23,12 +23,13 @@ import {
   createInvitation,
   FormProblem,
   findOpenInvitation,
+  invitationTaker,
   invitationsOf,
   membersOf,
   roleIn,
   roleOf,
 } from '../../dashboard/people.ts';
-import { createSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
+import { createSession, findSession, grantsStillOpen, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import { isTokenScope, type TokenScope } from '../../auth/scopes.ts';
@@ -39,6 +40,7 @@ import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps 
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import type { Guards } from '../guards.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
+import { dashboardPasswordRoutes } from './dashboardPassword.ts';
 import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
@@ -80,7 +82,11 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     if (result.outcome === 'limited') {
       ctx.set('Retry-After', String(result.retryAfterSeconds));
       const minutes = Math.ceil(result.retryAfterSeconds / 60);
-      page(ctx, 429, signInPage({ root, email, problem: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }));
+      page(
+        ctx,
+        429,
+        signInPage({ root, email, problem: `Too many failed sign-ins from your address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }),
+      );
       return;
     }
     if (result.outcome === 'refused') {
@@ -101,35 +107,44 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     redirect(ctx, `${root}/sign-in?signed_out=everywhere`);
   });
 
-  // ---- Invitations: the one-time link.
+  // ---- Invitations: the one-time link (bound to its email: people.ts invitationTaker).
   const invitationGone = (ctx: Ctx) =>
     message(ctx, 404, 'Invitation not valid', 'This invitation link was used already, has expired, or never existed. Ask for a new one.', true);
+  /** Who is signed in, if anyone (an invitation page needs no session; one to an existing account needs its person's). */
+  const signedInEmail = async (ctx: Ctx): Promise<string | null> => {
+    const token = steps.sessionToken(ctx);
+    return token ? ((await findSession(pool, token, deps.now()))?.email ?? null) : null;
+  };
   router.get(`${R}/invite/:token`, htmlErrors, async (ctx: Ctx) => {
     const token = (ctx.params as { token: string }).token;
     const invitation = await findOpenInvitation(pool, token, deps.now());
     if (!invitation) return invitationGone(ctx);
-    page(ctx, 200, invitationPage({ root, token, invitation }));
+    page(ctx, 200, invitationPage({ root, token, invitation, taker: invitationTaker(invitation, await signedInEmail(ctx)) }));
   });
   router.post(`${R}/invite/:token`, htmlErrors, sameOrigin, form, async (ctx: Ctx) => {
     const token = (ctx.params as { token: string }).token;
     const now = deps.now();
     const invitation = await findOpenInvitation(pool, token, now);
     if (!invitation) return invitationGone(ctx);
+    const email = await signedInEmail(ctx);
+    const taker = invitationTaker(invitation, email);
     const password = field(ctx, 'password');
-    if (!invitation.has_password && password !== field(ctx, 'confirm')) {
-      page(ctx, 400, invitationPage({ root, token, invitation, problems: { confirm: 'The two passwords differ.' } }));
+    if (taker === 'set_password' && password !== field(ctx, 'confirm')) {
+      page(ctx, 400, invitationPage({ root, token, invitation, taker, problems: { confirm: 'The two passwords differ.' } }));
       return;
     }
     let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
-      accepted = await acceptInvitation(pool, { token, password: password.slice(0, 1024), actor: clientOf(ctx), now });
+      accepted = await acceptInvitation(pool, { token, password: password.slice(0, 1024), signedInEmail: email, actor: clientOf(ctx), now });
     } catch (error) {
       if (!(error instanceof FormProblem)) throw error;
-      page(ctx, 400, invitationPage({ root, token, invitation, problems: { [error.field ?? 'password']: error.message } }));
+      const problems = { [error.field === 'password' ? 'password' : 'form']: error.message };
+      page(ctx, taker === 'set_password' ? 400 : 403, invitationPage({ root, token, invitation, taker, problems }));
       return;
     }
     if (!accepted) return invitationGone(ctx);
-    setSessionCookie(ctx, await createSession(pool, accepted.userId, clientOf(ctx), now));
+    // A new password (first sign-in or reset) signs this browser in; a person who joined signed in already stays so.
+    if (taker === 'set_password') setSessionCookie(ctx, await createSession(pool, accepted.userId, clientOf(ctx), now));
     redirect(ctx, `${root}/stores/${accepted.storeId}/payments`);
   });
 
@@ -173,6 +188,14 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     load: (storeIds) => listFingerprints(pool, storeIds),
     log: deps.log,
   });
+  // Whether each open stream's session and membership still hold (sessions.ts grantsStillOpen), by
+  // the same kind of shared poller, once a second in one query for all of them: a stream ends within
+  // about a second of its session ending (sign-out, sign-out everywhere, a password change or reset,
+  // its passkey removed, expiry) or of its person leaving the store — in any API process.
+  const grants = createPaymentFeed<boolean>({
+    load: (keys) => grantsStillOpen(pool, keys, deps.now()),
+    log: deps.log,
+  });
   // Open live streams per person (each holds a socket for up to LIVE_MAX_LIFETIME_MS); beyond, 429
   // and the list is simply not live in that tab.
   const streams = createLiveStreams({ perKey: LIVE_MAX_PER_USER, lifetimeMs: LIVE_MAX_LIFETIME_MS });
@@ -191,6 +214,11 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     // The list as the page showed it (its fingerprint when rendered): any change after it is news.
     let last: string | null = typeof ctx.query.since === 'string' && /^[0-9a-f]{32}$/.test(ctx.query.since) ? ctx.query.since : null;
     stream.write('retry: 3000\n\n');
+    stream.onClose(
+      grants.subscribe(`${ctx.state.session!.id}/${storeId}`, (open) => {
+        if (!open) stream.close();
+      }),
+    );
     stream.onClose(
       feed.subscribe(storeId, (fingerprint) => {
         if (last !== null && fingerprint !== last) stream.write(`event: payments\ndata: {}\n\n`);
@@ -342,6 +370,28 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     if ((await roleIn(pool, ctx.state.session!.userId, store.id)) !== 'owner') return redirect(ctx, `${root}/`);
     await showTeam(ctx, 200, { notice: remove ? 'Member removed.' : 'Role changed.' });
   };
+  // A password reset: a new invitation that sets a new password (people.ts mayReset says for whom).
+  router.post(`${S}/team/members/:userId/reset-password`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
+    const store = ctx.state.store!;
+    const userId = (ctx.params as { userId: string }).userId.toLowerCase();
+    const target = (await membersOf(pool, store.id)).find((m) => m.user_id === userId);
+    if (!target) return notFound(ctx);
+    try {
+      const made = await createInvitation(pool, {
+        storeId: store.id,
+        email: target.email,
+        role: target.role,
+        resetsPassword: true,
+        baseUrl: config.baseUrl,
+        actor: ctx.state.actor!,
+        now: deps.now(),
+      });
+      await showTeam(ctx, 201, { created: { url: made.url, email: made.email, resetsPassword: true } });
+    } catch (error) {
+      if (!(error instanceof FormProblem)) throw error;
+      await showTeam(ctx, 400, { memberProblem: error.message });
+    }
+  });
   router.post(`${S}/team/members/:userId/role`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(false));
   router.post(`${S}/team/members/:userId/remove`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(true));
 
@@ -374,6 +424,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   dashboardMoneyRoutes(router, deps, steps);
   dashboardSettingsRoutes(router, deps, steps);
   dashboardPasskeysRoutes(router, deps, steps);
+  dashboardPasswordRoutes(router, deps, steps);
 
   // Anything else under the dashboard: its own 404 page.
   router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));

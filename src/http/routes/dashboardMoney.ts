@@ -7,7 +7,9 @@ import { recentWebhookOutcomes, storeMoney } from '../../dashboard/money.ts';
 import { moneyPage } from '../../dashboard/moneyPage.ts';
 import { FormProblem } from '../../dashboard/people.ts';
 import { listWebhookKeys, rotateWebhookKey } from '../../dashboard/webhookKeys.ts';
-import { webhooksPage } from '../../dashboard/webhooksPage.ts';
+import { ENDPOINT_NOTICES, type EndpointNotice, webhooksPage } from '../../dashboard/webhooksPage.ts';
+import { endpointsOfStore } from '../../dashboard/webhookEndpoints.ts';
+import { dashboardEndpointRoutes, type ShowWebhooks } from './dashboardEndpoints.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { DashboardCtx, DashboardSteps } from './dashboardSteps.ts';
 
@@ -20,17 +22,26 @@ export function dashboardMoneyRoutes(router: Router<KassaState>, deps: AppDeps, 
     page(ctx, 200, moneyPage({ root, viewer: ctx.state.viewer!, store, money: await storeMoney(pool, store.id, config.tonNetwork) }));
   });
 
-  const showWebhooks = async (ctx: DashboardCtx, status: number, extra: { notice?: string; problem?: string } = {}) => {
+  const showWebhooks: ShowWebhooks = async (ctx, status, extra = {}) => {
     const store = ctx.state.store!;
-    const [keys, deliveries] = await Promise.all([listWebhookKeys(pool, deps.now()), recentWebhookOutcomes(pool, store.id)]);
+    const [keys, deliveries, endpoints] = await Promise.all([
+      listWebhookKeys(pool, deps.now()),
+      recentWebhookOutcomes(pool, store.id),
+      endpointsOfStore(pool, store.id),
+    ]);
     const keysUrl = `${config.checkoutBaseUrl}/v1/webhook/keys`;
-    page(ctx, status, webhooksPage({ root, viewer: ctx.state.viewer!, store, keys, keysUrl, deliveries, ...extra }));
+    page(ctx, status, webhooksPage({ root, viewer: ctx.state.viewer!, store, keys, keysUrl, deliveries, endpoints, ...extra }));
   };
   router.get(`${S}/webhooks`, htmlErrors, signedIn, member, async (ctx: DashboardCtx) => {
     // After a rotation (post, then redirect here): the new key, if it is the active one.
     const rotated = typeof ctx.query.rotated === 'string' ? ctx.query.rotated : null;
     const active = rotated === null ? null : (await listWebhookKeys(pool, deps.now())).find((k) => k.retired_at === null && k.kid === rotated);
-    await showWebhooks(ctx, 200, active ? { notice: `Key ${active.kid} signs from now on; the previous key stays published for 24 hours.` } : {});
+    const notice = typeof ctx.query.notice === 'string' && ctx.query.notice in ENDPOINT_NOTICES ? ENDPOINT_NOTICES[ctx.query.notice as EndpointNotice] : null;
+    await showWebhooks(
+      ctx,
+      200,
+      active ? { notice: `Key ${active.kid} signs from now on; the previous key stays published for 24 hours.` } : notice ? { notice } : {},
+    );
   });
   router.post(`${S}/webhooks/keys/rotate`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: DashboardCtx) => {
     let kid: string;
@@ -42,4 +53,5 @@ export function dashboardMoneyRoutes(router: Router<KassaState>, deps: AppDeps, 
     }
     redirect(ctx, `${root}/stores/${ctx.state.store!.id}/webhooks?rotated=${encodeURIComponent(kid)}`);
   });
+  dashboardEndpointRoutes(router, deps, steps, showWebhooks);
 }

@@ -105,7 +105,7 @@ export function dashboardPasskeysRoutes(router: Router<KassaState>, deps: AppDep
     if (result.outcome === 'limited') {
       ctx.set('Retry-After', String(result.retryAfterSeconds));
       const minutes = Math.ceil(result.retryAfterSeconds / 60);
-      page(ctx, 429, signInPage({ root, problem: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }));
+      page(ctx, 429, signInPage({ root, problem: `Too many failed sign-ins from your address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }));
       return;
     }
     if (result.outcome === 'refused') {

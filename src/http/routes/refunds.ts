@@ -2,6 +2,7 @@
 // body → the command (in `idempotent`) → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { recordAudit, tokenActor } from '../../dashboard/audit.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
@@ -21,11 +22,23 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   const idempotent = idempotency(deps);
 
   type Payment = OfStorePayment<{ params: PaymentParams }>;
-  const create = idempotent<OfStorePayment<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => ({
-    status: 201,
-    body: presentRefund(await createRefund(tx, config.tonNetwork, ctx.state.payment, ctx.state.body, now, ratePolicy(config))),
-    paymentId: ctx.state.payment.id,
-  }));
+  const create = idempotent<OfStorePayment<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => {
+    const { payment, body, merchant } = ctx.state;
+    const refund = await createRefund(tx, config.tonNetwork, payment, body, now, ratePolicy(config));
+    // The store's audit log has the API's refunds too, beside the dashboard's (actor: the token's jti), in the refund's transaction.
+    await recordAudit(
+      tx,
+      tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
+      {
+        storeId: merchant.storeId,
+        action: 'refund.create',
+        subject: payment.id,
+        detail: { refund: refund.id, coin: refund.coin_symbol, amount: refund.amount, address: body.address, via: 'api' },
+      },
+      now,
+    );
+    return { status: 201, body: presentRefund(refund), paymentId: payment.id };
+  });
 
   const list: Middleware<Payment> = async (ctx) => {
     ctx.body = presentList((await listRefunds(pool, ctx.state.payment.id)).map(presentRefund));

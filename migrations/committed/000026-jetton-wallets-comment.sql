@@ -1,5 +1,5 @@
---! Previous: sha1:5d26c62dddb3ffe1034fbf92f3b39bc871c81e2c
---! Hash: sha1:22e650c106592c6e64146fecdd7549aa8a4dc37c
+--! Previous: sha1:d4c3fac0daa49fde44d5acd30c15c46e283be6ec
+--! Hash: sha1:2f03618151418e04fc5f9aa74ae4391e782aeb38
 --! Message: jetton wallets comment
 
 -- jetton_wallets is also where reconciliation remembers the deposits' jetton wallets of other

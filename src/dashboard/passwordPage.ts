@@ -1,0 +1,43 @@
+// The Password page ({base_url}/dashboard/password): a signed-in person changes their password. It
+// asks for the current one unless the session was opened with a passkey in the last few minutes
+// (sessions.ts needsCurrentPassword); changing it signs out every other browser.
+import { html, raw } from '../checkout/html.ts';
+import { describedBy, problemFor, shell, type Viewer } from './pages.ts';
+import { PASSWORD_MIN_LENGTH } from './passwords.ts';
+
+export function passwordPage(input: {
+  root: string;
+  viewer: Viewer;
+  /** The current password is asked for (no recent passkey sign-in stands for it). */
+  askCurrent: boolean;
+  notice?: string | null;
+  problems?: Record<string, string>;
+}): string {
+  const { root } = input;
+  const problems = input.problems ?? {};
+  const body = html`<div class="card narrow">
+<h1>Change your password</h1>
+<p>Choose a new password for <strong>${input.viewer.email}</strong>. Every other browser where you are signed in is signed out; this one stays signed in.</p>
+${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
+${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
+<form method="post" action="${root}/password">
+<input type="hidden" name="username" value="${input.viewer.email}" autocomplete="username">
+${
+  input.askCurrent
+    ? html`<label for="current">Current password</label>
+<input id="current" name="current" type="password" autocomplete="current-password" required${describedBy(problems, 'current')}>
+${problemFor(problems, 'current')}`
+    : html`<p class="muted">You signed in with a passkey a moment ago, so your current password is not needed.</p>`
+}
+<label for="next">New password</label>
+<p class="muted" id="next-hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
+<input id="next" name="next" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="next-hint${problems.next ? ' next-problem' : ''}"${problems.next ? raw(' aria-invalid="true"') : ''}>
+${problemFor(problems, 'next')}
+<label for="confirm">Repeat the new password</label>
+<input id="confirm" name="confirm" type="password" autocomplete="new-password" required${describedBy(problems, 'confirm')}>
+${problemFor(problems, 'confirm')}
+<button type="submit">Change password</button>
+</form>
+</div>`;
+  return shell({ root, title: 'Password', body, viewer: input.viewer });
+}

@@ -1,0 +1,228 @@
+// Booking a block: the transactions of Kassa's accounts (chain_watches: every deposit address and
+// deposit jetton wallet ever issued, and the gas wallet) put on the books as classify.ts decides —
+// incoming transfers through recordTransfer, Kassa's own messages out through the treasury's
+// confirmation. Idempotent: a block booked twice changes nothing (the books are keyed by the chain's
+// identity of each transaction). The chain reader books every block it reads through it; the
+// reconciliation heals an account's history through it (heal.ts).
+import { Address } from '@ton/core';
+import type { TonNetwork } from '../config.ts';
+import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { chainWatchesSetAside } from '../metrics.ts';
+import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
+import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused } from '../treasury/commands.ts';
+import { planPaymentSweep } from '../treasury/sweeps.ts';
+import { call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
+import type { ChainBlock } from '../chain/source.ts';
+import type { ChainTransaction } from '../chain/transactions.ts';
+import { classifyIncoming, routeTransaction, type Notifier, type Watch } from './classify.ts';
+
+const watchRow = z.object({
+  account: z.string(),
+  payment_id: z.string(),
+  kind: z.enum(['deposit', 'jetton_wallet']),
+  coin_symbol: z.string().nullable(),
+  jetton_master: z.string().nullable(),
+  deposit_address: z.string(),
+});
+
+const pendingRow = z.object({
+  account: z.string(),
+  payment_id: z.string(),
+  coin_symbol: z.string(),
+  jetton_master: z.string(),
+  deposit_address: z.string(),
+});
+
+const rawOf = (address: Address | string): string => (typeof address === 'string' ? Address.parse(address) : address).toRawString();
+
+export function blockBooker(deps: {
+  pool: DatabasePool;
+  network: TonNetwork;
+  /** For get methods: pending jetton wallets, and attributing jetton notifications. */
+  client: ChainClient;
+  log: Logger;
+  now: () => Date;
+}) {
+  const { pool, network, client, log } = deps;
+  const masterCoins = new Map<string, string | null>();
+  let gasWallet: string | null = null;
+  /** When the gas wallet was last looked for and not found (every process records it at start, before its reader runs; asked again at most every 5 s). */
+  let gasLookedFor = 0;
+
+  /** Kassa's gas wallet (gas_wallets): its outgoing transactions are confirmed like the deposits'. */
+  async function gas(): Promise<string | null> {
+    if (gasWallet === null && Date.now() - gasLookedFor >= 5_000) {
+      gasWallet = await pool.maybeOneFirst(sql.type(z.object({ address: z.string() }))`select address from gas_wallets where network = ${network}`);
+      if (gasWallet === null) gasLookedFor = Date.now();
+    }
+    return gasWallet;
+  }
+
+  async function coinOfMaster(master: string): Promise<string | null> {
+    if (!masterCoins.has(master)) {
+      const coin = await pool.maybeOneFirst(sql.type(z.object({ coin_symbol: z.string() }))`
+        select coin_symbol from jetton_masters where master_address = ${master} and network = ${network}
+      `);
+      masterCoins.set(master, coin);
+    }
+    return masterCoins.get(master) ?? null;
+  }
+
+  /**
+   * Who sent a jetton notification to `deposit`: asked of the chain once per sending wallet ever
+   * (jetton_wallets), so a flood of notifications from fake wallets costs nothing after the first.
+   * Genuine: the master the wallet names confirms it as `deposit`'s wallet.
+   */
+  async function attribute(wallet: string, deposit: string): Promise<{ master: string | null; genuine: boolean; owner: string | null }> {
+    const cached = await pool.maybeOne(sql.type(
+      z.object({ master_address: z.string().nullable(), owner_address: z.string().nullable(), genuine: z.boolean() }),
+    )`
+      select master_address, owner_address, genuine from jetton_wallets where address = ${wallet}
+    `);
+    if (cached) return { master: cached.master_address, owner: cached.owner_address, genuine: cached.genuine };
+    let master: string | null = null;
+    let owner: string | null = null;
+    let genuine = false;
+    try {
+      const data = await call(() => client.runMethod(Address.parse(wallet), 'get_wallet_data'));
+      data.stack.readBigNumber();
+      owner = data.stack.readAddress().toRawString();
+      master = data.stack.readAddress().toRawString();
+    } catch (error) {
+      const chainError = toChainApiError(error);
+      if (chainError.retryable) throw chainError;
+    }
+    if (master !== null && owner === deposit && (await coinOfMaster(master)) !== null) {
+      genuine = rawOf(await getJettonWalletAddress(client, master, deposit)) === wallet;
+    }
+    await pool.query(sql.typeAlias('void')`
+      insert into jetton_wallets (address, master_address, owner_address, genuine) values (${wallet}, ${master}, ${owner}, ${genuine})
+      on conflict (address) do nothing
+    `);
+    return { master, owner, genuine };
+  }
+
+  /** Who sent a jetton notification to `watch`'s deposit (classify.ts decides what that makes of it). */
+  async function notifierOf(wallet: string, watch: Watch): Promise<Notifier> {
+    const own = await pool.exists(
+      sql.unsafe`select 1 from chain_watches where payment_id = ${watch.payment_id} and kind = 'jetton_wallet' and account = ${wallet}`,
+    );
+    if (own) return { own: true };
+    const who = await attribute(wallet, watch.deposit_address);
+    return { own: false, master: who.master, coin: who.genuine && who.master !== null ? await coinOfMaster(who.master) : null };
+  }
+
+  /** What one transaction on a watched account puts on the books (null: nothing incoming). */
+  async function transferOf(watch: Watch, tx: ChainTransaction, gasWallet: string | null): Promise<IncomingTransfer | null> {
+    const decided = classifyIncoming(watch, tx, { gasWallet });
+    if (decided === null || !('needs' in decided)) return decided;
+    const settled = classifyIncoming(watch, tx, { gasWallet, notifier: await notifierOf(decided.wallet, watch) });
+    if (settled !== null && 'needs' in settled) throw new Error('classifyIncoming asked twice who sent a notification');
+    return settled;
+  }
+
+  /** Jetton wallets whose address could not be computed offline: asked of their master, before any block is read. */
+  async function resolvePendingJettonWallets(): Promise<void> {
+    const pending = await pool.any(sql.type(pendingRow)`
+      select w.account, w.payment_id, w.coin_symbol, w.jetton_master, d.address as deposit_address
+      from chain_watches w join deposit_addresses d on d.payment_id = w.payment_id
+      where w.account like 'pending:%' and w.set_aside_at is null
+    `);
+    for (const row of pending) {
+      let wallet: string;
+      try {
+        wallet = rawOf(await getJettonWalletAddress(client, row.jetton_master, row.deposit_address));
+      } catch (error) {
+        const failure = toChainApiError(error);
+        if (failure.retryable) throw failure;
+        await setAside(row, failure.message);
+        continue;
+      }
+      await pool.query(sql.typeAlias('void')`update chain_watches set account = ${wallet} where account = ${row.account}`);
+    }
+  }
+
+  /**
+   * A jetton wallet its master will not give (get_wallet_address failed for good: an odd master, an
+   * exotic wallet): asked no more, so the reader reads on for every other payment; reported (the log,
+   * kassa_chain_watches_set_aside_total, kassa doctor's `watches set aside`).
+   */
+  async function setAside(row: z.infer<typeof pendingRow>, reason: string): Promise<void> {
+    await pool.query(sql.typeAlias('void')`
+      update chain_watches set set_aside_at = ${sql.timestamp(deps.now())}, set_aside_reason = ${reason} where account = ${row.account}
+    `);
+    chainWatchesSetAside.inc();
+    log.error(
+      { paymentId: row.payment_id, coin: row.coin_symbol, master: row.jetton_master, deposit: row.deposit_address, reason },
+      "the deposit's jetton wallet cannot be computed (its master's get_wallet_address failed for good): set aside, the reader reads on; this payment cannot be booked in that coin (kassa doctor)",
+    );
+  }
+
+  async function watchesOf(accounts: string[]): Promise<Map<string, Watch>> {
+    if (accounts.length === 0) return new Map();
+    const rows = await pool.any(
+      prepared(sql.type(watchRow)`
+      select w.account, w.payment_id, w.kind, w.coin_symbol, w.jetton_master, d.address as deposit_address
+      from chain_watches w join deposit_addresses d on d.payment_id = w.payment_id
+      where w.account = any(${sql.array(accounts, 'text')})
+    `),
+    );
+    return new Map(rows.map((row) => [row.account, row]));
+  }
+
+  /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
+  async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
+    const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
+    log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
+  }
+
+  /**
+   * Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes
+   * nothing. `also`: an account the reader does not follow, booked as this watch (reconciliation's
+   * heal of a deposit's jetton wallet of another coin).
+   */
+  async function book(block: ChainBlock, also?: Watch): Promise<number> {
+    const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    if (also && !watches.has(also.account)) watches.set(also.account, also);
+    const gasAccount = await gas();
+    let recorded = 0;
+    for (const tx of block.transactions) {
+      const route = routeTransaction(tx, watches.get(tx.account), gasAccount);
+      if (route.kind === 'ignored') continue;
+      if (route.kind === 'outgoing') {
+        await bookOutgoing(tx, block, route.paymentId);
+        continue;
+      }
+      const { watch } = route;
+      const own = { deposit: watch.deposit_address, coin: watch.coin_symbol };
+      if (route.jettonTransferOut) await jettonTransferRefused(pool, own, tx, deps.now(), log);
+      if (route.jettonTransferBack) await jettonTransferBounced(pool, own, route.jettonTransferBack, tx, deps.now(), log);
+      const transfer = await transferOf(watch, tx, gasAccount);
+      if (!transfer) continue;
+      // A completed payment's counted amount moves to the store's treasury (when it has one),
+      // planned in the completing transaction.
+      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planPaymentSweep });
+      if (outcome.recorded) {
+        recorded += 1;
+        log.info(
+          {
+            paymentId: watch.payment_id,
+            account: tx.account,
+            hash: transfer.hash,
+            coin: transfer.coinSymbol,
+            amount: transfer.amountBaseUnits.toString(),
+            effect: outcome.effect,
+            block: block.seqno,
+          },
+          'transfer recorded',
+        );
+      }
+    }
+    return recorded;
+  }
+
+  return { book, resolvePendingJettonWallets };
+}
+
+export type BlockBooker = ReturnType<typeof blockBooker>;

@@ -1,0 +1,62 @@
+// Store events (docs/API.md, Store webhook endpoints): what a store's webhook endpoints hear. An event is
+// recorded as one `webhook_deliveries` row per endpoint that listens to its type — the one delivery
+// log, sent by the same webhook__deliver job, signed and retried as the seed's webhook — and its job
+// is added in the caller's transaction: the transaction of the change the event tells of.
+//
+// The parts that cause events say what happened with a SQL source of rows (payments/events.ts for a
+// payment's, treasury/events.ts for a refund's or a sweep's); this module knows nothing of payments.
+import { sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
+import { addJobCall } from '../worker/enqueue.ts';
+import { endpointDeliverJob } from '../worker/jobs.ts';
+
+/** The event types an endpoint can listen to, in the order docs/API.md lists them. */
+export const EVENT_TYPES = [
+  'payment.pending',
+  'payment.completed',
+  'payment.expired',
+  'payment.cancelled',
+  'payment.money_received',
+  'refund.confirmed',
+  'refund.failed',
+  'sweep.confirmed',
+  'sweep.failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Sent only by `POST /v1/webhook-endpoints/{id}/test`, to that endpoint, whatever it listens to. */
+export const PING = 'ping';
+
+/**
+ * The common table expressions that record the events a source describes — one delivery per
+ * listening endpoint — and add each delivery's job, for a statement of the caller's that may begin
+ * with its own (data-modifying) CTEs the source reads: `with due as (update …), ${eventCtes(…)} select …`.
+ * `source` is a query whose rows are `(store_id uuid, payment_id uuid, type text, payload jsonb)`: one
+ * event each; each gets its own eventID, shared by its endpoints. Deliveries and jobs follow the
+ * source's row order, so an endpoint gets the events of one statement in that order (its deliveries
+ * run one at a time: worker/jobs.ts). `event_jobs` has a row per job added (none when no endpoint
+ * listens: no NOTIFY).
+ */
+export function eventCtes(source: FragmentSqlToken, now: Date): FragmentSqlToken {
+  return sql.fragment`
+    event as materialized (
+      select s.store_id, s.payment_id, s.type, s.payload, gen_random_uuid() as event_id, row_number() over () as n from (${source}) s
+    ),
+    event_delivery as (
+      insert into webhook_deliveries (endpoint_id, payment_id, event, event_id, payload, url, reason, created_at)
+      select e.id, event.payment_id, event.type, event.event_id, event.payload, e.url, 'event', ${sql.timestamp(now)}
+      from event join webhook_endpoints e on e.store_id = event.store_id and event.type = any(e.events)
+      returning id, endpoint_id, event_id
+    ),
+    event_jobs as materialized (
+      select ${addJobCall(endpointDeliverJob(sql.fragment`d.id`, sql.fragment`d.endpoint_id`))} as job
+      from (select d.id, d.endpoint_id from event_delivery d join event on event.event_id = d.event_id order by event.n offset 0) d
+    )`;
+}
+
+/**
+ * Records the events a source describes and adds their jobs, in the caller's transaction, in one
+ * statement (see `eventCtes`). Returns how many deliveries it recorded.
+ */
+export async function emitEvents(tx: Db, source: FragmentSqlToken, now: Date): Promise<number> {
+  return tx.oneFirst(sql.type(z.object({ n: z.number() }))`with ${eventCtes(source, now)} select count(*)::int as n from event_jobs`);
+}
