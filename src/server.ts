@@ -182,7 +182,9 @@ export async function startService(
       });
       bound = withBoundPort(config, (server.address() as AddressInfo).port);
       deps.config = bound;
-      rateLimitStore = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 2_000 });
+      // Reconciled in the background (src/http/rateLimit.ts): a statement bounded at 1 s by the server
+      // and 2 s by the client, so a database that stopped answering never holds a connection long.
+      rateLimitStore = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 2_000, statement_timeout: 1_000, query_timeout: 2_000 });
       rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
       handle = createApp({ ...deps, rateLimitStore }, extraRoutes).callback();
     }

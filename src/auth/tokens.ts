@@ -15,6 +15,12 @@ interface TokenKey {
   publicKey: KeyObject;
   /** Tokens whose signature this key already verified (see `verifySignature`). */
   verified: Map<string, VerifiedClaims>;
+  /**
+   * The jtis the database refused for good (revoked, unknown: facts about the jti that never change
+   * back), so that their next requests are refused from memory, before they can spend
+   * anything (a store's rate limit, a database round trip). Bounded like `verified`.
+   */
+  refused: Set<string>;
 }
 
 interface VerifiedClaims {
@@ -42,7 +48,7 @@ async function loadTokenKey(db: Db): Promise<TokenKey> {
     select secret from service_secrets where name = 'api_token_signing_key'
   `);
   const privateKey = crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-  return { privateKey, publicKey: crypto.createPublicKey(privateKey), verified: new Map() };
+  return { privateKey, publicKey: crypto.createPublicKey(privateKey), verified: new Map(), refused: new Set() };
 }
 
 /** The token key, loaded once per pool. */
@@ -146,9 +152,10 @@ const lastUseWritten = new WeakMap<object, Map<string, number>>();
 /**
  * Records that a valid token authenticated a request (`kassa token list` shows it): one small
  * update per token and process per minute at most, so an API process under load writes almost
- * nothing. A failure is ignored: the last use is a hint, never a reason to refuse a request.
+ * nothing. Not waited for, and a failure is ignored: the last use is a hint, never a reason to
+ * refuse or hold up a request.
  */
-export async function noteTokenUse(db: Db, jti: string, now: Date): Promise<void> {
+export function noteTokenUse(db: Db, jti: string, now: Date): void {
   let written = lastUseWritten.get(db);
   if (!written) {
     written = new Map();
@@ -158,7 +165,8 @@ export async function noteTokenUse(db: Db, jti: string, now: Date): Promise<void
   if (last !== undefined && now.getTime() - last < LAST_USE_RESOLUTION_MS) return;
   if (written.size >= MAX_VERIFIED_TOKENS) written.delete(written.keys().next().value!);
   written.set(jti, now.getTime());
-  await db
+  // Not waited for: a request never waits on a hint (nor on a database that stopped answering).
+  void db
     .query(sql.typeAlias('void')`
       update api_tokens set last_used_at = ${sql.timestamp(now)}
       where jti = ${jti} and (last_used_at is null or last_used_at < ${sql.timestamp(now)})
@@ -220,7 +228,7 @@ interface AuthenticateHooks {
   verified?: () => void | Promise<void>;
 }
 
-const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
+const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable(), scope: z.string() });
 
 /** A token whose signature and claims are verified; its database row is still to be checked. */
 export interface VerifiedToken {
@@ -242,15 +250,37 @@ export async function authenticate(db: Db, token: string, now: Date, hooks: Auth
 
 /** The signature and claims only (`authenticate` without its database read). */
 export async function verifyToken(db: Db, token: string, now: Date, hooks: AuthenticateHooks = {}): Promise<VerifiedToken> {
-  const claims = await verifySignature(await tokenKey(db), token, now, hooks);
+  const key = await tokenKey(db);
+  const claims = await verifySignature(key, token, now, hooks);
+  // Refused by the database before (revoked, unknown): refused again without asking it.
+  if (key.refused.has(claims.jti)) throw authInvalid();
   return { storeId: claims.sub, jti: claims.jti, scope: claims.scope };
 }
 
-/** The database's word on a verified token: known, of its store, not revoked, not expired (docs/API.md, Authentication: refused at once). */
+/**
+ * The database's word on a verified token: known, of its store, not revoked, not expired (docs/API.md,
+ * Authentication: refused at once), and its row's scope the token's own claim. The claim is what the
+ * API enforces and the row what the lists show (`kassa token list`, the dashboard); a token whose row
+ * says another scope (edited by hand: Kassa never changes a scope) is refused, so what a list shows
+ * is always what the API allows. `tokenValidSql` is the same rule in SQL (test/auth/token-check.test.ts
+ * pins the two together). A refusal of the jti itself (revoked, unknown) is remembered by this
+ * process (`verifyToken` refuses any token with that jti from memory from then on).
+ */
 export async function checkTokenRow(db: Db, token: VerifiedToken, now: Date): Promise<void> {
-  const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${token.jti}`));
-  if (!row || row.store_id !== token.storeId || row.revoked_at !== null) throw authInvalid();
+  const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at, scope from api_tokens where jti = ${token.jti}`));
+  if (!row || row.revoked_at !== null) {
+    // Facts about the jti itself, whatever token carries it: remembered.
+    rememberRefused(await tokenKey(db), token.jti);
+    throw authInvalid();
+  }
+  // Facts about this token's claims (another token may carry the same jti with the right ones): not remembered.
+  if (row.store_id !== token.storeId || row.scope !== token.scope) throw authInvalid();
   if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) throw authInvalid();
+}
+
+function rememberRefused(key: TokenKey, jti: string): void {
+  if (key.refused.size >= MAX_VERIFIED_TOKENS) key.refused.delete(key.refused.values().next().value!);
+  key.refused.add(jti);
 }
 
 /**
@@ -264,12 +294,12 @@ export interface TokenCheck {
 }
 
 /**
- * The same check as `checkTokenRow` as a boolean SQL expression, for a statement that reads what
+ * The same check as `checkTokenRow` (scope included) as a boolean SQL expression, for a statement that reads what
  * the request needs and checks its token in the same round trip (the caller refuses the request
  * with auth_invalid when it is false, before using anything else the statement read).
  */
 export function tokenValidSql(token: VerifiedToken, now: Date): FragmentSqlToken {
-  return sql.fragment`exists (select 1 from api_tokens where jti = ${token.jti} and store_id = ${token.storeId} and revoked_at is null and (expires_at is null or expires_at > ${sql.timestamp(now)}))`;
+  return sql.fragment`exists (select 1 from api_tokens where jti = ${token.jti} and store_id = ${token.storeId} and revoked_at is null and scope = ${token.scope} and (expires_at is null or expires_at > ${sql.timestamp(now)}))`;
 }
 
 /**
