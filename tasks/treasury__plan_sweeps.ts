@@ -1,7 +1,7 @@
 // treasury__plan_sweeps: every minute, plans the sweeps nobody else plans: completed payments of
 // stores that got a treasury later, and refundable money held past REFUND_HOLD_DAYS. Safe to run
 // twice: a payment's sweep is planned once (unique index), held money only while refundable.
-import { planDueSweeps } from '../src/treasury/outgoing.ts';
+import { planDueSweeps } from '../src/treasury/sweeps.ts';
 import type { WorkerDeps } from '../src/worker/deps.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';
 

@@ -18,7 +18,7 @@ import { publicUrlProblems } from '../net/addresses.ts';
 import { depositPublicKey, masterKey } from '../payments/deposit.ts';
 import { verifyJettonMaster } from './jettonMaster.ts';
 import { gasDemand } from '../treasury/gas.ts';
-import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/outgoing.ts';
+import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/fees.ts';
 import { JETTON_GAS_TOP_UP, TOP_UP_MESSAGE_FEE } from '../treasury/whatToSend.ts';
 import { fromBaseUnits } from '../money.ts';
 

@@ -379,7 +379,7 @@ export type OnCompleted = (tx: Db, paymentId: string, now: Date) => Promise<unkn
  * (payments/transfers.ts's `recordTransfer`, which locked the row with `lockPayment` in the same
  * transaction). Writes the status and paidAt (the reaching transfer's chain time), records and
  * enqueues the `completed` webhook, then runs `onCompleted` — the chain reader plans the sweep to
- * the treasury (treasury/outgoing.ts); a hook, so that payments/ imports nothing of the parts built
+ * the treasury (treasury/sweeps.ts); a hook, so that payments/ imports nothing of the parts built
  * on it. Returns whether the payment completed (the transition may refuse: paid too late, not pending).
  */
 export async function completePayment(tx: Db, payment: LockedPayment, paidAt: Date, now: Date, onCompleted?: OnCompleted): Promise<boolean> {

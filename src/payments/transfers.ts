@@ -75,7 +75,7 @@ type RecordOutcome = { recorded: false } | { recorded: true; effect: TransferEff
 interface RecordOptions {
   /**
    * Runs in the completing transaction, after the status change and the webhook's enqueue: what
-   * else completion sets going (the chain reader plans the sweep to the treasury, treasury/outgoing.ts).
+   * else completion sets going (the chain reader plans the sweep to the treasury, treasury/sweeps.ts).
    * A hook, so that payments/ imports nothing of the parts built on it (`completePayment`).
    */
   onCompleted?: OnCompleted;

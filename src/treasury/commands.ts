@@ -2,19 +2,23 @@
 // (docs/OPERATIONS.md, Money out), side by side — signed (planned → sent, every message kept in
 // outgoing_messages), expired unseen (sent → planned once the chain was read the late-commit margin
 // past its valid_until, or failed after MAX_MESSAGES_SIGNED), not sendable (planned → failed). The chain reader's
-// (confirmed, failed on chain, refused by a jetton wallet) are confirmOutgoing and
-// jettonTransferRefused in outgoing.ts. Each follows the rule of the payment commands:
+// (confirmed, failed on chain, refused by a jetton wallet, bounced at its destination) are
+// confirmOutgoing, jettonTransferRefused and jettonTransferBounced, below. Each follows the rule of the payment commands:
 //   1. lock the transfer rows (select … for update);
 //   2. ask the pure transition (transitions.ts) and refuse what it rejects;
-//   3. write the state it returned, with its failure;
-//   4. enqueue the wallet's signer job, and tell the store's webhook endpoints of a refund or sweep
-//      that ended (events.ts), in the same transaction;
+//   3. write the state it returned, with its failure (writeTransition: the one place a transition
+//      is written), and tell the store's webhook endpoints of a refund or sweep that ended (events.ts)
+//      there, in the same transaction;
+//   4. enqueue the wallet's signer job in the same transaction;
 //   5. count a failure once the transaction has committed.
 // The caller owns the transaction.
-import { afterCommit, sql, z, type Db } from '../db/pool.ts';
+import { afterCommit, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
+import type { ChainTransaction } from '../chain/transactions.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
+import { fromBaseUnits } from '../money.ts';
 import { outgoingEvents } from './events.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
@@ -31,9 +35,38 @@ async function lockTransfers(tx: Db, where: ReturnType<typeof sql.fragment>): Pr
   `);
 }
 
-/** Step 2: what the transition says of each row. */
+/** Step 2: what the transition says of the locked row. */
+function askOne(row: Locked, event: OutgoingEvent, now: Date): OutgoingTransition {
+  return outgoingTransition({ state: row.state, messagesSigned: row.messages_signed, retries: row.retries }, event, now);
+}
+
+/** Step 2, for each row. */
 function ask(rows: readonly Locked[], event: OutgoingEvent, now: Date): Array<{ row: Locked; next: OutgoingTransition }> {
-  return rows.map((row) => ({ row, next: outgoingTransition({ state: row.state, messagesSigned: row.messages_signed, retries: row.retries }, event, now) }));
+  return rows.map((row) => ({ row, next: askOne(row, event, now) }));
+}
+
+/**
+ * Step 3: the state the transition returned, with its failure's columns (or none), and what else
+ * the event records about the transfer; a refund's or sweep's end told to its store's webhook
+ * endpoints (refund.confirmed …, events.ts) in the same transaction. The one place an outgoing
+ * transfer's state is written.
+ */
+async function writeTransition(
+  tx: Db,
+  row: Locked,
+  next: Extract<OutgoingTransition, { ok: true }>,
+  now: Date,
+  also?: ReturnType<typeof sql.fragment>,
+): Promise<void> {
+  const columns = [
+    sql.fragment`state = ${next.to}`,
+    failureColumns(next.failure, now),
+    ...(also ? [also] : []),
+    sql.fragment`updated_at = ${sql.timestamp(now)}`,
+  ];
+  await tx.query(sql.typeAlias('void')`update outgoing_transfers set ${sql.join(columns, sql.fragment`, `)} where id = ${row.id}`);
+  // A refund or sweep that ended: its store's webhook endpoints hear of it (events.ts skips the rest).
+  if (next.to === 'confirmed' || next.to === 'failed') await outgoingEvents(tx, [row.id], now);
 }
 
 /** Step 5: a failure is counted and told once the transaction has committed. */
@@ -60,13 +93,15 @@ export async function recordSigned(
   if (rows.length !== args.ids.length || asked.some(({ next }) => !next.ok)) throw new Error('another run took some of these transfers; nothing recorded');
   for (const { row, next } of asked) {
     if (!next.ok) continue;
-    await tx.query(sql.typeAlias('void')`
-      update outgoing_transfers set state = ${next.to}, wallet_seqno = ${args.seqno}, valid_until = ${sql.timestamp(args.validUntil)},
+    await writeTransition(
+      tx,
+      row,
+      next,
+      now,
+      sql.fragment`wallet_seqno = ${args.seqno}, valid_until = ${sql.timestamp(args.validUntil)},
         send_mode = ${args.sendMode}, message_hash = ${args.message.hash}, message_hash_normalized = ${args.message.hashNormalized},
-        signed_message = ${sql.binary(args.message.boc)}, messages_signed = messages_signed + 1,
-        signed_at = ${sql.timestamp(now)}, updated_at = ${sql.timestamp(now)}
-      where id = ${row.id}
-    `);
+        signed_message = ${sql.binary(args.message.boc)}, messages_signed = messages_signed + 1, signed_at = ${sql.timestamp(now)}`,
+    );
     // Kept for good: should this message land late, after a newer one was signed, it still confirms the transfer.
     await tx.query(sql.typeAlias('void')`
       insert into outgoing_messages (transfer_id, wallet_seqno, valid_until, message_hash, message_hash_normalized, signed_at)
@@ -109,12 +144,13 @@ export async function expireUnseen(tx: Db, args: { wallet: string; network: stri
   const moved: Array<{ id: string; to: string }> = [];
   for (const { row, next } of ask(rows, { type: 'expired_unseen' }, now)) {
     if (!next.ok) continue;
-    await tx.query(sql.typeAlias('void')`
-      update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)},
-        wallet_seqno = null, valid_until = null, message_hash = null, message_hash_normalized = null, signed_message = null, send_mode = null,
-        updated_at = ${sql.timestamp(now)}
-      where id = ${row.id}
-    `);
+    await writeTransition(
+      tx,
+      row,
+      next,
+      now,
+      sql.fragment`wallet_seqno = null, valid_until = null, message_hash = null, message_hash_normalized = null, signed_message = null, send_mode = null`,
+    );
     if (next.failure) countFailure(tx, args.log, row.id, args.wallet, next.failure, 'expired');
     else
       afterCommit(tx, () =>
@@ -122,11 +158,6 @@ export async function expireUnseen(tx: Db, args: { wallet: string; network: stri
       );
     moved.push({ id: row.id, to: next.to });
   }
-  await outgoingEvents(
-    tx,
-    moved.filter((m) => m.to === 'failed').map((m) => m.id),
-    now,
-  );
   return moved;
 }
 
@@ -143,18 +174,212 @@ export async function failUnsendable(
   const { now } = args;
   const [row] = await lockTransfers(tx, sql.fragment`o.id = ${args.id}`);
   if (!row) return null;
-  const next = outgoingTransition(
-    { state: row.state, messagesSigned: row.messages_signed, retries: row.retries },
-    { type: 'not_sendable', reason: args.reason, permanent: args.permanent },
-    now,
-  );
+  const next = askOne(row, { type: 'not_sendable', reason: args.reason, permanent: args.permanent }, now);
   if (!next.ok) return null;
-  await tx.query(sql.typeAlias('void')`
-    update outgoing_transfers set state = ${next.to}, ${failureColumns(next.failure, now)}, updated_at = ${sql.timestamp(now)}
-    where id = ${row.id}
-  `);
-  await outgoingEvents(tx, [row.id], now);
+  await writeTransition(tx, row, next, now);
   await enqueueWalletSend(tx, args.wallet);
   if (next.failure) countFailure(tx, args.log, row.id, args.wallet, next.failure, next.failure.kind);
   return next.failure ?? null;
+}
+
+// ---- confirmation (the chain reader) --------------------------------------------------------
+
+const sentRow = lockedRow.extend({
+  from_address: z.string(),
+  to_address: z.string(),
+  kind: z.string(),
+  coin_symbol: z.string(),
+  amount_base_units: z.string(),
+  /** The message that landed (the transfer's newest, or an earlier one committed late). */
+  seqno: z.string(),
+  valid_until: z.date(),
+  message_hash: z.string(),
+  message_hash_normalized: z.string(),
+});
+
+/** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
+function landedMessage(row: z.infer<typeof sentRow>) {
+  return sql.fragment`wallet_seqno = ${row.seqno}, valid_until = ${sql.timestamp(row.valid_until)}, message_hash = ${row.message_hash},
+    message_hash_normalized = ${row.message_hash_normalized}`;
+}
+
+/**
+ * The chain reader saw a transaction of one of Kassa's wallets started by an external message
+ * (only Kassa's signer can sign one): the outgoing transfers that message carries are confirmed
+ * (their messages left) or failed (the wallet accepted it but sent nothing), with the fee and the
+ * transaction. Idempotent. 'unknown' means money may have moved that the books did not plan
+ * (reconciliation will show it).
+ *
+ * Per transfer: a TON transfer's sent amount is its message's value; a jetton transfer moved its
+ * amount of the jetton (the TON attached to its message is part of its fee: the excess returns
+ * to the gas wallet). Several transfers in one message (batched top-ups) share the fee.
+ */
+export async function confirmOutgoing(
+  pool: DatabasePool,
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<'confirmed' | 'failed' | 'repeat' | 'unknown'> {
+  const hashes = [tx.inMessage?.hash, tx.inMessage?.hashNormalized].filter((h): h is string => typeof h === 'string');
+  if (hashes.length === 0) return 'unknown';
+  const out = tx.outMessages ?? [];
+  const fees = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
+  const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
+  const failed: Array<{ id: string; why: string }> = [];
+  const result = await pool.transaction(async (db) => {
+    failed.length = 0;
+    // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
+    const rows = await db.any(sql.type(sentRow)`
+      select o.id, o.state, o.messages_signed, ${RETRIES} as retries, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized
+      from outgoing_transfers o
+      join lateral (select * from outgoing_messages m where m.transfer_id = o.id
+                    and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
+                    limit 1) m on true
+      where o.from_address = ${tx.account}
+      order by o.id
+      for update of o
+    `);
+    if (rows.length === 0) {
+      log.error({ account: tx.account, hash: tx.hash }, 'a Kassa wallet sent a message Kassa has no record of');
+      return 'unknown' as const;
+    }
+    if (rows.every((row) => row.state === 'confirmed' || row.state === 'failed')) return 'repeat' as const;
+    const share = fees / BigInt(rows.length);
+    const remainder = fees - share * BigInt(rows.length);
+    const unused = new Set(out.map((_, i) => i));
+    for (const [n, row] of rows.entries()) {
+      const fee = share + (n === 0 ? remainder : 0n);
+      // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
+      const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
+      if (ok && index !== undefined) {
+        const next = askOne(row, { type: 'confirmed' }, now);
+        if (!next.ok) continue;
+        unused.delete(index);
+        const message = out[index]!;
+        const jetton = row.coin_symbol !== 'TON';
+        const sent = jetton ? BigInt(row.amount_base_units) : message.value;
+        const paid = jetton ? fee + message.value : fee;
+        await writeTransition(
+          db,
+          row,
+          next,
+          now,
+          sql.fragment`sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()}, fee = ${fromBaseUnits(paid, 9)},
+            transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}`,
+        );
+        // A top-up arrived (or is about to): the deposit's jetton transfer can go.
+        if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
+      } else {
+        const why = tx.compute.skipped
+          ? 'compute_skipped'
+          : !tx.compute.success
+            ? `compute_failed (exit ${tx.compute.exitCode})`
+            : tx.actionSuccess === false
+              ? 'action_failed'
+              : 'no_message_sent';
+        const next = askOne(row, { type: 'failed_on_chain', why }, now);
+        if (!next.ok) continue;
+        await writeTransition(
+          db,
+          row,
+          next,
+          now,
+          sql.fragment`fee_base_units = ${fee.toString()}, fee = ${fromBaseUnits(fee, 9)}, transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt},
+            ${landedMessage(row)}`,
+        );
+        failed.push({ id: row.id, why });
+      }
+    }
+    // The wallet's next transfer (if any) can be signed now.
+    await enqueueWalletSend(db, rows[0]!.from_address);
+    return ok ? ('confirmed' as const) : ('failed' as const);
+  });
+  // Counted and told after commit.
+  for (const f of failed) {
+    outgoingFailures.inc({ kind: 'on_chain' });
+    log.error({ transferId: f.id, account: tx.account, hash: tx.hash, why: f.why }, 'an outgoing transfer failed on chain');
+  }
+  return result;
+}
+
+/**
+ * A deposit's jetton wallet ran the `transfer` its deposit sent (query id = the deposit's wallet
+ * seqno). The deposit's own transaction already confirmed the message left; when the jetton
+ * wallet refused it, the jettons did not move: the transfer is failed (its TON came back as a
+ * bounce, booked by the reader). Returns whether it changed anything.
+ */
+export async function jettonTransferRefused(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
+  const body = tx.inMessage?.body?.beginParse();
+  if (!body || body.remainingBits < 96 || body.loadUint(32) !== OP_JETTON_TRANSFER) return false;
+  const queryId = body.loadUintBig(64);
+  const succeeded = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false && !tx.aborted;
+  if (succeeded) return false;
+  const why = tx.compute.skipped ? 'compute_skipped' : !tx.compute.success || tx.compute.exitCode !== 0 ? `exit code ${tx.compute.exitCode}` : 'action_failed';
+  // The transfers that message carried (query id = its seqno); the transition refuses all but a confirmed one.
+  const id = await pool.transaction(async (db) => {
+    const rows = await lockTransfers(
+      db,
+      sql.fragment`o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${queryId.toString()}`,
+    );
+    let refused: string | null = null;
+    for (const { row, next } of ask(rows, { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` }, now)) {
+      if (!next.ok) continue;
+      await writeTransition(db, row, next, now);
+      refused = row.id;
+    }
+    return refused;
+  });
+  if (id) {
+    outgoingFailures.inc({ kind: 'on_chain' });
+    log.error({ transferId: id, jettonWallet: tx.account, hash: tx.hash, why }, 'a jetton transfer out of a deposit was refused by its jetton wallet');
+  }
+  return id !== null;
+}
+
+/**
+ * A deposit's jetton wallet took back an `internal_transfer` it had sent (`bounce`: its query id —
+ * the deposit's wallet seqno that signed the transfer — and amount): the destination's jetton wallet
+ * refused the jettons (a stablecoin wallet its issuer froze), so the transfer out that the deposit's
+ * own transaction confirmed moved nothing. It is failed through the transition
+ * (`bounced_at_destination`): its amount is the deposit's again (deposit_money counts a failed
+ * transfer's fee, never its amount), so a refund can be asked again and reconciliation finds the
+ * jetton wallet's balance equal to its books. Idempotent. Returns whether it changed anything.
+ */
+export async function jettonTransferBounced(
+  pool: DatabasePool,
+  account: { deposit: string; coin: string | null },
+  bounce: { queryId: bigint; amount: bigint },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
+  const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned in transaction ${tx.hash}`;
+  const failed = await pool.transaction(async (db) => {
+    const row = await db.maybeOne(sql.type(lockedRow)`
+      select o.id, o.state, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o
+      where o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${bounce.queryId.toString()}
+        and o.amount_base_units = ${bounce.amount.toString()} and o.kind <> 'gas_top_up'
+      order by o.created_at desc limit 1
+      for update of o
+    `);
+    if (!row) return null;
+    const next = askOne(row, { type: 'bounced_at_destination', why }, now);
+    if (!next.ok) return null;
+    await writeTransition(db, row, next, now);
+    return row.id;
+  });
+  if (failed === null) return false;
+  outgoingFailures.inc({ kind: 'bounced' });
+  log.error(
+    { transferId: failed, jettonWallet: tx.account, hash: tx.hash, amount: bounce.amount.toString(), refusedBy: tx.inMessage?.source ?? null },
+    "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
+  );
+  return true;
 }

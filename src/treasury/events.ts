@@ -1,8 +1,8 @@
 // A refund's or a sweep's outcome for its store's webhook endpoints (docs/API.md, Store webhook
-// endpoints): refund.confirmed, refund.failed, sweep.confirmed, sweep.failed. Every command that
-// writes an outgoing transfer's state calls `outgoingEvents` with the rows it moved, in its
-// transaction (commands.ts, and the chain reader's confirmOutgoing, jettonTransferRefused and
-// jettonTransferBounced in outgoing.ts); rows that did not end (planned again) and gas top-ups tell nothing.
+// endpoints): refund.confirmed, refund.failed, sweep.confirmed, sweep.failed. The one function that
+// writes an outgoing transfer's state (commands.ts writeTransition, which every command of the
+// signer and the chain reader calls) calls `outgoingEvents` with the row it ended, in its
+// transaction; rows that did not end (planned again) and gas top-ups tell nothing.
 //
 // Payload: {"refundID" | "sweepID", "paymentID", "coin", "amount", "address", "status" (confirmed or
 // failed), "transactionHash"?, "failureReason"?, "failureKind"? (permanent or transient),

@@ -19,18 +19,11 @@ import {
 import { storeRefundGas } from './gas.ts';
 import { checkDestination } from './destinations.ts';
 import { coinAmountFor, decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
+import { IS_CREDITED } from '../payments/counted.ts';
 import type { StorePayment } from '../payments/view.ts';
 import { getRate, type RatePolicy } from '../rates/rates.ts';
-import {
-  depositMoney,
-  feeReserveFor,
-  TON_FEE_RESERVE_BASE_UNITS,
-  outgoingRow,
-  OUTGOING_COLUMNS,
-  planOutgoing,
-  type OutgoingRow,
-  type RequestedAmount,
-} from './outgoing.ts';
+import { feeReserveFor, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
+import { depositMoney, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow, type RequestedAmount } from './outgoing.ts';
 
 export interface RefundRequest {
   coin: string;
@@ -172,9 +165,8 @@ export const PAYER = 'payer';
  */
 async function payerOf(tx: Db, paymentId: string, coin: string): Promise<string> {
   const senders = await tx.anyFirst(sql.type(z.object({ sender: z.string() }))`
-    select distinct sender from transfers
-    where payment_id = ${paymentId} and coin_symbol = ${coin} and sender is not null
-      and effect not in ('not_credited', 'not_counted', 'unknown_token')
+    select distinct t.sender from transfers t
+    where t.payment_id = ${paymentId} and t.coin_symbol = ${coin} and t.sender is not null and ${IS_CREDITED}
     order by sender
   `);
   if (senders.length === 0) throw unusableDestination(`no payer of ${coin} is known for this payment: name an address`);

@@ -22,15 +22,14 @@ import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
-import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, type OutgoingRow } from './outgoing.ts';
+import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
 import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
-import { nextSeqno, whatToSend, whenToTopUp, type SendDecision, type SendInput } from './whatToSend.ts';
+import { nextSeqno, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
 export const MAX_MESSAGES_PER_BATCH = 100;
-/** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
-export const GAS_BATCH_WINDOW_MS = 1_000;
 /** A deposit waiting for its top-up looks again this often (its confirmation wakes it sooner). */
 const GAS_WAIT_RECHECK_MS = 30_000;
 
@@ -239,52 +238,24 @@ async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract
 }
 
 /**
- * The deposit lacks the TON its jetton transfer needs: a top-up from the gas wallet is planned (once
- * per shortfall; the gas wallet's job runs a second later, so top-ups planned meanwhile go in one
- * message), and this wallet's job comes back when the reader confirms it (or in a few seconds).
+ * The deposit lacks the TON its jetton transfer needs: the gas top-up planner (gasTopUps.ts) decides
+ * and plans a top-up from the gas wallet, and this wallet's job comes back when the reader confirms
+ * it (or in a few seconds).
  */
 async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string | null, topUp: bigint): Promise<SendOutcome> {
   if (gas === null) throw new Error('no gas wallet is recorded for this network (the worker records it at start)');
-  // Top-ups for this transfer that failed before: backoff, and a cap after which the transfer itself fails.
-  const failed = await deps.pool.one(sql.type(z.object({ count: z.number(), last_failed_at: z.date().nullable() }))`
-    select count(*)::int as count, max(failed_at) as last_failed_at from outgoing_transfers
-    where for_transfer_id = ${transfer.id} and kind = 'gas_top_up' and state = 'failed'
-  `);
-  const when = whenToTopUp({ count: failed.count, lastFailedAt: failed.last_failed_at }, deps.now());
+  const when = await whenToTopUpFor(deps.pool, transfer.id, deps.now());
   if (when.action === 'give_up') return fail(deps, transfer, when.reason, false);
   if (when.action === 'wait') {
     await deps.pool.transaction((tx) => enqueueWalletSend(tx, transfer.from_address, when.until));
     return { outcome: 'waiting_for_gas', transferId: transfer.id, topUpPlanned: false };
   }
   const planned = await deps.pool.transaction(async (tx) => {
-    const pending = await tx.exists(sql.unsafe`
-      select 1 from outgoing_transfers where for_transfer_id = ${transfer.id} and kind = 'gas_top_up'
-        and (state in ('planned', 'sent') or (state = 'confirmed' and confirmed_at > ${sql.timestamp(new Date(deps.now().getTime() - 30_000))}))
-    `);
-    if (!pending) {
-      await planOutgoing(
-        tx,
-        {
-          kind: 'gas_top_up',
-          reason: 'gas',
-          paymentId: transfer.payment_id,
-          storeId: transfer.store_id,
-          forTransferId: transfer.id,
-          from: gas,
-          to: transfer.from_address,
-          coin: 'TON',
-          decimals: 9,
-          amountBaseUnits: topUp,
-          feeReservedBaseUnits: 0n,
-          sendAt: new Date(deps.now().getTime() + GAS_BATCH_WINDOW_MS),
-        },
-        deps.now(),
-      );
-    }
-    // The top-up's confirmation brings this job back (outgoing.ts confirmOutgoing, +1 s); this is
+    const planned = await planGasTopUp(tx, { transfer, gas, topUp, now: deps.now() });
+    // The top-up's confirmation brings this job back (commands.ts confirmOutgoing, +1 s); this is
     // only the safety net, rare enough to cost the shared chain budget nothing while many wait.
     await enqueueWalletSend(tx, transfer.from_address, new Date(deps.now().getTime() + GAS_WAIT_RECHECK_MS));
-    return !pending;
+    return planned;
   });
   return { outcome: 'waiting_for_gas', transferId: transfer.id, topUpPlanned: planned };
 }

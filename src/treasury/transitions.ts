@@ -1,6 +1,6 @@
 // The one function that decides every state change of an outgoing transfer (docs/OPERATIONS.md,
-// Money out). Pure: no I/O, no clock of its own — `now` is given. The commands (signer.ts,
-// outgoing.ts) lock the row, ask this, write what it says.
+// Money out). Pure: no I/O, no clock of its own — `now` is given. The commands (commands.ts)
+// lock the row, ask this, write what it says.
 
 export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed'] as const;
 export type OutgoingState = (typeof OUTGOING_STATES)[number];

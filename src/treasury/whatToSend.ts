@@ -2,7 +2,8 @@
 // or give up. Pure: the signer (signer.ts) asks the chain and the books, then does what this says.
 import { SendMode } from '@ton/core';
 import { JETTON_TRANSFER_TON } from '../chain/jettonTransfer.ts';
-import { TON_FEE_RESERVE_BASE_UNITS } from './outgoing.ts';
+import { TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
+import { retryAfter } from './transitions.ts';
 
 /** The smallest top-up: the attached TON, the deposit's own fees (it deploys itself) and a margin. */
 export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
@@ -19,13 +20,11 @@ export const TOP_UP_MESSAGE_FEE = 1_000_000n; // 0.001 TON
 
 /** A jetton transfer whose top-ups failed this many times fails itself (transient: planned again with backoff). */
 export const MAX_TOP_UP_FAILURES = 3;
-/** After a failed top-up the next waits this long, doubling with each failure. */
-export const TOP_UP_BACKOFF_MS = 60_000;
 
 /**
  * Whether to plan a gas top-up for a jetton transfer that lacks TON, given the top-ups for it that
  * failed before (the gas wallet short, a batch the chain refused, messages never seen): plan one,
- * wait for the backoff, or give the transfer up (its own failure is then bounded and backed off).
+ * wait for the transition's backoff (retryAfter), or give the transfer up (its own failure is then bounded and backed off).
  */
 export function whenToTopUp(
   failedTopUps: { count: number; lastFailedAt: Date | null },
@@ -33,8 +32,9 @@ export function whenToTopUp(
 ): { action: 'plan' } | { action: 'wait'; until: Date } | { action: 'give_up'; reason: string } {
   if (failedTopUps.count >= MAX_TOP_UP_FAILURES) return { action: 'give_up', reason: `its gas top-ups from the gas wallet failed ${failedTopUps.count} times` };
   if (failedTopUps.count > 0 && failedTopUps.lastFailedAt !== null) {
-    const until = new Date(failedTopUps.lastFailedAt.getTime() + TOP_UP_BACKOFF_MS * 2 ** (failedTopUps.count - 1));
-    if (until > now) return { action: 'wait', until };
+    // The transition's backoff (RETRY_BACKOFF_MS, doubling), counted from the last failure.
+    const until = retryAfter(failedTopUps.count - 1, failedTopUps.lastFailedAt);
+    if (until !== null && until > now) return { action: 'wait', until };
   }
   return { action: 'plan' };
 }

@@ -284,10 +284,15 @@ describe('kassa CLI', () => {
     assert.match(none.stderr, /^usage:\n {2}kassa start/);
   });
 
-  it('keys rotate makes a new active key and keeps the old one published', async () => {
+  it("keys rotate makes a new active key and keeps the old one published; the command's 10-minute rule holds for the CLI too", async () => {
     const first = await kassa(['keys', 'rotate'], env);
-    const second = await kassa(['keys', 'rotate'], env);
     assert.equal(first.code, 0, first.stderr);
+    // Again at once: refused by the command (as the dashboard's owner is), nothing changes.
+    assertFails(await kassa(['keys', 'rotate'], env), /less than 10 minutes ago\. Try again in 10 minutes/);
+    const kids = sql.type(z.object({ kid: z.string() }))`select kid from webhook_signing_keys where retired_at is null`;
+    assert.deepEqual(await db.pool.anyFirst(kids), [first.json.kid]);
+    await db.pool.query(sql.typeAlias('void')`update webhook_signing_keys set created_at = created_at - interval '11 minutes'`);
+    const second = await kassa(['keys', 'rotate'], env);
     assert.equal(second.code, 0, second.stderr);
     assert.notEqual(first.json.kid, second.json.kid);
     const keys = await db.pool.any(sql.type(z.object({ kid: z.string(), retired_at: z.date().nullable() }))`select kid, retired_at from webhook_signing_keys`);

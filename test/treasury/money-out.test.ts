@@ -8,7 +8,9 @@ import { coinAmountFor, toBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
-import { depositMoney, outgoingOfPayment, planDueSweeps, TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/outgoing.ts';
+import { TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/fees.ts';
+import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
+import { planDueSweeps } from '../../src/treasury/sweeps.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 let app: ChainTestApp;

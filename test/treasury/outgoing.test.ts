@@ -12,7 +12,8 @@ import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
-import { depositMoney, outgoingOfPayment, planDueSweeps, type OutgoingRow } from '../../src/treasury/outgoing.ts';
+import { depositMoney, outgoingOfPayment, type OutgoingRow } from '../../src/treasury/outgoing.ts';
+import { planDueSweeps } from '../../src/treasury/sweeps.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SendMode, toNano } from '@ton/core';
 import { decideRefund } from '../../src/treasury/refunds.ts';
-import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, retryAfter } from '../../src/treasury/transitions.ts';
-import { JETTON_GAS_TOP_UP, MAX_TOP_UP_FAILURES, nextSeqno, TOP_UP_BACKOFF_MS, whatToSend, whenToTopUp } from '../../src/treasury/whatToSend.ts';
+import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, RETRY_BACKOFF_MS, retryAfter } from '../../src/treasury/transitions.ts';
+import { JETTON_GAS_TOP_UP, MAX_TOP_UP_FAILURES, nextSeqno, whatToSend, whenToTopUp } from '../../src/treasury/whatToSend.ts';
 
 const now = new Date('2026-01-01T00:00:00Z');
 
@@ -121,9 +121,9 @@ describe('whatToSend', () => {
     const t0 = new Date('2026-11-26T00:00:00Z');
     const at = (ms: number) => new Date(t0.getTime() + ms);
     assert.deepEqual(whenToTopUp({ count: 0, lastFailedAt: null }, t0), { action: 'plan' });
-    assert.deepEqual(whenToTopUp({ count: 1, lastFailedAt: t0 }, at(30_000)), { action: 'wait', until: at(TOP_UP_BACKOFF_MS) });
-    assert.deepEqual(whenToTopUp({ count: 1, lastFailedAt: t0 }, at(TOP_UP_BACKOFF_MS)), { action: 'plan' });
-    assert.deepEqual(whenToTopUp({ count: 2, lastFailedAt: t0 }, at(TOP_UP_BACKOFF_MS)), { action: 'wait', until: at(2 * TOP_UP_BACKOFF_MS) });
+    assert.deepEqual(whenToTopUp({ count: 1, lastFailedAt: t0 }, at(30_000)), { action: 'wait', until: at(RETRY_BACKOFF_MS) });
+    assert.deepEqual(whenToTopUp({ count: 1, lastFailedAt: t0 }, at(RETRY_BACKOFF_MS)), { action: 'plan' });
+    assert.deepEqual(whenToTopUp({ count: 2, lastFailedAt: t0 }, at(RETRY_BACKOFF_MS)), { action: 'wait', until: at(2 * RETRY_BACKOFF_MS) });
     const gaveUp = whenToTopUp({ count: MAX_TOP_UP_FAILURES, lastFailedAt: t0 }, at(3_600_000));
     assert.equal(gaveUp.action, 'give_up');
   });

@@ -14,7 +14,7 @@ import { taskList } from '../../src/worker/tasks.ts';
 import { enqueueWebhookDelivery, listWebhookDeliveries } from '../../src/webhooks/deliveries.ts';
 import { DELIVER_MAX_ATTEMPTS, deliverJobKey } from '../../src/worker/jobs.ts';
 import { DELIVERY_WINDOW_MS } from '../../src/webhooks/deliver.ts';
-import { rotateSigningKey } from '../../src/webhooks/keys.ts';
+import { ROTATION_MIN_INTERVAL_MS, rotateSigningKey } from '../../src/webhooks/keys.ts';
 import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from '../../src/webhooks/receiver.ts';
 import { buildWebhookBody, verifyBody } from '../../src/webhooks/sign.ts';
 import webhookDeliver from '../../tasks/webhook__deliver.ts';
@@ -479,7 +479,8 @@ describe('webhook__deliver', () => {
       assert.equal(receiver.requests[0]?.verified?.ok, true);
       assert.equal(fetches(), 1);
 
-      const newKid = await rotateSigningKey(app.pool, new Date());
+      // Past the rotation's interval (the first key was made by the first attempt).
+      const newKid = await rotateSigningKey(app.pool, new Date(Date.now() + ROTATION_MIN_INTERVAL_MS));
       assert.notEqual(newKid, oldKid);
       await makeDue(deliveryId!);
       await runJobs();

@@ -1,0 +1,186 @@
+// The sweep planners: a completed payment's counted amount to its store's treasury (in the
+// transaction that completes it, or later once the store has a treasury), and held money whose
+// hold has passed (the recurring treasury__plan_sweeps). They write plans through the books'
+// planOutgoing (outgoing.ts); no chain calls here.
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { IS_CREDITED } from '../payments/counted.ts';
+import { sweepFeeReserve, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
+import { depositMoney, planOutgoing, refundableBaseUnits, type OutgoingPlan } from './outgoing.ts';
+import { enqueue } from '../worker/enqueue.ts';
+import { saleSweepJob } from '../worker/jobs.ts';
+
+const paymentForPlan = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  status: z.string(),
+  coin_symbol: z.string().nullable(),
+  coin_amount_base_units: z.string().nullable(),
+  decimals: z.number().nullable(),
+  deposit_address: z.string().nullable(),
+  treasury: z.string().nullable(),
+  refundable_until: z.date().nullable(),
+});
+
+async function paymentToPlan(tx: Db, paymentId: string) {
+  return tx.maybeOne(sql.type(paymentForPlan)`
+    select p.id, p.store_id, p.status, p.coin_symbol, p.coin_amount_base_units::text as coin_amount_base_units, c.decimals::int as decimals,
+           d.address as deposit_address, s.treasury, p.refundable_until
+    from payments p join stores s on s.id = p.store_id
+    left join coins c on c.symbol = p.coin_symbol
+    left join deposit_addresses d on d.payment_id = p.id
+    where p.id = ${paymentId}
+  `);
+}
+
+/**
+ * What completion sets going for the sale's money (the complete command's `onCompleted` hook, in
+ * the completing transaction): with a refund window (the store's refund_window_days), the sale
+ * stays refundable from its deposit until paid_at + the window (payments.refundable_until) and the
+ * sweep's job is scheduled for then; without one, the sweep is planned at once.
+ */
+export async function planSaleSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
+  const until = await tx.maybeOneFirst(sql.type(z.object({ until: z.date().nullable() }))`
+    update payments p set refundable_until = p.paid_at + make_interval(days => s.refund_window_days)
+    from stores s where s.id = p.store_id and p.id = ${paymentId} and p.paid_at is not null and s.refund_window_days > 0
+    returning p.refundable_until as until
+  `);
+  if (until === null) return planPaymentSweep(tx, paymentId, now);
+  await enqueue(tx, saleSweepJob(paymentId, until));
+  return false;
+}
+
+/**
+ * The sweep at the end of a sale's refund window (its job, and the recurring planner after it):
+ * with the payment row locked — a refund of the same sale waits for it, or it waits for the
+ * refund — plans what is left of the merchant's counted money. Returns whether one was planned.
+ */
+export async function sweepSaleAfterWindow(pool: DatabasePool, paymentId: string, now: Date): Promise<boolean> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`select 1 from payments where id = ${paymentId} for update`);
+    return planPaymentSweep(tx, paymentId, now);
+  });
+}
+
+/**
+ * Plans the sweep of a completed payment's counted amount to its store's treasury and enqueues
+ * the signer, in the caller's transaction (the one that completes the payment, the sale's window
+ * ending, or the recurring planner once the store has a treasury), which holds the payment row
+ * locked. A sale with a refund window is swept only once it ended, and only what refunds of it
+ * left of the merchant's money (deposit_money's merchant_unswept; TON under the dust line stays).
+ * Nothing when the store has no treasury, or the sweep is already planned. Returns whether one was planned.
+ */
+export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
+  const p = await paymentToPlan(tx, paymentId);
+  if (
+    p?.status !== 'completed' ||
+    p.treasury === null ||
+    p.deposit_address === null ||
+    p.coin_symbol === null ||
+    p.coin_amount_base_units === null ||
+    p.decimals === null ||
+    (p.refundable_until !== null && p.refundable_until > now)
+  )
+    return false;
+  let amount = BigInt(p.coin_amount_base_units);
+  if (p.refundable_until !== null) {
+    const coin = p.coin_symbol;
+    amount = BigInt((await depositMoney(tx, p.id)).find((m) => m.coin_symbol === coin)?.merchant_unswept ?? '0');
+    if (amount <= 0n || (coin === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS)) return false;
+  }
+  const row = await planOutgoing(
+    tx,
+    {
+      kind: 'sweep',
+      reason: 'payment',
+      paymentId: p.id,
+      storeId: p.store_id,
+      from: p.deposit_address,
+      to: p.treasury,
+      coin: p.coin_symbol,
+      decimals: p.decimals,
+      amountBaseUnits: amount,
+      feeReservedBaseUnits: sweepFeeReserve(p.coin_symbol),
+    },
+    now,
+  );
+  return row !== null;
+}
+
+/**
+ * For `outgoing_transfers o` joined to its store `s`: the transfer stops a new one being planned
+ * for the same money — it is not failed, or it failed and may not be tried again yet (a transient
+ * failure before its retry_at; a permanent one to the treasury the store still has).
+ */
+function blocksReplanning(now: Date) {
+  return sql.fragment`(o.state <> 'failed'
+    or (o.failure_kind = 'transient' and o.retry_at > ${sql.timestamp(now)})
+    or (o.failure_kind is distinct from 'transient' and o.to_address = s.treasury))`;
+}
+
+const dueRow = z.object({ payment_id: z.string(), coin_symbol: z.string(), decimals: z.number() });
+
+/**
+ * The recurring planner: sweeps for completed payments whose store got a treasury after they
+ * completed, and held money whose REFUND_HOLD_DAYS have passed (counted from the last money that
+ * reached the deposit; dust below TON_FEE_RESERVE_BASE_UNITS stays). A payment whose sweep failed for
+ * good is not planned again (failure_kind permanent). Returns how many it planned.
+ */
+export async function planDueSweeps(pool: DatabasePool, options: { holdDays: number; now: Date; log?: Logger }): Promise<number> {
+  const { now } = options;
+  let planned = 0;
+  // A sweep that failed stops the next one, unless it failed for a passing reason and its retry
+  // time came, or it failed for good and the treasury has changed since (the merchant mended it).
+  const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select p.id from payments p join stores s on s.id = p.store_id
+    where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
+      -- A sale inside its refund window waits; after it, only while refunds left some of it (above the dust line).
+      and (p.refundable_until is null or (p.refundable_until <= ${sql.timestamp(now)} and exists (
+        select 1 from deposit_money(p.id) m where m.coin_symbol = p.coin_symbol
+          and m.merchant_unswept >= case when m.coin_symbol = 'TON' then ton_fee_reserve_base_units() else 1 end)))
+      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
+                      and ${blocksReplanning(now)})
+    limit 500
+  `);
+  for (const id of unswept) {
+    if (await sweepSaleAfterWindow(pool, id, now)) planned += 1;
+  }
+  const heldSince = new Date(now.getTime() - options.holdDays * 86_400_000);
+  const held = await pool.any(sql.type(dueRow)`
+    select p.id as payment_id, m.coin_symbol, m.decimals from payments p join stores s on s.id = p.store_id
+    cross join lateral deposit_money(p.id) m
+    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
+      -- Only deposits that got money beyond an exact payment are worth asking (most get none).
+      and exists (select 1 from transfers t where t.payment_id = p.id and ${IS_CREDITED}
+                  and (p.status <> 'completed' or t.effect not in ('partial', 'completed')))
+      and m.refundable > 0 and m.last_money_at < ${sql.timestamp(heldSince)}
+      and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.coin_symbol = m.coin_symbol and o.reason = 'held_money'
+                      and o.state = 'failed' and ${blocksReplanning(now)})
+  `);
+  for (const row of held) {
+    const done = await pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`select 1 from payments where id = ${row.payment_id} for update`);
+      const p = (await paymentToPlan(tx, row.payment_id))!;
+      if (p.treasury === null || p.deposit_address === null) return false;
+      const amount = await refundableBaseUnits(tx, row.payment_id, row.coin_symbol);
+      if (amount <= 0n) return false;
+      if (row.coin_symbol === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS) return false;
+      const plan: OutgoingPlan = {
+        kind: 'sweep',
+        reason: 'held_money',
+        paymentId: p.id,
+        storeId: p.store_id,
+        from: p.deposit_address,
+        to: p.treasury,
+        coin: row.coin_symbol,
+        decimals: row.decimals,
+        amountBaseUnits: amount,
+        feeReservedBaseUnits: sweepFeeReserve(row.coin_symbol),
+      };
+      return (await planOutgoing(tx, plan, now)) !== null;
+    });
+    if (done) planned += 1;
+  }
+  if (planned > 0) options.log?.info({ planned }, 'sweeps planned');
+  return planned;
+}
