@@ -76,6 +76,28 @@ export interface IssuedToken {
   jti: string;
   expiresAt: string | null;
   scope: TokenScope;
+  /** What the merchant called it (api_tokens.name); null: no name. */
+  name: string | null;
+}
+
+/** The longest token name (api_tokens_name_is_short). */
+export const TOKEN_NAME_MAX = 100;
+
+/**
+ * A token's name as given (trimmed; "" is no name): at most TOKEN_NAME_MAX characters, no control
+ * characters. Returns null for no name; throws TokenNameError for a name the database would refuse.
+ */
+export function tokenName(raw: string | undefined | null): string | null {
+  const name = (raw ?? '').trim();
+  if (name === '') return null;
+  if ([...name].length > TOKEN_NAME_MAX || /\p{Cc}/u.test(name)) {
+    throw new TokenNameError(`a token's name is at most ${TOKEN_NAME_MAX} characters, without control characters`);
+  }
+  return name;
+}
+
+export class TokenNameError extends Error {
+  override name = 'TokenNameError';
 }
 
 /**
@@ -83,7 +105,14 @@ export interface IssuedToken {
  * src/auth/scopes.ts) and is recorded in api_tokens.scope (what `kassa token list` and the
  * dashboard show); a scope never changes: a narrower one is a new token.
  */
-export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now: Date, scope: TokenScope = 'full'): Promise<IssuedToken> {
+export async function issueToken(
+  db: Db,
+  storeId: string,
+  expiresInSeconds: number | null,
+  now: Date,
+  scope: TokenScope = 'full',
+  name: string | null = null,
+): Promise<IssuedToken> {
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const { privateKey } = await tokenKey(db);
@@ -94,10 +123,10 @@ export async function issueToken(db: Db, storeId: string, expiresInSeconds: numb
   if (expiresAt) jwt = jwt.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
   const token = await jwt.sign(privateKey);
   await db.query(sql.typeAlias('void')`
-    insert into api_tokens (jti, store_id, issued_at, expires_at, scope)
-    values (${jti}, ${storeId}, ${sql.timestamp(new Date(issuedAt * 1000))}, ${expiresAt ? sql.timestamp(expiresAt) : null}, ${scope})
+    insert into api_tokens (jti, store_id, issued_at, expires_at, scope, name)
+    values (${jti}, ${storeId}, ${sql.timestamp(new Date(issuedAt * 1000))}, ${expiresAt ? sql.timestamp(expiresAt) : null}, ${scope}, ${name})
   `);
-  return { token, jti, expiresAt: expiresAt ? expiresAt.toISOString() : null, scope };
+  return { token, jti, expiresAt: expiresAt ? expiresAt.toISOString() : null, scope, name };
 }
 
 /** Revokes a token at once. Returns false when no token has that jti. */
@@ -139,6 +168,8 @@ export async function noteTokenUse(db: Db, jti: string, now: Date): Promise<void
 
 export interface TokenListing {
   jti: string;
+  /** What the merchant called it; null: no name. */
+  name: string | null;
   issuedAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
@@ -151,6 +182,7 @@ export interface TokenListing {
 
 const listedToken = z.object({
   jti: z.string(),
+  name: z.string().nullable(),
   issued_at: z.date(),
   expires_at: z.date().nullable(),
   revoked_at: z.date().nullable(),
@@ -163,11 +195,12 @@ export async function listTokens(db: Db, storeId: string, now: Date): Promise<To
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const rows = await db.any(sql.type(listedToken)`
-    select jti, issued_at, expires_at, revoked_at, last_used_at, scope from api_tokens where store_id = ${storeId} order by issued_at desc, jti
+    select jti, name, issued_at, expires_at, revoked_at, last_used_at, scope from api_tokens where store_id = ${storeId} order by issued_at desc, jti
   `);
   const iso = (date: Date | null) => (date ? date.toISOString() : null);
   return rows.map((row) => ({
     jti: row.jti,
+    name: row.name,
     issuedAt: row.issued_at.toISOString(),
     expiresAt: iso(row.expires_at),
     revokedAt: iso(row.revoked_at),

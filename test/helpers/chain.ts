@@ -158,6 +158,7 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
     async close() {
       stop.abort();
       await running;
+      await sandbox!.stop();
       await app.close();
     },
     async pay(to, coin, amount, extra = {}) {
