@@ -56,6 +56,8 @@ export type SendOutcome =
   | { outcome: 'sent'; transferId: string; seqno: number; transfers: number }
   | { outcome: 'waiting_for_gas'; transferId: string; topUpPlanned: boolean }
   | { outcome: 'short_of_gas'; transferId: string }
+  /** The wallet's seqno (v2) is past every message the books saw it accept: one not booked yet may be this transfer's. */
+  | { outcome: 'unbooked_message'; transferId: string; chainSeqno: number; bookedNext: number }
   | { outcome: 'failed'; transferId: string; reason: string };
 
 const walletRow = z.object({ index: z.number(), derivation: z.enum(['v4r2-1', 'v5r1-1']), network: z.string() });
@@ -87,6 +89,18 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   // 3. The facts, 4. the decision (pure), 5. doing it.
   const facts = await readFacts(deps, wallet);
   if (facts === null) return { outcome: 'idle' };
+  // The wallet accepted a message the reader has not booked (only Kassa signs for it): a transfer
+  // planned again may be the one it pays (its earlier message committed later than the margin), so
+  // signing the next seqno could pay it twice. Wait for the reader to book it; one nobody recorded
+  // ("a message Kassa has no record of") keeps the wallet waiting until an operator looks.
+  if (facts.chainSeqno > facts.bookedNext) {
+    log.error(
+      { wallet, transferId: facts.next.id, chainSeqno: facts.chainSeqno, bookedNext: facts.bookedNext },
+      'the wallet accepted a message the books have not seen yet; nothing is signed until the chain reader books it',
+    );
+    await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + 30_000)));
+    return { outcome: 'unbooked_message', transferId: facts.next.id, chainSeqno: facts.chainSeqno, bookedNext: facts.bookedNext };
+  }
   const decision = whatToSend(facts.input);
   switch (decision.action) {
     case 'short_of_gas':
@@ -112,6 +126,9 @@ interface SendFacts {
   walletRef: { index: number; derivation: Derivation; network: SignerDeps['config']['tonNetwork'] };
   keys: ReturnType<typeof depositKeyPair>;
   seqno: number;
+  /** The wallet's seqno as v2 answers it, and the one after the last message the books saw it accept. */
+  chainSeqno: number;
+  bookedNext: number;
   input: SendInput;
 }
 
@@ -160,6 +177,8 @@ async function readFacts(deps: SignerDeps, wallet: string): Promise<SendFacts | 
     walletRef,
     keys,
     seqno: nextSeqno(chainSeqno, Number(booked)),
+    chainSeqno,
+    bookedNext: Number(booked),
     input: {
       transfer: {
         kind: next.kind,

@@ -404,4 +404,27 @@ describe('a message committed late (issue 31)', () => {
       chain().startBlockClock();
     }
   });
+
+  it("committed past the margin while the reader lags the v2 API: the wallet's seqno moved past the books, so nothing is signed until M1 is booked", async () => {
+    try {
+      const { payment, m1, validUntil } = await sentAndHeld(4);
+      chain().setNow(validUntil + LATE_COMMIT_MARGIN_MS / 1000 + 2);
+      await app.settle(); // read past valid_until + the margin without seeing M1 (held back)
+      // M1's shard block is committed, but the indexer (and so the reader) has not served it yet: v2 already answers seqno S + 1.
+      chain().holdBlocks();
+      chain().sealBlock();
+      chain().sealBlock();
+      const outcome = await sendFromWallet(byChain(), payment.wallet);
+      assert.equal(outcome.outcome, 'unbooked_message', JSON.stringify(outcome));
+      assert.equal(walletSends(payment.wallet), 1, 'nothing signed with the seqno after M1: it would have paid the sweep twice');
+      assert.equal((await only(payment.id)).messages_signed, 1);
+      chain().releaseBlocks();
+      await app.settle(); // the reader books M1: it confirms the transfer by the hash kept for it
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'idle');
+      await paidOnce(payment, m1);
+    } finally {
+      chain().releaseBlocks();
+      chain().startBlockClock();
+    }
+  });
 });
