@@ -78,6 +78,8 @@ export interface PaymentDraft {
   createdVia: 'payments' | 'invoice';
   invoiceType: 'FIAT' | 'CRYPTO' | null;
   fiatCurrency: string | null;
+  /** The payment link whose visit creates the payment (src/paymentLinks/), else absent. */
+  paymentLinkId?: string;
   /** What fixing `method` needs, when the draft's own statement already read it (both drafts read it with the catalogue: `readCatalogue` in drafts.ts). */
   prefetched?: MethodPrefetch;
 }
@@ -101,14 +103,14 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   const insertPayment = sql.fragment`
     insert into payments (id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
                           created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
-                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at)
+                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at, payment_link_id)
     values (${paymentId}, ${storeId}, ${status}, ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
             ${sql.jsonb(draft.metadata)}, ${draft.webhookUrl}, ${draft.returnUrl}, ${draft.createdVia}, ${draft.invoiceType},
             ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
             ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.coinAmountBaseUnits ?? null}, ${choice?.price.rate ?? null},
-            ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null})
+            ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null}, ${draft.paymentLinkId ?? null})
     returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
-              payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
+              payment_link_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
   `;
   // The payment, its deposit and its accounts: one statement. No job is added for expiry: it is one
   // statement for every due payment (`expireDuePayments`), so a create NOTIFYs only when one of the
