@@ -19,8 +19,11 @@
 //   node bench/api.ts [--duration 10] [--warmup 3] [--concurrency 8,32] [--api-only] [--open 1000]
 //                     [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch]
 //                     [--cpu-prof DIR] [--keep] [--show-replay] [--scenarios create,retrieve]
-//                     [--skip-baselines] [--json FILE]
-// `--skip-baselines` measures Kassa's cells only (no pause, no pgbench, no bare server) and
+//                     [--skip-baselines] [--json FILE] [--limits on|off] [--kassa-root DIR] [--database NAME]
+// `--limits on` runs Kassa with the store's rate limit at work (the default configuration's shared
+// limiter, at a rate no cell reaches); `--kassa-root DIR` runs the Kassa of another tree (the code
+// before a change: bench/pairs.ts); `--database NAME` names the scratch database (two benchmarks on
+// one server at once). `--skip-baselines` measures Kassa's cells only (no pause, no pgbench, no bare server) and
 // `--json FILE` writes the cells as JSON: bench/modes.ts runs this script that way, alternately in
 // the default mode and with `--api-only`, for issue 11's "default within 10 % of --api-only".
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -54,7 +57,8 @@ process.chdir(root);
 
 const USAGE = `usage: node bench/api.ts [--duration SECONDS] [--warmup SECONDS] [--concurrency 8,32] [--api-only] [--open N]
                          [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch] [--cpu-prof DIR] [--keep] [--show-replay]
-                         [--scenarios create,retrieve] [--skip-baselines] [--json FILE]
+                         [--scenarios create,retrieve] [--skip-baselines] [--json FILE] [--limits on|off] [--kassa-root DIR]
+                         [--database NAME]
 needs: pgbench (Debian: apt-get install postgresql-client) and, for the default --transport wrk, wrk (apt-get install wrk)`;
 
 const { flags, usage } = benchFlags(USAGE, {
@@ -71,6 +75,9 @@ const { flags, usage } = benchFlags(USAGE, {
   scenarios: { type: 'string', default: 'create,retrieve' },
   'skip-baselines': { type: 'boolean', default: false },
   json: { type: 'string' },
+  limits: { type: 'string', default: 'off' },
+  'kassa-root': { type: 'string' },
+  database: { type: 'string', default: 'kassa_bench' },
 });
 const durationSeconds = Number(flags.duration);
 if (!Number.isInteger(durationSeconds) || durationSeconds < 1) usage('--duration must be a whole number of seconds ≥ 1 (pgbench -T takes seconds)');
@@ -92,7 +99,18 @@ const cpuProfDir = flags['cpu-prof'] ? path.resolve(flags['cpu-prof']) : null;
 const skipBaselines = flags['skip-baselines'];
 const jsonFile = flags.json ? path.resolve(flags.json) : null;
 
-const BENCH_DATABASE = 'kassa_bench';
+const limitsOn = flags.limits === 'on';
+if (!['on', 'off'].includes(flags.limits)) usage('--limits must be on or off');
+/**
+ * `--limits on`: the store's rate limit at work as in the default configuration (every request
+ * counted by the shared limiter of `kassa start`), at a rate above any load here so that no request
+ * is refused; `off`: RATE_LIMIT_PER_STORE=0.
+ */
+const ratePerStore = limitsOn ? '1000000' : '0';
+/** The Kassa to run (`--kassa-root`, e.g. a checkout of the code before a change); this tree by default. */
+const kassaRoot = flags['kassa-root'] ? path.resolve(flags['kassa-root']) : root;
+const BENCH_DATABASE = flags.database;
+if (!/^[a-z_][a-z0-9_]*$/.test(BENCH_DATABASE)) usage('--database must be a plain lower-case name');
 const SELECT_ROWS = 100_000;
 const CREATE_BODY = JSON.stringify({ amount: '10', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
 
@@ -259,7 +277,7 @@ const kassaEnv: NodeJS.ProcessEnv = {
   DATABASE_URL: benchUrl,
   PORT: String(port),
   HOST: '127.0.0.1',
-  RATE_LIMIT_PER_STORE: '0',
+  RATE_LIMIT_PER_STORE: ratePerStore,
   LOG_LEVEL: 'warn',
   // As in production (where it is required): a configured master key, not one kept in the database.
   KASSA_MASTER_KEY: process.env.KASSA_MASTER_KEY ?? crypto.randomBytes(32).toString('hex'),
@@ -269,12 +287,12 @@ delete kassaEnv.CHECKOUT_BASE_URL;
 if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
 const kassaArgs = [
   ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
-  path.join(root, 'src/cli.ts'),
+  path.join(kassaRoot, 'src/cli.ts'),
   'start',
   ...(apiOnly ? ['--api'] : []),
 ];
-say(`starting kassa: node ${kassaArgs.join(' ')} (PORT=${port}, RATE_LIMIT_PER_STORE=0, LOG_LEVEL=warn)`);
-kassa = spawn(process.execPath, kassaArgs, { cwd: root, env: kassaEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+say(`starting kassa: node ${kassaArgs.join(' ')} (PORT=${port}, RATE_LIMIT_PER_STORE=${ratePerStore}, LOG_LEVEL=warn)`);
+kassa = spawn(process.execPath, kassaArgs, { cwd: kassaRoot, env: kassaEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 let kassaWarnings = 0;
 const forward = (stream: NodeJS.ReadableStream | null) =>
   stream?.on('data', (chunk: Buffer) => {
@@ -557,17 +575,17 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     // database check is part of the create's first read and of the retrieve's read.
     const verified = await verifyToken(pool, token, new Date());
     recorder.statements.splice(0);
-    // The same configuration as the Kassa child, and the same create operation as its route (whose
-    // step `idempotent('POST /v1/payments', …)` runs it inside src/idempotency.ts's `idempotent`).
+    // The same configuration as the Kassa child, and the same create operation as its route (its two
+    // round trips, `paymentOnce`: the read, then the write that commits by itself).
     const now = new Date();
-    const outcome = await idempotent(pool, { storeId: store.id, endpoint: 'POST /v1/payments', key, body, now }, (tx) =>
-      createOperations({ config: loadConfig(kassaEnv, root) }).payment(tx, {
-        storeId: store.id,
-        body,
-        now,
-        tokenCheck: { token: verified, now: new Date(), checked: false },
-      }),
-    );
+    const outcome = await createOperations({ config: loadConfig(kassaEnv, root) }).paymentOnce(pool, {
+      storeId: store.id,
+      body,
+      now,
+      tokenCheck: { token: verified, now: new Date(), checked: false },
+      key,
+    });
+    if (!outcome) throw new Error('the recorded create went the transaction’s way (its key was taken)');
     const create = recorder.statements.splice(0);
     const paymentId = (JSON.parse(outcome.body) as { id: string }).id;
     await findStorePayment(pool, store.id, paymentId, { token: verified, now: new Date(), checked: false });
@@ -596,11 +614,11 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     ];
     const createScript = replayScript(create.map(gset), {
       substitutions,
-      transaction: true,
+      transaction: false,
       prelude: ['\\set k random(1, 9223372036854775806)', '\\set p random(1, 9223372036854775806)'],
     });
     const retrieveScript = replayScript(view, { substitutions: [], transaction: false });
-    return { create: createScript, retrieve: retrieveScript, statements: { create: create.length + 2, retrieve: view.length } };
+    return { create: createScript, retrieve: retrieveScript, statements: { create: create.length, retrieve: view.length } };
   } finally {
     await pool.end();
   }
@@ -683,7 +701,7 @@ fs.rmSync(workDir, { recursive: true, force: true });
 // ---------------------------------------------------------------- the report
 
 const commit = await new Promise<string>((resolve) => {
-  const git = spawn('git', ['describe', '--always', '--dirty=+uncommitted changes', '--abbrev=12'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+  const git = spawn('git', ['describe', '--always', '--dirty=+uncommitted changes', '--abbrev=12'], { cwd: kassaRoot, stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   git.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   git.on('close', () => resolve(out.trim() || 'unknown'));
@@ -705,9 +723,9 @@ out.push(
   `machine   ${cpuModel}, ${cores} cores, ${formatNumber(memoryGiB, 1)} GiB, ${os.type()} ${os.release()}; load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')} before, ${loadAfter.map((n) => n.toFixed(2)).join(' ')} after`,
 );
 out.push(`software  node ${process.version}; PostgreSQL ${serverVersion} (${onDatabaseUrl ? 'DATABASE_URL' : 'embedded'}; ${settings}); ${pgbenchVersionText}`);
-out.push(`code      ${commit}`);
+out.push(`code      ${commit}${kassaRoot === root ? '' : ` (${kassaRoot})`}`);
 out.push(
-  `kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=0, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`,
+  `kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=${ratePerStore}${limitsOn ? ' (limits on: every request counted, none refused)' : ' (limits off)'}, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`,
 );
 out.push(
   `open      ${openPayments} pending payments watched during every cell (made in ${openSeedSeconds.toFixed(1)} s; what the create cells add is cancelled after each)`,
@@ -726,7 +744,7 @@ else {
   );
   if (replays) {
     out.push(
-      `          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one transaction, the token checked in its first read) and one retrieve (${replays.statements.retrieve})`,
+      `          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one read with the token's check and the key's earlier answer, one write that commits by itself) and one retrieve (${replays.statements.retrieve})`,
     );
   }
 }
@@ -836,7 +854,10 @@ if (jsonFile) {
   };
   const summary = {
     mode: apiOnly ? 'api-only' : 'default',
+    limits: limitsOn ? 'on' : 'off',
     commit,
+    kassaRoot,
+    loadAverage: { before: loadBefore, after: loadAfter },
     startedAt: startedAt.toISOString(),
     open: openPayments,
     quietBefore,

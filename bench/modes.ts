@@ -10,11 +10,11 @@
 // the median of the pairs that ran on a quiet machine.
 //
 //   node bench/modes.ts [--pairs 4] [--duration 8] [--warmup 3] [--concurrency 8] [--open 1000]
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchFlags } from './lib/flags.ts';
+import { cellArgs, runBenchApi } from './lib/runs.ts';
 import { formatNumber, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -57,32 +57,7 @@ const say = (line: string) => process.stderr.write(`modes: ${line}\n`);
 
 function runApi(mode: Run['mode'], label: string): Promise<Run> {
   const file = path.join(workDir, `${label}.json`);
-  const args = [
-    path.join(root, 'bench/api.ts'),
-    '--skip-baselines',
-    '--json',
-    file,
-    '--duration',
-    flags.duration,
-    '--warmup',
-    flags.warmup,
-    '--concurrency',
-    flags.concurrency,
-    '--open',
-    flags.open,
-    ...(mode === 'api-only' ? ['--api-only'] : []),
-  ];
-  say(`${label}: node ${args.map((arg) => path.relative(root, arg) || arg).join(' ')}`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0 || !fs.existsSync(file)) reject(new Error(`bench/api.ts (${label}) exited with ${code}:\n${stderr.slice(-3000)}`));
-      else resolve(JSON.parse(fs.readFileSync(file, 'utf8')) as Run);
-    });
-  });
+  return runBenchApi<Run>(root, [...cellArgs(flags), ...(mode === 'api-only' ? ['--api-only'] : [])], file, label, say);
 }
 
 const cellOf = (run: Run, scenario: RunCell['scenario']): RunCell => {

@@ -3,6 +3,7 @@
 // when started by an older system Node, hand over to the project's own.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import path from 'node:path';
 
 const major = Number(process.versions.node.split('.')[0]);
@@ -15,5 +16,8 @@ if (major < 24) {
   const result = spawnSync(own, [path.resolve(import.meta.dirname, '../src/cli.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(result.status ?? 1);
 }
+// Node keeps what it compiled (and the TypeScript it stripped) in its compile cache, so a
+// command's second run skips that work (bench/cli.ts).
+module.enableCompileCache?.();
 const { runCli } = await import('../src/cli.ts');
 runCli(process.argv.slice(2));

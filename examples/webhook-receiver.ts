@@ -10,14 +10,13 @@
 // genuine webhook, 500 when the key set cannot be fetched or processing fails — Kassa retries every
 // non-200 answer for up to 12 hours, so a 500 is how you ask for the webhook again later.
 //
-// In your own project, import the kit from the package instead of from ../src:
+// In your own project, install the kit, `kassa-webhooks` (packages/webhooks; README, "Webhooks"),
+// and import it instead of ../src:
 //
-//   import { createWebhookVerifier, type WebhookPayload } from 'kassa/webhooks';
+//   import { createWebhookVerifier, type WebhookPayload } from 'kassa-webhooks';
 //
-// `kassa/webhooks` is plain JavaScript with type declarations (dist/webhooks/, built by
-// `npm run build:webhooks`, which runs on `npm pack` and when the package is installed from git),
-// needs Node 20+ and nothing but Node built-ins. Or copy src/webhooks/receiver.ts: it is one
-// self-contained file.
+// `kassa-webhooks` is plain JavaScript with type declarations, needs Node 20+ and nothing but Node
+// built-ins. Or copy src/webhooks/receiver.ts: it is one self-contained file.
 import http from 'node:http';
 import { createWebhookVerifier, type WebhookPayload } from '../src/webhooks/receiver.ts';
 

@@ -7,6 +7,11 @@ export type TonNetwork = 'mainnet' | 'testnet' | 'sandbox';
 export interface Config {
   /** null: start the embedded PostgreSQL kept in `embeddedPgDir`. */
   databaseUrl: string | null;
+  /**
+   * ALLOW_EMBEDDED_DATABASE: the embedded development PostgreSQL may be used on mainnet or testnet
+   * (refused there by default: `databaseProblem`). Always allowed in sandbox.
+   */
+  allowEmbeddedDatabase: boolean;
   embeddedPgDir: string;
   embeddedPgPort: number;
   port: number;
@@ -168,13 +173,36 @@ function databaseUrl(raw: string): string {
   return raw;
 }
 
+/** The variable a configuration problem names first (`BASE_URL is required…` → BASE_URL). */
+export const problemVariable = (problem: string): string | undefined => /^([A-Z][A-Z0-9_]+)/.exec(problem)?.[1];
+
+/** Every problem of a configuration in one line: `invalid configuration: a; b; c`. */
+export function configErrorOf(problems: readonly string[]): ConfigError {
+  return new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+}
+
 /**
- * Reads and validates the configuration; throws ConfigError with one clear line per bad value.
+ * Reads and validates the configuration; throws ConfigError with every bad value in one line.
  * `running`: the records of `kassa start` processes running from `cwd` (runState.ts, read by the
  * other commands): where the environment says nothing, their embedded PostgreSQL's port and their
  * API's URLs are used, so a second terminal needs no environment.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), running: readonly RunRecord[] = []): Config {
+  const { config, problems } = readConfig(env, cwd, running);
+  if (problems.length > 0) throw configErrorOf(problems);
+  return config;
+}
+
+/**
+ * The configuration with every bad value listed rather than thrown (`kassa start` adds what the
+ * parts it runs need before it refuses, in one message; `kassa doctor` shows them as failed
+ * checks). A bad value is replaced by its default in `config`.
+ */
+export function readConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+  running: readonly RunRecord[] = [],
+): { config: Config; problems: string[] } {
   // Every bad value is reported, not only the first one.
   const problems: string[] = [];
   const check = <T>(read: () => T, fallback: T): T => {
@@ -259,12 +287,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (trustProxyHops > 0 && metricsToken === null) {
     problems.push('METRICS_TOKEN is required when TRUST_PROXY is on (behind a proxy, /metrics cannot tell a local scraper from the public by address)');
   }
-  const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel)) {
-    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const rawLogLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(rawLogLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${rawLogLevel}"`);
   }
+  const logLevel = LOG_LEVELS.includes(rawLogLevel) ? rawLogLevel : 'info';
   const config: Config = {
     databaseUrl: dbUrl,
+    allowEmbeddedDatabase: check(() => bool(env, 'ALLOW_EMBEDDED_DATABASE'), false),
     embeddedPgDir: path.resolve(cwd, '.kassa/pg'),
     embeddedPgPort: check(() => integer(env, 'KASSA_EMBEDDED_PG_PORT', runningPgPort, 1, 65535), runningPgPort),
     port,
@@ -297,24 +327,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimitPerClient: check(() => integer(env, 'RATE_LIMIT_PER_CLIENT', 10, 0, 1_000_000), 10),
     logLevel,
   };
-  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
-  return config;
+  return { config, problems };
+}
+
+/**
+ * Off the sandbox the books of real money need a PostgreSQL of the operator's (with backups): the
+ * embedded development database in ./.kassa/pg is refused unless ALLOW_EMBEDDED_DATABASE=true, by
+ * `kassa start` (with every other problem) and by every command that would open it.
+ */
+export function databaseProblem(config: Pick<Config, 'databaseUrl' | 'tonNetwork' | 'allowEmbeddedDatabase'>): string | null {
+  if (config.databaseUrl !== null || config.tonNetwork === 'sandbox' || config.allowEmbeddedDatabase) return null;
+  return `DATABASE_URL is required when TON_NETWORK=${config.tonNetwork}: without it Kassa would keep the books in the embedded development database (./.kassa/pg); set DATABASE_URL to your PostgreSQL (ALLOW_EMBEDDED_DATABASE=true accepts the embedded one)`;
 }
 
 /**
  * The keys a process needs for what it runs: the API derives deposit addresses (the master key or
  * only KASSA_DEPOSIT_PUBLIC_KEY); the worker signs, so off sandbox it needs KASSA_MASTER_KEY.
+ * Returns what is missing (nothing: []).
  */
-export function checkKeysFor(config: Config, parts: { api: boolean; worker: boolean }): void {
-  if (config.tonNetwork === 'sandbox') return;
+export function keyProblems(config: Config, parts: { api: boolean; worker: boolean }): string[] {
+  if (config.tonNetwork === 'sandbox') return [];
   if (parts.worker && config.masterKey === null) {
-    throw new ConfigError(
-      `invalid configuration: KASSA_MASTER_KEY is required to run the worker when TON_NETWORK=${config.tonNetwork} (an API-only process, kassa start --api, needs only KASSA_DEPOSIT_PUBLIC_KEY)`,
-    );
+    return [
+      `KASSA_MASTER_KEY is required to run the worker when TON_NETWORK=${config.tonNetwork} (an API-only process, kassa start --api, needs only KASSA_DEPOSIT_PUBLIC_KEY)`,
+    ];
   }
   if (parts.api && config.masterKey === null && config.depositPublicKey === null) {
-    throw new ConfigError(`invalid configuration: KASSA_MASTER_KEY or KASSA_DEPOSIT_PUBLIC_KEY is required when TON_NETWORK=${config.tonNetwork}`);
+    return [`KASSA_MASTER_KEY or KASSA_DEPOSIT_PUBLIC_KEY is required when TON_NETWORK=${config.tonNetwork}`];
   }
+  return [];
 }
 
 /**

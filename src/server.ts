@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
 import pg from 'pg';
-import { checkKeysFor, ConfigError, type Config, withBoundPort } from './config.ts';
+import { configErrorOf, ConfigError, databaseProblem, keyProblems, problemVariable, type Config, withBoundPort } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
 import { migrate, graphileLogger } from './db/migrate.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
@@ -74,33 +74,63 @@ function startUrls(config: Config, listening: string): Record<string, string> {
 /**
  * Off sandbox, BASE_URL and CHECKOUT_BASE_URL are what customers open and merchants' receivers
  * fetch keys from: an address that is not https on a public host (0.0.0.0, loopback, a private
- * range, localhost) refuses the start on mainnet and is a warning on testnet (README, Configuration).
+ * range, localhost) refuses the start on mainnet (returned) and is a warning on testnet (logged)
+ * (README, Configuration). A CHECKOUT_BASE_URL derived from a refused BASE_URL is not named again.
  */
-export function checkPublicUrls(config: Config, log: Logger): void {
-  if (config.tonNetwork === 'sandbox') return;
+export function checkPublicUrls(config: Config, log: Logger): string[] {
+  if (config.tonNetwork === 'sandbox') return [];
+  const refused: string[] = [];
   for (const [name, url] of [
     ['BASE_URL', config.baseUrl],
     ['CHECKOUT_BASE_URL', config.checkoutBaseUrl],
   ] as const) {
     const problems = publicUrlProblems(url);
     if (problems.length === 0) continue;
+    if (name === 'CHECKOUT_BASE_URL' && refused.length > 0 && url === `${config.baseUrl}/pay`) continue;
     const line = `${name}=${url} is not a public https:// address (${problems.join('; ')}): customers' checkout links and webhook key URLs are built from it`;
-    if (config.tonNetwork === 'mainnet') throw new ConfigError(`invalid configuration: ${line}; set ${name} to the public https:// address`);
-    log.warn({ [name]: url }, `${line} (refused on mainnet)`);
+    if (config.tonNetwork === 'mainnet') refused.push(`${line}; set ${name} to the public https:// address`);
+    else log.warn({ [name]: url }, `${line} (refused on mainnet)`);
   }
+  return refused;
 }
 
-export async function startService(config: Config, parts: Parts, log: Logger, now: () => Date): Promise<RunningService> {
-  checkKeysFor(config, parts);
-  checkPublicUrls(config, log);
-  // A budget that cannot follow the chain would leave payments unseen: refused, in one line.
+/**
+ * What `kassa start` needs beyond a valid configuration, for the parts it runs: the keys, public
+ * addresses on mainnet, a chain budget that can follow the chain, a database of the operator's off
+ * sandbox. `reported`: the problems already found in the configuration (a variable named there is
+ * not named again). Returns every problem; the caller refuses the start with all of them at once.
+ */
+export function startProblems(config: Config, parts: Parts, log: Logger, reported: readonly string[] = []): string[] {
+  const named = new Set(reported.map(problemVariable));
+  const found = [...keyProblems(config, parts), ...checkPublicUrls(config, log)];
+  // A budget that cannot follow the chain would leave payments unseen.
   const shortfall = budgetShortfall(config.tonNetwork, config.tonApiRps, config.tonApiKey !== null);
-  if (shortfall !== null) throw new ConfigError(`invalid configuration: ${shortfall}`);
+  if (shortfall !== null) found.push(shortfall);
+  const database = databaseProblem(config);
+  if (database !== null) found.push(database);
+  return found.filter((problem) => !named.has(problemVariable(problem)) && !reported.includes(problem));
+}
+
+/**
+ * `configProblems`: what reading the configuration found wrong (config.ts `readConfig`); the start
+ * is refused with those and its own (`startProblems`) in one message.
+ */
+export async function startService(
+  config: Config,
+  parts: Parts,
+  log: Logger,
+  now: () => Date,
+  configProblems: readonly string[] = [],
+): Promise<RunningService> {
+  const problems = [...configProblems, ...startProblems(config, parts, log, configProblems)];
+  if (problems.length > 0) throw configErrorOf(problems);
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
   let server: http.Server | null = null;
   let runner: Runner | null = null;
   let sandboxChain: SandboxChain | null = null;
+  /** Saves the sandbox chain beside the books at shutdown (the sandbox's own stop). */
+  let stopSandbox: (() => Promise<void>) | null = null;
   let url: string | null = null;
   let heartbeat: Heartbeat | null = null;
   let workerPool: PatientPool | null = null;
@@ -132,6 +162,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       const sandbox = await sandboxModule.startSandbox(pool, log, { blockClock: true, fund: [gas.raw] });
       extraRoutes.push(sandbox.routes);
       sandboxChain = sandbox.chain;
+      stopSandbox = sandbox.stop;
     }
     if (config.tonNetwork !== 'sandbox' && !config.tonApiKey && config.tonApiUrl !== null && /(^|\.)toncenter\.com$/.test(new URL(config.tonApiUrl).hostname)) {
       log.warn(
@@ -151,7 +182,9 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       });
       bound = withBoundPort(config, (server.address() as AddressInfo).port);
       deps.config = bound;
-      rateLimitStore = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 2_000 });
+      // Reconciled in the background (src/http/rateLimit.ts): a statement bounded at 1 s by the server
+      // and 2 s by the client, so a database that stopped answering never holds a connection long.
+      rateLimitStore = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 2_000, statement_timeout: 1_000, query_timeout: 2_000 });
       rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
       handle = createApp({ ...deps, rateLimitStore }, extraRoutes).callback();
     }
@@ -201,6 +234,7 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
     await runner?.stop().catch(() => {});
     await workerPool?.end().catch(() => {});
     await rateLimitStore?.end().catch(() => {});
+    await stopSandbox?.().catch(() => {});
     await pool?.end().catch(() => {});
     await database.stop().catch(() => {});
     throw error;
@@ -237,6 +271,8 @@ export async function startService(config: Config, parts: Parts, log: Logger, no
       await heartbeat?.stop();
       await workerPool?.end();
       await rateLimitStore?.end();
+      // Once nothing sends on it any more: the sandbox chain's state, kept beside the books.
+      await stopSandbox?.();
       await pool!.end();
       await database.stop();
       log.info('shut down');

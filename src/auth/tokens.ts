@@ -15,6 +15,12 @@ interface TokenKey {
   publicKey: KeyObject;
   /** Tokens whose signature this key already verified (see `verifySignature`). */
   verified: Map<string, VerifiedClaims>;
+  /**
+   * The jtis the database refused for good (revoked, unknown: facts about the jti that never change
+   * back), so that their next requests are refused from memory, before they can spend
+   * anything (a store's rate limit, a database round trip). Bounded like `verified`.
+   */
+  refused: Set<string>;
 }
 
 interface VerifiedClaims {
@@ -42,7 +48,7 @@ async function loadTokenKey(db: Db): Promise<TokenKey> {
     select secret from service_secrets where name = 'api_token_signing_key'
   `);
   const privateKey = crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-  return { privateKey, publicKey: crypto.createPublicKey(privateKey), verified: new Map() };
+  return { privateKey, publicKey: crypto.createPublicKey(privateKey), verified: new Map(), refused: new Set() };
 }
 
 /** The token key, loaded once per pool. */
@@ -76,6 +82,28 @@ export interface IssuedToken {
   jti: string;
   expiresAt: string | null;
   scope: TokenScope;
+  /** What the merchant called it (api_tokens.name); null: no name. */
+  name: string | null;
+}
+
+/** The longest token name (api_tokens_name_is_short). */
+export const TOKEN_NAME_MAX = 100;
+
+/**
+ * A token's name as given (trimmed; "" is no name): at most TOKEN_NAME_MAX characters, no control
+ * characters. Returns null for no name; throws TokenNameError for a name the database would refuse.
+ */
+export function tokenName(raw: string | undefined | null): string | null {
+  const name = (raw ?? '').trim();
+  if (name === '') return null;
+  if ([...name].length > TOKEN_NAME_MAX || /\p{Cc}/u.test(name)) {
+    throw new TokenNameError(`a token's name is at most ${TOKEN_NAME_MAX} characters, without control characters`);
+  }
+  return name;
+}
+
+export class TokenNameError extends Error {
+  override name = 'TokenNameError';
 }
 
 /**
@@ -83,7 +111,14 @@ export interface IssuedToken {
  * src/auth/scopes.ts) and is recorded in api_tokens.scope (what `kassa token list` and the
  * dashboard show); a scope never changes: a narrower one is a new token.
  */
-export async function issueToken(db: Db, storeId: string, expiresInSeconds: number | null, now: Date, scope: TokenScope = 'full'): Promise<IssuedToken> {
+export async function issueToken(
+  db: Db,
+  storeId: string,
+  expiresInSeconds: number | null,
+  now: Date,
+  scope: TokenScope = 'full',
+  name: string | null = null,
+): Promise<IssuedToken> {
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const { privateKey } = await tokenKey(db);
@@ -94,10 +129,10 @@ export async function issueToken(db: Db, storeId: string, expiresInSeconds: numb
   if (expiresAt) jwt = jwt.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
   const token = await jwt.sign(privateKey);
   await db.query(sql.typeAlias('void')`
-    insert into api_tokens (jti, store_id, issued_at, expires_at, scope)
-    values (${jti}, ${storeId}, ${sql.timestamp(new Date(issuedAt * 1000))}, ${expiresAt ? sql.timestamp(expiresAt) : null}, ${scope})
+    insert into api_tokens (jti, store_id, issued_at, expires_at, scope, name)
+    values (${jti}, ${storeId}, ${sql.timestamp(new Date(issuedAt * 1000))}, ${expiresAt ? sql.timestamp(expiresAt) : null}, ${scope}, ${name})
   `);
-  return { token, jti, expiresAt: expiresAt ? expiresAt.toISOString() : null, scope };
+  return { token, jti, expiresAt: expiresAt ? expiresAt.toISOString() : null, scope, name };
 }
 
 /** Revokes a token at once. Returns false when no token has that jti. */
@@ -117,9 +152,10 @@ const lastUseWritten = new WeakMap<object, Map<string, number>>();
 /**
  * Records that a valid token authenticated a request (`kassa token list` shows it): one small
  * update per token and process per minute at most, so an API process under load writes almost
- * nothing. A failure is ignored: the last use is a hint, never a reason to refuse a request.
+ * nothing. Not waited for, and a failure is ignored: the last use is a hint, never a reason to
+ * refuse or hold up a request.
  */
-export async function noteTokenUse(db: Db, jti: string, now: Date): Promise<void> {
+export function noteTokenUse(db: Db, jti: string, now: Date): void {
   let written = lastUseWritten.get(db);
   if (!written) {
     written = new Map();
@@ -129,7 +165,8 @@ export async function noteTokenUse(db: Db, jti: string, now: Date): Promise<void
   if (last !== undefined && now.getTime() - last < LAST_USE_RESOLUTION_MS) return;
   if (written.size >= MAX_VERIFIED_TOKENS) written.delete(written.keys().next().value!);
   written.set(jti, now.getTime());
-  await db
+  // Not waited for: a request never waits on a hint (nor on a database that stopped answering).
+  void db
     .query(sql.typeAlias('void')`
       update api_tokens set last_used_at = ${sql.timestamp(now)}
       where jti = ${jti} and (last_used_at is null or last_used_at < ${sql.timestamp(now)})
@@ -139,6 +176,8 @@ export async function noteTokenUse(db: Db, jti: string, now: Date): Promise<void
 
 export interface TokenListing {
   jti: string;
+  /** What the merchant called it; null: no name. */
+  name: string | null;
   issuedAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
@@ -151,6 +190,7 @@ export interface TokenListing {
 
 const listedToken = z.object({
   jti: z.string(),
+  name: z.string().nullable(),
   issued_at: z.date(),
   expires_at: z.date().nullable(),
   revoked_at: z.date().nullable(),
@@ -163,11 +203,12 @@ export async function listTokens(db: Db, storeId: string, now: Date): Promise<To
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
   if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
   const rows = await db.any(sql.type(listedToken)`
-    select jti, issued_at, expires_at, revoked_at, last_used_at, scope from api_tokens where store_id = ${storeId} order by issued_at desc, jti
+    select jti, name, issued_at, expires_at, revoked_at, last_used_at, scope from api_tokens where store_id = ${storeId} order by issued_at desc, jti
   `);
   const iso = (date: Date | null) => (date ? date.toISOString() : null);
   return rows.map((row) => ({
     jti: row.jti,
+    name: row.name,
     issuedAt: row.issued_at.toISOString(),
     expiresAt: iso(row.expires_at),
     revokedAt: iso(row.revoked_at),
@@ -187,7 +228,7 @@ interface AuthenticateHooks {
   verified?: () => void | Promise<void>;
 }
 
-const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable() });
+const tokenRow = z.object({ store_id: z.string(), revoked_at: z.date().nullable(), expires_at: z.date().nullable(), scope: z.string() });
 
 /** A token whose signature and claims are verified; its database row is still to be checked. */
 export interface VerifiedToken {
@@ -209,15 +250,37 @@ export async function authenticate(db: Db, token: string, now: Date, hooks: Auth
 
 /** The signature and claims only (`authenticate` without its database read). */
 export async function verifyToken(db: Db, token: string, now: Date, hooks: AuthenticateHooks = {}): Promise<VerifiedToken> {
-  const claims = await verifySignature(await tokenKey(db), token, now, hooks);
+  const key = await tokenKey(db);
+  const claims = await verifySignature(key, token, now, hooks);
+  // Refused by the database before (revoked, unknown): refused again without asking it.
+  if (key.refused.has(claims.jti)) throw authInvalid();
   return { storeId: claims.sub, jti: claims.jti, scope: claims.scope };
 }
 
-/** The database's word on a verified token: known, of its store, not revoked, not expired (docs/API.md, Authentication: refused at once). */
+/**
+ * The database's word on a verified token: known, of its store, not revoked, not expired (docs/API.md,
+ * Authentication: refused at once), and its row's scope the token's own claim. The claim is what the
+ * API enforces and the row what the lists show (`kassa token list`, the dashboard); a token whose row
+ * says another scope (edited by hand: Kassa never changes a scope) is refused, so what a list shows
+ * is always what the API allows. `tokenValidSql` is the same rule in SQL (test/auth/token-check.test.ts
+ * pins the two together). A refusal of the jti itself (revoked, unknown) is remembered by this
+ * process (`verifyToken` refuses any token with that jti from memory from then on).
+ */
 export async function checkTokenRow(db: Db, token: VerifiedToken, now: Date): Promise<void> {
-  const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at from api_tokens where jti = ${token.jti}`));
-  if (!row || row.store_id !== token.storeId || row.revoked_at !== null) throw authInvalid();
+  const row = await db.maybeOne(prepared(sql.type(tokenRow)`select store_id, revoked_at, expires_at, scope from api_tokens where jti = ${token.jti}`));
+  if (!row || row.revoked_at !== null) {
+    // Facts about the jti itself, whatever token carries it: remembered.
+    rememberRefused(await tokenKey(db), token.jti);
+    throw authInvalid();
+  }
+  // Facts about this token's claims (another token may carry the same jti with the right ones): not remembered.
+  if (row.store_id !== token.storeId || row.scope !== token.scope) throw authInvalid();
   if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) throw authInvalid();
+}
+
+function rememberRefused(key: TokenKey, jti: string): void {
+  if (key.refused.size >= MAX_VERIFIED_TOKENS) key.refused.delete(key.refused.values().next().value!);
+  key.refused.add(jti);
 }
 
 /**
@@ -231,12 +294,12 @@ export interface TokenCheck {
 }
 
 /**
- * The same check as `checkTokenRow` as a boolean SQL expression, for a statement that reads what
+ * The same check as `checkTokenRow` (scope included) as a boolean SQL expression, for a statement that reads what
  * the request needs and checks its token in the same round trip (the caller refuses the request
  * with auth_invalid when it is false, before using anything else the statement read).
  */
 export function tokenValidSql(token: VerifiedToken, now: Date): FragmentSqlToken {
-  return sql.fragment`exists (select 1 from api_tokens where jti = ${token.jti} and store_id = ${token.storeId} and revoked_at is null and (expires_at is null or expires_at > ${sql.timestamp(now)}))`;
+  return sql.fragment`exists (select 1 from api_tokens where jti = ${token.jti} and store_id = ${token.storeId} and revoked_at is null and scope = ${token.scope} and (expires_at is null or expires_at > ${sql.timestamp(now)}))`;
 }
 
 /**

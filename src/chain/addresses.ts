@@ -30,7 +30,10 @@ import { Address, beginCell, contractAddress } from '@ton/core';
 import type { Cell } from '@ton/core';
 import { keyPairFromSeed } from '@ton/crypto';
 import type { KeyPair } from '@ton/crypto';
-import { WalletContractV4, WalletContractV5R1 } from '@ton/ton';
+// The two wallet contracts from their own files: @ton/ton's index also loads its HTTP clients
+// (axios and more, ~0.3 s of CPU), which every CLI command that reads an address would pay for.
+import { WalletContractV4 } from '@ton/ton/dist/wallets/v4/WalletContractV4.js';
+import { WalletContractV5R1 } from '@ton/ton/dist/wallets/v5r1/WalletContractV5R1.js';
 
 export type TonNetwork = 'mainnet' | 'testnet' | 'sandbox';
 

@@ -25,11 +25,25 @@ const BASE_CSS = fs.readFileSync(new URL('./static/base.css', import.meta.url), 
 /** A page's stylesheet served with base.css at its top (one file, one request). */
 export const withBase = (css: string): string => `${BASE_CSS}\n${css}`;
 
-/** @tonconnect/ui's UMD bundle (global TON_CONNECT_UI), without its source-map comment. */
+/**
+ * What @tonconnect/ui does when its widget mounts, for iOS Safari (which applies `:active` styles on
+ * touch only where a touchstart listener exists): it writes an inline handler, `<body
+ * ontouchstart="">`, which the page's CSP (no inline script) refuses, and Chromium reports on every
+ * pending checkout. The same effect without inline script: an empty passive listener.
+ */
+const INLINE_TOUCHSTART = 'document.body.hasAttribute("ontouchstart")||document.body.setAttribute("ontouchstart","")';
+const TOUCHSTART_LISTENER = 'document.body.addEventListener("touchstart",function(){},{passive:!0})';
+
+/**
+ * @tonconnect/ui's UMD bundle (global TON_CONNECT_UI), without its source-map comment, its inline
+ * touchstart handler replaced by a listener (INLINE_TOUCHSTART; test/browser/checkout.test.ts fails
+ * on any CSP violation, so a release that writes it differently is noticed).
+ */
 function tonConnectUi(): StaticAsset {
   const entry = createRequire(import.meta.url).resolve('@tonconnect/ui');
   const bundle = fs.readFileSync(path.join(path.dirname(entry), '../dist/tonconnect-ui.min.js'), 'utf8');
-  return asset('tonconnect-ui.js', 'text/javascript; charset=utf-8', bundle.replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n'));
+  const body = bundle.replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n').replaceAll(INLINE_TOUCHSTART, TOUCHSTART_LISTENER);
+  return asset('tonconnect-ui.js', 'text/javascript; charset=utf-8', body);
 }
 
 export const STATIC_ASSETS: Readonly<Record<string, StaticAsset>> = Object.freeze({

@@ -8,7 +8,7 @@ import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
 import type { ListedPayment, PaymentFilters } from './payments.ts';
-import type { TokenListing } from '../auth/tokens.ts';
+import { TOKEN_NAME_MAX, type TokenListing } from '../auth/tokens.ts';
 import { SCOPE_LABELS, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.ts';
 import { TOKEN_LIFETIMES } from './tokens.ts';
 import type { InvitationRow, InvitationTaker, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
@@ -327,7 +327,7 @@ export function tokensPage(input: {
   viewer: Viewer;
   store: StoreContext;
   tokens: readonly TokenListing[];
-  issued?: { token: string; jti: string; scope: TokenScope } | null;
+  issued?: { token: string; jti: string; scope: TokenScope; name: string | null } | null;
   notice?: string | null;
 }): string {
   const storeRoot = `${input.root}/stores/${input.store.id}`;
@@ -336,7 +336,7 @@ export function tokensPage(input: {
   const body = html`<h1>API tokens</h1>
 ${
   input.issued
-    ? html`<div class="success" role="status"><p>Token ${input.issued.jti} issued (${SCOPE_LABELS[input.issued.scope]}). Copy it now: it is shown once and Kassa does not keep it.</p>
+    ? html`<div class="success" role="status"><p>Token ${input.issued.name ? html`“${input.issued.name}” ` : ''}${input.issued.jti} issued (${SCOPE_LABELS[input.issued.scope]}). Copy it now: it is shown once and Kassa does not keep it.</p>
 <label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}">
 <button type="button" data-copy="new-token" hidden>Copy the token</button> <span id="new-token-copied" role="status"></span></div>`
     : ''
@@ -344,6 +344,8 @@ ${
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 <section class="card" aria-labelledby="issue-heading"><h2 id="issue-heading">Issue a token</h2>
 <form method="post" action="${storeRoot}/tokens">
+<label for="token-name">Name (what uses it, e.g. shop backend)</label>
+<input id="token-name" name="name" type="text" maxlength="${TOKEN_NAME_MAX}" autocomplete="off">
 <label for="lifetime">Expires</label>
 <select id="lifetime" name="lifetime">${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
 <label for="scope">May</label>
@@ -353,11 +355,11 @@ ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''
 <section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>
 ${
   input.tokens.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">Name</th><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
 <tbody>${input.tokens.map(
         (
           t,
-        ) => html`<tr><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
+        ) => html`<tr><td class="token-name">${t.name ?? '—'}</td><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
 <td>${t.revokedAt ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None.</p>`

@@ -16,29 +16,40 @@ export const TOKEN_LIFETIMES: Readonly<Record<string, { label: string; seconds: 
   '365d': { label: '1 year', seconds: 365 * 86_400 },
 };
 
-/** Issues a token of the store (audited: token.issue, with its expiry and scope). */
+/** Issues a token of the store (audited: token.issue, with its expiry, scope and name). */
 export async function issueAuditedToken(
   pool: DatabasePool,
-  input: { storeId: string; expiresInSeconds: number | null; scope: TokenScope },
+  input: { storeId: string; expiresInSeconds: number | null; scope: TokenScope; name?: string | null },
   actor: Actor,
   now: Date,
 ): Promise<IssuedToken> {
   return pool.transaction(async (tx) => {
-    const issued = await issueToken(tx, input.storeId, input.expiresInSeconds, now, input.scope);
+    const issued = await issueToken(tx, input.storeId, input.expiresInSeconds, now, input.scope, input.name ?? null);
     await recordAudit(
       tx,
       actor,
-      { storeId: input.storeId, action: 'token.issue', subject: issued.jti, detail: { expiresAt: issued.expiresAt, scope: issued.scope } },
+      {
+        storeId: input.storeId,
+        action: 'token.issue',
+        subject: issued.jti,
+        detail: { expiresAt: issued.expiresAt, scope: issued.scope, ...(issued.name === null ? {} : { name: issued.name }) },
+      },
       now,
     );
     return issued;
   });
 }
 
-/** The dashboard's form: a lifetime of TOKEN_LIFETIMES. */
-export async function issueStoreToken(pool: DatabasePool, storeId: string, lifetime: string, scope: TokenScope, actor: Actor, now: Date): Promise<IssuedToken> {
-  const seconds = (TOKEN_LIFETIMES[lifetime] ?? TOKEN_LIFETIMES.never!).seconds;
-  return issueAuditedToken(pool, { storeId, expiresInSeconds: seconds, scope }, actor, now);
+/** The dashboard's form: a lifetime of TOKEN_LIFETIMES and a name (checked: auth/tokens.ts tokenName). */
+export async function issueStoreToken(
+  pool: DatabasePool,
+  storeId: string,
+  form: { lifetime: string; scope: TokenScope; name: string | null },
+  actor: Actor,
+  now: Date,
+): Promise<IssuedToken> {
+  const seconds = (TOKEN_LIFETIMES[form.lifetime] ?? TOKEN_LIFETIMES.never!).seconds;
+  return issueAuditedToken(pool, { storeId, expiresInSeconds: seconds, scope: form.scope, name: form.name }, actor, now);
 }
 
 /**

@@ -1,7 +1,7 @@
 // The store's Webhooks page (issue 24): the signing key set (kid, created, retired) with rotation
 // for owners, the store's recent deliveries across its payments (failures first; each with its
 // payment, status, attempts and last answer, from reporting.webhook_outcomes), and a sample
-// receiver built on the package's `kassa/webhooks` export (examples/webhook-receiver.ts in full).
+// receiver built on the receiver kit, `kassa-webhooks` (examples/webhook-receiver.ts in full).
 import { html, raw } from '../checkout/html.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { WebhookOutcome } from './money.ts';
@@ -9,10 +9,10 @@ import { dateTime, describedBy, problemFor, shell, type StoreContext, type Viewe
 import type { EndpointWithDeliveries } from './webhookEndpoints.ts';
 import { publishedUntil, type WebhookKeyRow } from './webhookKeys.ts';
 
-/** A receiver in a dozen lines: the package's verifier (`kassa/webhooks`) and node:http. */
+/** A receiver in a dozen lines: the kit's verifier (`kassa-webhooks`) and node:http. */
 export function receiverSnippet(keysUrl: string): string {
   return `import http from 'node:http';
-import { createWebhookVerifier } from 'kassa/webhooks';
+import { createWebhookVerifier } from 'kassa-webhooks';
 
 // One verifier per process: it caches the key set and refetches it on a new kid.
 const verifier = createWebhookVerifier({ keysUrl: ${JSON.stringify(keysUrl)} });
@@ -123,7 +123,7 @@ export function webhooksPage(input: {
   const rotate =
     store.role === 'owner'
       ? html`<form method="post" action="${storeRoot}/webhooks/keys/rotate" data-confirm="Make a new signing key? The current one stays published for 24 hours.">
-<p class="muted">Rotating makes a new key sign from now on; the current one stays published for 24 hours, so receivers that refetch the key set on an unknown kid (as kassa/webhooks does) keep verifying. The key set is this Kassa's: it signs the webhooks of every store it serves.</p>
+<p class="muted">Rotating makes a new key sign from now on; the current one stays published for 24 hours, so receivers that refetch the key set on an unknown kid (as kassa-webhooks does) keep verifying. The key set is this Kassa's: it signs the webhooks of every store it serves.</p>
 <button type="submit">Rotate the signing key</button>
 </form>`
       : html`<p class="muted">Only the store's owners can rotate the key.</p>`;
@@ -146,7 +146,7 @@ ${endpointsSection(storeRoot, store.role, input.endpoints, input.endpointForm)}
 <section class="card" aria-labelledby="keys-heading"><h2 id="keys-heading">Signing keys</h2>${keys}${rotate}</section>
 <section class="card" aria-labelledby="deliveries-heading"><h2 id="deliveries-heading">Recent deliveries</h2>${deliveries}</section>
 <section class="card" aria-labelledby="receiver-heading"><h2 id="receiver-heading">A receiver</h2>
-<p>Verify each webhook with the package's kit (<span class="mono">kassa/webhooks</span>: plain JavaScript, Node 20+, no dependencies; or copy its one file, src/webhooks/receiver.ts). The full example is examples/webhook-receiver.ts.</p>
+<p>Verify each webhook with the receiver kit (<span class="mono">kassa-webhooks</span>, the package in packages/webhooks: plain JavaScript, Node 20+, no dependencies; or copy its one file, src/webhooks/receiver.ts). The full example is examples/webhook-receiver.ts.</p>
 <pre id="receiver-snippet" tabindex="0"><code>${receiverSnippet(input.keysUrl)}</code></pre>
 <button type="button" data-copy="receiver-snippet" hidden>Copy the snippet</button> <span id="receiver-snippet-copied" role="status"></span></section>`;
   return shell({ root, title: 'Webhooks', body, viewer: input.viewer, store, current: 'webhooks' });

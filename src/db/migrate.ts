@@ -1,4 +1,5 @@
 // Applies the committed migrations (graphile-migrate) and installs Graphile Worker's schema.
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { Logger as MigrateLogger, migrate as graphileMigrate } from 'graphile-migrate';
@@ -60,5 +61,32 @@ export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
     await installWorkerSchema({ connectionString: databaseUrl, logger: graphileLogger(log, true) });
   } finally {
     await lock.end().catch(() => {});
+  }
+}
+
+/**
+ * The committed migrations this database has not had (file names, in order), for `kassa doctor`;
+ * read from graphile-migrate's own record (`graphile_migrate.migrations`), without changing it.
+ * Every one when the database was never migrated.
+ */
+export async function pendingMigrations(databaseUrl: string): Promise<string[]> {
+  const folder = path.join(MIGRATIONS_FOLDER, 'committed');
+  const committed = (await fs.readdir(folder)).filter((name) => /^\d{6}(-[-\w]+)?\.sql$/.test(name)).sort();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const exists = await client.query<{ found: boolean }>(`select to_regclass('graphile_migrate.migrations') is not null as found`);
+    const applied = new Set(
+      exists.rows[0]?.found ? (await client.query<{ hash: string }>('select hash from graphile_migrate.migrations')).rows.map((row) => row.hash) : [],
+    );
+    const pending: string[] = [];
+    for (const name of committed) {
+      const hash = /^--! Hash: (\S+)$/m.exec(await fs.readFile(path.join(folder, name), 'utf8'))?.[1];
+      if (hash === undefined || !applied.has(hash)) pending.push(name);
+    }
+    return pending;
+  } finally {
+    await client.end().catch(() => {});
   }
 }

@@ -36,12 +36,13 @@ import {
   type QueryResultRow,
   type QuerySqlToken,
   type FragmentSqlToken,
+  type ValueExpression,
   isSqlToken,
 } from 'slonik';
 import { z } from 'zod';
 
 export { isSqlToken, z };
-export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods, FragmentSqlToken };
+export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods, FragmentSqlToken, ValueExpression };
 /** Anything that can run a query: the pool, a connection or a transaction. */
 export type Db = CommonQueryMethods;
 
@@ -92,6 +93,17 @@ export function inOneStatement(writes: readonly FragmentSqlToken[], final: Fragm
   if (writes.length === 0) return final;
   const items = writes.map((write, index) => sql.fragment`${sql.identifier([`write_${index + 1}`])} as (${write})`);
   return sql.fragment`with ${sql.join(items, sql.fragment`, `)} ${final}`;
+}
+
+/**
+ * The row of an insert: `values (…)` — or, behind `gate` (the name of a WITH item of the same
+ * statement), `select … from gate`: the row is inserted only when the gate has a row (it must have
+ * one at most). PostgreSQL types the parameters of either form by the insert's columns; a gated
+ * insert takes one row (a union of such selects would type them as text).
+ */
+export function insertRow(values: readonly ValueExpression[], gate?: string): FragmentSqlToken {
+  const list = sql.join(values, sql.fragment`, `);
+  return gate === undefined ? sql.fragment`values (${list})` : sql.fragment`select ${list} from ${sql.identifier([gate])}`;
 }
 
 /**

@@ -1,7 +1,8 @@
 // Bearer authentication of the merchant API (docs/API.md, Authentication).
 import type { Middleware } from 'koa';
 import { checkTokenRow, noteTokenUse, type TokenCheck, verifyToken } from '../auth/tokens.ts';
-import { authInvalid, rateLimited } from '../errors.ts';
+import { isDatabaseUnavailable } from '../db/pool.ts';
+import { authInvalid, KassaError, rateLimited } from '../errors.ts';
 import type { AppDeps, KassaState } from './context.ts';
 import { createRateLimiter, type RateLimiter } from './rateLimit.ts';
 
@@ -27,7 +28,9 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
  * one mode only (and the view parsed by zod) Kassa spent a median 36 % more CPU per retrieve and 33 %
  * per create in the same bench/api runs (docs/PERFORMANCE.md, issue 23), past the 10 % allowed. Whatever answer the route did not check the token for — a replay, any error,
  * a 429 of the store's rate limit — is preceded by the ordinary check here, so a refused token is
- * still refused first.
+ * still refused first. A token the database refused gives back what its request took of the store's
+ * rate limit (`giveBackLimit`, set by the limit's step), and this process refuses it from memory
+ * from then on (`verifyToken`): a leaked, revoked token cannot keep its store at 429.
  */
 export function requireStore(deps: AppDeps, options: { inline?: boolean; failures?: RateLimiter | null } = {}): Middleware<KassaState> {
   const failures =
@@ -48,18 +51,28 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
     });
     ctx.state.merchant = { storeId: token.storeId, token };
     if (!options.inline) {
+      // Checked before the rate limit: a refused token spends nothing of its store's.
       await checkTokenRow(deps.pool, token, now);
-      await noteTokenUse(deps.pool, token.jti, now);
+      noteTokenUse(deps.pool, token.jti, now);
       await next();
       return;
     }
     const check: TokenCheck = { token, now, checked: false };
     ctx.state.tokenCheck = check;
+    // The route's steps ran before its token was checked: a refusal gives back what the request
+    // took of the store's rate limit (docs/API.md, Rate limits: a refused token does not count).
+    const refuse = async (refusal: unknown): Promise<never> => {
+      await ctx.state.giveBackLimit?.();
+      throw refusal;
+    };
     try {
       await next();
     } catch (error) {
-      if (!check.checked) await checkTokenRow(deps.pool, token, now);
-      await noteTokenUse(deps.pool, token.jti, now);
+      // The database did not answer: the request answers 503 now, not after a second wait for the
+      // token's row (docs/OPERATIONS.md: every request answers within one statement bound).
+      if (!check.checked && !isDatabaseUnavailable(error)) await checkTokenRow(deps.pool, token, now).catch(refuse);
+      if (error instanceof KassaError && error.code === 'auth_invalid') await refuse(error);
+      noteTokenUse(deps.pool, token.jti, now);
       throw error;
     }
     if (!check.checked) {
@@ -67,9 +80,9 @@ export function requireStore(deps: AppDeps, options: { inline?: boolean; failure
         await checkTokenRow(deps.pool, token, now);
       } catch (error) {
         ctx.remove('Idempotent-Replayed');
-        throw error;
+        await refuse(error);
       }
     }
-    await noteTokenUse(deps.pool, token.jti, now);
+    noteTokenUse(deps.pool, token.jti, now);
   };
 }

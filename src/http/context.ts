@@ -35,6 +35,11 @@ export interface KassaState {
   params?: unknown;
   query?: unknown;
   body?: unknown;
+  /**
+   * Set by a rate limit's step (http/rateLimit.ts) once the request took from it: gives that back. The
+   * bearer guard calls it when the request's token turns out refused (a refused token does not count).
+   */
+  giveBackLimit?: () => Promise<void>;
   /** The request's one reading of the clock, for the steps that must agree on it (`idempotent`, cancel's wait). */
   now?: Date;
 }

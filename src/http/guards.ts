@@ -40,7 +40,7 @@ export function createGuards(deps: AppDeps): Guards {
   const clientLimit = rateLimit(deps.config.rateLimitPerClient, (ctx) => `client:${ctx.ip}`, deps.now, store);
   // One failure budget per client for both bearer guards.
   const perClient = deps.config.rateLimitPerClient;
-  const failures = perClient > 0 ? (store ? createSharedRateLimiter(perClient, store, { refundable: true }) : createRateLimiter(perClient)) : null;
+  const failures = perClient > 0 ? (store ? createSharedRateLimiter(perClient, store) : createRateLimiter(perClient)) : null;
   const storePayment: Middleware<Authenticated<{ params: { id: string } }>> = async (ctx, next) => {
     const payment = await findStorePayment(deps.pool, ctx.state.merchant.storeId, ctx.state.params.id, ctx.state.tokenCheck);
     if (!payment) throw paymentNotFound();

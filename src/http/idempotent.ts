@@ -6,7 +6,7 @@
 // transaction callback after a deadlock, which a Koa `next()` could not be called for twice.
 import type { ParameterizedContext } from 'koa';
 import type { DatabaseTransactionConnection } from '../db/pool.ts';
-import { idempotencyKey, idempotent as inIdempotencyTransaction } from '../idempotency.ts';
+import { idempotencyKey, idempotent as inIdempotencyTransaction, type Outcome } from '../idempotency.ts';
 import type { AppDeps, Authenticated } from './context.ts';
 
 /** What a command answers: the status, the body (serialised once, replayed byte for byte), the payment it concerns. */
@@ -40,11 +40,15 @@ export function idempotency({ pool, now: clock }: Pick<AppDeps, 'pool' | 'now'>)
         body: ctx.state.body,
         now,
       };
-      const outcome = await inIdempotencyTransaction(pool, scope, (tx) => command(tx, ctx, now));
-      ctx.status = outcome.status;
-      ctx.type = 'application/json';
-      if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
-      ctx.body = outcome.body;
+      answer(ctx, await inIdempotencyTransaction(pool, scope, (tx) => command(tx, ctx, now)));
     };
   };
+}
+
+/** Answers with an outcome of src/idempotency.ts: its status and exact body, `Idempotent-Replayed: true` for a replay. */
+export function answer(ctx: ParameterizedContext, outcome: Outcome): void {
+  ctx.status = outcome.status;
+  ctx.type = 'application/json';
+  if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.body = outcome.body;
 }

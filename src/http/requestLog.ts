@@ -20,12 +20,21 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
     // their one line, and none at LOG_LEVEL=warn): it binds the request id and, once the token is
     // known, the store id. Setting ctx.state.log replaces it.
     let log: Logger | undefined;
+    /** The child logger names the store (made once the token was known): the request line does not again. */
+    let namesStore = false;
     Object.defineProperty(ctx.state, 'log', {
       configurable: true,
       enumerable: true,
-      get: () => (log ??= deps.log.child(ctx.state.merchant ? { requestId, storeId: ctx.state.merchant.storeId } : { requestId })),
+      get: () => {
+        if (log === undefined) {
+          namesStore = ctx.state.merchant !== undefined;
+          log = deps.log.child(ctx.state.merchant ? { requestId, storeId: ctx.state.merchant.storeId } : { requestId });
+        }
+        return log;
+      },
       set: (value: Logger) => {
         log = value;
+        namesStore = false;
       },
     });
     ctx.set('X-Request-Id', requestId);
@@ -38,17 +47,20 @@ export function requestLogging(deps: AppDeps): Middleware<KassaState> {
       // The path only: no query string (it may carry cursors), never headers (tokens). The sandbox's
       // own chain API (asked by the chain reader at every block) logs at debug.
       const level = ctx.path.startsWith(SANDBOX_CHAIN_API_PREFIX) ? 'debug' : 'info';
-      if (deps.log.isLevelEnabled(level))
-        ctx.state.log[level](
+      if (deps.log.isLevelEnabled(level)) {
+        const requestLog = ctx.state.log;
+        requestLog[level](
           {
             method: ctx.method,
             path: ctx.path,
             status: ctx.status,
             ms: Math.round((performance.now() - started) * 10) / 10,
-            ...(ctx.state.merchant ? { storeId: ctx.state.merchant.storeId } : {}),
+            // Each field once: the store only when the child logger does not name it already.
+            ...(ctx.state.merchant && !namesStore ? { storeId: ctx.state.merchant.storeId } : {}),
           },
           'request',
         );
+      }
     }
   };
 }

@@ -2,13 +2,17 @@
 // over its argument parser, database opener and printer.
 import type { Config, TonNetwork } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
 import { listCoins, NETWORKS, setMaster, setPriceId } from './coins.ts';
-import { doctorChainClient, formatReport, runDoctor } from './doctor.ts';
+import { doctorChainClient, doctorReport, formatReport } from './doctor.ts';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
 interface OperationsContext {
   config: Config;
+  /** What reading the configuration found wrong: `doctor` shows them as failed checks; the other commands are not run with any. */
+  configProblems: readonly string[];
+  log: Logger;
   /** cli.ts's strict parser: unknown options and a wrong number of positionals are usage errors. */
   parse(args: string[], options: Options, positionals?: number): { values: Record<string, string | boolean | undefined>; positionals: string[] };
   withDatabase<T>(work: (pool: DatabasePool) => Promise<T>): Promise<T>;
@@ -26,7 +30,7 @@ export async function runOperationsCommand(argv: string[], ctx: OperationsContex
   const [command, sub, ...rest] = argv;
   if (command === 'doctor') {
     ctx.parse(argv.slice(1), {});
-    const report = await ctx.withDatabase((pool) => runDoctor(ctx.config, pool));
+    const report = await doctorReport(ctx.config, ctx.configProblems, ctx.log);
     process.stdout.write(formatReport(report));
     const failed = report.checks.filter((check) => check.status === 'fail').map((check) => check.check);
     if (failed.length > 0) throw new DoctorFailed(`doctor: ${failed.length} check(s) failed: ${failed.join(', ')}`);

@@ -9,8 +9,11 @@ import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER
 import { readerPosition } from '../chain/clock.ts';
 import { budgetUsage, sharedRequestBudget, type SharedRequestBudget } from '../chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
-import type { Config, TonNetwork } from '../config.ts';
-import { sql, z, type Db } from '../db/pool.ts';
+import { databaseProblem, problemVariable, type Config, type TonNetwork } from '../config.ts';
+import { openDatabaseServer } from '../db/embedded.ts';
+import { pendingMigrations } from '../db/migrate.ts';
+import { openPool, sql, z, type Db } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
 import { publicUrlProblems } from '../net/addresses.ts';
 import { depositPublicKey, masterKey } from '../payments/deposit.ts';
 import { verifyJettonMaster } from './jettonMaster.ts';
@@ -310,16 +313,110 @@ export async function checkSetAsideWatches(db: Db): Promise<Check> {
   };
 }
 
-export async function runDoctor(config: Config, db: Db, client?: ChainClient): Promise<DoctorReport> {
-  const budget = doctorBudget(config, db);
-  const chain = client ?? doctorChainClient(config, db, budget);
-  const first = await sampleBudget(db, config).catch(() => undefined);
-  const checks: Check[] = [
+/** The checks of the configuration alone (no I/O). */
+function configurationChecks(config: Config): Check[] {
+  return [
     checkNetwork(config.tonNetwork),
     checkPublicUrl('BASE_URL', config.baseUrl),
     checkPublicUrl('CHECKOUT_BASE_URL', config.checkoutBaseUrl),
     checkApiKey(config),
   ];
+}
+
+/** What reading the configuration found wrong (config.ts readConfig), each a failed check named by its variable. */
+export function configProblemChecks(problems: readonly string[]): Check[] {
+  return problems.map((problem) => ({ check: problemVariable(problem) ?? 'configuration', status: 'fail', detail: problem }));
+}
+
+/**
+ * The database: reachable, every committed migration applied (the doctor applies none), and on
+ * mainnet or testnet not the embedded development one (which a start refuses unless
+ * ALLOW_EMBEDDED_DATABASE=true: then a warning).
+ */
+async function checkDatabase(config: Config, url: string): Promise<Check> {
+  const check = 'database';
+  let pending: string[];
+  try {
+    pending = await pendingMigrations(url);
+  } catch (error) {
+    return { check, status: 'fail', detail: `does not answer: ${(error as Error).message.split('\n')[0]}` };
+  }
+  if (pending.length > 0) {
+    return {
+      check,
+      status: 'fail',
+      detail: `${pending.length} migration(s) not applied (up to ${pending.at(-1)}): run kassa migrate (kassa start migrates too); the checks that read the database did not run`,
+    };
+  }
+  if (config.databaseUrl === null && config.tonNetwork !== 'sandbox') {
+    return {
+      check,
+      status: 'warn',
+      detail: `the embedded development database (${config.embeddedPgDir}, allowed by ALLOW_EMBEDDED_DATABASE=true) keeps the books of ${config.tonNetwork}: set DATABASE_URL to a PostgreSQL of yours that is backed up`,
+    };
+  }
+  const which = config.databaseUrl === null ? `the embedded development database (${config.embeddedPgDir})` : 'DATABASE_URL';
+  return { check, status: 'ok', detail: `${which} answers; every migration is applied` };
+}
+
+/**
+ * A reminder off sandbox: the books, the deposit index and (in sandbox) the keys live only in the
+ * database. WAL archiving off is a warning (backups by pg_dump or the provider are not visible from here).
+ */
+async function checkBackups(config: Config, db: Db): Promise<Check> {
+  const check = 'database backups';
+  if (config.tonNetwork === 'sandbox') return { check, status: 'skip', detail: 'sandbox: no real money' };
+  const advice =
+    "back the database up (pg_dump on a schedule, or your provider's backups with point-in-time recovery) and try a restore: the books, the deposit addresses issued and the webhook and token keys live only there";
+  const mode = await db.oneFirst(sql.type(z.object({ archive_mode: z.string() }))`select current_setting('archive_mode') as archive_mode`).catch(() => null);
+  if (mode === 'on' || mode === 'always') return { check, status: 'ok', detail: `WAL archiving is on; ${advice}` };
+  return { check, status: 'warn', detail: `WAL archiving is ${mode ?? 'unknown'} on this PostgreSQL: ${advice}` };
+}
+
+/**
+ * `kassa doctor`: every check, whatever is wrong. Configuration problems are failed checks; the
+ * database is opened (never the embedded one off sandbox unless allowed) but not migrated; when it
+ * cannot be read, the checks that need it are left out and the database check says why.
+ */
+export async function doctorReport(config: Config, configProblems: readonly string[], log: Logger): Promise<DoctorReport> {
+  const fromConfig = configProblemChecks(configProblems);
+  const named = new Set(fromConfig.map((check) => check.check));
+  const report = (checks: Check[]): DoctorReport => {
+    const all = [...fromConfig, ...checks.filter((check) => !named.has(check.check))];
+    return { ok: all.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks: all };
+  };
+  const withoutDatabase = async (database: Check) => {
+    const client = doctorChainClient(config);
+    return report([...configurationChecks(config), await checkChainApi(client, chainEndpoint(config), config.tonApiKey), database]);
+  };
+  const refused = databaseProblem(config);
+  if (refused !== null) return withoutDatabase({ check: 'database', status: 'fail', detail: `not opened: ${refused}` });
+  let server: Awaited<ReturnType<typeof openDatabaseServer>>;
+  try {
+    server = await openDatabaseServer(config, log);
+  } catch (error) {
+    return withoutDatabase({ check: 'database', status: 'fail', detail: `could not be opened: ${(error as Error).message.split('\n')[0]}` });
+  }
+  try {
+    const database = await checkDatabase(config, server.url);
+    if (database.status === 'fail') return await withoutDatabase(database);
+    const pool = await openPool(server.url, { maxPoolSize: 2 });
+    try {
+      const full = await runDoctor(config, pool);
+      return report([...full.checks, database, await checkBackups(config, pool)]);
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+export async function runDoctor(config: Config, db: Db, client?: ChainClient): Promise<DoctorReport> {
+  const budget = doctorBudget(config, db);
+  const chain = client ?? doctorChainClient(config, db, budget);
+  const first = await sampleBudget(db, config).catch(() => undefined);
+  const checks: Check[] = configurationChecks(config);
   const api = await checkChainApi(chain, chainEndpoint(config), config.tonApiKey, budget);
   checks.push(api);
   if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, chain)));

@@ -11,12 +11,23 @@
 //      transaction, or an attempt slonik retried, counts nothing.
 // The caller owns the transaction of the commands that take a `tx`.
 import crypto from 'node:crypto';
-import { afterCommit, inOneStatement, prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import {
+  afterCommit,
+  inOneStatement,
+  insertRow,
+  prepared,
+  sql,
+  z,
+  type DatabasePool,
+  type Db,
+  type FragmentSqlToken,
+  type ValueExpression,
+} from '../db/pool.ts';
 import { KassaError, paymentNotFound } from '../errors.ts';
 import { paymentTransitions } from '../metrics.ts';
 import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
-import { expiredEventCtes, paymentEvents } from './events.ts';
+import { expiredEventCtes, paymentEvents, pendingEventCtes } from './events.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
 import { findPaymentView, type PaymentView, type StorePayment } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
@@ -84,7 +95,18 @@ export interface PaymentDraft {
   prefetched?: MethodPrefetch;
 }
 
-export async function createPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentView> {
+/** A create decided before anything is written: the payment's id and status, its method's choice, and its writes. */
+interface PaymentPlan {
+  paymentId: string;
+  status: PaymentStatus;
+  choice: MethodChoice | null;
+  expiresAt: Date;
+  /** The payments row's columns and values, in the same order. */
+  columns: FragmentSqlToken;
+  values: ValueExpression[];
+}
+
+async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentPlan> {
   const expiresAt = new Date(now.getTime() + draft.ttlSeconds * 1000);
   let status: PaymentStatus = 'created';
   let choice: MethodChoice | null = null;
@@ -100,32 +122,42 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     });
   }
   const paymentId = crypto.randomUUID();
-  const insertPayment = sql.fragment`
-    insert into payments (id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
+  const columns = sql.fragment`(id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
                           created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
-                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at, payment_link_id)
-    values (${paymentId}, ${storeId}, ${status}, ${draft.amount}, ${draft.currency}, ${draft.orderId}, ${draft.description},
-            ${sql.jsonb(draft.metadata)}, ${draft.webhookUrl}, ${draft.returnUrl}, ${draft.createdVia}, ${draft.invoiceType},
-            ${draft.fiatCurrency}, ${sql.timestamp(now)}, ${sql.timestamp(expiresAt)}, ${choice?.method.id ?? null},
-            ${choice?.method.coin_symbol ?? null}, ${choice?.price.coinAmount ?? null}, ${choice?.price.coinAmountBaseUnits ?? null}, ${choice?.price.rate ?? null},
-            ${choice?.price.source ?? null}, ${choice ? sql.timestamp(choice.price.at) : null}, ${choice ? sql.timestamp(now) : null}, ${draft.paymentLinkId ?? null})
-    returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
-              payment_link_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
-  `;
-  // The payment, its deposit and its accounts: one statement. No job is added for expiry: it is one
-  // statement for every due payment (`expireDuePayments`), so a create NOTIFYs only when one of the
-  // store's webhook endpoints hears payment.pending (below).
-  const writes = choice ? depositWrites(config, paymentId, choice, now) : [];
-  // Not parsed by a schema (the hot path of create): the columns are the payments row's own, typed
-  // by node-postgres as paymentView checks them when the view is read.
-  const row = (await tx.one(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`))) as InsertedPayment;
-  // The payment view (`findPaymentView`) without reading it back: the row as stored, its method's
-  // coin and chain as read for the choice, its deposit as inserted, no transfers yet. A shortcut kept
-  // for what it buys (issue 23, docs/PERFORMANCE.md): reading the view back through its one reader
-  // is a 7th round trip to a create's 6, and cost a median 15 % more of Kassa's CPU per create than
-  // this in the same bench/api rounds (this one took 0.71–1.09×, median 0.87×, of it over 7 rounds).
+                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at, payment_link_id)`;
+  const values: ValueExpression[] = [
+    paymentId,
+    storeId,
+    status,
+    draft.amount,
+    draft.currency,
+    draft.orderId,
+    draft.description,
+    sql.jsonb(draft.metadata),
+    draft.webhookUrl,
+    draft.returnUrl,
+    draft.createdVia,
+    draft.invoiceType,
+    draft.fiatCurrency,
+    sql.timestamp(now),
+    sql.timestamp(expiresAt),
+    choice?.method.id ?? null,
+    choice?.method.coin_symbol ?? null,
+    choice?.price.coinAmount ?? null,
+    choice?.price.coinAmountBaseUnits ?? null,
+    choice?.price.rate ?? null,
+    choice?.price.source ?? null,
+    choice ? sql.timestamp(choice.price.at) : null,
+    choice ? sql.timestamp(now) : null,
+    draft.paymentLinkId ?? null,
+  ];
+  return { paymentId, status, choice, expiresAt, columns, values };
+}
+
+/** The payment view of a payment just written (`findPaymentView` without reading it back): the row as stored, its method's coin and chain as read for the choice, its deposit as inserted, no transfers yet. */
+function viewOfNew(row: InsertedPayment, choice: MethodChoice | null): PaymentView {
   const method = choice?.method ?? null;
-  const view: PaymentView = {
+  return {
     ...row,
     coin_name: method?.coin_name ?? null,
     coin_decimals: method?.coin_decimals ?? null,
@@ -138,8 +170,105 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
     received_base_units: '0',
     transfer_effects: [],
   };
-  if (status === 'pending') await paymentEvents(tx, 'payment.pending', [paymentId], now);
-  countTransition(tx, status);
+}
+
+export async function createPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentView> {
+  const plan = await planPayment(tx, config, storeId, draft, now);
+  const insertPayment = sql.fragment`
+    insert into payments ${plan.columns} ${insertRow(plan.values)}
+    returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
+              payment_link_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
+  `;
+  // The payment, its deposit and its accounts: one statement. No job is added for expiry: it is one
+  // statement for every due payment (`expireDuePayments`), so a create NOTIFYs only when one of the
+  // store's webhook endpoints hears payment.pending (below).
+  const writes = plan.choice ? depositWrites(config, plan.paymentId, plan.choice, now) : [];
+  // Not parsed by a schema (the hot path of create): the columns are the payments row's own, typed
+  // by node-postgres as paymentView checks them when the view is read.
+  const row = (await tx.one(prepared(sql.unsafe`${inOneStatement(writes, insertPayment)}`))) as InsertedPayment;
+  // The view without reading it back. A shortcut kept for what it buys (issue 23, docs/PERFORMANCE.md):
+  // reading the view back through its one reader is a 7th round trip to a create's 6, and cost a
+  // median 15 % more of Kassa's CPU per create than this in the same bench/api rounds.
+  if (plan.status === 'pending') await paymentEvents(tx, 'payment.pending', [plan.paymentId], now);
+  countTransition(tx, plan.status);
+  return viewOfNew(row, plan.choice);
+}
+
+/** The gate of `createPaymentOnce`'s statement: the WITH item that lets its writes through. */
+const GATE = 'gate';
+
+/**
+ * POST /v1/payments in one write after its one read (docs/PERFORMANCE.md, issue 34): the payment,
+ * its deposit and its accounts in one statement that commits by itself, behind a gate — the first
+ * item of the statement, `gateOf(view)`: typically the idempotency key's row taken with the answer it
+ * will replay (src/idempotency.ts's `takeKeySql`), which takes nothing when the key is taken (a
+ * concurrent twin: it waits for the twin's commit, as a transaction's insert of the key did) or the
+ * token's row refuses it. Nothing is written then, and the answer is null: the caller goes the
+ * transaction's way (`idempotent` + `createPayment`), which replays, refuses or creates as before.
+ *
+ * The view is made before the write, so that the key's row can hold the answer: the row's values as
+ * given, with the amount and metadata as PostgreSQL stores them (`stored`, read back by the create's
+ * read: numeric's text, jsonb's key order) and the coin amount as priced (a plain decimal, which
+ * numeric keeps as written). test/payments/create-once.test.ts pins that view to the stored
+ * payment's (`findPaymentView`) for the forms that differ.
+ */
+export async function createPaymentOnce(
+  db: Db,
+  config: CommandConfig,
+  storeId: string,
+  draft: PaymentDraft,
+  now: Date,
+  stored: { amount: string; metadata: Record<string, string> },
+  gateOf: (view: PaymentView) => FragmentSqlToken,
+): Promise<PaymentView | null> {
+  const plan = await planPayment(db, config, storeId, draft, now);
+  const choice = plan.choice;
+  const view = viewOfNew(
+    {
+      id: plan.paymentId,
+      store_id: storeId,
+      status: plan.status,
+      amount: stored.amount,
+      currency: draft.currency,
+      order_id: draft.orderId,
+      description: draft.description,
+      metadata: stored.metadata,
+      webhook_url: draft.webhookUrl,
+      return_url: draft.returnUrl,
+      payment_link_id: draft.paymentLinkId ?? null,
+      payment_method_id: choice?.method.id ?? null,
+      coin_symbol: choice?.method.coin_symbol ?? null,
+      coin_amount: choice?.price.coinAmount ?? null,
+      created_at: now,
+      expires_at: plan.expiresAt,
+      method_selected_at: choice ? now : null,
+      paid_at: null,
+    },
+    choice,
+  );
+  const writes = [
+    sql.fragment`${sql.identifier([GATE])} as (${gateOf(view)})`,
+    ...(choice ? depositWrites(config, plan.paymentId, choice, now, GATE) : []).map(
+      (write, index) => sql.fragment`${sql.identifier([`write_${index + 1}`])} as (${write})`,
+    ),
+    sql.fragment`payment as (insert into payments ${plan.columns} ${insertRow(plan.values, GATE)} returning 1)`,
+    // payment.pending for the store's webhook endpoints, behind the same gate (`createPayment` records it in its transaction).
+    ...(plan.status === 'pending'
+      ? [
+          pendingEventCtes(
+            { id: plan.paymentId, storeId, amount: stored.amount, currency: draft.currency, metadata: stored.metadata, orderId: draft.orderId },
+            GATE,
+            now,
+          ),
+        ]
+      : []),
+  ];
+  const events = plan.status === 'pending' ? sql.fragment`, (select count(*) from event_jobs) as events` : sql.fragment``;
+  const { written } = (await db.one(
+    prepared(sql.unsafe`with ${sql.join(writes, sql.fragment`, `)} select count(*)::int as written${events} from payment`),
+  )) as { written: number };
+  if (written === 0) return null;
+  countTransition(db, plan.status);
   return view;
 }
 

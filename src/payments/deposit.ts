@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { CURRENT_DERIVATION, depositKeyPair, derivedWallet, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
-import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
+import { insertRow, prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 
 const masterKeys = new WeakMap<object, Buffer>();
 const publicKeys = new WeakMap<object, Buffer>();
@@ -80,11 +80,11 @@ export function depositWalletAt(publicKey: Buffer, index: number, network: Confi
   return { address: wallet.raw, friendly: wallet.friendly, index, derivation: wallet.derivation };
 }
 
-/** The insert that records a reserved wallet as the payment's deposit address. */
-export function depositAddressInsert(paymentId: string, deposit: ReservedDeposit, network: Config['tonNetwork']): FragmentSqlToken {
+/** The insert that records a reserved wallet as the payment's deposit address (behind `gate`: `insertRow`). */
+export function depositAddressInsert(paymentId: string, deposit: ReservedDeposit, network: Config['tonNetwork'], gate?: string): FragmentSqlToken {
   return sql.fragment`
     insert into deposit_addresses (payment_id, derivation_index, network, address, address_friendly, derivation)
-    values (${paymentId}, ${deposit.index}, ${network}, ${deposit.address}, ${deposit.friendly}, ${deposit.derivation})
+    ${insertRow([paymentId, deposit.index, network, deposit.address, deposit.friendly, deposit.derivation], gate)}
   `;
 }
 

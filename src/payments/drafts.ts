@@ -2,7 +2,7 @@
 // store (coin precision, enabled methods, invoice-type rules 1–4 of docs/API.md, POST /v1/payments/create).
 import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
 import type { TonNetwork } from '../config.ts';
-import { prepared, sql, z, type Db } from '../db/pool.ts';
+import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../rates/fiat.ts';
 import { authInvalid, KassaError, requiredFor, tooManyDecimals, unknownCurrency } from '../errors.ts';
 import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
@@ -71,13 +71,31 @@ interface DraftOptions {
   network: TonNetwork;
   /** The request's token, checked in the draft's read (`Guards.merchantInline`). */
   tokenCheck?: TokenCheck | undefined;
+  /**
+   * For `createPaymentOnce` (commands.ts), which writes without reading back: the read also says how
+   * the payments row will store the amount and metadata, and, with `prior` (a scalar SQL expression
+   * of type text, src/idempotency.ts's `priorAnswerSql`), the idempotency key's earlier answer — when
+   * there is one, no derivation index is taken.
+   */
+  once?: { prior: FragmentSqlToken | null };
 }
+
+/** What the catalogue read says, for `draftFromCatalogue`. */
+export type Catalogue = Awaited<ReturnType<typeof readCatalogue>>;
 
 /** POST /v1/payments: Customer Choice without methods, Preselected with exactly one. */
 export async function draftFromPayment(db: Db, storeId: string, body: PaymentInput, options: DraftOptions): Promise<PaymentDraft> {
+  return draftFromCatalogue(db, body, await readPaymentCatalogue(db, storeId, body, options));
+}
+
+/** The one read of POST /v1/payments (`readCatalogue`). */
+export function readPaymentCatalogue(db: Db, storeId: string, body: PaymentInput, options: DraftOptions): Promise<Catalogue> {
+  return readCatalogue(db, storeId, { currency: body.currency, method: body.payment_options?.methods?.[0] }, options, body);
+}
+
+/** POST /v1/payments's draft from its catalogue read: the currency, then the amount, then the method. */
+export async function draftFromCatalogue(db: Db, body: PaymentInput, { currencyDecimals, method, prefetched }: Catalogue): Promise<PaymentDraft> {
   const wanted = body.payment_options?.methods?.[0];
-  const { currencyDecimals, method, prefetched } = await readCatalogue(db, storeId, { currency: body.currency, method: wanted }, options);
-  // The currency, then the amount, then the method.
   await checkAmount(db, body.amount, body.currency, currencyDecimals, 'amount', 'currency');
   if (wanted && !method) throw methodNotFound('payment_options.methods');
   return {
@@ -125,20 +143,27 @@ async function readCatalogue(
   db: Db,
   storeId: string,
   wanted: { currency: string | null; method: MethodKey | undefined },
-  { network, tokenCheck }: DraftOptions,
+  { network, tokenCheck, once }: DraftOptions,
+  stored?: { amount: string; metadata?: Record<string, string> | undefined },
 ) {
+  const prior = once?.prior ?? null;
   const tokenValid = tokenCheck ? tokenValidSql(tokenCheck.token, tokenCheck.now) : sql.fragment`true`;
   const which = wanted.method === undefined ? sql.fragment`false` : methodWhere(wanted.method);
   const currency = wanted.currency === null ? sql.fragment`m.coin_symbol` : sql.fragment`${wanted.currency}::text`;
+  // The amount and metadata as the payments row will hold them (numeric's text, jsonb's key order).
+  const asStored =
+    once && stored
+      ? sql.fragment`, ${prior ? sql.fragment`t.prior_answer` : sql.fragment`null::text`} as prior_answer, ${stored.amount}::numeric::text as amount_stored, ${sql.jsonb(stored.metadata ?? {})} as metadata_stored`
+      : sql.fragment``;
   const row = (await db.one(
     prepared(sql.unsafe`
-    select t.token_valid, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
+    select t.token_valid${asStored}, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
            m.id, m.coin_symbol, m.coin_name, m.coin_decimals, m.coin_kind, m.chain_symbol, m.chain_name,
            r.rate::text as rate, r.source as rate_source, r.fetched_at as rate_fetched_at,
            r.confirming_source, r.confirming_rate::text as confirming_rate, r.confirming_fetched_at,
            j.master_address, j.wallet_code,
-           case when m.id is not null and t.token_valid then nextval('deposit_address_index_seq')::text end as next_index
-    from (select ${tokenValid} as token_valid) as t
+           case when m.id is not null and t.token_valid${prior ? sql.fragment` and t.prior_answer is null` : sql.fragment``} then nextval('deposit_address_index_seq')::text end as next_index
+    from (select ${tokenValid} as token_valid${prior ? sql.fragment`, ${prior} as prior_answer` : sql.fragment``}) as t
     left join lateral (${STORE_METHODS} where spm.store_id = ${storeId} and ${which}) as m on true
     left join exchange_rates r on r.currency = ${currency} and r.coin_symbol = m.coin_symbol
     left join jetton_masters j on j.coin_symbol = m.coin_symbol and j.network = ${network} and m.coin_kind = 'jetton'
@@ -162,6 +187,9 @@ async function readCatalogue(
     master_address: string | null;
     wallet_code: Buffer | null;
     next_index: string | null;
+    prior_answer?: string | null;
+    amount_stored?: string;
+    metadata_stored?: Record<string, string>;
   };
   if (!row.token_valid) throw authInvalid();
   if (tokenCheck) tokenCheck.checked = true;
@@ -195,7 +223,15 @@ async function readCatalogue(
           jetton: row.master_address === null ? null : { master_address: row.master_address, wallet_code: row.wallet_code },
           derivationIndex: Number(row.next_index),
         };
-  return { currencyDecimals: row.currency_decimals, method, prefetched };
+  return {
+    currencyDecimals: row.currency_decimals,
+    method,
+    prefetched,
+    /** The key's earlier answer (with `prior`): null when it has none. */
+    priorAnswer: row.prior_answer ?? null,
+    /** The amount and metadata as stored (with `prior`). */
+    stored: row.amount_stored === undefined ? null : { amount: row.amount_stored, metadata: row.metadata_stored! },
+  };
 }
 
 /** POST /v1/payments/create: FIAT (rules 1–2) or CRYPTO (rule 3); never both amounts (rule 4). */

@@ -32,6 +32,25 @@ export async function paymentEvents(
 }
 
 /**
+ * The CTEs that record payment.pending for a payment written by the same statement
+ * (payments/commands.ts `createPaymentOnce`), which cannot read its row back: the row `p` is made of
+ * the values written (amount and metadata as stored), behind `gate` (a WITH item that has a row
+ * when the payment is written). The payload is PAYMENT_PAYLOAD's, as `paymentEvents` reads it.
+ */
+export function pendingEventCtes(
+  row: { id: string; storeId: string; amount: string; currency: string; metadata: Record<string, string>; orderId: string | null },
+  gate: string,
+  now: Date,
+): FragmentSqlToken {
+  return eventCtes(
+    sql.fragment`select p.store_id, p.id as payment_id, 'payment.pending'::text as type, ${PAYMENT_PAYLOAD} as payload
+      from ${sql.identifier([gate])}, (select ${row.id}::uuid as id, ${row.storeId}::uuid as store_id, 'pending'::text as status,
+        ${row.amount}::numeric as amount, ${row.currency}::text as currency, ${sql.jsonb(row.metadata)} as metadata, ${row.orderId}::text as order_id) as p`,
+    now,
+  );
+}
+
+/**
  * The CTEs that record payment.expired for each payment of the statement's own `due` CTE (the rows
  * its update returned, with the payments columns the payload reads), in expiry order: the bulk
  * expiry stays one statement (payments/commands.ts `expireDuePayments`).

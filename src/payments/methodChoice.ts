@@ -4,7 +4,7 @@
 import { Address, Cell } from '@ton/core';
 import { standardJettonWalletAddress } from '../chain/addresses.ts';
 import type { Config } from '../config.ts';
-import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
+import { insertRow, prepared, sql, z, type Db, type FragmentSqlToken, type ValueExpression } from '../db/pool.ts';
 import { noJettonMaster } from '../errors.ts';
 import { ratePolicy, type StoredRate } from '../rates/rates.ts';
 import { depositAddressInsert, depositPublicKey, depositWalletAt, reserveDepositWallet, type ReservedDeposit } from './deposit.ts';
@@ -109,19 +109,26 @@ function walletCodeCell(code: Buffer): Cell {
 /**
  * The writes for a payment that now has its method: its deposit address, and the accounts the
  * chain reader keeps — the deposit itself and, for a jetton, the deposit's jetton wallet of that
- * coin. Sent with the payment's own write as one statement (`inOneStatement`).
+ * coin. Sent with the payment's own write as one statement (`inOneStatement`); behind `gate` (a WITH
+ * item of that statement, `insertRow`) each row is written only when the gate lets the payment through.
  */
-export function depositWrites(config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date): FragmentSqlToken[] {
+export function depositWrites(config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date, gate?: string): FragmentSqlToken[] {
   const coin = choice.method.coin_symbol;
-  const jettonWallet =
-    choice.master === null
-      ? sql.fragment``
-      : sql.fragment`, (${jettonWalletOf(paymentId, choice)}, ${paymentId}, 'jetton_wallet', ${coin}, ${choice.master}, ${sql.timestamp(now)})`;
+  const watches: ValueExpression[][] = [[choice.deposit.address, paymentId, 'deposit', coin, null, sql.timestamp(now)]];
+  if (choice.master !== null) watches.push([jettonWalletOf(paymentId, choice), paymentId, 'jetton_wallet', coin, choice.master, sql.timestamp(now)]);
+  const watchInsert = (rows: FragmentSqlToken) =>
+    sql.fragment`insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, created_at) ${rows}`;
   return [
-    depositAddressInsert(paymentId, choice.deposit, config.tonNetwork),
-    sql.fragment`
-      insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, created_at)
-      values (${choice.deposit.address}, ${paymentId}, 'deposit', ${coin}, null, ${sql.timestamp(now)})${jettonWallet}
-    `,
+    depositAddressInsert(paymentId, choice.deposit, config.tonNetwork, gate),
+    ...(gate === undefined
+      ? [
+          watchInsert(
+            sql.fragment`values ${sql.join(
+              watches.map((row) => sql.fragment`(${sql.join(row, sql.fragment`, `)})`),
+              sql.fragment`, `,
+            )}`,
+          ),
+        ]
+      : watches.map((row) => watchInsert(insertRow(row, gate)))),
   ];
 }

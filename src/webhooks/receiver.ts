@@ -1,4 +1,4 @@
-// The Kassa webhook receiver kit, published as `kassa/webhooks`. Self-contained on purpose: it uses
+// The Kassa webhook receiver kit, published as `kassa-webhooks` (packages/webhooks). Self-contained on purpose: it uses
 // only Node built-ins (node:crypto for Ed25519, global fetch) and nothing else from Kassa, so a
 // merchant can also copy this one file.
 
@@ -8,7 +8,7 @@ import { createPublicKey, verify as verifySignature, type KeyObject } from 'node
  * Verifies Kassa webhooks exactly as the interface's "Receiver contract" asks.
  *
  * ```ts
- * import { createWebhookVerifier } from 'kassa/webhooks';
+ * import { createWebhookVerifier } from 'kassa-webhooks';
  * const verifier = createWebhookVerifier({ keysUrl: 'https://pay.example.com/pay/v1/webhook/keys' });
  *
  * // in your HTTP handler, with the *raw* request body (a Buffer, before any JSON parsing):

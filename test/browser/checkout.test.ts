@@ -88,9 +88,8 @@ async function open(
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
-    // @tonconnect/ui sets an empty `ontouchstart` attribute on <body> (an iOS :active workaround):
-    // the CSP refuses that inline handler, harmlessly. Anything else is a problem.
-    if (/inline event handler/.test(message.text()) || /script-src-attr .*<body ontouchstart="">/.test(message.text())) return;
+    // Every CSP violation is a problem: @tonconnect/ui's inline `<body ontouchstart="">` (an iOS
+    // :active workaround) is served as a touchstart listener instead (src/checkout/static.ts).
     if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`console: ${message.text()} (${message.location().url})`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
@@ -181,6 +180,11 @@ describe('checkout in headless Chromium', () => {
       assert.equal(await page.locator('#tonkeeper-link').getAttribute('href'), walletLink!.replace('ton://', 'https://app.tonkeeper.com/'));
       assert.equal(await page.locator('#mytonwallet-link').getAttribute('href'), walletLink!.replace('ton://', 'https://my.tt/'));
       assert.ok(await sameDocument(page), 'choosing a method updated the page in place');
+      // TON Connect's widget is mounted on the pending page; the touch that iOS needs for :active is a
+      // listener, not the inline handler it writes (refused by the CSP): no violation, even on a tap.
+      await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
+      assert.equal(await page.evaluate(() => document.body.hasAttribute('ontouchstart')), false);
+      await page.touchscreen.tap(5, 5);
 
       // Copy the address.
       await page.getByRole('button', { name: 'Copy the address' }).click();

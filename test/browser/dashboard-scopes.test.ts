@@ -52,6 +52,7 @@ describe('token scopes from the dashboard in headless Chromium', () => {
     await page.waitForURL(`${app.url}/dashboard/stores/${store.id}/payments`);
     await page.click('nav a[href$="/tokens"]');
     await page.selectOption('#scope', 'read_only');
+    await page.fill('#token-name', 'reports job');
     await page.click('form[action$="/tokens"] button[type=submit]');
     const token = await page.locator('#new-token').inputValue();
     assert.match(await page.locator('[role=status]').first().innerText(), /issued \(read-only\)/);
@@ -62,6 +63,7 @@ describe('token scopes from the dashboard in headless Chromium', () => {
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
     const row = page.locator('#tokens tbody tr', { hasText: jti });
     assert.equal(await row.locator('.token-scope').innerText(), 'read-only');
+    assert.equal(await row.locator('.token-name').innerText(), 'reports job');
     await assertAccessible(page, 'API tokens with a read-only token', ARTIFACTS);
 
     // The API: the token reads, and a refund with it is refused without a trace in the books.

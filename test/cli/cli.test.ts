@@ -195,9 +195,10 @@ describe('kassa CLI', () => {
   });
 
   it('token issue --scope narrows a token (the API enforces it), token list shows it; issue and revoke are audited as the CLI', async () => {
-    const readOnly = await kassa(['token', 'issue', '--store', storeId, '--scope', 'read_only'], env);
+    const readOnly = await kassa(['token', 'issue', '--store', storeId, '--scope', 'read_only', '--name', '  reports job '], env);
     assert.equal(readOnly.code, 0, readOnly.stderr);
     assert.equal(readOnly.json.scope, 'read_only');
+    assert.equal(readOnly.json.name, 'reports job');
     assert.equal((await authenticate(db.pool, readOnly.json.token, new Date())).scope, 'read_only');
     const full = await kassa(['token', 'issue', '--store', storeId], env);
     assert.equal(full.json.scope, 'full');
@@ -205,6 +206,13 @@ describe('kassa CLI', () => {
     const scopes = Object.fromEntries(listed.json.data.map((token: { jti: string; scope: string }) => [token.jti, token.scope]));
     assert.equal(scopes[readOnly.json.jti], 'read_only');
     assert.equal(scopes[full.json.jti], 'full');
+    // Token names: shown in the list (null when none was given); a name too long is a usage error.
+    const names = Object.fromEntries(listed.json.data.map((token: { jti: string; name: string | null }) => [token.jti, token.name]));
+    assert.equal(names[readOnly.json.jti], 'reports job');
+    assert.equal(names[full.json.jti], null);
+    const long = await kassa(['token', 'issue', '--store', storeId, '--name', 'x'.repeat(101)], env);
+    assertFails(long, /^kassa: --name: a token's name is at most 100 characters/);
+    assert.equal(long.code, 2);
     const bad = await kassa(['token', 'issue', '--store', storeId, '--scope', 'admin'], env);
     assertFails(bad, /--scope must be one of full, read_only, create_payments/);
     assert.equal(bad.code, 2);
@@ -223,6 +231,7 @@ describe('kassa CLI', () => {
       ],
     );
     assert.equal(rows[0]!.detail.scope, 'read_only');
+    assert.equal(rows[0]!.detail.name, 'reports job');
   });
 
   it('--help, -h and help describe every command and its options; COMMAND --help describes one', async () => {
@@ -247,7 +256,10 @@ describe('kassa CLI', () => {
     }
     const one = await kassa(['token', 'issue', '--help'], {});
     assert.equal(one.code, 0, one.stderr);
-    assert.match(one.stdout, /^usage: kassa token issue --store ID \[--expires-in 30d\] \[--scope full\|read_only\|create_payments\]\n\nIssues an API token/);
+    assert.match(
+      one.stdout,
+      /^usage: kassa token issue --store ID \[--name NAME\] \[--expires-in 30d\] \[--scope full\|read_only\|create_payments\]\n\nIssues an API token/,
+    );
     assert.match(one.stdout, /--expires-in TIME +lifetime/);
     assert.doesNotMatch(one.stdout, /store create/);
     for (const args of [
@@ -283,6 +295,35 @@ describe('kassa CLI', () => {
       /WEBHOOK_ALLOW_INSECURE=true is refused/,
     );
     assertFails(await kassa(['store', 'create', '--name', 'X'], { DATABASE_URL: 'postgres://kassa:kassa@127.0.0.1:1/kassa' }), /database unavailable/);
+  });
+
+  it('start on mainnet or testnet refuses the embedded development database in one line naming DATABASE_URL (and so does any command that would open it)', async () => {
+    const mainnet = { TON_NETWORK: 'mainnet', KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com', TON_API_KEY: 'k' };
+    assertFails(
+      await kassa(['start'], mainnet),
+      /^kassa: invalid configuration: DATABASE_URL is required when TON_NETWORK=mainnet: .*embedded development database .*ALLOW_EMBEDDED_DATABASE=true/,
+    );
+    assertFails(
+      await kassa(['store', 'list'], { ...mainnet, TON_NETWORK: 'testnet' }),
+      /^kassa: invalid configuration: DATABASE_URL is required when TON_NETWORK=testnet/,
+    );
+  });
+
+  it('start names every configuration problem in one message: a missing master key, a bind-address BASE_URL and a missing API key', async () => {
+    const result = await kassa(['start'], { ...env, TON_NETWORK: 'mainnet', BASE_URL: 'http://0.0.0.0:3000', LOG_LEVEL: 'loud' });
+    assertFails(result, /^kassa: invalid configuration: /);
+    const problems = result.stderr
+      .trim()
+      .replace(/^kassa: invalid configuration: /, '')
+      .split('; ')
+      .map((problem) => problem.split(/[ =]/)[0] ?? '');
+    assert.deepEqual(
+      problems.filter((name) => /^[A-Z_]+$/.test(name)),
+      ['KASSA_MASTER_KEY', 'LOG_LEVEL', 'BASE_URL', 'TON_API_RPS'],
+      result.stderr,
+    );
+    assert.match(result.stderr, /BASE_URL=http:\/\/0\.0\.0\.0:3000 is not a public https:\/\/ address/);
+    assert.match(result.stderr, /Set TON_API_KEY/);
   });
 
   it('start refuses a chain budget that cannot keep up with the network, in one line naming TON_API_RPS and a key', async () => {

@@ -1,5 +1,6 @@
 // What a new user sees from `kassa start`: a start line naming every URL and the next command, and
-// request lines for their own requests, not for the sandbox's chain API (the chain reader asks it at every block).
+// request lines for their own requests, not for the sandbox's chain API (the chain reader asks it at every block),
+// each field once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SANDBOX_JSON_RPC_PATH } from '../../src/chain/sandbox/path.ts';
@@ -79,5 +80,12 @@ describe('kassa start, as a new user sees it', () => {
       [],
       'no info line for the chain API',
     );
+    // Each field once: an authenticated request's line names its store once (JSON: stdout is no terminal).
+    const created = kassa
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/v1/payments"'));
+    assert.equal(created.length, 1, kassa.output());
+    assert.equal(created[0]!.match(/"storeId"/g)?.length, 1, created[0]);
   });
 });

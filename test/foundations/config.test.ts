@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, databaseProblem, loadConfig, readConfig } from '../../src/config.ts';
 
 describe('configuration', () => {
   it('has zero-configuration defaults', () => {
@@ -74,6 +74,25 @@ describe('configuration', () => {
 
   it('reports every bad value at once', () => {
     refuses({ PORT: 'x', LOG_LEVEL: 'loud' }, /PORT must be.*; LOG_LEVEL must be/);
+    // readConfig lists them (for kassa start and kassa doctor) with defaults in their place.
+    const { config, problems } = readConfig({ PORT: 'x', LOG_LEVEL: 'loud', TON_NETWORK: 'mainnet' });
+    assert.deepEqual(
+      problems.map((problem) => problem.split(/[ =]/)[0]),
+      ['PORT', 'BASE_URL', 'KASSA_MASTER_KEY', 'LOG_LEVEL'],
+    );
+    assert.equal(config.port, 3000);
+    assert.equal(config.logLevel, 'info');
+  });
+
+  it('off the sandbox the embedded development database needs ALLOW_EMBEDDED_DATABASE=true', () => {
+    const env = { KASSA_MASTER_KEY: 'ab'.repeat(32), BASE_URL: 'https://pay.example.com' };
+    assert.equal(databaseProblem(loadConfig({})), null, 'the sandbox runs on it with zero configuration');
+    for (const network of ['mainnet', 'testnet']) {
+      assert.match(databaseProblem(loadConfig({ ...env, TON_NETWORK: network }))!, new RegExp(`^DATABASE_URL is required when TON_NETWORK=${network}`));
+      assert.equal(databaseProblem(loadConfig({ ...env, TON_NETWORK: network, DATABASE_URL: 'postgres://db.example/kassa' })), null);
+      assert.equal(databaseProblem(loadConfig({ ...env, TON_NETWORK: network, ALLOW_EMBEDDED_DATABASE: 'true' })), null);
+    }
+    refuses({ ALLOW_EMBEDDED_DATABASE: 'maybe' }, /ALLOW_EMBEDDED_DATABASE must be "true" or "false"/);
   });
 
   it("TON_API_URL is the API root (v2/v3 suffixes trimmed); TON_API_RPS follows toncenter's plans", () => {

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createApp, type RouteInstaller } from '../../src/http/app.ts';
@@ -76,6 +77,12 @@ export interface TestAppOptions {
    */
   openPool?: (url: string) => Promise<DatabasePool>;
   /**
+   * The rate limits' shared counters (as `kassa start` gives the app: src/http/rateLimit.ts), a pg
+   * pool opened on the test database's URL (e.g. through that proxy). Default: none, each app
+   * counts in its own memory. Ended by close().
+   */
+  rateLimitStore?: (url: string) => pg.Pool;
+  /**
    * BASE_URL is http://<this host>:<the port the app listens on> (e.g. `localhost`: a browser takes
    * no IP address as a passkey's relying party). Default: the configuration's own BASE_URL.
    */
@@ -95,12 +102,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const clock = testClock();
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const pool = options.openPool ? await options.openPool(db.url) : db.pool;
-  const app = createApp({ config, pool, log, now: clock.now }, options.routes);
+  const rateLimitStore = options.rateLimitStore?.(db.url);
+  const app = createApp({ config, pool, log, now: clock.now, ...(rateLimitStore ? { rateLimitStore } : {}) }, options.routes);
   server.on('request', app.callback());
   const close = async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     if (pool !== db.pool) await pool.end();
+    await rateLimitStore?.end();
     await db.drop();
   };
 

@@ -69,7 +69,10 @@ export function freshAddress(): string {
   return WalletContractV5R1.create({ publicKey: key, walletId: { networkGlobalId: -3, context: 0 } }).address.toRawString();
 }
 
-export async function startChainApp(env: Record<string, string> = {}, options: Pick<TestAppOptions, 'openPool'> = {}): Promise<ChainTestApp> {
+export async function startChainApp(
+  env: Record<string, string> = {},
+  options: Pick<TestAppOptions, 'openPool' | 'rateLimitStore'> = {},
+): Promise<ChainTestApp> {
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   // The sandbox registers its masters in the app's database, so it needs the pool first.
   let sandbox: Sandbox | null = null;
@@ -158,6 +161,7 @@ export async function startChainApp(env: Record<string, string> = {}, options: P
     async close() {
       stop.abort();
       await running;
+      await sandbox!.stop();
       await app.close();
     },
     async pay(to, coin, amount, extra = {}) {

@@ -227,6 +227,16 @@ describe('dashboard: authorization', () => {
     assert.equal(list.status, 303);
     assert.equal((await anonymous.post(`/dashboard/stores/${storeA.id}/team/invitations`, { email: 'x@example.com' })).status, 401);
     assert.equal((await anonymous.get('/dashboard/nothing-here')).status, 404);
+    // /dashboard without the slash: to /dashboard/, then to sign-in (signed in: the store, below).
+    const bare = await anonymous.get('/dashboard');
+    assert.equal(bare.status, 303);
+    assert.equal(bare.location, '/dashboard/');
+    const slash = await anonymous.get('/dashboard/');
+    assert.equal(slash.status, 303);
+    assert.equal(slash.location, `/dashboard/sign-in?next=${encodeURIComponent('/dashboard/')}`);
+    const owner = await member(app.url, app.pool, storeB.id, 'bare@example.com', 'owner');
+    assert.equal((await owner.get('/dashboard')).location, '/dashboard/');
+    assert.equal((await owner.get('/dashboard/')).location, `/dashboard/stores/${storeB.id}/payments`);
     // The JSON API is unchanged: a form body there is still 415.
     const form = await fetch(`${app.url}/v1/payments`, {
       method: 'POST',
@@ -352,13 +362,16 @@ describe('dashboard: API tokens', () => {
     const store = await app.store({ name: 'Token store' });
     const owner = await member(app.url, app.pool, store.id, 'tokens@example.com', 'owner');
     const tokens = `/dashboard/stores/${store.id}/tokens`;
-    const issued = await owner.post(tokens, { lifetime: '30d' });
+    const issued = await owner.post(tokens, { lifetime: '30d', name: 'shop <backend>' });
     assert.equal(issued.status, 201);
+    assert.match(issued.text, /Token “shop &lt;backend&gt;” [0-9a-f-]{36} issued/);
     const token = /id="new-token"[^>]*value="([^"]+)"/.exec(issued.text)![1]!;
-    const jti = /Token ([0-9a-f-]{36}) issued/.exec(issued.text)![1]!;
+    const jti = /Token (?:“[^”]*” )?([0-9a-f-]{36}) issued/.exec(issued.text)![1]!;
     assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 200);
     const list = await owner.get(tokens);
     assert.match(list.text, new RegExp(jti));
+    assert.match(list.text, /<td class="token-name">shop &lt;backend&gt;<\/td>/, 'the name is listed (escaped)');
+    assert.equal((await owner.post(tokens, { lifetime: '30d', name: 'x'.repeat(101) })).status, 400);
     assert.doesNotMatch(list.text, new RegExp(token.split('.')[2]!), 'the list never shows a secret');
     // Another store's token cannot be revoked from this store.
     const other = await app.store({ name: 'Other token store' });
@@ -372,6 +385,7 @@ describe('dashboard: API tokens', () => {
     assert.deepEqual(
       (await audit(store.id, 'token.issue')).map((row) => [row.actor, row.subject]),
       [['tokens@example.com', jti]],
+      'the refused name issued nothing',
     );
     assert.equal((await audit(store.id, 'token.revoke')).length, 1);
   });

@@ -1,6 +1,7 @@
 // Rate limits per deployment, not per process: two `kassa start --api` processes against one
 // database share one counter per store (RATE_LIMIT_PER_STORE) and one failed-authentication budget
-// per client address (RATE_LIMIT_PER_CLIENT), kept in PostgreSQL (table rate_limits).
+// per client address (RATE_LIMIT_PER_CLIENT), kept in PostgreSQL (table rate_limits), each process
+// counting in memory and reconciling with it every 200 ms (src/http/rateLimit.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -37,21 +38,29 @@ describe('rate limits shared by two API processes', { timeout: 120_000 }, () => 
     await db?.drop();
   });
 
-  it("one store's requests spread over both processes count against one bucket of 2 × RATE_LIMIT_PER_STORE", async () => {
+  it("one store's requests spread over both processes count against one window of 2 × RATE_LIMIT_PER_STORE, overshooting by at most half of it", async () => {
     const { token } = await createTestStore(db.pool, { name: 'Shared limit' });
-    // One after the other (each process verifies the token once: its first request takes from the
-    // failed-authentication budget and gives it back), alternating between the processes.
-    const statuses: number[] = [];
-    const limits: Array<string | null> = [];
-    for (let i = 0; i < 10; i += 1) {
-      const answer = await fetch(`${processes[i % 2]!.url}/v1/payment-methods`, { headers: { authorization: `Bearer ${token}` } });
-      statuses.push(answer.status);
-      limits.push(answer.headers.get('ratelimit-limit'));
+    // Each process verifies the token once (its first request takes from the failed-authentication
+    // budget and gives it back): one request each first, then a burst of 20 at once, half to each.
+    const ask = async (kassa: KassaProcess) => {
+      const answer = await fetch(`${kassa.url}/v1/payment-methods`, { headers: { authorization: `Bearer ${token}` } });
       await answer.arrayBuffer();
-    }
-    // 6 allowed in the window whichever process answered (each process alone would have allowed 6: 10 in all).
-    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429, 429, 429, 429]);
-    assert.deepEqual(new Set(limits), new Set(['6']));
+      return { status: answer.status, limit: answer.headers.get('ratelimit-limit') };
+    };
+    const first = [await ask(processes[0]!), await ask(processes[1]!)];
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => ask(processes[i % 2]!)));
+    const answers = [...first, ...burst];
+    const statuses = answers.map((answer) => answer.status);
+    const allowed = statuses.filter((status) => status === 200).length;
+    // Each process alone would allow 6 (12 in all). Shared: 6 in the window, and on top at most what
+    // the other process admitted from memory before its next reconciliation — half the window (3)
+    // (docs/OPERATIONS.md, Rate limits).
+    assert.ok(allowed >= 6 && allowed <= 9, String(statuses));
+    assert.ok(
+      statuses.every((status) => status === 200 || status === 429),
+      String(statuses),
+    );
+    assert.deepEqual(new Set(answers.map((answer) => answer.limit)), new Set(['6']));
   });
 
   it('failed authentications from one address spread over both processes share one budget of 2 × RATE_LIMIT_PER_CLIENT', async () => {
@@ -63,9 +72,12 @@ describe('rate limits shared by two API processes', { timeout: 120_000 }, () => 
     );
     const statuses = answers.map((answer) => answer.status).sort();
     await Promise.all(answers.map((answer) => answer.arrayBuffer()));
-    assert.deepEqual(statuses.slice(0, 4), [401, 401, 401, 401], String(statuses));
+    // 4 verifications in the window, and at most half of it (2) more admitted by one process from
+    // memory while the other's count was on its way (docs/OPERATIONS.md, Rate limits).
+    const verified = statuses.filter((status) => status === 401).length;
+    assert.ok(verified >= 4 && verified <= 6, String(statuses));
     assert.ok(
-      statuses.slice(4).every((status) => status === 429),
+      statuses.slice(verified).every((status) => status === 429),
       String(statuses),
     );
   });

@@ -96,6 +96,36 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.ok(!result.stdout.includes('unused-by-the-sandbox'), 'the key is never printed');
   });
 
+  it('doctor always prints its checks: configuration problems are failed checks, and the database is checked (answers, migrated, backups; never the embedded one on mainnet)', async () => {
+    const mainnet = {
+      DATABASE_URL: db.url,
+      TON_NETWORK: 'mainnet',
+      KASSA_MASTER_KEY: crypto.randomBytes(32).toString('hex'),
+      TON_API_URL: `${url}${SANDBOX_TONCENTER_PATH}`,
+      TON_API_KEY: 'k',
+    };
+    // No BASE_URL (a start would refuse it): the doctor still prints every check, that one failed.
+    const result = await kassa(['doctor'], mainnet);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /^kassa: doctor: \d+ check\(s\) failed: BASE_URL, /);
+    assert.equal(result.stdout.trimEnd().split('\n').length, result.json.checks.length + 2, 'one line per check');
+    assert.equal(byName(result, 'BASE_URL').status, 'fail');
+    assert.match(byName(result, 'BASE_URL').detail, /^BASE_URL is required when TON_NETWORK=mainnet/);
+    assert.equal(byName(result, 'chain API').status, 'ok');
+    assert.equal(byName(result, 'database').status, 'ok');
+    assert.match(byName(result, 'database').detail, /^DATABASE_URL answers; every migration is applied$/);
+    assert.match(byName(result, 'database backups').detail, /WAL archiving is \w+.*pg_dump/);
+    assert.ok(byName(result, 'treasuries'), 'the checks that read the database ran');
+    // Without DATABASE_URL on mainnet: the embedded database is not opened, the database check says why.
+    const { DATABASE_URL: _unused, ...embedded } = mainnet;
+    const refused = await kassa(['doctor'], { ...embedded, BASE_URL: 'https://pay.example.com' });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.equal(byName(refused, 'database').status, 'fail');
+    assert.match(byName(refused, 'database').detail, /^not opened: DATABASE_URL is required when TON_NETWORK=mainnet/);
+    assert.equal(byName(refused, 'treasuries'), undefined);
+    assert.equal(byName(refused, 'BASE_URL').status, 'ok');
+  });
+
   it('doctor fails a master whose decimals differ, a coin with no master, a chain API that does not answer, and a key that does not derive the issued addresses', async () => {
     const config = loadConfig(env);
     const check = (report: DoctorReport, name: string) => report.checks.find((c) => c.check === name)!;

@@ -16,10 +16,35 @@
  * masterchain block, as ton-http-api does (v2State): a wallet whose transaction is not committed
  * yet still shows its old seqno and balance.
  */
-import { Address, beginCell, loadShardAccount, storeShardAccount, toNano } from '@ton/core';
-import type { Cell } from '@ton/core';
-import { Blockchain, SmartContract, createEmptyShardAccount, createShardAccount } from '@ton/sandbox';
+import { Address, beginCell, Cell, loadShardAccount, loadTransaction, storeShardAccount, toNano } from '@ton/core';
+import { Blockchain, SmartContract, createEmptyShardAccount, createShardAccount, snapshotFromSerializable, snapshotToSerializable } from '@ton/sandbox';
 import type { BlockchainTransaction, SandboxContract, SendMessageResult, TreasuryContract } from '@ton/sandbox';
+/**
+ * What `SandboxChain.save()` returns: @ton/sandbox's serialisable snapshot of the accounts, and the
+ * transactions as BOCs (its own form of a transaction, with logs and storages, costs ~5 ms each).
+ */
+export interface SavedChain {
+  chain: ReturnType<typeof snapshotToSerializable>;
+  /** Every transaction's BOC (base64), oldest first. */
+  transactions: string[];
+}
+
+/** A transaction read back from its BOC, as the emulator's own record of it (without logs). */
+function transactionFromBoc(boc: string): BlockchainTransaction {
+  const raw = Cell.fromBase64(boc);
+  const transaction = loadTransaction(raw.beginParse());
+  return {
+    ...transaction,
+    raw,
+    hash: () => raw.hash(),
+    blockchainLogs: '',
+    vmLogs: '',
+    debugLogs: '',
+    events: [],
+    children: [],
+    externals: [],
+  } as unknown as BlockchainTransaction;
+}
 import { parseAddress } from '../addresses.ts';
 import { fromBaseUnits } from '../../money.ts';
 import { OP_JETTON_INTERNAL_TRANSFER } from '../detect.ts';
@@ -207,13 +232,21 @@ export class SandboxChain {
   /**
    * A fresh chain: customer wallet, one minter per jetton (issuer-owned, supply minted to the
    * customer) and a look-alike USDT minter owned by someone else. Addresses are deterministic.
+   * With `saved` (what `save()` returned before a restart): that chain again, every account and
+   * transaction as it was; its transactions belong to blocks already published, so none is
+   * published again.
    */
-  static async create(opts: { jettons?: readonly SandboxCoin[]; now?: number } = {}): Promise<SandboxChain> {
+  static async create(opts: { jettons?: readonly SandboxCoin[]; now?: number; saved?: SavedChain } = {}): Promise<SandboxChain> {
     const blockchain = await Blockchain.create();
+    if (opts.saved) {
+      await blockchain.loadFrom({ ...snapshotFromSerializable(opts.saved.chain), transactions: opts.saved.transactions.map(transactionFromBoc) });
+    }
+    const restored = opts.saved !== undefined;
     // Logical time starts from the wall clock (µs), so a sandbox restarted with the same database
     // keeps producing higher lt values than the transactions stored before: the reader never mistakes
     // a new transaction for one it has read.
-    (blockchain as unknown as { currentLt: bigint }).currentLt = BigInt(Date.now()) * 1000n;
+    const chainLt = blockchain as unknown as { currentLt: bigint };
+    chainLt.currentLt = chainLt.currentLt > BigInt(Date.now()) * 1000n ? chainLt.currentLt : BigInt(Date.now()) * 1000n;
     if (opts.now !== undefined) blockchain.now = opts.now;
     blockchain.verbosity = { print: false, blockchainLogs: false, vmLogs: 'none', debugLogs: false };
     const customer = await blockchain.treasury('kassa-sandbox-customer', { balance: CUSTOMER_BALANCE });
@@ -228,6 +261,7 @@ export class SandboxChain {
         description: `${coin.symbol} on the Kassa sandbox chain`,
       });
       const master = minterAddress(admin.address, content);
+      if (restored) return { symbol: coin.symbol, decimals: coin.decimals, master };
       const res = await admin.send({
         to: master,
         value: toNano('0.5'),
@@ -252,7 +286,36 @@ export class SandboxChain {
     }
     const usdt = jettons.find((j) => j.symbol.toUpperCase() === 'USDT');
     const lookalike = await deploy(impostor, { symbol: 'USDT', decimals: usdt?.decimals ?? 6 });
-    return new SandboxChain({ blockchain, customer, jettons, lookalike });
+    const chain = new SandboxChain({ blockchain, customer, jettons, lookalike });
+    if (restored) {
+      // The loaded transactions were in blocks already read: committed, and published again never.
+      chain.sync();
+      for (const { tx } of chain.unsealed) chain.committedTxs.add(tx);
+      chain.unsealed = [];
+    }
+    return chain;
+  }
+
+  /** The chain's whole state (accounts, transactions, time), as `create({ saved })` takes it back. */
+  save(): SavedChain {
+    const { transactions, ...accounts } = this.blockchain.snapshot();
+    const boc = (tx: BlockchainTransaction) => {
+      let saved = this.savedBocs.get(tx);
+      if (saved === undefined) {
+        saved = tx.raw.toBoc().toString('base64');
+        this.savedBocs.set(tx, saved);
+      }
+      return saved;
+    };
+    return { chain: snapshotToSerializable({ ...accounts, transactions: [] }), transactions: transactions.map(boc) };
+  }
+
+  /** Each transaction's BOC once made (a transaction never changes): a save encodes only the new ones. */
+  private readonly savedBocs = new WeakMap<BlockchainTransaction, string>();
+
+  /** The chain's logical time: it moves whenever a transaction is made (what a saver watches). */
+  get lt(): bigint {
+    return this.blockchain.lt;
   }
 
   /** Raw address of the customer wallet that sends every sandbox transfer. */

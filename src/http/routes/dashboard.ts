@@ -33,7 +33,7 @@ import { createSession, findSession, grantsStillOpen, signIn, signOut, signOutEv
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import { isTokenScope, type TokenScope } from '../../auth/scopes.ts';
-import { listTokens } from '../../auth/tokens.ts';
+import { listTokens, TokenNameError, tokenName } from '../../auth/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
@@ -149,7 +149,8 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   });
 
   // ---- The stores the user may open.
-  // (Not strict: /dashboard and /dashboard/ both.)
+  // The app's router is strict: /dashboard (the address README gives) goes to /dashboard/.
+  router.get(R, htmlErrors, async (ctx: Ctx) => redirect(ctx, `${root}/`));
   router.get(`${R}/`, htmlErrors, signedIn, async (ctx: Ctx) => {
     const memberships = ctx.state.viewer!.memberships;
     if (memberships.length === 1) return redirect(ctx, `${root}/stores/${memberships[0]!.storeId}/payments`);
@@ -396,7 +397,11 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   router.post(`${S}/team/members/:userId/remove`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(true));
 
   // ---- API tokens (owners): issue (shown once), list (never the secret), revoke.
-  const showTokens = async (ctx: Ctx, status: number, extra: { issued?: { token: string; jti: string; scope: TokenScope }; notice?: string } = {}) => {
+  const showTokens = async (
+    ctx: Ctx,
+    status: number,
+    extra: { issued?: { token: string; jti: string; scope: TokenScope; name: string | null }; notice?: string } = {},
+  ) => {
     const store = ctx.state.store!;
     page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer!, store, tokens: await listTokens(pool, store.id, deps.now()), ...extra }));
   };
@@ -404,9 +409,16 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   router.post(`${S}/tokens`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
     const scope = field(ctx, 'scope') || 'full';
     if (!isTokenScope(scope)) return message(ctx, 400, 'Not accepted', 'Choose what the token may do: full access, read-only, or create and read payments.');
-    const issued = await issueStoreToken(pool, ctx.state.store!.id, field(ctx, 'lifetime'), scope, ctx.state.actor!, deps.now());
+    let name: string | null;
+    try {
+      name = tokenName(field(ctx, 'name'));
+    } catch (error) {
+      if (!(error instanceof TokenNameError)) throw error;
+      return message(ctx, 400, 'Not accepted', `The name is too long or has control characters: ${error.message}.`);
+    }
+    const issued = await issueStoreToken(pool, ctx.state.store!.id, { lifetime: field(ctx, 'lifetime'), scope, name }, ctx.state.actor!, deps.now());
     // Answered with the page itself, never a redirect: the token is in this one answer only.
-    await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti, scope: issued.scope } });
+    await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti, scope: issued.scope, name: issued.name } });
   });
   router.post(`${S}/tokens/:jti/revoke`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
     const jti = (ctx.params as { jti: string }).jti;

@@ -4,20 +4,21 @@
 // `idempotent` where the route takes X-Idempotency-Key → presenter.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { DatabaseTransactionConnection } from '../../db/pool.ts';
-import type { TokenCheck } from '../../auth/tokens.ts';
+import { sql, type DatabaseTransactionConnection, type Db } from '../../db/pool.ts';
+import { idempotencyKey, type KeyScope, type Outcome, priorAnswerSql, priorOutcome, requestHash, takeKeySql } from '../../idempotency.ts';
+import { type TokenCheck, tokenValidSql } from '../../auth/tokens.ts';
 import { KassaError, unusableUrl } from '../../errors.ts';
 import { checkWebhookUrl } from '../../net/addresses.ts';
 import { awaitChainBeforeCancel } from '../../payments/cancel.ts';
-import { cancelPayment, createPayment } from '../../payments/commands.ts';
-import { draftFromInvoice, draftFromPayment } from '../../payments/drafts.ts';
+import { cancelPayment, createPayment, createPaymentOnce } from '../../payments/commands.ts';
+import { draftFromCatalogue, draftFromInvoice, draftFromPayment, readPaymentCatalogue } from '../../payments/drafts.ts';
 import { listPayments } from '../../payments/list.ts';
 import { listTransfers } from '../../payments/transfers.ts';
 import { presentPage, presentList } from '../../presenters/list.ts';
 import { presentCreatedInvoice, presentPayment, presentPaymentStatus } from '../../presenters/payment.ts';
 import { presentTransfer } from '../../presenters/transfer.ts';
 import type { AppDeps, Authenticated, KassaState, OfStorePayment, Validated } from '../context.ts';
-import { type CommandResult, idempotency } from '../idempotent.ts';
+import { answer, type CommandResult, idempotency } from '../idempotent.ts';
 import type { Guards } from '../guards.ts';
 import { needs } from '../scope.ts';
 import { parseRfc3339, validate } from '../validate.ts';
@@ -72,6 +73,37 @@ export function createOperations({ config }: Pick<AppDeps, 'config'>) {
       const view = await createPayment(tx, config, storeId, draft, now);
       return { status: 201, body: presentPayment(view, config), paymentId: view.id };
     },
+    /**
+     * POST /v1/payments in two round trips (`createPaymentOnce`): one read (the token's check, the
+     * key's earlier answer, the catalogue, a derivation index), one write that commits by itself.
+     * Null when the write's gate let nothing through (the key taken meanwhile, the token refused):
+     * then `payment` inside `idempotent`'s transaction answers, as every create did before.
+     */
+    paymentOnce: async (
+      pool: Db,
+      { storeId, body, now, tokenCheck, key }: CreateRequest<CreatePaymentBody> & { key: string | undefined },
+    ): Promise<Outcome | null> => {
+      const scope: KeyScope | null = key === undefined ? null : { storeId, endpoint: 'POST /v1/payments', key, hash: requestHash(body), now };
+      const catalogue = await readPaymentCatalogue(pool, storeId, body, {
+        network: config.tonNetwork,
+        ...(tokenCheck ? { tokenCheck } : {}),
+        once: { prior: scope ? priorAnswerSql(scope) : null },
+      });
+      if (scope) {
+        const prior = priorOutcome(catalogue.priorAnswer, scope);
+        if (prior === 'transaction') return null;
+        if (prior !== 'free') return prior;
+      }
+      const draft = await draftFromCatalogue(pool, body, catalogue);
+      // The token is checked again by the write itself: a token revoked since the read writes nothing.
+      const tokenValid = tokenCheck ? tokenValidSql(tokenCheck.token, tokenCheck.now) : sql.fragment`true`;
+      let text = '';
+      const view = await createPaymentOnce(pool, config, storeId, draft, now, catalogue.stored!, (made) => {
+        text = JSON.stringify(presentPayment(made, config));
+        return scope ? takeKeySql(scope, { status: 201, body: text, paymentId: made.id }, tokenValid) : sql.fragment`select 1 where ${tokenValid}`;
+      });
+      return view ? { status: 201, body: text, replayed: false } : null;
+    },
     invoice: async (tx: DatabaseTransactionConnection, { storeId, body, now }: CreateRequest<CreateInvoiceBody>): Promise<CommandResult> => {
       const view = await createPayment(tx, config, storeId, await draftFromInvoice(tx, storeId, body, { network: config.tonNetwork }), now);
       return { status: 201, body: presentCreatedInvoice(view, config), paymentId: view.id };
@@ -87,9 +119,21 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   const checkUrls = publicUrls(config.webhookAllowInsecure);
 
   type Create<Body> = Authenticated<{ body: Body }>;
-  const create = idempotent<Create<CreatePaymentBody>>('POST /v1/payments', (tx, ctx, now) =>
+  const createInTransaction = idempotent<Create<CreatePaymentBody>>('POST /v1/payments', (tx, ctx, now) =>
     operations.payment(tx, { storeId: ctx.state.merchant.storeId, body: ctx.state.body, now, tokenCheck: ctx.state.tokenCheck }),
   );
+  // Two round trips (`paymentOnce`); the transaction's way when its write's gate let nothing through.
+  const create: Middleware<Create<CreatePaymentBody>> = async (ctx) => {
+    const key = idempotencyKey(ctx.get('X-Idempotency-Key'));
+    ctx.state.now ??= deps.now();
+    const storeId = ctx.state.merchant.storeId;
+    const outcome = await operations.paymentOnce(pool, { storeId, body: ctx.state.body, now: ctx.state.now, tokenCheck: ctx.state.tokenCheck, key });
+    if (!outcome) {
+      await createInTransaction(ctx);
+      return;
+    }
+    answer(ctx, outcome);
+  };
   const createInvoice = idempotent<Create<CreateInvoiceBody>>('POST /v1/payments/create', (tx, ctx, now) =>
     operations.invoice(tx, { storeId: ctx.state.merchant.storeId, body: ctx.state.body, now }),
   );

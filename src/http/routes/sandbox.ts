@@ -20,7 +20,8 @@ import type { Logger } from '../../log.ts';
 import { expirePayment } from '../../payments/commands.ts';
 import { findPaymentView } from '../../payments/view.ts';
 import { presentPayment } from '../../presenters/payment.ts';
-import { SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
+import { type SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
+import { keepChain } from '../../chain/sandbox/keeper.ts';
 import { jettonWalletCodeCell } from '../../chain/sandbox/jetton.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../chain/sandbox/path.ts';
@@ -28,6 +29,8 @@ import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../chain/sandb
 export interface Sandbox {
   chain: SandboxChain;
   routes: RouteInstaller;
+  /** Stops the block clock and saves the chain's state beside the books (kassa start's shutdown). */
+  stop(): Promise<void>;
 }
 
 /** How long the sandbox's expire control waits for the chain reader. */
@@ -44,10 +47,11 @@ export async function startSandbox(
   log: Logger,
   options: { blockClock: boolean; fund?: string[] } = { blockClock: true },
 ): Promise<Sandbox> {
-  const chain = await SandboxChain.create();
+  const kept = await keepChain(pool, log);
+  const { chain, fresh } = kept;
   chain.useWallClock();
-  // Kassa's own wallets that need TON from the start (the gas wallet): 1,000 TON each.
-  for (const address of options.fund ?? []) await chain.transfer({ to: address, coin: 'TON', amount: '1000' });
+  // Kassa's own wallets that need TON from the start (the gas wallet): 1,000 TON each, once per chain.
+  if (fresh) for (const address of options.fund ?? []) await chain.transfer({ to: address, coin: 'TON', amount: '1000' });
   const walletCode = jettonWalletCodeCell().toBoc();
   for (const [coin, master] of Object.entries(chain.jettonMasters())) {
     await pool.query(sql.typeAlias('void')`
@@ -57,7 +61,13 @@ export async function startSandbox(
   }
   chain.sealBlock();
   if (options.blockClock) chain.startBlockClock();
-  log.info({ customer: chain.customerAddress }, 'sandbox TON chain started');
+  log.info({ customer: chain.customerAddress, epoch: kept.epoch, restored: !fresh }, fresh ? 'sandbox TON chain started' : 'sandbox TON chain loaded');
+  // Kept beside the books from now on: saved while it changes and at stop.
+  await kept.startSaving();
+  const stop = async () => {
+    chain.stopBlockClock();
+    await kept.stop();
+  };
 
   const routes: RouteInstaller = (router, deps, guards) => {
     router.get(`${SANDBOX_TONCENTER_PATH}/api/v3/:method`, async (ctx) => {
@@ -123,5 +133,5 @@ export async function startSandbox(
       },
     );
   };
-  return { chain, routes };
+  return { chain, routes, stop };
 }

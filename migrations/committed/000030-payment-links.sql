@@ -1,5 +1,5 @@
---! Previous: sha1:8e43679ef729b3b9bc2373c7298efa16f703a7ac
---! Hash: sha1:8d00b0e08f49b9e1019daf85f9e3728f5f08c3ae
+--! Previous: sha1:b0d7b9742a2ff213e35b63e6a1bce6634909ca9e
+--! Hash: sha1:373a10bd4ea2130a6322ede7ec1363f5c1dda5b8
 --! Message: payment links
 
 -- Payment links (docs/API.md, Payment links; CONTRACT §11): a store's reusable URL,
