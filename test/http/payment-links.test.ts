@@ -92,7 +92,7 @@ describe('payment links', () => {
     const payment = await app.request('GET', `/v1/payments/${paymentOf(visited.location)}`, { token });
     assert.equal(payment.json.currency, 'USD');
     assert.equal(payment.json.amount, '3');
-    assert.equal(payment.json.paymentDetails.coin, 'TON');
+    assert.equal(payment.json.paymentDetails.coin.symbol, 'TON');
     assert.ok(Number(payment.json.paymentDetails.coinAmount) > 0);
   });
 
