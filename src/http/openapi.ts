@@ -186,6 +186,14 @@ const QUERY_EXAMPLES: Record<string, string | number> = {
   starting_after: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
 };
 
+/** A list's query parameters as published: the same schema validates the query (src/http/routes/*.schema.ts). */
+function queryParameters(query: { schema: { properties: Record<string, object> }; published: object }) {
+  return Object.entries(query.schema.properties).map(([name, checked]) => {
+    const { description, ...schema } = ((query.published as Record<string, object>)[name] ?? checked) as { description: string };
+    return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
+  });
+}
+
 /** GET /readyz's body (src/http/routes/health.ts), ready or not. */
 const readinessSchema = {
   type: 'object',
@@ -327,10 +335,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           tags: ['Payments'],
           summary: "The store's payments, newest first (extension)",
           // The same schema validates the query (src/http/routes/payments.schema.ts).
-          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, checked]) => {
-            const { description, ...schema } = ((listPaymentsQuery.published as Record<string, object>)[name] ?? checked) as { description: string };
-            return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
-          }),
+          parameters: queryParameters(listPaymentsQuery),
           responses: { '200': { description: 'A page', content: json(pageSchema(ref('Payment'))) } },
           errors: [
             ...MERCHANT_ERRORS,
@@ -519,10 +524,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           operationId: 'listPaymentLinks',
           tags: ['Payment links'],
           summary: "The store's payment links, newest first (extension)",
-          parameters: Object.entries(listPaymentLinksQuery.schema.properties).map(([name, checked]) => {
-            const { description, ...schema } = ((listPaymentLinksQuery.published as Record<string, object>)[name] ?? checked) as { description: string };
-            return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
-          }),
+          parameters: queryParameters(listPaymentLinksQuery),
           responses: { '200': { description: 'A page', content: json(pageSchema(ref('PaymentLink'))) } },
           errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_limit', 'invalid_starting_after'],
         },
