@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { openBenchDatabase } from './lib/database.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
-import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, paymentsCsv } from '../src/dashboard/payments.ts';
+import { CSV_MAX_ROWS, filtersOf, type PaymentFilters, listFingerprints, listStorePayments, paymentsCsv } from '../src/dashboard/payments.ts';
 
 const { values } = parseArgs({
   options: { payments: { type: 'string', default: '100000' }, runs: { type: 'string', default: '20' }, keep: { type: 'boolean' } },
@@ -72,7 +72,7 @@ try {
     select id from payments where store_id = ${store.id} order by created_at desc offset ${Math.floor(count / 2)} limit 1
   `);
   const day = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
-  const cases: Array<[string, Record<string, string>]> = [
+  const cases: Array<[string, PaymentFilters]> = [
     ['newest first', {}],
     ['status=completed', { status: 'completed' }],
     ['status=pending (none)', { status: 'pending' }],
@@ -112,13 +112,13 @@ try {
   process.stdout.write(`${'query'.padEnd(32)} ${'rows'.padStart(6)} ${'median ms'.padStart(10)} ${'worst ms'.padStart(10)} ${'× baseline'.padStart(10)}\n`);
   line('baseline: one payment by id', '1', baseline);
   for (const [name, query] of cases) {
-    const filters = filtersFrom(query);
+    const filters = filtersOf(query);
     const { rows } = await listStorePayments(pool, store.id, filters);
     line(name, String(rows.length), await time(() => listStorePayments(pool, store.id, filters)));
   }
   line('live fingerprint (per tick)', '-', await time(() => listFingerprints(pool, [store.id])));
   // The CSV of a filtered list, as the route makes it (at most CSV_MAX_ROWS rows).
-  const csvFilters = filtersFrom({ status: 'completed' });
+  const csvFilters = filtersOf({ status: 'completed' });
   const csvRows = (await listStorePayments(pool, store.id, csvFilters, CSV_MAX_ROWS)).rows.length;
   line('CSV status=completed', String(csvRows), await time(async () => paymentsCsv((await listStorePayments(pool, store.id, csvFilters, CSV_MAX_ROWS)).rows)));
 } finally {

@@ -1,7 +1,8 @@
 // The hosted checkout page, rendered on the server: one renderer for every state, used both for the
 // first load and for the script's in-place refreshes (it fetches the page again and swaps #checkout).
 import type { TonNetwork } from '../config.ts';
-import { html, jsonForScript, raw, type Html } from './html.ts';
+import { html, jsonForScript, raw, type Html } from '../web/html.ts';
+import { strictCsp } from '../web/csp.ts';
 import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
 import type { TransferLinks } from './links.ts';
 import { assetPath } from './static.ts';
@@ -13,35 +14,6 @@ import { amounts, type CheckoutRow, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 import { isHostName } from '../net/addresses.ts';
 
-export interface CspOptions {
-  /** This response's nonce for its <style> elements (TON Connect's UI, the store's colour). */
-  styleNonce?: string;
-  /** Connections to the bridges of the offered wallets (an open payment's page). */
-  bridges?: boolean;
-  /** The origin of the store's logo. */
-  imageOrigin?: string | null;
-}
-
-/**
- * The strict policy of Kassa's pages (the checkout's and the dashboard's): nothing inline, nothing
- * third-party, unless an option names it.
- */
-export function strictCsp({ styleNonce, bridges, imageOrigin }: CspOptions = {}): string {
-  return [
-    "default-src 'none'",
-    imageOrigin ? `img-src 'self' data: ${imageOrigin}` : "img-src 'self' data:",
-    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
-    "script-src 'self'",
-    bridges ? `connect-src 'self' ${TON_CONNECT_BRIDGE_ORIGINS.join(' ')}` : "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-
-/** Strict Content-Security-Policy of the checkout's message pages (404, 429, 5xx): nothing inline, nothing third-party. */
-export const CHECKOUT_CSP = strictCsp();
-
 /**
  * A payment page's policy: the same, plus only what this page needs: <style> elements carrying
  * this response's nonce (TON Connect's UI fills one; the store's colour is another), connections
@@ -49,7 +21,7 @@ export const CHECKOUT_CSP = strictCsp();
  */
 export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string): string {
   const logo = storeLogo(row);
-  return strictCsp({ styleNonce, bridges: !isFinal(row.status), imageOrigin: logo ? logo.origin : null });
+  return strictCsp({ styleNonce, connectOrigins: isFinal(row.status) ? [] : TON_CONNECT_BRIDGE_ORIGINS, imageOrigin: logo ? logo.origin : null });
 }
 
 /**

@@ -1,29 +1,12 @@
 // The checkout page's own stylesheet and scripts, served by Kassa (CSP: style-src/script-src 'self',
-// nothing inline, no third-party assets): its own checkout.css and checkout.js, and TON Connect's UI
-// (@tonconnect/ui's browser bundle, from node_modules). Read once; the content hash in the URL lets
-// browsers cache them for a long time.
-import crypto from 'node:crypto';
+// nothing inline, no third-party assets): its own checkout.css (base.css at its top, web/assets.ts)
+// and checkout.js, and TON Connect's UI (@tonconnect/ui's browser bundle, from node_modules).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { asset, assetUrl, type StaticAsset, withBase } from '../web/assets.ts';
 
-interface StaticAsset {
-  name: string;
-  type: string;
-  body: string;
-  version: string;
-}
-
-function asset(name: string, type: string, body: string): StaticAsset {
-  return { name, type, body, version: crypto.createHash('sha256').update(body).digest('hex').slice(0, 12) };
-}
-
-const own = (name: string, type: string): StaticAsset => asset(name, type, fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'));
-
-/** The palette (light and dark) and base of Kassa's pages, shared by checkout.css and the dashboard's stylesheet. */
-const BASE_CSS = fs.readFileSync(new URL('./static/base.css', import.meta.url), 'utf8');
-/** A page's stylesheet served with base.css at its top (one file, one request). */
-export const withBase = (css: string): string => `${BASE_CSS}\n${css}`;
+const own = (name: string, type: string): StaticAsset => asset(type, fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'));
 
 /**
  * What @tonconnect/ui does when its widget mounts, for iOS Safari (which applies `:active` styles on
@@ -43,14 +26,14 @@ function tonConnectUi(): StaticAsset {
   const entry = createRequire(import.meta.url).resolve('@tonconnect/ui');
   const bundle = fs.readFileSync(path.join(path.dirname(entry), '../dist/tonconnect-ui.min.js'), 'utf8');
   const body = bundle.replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n').replaceAll(INLINE_TOUCHSTART, TOUCHSTART_LISTENER);
-  return asset('tonconnect-ui.js', 'text/javascript; charset=utf-8', body);
+  return asset('text/javascript; charset=utf-8', body);
 }
 
 export const STATIC_ASSETS: Readonly<Record<string, StaticAsset>> = Object.freeze({
-  'checkout.css': asset('checkout.css', 'text/css; charset=utf-8', withBase(fs.readFileSync(new URL('./static/checkout.css', import.meta.url), 'utf8'))),
+  'checkout.css': asset('text/css; charset=utf-8', withBase(fs.readFileSync(new URL('./static/checkout.css', import.meta.url), 'utf8'))),
   'checkout.js': own('checkout.js', 'text/javascript; charset=utf-8'),
   'tonconnect-ui.js': tonConnectUi(),
 });
 
 /** `{prefix}/assets/checkout.css?v=<hash>` */
-export const assetPath = (prefix: string, name: keyof typeof STATIC_ASSETS & string): string => `${prefix}/assets/${name}?v=${STATIC_ASSETS[name]!.version}`;
+export const assetPath = (prefix: string, name: keyof typeof STATIC_ASSETS & string): string => assetUrl(prefix, STATIC_ASSETS, name);

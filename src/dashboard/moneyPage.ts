@@ -2,7 +2,7 @@
 // refunded and swept, the fees, what the deposits still hold and what is refundable (the sums of
 // deposit_money, reporting.store_money); the reconciliation's differences between the books and
 // the chain (reporting.deposit_differences); and the store's treasury.
-import { html } from '../checkout/html.ts';
+import { html } from '../web/html.ts';
 import type { StoreMoney } from './money.ts';
 import { dateTime, shell, type StoreContext, type Viewer } from './pages.ts';
 

@@ -2,8 +2,7 @@
 // and its helpers, sign-in, an invitation, the store chooser, the payments list, the team, the audit
 // log, and the message pages (403, 404, 429, 500). A payment's page is paymentPage.ts; Money and
 // Webhooks are moneyPage.ts and webhooksPage.ts. Every value is escaped by the `html` tag.
-import { html, raw, type Html } from '../checkout/html.ts';
-import { CHECKOUT_CSP } from '../checkout/page.ts';
+import { html, raw, type Html } from '../web/html.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
@@ -14,9 +13,7 @@ import { TOKEN_LIFETIMES } from './tokens.ts';
 import type { InvitationRow, InvitationTaker, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
-
-/** Content-Security-Policy of every dashboard page: the checkout's strict policy (nothing inline, nothing third-party). */
-export const DASHBOARD_CSP = CHECKOUT_CSP;
+import { can } from './policy.ts';
 
 export interface StoreContext {
   id: string;
@@ -56,9 +53,9 @@ export function shell({ root, title, body, viewer, store, current, styles, scrip
 ${link(`${storeRoot}/payments`, 'Payments', 'payments')}
 ${link(`${storeRoot}/money`, 'Money', 'money')}
 ${link(`${storeRoot}/webhooks`, 'Webhooks', 'webhooks')}
-${store.role === 'owner' ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
-${store.role === 'owner' ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
-${store.role === 'owner' ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
+${can(store.role, 'tokens.manage') ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
+${can(store.role, 'team.manage') ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
+${can(store.role, 'audit.read') ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
 ${link(`${storeRoot}/settings`, 'Settings', 'settings')}
 ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</a></li>` : ''}
 </ul></nav>`
@@ -329,8 +326,11 @@ export function tokensPage(input: {
   tokens: readonly TokenListing[];
   issued?: { token: string; jti: string; scope: TokenScope; name: string | null } | null;
   notice?: string | null;
+  /** The issue form's problems by field (name, lifetime, scope). */
+  problems?: Record<string, string>;
 }): string {
   const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const problems = input.problems ?? {};
   const at = (iso: string) => dateTime(new Date(iso));
   const state = (t: TokenListing) => (t.revokedAt ? `revoked ${at(t.revokedAt)}` : t.state);
   const body = html`<h1>API tokens</h1>
@@ -345,11 +345,15 @@ ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''
 <section class="card" aria-labelledby="issue-heading"><h2 id="issue-heading">Issue a token</h2>
 <form method="post" action="${storeRoot}/tokens">
 <label for="token-name">Name (what uses it, e.g. shop backend)</label>
-<input id="token-name" name="name" type="text" maxlength="${TOKEN_NAME_MAX}" autocomplete="off">
+<input id="token-name" name="name" type="text" maxlength="${TOKEN_NAME_MAX}" autocomplete="off"${describedBy(problems, 'name')}>
+${problemFor(problems, 'name')}
 <label for="lifetime">Expires</label>
-<select id="lifetime" name="lifetime">${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+<select id="lifetime" name="lifetime"${describedBy(problems, 'lifetime')}>${Object.entries(TOKEN_LIFETIMES).map(([value, l]) => html`<option value="${value}">${l.label}</option>`)}</select>
+${problemFor(problems, 'lifetime')}
 <label for="scope">May</label>
-<select id="scope" name="scope">${TOKEN_SCOPES.map((scope) => html`<option value="${scope}">${SCOPE_LABELS[scope]}</option>`)}</select>
+<select id="scope" name="scope"${describedBy(problems, 'scope')}>${TOKEN_SCOPES.map((scope) => html`<option value="${scope}">${SCOPE_LABELS[scope]}</option>`)}</select>
+${problemFor(problems, 'scope')}
+${problemFor(problems, 'form')}
 <button type="submit">Issue a token</button>
 </form></section>
 <section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>

@@ -19,7 +19,7 @@ import {
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem } from './people.ts';
-import { createSession } from './sessions.ts';
+import { openSession } from './sessions.ts';
 import { clientWait, recordSignInFailure } from './signInLimits.ts';
 import { isUuid } from '../uuid.ts';
 
@@ -305,13 +305,15 @@ async function checkPasskeyAnswer(
       where id = ${passkey.id} and sign_count = ${passkey.sign_count}
     `);
     if (updated.rowCount !== 1) return { outcome: 'refused', reason: 'signature counter already used', email: passkey.email } as const;
-    const token = await createSession(tx, passkey.user_id, input.actor, input.now, passkey.id);
-    await recordAudit(
-      tx,
-      { ...input.actor, userId: passkey.user_id, name: passkey.email },
-      { storeId: null, action: 'session.sign_in', subject: passkey.email, detail: { method: 'passkey', passkey: passkey.id } },
-      input.now,
-    );
+    const token = await openSession(tx, {
+      userId: passkey.user_id,
+      email: passkey.email,
+      actor: input.actor,
+      method: 'passkey',
+      passkeyId: passkey.id,
+      detail: { passkey: passkey.id },
+      now: input.now,
+    });
     return { outcome: 'signed_in', token, userId: passkey.user_id } as const;
   });
 }

@@ -1,7 +1,7 @@
 // The Passkeys page ({base_url}/dashboard/passkeys): a signed-in person's passkeys (name, added, last
 // used, synced or not), a form to add one (passkeys.js runs the browser's ceremony and posts its
 // answer with the form) and a remove button for each. Passkeys belong to the person, not a store.
-import { html } from '../checkout/html.ts';
+import { html } from '../web/html.ts';
 import { dateTime, describedBy, problemFor, shell, type Viewer } from './pages.ts';
 import { PASSKEY_NAME_MAX, type PasskeyRow } from './passkeys.ts';
 

@@ -1,7 +1,7 @@
 // The Password page ({base_url}/dashboard/password): a signed-in person changes their password. It
 // asks for the current one unless the session was opened with a passkey in the last few minutes
 // (sessions.ts needsCurrentPassword); changing it signs out every other browser.
-import { html, raw } from '../checkout/html.ts';
+import { html, raw } from '../web/html.ts';
 import { describedBy, problemFor, shell, type Viewer } from './pages.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 

@@ -3,11 +3,12 @@
 // (deposit_money: received, counted, refunded, swept, fees, refundable), the books, the refund form
 // with its server-side confirm step (the first post shows what is sent, the fee and what arrives;
 // the second does it) for owners, and the webhook deliveries with redeliver.
-import { html, raw, type Html } from '../checkout/html.ts';
+import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
 import type { RefundPreview } from './money.ts';
 import type { PaymentPage } from './payments.ts';
 import { dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
+import { can } from './policy.ts';
 
 const NOTICES = {
   refund_created: 'Refund planned: it is sent from the deposit wallet within a minute and confirmed on chain.',
@@ -39,12 +40,15 @@ export function paymentPage(input: {
   refund?: RefundFormState;
   /** The refund the owner is asked to confirm (the first post of the refund form). */
   preview?: RefundPreview | null;
+  /** The confirmation's one-time key (a double-submitted confirmation plans one refund). */
+  confirmKey?: string;
   actionProblem?: string | null;
 }): string {
   const { root, store, page } = input;
   const p = page.payment;
   const paymentRoot = `${root}/stores/${store.id}/payments/${p.id}`;
-  const owner = store.role === 'owner';
+  const mayRefund = can(store.role, 'refund.create');
+  const mayRedeliver = can(store.role, 'webhook.redeliver');
   const refund = input.refund ?? {};
   const problems = refund.problems ?? {};
   const facts = html`<dl class="facts">
@@ -106,14 +110,14 @@ export function paymentPage(input: {
       )}</tbody></table></div>`
     : html`<p>No webhook delivery.</p>`;
   const redeliver =
-    owner && p.status === 'completed' && p.webhook_url
+    mayRedeliver && p.status === 'completed' && p.webhook_url
       ? html`<form method="post" action="${paymentRoot}/webhook/redeliver"><button type="submit">Redeliver the webhook</button></form>`
       : '';
   const refundable = page.refundable.length
     ? html`<ul id="refundable">${page.refundable.map((r) => html`<li>${r.amount} ${r.coin}</li>`)}</ul>`
     : html`<p id="refundable">Nothing is refundable.</p>`;
   const refundForm =
-    owner && page.refundable.length
+    mayRefund && page.refundable.length
       ? html`<form method="post" action="${paymentRoot}/refunds" aria-labelledby="refund-heading">
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
 <label for="refund-coin">Coin</label>
@@ -130,7 +134,7 @@ ${problemFor(problems, 'address')}
       : '';
   const preview = input.preview;
   const confirm =
-    owner && preview
+    mayRefund && preview
       ? html`<section class="card confirm" id="refund-confirm" aria-labelledby="confirm-heading">
 <h2 id="confirm-heading">Confirm the refund</h2>
 <dl class="facts">
@@ -145,6 +149,7 @@ ${problemFor(problems, 'address')}
 <input type="hidden" name="amount" value="${preview.amount}">
 <input type="hidden" name="address" value="${preview.address}">
 <input type="hidden" name="confirmed" value="yes">
+<input type="hidden" name="key" value="${input.confirmKey ?? ''}">
 <button type="submit">Confirm: send ${preview.amount} ${preview.coin}</button>
 </form>
 <p><a href="${paymentRoot}">Change or cancel</a></p>
@@ -160,7 +165,7 @@ ${confirm}
 <section class="card" aria-labelledby="money-heading"><h2 id="money-heading">Money</h2>${money}</section>
 <section class="card" aria-labelledby="books-heading"><h2 id="books-heading">The books</h2>${incoming}${outgoing}</section>
 <section class="card" aria-labelledby="refund-heading"><h2 id="refund-heading">Refund</h2>${refundable}${refundForm}${
-    !owner ? html`<p class="muted">Only the store's owners can refund.</p>` : ''
+    !mayRefund ? html`<p class="muted">Only the store's owners can refund.</p>` : ''
   }</section>
 <section class="card" aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook deliveries</h2>${deliveries}${redeliver}</section>`;
   return shell({ root, title: `Payment ${p.id.slice(0, 8)}`, body, viewer: input.viewer, store, current: 'payments' });

@@ -4,7 +4,7 @@
 // money.ts) and webhook deliveries. Always scoped by store: another store's payment is simply not found.
 import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { ANOMALIES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
+import { ANOMALY_RULES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
 import { listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
@@ -29,30 +29,15 @@ export interface PaymentFilters {
   after?: string;
 }
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const validDay = (value: string | undefined): string | undefined =>
-  value !== undefined && DAY.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) ? value : undefined;
+const FILTERS: readonly (keyof PaymentFilters)[] = ['status', 'anomaly', 'coin', 'from', 'to', 'q', 'after'];
 
-/** Query-string values → filters; anything malformed is dropped (the page shows what it applied). */
-export function filtersFrom(query: Record<string, string | string[] | undefined>): PaymentFilters {
-  const one = (name: string): string | undefined => {
-    const value = query[name];
-    const text = Array.isArray(value) ? value[0] : value;
-    return text === undefined || text.trim() === '' ? undefined : text.trim().slice(0, 200);
-  };
-  const status = one('status');
-  const coin = one('coin');
-  const after = one('after');
-  const anomaly = one('anomaly');
-  return {
-    ...(status && (PAYMENT_STATUSES as readonly string[]).includes(status) ? { status: status as PaymentStatus } : {}),
-    ...(anomaly && (ANOMALIES as readonly string[]).includes(anomaly) ? { anomaly: anomaly as Anomaly } : {}),
-    ...(coin && /^[A-Za-z0-9]{1,16}$/.test(coin) ? { coin } : {}),
-    ...(validDay(one('from')) ? { from: validDay(one('from'))! } : {}),
-    ...(validDay(one('to')) ? { to: validDay(one('to'))! } : {}),
-    ...(one('q') ? { q: one('q')! } : {}),
-    ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}),
-  };
+/**
+ * The list's query string, as its schema (http/routes/dashboard.schema.ts) validated it, → filters:
+ * only the filters given, the cursor lower-cased. A value the schema refuses never gets here.
+ */
+export function filtersOf(query: PaymentFilters): PaymentFilters {
+  const given = Object.fromEntries(Object.entries(query).filter(([name, value]) => FILTERS.includes(name as keyof PaymentFilters) && value !== undefined));
+  return { ...given, ...(query.after ? { after: query.after.toLowerCase() } : {}) };
 }
 
 export const listedPayment = z.object({
@@ -68,22 +53,11 @@ export const listedPayment = z.object({
 });
 export type ListedPayment = z.infer<typeof listedPayment>;
 
-/** The payments with an anomaly: the SQL of payments/anomalies.ts anomaliesOf (status and the effects of the payment's transfers). */
+/** The payments with an anomaly: payments/anomalies.ts ANOMALY_RULES (the definition anomaliesOf reads) as SQL. */
 function anomalyCondition(anomaly: Anomaly) {
-  const effect = (...effects: string[]) =>
-    sql.fragment`exists (select 1 from transfers t where t.payment_id = p.id and t.effect = any(${sql.array(effects, 'text')}))`;
-  switch (anomaly) {
-    case 'partially_paid':
-      return sql.fragment`p.status <> 'completed' and ${effect('partial')}`;
-    case 'overpaid':
-      return effect('overpaid', 'after_completion');
-    case 'paid_late':
-      return effect('after_expiry');
-    case 'paid_after_cancel':
-      return effect('after_cancel');
-    case 'wrong_coin':
-      return effect('wrong_coin');
-  }
+  const rule = ANOMALY_RULES[anomaly];
+  const shown = sql.fragment`exists (select 1 from transfers t where t.payment_id = p.id and t.effect = any(${sql.array([...rule.effects], 'text')}))`;
+  return rule.unlessStatus ? sql.fragment`p.status <> ${rule.unlessStatus} and ${shown}` : shown;
 }
 
 /**

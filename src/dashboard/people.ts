@@ -170,7 +170,7 @@ export function invitationTaker(invitation: Pick<OpenInvitation, 'email' | 'has_
 export async function acceptInvitation(
   pool: DatabasePool,
   input: { token: string; password: string; signedInEmail: string | null; actor: Omit<Actor, 'userId' | 'name'>; now: Date },
-): Promise<{ userId: string; storeId: string } | null> {
+): Promise<{ userId: string; storeId: string; email: string } | null> {
   const found = await findOpenInvitation(pool, input.token, input.now);
   if (!found) return null;
   const taker = invitationTaker(found, input.signedInEmail);
@@ -213,7 +213,7 @@ export async function acceptInvitation(
         input.now,
       );
     }
-    return { userId, storeId: found.store_id };
+    return { userId, storeId: found.store_id, email: found.email };
   });
 }
 

@@ -32,19 +32,37 @@ export interface Session {
 export const RECENT_SIGN_IN_MS = 10 * 60_000;
 export const signedInRecently = (session: Session, now: Date): boolean => now.getTime() - session.signedInAt.getTime() <= RECENT_SIGN_IN_MS;
 
-export async function createSession(
+/**
+ * Opens a session (issue 33: the one command for it) and writes its audit row, session.sign_in with
+ * how the person signed in: a password, a passkey or an invitation's link. Run it in the transaction
+ * that decided the sign-in; returns the cookie's token.
+ */
+export async function openSession(
   db: Db,
-  userId: string,
-  actor: Pick<Actor, 'clientAddress' | 'userAgent'>,
-  now: Date,
-  passkeyId: string | null = null,
+  input: {
+    userId: string;
+    email: string;
+    actor: Pick<Actor, 'clientAddress' | 'userAgent'>;
+    method: 'password' | 'passkey' | 'invitation';
+    /** The passkey that signed in (its removal ends the session). */
+    passkeyId?: string | null;
+    detail?: Record<string, unknown>;
+    now: Date;
+  },
 ): Promise<string> {
+  const { actor, now } = input;
   const token = newSecret();
   await db.query(sql.unsafe`
     insert into dashboard_sessions (user_id, token_hash, created_at, last_seen_at, expires_at, client_address, user_agent, passkey_id)
-    values (${userId}, ${sql.binary(secretHash(token))}, ${sql.timestamp(now)}, ${sql.timestamp(now)},
-            ${sql.timestamp(new Date(now.getTime() + SESSION_MAX_MS))}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null}, ${passkeyId})
+    values (${input.userId}, ${sql.binary(secretHash(token))}, ${sql.timestamp(now)}, ${sql.timestamp(now)},
+            ${sql.timestamp(new Date(now.getTime() + SESSION_MAX_MS))}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null}, ${input.passkeyId ?? null})
   `);
+  await recordAudit(
+    db,
+    { ...actor, userId: input.userId, name: input.email },
+    { storeId: null, action: 'session.sign_in', subject: input.email, detail: { method: input.method, ...input.detail } },
+    now,
+  );
   return token;
 }
 
@@ -99,16 +117,7 @@ export async function signIn(
   const checked = await checkAccountPassword(pool, { email, password: input.password, clientAddress: input.actor.clientAddress, now: input.now });
   if (checked.outcome !== 'ok') return checked;
   const userId = checked.userId;
-  const token = await pool.transaction(async (tx) => {
-    const created = await createSession(tx, userId, input.actor, input.now);
-    await recordAudit(
-      tx,
-      { ...input.actor, userId, name: email },
-      { storeId: null, action: 'session.sign_in', subject: email, detail: { method: 'password' } },
-      input.now,
-    );
-    return created;
-  });
+  const token = await pool.transaction((tx) => openSession(tx, { userId, email, actor: input.actor, method: 'password', now: input.now }));
   return { outcome: 'signed_in', token, userId };
 }
 

@@ -4,11 +4,12 @@
 // values, and "Preview" shows the typed ones (nothing saved); with it (dashboard.js) it follows the
 // typing. Its colour comes from a stylesheet of this origin (settings/preview.css?accent=…): the
 // dashboard's policy allows no inline style.
-import { html, raw, type Html } from '../checkout/html.ts';
+import { html, raw, type Html } from '../web/html.ts';
 import { isHostName } from '../net/addresses.ts';
 import type { StoreView } from '../stores/stores.ts';
 import { problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import { STORE_FIELDS, type StoreField } from './settings.ts';
+import { can } from './policy.ts';
 
 /** What the appearance form shows: the saved values, or the typed ones (a refusal, a preview). */
 export interface AppearanceValues {
@@ -63,7 +64,7 @@ const HEX = /^#[0-9a-fA-F]{6}$/;
 export function settingsPage(input: SettingsPageInput): string {
   const { root, store, saved } = input;
   const storeRoot = `${root}/stores/${store.id}`;
-  const owner = store.role === 'owner';
+  const owner = can(store.role, 'settings.change');
   const look = input.appearance ?? appearanceOf(saved);
   const methods = input.methods ?? saved.methods.map((m) => `${m.coin}/${m.chain}`);
   const treasury = input.treasury ?? saved.treasury ?? '';

@@ -9,12 +9,16 @@ import { isUuid } from '../uuid.ts';
 import { type Actor, recordAudit } from './audit.ts';
 
 /** The lifetimes the page offers (seconds; null: never expires). */
-export const TOKEN_LIFETIMES: Readonly<Record<string, { label: string; seconds: number | null }>> = {
+export const TOKEN_LIFETIMES: Readonly<Record<TokenLifetime, { label: string; seconds: number | null }>> = {
   never: { label: 'never expires', seconds: null },
   '30d': { label: '30 days', seconds: 30 * 86_400 },
   '90d': { label: '90 days', seconds: 90 * 86_400 },
   '365d': { label: '1 year', seconds: 365 * 86_400 },
 };
+
+/** The lifetimes' names, as the form's schema lists them. */
+export const TOKEN_LIFETIME_NAMES = ['never', '30d', '90d', '365d'] as const;
+export type TokenLifetime = (typeof TOKEN_LIFETIME_NAMES)[number];
 
 /** Issues a token of the store (audited: token.issue, with its expiry, scope and name). */
 export async function issueAuditedToken(
@@ -40,15 +44,15 @@ export async function issueAuditedToken(
   });
 }
 
-/** The dashboard's form: a lifetime of TOKEN_LIFETIMES and a name (checked: auth/tokens.ts tokenName). */
+/** The dashboard's form: a lifetime of TOKEN_LIFETIMES (its schema refuses any other name) and a name (checked: auth/tokens.ts tokenName). */
 export async function issueStoreToken(
   pool: DatabasePool,
   storeId: string,
-  form: { lifetime: string; scope: TokenScope; name: string | null },
+  form: { lifetime: TokenLifetime; scope: TokenScope; name: string | null },
   actor: Actor,
   now: Date,
 ): Promise<IssuedToken> {
-  const seconds = (TOKEN_LIFETIMES[form.lifetime] ?? TOKEN_LIFETIMES.never!).seconds;
+  const seconds = TOKEN_LIFETIMES[form.lifetime].seconds;
   return issueAuditedToken(pool, { storeId, expiresInSeconds: seconds, scope: form.scope, name: form.name }, actor, now);
 }
 

@@ -2,11 +2,12 @@
 // for owners, the store's recent deliveries across its payments (failures first; each with its
 // payment, status, attempts and last answer, from reporting.webhook_outcomes), and a sample
 // receiver built on the receiver kit, `kassa-webhooks` (examples/webhook-receiver.ts in full).
-import { html, raw } from '../checkout/html.ts';
+import { html, raw } from '../web/html.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { WebhookOutcome } from './money.ts';
 import { dateTime, describedBy, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import type { EndpointWithDeliveries } from './webhookEndpoints.ts';
+import { can } from './policy.ts';
 import { publishedUntil, type WebhookKeyRow } from './webhookKeys.ts';
 
 /** A receiver in a dozen lines: the kit's verifier (`kassa-webhooks`) and node:http. */
@@ -47,7 +48,7 @@ export interface EndpointForm {
 
 /** The store's webhook endpoints: each with its events, latest deliveries and (owners) its actions; the add form. */
 function endpointsSection(storeRoot: string, role: StoreContext['role'], endpoints: readonly EndpointWithDeliveries[], form: EndpointForm | undefined) {
-  const owner = role === 'owner';
+  const owner = can(role, 'webhook_endpoints.manage');
   const answer = (d: EndpointWithDeliveries['deliveries'][number]) => {
     const last = d.attempts.at(-1);
     return last === undefined ? 'not tried yet' : last.http_status !== null ? `HTTP ${last.http_status}` : (last.error ?? '—');
@@ -120,13 +121,12 @@ export function webhooksPage(input: {
 <thead><tr><th scope="col">kid</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
 <tbody>${input.keys.map((k) => html`<tr><td class="mono">${k.kid}</td><td class="num">${dateTime(k.created_at)}</td><td class="key-state">${keyState(k)}</td></tr>`)}</tbody></table></div>`
     : html`<p id="webhook-keys">No key yet: the first is made when the first webhook is signed or the key set is first read.</p>`;
-  const rotate =
-    store.role === 'owner'
-      ? html`<form method="post" action="${storeRoot}/webhooks/keys/rotate" data-confirm="Make a new signing key? The current one stays published for 24 hours.">
+  const rotate = can(store.role, 'webhook_key.rotate')
+    ? html`<form method="post" action="${storeRoot}/webhooks/keys/rotate" data-confirm="Make a new signing key? The current one stays published for 24 hours.">
 <p class="muted">Rotating makes a new key sign from now on; the current one stays published for 24 hours, so receivers that refetch the key set on an unknown kid (as kassa-webhooks does) keep verifying. The key set is this Kassa's: it signs the webhooks of every store it serves.</p>
 <button type="submit">Rotate the signing key</button>
 </form>`
-      : html`<p class="muted">Only the store's owners can rotate the key.</p>`;
+    : html`<p class="muted">Only the store's owners can rotate the key.</p>`;
   const answer = (d: WebhookOutcome) =>
     d.last_http_status !== null ? `HTTP ${d.last_http_status}` : (d.last_error ?? (d.attempts === 0 ? 'not tried yet' : '—'));
   const deliveries = input.deliveries.length

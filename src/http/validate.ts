@@ -84,6 +84,8 @@ export function parseRfc3339(text: string): Date | null {
 
 // A time as the list's created_after takes it: RFC 3339 exactly (published as `date-time`).
 ajv.addFormat('kassa-time', (text: string) => parseRfc3339(text) !== null);
+// A calendar day (YYYY-MM-DD, year 0001 on: PostgreSQL has no year 0): the dashboard's list filters.
+ajv.addFormat('kassa-day', (text: string) => /^\d{4}-\d{2}-\d{2}$/.test(text) && !text.startsWith('0000') && parseRfc3339(`${text}T00:00:00Z`) !== null);
 
 /** A pointer's segments: `/payment_options/methods/0` → payment_options, methods, 0. */
 const segmentsOf = (pointer: string): string[] =>
@@ -107,6 +109,8 @@ function rule(error: ErrorObject): string {
       return `must be ${error.params.type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(String(error.params.type)) ? 'n' : ''} ${error.params.type}`}`;
     case 'enum':
       return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'pattern':
+      return 'is not written as expected';
     case 'maxLength':
       return `must be at most ${limit} characters`;
     case 'minLength':
@@ -116,6 +120,7 @@ function rule(error: ErrorObject): string {
     case 'maximum':
       return `must be at most ${limit}`;
     case 'format':
+      if (error.params.format === 'kassa-day') return 'must be a day of the calendar written YYYY-MM-DD';
       return error.params.format === 'uuid' ? 'must be a UUID' : error.params.format === 'uri' ? 'must be an absolute URL' : `must be a ${error.params.format}`;
     default:
       return 'is not valid';
@@ -160,7 +165,7 @@ function compiledValidator(schema: object): ValidateFunction {
 }
 
 /** A JSON body's check: `body` (none is `{}`) typed, or the KassaError of its first failure. */
-function bodyCheck(schema: object): (body: unknown) => unknown {
+export function bodyCheck(schema: object): (body: unknown) => unknown {
   const validate = compiledValidator(schema);
   return (body) => {
     const value = body === undefined || body === null ? {} : body;
@@ -184,7 +189,7 @@ export interface QueryDefinition {
  * A query string's check (Koa's `ctx.query`: a repeated parameter is an array, which no
  * parameter schema accepts): the parameters typed, or the parameter's own error.
  */
-function queryCheck(definition: QueryDefinition): (query: unknown) => unknown {
+export function queryCheck(definition: QueryDefinition): (query: unknown) => unknown {
   const validate = compiledValidator(definition.schema);
   return (query) => {
     const value = { ...(query as object) };
@@ -202,11 +207,11 @@ export interface ParamsDefinition {
     type: 'object';
     additionalProperties: false;
     required: readonly string[];
-    properties: Record<string, { type: 'string'; format?: string; errorCode: ErrorCode; errorParam?: string }>;
+    properties: Record<string, { type: 'string'; format?: string; pattern?: string; errorCode: ErrorCode; errorParam?: string }>;
   };
 }
 
-function paramsCheck(definition: ParamsDefinition): (params: Record<string, string>) => Record<string, string> {
+export function paramsCheck(definition: ParamsDefinition): (params: Record<string, string>) => Record<string, string> {
   const validate = compiledValidator(definition.schema);
   const uuids = Object.entries(definition.schema.properties)
     .filter(([, schema]) => schema.format === 'uuid')

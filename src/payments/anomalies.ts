@@ -8,6 +8,9 @@ export const ANOMALIES = ['partially_paid', 'overpaid', 'paid_late', 'paid_after
 export type Anomaly = (typeof ANOMALIES)[number];
 
 /**
+ * The one definition of each anomaly: the transfer effects that show it, and the status that rules it
+ * out. `anomaliesOf` reads it for one payment; the dashboard's list filter (dashboard/payments.ts)
+ * turns the same rows into SQL, so the two cannot drift apart.
  * - `partially_paid`: money counted toward a payment that did not complete (still pending, or
  *   ended expired or cancelled short of the amount);
  * - `overpaid`: more of the payment's coin than its amount (the completing transfer overshot, or
@@ -15,15 +18,19 @@ export type Anomaly = (typeof ANOMALIES)[number];
  * - `paid_late`: money of the payment's coin arrived after it expired;
  * - `paid_after_cancel`: money of the payment's coin arrived after it was cancelled;
  * - `wrong_coin`: money in another coin Kassa accepts.
- * In this order; the refundable money behind each is in `GET /v1/payments/{id}/transfers`.
  */
+export const ANOMALY_RULES: Readonly<Record<Anomaly, { effects: readonly TransferEffect[]; unlessStatus?: PaymentStatus }>> = {
+  partially_paid: { effects: ['partial'], unlessStatus: 'completed' },
+  overpaid: { effects: ['overpaid', 'after_completion'] },
+  paid_late: { effects: ['after_expiry'] },
+  paid_after_cancel: { effects: ['after_cancel'] },
+  wrong_coin: { effects: ['wrong_coin'] },
+};
+
+/** The payment's anomalies, in ANOMALIES' order; the refundable money behind each is in `GET /v1/payments/{id}/transfers`. */
 export function anomaliesOf(status: PaymentStatus, effects: readonly string[]): Anomaly[] {
-  const has = (effect: TransferEffect) => effects.includes(effect);
-  const found: Anomaly[] = [];
-  if (status !== 'completed' && has('partial')) found.push('partially_paid');
-  if (has('overpaid') || has('after_completion')) found.push('overpaid');
-  if (has('after_expiry')) found.push('paid_late');
-  if (has('after_cancel')) found.push('paid_after_cancel');
-  if (has('wrong_coin')) found.push('wrong_coin');
-  return found;
+  return ANOMALIES.filter((anomaly) => {
+    const rule = ANOMALY_RULES[anomaly];
+    return rule.unlessStatus !== status && rule.effects.some((effect) => effects.includes(effect));
+  });
 }

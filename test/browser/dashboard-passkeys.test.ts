@@ -136,6 +136,8 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
       (await audit()).map((row) => [row.action, row.detail.method ?? null]),
       [
         ['invitation.accept', null],
+        // The invitation's link opens the first session, audited as every sign-in (issue 33 item 7).
+        ['session.sign_in', 'invitation'],
         ['passkey.add', null],
         ['session.sign_out', null],
         ['session.sign_in', 'passkey'],

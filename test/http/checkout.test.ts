@@ -10,7 +10,8 @@ import { pino } from 'pino';
 import QRCode from 'qrcode';
 import { sql, z } from '../../src/db/pool.ts';
 import { negotiateLang } from '../../src/checkout/i18n.ts';
-import { CHECKOUT_CSP, paymentPageCsp } from '../../src/checkout/page.ts';
+import { paymentPageCsp } from '../../src/checkout/page.ts';
+import { PAGE_CSP } from '../../src/web/csp.ts';
 import { TON_CONNECT_BRIDGE_ORIGINS } from '../../src/checkout/tonconnect.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { createApp } from '../../src/http/app.ts';
@@ -535,7 +536,7 @@ describe('unknown payments', () => {
       const response = await page(id);
       assert.equal(response.status, 404, id);
       assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
-      assert.equal(response.headers.get('content-security-policy'), CHECKOUT_CSP);
+      assert.equal(response.headers.get('content-security-policy'), PAGE_CSP);
       assert.equal(response.headers.get('cache-control'), 'no-store');
       assert.ok(response.text.includes('Payment not found'));
     }

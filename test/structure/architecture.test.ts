@@ -36,6 +36,9 @@ const FORBIDDEN: Array<[string, string, string]> = [
   ['treasury', 'dashboard', "refunds from the dashboard call the treasury's command; money out knows nothing of who asked"],
   ['webhooks', 'dashboard', "redelivery from the dashboard calls the webhooks' command; webhooks know nothing of who asked"],
   ['dashboard', 'presenters', "the dashboard renders pages from the domain's views and rows, not the API's JSON shapes"],
+  ['web', 'checkout', 'the web foundation (html tag, CSP, base.css, assets) is beneath both UIs, never one of them'],
+  ['web', 'dashboard', 'the web foundation (html tag, CSP, base.css, assets) is beneath both UIs, never one of them'],
+  ['web', 'http', 'the web foundation is what pages are made of; routes use it, never the reverse'],
 ];
 
 type Graph = Map<string, Set<string>>;

@@ -24,9 +24,11 @@ import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
 import { qrSvg, transferLinks } from '../../checkout/links.ts';
 import { createPaymentFeed, EVENTS_FULL_RETRY_AFTER_SECONDS, EVENTS_HEARTBEAT_MS, EVENTS_MAX_LIFETIME_MS, EVENTS_MAX_PER_CLIENT } from '../../checkout/live.ts';
 import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
-import { CHECKOUT_CSP, paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
+import { paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
+import { PAGE_CSP } from '../../web/csp.ts';
+import { serveAssets } from '../../web/assets.ts';
 import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';
 import { ratePolicy } from '../../rates/rates.ts';
 import { presentCheckout } from '../../presenters/checkout.ts';
@@ -48,7 +50,7 @@ function noStore(ctx: KassaContext): void {
   ctx.set('Cache-Control', 'no-store');
 }
 
-function htmlHeaders(ctx: KassaContext, lang: Lang, csp = CHECKOUT_CSP): void {
+function htmlHeaders(ctx: KassaContext, lang: Lang, csp = PAGE_CSP): void {
   ctx.type = 'text/html; charset=utf-8';
   noStore(ctx);
   ctx.set('Content-Security-Policy', csp);
@@ -112,13 +114,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     ctx.body = KASSA_ICON_PNG;
   });
 
-  router.get(`${prefix}/assets/:file`, async (ctx, next) => {
-    const asset = Object.hasOwn(STATIC_ASSETS, ctx.params.file ?? '') ? STATIC_ASSETS[ctx.params.file!] : undefined;
-    if (!asset) return next();
-    ctx.type = asset.type;
-    ctx.set('Cache-Control', ctx.query.v === asset.version ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
-    ctx.body = asset.body;
-  });
+  router.get(`${prefix}/assets/:file`, serveAssets(STATIC_ASSETS) as Middleware<KassaState>);
 
   // ---- Public JSON view (the page's polling fallback).
   type ById = Validated<{ params: { paymentId: string } }>;

@@ -1,22 +1,22 @@
 // The merchant dashboard at {base_url}/dashboard (issue 24): server-rendered pages for the people of
-// a store, signed in with a session cookie (never a bearer token in a page). Every route names its
-// steps: the form parser (koa-body; the JSON API keeps its strict reader, docs/ARCHITECTURE.md),
-// the same-origin check on every POST, the session, the store membership (another store is "not
-// found"), the owner check on every action, then the handler. Actions call the very commands the
-// API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
+// a store, signed in with a session cookie (never a bearer token in a page). Routes are registered
+// through the dashboard's router (dashboardSteps.ts), which installs the pipeline once: error
+// pages, the per-client limit, the same-origin check and the form parser on every non-GET, the
+// stage (anyone, signedIn, store, payment), the policy's `can`, and the forms' and query strings'
+// schemas (dashboard.schema.ts, the API's own where the API has the field). Actions call the very
+// commands the API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
 import { KassaError } from '../../errors.ts';
-import { isUuid } from '../../uuid.ts';
+import { idempotent } from '../../idempotency.ts';
 import { redeliverWebhook } from '../../payments/redeliver.ts';
-import { findStorePayment } from '../../payments/view.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
 import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
 import { auditPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
+import { dashboardPaths } from '../../dashboard/paths.ts';
 import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/paymentPage.ts';
 import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
-import { CSV_MAX_ROWS, filtersFrom, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
+import { CSV_MAX_ROWS, filtersOf, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
   changeMembership,
@@ -27,115 +27,145 @@ import {
   invitationsOf,
   membersOf,
   roleIn,
-  roleOf,
 } from '../../dashboard/people.ts';
-import { createSession, findSession, grantsStillOpen, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
+import { can } from '../../dashboard/policy.ts';
+import { findSession, grantsStillOpen, openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
+import { serveAssets } from '../../web/assets.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
-import { isTokenScope, type TokenScope } from '../../auth/scopes.ts';
+import type { TokenScope } from '../../auth/scopes.ts';
 import { listTokens, TokenNameError, tokenName } from '../../auth/tokens.ts';
 import { createRefund } from '../../treasury/refunds.ts';
+import { newUuid } from '../../uuid.ts';
 import type { AppDeps, KassaState } from '../context.ts';
-import { DASHBOARD_PATH, type DashboardCtx, type DashboardState, dashboardSteps } from './dashboardSteps.ts';
-import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import type { Guards } from '../guards.ts';
+import {
+  type AuditQuery,
+  auditQuery,
+  emptyForm,
+  type InvitationCreateForm,
+  invitationCreateForm,
+  type InvitationForm,
+  invitationForm,
+  type PaymentsQuery,
+  paymentsQuery,
+  type RefundForm,
+  refundForm,
+  type RoleForm,
+  roleForm,
+  type SignInForm,
+  signInForm,
+  type TokenForm,
+  tokenForm,
+} from './dashboard.schema.ts';
+import { DASHBOARD_PATH, type DashboardCtx, dashboardRouter, type OfStore, type OfStorePayment, uuidParams } from './dashboardSteps.ts';
+import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardPasswordRoutes } from './dashboardPassword.ts';
 import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
 
-type Ctx = DashboardCtx;
-
 /** A stream of "something changed" for a store's payments list, fed by one shared poller. */
 const LIVE_MAX_LIFETIME_MS = 10 * 60_000;
 /** Live lists one person may hold open at once (per API process). */
 const LIVE_MAX_PER_USER = 20;
 
+/** An invitation's one-time token in its link (dashboard/secrets.ts). */
+const invitationParams = {
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['token'],
+    properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$', errorCode: 'invalid_request' } },
+  },
+} as const;
+
 export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
-  const steps = dashboardSteps(deps);
-  const { root, R, S, setSessionCookie, clientOf, page, message, notFound, redirect, htmlErrors, form, sameOrigin, signedIn, member, owner, safeNext, field } =
-    steps;
-
-  // Every dashboard request first spends from the app's per-client limit (RATE_LIMIT_PER_CLIENT, as the
-  // checkout's): a sign-in or an invitation costs a 32 MiB scrypt, a CSV up to 10,000 rows. Refused:
-  // the 429 page with Retry-After (htmlErrors). Registered before the routes, so it runs before each.
-  router.use(R, htmlErrors as Middleware<KassaState>, guards.clientLimit);
+  const dash = dashboardRouter(router, deps, guards);
+  const { root, setSessionCookie, clientOf, page, message, notFound, redirect, safeNext } = dash.steps;
+  const paths = dashboardPaths(root);
 
   // ---- Assets.
-  router.get(`${R}/assets/:file`, async (ctx, next) => {
-    const asset = Object.hasOwn(DASHBOARD_ASSETS, ctx.params.file ?? '') ? DASHBOARD_ASSETS[ctx.params.file!] : undefined;
-    if (!asset) return next();
-    ctx.type = asset.type;
-    ctx.set('Cache-Control', ctx.query.v === asset.version ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
-    ctx.body = asset.body;
-  });
+  dash.anyone.get('/assets/:file', serveAssets(DASHBOARD_ASSETS) as never);
 
   // ---- Sign-in, sign-out.
-  router.get(`${R}/sign-in`, htmlErrors, async (ctx: Ctx) => {
+  dash.anyone.get('/sign-in', async (ctx) => {
     page(ctx, 200, signInPage({ root, next: typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined }));
   });
-  router.post(`${R}/sign-in`, htmlErrors, sameOrigin, form, async (ctx: Ctx) => {
-    const email = field(ctx, 'email').slice(0, 254);
-    const result = await signIn(pool, { email, password: field(ctx, 'password').slice(0, 1024), actor: clientOf(ctx), now: deps.now() });
-    if (result.outcome === 'limited') {
-      ctx.set('Retry-After', String(result.retryAfterSeconds));
-      const minutes = Math.ceil(result.retryAfterSeconds / 60);
-      page(
-        ctx,
-        429,
-        signInPage({ root, email, problem: `Too many failed sign-ins from your address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }),
-      );
-      return;
-    }
-    if (result.outcome === 'refused') {
-      page(ctx, 401, signInPage({ root, email, problem: 'That email and password do not match an account.', next: safeNext(field(ctx, 'next')) }));
-      return;
-    }
-    setSessionCookie(ctx, result.token);
-    redirect(ctx, safeNext(field(ctx, 'next')));
-  });
-  router.post(`${R}/sign-out`, htmlErrors, sameOrigin, form, signedIn, async (ctx: Ctx) => {
-    await signOut(pool, ctx.state.session!, ctx.state.actor!, deps.now());
+  dash.anyone.post<{ form: SignInForm }>(
+    '/sign-in',
+    {
+      form: signInForm,
+      refused: (ctx, problems) =>
+        page(
+          ctx,
+          400,
+          signInPage({ root, problem: Object.values(problems)[0], next: safeNext(ctx.request.body && (ctx.request.body as { next?: unknown }).next) }),
+        ),
+    },
+    async (ctx) => {
+      const { email = '', password = '', next } = ctx.state.form;
+      const result = await signIn(pool, { email, password, actor: clientOf(ctx), now: deps.now() });
+      if (result.outcome === 'limited') {
+        ctx.set('Retry-After', String(result.retryAfterSeconds));
+        const minutes = Math.ceil(result.retryAfterSeconds / 60);
+        page(
+          ctx,
+          429,
+          signInPage({ root, email, problem: `Too many failed sign-ins from your address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` }),
+        );
+        return;
+      }
+      if (result.outcome === 'refused') {
+        page(ctx, 401, signInPage({ root, email, problem: 'That email and password do not match an account.', next: safeNext(next) }));
+        return;
+      }
+      setSessionCookie(ctx, result.token);
+      redirect(ctx, safeNext(next));
+    },
+  );
+  dash.signedIn.post('/sign-out', { form: emptyForm }, async (ctx) => {
+    await signOut(pool, ctx.state.session, ctx.state.actor, deps.now());
     setSessionCookie(ctx, null);
-    redirect(ctx, `${root}/sign-in?signed_out=1`);
+    redirect(ctx, paths.signIn('signed_out=1'));
   });
-  router.post(`${R}/sign-out-everywhere`, htmlErrors, sameOrigin, form, signedIn, async (ctx: Ctx) => {
-    await signOutEverywhere(pool, ctx.state.session!, ctx.state.actor!, deps.now());
+  dash.signedIn.post('/sign-out-everywhere', { form: emptyForm }, async (ctx) => {
+    await signOutEverywhere(pool, ctx.state.session, ctx.state.actor, deps.now());
     setSessionCookie(ctx, null);
-    redirect(ctx, `${root}/sign-in?signed_out=everywhere`);
+    redirect(ctx, paths.signIn('signed_out=everywhere'));
   });
 
   // ---- Invitations: the one-time link (bound to its email: people.ts invitationTaker).
-  const invitationGone = (ctx: Ctx) =>
+  const invitationGone = (ctx: DashboardCtx) =>
     message(ctx, 404, 'Invitation not valid', 'This invitation link was used already, has expired, or never existed. Ask for a new one.', true);
   /** Who is signed in, if anyone (an invitation page needs no session; one to an existing account needs its person's). */
-  const signedInEmail = async (ctx: Ctx): Promise<string | null> => {
-    const token = steps.sessionToken(ctx);
+  const signedInEmail = async (ctx: DashboardCtx): Promise<string | null> => {
+    const token = dash.steps.sessionToken(ctx);
     return token ? ((await findSession(pool, token, deps.now()))?.email ?? null) : null;
   };
-  router.get(`${R}/invite/:token`, htmlErrors, async (ctx: Ctx) => {
-    const token = (ctx.params as { token: string }).token;
+  dash.anyone.get<{ params: { token: string } }>('/invite/:token', { params: invitationParams }, async (ctx) => {
+    const token = ctx.state.params.token;
     const invitation = await findOpenInvitation(pool, token, deps.now());
     if (!invitation) return invitationGone(ctx);
     page(ctx, 200, invitationPage({ root, token, invitation, taker: invitationTaker(invitation, await signedInEmail(ctx)) }));
   });
-  router.post(`${R}/invite/:token`, htmlErrors, sameOrigin, form, async (ctx: Ctx) => {
-    const token = (ctx.params as { token: string }).token;
+  dash.anyone.post<{ params: { token: string }; form: InvitationForm }>('/invite/:token', { params: invitationParams, form: invitationForm }, async (ctx) => {
+    const token = ctx.state.params.token;
     const now = deps.now();
     const invitation = await findOpenInvitation(pool, token, now);
     if (!invitation) return invitationGone(ctx);
     const email = await signedInEmail(ctx);
     const taker = invitationTaker(invitation, email);
-    const password = field(ctx, 'password');
-    if (taker === 'set_password' && password !== field(ctx, 'confirm')) {
+    const { password = '', confirm = '' } = ctx.state.form;
+    if (taker === 'set_password' && password !== confirm) {
       page(ctx, 400, invitationPage({ root, token, invitation, taker, problems: { confirm: 'The two passwords differ.' } }));
       return;
     }
     let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
-      accepted = await acceptInvitation(pool, { token, password: password.slice(0, 1024), signedInEmail: email, actor: clientOf(ctx), now });
+      accepted = await acceptInvitation(pool, { token, password, signedInEmail: email, actor: clientOf(ctx), now });
     } catch (error) {
       if (!(error instanceof FormProblem)) throw error;
       const problems = { [error.field === 'password' ? 'password' : 'form']: error.message };
@@ -144,37 +174,45 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     }
     if (!accepted) return invitationGone(ctx);
     // A new password (first sign-in or reset) signs this browser in; a person who joined signed in already stays so.
-    if (taker === 'set_password') setSessionCookie(ctx, await createSession(pool, accepted.userId, clientOf(ctx), now));
-    redirect(ctx, `${root}/stores/${accepted.storeId}/payments`);
+    if (taker === 'set_password') {
+      const { userId } = accepted;
+      setSessionCookie(
+        ctx,
+        await pool.transaction((tx) => openSession(tx, { userId, email: accepted.email, actor: clientOf(ctx), method: 'invitation', now })),
+      );
+    }
+    redirect(ctx, paths.store(accepted.storeId).payments());
   });
 
-  // ---- The stores the user may open.
+  // ---- The stores the person may open.
   // The app's router is strict: /dashboard (the address README gives) goes to /dashboard/.
-  router.get(R, htmlErrors, async (ctx: Ctx) => redirect(ctx, `${root}/`));
-  router.get(`${R}/`, htmlErrors, signedIn, async (ctx: Ctx) => {
-    const memberships = ctx.state.viewer!.memberships;
-    if (memberships.length === 1) return redirect(ctx, `${root}/stores/${memberships[0]!.storeId}/payments`);
-    page(ctx, 200, storesPage({ root, viewer: ctx.state.viewer! }));
+  dash.anyone.get('', async (ctx) => redirect(ctx, `${root}/`));
+  dash.signedIn.get('/', async (ctx) => {
+    const memberships = ctx.state.viewer.memberships;
+    if (memberships.length === 1) return redirect(ctx, paths.store(memberships[0]!.storeId).payments());
+    page(ctx, 200, storesPage({ root, viewer: ctx.state.viewer }));
   });
 
   // ---- Payments.
-  router.get(`${S}/payments`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
-    const store = ctx.state.store!;
-    const filters = filtersFrom(ctx.query);
+  /** A filter the schema refuses: the "Not accepted" page naming it (a form error, never a 500). */
+  const filterRefused = (ctx: DashboardCtx, problems: Record<string, string>) =>
+    message(ctx, 400, 'Not accepted', `${Object.values(problems).join(' ')} Change the filter and try again.`);
+  dash.store.get<{ query: PaymentsQuery }>('/payments', { query: paymentsQuery, refused: filterRefused }, async (ctx) => {
+    const store = ctx.state.store;
+    const filters = filtersOf(ctx.state.query);
     const [{ rows, hasMore }, coins, fingerprints] = await Promise.all([
       listStorePayments(pool, store.id, filters),
       storeCoins(pool, store.id),
       listFingerprints(pool, [store.id]),
     ]);
     const since = fingerprints.get(store.id) ?? '';
-    page(ctx, 200, paymentsPage({ root, viewer: ctx.state.viewer!, store, filters, coins, rows, hasMore, since }));
+    page(ctx, 200, paymentsPage({ root, viewer: ctx.state.viewer, store, filters, coins, rows, hasMore, since }));
   });
 
   // The filtered list as CSV (at most CSV_MAX_ROWS, newest first; X-Kassa-Truncated: true when more matched).
-  router.get(`${S}/payments.csv`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
-    const store = ctx.state.store!;
-    const { after: _after, ...filters } = filtersFrom(ctx.query);
-    const { rows, hasMore } = await listStorePayments(pool, store.id, filters, CSV_MAX_ROWS);
+  dash.store.get<{ query: PaymentsQuery }>('/payments.csv', { query: paymentsQuery, refused: filterRefused }, async (ctx) => {
+    const { after: _after, ...filters } = filtersOf(ctx.state.query);
+    const { rows, hasMore } = await listStorePayments(pool, ctx.state.store.id, filters, CSV_MAX_ROWS);
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Content-Disposition', `attachment; filename="payments-${new Date(deps.now()).toISOString().slice(0, 10)}.csv"`);
@@ -200,9 +238,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   // Open live streams per person (each holds a socket for up to LIVE_MAX_LIFETIME_MS); beyond, 429
   // and the list is simply not live in that tab.
   const streams = createLiveStreams({ perKey: LIVE_MAX_PER_USER, lifetimeMs: LIVE_MAX_LIFETIME_MS });
-  router.get(`${S}/payments/events`, htmlErrors, signedIn, member, async (ctx: Ctx) => {
-    const storeId = ctx.state.store!.id;
-    const userId = ctx.state.session!.userId;
+  dash.store.get('/payments/events', async (ctx) => {
+    const storeId = ctx.state.store.id;
+    const userId = ctx.state.session.userId;
     if (streams.admit(userId) !== 'ok') {
       ctx.set('Retry-After', '30');
       return message(ctx, 429, 'Too many live lists', 'Close some dashboard tabs; this list is not updated live.');
@@ -228,216 +266,243 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     );
   });
 
-  const showPayment = async (ctx: Ctx, status: number, extra: { refund?: RefundFormState; preview?: RefundPreview; actionProblem?: string | null } = {}) => {
-    const store = ctx.state.store!;
+  const showPayment = async (
+    ctx: DashboardCtx & { state: OfStore },
+    status: number,
+    extra: { refund?: RefundFormState; preview?: RefundPreview; confirmKey?: string; actionProblem?: string | null } = {},
+  ) => {
+    const store = ctx.state.store;
     const loaded = await loadPaymentPage(pool, store.id, (ctx.params as { paymentId: string }).paymentId, config.tonNetwork);
     if (!loaded) return notFound(ctx);
     const notice = isNotice(ctx.query.notice) ? ctx.query.notice : null;
     page(
       ctx,
       status,
-      paymentPage({ root, viewer: ctx.state.viewer!, store, page: loaded, checkoutUrl: `${config.checkoutBaseUrl}/${loaded.payment.id}`, notice, ...extra }),
+      paymentPage({ root, viewer: ctx.state.viewer, store, page: loaded, checkoutUrl: `${config.checkoutBaseUrl}/${loaded.payment.id}`, notice, ...extra }),
     );
   };
-  router.get(`${S}/payments/:paymentId`, htmlErrors, signedIn, member, async (ctx: Ctx) => showPayment(ctx, 200));
+  dash.payment.get('', async (ctx) => showPayment(ctx, 200));
 
-  /** The store's payment (another store's, or none, is not found — before anything else is read). */
-  const storePayment: Middleware<DashboardState> = async (ctx, next) => {
-    const paymentId = (ctx.params as { paymentId: string }).paymentId;
-    const payment = isUuid(paymentId) ? await findStorePayment(pool, ctx.state.store!.id, paymentId.toLowerCase()) : null;
-    if (!payment) return notFound(ctx);
-    ctx.state.payment = payment;
-    await next();
+  /** What the owner typed into the refund form (as typed, for the form shown again). */
+  const typedRefund = (ctx: DashboardCtx): RefundFormState => {
+    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const typed = (name: string) => (typeof body[name] === 'string' ? (body[name] as string).trim() : '');
+    return { coin: typed('coin'), amount: typed('amount'), address: typed('address') };
   };
-
-  router.post(`${S}/payments/:paymentId/refunds`, htmlErrors, sameOrigin, form, signedIn, member, storePayment, owner('refund.refused'), async (ctx: Ctx) => {
-    const store = ctx.state.store!;
-    const payment = ctx.state.payment!;
-    const paymentId = payment.id;
-    const request = { coin: field(ctx, 'coin').trim(), amount: field(ctx, 'amount').trim(), address: field(ctx, 'address').trim() };
-    const problems: Record<string, string> = {};
-    if (!/^\d{1,30}(\.\d{1,30})?$/.test(request.amount)) problems.amount = 'Write the amount as a number such as 0.5.';
-    if (request.address === '' || request.address.length > 100) problems.address = 'Give the TON address the refund goes to.';
-    if (!/^[A-Za-z0-9]{1,16}$/.test(request.coin)) problems.form = 'Choose the coin to refund.';
-    if (Object.keys(problems).length > 0) return showPayment(ctx, 400, { refund: { ...request, problems } });
-    const refused = (error: unknown) => {
-      if (!(error instanceof KassaError)) throw error;
-      const param = error.param === 'amount' || error.param === 'address' ? error.param : 'form';
-      return showPayment(ctx, 400, { refund: { ...request, problems: { [param]: error.message } } });
-    };
-    // First post: what would be sent, its fee and what arrives (the command itself, rolled back), to confirm.
-    if (field(ctx, 'confirmed') !== 'yes') {
-      let preview: RefundPreview;
+  /** A refusal's param as the refund form's field (amount, address) or the form's own line. */
+  const refundProblems = (problems: Record<string, string>) =>
+    Object.fromEntries(Object.entries(problems).map(([field, text]) => [field === 'amount' || field === 'address' ? field : 'form', text]));
+  dash.payment.post<{ form: RefundForm }>(
+    '/refunds',
+    {
+      can: 'refund.create',
+      form: refundForm,
+      refused: (ctx, problems) => showPayment(ctx, 400, { refund: { ...typedRefund(ctx), problems: refundProblems(problems) } }),
+    },
+    async (ctx) => {
+      const { store, payment } = ctx.state;
+      const { confirmed, key, ...request } = ctx.state.form;
+      const refused = (error: unknown) => {
+        if (!(error instanceof KassaError)) throw error;
+        return showPayment(ctx, 400, { refund: { ...typedRefund(ctx), problems: refundProblems({ [error.param ?? 'form']: error.message }) } });
+      };
+      // First post: what would be sent, its fee and what arrives (the command itself, rolled back), to
+      // confirm; the confirmation's form carries a one-time key.
+      if (confirmed !== 'yes' || key === undefined) {
+        let preview: RefundPreview;
+        try {
+          preview = await previewRefund(pool, config.tonNetwork, payment, request, deps.now());
+        } catch (error) {
+          return refused(error);
+        }
+        return showPayment(ctx, 200, { refund: request, preview, confirmKey: newUuid() });
+      }
+      const now = deps.now();
       try {
-        preview = await previewRefund(pool, config.tonNetwork, payment, request, deps.now());
+        // The API's own command (POST /v1/payments/{id}/refunds) and the audit row, in one transaction
+        // under the confirmation's key (src/idempotency.ts, as the API's X-Idempotency-Key): a second
+        // post of the same confirmation plans nothing and answers as the first.
+        await idempotent(pool, { storeId: store.id, endpoint: `dashboard POST /payments/${payment.id}/refunds`, key, body: request, now }, async (tx) => {
+          const refund = await createRefund(tx, config.tonNetwork, payment, request, now);
+          await recordAudit(
+            tx,
+            ctx.state.actor,
+            {
+              storeId: store.id,
+              action: 'refund.create',
+              subject: payment.id,
+              detail: { refund: refund.id, coin: refund.coin_symbol, amount: refund.amount, address: request.address },
+            },
+            now,
+          );
+          return { status: 201, body: { refund: refund.id }, paymentId: payment.id };
+        });
       } catch (error) {
         return refused(error);
       }
-      return showPayment(ctx, 200, { refund: request, preview });
-    }
-    const now = deps.now();
-    try {
-      // The API's own command (POST /v1/payments/{id}/refunds), and the audit row, in one transaction.
-      await pool.transaction(async (tx) => {
-        const refund = await createRefund(tx, config.tonNetwork, payment, request, now);
-        await recordAudit(
-          tx,
-          ctx.state.actor!,
-          {
-            storeId: store.id,
-            action: 'refund.create',
-            subject: paymentId,
-            detail: { refund: refund.id, coin: refund.coin_symbol, amount: refund.amount, address: request.address },
-          },
-          now,
-        );
-      });
-    } catch (error) {
-      return refused(error);
-    }
-    redirect(ctx, `${root}/stores/${store.id}/payments/${paymentId}?notice=refund_created`);
-  });
-
-  router.post(
-    `${S}/payments/:paymentId/webhook/redeliver`,
-    htmlErrors,
-    sameOrigin,
-    form,
-    signedIn,
-    member,
-    storePayment,
-    owner('webhook.refused'),
-    async (ctx: Ctx) => {
-      const store = ctx.state.store!;
-      const paymentId = ctx.state.payment!.id;
-      const now = deps.now();
-      try {
-        // The API's own command (POST /v1/payments/{id}/webhook/redeliver), and the audit row, in one transaction.
-        await pool.transaction(async (tx) => {
-          const delivery = await redeliverWebhook(tx, ctx.state.payment!, now);
-          await recordAudit(
-            tx,
-            ctx.state.actor!,
-            { storeId: store.id, action: 'webhook.redeliver', subject: paymentId, detail: { delivery: delivery.id } },
-            now,
-          );
-        });
-      } catch (error) {
-        if (!(error instanceof KassaError)) throw error;
-        return showPayment(ctx, 409, { actionProblem: error.message });
-      }
-      redirect(ctx, `${root}/stores/${store.id}/payments/${paymentId}?notice=redelivery_queued`);
+      redirect(ctx, paths.store(store.id).payment(payment.id, 'notice=refund_created'));
     },
   );
 
-  // ---- Team and invitations (owners).
-  const showTeam = async (ctx: Ctx, status: number, extra: Pick<Parameters<typeof teamPage>[0], 'created' | 'form' | 'memberProblem' | 'notice'> = {}) => {
-    const store = ctx.state.store!;
-    const [members, invitations] = await Promise.all([membersOf(pool, store.id), invitationsOf(pool, store.id)]);
-    page(ctx, status, teamPage({ root, viewer: ctx.state.viewer!, store, members, invitations, now: deps.now(), ...extra }));
-  };
-  router.get(`${S}/team`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTeam(ctx, 200));
-  router.post(`${S}/team/invitations`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
-    const email = field(ctx, 'email').slice(0, 254);
-    const role = roleOf(field(ctx, 'role')) ?? 'viewer';
+  dash.payment.post('/webhook/redeliver', { can: 'webhook.redeliver', form: emptyForm }, async (ctx: DashboardCtx & { state: OfStorePayment }) => {
+    const { store, payment } = ctx.state;
+    const now = deps.now();
     try {
-      const made = await createInvitation(pool, {
-        storeId: ctx.state.store!.id,
-        email,
-        role,
-        baseUrl: config.baseUrl,
-        actor: ctx.state.actor!,
-        now: deps.now(),
+      // The API's own command (POST /v1/payments/{id}/webhook/redeliver), and the audit row, in one transaction.
+      await pool.transaction(async (tx) => {
+        const delivery = await redeliverWebhook(tx, payment, now);
+        await recordAudit(tx, ctx.state.actor, { storeId: store.id, action: 'webhook.redeliver', subject: payment.id, detail: { delivery: delivery.id } }, now);
       });
-      await showTeam(ctx, 201, { created: { url: made.url, email: made.email } });
     } catch (error) {
-      if (!(error instanceof FormProblem)) throw error;
-      await showTeam(ctx, 400, { form: { email, role, problems: { [error.field ?? 'email']: error.message } } });
+      if (!(error instanceof KassaError)) throw error;
+      return showPayment(ctx, 409, { actionProblem: error.message });
     }
+    redirect(ctx, paths.store(store.id).payment(payment.id, 'notice=redelivery_queued'));
   });
 
-  const memberChange = (remove: boolean) => async (ctx: Ctx) => {
-    const store = ctx.state.store!;
-    const userId = (ctx.params as { userId: string }).userId;
-    const role = remove ? null : (roleOf(field(ctx, 'role')) ?? 'viewer');
+  // ---- Team and invitations (owners).
+  const showTeam = async (
+    ctx: DashboardCtx & { state: OfStore },
+    status: number,
+    extra: Pick<Parameters<typeof teamPage>[0], 'created' | 'form' | 'memberProblem' | 'notice'> = {},
+  ) => {
+    const store = ctx.state.store;
+    const [members, invitations] = await Promise.all([membersOf(pool, store.id), invitationsOf(pool, store.id)]);
+    page(ctx, status, teamPage({ root, viewer: ctx.state.viewer, store, members, invitations, now: deps.now(), ...extra }));
+  };
+  dash.store.get('/team', { can: 'team.manage' }, async (ctx) => showTeam(ctx, 200));
+  dash.store.post<{ form: InvitationCreateForm }>(
+    '/team/invitations',
+    {
+      can: 'team.manage',
+      form: invitationCreateForm,
+      refused: (ctx, problems) => {
+        const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+        const email = typeof body.email === 'string' ? body.email : '';
+        return showTeam(ctx, 400, { form: { email, role: body.role === 'owner' ? 'owner' : 'viewer', problems: invitationProblems(problems) } });
+      },
+    },
+    async (ctx) => {
+      const { email, role = 'viewer' } = ctx.state.form;
+      try {
+        const made = await createInvitation(pool, {
+          storeId: ctx.state.store.id,
+          email,
+          role,
+          baseUrl: config.baseUrl,
+          actor: ctx.state.actor,
+          now: deps.now(),
+        });
+        await showTeam(ctx, 201, { created: { url: made.url, email: made.email } });
+      } catch (error) {
+        if (!(error instanceof FormProblem)) throw error;
+        await showTeam(ctx, 400, { form: { email, role, problems: { [error.field ?? 'email']: error.message } } });
+      }
+    },
+  );
+
+  const memberChange = (remove: boolean) => async (ctx: DashboardCtx & { state: OfStore<{ params: { userId: string }; form: Partial<RoleForm> }> }) => {
+    const store = ctx.state.store;
+    const userId = ctx.state.params.userId;
+    const role = remove ? null : (ctx.state.form.role ?? 'viewer');
     try {
-      const changed = await changeMembership(pool, { storeId: store.id, userId, role, actor: ctx.state.actor!, now: deps.now() });
+      const changed = await changeMembership(pool, { storeId: store.id, userId, role, actor: ctx.state.actor, now: deps.now() });
       if (!changed) return notFound(ctx);
     } catch (error) {
       if (!(error instanceof FormProblem)) throw error;
       return showTeam(ctx, 400, { memberProblem: error.message });
     }
     // Someone who removed or demoted themselves has no Team page any more.
-    if ((await roleIn(pool, ctx.state.session!.userId, store.id)) !== 'owner') return redirect(ctx, `${root}/`);
+    if (!can(await roleIn(pool, ctx.state.session.userId, store.id), 'team.manage')) return redirect(ctx, paths.home);
     await showTeam(ctx, 200, { notice: remove ? 'Member removed.' : 'Role changed.' });
   };
+  const memberParams = uuidParams('userId');
   // A password reset: a new invitation that sets a new password (people.ts mayReset says for whom).
-  router.post(`${S}/team/members/:userId/reset-password`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
-    const store = ctx.state.store!;
-    const userId = (ctx.params as { userId: string }).userId.toLowerCase();
-    const target = (await membersOf(pool, store.id)).find((m) => m.user_id === userId);
-    if (!target) return notFound(ctx);
-    try {
-      const made = await createInvitation(pool, {
-        storeId: store.id,
-        email: target.email,
-        role: target.role,
-        resetsPassword: true,
-        baseUrl: config.baseUrl,
-        actor: ctx.state.actor!,
-        now: deps.now(),
-      });
-      await showTeam(ctx, 201, { created: { url: made.url, email: made.email, resetsPassword: true } });
-    } catch (error) {
-      if (!(error instanceof FormProblem)) throw error;
-      await showTeam(ctx, 400, { memberProblem: error.message });
-    }
-  });
-  router.post(`${S}/team/members/:userId/role`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(false));
-  router.post(`${S}/team/members/:userId/remove`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), memberChange(true));
+  dash.store.post<{ params: { userId: string } }>(
+    '/team/members/:userId/reset-password',
+    { can: 'team.manage', params: memberParams, form: emptyForm },
+    async (ctx) => {
+      const store = ctx.state.store;
+      const userId = ctx.state.params.userId;
+      const target = (await membersOf(pool, store.id)).find((m) => m.user_id === userId);
+      if (!target) return notFound(ctx);
+      try {
+        const made = await createInvitation(pool, {
+          storeId: store.id,
+          email: target.email,
+          role: target.role,
+          resetsPassword: true,
+          baseUrl: config.baseUrl,
+          actor: ctx.state.actor,
+          now: deps.now(),
+        });
+        await showTeam(ctx, 201, { created: { url: made.url, email: made.email, resetsPassword: true } });
+      } catch (error) {
+        if (!(error instanceof FormProblem)) throw error;
+        await showTeam(ctx, 400, { memberProblem: error.message });
+      }
+    },
+  );
+  dash.store.post<{ params: { userId: string }; form: RoleForm }>(
+    '/team/members/:userId/role',
+    { can: 'team.manage', params: memberParams, form: roleForm },
+    memberChange(false),
+  );
+  dash.store.post<{ params: { userId: string }; form: Partial<RoleForm> }>(
+    '/team/members/:userId/remove',
+    { can: 'team.manage', params: memberParams, form: emptyForm },
+    memberChange(true),
+  );
 
   // ---- API tokens (owners): issue (shown once), list (never the secret), revoke.
   const showTokens = async (
-    ctx: Ctx,
+    ctx: DashboardCtx & { state: OfStore },
     status: number,
-    extra: { issued?: { token: string; jti: string; scope: TokenScope; name: string | null }; notice?: string } = {},
+    extra: { issued?: { token: string; jti: string; scope: TokenScope; name: string | null }; notice?: string; problems?: Record<string, string> } = {},
   ) => {
-    const store = ctx.state.store!;
-    page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer!, store, tokens: await listTokens(pool, store.id, deps.now()), ...extra }));
+    const store = ctx.state.store;
+    page(ctx, status, tokensPage({ root, viewer: ctx.state.viewer, store, tokens: await listTokens(pool, store.id, deps.now()), ...extra }));
   };
-  router.get(`${S}/tokens`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => showTokens(ctx, 200));
-  router.post(`${S}/tokens`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
-    const scope = field(ctx, 'scope') || 'full';
-    if (!isTokenScope(scope)) return message(ctx, 400, 'Not accepted', 'Choose what the token may do: full access, read-only, or create and read payments.');
-    let name: string | null;
-    try {
-      name = tokenName(field(ctx, 'name'));
-    } catch (error) {
-      if (!(error instanceof TokenNameError)) throw error;
-      return message(ctx, 400, 'Not accepted', `The name is too long or has control characters: ${error.message}.`);
-    }
-    const issued = await issueStoreToken(pool, ctx.state.store!.id, { lifetime: field(ctx, 'lifetime'), scope, name }, ctx.state.actor!, deps.now());
-    // Answered with the page itself, never a redirect: the token is in this one answer only.
-    await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti, scope: issued.scope, name: issued.name } });
-  });
-  router.post(`${S}/tokens/:jti/revoke`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: Ctx) => {
-    const jti = (ctx.params as { jti: string }).jti;
-    if (!(await revokeStoreToken(pool, ctx.state.store!.id, jti, ctx.state.actor!, deps.now()))) return notFound(ctx);
-    await showTokens(ctx, 200, { notice: `Token ${jti.toLowerCase()} revoked: requests with it are refused from now on.` });
+  dash.store.get('/tokens', { can: 'tokens.manage' }, async (ctx) => showTokens(ctx, 200));
+  dash.store.post<{ form: TokenForm }>(
+    '/tokens',
+    { can: 'tokens.manage', form: tokenForm, refused: (ctx, problems) => showTokens(ctx, 400, { problems }) },
+    async (ctx) => {
+      const { scope = 'full', lifetime = 'never' } = ctx.state.form;
+      let name: string | null;
+      try {
+        name = tokenName(ctx.state.form.name);
+      } catch (error) {
+        if (!(error instanceof TokenNameError)) throw error;
+        return showTokens(ctx, 400, { problems: { name: `The name is too long or has control characters: ${error.message}.` } });
+      }
+      const issued = await issueStoreToken(pool, ctx.state.store.id, { lifetime, scope, name }, ctx.state.actor, deps.now());
+      // Answered with the page itself, never a redirect: the token is in this one answer only.
+      await showTokens(ctx, 201, { issued: { token: issued.token, jti: issued.jti, scope: issued.scope, name: issued.name } });
+    },
+  );
+  dash.store.post<{ params: { jti: string } }>('/tokens/:jti/revoke', { can: 'tokens.manage', params: uuidParams('jti'), form: emptyForm }, async (ctx) => {
+    const jti = ctx.state.params.jti;
+    if (!(await revokeStoreToken(pool, ctx.state.store.id, jti, ctx.state.actor, deps.now()))) return notFound(ctx);
+    await showTokens(ctx, 200, { notice: `Token ${jti} revoked: requests with it are refused from now on.` });
   });
 
   // ---- Audit log (owners).
-  router.get(`${S}/audit`, htmlErrors, signedIn, member, owner(null), async (ctx: Ctx) => {
-    const before = typeof ctx.query.before === 'string' && /^\d{1,18}$/.test(ctx.query.before) ? ctx.query.before : undefined;
-    const { rows, hasMore } = await listAudit(pool, ctx.state.store!.id, { limit: 100, ...(before ? { beforeId: before } : {}) });
-    page(ctx, 200, auditPage({ root, viewer: ctx.state.viewer!, store: ctx.state.store!, rows, hasMore }));
+  dash.store.get<{ query: AuditQuery }>('/audit', { can: 'audit.read', query: auditQuery }, async (ctx) => {
+    const { before } = ctx.state.query;
+    const { rows, hasMore } = await listAudit(pool, ctx.state.store.id, { limit: 100, ...(before ? { beforeId: before } : {}) });
+    page(ctx, 200, auditPage({ root, viewer: ctx.state.viewer, store: ctx.state.store, rows, hasMore }));
   });
 
-  dashboardMoneyRoutes(router, deps, steps);
-  dashboardSettingsRoutes(router, deps, steps);
-  dashboardPasskeysRoutes(router, deps, steps);
-  dashboardPasswordRoutes(router, deps, steps);
+  dashboardMoneyRoutes(dash, deps);
+  dashboardSettingsRoutes(dash, deps);
+  dashboardPasskeysRoutes(dash, deps);
+  dashboardPasswordRoutes(dash, deps);
 
   // Anything else under the dashboard: its own 404 page.
-  router.all(`${R}/{*rest}`, htmlErrors, async (ctx: Ctx) => notFound(ctx));
+  dash.anyone.all('/{*rest}', { withoutOriginCheck: 'changes nothing: answers the not-found page' }, async (ctx) => notFound(ctx));
 }
+
+/** The invitation form's problems by its fields (email, role). */
+const invitationProblems = (problems: Record<string, string>) =>
+  Object.fromEntries(Object.entries(problems).map(([field, text]) => [field === 'role' ? 'role' : 'email', text]));

@@ -1,8 +1,7 @@
 // The dashboard's Money and Webhooks pages (issue 24): the store's money per coin, reconciliation
 // and treasury (read-only, every member); the webhook key set, the store's recent deliveries and a
 // sample receiver (every member), and the key's rotation (owners: the command `kassa keys rotate`
-// runs, audited as webhook_key.rotate). Steps as everywhere in the dashboard (dashboardSteps.ts).
-import type Router from '@koa/router';
+// runs, audited as webhook_key.rotate). The pipeline is the dashboard router's (dashboardSteps.ts).
 import { recentWebhookOutcomes, storeMoney } from '../../dashboard/money.ts';
 import { moneyPage } from '../../dashboard/moneyPage.ts';
 import { FormProblem } from '../../dashboard/people.ts';
@@ -10,29 +9,32 @@ import { listWebhookKeys, rotateWebhookKey } from '../../dashboard/webhookKeys.t
 import { ENDPOINT_NOTICES, type EndpointNotice, webhooksPage } from '../../dashboard/webhooksPage.ts';
 import { endpointsOfStore } from '../../dashboard/webhookEndpoints.ts';
 import { dashboardEndpointRoutes, type ShowWebhooks } from './dashboardEndpoints.ts';
-import type { AppDeps, KassaState } from '../context.ts';
-import type { DashboardCtx, DashboardSteps } from './dashboardSteps.ts';
+import { dashboardPaths } from '../../dashboard/paths.ts';
+import type { AppDeps } from '../context.ts';
+import { emptyForm } from './dashboard.schema.ts';
+import type { DashboardRouter } from './dashboardSteps.ts';
 
-export function dashboardMoneyRoutes(router: Router<KassaState>, deps: AppDeps, steps: DashboardSteps): void {
+export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void {
   const { pool, config } = deps;
-  const { root, S, page, redirect, htmlErrors, form, sameOrigin, signedIn, member, owner } = steps;
+  const { root, page, redirect } = dash.steps;
+  const paths = dashboardPaths(root);
 
-  router.get(`${S}/money`, htmlErrors, signedIn, member, async (ctx: DashboardCtx) => {
-    const store = ctx.state.store!;
-    page(ctx, 200, moneyPage({ root, viewer: ctx.state.viewer!, store, money: await storeMoney(pool, store.id, config.tonNetwork) }));
+  dash.store.get('/money', async (ctx) => {
+    const store = ctx.state.store;
+    page(ctx, 200, moneyPage({ root, viewer: ctx.state.viewer, store, money: await storeMoney(pool, store.id, config.tonNetwork) }));
   });
 
   const showWebhooks: ShowWebhooks = async (ctx, status, extra = {}) => {
-    const store = ctx.state.store!;
+    const store = ctx.state.store;
     const [keys, deliveries, endpoints] = await Promise.all([
       listWebhookKeys(pool, deps.now()),
       recentWebhookOutcomes(pool, store.id),
       endpointsOfStore(pool, store.id),
     ]);
     const keysUrl = `${config.checkoutBaseUrl}/v1/webhook/keys`;
-    page(ctx, status, webhooksPage({ root, viewer: ctx.state.viewer!, store, keys, keysUrl, deliveries, endpoints, ...extra }));
+    page(ctx, status, webhooksPage({ root, viewer: ctx.state.viewer, store, keys, keysUrl, deliveries, endpoints, ...extra }));
   };
-  router.get(`${S}/webhooks`, htmlErrors, signedIn, member, async (ctx: DashboardCtx) => {
+  dash.store.get('/webhooks', async (ctx) => {
     // After a rotation (post, then redirect here): the new key, if it is the active one.
     const rotated = typeof ctx.query.rotated === 'string' ? ctx.query.rotated : null;
     const active = rotated === null ? null : (await listWebhookKeys(pool, deps.now())).find((k) => k.retired_at === null && k.kid === rotated);
@@ -43,15 +45,15 @@ export function dashboardMoneyRoutes(router: Router<KassaState>, deps: AppDeps, 
       active ? { notice: `Key ${active.kid} signs from now on; the previous key stays published for 24 hours.` } : notice ? { notice } : {},
     );
   });
-  router.post(`${S}/webhooks/keys/rotate`, htmlErrors, sameOrigin, form, signedIn, member, owner(null), async (ctx: DashboardCtx) => {
+  dash.store.post('/webhooks/keys/rotate', { can: 'webhook_key.rotate', form: emptyForm }, async (ctx) => {
     let kid: string;
     try {
-      kid = await rotateWebhookKey(pool, ctx.state.actor!, ctx.state.store!.id, deps.now());
+      kid = await rotateWebhookKey(pool, ctx.state.actor, ctx.state.store.id, deps.now());
     } catch (error) {
       if (!(error instanceof FormProblem)) throw error;
       return showWebhooks(ctx, 409, { problem: error.message });
     }
-    redirect(ctx, `${root}/stores/${ctx.state.store!.id}/webhooks?rotated=${encodeURIComponent(kid)}`);
+    redirect(ctx, paths.store(ctx.state.store.id).webhooks(`rotated=${encodeURIComponent(kid)}`));
   });
-  dashboardEndpointRoutes(router, deps, steps, showWebhooks);
+  dashboardEndpointRoutes(dash, deps, showWebhooks);
 }

@@ -1,32 +1,35 @@
 // The dashboard's Password page (issue 35): a signed-in person changes their password. The rules
 // (current password or a recent passkey sign-in, the password rule, other sessions ended, the audit
-// row) are src/dashboard/sessions.ts changePassword's.
-import type Router from '@koa/router';
+// row) are src/dashboard/sessions.ts changePassword's. The pipeline is the dashboard router's (dashboardSteps.ts).
+import { dashboardPaths } from '../../dashboard/paths.ts';
 import { passwordPage } from '../../dashboard/passwordPage.ts';
 import { FormProblem } from '../../dashboard/people.ts';
 import { changePassword, needsCurrentPassword } from '../../dashboard/sessions.ts';
-import type { AppDeps, KassaState } from '../context.ts';
-import type { DashboardCtx as Ctx, DashboardSteps } from './dashboardSteps.ts';
+import type { AppDeps } from '../context.ts';
+import { type PasswordForm, passwordForm } from './dashboard.schema.ts';
+import type { DashboardCtx, DashboardRouter, SignedIn } from './dashboardSteps.ts';
 
-export function dashboardPasswordRoutes(router: Router<KassaState>, deps: AppDeps, steps: DashboardSteps): void {
+type Ctx = DashboardCtx & { state: SignedIn };
+
+export function dashboardPasswordRoutes(dash: DashboardRouter, deps: AppDeps): void {
   const { pool } = deps;
-  const { root, R, page, htmlErrors, form, sameOrigin, signedIn, redirect, field } = steps;
+  const { root, page, redirect } = dash.steps;
+  const paths = dashboardPaths(root);
   const show = (ctx: Ctx, status: number, extra: { notice?: string | null; problems?: Record<string, string> } = {}) =>
-    page(ctx, status, passwordPage({ root, viewer: ctx.state.viewer!, askCurrent: needsCurrentPassword(ctx.state.session!, deps.now()), ...extra }));
+    page(ctx, status, passwordPage({ root, viewer: ctx.state.viewer, askCurrent: needsCurrentPassword(ctx.state.session, deps.now()), ...extra }));
 
-  router.get(`${R}/password`, htmlErrors, signedIn, async (ctx: Ctx) => {
+  dash.signedIn.get('/password', async (ctx) => {
     show(ctx, 200, { notice: ctx.query.notice === 'changed' ? 'Password changed. Every other browser is signed out.' : null });
   });
-  router.post(`${R}/password`, htmlErrors, sameOrigin, form, signedIn, async (ctx: Ctx) => {
-    const next = field(ctx, 'next').slice(0, 1024);
-    if (next !== field(ctx, 'confirm')) return show(ctx, 400, { problems: { confirm: 'The two new passwords differ.' } });
+  dash.signedIn.post<{ form: PasswordForm }>('/password', { form: passwordForm, refused: (ctx, problems) => show(ctx, 400, { problems }) }, async (ctx) => {
+    const { next = '', confirm = '', current = '' } = ctx.state.form;
+    if (next !== confirm) return show(ctx, 400, { problems: { confirm: 'The two new passwords differ.' } });
     try {
-      const current = field(ctx, 'current').slice(0, 1024);
-      await changePassword(pool, { session: ctx.state.session!, current, next, actor: ctx.state.actor!, now: deps.now() });
+      await changePassword(pool, { session: ctx.state.session, current, next, actor: ctx.state.actor, now: deps.now() });
     } catch (error) {
       if (!(error instanceof FormProblem)) throw error;
       return show(ctx, 400, { problems: { [error.field ?? 'form']: error.message } });
     }
-    redirect(ctx, `${root}/password?notice=changed`);
+    redirect(ctx, paths.passwordPage('notice=changed'));
   });
 }

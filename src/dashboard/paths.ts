@@ -1,0 +1,48 @@
+// The dashboard's URLs, made in one place (issue 33): pages and routes ask for a page's path by what
+// it is, never spell it (BTCPay's `asp-action`: URLs derived, not hand-built). `root` is the
+// dashboard's own path under BASE_URL (e.g. "/dashboard"); a query is passed already encoded.
+const withQuery = (path: string, query?: string): string => (query ? `${path}?${query}` : path);
+
+export function dashboardPaths(root: string) {
+  const store = (storeId: string) => {
+    const at = `${root}/stores/${storeId}`;
+    const payment = (paymentId: string, query?: string) => withQuery(`${at}/payments/${paymentId}`, query);
+    return {
+      payments: (query?: string) => withQuery(`${at}/payments`, query),
+      paymentsCsv: (query?: string) => withQuery(`${at}/payments.csv`, query),
+      paymentEvents: (since: string) => `${at}/payments/events?since=${since}`,
+      payment,
+      refunds: (paymentId: string) => `${payment(paymentId)}/refunds`,
+      redeliver: (paymentId: string) => `${payment(paymentId)}/webhook/redeliver`,
+      money: () => `${at}/money`,
+      webhooks: (query?: string) => withQuery(`${at}/webhooks`, query),
+      rotateKey: () => `${at}/webhooks/keys/rotate`,
+      settings: (query?: string) => withQuery(`${at}/settings`, query),
+      settingsSection: (section: 'appearance' | 'methods' | 'treasury') => `${at}/settings/${section}`,
+      previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,
+      team: () => `${at}/team`,
+      invitations: () => `${at}/team/invitations`,
+      memberRole: (userId: string) => `${at}/team/members/${userId}/role`,
+      memberRemove: (userId: string) => `${at}/team/members/${userId}/remove`,
+      tokens: () => `${at}/tokens`,
+      revokeToken: (jti: string) => `${at}/tokens/${jti}/revoke`,
+      audit: (query?: string) => withQuery(`${at}/audit`, query),
+    };
+  };
+  return {
+    /** The stores page (and where a sign-in goes by default). */
+    home: `${root}/`,
+    signIn: (query?: string) => withQuery(`${root}/sign-in`, query),
+    signInPasskey: () => `${root}/sign-in/passkey`,
+    signOut: () => `${root}/sign-out`,
+    signOutEverywhere: () => `${root}/sign-out-everywhere`,
+    invitation: (token: string) => `${root}/invite/${token}`,
+    passwordPage: (query?: string) => withQuery(`${root}/password`, query),
+    passkeys: (query?: string) => withQuery(`${root}/passkeys`, query),
+    removePasskey: (passkeyId: string) => `${root}/passkeys/${passkeyId}/remove`,
+    asset: (file: string, version: string) => `${root}/assets/${file}?v=${version}`,
+    store,
+  };
+}
+
+export type DashboardPaths = ReturnType<typeof dashboardPaths>;

@@ -1,0 +1,35 @@
+// Who may do what in a store (issue 33): one table read by the routes' `can` step (which checks the
+// role again in the database) and by the pages (which show an action only to those who may take it),
+// as Outline's policies and BTCPay's `Policies.CanModifyStoreSettings` serve both the handler and the
+// view. A refusal of an action listed with `refusedAudit` is written to the audit log.
+import type { Role } from './people.ts';
+
+interface Rule {
+  roles: readonly Role[];
+  /** The audit action a refusal writes (money and deliveries: someone tried). */
+  refusedAudit?: 'refund.refused' | 'webhook.refused';
+}
+
+const EVERY_MEMBER: Rule = { roles: ['owner', 'viewer'] };
+const OWNERS: Rule = { roles: ['owner'] };
+
+export const POLICY = {
+  /** The payments list, a payment's page, Money, Webhooks, Settings (reading). */
+  'store.read': EVERY_MEMBER,
+  'refund.create': { roles: ['owner'], refusedAudit: 'refund.refused' },
+  'webhook.redeliver': { roles: ['owner'], refusedAudit: 'webhook.refused' },
+  'webhook_key.rotate': OWNERS,
+  'webhook_endpoints.manage': OWNERS,
+  'settings.change': OWNERS,
+  'team.manage': OWNERS,
+  'tokens.manage': OWNERS,
+  'audit.read': OWNERS,
+} as const satisfies Record<string, Rule>;
+
+export type Action = keyof typeof POLICY;
+
+/** Whether a member of this role (null: none) may take the action. */
+export const can = (role: Role | null | undefined, action: Action): boolean => role != null && (POLICY[action].roles as readonly Role[]).includes(role);
+
+/** The audit action a refusal of `action` writes, if any. */
+export const refusedAuditOf = (action: Action): 'refund.refused' | 'webhook.refused' | undefined => (POLICY[action] as Rule).refusedAudit;

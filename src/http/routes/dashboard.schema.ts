@@ -1,0 +1,105 @@
+// JSON Schemas of the dashboard's forms and query strings (src/http/routes/dashboard*.ts), checked by
+// the API's own validator (http/validate.ts) on the parsed form: a field the API has takes the API's
+// schema (a refund's coin, amount and address are CreateRefundRequest's), so the form and the API
+// refuse the same input with the same message. Empty inputs count as not given. A refusal is shown
+// beside its field (the error's param is the form field's name).
+import type { FromSchema } from 'json-schema-to-ts';
+import { TOKEN_SCOPES } from '../../auth/scopes.ts';
+import { ROLES } from '../../dashboard/people.ts';
+import { TOKEN_LIFETIME_NAMES } from '../../dashboard/tokens.ts';
+import { ANOMALIES } from '../../payments/anomalies.ts';
+import { PAYMENT_STATUSES } from '../../payments/transitions.ts';
+import type { QueryDefinition } from '../validate.ts';
+import { createRefundSchema } from './refunds.schema.ts';
+
+const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
+const form = <const P extends Record<string, object>, const R extends readonly (keyof P & string)[] = readonly []>(properties: P, required?: R) =>
+  ({ type: 'object', additionalProperties: false, properties, required: (required ?? []) as unknown as R }) as const;
+
+/** A form with no fields (sign-out, redeliver, revoke, remove, rotate). */
+export const emptyForm = form({});
+
+/** Where to go after signing in (checked again by safeNext). */
+const next = text(2048);
+
+export const signInForm = form({ email: text(254), password: text(1024), next });
+export type SignInForm = FromSchema<typeof signInForm>;
+
+/** The invitation's form (username: the email, for password managers). */
+export const invitationForm = form({ password: text(1024), confirm: text(1024), username: text(254) });
+export type InvitationForm = FromSchema<typeof invitationForm>;
+
+/**
+ * The refund form: CreateRefundRequest itself (POST /v1/payments/{id}/refunds), plus the review's
+ * `confirmed` and the confirmation's one-time `key` (the API's X-Idempotency-Key).
+ */
+const { $id: _refundId, ...refundRequest } = createRefundSchema;
+export const refundForm = {
+  ...refundRequest,
+  properties: {
+    ...refundRequest.properties,
+    confirmed: { type: 'string', enum: ['yes'] },
+    key: { type: 'string', format: 'uuid', errorCode: 'invalid_idempotency_key' },
+  },
+} as const;
+export type RefundForm = FromSchema<typeof refundForm>;
+
+export const invitationCreateForm = form({ email: text(254), role: { type: 'string', enum: ROLES } }, ['email']);
+export type InvitationCreateForm = FromSchema<typeof invitationCreateForm>;
+
+/** The Password page's form: the current password (unless a recent passkey sign-in stands for it), the new one twice. */
+export const passwordForm = form({ current: text(1024), next: text(1024), confirm: text(1024) });
+export type PasswordForm = FromSchema<typeof passwordForm>;
+
+export const roleForm = form({ role: { type: 'string', enum: ROLES } }, ['role']);
+export type RoleForm = FromSchema<typeof roleForm>;
+
+export const tokenForm = form({ scope: { type: 'string', enum: TOKEN_SCOPES }, lifetime: { type: 'string', enum: TOKEN_LIFETIME_NAMES }, name: text(400) });
+export type TokenForm = FromSchema<typeof tokenForm>;
+
+export const passkeyForm = form({ name: text(200), credential: text(16_384) });
+export type PasskeyForm = FromSchema<typeof passkeyForm>;
+
+export const passkeySignInForm = form({ credential: text(16_384), next });
+export type PasskeySignInForm = FromSchema<typeof passkeySignInForm>;
+
+export const appearanceForm = form({
+  name: text(200),
+  'display-name': text(200),
+  'logo-url': text(2048),
+  'accent-color': text(32),
+  intent: { type: 'string', enum: ['preview', 'save'] },
+});
+export type AppearanceForm = FromSchema<typeof appearanceForm>;
+
+export const methodsForm = form({ methods: { anyOf: [text(64), { type: 'array', maxItems: 64, items: text(64) }] } });
+export type MethodsForm = FromSchema<typeof methodsForm>;
+
+export const treasuryForm = form({ treasury: text(200) });
+export type TreasuryForm = FromSchema<typeof treasuryForm>;
+
+const day = (description: string) => ({ type: 'string', format: 'kassa-day', description }) as const;
+
+/** The payments list's and its CSV's filters (other parameters, such as a notice, are left alone). */
+export const paymentsQuery = {
+  schema: {
+    type: 'object',
+    additionalProperties: true,
+    properties: {
+      status: { type: 'string', enum: PAYMENT_STATUSES },
+      anomaly: { type: 'string', enum: ANOMALIES },
+      coin: { type: 'string', pattern: '^[A-Za-z0-9]{1,16}$' },
+      from: day('Created on or after this day (UTC).'),
+      to: day('Created on or before this day (UTC).'),
+      q: text(200),
+      after: { type: 'string', format: 'uuid' },
+    },
+  },
+} as const satisfies QueryDefinition;
+export type PaymentsQuery = FromSchema<typeof paymentsQuery.schema>;
+
+/** The audit log's page (the id of the last row of the previous page). */
+export const auditQuery = {
+  schema: { type: 'object', additionalProperties: true, properties: { before: { type: 'string', pattern: '^\\d{1,18}$' } } },
+} as const satisfies QueryDefinition;
+export type AuditQuery = FromSchema<typeof auditQuery.schema>;

@@ -1,0 +1,27 @@
+// The Content-Security-Policy of Kassa's pages, the checkout's and the dashboard's (issue 33: one web
+// foundation): nothing inline, nothing third-party, unless an option names it.
+
+export interface CspOptions {
+  /** This response's nonce for its <style> elements (TON Connect's UI, the store's colour). */
+  styleNonce?: string;
+  /** Origins a page's script may connect to beside its own (an open payment's wallet bridges). */
+  connectOrigins?: readonly string[];
+  /** The origin of the store's logo. */
+  imageOrigin?: string | null;
+}
+
+export function strictCsp({ styleNonce, connectOrigins, imageOrigin }: CspOptions = {}): string {
+  return [
+    "default-src 'none'",
+    imageOrigin ? `img-src 'self' data: ${imageOrigin}` : "img-src 'self' data:",
+    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
+    "script-src 'self'",
+    connectOrigins?.length ? `connect-src 'self' ${connectOrigins.join(' ')}` : "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** The policy of a page that needs nothing beyond itself: the dashboard's pages, the checkout's message pages. */
+export const PAGE_CSP = strictCsp();
