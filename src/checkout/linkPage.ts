@@ -1,7 +1,7 @@
 // The customer's pages of a payment link ({checkout_base_url}/l/{id}) that are not a payment's
 // checkout: the open amount's form, and why a link takes no payment (not found, expired, used up,
 // deactivated). The checkout's shell, styles and CSP (CHECKOUT_CSP: nothing inline).
-import { html } from './html.ts';
+import { html } from '../web/html.ts';
 import { t, type Lang, type MessageKey } from './i18n.ts';
 import { shell } from './page.ts';
 import type { LinkState } from '../paymentLinks/links.ts';
