@@ -83,7 +83,10 @@ export const ERROR_CATALOGUE = {
   invalid_status: { type: 'invalid_request_error', message: 'status must be one of created, pending, completed, expired, cancelled.' },
   invalid_limit: { type: 'invalid_request_error', message: 'limit must be an integer from 1 to 100.' },
   invalid_created_after: { type: 'invalid_request_error', message: 'created_after must be an RFC 3339 time.' },
-  invalid_starting_after: { type: 'invalid_request_error', message: 'starting_after must be the id of a payment of this store.' },
+  invalid_starting_after: {
+    type: 'invalid_request_error',
+    message: "starting_after must be the id of an item of this store's list (the last of the previous page).",
+  },
   invalid_address: { type: 'invalid_request_error', message: '{param} must be a basechain (workchain 0) TON address, raw (0:<64 hex>) or user-friendly.' },
   insufficient_funds: { type: 'invalid_request_error', message: 'The sandbox customer wallet holds less than that.' },
   invalid_coin: { type: 'invalid_request_error', message: '{param} must be the symbol of a coin Kassa knows, such as TON or USDT (case-sensitive).' },
@@ -120,6 +123,15 @@ export const ERROR_CATALOGUE = {
     status: 409,
     message: 'The store has 16 webhook endpoints, the most it may have; delete one first.',
   },
+  // Payment links
+  invalid_payment_link_id: { type: 'invalid_request_error', message: 'The payment link id must be a UUID.' },
+  payment_link_not_found: { type: 'not_found_error', message: 'No payment link with that id.' },
+  invalid_link_amount: {
+    type: 'invalid_request_error',
+    message: 'A payment link has either amount (a fixed price) or minAmount/maxAmount (an open amount, minAmount at most maxAmount), not both ({param}).',
+  },
+  invalid_max_payments: { type: 'invalid_request_error', message: 'maxPayments must be an integer from 1 to 1000000.' },
+  invalid_expires_at: { type: 'invalid_request_error', message: 'expiresAt must be an RFC 3339 time in the future.' },
   // The service
   internal_error: { type: 'api_error', message: 'An unexpected error occurred; retry later or contact support.' },
   rate_unavailable: { type: 'api_error', status: 503, retryAfter: 30, message: 'No fresh exchange rate is available right now; retry shortly.' },

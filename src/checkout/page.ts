@@ -80,7 +80,7 @@ function safeHttpUrl(value: string | undefined): string | null {
   }
 }
 
-interface Shell {
+export interface Shell {
   lang: Lang;
   prefix: string;
   title: string;
@@ -97,7 +97,7 @@ interface Shell {
   accent?: string | null;
 }
 
-function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, tonConnect, accent }: Shell): string {
+export function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, tonConnect, accent }: Shell): string {
   const switcher = html`<nav class="langs" aria-label="${t(lang, 'language')}"><ul>${LANGUAGES.map(
     (code) =>
       html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,

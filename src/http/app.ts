@@ -15,6 +15,7 @@ import { paymentRoutes } from './routes/payments.ts';
 import { refundRoutes } from './routes/refunds.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints.ts';
+import { paymentLinkRoutes } from './routes/paymentLinks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutRoutes } from './routes/checkout.ts';
@@ -33,6 +34,7 @@ const ROUTES: RouteInstaller[] = [
   refundRoutes,
   webhookRoutes,
   webhookEndpointRoutes,
+  paymentLinkRoutes,
   checkoutRoutes,
   dashboardRoutes,
 ];

@@ -8,6 +8,8 @@ import type { Guards } from './guards.ts';
 import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { endpointDeliverySchema, webhookDeliverySchema } from '../presenters/delivery.ts';
 import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
+import { paymentLinkSchema } from '../presenters/paymentLink.ts';
+import { createPaymentLinkSchema, listPaymentLinksQuery, paymentLinkParams } from './routes/paymentLinks.schema.ts';
 import { keySetSchema } from '../presenters/keys.ts';
 import { listSchema, pageSchema } from '../presenters/list.ts';
 import { paymentMethodSchema } from '../presenters/method.ts';
@@ -156,6 +158,15 @@ const endpointIdParameter = {
   schema: requestSchema(endpointParams.schema.properties.id),
   example: '8d2f6a3e-1c4b-4f7e-9a51-2e1f3c4d5b6a',
 };
+const paymentLinkIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The payment link id (a UUID).',
+  schema: requestSchema(paymentLinkParams.schema.properties.id),
+  example: '2a7c4e1f-6b3d-4f8a-9c51-1e2f3a4b5c6d',
+};
+const LINK_ERRORS: readonly ErrorCode[] = ['invalid_payment_link_id', 'payment_link_not_found'];
 const ENDPOINT_ERRORS: readonly ErrorCode[] = ['invalid_webhook_endpoint_id', 'webhook_endpoint_not_found'];
 const idempotencyHeader = {
   name: 'X-Idempotency-Key',
@@ -169,10 +180,19 @@ const idempotencyHeader = {
 const QUERY_EXAMPLES: Record<string, string | number> = {
   status: 'completed',
   order_id: 'order-1042',
+  payment_link: '2a7c4e1f-6b3d-4f8a-9c51-1e2f3a4b5c6d',
   created_after: '2026-01-31T00:00:00Z',
   limit: 20,
   starting_after: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
 };
+
+/** A list's query parameters as published: the same schema validates the query (src/http/routes/*.schema.ts). */
+function queryParameters(query: { schema: { properties: Record<string, object> }; published: object }) {
+  return Object.entries(query.schema.properties).map(([name, checked]) => {
+    const { description, ...schema } = ((query.published as Record<string, object>)[name] ?? checked) as { description: string };
+    return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
+  });
+}
 
 /** GET /readyz's body (src/http/routes/health.ts), ready or not. */
 const readinessSchema = {
@@ -221,6 +241,7 @@ const TAGS = [
   { name: 'Payments', description: 'Create, read, list and cancel payments (the seed interface and its extensions).' },
   { name: 'Refunds', description: 'Money not counted toward a payment, sent back from its deposit wallet (extension).' },
   { name: 'Webhooks', description: 'Webhook deliveries and the key set receivers verify signatures with.' },
+  { name: 'Payment links', description: 'Reusable URLs where each visit creates one payment at the link’s price (extension).' },
   { name: 'Payment methods', description: "The store's enabled coin/chain pairs." },
   { name: 'Checkout', description: 'Public endpoints of the hosted checkout page (no token: the payment id is the capability).' },
   { name: 'Service', description: 'Liveness and readiness.' },
@@ -274,6 +295,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CreateWebhookEndpointRequest: requestSchema(createEndpointSchema),
         WebhookEndpoint: webhookEndpointSchema,
         WebhookEndpointDelivery: endpointDeliverySchema,
+        CreatePaymentLinkRequest: requestSchema(createPaymentLinkSchema),
+        PaymentLink: paymentLinkSchema,
       },
     },
     paths: withCommonResponses({
@@ -312,16 +335,14 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           tags: ['Payments'],
           summary: "The store's payments, newest first (extension)",
           // The same schema validates the query (src/http/routes/payments.schema.ts).
-          parameters: Object.entries(listPaymentsQuery.schema.properties).map(([name, checked]) => {
-            const { description, ...schema } = ((listPaymentsQuery.published as Record<string, object>)[name] ?? checked) as { description: string };
-            return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
-          }),
+          parameters: queryParameters(listPaymentsQuery),
           responses: { '200': { description: 'A page', content: json(pageSchema(ref('Payment'))) } },
           errors: [
             ...MERCHANT_ERRORS,
             'unknown_parameter',
             'invalid_status',
             'invalid_order_id',
+            'invalid_payment_link_id',
             'invalid_created_after',
             'invalid_limit',
             'invalid_starting_after',
@@ -472,6 +493,62 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '202': { description: 'The new delivery, queued', content: json(ref('WebhookDelivery')) } },
           errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BY_ID_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, 'payment_not_completed', 'no_webhook_url'],
+        },
+      },
+      '/v1/payment-links': {
+        post: {
+          operationId: 'createPaymentLink',
+          tags: ['Payment links'],
+          summary: 'Create a payment link: a fixed price or an open amount, fiat or a coin (extension)',
+          description: CHANGE_SCOPE,
+          requestBody: { required: true, content: json(ref('CreatePaymentLinkRequest')) },
+          responses: { '201': { description: 'The link', content: json(ref('PaymentLink')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'invalid_amount',
+            'currency_not_found',
+            'invalid_payment_options',
+            'payment_method_not_found',
+            'invalid_description',
+            'invalid_return_url',
+            'invalid_link_amount',
+            'invalid_max_payments',
+            'invalid_expires_at',
+          ],
+        },
+        get: {
+          operationId: 'listPaymentLinks',
+          tags: ['Payment links'],
+          summary: "The store's payment links, newest first (extension)",
+          parameters: queryParameters(listPaymentLinksQuery),
+          responses: { '200': { description: 'A page', content: json(pageSchema(ref('PaymentLink'))) } },
+          errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_limit', 'invalid_starting_after'],
+        },
+      },
+      '/v1/payment-links/{id}': {
+        get: {
+          operationId: 'getPaymentLink',
+          tags: ['Payment links'],
+          summary: 'The link, with how many of its payments completed and what they came to (extension)',
+          parameters: [paymentLinkIdParameter],
+          responses: { '200': { description: 'The link', content: json(ref('PaymentLink')) } },
+          errors: [...MERCHANT_ERRORS, ...LINK_ERRORS],
+        },
+      },
+      '/v1/payment-links/{id}/deactivate': {
+        post: {
+          operationId: 'deactivatePaymentLink',
+          tags: ['Payment links'],
+          summary: 'Switch the link off: a visit then creates no payment (extension)',
+          description: CHANGE_SCOPE,
+          parameters: [paymentLinkIdParameter],
+          requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
+          responses: { '200': { description: 'The link', content: json(ref('PaymentLink')) } },
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...LINK_ERRORS],
         },
       },
       '/v1/webhook-endpoints': {

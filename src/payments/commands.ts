@@ -89,6 +89,8 @@ export interface PaymentDraft {
   createdVia: 'payments' | 'invoice';
   invoiceType: 'FIAT' | 'CRYPTO' | null;
   fiatCurrency: string | null;
+  /** The payment link whose visit creates the payment (src/paymentLinks/), else absent. */
+  paymentLinkId?: string;
   /** What fixing `method` needs, when the draft's own statement already read it (both drafts read it with the catalogue: `readCatalogue` in drafts.ts). */
   prefetched?: MethodPrefetch;
 }
@@ -122,7 +124,7 @@ async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft
   const paymentId = crypto.randomUUID();
   const columns = sql.fragment`(id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
                           created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
-                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at)`;
+                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at, payment_link_id)`;
   const values: ValueExpression[] = [
     paymentId,
     storeId,
@@ -147,6 +149,7 @@ async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft
     choice?.price.source ?? null,
     choice ? sql.timestamp(choice.price.at) : null,
     choice ? sql.timestamp(now) : null,
+    draft.paymentLinkId ?? null,
   ];
   return { paymentId, status, choice, expiresAt, columns, values };
 }
@@ -174,7 +177,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   const insertPayment = sql.fragment`
     insert into payments ${plan.columns} ${insertRow(plan.values)}
     returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
-              payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
+              payment_link_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
   `;
   // The payment, its deposit and its accounts: one statement. No job is added for expiry: it is one
   // statement for every due payment (`expireDuePayments`), so a create NOTIFYs only when one of the
@@ -232,6 +235,7 @@ export async function createPaymentOnce(
       metadata: stored.metadata,
       webhook_url: draft.webhookUrl,
       return_url: draft.returnUrl,
+      payment_link_id: draft.paymentLinkId ?? null,
       payment_method_id: choice?.method.id ?? null,
       coin_symbol: choice?.method.coin_symbol ?? null,
       coin_amount: choice?.price.coinAmount ?? null,

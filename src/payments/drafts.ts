@@ -113,6 +113,23 @@ export async function draftFromCatalogue(db: Db, body: PaymentInput, { currencyD
 }
 
 /**
+ * A payment link's price terms, checked as a create checks its own (src/paymentLinks/links.ts): the
+ * currency, each amount (the field named beside it) within the currency's precision, the method
+ * enabled for the store. Nothing is written.
+ */
+export async function checkPriceTerms(
+  db: Db,
+  storeId: string,
+  terms: { currency: string; amounts: ReadonlyArray<readonly [string, string]>; method: MethodKey | undefined },
+  options: DraftOptions,
+): Promise<void> {
+  const { currencyDecimals, method } = await readCatalogue(db, storeId, { currency: terms.currency, method: terms.method }, options);
+  if (!isFiatCurrency(terms.currency) && currencyDecimals === null) throw await currencyNotFound(db, 'currency');
+  for (const [amount, param] of terms.amounts) await checkAmount(db, amount, terms.currency, currencyDecimals, param, 'currency');
+  if (terms.method && !method) throw methodNotFound('payment_options.methods');
+}
+
+/**
  * What a create reads before it writes, in one statement instead of one each — the one read of both
  * create operations: the token's check (when given), the currency's coin precision, the store's
  * method (by coin and chain, or by id) with its coin and chain, the pair's exchange rate, the coin's

@@ -8,6 +8,8 @@ export interface ListQuery {
   status?: PaymentStatus;
   /** The merchant's order id, exactly (index payments_by_store_order_id). */
   orderId?: string;
+  /** Only the payments of this payment link (index payments_by_payment_link). */
+  paymentLinkId?: string;
   createdAfter?: Date;
   limit: number;
   /** Id of the last payment of the previous page. */
@@ -25,6 +27,7 @@ export async function listPayments(db: Db, storeId: string, query: ListQuery): P
     where p.store_id = ${storeId}
       and ${query.status ? sql.fragment`p.status = ${query.status}` : sql.fragment`true`}
       and ${query.orderId !== undefined ? sql.fragment`p.order_id = ${query.orderId}` : sql.fragment`true`}
+      and ${query.paymentLinkId !== undefined ? sql.fragment`p.payment_link_id = ${query.paymentLinkId}` : sql.fragment`true`}
       and ${query.createdAfter ? sql.fragment`p.created_at > ${sql.timestamp(query.createdAfter)}` : sql.fragment`true`}
       and ${cursor}
     order by p.created_at desc, p.id desc

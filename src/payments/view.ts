@@ -19,6 +19,7 @@ export const paymentView = z.object({
   metadata: z.record(z.string(), z.string()),
   webhook_url: z.string().nullable(),
   return_url: z.string().nullable(),
+  payment_link_id: z.string().nullable(),
   payment_method_id: z.string().nullable(),
   coin_symbol: z.string().nullable(),
   coin_name: z.string().nullable(),
@@ -58,7 +59,7 @@ export const PAYMENT_WITH_METHOD = sql.fragment`
 /** Everything the presenter needs, in one query. */
 export const PAYMENT_VIEW = sql.fragment`
   select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.order_id, p.description, p.metadata,
-         p.webhook_url, p.return_url, p.payment_method_id, p.coin_symbol, c.name as coin_name,
+         p.webhook_url, p.return_url, p.payment_link_id, p.payment_method_id, p.coin_symbol, c.name as coin_name,
          c.decimals::int as coin_decimals, c.kind as coin_kind, pm.chain_symbol, ch.name as chain_name,
          p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
          p.method_selected_at, p.paid_at,

@@ -59,6 +59,7 @@ const paymentSchema = {
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     description: { type: 'string' },
     returnURL: { type: 'string', format: 'uri', description: 'Extension.' },
+    paymentLinkID: { type: 'string', format: 'uuid', description: 'Extension: the payment link whose visit created the payment (absent otherwise).' },
     anomalies: {
       type: 'array',
       items: { type: 'string', enum: ANOMALIES },
@@ -153,6 +154,7 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
     metadata: payment.metadata,
     ...(payment.description !== null ? { description: payment.description } : {}),
     ...(payment.return_url !== null ? { returnURL: payment.return_url } : {}),
+    ...(payment.payment_link_id !== null ? { paymentLinkID: payment.payment_link_id } : {}),
     anomalies: anomaliesOf(status, payment.transfer_effects),
   };
 }

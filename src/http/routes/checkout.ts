@@ -34,6 +34,12 @@ import { ratePolicy } from '../../rates/rates.ts';
 import { presentCheckout } from '../../presenters/checkout.ts';
 import { presentKeySet } from '../../presenters/keys.ts';
 import { isFinal } from '../../payments/transitions.ts';
+import { createLinkPayment, findPaymentLink, linkState, openAmountProblem, reusablePayment } from '../../paymentLinks/links.ts';
+import { renderAmountPage, renderLinkMessagePage } from '../../checkout/linkPage.ts';
+import { readCookie } from '../cookies.ts';
+
+/** The visitor's open payment of a payment link: its id, in a cookie scoped to the link's path. */
+const LINK_COOKIE = 'kassa_link_payment';
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
 export function checkoutPrefix(checkoutBaseUrl: string): string {
@@ -244,6 +250,57 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       ctx.body = renderMessagePage(lang, prefix, kind);
     }
   };
+
+  // ---- A payment link ({checkout_base_url}/l/{id}, docs/API.md, Payment links): each visit creates
+  // one payment at the link's price through the API's create command and sends the customer to its
+  // checkout; an open amount asks first (a GET form, so the answer is the same visit). A reload or a
+  // second tab reuses the visitor's payment while it is open (the cookie holds its id, checked
+  // against the link); the per-client limit bounds the rest.
+  const secureCookie = new URL(config.checkoutBaseUrl).protocol === 'https:';
+  router.get(`${prefix}/l/:linkId`, htmlErrors, guards.clientLimit, async (ctx) => {
+    const lang = langOf(ctx);
+    const page = (status: number, body: string) => {
+      htmlHeaders(ctx, lang);
+      ctx.status = status;
+      ctx.body = body;
+    };
+    const raw = ctx.params.linkId ?? '';
+    const link = isUuid(raw) ? await findPaymentLink(pool, raw.toLowerCase()) : null;
+    if (!link) return page(404, renderLinkMessagePage(lang, prefix, 'not_found'));
+    const now = deps.now();
+    const state = linkState(link, now);
+    if (state !== 'open') return page(410, renderLinkMessagePage(lang, prefix, state));
+    const toCheckout = (paymentId: string) => {
+      noStore(ctx);
+      ctx.redirect(`${prefix}/${paymentId}${typeof ctx.query.lang === 'string' ? `?lang=${lang}` : ''}`);
+      ctx.status = 303;
+    };
+    const held = readCookie(ctx.get('Cookie'), LINK_COOKIE);
+    if (held !== null && isUuid(held) && (await reusablePayment(pool, link, held.toLowerCase(), now))) return toCheckout(held.toLowerCase());
+    const form = { lang, prefix, linkId: link.id, currency: link.currency, description: link.description, min: link.min_amount, max: link.max_amount };
+    let amount = link.amount;
+    if (amount === null) {
+      const typed = typeof ctx.query.amount === 'string' ? ctx.query.amount.trim() : undefined;
+      if (typed === undefined) return page(200, renderAmountPage(form));
+      const problem = openAmountProblem(link, typed);
+      if (problem !== null) return page(400, renderAmountPage({ ...form, typed, problem }));
+      amount = typed;
+    }
+    let payment: { id: string; expiresAt: Date };
+    try {
+      payment = await pool.transaction((tx) => createLinkPayment(tx, config, link, amount, now));
+    } catch (caught) {
+      // An open amount with more decimals than the link's coin has (the create's own check).
+      if (caught instanceof KassaError && caught.code === 'invalid_amount' && link.amount === null) {
+        return page(400, renderAmountPage({ ...form, typed: amount, problem: 'decimals' }));
+      }
+      throw caught;
+    }
+    const maxAge = Math.max(0, Math.floor((payment.expiresAt.getTime() - now.getTime()) / 1000));
+    const attributes = [`Path=${prefix}/l/${link.id}`, 'HttpOnly', 'SameSite=Lax', ...(secureCookie ? ['Secure'] : []), `Max-Age=${maxAge}`];
+    ctx.append('Set-Cookie', `${LINK_COOKIE}=${payment.id}; ${attributes.join('; ')}`);
+    toCheckout(payment.id);
+  });
 
   router.get(`${prefix}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx, next) => {
     const raw = ctx.params.paymentId ?? '';

@@ -129,6 +129,12 @@ export const listPaymentsQuery = {
         errorCode: 'invalid_limit',
       },
       starting_after: { type: 'string', format: 'uuid', description: 'The last payment id of the previous page.', errorCode: 'invalid_starting_after' },
+      payment_link: {
+        type: 'string',
+        format: 'uuid',
+        description: 'Only the payments created by visits of this payment link (newest first).',
+        errorCode: 'invalid_payment_link_id',
+      },
       order_id: {
         type: 'string',
         minLength: 1,

@@ -36,7 +36,7 @@ import {
 } from './payments.schema.ts';
 
 /** webhookURL and returnURL must be public HTTPS URLs (beyond what JSON Schema can say). */
-function publicUrls(allowInsecure: boolean): Middleware<Validated<{ body: { webhookURL?: string; returnURL?: string } }>> {
+export function publicUrls(allowInsecure: boolean): Middleware<Validated<{ body: { webhookURL?: string; returnURL?: string } }>> {
   return async (ctx, next) => {
     for (const [name, code] of [
       ['webhookURL', 'invalid_webhook_url'],
@@ -139,10 +139,18 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
   );
 
   const list: Middleware<Authenticated<{ query: ListPaymentsQuery }>> = async (ctx) => {
-    const { status, created_after: createdAfter, limit = '20', starting_after: startingAfter, order_id: orderId } = ctx.state.query;
+    const {
+      status,
+      created_after: createdAfter,
+      limit = '20',
+      starting_after: startingAfter,
+      order_id: orderId,
+      payment_link: paymentLinkId,
+    } = ctx.state.query;
     const page = await listPayments(pool, ctx.state.merchant.storeId, {
       ...(status ? { status } : {}),
       ...(orderId !== undefined ? { orderId } : {}),
+      ...(paymentLinkId !== undefined ? { paymentLinkId: paymentLinkId.toLowerCase() } : {}),
       ...(createdAfter ? { createdAfter: parseRfc3339(createdAfter)! } : {}),
       limit: Number(limit),
       ...(startingAfter ? { startingAfter: startingAfter.toLowerCase() } : {}),

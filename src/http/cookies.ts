@@ -1,0 +1,10 @@
+// Reading one cookie of a request's Cookie header (the payment link's visitor cookie, src/http/routes/checkout.ts).
+
+/** The value of the cookie `name` in a Cookie header, or null. */
+export function readCookie(header: string, name: string): string | null {
+  for (const part of header.split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return null;
+}

@@ -1,0 +1,179 @@
+// Payment links (docs/API.md, Payment links; CONTRACT §11): a store's reusable URL,
+// {checkout_base_url}/l/{id}. The merchant's commands (create, list, find, deactivate), what a link's
+// state is at a moment (a pure function), and a visit: one payment created through the API's own
+// create command (draftFromPayment → createPayment) with the link's price, carrying its id.
+import crypto from 'node:crypto';
+import type { TonNetwork } from '../config.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+import { KassaError } from '../errors.ts';
+import { compareDecimal, isPositiveDecimalString } from '../money.ts';
+import { createPayment } from '../payments/commands.ts';
+import { checkPriceTerms, draftFromPayment } from '../payments/drafts.ts';
+import type { CommandConfig } from '../payments/methodChoice.ts';
+
+const linkRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  currency: z.string(),
+  amount: z.string().nullable(),
+  min_amount: z.string().nullable(),
+  max_amount: z.string().nullable(),
+  description: z.string().nullable(),
+  coin_symbol: z.string().nullable(),
+  chain_symbol: z.string().nullable(),
+  max_payments: z.number().nullable(),
+  expires_at: z.date().nullable(),
+  return_url: z.string().nullable(),
+  created_at: z.date(),
+  deactivated_at: z.date().nullable(),
+  /** Completed payments of the link. */
+  payments: z.number(),
+  /** The sum of their amounts, in the link's currency (numeric as text). */
+  amount_paid: z.string(),
+});
+export type PaymentLinkRow = z.infer<typeof linkRow>;
+
+/** A link with how many of its payments completed and what they came to. */
+const LINK_SELECT = sql.fragment`
+  select l.id, l.store_id, l.currency, l.amount::text as amount, l.min_amount::text as min_amount, l.max_amount::text as max_amount,
+         l.description, l.coin_symbol, l.chain_symbol, l.max_payments, l.expires_at, l.return_url, l.created_at, l.deactivated_at,
+         coalesce(paid.payments, 0)::int as payments, coalesce(paid.amount, 0)::text as amount_paid
+  from payment_links l
+  left join lateral (
+    select count(*) as payments, sum(p.amount) as amount from payments p where p.payment_link_id = l.id and p.status = 'completed'
+  ) as paid on true
+`;
+
+export interface PaymentLinkInput {
+  currency: string;
+  amount?: string;
+  minAmount?: string;
+  maxAmount?: string;
+  description?: string;
+  payment_options?: { methods?: Array<{ coin: string; chain: string }> };
+  maxPayments?: number;
+  /** Validated RFC 3339. */
+  expiresAt?: Date;
+  returnURL?: string;
+}
+
+/** The rules JSON Schema cannot say: fixed or open, not both; an open range in order; an expiry ahead. */
+export function linkTermsProblem(input: PaymentLinkInput, now: Date): KassaError | null {
+  if (input.amount !== undefined && (input.minAmount !== undefined || input.maxAmount !== undefined)) {
+    return new KassaError('invalid_link_amount', { param: input.minAmount !== undefined ? 'minAmount' : 'maxAmount' });
+  }
+  if (input.minAmount !== undefined && input.maxAmount !== undefined && compareDecimal(input.minAmount, input.maxAmount) > 0) {
+    return new KassaError('invalid_link_amount', { param: 'maxAmount' });
+  }
+  if (input.expiresAt !== undefined && input.expiresAt.getTime() <= now.getTime()) return new KassaError('invalid_expires_at', { param: 'expiresAt' });
+  return null;
+}
+
+export async function createPaymentLink(tx: Db, network: TonNetwork, storeId: string, input: PaymentLinkInput, now: Date): Promise<PaymentLinkRow> {
+  const problem = linkTermsProblem(input, now);
+  if (problem) throw problem;
+  const method = input.payment_options?.methods?.[0];
+  const amounts = (
+    [
+      [input.amount, 'amount'],
+      [input.minAmount, 'minAmount'],
+      [input.maxAmount, 'maxAmount'],
+    ] as const
+  ).filter((pair): pair is readonly [string, 'amount' | 'minAmount' | 'maxAmount'] => pair[0] !== undefined);
+  await checkPriceTerms(tx, storeId, { currency: input.currency, amounts, method }, { network });
+  const id = crypto.randomUUID();
+  await tx.query(sql.unsafe`
+    insert into payment_links (id, store_id, currency, amount, min_amount, max_amount, description, coin_symbol, chain_symbol,
+                               max_payments, expires_at, return_url, created_at)
+    values (${id}, ${storeId}, ${input.currency}, ${input.amount ?? null}, ${input.minAmount ?? null}, ${input.maxAmount ?? null},
+            ${input.description ?? null}, ${method?.coin ?? null}, ${method?.chain ?? null}, ${input.maxPayments ?? null},
+            ${input.expiresAt ? sql.timestamp(input.expiresAt) : null}, ${input.returnURL ?? null}, ${sql.timestamp(now)})
+  `);
+  return (await findPaymentLink(tx, id))!;
+}
+
+/** A link by its id alone (the customer's page: the id is the capability). */
+export async function findPaymentLink(db: Db, id: string): Promise<PaymentLinkRow | null> {
+  return db.maybeOne(sql.type(linkRow)`${LINK_SELECT} where l.id = ${id}`);
+}
+
+/** The store's link, or null (another store's link is not found, never forbidden). */
+export async function findStorePaymentLink(db: Db, storeId: string, id: string): Promise<PaymentLinkRow | null> {
+  return db.maybeOne(sql.type(linkRow)`${LINK_SELECT} where l.id = ${id} and l.store_id = ${storeId}`);
+}
+
+/** The store's links, newest first, a page at a time (null: `startingAfter` is not one of them). */
+export async function listPaymentLinks(
+  db: Db,
+  storeId: string,
+  { limit, startingAfter }: { limit: number; startingAfter?: string },
+): Promise<{ data: readonly PaymentLinkRow[]; hasMore: boolean } | null> {
+  let cursor = sql.fragment`true`;
+  if (startingAfter !== undefined) {
+    if (!(await findStorePaymentLink(db, storeId, startingAfter))) return null;
+    cursor = sql.fragment`(l.created_at, l.id) < (select created_at, id from payment_links where id = ${startingAfter})`;
+  }
+  const rows = await db.any(sql.type(linkRow)`
+    ${LINK_SELECT} where l.store_id = ${storeId} and ${cursor} order by l.created_at desc, l.id desc limit ${limit + 1}
+  `);
+  return { data: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** Switches the store's link off (once: a second call keeps the first time). */
+export async function deactivatePaymentLink(db: Db, storeId: string, id: string, now: Date): Promise<PaymentLinkRow | null> {
+  await db.query(sql.unsafe`
+    update payment_links set deactivated_at = coalesce(deactivated_at, ${sql.timestamp(now)}) where id = ${id} and store_id = ${storeId}
+  `);
+  return findStorePaymentLink(db, storeId, id);
+}
+
+export type LinkState = 'open' | 'deactivated' | 'expired' | 'used_up';
+
+/** What a visit at `now` finds: open, or why not. */
+export function linkState(link: Pick<PaymentLinkRow, 'deactivated_at' | 'expires_at' | 'max_payments' | 'payments'>, now: Date): LinkState {
+  if (link.deactivated_at !== null) return 'deactivated';
+  if (link.expires_at !== null && link.expires_at.getTime() <= now.getTime()) return 'expired';
+  if (link.max_payments !== null && link.payments >= link.max_payments) return 'used_up';
+  return 'open';
+}
+
+/** An open amount the customer typed: null when it fits the link's range, else why not. */
+export function openAmountProblem(link: Pick<PaymentLinkRow, 'min_amount' | 'max_amount'>, typed: string): 'invalid' | 'below' | 'above' | null {
+  if (!isPositiveDecimalString(typed)) return 'invalid';
+  if (link.min_amount !== null && compareDecimal(typed, link.min_amount) < 0) return 'below';
+  if (link.max_amount !== null && compareDecimal(typed, link.max_amount) > 0) return 'above';
+  return null;
+}
+
+/**
+ * The visitor's payment of this link still open (created or pending, not past its expiry), when the
+ * id their cookie held is one: a reload or a second tab reuses it instead of creating another.
+ */
+export async function reusablePayment(db: Db, link: PaymentLinkRow, paymentId: string, now: Date): Promise<boolean> {
+  return db.exists(sql.unsafe`
+    select 1 from payments
+    where id = ${paymentId} and payment_link_id = ${link.id} and status in ('created', 'pending') and expires_at > ${sql.timestamp(now)}
+  `);
+}
+
+/** A visit: one payment at the link's price (`amount`: the link's own, or what the customer typed), through the API's create command. */
+export async function createLinkPayment(
+  tx: Db,
+  config: CommandConfig,
+  link: PaymentLinkRow,
+  amount: string,
+  now: Date,
+): Promise<{ id: string; expiresAt: Date }> {
+  const body = {
+    amount,
+    currency: link.currency,
+    ...(link.coin_symbol !== null && link.chain_symbol !== null
+      ? { payment_options: { methods: [{ coin: link.coin_symbol, chain: link.chain_symbol }] } }
+      : {}),
+    ...(link.description !== null ? { description: link.description } : {}),
+    ...(link.return_url !== null ? { returnURL: link.return_url } : {}),
+  };
+  const draft = await draftFromPayment(tx, link.store_id, body, { network: config.tonNetwork });
+  const view = await createPayment(tx, config, link.store_id, { ...draft, paymentLinkId: link.id }, now);
+  return { id: view.id, expiresAt: view.expires_at };
+}

@@ -1,0 +1,236 @@
+// Payment links (issue 30 items 1 and 3; docs/API.md, Payment links): the API (create, list, get,
+// deactivate, errors with their param), and the customer's visits of {checkout_base_url}/l/{id} —
+// each a payment at the link's price through the create command, paid on the sandbox chain; an open
+// amount's form; a link expired (driven clock), used up or deactivated; a reload reusing its payment.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { assertError } from '../helpers/payments.ts';
+
+let app: ChainTestApp;
+let token: string;
+let readToken: string;
+
+before(async () => {
+  app = await startChainApp();
+  const store = await app.store({ methods: 'TON/TON' });
+  token = store.token;
+  const read = await app.request('POST', '/v1/payment-links', { token, body: { currency: 'TON', amount: '1' } });
+  assert.equal(read.status, 201, read.text);
+  readToken = token;
+});
+after(() => app.close());
+
+const TON = { methods: [{ coin: 'TON', chain: 'TON' }] };
+
+async function createLink(body: Record<string, unknown>) {
+  const created = await app.request('POST', '/v1/payment-links', { token, body });
+  assert.equal(created.status, 201, created.text);
+  return created.json;
+}
+
+/** A customer's visit of the link's page (redirects not followed), with the cookie they hold. */
+async function visit(url: string, cookie?: string) {
+  const { pathname, search } = new URL(url);
+  const response = await fetch(`${app.url}${pathname}${search}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+  const setCookie = response.headers.get('set-cookie');
+  return {
+    status: response.status,
+    location: response.headers.get('location'),
+    cookie: setCookie?.split(';')[0] ?? cookie,
+    setCookie,
+    text: await response.text(),
+  };
+}
+
+const paymentOf = (location: string | null) => location!.split('/').pop()!.split('?')[0]!;
+
+describe('payment links', () => {
+  it('a fixed amount: a visit creates a payment at the link price, with paymentLinkID; paid on the sandbox, the link counts it', async () => {
+    const link = await createLink({ currency: 'TON', amount: '1.5', description: 'Tea', payment_options: TON, maxPayments: 5 });
+    assert.equal(link.url, `${app.config.checkoutBaseUrl}/l/${link.id}`);
+    assert.equal(link.active, true);
+    assert.equal(link.state, 'open');
+    assert.equal(link.payments, 0);
+    assert.equal(link.amountPaid, '0');
+
+    const first = await visit(link.url);
+    assert.equal(first.status, 303, first.text);
+    const paymentId = paymentOf(first.location);
+    assert.match(first.setCookie!, new RegExp(`^kassa_link_payment=${paymentId}; Path=${new URL(link.url).pathname}; HttpOnly; SameSite=Lax`));
+    const payment = await app.request('GET', `/v1/payments/${paymentId}`, { token });
+    assert.equal(payment.status, 200, payment.text);
+    assert.equal(payment.json.paymentLinkID, link.id);
+    assert.equal(payment.json.amount, '1.5');
+    assert.equal(payment.json.currency, 'TON');
+    assert.equal(payment.json.description, 'Tea');
+    assert.equal(payment.json.status, 'pending');
+
+    // The checkout the visit led to shows that payment.
+    const page = await fetch(`${app.url}${first.location}`);
+    assert.equal(page.status, 200);
+
+    await app.pay(payment.json.paymentDetails.address, 'TON', '1.5');
+    await app.settle();
+    const after = await app.request('GET', `/v1/payment-links/${link.id}`, { token: readToken });
+    assert.equal(after.status, 200, after.text);
+    assert.equal(after.json.payments, 1);
+    assert.equal(after.json.amountPaid, '1.5');
+
+    const listed = await app.request('GET', `/v1/payments?payment_link=${link.id}`, { token });
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(
+      listed.json.data.map((p: { id: string }) => p.id),
+      [paymentId],
+    );
+    assert.equal(listed.json.data[0].status, 'completed');
+  });
+
+  it('a fiat price: the payment is priced at that moment, converted at its own rate', async () => {
+    const link = await createLink({ currency: 'USD', amount: '3', payment_options: TON });
+    const visited = await visit(link.url);
+    const payment = await app.request('GET', `/v1/payments/${paymentOf(visited.location)}`, { token });
+    assert.equal(payment.json.currency, 'USD');
+    assert.equal(payment.json.amount, '3');
+    assert.equal(payment.json.paymentDetails.coin.symbol, 'TON');
+    assert.ok(Number(payment.json.paymentDetails.coinAmount) > 0);
+  });
+
+  it('a reload or a second tab reuses the open payment; a second visitor gets their own', async () => {
+    const link = await createLink({ currency: 'TON', amount: '2', payment_options: TON });
+    const first = await visit(link.url);
+    const again = await visit(link.url, first.cookie);
+    assert.equal(again.status, 303);
+    assert.equal(paymentOf(again.location), paymentOf(first.location));
+    assert.equal(again.setCookie, null);
+    const other = await visit(link.url);
+    assert.notEqual(paymentOf(other.location), paymentOf(first.location));
+    // A cookie holding another link's payment is not reused here.
+    const elsewhere = await createLink({ currency: 'TON', amount: '2', payment_options: TON });
+    const foreign = await visit(elsewhere.url, first.cookie);
+    assert.notEqual(paymentOf(foreign.location), paymentOf(first.location));
+    const listed = await app.request('GET', `/v1/payments?payment_link=${link.id}`, { token });
+    assert.equal(listed.json.data.length, 2);
+  });
+
+  it('an open amount: a form first, then the typed amount within min and max', async () => {
+    const link = await createLink({ currency: 'TON', minAmount: '0.5', maxAmount: '10', payment_options: TON });
+    assert.equal(link.amount, undefined);
+    assert.equal(link.minAmount, '0.5');
+    const form = await visit(link.url);
+    assert.equal(form.status, 200);
+    assert.match(form.text, /<label class="field-label" for="amount">Amount in TON<\/label>/);
+    assert.match(form.text, /From 0\.5 to 10\./);
+    for (const [typed, text] of [
+      ['abc', /Enter an amount such as 10\.50/],
+      ['0.1', /at least 0\.5/],
+      ['11', /at most 10/],
+      ['1.0000000001', /too many digits/],
+    ] as const) {
+      const refused = await visit(`${link.url}?amount=${encodeURIComponent(typed)}`);
+      assert.equal(refused.status, 400, typed);
+      assert.match(refused.text, text);
+      assert.match(refused.text, /aria-invalid="true"/);
+    }
+    const paid = await visit(`${link.url}?amount=2.25`);
+    assert.equal(paid.status, 303, paid.text);
+    const payment = await app.request('GET', `/v1/payments/${paymentOf(paid.location)}`, { token });
+    assert.equal(payment.json.amount, '2.25');
+    assert.equal(payment.json.paymentLinkID, link.id);
+  });
+
+  it('used up, expired (driven clock), deactivated: the customer is told so (410), no payment is made', async () => {
+    const usedUp = await createLink({ currency: 'TON', amount: '0.5', payment_options: TON, maxPayments: 1 });
+    const visited = await visit(usedUp.url);
+    const payment = await app.request('GET', `/v1/payments/${paymentOf(visited.location)}`, { token });
+    await app.pay(payment.json.paymentDetails.address, 'TON', '0.5');
+    await app.settle();
+    const closed = await visit(usedUp.url, visited.cookie);
+    assert.equal(closed.status, 410);
+    assert.match(closed.text, /already been paid as many times as the shop allowed/);
+    const shown = await app.request('GET', `/v1/payment-links/${usedUp.id}`, { token });
+    assert.equal(shown.json.state, 'used_up');
+    assert.equal(shown.json.active, false);
+
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    const expiring = await createLink({ currency: 'TON', amount: '1', payment_options: TON, expiresAt: expiresAt.toISOString() });
+    app.clock.set(new Date(expiresAt.getTime() + 1000));
+    try {
+      const expired = await visit(expiring.url);
+      assert.equal(expired.status, 410);
+      assert.match(expired.text, /set date, which has passed/);
+      assert.equal((await app.request('GET', `/v1/payment-links/${expiring.id}`, { token })).json.state, 'expired');
+    } finally {
+      app.clock.real();
+    }
+
+    const switchedOff = await createLink({ currency: 'TON', amount: '1', payment_options: TON });
+    const deactivated = await app.request('POST', `/v1/payment-links/${switchedOff.id}/deactivate`, { token });
+    assert.equal(deactivated.status, 200, deactivated.text);
+    assert.equal(deactivated.json.active, false);
+    assert.equal(deactivated.json.state, 'deactivated');
+    const off = await visit(switchedOff.url);
+    assert.equal(off.status, 410);
+    assert.match(off.text, /switched it off/);
+    const none = await app.request('GET', `/v1/payments?payment_link=${switchedOff.id}`, { token });
+    assert.deepEqual(none.json.data, []);
+    assert.equal((await visit(`${app.config.checkoutBaseUrl}/l/${crypto.randomUUID()}`)).status, 404);
+  });
+
+  it('lists the store’s links newest first, a page at a time; another store sees none of them', async () => {
+    const a = await createLink({ currency: 'TON', amount: '1' });
+    const b = await createLink({ currency: 'TON', amount: '1' });
+    const page = await app.request('GET', '/v1/payment-links?limit=1', { token });
+    assert.equal(page.status, 200, page.text);
+    assert.deepEqual(
+      page.json.data.map((l: { id: string }) => l.id),
+      [b.id],
+    );
+    assert.equal(page.json.has_more, true);
+    const next = await app.request('GET', `/v1/payment-links?limit=1&starting_after=${b.id}`, { token });
+    assert.deepEqual(
+      next.json.data.map((l: { id: string }) => l.id),
+      [a.id],
+    );
+    const other = await app.store({ methods: 'TON/TON' });
+    assert.deepEqual((await app.request('GET', '/v1/payment-links', { token: other.token })).json.data, []);
+    assertError(await app.request('GET', `/v1/payment-links/${a.id}`, { token: other.token }), 404, 'not_found_error', 'payment_link_not_found', 'id');
+    assertError(
+      await app.request('POST', `/v1/payment-links/${a.id}/deactivate`, { token: other.token }),
+      404,
+      'not_found_error',
+      'payment_link_not_found',
+      'id',
+    );
+  });
+
+  it('refuses bad requests with the envelope and the param', async () => {
+    const bad = (body: unknown) => app.request('POST', '/v1/payment-links', { token, body });
+    assertError(await bad({ amount: '1' }), 400, 'invalid_request_error', 'missing_parameter', 'currency');
+    assertError(await bad({ currency: 'TON', amount: '1', minAmount: '0.5' }), 400, 'invalid_request_error', 'invalid_link_amount', 'minAmount');
+    assertError(await bad({ currency: 'TON', minAmount: '5', maxAmount: '1' }), 400, 'invalid_request_error', 'invalid_link_amount', 'maxAmount');
+    assertError(await bad({ currency: 'TON', minAmount: '-1' }), 400, 'invalid_request_error', 'invalid_amount', 'minAmount');
+    assertError(await bad({ currency: 'TON', maxAmount: '1.0000000001' }), 400, 'invalid_request_error', 'invalid_amount', 'maxAmount');
+    assertError(await bad({ currency: 'XXX', amount: '1' }), 404, 'not_found_error', 'currency_not_found', 'currency');
+    assertError(await bad({ currency: 'TON', amount: '1', maxPayments: 0 }), 400, 'invalid_request_error', 'invalid_max_payments', 'maxPayments');
+    assertError(await bad({ currency: 'TON', amount: '1', expiresAt: 'tomorrow' }), 400, 'invalid_request_error', 'invalid_expires_at', 'expiresAt');
+    assertError(
+      await bad({ currency: 'TON', amount: '1', expiresAt: '2000-01-01T00:00:00Z' }),
+      400,
+      'invalid_request_error',
+      'invalid_expires_at',
+      'expiresAt',
+    );
+    assertError(
+      await bad({ currency: 'TON', amount: '1', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } }),
+      404,
+      'not_found_error',
+      'payment_method_not_found',
+      'payment_options.methods',
+    );
+    assertError(await bad({ currency: 'TON', amount: '1', returnURL: 'http://127.0.0.1/' }), 400, 'invalid_request_error', 'invalid_return_url', 'returnURL');
+    assertError(await app.request('GET', '/v1/payment-links/nope', { token }), 400, 'invalid_request_error', 'invalid_payment_link_id', 'id');
+    assertError(await app.request('GET', '/v1/payments?payment_link=nope', { token }), 400, 'invalid_request_error', 'invalid_payment_link_id', 'payment_link');
+    assertError(await app.request('GET', '/v1/payment-links'), 401, 'authentication_error', 'auth_invalid');
+  });
+});
