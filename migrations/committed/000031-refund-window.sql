@@ -1,5 +1,5 @@
---! Previous: sha1:b0d7b9742a2ff213e35b63e6a1bce6634909ca9e
---! Hash: sha1:020470e892122deaefdc2b90eb3879768c0ce367
+--! Previous: sha1:373a10bd4ea2130a6322ede7ec1363f5c1dda5b8
+--! Hash: sha1:6eb0742cc9eadbc4b9c26b66ab1e151787cc9080
 --! Message: refund window
 
 -- A sale is refundable from its deposit for a while (issue 29, CONTRACT §11 "Refund window"): a
