@@ -58,7 +58,7 @@ describe('the CLI from a second terminal', () => {
     ({ token, jti } = issued.json);
     const tokens = await cli(['token', 'list', '--store', storeId]);
     assert.equal(tokens.code, 0, tokens.stderr);
-    assert.deepEqual(Object.keys(tokens.json.data[0]).sort(), ['expiresAt', 'issuedAt', 'jti', 'lastUsedAt', 'revokedAt', 'scope', 'state']);
+    assert.deepEqual(Object.keys(tokens.json.data[0]).sort(), ['expiresAt', 'issuedAt', 'jti', 'lastUsedAt', 'name', 'revokedAt', 'scope', 'state']);
     assert.equal(tokens.json.data[0].jti, jti);
     assert.equal(tokens.json.data[0].expiresAt, issued.json.expiresAt);
     assert.equal(tokens.json.data[0].lastUsedAt, null, 'not used yet');

@@ -47,8 +47,8 @@ export type RefundForm = FromSchema<typeof refundForm>;
 export const invitationCreateForm = form({ email: text(254), role: { type: 'string', enum: ROLES } }, ['email']);
 export type InvitationCreateForm = FromSchema<typeof invitationCreateForm>;
 
-/** The Password page's form: the current password (unless a recent passkey sign-in stands for it), the new one twice. */
-export const passwordForm = form({ current: text(1024), next: text(1024), confirm: text(1024) });
+/** The Password page's form: the current password (unless a recent passkey sign-in stands for it), the new one twice; `username` is the hidden field password managers file the new password under (unread). */
+export const passwordForm = form({ username: text(254), current: text(1024), next: text(1024), confirm: text(1024) });
 export type PasswordForm = FromSchema<typeof passwordForm>;
 
 export const roleForm = form({ role: { type: 'string', enum: ROLES } }, ['role']);
