@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import nacl from 'tweetnacl';
-import { rotateSigningKey } from '../../src/webhooks/keys.ts';
+import { ROTATION_MIN_INTERVAL_MS, rotateSigningKey } from '../../src/webhooks/keys.ts';
 import { signBody } from '../../src/webhooks/sign.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -44,7 +44,8 @@ describe('GET /openapi.json', () => {
 describe('GET {checkout_base_url}/v1/webhook/keys', () => {
   it('publishes the active key and keys retired less than 24 hours ago', async () => {
     const first = await rotateSigningKey(app.pool, new Date());
-    const second = await rotateSigningKey(app.pool, new Date());
+    // The command's rule: one rotation in ROTATION_MIN_INTERVAL_MS.
+    const second = await rotateSigningKey(app.pool, new Date(Date.now() + ROTATION_MIN_INTERVAL_MS));
     const response = await app.request('GET', '/pay/v1/webhook/keys');
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('cache-control'), 'public, max-age=300');

@@ -37,6 +37,8 @@ const NEEDS: Record<string, ScopeNeed> = {
   deleteWebhookEndpoint: 'change',
   testWebhookEndpoint: 'change',
   redeliverToWebhookEndpoint: 'change',
+  createPaymentLink: 'change',
+  deactivatePaymentLink: 'change',
 };
 
 const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') =>
