@@ -295,7 +295,10 @@ await drill('auth and access (OWASP API Top 10 2023)', async (report) => {
     );
 
     // ---- API1: BOLA — store B's valid token on store A's payments.
-    const perPayment = endpoints.filter((e) => e.path.includes(':id'));
+    // A payment's endpoints (/v1/payments/:id…); a store's other resources (payment links, webhook
+    // endpoints) answer their own not-found codes to another store's token, tested in
+    // test/http/payment-links.test.ts and test/webhooks/endpoints.test.ts.
+    const perPayment = endpoints.filter((e) => e.path.startsWith('/v1/payments/:id'));
     const randomAnswers = new Map<string, string>();
     for (const endpoint of perPayment) {
       const response = await call(endpoint.method, pathOf(endpoint, crypto.randomUUID()), {
