@@ -1,6 +1,7 @@
 // An app with the sandbox chain mounted and a chain reader following it over HTTP (toncenter v3),
 // as in production: blocks are sealed every 400 ms and the reader runs its real loop in the
 // background; settle() seals at once and waits for the reader.
+import assert from 'node:assert/strict';
 import { Address } from '@ton/core';
 import { keyPairFromSeed } from '@ton/crypto';
 import { WalletContractV5R1 } from '@ton/ton';
@@ -14,6 +15,8 @@ import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/s
 import { startSandbox, type Sandbox } from '../../src/http/routes/sandbox.ts';
 import { ensureGasWallet, gasWalletAddress } from '../../src/treasury/gas.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
+import { depositMoney } from '../../src/treasury/outgoing.ts';
+import { toBaseUnits } from '../../src/money.ts';
 import type { TestApp, TestAppOptions } from './app.ts';
 import { startPaymentsApp } from './payments.ts';
 
@@ -191,4 +194,18 @@ export async function startChainApp(
       throw new Error('the wallets never drained');
     },
   };
+}
+
+/** What the sandbox's chain says an account holds, per coin (decimal strings). */
+export async function sandboxBalances(app: TestApp, address: string): Promise<Record<string, string>> {
+  return (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
+}
+
+/** What the books say the deposit holds (every owner's share) equals what the chain says, per coin, to the base unit. */
+export async function assertBooksMatchChain(app: TestApp, paymentId: string, wallet: string): Promise<void> {
+  const chain = await sandboxBalances(app, wallet);
+  for (const row of await depositMoney(app.pool, paymentId)) {
+    const held = BigInt(row.refundable) + BigInt(row.merchant_unswept) + BigInt(row.held) + (row.gas !== null && BigInt(row.gas) > 0n ? BigInt(row.gas) : 0n);
+    assert.equal(held, toBaseUnits(chain[row.coin_symbol] ?? '0', row.decimals), `${row.coin_symbol}: ${JSON.stringify(row)}`);
+  }
 }

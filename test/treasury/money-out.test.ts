@@ -4,19 +4,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { sql, z } from '../../src/db/pool.ts';
-import { coinAmountFor, toBaseUnits } from '../../src/money.ts';
+import { coinAmountFor } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/fees.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { planDueSweeps } from '../../src/treasury/sweeps.ts';
-import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, startChainApp, type ChainTestApp, assertBooksMatchChain, sandboxBalances } from '../helpers/chain.ts';
 
 let app: ChainTestApp;
 let gas: string;
 
-const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
+const balances = (address: string) => sandboxBalances(app, address);
 
 async function newStore(methods: string, treasury: string | null) {
   const store = await app.store({ methods });
@@ -35,15 +35,6 @@ async function payment(token: string, amount: string, coin: string) {
     address: created.json.paymentDetails.address as string,
     wallet: Address.parse(created.json.paymentDetails.address).toRawString(),
   };
-}
-
-/** What the books say the deposit holds equals what the chain says, per coin, to the base unit. */
-async function assertBooksMatchChain(paymentId: string, wallet: string): Promise<void> {
-  const chain = await balances(wallet);
-  for (const row of await depositMoney(app.pool, paymentId)) {
-    const held = BigInt(row.refundable) + BigInt(row.merchant_unswept) + BigInt(row.held) + (row.gas !== null && BigInt(row.gas) > 0n ? BigInt(row.gas) : 0n);
-    assert.equal(held, toBaseUnits(chain[row.coin_symbol] ?? '0', row.decimals), `${row.coin_symbol}: ${JSON.stringify(row)}`);
-  }
 }
 
 before(async () => {
@@ -81,7 +72,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
       assert.equal(app.arrived(Address.parse(a.json.address).toRawString(), p.wallet), toNano('0.2'));
     }
     assert.equal(app.arrived(treasury, p.wallet), toNano('0.99'));
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     // GET …/balance: the same books, per coin, with the sweep beside the refunds.
     const balance = await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token });
     assert.equal(balance.status, 200, balance.text);
@@ -119,7 +110,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     });
     assert.equal(sixth.json.error.code, 'refund_exceeds_balance');
     await app.drain(p.wallet);
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     const [ton] = await depositMoney(app.pool, p.id);
     // The merchant's counted TON is whole: the refunds' fees came out of the refundable money.
     assert.equal(ton!.merchant_unswept, toNano('1').toString());
@@ -131,7 +122,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.equal(sweep.state, 'confirmed', JSON.stringify(sweep));
     assert.equal(app.arrived(treasury, p.wallet), BigInt(sweep.sent_amount_base_units!));
     assert.ok(BigInt(sweep.sent_amount_base_units!) >= toNano('0.99'), sweep.sent_amount_base_units!);
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
   it("a jetton refund beside a TON refund: the jetton refund's TON is Kassa's gas, the customer's TON comes back", async () => {
@@ -169,7 +160,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('0.98'));
     assert.equal((await balances(treasury)).USDT, '2');
     assert.ok(toNano((await balances(gas)).TON!) < toNano(gasBefore!)); // the top-ups were Kassa's
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
   it("dust jetton refunds against the shared gas wallet: each refund's gas is paid for by its store or refused; the gas wallet's books equal the chain to the nanoTON", async () => {
@@ -227,7 +218,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const [ton] = await depositMoney(app.pool, p.id);
     assert.equal(gasBefore - toNano((await balances(gas)).TON!), sent - returned);
     assert.ok(sent - returned <= cost + BigInt(ton!.gas!) + toNano('0.01'), `${sent - returned} vs ${cost} + ${ton!.gas}`);
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     assert.equal((await balances(p.address)).USDT, '1.8');
   });
 
@@ -296,7 +287,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
         ['confirmed', 'USD'],
       ],
     );
-    await assertBooksMatchChain(p.id, wallet);
+    await assertBooksMatchChain(app, p.id, wallet);
   });
 
   it("masterchain and Kassa's own destinations (this deposit, another payment's, the gas wallet) are refused; nothing leaves; the books equal the chain", async () => {
@@ -315,7 +306,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     await app.drain(p.wallet);
     assert.equal((await outgoingOfPayment(app.pool, p.id)).length, 0);
     assert.equal(toNano((await balances(p.address)).TON!), before);
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     const [ton] = await depositMoney(app.pool, p.id);
     assert.ok(BigInt(ton!.refundable) > toNano('0.49'), ton!.refundable);
   });
@@ -385,7 +376,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
       select effect from transfers where payment_id = ${p.id} and detail = 'bounced_message'
     `);
     assert.deepEqual(bounced, ['not_counted']);
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     const doctor = await checkFailedTransfers(app.pool);
     assert.equal(doctor.status, 'warn');
     assert.match(doctor.detail, /sweep\(s\) of 2 USDT/);

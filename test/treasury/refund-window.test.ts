@@ -6,13 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { sql, z } from '../../src/db/pool.ts';
-import { toBaseUnits } from '../../src/money.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { recordRefundGasPayment } from '../../src/treasury/gas.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { planDueSweeps, sweepSaleAfterWindow } from '../../src/treasury/sweeps.ts';
 import { largestRefund, whyNoMore } from '../../src/treasury/refunds.ts';
-import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, startChainApp, type ChainTestApp, assertBooksMatchChain, sandboxBalances } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
 let app: ChainTestApp;
@@ -20,7 +19,7 @@ let store: Awaited<ReturnType<ChainTestApp['store']>>;
 let treasury: string;
 const DAY = 86_400_000;
 
-const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
+const balances = (address: string) => sandboxBalances(app, address);
 const refund = (id: string, body: unknown) => app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body });
 const balance = async (id: string) => (await app.request('GET', `/v1/payments/${id}/balance`, { token: store.token })).json;
 
@@ -35,15 +34,6 @@ async function sale(coin: 'TON' | 'USDT', amount: string, paid = amount) {
   const payment = (await app.request('GET', `/v1/payments/${created.json.id}`, { token: store.token })).json;
   assert.equal(payment.status, 'completed');
   return { id: created.json.id as string, wallet: Address.parse(created.json.paymentDetails.address).toRawString(), paidAt: new Date(payment.timer.paidAt) };
-}
-
-/** Every owner's share of the deposit on the books adds up to what the chain says it holds, per coin, to the base unit. */
-async function assertBooksMatchChain(paymentId: string, wallet: string): Promise<void> {
-  const chain = await balances(wallet);
-  for (const row of await depositMoney(app.pool, paymentId)) {
-    const held = BigInt(row.refundable) + BigInt(row.merchant_unswept) + BigInt(row.held) + (row.gas !== null && BigInt(row.gas) > 0n ? BigInt(row.gas) : 0n);
-    assert.equal(held, toBaseUnits(chain[row.coin_symbol] ?? '0', row.decimals), `${row.coin_symbol}: ${JSON.stringify(row)}`);
-  }
 }
 
 before(async () => {
@@ -85,7 +75,7 @@ describe('the refund window', () => {
     assert.equal(part.json.receives, '1');
     await app.drain(p.wallet);
     assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('1'));
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     // More than there is: the error says what is refundable and until when.
     const over = await refund(p.id, { coin: 'TON', amount: '2', address: customer });
     assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
@@ -107,7 +97,7 @@ describe('the refund window', () => {
     // The treasury gets what was left less exactly the sweep's fee; the deposit is empty.
     assert.equal(app.arrived(treasury, p.wallet), left - BigInt(swept!.fee_base_units!));
     assert.equal((await balances(p.wallet)).TON ?? '0', '0');
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     // After the window: the sale is the merchant's, and the error says so and what to do.
     app.clock.set(new Date(until.getTime() + 1_000));
     try {
@@ -139,7 +129,7 @@ describe('the refund window', () => {
     assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano(largest) - toNano(done.fee));
     assert.equal(toNano(done.receives), toNano(largest) - toNano(done.fee));
     assert.equal((await balances(p.wallet)).TON ?? '0', '0');
-    await assertBooksMatchChain(p.id, p.wallet);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     // The window's end finds nothing to sweep.
     const end = new Date(p.paidAt.getTime() + 3 * DAY);
     assert.equal(await sweepSaleAfterWindow(app.pool, p.id, end), false);
@@ -195,7 +185,7 @@ describe('the refund window', () => {
         JSON.stringify(out.map((o) => [o.kind, o.state, o.failure_reason])),
       );
       if (asked.status === 201) assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('1.5'));
-      await assertBooksMatchChain(p.id, p.wallet);
+      await assertBooksMatchChain(app, p.id, p.wallet);
     } finally {
       app.clock.real();
     }
