@@ -92,7 +92,10 @@ export function replayScript(
   const lines: string[] = [...(options.prelude ?? [])];
   if (options.transaction) lines.push('begin;');
   for (const statement of statements) {
+    // The statement's own string literals too (e.g. a queue name 'webhooks:endpoint:' || id): pgbench
+    // would read their `:name` as a variable.
     const text = statement.sql
+      .replace(/'(?:[^']|'')*'/g, (quoted) => literal(quoted.slice(1, -1).replaceAll("''", "'")))
       .replace(/\$(\d+)/g, (_match, position: string) => {
         const index = Number(position) - 1;
         if (index >= statement.values.length) throw new Error(`statement has no value for $${position}: ${statement.sql}`);
