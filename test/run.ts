@@ -95,7 +95,20 @@ const testEnv = {
 };
 const runFiles = async (batch: string[], parallel: number): Promise<boolean> =>
   batch.length === 0 ||
-  (await run(process.execPath, ['--test', `--test-concurrency=${parallel}`, '--test-timeout=120000', '--test-reporter=spec', ...batch], testEnv)) === 0;
+  (await run(
+    process.execPath,
+    [
+      '--test',
+      `--test-concurrency=${parallel}`,
+      '--test-timeout=120000',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${path.join(root, 'test/helpers/slowestFiles.ts')}`,
+      '--test-reporter-destination=stdout',
+      ...batch,
+    ],
+    testEnv,
+  )) === 0;
 const isDrill = (file: string): boolean => file.split(path.sep).join('/').startsWith('test/drills/');
 const others = files.filter((file) => !isDrill(file));
 const drills = files.filter(isDrill);
