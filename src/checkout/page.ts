@@ -3,6 +3,7 @@
 import type { TonNetwork } from '../config.ts';
 import { html, jsonForScript, raw, type Html } from '../web/html.ts';
 import { strictCsp } from '../web/csp.ts';
+import { pageDocument } from '../web/page.ts';
 import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
 import type { TransferLinks } from './links.ts';
 import { assetPath } from './static.ts';
@@ -102,37 +103,26 @@ export function shell({ lang, prefix, title, body, data, noscriptRefresh, styleN
     (code) =>
       html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
   )}</ul></nav>`;
-  return html`<!doctype html>
-<html lang="${lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<meta name="color-scheme" content="light dark">
-<title>${title}</title>
-<link rel="icon" href="data:,">
-${noscriptRefresh ? html`<noscript><meta http-equiv="refresh" content="20"></noscript>` : ''}
-<link rel="stylesheet" href="${assetPath(prefix, 'checkout.css')}">
-${styleNonce && accent && /^#[0-9a-f]{6}$/.test(accent) ? html`<style nonce="${styleNonce}">:root{--brand:${accent};--brand-text:${textColourOn(accent)}}.card{border-top:4px solid ${accent}}</style>` : ''}
-${
-  styleNonce && tonConnect
-    ? html`<style id="_goober" nonce="${styleNonce}"> </style>
-<script src="${assetPath(prefix, 'tonconnect-ui.js')}" defer></script>`
-    : ''
-}
-${data ? html`<script src="${assetPath(prefix, 'checkout.js')}" defer></script>` : ''}
-</head>
-<body>
-<div class="page">
+  const accentStyle =
+    accent && /^#[0-9a-f]{6}$/.test(accent)
+      ? [{ css: html`:root{--brand:${accent};--brand-text:${textColourOn(accent)}}.card{border-top:4px solid ${accent}}` }]
+      : [];
+  return pageDocument({
+    lang,
+    title,
+    referrer: 'no-referrer',
+    noscriptRefreshSeconds: noscriptRefresh ? 20 : undefined,
+    stylesheets: [assetPath(prefix, 'checkout.css')],
+    // TON Connect's UI writes its styles into the <style id="_goober"> it finds (goober), which the nonce allows.
+    nonceStyles: styleNonce ? { nonce: styleNonce, styles: [...accentStyle, ...(tonConnect ? [{ css: html` `, id: '_goober' }] : [])] } : undefined,
+    scripts: [...(styleNonce && tonConnect ? [assetPath(prefix, 'tonconnect-ui.js')] : []), ...(data ? [assetPath(prefix, 'checkout.js')] : [])],
+    body: html`<div class="page">
 <header class="top"><span class="brand" aria-hidden="true">Kassa</span>${switcher}</header>
 ${body}
 <footer class="foot"><p>${t(lang, 'footer')}</p></footer>
 </div>
-${data ? html`<script type="application/json" id="kassa-data">${jsonForScript(data)}</script>` : ''}
-</body>
-</html>
-`.value;
+${data ? html`<script type="application/json" id="kassa-data">${jsonForScript(data)}</script>` : ''}`,
+  });
 }
 
 export interface PageInput {

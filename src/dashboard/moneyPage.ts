@@ -4,11 +4,12 @@
 // the chain (reporting.deposit_differences); and the store's treasury.
 import { html } from '../web/html.ts';
 import type { StoreMoney } from './money.ts';
+import { dashboardPaths } from './paths.ts';
 import { dateTime, shell, type StoreContext, type Viewer } from './pages.ts';
 
 export function moneyPage(input: { root: string; viewer: Viewer; store: StoreContext; money: StoreMoney }): string {
   const { root, store, money } = input;
-  const storeRoot = `${root}/stores/${store.id}`;
+  const at = dashboardPaths(root).store(store.id);
   const coins = money.coins.length
     ? html`<div class="table-wrap" tabindex="0"><table id="store-money"><caption class="muted">Per coin, summed over the store's payments from each deposit's books (deposit_money)</caption>
 <thead><tr><th scope="col">Coin</th><th scope="col">Received</th><th scope="col">Counted</th><th scope="col">Refunded</th><th scope="col">Swept</th><th scope="col">Fees (TON)</th><th scope="col">Still in deposits</th><th scope="col">Refundable</th></tr></thead>
@@ -33,7 +34,7 @@ ${money.gasTon !== '0' ? html`<dt>Gas in deposits</dt><dd>${money.gasTon} TON of
 <thead><tr><th scope="col">Payment</th><th scope="col">Coin</th><th scope="col">Books</th><th scope="col">On chain</th><th scope="col">Difference</th><th scope="col">Checked</th></tr></thead>
 <tbody>${money.differences.map(
         (d) =>
-          html`<tr><td><a class="mono" href="${storeRoot}/payments/${d.paymentId}">${d.paymentId}</a></td><td>${d.coin}</td><td class="num">${d.booked}</td><td class="num">${d.onChain}</td><td class="num">${d.difference}</td><td class="num">${dateTime(d.checkedAt)}</td></tr>`,
+          html`<tr><td><a class="mono" href="${at.payment(d.paymentId)}">${d.paymentId}</a></td><td>${d.coin}</td><td class="num">${d.booked}</td><td class="num">${d.onChain}</td><td class="num">${d.difference}</td><td class="num">${dateTime(d.checkedAt)}</td></tr>`,
       )}</tbody></table></div>`
     : money.lastReconciledAt
       ? html`<p id="differences">No differences: every deposit compared holds what its books say.</p>`

@@ -3,6 +3,8 @@
 // log, and the message pages (403, 404, 429, 500). A payment's page is paymentPage.ts; Money and
 // Webhooks are moneyPage.ts and webhooksPage.ts. Every value is escaped by the `html` tag.
 import { html, raw, type Html } from '../web/html.ts';
+import { pageDocument } from '../web/page.ts';
+import { dashboardPaths } from './paths.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
 import type { AuditRow } from './audit.ts';
@@ -43,53 +45,48 @@ export interface Shell {
 
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
+/**
+ * The dashboard's referrer policy: same-origin, not no-referrer (under no-referrer a browser sends
+ * `Origin: null` with a form, which the same-origin check would refuse; other sites get none).
+ */
+export const DASHBOARD_REFERRER = 'same-origin';
+
 export function shell({ root, title, body, viewer, store, current, styles, scripts = [] }: Shell): string {
-  const storeRoot = store ? `${root}/stores/${store.id}` : null;
+  const paths = dashboardPaths(root);
+  const at = store ? paths.store(store.id) : null;
   const link = (href: string, label: string, name: Shell['current']) =>
     html`<li><a href="${href}"${current === name ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
   const nav =
-    store && storeRoot
+    store && at
       ? html`<nav aria-label="Store"><ul>
-${link(`${storeRoot}/payments`, 'Payments', 'payments')}
-${link(`${storeRoot}/money`, 'Money', 'money')}
-${link(`${storeRoot}/webhooks`, 'Webhooks', 'webhooks')}
-${can(store.role, 'tokens.manage') ? link(`${storeRoot}/tokens`, 'API tokens', 'tokens') : ''}
-${can(store.role, 'team.manage') ? link(`${storeRoot}/team`, 'Team', 'team') : ''}
-${can(store.role, 'audit.read') ? link(`${storeRoot}/audit`, 'Audit log', 'audit') : ''}
-${link(`${storeRoot}/settings`, 'Settings', 'settings')}
-${viewer && viewer.memberships.length > 1 ? html`<li><a href="${root}/">Stores</a></li>` : ''}
+${link(at.payments(), 'Payments', 'payments')}
+${link(at.money(), 'Money', 'money')}
+${link(at.webhooks(), 'Webhooks', 'webhooks')}
+${can(store.role, 'tokens.manage') ? link(at.tokens(), 'API tokens', 'tokens') : ''}
+${can(store.role, 'team.manage') ? link(at.team(), 'Team', 'team') : ''}
+${can(store.role, 'audit.read') ? link(at.audit(), 'Audit log', 'audit') : ''}
+${link(at.settings(), 'Settings', 'settings')}
+${viewer && viewer.memberships.length > 1 ? html`<li><a href="${paths.home}">Stores</a></li>` : ''}
 </ul></nav>`
       : '';
   const who = viewer
     ? html`<div class="who"><span>${viewer.email}${store ? html` · ${store.name} (${store.role})` : ''}</span>
-<a href="${root}/password">Password</a>
-<a href="${root}/passkeys">Passkeys</a>
-<form method="post" action="${root}/sign-out"><button class="quiet" type="submit">Sign out</button></form>
-<form method="post" action="${root}/sign-out-everywhere"><button class="quiet" type="submit">Sign out everywhere</button></form></div>`
+<a href="${paths.passwordPage()}">Password</a>
+<a href="${paths.passkeys()}">Passkeys</a>
+<form method="post" action="${paths.signOut()}"><button class="quiet" type="submit">Sign out</button></form>
+<form method="post" action="${paths.signOutEverywhere()}"><button class="quiet" type="submit">Sign out everywhere</button></form></div>`
     : '';
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<meta name="robots" content="noindex, nofollow">
-<meta name="color-scheme" content="light dark">
-<title>${title} · Kassa dashboard</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${dashboardAsset(root, 'dashboard.css')}">
-${(styles ?? []).map((style) => html`<link rel="stylesheet" href="${style.href}" id="${style.id}">`)}
-<script src="${dashboardAsset(root, 'dashboard.js')}" defer></script>
-${scripts.map((name) => html`<script src="${dashboardAsset(root, name)}" defer></script>`)}
-</head>
-<body>
-<header class="top"><a class="brand" href="${root}/">Kassa dashboard</a>${nav}${who}</header>
+  return pageDocument({
+    lang: 'en',
+    title: `${title} · Kassa dashboard`,
+    referrer: DASHBOARD_REFERRER,
+    stylesheets: [dashboardAsset(root, 'dashboard.css'), ...(styles ?? [])],
+    scripts: [dashboardAsset(root, 'dashboard.js'), ...scripts.map((name) => dashboardAsset(root, name))],
+    body: html`<header class="top"><a class="brand" href="${paths.home}">Kassa dashboard</a>${nav}${who}</header>
 <main>
 ${body}
-</main>
-</body>
-</html>
-`.value;
+</main>`,
+  });
 }
 
 export const problemFor = (problems: Record<string, string>, field: string): Html | '' =>
@@ -98,11 +95,12 @@ export const describedBy = (problems: Record<string, string>, field: string): Ht
   problems[field] ? html` aria-describedby="${field}-problem" aria-invalid="true"` : '';
 
 export function signInPage(input: { root: string; email?: string; problem?: string; next?: string; notice?: string }): string {
+  const paths = dashboardPaths(input.root);
   const body = html`<div class="card narrow">
 <h1>Sign in</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${input.problem ? html`<p class="problem" role="alert" id="sign-in-problem">${input.problem}</p>` : ''}
-<form method="post" action="${input.root}/sign-in">
+<form method="post" action="${paths.signIn()}">
 ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${input.email ?? ''}"${input.problem ? raw(' aria-describedby="sign-in-problem"') : ''}>
@@ -110,7 +108,7 @@ ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : '
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
-<form method="post" action="${input.root}/sign-in/passkey" data-passkey="sign-in" data-options="${input.root}/sign-in/passkey/options" class="passkey">
+<form method="post" action="${paths.signInPasskey()}" data-passkey="sign-in" data-options="${paths.signInPasskeyOptions()}" class="passkey">
 ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
 <input type="hidden" name="credential" value="">
 <p class="muted">Or, with a passkey added to your account (this needs JavaScript):</p>
@@ -131,7 +129,8 @@ export function invitationPage(input: {
 }): string {
   const { invitation, root } = input;
   const problems = input.problems ?? {};
-  const here = `${root}/invite/${input.token}`;
+  const paths = dashboardPaths(root);
+  const here = paths.invitation(input.token);
   const newPassword = html`<input type="hidden" name="username" value="${invitation.email}" autocomplete="username">
 <label for="password">Choose a${invitation.resets_password ? ' new' : ''} password</label>
 <p class="muted" id="password-hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
@@ -145,7 +144,7 @@ ${problemFor(problems, 'confirm')}`;
 <button type="submit">${invitation.resets_password ? 'Set the new password and sign in' : 'Set password and sign in'}</button></form>`,
     join: html`<form method="post" action="${here}"><button type="submit">Join ${invitation.store_name}</button></form>`,
     sign_in_first: html`<p>You already have a dashboard account. Sign in as <strong>${invitation.email}</strong>, then accept here.</p>
-<p><a href="${root}/sign-in?next=${encodeURIComponent(here)}">Sign in to accept</a></p>`,
+<p><a href="${paths.signIn(`next=${encodeURIComponent(here)}`)}">Sign in to accept</a></p>`,
     other_account: html`<p>You are signed in with another email. Sign out, then sign in as <strong>${invitation.email}</strong> to accept.</p>`,
   }[input.taker];
   const title = invitation.resets_password ? 'Reset your password' : `Join ${invitation.store_name}`;
@@ -170,15 +169,17 @@ export function messagePage(input: {
   store?: StoreContext | null;
   signIn?: boolean;
 }): string {
+  const paths = dashboardPaths(input.root);
   const body = html`<div class="card narrow"><h1>${input.title}</h1><p>${input.text}</p>
-${input.signIn ? html`<p><a href="${input.root}/sign-in">Sign in</a></p>` : html`<p><a href="${input.root}/">Back to the dashboard</a></p>`}</div>`;
+${input.signIn ? html`<p><a href="${paths.signIn()}">Sign in</a></p>` : html`<p><a href="${paths.home}">Back to the dashboard</a></p>`}</div>`;
   return shell({ root: input.root, title: input.title, body, viewer: input.viewer ?? null, store: input.store ?? null });
 }
 
 export function storesPage(input: { root: string; viewer: Viewer }): string {
+  const paths = dashboardPaths(input.root);
   const body = input.viewer.memberships.length
     ? html`<h1>Your stores</h1><ul>${input.viewer.memberships.map(
-        (m) => html`<li><a href="${input.root}/stores/${m.storeId}/payments">${m.storeName}</a> <span class="muted">(${m.role})</span></li>`,
+        (m) => html`<li><a href="${paths.store(m.storeId).payments()}">${m.storeName}</a> <span class="muted">(${m.role})</span></li>`,
       )}</ul>`
     : html`<h1>No store yet</h1><p>Your account is not a member of any store. Ask an owner for an invitation.</p>`;
   return shell({ root: input.root, title: 'Stores', body, viewer: input.viewer });
@@ -190,8 +191,7 @@ function pageQuery(filters: PaymentFilters, after?: string): string {
   const params = new URLSearchParams();
   for (const key of ['status', 'anomaly', 'coin', 'from', 'to', 'q'] as const) if (filters[key]) params.set(key, filters[key]!);
   if (after) params.set('after', after);
-  const text = params.toString();
-  return text ? `?${text}` : '';
+  return params.toString();
 }
 
 export function paymentsPage(input: {
@@ -206,11 +206,11 @@ export function paymentsPage(input: {
   since: string;
 }): string {
   const { root, store, filters } = input;
-  const storeRoot = `${root}/stores/${store.id}`;
+  const at = dashboardPaths(root).store(store.id);
   const option = (value: string, label: string, selected: boolean) => html`<option value="${value}"${selected ? raw(' selected') : ''}>${label}</option>`;
   const rows = input.rows.map(
     (p) => html`<tr>
-<td><a href="${storeRoot}/payments/${p.id}" class="mono">${p.id}</a></td>
+<td><a href="${at.payment(p.id)}" class="mono">${p.id}</a></td>
 <td>${statusLabel(p.status)}</td>
 <td class="num">${p.amount} ${p.currency}</td>
 <td class="num">${p.coin_amount && p.coin_symbol ? `${p.coin_amount} ${p.coin_symbol}` : '—'}</td>
@@ -220,7 +220,7 @@ export function paymentsPage(input: {
   );
   const last = input.rows.at(-1);
   const body = html`<h1>Payments</h1>
-<form class="card filters" method="get" action="${storeRoot}/payments" role="search" aria-label="Find payments">
+<form class="card filters" method="get" action="${at.payments()}" role="search" aria-label="Find payments">
 <div><label for="q">Search</label><input id="q" name="q" type="search" value="${filters.q ?? ''}" placeholder="Payment id, order id, address, tx hash"></div>
 <div><label for="status">Status</label><select id="status" name="status">${option('', 'Any', !filters.status)}${PAYMENT_STATUSES.map((s) => option(s, s, filters.status === s))}</select></div>
 <div><label for="anomaly">Anomaly</label><select id="anomaly" name="anomaly">${option('', 'Any', !filters.anomaly)}${ANOMALIES.map((a) => option(a, a.replace(/_/g, ' '), filters.anomaly === a))}</select></div>
@@ -229,7 +229,7 @@ export function paymentsPage(input: {
 <div><label for="to">Created until</label><input id="to" name="to" type="date" value="${filters.to ?? ''}"></div>
 <div><button type="submit">Apply</button></div>
 </form>
-<div id="payments" data-live="${storeRoot}/payments/events?since=${input.since}" aria-live="polite">
+<div id="payments" data-live="${at.paymentEvents(input.since)}" aria-live="polite">
 ${
   input.rows.length === 0
     ? html`<p class="card">No payment matches.</p>`
@@ -241,15 +241,15 @@ ${
 }
 </div>
 <nav class="pager" aria-label="Pages">
-<a href="${storeRoot}/payments.csv${pageQuery(filters)}" download>Export CSV</a>
-${filters.after ? html`<a href="${storeRoot}/payments${pageQuery(filters)}">Newest</a>` : ''}
-${input.hasMore && last ? html`<a href="${storeRoot}/payments${pageQuery(filters, last.id)}">Older payments</a>` : ''}
+<a href="${at.paymentsCsv(pageQuery(filters))}" download>Export CSV</a>
+${filters.after ? html`<a href="${at.payments(pageQuery(filters))}">Newest</a>` : ''}
+${input.hasMore && last ? html`<a href="${at.payments(pageQuery(filters, last.id))}">Older payments</a>` : ''}
 </nav>`;
   return shell({ root, title: 'Payments', body, viewer: input.viewer, store, current: 'payments' });
 }
 
 export function auditPage(input: { root: string; viewer: Viewer; store: StoreContext; rows: readonly AuditRow[]; hasMore: boolean }): string {
-  const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const at = dashboardPaths(input.root).store(input.store.id);
   const last = input.rows.at(-1);
   const body = html`<h1>Audit log</h1>
 ${
@@ -262,7 +262,7 @@ ${
       )}</tbody></table></div>`
     : html`<p class="card">Nothing yet.</p>`
 }
-${input.hasMore && last ? html`<nav class="pager" aria-label="Pages"><a href="${storeRoot}/audit?before=${last.id}">Older entries</a></nav>` : ''}`;
+${input.hasMore && last ? html`<nav class="pager" aria-label="Pages"><a href="${at.audit(`before=${last.id}`)}">Older entries</a></nav>` : ''}`;
   return shell({ root: input.root, title: 'Audit log', body, viewer: input.viewer, store: input.store, current: 'audit' });
 }
 
@@ -278,7 +278,7 @@ export function teamPage(input: {
   memberProblem?: string | null;
   notice?: string | null;
 }): string {
-  const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const at = dashboardPaths(input.root).store(input.store.id);
   const form = input.form ?? {};
   const problems = form.problems ?? {};
   const state = (i: InvitationRow) =>
@@ -295,13 +295,13 @@ ${input.memberProblem ? html`<p class="problem" role="alert">${input.memberProbl
 <div class="table-wrap" tabindex="0"><table id="members"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th><th scope="col">Change</th></tr></thead>
 <tbody>${input.members.map(
     (m) => html`<tr><td>${m.email}</td><td class="member-role">${m.role}</td><td class="num">${dateTime(m.created_at)}</td>
-<td><form method="post" action="${storeRoot}/team/members/${m.user_id}/role"><select name="role" aria-label="Role of ${m.email}"><option value="viewer"${m.role === 'viewer' ? raw(' selected') : ''}>viewer</option><option value="owner"${m.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
+<td><form method="post" action="${at.memberRole(m.user_id)}"><select name="role" aria-label="Role of ${m.email}"><option value="viewer"${m.role === 'viewer' ? raw(' selected') : ''}>viewer</option><option value="owner"${m.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
 <button class="quiet" type="submit" aria-label="Change the role of ${m.email}">Change</button></form>
-<form method="post" action="${storeRoot}/team/members/${m.user_id}/remove" data-confirm="Remove ${m.email} from this store?"><button class="quiet" type="submit" aria-label="Remove ${m.email}">Remove</button></form>
-<form method="post" action="${storeRoot}/team/members/${m.user_id}/reset-password" data-confirm="Make a link that resets the password of ${m.email}? Using it signs them out everywhere."><button class="quiet" type="submit" aria-label="Reset password of ${m.email}">Reset password</button></form></td></tr>`,
+<form method="post" action="${at.memberRemove(m.user_id)}" data-confirm="Remove ${m.email} from this store?"><button class="quiet" type="submit" aria-label="Remove ${m.email}">Remove</button></form>
+<form method="post" action="${at.memberResetPassword(m.user_id)}" data-confirm="Make a link that resets the password of ${m.email}? Using it signs them out everywhere."><button class="quiet" type="submit" aria-label="Reset password of ${m.email}">Reset password</button></form></td></tr>`,
   )}</tbody></table></div></section>
 <section class="card" aria-labelledby="invite-heading"><h2 id="invite-heading">Invite someone</h2>
-<form method="post" action="${storeRoot}/team/invitations">
+<form method="post" action="${at.invitations()}">
 <label for="invite-email">Email</label>
 <input id="invite-email" name="email" type="email" required value="${form.email ?? ''}"${describedBy(problems, 'email')}>
 ${problemFor(problems, 'email')}
@@ -329,10 +329,10 @@ export function tokensPage(input: {
   /** The issue form's problems by field (name, lifetime, scope). */
   problems?: Record<string, string>;
 }): string {
-  const storeRoot = `${input.root}/stores/${input.store.id}`;
+  const at = dashboardPaths(input.root).store(input.store.id);
   const problems = input.problems ?? {};
-  const at = (iso: string) => dateTime(new Date(iso));
-  const state = (t: TokenListing) => (t.revokedAt ? `revoked ${at(t.revokedAt)}` : t.state);
+  const when = (iso: string) => dateTime(new Date(iso));
+  const state = (t: TokenListing) => (t.revokedAt ? `revoked ${when(t.revokedAt)}` : t.state);
   const body = html`<h1>API tokens</h1>
 ${
   input.issued
@@ -343,7 +343,7 @@ ${
 }
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 <section class="card" aria-labelledby="issue-heading"><h2 id="issue-heading">Issue a token</h2>
-<form method="post" action="${storeRoot}/tokens">
+<form method="post" action="${at.tokens()}">
 <label for="token-name">Name (what uses it, e.g. shop backend)</label>
 <input id="token-name" name="name" type="text" maxlength="${TOKEN_NAME_MAX}" autocomplete="off"${describedBy(problems, 'name')}>
 ${problemFor(problems, 'name')}
@@ -363,8 +363,8 @@ ${
 <tbody>${input.tokens.map(
         (
           t,
-        ) => html`<tr><td class="token-name">${t.name ?? '—'}</td><td class="mono">${t.jti}</td><td class="num">${at(t.issuedAt)}</td><td class="num">${t.expiresAt ? at(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? at(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
-<td>${t.revokedAt ? '—' : html`<form method="post" action="${storeRoot}/tokens/${t.jti}/revoke" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
+        ) => html`<tr><td class="token-name">${t.name ?? '—'}</td><td class="mono">${t.jti}</td><td class="num">${when(t.issuedAt)}</td><td class="num">${t.expiresAt ? when(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? when(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
+<td>${t.revokedAt ? '—' : html`<form method="post" action="${at.revokeToken(t.jti)}" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None.</p>`
 }</section>`;

@@ -2,6 +2,7 @@
 // used, synced or not), a form to add one (passkeys.js runs the browser's ceremony and posts its
 // answer with the form) and a remove button for each. Passkeys belong to the person, not a store.
 import { html } from '../web/html.ts';
+import { dashboardPaths } from './paths.ts';
 import { dateTime, describedBy, problemFor, shell, type Viewer } from './pages.ts';
 import { PASSKEY_NAME_MAX, type PasskeyRow } from './passkeys.ts';
 
@@ -17,6 +18,7 @@ export function passkeysPage(input: {
   recentMinutes: number;
 }): string {
   const { root } = input;
+  const paths = dashboardPaths(root);
   const problems = input.problems ?? {};
   const body = html`<h1>Passkeys</h1>
 <p>A passkey signs you in instead of your password: your device checks it is you (PIN, fingerprint or face) and Kassa checks the device's signature. Your password keeps working.</p>
@@ -25,7 +27,7 @@ ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : '
 <section class="card" aria-labelledby="add-heading"><h2 id="add-heading">Add a passkey</h2>
 ${
   input.canAdd
-    ? html`<form method="post" action="${root}/passkeys" data-passkey="register" data-options="${root}/passkeys/options">
+    ? html`<form method="post" action="${paths.passkeys()}" data-passkey="register" data-options="${paths.passkeyOptions()}">
 <input type="hidden" name="credential" value="">
 <label for="passkey-name">Name</label>
 <input id="passkey-name" name="name" type="text" maxlength="${PASSKEY_NAME_MAX}" value="${input.name ?? ''}" placeholder="This laptop"${describedBy(problems, 'name')}>
@@ -43,7 +45,7 @@ ${
         (
           p,
         ) => html`<tr><td class="passkey-name">${p.name}</td><td class="num">${dateTime(p.created_at)}</td><td class="num">${p.last_used_at ? dateTime(p.last_used_at) : 'never'}</td><td>${p.backed_up ? 'yes' : 'no'}</td>
-<td><form method="post" action="${root}/passkeys/${p.id}/remove" data-confirm="Remove the passkey ${p.name}? It no longer signs you in."><button class="quiet" type="submit" aria-label="Remove ${p.name}">Remove</button></form></td></tr>`,
+<td><form method="post" action="${paths.removePasskey(p.id)}" data-confirm="Remove the passkey ${p.name}? It no longer signs you in."><button class="quiet" type="submit" aria-label="Remove ${p.name}">Remove</button></form></td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None yet.</p>`
 }</section>`;

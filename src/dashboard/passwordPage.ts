@@ -2,6 +2,7 @@
 // asks for the current one unless the session was opened with a passkey in the last few minutes
 // (sessions.ts needsCurrentPassword); changing it signs out every other browser.
 import { html, raw } from '../web/html.ts';
+import { dashboardPaths } from './paths.ts';
 import { describedBy, problemFor, shell, type Viewer } from './pages.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 
@@ -20,7 +21,7 @@ export function passwordPage(input: {
 <p>Choose a new password for <strong>${input.viewer.email}</strong>. Every other browser where you are signed in is signed out; this one stays signed in.</p>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
-<form method="post" action="${root}/password">
+<form method="post" action="${dashboardPaths(root).passwordPage()}">
 <input type="hidden" name="username" value="${input.viewer.email}" autocomplete="username">
 ${
   input.askCurrent

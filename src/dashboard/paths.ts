@@ -1,6 +1,9 @@
 // The dashboard's URLs, made in one place (issue 33): pages and routes ask for a page's path by what
 // it is, never spell it (BTCPay's `asp-action`: URLs derived, not hand-built). `root` is the
 // dashboard's own path under BASE_URL (e.g. "/dashboard"); a query is passed already encoded.
+/** Where the dashboard lives under BASE_URL's path. */
+export const DASHBOARD_PATH = '/dashboard';
+
 const withQuery = (path: string, query?: string): string => (query ? `${path}?${query}` : path);
 
 export function dashboardPaths(root: string) {
@@ -17,13 +20,23 @@ export function dashboardPaths(root: string) {
       money: () => `${at}/money`,
       webhooks: (query?: string) => withQuery(`${at}/webhooks`, query),
       rotateKey: () => `${at}/webhooks/keys/rotate`,
+      endpoints: () => `${at}/webhooks/endpoints`,
+      endpoint: (endpointId: string) => {
+        const endpoint = `${at}/webhooks/endpoints/${endpointId}`;
+        return {
+          test: () => `${endpoint}/test`,
+          delete: () => `${endpoint}/delete`,
+          redeliver: (deliveryId: string) => `${endpoint}/deliveries/${deliveryId}/redeliver`,
+        };
+      },
       settings: (query?: string) => withQuery(`${at}/settings`, query),
-      settingsSection: (section: 'appearance' | 'methods' | 'treasury') => `${at}/settings/${section}`,
+      settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window') => `${at}/settings/${section}`,
       previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,
       team: () => `${at}/team`,
       invitations: () => `${at}/team/invitations`,
       memberRole: (userId: string) => `${at}/team/members/${userId}/role`,
       memberRemove: (userId: string) => `${at}/team/members/${userId}/remove`,
+      memberResetPassword: (userId: string) => `${at}/team/members/${userId}/reset-password`,
       tokens: () => `${at}/tokens`,
       revokeToken: (jti: string) => `${at}/tokens/${jti}/revoke`,
       audit: (query?: string) => withQuery(`${at}/audit`, query),
@@ -34,11 +47,13 @@ export function dashboardPaths(root: string) {
     home: `${root}/`,
     signIn: (query?: string) => withQuery(`${root}/sign-in`, query),
     signInPasskey: () => `${root}/sign-in/passkey`,
+    signInPasskeyOptions: () => `${root}/sign-in/passkey/options`,
     signOut: () => `${root}/sign-out`,
     signOutEverywhere: () => `${root}/sign-out-everywhere`,
     invitation: (token: string) => `${root}/invite/${token}`,
     passwordPage: (query?: string) => withQuery(`${root}/password`, query),
     passkeys: (query?: string) => withQuery(`${root}/passkeys`, query),
+    passkeyOptions: () => `${root}/passkeys/options`,
     removePasskey: (passkeyId: string) => `${root}/passkeys/${passkeyId}/remove`,
     asset: (file: string, version: string) => `${root}/assets/${file}?v=${version}`,
     store,
@@ -46,3 +61,4 @@ export function dashboardPaths(root: string) {
 }
 
 export type DashboardPaths = ReturnType<typeof dashboardPaths>;
+export type StorePaths = ReturnType<DashboardPaths['store']>;

@@ -7,6 +7,7 @@ import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
 import type { RefundPreview } from './money.ts';
 import type { PaymentPage } from './payments.ts';
+import { dashboardPaths } from './paths.ts';
 import { dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';
 
@@ -46,7 +47,7 @@ export function paymentPage(input: {
 }): string {
   const { root, store, page } = input;
   const p = page.payment;
-  const paymentRoot = `${root}/stores/${store.id}/payments/${p.id}`;
+  const at = dashboardPaths(root).store(store.id);
   const mayRefund = can(store.role, 'refund.create');
   const mayRedeliver = can(store.role, 'webhook.redeliver');
   const refund = input.refund ?? {};
@@ -111,14 +112,14 @@ export function paymentPage(input: {
     : html`<p>No webhook delivery.</p>`;
   const redeliver =
     mayRedeliver && p.status === 'completed' && p.webhook_url
-      ? html`<form method="post" action="${paymentRoot}/webhook/redeliver"><button type="submit">Redeliver the webhook</button></form>`
+      ? html`<form method="post" action="${at.redeliver(p.id)}"><button type="submit">Redeliver the webhook</button></form>`
       : '';
   const refundable = page.refundable.length
     ? html`<ul id="refundable">${page.refundable.map((r) => html`<li>${r.amount} ${r.coin}</li>`)}</ul>`
     : html`<p id="refundable">Nothing is refundable.</p>`;
   const refundForm =
     mayRefund && page.refundable.length
-      ? html`<form method="post" action="${paymentRoot}/refunds" aria-labelledby="refund-heading">
+      ? html`<form method="post" action="${at.refunds(p.id)}" aria-labelledby="refund-heading">
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
 <label for="refund-coin">Coin</label>
 <select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${refund.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.amount})</option>`)}</select>
@@ -144,7 +145,7 @@ ${problemFor(problems, 'address')}
 <dt>At</dt><dd class="mono" id="confirm-address">${preview.destination}</dd>
 </dl>
 <p>A refund cannot be undone: check the address.</p>
-<form method="post" action="${paymentRoot}/refunds">
+<form method="post" action="${at.refunds(p.id)}">
 <input type="hidden" name="coin" value="${preview.coin}">
 <input type="hidden" name="amount" value="${preview.amount}">
 <input type="hidden" name="address" value="${preview.address}">
@@ -152,10 +153,10 @@ ${problemFor(problems, 'address')}
 <input type="hidden" name="key" value="${input.confirmKey ?? ''}">
 <button type="submit">Confirm: send ${preview.amount} ${preview.coin}</button>
 </form>
-<p><a href="${paymentRoot}">Change or cancel</a></p>
+<p><a href="${at.payment(p.id)}">Change or cancel</a></p>
 </section>`
       : '';
-  const body = html`<p><a href="${root}/stores/${store.id}/payments">← Payments</a></p>
+  const body = html`<p><a href="${at.payments()}">← Payments</a></p>
 <h1>Payment <span class="mono">${p.id}</span></h1>
 ${input.notice ? html`<p class="success" role="status">${NOTICES[input.notice]}</p>` : ''}
 ${input.actionProblem ? html`<p class="problem" role="alert">${input.actionProblem}</p>` : ''}

@@ -5,6 +5,7 @@
 // to guess their password. A reset (an owner's new invitation for a member, resets_password) sets a
 // new password and ends the person's sessions. Every role change, an invitation's too, goes through
 // setMembership, which keeps the rule "a store always has an owner".
+import { DASHBOARD_PATH, dashboardPaths } from './paths.ts';
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
@@ -102,7 +103,7 @@ export async function createInvitation(
     return role;
   });
   const base = input.baseUrl.replace(/\/+$/, '');
-  return { url: `${base}/dashboard/invite/${token}`, storeId, email, role, expiresAt, resetsPassword };
+  return { url: dashboardPaths(`${base}${DASHBOARD_PATH}`).invitation(token), storeId, email, role, expiresAt, resetsPassword };
 }
 
 /**

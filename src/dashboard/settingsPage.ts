@@ -10,6 +10,7 @@ import type { StoreView } from '../stores/stores.ts';
 import { problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import { STORE_FIELDS, type StoreField } from './settings.ts';
 import { can } from './policy.ts';
+import { dashboardPaths } from './paths.ts';
 
 /** What the appearance form shows: the saved values, or the typed ones (a refusal, a preview). */
 export interface AppearanceValues {
@@ -65,7 +66,7 @@ const HEX = /^#[0-9a-fA-F]{6}$/;
 
 export function settingsPage(input: SettingsPageInput): string {
   const { root, store, saved } = input;
-  const storeRoot = `${root}/stores/${store.id}`;
+  const at = dashboardPaths(root).store(store.id);
   const owner = can(store.role, 'settings.change');
   const look = input.appearance ?? appearanceOf(saved);
   const methods = input.methods ?? saved.methods.map((m) => `${m.coin}/${m.chain}`);
@@ -98,7 +99,7 @@ ${problemFor(problems, name)}`;
 </figure>`;
 
   const appearance = owner
-    ? html`<form method="post" action="${storeRoot}/settings/appearance" id="appearance-form" novalidate>
+    ? html`<form method="post" action="${at.settingsSection('appearance')}" id="appearance-form" novalidate>
 ${problems.appearance ? html`<p class="problem" role="alert">${problems.appearance}</p>` : ''}
 ${field('name', 'name', 'text', 'What you and Kassa call the store (the dashboard, the CLI). Customers see it when there is no display name.', raw(' required maxlength="200"'))}
 ${field('display-name', 'displayName', 'text', 'The name customers see on the checkout. Empty: the name.', raw(' maxlength="200"'))}
@@ -114,7 +115,7 @@ ${field('accent-color', 'accentColor', 'text', 'The main button and the card edg
 </dl>`;
 
   const methodsPart = owner
-    ? html`<form method="post" action="${storeRoot}/settings/methods">
+    ? html`<form method="post" action="${at.settingsSection('methods')}">
 <fieldset${problems.methods ? raw(' aria-describedby="methods-problem"') : ''}><legend>Methods the checkout offers</legend>
 ${input.catalogue.map((m) => {
   const id = `method-${m.replace('/', '-')}`;
@@ -127,7 +128,7 @@ ${problemFor(problems, 'methods')}
     : html`<ul>${saved.methods.map((m) => html`<li>${m.coin} on ${m.chain}</li>`)}</ul>`;
 
   const treasuryPart = owner
-    ? html`<form method="post" action="${storeRoot}/settings/treasury">
+    ? html`<form method="post" action="${at.settingsSection('treasury')}">
 <label for="settings-treasury">Treasury address</label>
 <p class="muted" id="settings-treasury-hint">The wallet the store's money is swept to: a basechain address of this network, none of Kassa's own wallets. Empty: the money stays in the deposit wallets.</p>
 <input id="settings-treasury" name="treasury" type="text" class="mono" spellcheck="false" autocomplete="off" value="${treasury}" aria-describedby="settings-treasury-hint${problems.treasury ? ' treasury-problem' : ''}"${problems.treasury ? raw(' aria-invalid="true"') : ''}>
@@ -139,7 +140,7 @@ ${problemFor(problems, 'treasury')}
   const windowHint =
     "Days a completed sale stays in its deposit wallet, refundable in full or in part; when they end the sweep takes what is left to the treasury. Longer helps a shop that takes returns, and keeps more money in Kassa's hot wallets for longer. 0: swept at once. Applies to sales completed from now on.";
   const refundWindowPart = owner
-    ? html`<form method="post" action="${storeRoot}/settings/refund-window">
+    ? html`<form method="post" action="${at.settingsSection('refund-window')}">
 <label for="settings-refund-window-days">Refund window (days, 0 to 90)</label>
 <p class="muted" id="settings-refund-window-days-hint">${windowHint}</p>
 <input id="settings-refund-window-days" name="refund-window-days" type="number" min="0" max="90" step="1" inputmode="numeric" value="${windowDays}" aria-describedby="settings-refund-window-days-hint${problems['refund-window-days'] ? ' refund-window-days-problem' : ''}"${problems['refund-window-days'] ? raw(' aria-invalid="true"') : ''}>
@@ -164,7 +165,7 @@ ${owner ? '' : html`<p class="muted">Only the store's owners can change these.</
     viewer: input.viewer,
     store,
     current: 'settings',
-    styles: [{ href: `${storeRoot}/settings/preview.css?accent=${encodeURIComponent(accent)}`, id: 'preview-style' }],
+    styles: [{ href: at.previewCss(accent), id: 'preview-style' }],
   });
 }
 

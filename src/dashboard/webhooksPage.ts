@@ -8,6 +8,7 @@ import type { WebhookOutcome } from './money.ts';
 import { dateTime, describedBy, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import type { EndpointWithDeliveries } from './webhookEndpoints.ts';
 import { can } from './policy.ts';
+import { dashboardPaths, type StorePaths } from './paths.ts';
 import { publishedUntil, type WebhookKeyRow } from './webhookKeys.ts';
 
 /** A receiver in a dozen lines: the kit's verifier (`kassa-webhooks`) and node:http. */
@@ -47,7 +48,7 @@ export interface EndpointForm {
 }
 
 /** The store's webhook endpoints: each with its events, latest deliveries and (owners) its actions; the add form. */
-function endpointsSection(storeRoot: string, role: StoreContext['role'], endpoints: readonly EndpointWithDeliveries[], form: EndpointForm | undefined) {
+function endpointsSection(at: StorePaths, role: StoreContext['role'], endpoints: readonly EndpointWithDeliveries[], form: EndpointForm | undefined) {
   const owner = can(role, 'webhook_endpoints.manage');
   const answer = (d: EndpointWithDeliveries['deliveries'][number]) => {
     const last = d.attempts.at(-1);
@@ -55,7 +56,7 @@ function endpointsSection(storeRoot: string, role: StoreContext['role'], endpoin
   };
   const list = endpoints.length
     ? endpoints.map((e) => {
-        const base = `${storeRoot}/webhooks/endpoints/${e.id}`;
+        const endpoint = at.endpoint(e.id);
         const deliveries = e.deliveries.length
           ? html`<div class="table-wrap" tabindex="0"><table class="endpoint-deliveries"><caption class="muted">The latest ${e.deliveries.length}, newest first</caption>
 <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th>${owner ? html`<th scope="col">Action</th>` : ''}</tr></thead>
@@ -63,14 +64,14 @@ function endpointsSection(storeRoot: string, role: StoreContext['role'], endpoin
               (d) =>
                 html`<tr class="delivery-${d.status}"><td class="mono">${d.event}</td><td class="delivery-status">${d.status}</td><td class="num">${d.attempts.length}</td><td class="last-answer">${answer(d)}</td><td class="num">${dateTime(d.created_at)}</td>${
                   owner
-                    ? html`<td><form method="post" action="${base}/deliveries/${d.id}/redeliver"><button type="submit" class="secondary">Redeliver</button></form></td>`
+                    ? html`<td><form method="post" action="${endpoint.redeliver(d.id)}"><button type="submit" class="secondary">Redeliver</button></form></td>`
                     : ''
                 }</tr>`,
             )}</tbody></table></div>`
           : html`<p class="muted">No delivery yet.</p>`;
         const actions = owner
-          ? html`<div class="actions"><form method="post" action="${base}/test"><button type="submit">Send a test event</button></form>
-<form method="post" action="${base}/delete" data-confirm="Delete this endpoint and its deliveries? Events are no longer sent to it."><button type="submit" class="secondary">Delete</button></form></div>`
+          ? html`<div class="actions"><form method="post" action="${endpoint.test()}"><button type="submit">Send a test event</button></form>
+<form method="post" action="${endpoint.delete()}" data-confirm="Delete this endpoint and its deliveries? Events are no longer sent to it."><button type="submit" class="secondary">Delete</button></form></div>`
           : '';
         return html`<article class="endpoint" id="endpoint-${e.id}" aria-labelledby="endpoint-${e.id}-url"><h3 class="mono" id="endpoint-${e.id}-url">${e.url}</h3>
 <p>Hears: <span class="endpoint-events">${e.events.join(', ')}</span> (and test pings).</p>${actions}${deliveries}</article>`;
@@ -79,7 +80,7 @@ function endpointsSection(storeRoot: string, role: StoreContext['role'], endpoin
   const problems = form?.problems ?? {};
   const checked = form?.events ?? ['payment.completed'];
   const add = owner
-    ? html`<form method="post" action="${storeRoot}/webhooks/endpoints" id="add-endpoint">
+    ? html`<form method="post" action="${at.endpoints()}" id="add-endpoint">
 <h3>Add an endpoint</h3>
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
 <label for="endpoint-url">URL (public HTTPS)</label>
@@ -113,7 +114,7 @@ export function webhooksPage(input: {
   problem?: string | null;
 }): string {
   const { root, store } = input;
-  const storeRoot = `${root}/stores/${store.id}`;
+  const at = dashboardPaths(root).store(store.id);
   const keyState = (k: WebhookKeyRow) =>
     k.retired_at ? `retired ${dateTime(k.retired_at)}, published until ${dateTime(publishedUntil(k.retired_at))}` : 'active';
   const keys = input.keys.length
@@ -122,7 +123,7 @@ export function webhooksPage(input: {
 <tbody>${input.keys.map((k) => html`<tr><td class="mono">${k.kid}</td><td class="num">${dateTime(k.created_at)}</td><td class="key-state">${keyState(k)}</td></tr>`)}</tbody></table></div>`
     : html`<p id="webhook-keys">No key yet: the first is made when the first webhook is signed or the key set is first read.</p>`;
   const rotate = can(store.role, 'webhook_key.rotate')
-    ? html`<form method="post" action="${storeRoot}/webhooks/keys/rotate" data-confirm="Make a new signing key? The current one stays published for 24 hours.">
+    ? html`<form method="post" action="${at.rotateKey()}" data-confirm="Make a new signing key? The current one stays published for 24 hours.">
 <p class="muted">Rotating makes a new key sign from now on; the current one stays published for 24 hours, so receivers that refetch the key set on an unknown kid (as kassa-webhooks does) keep verifying. The key set is this Kassa's: it signs the webhooks of every store it serves.</p>
 <button type="submit">Rotate the signing key</button>
 </form>`
@@ -135,14 +136,14 @@ export function webhooksPage(input: {
 <tbody>${input.deliveries.map(
         (
           d,
-        ) => html`<tr class="delivery-${d.status}"><td><a class="mono" href="${storeRoot}/payments/${d.payment_id}">${d.payment_id}</a>${d.order_id ? html`<br><span class="muted">${d.order_id}</span>` : ''}</td>
+        ) => html`<tr class="delivery-${d.status}"><td><a class="mono" href="${at.payment(d.payment_id)}">${d.payment_id}</a>${d.order_id ? html`<br><span class="muted">${d.order_id}</span>` : ''}</td>
 <td class="delivery-status">${d.status}</td><td>${d.reason}</td><td class="num">${d.attempts}</td><td class="last-answer">${answer(d)}</td><td class="num">${dateTime(d.created_at)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p id="webhook-deliveries">No webhook delivery yet. A payment created with a webhookURL gets one when it completes.</p>`;
   const body = html`<h1>Webhooks</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${input.problem ? html`<p class="problem" role="alert">${input.problem}</p>` : ''}
-${endpointsSection(storeRoot, store.role, input.endpoints, input.endpointForm)}
+${endpointsSection(at, store.role, input.endpoints, input.endpointForm)}
 <section class="card" aria-labelledby="keys-heading"><h2 id="keys-heading">Signing keys</h2>${keys}${rotate}</section>
 <section class="card" aria-labelledby="deliveries-heading"><h2 id="deliveries-heading">Recent deliveries</h2>${deliveries}</section>
 <section class="card" aria-labelledby="receiver-heading"><h2 id="receiver-heading">A receiver</h2>

@@ -29,6 +29,7 @@ import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConne
 import { STATIC_ASSETS } from '../../checkout/static.ts';
 import { PAGE_CSP } from '../../web/csp.ts';
 import { serveAssets } from '../../web/assets.ts';
+import { pageHeaders } from '../../web/page.ts';
 import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';
 import { ratePolicy } from '../../rates/rates.ts';
 import { presentCheckout } from '../../presenters/checkout.ts';
@@ -51,11 +52,7 @@ function noStore(ctx: KassaContext): void {
 }
 
 function htmlHeaders(ctx: KassaContext, lang: Lang, csp = PAGE_CSP): void {
-  ctx.type = 'text/html; charset=utf-8';
-  noStore(ctx);
-  ctx.set('Content-Security-Policy', csp);
-  ctx.set('Referrer-Policy', 'no-referrer');
-  ctx.set('X-Frame-Options', 'DENY');
+  pageHeaders(ctx, { csp, referrer: 'no-referrer' });
   ctx.set('Content-Language', lang);
   ctx.vary('Accept-Language');
 }

@@ -186,7 +186,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
 
   // ---- The stores the person may open.
   // The app's router is strict: /dashboard (the address README gives) goes to /dashboard/.
-  dash.anyone.get('', async (ctx) => redirect(ctx, `${root}/`));
+  dash.anyone.get('', async (ctx) => redirect(ctx, paths.home));
   dash.signedIn.get('/', async (ctx) => {
     const memberships = ctx.state.viewer.memberships;
     if (memberships.length === 1) return redirect(ctx, paths.store(memberships[0]!.storeId).payments());

@@ -14,7 +14,7 @@ import { koaBody } from 'koa-body';
 import { isDatabaseUnavailable } from '../../db/pool.ts';
 import { KassaError, statusOf } from '../../errors.ts';
 import { type Actor, recordAudit } from '../../dashboard/audit.ts';
-import { messagePage, type StoreContext, type Viewer } from '../../dashboard/pages.ts';
+import { DASHBOARD_REFERRER, messagePage, type StoreContext, type Viewer } from '../../dashboard/pages.ts';
 import { membershipsOf, roleIn } from '../../dashboard/people.ts';
 import { type Action, can, refusedAuditOf } from '../../dashboard/policy.ts';
 import { findSession, type Session, SESSION_MAX_MS } from '../../dashboard/sessions.ts';
@@ -23,10 +23,12 @@ import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
 import { unsafeInBody } from '../plainText.ts';
 import { PAGE_CSP } from '../../web/csp.ts';
+import { pageHeaders } from '../../web/page.ts';
+import { DASHBOARD_PATH, dashboardPaths } from '../../dashboard/paths.ts';
 import { bodyCheck, type ParamsDefinition, paramsCheck, type QueryDefinition, queryCheck } from '../validate.ts';
 
 /** Where the dashboard's routes are mounted (links add BASE_URL's own path before it). */
-export const DASHBOARD_PATH = '/dashboard';
+export { DASHBOARD_PATH };
 
 export interface DashboardState extends KassaState {
   session?: Session;
@@ -66,6 +68,7 @@ export function dashboardSteps(deps: AppDeps) {
   const { pool, config } = deps;
   const base = new URL(config.baseUrl);
   const root = `${base.pathname.replace(/\/+$/, '')}${DASHBOARD_PATH}`;
+  const paths = dashboardPaths(root);
   // Secure off loopback (a browser keeps no Secure cookie over plain http://127.0.0.1); with Secure,
   // the __Host- prefix pins the cookie to this host and path /.
   const secure = !LOOPBACK.test(base.hostname);
@@ -92,13 +95,9 @@ export function dashboardSteps(deps: AppDeps) {
 
   const page = (ctx: Ctx, status: number, body: string) => {
     ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Content-Security-Policy', PAGE_CSP);
     // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with a form,
     // which the same-origin check would refuse; other sites still get no referrer.
-    ctx.set('Referrer-Policy', 'same-origin');
-    ctx.set('X-Frame-Options', 'DENY');
+    pageHeaders(ctx, { csp: PAGE_CSP, referrer: DASHBOARD_REFERRER });
     ctx.body = body;
   };
   const message = (ctx: Ctx, status: number, title: string, text: string, signInLink = false) =>
@@ -184,7 +183,7 @@ export function dashboardSteps(deps: AppDeps) {
     const session = token ? await findSession(pool, token, deps.now()) : null;
     if (!session) {
       if (token) setSessionCookie(ctx, null);
-      if (ctx.method === 'GET') redirect(ctx, `${root}/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
+      if (ctx.method === 'GET') redirect(ctx, paths.signIn(`next=${encodeURIComponent(ctx.originalUrl)}`));
       else message(ctx, 401, 'Signed out', 'Your session has ended. Sign in again.', true);
       return;
     }
@@ -279,7 +278,7 @@ export function dashboardSteps(deps: AppDeps) {
     return Object.assign(step, { [FORM_SCHEMA]: schema });
   };
   const safeNext = (value: unknown): string =>
-    typeof value === 'string' && value.startsWith(`${root}/`) && !value.startsWith('//') && !/[\\\r\n]/.test(value) ? value : `${root}/`;
+    typeof value === 'string' && value.startsWith(`${root}/`) && !value.startsWith('//') && !/[\\\r\n]/.test(value) ? value : paths.home;
 
   return {
     root,
