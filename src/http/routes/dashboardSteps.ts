@@ -21,6 +21,7 @@ import { findSession, type Session, SESSION_MAX_MS } from '../../dashboard/sessi
 import { findStorePayment, type StorePayment } from '../../payments/view.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
+import { readCookie } from '../cookies.ts';
 import { unsafeInBody } from '../plainText.ts';
 import { PAGE_CSP } from '../../web/csp.ts';
 import { pageHeaders } from '../../web/page.ts';
@@ -84,13 +85,7 @@ export function dashboardSteps(deps: AppDeps) {
     ];
     ctx.append('Set-Cookie', `${cookieName}=${token ?? ''}; ${attributes.join('; ')}`);
   };
-  const sessionToken = (ctx: Ctx): string | null => {
-    for (const part of (ctx.get('Cookie') || '').split(';')) {
-      const [name, ...value] = part.trim().split('=');
-      if (name === cookieName) return value.join('=');
-    }
-    return null;
-  };
+  const sessionToken = (ctx: Ctx): string | null => readCookie(ctx.get('Cookie') || '', cookieName);
   const clientOf = (ctx: Ctx): Pick<Actor, 'clientAddress' | 'userAgent'> => ({ clientAddress: ctx.ip || null, userAgent: ctx.get('User-Agent') || null });
 
   const page = (ctx: Ctx, status: number, body: string) => {
