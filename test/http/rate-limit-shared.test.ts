@@ -47,15 +47,19 @@ describe('rate limits shared by two API processes', { timeout: 120_000 }, () => 
       await answer.arrayBuffer();
       return { status: answer.status, limit: answer.headers.get('ratelimit-limit') };
     };
+    const started = Date.now();
     const first = [await ask(processes[0]!), await ask(processes[1]!)];
     const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => ask(processes[i % 2]!)));
+    // The window starts at the store's first request and lasts 2 s; on a machine so busy that the 22
+    // requests took longer, the ones answered after it count against a new window (each window: at most 9).
+    const windows = Math.floor((Date.now() - started) / 2_000) + 1;
     const answers = [...first, ...burst];
     const statuses = answers.map((answer) => answer.status);
     const allowed = statuses.filter((status) => status === 200).length;
     // Each process alone would allow 6 (12 in all). Shared: 6 in the window, and on top at most what
     // the other process admitted from memory before its next reconciliation — half the window (3)
     // (docs/OPERATIONS.md, Rate limits).
-    assert.ok(allowed >= 6 && allowed <= 9, String(statuses));
+    assert.ok(allowed >= 6 && allowed <= 9 * windows, `${statuses} (${windows} window(s))`);
     assert.ok(
       statuses.every((status) => status === 200 || status === 429),
       String(statuses),
