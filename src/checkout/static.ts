@@ -19,7 +19,7 @@ const TOUCHSTART_LISTENER = 'document.body.addEventListener("touchstart",functio
 
 /**
  * @tonconnect/ui's UMD bundle (global TON_CONNECT_UI), without its source-map comment, its inline
- * touchstart handler replaced by a listener (INLINE_TOUCHSTART; test/browser/checkout.test.ts fails
+ * touchstart handler replaced by a listener (INLINE_TOUCHSTART; test/browser/checkout-tonconnect.test.ts fails
  * on any CSP violation, so a release that writes it differently is noticed).
  */
 function tonConnectUi(): StaticAsset {

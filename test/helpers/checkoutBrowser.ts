@@ -1,0 +1,130 @@
+// The hosted checkout's browser tests' shared setup (test/browser/checkout*.test.ts): one Chromium, the
+// app on the sandbox chain with its chain reader, a store, and the page helpers (a fresh context that
+// records console errors and CSP violations, screenshots to test-artifacts/checkout/, axe-core).
+// Each test file is its own process, so each has its own browser and app; `export let` bindings are
+// live, so the files read `app`, `store` and `browser` once `useCheckoutBrowser()`'s hook has set them.
+//
+// If Chromium cannot be launched the file FAILS (it never skips): install it with
+// `apt-get install -y chromium` (.ci/run does).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before } from 'node:test';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { TestApp } from './app.ts';
+import { startChainApp, type ChainTestApp } from './chain.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/checkout');
+export const MOBILE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 900 };
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export let app: ChainTestApp;
+export let store: Awaited<ReturnType<TestApp['store']>>;
+export let browser: Browser;
+
+/** Installs the file's before/after hooks: Chromium, the app on the sandbox chain, the store. */
+export function useCheckoutBrowser(): void {
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    try {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+    } catch (error) {
+      throw new Error(
+        `Chromium could not be launched from ${CHROMIUM}: the browser tests cannot run. Install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
+      );
+    }
+    app = await startChainApp();
+    store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON,USDT/TON' });
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+}
+
+export async function createPayment(body: Record<string, unknown>): Promise<any> {
+  const response = await app.request('POST', '/v1/payments', { token: store.token, body });
+  assert.equal(response.status, 201, response.text);
+  return response.json;
+}
+
+/** A new browser context (fresh profile state) with a page that records console errors and CSP violations. */
+export async function open(
+  options: { locale?: string; viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {},
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({
+    viewport: options.viewport ?? MOBILE,
+    deviceScaleFactor: 2,
+    locale: options.locale ?? 'en-US',
+    isMobile: (options.viewport ?? MOBILE).width < 600,
+    hasTouch: true,
+    colorScheme: options.colorScheme ?? 'light',
+  });
+  // Every CSP violation, with what caused it, on the console (and so in `problems`).
+  await context.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (event) => {
+      const target = event.target instanceof Element ? event.target.outerHTML.slice(0, 200) : '';
+      console.error(
+        `CSP violation: ${event.violatedDirective} of ${event.blockedURI} at ${event.sourceFile}:${event.lineNumber}:${event.columnNumber} ${event.sample} ${target}`,
+      );
+    }),
+  );
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    // Every CSP violation is a problem: @tonconnect/ui's inline `<body ontouchstart="">` (an iOS
+    // :active workaround) is served as a touchstart listener instead (src/checkout/static.ts).
+    if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`console: ${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return { context, page, problems };
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * axe-core run in the page (evaluated through the debugging protocol: the page's CSP stays as
+ * served). Fails on any serious or critical violation (WCAG 2.x A/AA rules and best practices).
+ */
+export async function assertAccessible(page: Page, what: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious, [], `${what}: axe-core found serious violations`);
+}
+
+/** Marks the document; the mark survives in-place updates and is lost on any reload or navigation. */
+export const markDocument = (page: Page) => page.evaluate(() => ((window as unknown as { kassaMark: string }).kassaMark = 'same-document'));
+export const sameDocument = (page: Page) => page.evaluate(() => (window as unknown as { kassaMark?: string }).kassaMark === 'same-document');
+
+/** What the chain reader does at every block in production: read the chain until nothing new. */
+export async function watchChain(): Promise<void> {
+  await app.settle();
+}
