@@ -10,16 +10,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before } from 'node:test';
-import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { TestApp } from './app.ts';
 import { startChainApp, type ChainTestApp } from './chain.ts';
+import { seriousAxeViolations } from './dashboardBrowser.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/checkout');
 export const MOBILE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1280, height: 900 };
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 export let app: ChainTestApp;
 export let store: Awaited<ReturnType<TestApp['store']>>;
@@ -99,25 +98,9 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-/**
- * axe-core run in the page (evaluated through the debugging protocol: the page's CSP stays as
- * served). Fails on any serious or critical violation (WCAG 2.x A/AA rules and best practices).
- */
+/** No serious or critical axe-core violation in the page (the dashboard's check, test/helpers/dashboardBrowser.ts). */
 export async function assertAccessible(page: Page, what: string): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(serious, [], `${what}: axe-core found serious violations`);
+  assert.deepEqual(await seriousAxeViolations(page), [], `${what}: axe-core found serious violations`);
 }
 
 /** Marks the document; the mark survives in-place updates and is lost on any reload or navigation. */

@@ -50,8 +50,8 @@ export async function openPage(browser: Browser, viewport = { width: 375, height
   return { context, page, problems };
 }
 
-/** axe-core in the page (through the debugging protocol: the page's CSP stays as served); no serious or critical violation. A screenshot to `artifacts`. */
-export async function assertAccessible(page: Page, what: string, artifacts: string): Promise<void> {
+/** axe-core in the page (through the debugging protocol: the page's CSP stays as served): its serious and critical violations (WCAG 2.x A/AA rules and best practices). */
+export async function seriousAxeViolations(page: Page): Promise<Array<{ id: string; impact: string; help: string; targets: string[] }>> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
     const axe = (
@@ -64,11 +64,12 @@ export async function assertAccessible(page: Page, what: string, artifacts: stri
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
   });
-  assert.deepEqual(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    [],
-    `${what}: axe-core found serious violations`,
-  );
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** No serious or critical axe-core violation (seriousAxeViolations). A screenshot to `artifacts`. */
+export async function assertAccessible(page: Page, what: string, artifacts: string): Promise<void> {
+  assert.deepEqual(await seriousAxeViolations(page), [], `${what}: axe-core found serious violations`);
   fs.mkdirSync(artifacts, { recursive: true });
   await page.screenshot({ path: path.join(artifacts, `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
 }
