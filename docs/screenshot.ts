@@ -1,8 +1,11 @@
-// Makes docs/dashboard.png, the README's picture of the dashboard: a sandbox Kassa (`kassa start`,
-// TON_NETWORK=sandbox, its own fresh database `kassa_screenshot` on the server of DATABASE_URL, else
-// the embedded PostgreSQL), a store made and an owner invited with the CLI, a few payments made with
-// the API and paid with sandbox transfers, then the payments page in Chromium (playwright-core,
-// Debian's chromium or CHROMIUM_PATH) at 1100 × 720.
+// Makes the README's pictures of the dashboard: a sandbox Kassa (`kassa start`, TON_NETWORK=sandbox,
+// its own fresh database `kassa_screenshot` on the server of DATABASE_URL, else the embedded
+// PostgreSQL), a store made and an owner invited with the CLI, a few payments made with the API
+// (priced in USD, EUR and in coins) and paid with sandbox transfers, then in Chromium
+// (playwright-core, Debian's chromium or CHROMIUM_PATH): the store's home page
+// (docs/dashboard-home.png, 1100 px wide, the whole page), the payments page (docs/dashboard.png,
+// 1100 × 720), an overpaid payment's page (docs/dashboard-payment.png, the whole page) and the home
+// page on a phone (docs/dashboard-phone.png, 375 × 812).
 //
 //   node docs/screenshot.ts
 import { spawn, spawnSync } from 'node:child_process';
@@ -15,7 +18,7 @@ import { openBenchDatabase } from '../bench/lib/database.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = path.join(ROOT, 'src/cli.ts');
-const OUT = path.join(ROOT, 'docs/dashboard.png');
+const OUT = (name: string) => path.join(ROOT, 'docs', name);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kassa-screenshot-'));
 const database = await openBenchDatabase('kassa_screenshot', ROOT, pino({ level: 'warn' }));
@@ -50,32 +53,37 @@ try {
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
     if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${await response.text()}`);
-    return response.json() as Promise<{ id: string; status: string; paymentDetails: { address: string } }>;
+    return response.json() as Promise<{ id: string; status: string; paymentDetails: { address: string; coinAmount: string } }>;
   };
   // Oldest first: some paid in full, one overpaid, one in part, one cancelled, the newest still open.
-  const orders: Array<[string, string, string, string | null]> = [
-    ['A-1001', '12.00', 'TON', '12'],
-    ['A-1002', '4.50', 'TON', '4.5'],
-    ['A-1003', '25.00', 'USDT', '25'],
-    ['A-1004', '8.00', 'TON', '9'],
-    ['A-1005', '3.20', 'TON', '1'],
-    ['A-1006', '15.00', 'USDT', null],
-    ['A-1007', '6.75', 'TON', '6.75'],
-    ['A-1008', '19.90', 'USDT', null],
+  // [order, price, its currency, the coin paid, what is paid: 'all', 'over' (10% more), 'part' (a third), or nothing].
+  const orders: Array<[string, string, string, string, 'all' | 'over' | 'part' | null]> = [
+    ['A-1001', '12.00', 'USD', 'TON', 'all'],
+    ['A-1002', '4.50', 'EUR', 'TON', 'all'],
+    ['A-1003', '25.00', 'USD', 'USDT', 'all'],
+    ['A-1004', '8.00', 'USD', 'TON', 'over'],
+    ['A-1005', '3.20', 'EUR', 'TON', 'part'],
+    ['A-1006', '15.00', 'USD', 'USDT', null],
+    ['A-1007', '2', 'TON', 'TON', 'all'],
+    ['A-1008', '19.90', 'EUR', 'USDT', null],
   ];
   const paid: string[] = [];
-  for (const [order, amount, coin, pay] of orders) {
+  let overpaid = '';
+  for (const [order, amount, currency, coin, pay] of orders) {
     const payment = await api('POST', '/v1/payments', {
       amount,
-      currency: coin,
+      currency,
       order_id: order,
       description: `Order ${order}`,
       payment_options: { methods: [{ coin, chain: 'TON' }] },
     });
     if (order === 'A-1006') await api('POST', `/v1/payments/${payment.id}/cancel`);
     if (pay) {
-      await api('POST', '/sandbox/v1/transfers', { to: payment.paymentDetails.address, coin, amount: pay });
-      if (pay === amount.replace(/\.?0+$/, '') || Number(pay) >= Number(amount)) paid.push(payment.id);
+      const due = Number(payment.paymentDetails.coinAmount);
+      const amountPaid = pay === 'all' ? payment.paymentDetails.coinAmount : (pay === 'over' ? due * 1.1 : due / 3).toFixed(coin === 'TON' ? 4 : 2);
+      await api('POST', '/sandbox/v1/transfers', { to: payment.paymentDetails.address, coin, amount: amountPaid });
+      if (pay !== 'part') paid.push(payment.id);
+      if (pay === 'over') overpaid = payment.id;
     }
   }
   // The chain reader counts the transfers.
@@ -89,16 +97,27 @@ try {
   const invitation = kassa('dashboard', 'invite', '--store', store.id!, '--email', 'owner@bluebottle.example', '--role', 'owner');
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   try {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 720 }, colorScheme: 'light', locale: 'en-US' });
+    const context = await browser.newContext({ viewport: { width: 1100, height: 720 }, colorScheme: 'light', locale: 'en-US' });
+    const page = await context.newPage();
     await page.goto(`${url}${new URL(invitation.url!).pathname}`);
     await page.fill('#password', 'a long screenshot password');
     await page.fill('#confirm', 'a long screenshot password');
-    await Promise.all([page.waitForURL(/\/payments$/), page.click('button[type=submit]')]);
-    await page.screenshot({ path: OUT });
+    await Promise.all([page.waitForURL(new RegExp(`/stores/${store.id}$`)), page.click('button[type=submit]')]);
+    const home = page.url();
+    await page.screenshot({ path: OUT('dashboard-home.png'), fullPage: true });
+    await page.goto(`${home}/payments`);
+    await page.screenshot({ path: OUT('dashboard.png') });
+    await page.goto(`${home}/payments/${overpaid}`);
+    await page.screenshot({ path: OUT('dashboard-payment.png'), fullPage: true });
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.goto(home);
+    await page.screenshot({ path: OUT('dashboard-phone.png') });
   } finally {
     await browser.close();
   }
-  process.stdout.write(`${path.relative(ROOT, OUT)}: ${fs.statSync(OUT).size} bytes\n`);
+  for (const name of ['dashboard-home.png', 'dashboard.png', 'dashboard-payment.png', 'dashboard-phone.png']) {
+    process.stdout.write(`docs/${name}: ${fs.statSync(OUT(name)).size} bytes\n`);
+  }
 } finally {
   service.kill('SIGTERM');
   await new Promise((resolve) => service.once('exit', resolve));

@@ -29,7 +29,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     name: 'store create',
     usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]',
     summary:
-      'Creates a store (its refund window 7 days: `store update --refund-window-days`). Prints the store: {"id", "name", "displayName", "logoUrl", "accentColor", "methods": [{"id", "coin", "chain"}], "treasury", "refundWindowDays"}.',
+      'Creates a store (its refund window 7 days: `store update --refund-window-days`). Prints the store: {"id", "name", "displayName", "logoUrl", "accentColor", "methods": [{"id", "coin", "chain"}], "treasury", "refundWindowDays", "telegramBot", "telegramApp", "telegramBotID"}.',
     options: [
       "--name NAME        the store's name (required)",
       '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)',
@@ -39,9 +39,9 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   {
     name: 'store update',
     usage:
-      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON] [--refund-window-days N]',
+      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON] [--refund-window-days N] [--telegram-bot USERNAME] [--telegram-app SHORT_NAME] [--telegram-bot-id N] [--embed-origins https://shop.example,…]',
     summary:
-      'Changes a store: its name, treasury, refund window, payment methods, its face on the checkout page ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
+      'Changes a store: its name, treasury, refund window, payment methods, its face on the checkout page, its Telegram Mini App ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
     options: [
       "--name NAME           the store's name",
       "--treasury ADDRESS    where the store's money is swept",
@@ -50,13 +50,17 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
       "--accent-color #RRGGBB the main button's colour",
       '--methods LIST        the payment methods the store takes from now on (COIN/CHAIN, comma-separated)',
       '--refund-window-days N days (0–90) a completed sale stays refundable from its deposit before it is swept; 0: swept at once (sales completed from now on)',
+      "--telegram-bot NAME   the username of the store's Telegram bot: payments carry telegramURL (https://t.me/<bot>/<app>?startapp=<id>)",
+      "--telegram-app NAME   the short name of the bot's Mini App (BotFather's /newapp, its URL {checkout_base_url}/tg)",
+      "--telegram-bot-id N   the bot's numeric id (the digits before its token's colon): Telegram's init data is checked with it, no token",
+      '--embed-origins LIST  origins (https://host[:port], comma-separated) whose pages may embed <kassa-pay>; "" lists none',
     ],
   },
   {
     name: 'store list',
     usage: 'kassa store list',
     summary:
-      'Lists every store, oldest first. Prints {"data": [{"id", "name", "methods", "treasury", "refundWindowDays", "displayName", "logoUrl", "accentColor", "createdAt"}]}.',
+      'Lists every store, oldest first. Prints {"data": [{"id", "name", "methods", "treasury", "refundWindowDays", "telegramBot", "telegramApp", "telegramBotID", "embedOrigins", "displayName", "logoUrl", "accentColor", "createdAt"}]}.',
   },
   {
     name: 'token issue',

@@ -2,6 +2,12 @@
 import path from 'node:path';
 import type { RunRecord } from './runState.ts';
 
+/** Telegram's documented public keys (hex, raw Ed25519) for the signature of third-party validation. */
+export const TELEGRAM_PUBLIC_KEYS = {
+  production: 'e7bf03a2fa4602af4580703d88dda5bb59f32ed8b02a56c187fe7d34caed242d',
+  test: '40055058a4ee38156a06562e52eece92a771bcd8346a8c4615cb7376eddf72ec',
+} as const;
+
 export type TonNetwork = 'mainnet' | 'testnet' | 'sandbox';
 
 export interface Config {
@@ -74,6 +80,17 @@ export interface Config {
   metricsToken: string | null;
   /** Live-status streams (checkout events) the process holds open at once; beyond, 503. */
   checkoutStreamsMax: number;
+  /**
+   * TELEGRAM_PUBLIC_KEY: the Ed25519 key (hex) Telegram's init data is checked with (third-party
+   * validation, src/telegram/initData.ts); Telegram's production key unless set (its test
+   * environment's key, or a test's own pair).
+   */
+  telegramPublicKey: string;
+  /**
+   * TELEGRAM_WEB_ORIGINS: the origins that may frame the checkout's Mini App route ({checkout_base_url}/tg,
+   * CSP frame-ancestors) and whose messages its script accepts: Telegram's web clients.
+   */
+  telegramWebOrigins: string[];
   /**
    * REFUND_HOLD_DAYS: money in a deposit wallet that is not part of a completed payment's counted
    * amount (overpayments, late money, wrong coins) stays refundable this long, then is swept too.
@@ -153,6 +170,28 @@ function proxyHops(env: NodeJS.ProcessEnv): number {
   if (raw === 'true') return 1;
   if (/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10) return Number(raw);
   throw new ConfigError(`TRUST_PROXY must be "false", "true" or the number of proxies in front of Kassa (1 to 10), got "${raw}"`);
+}
+
+/** A comma-separated list of origins (scheme://host[:port], nothing else): they go into a CSP header. */
+function webOrigins(env: NodeJS.ProcessEnv, name: string, fallback: string[]): string[] {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  return raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      let url: URL | null = null;
+      try {
+        url = new URL(part);
+      } catch {
+        url = null;
+      }
+      if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== part.replace(/\/$/, '') || url.hostname === '') {
+        throw new ConfigError(`${name} must be a comma-separated list of origins such as https://web.telegram.org, got "${part.slice(0, 100)}"`);
+      }
+      return url.origin;
+    });
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -287,6 +326,9 @@ export function readConfig(
   if (trustProxyHops > 0 && metricsToken === null) {
     problems.push('METRICS_TOKEN is required when TRUST_PROXY is on (behind a proxy, /metrics cannot tell a local scraper from the public by address)');
   }
+  const telegramPublicKey = (nonEmpty(env, 'TELEGRAM_PUBLIC_KEY') ?? TELEGRAM_PUBLIC_KEYS.production).toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(telegramPublicKey)) problems.push('TELEGRAM_PUBLIC_KEY must be 64 hex characters (an Ed25519 public key)');
+  const telegramWebOrigins = check(() => webOrigins(env, 'TELEGRAM_WEB_ORIGINS', ['https://web.telegram.org']), ['https://web.telegram.org']);
   const rawLogLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(rawLogLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${rawLogLevel}"`);
@@ -319,6 +361,8 @@ export function readConfig(
     metricsToken,
     trustProxyHops,
     checkoutStreamsMax: check(() => integer(env, 'CHECKOUT_STREAMS_MAX', 500, 1, 1_000_000), 500),
+    telegramPublicKey: /^[0-9a-f]{64}$/.test(telegramPublicKey) ? telegramPublicKey : TELEGRAM_PUBLIC_KEYS.production,
+    telegramWebOrigins,
     refundHoldDays: check(() => integer(env, 'REFUND_HOLD_DAYS', 30, 0, 3650), 30),
     databaseStatementTimeoutMs: check(() => integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000), 5_000),
     keepAliveTimeoutMs: check(() => integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600), 65) * 1000,

@@ -106,6 +106,17 @@ export const ERROR_CATALOGUE = {
   payment_not_open: { type: 'invalid_request_error', status: 409, message: 'The payment is no longer open: it has ended, or nothing is left to pay on it.' },
   method_not_selected: { type: 'invalid_request_error', status: 409, message: 'Choose a payment method first.' },
   payment_not_completed: { type: 'invalid_request_error', status: 409, message: 'Only a completed payment has a webhook to redeliver.' },
+  // The checkout as a Telegram Mini App (docs/API.md, Telegram Mini App)
+  telegram_init_data_invalid: {
+    type: 'invalid_request_error',
+    message: "initData is not Telegram's init data for this payment: not signed by Telegram for the store's bot, or launched for another payment.",
+  },
+  telegram_init_data_expired: { type: 'invalid_request_error', message: 'initData is older than an hour (its auth_date): open the Mini App again.' },
+  telegram_not_configured: {
+    type: 'invalid_request_error',
+    status: 409,
+    message: "The store has no Telegram bot id: its Mini App's init data cannot be checked.",
+  },
   no_webhook_url: { type: 'invalid_request_error', status: 409, message: 'The payment was created without a webhookURL; there is nowhere to deliver to.' },
   // Store webhook endpoints
   invalid_endpoint_url: { type: 'invalid_request_error', message: 'url must be an absolute https URL of at most 512 characters with a public host.' },
@@ -318,6 +329,10 @@ export const refundBelowMinimum = (coin: string, minimum: string): KassaError =>
 /** A refund's destination Kassa will not send to (src/treasury/destinations.ts says why). */
 export const unusableDestination = (problem: string, param = 'address'): KassaError =>
   said('invalid_address', `Kassa cannot send there: ${problem}.`, { param });
+
+/** The chain API could not say whether a refund's destination is one of Kassa's own jetton wallets (treasury/destinations.ts). */
+export const destinationUncheckable = (): KassaError =>
+  said('chain_unavailable', "The TON network cannot be reached right now to check that the destination is none of Kassa's own jetton wallets; retry shortly.");
 
 /** The sandbox chain refuses a transfer's input, in its own words (src/chain/sandbox/chain.ts). */
 export const sandboxRefusal = (

@@ -75,7 +75,7 @@ export const ratesUnconfirmed = new Gauge({
 
 export const outgoingFailures = new Counter({
   name: 'kassa_outgoing_failures_total',
-  help: 'Transfers out of a deposit or the gas wallet that failed, by kind of failure (permanent: never planned again by itself; transient: planned again after a backoff; expired: no signed message was accepted; on_chain: the wallet or jetton wallet refused it; bounced: the jetton wallet at the destination refused the jettons and they came back).',
+  help: 'Transfers out of a deposit or the gas wallet that failed, by kind of failure (permanent: never planned again by itself; transient: planned again after a backoff; expired: no signed message was accepted; on_chain: the wallet or jetton wallet refused it; bounced: the jetton wallet at the destination refused the jettons and they came back; superseded: planned again for money an earlier failed transfer moved after all, its message landing late: not sent).',
   labelNames: ['kind'] as const,
   registers: [registry],
 });
@@ -126,6 +126,27 @@ new Gauge({
     const rows = await database.any(sql.type(z.object({ status: z.string(), n: z.number() }))`select status, count(*)::int as n from payments group by status`);
     for (const row of rows) this.set({ status: row.status }, row.n);
   },
+});
+
+new Gauge({
+  name: 'kassa_outgoing_held_unbooked_transfers',
+  help: 'Planned transfers out the signer holds because their wallet accepted a message the books have not seen (unbooked_message: it looks again every 30 s, for as long as it takes). A message Kassa has no record of, or a chain reader far behind: see docs/OPERATIONS.md.',
+  registers: [registry],
+  async collect() {
+    if (!database) return;
+    const row = await database.one(sql.type(z.object({ n: z.number(), age: z.number() }))`
+      select count(*)::int as n, coalesce(extract(epoch from now() - min(held_unbooked_since)), 0)::float8 as age
+      from outgoing_transfers where state = 'planned' and held_unbooked_since is not null
+    `);
+    this.set(row.n);
+    heldUnbookedAge.set(row.age);
+  },
+});
+
+const heldUnbookedAge = new Gauge({
+  name: 'kassa_outgoing_held_unbooked_oldest_seconds',
+  help: 'How long the signer has held the oldest of kassa_outgoing_held_unbooked_transfers (0: none held).',
+  registers: [registry],
 });
 
 new Gauge({

@@ -140,3 +140,45 @@ export function plainDecimal(literal: string): string {
   }
   return plain(new D(literal));
 }
+
+/**
+ * A figure rounded for reading (half away from zero), never for arithmetic: `decimals` places
+ * (`fixed`: always that many, as fiat's "10.50"; else trailing zeros dropped), or — when that would
+ * show a value that is not zero as 0 — its first two significant digits ("0.0000123" → "0.000012").
+ * The dashboard shows it with the exact value beside it (on hover, and in the element's value).
+ */
+export function readableDecimal(value: string, decimals: number, fixed = false): string {
+  const exact = parse(value);
+  let rounded = exact.toDecimalPlaces(decimals, D.ROUND_HALF_UP);
+  if (rounded.isZero() && !exact.isZero()) rounded = exact.toSignificantDigits(2, D.ROUND_HALF_UP);
+  const text = fixed && rounded.decimalPlaces() <= decimals ? rounded.toFixed(decimals) : plain(rounded);
+  return text === '-0' ? '0' : text;
+}
+
+/**
+ * `part` of a payment's coin amount in the payment's price currency: part × amount ÷ coinAmount,
+ * to `decimals` places (half away from zero) — what a coin figure was worth at the payment's own
+ * rate. Display only ("about 4.20 USD" beside "1.3 TON").
+ */
+export function priceShare(part: string, amount: string, coinAmount: string, decimals: number): string {
+  const divisor = parse(coinAmount, 'coinAmount');
+  if (divisor.isZero()) throw new RangeError('division by zero');
+  return parse(part, 'part').times(parse(amount)).div(divisor).toDecimalPlaces(decimals, D.ROUND_HALF_UP).toFixed(decimals);
+}
+
+/** The sum of decimal strings (exact). */
+export function sumDecimals(values: readonly string[]): string {
+  return plain(values.reduce((sum, value) => sum.plus(parse(value)), new D(0)));
+}
+
+/** part ÷ whole as a number from 0 to 1, for drawing only (a chart's bar), never for money. */
+export function shareForDrawing(part: string, whole: string): number {
+  const w = parse(whole, 'whole');
+  if (w.isZero()) return 0;
+  return Math.min(1, Math.max(0, parse(part, 'part').div(w).toDecimalPlaces(6, D.ROUND_HALF_UP).toNumber()));
+}
+
+/** The largest of decimal strings ("0" for none). */
+export function maxDecimal(values: readonly string[]): string {
+  return plain(values.reduce((max, value) => D.max(max, parse(value)), new D(0)));
+}

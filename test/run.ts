@@ -84,7 +84,8 @@ await migrate(templateUrl.toString(), log);
 phases.push({ name: 'database and migrated template', ms: performance.now() - preparing });
 
 // Three at a time on two cores: most files wait on clocks, Chromium and PostgreSQL rather than compute.
-const concurrency = Math.max(3, Math.min(4, os.availableParallelism()));
+// KASSA_TEST_CONCURRENCY overrides it (measuring which is fastest on a machine).
+const concurrency = Number(process.env.KASSA_TEST_CONCURRENCY) || Math.max(3, Math.min(4, os.availableParallelism()));
 // The drills measure a real service under load (rate limits, outages, expiry on time): they run
 // after the other files, two at a time (test/drills/drills.test.ts), so the suite's own load does not decide
 // their figures.

@@ -202,3 +202,34 @@ export function detectBouncedJettonTransfer(tx: ChainTransaction): { queryId: bi
     return null;
   }
 }
+
+/** The text of a comment body (op 0, then UTF-8 text); null for any other body. */
+export function commentOf(body: Cell | null): string | null {
+  const { op, rest } = opOf(body);
+  if (op !== OP_TEXT_COMMENT || rest === null) return null;
+  return readCommentTail(rest) ?? null;
+}
+
+/**
+ * A TEP-74 `transfer` an owner sent its jetton wallet (the body of the wallet's incoming message):
+ * its query id, amount, destination (an owner), and the text comment its forward_payload carries
+ * (null when none). Null when the body is not a well-formed transfer.
+ */
+export function parseJettonTransferRequest(body: Cell | null): { queryId: bigint; amount: bigint; destination: string; comment: string | null } | null {
+  const { op, rest } = opOf(body);
+  if (op !== OP_JETTON_TRANSFER || rest === null) return null;
+  try {
+    const queryId = rest.loadUintBig(64);
+    const amount = rest.loadCoins();
+    const destination = rest.loadAddress().toRawString();
+    rest.loadMaybeAddress(); // response_destination
+    rest.loadMaybeRef(); // custom_payload
+    rest.loadCoins(); // forward_ton_amount
+    const payload = rest.remainingBits > 0 ? (rest.loadBit() ? rest.loadRef().beginParse() : rest) : null;
+    let comment: string | null = null;
+    if (payload !== null && payload.remainingBits >= 32 && payload.loadUint(32) === OP_TEXT_COMMENT) comment = readCommentTail(payload) ?? null;
+    return { queryId, amount, destination, comment };
+  } catch {
+    return null;
+  }
+}

@@ -5,7 +5,7 @@
 // Every request goes through the same request budget as the block reader's. Only finalized
 // transactions are served by this endpoint, each once (ton-index-go orders one account's by lt).
 import { Address } from '@ton/core';
-import { v3Requester, type V3RequestOptions } from './v3Request.ts';
+import { allowedPageSize, v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
 interface AccountHistoryPage {
@@ -41,17 +41,34 @@ export interface AccountHistory {
 export const OWNERS_PER_REQUEST = 100;
 
 interface AccountHistoryOptions extends V3RequestOptions {
-  /** Transactions per page (default 100, toncenter's default; at most 1000). */
+  /**
+   * Rows per page (default 100, toncenter's default; at most 1000). An API run with a smaller
+   * `-max-limit` refuses it (422 "limit is not allowed: N > M"): the history then asks M per page
+   * from that request on, as the block source does.
+   */
   pageSize?: number;
   /** Pages per call at most (default 20). */
   maxPages?: number;
 }
 
 export function toncenterV3History(options: AccountHistoryOptions): AccountHistory {
-  const pageSize = Math.min(1000, options.pageSize ?? 100);
+  let pageSize = Math.min(1000, options.pageSize ?? 100);
   const maxPages = options.maxPages ?? 20;
 
-  const get = v3Requester(options);
+  const request = v3Requester(options);
+
+  /** One page of `path` at `limit` = the page size; a 422 "limit is not allowed: N > M" sets it to M and asks again. */
+  async function get<T>(path: string, params: Record<string, string | readonly string[]>, signal?: AbortSignal): Promise<T> {
+    for (;;) {
+      try {
+        return await request<T>(path, { ...params, limit: String(pageSize) }, signal);
+      } catch (error) {
+        const allowed = allowedPageSize(error, pageSize);
+        if (allowed === null) throw error;
+        pageSize = allowed;
+      }
+    }
+  }
 
   async function page(params: Record<string, string>, signal?: AbortSignal): Promise<V3Transaction[]> {
     const reply = await get<{ transactions?: unknown }>('transactions', params, signal);
@@ -67,7 +84,7 @@ export function toncenterV3History(options: AccountHistoryOptions): AccountHisto
         for (let offset = 0; ; offset += pageSize) {
           const reply = await get<{ jetton_wallets?: unknown }>(
             'jetton/wallets',
-            { owner_address: batch, exclude_zero_balance: 'true', limit: String(pageSize), offset: String(offset) },
+            { owner_address: batch, exclude_zero_balance: 'true', offset: String(offset) },
             signal,
           );
           requests += 1;
@@ -98,7 +115,6 @@ export function toncenterV3History(options: AccountHistoryOptions): AccountHisto
             ...(fromLt !== null ? { start_lt: fromLt.toString() } : {}),
             ...(toLt !== null ? { end_lt: toLt.toString() } : {}),
             sort: 'desc',
-            limit: String(pageSize),
           },
           signal,
         );

@@ -2,7 +2,7 @@
 // the sandbox network also serves). A block here is a masterchain block together with every shard
 // block it commits: reading them in masterchain order reads every transaction exactly once.
 import { ChainApiError } from './client.ts';
-import { NOT_INDEXED, V3ApiError, v3Requester, type V3RequestOptions } from './v3Request.ts';
+import { allowedPageSize, NOT_INDEXED, V3ApiError, v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
 export interface BlockRef {
@@ -44,8 +44,6 @@ interface ToncenterV3Options extends V3RequestOptions {
 }
 
 const MAX_PAGES = 10_000;
-/** ton-index-go's refusal of a page larger than its `-max-limit` (crud.go limitQuery). */
-const LIMIT_REFUSED = /^limit is not allowed: \d+ > (\d+)$/;
 
 /**
  * What a refused page means: `not_indexed` (404 "masterchain block N not found" for this block: not
@@ -54,8 +52,8 @@ const LIMIT_REFUSED = /^limit is not allowed: \d+ > (\d+)$/;
 function refusal(error: unknown, seqno: number, pageSize: number): 'not_indexed' | { pageSize: number } | null {
   if (!(error instanceof V3ApiError) || error.apiError === null) return null;
   if (error.status === 404 && Number(NOT_INDEXED.exec(error.apiError)?.[1]) === seqno) return 'not_indexed';
-  const allowed = error.status === 422 ? Number(LIMIT_REFUSED.exec(error.apiError)?.[1]) : Number.NaN;
-  return Number.isSafeInteger(allowed) && allowed >= 1 && allowed < pageSize ? { pageSize: allowed } : null;
+  const allowed = allowedPageSize(error, pageSize);
+  return allowed === null ? null : { pageSize: allowed };
 }
 
 /** toncenter API v3: `/api/v3/masterchainInfo` and `/api/v3/transactionsByMasterchainBlock`. */

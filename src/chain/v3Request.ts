@@ -27,6 +27,20 @@ export class V3ApiError extends ChainApiError {
   }
 }
 
+/** ton-index-go's refusal of a page larger than its `-max-limit` (crud.go limitQuery). */
+const LIMIT_REFUSED = /^limit is not allowed: \d+ > (\d+)$/;
+
+/**
+ * The page size an API's refusal asks for: `M` of a 422 `{"error":"limit is not allowed: N > M"}`
+ * when M is smaller than `pageSize` (self-hosted and third-party deployments run other
+ * `-max-limit` values), else null. The block source and the account history both learn it this way.
+ */
+export function allowedPageSize(error: unknown, pageSize: number): number | null {
+  if (!(error instanceof V3ApiError) || error.status !== 422 || error.apiError === null) return null;
+  const allowed = Number(LIMIT_REFUSED.exec(error.apiError)?.[1]);
+  return Number.isSafeInteger(allowed) && allowed >= 1 && allowed < pageSize ? allowed : null;
+}
+
 /** ton-index's own error text of a body (`{"error": "…"}`), or null. */
 function apiErrorText(text: string): string | null {
   try {

@@ -1,9 +1,12 @@
-// The customer's jetton wallet for a jetton master, asked of the master through the chain API
-// (get_wallet_address), for the TON Connect jetton transfer. The answer never changes for a pair, so
-// it is remembered (a bounded map). In the sandbox the chain API is the emulated chain this API
-// process serves itself. Requests take from the deployment's shared chain budget (chain/sharedBudget.ts).
-import type { Address } from '@ton/core';
-import { createChainClient, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
+// The API process's jetton wallet questions to the chain API: the customer's jetton wallet for a
+// jetton master, asked of the master (get_wallet_address), for the TON Connect jetton transfer; and
+// the owner a jetton wallet names (get_wallet_data), so that a refund to a deposit's jetton wallet
+// of any master is refused (treasury/destinations.ts). Answers never change, so they are remembered
+// (bounded maps). In the sandbox the chain API is the emulated chain this API process serves itself.
+// Requests take from the deployment's shared chain budget (chain/sharedBudget.ts).
+import type { Socket } from 'node:net';
+import { Address } from '@ton/core';
+import { call, createChainClient, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../chain/sandbox/path.ts';
 import { sharedRequestBudget } from '../chain/sharedBudget.ts';
 import { tonApiRoot, type Config } from '../config.ts';
@@ -14,11 +17,24 @@ const MAX_REMEMBERED = 10_000;
 interface JettonWalletLookup {
   /** `ownApiUrl`: this process's own origin (http://host:port), used for the sandbox chain. */
   walletOf(master: Address, owner: Address, ownApiUrl: string): Promise<Address>;
+  /**
+   * The raw owner the contract at `wallet` (raw) names as a TEP-74 jetton wallet (its
+   * get_wallet_data), of any master; null when it answers no such thing (not a jetton wallet, not
+   * deployed). A chain API that cannot be reached throws its ChainApiError.
+   */
+  ownerOf(wallet: string, ownApiUrl: string): Promise<string | null>;
+}
+
+/** This process's own origin (http://host:port) as a request's socket reached it: where the sandbox chain API is. */
+export function ownApiUrl(socket: Socket): string {
+  const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
+  return `http://${host}:${socket.localPort}`;
 }
 
 export function createJettonWalletLookup(config: Pick<Config, 'tonApiUrl' | 'tonApiKey' | 'tonApiRps'>, db?: Db): JettonWalletLookup {
   const clients = new Map<string, ChainClient>();
   const remembered = new Map<string, Address>();
+  const owners = new Map<string, string>();
   const clientFor = (endpoint: string): ChainClient => {
     let client = clients.get(endpoint);
     if (!client) {
@@ -37,6 +53,26 @@ export function createJettonWalletLookup(config: Pick<Config, 'tonApiUrl' | 'ton
       if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
       remembered.set(key, wallet);
       return wallet;
+    },
+    async ownerOf(wallet, ownApiUrl) {
+      const known = owners.get(wallet);
+      if (known) return known;
+      const client = clientFor(config.tonApiUrl ?? `${ownApiUrl}${SANDBOX_JSON_RPC_PATH}`);
+      let owner: string;
+      try {
+        const data = await call(() => client.runMethod(Address.parseRaw(wallet), 'get_wallet_data'));
+        data.stack.readBigNumber();
+        owner = data.stack.readAddress().toRawString();
+      } catch (error) {
+        // A get method that fails (exit code, no such method, an account not deployed) or answers
+        // something else: not a jetton wallet. Only an API that cannot answer is an error.
+        const chainError = toChainApiError(error);
+        if (chainError.retryable) throw chainError;
+        return null;
+      }
+      if (owners.size >= MAX_REMEMBERED) owners.delete(owners.keys().next().value!);
+      owners.set(wallet, owner);
+      return owner;
     },
   };
 }

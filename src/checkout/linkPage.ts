@@ -16,13 +16,14 @@ const CLOSED_TEXT: Record<Exclude<LinkState, 'open'>, MessageKey> = {
 };
 
 /** A link that takes no payment: not found, or closed (and why). */
-export function renderLinkMessagePage(lang: Lang, prefix: string, state: Exclude<LinkState, 'open'> | 'not_found'): string {
+export function renderLinkMessagePage(lang: Lang, prefix: string, state: Exclude<LinkState, 'open'> | 'not_found', embed = false): string {
   const title = t(lang, state === 'not_found' ? 'linkNotFoundTitle' : 'linkClosedTitle');
   const text = t(lang, state === 'not_found' ? 'linkNotFoundText' : CLOSED_TEXT[state]);
   return shell({
     lang,
     prefix,
     title,
+    embed,
     body: html`<div class="wrap"><main id="checkout" class="card message-page">
 <section class="state" aria-labelledby="state-title"><div class="result ended"><h1 id="state-title">${title}</h1></div>
 <p>${text}</p></section>
@@ -41,6 +42,8 @@ export interface AmountForm {
   /** What the customer typed, shown again with the problem. */
   typed?: string;
   problem?: AmountProblem;
+  /** Framed by <kassa-pay>: the host page's origin, kept through the form (src/checkout/embed.ts). */
+  embed?: string;
 }
 
 /** An open amount: a form (GET, so that its answer is the same visit of the link) asking how much. */
@@ -67,11 +70,13 @@ export function renderAmountPage(form: AmountForm): string {
     lang,
     prefix: form.prefix,
     title: t(lang, 'linkAmountTitle'),
+    embed: form.embed !== undefined,
     body: html`<div class="wrap"><main id="checkout" class="card">
 <h1>${t(lang, 'linkAmountTitle')}</h1>
 ${form.description ? html`<p class="description">${form.description}</p>` : ''}
 <form method="get" action="${form.prefix}/l/${form.linkId}" class="link-amount" novalidate>
 <input type="hidden" name="lang" value="${lang}">
+${form.embed !== undefined ? html`<input type="hidden" name="embed" value="${form.embed}">` : ''}
 <div class="field">
 <label class="field-label" for="amount">${t(lang, 'linkAmountLabel', { currency: form.currency })}</label>
 <input class="value amount-input" id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" required maxlength="40" value="${form.typed ?? ''}"${describedBy ? html` aria-describedby="${describedBy}"` : ''}${problemText ? html` aria-invalid="true"` : ''}>

@@ -14,15 +14,21 @@ import type { CheckoutView } from '../presenters/checkout.ts';
 import { amounts, type CheckoutRow, type MethodOffer } from './view.ts';
 import { fromBaseUnits } from '../money.ts';
 import { isHostName } from '../net/addresses.ts';
+import { TELEGRAM_TEXTS, telegramData, type TelegramPage } from './telegram.ts';
 
 /**
  * A payment page's policy: the same, plus only what this page needs: <style> elements carrying
  * this response's nonce (TON Connect's UI fills one; the store's colour is another), connections
  * to the bridges of the wallets the page offers while the payment is open, and the store's logo.
  */
-export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string): string {
+export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string, frameAncestors: readonly string[] = []): string {
   const logo = storeLogo(row);
-  return strictCsp({ styleNonce, connectOrigins: isFinal(row.status) ? [] : TON_CONNECT_BRIDGE_ORIGINS, imageOrigin: logo ? logo.origin : null });
+  return strictCsp({
+    styleNonce,
+    connectOrigins: isFinal(row.status) ? [] : TON_CONNECT_BRIDGE_ORIGINS,
+    imageOrigin: logo ? logo.origin : null,
+    frameAncestors,
+  });
 }
 
 /**
@@ -96,9 +102,13 @@ export interface Shell {
   tonConnect?: boolean;
   /** The store's colour (#rrggbb) for the main button and the card's top edge. */
   accent?: string | null;
+  /** The Telegram Mini App's script (src/checkout/telegram.ts), after the page's own. */
+  telegram?: boolean;
+  /** Framed by <kassa-pay> on a shop's page (src/checkout/embed.ts): embed.js tells the element its size and payment. */
+  embed?: boolean;
 }
 
-export function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, tonConnect, accent }: Shell): string {
+export function shell({ lang, prefix, title, body, data, noscriptRefresh, styleNonce, tonConnect, accent, telegram, embed }: Shell): string {
   const switcher = html`<nav class="langs" aria-label="${t(lang, 'language')}"><ul>${LANGUAGES.map(
     (code) =>
       html`<li><a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : ''}>${LANGUAGE_NAMES[code]}</a></li>`,
@@ -115,7 +125,12 @@ export function shell({ lang, prefix, title, body, data, noscriptRefresh, styleN
     stylesheets: [assetPath(prefix, 'checkout.css')],
     // TON Connect's UI writes its styles into the <style id="_goober"> it finds (goober), which the nonce allows.
     nonceStyles: styleNonce ? { nonce: styleNonce, styles: [...accentStyle, ...(tonConnect ? [{ css: html` `, id: '_goober' }] : [])] } : undefined,
-    scripts: [...(styleNonce && tonConnect ? [assetPath(prefix, 'tonconnect-ui.js')] : []), ...(data ? [assetPath(prefix, 'checkout.js')] : [])],
+    scripts: [
+      ...(styleNonce && tonConnect ? [assetPath(prefix, 'tonconnect-ui.js')] : []),
+      ...(data ? [assetPath(prefix, 'checkout.js')] : []),
+      ...(telegram ? [assetPath(prefix, 'telegram.js')] : []),
+      ...(embed ? [assetPath(prefix, 'embed.js')] : []),
+    ],
     body: html`<div class="page">
 <header class="top"><span class="brand" aria-hidden="true">Kassa</span>${switcher}</header>
 ${body}
@@ -332,8 +347,8 @@ ${open && returnUrl ? html`<p class="back"><a id="back-link" href="${returnUrl}"
 </main>`;
 }
 
-export function renderPaymentPage(input: PageInput & { styleNonce: string }): string {
-  const { lang, prefix, row, view, now, styleNonce } = input;
+export function renderPaymentPage(input: PageInput & { styleNonce: string; telegram?: TelegramPage | null; embed?: boolean }): string {
+  const { lang, prefix, row, view, now, styleNonce, telegram } = input;
   const base = `${prefix}/v1/checkout/payments/${row.id}`;
   const open = !isFinal(row.status);
   return shell({
@@ -344,11 +359,13 @@ export function renderPaymentPage(input: PageInput & { styleNonce: string }): st
     styleNonce,
     tonConnect: open,
     accent: row.store_accent_color,
+    telegram: !!telegram,
+    embed: input.embed === true,
     body: html`<div class="wrap">
 <div id="notice" class="notice" role="alert" hidden></div>
 ${checkoutMain(input)}
 <div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>
-</div>`,
+</div>${telegram ? telegramData(telegram) : ''}`,
     data: {
       paymentId: row.id,
       status: view.status,
@@ -356,7 +373,13 @@ ${checkoutMain(input)}
       serverNow: now.getTime(),
       endpoints: { view: base, events: `${base}/events`, method: `${base}/method`, tonConnect: `${base}/ton-connect` },
       // Paths on the page's own origin (the script makes them absolute).
-      tonConnect: { manifestPath: tonConnectManifestPath(prefix), walletsListPath: tonConnectWalletsPath(prefix), language: lang },
+      tonConnect: {
+        manifestPath: tonConnectManifestPath(prefix),
+        walletsListPath: tonConnectWalletsPath(prefix),
+        language: lang,
+        // In the store's Telegram Mini App: the wallet sends the customer back to it (tonconnect-ui's twaReturnUrl).
+        ...(telegram?.returnUrl ? { twaReturnUrl: telegram.returnUrl } : {}),
+      },
       messages: clientMessages(lang),
     },
   });
@@ -374,5 +397,24 @@ export function renderMessagePage(lang: Lang, prefix: string, kind: 'notFound' |
 <section class="state" aria-labelledby="state-title"><div class="result ended"><h1 id="state-title">${t(lang, titleKey)}</h1></div>
 <p>${t(lang, textKey)}</p></section>
 </main></div>`,
+  });
+}
+
+/**
+ * {checkout_base_url}/tg without a payment: Telegram opened the Mini App with the payment id in its
+ * launch parameters (the URL's fragment, which only the page sees); its script goes on to
+ * {checkout_base_url}/tg/{id}. Outside Telegram, or launched without one, it says so.
+ */
+export function renderTelegramBootPage(page: TelegramPage): string {
+  const texts = TELEGRAM_TEXTS[page.lang];
+  return shell({
+    lang: page.lang,
+    prefix: page.bootPath.replace(/\/tg$/, ''),
+    title: texts.openingTitle,
+    telegram: true,
+    body: html`<div class="wrap"><main id="checkout" class="card message-page" data-telegram-boot="true">
+<section class="state" aria-labelledby="state-title"><h1 id="state-title">${texts.openingTitle}</h1>
+<p>${texts.openingText}</p></section>
+</main></div>${telegramData(page)}`,
   });
 }

@@ -32,7 +32,10 @@ function tonConnectUi(): StaticAsset {
 export const STATIC_ASSETS: Readonly<Record<string, StaticAsset>> = Object.freeze({
   'checkout.css': asset('text/css; charset=utf-8', withBase(fs.readFileSync(new URL('./static/checkout.css', import.meta.url), 'utf8'))),
   'checkout.js': own('checkout.js', 'text/javascript; charset=utf-8'),
+  // The Telegram Mini App's side of the page (src/checkout/telegram.ts): Telegram's host protocol, spoken directly.
+  'telegram.js': own('telegram.js', 'text/javascript; charset=utf-8'),
   'tonconnect-ui.js': tonConnectUi(),
+  'embed.js': own('embed.js', 'text/javascript; charset=utf-8'),
 });
 
 /** `{prefix}/assets/checkout.css?v=<hash>` */

@@ -33,6 +33,7 @@ const checkoutRow = paymentView
     paid_at: true,
     transaction_hashes: true,
     received_base_units: true,
+    telegram_mini_app: true,
   })
   .extend({
     store_name: z.string(),
@@ -50,7 +51,7 @@ export type CheckoutRow = z.infer<typeof checkoutRow>;
  */
 function checkoutQuery(ids: readonly string[], network: TonNetwork) {
   return sql.type(checkoutRow)`
-    select p.id, p.store_id, coalesce(s.display_name, s.name) as store_name, s.logo_url as store_logo_url, s.accent_color as store_accent_color, p.status, p.amount::text as amount, p.currency, p.description, p.return_url,
+    select p.id, p.store_id, coalesce(s.display_name, s.name) as store_name, s.telegram_bot || '/' || s.telegram_app as telegram_mini_app, s.logo_url as store_logo_url, s.accent_color as store_accent_color, p.status, p.amount::text as amount, p.currency, p.description, p.return_url,
            p.coin_symbol, c.name as coin_name, c.decimals::int as coin_decimals, c.kind as coin_kind,
            pm.chain_symbol, ch.name as chain_name, p.coin_amount::text as coin_amount, d.address_friendly,
            jm.master_address as jetton_master, p.exchange_rate::text as exchange_rate, p.created_at, p.expires_at, p.paid_at,

@@ -26,7 +26,10 @@ export type AuditAction =
   | 'passkey.add'
   | 'passkey.remove'
   | 'password.change'
-  | 'password.reset';
+  | 'password.reset'
+  | 'payment.create'
+  | 'payment_link.create'
+  | 'payment_link.deactivate';
 
 /** Who acts and from where: a dashboard user in a request, the operator's command line, or an API token. */
 export interface Actor {

@@ -9,7 +9,10 @@ import { fromBaseUnits } from '../money.ts';
 import type { TransferRow } from '../payments/transfers.ts';
 import type { PaymentView, StorePayment } from '../payments/view.ts';
 import { depositMoney, type DepositMoney, type OutgoingRow } from '../treasury/outgoing.ts';
-import { createRefund, refundFigures, type RefundRequest } from '../treasury/refunds.ts';
+import type { JettonOwnerOf } from '../treasury/destinations.ts';
+import type { RefundRequest } from '../treasury/refundRequest.ts';
+import { createRefund, refundBalance, refundFigures } from '../treasury/refunds.ts';
+import { EFFECT_WORDS, OUTGOING_WORDS, readable } from './words.ts';
 
 const TON_DECIMALS = 9;
 
@@ -43,14 +46,32 @@ export function coinMoneyOf(rows: readonly DepositMoney[]): CoinMoney[] {
 
 /**
  * A payment's money per coin, read once from deposit_money: the coins that saw any money (the TON
- * row deposit_money always gives is left out when nothing of it moved), and the refundable ones.
+ * row deposit_money always gives is left out when nothing of it moved); and what refunds may take
+ * now, with until when the sale is refundable — the figures GET …/balance answers (refunds.ts
+ * refundBalance: the sale's share included while its refund window is open).
  */
-export async function paymentMoney(db: Db, paymentId: string): Promise<{ coins: CoinMoney[]; refundable: { coin: string; amount: string }[] }> {
-  const rows = (await depositMoney(db, paymentId)).filter(
-    (row) => row.received !== '0' || row.refunded !== '0' || row.swept !== '0' || row.fees !== '0' || row.counted !== '0',
-  );
-  const coins = coinMoneyOf(rows);
-  return { coins, refundable: coins.filter((c) => c.refundable !== '0').map((c) => ({ coin: c.coin, amount: c.refundable })) };
+export async function paymentMoney(
+  db: Db,
+  paymentId: string,
+  now: Date,
+): Promise<{ coins: CoinMoney[]; refundable: RefundableCoin[]; refundableUntil: Date | null }> {
+  const [all, balance] = await Promise.all([depositMoney(db, paymentId), refundBalance(db, paymentId, now)]);
+  const rows = all.filter((row) => row.received !== '0' || row.refunded !== '0' || row.swept !== '0' || row.fees !== '0' || row.counted !== '0');
+  const refundable = all.flatMap((row) => {
+    const figures = balance.coins.get(row.coin_symbol);
+    return figures && figures.refundable > 0n
+      ? [{ coin: row.coin_symbol, amount: units(figures.refundable.toString(), row.decimals), largest: units(figures.largest.toString(), row.decimals) }]
+      : [];
+  });
+  return { coins: coinMoneyOf(rows), refundable, refundableUntil: balance.refundableUntil };
+}
+
+/** A coin a refund may take now, as GET …/balance says it: `refundable` (the sale included inside its window) and `largestRefund`. */
+export interface RefundableCoin {
+  coin: string;
+  amount: string;
+  /** The largest refund POST …/refunds accepts now ("0": none). */
+  largest: string;
 }
 
 // ---- the timeline ------------------------------------------------------------------------------
@@ -80,8 +101,6 @@ export async function timelineTimes(
   return { outgoing: new Map(rows.map((row) => [row.id, row])), expiredAt: payment.expired_at, cancelledAt: payment.cancelled_at };
 }
 
-const OUT_LABEL: Record<OutgoingRow['kind'], string> = { refund: 'Refund', sweep: 'Sweep to the treasury', gas_top_up: 'Gas top-up' };
-
 /**
  * The payment's story in time order: created, method chosen, each transfer in, completed /
  * expired / cancelled, and each transfer out (planned, then confirmed or failed). Pure.
@@ -108,7 +127,7 @@ export function paymentTimeline(input: {
     events.push({
       at: t.chain_time,
       kind: 'transfer',
-      text: `Received ${t.amount ?? t.amount_base_units} ${t.coin_symbol ?? '(unknown token)'} (${t.effect.replace(/_/g, ' ')})`,
+      text: `Received ${t.amount ?? t.amount_base_units} ${t.coin_symbol ?? '(unknown token)'}: ${EFFECT_WORDS[t.effect]}`,
       hash: t.hash,
     });
   }
@@ -116,11 +135,16 @@ export function paymentTimeline(input: {
   if (input.expiredAt) events.push({ at: input.expiredAt, kind: 'expired', text: 'Expired' });
   if (input.cancelledAt) events.push({ at: input.cancelledAt, kind: 'cancelled', text: 'Cancelled' });
   for (const o of input.outgoing) {
-    const what = `${OUT_LABEL[o.kind]} of ${o.amount} ${o.coin_symbol}`;
-    events.push({ at: o.created_at, kind: o.kind, text: `${what} planned` });
+    const what = `${o.source === 'treasury' ? 'Refund from the treasury' : OUTGOING_WORDS[o.kind]} of ${o.amount} ${o.coin_symbol}`;
+    events.push({ at: o.created_at, kind: o.kind, text: o.source === 'treasury' ? `${what} asked (for the merchant's wallet to sign)` : `${what} planned` });
     const times = input.outgoingTimes.get(o.id);
     if (times?.confirmed_at) {
-      events.push({ at: times.confirmed_at, kind: o.kind, text: `${what} confirmed${o.fee ? ` (fee ${o.fee} TON)` : ''}`, hash: o.transaction_hash });
+      events.push({
+        at: times.confirmed_at,
+        kind: o.kind,
+        text: `${what} done${o.fee ? ` (network fee ${readable(o.fee, 'TON')} TON)` : ''}`,
+        hash: o.transaction_hash,
+      });
     }
     if (times?.failed_at) events.push({ at: times.failed_at, kind: o.kind, text: `${what} failed: ${o.failure_reason ?? 'no reason recorded'}` });
   }
@@ -169,10 +193,11 @@ export async function previewRefund(
   payment: Pick<StorePayment, 'id' | 'store_id'>,
   request: RefundRequest,
   now: Date,
+  ownerOf: JettonOwnerOf | null = null,
 ): Promise<RefundPreview> {
   try {
     await pool.transaction(async (tx) => {
-      const row = await createRefund(tx, network, payment, request, now);
+      const row = await createRefund(tx, network, payment, request, now, null, ownerOf);
       const figures = refundFigures(row);
       const parsed = parseAddress(row.to_address);
       throw new PreviewDone({

@@ -16,6 +16,7 @@ import type { InvitationRow, InvitationTaker, Membership, MemberRow, OpenInvitat
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 import { can } from './policy.ts';
+import { ANOMALY_WORDS, amount, term } from './words.ts';
 
 export interface StoreContext {
   id: string;
@@ -35,12 +36,14 @@ export interface Shell {
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'payments' | 'money' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
+  current?: 'home' | 'payments' | 'links' | 'money' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
   live?: boolean;
   /** More stylesheets of this origin (a page's own, after dashboard.css). */
   styles?: readonly { href: string; id: string }[];
-  /** Scripts of the page beside dashboard.js (passkeys.js: the sign-in page and the Passkeys page). */
-  scripts?: readonly 'passkeys.js'[];
+  /** Scripts of the page beside dashboard.js (passkeys.js: the sign-in page and the Passkeys page; TON Connect's: a treasury refund to sign). */
+  scripts?: readonly ('passkeys.js' | 'tonconnect-ui.js' | 'treasury.js')[];
+  /** This response's CSP style nonce: TON Connect's UI writes its styles into the <style id="_goober"> it finds. */
+  styleNonce?: string;
 }
 
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -51,7 +54,7 @@ export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 1
  */
 export const DASHBOARD_REFERRER = 'same-origin';
 
-export function shell({ root, title, body, viewer, store, current, styles, scripts = [] }: Shell): string {
+export function shell({ root, title, body, viewer, store, current, styles, scripts = [], styleNonce }: Shell): string {
   const paths = dashboardPaths(root);
   const at = store ? paths.store(store.id) : null;
   const link = (href: string, label: string, name: Shell['current']) =>
@@ -59,7 +62,9 @@ export function shell({ root, title, body, viewer, store, current, styles, scrip
   const nav =
     store && at
       ? html`<nav aria-label="Store"><ul>
+${link(at.home(), 'Home', 'home')}
 ${link(at.payments(), 'Payments', 'payments')}
+${link(at.links(), 'Payment links', 'links')}
 ${link(at.money(), 'Money', 'money')}
 ${link(at.webhooks(), 'Webhooks', 'webhooks')}
 ${can(store.role, 'tokens.manage') ? link(at.tokens(), 'API tokens', 'tokens') : ''}
@@ -81,12 +86,31 @@ ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${paths.home}">Sto
     title: `${title} · Kassa dashboard`,
     referrer: DASHBOARD_REFERRER,
     stylesheets: [dashboardAsset(root, 'dashboard.css'), ...(styles ?? [])],
+    // TON Connect's UI writes its styles into the <style id="_goober"> it finds (a treasury refund to sign).
+    ...(styleNonce ? { nonceStyles: { nonce: styleNonce, styles: [{ id: '_goober', css: html` ` }] } } : {}),
     scripts: [dashboardAsset(root, 'dashboard.js'), ...scripts.map((name) => dashboardAsset(root, name))],
-    body: html`<header class="top"><a class="brand" href="${paths.home}">Kassa dashboard</a>${nav}${who}</header>
+    // On a phone (below 600 px) dashboard.js folds the navigation and the account's links behind the
+    // menu button (a disclosure: aria-expanded, Escape closes); without JavaScript they stay shown.
+    body: html`<header class="top"><a class="brand" href="${paths.home}">Kassa dashboard</a>${
+      nav || who
+        ? html`<button type="button" class="menu-button quiet" aria-expanded="true" aria-controls="menu" hidden>Menu</button>
+<div class="menu" id="menu">${nav}${who}</div>`
+        : ''
+    }</header>
 <main>
 ${body}
 </main>`,
   });
+}
+
+/**
+ * An id (a payment's, a token's) as a phone shows it: shortened by the stylesheet below 600 px (the
+ * whole id stays in the page, for reading aloud, searching and selecting) with a copy button that
+ * dashboard.js shows where the clipboard is available.
+ */
+export function copyableId(id: string, what: string, href?: string): Html {
+  const text = href ? html`<a href="${href}" class="mono">${id}</a>` : html`<span class="mono">${id}</span>`;
+  return html`<span class="copyable">${text}<button type="button" class="copy quiet" data-copy-text="${id}" aria-label="Copy the ${what}" hidden>Copy</button></span>`;
 }
 
 export const problemFor = (problems: Record<string, string>, field: string): Html | '' =>
@@ -179,7 +203,7 @@ export function storesPage(input: { root: string; viewer: Viewer }): string {
   const paths = dashboardPaths(input.root);
   const body = input.viewer.memberships.length
     ? html`<h1>Your stores</h1><ul>${input.viewer.memberships.map(
-        (m) => html`<li><a href="${paths.store(m.storeId).payments()}">${m.storeName}</a> <span class="muted">(${m.role})</span></li>`,
+        (m) => html`<li><a href="${paths.store(m.storeId).home()}">${m.storeName}</a> <span class="muted">(${m.role})</span></li>`,
       )}</ul>`
     : html`<h1>No store yet</h1><p>Your account is not a member of any store. Ask an owner for an invitation.</p>`;
   return shell({ root: input.root, title: 'Stores', body, viewer: input.viewer });
@@ -207,13 +231,15 @@ export function paymentsPage(input: {
 }): string {
   const { root, store, filters } = input;
   const at = dashboardPaths(root).store(store.id);
+  // The filters beyond the search fold away on a phone unless one is on (dashboard.js opens them on a wide screen).
+  const folded = !(filters.status || filters.anomaly || filters.coin || filters.from || filters.to);
   const option = (value: string, label: string, selected: boolean) => html`<option value="${value}"${selected ? raw(' selected') : ''}>${label}</option>`;
   const rows = input.rows.map(
     (p) => html`<tr>
-<td><a href="${at.payment(p.id)}" class="mono">${p.id}</a></td>
+<td>${copyableId(p.id, 'payment id', at.payment(p.id))}</td>
 <td>${statusLabel(p.status)}</td>
-<td class="num">${p.amount} ${p.currency}</td>
-<td class="num">${p.coin_amount && p.coin_symbol ? `${p.coin_amount} ${p.coin_symbol}` : '—'}</td>
+<td class="num">${amount(p.amount, p.currency)}</td>
+<td class="num">${p.coin_amount && p.coin_symbol ? amount(p.coin_amount, p.coin_symbol) : '—'}</td>
 <td>${p.order_id ?? '—'}</td>
 <td class="num">${dateTime(p.created_at)}</td>
 </tr>`,
@@ -221,13 +247,15 @@ export function paymentsPage(input: {
   const last = input.rows.at(-1);
   const body = html`<h1>Payments</h1>
 <form class="card filters" method="get" action="${at.payments()}" role="search" aria-label="Find payments">
-<div><label for="q">Search</label><input id="q" name="q" type="search" value="${filters.q ?? ''}" placeholder="Payment id, order id, address, tx hash"></div>
+<div class="search"><label for="q">Search</label><input id="q" name="q" type="search" value="${filters.q ?? ''}" placeholder="Payment id, order id, address, tx hash"></div>
+<details class="more-filters"${folded ? '' : raw(' open')} data-open-wide><summary>Filters${folded ? '' : ' (on)'}</summary><div class="filter-fields">
 <div><label for="status">Status</label><select id="status" name="status">${option('', 'Any', !filters.status)}${PAYMENT_STATUSES.map((s) => option(s, s, filters.status === s))}</select></div>
-<div><label for="anomaly">Anomaly</label><select id="anomaly" name="anomaly">${option('', 'Any', !filters.anomaly)}${ANOMALIES.map((a) => option(a, a.replace(/_/g, ' '), filters.anomaly === a))}</select></div>
+<div><label for="anomaly">Something unusual</label><select id="anomaly" name="anomaly">${option('', 'Any', !filters.anomaly)}${ANOMALIES.map((a) => option(a, ANOMALY_WORDS[a], filters.anomaly === a))}</select></div>
 <div><label for="coin">Coin</label><select id="coin" name="coin">${option('', 'Any', !filters.coin)}${input.coins.map((c) => option(c, c, filters.coin === c))}</select></div>
 <div><label for="from">Created from</label><input id="from" name="from" type="date" value="${filters.from ?? ''}"></div>
 <div><label for="to">Created until</label><input id="to" name="to" type="date" value="${filters.to ?? ''}"></div>
-<div><button type="submit">Apply</button></div>
+</div></details>
+<div class="apply"><button type="submit">Apply</button></div>
 </form>
 <div id="payments" data-live="${at.paymentEvents(input.since)}" aria-live="polite">
 ${
@@ -235,7 +263,7 @@ ${
     ? html`<p class="card">No payment matches.</p>`
     : html`<div class="table-wrap card" tabindex="0"><table>
 <caption class="muted">Newest first</caption>
-<thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">Coin amount</th><th scope="col">Order id</th><th scope="col">Created</th></tr></thead>
+<thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Price</th><th scope="col">In the coin</th><th scope="col">Order id</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`
 }
@@ -330,13 +358,14 @@ export function tokensPage(input: {
   problems?: Record<string, string>;
 }): string {
   const at = dashboardPaths(input.root).store(input.store.id);
+  const glossary = at.glossary();
   const problems = input.problems ?? {};
   const when = (iso: string) => dateTime(new Date(iso));
   const state = (t: TokenListing) => (t.revokedAt ? `revoked ${when(t.revokedAt)}` : t.state);
   const body = html`<h1>API tokens</h1>
 ${
   input.issued
-    ? html`<div class="success" role="status"><p>Token ${input.issued.name ? html`“${input.issued.name}” ` : ''}${input.issued.jti} issued (${SCOPE_LABELS[input.issued.scope]}). Copy it now: it is shown once and Kassa does not keep it.</p>
+    ? html`<div class="success" role="status"><p>Token ${input.issued.name ? html`“${input.issued.name}” ` : ''}issued (${SCOPE_LABELS[input.issued.scope]}); its ${term(glossary, 'token_id', 'token id')} is <span class="mono">${input.issued.jti}</span>. Copy it now: it is shown once and Kassa does not keep it.</p>
 <label for="new-token">The token</label><input id="new-token" type="text" readonly class="mono" value="${input.issued.token}">
 <button type="button" data-copy="new-token" hidden>Copy the token</button> <span id="new-token-copied" role="status"></span></div>`
     : ''
@@ -359,11 +388,11 @@ ${problemFor(problems, 'form')}
 <section class="card" aria-labelledby="tokens-heading"><h2 id="tokens-heading">Tokens</h2>
 ${
   input.tokens.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">Name</th><th scope="col">jti</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table id="tokens"><thead><tr><th scope="col">Name</th><th scope="col">${term(glossary, 'token_id')}</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
 <tbody>${input.tokens.map(
         (
           t,
-        ) => html`<tr><td class="token-name">${t.name ?? '—'}</td><td class="mono">${t.jti}</td><td class="num">${when(t.issuedAt)}</td><td class="num">${t.expiresAt ? when(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? when(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
+        ) => html`<tr><td class="token-name">${t.name ?? '—'}</td><td>${copyableId(t.jti, 'token id')}</td><td class="num">${when(t.issuedAt)}</td><td class="num">${t.expiresAt ? when(t.expiresAt) : 'never'}</td><td class="num">${t.lastUsedAt ? when(t.lastUsedAt) : 'never'}</td><td class="token-scope">${SCOPE_LABELS[t.scope]}</td><td class="token-state">${state(t)}</td>
 <td>${t.revokedAt ? '—' : html`<form method="post" action="${at.revokeToken(t.jti)}" data-confirm="Revoke this token? Requests with it are refused at once."><button class="quiet" type="submit" aria-label="Revoke ${t.jti}">Revoke</button></form>`}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None.</p>`

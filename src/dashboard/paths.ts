@@ -11,6 +11,10 @@ export function dashboardPaths(root: string) {
     const at = `${root}/stores/${storeId}`;
     const payment = (paymentId: string, query?: string) => withQuery(`${at}/payments/${paymentId}`, query);
     return {
+      /** The store's home page (its landing page): sales, money waiting, what needs attention. */
+      home: () => at,
+      /** What the dashboard's words mean (glossary.ts), `#term` for one. */
+      glossary: (term?: string) => (term ? `${at}/glossary#${term}` : `${at}/glossary`),
       payments: (query?: string) => withQuery(`${at}/payments`, query),
       paymentsCsv: (query?: string) => withQuery(`${at}/payments.csv`, query),
       paymentEvents: (since: string) => `${at}/payments/events?since=${since}`,
@@ -30,7 +34,7 @@ export function dashboardPaths(root: string) {
         };
       },
       settings: (query?: string) => withQuery(`${at}/settings`, query),
-      settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window') => `${at}/settings/${section}`,
+      settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window' | 'telegram') => `${at}/settings/${section}`,
       previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,
       team: () => `${at}/team`,
       invitations: () => `${at}/team/invitations`,
@@ -40,12 +44,21 @@ export function dashboardPaths(root: string) {
       tokens: () => `${at}/tokens`,
       revokeToken: (jti: string) => `${at}/tokens/${jti}/revoke`,
       audit: (query?: string) => withQuery(`${at}/audit`, query),
+      links: (query?: string) => withQuery(`${at}/links`, query),
+      newLink: () => `${at}/links`,
+      newPayment: () => `${at}/links/payments`,
+      link: (linkId: string, query?: string) => withQuery(`${at}/links/${linkId}`, query),
+      deactivateLink: (linkId: string) => `${at}/links/${linkId}/deactivate`,
+      sharePayment: (paymentId: string) => `${payment(paymentId)}/share`,
     };
   };
   return {
     /** The stores page (and where a sign-in goes by default). */
     home: `${root}/`,
     signIn: (query?: string) => withQuery(`${root}/sign-in`, query),
+    /** TON Connect's manifest and wallet list for the treasury refund's signing (the dashboard's own). */
+    tonConnectManifest: () => `${root}/tonconnect-manifest.json`,
+    tonConnectWallets: () => `${root}/tonconnect-wallets.json`,
     signInPasskey: () => `${root}/sign-in/passkey`,
     signInPasskeyOptions: () => `${root}/sign-in/passkey/options`,
     signOut: () => `${root}/sign-out`,

@@ -1,15 +1,20 @@
 // A payment's page (issue 24): its summary, its timeline (created, method chosen, each transfer in,
 // completed / expired / cancelled, each sweep and refund, with explorer links), its money per coin
-// (deposit_money: received, counted, refunded, swept, fees, refundable), the books, the refund form
-// with its server-side confirm step (the first post shows what is sent, the fee and what arrives;
-// the second does it) for owners, and the webhook deliveries with redeliver.
+// (deposit_money: received, counted, refunded, swept, fees, refundable), the refund form with its
+// server-side confirm step (the first post shows what is sent, the fee and what arrives; the second
+// does it) for owners, the webhook deliveries with redeliver, and the books. The sections stand in
+// the order an owner reads them (issue 32): what happened, the money, what they can do, then the
+// books; on a phone the actions begin within two screens (test/browser/dashboard-phone.test.ts).
+import { telegramPaymentUrl } from '../telegram/links.ts';
 import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
 import type { RefundPreview } from './money.ts';
 import type { PaymentPage } from './payments.ts';
 import { dashboardPaths } from './paths.ts';
-import { dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
+import { copyableId, dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';
+import { treasuryRequest } from '../treasury/treasuryRefunds.ts';
+import { address, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term } from './words.ts';
 
 const NOTICES = {
   refund_created: 'Refund planned: it is sent from the deposit wallet within a minute and confirmed on chain.',
@@ -21,7 +26,7 @@ export const isNotice = (value: unknown): value is Notice => typeof value === 's
 function hashCell(network: PaymentPage['network'], hash: string | null): Html | string {
   if (!hash) return '—';
   const links = explorerLinks(network, hash);
-  return html`<span class="mono">${hash}</span>${links.map((l) => html` <a href="${l.url}" rel="noopener noreferrer">${l.name}</a>`)}`;
+  return html`${copyableId(hash, 'transaction hash')}${links.map((l) => html` <a href="${l.url}" rel="noopener noreferrer">${l.name}</a>`)}`;
 }
 
 export interface RefundFormState {
@@ -44,58 +49,73 @@ export function paymentPage(input: {
   /** The confirmation's one-time key (a double-submitted confirmation plans one refund). */
   confirmKey?: string;
   actionProblem?: string | null;
+  /** This response's CSP style nonce, for TON Connect's UI (a treasury refund awaits the owner's signature: treasurySigning). */
+  styleNonce?: string;
 }): string {
   const { root, store, page } = input;
   const p = page.payment;
   const at = dashboardPaths(root).store(store.id);
+  const glossary = at.glossary();
+  const network = page.network;
   const mayRefund = can(store.role, 'refund.create');
   const mayRedeliver = can(store.role, 'webhook.redeliver');
   const refund = input.refund ?? {};
   const problems = refund.problems ?? {};
   const facts = html`<dl class="facts">
 <dt>Status</dt><dd>${statusLabel(p.status)}</dd>
-<dt>Anomalies</dt><dd>${page.anomalies.length ? page.anomalies.join(', ') : 'none'}</dd>
-<dt>Amount</dt><dd>${p.amount} ${p.currency}</dd>
-<dt>Coin amount</dt><dd>${p.coin_amount && p.coin_symbol ? `${p.coin_amount} ${p.coin_symbol}` : '— (no method chosen yet)'}</dd>
-<dt>Received (counted)</dt><dd>${p.coin_symbol ? `${page.received} ${p.coin_symbol}` : '—'}</dd>
+<dt>${term(glossary, 'anomaly')}</dt><dd id="anomalies">${page.anomalies.length ? page.anomalies.map((a) => ANOMALY_WORDS[a]).join(', ') : 'nothing'}</dd>
+<dt>Price</dt><dd>${amount(p.amount, p.currency, 'price')}</dd>
+${
+  // Priced in the coin paid: the price says it already.
+  p.coin_symbol !== null && p.coin_symbol === p.currency && p.coin_amount === p.amount
+    ? ''
+    : html`<dt>To pay in the coin</dt><dd>${p.coin_amount && p.coin_symbol ? amount(p.coin_amount, p.coin_symbol, 'coin-amount') : '— (the customer has not chosen a coin yet)'}</dd>`
+}
+<dt>Paid toward it</dt><dd>${p.coin_symbol ? coinWithFiat(page.received, p.coin_symbol, p) : '—'}</dd>
 <dt>Order id</dt><dd>${p.order_id ?? '—'}</dd>
-<dt>Description</dt><dd>${p.description ?? '—'}</dd>
-<dt>Deposit address</dt><dd class="mono">${p.address_friendly ?? '—'}</dd>
+${p.description === null ? '' : html`<dt>Description</dt><dd>${p.description}</dd>`}
+<dt>${term(glossary, 'deposit')}</dt><dd>${p.address_friendly ? address(p.address_friendly, network, 'the payment address') : '—'}</dd>
 <dt>Created</dt><dd>${dateTime(p.created_at)}</dd>
-<dt>Expires</dt><dd>${dateTime(p.expires_at)}</dd>
+${p.status === 'completed' ? '' : html`<dt>Expires</dt><dd>${dateTime(p.expires_at)}</dd>`}
 <dt>Paid</dt><dd>${p.paid_at ? dateTime(p.paid_at) : '—'}</dd>
-<dt>Checkout</dt><dd><a href="${input.checkoutUrl}">${input.checkoutUrl}</a></dd>
-<dt>Webhook URL</dt><dd class="mono">${p.webhook_url ?? '—'}</dd>
+<dt>Checkout</dt><dd>${copyableId(input.checkoutUrl, 'checkout link', input.checkoutUrl)}</dd>
+${p.telegram_mini_app ? html`<dt>In Telegram</dt><dd class="mono">${telegramPaymentUrl(p.telegram_mini_app, p.id)}</dd>` : ''}
+${p.telegram_user_id === null ? '' : html`<dt>Telegram user</dt><dd id="telegram-user">${p.telegram_username ? html`@${p.telegram_username}, ` : ''}id <span class="mono">${p.telegram_user_id}</span> <span class="muted">(checked with Telegram's signature)</span></dd>`}
+${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webhook URL')}</dd>` : ''}
 </dl>`;
   const incoming = page.transfers.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-in"><caption class="muted">Transfers in (the books, in chain order)</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Amount</th><th scope="col">Effect</th><th scope="col">From</th><th scope="col">Transaction</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-in"><caption class="muted">Money that came in (the books, in the network's order)</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Amount</th><th scope="col">What it did</th><th scope="col">From</th><th scope="col">Transaction</th></tr></thead>
 <tbody>${page.transfers.map(
         (
           t,
-        ) => html`<tr><td class="num">${dateTime(t.chain_time)}</td><td class="num">${t.amount ?? t.amount_base_units} ${t.coin_symbol ?? '(unknown token)'}</td>
-<td>${t.effect.replace(/_/g, ' ')}</td><td class="mono">${t.sender ?? '—'}</td><td>${hashCell(page.network, t.hash)}</td></tr>`,
+        ) => html`<tr><td class="num">${dateTime(t.chain_time)}</td><td class="num">${t.amount && t.coin_symbol ? amount(t.amount, t.coin_symbol) : `${t.amount_base_units} (unknown token)`}</td>
+<td class="effect" data-effect="${t.effect}">${EFFECT_WORDS[t.effect]}</td><td>${t.sender ? address(t.sender, network, 'the sender') : '—'}</td><td>${hashCell(page.network, t.hash)}</td></tr>`,
       )}</tbody></table></div>`
-    : html`<p>No transfer has reached the deposit address.</p>`;
+    : html`<p>No money has reached the payment address.</p>`;
   const outgoing = page.outgoing.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-out"><caption class="muted">Transfers out (refunds and sweeps)</caption>
-<thead><tr><th scope="col">Planned</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Fee</th><th scope="col">To</th><th scope="col">State</th><th scope="col">Transaction</th></tr></thead>
+    ? html`<div class="table-wrap" tabindex="0"><table id="transfers-out"><caption class="muted">Money that went out: refunds, moves to your wallet, and ${term(glossary, 'gas', "Kassa's fee money")} for token transfers</caption>
+<thead><tr><th scope="col">Planned</th><th scope="col">What</th><th scope="col">Amount</th><th scope="col">${term(glossary, 'fees', 'Network fee')}</th><th scope="col">To</th><th scope="col">State</th><th scope="col">Transaction</th></tr></thead>
 <tbody>${page.outgoing.map(
-        (o) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td>${o.kind}</td><td class="num">${o.amount} ${o.coin_symbol}</td>
-<td class="num">${o.fee ?? '—'}</td><td class="mono">${o.to_address_given ?? o.to_address}</td><td class="state">${o.state}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
+        (
+          o,
+        ) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td data-kind="${o.kind}">${OUTGOING_WORDS[o.kind]}</td><td class="num">${amount(o.amount, o.coin_symbol)}</td>
+<td class="num">${o.fee ? amount(o.fee, 'TON') : '—'}</td><td>${address(o.to_address_given ?? o.to_address, network, 'the destination')}</td><td class="state" data-state="${o.state}">${OUTGOING_STATE_WORDS[o.state]}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
       )}</tbody></table></div>`
-    : html`<p>Nothing has left the deposit wallet.</p>`;
+    : html`<p>Nothing has left the payment address.</p>`;
   const held = page.money.filter((m) => m.held !== '0');
+  const refundableOf = (coin: string) => page.refundable.find((r) => r.coin === coin)?.amount ?? '0';
   const money = page.money.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="money"><caption class="muted">Per coin, from the books (deposit_money); fees are network fees in TON paid or set aside for receiving the coin and moving it out${
-        held.length ? `; held for the open payment: ${held.map((m) => `${m.held} ${m.coin}`).join(', ')}` : ''
+    ? html`<div class="table-wrap" tabindex="0"><table id="money"><caption class="muted">Per coin, from the books${
+        held.length ? html`; ${term(glossary, 'held', 'waiting for the payment to complete')}: ${held.map((m) => amount(m.held, m.coin))}` : ''
       }</caption>
-<thead><tr><th scope="col">Coin</th><th scope="col">Received</th><th scope="col">Counted</th><th scope="col">Refunded</th><th scope="col">Swept</th><th scope="col">Fees (TON)</th><th scope="col">Refundable</th></tr></thead>
+<thead><tr><th scope="col">Coin</th><th scope="col">${term(glossary, 'received')}</th><th scope="col">${term(glossary, 'counted')}</th><th scope="col">Refunded</th><th scope="col">${term(glossary, 'swept')}</th><th scope="col">${term(glossary, 'fees')}</th><th scope="col">${term(glossary, 'refundable')}</th></tr></thead>
 <tbody>${page.money.map(
         (m) =>
-          html`<tr><th scope="row">${m.coin}</th><td class="num">${m.received}</td><td class="num">${m.counted}</td><td class="num">${m.refunded}</td><td class="num">${m.swept}</td><td class="num">${m.feesTon}</td><td class="num">${m.refundable}</td></tr>`,
-      )}</tbody></table></div>`
-    : html`<p>No money has reached the deposit.</p>`;
+          html`<tr data-coin="${m.coin}"><th scope="row">${m.coin}</th><td class="num">${coinWithFiat(m.received, m.coin, p)}</td><td class="num">${coinWithFiat(m.counted, m.coin, p)}</td><td class="num">${coinWithFiat(m.refunded, m.coin, p)}</td><td class="num">${coinWithFiat(m.swept, m.coin, p)}</td><td class="num">${amount(m.feesTon, 'TON')}</td><td class="num">${coinWithFiat(refundableOf(m.coin), m.coin, p)}</td></tr>`,
+      )}</tbody></table></div>
+<p class="muted" id="fees-explained">${term(glossary, 'fees')}: what the TON network charged to move this money. Kassa charges nothing.</p>`
+    : html`<p>No money has reached the payment address.</p>`;
   const timeline = html`<ol id="timeline" class="timeline">${page.timeline.map(
     (e) =>
       html`<li class="event-${e.kind}"><time datetime="${e.at.toISOString()}">${dateTime(e.at)}</time> <span class="what">${e.text}</span>${
@@ -110,26 +130,54 @@ export function paymentPage(input: {
 <td>${d.attempts.length ? html`<ul>${d.attempts.map((a) => html`<li>#${a.attempt} ${dateTime(a.started_at)}: ${a.http_status ? `HTTP ${a.http_status}` : (a.error ?? 'no answer yet')}${a.duration_ms !== null ? `, ${a.duration_ms} ms` : ''}</li>`)}</ul>` : 'none yet'}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>No webhook delivery.</p>`;
+  // Refunds from the treasury awaiting the merchant's signature (owners): TON Connect asks the treasury's wallet to sign each.
+  const awaiting = treasurySigning(page, store.role);
+  const treasury = awaiting.length
+    ? html`<section class="card" id="treasury-refunds" aria-labelledby="treasury-heading" data-manifest="${dashboardPaths(root).tonConnectManifest()}" data-wallets="${dashboardPaths(root).tonConnectWallets()}">
+<h2 id="treasury-heading">Refunds from the treasury to sign</h2>
+<p>Paid from the store's treasury wallet, which Kassa holds no key of: sign each with that wallet before it expires. Sign once — a second signature pays the customer again.</p>
+<ul class="treasury-list">${awaiting.map(
+        ({ row, request }) => html`<li class="treasury-refund" id="treasury-${row.id}">
+<p><strong>${row.amount} ${row.coin_symbol}</strong> to <span class="mono">${row.to_address_given ?? row.to_address}</span>; sign before ${dateTime(row.valid_until!)}.</p>
+<p><button type="button" class="sign-treasury" data-request="${JSON.stringify(request.tonconnect)}">Sign with your wallet</button>
+<a href="${request.link}">Open in a wallet app</a></p>
+<p class="sign-status" role="status"></p>
+</li>`,
+      )}</ul></section>`
+    : '';
   const redeliver =
     mayRedeliver && p.status === 'completed' && p.webhook_url
       ? html`<form method="post" action="${at.redeliver(p.id)}"><button type="submit">Redeliver the webhook</button></form>`
       : '';
+  const until = page.refundableUntil;
+  const windowOpen = until !== null && until > page.now && page.refundable.some((r) => r.coin === p.coin_symbol);
   const refundable = page.refundable.length
-    ? html`<ul id="refundable">${page.refundable.map((r) => html`<li>${r.amount} ${r.coin}</li>`)}</ul>`
-    : html`<p id="refundable">Nothing is refundable.</p>`;
+    ? html`<div id="refundable"><p>${term(glossary, 'refundable')}:</p><ul>${page.refundable.map(
+        (r) =>
+          html`<li data-coin="${r.coin}">${coinWithFiat(r.amount, r.coin, p)}${r.largest !== r.amount ? html` <span class="muted">(the largest refund accepted now: ${amount(r.largest, r.coin)}, as the network fee is paid from the rest)</span>` : ''}</li>`,
+      )}</ul>${
+        until && windowOpen
+          ? html`<p>That includes the sale: it can be refunded from its payment address until <time id="refundable-until" datetime="${until.toISOString()}">${dateTime(until)}</time> (the store's ${term(glossary, 'refund_window')}); then it moves to your wallet.</p>`
+          : ''
+      }</div>`
+    : html`<div id="refundable"><p>Nothing can be refunded now.</p>${
+        until
+          ? html`<p class="muted">The sale's ${term(glossary, 'refund_window')} ends or ended <time id="refundable-until" datetime="${until.toISOString()}">${dateTime(until)}</time>.</p>`
+          : ''
+      }</div>`;
   const refundForm =
     mayRefund && page.refundable.length
       ? html`<form method="post" action="${at.refunds(p.id)}" aria-labelledby="refund-heading">
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
 <label for="refund-coin">Coin</label>
-<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${refund.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.amount})</option>`)}</select>
+<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${refund.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.largest})</option>`)}</select>
 <label for="refund-amount">Amount</label>
 <input id="refund-amount" name="amount" type="text" inputmode="decimal" required value="${refund.amount ?? ''}"${describedBy(problems, 'amount')}>
 ${problemFor(problems, 'amount')}
 <label for="refund-address">To address</label>
 <input id="refund-address" name="address" type="text" required spellcheck="false" autocomplete="off" value="${refund.address ?? ''}"${describedBy(problems, 'address')}>
 ${problemFor(problems, 'address')}
-<p class="muted">The next step shows the network fee and what arrives at the address, and asks you to confirm. Nothing is sent before that.</p>
+<p class="muted">The next step shows the ${term(glossary, 'network_fee', 'network fee')} and what arrives at the address, and asks you to confirm. Nothing is sent before that.</p>
 <button type="submit">Review the refund</button>
 </form>`
       : '';
@@ -140,9 +188,15 @@ ${problemFor(problems, 'address')}
 <h2 id="confirm-heading">Confirm the refund</h2>
 <dl class="facts">
 <dt>You send</dt><dd id="confirm-send">${preview.amount} ${preview.coin}</dd>
-<dt>Network fee</dt><dd id="confirm-fee">${preview.fee} TON <span class="muted">(${preview.arrives === preview.amount ? 'set aside from the deposit; the real fee, usually less, is known once the chain confirms' : 'taken from what is sent: this refund empties the deposit'})</span></dd>
+<dt>${term(glossary, 'network_fee', 'Network fee')}</dt><dd id="confirm-fee">${preview.fee} TON <span class="muted">(${
+          preview.coin !== 'TON'
+            ? "paid from the store's refund fee balance, not from the customer's money"
+            : preview.arrives === preview.amount
+              ? 'set aside at the payment address; the real fee, usually less, is known once the network confirms'
+              : 'taken from what is sent: this refund empties the payment address'
+        })</span></dd>
 <dt>Arrives</dt><dd id="confirm-arrives">${preview.arrives === preview.amount ? '' : 'about '}${preview.arrives} ${preview.coin}</dd>
-<dt>At</dt><dd class="mono" id="confirm-address">${preview.destination}</dd>
+<dt>At</dt><dd id="confirm-address">${address(preview.destination, network, 'the refund address')}</dd>
 </dl>
 <p>A refund cannot be undone: check the address.</p>
 <form method="post" action="${at.refunds(p.id)}">
@@ -157,17 +211,35 @@ ${problemFor(problems, 'address')}
 </section>`
       : '';
   const body = html`<p><a href="${at.payments()}">← Payments</a></p>
-<h1>Payment <span class="mono">${p.id}</span></h1>
+<h1>Payment ${copyableId(p.id, 'payment id')}</h1>
 ${input.notice ? html`<p class="success" role="status">${NOTICES[input.notice]}</p>` : ''}
 ${input.actionProblem ? html`<p class="problem" role="alert">${input.actionProblem}</p>` : ''}
 ${confirm}
 <section class="card" aria-labelledby="facts-heading"><h2 id="facts-heading">Summary</h2>${facts}</section>
 <section class="card" aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>${timeline}</section>
 <section class="card" aria-labelledby="money-heading"><h2 id="money-heading">Money</h2>${money}</section>
-<section class="card" aria-labelledby="books-heading"><h2 id="books-heading">The books</h2>${incoming}${outgoing}</section>
 <section class="card" aria-labelledby="refund-heading"><h2 id="refund-heading">Refund</h2>${refundable}${refundForm}${
     !mayRefund ? html`<p class="muted">Only the store's owners can refund.</p>` : ''
   }</section>
-<section class="card" aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook deliveries</h2>${deliveries}${redeliver}</section>`;
-  return shell({ root, title: `Payment ${p.id.slice(0, 8)}`, body, viewer: input.viewer, store, current: 'payments' });
+${treasury}
+<section class="card" aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook deliveries</h2>${deliveries}${redeliver}</section>
+<section class="card" aria-labelledby="books-heading"><h2 id="books-heading">The books</h2>${incoming}${outgoing}</section>`;
+  return shell({
+    root,
+    title: `Payment ${p.id.slice(0, 8)}`,
+    body,
+    viewer: input.viewer,
+    store,
+    current: 'payments',
+    ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
+  });
+}
+
+/** The payment's treasury refunds awaiting a signature, with their requests, when `role` may refund (else none): the page then runs TON Connect. */
+export function treasurySigning(page: Pick<PaymentPage, 'outgoing' | 'network'>, role: StoreContext['role']) {
+  if (!can(role, 'refund.create')) return [];
+  return page.outgoing.flatMap((row) => {
+    const request = row.state === 'awaiting_signature' ? treasuryRequest(row, page.network) : null;
+    return request ? [{ row, request }] : [];
+  });
 }

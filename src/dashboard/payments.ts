@@ -10,7 +10,7 @@ import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts
 import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
 import { outgoingOfPayment, type OutgoingRow } from '../treasury/outgoing.ts';
 import { isUuid } from '../uuid.ts';
-import { type CoinMoney, paymentMoney, paymentTimeline, type TimelineEvent, timelineTimes } from './money.ts';
+import { type CoinMoney, paymentMoney, paymentTimeline, type RefundableCoin, type TimelineEvent, timelineTimes } from './money.ts';
 import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
 
 export const PAGE_SIZE = 50;
@@ -165,8 +165,12 @@ export interface PaymentPage {
   anomalies: Anomaly[];
   transfers: readonly TransferRow[];
   outgoing: readonly OutgoingRow[];
-  /** The coins with money still refundable (deposit_money). */
-  refundable: { coin: string; amount: string }[];
+  /** The coins a refund may take now, as GET …/balance says (the sale included inside its refund window). */
+  refundable: RefundableCoin[];
+  /** Until when the sale is refundable from its deposit (null: no window, or not completed). */
+  refundableUntil: Date | null;
+  /** When the page was read. */
+  now: Date;
   /** Per coin, read once from deposit_money (dashboard/money.ts). */
   money: CoinMoney[];
   timeline: TimelineEvent[];
@@ -175,7 +179,7 @@ export interface PaymentPage {
 }
 
 /** Everything the payment page shows, or null when it is not the store's payment. */
-export async function loadPaymentPage(db: Db, storeId: string, paymentId: string, network: TonNetwork): Promise<PaymentPage | null> {
+export async function loadPaymentPage(db: Db, storeId: string, paymentId: string, network: TonNetwork, now: Date): Promise<PaymentPage | null> {
   if (!isUuid(paymentId)) return null;
   const payment = await findStorePayment(db, storeId, paymentId.toLowerCase());
   if (!payment) return null;
@@ -183,7 +187,7 @@ export async function loadPaymentPage(db: Db, storeId: string, paymentId: string
     listTransfers(db, payment.id),
     outgoingOfPayment(db, payment.id),
     listWebhookDeliveries(db, payment.id),
-    paymentMoney(db, payment.id),
+    paymentMoney(db, payment.id, now),
     timelineTimes(db, payment.id),
   ]);
   return {
@@ -193,6 +197,8 @@ export async function loadPaymentPage(db: Db, storeId: string, paymentId: string
     transfers,
     outgoing,
     refundable: money.refundable,
+    refundableUntil: money.refundableUntil,
+    now,
     money: money.coins,
     timeline: paymentTimeline({ payment, expiredAt: times.expiredAt, cancelledAt: times.cancelledAt, transfers, outgoing, outgoingTimes: times.outgoing }),
     deliveries,

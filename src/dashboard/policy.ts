@@ -24,6 +24,8 @@ export const POLICY = {
   'team.manage': OWNERS,
   'tokens.manage': OWNERS,
   'audit.read': OWNERS,
+  /** Payment links and one-off payments: make and switch off (every member sees them). */
+  'links.manage': OWNERS,
 } as const satisfies Record<string, Rule>;
 
 export type Action = keyof typeof POLICY;

@@ -17,6 +17,10 @@ export const STORE_FIELDS = {
   methods: 'Payment methods',
   treasury: 'Treasury',
   'refund-window-days': 'Refund window',
+  'telegram-bot': 'Telegram bot',
+  'telegram-app': 'Mini App short name',
+  'telegram-bot-id': 'Telegram bot id',
+  'embed-origins': 'Sites that may embed the payment element',
 } as const;
 export type StoreField = keyof typeof STORE_FIELDS;
 
@@ -34,6 +38,14 @@ const settingOf = (store: StoreView, field: StoreField): string | null => {
       return store.treasury;
     case 'refund-window-days':
       return String(store.refundWindowDays);
+    case 'telegram-bot':
+      return store.telegramBot;
+    case 'telegram-app':
+      return store.telegramApp;
+    case 'telegram-bot-id':
+      return store.telegramBotID === null ? null : String(store.telegramBotID);
+    case 'embed-origins':
+      return store.embedOrigins.join(',');
     case 'methods':
       return store.methods
         .map((m) => `${m.coin}/${m.chain}`)

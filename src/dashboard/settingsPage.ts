@@ -55,6 +55,10 @@ export interface SettingsPageInput {
   treasury?: string;
   /** The refund window as typed (days). */
   refundWindowDays?: string;
+  /** The Telegram fields as typed. */
+  telegram?: { bot: string; app: string; botId: string };
+  /** The URL the Mini App is registered with at BotFather ({checkout_base_url}/tg). */
+  miniAppUrl?: string;
   /** A refusal, beside the field it is about (the field's flag) or the form's top ("methods", "treasury", "appearance"). */
   problem?: { field: StoreField | 'appearance'; message: string } | null;
   notice?: string | null;
@@ -76,7 +80,7 @@ export function settingsPage(input: SettingsPageInput): string {
   const accent = HEX.test(look.accentColor) ? look.accentColor.toLowerCase() : DEFAULT_ACCENT;
   const windowDays = input.refundWindowDays ?? String(saved.refundWindowDays);
   const field = (
-    name: Exclude<StoreField, 'methods' | 'treasury' | 'refund-window-days'>,
+    name: Exclude<StoreField, 'methods' | 'treasury' | 'refund-window-days' | 'telegram-bot' | 'telegram-app' | 'telegram-bot-id'>,
     key: keyof AppearanceValues,
     type: string,
     hint: string,
@@ -149,6 +153,27 @@ ${problemFor(problems, 'refund-window-days')}
 </form>`
     : html`<p id="refund-window">${saved.refundWindowDays === 0 ? 'None: sales are swept at once.' : `${saved.refundWindowDays} days`}</p>`;
 
+  const tg = input.telegram ?? {
+    bot: saved.telegramBot ?? '',
+    app: saved.telegramApp ?? '',
+    botId: saved.telegramBotID === null ? '' : String(saved.telegramBotID),
+  };
+  const tgField = (name: 'telegram-bot' | 'telegram-app' | 'telegram-bot-id', value: string, hint: string, extra = '') =>
+    html`<label for="settings-${name}">${STORE_FIELDS[name]}</label>
+<p class="muted" id="settings-${name}-hint">${hint}</p>
+<input id="settings-${name}" name="${name}" type="text" value="${value}" autocomplete="off" spellcheck="false"${raw(extra)} aria-describedby="settings-${name}-hint${problems[name] ? ` ${name}-problem` : ''}"${problems[name] ? raw(' aria-invalid="true"') : ''}>
+${problemFor(problems, name)}`;
+  const miniAppLink = saved.telegramBot && saved.telegramApp ? `https://t.me/${saved.telegramBot}/${saved.telegramApp}` : null;
+  const telegramPart = owner
+    ? html`<p class="muted">The checkout runs as your bot's Mini App: register it with BotFather (<code>/newapp</code>) with the URL <code class="mono">${input.miniAppUrl ?? '{checkout_base_url}/tg'}</code>. Payments created from now on carry <code>telegramURL</code>, a link that opens their checkout inside Telegram. Empty fields turn it off.</p>
+<form method="post" action="${at.settingsSection('telegram')}">
+${tgField('telegram-bot', tg.bot, 'The bot\'s username, without the @ (it ends in "bot").')}
+${tgField('telegram-app', tg.app, "The Mini App's short name, as given to BotFather's /newapp (t.me/<bot>/<short name>).")}
+${tgField('telegram-bot-id', tg.botId, "The digits before the colon of the bot's token (not the token itself). Kassa checks who opened the checkout with it and Telegram's public key.", ' inputmode="numeric"')}
+<button type="submit">Save Telegram</button>
+</form>`
+    : html`<p id="telegram">${miniAppLink ? html`Mini App: <code class="mono">${miniAppLink}</code>` : 'None: the checkout is not offered as a Telegram Mini App.'}</p>`;
+
   const body = html`<h1>Store settings</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${input.problem ? html`<p class="problem" role="alert">Nothing was changed: ${input.problem.message}</p>` : ''}
@@ -157,7 +182,8 @@ ${owner ? '' : html`<p class="muted">Only the store's owners can change these.</
 <div class="settings-look">${appearance}${preview}</div></section>
 <section class="card" aria-labelledby="methods-heading"><h2 id="methods-heading">${STORE_FIELDS.methods}</h2>${methodsPart}</section>
 <section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">${STORE_FIELDS.treasury}</h2>${treasuryPart}</section>
-<section class="card" aria-labelledby="refund-window-heading"><h2 id="refund-window-heading">${STORE_FIELDS['refund-window-days']}</h2>${refundWindowPart}</section>`;
+<section class="card" aria-labelledby="refund-window-heading"><h2 id="refund-window-heading">${STORE_FIELDS['refund-window-days']}</h2>${refundWindowPart}</section>
+<section class="card" aria-labelledby="telegram-heading"><h2 id="telegram-heading">Telegram Mini App</h2>${telegramPart}</section>`;
   return shell({
     root,
     title: 'Store settings',

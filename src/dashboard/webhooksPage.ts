@@ -5,7 +5,7 @@
 import { html, raw } from '../web/html.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { WebhookOutcome } from './money.ts';
-import { dateTime, describedBy, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
+import { copyableId, dateTime, describedBy, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import type { EndpointWithDeliveries } from './webhookEndpoints.ts';
 import { can } from './policy.ts';
 import { dashboardPaths, type StorePaths } from './paths.ts';
@@ -136,7 +136,7 @@ export function webhooksPage(input: {
 <tbody>${input.deliveries.map(
         (
           d,
-        ) => html`<tr class="delivery-${d.status}"><td><a class="mono" href="${at.payment(d.payment_id)}">${d.payment_id}</a>${d.order_id ? html`<br><span class="muted">${d.order_id}</span>` : ''}</td>
+        ) => html`<tr class="delivery-${d.status}"><td>${copyableId(d.payment_id, 'payment id', at.payment(d.payment_id))}${d.order_id ? html`<br><span class="muted">${d.order_id}</span>` : ''}</td>
 <td class="delivery-status">${d.status}</td><td>${d.reason}</td><td class="num">${d.attempts}</td><td class="last-answer">${answer(d)}</td><td class="num">${dateTime(d.created_at)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p id="webhook-deliveries">No webhook delivery yet. A payment created with a webhookURL gets one when it completes.</p>`;

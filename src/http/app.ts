@@ -19,6 +19,7 @@ import { paymentLinkRoutes } from './routes/paymentLinks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutRoutes } from './routes/checkout.ts';
+import { embedRoutes } from './routes/embed.ts';
 import { dashboardRoutes, isDashboardPath } from './routes/dashboard.ts';
 import { bodySchemaOf } from './validate.ts';
 
@@ -35,6 +36,7 @@ const ROUTES: RouteInstaller[] = [
   webhookRoutes,
   webhookEndpointRoutes,
   paymentLinkRoutes,
+  embedRoutes,
   checkoutRoutes,
   dashboardRoutes,
 ];

@@ -18,7 +18,7 @@ import { balanceSchema } from '../presenters/balance.ts';
 import { refundSchema } from '../presenters/refund.ts';
 import { transferSchema } from '../presenters/transfer.ts';
 import { checkoutPrefix } from './routes/checkout.ts';
-import { selectMethodSchema, tonConnectQuery } from './routes/checkout.schema.ts';
+import { selectMethodSchema, telegramInitDataSchema, tonConnectQuery } from './routes/checkout.schema.ts';
 import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaymentsQuery } from './routes/payments.schema.ts';
 import { createRefundSchema } from './routes/refunds.schema.ts';
 import { createEndpointSchema, endpointDeliveryParams, endpointParams } from './routes/webhookEndpoints.schema.ts';
@@ -277,6 +277,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CancelPaymentRequest: requestSchema(cancelPaymentSchema),
         CreateRefundRequest: requestSchema(createRefundSchema),
         SelectMethodRequest: requestSchema(selectMethodSchema),
+        TelegramInitDataRequest: requestSchema(telegramInitDataSchema),
         Refund: refundSchema,
         Balance: balanceSchema,
         Payment: {
@@ -430,11 +431,17 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         post: {
           operationId: 'createRefund',
           tags: ['Refunds'],
-          summary: 'Refund money not counted toward a completed payment, from its deposit wallet (extension)',
-          description: `invalid_coin: a coin that is not a string of 1 to 16 characters, or one Kassa does not know. ${CHANGE_SCOPE}`,
+          summary:
+            'Refund money not counted toward a completed payment (or a sale inside its window) from its deposit wallet, or a swept sale from the treasury (extension)',
+          description: `invalid_coin: a coin that is not a string of 1 to 16 characters, or one Kassa does not know. With \`"from": "treasury"\` the refund answers \`awaiting_signature\` with a TON Connect request (\`tonconnect\`) and a \`ton://\` link for the merchant's wallet to sign (Kassa holds no key of the treasury); invalid_request (param \`from\`): the store has no treasury, or the sale is not swept yet. ${CHANGE_SCOPE}`,
           parameters: [paymentIdParameter, idempotencyHeader],
           requestBody: { required: true, content: json(ref('CreateRefundRequest')) },
-          responses: { '201': { description: 'The refund, planned (the signer sends it)', content: json(ref('Refund')) } },
+          responses: {
+            '201': {
+              description: "The refund: planned (the signer sends it), or from the treasury awaiting the merchant's signature",
+              content: json(ref('Refund')),
+            },
+          },
           errors: [
             ...MERCHANT_ERRORS,
             ...SCOPED_ERRORS,
@@ -447,6 +454,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             'refund_below_minimum',
             'refund_gas_unpaid',
             'rate_unavailable',
+            'chain_unavailable',
             'invalid_address',
             'invalid_amount',
             'invalid_coin',
@@ -774,6 +782,113 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
               }),
             },
           },
+        },
+      },
+      [`${checkoutPath}/v1/checkout/payments/{paymentID}/telegram`]: {
+        post: {
+          operationId: 'checkoutTelegramLaunch',
+          tags: ['Checkout'],
+          security: [],
+          summary:
+            "The checkout running as the store's Telegram Mini App sends Telegram's init data: checked (Telegram's Ed25519 signature for the store's bot, at most an hour old, launched for this payment), its user is recorded on the payment",
+          parameters: [paymentIdParameter],
+          requestBody: { required: true, content: json(ref('TelegramInitDataRequest')) },
+          responses: {
+            '200': {
+              description: 'The Telegram user recorded on the payment',
+              content: json({
+                type: 'object',
+                required: ['telegramUser'],
+                properties: {
+                  telegramUser: { type: 'object', required: ['id'], properties: { id: { type: 'integer' }, username: { type: 'string' } } },
+                },
+              }),
+            },
+          },
+          errors: [
+            'rate_limit_exceeded',
+            ...BY_ID_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'telegram_init_data_invalid',
+            'telegram_init_data_expired',
+            'telegram_not_configured',
+            'payment_not_open',
+          ],
+        },
+      },
+      [`${checkoutPath}/v1/checkout/payments/{paymentID}/methods`]: {
+        get: {
+          operationId: 'getCheckoutPaymentMethods',
+          tags: ['Checkout'],
+          security: [],
+          summary: 'The methods a created payment may be paid with now, each with what it would cost (read by <kassa-pay>)',
+          description:
+            "Empty once a method is chosen or the payment has ended (the view's paymentDetails says which). Answered to another origin (CORS) only when the payment's store lists it in embedOrigins.",
+          parameters: [paymentIdParameter],
+          responses: {
+            '200': {
+              description: 'The methods',
+              content: json({
+                type: 'object',
+                required: ['data'],
+                properties: {
+                  data: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['coin', 'chain'],
+                      properties: {
+                        coin: { type: 'string' },
+                        chain: { type: 'string' },
+                        coinAmount: { type: 'string', description: 'Absent while no fresh rate prices it.' },
+                      },
+                    },
+                  },
+                },
+              }),
+            },
+          },
+          errors: ['rate_limit_exceeded', ...BY_ID_ERRORS],
+        },
+      },
+      [`${checkoutPath}/v1/checkout/links/{id}`]: {
+        get: {
+          operationId: 'getCheckoutPaymentLink',
+          tags: ['Checkout'],
+          security: [],
+          summary: "A payment link's public view: its state and price (read by <kassa-pay link>)",
+          description: "Answered to another origin (CORS) only when the link's store lists it in embedOrigins.",
+          parameters: [paymentLinkIdParameter],
+          responses: {
+            '200': {
+              description: 'The public view',
+              content: json({
+                type: 'object',
+                required: ['id', 'state', 'currency'],
+                properties: {
+                  id: { type: 'string', format: 'uuid' },
+                  state: { type: 'string', enum: ['open', 'deactivated', 'expired', 'used_up'] },
+                  currency: { type: 'string' },
+                  amount: { type: 'string' },
+                  minAmount: { type: 'string' },
+                  maxAmount: { type: 'string' },
+                  description: { type: 'string' },
+                },
+              }),
+            },
+          },
+          errors: ['rate_limit_exceeded', ...LINK_ERRORS],
+        },
+      },
+      [`${checkoutPath}/v1/kassa-pay.js`]: {
+        get: {
+          operationId: 'kassaPayElement',
+          tags: ['Checkout'],
+          security: [],
+          summary: 'The <kassa-pay> drop-in element: one ES module, no dependencies (docs/API.md, The drop-in element)',
+          responses: { '200': { description: 'JavaScript module', content: { 'text/javascript': { schema: { type: 'string' } } } } },
         },
       },
       [`${checkoutPath}/v1/checkout/payments/{paymentID}/events`]: {

@@ -20,6 +20,7 @@ import { verifyJettonMaster } from './jettonMaster.ts';
 import { gasDemand } from '../treasury/gas.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/fees.ts';
 import { JETTON_GAS_TOP_UP, TOP_UP_MESSAGE_FEE } from '../treasury/whatToSend.ts';
+import { HELD_UNBOOKED_WARN_MS } from '../treasury/signer.ts';
 import { fromBaseUnits } from '../money.ts';
 
 type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
@@ -313,6 +314,38 @@ export async function checkSetAsideWatches(db: Db): Promise<Check> {
   };
 }
 
+/**
+ * Planned transfers the signer holds because their wallet accepted a message the books have not
+ * seen (unbooked_message; it looks again every 30 s with no end): a warning once one is held longer
+ * than HELD_UNBOOKED_WARN_MS, naming the wallets.
+ */
+export async function checkHeldUnbooked(db: Db, now: Date = new Date()): Promise<Check> {
+  const rows = await db.any(sql.type(z.object({ wallet: z.string(), n: z.number(), since: z.date() }))`
+    select from_address as wallet, count(*)::int as n, min(held_unbooked_since) as since
+    from outgoing_transfers where state = 'planned' and held_unbooked_since is not null
+    group by from_address order by min(held_unbooked_since)
+  `);
+  const long = rows.filter((row) => now.getTime() - row.since.getTime() >= HELD_UNBOOKED_WARN_MS);
+  if (long.length === 0)
+    return {
+      check: 'transfers held',
+      status: 'ok',
+      detail:
+        rows.length === 0
+          ? 'no transfer out is held for a message the books have not seen'
+          : `${rows.reduce((sum, row) => sum + row.n, 0)} transfer(s) out held for less than ${HELD_UNBOOKED_WARN_MS / 60_000} minutes until the chain reader books their wallet's last message`,
+    };
+  const listed = long
+    .slice(0, 10)
+    .map((row) => `${row.wallet}: ${row.n} transfer(s) since ${row.since.toISOString()}`)
+    .join('; ');
+  return {
+    check: 'transfers held',
+    status: 'warn',
+    detail: `${long.reduce((sum, row) => sum + row.n, 0)} transfer(s) out held for more than ${HELD_UNBOOKED_WARN_MS / 60_000} minutes: their wallet accepted a message the books have not seen, and nothing is signed from it until the chain reader books that message (signing the next seqno could pay a transfer twice). ${listed}${long.length > 10 ? '; …' : ''}. If the chain reader is behind (kassa_chain_lag_seconds), let it catch up; if it is current, look for "a Kassa wallet sent a message Kassa has no record of" in the logs and compare the wallet's transactions with reporting.outgoing_transfers (docs/OPERATIONS.md, "Transfers held for an unbooked message").`,
+  };
+}
+
 /** The checks of the configuration alone (no I/O). */
 function configurationChecks(config: Config): Check[] {
   return [
@@ -435,6 +468,7 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   checks.push(checkBudget(config, first, last, budget.taken));
   checks.push(await checkFailedTransfers(db));
   checks.push(await checkSetAsideWatches(db));
+  checks.push(await checkHeldUnbooked(db));
   return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
 }
 

@@ -26,6 +26,8 @@ const linkRow = z.object({
   return_url: z.string().nullable(),
   created_at: z.date(),
   deactivated_at: z.date().nullable(),
+  /** Who made it: `api` (POST /v1/payment-links) or `dashboard`. */
+  created_via: z.enum(['api', 'dashboard']),
   /** Completed payments of the link. */
   payments: z.number(),
   /** The sum of their amounts, in the link's currency (numeric as text). */
@@ -36,7 +38,7 @@ export type PaymentLinkRow = z.infer<typeof linkRow>;
 /** A link with how many of its payments completed and what they came to. */
 const LINK_SELECT = sql.fragment`
   select l.id, l.store_id, l.currency, l.amount::text as amount, l.min_amount::text as min_amount, l.max_amount::text as max_amount,
-         l.description, l.coin_symbol, l.chain_symbol, l.max_payments, l.expires_at, l.return_url, l.created_at, l.deactivated_at,
+         l.description, l.coin_symbol, l.chain_symbol, l.max_payments, l.expires_at, l.return_url, l.created_at, l.deactivated_at, l.created_via,
          coalesce(paid.payments, 0)::int as payments, coalesce(paid.amount, 0)::text as amount_paid
   from payment_links l
   left join lateral (
@@ -69,7 +71,14 @@ export function linkTermsProblem(input: PaymentLinkInput, now: Date): KassaError
   return null;
 }
 
-export async function createPaymentLink(tx: Db, network: TonNetwork, storeId: string, input: PaymentLinkInput, now: Date): Promise<PaymentLinkRow> {
+export async function createPaymentLink(
+  tx: Db,
+  network: TonNetwork,
+  storeId: string,
+  input: PaymentLinkInput,
+  now: Date,
+  createdVia: PaymentLinkRow['created_via'] = 'api',
+): Promise<PaymentLinkRow> {
   const problem = linkTermsProblem(input, now);
   if (problem) throw problem;
   const method = input.payment_options?.methods?.[0];
@@ -84,10 +93,10 @@ export async function createPaymentLink(tx: Db, network: TonNetwork, storeId: st
   const id = crypto.randomUUID();
   await tx.query(sql.unsafe`
     insert into payment_links (id, store_id, currency, amount, min_amount, max_amount, description, coin_symbol, chain_symbol,
-                               max_payments, expires_at, return_url, created_at)
+                               max_payments, expires_at, return_url, created_at, created_via)
     values (${id}, ${storeId}, ${input.currency}, ${input.amount ?? null}, ${input.minAmount ?? null}, ${input.maxAmount ?? null},
             ${input.description ?? null}, ${method?.coin ?? null}, ${method?.chain ?? null}, ${input.maxPayments ?? null},
-            ${input.expiresAt ? sql.timestamp(input.expiresAt) : null}, ${input.returnURL ?? null}, ${sql.timestamp(now)})
+            ${input.expiresAt ? sql.timestamp(input.expiresAt) : null}, ${input.returnURL ?? null}, ${sql.timestamp(now)}, ${createdVia})
   `);
   return (await findPaymentLink(tx, id))!;
 }
@@ -126,6 +135,9 @@ export async function deactivatePaymentLink(db: Db, storeId: string, id: string,
   `);
   return findStorePaymentLink(db, storeId, id);
 }
+
+/** A link's public URL, {checkout_base_url}/l/{id}: what the API presents and the dashboard shares. */
+export const paymentLinkUrl = (checkoutBaseUrl: string, id: string): string => `${checkoutBaseUrl}/l/${id}`;
 
 export type LinkState = 'open' | 'deactivated' | 'expired' | 'used_up';
 
@@ -174,6 +186,6 @@ export async function createLinkPayment(
     ...(link.return_url !== null ? { returnURL: link.return_url } : {}),
   };
   const draft = await draftFromPayment(tx, link.store_id, body, { network: config.tonNetwork });
-  const view = await createPayment(tx, config, link.store_id, { ...draft, paymentLinkId: link.id }, now);
+  const view = await createPayment(tx, config, link.store_id, { ...draft, createdVia: 'payment_link', paymentLinkId: link.id }, now);
   return { id: view.id, expiresAt: view.expires_at };
 }

@@ -86,13 +86,16 @@ export interface PaymentDraft {
   metadata: Record<string, string>;
   webhookUrl: string | null;
   returnUrl: string | null;
-  createdVia: 'payments' | 'invoice';
+  /** payments / invoice: the API's two creates; payment_link: a link's visit; dashboard: a one-off payment made there. */
+  createdVia: 'payments' | 'invoice' | 'payment_link' | 'dashboard';
   invoiceType: 'FIAT' | 'CRYPTO' | null;
   fiatCurrency: string | null;
   /** The payment link whose visit creates the payment (src/paymentLinks/), else absent. */
   paymentLinkId?: string;
   /** What fixing `method` needs, when the draft's own statement already read it (both drafts read it with the catalogue: `readCatalogue` in drafts.ts). */
   prefetched?: MethodPrefetch;
+  /** The store's Telegram Mini App ("<bot>/<app>", read with the catalogue) for the view's telegramURL; null: none. */
+  telegramMiniApp: string | null;
 }
 
 /** A create decided before anything is written: the payment's id and status, its method's choice, and its writes. */
@@ -155,10 +158,13 @@ async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft
 }
 
 /** The payment view of a payment just written (`findPaymentView` without reading it back): the row as stored, its method's coin and chain as read for the choice, its deposit as inserted, no transfers yet. */
-function viewOfNew(row: InsertedPayment, choice: MethodChoice | null): PaymentView {
+function viewOfNew(row: InsertedPayment, choice: MethodChoice | null, telegramMiniApp: string | null): PaymentView {
   const method = choice?.method ?? null;
   return {
     ...row,
+    telegram_mini_app: telegramMiniApp,
+    telegram_user_id: null,
+    telegram_username: null,
     coin_name: method?.coin_name ?? null,
     coin_decimals: method?.coin_decimals ?? null,
     coin_kind: method?.coin_kind ?? null,
@@ -191,7 +197,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   // median 15 % more of Kassa's CPU per create than this in the same bench/api rounds.
   if (plan.status === 'pending') await paymentEvents(tx, 'payment.pending', [plan.paymentId], now);
   countTransition(tx, plan.status);
-  return viewOfNew(row, plan.choice);
+  return viewOfNew(row, plan.choice, draft.telegramMiniApp);
 }
 
 /** The gate of `createPaymentOnce`'s statement: the WITH item that lets its writes through. */
@@ -245,6 +251,7 @@ export async function createPaymentOnce(
       paid_at: null,
     },
     choice,
+    draft.telegramMiniApp,
   );
   const writes = [
     sql.fragment`${sql.identifier([GATE])} as (${gateOf(view)})`,
@@ -285,6 +292,9 @@ type InsertedPayment = Omit<
   | 'transaction_hashes'
   | 'received_base_units'
   | 'transfer_effects'
+  | 'telegram_mini_app'
+  | 'telegram_user_id'
+  | 'telegram_username'
 >;
 
 /** The customer chooses a method at checkout (public: the payment id is the capability). */

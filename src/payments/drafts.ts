@@ -94,7 +94,11 @@ export function readPaymentCatalogue(db: Db, storeId: string, body: PaymentInput
 }
 
 /** POST /v1/payments's draft from its catalogue read: the currency, then the amount, then the method. */
-export async function draftFromCatalogue(db: Db, body: PaymentInput, { currencyDecimals, method, prefetched }: Catalogue): Promise<PaymentDraft> {
+export async function draftFromCatalogue(
+  db: Db,
+  body: PaymentInput,
+  { currencyDecimals, method, prefetched, telegramMiniApp }: Catalogue,
+): Promise<PaymentDraft> {
   const wanted = body.payment_options?.methods?.[0];
   await checkAmount(db, body.amount, body.currency, currencyDecimals, 'amount', 'currency');
   if (wanted && !method) throw methodNotFound('payment_options.methods');
@@ -107,6 +111,7 @@ export async function draftFromCatalogue(db: Db, body: PaymentInput, { currencyD
     createdVia: 'payments',
     invoiceType: null,
     fiatCurrency: null,
+    telegramMiniApp,
     ...common(body),
     ...(prefetched ? { prefetched } : {}),
   };
@@ -158,6 +163,7 @@ async function readCatalogue(
   const row = (await db.one(
     prepared(sql.unsafe`
     select t.token_valid${asStored}, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
+           (select s.telegram_bot || '/' || s.telegram_app from stores s where s.id = ${storeId}) as telegram_mini_app,
            m.id, m.coin_symbol, m.coin_name, m.coin_decimals, m.coin_kind, m.chain_symbol, m.chain_name,
            r.rate::text as rate, r.source as rate_source, r.fetched_at as rate_fetched_at,
            r.confirming_source, r.confirming_rate::text as confirming_rate, r.confirming_fetched_at,
@@ -171,6 +177,7 @@ async function readCatalogue(
   )) as {
     token_valid: boolean;
     currency_decimals: number | null;
+    telegram_mini_app: string | null;
     id: string | null;
     coin_symbol: string;
     coin_name: string;
@@ -225,6 +232,8 @@ async function readCatalogue(
         };
   return {
     currencyDecimals: row.currency_decimals,
+    /** The store's Telegram Mini App ("<bot>/<app>") for the payment's telegramURL, or null. */
+    telegramMiniApp: row.telegram_mini_app,
     method,
     prefetched,
     /** The key's earlier answer (with `prior`): null when it has none. */
@@ -247,14 +256,21 @@ export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInp
     if (body.paymentMethodID === undefined) throw requiredFor('paymentMethodID', 'CRYPTO');
   }
   const fiat = body.invoiceType === 'FIAT';
-  const { currencyDecimals, method, prefetched } = await readCatalogue(
+  const { currencyDecimals, method, prefetched, telegramMiniApp } = await readCatalogue(
     db,
     storeId,
     { currency: fiat ? body.fiatCurrency! : null, method: body.paymentMethodID === undefined ? undefined : { id: body.paymentMethodID } },
     options,
   );
   if (body.paymentMethodID && !method) throw methodNotFound('paymentMethodID');
-  const shared = { method, methodParam: 'paymentMethodID', createdVia: 'invoice' as const, ...common(body), ...(prefetched ? { prefetched } : {}) };
+  const shared = {
+    method,
+    methodParam: 'paymentMethodID',
+    createdVia: 'invoice' as const,
+    telegramMiniApp,
+    ...common(body),
+    ...(prefetched ? { prefetched } : {}),
+  };
   if (fiat) {
     await checkAmount(db, body.fiatAmount!, body.fiatCurrency!, currencyDecimals, 'fiatAmount', 'fiatCurrency');
     return { ...shared, amount: body.fiatAmount!, currency: body.fiatCurrency!, fixedCoinAmount: null, invoiceType: 'FIAT', fiatCurrency: body.fiatCurrency! };

@@ -39,6 +39,11 @@ export const paymentView = z.object({
   received_base_units: z.string(),
   /** The effects of every transfer on the payment's books (for its anomalies). */
   transfer_effects: z.array(z.string()),
+  /** "<bot>/<app>": the store's Telegram Mini App when it has both (the payment's telegramURL), else null. */
+  telegram_mini_app: z.string().nullable(),
+  /** The Telegram user recorded on the payment (src/telegram/payer.ts): id as text (bigint), username. */
+  telegram_user_id: z.string().nullable(),
+  telegram_username: z.string().nullable(),
 });
 export type PaymentView = z.infer<typeof paymentView>;
 
@@ -64,7 +69,9 @@ export const PAYMENT_VIEW = sql.fragment`
          p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
          p.method_selected_at, p.paid_at,
          coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total_base_units, 0)::text as received_base_units,
-         coalesce(counted.effects, array[]::text[]) as transfer_effects
+         coalesce(counted.effects, array[]::text[]) as transfer_effects,
+         (select s.telegram_bot || '/' || s.telegram_app from stores s where s.id = p.store_id) as telegram_mini_app,
+         p.telegram_user_id::text as telegram_user_id, p.telegram_username
   from ${PAYMENT_WITH_METHOD}
 `;
 

@@ -58,7 +58,7 @@ export const balanceSchema = {
             "What refunds may take now: the customer's money, and inside the sale's refund window what is left of the sale (its merchantUnswept) too. A TON refund takes its fee besides its amount while other money is in the deposit.",
           ),
           largestRefund: amount(
-            'The largest `amount` POST …/refunds accepts now in this coin (its fee reserve left out when other money stays in the deposit); 0: none (less than the smallest refund).',
+            'The largest `amount` POST …/refunds accepts now in this coin: in TON all that is refundable, its fee taken from it (more than the 0.01 TON fee reserve; a smaller amount pays its fee on top, so at most `refundable` − 0.01); 0: none (less than the smallest refund).',
           ),
         },
       },
@@ -89,7 +89,8 @@ function presentSweep(row: OutgoingRow): Sweep {
     ...(row.state === 'confirmed' && row.sent_amount_base_units !== null
       ? { sent: row.coin_symbol === 'TON' ? fromBaseUnits(BigInt(row.sent_amount_base_units), 9) : row.amount }
       : {}),
-    status: row.state === 'planned' ? 'pending' : row.state,
+    // A sweep leaves a deposit (source deposit): never awaiting a signature nor expired.
+    status: row.state === 'planned' ? 'pending' : (row.state as 'sent' | 'confirmed' | 'failed'),
     ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
     ...(row.fee !== null ? { fee: row.fee } : {}),
     ...(row.state === 'failed' && row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),

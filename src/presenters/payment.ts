@@ -6,6 +6,7 @@ import { ANOMALIES, anomaliesOf } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { type PaymentView, receivedAmount } from '../payments/view.ts';
 import { FIAT_CURRENCIES } from '../rates/fiat.ts';
+import { telegramPaymentUrl } from '../telegram/links.ts';
 import { chainImageUrl, coinImageUrl, coinOrChainSchema } from './method.ts';
 
 /** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */
@@ -33,7 +34,7 @@ export type PresentedPaymentDetails = FromSchema<typeof paymentDetailsSchema>;
 
 const paymentSchema = {
   type: 'object',
-  required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'timer', 'metadata', 'anomalies'],
+  required: ['id', 'status', 'amount', 'currency', 'checkoutURL', 'telegramURL', 'timer', 'metadata', 'anomalies'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: PAYMENT_STATUSES },
@@ -41,6 +42,20 @@ const paymentSchema = {
     amount: { type: 'string', description: 'Exactly as given at creation.' },
     currency: currencySchema,
     checkoutURL: { type: 'string', format: 'uri' },
+    telegramURL: {
+      type: ['string', 'null'],
+      format: 'uri',
+      description:
+        "Extension: the checkout as the store's Telegram Mini App, https://t.me/<bot>/<app>?startapp=<id>; null when the store has no telegramBot and telegramApp (docs/API.md, Telegram Mini App).",
+    },
+    telegramUser: {
+      type: 'object',
+      required: ['id'],
+      additionalProperties: false,
+      description:
+        "Extension: the Telegram user who opened the checkout in the store's Mini App, from init data Telegram signed (checked by Kassa); absent when none did.",
+      properties: { id: { type: 'integer' }, username: { type: 'string', description: 'Without the @; absent when the user has none.' } },
+    },
     paymentDetails: paymentDetailsSchema,
     timer: {
       type: 'object',
@@ -145,6 +160,10 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
     amount: payment.amount,
     currency: payment.currency,
     checkoutURL: `${checkoutBaseUrl}/${payment.id}`,
+    telegramURL: telegramPaymentUrl(payment.telegram_mini_app, payment.id),
+    ...(payment.telegram_user_id !== null
+      ? { telegramUser: { id: Number(payment.telegram_user_id), ...(payment.telegram_username !== null ? { username: payment.telegram_username } : {}) } }
+      : {}),
     ...(details ? { paymentDetails: details } : {}),
     timer: {
       createdAt: rfc3339(payment.created_at),

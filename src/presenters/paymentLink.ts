@@ -1,11 +1,11 @@
 // A payment link (POST/GET /v1/payment-links): its JSON Schema and its presenter.
 import type { FromSchema } from 'json-schema-to-ts';
-import { linkState, type PaymentLinkRow } from '../paymentLinks/links.ts';
+import { linkState, paymentLinkUrl, type PaymentLinkRow } from '../paymentLinks/links.ts';
 import { currencySchema } from './payment.ts';
 
 export const paymentLinkSchema = {
   type: 'object',
-  required: ['id', 'url', 'active', 'state', 'currency', 'payments', 'amountPaid', 'createdAt'],
+  required: ['id', 'url', 'active', 'state', 'currency', 'payments', 'amountPaid', 'createdAt', 'createdVia'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     url: { type: 'string', format: 'uri', description: '{checkout_base_url}/l/{id}: each visit creates one payment and shows its checkout.' },
@@ -30,6 +30,7 @@ export const paymentLinkSchema = {
     payments: { type: 'integer', description: 'How many of its payments completed.' },
     amountPaid: { type: 'string', description: 'The sum of their amounts, in the link’s currency.' },
     createdAt: { type: 'string', format: 'date-time' },
+    createdVia: { type: 'string', enum: ['api', 'dashboard'], description: 'api: made with POST /v1/payment-links; dashboard: made in the dashboard.' },
     deactivatedAt: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -39,7 +40,7 @@ export function presentPaymentLink(row: PaymentLinkRow, { checkoutBaseUrl }: { c
   const state = linkState(row, now);
   return {
     id: row.id,
-    url: `${checkoutBaseUrl}/l/${row.id}`,
+    url: paymentLinkUrl(checkoutBaseUrl, row.id),
     active: state === 'open',
     state,
     currency: row.currency,
@@ -54,6 +55,7 @@ export function presentPaymentLink(row: PaymentLinkRow, { checkoutBaseUrl }: { c
     payments: row.payments,
     amountPaid: row.amount_paid,
     createdAt: row.created_at.toISOString(),
+    createdVia: row.created_via,
     ...(row.deactivated_at !== null ? { deactivatedAt: row.deactivated_at.toISOString() } : {}),
   };
 }

@@ -1,8 +1,10 @@
 // The refund object (POST/GET /v1/payments/{paymentID}/refunds): its JSON Schema and its presenter,
 // the one place that decides its shape. The treasury plans refunds and answers their rows.
 import type { FromSchema } from 'json-schema-to-ts';
+import type { TonNetwork } from '../chain/addresses.ts';
 import type { OutgoingRow } from '../treasury/outgoing.ts';
 import { refundFigures } from '../treasury/refunds.ts';
+import { treasuryRequest } from '../treasury/treasuryRefunds.ts';
 
 export const refundSchema = {
   type: 'object',
@@ -19,16 +21,65 @@ export const refundSchema = {
     receives: {
       type: 'string',
       description:
-        'What the destination receives, in the coin: the amount; for the refund of everything a deposit holds (fee taken from it), the amount less the fee (an estimate until confirmed).',
+        'What the destination receives, in the coin: the amount; for the refund of everything refundable (fee taken from it), the amount less the 0.01 TON fee reserve until confirmed, then what arrived (more when the deposit held only its money: the amount less the real fee).',
     },
     address: { type: 'string', description: 'As given.' },
+    from: {
+      type: 'string',
+      enum: ['deposit', 'treasury'],
+      description:
+        "deposit: paid from the payment's deposit wallet, signed by Kassa; treasury: paid from the store's treasury, signed by the merchant's wallet (`tonconnect`, `link`).",
+    },
     status: {
       type: 'string',
-      enum: ['pending', 'sent', 'confirmed', 'failed'],
+      enum: ['pending', 'sent', 'confirmed', 'failed', 'awaiting_signature', 'expired'],
       description:
-        'pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again).',
+        "pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again). From the treasury: awaiting_signature: waiting for the merchant's wallet to sign `tonconnect` (or `link`) before `validUntil`; expired: nobody signed it in time (the amount may be asked again); confirmed: the chain reader saw the transfer carrying its reference leave the treasury.",
     },
-    transactionHash: { type: 'string', description: "Hex hash of the deposit wallet's transaction that sent it (confirmed, or failed on chain)." },
+    validUntil: { type: 'string', format: 'date-time', description: 'From the treasury: the last moment its request can be signed.' },
+    tonconnect: {
+      type: 'object',
+      description:
+        "From the treasury, while awaiting_signature: a TON Connect `sendTransaction` request for the treasury's wallet (`from`). TON: one message to the customer, its payload a text comment (the refund's reference). A jetton: one message to the treasury's jetton wallet whose payload is a TEP-74 transfer of `amount` to the customer (forward_payload: the same comment); the excess TON returns to the treasury.",
+      required: ['validUntil', 'from', 'messages'],
+      properties: {
+        validUntil: { type: 'integer', description: 'Unix seconds.' },
+        network: { type: 'string', description: 'TON Connect chain id (-239 mainnet, -3 testnet); absent in the sandbox.' },
+        from: { type: 'string', description: 'The treasury (raw): a wallet that is not the treasury refuses the request.' },
+        messages: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['address', 'amount', 'payload'],
+            properties: {
+              address: { type: 'string', description: 'User-friendly: bounceable to a jetton wallet, non-bounceable to the customer.' },
+              amount: { type: 'string', description: 'nanoTON.' },
+              payload: { type: 'string', description: 'The message body, a base64 BoC.' },
+            },
+          },
+        },
+      },
+    },
+    link: {
+      type: 'string',
+      description:
+        'From the treasury, while awaiting_signature: the same transfer as a ton://transfer/… link (amount, bin: the payload in base64url, exp: validUntil).',
+    },
+    paidAgain: {
+      type: 'array',
+      description:
+        "From the treasury: transfers with this refund's reference that left the treasury after the one that confirmed it (the merchant's wallet signed the request twice). Kassa holds no key of the treasury and cannot stop them; it books them here.",
+      items: {
+        type: 'object',
+        required: ['transactionHash', 'amount'],
+        properties: { transactionHash: { type: 'string' }, amount: { type: 'string', description: 'In the coin.' } },
+      },
+    },
+    transactionHash: {
+      type: 'string',
+      description:
+        "Hex hash of the deposit wallet's transaction that sent it (confirmed, or failed on chain); from the treasury, of the treasury's transaction (its jetton wallet's for a jetton).",
+    },
     fee: {
       type: 'string',
       description:
@@ -54,15 +105,19 @@ export const refundSchema = {
 } as const;
 export type Refund = FromSchema<typeof refundSchema>;
 
-/** The refund object (the presenter: the one place that decides its shape). */
-export function presentRefund(row: OutgoingRow): Refund {
+/** The refund object (the presenter: the one place that decides its shape). `network` forms a treasury refund's request. */
+export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {
+  const request = row.state === 'awaiting_signature' ? treasuryRequest(row, network) : null;
   return {
     id: row.id,
     paymentID: row.payment_id,
     coin: row.coin_symbol,
     amount: row.amount,
     address: row.to_address_given ?? row.to_address,
+    from: row.source,
     status: row.state === 'planned' ? 'pending' : row.state,
+    ...(row.source === 'treasury' && row.valid_until !== null ? { validUntil: row.valid_until.toISOString() } : {}),
+    ...(request ? { tonconnect: request.tonconnect, link: request.link } : {}),
     ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
     ...refundFigures(row),
     ...(row.state === 'failed' && row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),
@@ -76,6 +131,7 @@ export function presentRefund(row: OutgoingRow): Refund {
           },
         }
       : {}),
+    ...(row.paid_again.length > 0 ? { paidAgain: row.paid_again.map((repeat) => ({ transactionHash: repeat.transactionHash, amount: repeat.amount })) } : {}),
     createdAt: row.created_at.toISOString(),
   };
 }

@@ -10,7 +10,8 @@ import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { chainWatchesSetAside } from '../metrics.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, jettonTransferBounced, jettonTransferRefused } from '../treasury/commands.ts';
+import { confirmOutgoing, confirmTreasuryRefund, jettonTransferBounced, jettonTransferRefused } from '../treasury/commands.ts';
+import { treasuryTransferSeen, treasuryWatchRow, type TreasuryWatch } from '../treasury/treasuryRefunds.ts';
 import { planSaleSweep } from '../treasury/sweeps.ts';
 import { call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
 import type { ChainBlock } from '../chain/source.ts';
@@ -171,6 +172,24 @@ export function blockBooker(deps: {
     return new Map(rows.map((row) => [row.account, row]));
   }
 
+  /**
+   * The treasury refunds watching these accounts (a store's treasury, or its jetton wallet: the
+   * merchant's wallet signs them, treasuryRefunds.ts), by account. Every one ever made, confirmed
+   * too: a request signed twice pays twice, and the repeat is booked.
+   */
+  async function treasuryWatchesOf(accounts: string[]): Promise<Map<string, TreasuryWatch[]>> {
+    if (accounts.length === 0) return new Map();
+    const rows = await pool.any(
+      prepared(sql.type(treasuryWatchRow)`
+      select id, from_address, to_address, watch_account, coin_symbol, amount_base_units::text as amount_base_units, reference
+      from outgoing_transfers where source = 'treasury' and watch_account = any(${sql.array(accounts, 'text')})
+    `),
+    );
+    const byAccount = new Map<string, TreasuryWatch[]>();
+    for (const row of rows) byAccount.set(row.watch_account, [...(byAccount.get(row.watch_account) ?? []), row]);
+    return byAccount;
+  }
+
   /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
   async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
     const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
@@ -183,11 +202,22 @@ export function blockBooker(deps: {
    * heal of a deposit's jetton wallet of another coin).
    */
   async function book(block: ChainBlock, also?: Watch): Promise<number> {
-    const watches = await watchesOf([...new Set(block.transactions.map((tx) => tx.account))]);
+    const accounts = [...new Set(block.transactions.map((tx) => tx.account))];
+    const watches = await watchesOf(accounts);
     if (also && !watches.has(also.account)) watches.set(also.account, also);
+    const treasuries = also ? new Map<string, TreasuryWatch[]>() : await treasuryWatchesOf(accounts);
     const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
+      const refunds = treasuries.get(tx.account);
+      if (refunds) {
+        // A transfer leaving a store's treasury (or its jetton wallet) for a treasury refund: matched by its reference.
+        const seen = treasuryTransferSeen(tx, refunds);
+        if (seen) {
+          const outcome = await confirmTreasuryRefund(pool, seen, tx, deps.now(), log);
+          log.info({ refundId: seen.refundId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'treasury refund transfer seen');
+        }
+      }
       const route = routeTransaction(tx, watches.get(tx.account), gasAccount);
       if (route.kind === 'ignored') continue;
       if (route.kind === 'outgoing') {

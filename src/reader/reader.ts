@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { expireDuePayments } from '../payments/commands.ts';
+import { expireTreasuryRefunds } from '../treasury/commands.ts';
 import { ChainApiError, type ChainClient } from '../chain/client.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { BlockRef, ChainBlock, ChainSource } from '../chain/source.ts';
@@ -110,6 +111,12 @@ export function createChainReader(deps: ChainReaderDeps) {
     return last;
   }
 
+  /** What the chain's clock says is due: pending payments, and treasury refunds nobody signed before their validUntil (both LATE_COMMIT_MARGIN_MS behind). */
+  async function expireDue(settled: Date, result: StepResult): Promise<void> {
+    result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
+    await expireTreasuryRefunds(pool, { expiryClock: expiryClock(settled), now: deps.now() });
+  }
+
   /**
    * Books `block` (the one after `at.last`) and expires what is due, then moves `at` onto it (the
    * cursor is written later). Settled: the time of the block before this one. A shard block is
@@ -124,9 +131,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     result.recorded += recorded;
     const before = at.settled.getTime();
     at.settled = new Date(Math.max(before, at.lastTime.getTime()));
-    if (result.processed === 0 || at.settled.getTime() !== before) {
-      result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(at.settled), now: deps.now() });
-    }
+    if (result.processed === 0 || at.settled.getTime() !== before) await expireDue(at.settled, result);
     at.last = block.seqno;
     at.lastTime = time;
     result.processed += 1;
@@ -203,7 +208,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     // Caught up by what it knows, but more blocks are there (tip.behind): read on now.
     if (result.processed > 0 && result.waitingFor === null && at.last >= at.latest.seqno && tip.behind(at.lastTime)) result.latestSeqno = at.last + 1;
     // Created payments expire on the wall clock, blocks or not (readBlocks' expiry did it when it read one).
-    if (result.processed === 0) result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(at.settled), now: deps.now() });
+    if (result.processed === 0) await expireDue(at.settled, result);
     tip.lag(at.latest, at.last, at.lastTime);
     return result;
   }

@@ -18,6 +18,13 @@ export interface StoreRecord {
   treasury: string | null;
   /** Days a completed sale stays refundable from its deposit before the sweep takes what is left (0–90; 0: swept at once). */
   refundWindowDays: number;
+  /** The store's Telegram bot (username, without @) and its Mini App's short name: its payments' telegramURL; null when not set. */
+  telegramBot: string | null;
+  telegramApp: string | null;
+  /** The bot's numeric id: Telegram's init data is checked with it (src/telegram/initData.ts); null when not set. */
+  telegramBotID: number | null;
+  /** The origins whose pages may embed <kassa-pay> for this store (none: empty). */
+  embedOrigins: string[];
 }
 
 export class StoreInputError extends Error {
@@ -31,6 +38,47 @@ export class StoreInputError extends Error {
 }
 
 export const DEFAULT_METHODS = 'TON/TON,USDT/TON';
+
+/** How many origins a store may list in embedOrigins. */
+export const EMBED_ORIGINS_MAX = 20;
+const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * `--embed-origins https://shop.example,https://www.shop.example`: each an origin (scheme, host,
+ * port; no path, query, fragment or credentials), https:// — or http:// on a loopback host, for
+ * development. Normalised (lower case, default port dropped), duplicates once; '' lists none (null).
+ */
+export function embedOrigins(value: string): string | null {
+  const parts = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  if (parts.length === 0) return null;
+  if (parts.length > EMBED_ORIGINS_MAX) throw new StoreInputError(`--embed-origins lists at most ${EMBED_ORIGINS_MAX} origins`);
+  const origins = new Set<string>();
+  for (const part of parts) {
+    const shown = part.slice(0, 100);
+    let url: URL;
+    try {
+      url = new URL(part);
+    } catch {
+      throw new StoreInputError(`--embed-origins: "${shown}" is not an origin such as https://shop.example`);
+    }
+    if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || !/^[a-z]+:\/\/[^/]+\/?$/i.test(part)) {
+      throw new StoreInputError(`--embed-origins: "${shown}" must be an origin only (scheme://host[:port]), without path, query or credentials`);
+    }
+    const local = LOOPBACK_HOST.test(url.hostname);
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) {
+      throw new StoreInputError(`--embed-origins: "${shown}" must be https:// (http:// only for localhost or 127.0.0.1)`);
+    }
+    if (!local && !isHostName(url.hostname)) throw new StoreInputError(`--embed-origins: "${shown}" must name a host`);
+    origins.add(url.origin);
+  }
+  return [...origins].join(',');
+}
+
+/** The stored column as a list. */
+export const embedOriginList = (column: string | null): string[] => (column === null || column === '' ? [] : column.split(','));
 
 /** Parses "TON/TON,USDT/TON" (coin/chain pairs, case-sensitive). */
 export function parseMethodList(text: string): MethodRef[] {
@@ -152,6 +200,31 @@ export function refundWindowDays(value: string): string {
   return String(Number(trimmed));
 }
 
+/** A Telegram bot's username (with or without its @): 5 to 32 letters, digits or underscores, ending in "bot", as Telegram requires. */
+export function telegramBot(value: string): string {
+  const name = value.trim().replace(/^@/, '');
+  if (!/^[A-Za-z][A-Za-z0-9_]{3,31}$/.test(name) || !/bot$/i.test(name)) {
+    throw new StoreInputError('--telegram-bot must be the bot\'s username: 5 to 32 letters, digits or underscores, ending in "bot" (e.g. ShopPayBot)');
+  }
+  return name;
+}
+
+/** A Mini App's short name, as BotFather's /newapp asks for it: 3 to 30 letters, digits or underscores. */
+export function telegramApp(value: string): string {
+  const name = value.trim();
+  if (!/^[A-Za-z0-9_]{3,30}$/.test(name)) throw new StoreInputError("--telegram-app must be the Mini App's short name: 3 to 30 letters, digits or underscores");
+  return name;
+}
+
+/** A bot's numeric id (the digits before the colon of its token), as text for the column. */
+export function telegramBotId(value: string): string {
+  const trimmed = value.trim();
+  if (!/^[1-9]\d{0,15}$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed))) {
+    throw new StoreInputError("--telegram-bot-id must be the bot's numeric id (the digits before the colon of its token)");
+  }
+  return trimmed;
+}
+
 /** The store's name (operators and the dashboard see it; customers see the display name when set). */
 export function storeName(value: string): string {
   const trimmed = value.trim();
@@ -184,6 +257,11 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
   },
   // Sales that complete from now on keep it (payments.refundable_until); '' is not a value here.
   { flag: 'refund-window-days', column: 'refund_window_days', parse: (value) => refundWindowDays(value) },
+  // The checkout as the store's Telegram Mini App (docs/OPERATIONS.md, Telegram); '' clears each.
+  { flag: 'telegram-bot', column: 'telegram_bot', parse: (value) => (value.trim() === '' ? null : telegramBot(value)) },
+  { flag: 'telegram-app', column: 'telegram_app', parse: (value) => (value.trim() === '' ? null : telegramApp(value)) },
+  { flag: 'telegram-bot-id', column: 'telegram_bot_id', parse: (value) => (value.trim() === '' ? null : telegramBotId(value)) },
+  { flag: 'embed-origins', column: 'embed_origins', parse: (value) => embedOrigins(value) },
 ];
 
 const storeViewRow = z.object({
@@ -194,35 +272,45 @@ const storeViewRow = z.object({
   logo_url: z.string().nullable(),
   accent_color: z.string().nullable(),
   refund_window_days: z.number(),
+  telegram_bot: z.string().nullable(),
+  telegram_app: z.string().nullable(),
+  telegram_bot_id: z.string().nullable(),
+  embed_origins: z.string().nullable(),
 });
 
-export async function findStore(db: Db, id: string): Promise<StoreView | null> {
-  if (!isUuid(id)) return null;
-  const row = await db.maybeOne(
-    sql.type(storeViewRow)`select id, name, treasury, display_name, logo_url, accent_color, refund_window_days from stores where id = ${id}`,
-  );
-  if (!row) return null;
-  const methods = await db.any(sql.type(methodRow)`
-    select pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
-    from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
-    where spm.store_id = ${id} order by spm.enabled_at, pm.coin_symbol
-  `);
+const STORE_COLUMNS = sql.fragment`id, name, treasury, display_name, logo_url, accent_color, refund_window_days, telegram_bot, telegram_app, telegram_bot_id::text, embed_origins`;
+
+/** The store's settings as `kassa store …` prints them, from its row. */
+function storeSettings(row: z.infer<typeof storeViewRow>): Omit<StoreView, 'id' | 'name' | 'methods'> {
   return {
-    id: row.id,
-    name: row.name,
-    methods: [...methods],
     treasury: row.treasury,
     refundWindowDays: row.refund_window_days,
+    telegramBot: row.telegram_bot,
+    telegramApp: row.telegram_app,
+    telegramBotID: row.telegram_bot_id === null ? null : Number(row.telegram_bot_id),
+    embedOrigins: embedOriginList(row.embed_origins),
     displayName: row.display_name,
     logoUrl: row.logo_url,
     accentColor: row.accent_color,
   };
 }
 
+export async function findStore(db: Db, id: string): Promise<StoreView | null> {
+  if (!isUuid(id)) return null;
+  const row = await db.maybeOne(sql.type(storeViewRow)`select ${STORE_COLUMNS} from stores where id = ${id}`);
+  if (!row) return null;
+  const methods = await db.any(sql.type(methodRow)`
+    select pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
+    from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
+    where spm.store_id = ${id} order by spm.enabled_at, pm.coin_symbol
+  `);
+  return { id: row.id, name: row.name, methods: [...methods], ...storeSettings(row) };
+}
+
 /** Every store, oldest first (`kassa store list`): as `store update` prints one, with its creation time. */
 export async function listStores(db: Db): Promise<{ data: Array<StoreView & { createdAt: string }> }> {
   const rows = await db.any(sql.type(storeViewRow.extend({ created_at: z.date() }))`
-    select id, name, treasury, display_name, logo_url, accent_color, refund_window_days, created_at from stores order by created_at, id
+    select ${STORE_COLUMNS}, created_at from stores order by created_at, id
   `);
   const methods = await db.any(sql.type(methodRow.extend({ store_id: z.string() }))`
     select spm.store_id, pm.id, pm.coin_symbol as coin, pm.chain_symbol as chain
@@ -234,11 +322,7 @@ export async function listStores(db: Db): Promise<{ data: Array<StoreView & { cr
       id: row.id,
       name: row.name,
       methods: methods.filter((method) => method.store_id === row.id).map(({ id, coin, chain }) => ({ id, coin, chain })),
-      treasury: row.treasury,
-      refundWindowDays: row.refund_window_days,
-      displayName: row.display_name,
-      logoUrl: row.logo_url,
-      accentColor: row.accent_color,
+      ...storeSettings(row),
       createdAt: row.created_at.toISOString(),
     })),
   };

@@ -24,20 +24,22 @@ import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
 
-const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number() });
+const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number(), landed: z.boolean() });
 type Locked = z.infer<typeof lockedRow>;
+/** The columns of a locked row (over `outgoing_transfers o`). */
+const LOCKED_COLUMNS = sql.fragment`o.id, o.state, o.messages_signed, ${RETRIES} as retries, o.transaction_hash is not null as landed`;
 
 /** Step 1: the rows, locked until the transaction ends, oldest first. */
 async function lockTransfers(tx: Db, where: ReturnType<typeof sql.fragment>): Promise<readonly Locked[]> {
   return tx.any(sql.type(lockedRow)`
-    select o.id, o.state, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o
+    select ${LOCKED_COLUMNS} from outgoing_transfers o
     where ${where} order by o.created_at, o.id for update of o
   `);
 }
 
 /** Step 2: what the transition says of the locked row. */
 function askOne(row: Locked, event: OutgoingEvent, now: Date): OutgoingTransition {
-  return outgoingTransition({ state: row.state, messagesSigned: row.messages_signed, retries: row.retries }, event, now);
+  return outgoingTransition({ state: row.state, messagesSigned: row.messages_signed, retries: row.retries, landed: row.landed }, event, now);
 }
 
 /** Step 2, for each row. */
@@ -59,7 +61,7 @@ async function writeTransition(
   also?: ReturnType<typeof sql.fragment>,
 ): Promise<void> {
   const columns = [
-    sql.fragment`state = ${next.to}`,
+    sql.fragment`state = ${next.to}, held_unbooked_since = null`,
     failureColumns(next.failure, now),
     ...(also ? [also] : []),
     sql.fragment`updated_at = ${sql.timestamp(now)}`,
@@ -226,11 +228,13 @@ export async function confirmOutgoing(
   const fees = (tx.totalFees ?? 0n) + out.reduce((sum, m) => sum + m.fwdFee, 0n);
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
   const failed: Array<{ id: string; why: string }> = [];
+  const superseded: Array<{ id: string; by: string }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
+    superseded.length = 0;
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
-      select o.id, o.state, o.messages_signed, ${RETRIES} as retries, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+      select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
              m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
@@ -244,7 +248,8 @@ export async function confirmOutgoing(
       log.error({ account: tx.account, hash: tx.hash }, 'a Kassa wallet sent a message Kassa has no record of');
       return 'unknown' as const;
     }
-    if (rows.every((row) => row.state === 'confirmed' || row.state === 'failed')) return 'repeat' as const;
+    // Seen before. A failed row none of whose messages was seen is not: its message landed late.
+    if (rows.every((row) => row.state === 'confirmed' || (row.state === 'failed' && row.landed))) return 'repeat' as const;
     const share = fees / BigInt(rows.length);
     const remainder = fees - share * BigInt(rows.length);
     const unused = new Set(out.map((_, i) => i));
@@ -256,6 +261,9 @@ export async function confirmOutgoing(
         const next = askOne(row, { type: 'confirmed' }, now);
         if (!next.ok) continue;
         unused.delete(index);
+        // Failed before (unseen): what was planned again for the same money would pay it twice. Failed
+        // first (a payment's counted amount has one sweep that is not failed).
+        if (row.state === 'failed') superseded.push(...(await supersedeReplans(db, row.id, now)));
         const message = out[index]!;
         const jetton = row.coin_symbol !== 'TON';
         const sent = jetton ? BigInt(row.amount_base_units) : message.value;
@@ -296,11 +304,48 @@ export async function confirmOutgoing(
     return ok ? ('confirmed' as const) : ('failed' as const);
   });
   // Counted and told after commit.
+  for (const s of superseded) {
+    outgoingFailures.inc({ kind: 'superseded' });
+    log.error(
+      { transferId: s.id, by: s.by, account: tx.account, hash: tx.hash },
+      'a failed outgoing transfer was confirmed after all (its message landed late); the transfer planned again for its money is failed, not sent',
+    );
+  }
   for (const f of failed) {
     outgoingFailures.inc({ kind: 'on_chain' });
     log.error({ transferId: f.id, account: tx.account, hash: tx.hash, why: f.why }, 'an outgoing transfer failed on chain');
   }
   return result;
+}
+
+/**
+ * `superseded`: transfer `id` was failed, and a message of it landed after all (confirmed in this
+ * transaction). What was planned again for the same money, not confirmed yet, is failed (permanent)
+ * so it never pays it twice: a sweep of the same payment, reason and coin; a top-up for the same
+ * jetton transfer; a refund asked again alike (same payment, destination, coin and amount) — each
+ * created after it. A re-plan already signed carries the seqno of the message that landed (the
+ * signer signs a wallet's next message only once the one before is booked or past the margin), so
+ * it cannot land any more. Returns what it failed.
+ */
+async function supersedeReplans(tx: Db, id: string, now: Date): Promise<Array<{ id: string; by: string }>> {
+  const rows = await lockTransfers(
+    tx,
+    sql.fragment`o.state in ('planned', 'sent') and exists (
+      select 1 from outgoing_transfers t where t.id = ${id} and o.id <> t.id and o.from_address = t.from_address and o.kind = t.kind
+        and o.coin_symbol = t.coin_symbol and o.created_at > t.created_at
+        and case t.kind
+          when 'sweep' then o.payment_id = t.payment_id and o.reason = t.reason
+          when 'gas_top_up' then o.for_transfer_id = t.for_transfer_id
+          else o.payment_id = t.payment_id and o.to_address = t.to_address and o.amount_base_units = t.amount_base_units
+        end)`,
+  );
+  const moved: Array<{ id: string; by: string }> = [];
+  for (const { row, next } of ask(rows, { type: 'superseded', by: id }, now)) {
+    if (!next.ok) continue;
+    await writeTransition(tx, row, next, now);
+    moved.push({ id: row.id, by: id });
+  }
+  return moved;
 }
 
 /**
@@ -363,7 +408,7 @@ export async function jettonTransferBounced(
   const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned in transaction ${tx.hash}`;
   const failed = await pool.transaction(async (db) => {
     const row = await db.maybeOne(sql.type(lockedRow)`
-      select o.id, o.state, o.messages_signed, ${RETRIES} as retries from outgoing_transfers o
+      select ${LOCKED_COLUMNS} from outgoing_transfers o
       where o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${bounce.queryId.toString()}
         and o.amount_base_units = ${bounce.amount.toString()} and o.kind <> 'gas_top_up'
       order by o.created_at desc limit 1
@@ -382,4 +427,71 @@ export async function jettonTransferBounced(
     "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
   );
   return true;
+}
+
+// ---- refunds from the treasury (signed by the merchant's wallet; treasuryRefunds.ts) -----------
+
+/**
+ * The chain reader saw a transfer with a treasury refund's reference leave the treasury
+ * (treasuryTransferSeen): the refund is confirmed with what the chain says moved — or, when it was
+ * confirmed already (the merchant's wallet signed the request twice), the repeat is booked in
+ * treasury_refund_repeats and logged: Kassa cannot stop a wallet it holds no key of, so what left
+ * is on the books. Idempotent (by the transaction). Returns what it did.
+ */
+export async function confirmTreasuryRefund(
+  pool: DatabasePool,
+  seen: { refundId: string; sent: bigint; fee: bigint },
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<'confirmed' | 'repeat' | 'paid_again'> {
+  const outcome = await pool.transaction(async (db) => {
+    const [row] = await lockTransfers(db, sql.fragment`o.id = ${seen.refundId}`);
+    if (!row) return 'repeat' as const;
+    const next = askOne(row, { type: 'treasury_transfer_seen' }, now);
+    if (next.ok) {
+      await writeTransition(
+        db,
+        row,
+        next,
+        now,
+        sql.fragment`sent_amount_base_units = ${seen.sent.toString()}, fee_base_units = ${seen.fee.toString()}, fee = ${fromBaseUnits(seen.fee, 9)},
+          transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, confirmed_at = ${sql.timestamp(now)}, expired_at = null`,
+      );
+      return 'confirmed' as const;
+    }
+    const known = await db.exists(sql.unsafe`select 1 from outgoing_transfers where id = ${seen.refundId} and transaction_hash = ${tx.hash}`);
+    if (known) return 'repeat' as const;
+    const inserted = await db.maybeOne(sql.type(z.object({ transaction_hash: z.string() }))`
+      insert into treasury_refund_repeats (transfer_id, transaction_hash, transaction_lt, amount_base_units, seen_at)
+      values (${seen.refundId}, ${tx.hash}, ${tx.lt}, ${seen.sent.toString()}, ${sql.timestamp(now)})
+      on conflict do nothing returning transaction_hash
+    `);
+    return inserted ? ('paid_again' as const) : ('repeat' as const);
+  });
+  if (outcome === 'paid_again')
+    log.error(
+      { transferId: seen.refundId, account: tx.account, hash: tx.hash, amount: seen.sent.toString() },
+      "a treasury refund was paid again: the merchant's wallet signed its request twice (booked as paidAgain on the refund)",
+    );
+  else if (outcome === 'confirmed') log.info({ transferId: seen.refundId, hash: tx.hash }, 'a treasury refund left the treasury');
+  return outcome;
+}
+
+/**
+ * `signature_expired`: treasury refunds awaiting the merchant's signature whose validUntil the
+ * chain has been read LATE_COMMIT_MARGIN_MS past (`chainSettledAt` less the margin: the reader's
+ * expiry clock) without seeing them: expired (their amount may be asked again). Returns how many.
+ */
+export async function expireTreasuryRefunds(pool: DatabasePool, args: { expiryClock: Date; now: Date }): Promise<number> {
+  return pool.transaction(async (db) => {
+    const rows = await lockTransfers(db, sql.fragment`o.state = 'awaiting_signature' and o.valid_until < ${sql.timestamp(args.expiryClock)}`);
+    let moved = 0;
+    for (const { row, next } of ask(rows, { type: 'signature_expired' }, args.now)) {
+      if (!next.ok) continue;
+      await writeTransition(db, row, next, args.now, sql.fragment`expired_at = ${sql.timestamp(args.now)}`);
+      moved += 1;
+    }
+    return moved;
+  });
 }

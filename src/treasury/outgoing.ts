@@ -6,7 +6,7 @@
 import { sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import { enqueue } from '../worker/enqueue.ts';
-import type { Failure } from './transitions.ts';
+import { OUTGOING_STATES, type Failure } from './transitions.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
 
 export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
@@ -147,7 +147,15 @@ export const outgoingRow = z.object({
   coin_symbol: z.string(),
   amount: z.string(),
   amount_base_units: z.string(),
-  state: z.enum(['planned', 'sent', 'confirmed', 'failed']),
+  state: z.enum(OUTGOING_STATES),
+  /** deposit: Kassa's signer sends it; treasury: the merchant's wallet signs it (treasuryRefunds.ts). */
+  source: z.enum(['deposit', 'treasury']),
+  reference: z.string().nullable(),
+  request_address: z.string().nullable(),
+  request_amount_base_units: z.string().nullable(),
+  request_payload: z.instanceof(Buffer).nullable(),
+  /** A treasury refund the merchant's wallet paid more than once (treasury_refund_repeats): each later transfer, its amount in the coin. */
+  paid_again: z.array(z.object({ transactionHash: z.string(), amount: z.string() })),
   wallet_seqno: z.string().nullable(),
   valid_until: z.date().nullable(),
   message_hash: z.string().nullable(),
@@ -175,7 +183,11 @@ export const OUTGOING_COLUMNS = sql.fragment`
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
   failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
-  exchange_rate_source, created_at
+  exchange_rate_source, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
+  request_payload,
+  (select coalesce(jsonb_agg(jsonb_build_object('transactionHash', r.transaction_hash, 'amount', trim_scale(r.amount_base_units / power(10::numeric, c.decimals))::text)
+     order by r.transaction_lt), '[]'::jsonb)
+   from treasury_refund_repeats r join coins c on c.symbol = outgoing_transfers.coin_symbol where r.transfer_id = outgoing_transfers.id) as paid_again
 `;
 
 export async function outgoingOfPayment(db: Db, paymentId: string, kind?: OutgoingKind): Promise<readonly OutgoingRow[]> {

@@ -30,6 +30,10 @@ import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.
 
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
 export const MAX_MESSAGES_PER_BATCH = 100;
+/** A wallet held by a message the books have not seen (unbooked_message) looks again this often. */
+export const UNBOOKED_RECHECK_MS = 30_000;
+/** A transfer held that long by unbooked_message is reported (kassa doctor, docs/OPERATIONS.md): the reader is far behind, or a message nobody recorded. */
+export const HELD_UNBOOKED_WARN_MS = 10 * 60_000;
 /** A deposit waiting for its top-up looks again this often (its confirmation wakes it sooner). */
 const GAS_WAIT_RECHECK_MS = 30_000;
 
@@ -93,14 +97,26 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   // planned again may be the one it pays (its earlier message committed later than the margin), so
   // signing the next seqno could pay it twice. Wait for the reader to book it; one nobody recorded
   // ("a message Kassa has no record of") keeps the wallet waiting until an operator looks.
+  // Held transfers are marked (held_unbooked_since: kassa doctor, the kassa_outgoing_held_unbooked_*
+  // gauges), since this looks again every 30 s for as long as it takes; the mark goes once not held.
+  // The mark is the database's clock, as the doctor and the gauges read it (deps.now is the chain's).
   if (facts.chainSeqno > facts.bookedNext) {
     log.error(
       { wallet, transferId: facts.next.id, chainSeqno: facts.chainSeqno, bookedNext: facts.bookedNext },
       'the wallet accepted a message the books have not seen yet; nothing is signed until the chain reader books it',
     );
-    await pool.transaction((tx) => enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + 30_000)));
+    await pool.transaction(async (tx) => {
+      await tx.query(sql.typeAlias('void')`
+        update outgoing_transfers set held_unbooked_since = now()
+        where from_address = ${wallet} and state = 'planned' and held_unbooked_since is null
+      `);
+      await enqueueWalletSend(tx, wallet, new Date(deps.now().getTime() + UNBOOKED_RECHECK_MS));
+    });
     return { outcome: 'unbooked_message', transferId: facts.next.id, chainSeqno: facts.chainSeqno, bookedNext: facts.bookedNext };
   }
+  await pool.query(sql.typeAlias('void')`
+    update outgoing_transfers set held_unbooked_since = null where from_address = ${wallet} and held_unbooked_since is not null
+  `);
   const decision = whatToSend(facts.input);
   switch (decision.action) {
     case 'short_of_gas':

@@ -86,7 +86,16 @@ export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Pr
   if (p.refundable_until !== null) {
     const coin = p.coin_symbol;
     amount = BigInt((await depositMoney(tx, p.id)).find((m) => m.coin_symbol === coin)?.merchant_unswept ?? '0');
-    if (amount <= 0n || (coin === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS)) return false;
+    if (amount <= 0n || (coin === 'TON' && amount < TON_FEE_RESERVE_BASE_UNITS)) {
+      // Nothing (above the dust line) to sweep, and nothing out of the deposit in flight whose
+      // failure could give the merchant's share back: settled for good (planDueSweeps skips it).
+      await tx.query(sql.typeAlias('void')`
+        update payments p set sale_sweep_settled_at = ${sql.timestamp(now)}
+        where p.id = ${p.id} and p.sale_sweep_settled_at is null
+          and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.state in ('planned', 'sent'))
+      `);
+      return false;
+    }
   }
   const row = await planOutgoing(
     tx,
@@ -134,10 +143,10 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
   const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     select p.id from payments p join stores s on s.id = p.store_id
     where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
-      -- A sale inside its refund window waits; after it, only while refunds left some of it (above the dust line).
-      and (p.refundable_until is null or (p.refundable_until <= ${sql.timestamp(now)} and exists (
-        select 1 from deposit_money(p.id) m where m.coin_symbol = p.coin_symbol
-          and m.merchant_unswept >= case when m.coin_symbol = 'TON' then ton_fee_reserve_base_units() else 1 end)))
+      -- A sale inside its refund window waits; after it, planPaymentSweep asks deposit_money what
+      -- refunds left of it, once: a sale found with nothing above the dust line (and nothing in
+      -- flight) is marked settled and never asked again, so this set does not grow for ever.
+      and (p.refundable_until is null or (p.refundable_until <= ${sql.timestamp(now)} and p.sale_sweep_settled_at is null))
       and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
                       and ${blocksReplanning(now)})
     limit 500

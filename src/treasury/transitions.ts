@@ -2,7 +2,7 @@
 // Money out). Pure: no I/O, no clock of its own — `now` is given. The commands (commands.ts)
 // lock the row, ask this, write what it says.
 
-export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed'] as const;
+export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed', 'awaiting_signature', 'expired'] as const;
 export type OutgoingState = (typeof OUTGOING_STATES)[number];
 
 /** A transfer whose wallet accepted none of this many signed messages (each expired unseen; messages_signed counts them) fails (transient). */
@@ -17,8 +17,16 @@ export type OutgoingEvent =
   | { type: 'signed' }
   /** The chain was read LATE_COMMIT_MARGIN_MS past its valid_until without seeing it: it can never land. */
   | { type: 'expired_unseen' }
-  /** The wallet's transaction sent it. */
+  /**
+   * The wallet's transaction sent it — by any message ever signed for it, one that landed after the
+   * transfer was failed unseen included (its shard block committed later than the margin).
+   */
   | { type: 'confirmed' }
+  /**
+   * An earlier transfer for the same money (a sweep or top-up planned again after it failed, a
+   * refund asked again alike) was confirmed late after all: this one would pay it twice.
+   */
+  | { type: 'superseded'; by: string }
   /** The wallet's transaction sent nothing (its fee was paid all the same). */
   | { type: 'failed_on_chain'; why: string }
   /** The deposit's jetton wallet refused the jetton transfer its message asked for. */
@@ -29,13 +37,23 @@ export type OutgoingEvent =
    */
   | { type: 'bounced_at_destination'; why: string }
   /** The signer will not send it: the books and the chain disagree, or it is too little to move. */
-  | { type: 'not_sendable'; reason: string; permanent: boolean };
+  | { type: 'not_sendable'; reason: string; permanent: boolean }
+  /**
+   * A treasury refund (signed by the merchant's wallet, never by Kassa): the chain reader saw the
+   * transfer carrying its reference leave the treasury. It confirms one awaiting the signature, or
+   * one found expired (a wallet that set its own later valid_until: the money left all the same).
+   */
+  | { type: 'treasury_transfer_seen' }
+  /** A treasury refund nobody signed: the chain was read LATE_COMMIT_MARGIN_MS past its validUntil without seeing it. */
+  | { type: 'signature_expired' };
 
 export interface OutgoingSubject {
   state: OutgoingState;
   messagesSigned: number;
   /** Earlier transient failures of the same transfer (the planner counts them). */
   retries: number;
+  /** A transaction of one of its messages is on the books (its wallet accepted it): false when it failed unseen or unsent. */
+  landed?: boolean;
 }
 
 export type Failure = { reason: string; kind: 'permanent' | 'transient'; retryAt: Date | null };
@@ -67,7 +85,13 @@ export function outgoingTransition(subject: OutgoingSubject, event: OutgoingEven
         return to('failed', failure(`the wallet accepted none of ${MAX_MESSAGES_SIGNED} signed messages`, false, subject.retries, now));
       return to('planned');
     case 'confirmed':
-      return state === 'sent' || state === 'planned' ? to('confirmed') : refuse;
+      // A failed transfer none of whose messages was seen (failed unseen, or not sendable after a
+      // re-plan) is confirmed when one lands after all: the books follow the chain.
+      return state === 'sent' || state === 'planned' || (state === 'failed' && subject.landed === false) ? to('confirmed') : refuse;
+    case 'superseded':
+      return state === 'planned' || state === 'sent'
+        ? to('failed', failure(`its money already left with transfer ${event.by}, whose message landed late`, true, subject.retries, now))
+        : refuse;
     case 'failed_on_chain':
       // The wallet had its say (e.g. not enough money): the same message would fail again.
       return state === 'sent' || state === 'planned' ? to('failed', failure(`the wallet sent nothing: ${event.why}`, true, subject.retries, now)) : refuse;
@@ -81,5 +105,9 @@ export function outgoingTransition(subject: OutgoingSubject, event: OutgoingEven
         : refuse;
     case 'not_sendable':
       return state === 'planned' ? to('failed', failure(event.reason, event.permanent, subject.retries, now)) : refuse;
+    case 'treasury_transfer_seen':
+      return state === 'awaiting_signature' || state === 'expired' ? to('confirmed') : refuse;
+    case 'signature_expired':
+      return state === 'awaiting_signature' ? to('expired') : refuse;
   }
 }

@@ -95,18 +95,17 @@ export function whatToSend(input: SendInput): SendDecision {
   if (balance < TON_FEE_RESERVE_BASE_UNITS)
     return { action: 'fail', reason: `the wallet holds ${balance} nanoTON: too little to pay for a transfer (dust)`, permanent: true };
   if (transfer.kind === 'refund' && transfer.feeReserved === 0n) {
-    // The refund of everything a deposit holds (only the customer's money was in it): the whole
-    // balance goes, its fee taken from it — only while the whole balance is what was planned.
+    // The refund of everything refundable: its fee is taken from it (no reserve beside it).
+    if (amount <= TON_FEE_RESERVE_BASE_UNITS)
+      return { action: 'fail', reason: `the refund of everything (${amount} nanoTON) is no more than its fee's reserve`, permanent: true };
     if (amount > balance + TON_FEE_RESERVE_BASE_UNITS)
       return { action: 'fail', reason: `the wallet holds ${balance} nanoTON, less than the ${amount} to send`, permanent: true };
-    // More arrived since it was planned (someone's money, booked or about to be): carrying the
-    // whole balance would refund it too. It stays in the deposit and on the books; the merchant asks again.
-    if (balance > amount)
-      return {
-        action: 'fail',
-        reason: `the wallet holds ${balance} nanoTON, more than the ${amount} this refund of everything was planned for: money arrived since; ask for the refund again`,
-        permanent: false,
-      };
+    // The deposit holds more than this refund (someone else's money: the merchant's, Kassa's, or
+    // money that arrived since it was planned): a fixed value, the amount less its fee's reserve
+    // (what the API said it `receives`), the fee paid beside it from that reserve. What the fee did
+    // not use stays in the deposit, the customer's again; nobody else's money moves.
+    if (balance > amount) return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: amount - TON_FEE_RESERVE_BASE_UNITS, carryAll: false };
+    // The deposit holds exactly this money (or a fee's worth less): all of it goes, its real fee taken from it.
     return { action: 'send', mode: SendMode.CARRY_ALL_REMAINING_BALANCE, value: 0n, carryAll: true };
   }
   if (transfer.kind === 'refund') {

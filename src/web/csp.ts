@@ -8,9 +8,11 @@ export interface CspOptions {
   connectOrigins?: readonly string[];
   /** The origin of the store's logo. */
   imageOrigin?: string | null;
+  /** Origins that may frame the page (CSP frame-ancestors); none unless given (the checkout's Telegram Mini App route: Telegram's web clients). */
+  frameAncestors?: readonly string[];
 }
 
-export function strictCsp({ styleNonce, connectOrigins, imageOrigin }: CspOptions = {}): string {
+export function strictCsp({ styleNonce, connectOrigins, imageOrigin, frameAncestors }: CspOptions = {}): string {
   return [
     "default-src 'none'",
     imageOrigin ? `img-src 'self' data: ${imageOrigin}` : "img-src 'self' data:",
@@ -19,7 +21,7 @@ export function strictCsp({ styleNonce, connectOrigins, imageOrigin }: CspOption
     connectOrigins?.length ? `connect-src 'self' ${connectOrigins.join(' ')}` : "connect-src 'self'",
     "base-uri 'none'",
     "form-action 'self'",
-    "frame-ancestors 'none'",
+    frameAncestors?.length ? `frame-ancestors ${frameAncestors.join(' ')}` : "frame-ancestors 'none'",
   ].join('; ');
 }
 

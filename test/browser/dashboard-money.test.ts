@@ -16,7 +16,7 @@ import { fromBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-money');
 const PASSWORD = 'a long dashboard password';
@@ -71,6 +71,16 @@ const bookedRefund = async (paymentId: string) =>
     `)
   ).row;
 
+/** A table row's coin and its figures' exact values (each amount's `value`; the page shows them rounded). */
+const figures = (page: Page, row: string) =>
+  page
+    .locator(row)
+    .first()
+    .evaluate((tr) => [
+      tr.querySelector('th')?.textContent ?? '',
+      ...Array.from(tr.querySelectorAll('td > data.amount'), (d) => d.getAttribute('value') ?? ''),
+    ]);
+
 /** deposit_money's figures of a payment, coin by coin. */
 const books = async (paymentId: string) =>
   (await depositMoney(app.pool, paymentId)).map((m) => [m.coin_symbol, m.received, m.counted, m.refunded, m.swept, m.fees, m.refundable]);
@@ -86,12 +96,21 @@ describe('the money pages in headless Chromium at 375 px', () => {
     await app.settle();
     await page.goto(`${app.url}/dashboard/stores/${store.id}/payments/${ours.id}`);
     const events = await page.locator('#timeline li .what').allInnerTexts();
-    assert.deepEqual(events, ['Created', 'Method chosen: TON on TON: 1 TON to pay', 'Received 1.5 TON (overpaid)', 'Completed']);
+    assert.deepEqual(events, [
+      'Created',
+      'Method chosen: TON on TON: 1 TON to pay',
+      'Received 1.5 TON: paid more than the price (the extra can be refunded)',
+      'Completed',
+    ]);
     const hash = await app.pool.oneFirst(sql.type(z.object({ hash: z.string() }))`select hash from transfers where payment_id = ${ours.id}`);
     assert.match(await page.locator('#timeline li.event-transfer .tx').innerText(), new RegExp(`^${hash}`));
     const [ton] = await depositMoney(app.pool, ours.id);
-    const money = (await page.locator('#money tbody tr').first().innerText()).split(/\s+/);
+    const money = await figures(page, '#money tbody tr');
     assert.deepEqual(money, ['TON', '1.5', '1', '0', '0', fromBaseUnits(BigInt(ton!.fees), 9), fromBaseUnits(BigInt(ton!.refundable), 9)]);
+    // Rounded for reading, exact on hover: the fee's 9 decimals read as 4.
+    const fee = page.locator('#money tbody tr').first().locator('td > data.amount').nth(4);
+    if ((fromBaseUnits(BigInt(ton!.fees), 9).split('.')[1] ?? '').length > 4) assert.match((await fee.getAttribute('title')) ?? '', /^Exactly 0\.\d+ TON$/);
+    assert.match(await page.locator('#fees-explained').innerText(), /what the TON network charged/);
     await check(page, 'payment');
     assert.deepEqual(problems, []);
   });
@@ -130,20 +149,19 @@ describe('the money pages in headless Chromium at 375 px', () => {
     await page.reload();
     const events = await page.locator('#timeline li .what').allInnerTexts();
     assert.equal(events.at(-2), 'Refund of 0.2 TON planned');
-    assert.match(events.at(-1)!, /^Refund of 0\.2 TON confirmed \(fee 0\.\d+ TON\)$/);
+    assert.match(events.at(-1)!, /^Refund of 0\.2 TON done \(network fee 0\.\d+ TON\)$/);
     assert.match(await page.locator('#timeline li.event-refund .tx').innerText(), new RegExp(`^${fromPage.transactionHash}`));
-    assert.equal((await page.locator('#money tbody tr').first().innerText()).split(/\s+/)[3], '0.2');
+    assert.equal((await figures(page, '#money tbody tr'))[3], '0.2');
     await check(page, 'payment after refund');
     assert.deepEqual(problems, []);
   });
 
   it("the Money page sums the store's books per coin (reporting.store_money); no treasury yet", async () => {
     const { page, problems } = owner;
-    await page.click('nav a[href$="/money"]');
+    await clickInMenu(page, 'nav a[href$="/money"]');
     await page.waitForURL(/\/money$/);
-    const rows = await page.locator('#store-money tbody tr').allInnerTexts();
-    assert.equal(rows.length, 1);
-    const cells = rows[0]!.split(/\s+/);
+    assert.equal(await page.locator('#store-money tbody tr').count(), 1);
+    const cells = await figures(page, '#store-money tbody tr');
     assert.deepEqual(cells.slice(0, 5), ['TON', '3', '2', '0.4', '0']);
     const [a, b] = [await depositMoney(app.pool, ours.id), await depositMoney(app.pool, twin.id)];
     assert.equal(cells[5], fromBaseUnits(BigInt(a[0]!.fees) + BigInt(b[0]!.fees), 9));
@@ -158,7 +176,7 @@ describe('the money pages in headless Chromium at 375 px', () => {
     await app.request('GET', '/pay/v1/webhook/keys');
     // The active key is older than the rotation's 10 minutes.
     await app.pool.query(sql.unsafe`update webhook_signing_keys set created_at = created_at - interval '1 hour'`);
-    await page.click('nav a[href$="/webhooks"]');
+    await clickInMenu(page, 'nav a[href$="/webhooks"]');
     await page.waitForURL(/\/webhooks$/);
     const before = await page.locator('#webhook-keys tbody tr').allInnerTexts();
     assert.equal(before.length, 1);
@@ -183,11 +201,11 @@ describe('the money pages in headless Chromium at 375 px', () => {
     const viewer = await openPage(browser);
     try {
       await join(viewer.page, 'viewer@corner.example', 'viewer');
-      await viewer.page.click('nav a[href$="/webhooks"]');
+      await clickInMenu(viewer.page, 'nav a[href$="/webhooks"]');
       await viewer.page.waitForURL(/\/webhooks$/);
       assert.equal(await viewer.page.locator('form[action$="/webhooks/keys/rotate"]').count(), 0);
       await check(viewer.page, 'webhooks as viewer');
-      await viewer.page.click('nav a[href$="/money"]');
+      await clickInMenu(viewer.page, 'nav a[href$="/money"]');
       await viewer.page.waitForURL(/\/money$/);
       await check(viewer.page, 'money as viewer');
       assert.deepEqual(viewer.problems, []);

@@ -18,7 +18,7 @@ import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible as accessible, assertNoHorizontalScroll, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible as accessible, assertNoHorizontalScroll, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -89,7 +89,7 @@ async function signInWithPassword(on: Page): Promise<void> {
   await on.fill('#email', EMAIL);
   await on.fill('#password', PASSWORD);
   await on.click('form[action$="/sign-in"] button[type=submit]');
-  await on.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+  await on.waitForURL(`${base}/dashboard/stores/${store.id}`);
 }
 
 describe('dashboard passkeys in headless Chromium with a virtual authenticator', () => {
@@ -100,9 +100,9 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
     await page.fill('#password', PASSWORD);
     await page.fill('#confirm', PASSWORD);
     await page.click('button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}`);
 
-    await page.click('a[href$="/dashboard/passkeys"]');
+    await clickInMenu(page, 'a[href$="/dashboard/passkeys"]');
     await page.waitForURL(`${base}/dashboard/passkeys`);
     assert.equal(await page.locator('h1').innerText(), 'Passkeys');
     assert.equal(await page.locator('#passkeys').count(), 0);
@@ -120,14 +120,14 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
     const added = await stored();
     assert.equal(added?.name, 'Test laptop');
 
-    await page.click('text=Sign out');
+    await clickInMenu(page, 'text=Sign out');
     await page.waitForURL(/\/dashboard\/sign-in/);
     await assertAccessible('sign-in with a passkey');
     const signedIn = await signInWithPasskey();
     answer = signedIn.sent;
     assert.equal(signedIn.status, 303);
-    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
-    assert.equal(await page.locator('h1').innerText(), 'Payments');
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}`);
+    assert.equal(await page.locator('h1').innerText(), 'Blue Bottle Café');
     assert.match(await page.locator('.who').innerText(), new RegExp(EMAIL));
     const used = await stored();
     assert.ok(Number(used!.sign_count) > Number(added!.sign_count), `the counter grew (${added!.sign_count} → ${used!.sign_count})`);
@@ -173,12 +173,12 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
       app.clock.real();
     }
     assert.equal((await signInWithPasskey()).status, 303, 'with a fresh challenge the same passkey signs in');
-    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}`);
   });
 
   it('an answer whose signature counter does not grow (a cloned authenticator) is refused; then a removed passkey signs in no more', async () => {
     await app.pool.query(sql.unsafe`update dashboard_passkeys set sign_count = 1000000 where name = 'Test laptop'`);
-    await page.click('text=Sign out');
+    await clickInMenu(page, 'text=Sign out');
     await page.waitForURL(/\/dashboard\/sign-in/);
     assert.equal((await signInWithPasskey()).status, 401);
     assert.match(await page.locator('#sign-in-problem').innerText(), /That passkey did not sign you in/);
@@ -188,12 +188,12 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
     await page.fill('#email', EMAIL);
     await page.fill('#password', PASSWORD);
     await page.click('form[action$="/sign-in"] button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}`);
     await page.goto(`${base}/dashboard/passkeys`);
     await page.click('#passkeys button[aria-label="Remove Test laptop"]');
     await page.waitForURL(`${base}/dashboard/passkeys?notice=removed`);
     assert.equal(await stored(), null);
-    await page.click('text=Sign out');
+    await clickInMenu(page, 'text=Sign out');
     await page.waitForURL(/\/dashboard\/sign-in/);
     assert.equal((await signInWithPasskey()).status, 401);
     assert.match(await page.locator('#sign-in-problem').innerText(), /That passkey did not sign you in/);
@@ -213,13 +213,13 @@ describe('dashboard accounts in headless Chromium: the Password page, and a pass
     await page.fill('#passkey-name', 'Phone');
     await page.click('#add-passkey');
     await page.waitForURL(`${base}/dashboard/passkeys?notice=added`);
-    await page.click('text=Sign out');
+    await clickInMenu(page, 'text=Sign out');
     await page.waitForURL(/\/dashboard\/sign-in/);
     assert.equal((await signInWithPasskey()).status, 303);
-    await page.waitForURL(`${base}/dashboard/stores/${store.id}/payments`);
+    await page.waitForURL(`${base}/dashboard/stores/${store.id}`);
 
     // A fresh passkey sign-in stands for the current password.
-    await page.click('a[href$="/dashboard/password"]');
+    await clickInMenu(page, 'a[href$="/dashboard/password"]');
     await page.waitForURL(`${base}/dashboard/password`);
     assert.equal(await page.locator('#current').count(), 0);
     await page.fill('#next', PASSWORD);

@@ -12,7 +12,7 @@ import type { Browser } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
 
@@ -49,8 +49,8 @@ describe('token scopes from the dashboard in headless Chromium', () => {
     await page.fill('#password', PASSWORD);
     await page.fill('#confirm', PASSWORD);
     await page.click('button[type=submit]');
-    await page.waitForURL(`${app.url}/dashboard/stores/${store.id}/payments`);
-    await page.click('nav a[href$="/tokens"]');
+    await page.waitForURL(`${app.url}/dashboard/stores/${store.id}`);
+    await clickInMenu(page, 'nav a[href$="/tokens"]');
     await page.selectOption('#scope', 'read_only');
     await page.fill('#token-name', 'reports job');
     await page.click('form[action$="/tokens"] button[type=submit]');

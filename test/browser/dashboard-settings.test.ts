@@ -15,7 +15,7 @@ import { findStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
 import type { Role } from '../../src/dashboard/people.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible, assertNoHorizontalScroll, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible, assertNoHorizontalScroll, clickInMenu, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -43,7 +43,7 @@ async function signedIn(email: string, role: Role): Promise<{ page: Page; proble
   await page.goto(`${app.url}${await invitationPath(app.pool, store.id, email, role)}`);
   await page.fill('#password', PASSWORD);
   await page.fill('#confirm', PASSWORD);
-  await Promise.all([page.waitForURL(/\/payments$/), page.click('button[type=submit]')]);
+  await Promise.all([page.waitForURL(new RegExp(`/stores/${store.id}$`)), page.click('button[type=submit]')]);
   return { page, problems };
 }
 
@@ -64,7 +64,7 @@ describe('dashboard in Chromium: store settings', () => {
   it('an owner previews as they type, saves each setting and sees it on the checkout; a bad treasury is refused with a message', async () => {
     const { page, problems } = await signedIn('owner@harbour.example', 'owner');
     const settings = `${app.url}/dashboard/stores/${store.id}/settings`;
-    await page.click('nav[aria-label="Store"] >> text=Settings');
+    await clickInMenu(page, 'nav[aria-label="Store"] >> text=Settings');
     await page.waitForURL(settings);
     await assertUsable(page, 'owner');
 
@@ -112,7 +112,7 @@ describe('dashboard in Chromium: store settings', () => {
     assert.equal((await findStore(app.pool, store.id))!.treasury, treasury);
 
     // The audit log shows each change.
-    await page.click('nav[aria-label="Store"] >> text=Audit log');
+    await clickInMenu(page, 'nav[aria-label="Store"] >> text=Audit log');
     const actions = await page.locator('#audit td.action').allTextContents();
     assert.deepEqual(actions.slice(0, 3), ['treasury.change', 'store.update', 'store.update']);
     await assertUsable(page, 'audit-after-settings');

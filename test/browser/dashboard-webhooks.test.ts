@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, joinByInvitation, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 import { runDeliveries, startEventReceiver, verifiedEvents } from '../helpers/eventReceiver.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
@@ -43,7 +43,7 @@ describe('the Webhooks page: store endpoints', () => {
     const { page } = await openPage(browser);
     try {
       await join(page, 'owner@corner.example', 'owner');
-      await page.click('nav a[href$="/webhooks"]');
+      await clickInMenu(page, 'nav a[href$="/webhooks"]');
       await page.waitForURL(/\/webhooks$/);
       assert.equal(await page.locator('#no-endpoints').count(), 1);
       await check(page, 'webhooks without endpoints');

@@ -115,6 +115,26 @@ describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
     );
   });
 
+  it('learns the page size from a 422 "limit is not allowed: N > M" and reads every page at M', async () => {
+    server.chain.v3.maxLimit = 2;
+    try {
+      const history = toncenterV3History({ baseUrl: server.root });
+      const all = await history.transactions(deposit.raw);
+      assert.ok(all.complete);
+      assert.deepEqual(
+        all.transactions.map((t) => t.lt),
+        paid.map((p) => p.lt).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)),
+      );
+      assert.ok(all.requests >= Math.ceil(paid.length / 2), `${all.requests} pages of 2 for ${paid.length} transactions`);
+      // The next call asks 2 from the start: no refusal, the same pages.
+      const again = await history.transactions(deposit.raw);
+      assert.equal(again.requests, all.requests);
+      assert.equal((await history.jettonWallets([deposit.raw])).wallets.length, 0);
+    } finally {
+      server.chain.v3.maxLimit = 1000;
+    }
+  });
+
   it('reads down from toLt (inclusive), newest first, and from fromLt up', async () => {
     const lts = paid.map((p) => p.lt).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
     const history = toncenterV3History({ baseUrl: server.root, pageSize: 1, maxPages: 2 });

@@ -61,9 +61,29 @@ describe('kassa CLI', () => {
         logoUrl: 'https://cdn.example.com/logo.png',
         accentColor: '#1a73e8',
         refundWindowDays: 7,
+        telegramBot: null,
+        telegramApp: null,
+        telegramBotID: null,
+        embedOrigins: [],
         methods: ['TON/TON', 'USDT/TON'],
       },
     );
+    // The store's Telegram Mini App (CONTRACT §11): the bot's username, the short name, the bot's id (never its token).
+    const telegram = await kassa(['store', 'update', storeId, '--telegram-bot', '@CoffeeBot', '--telegram-app', 'pay', '--telegram-bot-id', '7123456789'], env);
+    assert.equal(telegram.code, 0, telegram.stderr);
+    assert.deepEqual([telegram.json.telegramBot, telegram.json.telegramApp, telegram.json.telegramBotID], ['CoffeeBot', 'pay', 7123456789]);
+    const token = await kassa(['store', 'update', storeId, '--telegram-bot-id', '7123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw'], env);
+    assert.equal(token.code, 1);
+    assert.match(token.stderr, /--telegram-bot-id must be the bot's numeric id/);
+    // The origins whose pages may embed <kassa-pay> (CONTRACT §11): origins only, normalised; refused with the option named.
+    const embed = await kassa(['store', 'update', storeId, '--embed-origins', 'https://Shop.Example, https://www.shop.example:8443'], env);
+    assert.equal(embed.code, 0, embed.stderr);
+    assert.deepEqual(embed.json.embedOrigins, ['https://shop.example', 'https://www.shop.example:8443']);
+    const plain = await kassa(['store', 'update', storeId, '--embed-origins', 'http://shop.example'], env);
+    assert.notEqual(plain.code, 0);
+    assert.match(plain.stderr, /--embed-origins: "http:\/\/shop.example" must be https:\/\//);
+    const none = await kassa(['store', 'update', storeId, '--embed-origins', ''], env);
+    assert.deepEqual(none.json.embedOrigins, []);
     // The refund window (CONTRACT §11): 0 to 90 days; anything else refused with the option named.
     const window = await kassa(['store', 'update', storeId, '--refund-window-days', '30'], env);
     assert.equal(window.code, 0, window.stderr);
@@ -113,7 +133,7 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(
       await kassa(['store', 'update', storeId], env),
-      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --refund-window-days, --methods/,
+      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --refund-window-days, --telegram-bot, --telegram-app, --telegram-bot-id, --embed-origins, --methods/,
     );
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);

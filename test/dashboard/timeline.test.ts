@@ -69,12 +69,12 @@ describe('a payment’s timeline', () => {
       [
         ['created', 'Created'],
         ['method', 'Method chosen: TON on TON: 1 TON to pay'],
-        ['transfer', 'Received 1.5 TON (overpaid)'],
+        ['transfer', 'Received 1.5 TON: paid more than the price (the extra can be refunded)'],
         ['completed', 'Completed'],
-        ['sweep', 'Sweep to the treasury of 1 TON planned'],
-        ['sweep', 'Sweep to the treasury of 1 TON failed: bounced'],
+        ['sweep', 'Move to your wallet of 1 TON planned'],
+        ['sweep', 'Move to your wallet of 1 TON failed: bounced'],
         ['refund', 'Refund of 0.2 TON planned'],
-        ['refund', 'Refund of 0.2 TON confirmed (fee 0.00588 TON)'],
+        ['refund', 'Refund of 0.2 TON done (network fee 0.0059 TON)'],
       ],
     );
     assert.deepEqual(

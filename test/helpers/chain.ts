@@ -74,7 +74,7 @@ export function freshAddress(): string {
 
 export async function startChainApp(
   env: Record<string, string> = {},
-  options: Pick<TestAppOptions, 'openPool' | 'rateLimitStore'> = {},
+  options: Pick<TestAppOptions, 'openPool' | 'rateLimitStore' | 'baseUrlHost'> = {},
 ): Promise<ChainTestApp> {
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   // The sandbox registers its masters in the app's database, so it needs the pool first.

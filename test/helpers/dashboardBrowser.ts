@@ -43,7 +43,7 @@ export async function openPage(browser: Browser, viewport = { width: 375, height
   page.on('console', (message) => {
     // A form refused (400, 401, 403, 409, 429) is a page like any other; the browser logs its status.
     if (/Failed to load resource: the server responded with a status of 4(00|01|03|09|29)/.test(message.text())) return;
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    if (message.type() === 'error') problems.push(`console: ${message.text()} (${message.location().url})`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('dialog', (dialog) => void dialog.accept());
@@ -74,10 +74,29 @@ export async function assertAccessible(page: Page, what: string, artifacts: stri
   await page.screenshot({ path: path.join(artifacts, `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
 }
 
-/** At the page's viewport width (375 px for a phone), nothing makes the page scroll sideways. */
+/**
+ * At the page's viewport width (375 px for a phone), nothing makes the page scroll sideways, and
+ * nothing inside a card (.card, and each card a list's row becomes) reaches past its edges (a table
+ * or a code block scrolling inside its frame would).
+ */
 export async function assertNoHorizontalScroll(page: Page, what: string): Promise<void> {
-  const { scrollWidth, width } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth }));
+  const { scrollWidth, width, overflowing } = await page.evaluate(() => {
+    const outside: string[] = [];
+    for (const card of Array.from(document.querySelectorAll('.card, table.cards tbody tr'))) {
+      const box = card.getBoundingClientRect();
+      for (const element of Array.from(card.querySelectorAll('*'))) {
+        const rect = element.getBoundingClientRect();
+        if (rect.width === 0 || rect.height === 0) continue;
+        if (rect.left < box.left - 0.5 || rect.right > box.right + 0.5) {
+          const name = `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${element.className && typeof element.className === 'string' ? `.${element.className.trim().replace(/\s+/g, '.')}` : ''}`;
+          outside.push(`${name} (${Math.round(rect.left)}–${Math.round(rect.right)} in ${Math.round(box.left)}–${Math.round(box.right)})`);
+        }
+      }
+    }
+    return { scrollWidth: document.scrollingElement!.scrollWidth, width: window.innerWidth, overflowing: outside };
+  });
   assert.ok(scrollWidth <= width, `${what}: the page is ${scrollWidth} px wide in a ${width} px window`);
+  assert.deepEqual(overflowing, [], `${what}: elements reach past their card`);
 }
 
 /** Accessible (axe) and no sideways scroll at the page's width. */
@@ -86,11 +105,21 @@ export async function assertPageFits(page: Page, what: string, artifacts: string
   await assertNoHorizontalScroll(page, what);
 }
 
-/** Accepts an invitation (its one-time link) with a password, as a new member would; lands on the store's payments. */
+/** Accepts an invitation (its one-time link) with a password, as a new member would; lands on the store's home page. */
 export async function joinByInvitation(page: Page, base: string, storeId: string, invitation: string, password: string): Promise<void> {
   await page.goto(`${base}${invitation}`);
   await page.fill('#password', password);
   await page.fill('#confirm', password);
   await page.click('button[type=submit]');
-  await page.waitForURL(`${base}/dashboard/stores/${storeId}/payments`);
+  await page.waitForURL(`${base}/dashboard/stores/${storeId}`);
+}
+
+/**
+ * Clicks a link or button of the header's menu (the store's navigation, Password, Passkeys, Sign
+ * out), opening the menu first where it is folded (a phone: its Menu button shows), as a person would.
+ */
+export async function clickInMenu(page: Page, selector: string): Promise<void> {
+  const button = page.locator('.menu-button');
+  if ((await button.count()) > 0 && (await button.isVisible()) && (await button.getAttribute('aria-expanded')) === 'false') await button.click();
+  await page.click(selector);
 }

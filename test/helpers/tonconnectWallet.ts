@@ -33,10 +33,11 @@ interface SendTransactionParams {
 /**
  * Installs the wallet into every document `page` opens (before its scripts run). `embedded`: as
  * the browser inside a wallet app (isWalletBrowser), where TON Connect connects without a list.
+ * `address`: a wallet of POST /sandbox/v1/wallets (e.g. a store's treasury) instead of the customer.
  */
-export async function injectTestWallet(page: Page, app: ChainTestApp, options: { embedded?: boolean } = {}): Promise<TestWallet> {
+export async function injectTestWallet(page: Page, app: ChainTestApp, options: { embedded?: boolean; address?: string } = {}): Promise<TestWallet> {
   const wallet: TestWallet = { requests: [], mode: 'sign' };
-  const treasury = app.sandbox.chain.customer as unknown as {
+  const treasury = (options.address ? app.sandbox.chain.walletAt(options.address) : app.sandbox.chain.customer) as unknown as {
     address: Address;
     init: { code: Cell; data: Cell };
     createTransfer(args: { messages: ReturnType<typeof internal>[]; sendMode?: number }): Cell;

@@ -209,7 +209,7 @@ describe('dashboard accounts: password change and reset, invitations bound to th
     assert.match((await gus.get(forGus)).text, /<button type="submit">Join Bound next door<\/button>/);
     const joined = await gus.post(forGus);
     assert.equal(joined.status, 303, joined.text);
-    assert.equal(joined.location, `/dashboard/stores/${next.id}/payments`);
+    assert.equal(joined.location, `/dashboard/stores/${next.id}`);
     assert.equal(await roleOf(next.id, 'gus@example.com'), 'viewer');
     // A second invitation that would make the store's only owner a viewer is refused; Gus stays owner.
     const demote = await invitationPath(app.pool, store.id, 'gus@example.com', 'viewer');

@@ -34,8 +34,11 @@ const auditOf = (storeId: string, action: string) =>
   app.pool.any(sql.type(z.object({ actor: z.string(), subject: z.string().nullable() }))`
     select actor, subject from audit_log where store_id = ${storeId} and action = ${action} order by id
   `);
+/** A page without its copy buttons (their "Copy" is no part of what a cell or a field says). */
+const withoutCopyButtons = (page: string): string => page.replace(/<button[^>]*data-copy-text[^>]*>[\s\S]*?<\/button>/g, '');
 /** The text of an element with this id (tags dropped, spaces squeezed). */
-const textOf = (page: string, id: string): string => {
+const textOf = (html: string, id: string): string => {
+  const page = withoutCopyButtons(html);
   const start = page.indexOf(`id="${id}"`);
   assert.ok(start >= 0, `#${id} in the page`);
   const tag = /<(\w+)/.exec(page.slice(page.lastIndexOf('<', start)))![1]!;
@@ -48,17 +51,20 @@ const textOf = (page: string, id: string): string => {
     .replace(/\s+/g, ' ')
     .trim();
 };
-/** The cells of a table's body rows. */
-const rowsOf = (page: string, id: string): string[][] => {
+/** The cells of a table's body rows; an amount cell is its exact value (the page rounds for reading and names the coin). */
+const rowsOf = (html: string, id: string): string[][] => {
+  const page = withoutCopyButtons(html);
   const start = page.indexOf(`id="${id}"`);
   assert.ok(start >= 0, `#${id} in the page`);
   const body = page.slice(page.indexOf('<tbody>', start), page.indexOf('</tbody>', start));
   return [...body.matchAll(/<tr[^>]*>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...row[1]!.matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/g)].map((cell) =>
-      cell[1]!
-        .replace(/<[^>]+>/g, ' ')
-        .replace(/\s+/g, ' ')
-        .trim(),
+    [...row[1]!.matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/g)].map(
+      (cell) =>
+        /^\s*<data class="amount"[^>]* value="([^"]*)"/.exec(cell[1]!)?.[1] ??
+        cell[1]!
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
     ),
   );
 };
@@ -77,7 +83,7 @@ describe("dashboard: a payment's money", () => {
     const payment = await overpaid(storeA);
     const page = (await owner.get(`/dashboard/stores/${storeA.id}/payments/${payment.id}`)).text;
     const timeline = textOf(page, 'timeline');
-    assert.match(timeline, /Created.*Method chosen: TON on TON: 1 TON to pay.*Received 1\.5 TON \(overpaid\).*Completed/);
+    assert.match(timeline, /Created.*Method chosen: TON on TON: 1 TON to pay.*Received 1\.5 TON: paid more than the price.*Completed/);
     assert.match(page, new RegExp(`<li class="event-transfer">[^]*?${payment.transferHashes[0]}`));
     const [ton] = await depositMoney(app.pool, payment.id);
     const coin = (units: string) => fromBaseUnits(BigInt(units), 9);
@@ -86,7 +92,7 @@ describe("dashboard: a payment's money", () => {
     ]);
     // Counted is the completed payment's amount (the merchant's), not every counted transfer.
     assert.deepEqual(rowsOf(page, 'money')[0]!.slice(0, 3), ['TON', '1.5', '1']);
-    assert.equal(textOf(page, 'refundable'), '0.5 TON');
+    assert.equal(textOf(page, 'refundable'), 'Can be refunded : 0.5 TON');
   });
 
   it('refund: the first post shows what is sent, the fee and what arrives and changes nothing; the confirmed post plans the refund the API would, audited', async () => {
@@ -98,11 +104,19 @@ describe("dashboard: a payment's money", () => {
 
     // Bad input: a clear message on the form, nothing changes.
     for (const [fields, field, message] of [
-      [{ coin: 'TON', amount: '0.6', address: to }, 'amount-problem', /at most 0\.49 TON is refundable now/],
+      [
+        { coin: 'TON', amount: '0.6', address: to },
+        'amount-problem',
+        /at most 0\.5 TON is refundable now: all of it, its fee taken from it \(0\.49 TON arrives.*or at most 0\.49 TON with its fee paid on top/,
+      ],
       [{ coin: 'TON', amount: 'lots', address: to }, 'amount-problem', /positive decimal/],
       [{ coin: 'TON', amount: '0.1', address: 'not an address' }, 'address-problem', /./],
       [{ coin: 'TON', amount: '0.001', address: to }, 'amount-problem', /smallest TON refund is 0\.01/],
-      [{ coin: 'TON', amount: '0.6', address: to, confirmed: 'yes' }, 'amount-problem', /at most 0\.49 TON is refundable now/],
+      [
+        { coin: 'TON', amount: '0.6', address: to, confirmed: 'yes' },
+        'amount-problem',
+        /at most 0\.5 TON is refundable now: all of it, its fee taken from it \(0\.49 TON arrives.*or at most 0\.49 TON with its fee paid on top/,
+      ],
     ] as const) {
       const refused = await owner.post(path, fields);
       assert.equal(refused.status, 400, JSON.stringify(fields));
@@ -155,7 +169,7 @@ describe("dashboard: a payment's money", () => {
     const review = await owner.post(`/dashboard/stores/${storeA.id}/payments/${late.id}/refunds`, { coin: 'TON', amount: '1.5', address: to });
     assert.equal(review.status, 200, review.text);
     assert.equal(textOf(review.text, 'confirm-send'), '1.5 TON');
-    assert.match(textOf(review.text, 'confirm-fee'), /^0\.01 TON \(taken from what is sent: this refund empties the deposit\)$/);
+    assert.match(textOf(review.text, 'confirm-fee'), /^0\.01 TON \(taken from what is sent: this refund empties the payment address\)$/);
     assert.equal(textOf(review.text, 'confirm-arrives'), 'about 1.49 TON');
     assert.equal(await outgoingOf(late.id), 0);
   });
@@ -186,7 +200,7 @@ describe('dashboard: the Money page', () => {
     const viewer = await member(app.url, app.pool, store.id, 'money-viewer@example.com', 'viewer');
     const empty = await viewer.get(`/dashboard/stores/${store.id}/money`);
     assert.equal(empty.status, 200);
-    assert.match(empty.text, /No money has reached the store's deposits yet/);
+    assert.match(empty.text, /No money has reached the store's payment addresses yet/);
     assert.match(textOf(empty.text, 'treasury'), /^None/);
     assert.match(empty.text, /href="\/dashboard\/stores\/[^"]+\/money" aria-current="page">Money</);
 
@@ -235,7 +249,7 @@ describe('dashboard: the Money page', () => {
       ['TON', '3.5', '3', '0', '0', '0', '3.5', '0.5'],
       ['USDT', '3', '0', '0', '0', '0', '3', '3'],
     ]);
-    assert.equal(textOf(page.text, 'treasury'), friendlyAddress(Address.parse(treasury), app.config.tonNetwork));
+    assert.equal(textOf(page.text, 'treasury'), `Sales move to your wallet: ${friendlyAddress(Address.parse(treasury), app.config.tonNetwork)}`);
     const differences = rowsOf(page.text, 'differences');
     assert.deepEqual(
       differences.map((row) => row.slice(0, 5)),

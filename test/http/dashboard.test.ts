@@ -43,7 +43,7 @@ describe('dashboard: invitations and sign-in', () => {
     assert.equal(client.cookie, null);
     const accepted = await client.post(path, { password: 'long enough pass', confirm: 'long enough pass' });
     assert.equal(accepted.status, 303);
-    assert.equal(accepted.location, `/dashboard/stores/${storeA.id}/payments`);
+    assert.equal(accepted.location, `/dashboard/stores/${storeA.id}`);
     const cookie = accepted.headers.getSetCookie()[0]!;
     assert.match(cookie, /^kassa_dashboard=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
     assert.equal((await client.get(accepted.location!)).status, 200);
@@ -236,7 +236,7 @@ describe('dashboard: authorization', () => {
     assert.equal(slash.location, `/dashboard/sign-in?next=${encodeURIComponent('/dashboard/')}`);
     const owner = await member(app.url, app.pool, storeB.id, 'bare@example.com', 'owner');
     assert.equal((await owner.get('/dashboard')).location, '/dashboard/');
-    assert.equal((await owner.get('/dashboard/')).location, `/dashboard/stores/${storeB.id}/payments`);
+    assert.equal((await owner.get('/dashboard/')).location, `/dashboard/stores/${storeB.id}`);
     // The JSON API is unchanged: a form body there is still 415.
     const form = await fetch(`${app.url}/v1/payments`, {
       method: 'POST',
@@ -364,9 +364,9 @@ describe('dashboard: API tokens', () => {
     const tokens = `/dashboard/stores/${store.id}/tokens`;
     const issued = await owner.post(tokens, { lifetime: '30d', name: 'shop <backend>' });
     assert.equal(issued.status, 201);
-    assert.match(issued.text, /Token “shop &lt;backend&gt;” [0-9a-f-]{36} issued/);
+    assert.match(issued.text, /Token “shop &lt;backend&gt;” issued \(.*\); its <a [^>]+>token id<\/a> is <span class="mono">[0-9a-f-]{36}<\/span>/);
     const token = /id="new-token"[^>]*value="([^"]+)"/.exec(issued.text)![1]!;
-    const jti = /Token (?:“[^”]*” )?([0-9a-f-]{36}) issued/.exec(issued.text)![1]!;
+    const jti = /is <span class="mono">([0-9a-f-]{36})<\/span>/.exec(issued.text)![1]!;
     assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 200);
     const list = await owner.get(tokens);
     assert.match(list.text, new RegExp(jti));

@@ -145,8 +145,8 @@ describe('token scopes on the dashboard', () => {
     const issued = await owner.post(page, { lifetime: 'never', scope: 'read_only' });
     assert.equal(issued.status, 201, issued.text);
     const token = /id="new-token"[^>]*value="([^"]+)"/.exec(issued.text)![1]!;
-    const jti = /Token ([0-9a-f-]{36}) issued/.exec(issued.text)![1]!;
-    assert.match(issued.text, new RegExp(`<td class="mono">${jti}</td>.*?<td class="token-scope">read-only</td>`, 's'));
+    const jti = /is <span class="mono">([0-9a-f-]{36})<\/span>/.exec(issued.text)![1]!;
+    assert.match(issued.text, new RegExp(`<span class="mono">${jti}</span>.*?<td class="token-scope">read-only</td>`, 's'));
     assert.equal((await app.request('GET', '/v1/payments', { token })).status, 200);
     assertError(
       await app.request('POST', '/v1/payments', { token, body: { amount: '5', currency: 'TON' } }),

@@ -244,11 +244,15 @@ describe('cancel is decided against the chain', () => {
   });
 
   it('a transfer made before the cancel whose shard block is committed after it is booked after_cancel: the payment stays cancelled, the money refundable', async () => {
+    // The decision (docs/API.md, "Cancel"): the cancel waits for the chain read up to its time, not
+    // for LATE_COMMIT_MARGIN_MS more; a transfer made before it and committed late is booked when it
+    // lands (the deposit stays watched: its watch never ends), after_cancel and refundable.
     const payment = await newPayment({ amount: '1', currency: 'TON', payment_options: TON });
     const chain = app.sandbox.chain;
     chain.stopBlockClock();
+    let sent: { hash: string };
     try {
-      await app.pay(payment.paymentDetails.address, 'TON', '1');
+      sent = await app.pay(payment.paymentDetails.address, 'TON', '1');
       chain.commitLate(25); // held out of the next 24 masterchain blocks (~10 s of them)
     } finally {
       chain.startBlockClock();
@@ -256,14 +260,26 @@ describe('cancel is decided against the chain', () => {
     const response = await app.request('POST', `/v1/payments/${payment.id}/cancel`, { token: store.token });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.json.status, 'cancelled');
+    assert.deepEqual(await transfers(payment.id), [], 'not committed yet: nothing to book at the cancel');
+    // Still watched after the cancel (a deposit's watch never ends, so well past LATE_COMMIT_MARGIN_MS).
+    assert.ok(await app.pool.exists(sql.unsafe`select 1 from chain_watches where payment_id = ${payment.id} and set_aside_at is null`));
     for (let i = 0; i < 25; i += 1) chain.sealBlock(); // the shard block is committed
     await app.settle();
     assert.equal((await get(payment.id)).status, 'cancelled');
+    const booked = await transfers(payment.id);
     assert.deepEqual(
-      (await transfers(payment.id)).map((t) => [t.effect, t.amount]),
-      [['after_cancel', '1']],
+      booked.map((t) => [t.effect, t.amount, t.hash]),
+      [['after_cancel', '1', sent.hash]],
     );
     assert.deepEqual((await get(payment.id)).anomalies, ['paid_after_cancel']);
+    const balance = await app.request('GET', `/v1/payments/${payment.id}/balance`, { token: store.token });
+    const ton = balance.json.coins.find((c: { coin: string }) => c.coin === 'TON');
+    assert.equal(ton.refundable, '1');
+    const refund = await app.request('POST', `/v1/payments/${payment.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '0.5', address: 'payer' },
+    });
+    assert.equal(refund.status, 201, refund.text);
   });
 
   it('answers 503 chain_behind with Retry-After when the reader cannot get that far', async () => {

@@ -14,7 +14,7 @@ import { gasReport, gasWalletAddress, recordRefundGasPayment } from '../../src/t
 import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgoing.ts';
 import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
-import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, sandboxBalances, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const client = () => createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
@@ -23,7 +23,7 @@ let store: Awaited<ReturnType<ChainTestApp['store']>>;
 let treasury: string;
 let gas: string;
 
-const balances = async (address: string) => (await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances as Record<string, string>;
+const balances = (address: string) => sandboxBalances(app, address);
 
 async function completedUsdt(amount: string) {
   const created = await app.request('POST', '/v1/payments', {

@@ -92,6 +92,60 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.equal((await app.request('GET', `/v1/payments/${p.id}/balance`, { token: other.token })).status, 404);
   });
 
+  it("the sweep of a deposit that holds only the merchant's money carries it all: the treasury gets the counted amount less exactly the sweep's fee", async () => {
+    const treasury = freshAddress();
+    const store = await newStore('TON/TON', treasury);
+    const p = await payment(store.token, '1.25', 'TON');
+    await app.pay(p.address, 'TON', '1.25');
+    await app.settle();
+    await app.drain(p.wallet);
+    const [sweep] = await outgoingOfPayment(app.pool, p.id, 'sweep');
+    assert.equal(sweep!.state, 'confirmed', JSON.stringify(sweep));
+    assert.equal(sweep!.amount_base_units, toNano('1.25').toString());
+    const fee = BigInt(sweep!.fee_base_units!);
+    assert.ok(fee > 0n && fee < TON_FEE_RESERVE_BASE_UNITS, fee.toString());
+    // To the nanoTON: what the customer paid, less only the one transaction that swept it.
+    assert.equal(app.arrived(treasury, p.wallet), toNano('1.25') - fee);
+    assert.equal(BigInt(sweep!.sent_amount_base_units!), toNano('1.25') - fee);
+    assert.equal((await balances(p.wallet)).TON ?? '0', '0');
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.deepEqual([ton!.merchant_unswept, ton!.refundable, ton!.fees], ['0', '0', fee.toString()]);
+    await assertBooksMatchChain(app, p.id, p.wallet);
+  });
+
+  it("the largest refund the balance states is accepted beside the merchant's money: all that is refundable, its fee taken from it (issue 29: 0.011041998 TON)", async () => {
+    const treasury = freshAddress();
+    const store = await newStore('TON/TON', treasury);
+    const p = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '1.011041998');
+    await app.settle();
+    await app.drain(p.wallet); // the counted 1 TON swept, 0.01 of it set aside for the fee: the merchant's change stays
+    const [before] = await depositMoney(app.pool, p.id);
+    assert.equal(before!.refundable, '11041998');
+    assert.ok(BigInt(before!.merchant_unswept) > 0n, 'the sweep left the merchant a change');
+    const stated = (await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token })).json.coins[0];
+    assert.equal(stated.largestRefund, '0.011041998');
+    const to = freshAddress();
+    const less = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.011', address: to } });
+    assert.equal(less.json.error.code, 'refund_exceeds_balance');
+    assert.match(less.json.error.message, /at most 0\.011041998 TON is refundable now: all of it, its fee taken from it \(0\.001041998 TON arrives/);
+    const all = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: stated.largestRefund, address: to },
+    });
+    assert.equal(all.status, 201, all.text);
+    assert.equal(all.json.receives, '0.001041998');
+    await app.drain(p.wallet);
+    const [done] = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data;
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    // Exactly what it said arrives; the merchant's change stays the merchant's; the books equal the chain.
+    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), 1_041_998n);
+    const [after] = await depositMoney(app.pool, p.id);
+    assert.equal(after!.merchant_unswept, before!.merchant_unswept);
+    assert.equal(BigInt(after!.refundable), TON_FEE_RESERVE_BASE_UNITS - toNano(done.fee));
+    await assertBooksMatchChain(app, p.id, p.wallet);
+  });
+
   it('refunds in many pieces from a store without a treasury, then the treasury: the sweep of the counted money succeeds', async () => {
     const store = await newStore('TON/TON', null);
     const p = await payment(store.token, '1', 'TON');
@@ -350,6 +404,37 @@ describe('money out: nobody else’s money, fees on the books', () => {
     }
     await assert.rejects(updateStore(app.pool, store.id, { treasury: jettonWallet }), /jetton wallet/);
     assert.equal((await outgoingOfPayment(app.pool, p.id)).length, 0);
+  });
+
+  it("a deposit's jetton wallet of a token Kassa never saw or accepted (no notification ever) is refused as a refund's destination too: asked of the wallet itself", async () => {
+    const store = await newStore('TON/TON', null);
+    const p = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '1.5');
+    // The look-alike "USDT" (a master Kassa does not know), sent without a notification: the block
+    // stream shows the deposit nothing, the books know no such wallet.
+    await app.pay(p.address, 'USDT', '3', { fromLookalike: true, notify: false });
+    await app.settle();
+    const strange = (await app.sandbox.chain.jettonWalletOf(Address.parseRaw(app.sandbox.chain.lookalikeMaster), Address.parseRaw(p.wallet))).toRawString();
+    assert.equal(await app.pool.exists(sql.unsafe`select 1 from jetton_wallets where address = ${strange}`), false, 'unknown to the books');
+    const before = toNano((await balances(p.address)).TON!);
+    for (const address of [strange, Address.parseRaw(strange).toString({ bounceable: true, testOnly: true })]) {
+      const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.1', address } });
+      assert.equal(r.status, 400, `${address}: ${r.text}`);
+      assert.equal(r.json.error.code, 'invalid_address');
+      assert.equal(r.json.error.param, 'address');
+      assert.match(r.json.error.message, /jetton wallet of one of Kassa's own deposits/);
+    }
+    // Another owner's jetton wallet of the same token is no wallet of Kassa's: a refund may go there.
+    const customers = (
+      await app.sandbox.chain.jettonWalletOf(Address.parseRaw(app.sandbox.chain.lookalikeMaster), Address.parseRaw(app.sandbox.chain.customerAddress))
+    ).toRawString();
+    const allowed = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.1', address: customers } });
+    assert.equal(allowed.status, 201, allowed.text);
+    await app.drain(p.wallet);
+    assert.equal(app.arrived(customers, p.wallet), toNano('0.1'));
+    assert.equal(app.arrived(strange, p.wallet), 0n);
+    assert.ok(toNano((await balances(p.address)).TON!) < before);
+    await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
   it('a store whose treasury is on the masterchain (set before it was refused): the USDT sweep fails once and stays failed; mending the treasury sweeps it', async () => {

@@ -14,8 +14,11 @@ import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { depositMoney, outgoingOfPayment, type OutgoingRow } from '../../src/treasury/outgoing.ts';
 import { planDueSweeps } from '../../src/treasury/sweeps.ts';
-import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
-import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { HELD_UNBOOKED_WARN_MS, sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
+import { registry, useDatabaseForMetrics } from '../../src/metrics.ts';
+import { checkHeldUnbooked } from '../../src/operations/doctor.ts';
+import { MAX_MESSAGES_SIGNED } from '../../src/treasury/transitions.ts';
+import { assertBooksMatchChain, freshAddress, sandboxBalances, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 let app: ChainTestApp;
@@ -33,11 +36,7 @@ function signer(extra: Partial<SignerDeps> = {}): SignerDeps {
   };
 }
 
-async function balances(address: string): Promise<Record<string, string>> {
-  const response = await app.request('GET', `/sandbox/v1/accounts/${address}`);
-  assert.equal(response.status, 200, response.text);
-  return response.json.balances;
-}
+const balances = (address: string) => sandboxBalances(app, address);
 const nano = async (address: string) => toNano((await balances(address)).TON!);
 
 async function completedPayment(amount: string, paid = amount, token = store.token) {
@@ -405,6 +404,57 @@ describe('a message committed late (issue 31)', () => {
     }
   });
 
+  it('failed after every message expired unseen, then its first lands later still: the row confirms, the sweep planned again is failed unsent; paid once, chain = books', async () => {
+    try {
+      const { payment, m1 } = await sentAndHeld(30);
+      // M1 held back: each message signed again (the same seqno, refused) expires unseen, until the transfer fails.
+      let failed: OutgoingRow | undefined;
+      for (let n = 1; n <= MAX_MESSAGES_SIGNED + 1 && !failed; n += 1) {
+        const row = await only(payment.id);
+        if (row.state === 'failed') failed = row;
+        else {
+          chain().setNow(Math.floor(row.valid_until!.getTime() / 1000) + LATE_COMMIT_MARGIN_MS / 1000 + 2);
+          await app.settle();
+          await sendFromWallet(byChain(), payment.wallet);
+        }
+      }
+      assert.ok(failed, 'failed after MAX_MESSAGES_SIGNED messages expired unseen');
+      assert.equal(failed.failure_kind, 'transient');
+      assert.equal(failed.messages_signed, MAX_MESSAGES_SIGNED);
+      // Its retry time comes: the sweep is planned again, and signed with the seqno v2 still reports (refused).
+      await planDueSweeps(app.pool, { holdDays: 30, now: new Date(failed.retry_at!.getTime() + 1_000) });
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'sent');
+      const replan = (await outgoingOfPayment(app.pool, payment.id)).find((row) => row.id !== failed.id)!;
+      assert.equal(replan.state, 'sent');
+      assert.equal(walletSends(payment.wallet), 1, 'only M1 was accepted');
+      // M1's shard block is committed at last: it confirms the failed row; the re-plan can never be paid.
+      for (let i = 0; i < 20; i += 1) chain().sealBlock();
+      await app.settle();
+      const rows = await outgoingOfPayment(app.pool, payment.id);
+      assert.deepEqual(
+        rows.map((row) => [row.id, row.state, row.failure_kind]),
+        [
+          [failed.id, 'confirmed', null],
+          [replan.id, 'failed', 'permanent'],
+        ],
+      );
+      assert.equal(rows[0]!.message_hash, m1.message_hash, 'confirmed by the message that landed');
+      assert.equal(rows[0]!.sent_amount_base_units, toNano('0.49').toString());
+      assert.match(rows[1]!.failure_reason!, new RegExp(failed.id));
+      // Nothing more is signed, nothing is planned again for that money.
+      chain().advance(10 + LATE_COMMIT_MARGIN_MS / 1000 + 2);
+      await app.settle();
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'idle');
+      await planDueSweeps(app.pool, { holdDays: 30, now: new Date(chain().now * 1000 + 86_400_000) });
+      assert.equal((await outgoingOfPayment(app.pool, payment.id)).length, 2);
+      assert.equal(walletSends(payment.wallet), 1);
+      assert.equal(app.arrived(treasury, payment.wallet), toNano('0.49'));
+      await assertBooksMatchChain(app, payment.id, payment.wallet);
+    } finally {
+      chain().startBlockClock();
+    }
+  });
+
   it("committed past the margin while the reader lags the v2 API: the wallet's seqno moved past the books, so nothing is signed until M1 is booked", async () => {
     try {
       const { payment, m1, validUntil } = await sentAndHeld(4);
@@ -418,10 +468,22 @@ describe('a message committed late (issue 31)', () => {
       assert.equal(outcome.outcome, 'unbooked_message', JSON.stringify(outcome));
       assert.equal(walletSends(payment.wallet), 1, 'nothing signed with the seqno after M1: it would have paid the sweep twice');
       assert.equal((await only(payment.id)).messages_signed, 1);
+      // Held, and seen held: the gauges, and the doctor once it lasts (the signer looks again every 30 s, with no end).
+      useDatabaseForMetrics(app.pool);
+      const gauge = async (name: string) => (await registry.getSingleMetric(name)!.get()).values[0]!.value;
+      assert.equal(await gauge('kassa_outgoing_held_unbooked_transfers'), 1);
+      assert.equal((await checkHeldUnbooked(app.pool)).status, 'ok');
+      const later = await checkHeldUnbooked(app.pool, new Date(Date.now() + HELD_UNBOOKED_WARN_MS + 60_000));
+      assert.equal(later.status, 'warn');
+      assert.match(later.detail, new RegExp(`${payment.wallet}: 1 transfer`));
+      assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'unbooked_message');
       chain().releaseBlocks();
       await app.settle(); // the reader books M1: it confirms the transfer by the hash kept for it
       assert.equal((await sendFromWallet(byChain(), payment.wallet)).outcome, 'idle');
       await paidOnce(payment, m1);
+      assert.equal(await gauge('kassa_outgoing_held_unbooked_transfers'), 0);
+      assert.equal(await gauge('kassa_outgoing_held_unbooked_oldest_seconds'), 0);
+      assert.equal((await checkHeldUnbooked(app.pool, new Date(Date.now() + HELD_UNBOOKED_WARN_MS + 60_000))).status, 'ok');
     } finally {
       chain().releaseBlocks();
       chain().startBlockClock();

@@ -10,7 +10,7 @@ import { updateStore } from '../../src/stores/stores.ts';
 import { recordRefundGasPayment } from '../../src/treasury/gas.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { planDueSweeps, sweepSaleAfterWindow } from '../../src/treasury/sweeps.ts';
-import { largestRefund, whyNoMore } from '../../src/treasury/refunds.ts';
+import { decideRefund, largestRefund, whyNoMore } from '../../src/treasury/refunds.ts';
 import { freshAddress, startChainApp, type ChainTestApp, assertBooksMatchChain, sandboxBalances } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
@@ -79,9 +79,10 @@ describe('the refund window', () => {
     // More than there is: the error says what is refundable and until when.
     const over = await refund(p.id, { coin: 'TON', amount: '2', address: customer });
     assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
-    assert.match(over.json.error.message, /at most 1\.4\d+ TON is refundable now; that includes what is left of the sale \(1\.4\d+ TON\), refundable until /);
-    // The deposit holds only the sale's money: all of it is refundable, its fee taken from it (no reserve withheld).
-    assert.doesNotMatch(over.json.error.message, /reserved for the refund's fee/);
+    assert.match(
+      over.json.error.message,
+      /at most 1\.4\d+ TON is refundable now: all of it, its fee taken from it \(1\.4\d+ TON arrives; .*\), or at most 1\.4\d+ TON with its fee paid on top \(0\.01 TON reserved for it\); that includes what is left of the sale \(1\.4\d+ TON\), refundable until /,
+    );
     // Inside the window nothing sweeps it, neither the job run early nor the recurring planner.
     assert.equal(await sweepSaleAfterWindow(app.pool, p.id, new Date(until.getTime() - 1_000)), false);
     await planDueSweeps(app.pool, { holdDays: 30, now: new Date(until.getTime() - 1_000) });
@@ -133,6 +134,11 @@ describe('the refund window', () => {
     // The window's end finds nothing to sweep.
     const end = new Date(p.paidAt.getTime() + 3 * DAY);
     assert.equal(await sweepSaleAfterWindow(app.pool, p.id, end), false);
+    // Settled once for good: the recurring planner does not ask deposit_money of it again (issue 29: that set only grows).
+    const settled = await app.pool.oneFirst(
+      sql.type(z.object({ at: z.date().nullable() }))`select sale_sweep_settled_at as at from payments where id = ${p.id}`,
+    );
+    assert.equal(settled?.getTime(), end.getTime());
     await planDueSweeps(app.pool, { holdDays: 30, now: end });
     assert.deepEqual(await outgoingOfPayment(app.pool, p.id, 'sweep'), []);
   });
@@ -193,17 +199,19 @@ describe('the refund window', () => {
 });
 
 describe('every maximum stated is accepted (pure)', () => {
-  it('a TON balance whose largest refund is under the smallest refund states 0 and says why, never a maximum that would be refused', () => {
-    // Issue 29: after a refund of "the rest", 0.011041998 TON refundable beside other money: the fee's
-    // 0.01 reserve left 0.001041998, under the 0.01 smallest refund.
-    const money = { refundable: 11_041_998n, onlyCustomerMoney: false, sale: null, held: 0n, inFlight: 0n };
-    assert.equal(largestRefund(money, 'TON', 10_000_000n), 0n);
+  it('the largest refund stated is accepted: all that is refundable, its fee taken from it, whatever else the deposit holds', () => {
+    // Issue 29: after a refund of "the rest", 0.011041998 TON refundable beside other money was
+    // stated as at most 0.001041998 and refused as under the 0.01 smallest refund. Now all of it is
+    // refundable (0.001041998 arrives), and the answer says so.
+    const money = { refundable: 11_041_998n, sale: null, held: 0n, inFlight: 0n };
+    assert.equal(largestRefund(money, 'TON', 10_000_000n), 11_041_998n);
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: 11_041_998n, refundable: 11_041_998n }), { ok: true, feeReserved: 0n });
     const why = whyNoMore({ coin: { symbol: 'TON', decimals: 9, minimum: '10000000' }, money, available: 1_041_998n });
-    assert.match(
+    assert.equal(
       why,
-      /^nothing is refundable now \(0\.001041998 TON is less than the smallest refund, 0\.01 TON\); 0\.01 TON is reserved for the refund's fee/,
+      'at most 0.011041998 TON is refundable now: all of it, its fee taken from it (0.001041998 TON arrives; what the fee does not use is refundable again), never less (less than all leaves 0.001041998 TON once 0.01 TON is reserved for its fee, and is under the smallest refund, 0.01 TON).',
     );
-    // The same money alone in the deposit: all of it, its fee taken from it.
-    assert.equal(largestRefund({ ...money, onlyCustomerMoney: true }, 'TON', 10_000_000n), 11_041_998n);
+    // No more than the reserve: nothing would arrive, so nothing is stated.
+    assert.equal(largestRefund({ ...money, refundable: 10_000_000n }, 'TON', 10_000_000n), 0n);
   });
 });

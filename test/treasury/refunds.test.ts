@@ -9,7 +9,7 @@ import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { fromBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
-import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { assertBooksMatchChain, freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
 let app: ChainTestApp;
@@ -45,13 +45,13 @@ describe('refunds', () => {
     await app.settle();
     await app.drain(p.wallet); // the counted 1 TON, less its fee, went to the treasury
     const to = freshAddress();
-    // The fee comes out of the refundable 0.5 TON: 0.01 TON is set aside for it.
-    const over = await refund(p.id, { coin: 'TON', amount: '0.50', address: to });
+    // The fee comes out of the refundable 0.5 TON: 0.01 TON is set aside for it (less than all of it; all of it, 0.5, would take its fee from itself).
+    const over = await refund(p.id, { coin: 'TON', amount: '0.495', address: to });
     assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
-    assert.match(over.json.error.message, /at most 0\.49/);
+    assert.match(over.json.error.message, /at most 0\.5 TON is refundable now: all of it, .* or at most 0\.49 TON with its fee paid on top/);
     const created = await refund(p.id, { coin: 'TON', amount: '0.49', address: to });
     assert.equal(created.status, 201, created.text);
-    assert.deepEqual(Object.keys(created.json).sort(), ['address', 'amount', 'coin', 'createdAt', 'fee', 'id', 'paymentID', 'receives', 'status']);
+    assert.deepEqual(Object.keys(created.json).sort(), ['address', 'amount', 'coin', 'createdAt', 'fee', 'from', 'id', 'paymentID', 'receives', 'status']);
     assert.equal(created.json.amount, '0.49');
     assert.equal(created.json.receives, '0.49');
     assert.equal(created.json.fee, '0.01');
@@ -96,7 +96,7 @@ describe('refunds', () => {
     assert.equal((await app.request('GET', `/sandbox/v1/accounts/${p.address}`)).json.balances.TON, '0');
   });
 
-  it("the refund of everything takes nobody else's money: what arrived between planning and signing stays in the deposit and on the books", async () => {
+  it("the refund of everything takes nobody else's money: the customer receives exactly what was planned; what arrived between planning and signing stays in the deposit and on the books", async () => {
     const p = await payment('2');
     const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
     assert.equal(expired.json.status, 'expired', expired.text);
@@ -110,23 +110,32 @@ describe('refunds', () => {
     await app.pay(p.address, 'TON', '2');
     await app.settle();
     await app.drain(p.wallet);
-    const [failed] = await refunds(p.id);
-    assert.equal(failed.status, 'failed');
-    assert.match(failed.failureReason, /more than the 1000000000 this refund of everything was planned for/);
-    assert.equal(app.arrived(to.toRawString(), p.wallet), 0n, 'nothing left the deposit');
+    const [done] = await refunds(p.id);
+    assert.equal(done.status, 'confirmed', done.failureReason);
+    // Exactly what was planned arrived (issue 31 §1b: it used to carry the whole balance, 2.99 TON).
+    assert.equal(app.arrived(to.toRawString(), p.wallet), toNano('0.99'));
+    assert.equal(done.receives, '0.99');
+    assert.ok(Number(done.fee) > 0 && Number(done.fee) < 0.01, done.fee);
+    await assertBooksMatchChain(app, p.id, p.wallet);
     const [ton] = await depositMoney(app.pool, p.id);
-    assert.equal(BigInt(ton!.refundable), await nano(p.wallet), 'chain = books: all of it refundable, none of it refunded');
-    assert.equal(BigInt(ton!.refunded), 0n);
-    // Asked again for everything now there: it goes, and the deposit is empty.
+    assert.equal(BigInt(ton!.refunded), toNano('0.99'));
+    // The new 2 TON, and what the fee did not use of its 0.01, are refundable: the refund of all of it empties the deposit.
+    // (less the deposit's own fees for receiving the 2 TON, booked on that transfer)
+    const inFees = await app.pool.oneFirst(sql.type(z.object({ fees: z.string() }))`
+      select coalesce(sum(fee_base_units), 0)::text as fees from transfers where payment_id = ${p.id} and coin_symbol = 'TON'
+    `);
+    assert.equal(BigInt(ton!.refundable), toNano('3') - toNano('0.99') - toNano(done.fee) - BigInt(inFees));
+    assert.equal(BigInt(ton!.refundable), await nano(p.wallet));
     const again = await refund(p.id, { coin: 'TON', amount: fromBaseUnits(BigInt(ton!.refundable), 9), address: to.toRawString() });
     assert.equal(again.status, 201, again.text);
     await app.drain(p.wallet);
-    const done = (await refunds(p.id)).find((r) => r.id === again.json.id);
-    assert.equal(done.status, 'confirmed');
-    assert.equal(app.arrived(to.toRawString(), p.wallet) + toNano(done.fee), BigInt(ton!.refundable));
+    const last = (await refunds(p.id)).find((r) => r.id === again.json.id);
+    assert.equal(last.status, 'confirmed');
+    assert.equal(app.arrived(to.toRawString(), p.wallet) - toNano('0.99') + toNano(last.fee), BigInt(ton!.refundable));
     assert.equal(await nano(p.wallet), 0n);
     const [after] = await depositMoney(app.pool, p.id);
     assert.equal(BigInt(after!.refundable), 0n);
+    await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
   it('a refund may name the payer instead of an address (the source of the incoming transfer)', async () => {

@@ -16,6 +16,21 @@ describe('outgoingTransition', () => {
     assert.equal(outgoingTransition({ state: 'failed', messagesSigned: 1, retries: 0 }, { type: 'confirmed' }, now).ok, false);
   });
 
+  it('a failed transfer none of whose messages landed is confirmed when one lands late; one that landed is not; a re-plan of its money is superseded', () => {
+    assert.deepEqual(outgoingTransition({ state: 'failed', messagesSigned: 5, retries: 0, landed: false }, { type: 'confirmed' }, now), {
+      ok: true,
+      to: 'confirmed',
+    });
+    assert.equal(outgoingTransition({ state: 'failed', messagesSigned: 1, retries: 0, landed: true }, { type: 'confirmed' }, now).ok, false);
+    for (const state of ['planned', 'sent'] as const) {
+      const superseded = outgoingTransition({ state, messagesSigned: 1, retries: 1 }, { type: 'superseded', by: 'T1' }, now);
+      assert.ok(superseded.ok && superseded.to === 'failed', state);
+      assert.equal(superseded.failure!.kind, 'permanent');
+      assert.match(superseded.failure!.reason, /T1/);
+    }
+    assert.equal(outgoingTransition({ state: 'confirmed', messagesSigned: 1, retries: 0 }, { type: 'superseded', by: 'T1' }, now).ok, false);
+  });
+
   it('a message that expired unseen is planned again, until MAX_MESSAGES_SIGNED: then a transient failure with a backoff', () => {
     assert.deepEqual(outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'expired_unseen' }, now), { ok: true, to: 'planned' });
     const gaveUp = outgoingTransition({ state: 'sent', messagesSigned: MAX_MESSAGES_SIGNED, retries: 0 }, { type: 'expired_unseen' }, now);
@@ -69,16 +84,28 @@ describe('whatToSend', () => {
     const short = whatToSend({ transfer: refund('0.5'), balance: toNano('0.505') });
     assert.ok(short.action === 'fail' && short.permanent);
   });
-  it('the refund of everything (no fee set aside) carries the whole balance, only while that is what it was planned for', () => {
+  it('the refund of everything (no fee set aside) carries the whole balance only while that is all there is; beside more, exactly its amount less the reserve', () => {
     assert.deepEqual(whatToSend({ transfer: refund('2', 0n), balance: toNano('2') }), {
       action: 'send',
       mode: SendMode.CARRY_ALL_REMAINING_BALANCE,
       value: 0n,
       carryAll: true,
     });
-    // A nanoTON more than planned (money arrived since): carrying it all would take it too.
-    const more = whatToSend({ transfer: refund('2', 0n), balance: toNano('2') + 1n });
-    assert.ok(more.action === 'fail' && !more.permanent && /more than the 2000000000/.test(more.reason), JSON.stringify(more));
+    // A nanoTON more than planned (money arrived since, or another owner's): a fixed value, never the balance.
+    assert.deepEqual(whatToSend({ transfer: refund('2', 0n), balance: toNano('2') + 1n }), {
+      action: 'send',
+      mode: SendMode.PAY_GAS_SEPARATELY,
+      value: toNano('1.99'),
+      carryAll: false,
+    });
+    assert.deepEqual(whatToSend({ transfer: refund('0.011041998', 0n), balance: toNano('5') }), {
+      action: 'send',
+      mode: SendMode.PAY_GAS_SEPARATELY,
+      value: toNano('0.001041998'),
+      carryAll: false,
+    });
+    const none = whatToSend({ transfer: refund('0.01', 0n), balance: toNano('5') });
+    assert.ok(none.action === 'fail' && none.permanent, JSON.stringify(none));
   });
   it('a sweep: the last money carries all; beside other money its fee comes out of what it moves', () => {
     const sweep = { kind: 'sweep' as const, reason: 'payment', coin: 'TON', amount: toNano('1.5'), feeReserved: 0n };
@@ -130,22 +157,24 @@ describe('whatToSend', () => {
 });
 
 describe('decideRefund (the fee policy)', () => {
-  it("a TON refund's fee comes out of the refundable TON; the refund of everything only from a deposit holding nothing else", () => {
-    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.49'), refundable: toNano('0.5'), onlyCustomerMoney: false }), {
+  it("a TON refund's fee comes out of the refundable TON; the refund of everything refundable takes it from itself, whatever else the deposit holds", () => {
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.49'), refundable: toNano('0.5') }), {
       ok: true,
       feeReserved: toNano('0.01'),
     });
-    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.5'), refundable: toNano('0.5'), onlyCustomerMoney: false }), {
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.495'), refundable: toNano('0.5') }), {
       ok: false,
       available: toNano('0.49'),
     });
-    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.5'), refundable: toNano('0.5'), onlyCustomerMoney: true }), { ok: true, feeReserved: 0n });
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.5'), refundable: toNano('0.5') }), { ok: true, feeReserved: 0n });
+    // No more than its fee's reserve: nothing would arrive.
+    assert.deepEqual(decideRefund({ coin: 'TON', amount: toNano('0.01'), refundable: toNano('0.01') }), { ok: false, available: 0n });
   });
   it("a jetton refund takes only its jettons (its TON is Kassa's gas)", () => {
-    assert.deepEqual(decideRefund({ coin: 'USDT', amount: 500_000n, refundable: 500_000n, onlyCustomerMoney: false }), {
+    assert.deepEqual(decideRefund({ coin: 'USDT', amount: 500_000n, refundable: 500_000n }), {
       ok: true,
       feeReserved: toNano('0.06'),
     });
-    assert.deepEqual(decideRefund({ coin: 'USDT', amount: 500_001n, refundable: 500_000n, onlyCustomerMoney: false }), { ok: false, available: 500_000n });
+    assert.deepEqual(decideRefund({ coin: 'USDT', amount: 500_001n, refundable: 500_000n }), { ok: false, available: 500_000n });
   });
 });

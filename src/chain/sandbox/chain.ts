@@ -14,8 +14,12 @@
  * commits it (sealBlock; commitLate holds a shard block back, holdBlock(s) keep blocks unindexed).
  * The v3 API (v3.ts) serves indexed blocks; the v2 API (jsonrpc.ts) answers as of the last
  * masterchain block, as ton-http-api does (v2State): a wallet whose transaction is not committed
- * yet still shows its old seqno and balance.
+ * yet still shows its old seqno and balance. So commitLate plays what the tests of issue 31 drive: a
+ * payment cancelled before its transfer's shard block is committed (booked after_cancel), a message
+ * out committed past the late-commit margin (re-signed with the same seqno and refused; or, failed
+ * after every message expired unseen, still confirming its transfer when it lands).
  */
+import crypto from 'node:crypto';
 import { Address, beginCell, Cell, loadShardAccount, loadTransaction, storeShardAccount, toNano } from '@ton/core';
 import { Blockchain, SmartContract, createEmptyShardAccount, createShardAccount, snapshotFromSerializable, snapshotToSerializable } from '@ton/sandbox';
 import type { BlockchainTransaction, SandboxContract, SendMessageResult, TreasuryContract } from '@ton/sandbox';
@@ -86,7 +90,7 @@ const JETTON_NAMES: Record<string, string> = {
 };
 
 export type SandboxTransferErrorCode = 'unknown_coin' | 'invalid_amount' | 'invalid_address' | 'invalid_request' | 'insufficient_funds' | 'transfer_failed';
-type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | 'bodyOp' | 'notify' | null;
+type TransferParam = 'to' | 'coin' | 'amount' | 'bounce' | 'comment' | 'fromLookalike' | 'bodyOp' | 'notify' | 'from' | 'payload' | null;
 
 /** A transfer request the sandbox refuses; `invalidInput` when the caller's input was wrong (else the transfer failed). */
 export class SandboxTransferError extends Error {
@@ -115,6 +119,10 @@ export type SandboxTransferRequest = {
   fromLookalike?: boolean;
   /** Text comment (TON: message body; jettons: forward payload). */
   comment?: string;
+  /** The sending wallet: one of createWallet()'s (default: the customer), as a merchant's wallet or a treasury signing a TON Connect request. */
+  from?: string;
+  /** TON only: the message body as a base64 BoC (a TON Connect message's payload), instead of a comment. */
+  payload?: string;
   /** TON only: a body of this 32-bit op and a few bytes instead of a comment (e.g. 0x2167da4b, an encrypted comment). */
   bodyOp?: number;
   /**
@@ -148,6 +156,8 @@ export const SANDBOX_BLOCK_INTERVAL_MS = 400;
 
 const CUSTOMER_BALANCE = toNano('1000000000'); // a billion TON
 const JETTON_SUPPLY_WHOLE = 1_000_000_000_000n; // minted to the customer per jetton
+const WALLET_TON = toNano('1000'); // a sandbox wallet's TON (createWallet)
+const WALLET_JETTONS_WHOLE = 10_000n; // and of each jetton
 
 function toBaseUnits(amount: string, decimals: number): bigint {
   if (typeof amount !== 'string' || !/^\d+(\.\d+)?$/.test(amount)) {
@@ -177,6 +187,8 @@ export class SandboxChain {
   private readonly jettons = new Map<string, JettonInfo>(); // key: upper-case symbol
   private readonly lookalike: JettonInfo;
   private readonly jettonWallets = new Map<string, Address>(); // `${master}|${owner}` → wallet
+  /** Wallets the sandbox holds the key of (createWallet), by raw address; kept in memory only (a restarted sandbox knows none). */
+  private readonly wallets = new Map<string, SandboxContract<TreasuryContract>>();
   /** Account (raw) → the owner and master of the jetton wallet it is, or null when it is no jetton wallet. */
   private readonly walletOwners = new Map<string, { owner: string; master: string } | null>();
 
@@ -388,6 +400,20 @@ export class SandboxChain {
   async transfer(req: SandboxTransferRequest): Promise<SandboxTransferResult> {
     const to = typeof req.to === 'string' ? parseAddress(req.to) : null;
     if (to === null) throw new SandboxTransferError('invalid_address', 'to is not a TON address', 'to');
+    const sender = req.from === undefined ? this.customer : this.walletAt(req.from);
+    if (req.payload !== undefined) {
+      if (req.coin?.toUpperCase() !== 'TON' || req.comment !== undefined || req.bodyOp !== undefined)
+        throw new SandboxTransferError('invalid_request', 'payload is a TON message body: coin TON, without comment or bodyOp', 'payload');
+      let body: Cell;
+      try {
+        body = Cell.fromBase64(req.payload);
+      } catch {
+        throw new SandboxTransferError('invalid_request', 'payload is not a base64 BoC', 'payload');
+      }
+      // As a wallet does: bounceable or not as a user-friendly address says (a raw one: as `bounce` says, default not).
+      const bounce = req.bounce ?? (Address.isFriendly(req.to) ? Address.parseFriendly(req.to).isBounceable : false);
+      return this.sendTon(to, toBaseUnits(req.amount, TON_DECIMALS), bounce, body, sender);
+    }
     if (typeof req.coin !== 'string') throw new SandboxTransferError('unknown_coin', 'coin is required', 'coin');
     const symbol = req.coin.toUpperCase();
     if (req.comment !== undefined && (typeof req.comment !== 'string' || Buffer.byteLength(req.comment) > 1000)) {
@@ -412,7 +438,7 @@ export class SandboxChain {
           : req.comment !== undefined
             ? textComment(req.comment)
             : undefined;
-      return this.sendTon(to, toBaseUnits(req.amount, TON_DECIMALS), req.bounce ?? false, body);
+      return this.sendTon(to, toBaseUnits(req.amount, TON_DECIMALS), req.bounce ?? false, body, sender);
     }
     if (req.fromLookalike && symbol !== 'USDT') {
       throw new SandboxTransferError('invalid_request', 'fromLookalike applies to USDT only', 'fromLookalike');
@@ -423,11 +449,35 @@ export class SandboxChain {
     }
     // Jetton wallets accept owners in the basechain only (the transfer would bounce).
     if (to.workChain !== 0) throw new SandboxTransferError('invalid_address', 'jettons can be sent to basechain (workchain 0) addresses only', 'to');
-    return this.sendJetton(jetton, to, toBaseUnits(req.amount, jetton.decimals), req.comment, req.notify ?? true);
+    return this.sendJetton(jetton, to, toBaseUnits(req.amount, jetton.decimals), req.comment, req.notify ?? true, sender);
   }
 
-  private async sendTon(to: Address, amount: bigint, bounce: boolean, body: Cell | undefined) {
-    const res = await this.customer.send({
+  /**
+   * A new wallet the sandbox holds the key of (a @ton/sandbox treasury), funded with 1,000 TON and
+   * 10,000 of each sandbox jetton: a merchant's wallet (a store's treasury) for tests that play it
+   * signing a TON Connect request (transfer's `from` and `payload`). Returns its raw address.
+   */
+  async createWallet(): Promise<string> {
+    const wallet = await this.blockchain.treasury(`kassa-sandbox-wallet-${crypto.randomUUID()}`, { balance: WALLET_TON });
+    const address = wallet.address.toRawString();
+    this.wallets.set(address, wallet);
+    for (const jetton of this.jettons.values()) {
+      await this.sendJetton(jetton, wallet.address, WALLET_JETTONS_WHOLE * 10n ** BigInt(jetton.decimals), undefined, false, this.customer);
+    }
+    return address;
+  }
+
+  /** A wallet of createWallet() by its address (any form), as a @ton/sandbox contract (tests sign with it); SandboxTransferError when none. */
+  walletAt(address: string): SandboxContract<TreasuryContract> {
+    const parsed = parseAddress(address);
+    const wallet = parsed === null ? undefined : this.wallets.get(parsed.toRawString());
+    if (wallet === undefined)
+      throw new SandboxTransferError('invalid_address', 'from is not a wallet of this sandbox (POST /sandbox/v1/wallets makes one)', 'from');
+    return wallet;
+  }
+
+  private async sendTon(to: Address, amount: bigint, bounce: boolean, body: Cell | undefined, sender: SandboxContract<TreasuryContract> = this.customer) {
+    const res = await sender.send({
       to,
       value: amount,
       bounce,
@@ -435,24 +485,31 @@ export class SandboxChain {
     });
     const tx = res.transactions.find((t) => {
       const info = t.inMessage?.info;
-      return info?.type === 'internal' && info.dest.equals(to) && info.src.equals(this.customer.address) && !info.bounced;
+      return info?.type === 'internal' && info.dest.equals(to) && info.src.equals(sender.address) && !info.bounced;
     });
-    if (tx === undefined) throw await this.transferFailure(null, amount, 'the transfer did not reach its destination');
+    if (tx === undefined) throw await this.transferFailure(null, amount, 'the transfer did not reach its destination', sender);
     return { hash: transactionHashHex(tx), lt: tx.lt.toString() };
   }
 
-  private async sendJetton(jetton: JettonInfo, owner: Address, amount: bigint, comment: string | undefined, notify: boolean) {
-    const from = await this.jettonWalletOf(jetton.master, this.customer.address);
+  private async sendJetton(
+    jetton: JettonInfo,
+    owner: Address,
+    amount: bigint,
+    comment: string | undefined,
+    notify: boolean,
+    sender: SandboxContract<TreasuryContract> = this.customer,
+  ) {
+    const from = await this.jettonWalletOf(jetton.master, sender.address);
     const destWallet = await this.jettonWalletOf(jetton.master, owner);
     const forwardTonAmount = notify ? 1n : 0n; // > 0: the owner also gets a transfer_notification
-    const res = await this.customer.send({
+    const res = await sender.send({
       to: from,
       value: toNano('0.1'),
       bounce: true,
       body: jettonTransferBody({
         destination: owner,
         amount,
-        responseDestination: this.customer.address,
+        responseDestination: sender.address,
         forwardTonAmount,
         forwardPayload: comment !== undefined ? textComment(comment) : null,
       }),
@@ -464,7 +521,7 @@ export class SandboxChain {
       return body !== undefined && body.remainingBits >= 32 && body.loadUint(32) === OP_JETTON_INTERNAL_TRANSFER;
     });
     if (tx === undefined) {
-      throw await this.transferFailure(jetton, amount, `the ${jetton.symbol} transfer did not reach the destination jetton wallet`);
+      throw await this.transferFailure(jetton, amount, `the ${jetton.symbol} transfer did not reach the destination jetton wallet`, sender);
     }
     return { hash: transactionHashHex(tx), lt: tx.lt.toString() };
   }
@@ -474,13 +531,18 @@ export class SandboxChain {
    * finite, and earlier transfers spend it) is the caller's doing (400 insufficient_funds);
    * anything else is a failure of the sandbox itself (500).
    */
-  private async transferFailure(jetton: JettonInfo | null, amount: bigint, message: string): Promise<SandboxTransferError> {
+  private async transferFailure(
+    jetton: JettonInfo | null,
+    amount: bigint,
+    message: string,
+    sender: SandboxContract<TreasuryContract> = this.customer,
+  ): Promise<SandboxTransferError> {
     let balance: bigint;
     try {
       if (jetton === null) {
-        balance = (await this.blockchain.getContract(this.customer.address)).balance;
+        balance = (await this.blockchain.getContract(sender.address)).balance;
       } else {
-        const res = await this.blockchain.runGetMethod(await this.jettonWalletOf(jetton.master, this.customer.address), 'get_wallet_data', []);
+        const res = await this.blockchain.runGetMethod(await this.jettonWalletOf(jetton.master, sender.address), 'get_wallet_data', []);
         balance = res.stackReader.readBigNumber();
       }
     } catch {

@@ -8,7 +8,8 @@
  *   `chain.v3.unindexedBlock = 'empty'` plays the other toncenter-compatible indexers' 200
  *   `{"transactions":[],"address_book":{}}` instead (both mean "not yet"); default `sort=desc`,
  *   `limit=100`; `limit` over `-max-limit` (1000, `chain.v3.maxLimit` to play a deployment run with
- *   another) → 422 `{"error":"limit is not allowed: N > M"}` (crud.go `limitQuery`); order
+ *   another; every endpoint here: the block source and the account history both learn M from it)
+ *   → 422 `{"error":"limit is not allowed: N > M"}` (crud.go `limitQuery`); order
  *   `lt <sort>, account asc` (crud_transactions.go, with `mc_seqno`).
  * - every block has the tick and tock transactions of the special accounts (the elector
  *   -1:3333…, the config -1:5555…), and may carry strangers' transfers: rows the reader ignores.

@@ -262,7 +262,10 @@
         connector: connector,
         language: data.tonConnect.language,
         analytics: { mode: 'off' },
-        actionsConfiguration: { returnStrategy: 'back', modals: ['before'], notifications: [] },
+        actionsConfiguration: data.tonConnect.twaReturnUrl
+          ? // In the store's Telegram Mini App: the wallet returns the customer to it (the t.me link).
+            { returnStrategy: 'back', twaReturnUrl: data.tonConnect.twaReturnUrl, modals: ['before'], notifications: [] }
+          : { returnStrategy: 'back', modals: ['before'], notifications: [] },
       });
       tonConnectUI.onStatusChange(function () {
         showTonConnect();
@@ -387,6 +390,8 @@
     // The UI script is loaded before this one (both deferred), so it is there when the page is.
     showTonConnect();
   }
+  // For the Telegram Mini App's script (telegram.js): the wallet list's state, to show Telegram's BackButton while it is open.
+  window.KassaCheckout = { tonConnect: tonConnect };
 
   // ---- Choosing a method and copying values (delegated: #checkout is replaced on every change).
   function setMethodsDisabled(disabled) {

@@ -27,3 +27,21 @@ export const tonConnectQuery = {
   },
 } as const satisfies QueryDefinition;
 export type TonConnectQuery = FromSchema<typeof tonConnectQuery.schema>;
+
+/** POST …/telegram: Telegram's init data as the Mini App received it (Telegram.WebApp.initData: the launch's tgWebAppData). */
+export const telegramInitDataSchema = {
+  $id: 'TelegramInitDataRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['initData'],
+  properties: {
+    initData: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 8192,
+      description: "The Mini App's init data, a query string signed by Telegram (its `signature` field, Ed25519).",
+      errorCode: 'telegram_init_data_invalid',
+    },
+  },
+} as const;
+export type TelegramInitDataBody = FromSchema<typeof telegramInitDataSchema>;

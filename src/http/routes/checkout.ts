@@ -15,11 +15,19 @@ import type { AppDeps, KassaContext, KassaState, Validated } from '../context.ts
 import { httpError } from '../errorEnvelope.ts';
 import type { Guards } from '../guards.ts';
 import { validate } from '../validate.ts';
-import { checkoutParams, type SelectMethodBody, selectMethodSchema, type TonConnectQuery, tonConnectQuery } from './checkout.schema.ts';
+import {
+  checkoutParams,
+  type SelectMethodBody,
+  selectMethodSchema,
+  type TelegramInitDataBody,
+  telegramInitDataSchema,
+  type TonConnectQuery,
+  tonConnectQuery,
+} from './checkout.schema.ts';
 import { selectMethod } from '../../payments/commands.ts';
 import { activeSigningKey, publishedKeys } from '../../webhooks/keys.ts';
 import { coinSvg, KASSA_ICON_PNG, walletSvg } from '../../checkout/assets.ts';
-import { createJettonWalletLookup } from '../../checkout/jettonWallets.ts';
+import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
 import { qrSvg, transferLinks } from '../../checkout/links.ts';
 import { createPaymentFeed, EVENTS_FULL_RETRY_AFTER_SECONDS, EVENTS_HEARTBEAT_MS, EVENTS_MAX_LIFETIME_MS, EVENTS_MAX_PER_CLIENT } from '../../checkout/live.ts';
@@ -27,7 +35,10 @@ import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStre
 import { paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
-import { PAGE_CSP } from '../../web/csp.ts';
+import { PAGE_CSP, strictCsp } from '../../web/csp.ts';
+import { renderTelegramBootPage } from '../../checkout/page.ts';
+import { recordTelegramPayer } from '../../telegram/payer.ts';
+import { telegramPaymentUrl } from '../../telegram/links.ts';
 import { serveAssets } from '../../web/assets.ts';
 import { pageHeaders } from '../../web/page.ts';
 import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';
@@ -38,6 +49,8 @@ import { isFinal } from '../../payments/transitions.ts';
 import { createLinkPayment, findPaymentLink, linkState, openAmountProblem, reusablePayment } from '../../paymentLinks/links.ts';
 import { renderAmountPage, renderLinkMessagePage } from '../../checkout/linkPage.ts';
 import { readCookie } from '../cookies.ts';
+import { framedBy, listedOrigin, storeEmbedOrigins } from '../../checkout/embed.ts';
+import { paymentReads } from './embed.ts';
 
 /** The visitor's open payment of a payment link: its id, in a cookie scoped to the link's path. */
 const LINK_COOKIE = 'kassa_link_payment';
@@ -121,7 +134,9 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     noStore(ctx);
     await next();
   };
-  router.get(`${prefix}/v1/checkout/payments/:paymentId`, guards.clientLimit, byId, uncached, async (ctx: ParameterizedContext<ById>) => {
+  // <kassa-pay> reads the view and the stream from a shop's page: CORS for the origins its store lists (embed.ts).
+  const embedCors = paymentReads(deps);
+  router.get(`${prefix}/v1/checkout/payments/:paymentId`, guards.clientLimit, byId, uncached, embedCors, async (ctx: ParameterizedContext<ById>) => {
     const id = ctx.state.params.paymentId;
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
@@ -163,10 +178,8 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       let customerJettonWallet: Address | null = null;
       if (row.coin_kind === 'jetton') {
         if (row.jetton_master === null) throw coinNotOnNetwork();
-        const socket = ctx.req.socket;
-        const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
         try {
-          customerJettonWallet = await jettonWallets.walletOf(Address.parseRaw(row.jetton_master), customer, `http://${host}:${socket.localPort}`);
+          customerJettonWallet = await jettonWallets.walletOf(Address.parseRaw(row.jetton_master), customer, ownApiUrl(ctx.req.socket));
         } catch (error) {
           if (!(error instanceof ChainApiError)) throw error;
           ctx.state.log.warn({ err: error }, 'jetton wallet lookup failed');
@@ -190,7 +203,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     heartbeatMs: EVENTS_HEARTBEAT_MS,
   });
 
-  router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.clientLimit, byId, async (ctx: ParameterizedContext<ById>) => {
+  router.get(`${prefix}/v1/checkout/payments/:paymentId/events`, guards.clientLimit, byId, embedCors, async (ctx: ParameterizedContext<ById>) => {
     const id = ctx.state.params.paymentId;
     const row = await findCheckoutRow(pool, id, network);
     if (!row) throw paymentNotFound();
@@ -248,6 +261,19 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     }
   };
 
+  // ---- Framed by <kassa-pay> (src/checkout/embed.ts): `?embed=ORIGIN` names the shop's page; when
+  // the store lists that origin, the page may be framed by it alone (frame-ancestors, no
+  // X-Frame-Options) and its embed.js posts to it. Otherwise the page is served as always, unframeable.
+  const embedOrigin = async (ctx: KassaContext, storeId: string): Promise<string | null> => {
+    const asked = typeof ctx.query.embed === 'string' ? ctx.query.embed : '';
+    return asked === '' ? null : listedOrigin(asked, await storeEmbedOrigins(pool, storeId));
+  };
+  const frameFor = (ctx: KassaContext, origin: string | null) => {
+    if (origin === null) return;
+    ctx.remove('X-Frame-Options');
+    ctx.set('Content-Security-Policy', framedBy(ctx.response.get('Content-Security-Policy') as string, origin));
+  };
+
   // ---- A payment link ({checkout_base_url}/l/{id}, docs/API.md, Payment links): each visit creates
   // one payment at the link's price through the API's create command and sends the customer to its
   // checkout; an open amount asks first (a GET form, so the answer is the same visit). A reload or a
@@ -264,23 +290,40 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     const raw = ctx.params.linkId ?? '';
     const link = isUuid(raw) ? await findPaymentLink(pool, raw.toLowerCase()) : null;
     if (!link) return page(404, renderLinkMessagePage(lang, prefix, 'not_found'));
+    const embed = await embedOrigin(ctx, link.store_id);
+    const framed = (status: number, body: string) => {
+      page(status, body);
+      frameFor(ctx, embed);
+    };
     const now = deps.now();
     const state = linkState(link, now);
-    if (state !== 'open') return page(410, renderLinkMessagePage(lang, prefix, state));
+    if (state !== 'open') return framed(410, renderLinkMessagePage(lang, prefix, state, embed !== null));
     const toCheckout = (paymentId: string) => {
       noStore(ctx);
-      ctx.redirect(`${prefix}/${paymentId}${typeof ctx.query.lang === 'string' ? `?lang=${lang}` : ''}`);
+      const query = new URLSearchParams();
+      if (typeof ctx.query.lang === 'string') query.set('lang', lang);
+      if (embed !== null) query.set('embed', embed);
+      ctx.redirect(`${prefix}/${paymentId}${query.size > 0 ? `?${query.toString()}` : ''}`);
       ctx.status = 303;
     };
     const held = readCookie(ctx.get('Cookie'), LINK_COOKIE);
     if (held !== null && isUuid(held) && (await reusablePayment(pool, link, held.toLowerCase(), now))) return toCheckout(held.toLowerCase());
-    const form = { lang, prefix, linkId: link.id, currency: link.currency, description: link.description, min: link.min_amount, max: link.max_amount };
+    const form = {
+      lang,
+      prefix,
+      linkId: link.id,
+      currency: link.currency,
+      description: link.description,
+      min: link.min_amount,
+      max: link.max_amount,
+      ...(embed !== null ? { embed } : {}),
+    };
     let amount = link.amount;
     if (amount === null) {
       const typed = typeof ctx.query.amount === 'string' ? ctx.query.amount.trim() : undefined;
-      if (typed === undefined) return page(200, renderAmountPage(form));
+      if (typed === undefined) return framed(200, renderAmountPage(form));
       const problem = openAmountProblem(link, typed);
-      if (problem !== null) return page(400, renderAmountPage({ ...form, typed, problem }));
+      if (problem !== null) return framed(400, renderAmountPage({ ...form, typed, problem }));
       amount = typed;
     }
     let payment: { id: string; expiresAt: Date };
@@ -289,7 +332,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     } catch (caught) {
       // An open amount with more decimals than the link's coin has (the create's own check).
       if (caught instanceof KassaError && caught.code === 'invalid_amount' && link.amount === null) {
-        return page(400, renderAmountPage({ ...form, typed: amount, problem: 'decimals' }));
+        return framed(400, renderAmountPage({ ...form, typed: amount, problem: 'decimals' }));
       }
       throw caught;
     }
@@ -299,10 +342,56 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     toCheckout(payment.id);
   });
 
+  // ---- The checkout as the store's Telegram Mini App (docs/API.md, Telegram Mini App). BotFather's
+  // URL is {checkout_base_url}/tg: Telegram adds the launch (init data, theme, the payment id as the
+  // start parameter) in the fragment, which the page's script reads and goes on to /tg/{id}. Only
+  // these pages may be framed, and only by Telegram's web clients (TELEGRAM_WEB_ORIGINS).
+  const telegramRoot = `${prefix}/tg`;
+  const framedByTelegram = (ctx: KassaContext) => ctx.remove('X-Frame-Options');
+  router.get(telegramRoot, htmlErrors, guards.clientLimit, async (ctx) => {
+    const start = ctx.query.tgWebAppStartParam;
+    if (typeof start === 'string' && isUuid(start)) {
+      noStore(ctx);
+      ctx.redirect(`${telegramRoot}/${start.toLowerCase()}`);
+      ctx.status = 303;
+      return;
+    }
+    const lang = langOf(ctx);
+    htmlHeaders(ctx, lang, strictCsp({ frameAncestors: config.telegramWebOrigins }));
+    framedByTelegram(ctx);
+    ctx.body = renderTelegramBootPage({ origins: config.telegramWebOrigins, returnUrl: null, bootPath: telegramRoot, lang });
+  });
+  router.get(`${telegramRoot}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx) => {
+    await paymentPage(ctx, ctx.params.paymentId ?? '', true);
+  });
+
+  type TelegramLaunch = Validated<{ params: { paymentId: string }; body: TelegramInitDataBody }>;
+  const launch = validate({ body: telegramInitDataSchema });
+  router.post(
+    `${prefix}/v1/checkout/payments/:paymentId/telegram`,
+    guards.clientLimit,
+    byId,
+    uncached,
+    launch,
+    async (ctx: ParameterizedContext<TelegramLaunch>) => {
+      const user = await recordTelegramPayer(pool, ctx.state.params.paymentId, {
+        initData: ctx.state.body.initData,
+        publicKeyHex: config.telegramPublicKey,
+        now: deps.now(),
+      });
+      ctx.body = { telegramUser: { id: user.id, ...(user.username !== null ? { username: user.username } : {}) } };
+    },
+  );
+
   router.get(`${prefix}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx, next) => {
     const raw = ctx.params.paymentId ?? '';
     // With a checkout host of its own (no path), leave other top-level paths to their routes.
     if (!isUuid(raw) && prefix === '') return next();
+    await paymentPage(ctx, raw, false);
+  });
+
+  /** The payment's page; in the Telegram Mini App (`telegram`), framable by Telegram's web clients and with its script. */
+  async function paymentPage(ctx: KassaContext, raw: string, telegram: boolean): Promise<void> {
     const lang = langOf(ctx);
     const row = isUuid(raw) ? await findCheckoutRow(pool, raw.toLowerCase(), network) : null;
     if (!row) {
@@ -317,8 +406,34 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     const links = row.status === 'pending' ? transferLinks(row, network) : null;
     const qr = links ? await qrSvg(links.ton, t(lang, 'qrLabel')) : null;
     const styleNonce = crypto.randomBytes(16).toString('base64');
-    htmlHeaders(ctx, lang, paymentPageCsp(row, styleNonce));
+    const embed = telegram ? null : await embedOrigin(ctx, row.store_id);
+    const frameAncestors = telegram ? config.telegramWebOrigins : [];
+    htmlHeaders(ctx, lang, paymentPageCsp(row, styleNonce, frameAncestors));
+    if (telegram) framedByTelegram(ctx);
+    else frameFor(ctx, embed);
     ctx.status = 200;
-    ctx.body = renderPaymentPage({ lang, prefix, network, row, view: present(row), offers, links, qr, now, styleNonce });
-  });
+    const telegramPage = telegram
+      ? {
+          origins: config.telegramWebOrigins,
+          returnUrl: telegramPaymentUrl(row.telegram_mini_app, row.id),
+          initDataEndpoint: `${prefix}/v1/checkout/payments/${row.id}/telegram`,
+          bootPath: telegramRoot,
+          lang,
+        }
+      : null;
+    ctx.body = renderPaymentPage({
+      lang,
+      prefix,
+      network,
+      row,
+      view: present(row),
+      offers,
+      links,
+      qr,
+      now,
+      styleNonce,
+      telegram: telegramPage,
+      embed: embed !== null,
+    });
+  }
 }

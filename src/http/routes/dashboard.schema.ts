@@ -10,6 +10,9 @@ import { TOKEN_LIFETIME_NAMES } from '../../dashboard/tokens.ts';
 import { ANOMALIES } from '../../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../../payments/transitions.ts';
 import type { QueryDefinition } from '../validate.ts';
+import { LINK_EXPIRIES, PAYMENT_EXPIRIES } from '../../dashboard/links.ts';
+import { createPaymentLinkSchema } from './paymentLinks.schema.ts';
+import { createPaymentSchema } from './payments.schema.ts';
 import { createRefundSchema } from './refunds.schema.ts';
 
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
@@ -82,6 +85,10 @@ export type TreasuryForm = FromSchema<typeof treasuryForm>;
 export const refundWindowForm = form({ 'refund-window-days': text(16) });
 export type RefundWindowForm = FromSchema<typeof refundWindowForm>;
 
+/** The store's Telegram Mini App as typed: the rules are the store command's (stores.ts telegramBot, telegramApp, telegramBotId). */
+export const telegramForm = form({ 'telegram-bot': text(64), 'telegram-app': text(64), 'telegram-bot-id': text(32) });
+export type TelegramForm = FromSchema<typeof telegramForm>;
+
 const day = (description: string) => ({ type: 'string', format: 'kassa-day', description }) as const;
 
 /** The payments list's and its CSV's filters (other parameters, such as a notice, are left alone). */
@@ -107,3 +114,32 @@ export const auditQuery = {
   schema: { type: 'object', additionalProperties: true, properties: { before: { type: 'string', pattern: '^\\d{1,18}$' } } },
 } as const satisfies QueryDefinition;
 export type AuditQuery = FromSchema<typeof auditQuery.schema>;
+
+/**
+ * The Payment links page's forms: the API's own schemas for the fields the API has (a link's is
+ * CreatePaymentLinkRequest's, a payment's CreatePaymentRequest's), so the form and the API refuse the
+ * same input with the same message; the expiry is a choice the handler turns into the API's
+ * expiresAt or ttl, and a link's limit (typed as text) is checked by the API's schema once a number.
+ */
+export const linkForm = form(
+  {
+    amount: createPaymentLinkSchema.properties.amount,
+    currency: createPaymentLinkSchema.properties.currency,
+    description: createPaymentLinkSchema.properties.description,
+    maxPayments: { type: 'string', pattern: '^\\d{1,9}$', errorCode: 'invalid_max_payments' },
+    expires: { type: 'string', enum: Object.keys(LINK_EXPIRIES) as (keyof typeof LINK_EXPIRIES)[], errorCode: 'invalid_expires_at' },
+  },
+  ['currency'],
+);
+export type LinkForm = FromSchema<typeof linkForm>;
+
+export const oneOffPaymentForm = form(
+  {
+    amount: createPaymentSchema.properties.amount,
+    currency: createPaymentSchema.properties.currency,
+    description: createPaymentSchema.properties.description,
+    expires: { type: 'string', enum: Object.keys(PAYMENT_EXPIRIES) as (keyof typeof PAYMENT_EXPIRIES)[], errorCode: 'invalid_ttl' },
+  },
+  ['amount', 'currency'],
+);
+export type OneOffPaymentForm = FromSchema<typeof oneOffPaymentForm>;

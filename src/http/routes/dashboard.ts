@@ -5,6 +5,7 @@
 // stage (anyone, signedIn, store, payment), the policy's `can`, and the forms' and query strings'
 // schemas (dashboard.schema.ts, the API's own where the API has the field). Actions call the very
 // commands the API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
+import crypto from 'node:crypto';
 import type Router from '@koa/router';
 import { KassaError } from '../../errors.ts';
 import { idempotent } from '../../idempotency.ts';
@@ -14,7 +15,7 @@ import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStre
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
 import { auditPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
-import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/paymentPage.ts';
+import { isNotice, paymentPage, type RefundFormState, treasurySigning } from '../../dashboard/paymentPage.ts';
 import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
 import { CSV_MAX_ROWS, filtersOf, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
@@ -31,10 +32,13 @@ import {
 import { can } from '../../dashboard/policy.ts';
 import { findSession, grantsStillOpen, openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
+import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifest, tonConnectWallets } from '../../checkout/tonconnect.ts';
+import { strictCsp } from '../../web/csp.ts';
 import { serveAssets } from '../../web/assets.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import type { TokenScope } from '../../auth/scopes.ts';
 import { listTokens, TokenNameError, tokenName } from '../../auth/tokens.ts';
+import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { createRefund } from '../../treasury/refunds.ts';
 import { newUuid } from '../../uuid.ts';
 import type { AppDeps, KassaState } from '../context.ts';
@@ -59,6 +63,7 @@ import {
   tokenForm,
 } from './dashboard.schema.ts';
 import { DASHBOARD_PATH, type DashboardCtx, dashboardRouter, type OfStore, type OfStorePayment, uuidParams } from './dashboardSteps.ts';
+import { dashboardLinkRoutes } from './dashboardLinks.ts';
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardPasswordRoutes } from './dashboardPassword.ts';
@@ -86,6 +91,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   const dash = dashboardRouter(router, deps, guards);
   const { root, setSessionCookie, clientOf, page, message, notFound, redirect, safeNext } = dash.steps;
   const paths = dashboardPaths(root);
+  const jettonWallets = createJettonWalletLookup(config, pool);
 
   // ---- Assets.
   dash.anyone.get('/assets/:file', serveAssets(DASHBOARD_ASSETS) as never);
@@ -181,7 +187,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
         await pool.transaction((tx) => openSession(tx, { userId, email: accepted.email, actor: clientOf(ctx), method: 'invitation', now })),
       );
     }
-    redirect(ctx, paths.store(accepted.storeId).payments());
+    redirect(ctx, paths.store(accepted.storeId).home());
   });
 
   // ---- The stores the person may open.
@@ -189,7 +195,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   dash.anyone.get('', async (ctx) => redirect(ctx, paths.home));
   dash.signedIn.get('/', async (ctx) => {
     const memberships = ctx.state.viewer.memberships;
-    if (memberships.length === 1) return redirect(ctx, paths.store(memberships[0]!.storeId).payments());
+    if (memberships.length === 1) return redirect(ctx, paths.store(memberships[0]!.storeId).home());
     page(ctx, 200, storesPage({ root, viewer: ctx.state.viewer }));
   });
 
@@ -272,15 +278,38 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     extra: { refund?: RefundFormState; preview?: RefundPreview; confirmKey?: string; actionProblem?: string | null } = {},
   ) => {
     const store = ctx.state.store;
-    const loaded = await loadPaymentPage(pool, store.id, (ctx.params as { paymentId: string }).paymentId, config.tonNetwork);
+    const loaded = await loadPaymentPage(pool, store.id, (ctx.params as { paymentId: string }).paymentId, config.tonNetwork, deps.now());
     if (!loaded) return notFound(ctx);
     const notice = isNotice(ctx.query.notice) ? ctx.query.notice : null;
+    // A treasury refund to sign: TON Connect's UI (its styles under this response's nonce, its wallets' bridges).
+    const signing = treasurySigning(loaded, store.role).length > 0;
+    const styleNonce = signing ? crypto.randomBytes(16).toString('base64') : undefined;
     page(
       ctx,
       status,
-      paymentPage({ root, viewer: ctx.state.viewer, store, page: loaded, checkoutUrl: `${config.checkoutBaseUrl}/${loaded.payment.id}`, notice, ...extra }),
+      paymentPage({
+        root,
+        viewer: ctx.state.viewer,
+        store,
+        page: loaded,
+        checkoutUrl: `${config.checkoutBaseUrl}/${loaded.payment.id}`,
+        notice,
+        ...extra,
+        ...(styleNonce ? { styleNonce } : {}),
+      }),
     );
+    if (styleNonce) ctx.set('Content-Security-Policy', strictCsp({ styleNonce, connectOrigins: TON_CONNECT_BRIDGE_ORIGINS }));
   };
+  // What TON Connect reads for the payment page's "Sign with your wallet": the dApp manifest (the dashboard's origin) and the offered wallets.
+  dash.anyone.get('/tonconnect-manifest.json', async (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.body = { ...tonConnectManifest(config.checkoutBaseUrl), url: new URL(config.baseUrl).origin };
+  });
+  dash.anyone.get('/tonconnect-wallets.json', async (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = tonConnectWallets(new URL(config.checkoutBaseUrl).pathname.replace(/\/$/, ''));
+  });
   dash.payment.get('', async (ctx) => showPayment(ctx, 200));
 
   /** What the owner typed into the refund form (as typed, for the form shown again). */
@@ -302,6 +331,8 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     async (ctx) => {
       const { store, payment } = ctx.state;
       const { confirmed, key, ...request } = ctx.state.form;
+      const origin = ownApiUrl(ctx.req.socket);
+      const ownerOf = (raw: string) => jettonWallets.ownerOf(raw, origin);
       const refused = (error: unknown) => {
         if (!(error instanceof KassaError)) throw error;
         return showPayment(ctx, 400, { refund: { ...typedRefund(ctx), problems: refundProblems({ [error.param ?? 'form']: error.message }) } });
@@ -311,7 +342,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       if (confirmed !== 'yes' || key === undefined) {
         let preview: RefundPreview;
         try {
-          preview = await previewRefund(pool, config.tonNetwork, payment, request, deps.now());
+          preview = await previewRefund(pool, config.tonNetwork, payment, request, deps.now(), ownerOf);
         } catch (error) {
           return refused(error);
         }
@@ -323,7 +354,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
         // under the confirmation's key (src/idempotency.ts, as the API's X-Idempotency-Key): a second
         // post of the same confirmation plans nothing and answers as the first.
         await idempotent(pool, { storeId: store.id, endpoint: `dashboard POST /payments/${payment.id}/refunds`, key, body: request, now }, async (tx) => {
-          const refund = await createRefund(tx, config.tonNetwork, payment, request, now);
+          const refund = await createRefund(tx, config.tonNetwork, payment, request, now, null, ownerOf);
           await recordAudit(
             tx,
             ctx.state.actor,
@@ -495,6 +526,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   });
 
   dashboardMoneyRoutes(dash, deps);
+  dashboardLinkRoutes(dash, deps);
   dashboardSettingsRoutes(dash, deps);
   dashboardPasskeysRoutes(dash, deps);
   dashboardPasswordRoutes(dash, deps);

@@ -1,7 +1,10 @@
-// The dashboard's Money and Webhooks pages (issue 24): the store's money per coin, reconciliation
+// The dashboard's store home and glossary (issue 32), and its Money and Webhooks pages (issue 24): the store's money per coin, reconciliation
 // and treasury (read-only, every member); the webhook key set, the store's recent deliveries and a
 // sample receiver (every member), and the key's rotation (owners: the command `kassa keys rotate`
 // runs, audited as webhook_key.rotate). The pipeline is the dashboard router's (dashboardSteps.ts).
+import { glossaryPage } from '../../dashboard/glossaryPage.ts';
+import { homeFigures, homeRows } from '../../dashboard/home.ts';
+import { homePage } from '../../dashboard/homePage.ts';
 import { recentWebhookOutcomes, storeMoney } from '../../dashboard/money.ts';
 import { moneyPage } from '../../dashboard/moneyPage.ts';
 import { FormProblem } from '../../dashboard/people.ts';
@@ -19,9 +22,23 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
   const { root, page, redirect } = dash.steps;
   const paths = dashboardPaths(root);
 
+  // The store's home (its landing page): figures made by home.ts from the store's rows now.
+  dash.store.get('', async (ctx) => {
+    const store = ctx.state.store;
+    const now = deps.now();
+    page(ctx, 200, homePage({ root, viewer: ctx.state.viewer, store, figures: homeFigures(await homeRows(pool, store.id, now), now), now }));
+  });
+  dash.store.get('/glossary', async (ctx) => {
+    page(ctx, 200, glossaryPage({ root, viewer: ctx.state.viewer, store: ctx.state.store }));
+  });
+
   dash.store.get('/money', async (ctx) => {
     const store = ctx.state.store;
-    page(ctx, 200, moneyPage({ root, viewer: ctx.state.viewer, store, money: await storeMoney(pool, store.id, config.tonNetwork) }));
+    page(
+      ctx,
+      200,
+      moneyPage({ root, viewer: ctx.state.viewer, store, money: await storeMoney(pool, store.id, config.tonNetwork), network: config.tonNetwork }),
+    );
   });
 
   const showWebhooks: ShowWebhooks = async (ctx, status, extra = {}) => {

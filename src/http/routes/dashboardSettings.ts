@@ -9,6 +9,7 @@ import { type AppearanceValues, DEFAULT_ACCENT, previewCss, previewLogo, setting
 import { catalogueMethods, findStore, StoreInputError } from '../../stores/stores.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';
+import { telegramMiniAppUrl } from '../../telegram/links.ts';
 import {
   type AppearanceForm,
   appearanceForm,
@@ -16,6 +17,8 @@ import {
   methodsForm,
   type RefundWindowForm,
   refundWindowForm,
+  type TelegramForm,
+  telegramForm,
   type TreasuryForm,
   treasuryForm,
 } from './dashboard.schema.ts';
@@ -29,6 +32,7 @@ const NOTICES: Record<string, string> = {
   methods: 'Payment methods saved: new checkouts offer these.',
   treasury: "Treasury saved: the store's money is swept there from now on.",
   'refund-window': 'Refund window saved: sales completed from now on stay refundable from their deposits that long.',
+  telegram: 'Telegram saved: payments created from now on carry the Mini App link.',
 };
 
 export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): void {
@@ -39,7 +43,19 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
   const show = async (ctx: Ctx, status: number, extra: Extra = {}) => {
     const [saved, catalogue] = await Promise.all([findStore(pool, ctx.state.store.id), catalogueMethods(pool)]);
     if (!saved) return notFound(ctx);
-    page(ctx, status, settingsPage({ root, viewer: ctx.state.viewer, store: ctx.state.store, saved, catalogue, ...extra }));
+    page(
+      ctx,
+      status,
+      settingsPage({
+        root,
+        viewer: ctx.state.viewer,
+        store: ctx.state.store,
+        saved,
+        catalogue,
+        miniAppUrl: telegramMiniAppUrl(config.checkoutBaseUrl),
+        ...extra,
+      }),
+    );
     // The preview shows the logo as the checkout does: its origin alone is added to img-src.
     const logo = previewLogo(extra.appearance?.logoUrl ?? saved.logoUrl ?? '');
     if (logo) ctx.set('Content-Security-Policy', strictCsp({ imageOrigin: logo.origin }));
@@ -110,6 +126,16 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
     async (ctx) => {
       const days = ctx.state.form['refund-window-days'] ?? '';
       await change(ctx, { 'refund-window-days': days }, { refundWindowDays: days }, 'refund-window');
+    },
+  );
+
+  dash.store.post<{ form: TelegramForm }>(
+    '/settings/telegram',
+    { can: 'settings.change', form: telegramForm, refused: refused('telegram-bot') },
+    async (ctx) => {
+      const form = ctx.state.form;
+      const typed = { bot: form['telegram-bot'] ?? '', app: form['telegram-app'] ?? '', botId: form['telegram-bot-id'] ?? '' };
+      await change(ctx, { 'telegram-bot': typed.bot, 'telegram-app': typed.app, 'telegram-bot-id': typed.botId }, { telegram: typed }, 'telegram');
     },
   );
 }

@@ -37,6 +37,12 @@ export const createRefundSchema = {
       description:
         "With `currency`: which rate converts it — `payment` (the default): the rate the payment was priced with (only for the payment's own coin); `current`: today's rate, under the same rules as a new payment's price (503 rate_unavailable when there is none).",
     },
+    from: {
+      type: 'string',
+      enum: ['deposit', 'treasury'],
+      description:
+        "Where the refund is paid from: `deposit` (the default) — the payment's deposit wallet, signed and sent by Kassa; `treasury` — a sale whose counted amount was swept to the store's treasury, refunded from there: the refund answers `awaiting_signature` with a TON Connect request (`tonconnect`) and a `ton://` link for the merchant's wallet to sign (Kassa holds no key of the treasury).",
+    },
     address: {
       type: 'string',
       minLength: 1,

@@ -8,6 +8,7 @@ import { presentBalance } from '../../presenters/balance.ts';
 import { presentRefund } from '../../presenters/refund.ts';
 import { depositMoney, outgoingOfPayment } from '../../treasury/outgoing.ts';
 import { createRefund, listRefunds, refundBalance } from '../../treasury/refunds.ts';
+import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { ratePolicy } from '../../rates/rates.ts';
 import { storeRefundGas } from '../../treasury/gas.ts';
 import type { AppDeps, KassaState, OfStorePayment } from '../context.ts';
@@ -20,11 +21,13 @@ import { type CreateRefundBody, createRefundSchema, type PaymentParams, paymentP
 export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const idempotent = idempotency(deps);
+  const jettonWallets = createJettonWalletLookup(config, pool);
 
   type Payment = OfStorePayment<{ params: PaymentParams }>;
   const create = idempotent<OfStorePayment<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => {
     const { payment, body, merchant } = ctx.state;
-    const refund = await createRefund(tx, config.tonNetwork, payment, body, now, ratePolicy(config));
+    const origin = ownApiUrl(ctx.req.socket);
+    const refund = await createRefund(tx, config.tonNetwork, payment, body, now, ratePolicy(config), (raw) => jettonWallets.ownerOf(raw, origin));
     // The store's audit log has the API's refunds too, beside the dashboard's (actor: the token's jti), in the refund's transaction.
     await recordAudit(
       tx,
@@ -33,15 +36,15 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
         storeId: merchant.storeId,
         action: 'refund.create',
         subject: payment.id,
-        detail: { refund: refund.id, coin: refund.coin_symbol, amount: refund.amount, address: body.address, via: 'api' },
+        detail: { refund: refund.id, coin: refund.coin_symbol, amount: refund.amount, address: body.address, from: refund.source, via: 'api' },
       },
       now,
     );
-    return { status: 201, body: presentRefund(refund), paymentId: payment.id };
+    return { status: 201, body: presentRefund(refund, config.tonNetwork), paymentId: payment.id };
   });
 
   const list: Middleware<Payment> = async (ctx) => {
-    ctx.body = presentList((await listRefunds(pool, ctx.state.payment.id)).map(presentRefund));
+    ctx.body = presentList((await listRefunds(pool, ctx.state.payment.id)).map((row) => presentRefund(row, config.tonNetwork)));
   };
 
   router.post(

@@ -17,6 +17,8 @@ export const transferSchema = {
     fromLookalike: { type: 'boolean' },
     bodyOp: { type: 'integer', minimum: 0, maximum: 4294967295 },
     notify: { type: 'boolean' },
+    from: { type: 'string', maxLength: 100 },
+    payload: { type: 'string', maxLength: 8000 },
   },
 } as const;
 export type TransferBody = FromSchema<typeof transferSchema>;

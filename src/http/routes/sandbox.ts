@@ -2,7 +2,8 @@
 // - GET /sandbox/toncenter/api/v3/…: the emulated chain's blocks as toncenter API v3, which the
 //   chain reader reads over HTTP as it reads toncenter; POST /sandbox/toncenter/api/v2/jsonRPC:
 //   toncenter v2 JSON-RPC (get methods, account state, sendBoc) for the unmodified TonClient;
-// - POST /sandbox/v1/transfers: a customer wallet sends a transfer;
+// - POST /sandbox/v1/transfers: a customer wallet (or, with `from`, a wallet of POST /sandbox/v1/wallets) sends a transfer;
+// - POST /sandbox/v1/wallets: a new wallet the sandbox holds the key of, funded (a merchant's wallet, a treasury);
 // - GET /sandbox/v1/accounts/{address}: what an address holds (TON and every sandbox jetton);
 // - POST /sandbox/v1/payments/{id}/expire: expires the payment now, as when its TTL ends, once the
 //   chain reader has booked everything sent until now (the payment's store token, as on /v1).
@@ -102,6 +103,11 @@ export async function startSandbox(
         }
         throw error;
       }
+    });
+
+    router.post('/sandbox/v1/wallets', async (ctx) => {
+      ctx.status = 201;
+      ctx.body = { address: await chain.createWallet() };
     });
 
     router.get('/sandbox/v1/accounts/:address', async (ctx) => {

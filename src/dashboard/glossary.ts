@@ -1,0 +1,127 @@
+// The dashboard's glossary (issue 32): each plain word the pages use for money, with what it means
+// for the shop and the precise term the books, the API and the operators' docs use for it. Pages
+// link their words here (words.ts term); the glossary page (glossaryPage.ts) lists them all.
+import { fromBaseUnits } from '../money.ts';
+import { feeReserveFor, TON_FEE_RESERVE_BASE_UNITS } from '../treasury/fees.ts';
+
+export interface GlossaryEntry {
+  /** The plain word the pages show. */
+  word: string;
+  /** What it means, for a shop owner. */
+  meaning: string;
+  /** The precise term(s): the books' column, the API's field. */
+  precise: string;
+}
+
+/** TON a token refund needs of the store's refund fee balance (its network fee and the TON its message carries). */
+export const JETTON_REFUND_RESERVE = fromBaseUnits(feeReserveFor('USDT'), 9);
+const TON_FEE_RESERVE = fromBaseUnits(TON_FEE_RESERVE_BASE_UNITS, 9);
+
+export const GLOSSARY = {
+  sales: {
+    word: 'Sales',
+    meaning:
+      'Payments that completed: the customer paid the full price. A sale is counted on the day it completed (UTC), at the price it was created with (fiat or coin).',
+    precise: 'Payments in status `completed`, by `paidAt`; their `amount` in `currency` and their `coinAmount` in the coin.',
+  },
+  received: {
+    word: 'Received',
+    meaning: 'Everything customers sent to the payment address of this coin, including too much and late money.',
+    precise: '`received` (deposit_money): every credited transfer of the coin.',
+  },
+  counted: {
+    word: 'Your sale',
+    meaning: "The part of what was received that pays for the order: the price in the coin. It is the shop's money.",
+    precise: "`counted` (deposit_money): a completed payment's `coinAmount`.",
+  },
+  held: {
+    word: 'Waiting for the payment',
+    meaning: 'Money that arrived for a payment that is not complete yet (part paid). It becomes the sale when the rest arrives.',
+    precise: '`held` (deposit_money): counted toward a payment still open.',
+  },
+  refundable: {
+    word: 'Can be refunded',
+    meaning:
+      "What a refund may take back now: extra or late money of the customer, and — while the sale is inside the store's refund window — what is left of the sale.",
+    precise: '`refundable` in GET /v1/payments/{id}/balance (inside the window it includes what is left of the sale; `refundableUntil` says until when).',
+  },
+  refund_window: {
+    word: 'Refund window',
+    meaning:
+      'For how many days after a sale its money stays at the payment address so it can be refunded from there. When the window ends, the money moves to your wallet.',
+    precise: "The store setting `refundWindowDays`; a payment's `refundableUntil`.",
+  },
+  swept: {
+    word: 'Moved to your wallet',
+    meaning: "Money Kassa sent from a payment address to the store's own wallet (the treasury).",
+    precise: '`swept` (deposit_money): sweeps to the treasury, planned, sent or confirmed.',
+  },
+  treasury: {
+    word: 'Your wallet',
+    meaning: "The store's own TON wallet, whose key only the shop holds. Sales move there by themselves.",
+    precise: "The store's `treasury` address.",
+  },
+  deposit: {
+    word: 'Payment address',
+    meaning:
+      'A wallet Kassa makes for each payment: the customer pays to it, and Kassa holds its key until the money moves to your wallet or back to the customer.',
+    precise: "The payment's deposit wallet (`paymentDetails.address`).",
+  },
+  in_deposits: {
+    word: 'Still at payment addresses',
+    meaning:
+      'Money not moved yet: sales waiting for the end of their refund window or for a wallet to move to, money that can be refunded, and money of open payments.',
+    precise: '`in_deposits` (reporting.store_money): held + merchant_unswept + refundable.',
+  },
+  fees: {
+    word: 'Network fees',
+    meaning:
+      'What the TON network charged, in TON, to move the money: to receive a token at a payment address, and to send money out (to your wallet or back to a customer). Kassa itself charges nothing.',
+    precise: '`fees` (deposit_money): TON paid, or set aside while a transfer is in flight.',
+  },
+  gas: {
+    word: "Kassa's fee money",
+    meaning:
+      "TON that Kassa's own gas wallet sends to a payment address so a token (such as USDT) can be moved: the network charges in TON even for tokens. It is not the shop's money.",
+    precise: '`gas` (deposit_money, reporting.store_money); transfers out of kind `gas_top_up`.',
+  },
+  refund_gas: {
+    word: 'Refund fee balance',
+    meaning: `The TON the store paid the operator for the network fees of token refunds. A token refund needs ${JETTON_REFUND_RESERVE} TON of it; when it runs low, token refunds are refused until the operator records a new payment.`,
+    precise: '`refundGas` in GET /v1/payments/{id}/balance; the operator records payments with `kassa gas paid`.',
+  },
+  network_fee: {
+    word: 'Network fee of a refund',
+    meaning: `A TON refund pays its network fee from the payment address: ${TON_FEE_RESERVE} TON is set aside for it, and the real fee (usually less) is known once the network confirms. A token refund's fee is taken from the refund fee balance instead.`,
+    precise: "The refund's `fee` (confirmed) or `fee_reserved_base_units` (set aside).",
+  },
+  reconciliation: {
+    word: 'Check against the network',
+    meaning:
+      'Kassa regularly compares what each payment address holds on the network with what its books say. A difference means money arrived or left that the books do not explain.',
+    precise: 'deposit_reconciliations; reporting.deposit_differences (positive: the chain holds more).',
+  },
+  failed_transfer: {
+    word: 'Failed transfer',
+    meaning:
+      "A refund or a move to your wallet that the network did not carry out. The money stays at the payment address; the operator's runbook (OPERATIONS) says what to do.",
+    precise: 'outgoing_transfers in state `failed` (kind `refund` or `sweep`), with `failure_reason`.',
+  },
+  anomaly: {
+    word: 'Something unusual',
+    meaning: 'The customer paid too little, too much, late, twice, or with a token that only looks like the real one.',
+    precise: "The payment's `anomalies` (underpaid, overpaid, late, multiple, lookalike_token).",
+  },
+  token_id: {
+    word: 'Token id',
+    meaning: 'The name of an API token in logs and in the audit log. It is not the secret: the token itself is shown once.',
+    precise: "The token's `jti` (JWT ID).",
+  },
+  webhook: {
+    word: 'Webhook',
+    meaning: "A message Kassa sends to the shop's server when a payment changes, signed so the server knows it came from Kassa.",
+    precise: 'A webhook delivery (webhook_deliveries), retried for 12 hours.',
+  },
+} as const satisfies Record<string, GlossaryEntry>;
+
+export type Term = keyof typeof GLOSSARY;

@@ -1,0 +1,102 @@
+// How the dashboard writes money, addresses and the books' terms for a shop owner (issue 32): an
+// amount rounded for reading with its exact value on hover and in the element's `value` (so a
+// test or a copy reads the figure the books hold); fiat beside a coin amount where the payment was
+// priced in fiat; one address form (user-friendly for the network, chain/addresses.ts) with a copy
+// button; and a plain word that links to the glossary entry naming the precise term. Pure: Html in,
+// Html out.
+import { friendlyAddress, parseAddress, type TonNetwork } from '../chain/addresses.ts';
+import { priceShare, readableDecimal } from '../money.ts';
+import type { Anomaly } from '../payments/anomalies.ts';
+import type { TransferEffect } from '../payments/transfers.ts';
+import { isFiatCurrency } from '../rates/fiat.ts';
+import { html, type Html } from '../web/html.ts';
+import { GLOSSARY, type Term } from './glossary.ts';
+import type { OutgoingState } from '../treasury/transitions.ts';
+
+/** Decimals a coin amount is rounded to for reading (the exact value stays on hover). */
+export const COIN_READING_DECIMALS = 4;
+
+/** A figure rounded for reading: fiat to cents, a coin to COIN_READING_DECIMALS. */
+export const readable = (value: string, currency: string): string =>
+  isFiatCurrency(currency) ? readableDecimal(value, 2, true) : readableDecimal(value, COIN_READING_DECIMALS);
+
+/**
+ * `value currency`, rounded for reading; the exact figure is the element's `value` and, when the
+ * rounding changed it, its title (shown on hover). `id` for a figure a page names.
+ */
+export function amount(value: string, currency: string, id?: string): Html {
+  const shown = readable(value, currency);
+  const exact = `${value} ${currency}`;
+  return html`<data class="amount"${id ? html` id="${id}"` : ''} value="${value}"${shown === value ? '' : html` title="Exactly ${exact}"`}>${shown} ${currency}</data>`;
+}
+
+/** A coin amount of a payment priced in fiat, with what it was worth at the payment's rate beside it ("1.3 TON · about 4.20 USD"). */
+export function coinWithFiat(
+  value: string,
+  coin: string,
+  payment: { amount: string; currency: string; coin_amount: string | null; coin_symbol: string | null },
+): Html {
+  const priced = isFiatCurrency(payment.currency) && payment.coin_symbol === coin && payment.coin_amount !== null && payment.coin_amount !== '0';
+  if (!priced || value === '0') return amount(value, coin);
+  return html`${amount(value, coin)} <span class="muted fiat">· about ${priceShare(value, payment.amount, payment.coin_amount!, 2)} ${payment.currency}</span>`;
+}
+
+/** An address in the network's user-friendly form (any form in; kept as given when it does not parse). */
+export function addressText(value: string, network: TonNetwork): string {
+  const parsed = parseAddress(value);
+  return parsed ? friendlyAddress(parsed, network) : value;
+}
+
+/**
+ * An address, user-friendly for the network, with a copy button (shown where the dashboard's script
+ * runs; without it the address stays selectable). `what` names it for the button ("the deposit address").
+ */
+export function address(value: string, network: TonNetwork, what = 'the address'): Html {
+  const text = addressText(value, network);
+  return html`<span class="mono address">${text}</span> <button type="button" class="quiet copy" data-copy-text="${text}" aria-label="Copy ${what}" hidden>Copy</button>`;
+}
+
+/** A plain word for a term of the books, linked to its glossary entry (where the precise term is). */
+export function term(glossaryPath: string, key: Term, text?: string): Html {
+  return html`<a class="term" href="${glossaryPath}#${key}">${text ?? GLOSSARY[key].word}</a>`;
+}
+
+/** What a transfer in did, for the shop owner (payments/transfers.ts TRANSFER_EFFECTS). */
+export const EFFECT_WORDS: Record<TransferEffect, string> = {
+  partial: 'part of the price',
+  completed: 'paid the price',
+  overpaid: 'paid more than the price (the extra can be refunded)',
+  wrong_coin: 'another coin than asked (can be refunded)',
+  after_expiry: 'after the payment expired (can be refunded)',
+  after_cancel: 'after the payment was cancelled (can be refunded)',
+  after_completion: 'after the payment was complete (can be refunded)',
+  not_credited: 'bounced or failed on the network (not received)',
+  unknown_token: 'a token Kassa does not accept, or a look-alike (not counted)',
+  not_counted: "Kassa's fee money, or money that is not a payment (not counted)",
+};
+
+/** Transfers out, for the shop owner (treasury/outgoing.ts kinds). */
+export const OUTGOING_WORDS: Record<'refund' | 'sweep' | 'gas_top_up', string> = {
+  refund: 'Refund',
+  sweep: 'Move to your wallet',
+  gas_top_up: "Kassa's fee money for a token transfer",
+};
+
+/** A transfer out's state, for the shop owner. */
+export const OUTGOING_STATE_WORDS: Record<OutgoingState, string> = {
+  planned: 'planned',
+  sent: 'sent, waiting for the network',
+  confirmed: 'done',
+  failed: 'failed',
+  awaiting_signature: "waiting for the merchant's wallet to sign",
+  expired: 'not signed in time',
+};
+
+/** An anomaly, for the shop owner (payments/anomalies.ts). */
+export const ANOMALY_WORDS: Record<Anomaly, string> = {
+  partially_paid: 'paid only in part',
+  overpaid: 'paid too much',
+  paid_late: 'paid after it expired',
+  paid_after_cancel: 'paid after it was cancelled',
+  wrong_coin: 'paid with another coin',
+};

@@ -1,0 +1,200 @@
+// The checkout as a Telegram Mini App in real headless Chromium (issue 30 §6–8): a harness page on
+// another local origin plays Telegram's web client (test/helpers/telegram.ts) — it frames BotFather's
+// URL ({checkout}/tg) with the launch in the fragment (init data signed with a test key pair, the
+// payment id as start parameter, theme parameters), and speaks the web_app_* events both ways by
+// postMessage. The page takes Telegram's theme, puts its main action on the MainButton, shows the
+// BackButton while the wallet list is open, opens TON Connect's wallet list when the MainButton is
+// pressed (in TON Connect's own Telegram mode, which test/helpers/tonconnectWallet.ts's injected
+// extension wallet does not drive: the payment itself is a sandbox transfer here),
+// and Kassa records the Telegram user from the signed init data. Fails (never skips) without Chromium.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { sql, z } from '../../src/db/pool.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { DARK_THEME, launchUrl, signInitData, startTelegramHarness, type TelegramHarness, telegramKeys } from '../helpers/telegram.ts';
+import { TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/telegram');
+const BOT_ID = 7_000_000_002;
+const keys = telegramKeys();
+const step = (what: string) => process.env.TELEGRAM_TEST_TRACE && process.stderr.write(`${new Date().toISOString()} ${what}\n`);
+
+let app: ChainTestApp;
+let harness: TelegramHarness;
+let store: Awaited<ReturnType<TestApp['store']>>;
+let browser: Browser;
+
+before(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
+  } catch (error) {
+    throw new Error(
+      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
+    );
+  }
+  // The harness's origin is the app's TELEGRAM_WEB_ORIGINS: it starts first, on its own port.
+  harness = await startTelegramHarness();
+  app = await startChainApp({ TELEGRAM_PUBLIC_KEY: keys.publicKeyHex, TELEGRAM_WEB_ORIGINS: harness.origin });
+  harness.appOrigin = new URL(app.url).origin;
+  store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON' });
+  await updateStore(app.pool, store.id, { 'telegram-bot': 'BlueBottleBot', 'telegram-app': 'pay', 'telegram-bot-id': String(BOT_ID) });
+});
+after(async () => {
+  await browser?.close();
+  await harness?.close();
+  await app?.close();
+});
+
+type Event = { eventType: string; eventData: any };
+const events = (page: Page): Promise<Event[]> => page.evaluate(() => (window as unknown as { telegramEvents: Event[] }).telegramEvents);
+const send = (page: Page, eventType: string, eventData: unknown = null) =>
+  page.evaluate(([type, data]) => (window as unknown as { sendToMiniApp(t: unknown, d: unknown): void }).sendToMiniApp(type, data), [
+    eventType,
+    eventData,
+  ] as const);
+
+/** The last event of `type` the Mini App posted, once `accept` takes it. */
+async function waitForEvent(page: Page, type: string, accept: (data: any) => boolean = () => true): Promise<Event> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const found = (await events(page)).filter((e) => e.eventType === type);
+    const last = found.at(-1);
+    if (last && accept(last.eventData)) return last;
+    if (Date.now() > deadline) throw new Error(`no ${type} event accepted; events: ${JSON.stringify(await events(page))}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('the checkout as a Telegram Mini App', () => {
+  it("inside Telegram's web client: Telegram's theme, the MainButton opens TON Connect's wallet list, the BackButton closes it, paid: back to the store, the Telegram user is recorded", async () => {
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '2.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, returnURL: 'https://shop.example.com/back' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const payment = created.json;
+    assert.equal(payment.telegramURL, `https://t.me/BlueBottleBot/pay?startapp=${payment.id}`);
+
+    const context = await browser.newContext({ viewport: { width: 390, height: 760 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      step(`console ${message.type()}: ${message.text()}`);
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    try {
+      const initData = signInitData(keys, { botId: BOT_ID, user: { id: 5_512_345_678, username: 'alice_tg' }, startParam: payment.id });
+      // Telegram opens BotFather's URL with the launch in the fragment; the page goes on to /tg/{id}.
+      step('await page.goto(harness.url(');
+      await page.goto(harness.url(launchUrl(`${app.url}/pay/tg`, { initData, startParam: payment.id, theme: { bg_color: '#ffffff' } })));
+      const frameOf = (): Frame | undefined => page.frames().find((f) => f.url().includes(`/pay/tg/${payment.id}`));
+      await page.waitForFunction(() => true);
+      for (let i = 0; !frameOf() && i < 100; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      const frame = frameOf();
+      assert.ok(frame, 'the boot page went on to the payment');
+      step("await frame.locator('#checkout').waitFor");
+      await frame.locator('#checkout').waitFor({ timeout: 15_000 });
+
+      // The host protocol: ready, expand, theme and viewport asked for; the MainButton shows the page's main action.
+      step("await waitForEvent(page, 'web_app_ready'");
+      await waitForEvent(page, 'web_app_ready');
+      const kinds = new Set((await events(page)).map((e) => e.eventType));
+      for (const kind of ['web_app_expand', 'web_app_request_theme', 'web_app_request_viewport']) assert.ok(kinds.has(kind), kind);
+      step('const main = await waitForEvent(');
+      const main = await waitForEvent(page, 'web_app_setup_main_button', (d) => d.is_visible && d.color === DARK_THEME.button_color);
+      assert.equal(main.eventData.text, 'Pay with a connected wallet');
+      assert.equal(main.eventData.is_active, true);
+      assert.equal(main.eventData.text_color, DARK_THEME.button_text_color);
+
+      // Telegram's theme (theme_changed, answered to web_app_request_theme) on the page.
+      step('const colours = await frame.evaluate(');
+      const colours = await frame.evaluate(() => ({
+        card: getComputedStyle(document.getElementById('checkout')!).backgroundColor,
+        page: getComputedStyle(document.body).backgroundColor,
+        text: getComputedStyle(document.getElementById('store-name')!).color,
+        viewport: document.documentElement.style.getPropertyValue('--tg-viewport-stable-height'),
+      }));
+      assert.deepEqual(colours, { card: 'rgb(23, 33, 43)', page: 'rgb(35, 46, 60)', text: 'rgb(245, 245, 245)', viewport: '640px' });
+      assert.equal(await frame.locator('#tonconnect-pay').isHidden(), true, 'the MainButton replaces the page button');
+
+      // Kassa checked the init data (Telegram's signature) and recorded the payer.
+      const payer = async () =>
+        app.pool.one(sql.type(z.object({ id: z.string().nullable(), username: z.string().nullable() }))`
+          select telegram_user_id::text as id, telegram_username as username from payments where id = ${payment.id}`);
+      for (let i = 0; (await payer()).id === null && i < 50; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(await payer(), { id: '5512345678', username: 'alice_tg' });
+      step('await page.screenshot({ path: path.join(');
+      await page.screenshot({ path: path.join(ARTIFACTS, '1-mini-app-pending.png') });
+
+      // MainButton pressed: the wallet list opens, and the BackButton with it; BackButton closes it.
+      step("await send(page, 'main_button_pressed');");
+      await send(page, 'main_button_pressed');
+      const modal = frame.locator('#tc-widget-root');
+      await modal.getByText(TEST_WALLET_NAME, { exact: true }).first().waitFor({ timeout: 10_000 });
+      await waitForEvent(page, 'web_app_setup_back_button', (d) => d.is_visible === true);
+      step("await send(page, 'back_button_pressed');");
+      await send(page, 'back_button_pressed');
+      await waitForEvent(page, 'web_app_setup_back_button', (d) => d.is_visible === false);
+
+      // Again: the wallet list opens (TON Connect, here in its Telegram mode), and closes with the BackButton.
+      await send(page, 'main_button_pressed');
+      await modal.getByText(TEST_WALLET_NAME, { exact: true }).first().waitFor({ timeout: 10_000 });
+      await waitForEvent(page, 'web_app_setup_back_button', (d) => d.is_visible === true);
+      await send(page, 'back_button_pressed');
+      await waitForEvent(page, 'web_app_setup_back_button', (d) => d.is_visible === false);
+
+      // Paid (a sandbox transfer to the deposit): the page turns to paid in place.
+      const transfer = await app.request('POST', '/sandbox/v1/transfers', { body: { to: payment.paymentDetails.address, coin: 'TON', amount: '2.5' } });
+      assert.equal(transfer.status, 201, transfer.text);
+      await app.settle();
+      await frame.getByRole('heading', { name: 'Paid' }).waitFor({ timeout: 15_000 });
+      // Paid: the MainButton takes the customer back to the store.
+      step('const back = await waitForEvent(');
+      const back = await waitForEvent(page, 'web_app_setup_main_button', (d) => d.is_visible && /Blue Bottle/.test(d.text));
+      assert.equal(back.eventData.text, 'Back to Blue Bottle Café');
+      await send(page, 'main_button_pressed');
+      await waitForEvent(page, 'web_app_open_link', (d) => d.url === 'https://shop.example.com/back');
+      await page.screenshot({ path: path.join(ARTIFACTS, '2-mini-app-paid.png') });
+      assert.equal((await payer()).id, '5512345678');
+      assert.deepEqual(
+        problems.filter(
+          (p) =>
+            !/raw\.githubusercontent\.com|status of 404 \(Not Found\)$|ERR_NAME_NOT_RESOLVED|ERR_INTERNET_DISCONNECTED|Aborted after attempts|\/pay\/undefined/.test(
+              p,
+            ),
+        ),
+        [],
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('outside Telegram the same page is the ordinary checkout: no theme, no events, its own pay button', async () => {
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    const context = await browser.newContext({ viewport: { width: 390, height: 760 } });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${app.url}/pay/tg/${created.json.id}`);
+      await page.locator('#tonconnect-pay').waitFor({ state: 'visible', timeout: 10_000 });
+      assert.equal(await page.evaluate(() => document.documentElement.classList.contains('tg')), false);
+      assert.equal(await page.evaluate(() => document.documentElement.style.getPropertyValue('--card')), '');
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -1,0 +1,227 @@
+// A sale refunded after its window, from the store's treasury, signed by the merchant's wallet
+// (issue 29 item 2, CONTRACT §11) on the real sandbox chain: the treasury is a wallet the sandbox
+// holds the key of (POST /sandbox/v1/wallets), and the test plays it signing the TON Connect request
+// the API returned (POST /sandbox/v1/transfers with `from` and `payload`). The reader sees the
+// transfer leave the treasury by its reference and confirms the refund (books = chain); one nobody
+// signs expires; one signed twice is confirmed once and its repeat booked. refund_exceeds_balance
+// says why the sale is not refundable from its deposit and names the next step (item 3).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Address, Cell, toNano } from '@ton/core';
+import { sql, z } from '../../src/db/pool.ts';
+import { commentOf, parseJettonTransferRequest } from '../../src/chain/detect.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
+import { fromBaseUnits } from '../../src/money.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { outgoingOfPayment } from '../../src/treasury/outgoing.ts';
+import { TREASURY_REFUND_TTL_MS } from '../../src/treasury/treasuryRefunds.ts';
+import { assertBooksMatchChain, freshAddress, sandboxBalances, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { assertError } from '../helpers/payments.ts';
+
+let app: ChainTestApp;
+let store: Awaited<ReturnType<ChainTestApp['store']>>;
+let treasury: string;
+
+const refund = (id: string, body: unknown) => app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body });
+const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
+
+/** A sale, completed and swept to the treasury (the store has no refund window). */
+async function sweptSale(coin: 'TON' | 'USDT', amount: string) {
+  const created = await app.request('POST', '/v1/payments', {
+    token: store.token,
+    body: { amount, currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] } },
+  });
+  assert.equal(created.status, 201, created.text);
+  const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
+  await app.pay(created.json.paymentDetails.address, coin, amount);
+  await app.settle();
+  await app.drain(wallet);
+  const [sweep] = await outgoingOfPayment(app.pool, created.json.id, 'sweep');
+  assert.equal(sweep?.state, 'confirmed', JSON.stringify(sweep));
+  return { id: created.json.id as string, wallet };
+}
+
+/** The merchant's wallet (the treasury) signs the TON Connect request: each of its messages, as a wallet sends it. */
+async function sign(request: { from: string; messages: Array<{ address: string; amount: string; payload: string }> }) {
+  assert.equal(request.from, treasury);
+  for (const message of request.messages)
+    await app.pay(message.address, 'TON', fromBaseUnits(BigInt(message.amount), 9), { from: treasury, payload: message.payload });
+  await app.settle();
+}
+
+before(async () => {
+  app = await startChainApp();
+  treasury = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
+  store = await app.store({ methods: 'TON/TON,USDT/TON', refundWindowDays: 0 });
+  await updateStore(app.pool, store.id, { treasury });
+});
+after(() => app.close());
+
+describe('refunds from the treasury, signed by the merchant', () => {
+  it('a sandbox wallet is funded with 1,000 TON and 10,000 of each jetton', async () => {
+    const fresh = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
+    const held = await sandboxBalances(app, fresh);
+    assert.equal(held.TON, '1000');
+    assert.equal(held.USDT, '10000');
+    assert.equal(held.NOT, '10000');
+  });
+
+  it('a TON sale swept to the treasury: the deposit refund says why not and names the next step; the treasury refund, signed, is confirmed', async () => {
+    const sale = await sweptSale('TON', '2.5');
+    const customer = freshAddress();
+    // From the deposit: the sale is the merchant's, swept on a date; the next step is "from": "treasury".
+    const refused = await refund(sale.id, { coin: 'TON', amount: '2.5', address: customer });
+    assertError(refused, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.match(refused.json.error.message, /the sale's counted 2\.5 TON is the merchant's: swept to the treasury on \d{4}-\d\d-\d\dT/);
+    assert.match(refused.json.error.message, /Next step: refund the sale from the treasury — the same request with "from": "treasury"/);
+    assert.doesNotMatch(refused.json.error.message, /will be paid from the treasury/);
+    // More than the sale that reached the treasury: refused, saying how much may be.
+    const over = await refund(sale.id, { coin: 'TON', amount: '2.6', address: customer, from: 'treasury' });
+    assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.match(
+      over.json.error.message,
+      /at most 2\.5 TON is refundable from the treasury; of the sale's counted 2\.5 TON, 2\.5 TON was swept to the treasury on /,
+    );
+
+    const before = BigInt(toNano((await sandboxBalances(app, treasury)).TON!));
+    const asked = await refund(sale.id, { coin: 'TON', amount: '2.5', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    const r = asked.json;
+    assert.equal(r.status, 'awaiting_signature');
+    assert.equal(r.from, 'treasury');
+    assert.equal(r.receives, '2.5');
+    const validUntil = r.tonconnect.validUntil;
+    assert.equal(new Date(r.validUntil).getTime(), validUntil * 1000);
+    assert.ok(Math.abs(validUntil * 1000 - (Date.now() + TREASURY_REFUND_TTL_MS)) < 5_000);
+    // One message: 2.5 TON to the customer (non-bounceable), its payload the refund's reference.
+    assert.equal(r.tonconnect.messages.length, 1);
+    const [message] = r.tonconnect.messages;
+    const to = Address.parseFriendly(message.address);
+    assert.equal(to.isBounceable, false);
+    assert.equal(to.address.toRawString(), customer);
+    assert.equal(message.amount, toNano('2.5').toString());
+    assert.equal(commentOf(Cell.fromBase64(message.payload)), `Kassa refund ${r.id}`);
+    assert.equal(
+      r.link,
+      `ton://transfer/${message.address}?amount=${message.amount}&bin=${Buffer.from(message.payload, 'base64').toString('base64url')}&exp=${validUntil}`,
+    );
+    // Kassa's signer never touches it: nothing planned or sent from the treasury.
+    assert.equal(await app.pool.exists(sql.unsafe`select 1 from outgoing_transfers where from_address = ${treasury} and state in ('planned', 'sent')`), false);
+    // The same amount again while it awaits the signature: the sale is taken.
+    const again = await refund(sale.id, { coin: 'TON', amount: '0.1', address: customer, from: 'treasury' });
+    assertError(again, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.match(again.json.error.message, /2\.5 TON is taken by treasury refunds awaiting a signature or confirmed/);
+
+    await sign(r.tonconnect);
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal(done.tonconnect, undefined);
+    assert.match(done.transactionHash, /^[0-9a-f]{64}$/);
+    // Books = chain: the customer received exactly the amount from the treasury; the treasury paid it and the fee the books say.
+    assert.equal(app.arrived(customer, treasury), toNano('2.5'));
+    const row = (await outgoingOfPayment(app.pool, sale.id, 'refund'))[0]!;
+    assert.equal(row.sent_amount_base_units, toNano('2.5').toString());
+    const afterwards = BigInt(toNano((await sandboxBalances(app, treasury)).TON!));
+    assert.equal(before - afterwards, toNano('2.5') + BigInt(row.fee_base_units!));
+    // The deposit's books are untouched by it (the treasury is not a deposit).
+    await assertBooksMatchChain(app, sale.id, sale.wallet);
+    // The store's endpoints hear refund.confirmed like any refund's; the audit log has it.
+    const audit = await app.pool.oneFirst(sql.type(z.object({ detail: z.any() }))`
+      select detail from audit_log where subject = ${sale.id} and action = 'refund.create' order by at desc limit 1
+    `);
+    assert.equal(audit.from, 'treasury');
+  });
+
+  it("a USDT sale: a TEP-74 transfer from the treasury's jetton wallet, signed, is confirmed; the customer gets exactly the amount", async () => {
+    const sale = await sweptSale('USDT', '10');
+    const customer = freshAddress();
+    const treasuryUsdt = (await sandboxBalances(app, treasury)).USDT;
+    const asked = await refund(sale.id, { coin: 'USDT', amount: '7.5', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    const [message] = asked.json.tonconnect.messages;
+    // To the treasury's jetton wallet (bounceable), 0.05 TON for the fees, the transfer body moving 7.5 USDT to the customer.
+    const jettonWallet = Address.parseFriendly(message.address);
+    assert.equal(jettonWallet.isBounceable, true);
+    const master = Address.parse(app.sandbox.chain.jettonMasters().USDT!);
+    assert.equal(jettonWallet.address.toRawString(), (await app.sandbox.chain.jettonWalletOf(master, Address.parse(treasury))).toRawString());
+    assert.equal(message.amount, '50000000');
+    const body = parseJettonTransferRequest(Cell.fromBase64(message.payload));
+    assert.deepEqual(body, { queryId: 0n, amount: 7_500_000n, destination: customer, comment: `Kassa refund ${asked.json.id}` });
+    await sign(asked.json.tonconnect);
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal((await sandboxBalances(app, customer)).USDT, '7.5');
+    assert.equal(Number((await sandboxBalances(app, treasury)).USDT), Number(treasuryUsdt) - 7.5);
+    const row = (await outgoingOfPayment(app.pool, sale.id, 'refund'))[0]!;
+    assert.equal(row.sent_amount_base_units, '7500000');
+    // The rest of the sale (2.5 USDT) is still refundable from the treasury; no more.
+    const over = await refund(sale.id, { coin: 'USDT', amount: '2.6', address: customer, from: 'treasury' });
+    assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.match(over.json.error.message, /at most 2\.5 USDT is refundable from the treasury/);
+  });
+
+  it('a request signed twice (the merchant clicked twice): confirmed once, the second transfer booked as paidAgain', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const asked = await refund(sale.id, { coin: 'TON', amount: '0.4', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    await sign(asked.json.tonconnect);
+    await sign(asked.json.tonconnect);
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'confirmed');
+    assert.equal(done.paidAgain.length, 1, JSON.stringify(done));
+    assert.equal(done.paidAgain[0].amount, '0.4');
+    assert.notEqual(done.paidAgain[0].transactionHash, done.transactionHash);
+    // Books = chain: what left the treasury for the customer is the refund and its repeat, no more, no less.
+    assert.equal(app.arrived(customer, treasury), toNano('0.4') * 2n);
+    // The reader booking the same block again changes nothing.
+    const repeats = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from treasury_refund_repeats`);
+    assert.equal(repeats, 1);
+  });
+
+  it('"from": "treasury" is refused while the sale is in its deposit, and for a store without a treasury', async () => {
+    const windowed = await app.store({ methods: 'TON/TON', refundWindowDays: 3 });
+    await updateStore(app.pool, windowed.id, { treasury });
+    const created = await app.request('POST', '/v1/payments', {
+      token: windowed.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    await app.pay(created.json.paymentDetails.address, 'TON', '1');
+    await app.settle();
+    const inWindow = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, {
+      token: windowed.token,
+      body: { coin: 'TON', amount: '1', address: freshAddress(), from: 'treasury' },
+    });
+    assertError(inWindow, 400, 'invalid_request_error', 'invalid_request', 'from');
+    assert.match(inWindow.json.error.message, /still in its deposit \(refundable from its deposit until .*\): leave out "from"/);
+    const bare = await app.store({ methods: 'TON/TON', refundWindowDays: 0 });
+    const paid = await app.request('POST', '/v1/payments', {
+      token: bare.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    const noTreasury = await app.request('POST', `/v1/payments/${paid.json.id}/refunds`, {
+      token: bare.token,
+      body: { coin: 'TON', amount: '1', address: freshAddress(), from: 'treasury' },
+    });
+    assertError(noTreasury, 400, 'invalid_request_error', 'invalid_request', 'from');
+    assert.match(noTreasury.json.error.message, /only for a store with a treasury address/);
+  });
+  it('a refund nobody signs before validUntil expires (the late-commit margin after); its amount may be asked again', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    // Just past validUntil: not yet (a message signed in time may be committed late).
+    const validUntil = new Date(asked.json.validUntil).getTime();
+    await app.advanceChain(Math.ceil((validUntil - app.sandbox.chain.now * 1000) / 1000) + 5);
+    assert.equal((await refunds(sale.id))[0].status, 'awaiting_signature');
+    await app.advanceChain(Math.ceil(LATE_COMMIT_MARGIN_MS / 1000) + 5);
+    const [expired] = await refunds(sale.id);
+    assert.equal(expired.status, 'expired');
+    assert.equal(expired.tonconnect, undefined);
+    assert.equal(app.arrived(customer, treasury), 0n);
+    // The sale is refundable from the treasury again.
+    const again = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(again.status, 201, again.text);
+  });
+});
