@@ -5,11 +5,15 @@
 // (playwright-core, Debian's chromium or CHROMIUM_PATH): the store's home page
 // (docs/dashboard-home.png, 1100 px wide, the whole page), the payments page (docs/dashboard.png,
 // 1100 × 720), an overpaid payment's page (docs/dashboard-payment.png, the whole page) and the home
-// page on a phone (docs/dashboard-phone.png, 375 × 812).
+// page on a phone (docs/dashboard-phone.png, 375 × 812); then a shop's own page on another local
+// origin, listed in the store's embedOrigins, with `<kassa-pay payment="…">` for an open payment
+// (docs/kassa-pay.png: the element, on a page 480 px wide).
 //
 //   node docs/screenshot.ts
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -31,6 +35,24 @@ function kassa(...args: string[]): Record<string, string> {
   if (run.status !== 0) throw new Error(`kassa ${args.join(' ')}: ${run.stderr}`);
   return JSON.parse(run.stdout);
 }
+
+// The shop's own page (docs/kassa-pay.png): its order and Kassa's element, and a CSP that allows
+// nothing else from Kassa (docs/API.md, "The drop-in element"). Kassa's checkout URL is known once it runs.
+let kassaCheckout = '';
+const shop = http.createServer((req, res) => {
+  const id = (new URL(req.url ?? '/', 'http://shop').searchParams.get('payment') ?? '').replace(/[^0-9a-f-]/gi, '');
+  const origin = new URL(kassaCheckout).origin;
+  res.writeHead(200, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': `default-src 'none'; script-src ${origin}; connect-src ${origin}; frame-src ${origin}; style-src 'self'; base-uri 'none'`,
+  });
+  res.end(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Blue Bottle Café: your order</title>
+<script type="module" src="${kassaCheckout}/v1/kassa-pay.js"></script></head>
+<body><main><h1>Your order</h1><p>Order A-1009: two flat whites and a croissant.</p>
+<kassa-pay payment="${id}"></kassa-pay></main></body></html>`);
+});
+await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
 
 const service = spawn(process.execPath, [CLI, 'start'], { cwd: work, env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
 try {
@@ -94,6 +116,7 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
+  kassaCheckout = `${url}/pay`;
   const invitation = kassa('dashboard', 'invite', '--store', store.id!, '--email', 'owner@bluebottle.example', '--role', 'owner');
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   try {
@@ -112,13 +135,30 @@ try {
     await page.setViewportSize({ width: 375, height: 812 });
     await page.goto(home);
     await page.screenshot({ path: OUT('dashboard-phone.png') });
+
+    // <kassa-pay> on the shop's own page (its origin listed for the store), under the CSP docs/API.md gives it.
+    const shopOrigin = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+    kassa('store', 'update', store.id!, '--embed-origins', shopOrigin);
+    const order = await api('POST', '/v1/payments', {
+      amount: '6.40',
+      currency: 'USD',
+      order_id: 'A-1009',
+      description: 'Two flat whites and a croissant',
+      payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
+    });
+    const shopPage = await browser.newPage({ viewport: { width: 480, height: 900 }, colorScheme: 'light', locale: 'en-US' });
+    await shopPage.goto(`${shopOrigin}/?payment=${order.id}`);
+    await shopPage.locator('kassa-pay .status[data-status="pending"]').waitFor({ timeout: 30_000 });
+    await shopPage.frameLocator('kassa-pay iframe').locator('svg.qr').waitFor({ timeout: 30_000 });
+    await shopPage.locator('kassa-pay').screenshot({ path: OUT('kassa-pay.png') });
   } finally {
     await browser.close();
   }
-  for (const name of ['dashboard-home.png', 'dashboard.png', 'dashboard-payment.png', 'dashboard-phone.png']) {
+  for (const name of ['dashboard-home.png', 'dashboard.png', 'dashboard-payment.png', 'dashboard-phone.png', 'kassa-pay.png']) {
     process.stdout.write(`docs/${name}: ${fs.statSync(OUT(name)).size} bytes\n`);
   }
 } finally {
+  shop.close();
   service.kill('SIGTERM');
   await new Promise((resolve) => service.once('exit', resolve));
   await database.close(false);

@@ -88,7 +88,7 @@ export interface Config {
   telegramPublicKey: string;
   /**
    * TELEGRAM_WEB_ORIGINS: the origins that may frame the checkout's Mini App route ({checkout_base_url}/tg,
-   * CSP frame-ancestors) and whose messages its script accepts: Telegram's web clients.
+   * CSP frame-ancestors), so the only parent frames Telegram's script in the page talks to: Telegram's web clients.
    */
   telegramWebOrigins: string[];
   /**

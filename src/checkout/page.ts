@@ -2,7 +2,7 @@
 // first load and for the script's in-place refreshes (it fetches the page again and swaps #checkout).
 import type { TonNetwork } from '../config.ts';
 import { html, jsonForScript, raw, type Html } from '../web/html.ts';
-import { strictCsp } from '../web/csp.ts';
+import { type CspOptions, strictCsp } from '../web/csp.ts';
 import { pageDocument } from '../web/page.ts';
 import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
 import type { TransferLinks } from './links.ts';
@@ -19,15 +19,20 @@ import { TELEGRAM_TEXTS, telegramData, type TelegramPage } from './telegram.ts';
 /**
  * A payment page's policy: the same, plus only what this page needs: <style> elements carrying
  * this response's nonce (TON Connect's UI fills one; the store's colour is another), connections
- * to the bridges of the wallets the page offers while the payment is open, and the store's logo.
+ * to the bridges of the wallets the page offers while the payment is open, and the store's logo;
+ * in the Telegram Mini App, what Telegram needs (telegramCsp, src/checkout/telegram.ts).
  */
-export function paymentPageCsp(row: Pick<CheckoutRow, 'status' | 'store_logo_url'>, styleNonce: string, frameAncestors: readonly string[] = []): string {
+export function paymentPageCsp(
+  row: Pick<CheckoutRow, 'status' | 'store_logo_url'>,
+  styleNonce: string,
+  telegram: Pick<CspOptions, 'frameAncestors' | 'styleHashes'> = {},
+): string {
   const logo = storeLogo(row);
   return strictCsp({
     styleNonce,
     connectOrigins: isFinal(row.status) ? [] : TON_CONNECT_BRIDGE_ORIGINS,
     imageOrigin: logo ? logo.origin : null,
-    frameAncestors,
+    ...telegram,
   });
 }
 
@@ -102,7 +107,7 @@ export interface Shell {
   tonConnect?: boolean;
   /** The store's colour (#rrggbb) for the main button and the card's top edge. */
   accent?: string | null;
-  /** The Telegram Mini App's script (src/checkout/telegram.ts), after the page's own. */
+  /** The Telegram Mini App's scripts (src/checkout/telegram.ts), after the page's own: Telegram's telegram-web-app.js, then Kassa's glue. */
   telegram?: boolean;
   /** Framed by <kassa-pay> on a shop's page (src/checkout/embed.ts): embed.js tells the element its size and payment. */
   embed?: boolean;
@@ -128,7 +133,7 @@ export function shell({ lang, prefix, title, body, data, noscriptRefresh, styleN
     scripts: [
       ...(styleNonce && tonConnect ? [assetPath(prefix, 'tonconnect-ui.js')] : []),
       ...(data ? [assetPath(prefix, 'checkout.js')] : []),
-      ...(telegram ? [assetPath(prefix, 'telegram.js')] : []),
+      ...(telegram ? [assetPath(prefix, 'telegram-web-app.js'), assetPath(prefix, 'telegram.js')] : []),
       ...(embed ? [assetPath(prefix, 'embed.js')] : []),
     ],
     body: html`<div class="page">

@@ -1,13 +1,28 @@
 // The checkout as the store's Telegram Mini App (docs/API.md, Telegram Mini App): what the server
-// gives the page's Telegram script (static/telegram.js) — the origins of Telegram's web clients it
-// may talk to, where it sends the init data, the t.me link TON Connect returns to — and the page
-// the Mini App's own URL ({checkout_base_url}/tg) shows before it knows the payment.
+// gives the page's Telegram glue (static/telegram.js, over Telegram's own telegram-web-app.js) —
+// where it sends the init data, the t.me link TON Connect returns to —, the Mini App route's CSP
+// beyond the checkout's, and the page the Mini App's own URL ({checkout_base_url}/tg) shows before
+// it knows the payment.
+import crypto from 'node:crypto';
+import type { CspOptions } from '../web/csp.ts';
 import { html, jsonForScript, type Html } from '../web/html.ts';
 import type { Lang } from './i18n.ts';
 
+/**
+ * What the Mini App route's CSP allows beyond the checkout's: to be framed by Telegram's web clients
+ * (TELEGRAM_WEB_ORIGINS, nobody else: so the parent frame Telegram's script posts to, with target
+ * `*`, and hears is one of them), and in that frame the one <style> element Telegram's script
+ * appends, empty, for CSS a web client may send (`set_custom_style`, its scrollbars): allowed by the
+ * hash of its exact text, the empty string. No other inline style is: static/telegram.js takes that
+ * element out of the document, so what a web client writes into it is never applied (checkout.css
+ * styles the scrollbars in Telegram itself).
+ */
+export function telegramCsp(webOrigins: readonly string[]): Pick<CspOptions, 'frameAncestors' | 'styleHashes'> {
+  return { frameAncestors: webOrigins, styleHashes: [EMPTY_STYLE_HASH] };
+}
+const EMPTY_STYLE_HASH = `sha256-${crypto.createHash('sha256').update('').digest('base64')}`;
+
 export interface TelegramPage {
-  /** Origins of Telegram's web clients (TELEGRAM_WEB_ORIGINS): the only frames the page answers and posts to. */
-  origins: readonly string[];
   /** The payment's t.me link (tonconnect-ui's twaReturnUrl), null when the store has none. */
   returnUrl: string | null;
   /** POST {initData} here (the payment's …/telegram); absent on the boot page. */
@@ -33,7 +48,6 @@ export const TELEGRAM_TEXTS = {
 /** The script's settings: a JSON element (the CSP allows no inline script), read by static/telegram.js. */
 export function telegramData(page: TelegramPage): Html {
   return html`<script type="application/json" id="kassa-telegram">${jsonForScript({
-    origins: page.origins,
     bootPath: page.bootPath,
     ...(page.initDataEndpoint ? { initDataEndpoint: page.initDataEndpoint } : {}),
     messages: TELEGRAM_TEXTS[page.lang],

@@ -4,6 +4,8 @@
 export interface CspOptions {
   /** This response's nonce for its <style> elements (TON Connect's UI, the store's colour). */
   styleNonce?: string;
+  /** Hashes (`sha256-<base64>`) of the exact text of <style> elements a served library writes (the Telegram Mini App route: Telegram's script's empty one). */
+  styleHashes?: readonly string[];
   /** Origins a page's script may connect to beside its own (an open payment's wallet bridges). */
   connectOrigins?: readonly string[];
   /** The origin of the store's logo. */
@@ -12,11 +14,12 @@ export interface CspOptions {
   frameAncestors?: readonly string[];
 }
 
-export function strictCsp({ styleNonce, connectOrigins, imageOrigin, frameAncestors }: CspOptions = {}): string {
+export function strictCsp({ styleNonce, styleHashes, connectOrigins, imageOrigin, frameAncestors }: CspOptions = {}): string {
+  const inlineStyles = [...(styleNonce ? [`'nonce-${styleNonce}'`] : []), ...(styleHashes ?? []).map((hash) => `'${hash}'`)];
   return [
     "default-src 'none'",
     imageOrigin ? `img-src 'self' data: ${imageOrigin}` : "img-src 'self' data:",
-    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
+    ["style-src 'self'", ...inlineStyles].join(' '),
     "script-src 'self'",
     connectOrigins?.length ? `connect-src 'self' ${connectOrigins.join(' ')}` : "connect-src 'self'",
     "base-uri 'none'",

@@ -2,7 +2,8 @@
 // another local origin plays Telegram's web client (test/helpers/telegram.ts) — it frames BotFather's
 // URL ({checkout}/tg) with the launch in the fragment (init data signed with a test key pair, the
 // payment id as start parameter, theme parameters), and speaks the web_app_* events both ways by
-// postMessage. The page takes Telegram's theme, puts its main action on the MainButton, shows the
+// postMessage with Telegram's own script in the page (telegram-web-app.js, @twa-dev/sdk), under the
+// page's strict CSP (any violation fails). The page takes Telegram's theme, puts its main action on the MainButton, shows the
 // BackButton while the wallet list is open, opens TON Connect's wallet list when the MainButton is
 // pressed (in TON Connect's own Telegram mode, which test/helpers/tonconnectWallet.ts's injected
 // extension wallet does not drive: the payment itself is a sandbox transfer here),
@@ -16,7 +17,7 @@ import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
-import { DARK_THEME, launchUrl, signInitData, startTelegramHarness, type TelegramHarness, telegramKeys } from '../helpers/telegram.ts';
+import { DARK_THEME, launchUrl, signInitData, startTelegramHarness, type TelegramHarness, telegramKeys, WEB_CLIENT_STYLE } from '../helpers/telegram.ts';
 import { TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -106,11 +107,11 @@ describe('the checkout as a Telegram Mini App', () => {
       step("await frame.locator('#checkout').waitFor");
       await frame.locator('#checkout').waitFor({ timeout: 15_000 });
 
-      // The host protocol: ready, expand, theme and viewport asked for; the MainButton shows the page's main action.
+      // The host protocol: the frame ready, the Mini App ready, expand, theme and viewport asked for; the MainButton shows the page's main action.
       step("await waitForEvent(page, 'web_app_ready'");
       await waitForEvent(page, 'web_app_ready');
       const kinds = new Set((await events(page)).map((e) => e.eventType));
-      for (const kind of ['web_app_expand', 'web_app_request_theme', 'web_app_request_viewport']) assert.ok(kinds.has(kind), kind);
+      for (const kind of ['iframe_ready', 'web_app_expand', 'web_app_request_theme', 'web_app_request_viewport']) assert.ok(kinds.has(kind), kind);
       step('const main = await waitForEvent(');
       const main = await waitForEvent(page, 'web_app_setup_main_button', (d) => d.is_visible && d.color === DARK_THEME.button_color);
       assert.equal(main.eventData.text, 'Pay with a connected wallet');
@@ -126,6 +127,19 @@ describe('the checkout as a Telegram Mini App', () => {
         viewport: document.documentElement.style.getPropertyValue('--tg-viewport-stable-height'),
       }));
       assert.deepEqual(colours, { card: 'rgb(23, 33, 43)', page: 'rgb(35, 46, 60)', text: 'rgb(245, 245, 245)', viewport: '640px' });
+
+      // The web client's own CSS (set_custom_style), which Telegram's script takes only from
+      // https://web.telegram.org (so not from the harness): sent as from there, it is neither applied
+      // nor refused by the CSP (no violation); the page's own scrollbars stay (checkout.css).
+      await frame.evaluate((style) => {
+        const data = JSON.stringify({ eventType: 'set_custom_style', eventData: style });
+        window.dispatchEvent(new MessageEvent('message', { data, origin: 'https://web.telegram.org', source: window.parent }));
+      }, WEB_CLIENT_STYLE);
+      const scrollbars = await frame.evaluate(() => ({
+        width: getComputedStyle(document.documentElement).scrollbarWidth,
+        inlineStyles: Array.from(document.querySelectorAll('style')).filter((style) => !style.hasAttribute('nonce')).length,
+      }));
+      assert.deepEqual(scrollbars, { width: 'thin', inlineStyles: 0 });
       assert.equal(await frame.locator('#tonconnect-pay').isHidden(), true, 'the MainButton replaces the page button');
 
       // Kassa checked the init data (Telegram's signature) and recorded the payer.

@@ -2,7 +2,8 @@
 // signed with it as Telegram signs for third parties (Ed25519 over `<bot_id>:WebAppData\n` and the
 // sorted key=value lines, written here from Telegram's documentation, not from Kassa's code), and a
 // harness page on its own origin that plays a Telegram web client: it frames the Mini App with the
-// launch parameters in the fragment and speaks the web_app_* events both ways by postMessage.
+// launch parameters in the fragment and speaks the web_app_* events both ways by postMessage, as
+// Telegram's web clients do with Telegram's own script (telegram-web-app.js) in the frame.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import nacl from 'tweetnacl';
@@ -68,11 +69,16 @@ export interface TelegramHarness {
   close(): Promise<void>;
 }
 
+/** The CSS Telegram's web client (Web A) sends a Mini App's frame once it is ready (set_custom_style): its scrollbars. */
+export const WEB_CLIENT_STYLE = '* { scrollbar-width: auto; scrollbar-color: #ff0000 transparent; }';
+
 /**
  * A page on its own origin that plays Telegram's web client: it frames the Mini App and records every
- * event the Mini App posts (window.telegramEvents), answers web_app_request_theme with theme_changed
- * (window.telegramTheme) and web_app_request_viewport with viewport_changed, and sends any event with
- * window.sendToMiniApp(type, data). Only messages from the Mini App's origin count.
+ * event the Mini App posts (window.telegramEvents), answers iframe_ready with set_custom_style
+ * (WEB_CLIENT_STYLE), web_app_request_theme with theme_changed (window.telegramTheme) and
+ * web_app_request_viewport with viewport_changed, and sends any event with
+ * window.sendToMiniApp(type, data), addressed to the Mini App's origin. Only messages from the Mini
+ * App's origin count (Telegram's script posts them with target `*`).
  */
 export async function startTelegramHarness(theme: Record<string, string> = DARK_THEME): Promise<TelegramHarness> {
   const page = (src: string, appOrigin: string) => `<!doctype html>
@@ -90,6 +96,7 @@ window.addEventListener('message', (event) => {
   let message;
   try { message = JSON.parse(event.data); } catch { return; }
   window.telegramEvents.push(message);
+  if (message.eventType === 'iframe_ready') window.sendToMiniApp('set_custom_style', ${JSON.stringify(WEB_CLIENT_STYLE)});
   if (message.eventType === 'web_app_request_theme') window.sendToMiniApp('theme_changed', { theme_params: window.telegramTheme });
   if (message.eventType === 'web_app_request_viewport') window.sendToMiniApp('viewport_changed', { height: 640, is_expanded: true, is_state_stable: true });
 });

@@ -15,6 +15,8 @@ import { signInitData, telegramKeys } from '../helpers/telegram.ts';
 const BOT_ID = 7_000_000_001;
 const keys = telegramKeys();
 const TELEGRAM_WEB = 'https://web.telegram.org';
+/** The CSP hash of the empty string (`printf '' | openssl dgst -sha256 -binary | base64`). */
+const EMPTY_STYLE_HASH = "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='";
 let app: TestApp;
 let store: Awaited<ReturnType<TestApp['store']>>;
 let plain: Awaited<ReturnType<TestApp['store']>>;
@@ -181,14 +183,23 @@ describe('the Mini App route ({checkout}/tg)', () => {
     assert.match(framed.headers.get('content-security-policy')!, /frame-ancestors https:\/\/web\.telegram\.org http:\/\/127\.0\.0\.1:5999(;|$)/);
     assert.match(framed.headers.get('content-security-policy')!, /script-src 'self';/);
     assert.equal(framed.headers.get('x-frame-options'), null);
-    assert.match(framed.text, /<script src="\/pay\/assets\/telegram\.js\?v=[0-9a-f]+" defer><\/script>/);
+    // Telegram's own script, then Kassa's glue; in a web client's frame Telegram's script appends an
+    // empty <style>, which the CSP allows by the hash of the empty string, and no other inline style.
+    assert.match(
+      framed.text,
+      /<script src="\/pay\/assets\/telegram-web-app\.js\?v=[0-9a-f]+" defer><\/script><script src="\/pay\/assets\/telegram\.js\?v=[0-9a-f]+" defer><\/script>/,
+    );
+    const styleSrc = (csp: string | null) => csp?.split('; ').find((directive) => directive.startsWith('style-src '));
+    assert.match(styleSrc(framed.headers.get('content-security-policy'))!, /^style-src 'self' 'nonce-[^']+' 'sha256-[^']+'$/);
+    assert.ok(styleSrc(framed.headers.get('content-security-policy'))!.endsWith(` ${EMPTY_STYLE_HASH}`));
     assert.match(framed.text, /id="kassa-telegram"/);
     assert.match(framed.text, new RegExp(`"twaReturnUrl":"https://t.me/KassaTestBot/pay\\?startapp=${payment.id}"`));
     // Outside Telegram the same payment's ordinary checkout: not framable, no Telegram script.
     const ordinary = await app.request('GET', `/pay/${payment.id}`);
     assert.match(ordinary.headers.get('content-security-policy')!, /frame-ancestors 'none'/);
     assert.equal(ordinary.headers.get('x-frame-options'), 'DENY');
-    assert.doesNotMatch(ordinary.text, /telegram\.js/);
+    assert.doesNotMatch(ordinary.text, /telegram(-web-app)?\.js/);
+    assert.doesNotMatch(ordinary.headers.get('content-security-policy')!, /sha256-/);
     // BotFather's URL: the payment id from the launch's query (when a client sends it there) leads to its page; else the boot page.
     const redirected = await app.request('GET', `/pay/tg?tgWebAppStartParam=${payment.id}`);
     assert.equal(redirected.status, 200);
@@ -196,9 +207,15 @@ describe('the Mini App route ({checkout}/tg)', () => {
     const boot = await app.request('GET', '/pay/tg');
     assert.equal(boot.status, 200);
     assert.match(boot.headers.get('content-security-policy')!, /frame-ancestors https:\/\/web\.telegram\.org/);
+    assert.equal(styleSrc(boot.headers.get('content-security-policy')), `style-src 'self' ${EMPTY_STYLE_HASH}`);
     assert.match(boot.text, /data-telegram-boot/);
     const script = await app.request('GET', '/pay/assets/telegram.js');
     assert.equal(script.status, 200);
     assert.match(script.headers.get('content-type')!, /javascript/);
+    const telegramScript = await app.request('GET', '/pay/assets/telegram-web-app.js');
+    assert.equal(telegramScript.status, 200);
+    assert.match(telegramScript.headers.get('content-type')!, /javascript/);
+    assert.match(telegramScript.text, /window\.Telegram\.WebApp = WebApp;/);
+    assert.doesNotMatch(telegramScript.text, /sourceMappingURL/);
   });
 });

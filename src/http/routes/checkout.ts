@@ -37,6 +37,7 @@ import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConne
 import { STATIC_ASSETS } from '../../checkout/static.ts';
 import { PAGE_CSP, strictCsp } from '../../web/csp.ts';
 import { renderTelegramBootPage } from '../../checkout/page.ts';
+import { telegramCsp } from '../../checkout/telegram.ts';
 import { recordTelegramPayer } from '../../telegram/payer.ts';
 import { telegramPaymentUrl } from '../../telegram/links.ts';
 import { serveAssets } from '../../web/assets.ts';
@@ -357,9 +358,9 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       return;
     }
     const lang = langOf(ctx);
-    htmlHeaders(ctx, lang, strictCsp({ frameAncestors: config.telegramWebOrigins }));
+    htmlHeaders(ctx, lang, strictCsp(telegramCsp(config.telegramWebOrigins)));
     framedByTelegram(ctx);
-    ctx.body = renderTelegramBootPage({ origins: config.telegramWebOrigins, returnUrl: null, bootPath: telegramRoot, lang });
+    ctx.body = renderTelegramBootPage({ returnUrl: null, bootPath: telegramRoot, lang });
   });
   router.get(`${telegramRoot}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx) => {
     await paymentPage(ctx, ctx.params.paymentId ?? '', true);
@@ -407,14 +408,12 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     const qr = links ? await qrSvg(links.ton, t(lang, 'qrLabel')) : null;
     const styleNonce = crypto.randomBytes(16).toString('base64');
     const embed = telegram ? null : await embedOrigin(ctx, row.store_id);
-    const frameAncestors = telegram ? config.telegramWebOrigins : [];
-    htmlHeaders(ctx, lang, paymentPageCsp(row, styleNonce, frameAncestors));
+    htmlHeaders(ctx, lang, paymentPageCsp(row, styleNonce, telegram ? telegramCsp(config.telegramWebOrigins) : {}));
     if (telegram) framedByTelegram(ctx);
     else frameFor(ctx, embed);
     ctx.status = 200;
     const telegramPage = telegram
       ? {
-          origins: config.telegramWebOrigins,
           returnUrl: telegramPaymentUrl(row.telegram_mini_app, row.id),
           initDataEndpoint: `${prefix}/v1/checkout/payments/${row.id}/telegram`,
           bootPath: telegramRoot,
