@@ -75,11 +75,12 @@ ${
 <dt>Order id</dt><dd>${p.order_id ?? '—'}</dd>
 ${p.description === null ? '' : html`<dt>Description</dt><dd>${p.description}</dd>`}
 <dt>${term(glossary, 'deposit')}</dt><dd>${p.address_friendly ? address(p.address_friendly, network, 'the payment address') : '—'}</dd>
-<dt>Created</dt><dd>${dateTime(p.created_at)}</dd>
 ${p.status === 'completed' ? '' : html`<dt>Expires</dt><dd>${dateTime(p.expires_at)}</dd>`}
-<dt>Paid</dt><dd>${p.paid_at ? dateTime(p.paid_at) : '—'}</dd>
 <dt>Checkout</dt><dd>${copyableId(input.checkoutUrl, 'checkout link', input.checkoutUrl)}</dd>
-${p.telegram_mini_app ? html`<dt>In Telegram</dt><dd class="mono">${telegramPaymentUrl(p.telegram_mini_app, p.id)}</dd>` : ''}
+${(() => {
+  const inTelegram = telegramPaymentUrl(p.telegram_mini_app, p.id);
+  return inTelegram === null ? '' : html`<dt>In Telegram</dt><dd>${copyableId(inTelegram, 'Telegram link')}</dd>`;
+})()}
 ${p.telegram_user_id === null ? '' : html`<dt>Telegram user</dt><dd id="telegram-user">${p.telegram_username ? html`@${p.telegram_username}, ` : ''}id <span class="mono">${p.telegram_user_id}</span> <span class="muted">(checked with Telegram's signature)</span></dd>`}
 ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webhook URL')}</dd>` : ''}
 </dl>`;
