@@ -22,9 +22,9 @@ function run(file: string): Promise<{ code: number | null; output: string }> {
   });
 }
 
-// Two at a time: most of a drill's time is waiting (the late-commit margin, a killed worker's lease, the
+// Three at a time: most of a drill's time is waiting (the late-commit margin, a killed worker's lease, the
 // chain's clock), and each has its own service and database; the suite runs them after its other files.
-describe('drills (short tier)', { concurrency: 2 }, () => {
+describe('drills (short tier)', { concurrency: 3 }, () => {
   it('there are drills to run', () => {
     assert.ok(drills.length > 0, 'no drills found in drills/');
   });

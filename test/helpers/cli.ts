@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { childBaseEnv } from './kassaProcess.ts';
 
 const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
 
@@ -32,7 +33,7 @@ function emptyDirectory(): string {
 export function kassa(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+      env: { ...childBaseEnv(), LOG_LEVEL: 'info', ...env },
       cwd: options.cwd ?? emptyDirectory(),
     });
     let stdout = '';

@@ -54,10 +54,18 @@ function parseLines(text: string): LogLine[] {
   return lines;
 }
 
+/**
+ * What every Kassa process a test starts inherits whatever else it is given: PATH, and Node's compile
+ * cache when the test command set one (test/run.ts; it saves ~0.3 s of CPU per process started).
+ */
+export function childBaseEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', ...(process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {}) };
+}
+
 export async function startKassaProcess(options: KassaProcessOptions): Promise<KassaProcess> {
   const child = spawn(process.execPath, [options.entry ?? CLI, ...(options.args ?? ['start'])], {
     ...(options.cwd ? { cwd: options.cwd } : {}),
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', PORT: '0', ...options.env },
+    env: { ...childBaseEnv(), LOG_LEVEL: 'info', PORT: '0', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
