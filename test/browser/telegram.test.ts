@@ -160,6 +160,9 @@ describe('the checkout as a Telegram Mini App', () => {
       step("await send(page, 'back_button_pressed');");
       await send(page, 'back_button_pressed');
       await waitForEvent(page, 'web_app_setup_back_button', (d) => d.is_visible === false);
+      // The list closed and the MainButton active again (not pressable while it shows progress), as a person would see it.
+      await modal.getByText(TEST_WALLET_NAME, { exact: true }).first().waitFor({ state: 'hidden', timeout: 10_000 });
+      await waitForEvent(page, 'web_app_setup_main_button', (d) => d.is_visible === true && d.is_active === true && d.is_progress_visible === false);
 
       // Again: the wallet list opens (TON Connect, here in its Telegram mode), and closes with the BackButton.
       await send(page, 'main_button_pressed');
