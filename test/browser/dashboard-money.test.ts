@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import { fromBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
-import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, overpaidTonPayment, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 
@@ -44,22 +44,8 @@ async function join(page: Page, email: string, role: 'owner' | 'viewer'): Promis
 
 const check = (page: Page, what: string): Promise<void> => assertPageFits(page, what, ARTIFACTS);
 
-/** A payment of 1 TON paid with 1.5 TON (0.5 refundable), booked by the chain reader. */
-async function overpaidPayment(orderId: string): Promise<any> {
-  const created = await app.request('POST', '/v1/payments', {
-    token: store.token,
-    body: {
-      amount: '1',
-      currency: 'TON',
-      payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
-      order_id: orderId,
-      webhookURL: 'http://127.0.0.1:9/hook',
-    },
-  });
-  assert.equal(created.status, 201, created.text);
-  await app.pay(created.json.paymentDetails.address, 'TON', '1.5');
-  return created.json;
-}
+/** A payment of 1 TON paid with 1.5 TON (0.5 refundable), booked by the chain reader; its webhook fails (nothing listens). */
+const overpaidPayment = (orderId: string): Promise<any> => overpaidTonPayment(app, store.token, { order_id: orderId });
 
 /** A payment's refund as the books hold it, less what names the payment, its wallet or its moment. */
 const bookedRefund = async (paymentId: string) =>

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
 import type { Browser, Page } from 'playwright-core';
-import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { freshAddress, overpaidTonPayment, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
 
@@ -39,23 +39,9 @@ after(async () => {
 
 const fits = (page: Page, what: string): Promise<void> => assertPageFits(page, what, ARTIFACTS);
 
-/** A payment of 1 TON paid with 1.5 TON (0.5 refundable), booked; its webhook fails (nothing listens). */
-async function overpaidPayment(orderId: string): Promise<any> {
-  const created = await app.request('POST', '/v1/payments', {
-    token: store.token,
-    body: {
-      amount: '1',
-      currency: 'TON',
-      payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] },
-      order_id: orderId,
-      description: 'Two flat whites and a croissant, table by the window',
-      webhookURL: 'http://127.0.0.1:9/hook',
-    },
-  });
-  assert.equal(created.status, 201, created.text);
-  await app.pay(created.json.paymentDetails.address, 'TON', '1.5');
-  return created.json;
-}
+/** A payment of 1 TON paid with 1.5 TON (0.5 refundable), booked by the chain reader; its webhook fails (nothing listens). */
+const overpaidPayment = (orderId: string): Promise<any> =>
+  overpaidTonPayment(app, store.token, { order_id: orderId, description: 'Two flat whites and a croissant, table by the window' });
 
 describe('the dashboard on a phone (375 px) in headless Chromium', () => {
   let payment: any;

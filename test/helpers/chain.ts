@@ -209,3 +209,17 @@ export async function assertBooksMatchChain(app: TestApp, paymentId: string, wal
     assert.equal(held, toBaseUnits(chain[row.coin_symbol] ?? '0', row.decimals), `${row.coin_symbol}: ${JSON.stringify(row)}`);
   }
 }
+
+/**
+ * A payment of 1 TON paid with 1.5 TON on the sandbox chain (0.5 refundable once the reader books it),
+ * with a webhook URL nothing listens on (its delivery fails). `fields` adds to the create's body.
+ */
+export async function overpaidTonPayment(app: ChainTestApp, token: string, fields: Record<string, unknown>): Promise<any> {
+  const created = await app.request('POST', '/v1/payments', {
+    token,
+    body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, webhookURL: 'http://127.0.0.1:9/hook', ...fields },
+  });
+  assert.equal(created.status, 201, created.text);
+  await app.pay(created.json.paymentDetails.address, 'TON', '1.5');
+  return created.json;
+}
