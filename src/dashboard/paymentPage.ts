@@ -61,6 +61,7 @@ export function paymentPage(input: {
   const mayRedeliver = can(store.role, 'webhook.redeliver');
   const refund = input.refund ?? {};
   const problems = refund.problems ?? {};
+  const inTelegram = telegramPaymentUrl(p.telegram_mini_app, p.id);
   const facts = html`<dl class="facts">
 <dt>Status</dt><dd>${statusLabel(p.status)}</dd>
 <dt>${term(glossary, 'anomaly')}</dt><dd id="anomalies">${page.anomalies.length ? page.anomalies.map((a) => ANOMALY_WORDS[a]).join(', ') : 'nothing'}</dd>
@@ -77,10 +78,7 @@ ${p.description === null ? '' : html`<dt>Description</dt><dd>${p.description}</d
 <dt>${term(glossary, 'deposit')}</dt><dd>${p.address_friendly ? address(p.address_friendly, network, 'the payment address') : '—'}</dd>
 ${p.status === 'completed' ? '' : html`<dt>Expires</dt><dd>${dateTime(p.expires_at)}</dd>`}
 <dt>Checkout</dt><dd>${copyableId(input.checkoutUrl, 'checkout link', input.checkoutUrl)}</dd>
-${(() => {
-  const inTelegram = telegramPaymentUrl(p.telegram_mini_app, p.id);
-  return inTelegram === null ? '' : html`<dt>In Telegram</dt><dd>${copyableId(inTelegram, 'Telegram link')}</dd>`;
-})()}
+${inTelegram === null ? '' : html`<dt>In Telegram</dt><dd>${copyableId(inTelegram, 'Telegram link')}</dd>`}
 ${p.telegram_user_id === null ? '' : html`<dt>Telegram user</dt><dd id="telegram-user">${p.telegram_username ? html`@${p.telegram_username}, ` : ''}id <span class="mono">${p.telegram_user_id}</span> <span class="muted">(checked with Telegram's signature)</span></dd>`}
 ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webhook URL')}</dd>` : ''}
 </dl>`;
