@@ -12,7 +12,7 @@ import { depositMoney, type DepositMoney, type OutgoingRow } from '../treasury/o
 import type { JettonOwnerOf } from '../treasury/destinations.ts';
 import type { RefundRequest } from '../treasury/refundRequest.ts';
 import { createRefund, refundBalance, refundFigures } from '../treasury/refunds.ts';
-import { EFFECT_WORDS, OUTGOING_WORDS, readable } from './words.ts';
+import { CLOSING_SHARE_WORDS, EFFECT_WORDS, OUTGOING_WORDS, readable } from './words.ts';
 
 const TON_DECIMALS = 9;
 
@@ -135,7 +135,13 @@ export function paymentTimeline(input: {
   if (input.expiredAt) events.push({ at: input.expiredAt, kind: 'expired', text: 'Expired' });
   if (input.cancelledAt) events.push({ at: input.cancelledAt, kind: 'cancelled', text: 'Cancelled' });
   for (const o of input.outgoing) {
-    const what = `${o.source === 'treasury' ? 'Refund from the treasury' : OUTGOING_WORDS[o.kind]} of ${o.amount} ${o.coin_symbol}`;
+    const kind =
+      o.source === 'treasury'
+        ? 'Refund from the treasury'
+        : o.reason === 'leftover' || o.reason === 'gas_return'
+          ? CLOSING_SHARE_WORDS[o.reason]
+          : OUTGOING_WORDS[o.kind];
+    const what = `${kind} of ${o.amount} ${o.coin_symbol}`;
     events.push({ at: o.created_at, kind: o.kind, text: o.source === 'treasury' ? `${what} asked (for the merchant's wallet to sign)` : `${what} planned` });
     const times = input.outgoingTimes.get(o.id);
     if (times?.confirmed_at) {

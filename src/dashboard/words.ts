@@ -82,6 +82,12 @@ export const OUTGOING_WORDS: Record<'refund' | 'sweep' | 'gas_top_up', string> =
   gas_top_up: "Kassa's fee money for a token transfer",
 };
 
+/** The transfers that ride with the refund of everything, the deposit's last movement out (closing.ts), for the shop owner. */
+export const CLOSING_SHARE_WORDS: Record<'leftover' | 'gas_return', string> = {
+  leftover: 'Move of your change left in the deposit to your wallet',
+  gas_return: "Kassa's unused fee money back to its gas wallet",
+};
+
 /** A transfer out's state, for the shop owner. */
 export const OUTGOING_STATE_WORDS: Record<OutgoingState, string> = {
   planned: 'planned',

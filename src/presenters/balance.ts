@@ -15,8 +15,9 @@ const sweepSchema = {
     id: { type: 'string', format: 'uuid' },
     reason: {
       type: 'string',
-      enum: ['payment', 'held_money'],
-      description: "payment: the completed payment's counted amount; held_money: refundable money after REFUND_HOLD_DAYS.",
+      enum: ['payment', 'held_money', 'leftover'],
+      description:
+        "payment: the completed payment's counted amount; held_money: refundable money after REFUND_HOLD_DAYS; leftover: what the sweep's fee did not use, paid to the treasury with the deposit's last movement out (the refund of everything).",
     },
     coin: { type: 'string' },
     amount: amount('What the books move to the treasury (its fee comes out of it for TON).'),
@@ -83,7 +84,7 @@ type Sweep = FromSchema<typeof sweepSchema>;
 function presentSweep(row: OutgoingRow): Sweep {
   return {
     id: row.id,
-    reason: row.reason === 'held_money' ? 'held_money' : 'payment',
+    reason: row.reason === 'held_money' || row.reason === 'leftover' ? row.reason : 'payment',
     coin: row.coin_symbol,
     amount: row.amount,
     ...(row.state === 'confirmed' && row.sent_amount_base_units !== null
@@ -130,6 +131,7 @@ export function presentBalance(
           largestRefund: coin((refunds.coins.get(m.coin_symbol)?.largest ?? 0n).toString()),
         };
       }),
-    sweeps: sweeps.map(presentSweep),
+    // Kassa's gas going back to its gas wallet is no sweep to the merchant's treasury.
+    sweeps: sweeps.filter((row) => row.reason !== 'gas_return').map(presentSweep),
   };
 }

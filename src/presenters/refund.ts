@@ -21,7 +21,7 @@ export const refundSchema = {
     receives: {
       type: 'string',
       description:
-        'What the destination receives, in the coin: the amount; for the refund of everything refundable (fee taken from it), the amount less the 0.01 TON fee reserve until confirmed, then what arrived (more when the deposit held only its money: the amount less the real fee).',
+        "What the destination receives, in the coin: the amount; for the refund of everything refundable (fee taken from it), the amount less the 0.01 TON fee reserve until confirmed, then what arrived (more when it emptied the deposit — it held only this money, or besides it only the merchant's change and Kassa's gas, paid in the same message: the amount less the real fee).",
     },
     address: { type: 'string', description: 'As given.' },
     from: {

@@ -19,6 +19,7 @@ import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
+import { closingFees } from './closing.ts';
 import { outgoingEvents } from './events.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
@@ -197,6 +198,9 @@ const sentRow = lockedRow.extend({
   valid_until: z.date(),
   message_hash: z.string(),
   message_hash_normalized: z.string(),
+  /** A share of the closing message of that refund (closing.ts); its send mode (null: it had no message of its own). */
+  closing_of: z.string().nullable(),
+  send_mode: z.number().nullable(),
 });
 
 /** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
@@ -235,7 +239,7 @@ export async function confirmOutgoing(
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
       select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
-             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized
+             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
                     and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
@@ -253,21 +257,29 @@ export async function confirmOutgoing(
     const share = fees / BigInt(rows.length);
     const remainder = fees - share * BigInt(rows.length);
     const unused = new Set(out.map((_, i) => i));
+    // The closing message (closing.ts): each owner's share books what its own message cost it.
+    const closing = rows.some((row) => row.closing_of !== null) ? closingBookings(rows, out, fees) : null;
+    if (ok && closing === undefined)
+      log.error({ account: tx.account, hash: tx.hash }, 'a closing message left otherwise than it was signed; its fee is shared equally');
     for (const [n, row] of rows.entries()) {
-      const fee = share + (n === 0 ? remainder : 0n);
-      // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet.
-      const index = [...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined);
+      const booked = closing?.get(row.id);
+      const fee = booked?.fee ?? share + (n === 0 ? remainder : 0n);
+      // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet;
+      // a closing share too small to send had none (null).
+      const index = booked
+        ? booked.index
+        : ([...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined));
       if (ok && index !== undefined) {
         const next = askOne(row, { type: 'confirmed' }, now);
         if (!next.ok) continue;
-        unused.delete(index);
+        if (index !== null) unused.delete(index);
         // Failed before (unseen): what was planned again for the same money would pay it twice. Failed
         // first (a payment's counted amount has one sweep that is not failed).
         if (row.state === 'failed') superseded.push(...(await supersedeReplans(db, row.id, now)));
-        const message = out[index]!;
+        const message = index === null ? null : out[index]!;
         const jetton = row.coin_symbol !== 'TON';
-        const sent = jetton ? BigInt(row.amount_base_units) : message.value;
-        const paid = jetton ? fee + message.value : fee;
+        const sent = booked ? booked.sent : jetton ? BigInt(row.amount_base_units) : message!.value;
+        const paid = booked ? booked.fee : jetton ? fee + message!.value : fee;
         await writeTransition(
           db,
           row,
@@ -315,6 +327,46 @@ export async function confirmOutgoing(
     outgoingFailures.inc({ kind: 'on_chain' });
     log.error({ transferId: f.id, account: tx.account, hash: tx.hash, why: f.why }, 'an outgoing transfer failed on chain');
   }
+  return result;
+}
+
+/**
+ * The closing message's rows (closing.ts): each share's message (the one to its destination carrying
+ * no more than its amount; none for a share too small to send), the refund's (the rest, to its
+ * destination), and each row's sent amount and fee (closingFees: the fees add up to the
+ * transaction's). undefined when the messages are not those it was signed with.
+ */
+function closingBookings(
+  rows: ReadonlyArray<z.infer<typeof sentRow>>,
+  out: ReadonlyArray<{ destination: string | null; value: bigint }>,
+  total: bigint,
+): Map<string, { index: number | null; sent: bigint; fee: bigint }> | undefined {
+  const unused = new Set(out.map((_, i) => i));
+  const index = new Map<string, number | null>();
+  const shares: Array<{ id: string; amount: bigint; sent: bigint | null }> = [];
+  for (const row of rows) {
+    if (row.closing_of === null) continue;
+    const amount = BigInt(row.amount_base_units);
+    if (row.send_mode === null) {
+      index.set(row.id, null);
+      shares.push({ id: row.id, amount, sent: null });
+      continue;
+    }
+    const found = [...unused]
+      .filter((i) => out[i]!.destination === row.to_address && out[i]!.value <= amount)
+      .sort((a, b) => (out[b]!.value > out[a]!.value ? 1 : -1))[0];
+    if (found === undefined) return undefined;
+    unused.delete(found);
+    index.set(row.id, found);
+    shares.push({ id: row.id, amount, sent: out[found]!.value });
+  }
+  const refund = rows.find((row) => row.closing_of === null);
+  const refundIndex = refund ? [...unused].find((i) => out[i]!.destination === refund.to_address) : undefined;
+  if (!refund || refundIndex === undefined) return undefined;
+  const { refundFee, shares: booked } = closingFees(total, shares);
+  const result = new Map<string, { index: number | null; sent: bigint; fee: bigint }>();
+  result.set(refund.id, { index: refundIndex, sent: out[refundIndex]!.value, fee: refundFee });
+  for (const [id, { sent, fee }] of booked) result.set(id, { index: index.get(id)!, sent, fee });
   return result;
 }
 

@@ -2,7 +2,8 @@
 // endpoints): refund.confirmed, refund.failed, sweep.confirmed, sweep.failed. The one function that
 // writes an outgoing transfer's state (commands.ts writeTransition, which every command of the
 // signer and the chain reader calls) calls `outgoingEvents` with the row it ended, in its
-// transaction; rows that did not end (planned again) and gas top-ups tell nothing.
+// transaction; rows that did not end (planned again), gas top-ups and Kassa's gas going back to the
+// gas wallet (gas_return, closing.ts) tell nothing: that money is not the store's.
 //
 // Payload: {"refundID" | "sweepID", "paymentID", "coin", "amount", "address", "status" (confirmed or
 // failed), "transactionHash"?, "failureReason"?, "failureKind"? (permanent or transient),
@@ -23,7 +24,7 @@ export async function outgoingEvents(tx: Db, ids: readonly string[], now: Date):
           'transactionHash', o.transaction_hash, 'failureReason', o.failure_reason, 'failureKind', o.failure_kind,
           'retryAt', ${iso(sql.fragment`o.retry_at`)})) as payload
       from unnest(${sql.array([...ids], 'uuid')}::uuid[]) with ordinality as ids (id, n) join outgoing_transfers o on o.id = ids.id
-      where o.kind in ('refund', 'sweep') and o.state in ('confirmed', 'failed') and o.payment_id is not null
+      where o.kind in ('refund', 'sweep') and o.reason <> 'gas_return' and o.state in ('confirmed', 'failed') and o.payment_id is not null
       order by ids.n`,
     now,
   );

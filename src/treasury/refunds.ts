@@ -175,7 +175,7 @@ export function whyNoMore(args: { coin: { symbol: string; decimals: number; mini
   const under = `is under the smallest refund, ${amount(minimum)}`;
   const parts: string[] = [
     everything
-      ? `at most ${amount(money.refundable)} is refundable now: all of it, its fee taken from it (${amount(money.refundable - reserved)} arrives; what the fee does not use is refundable again), ${
+      ? `at most ${amount(money.refundable)} is refundable now: all of it, its fee taken from it (${amount(money.refundable - reserved)} arrives; what the fee does not use arrives too when this empties the deposit, else it is refundable again), ${
           available >= minimum
             ? `or at most ${amount(available)} with its fee paid on top (${amount(reserved)} reserved for it)`
             : `never less (less than all leaves ${amount(available > 0n ? available : 0n)} once ${amount(reserved)} is reserved for its fee, and ${under})`

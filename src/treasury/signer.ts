@@ -13,16 +13,17 @@
 // transaction may reach the masterchain (and the reader) up to the margin later; signed again
 // before, the transfer would be paid twice once both landed (issue 31). Every message signed for a
 // transfer is kept (outgoing_messages), so a late one still confirms it.
-import { Address, internal, type MessageRelaxed } from '@ton/core';
+import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
 import { jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { gasWalletAddress } from './gas.ts';
-import { sql, z, type DatabasePool } from '../db/pool.ts';
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
-import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, type OutgoingRow } from './outgoing.ts';
+import { CLOSING_SHARE_MINIMUM, closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
+import { depositMoney, enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
 import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
 import { nextSeqno, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
@@ -90,6 +91,11 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     return { outcome: 'waiting', transferId: inFlight.id, validUntil };
   }
 
+  // A closing message's shares are planned only beside their refund, in the message that pays them:
+  // one still planned belongs to a message that expired unseen. It is failed, never sent on its own
+  // (it was decided for that message); the refund's next message decides its shares afresh.
+  await failOrphanShares(deps, wallet);
+
   // 3. The facts, 4. the decision (pure), 5. doing it.
   const facts = await readFacts(deps, wallet);
   if (facts === null) return { outcome: 'idle' };
@@ -127,10 +133,142 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
       return fail(deps, facts.next, decision.reason, decision.permanent);
     case 'wait_for_gas':
       return waitForGas(deps, facts.next, facts.gas, decision.topUp);
-    case 'send':
-      return signAndSend(deps, facts, decision);
+    case 'send': {
+      // The refund of everything, the last movement out: each other owner's share in the same message.
+      const closing = isRefundOfEverything(facts) ? await closingOf(deps, facts) : null;
+      return closing ? signClosing(deps, facts, closing) : signAndSend(deps, facts, decision);
+    }
   }
 }
+
+// ---- the closing message (closing.ts) ----------------------------------------------------------
+
+const isRefundOfEverything = (facts: SendFacts): boolean =>
+  !facts.isGas && facts.next.kind === 'refund' && facts.next.coin_symbol === 'TON' && facts.next.fee_reserved_base_units === '0';
+
+async function failOrphanShares(deps: SignerDeps, wallet: string): Promise<void> {
+  const orphans = await deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select id from outgoing_transfers where from_address = ${wallet} and state = 'planned' and closing_of is not null
+  `);
+  const reason = 'its closing message expired unseen; the refund it rode with decides its shares afresh';
+  for (const id of orphans) {
+    await deps.pool.transaction((tx) => failUnsendable(tx, { id, wallet, reason, permanent: true, now: deps.now(), log: deps.log }));
+  }
+}
+
+/**
+ * What the books say of a deposit besides its refund of everything (closing.ts ClosingFacts less the
+ * chain's balance): read again, with the payment row locked, in the transaction that records the message.
+ */
+async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | null): Promise<Omit<ClosingFacts, 'refund' | 'balance'>> {
+  const money = await depositMoney(db, refund.payment_id);
+  const ton = money.find((row) => row.coin_symbol === 'TON');
+  const other = await db.one(sql.type(z.object({ status: z.string(), treasury: z.string().nullable(), moving: z.boolean() }))`
+    select p.status, s.treasury,
+      exists (select 1 from outgoing_transfers o where o.from_address = ${refund.from_address} and o.id <> ${refund.id}
+              and o.state in ('planned', 'sent')) as moving
+    from payments p join stores s on s.id = p.store_id where p.id = ${refund.payment_id}
+  `);
+  const holds = (row: (typeof money)[number]) => BigInt(row.refundable) > 0n || BigInt(row.merchant_unswept) > 0n || BigInt(row.held) > 0n;
+  return {
+    paymentSettled: other.status === 'completed' || other.status === 'expired' || other.status === 'cancelled',
+    customerLeft: BigInt(ton?.refundable ?? '0'),
+    merchant: BigInt(ton?.merchant_unswept ?? '0'),
+    gas: BigInt(ton?.gas ?? '0'),
+    gasFree: BigInt(ton?.gas_free ?? '0'),
+    otherMoney: other.moving || money.some((row) => row.coin_symbol !== 'TON' && holds(row)),
+    treasury: other.treasury,
+    gasWallet,
+  };
+}
+
+/** The other owners' shares the refund's message pays (closing.ts), or null: it is not the deposit's last movement out. */
+async function closingOf(deps: SignerDeps, facts: SendFacts): Promise<ClosingShare[] | null> {
+  if (!isRefundOfEverything(facts) || facts.walletRef.derivation !== 'v5r1-1') return null;
+  const books = await closingBooks(deps.pool, facts.next, facts.gas);
+  const shares = closingShares({ ...books, refund: BigInt(facts.next.amount_base_units), balance: facts.input.balance });
+  return shares !== null && shares.length > 0 ? shares : null;
+}
+
+/**
+ * Signs the closing message — each share sent from its own amount (send mode 0), the refund last
+ * with the rest of the balance (128) — and records it: with the payment row locked, the books are
+ * asked again (they must still say the same shares), the shares' rows are planned beside the refund
+ * (closing_of) and all are recorded `sent` with the one message; then it is broadcast.
+ */
+async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingShare[]): Promise<SendOutcome> {
+  const { next, wallet, seqno } = facts;
+  const sent = shares.filter((share) => share.sent);
+  const messages = [
+    ...sent.map((share) => internal({ to: Address.parse(share.to), value: share.amount, bounce: false })),
+    internal({ to: Address.parse(next.to_address), value: 0n, bounce: false }),
+  ];
+  const modes = [...sent.map(() => SHARE_SEND_MODE), SendMode.CARRY_ALL_REMAINING_BALANCE];
+  const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? deps.config.outgoingMessageTtlSeconds);
+  const message = signWalletMessage(facts.keys, facts.walletRef, { seqno, validUntil, sendMode: SendMode.CARRY_ALL_REMAINING_BALANCE, messages, modes });
+  await deps.hooks?.afterSign?.(next, message);
+  const ids = await deps.pool
+    .transaction(async (tx) => {
+      await tx.query(sql.unsafe`select 1 from payments where id = ${next.payment_id} for update`);
+      const again = closingShares({ ...(await closingBooks(tx, next, facts.gas)), refund: BigInt(next.amount_base_units), balance: facts.input.balance });
+      if (JSON.stringify(again, bigints) !== JSON.stringify(shares, bigints)) throw new Error('the books changed while the closing message was signed');
+      const ids = [next.id];
+      for (const share of shares) {
+        const row = await planOutgoing(
+          tx,
+          {
+            kind: 'sweep',
+            reason: share.reason,
+            paymentId: next.payment_id,
+            storeId: next.store_id,
+            from: wallet,
+            to: share.to,
+            coin: 'TON',
+            decimals: 9,
+            amountBaseUnits: share.amount,
+            feeReservedBaseUnits: 0n,
+            closingOf: next.id,
+          },
+          deps.now(),
+        );
+        if (!row) throw new Error('a closing share was refused by the books');
+        ids.push(row.id);
+      }
+      await recordSigned(tx, {
+        wallet,
+        ids,
+        seqno,
+        validUntil: new Date(validUntil * 1000),
+        sendMode: SendMode.CARRY_ALL_REMAINING_BALANCE,
+        message,
+        now: deps.now(),
+      });
+      // Each share's own mode: 0 when it has a message of its own, none when it pays toward the fee.
+      await tx.query(sql.typeAlias('void')`
+        update outgoing_transfers set send_mode = case when amount_base_units >= ${CLOSING_SHARE_MINIMUM.toString()}::numeric then ${SHARE_SEND_MODE}::smallint end
+        where closing_of = ${next.id} and state = 'sent'
+      `);
+      return ids;
+    })
+    .catch((error: unknown) => {
+      deps.log.warn(
+        { err: error instanceof Error ? error.message : String(error), wallet },
+        'the closing message was not recorded; the next run decides again',
+      );
+      return null;
+    });
+  if (ids === null) return { outcome: 'idle' };
+  await deps.hooks?.afterRecord?.(next);
+  deps.log.info(
+    { transferIds: ids, kind: next.kind, wallet, coin: 'TON', messages: messages.length, seqno, shares: shares.map((s) => s.reason), message: message.hash },
+    "the closing message signed: the refund of everything and every other owner's share",
+  );
+  await broadcast(deps, next.id, message.boc);
+  await deps.hooks?.afterBroadcast?.(next);
+  return { outcome: 'sent', transferId: next.id, seqno, transfers: ids.length };
+}
+
+const bigints = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
 
 interface SendFacts {
   wallet: string;

@@ -38,18 +38,32 @@ export function walletAddress(keys: KeyPair, wallet: WalletRef): Address {
 }
 
 /**
- * The external message that makes the wallet send `messages` with `sendMode`, valid until
+ * The external message that makes the wallet send `messages` with `sendMode` (or, wallet v5 only,
+ * each with its own of `modes`), valid until
  * `validUntil` (unix seconds) at wallet seqno `seqno`. Seqno 0: the wallet is not deployed yet,
  * and the message carries its StateInit (the first message deploys it).
  */
 export function signWalletMessage(
   keys: KeyPair,
   wallet: WalletRef,
-  args: { seqno: number; validUntil: number; sendMode: SendMode; messages: MessageRelaxed[] },
+  args: { seqno: number; validUntil: number; sendMode: SendMode; messages: MessageRelaxed[]; modes?: SendMode[] },
 ): SignedMessage {
   const contract = contractOf(keys, wallet);
   const transfer = { seqno: args.seqno, secretKey: keys.secretKey, sendMode: args.sendMode, messages: args.messages, timeout: args.validUntil };
-  const body: Cell = contract instanceof WalletContractV4 ? contract.createTransfer(transfer) : contract.createTransfer(transfer);
+  let body: Cell;
+  if (args.modes === undefined) body = contract instanceof WalletContractV4 ? contract.createTransfer(transfer) : contract.createTransfer(transfer);
+  else {
+    // A send mode per message (the closing message, closing.ts): wallet v5's actions carry one each.
+    if (contract instanceof WalletContractV4 || args.modes.length !== args.messages.length)
+      throw new Error('a send mode per message needs wallet v5, one mode per message');
+    const modes = args.modes;
+    body = contract.createRequest({
+      seqno: args.seqno,
+      secretKey: keys.secretKey,
+      timeout: args.validUntil,
+      actions: args.messages.map((outMsg, i) => ({ type: 'sendMsg' as const, mode: modes[i]!, outMsg })),
+    });
+  }
   const message = external({ to: contract.address, ...(args.seqno === 0 ? { init: contract.init } : {}), body });
   const cell = beginCell().store(storeMessage(message)).endCell();
   return { boc: cell.toBoc(), hash: messageHash(message), hashNormalized: normalizedMessageHash(message)! };

@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { sql, z } from '../../src/db/pool.ts';
-import { coinAmountFor } from '../../src/money.ts';
+import { coinAmountFor, fromBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
+import { CLOSING_SHARE_MINIMUM } from '../../src/treasury/closing.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/fees.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { planDueSweeps } from '../../src/treasury/sweeps.ts';
@@ -113,7 +114,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
-  it("the largest refund the balance states is accepted beside the merchant's money: all that is refundable, its fee taken from it (issue 29: 0.011041998 TON)", async () => {
+  it("the largest refund the balance states is accepted beside the merchant's change, and closes the deposit: one message pays the customer all of it less only its fee and the merchant its change (issue 29: 0.011041998 TON)", async () => {
     const treasury = freshAddress();
     const store = await newStore('TON/TON', treasury);
     const p = await payment(store.token, '1', 'TON');
@@ -122,7 +123,9 @@ describe('money out: nobody else’s money, fees on the books', () => {
     await app.drain(p.wallet); // the counted 1 TON swept, 0.01 of it set aside for the fee: the merchant's change stays
     const [before] = await depositMoney(app.pool, p.id);
     assert.equal(before!.refundable, '11041998');
-    assert.ok(BigInt(before!.merchant_unswept) > 0n, 'the sweep left the merchant a change');
+    const change = BigInt(before!.merchant_unswept);
+    assert.ok(change >= CLOSING_SHARE_MINIMUM, `the sweep left the merchant a change: ${change}`);
+    const treasuryBefore = app.arrived(treasury, p.wallet);
     const stated = (await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token })).json.coins[0];
     assert.equal(stated.largestRefund, '0.011041998');
     const to = freshAddress();
@@ -134,16 +137,78 @@ describe('money out: nobody else’s money, fees on the books', () => {
       body: { coin: 'TON', amount: stated.largestRefund, address: to },
     });
     assert.equal(all.status, 201, all.text);
-    assert.equal(all.json.receives, '0.001041998');
+    assert.equal(all.json.receives, '0.001041998', 'what arrives at least');
     await app.drain(p.wallet);
     const [done] = (await app.request('GET', `/v1/payments/${p.id}/refunds`, { token: store.token })).json.data;
     assert.equal(done.status, 'confirmed', JSON.stringify(done));
-    // Exactly what it said arrives; the merchant's change stays the merchant's; the books equal the chain.
-    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), 1_041_998n);
+    // One message: the customer got all that was refundable less only the refund's own fee (more than
+    // the 0.001041998 stated: the fee's reserve is not kept back), the merchant its change less only
+    // its message's forwarding fee; the deposit is empty, and the two fees are the transaction's.
+    const rows = await outgoingOfPayment(app.pool, p.id);
+    const leftover = rows.find((row) => row.reason === 'leftover')!;
+    assert.deepEqual([leftover.state, leftover.closing_of, leftover.amount_base_units], ['confirmed', done.id, change.toString()]);
+    const refundRow = rows.find((row) => row.id === done.id)!;
+    assert.equal(leftover.transaction_hash, refundRow.transaction_hash, 'the same transaction');
+    const refundFee = BigInt(refundRow.fee_base_units!);
+    const leftoverFee = BigInt(leftover.fee_base_units!);
+    assert.ok(refundFee > 0n && refundFee < TON_FEE_RESERVE_BASE_UNITS, refundFee.toString());
+    assert.ok(leftoverFee > 0n && leftoverFee < CLOSING_SHARE_MINIMUM, `a forwarding fee: ${leftoverFee}`);
+    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), 11_041_998n - refundFee);
+    assert.equal(done.receives, fromBaseUnits(11_041_998n - refundFee, 9));
+    assert.equal(app.arrived(treasury, p.wallet) - treasuryBefore, change - leftoverFee);
+    assert.equal(BigInt(leftover.sent_amount_base_units!), change - leftoverFee);
+    assert.equal((await balances(p.wallet)).TON ?? '0', '0');
     const [after] = await depositMoney(app.pool, p.id);
-    assert.equal(after!.merchant_unswept, before!.merchant_unswept);
-    assert.equal(BigInt(after!.refundable), TON_FEE_RESERVE_BASE_UNITS - toNano(done.fee));
+    assert.deepEqual([after!.refundable, after!.merchant_unswept], ['0', '0']);
     await assertBooksMatchChain(app, p.id, p.wallet);
+    // The balance answer lists the change beside the sale's sweep; the merchant hears of it as a sweep.
+    const balance = await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token });
+    assert.deepEqual(
+      balance.json.sweeps.map((sweep: any) => [sweep.reason, sweep.status]),
+      [
+        ['payment', 'confirmed'],
+        ['leftover', 'confirmed'],
+      ],
+    );
+  });
+
+  it("the refund of everything after overpayments, partial refunds, a jetton refund and the sweep empties the deposit: Kassa's gas goes back to the gas wallet in the same message", async () => {
+    const treasury = freshAddress();
+    const store = await newStore('USDT/TON', treasury);
+    await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('1'), note: null, now: new Date() });
+    const p = await payment(store.token, '2', 'USDT');
+    await app.pay(p.address, 'USDT', '3');
+    await app.pay(p.address, 'TON', '1'); // by mistake
+    await app.settle();
+    const customer = freshAddress();
+    const refund = (body: unknown) => app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body });
+    assert.equal((await refund({ coin: 'USDT', amount: '1', address: customer })).status, 201);
+    assert.equal((await refund({ coin: 'TON', amount: '0.3', address: customer })).status, 201);
+    await app.drain(p.wallet); // the USDT refund (its gas topped up), the TON refund, the USDT sale's sweep
+    const [ton] = await depositMoney(app.pool, p.id);
+    const gasLeft = BigInt(ton!.gas!);
+    assert.ok(gasLeft >= CLOSING_SHARE_MINIMUM, `Kassa's gas left in the deposit: ${gasLeft}`);
+    assert.equal((await balances(treasury)).USDT, '2');
+    const gasBefore = app.arrived(gas, p.wallet);
+    const everything = BigInt(ton!.refundable);
+    const last = await refund({ coin: 'TON', amount: fromBaseUnits(everything, 9), address: customer });
+    assert.equal(last.status, 201, last.text);
+    await app.drain(p.wallet);
+    const rows = await outgoingOfPayment(app.pool, p.id);
+    const back = rows.find((row) => row.reason === 'gas_return')!;
+    const closing = rows.find((row) => row.id === last.json.id)!;
+    assert.deepEqual([closing.state, back.state, back.closing_of, back.to_address], ['confirmed', 'confirmed', closing.id, gas]);
+    assert.equal(BigInt(back.amount_base_units), gasLeft);
+    assert.equal(app.arrived(gas, p.wallet) - gasBefore, gasLeft - BigInt(back.fee_base_units!));
+    assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('0.3') + everything - BigInt(closing.fee_base_units!));
+    const left = await balances(p.wallet);
+    assert.deepEqual([left.TON ?? '0', left.USDT ?? '0'], ['0', '0'], JSON.stringify(left));
+    const [after] = await depositMoney(app.pool, p.id);
+    assert.deepEqual([after!.refundable, after!.merchant_unswept, after!.gas], ['0', '0', '0']);
+    await assertBooksMatchChain(app, p.id, p.wallet);
+    // Kassa's gas is not the store's: no sweep in its balance answer, no event.
+    const balance = await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token });
+    assert.ok(!balance.json.sweeps.some((sweep: any) => sweep.id === back.id));
   });
 
   it('refunds in many pieces from a store without a treasury, then the treasury: the sweep of the counted money succeeds', async () => {

@@ -322,6 +322,48 @@ describe('sending is safe to repeat', () => {
   });
 });
 
+describe('the closing message (issue 29 item 4)', () => {
+  it("one that expires unseen: its shares are failed, never sent alone; the refund's next message pays them afresh, once; chain = books", async () => {
+    const payment = await completedPayment('1', '1.5');
+    await app.drain(payment.wallet); // the sale swept: the merchant's change (the sweep's unused reserve) stays
+    const [before] = await depositMoney(app.pool, payment.id);
+    const everything = BigInt(before!.refundable);
+    const customer = freshAddress();
+    const asked = await app.request('POST', `/v1/payments/${payment.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: (Number(everything) / 1e9).toFixed(9), address: customer },
+    });
+    assert.equal(asked.status, 201, asked.text);
+    const lost = signer({ messageTtlSeconds: 1, hooks: { broadcast: async () => {} } });
+    assert.equal((await sendFromWallet(lost, payment.wallet)).outcome, 'sent');
+    const first = (await outgoingOfPayment(app.pool, payment.id)).filter((row) => row.closing_of === asked.json.id);
+    assert.deepEqual(
+      first.map((row) => [row.reason, row.state, row.amount_base_units]),
+      [['leftover', 'sent', before!.merchant_unswept]],
+    );
+    await app.advanceChain(3 + LATE_COMMIT_MARGIN_MS / 1000);
+    const again = await sendFromWallet(signer({ now: () => new Date(app.sandbox.chain.now * 1000) }), payment.wallet);
+    assert.equal(again.outcome, 'sent');
+    await app.settle();
+    const rows = await outgoingOfPayment(app.pool, payment.id);
+    const refund = rows.find((row) => row.id === asked.json.id)!;
+    const shares = rows.filter((row) => row.closing_of === refund.id);
+    assert.deepEqual([refund.state, refund.messages_signed], ['confirmed', 2]);
+    assert.deepEqual(
+      shares.map((row) => [row.state, row.messages_signed, row.transaction_hash === refund.transaction_hash]),
+      [
+        ['failed', 1, false],
+        ['confirmed', 1, true],
+      ],
+    );
+    assert.match(shares[0]!.failure_reason!, /closing message expired unseen/);
+    assert.equal(walletSends(payment.wallet), 2, 'the sweep, then one closing message');
+    assert.equal(app.arrived(Address.parse(customer).toRawString(), payment.wallet), everything - BigInt(refund.fee_base_units!));
+    assert.equal(await nano(payment.wallet), 0n);
+    await assertBooksMatchChain(app, payment.id, payment.wallet);
+  });
+});
+
 describe('a message committed late (issue 31)', () => {
   // The signer by the chain's clock (pinned here), messages valid 10 s; the test seals every block itself.
   const chain = () => app.sandbox.chain;

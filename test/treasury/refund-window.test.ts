@@ -209,7 +209,7 @@ describe('every maximum stated is accepted (pure)', () => {
     const why = whyNoMore({ coin: { symbol: 'TON', decimals: 9, minimum: '10000000' }, money, available: 1_041_998n });
     assert.equal(
       why,
-      'at most 0.011041998 TON is refundable now: all of it, its fee taken from it (0.001041998 TON arrives; what the fee does not use is refundable again), never less (less than all leaves 0.001041998 TON once 0.01 TON is reserved for its fee, and is under the smallest refund, 0.01 TON).',
+      'at most 0.011041998 TON is refundable now: all of it, its fee taken from it (0.001041998 TON arrives; what the fee does not use arrives too when this empties the deposit, else it is refundable again), never less (less than all leaves 0.001041998 TON once 0.01 TON is reserved for its fee, and is under the smallest refund, 0.01 TON).',
     );
     // No more than the reserve: nothing would arrive, so nothing is stated.
     assert.equal(largestRefund({ ...money, refundable: 10_000_000n }, 'TON', 10_000_000n), 0n);

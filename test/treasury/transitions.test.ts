@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SendMode, toNano } from '@ton/core';
+import { closingFees, closingShares, type ClosingFacts } from '../../src/treasury/closing.ts';
 import { decideRefund } from '../../src/treasury/refunds.ts';
 import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, RETRY_BACKOFF_MS, retryAfter } from '../../src/treasury/transitions.ts';
 import { JETTON_GAS_TOP_UP, MAX_TOP_UP_FAILURES, nextSeqno, whatToSend, whenToTopUp } from '../../src/treasury/whatToSend.ts';
@@ -176,5 +177,53 @@ describe('decideRefund (the fee policy)', () => {
       feeReserved: toNano('0.06'),
     });
     assert.deepEqual(decideRefund({ coin: 'USDT', amount: 500_001n, refundable: 500_000n }), { ok: false, available: 500_000n });
+  });
+});
+
+describe('the closing message (closing.ts, issue 29 item 4)', () => {
+  const facts = (over: Partial<ClosingFacts> = {}): ClosingFacts => ({
+    refund: 500_000_000n,
+    balance: 506_000_000n,
+    paymentSettled: true,
+    customerLeft: 0n,
+    merchant: 6_000_000n,
+    gas: 0n,
+    gasFree: 0n,
+    otherMoney: false,
+    treasury: '0:' + 'a'.repeat(64),
+    gasWallet: '0:' + 'b'.repeat(64),
+    ...over,
+  });
+  it("pays each other owner's last share beside the refund of everything; a share under the minimum pays toward the fee instead", () => {
+    assert.deepEqual(closingShares(facts()), [{ owner: 'merchant', reason: 'leftover', to: facts().treasury, amount: 6_000_000n, sent: true }]);
+    const tiny = closingShares(facts({ merchant: 1_000_000n, gas: 3_000_000n, gasFree: 3_000_000n, balance: 504_000_000n }));
+    assert.deepEqual(
+      tiny?.map((share) => [share.reason, share.amount, share.sent]),
+      [
+        ['leftover', 1_000_000n, false],
+        ['gas_return', 3_000_000n, true],
+      ],
+    );
+    // Only the customer's money: no share (whatToSend's carry-all does it).
+    assert.deepEqual(closingShares(facts({ merchant: 0n, balance: 500_000_000n })), []);
+    // The deposit paid a little storage since its last transaction: still explained.
+    assert.equal(closingShares(facts({ balance: 505_999_000n }))?.length, 1);
+  });
+  it('is no closing when another owner must keep their money or the books do not explain the balance', () => {
+    assert.equal(closingShares(facts({ treasury: null })), null, 'no treasury: the merchant keeps it in the deposit');
+    assert.equal(closingShares(facts({ gas: 3_000_000n, gasFree: 0n, balance: 509_000_000n })), null, 'gas promised to a jetton transfer');
+    assert.equal(closingShares(facts({ otherMoney: true })), null, 'another coin or transfer');
+    assert.equal(closingShares(facts({ customerLeft: 1n })), null, 'the customer keeps money: not everything');
+    assert.equal(closingShares(facts({ paymentSettled: false })), null, 'the payment is open');
+    assert.equal(closingShares(facts({ balance: 507_000_000n })), null, 'money the books have not seen');
+    assert.equal(closingShares(facts({ balance: 496_000_000n })), null, 'the chain holds far less than the books');
+  });
+  it("books each share's own fee and the refund the rest: the fees add up to the transaction's", () => {
+    const { refundFee, shares } = closingFees(3_500_000n, [
+      { id: 'leftover', amount: 6_000_000n, sent: 5_600_000n },
+      { id: 'gas', amount: 1_000_000n, sent: null },
+    ]);
+    assert.deepEqual(Object.fromEntries(shares), { leftover: { sent: 5_600_000n, fee: 400_000n }, gas: { sent: 0n, fee: 1_000_000n } });
+    assert.equal(refundFee, 3_500_000n - 400_000n - 1_000_000n);
   });
 });
