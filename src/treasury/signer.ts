@@ -134,8 +134,9 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     case 'wait_for_gas':
       return waitForGas(deps, facts.next, facts.gas, decision.topUp);
     case 'send': {
-      // The refund of everything, the last movement out: each other owner's share in the same message.
-      const closing = isRefundOfEverything(facts) ? await closingOf(deps, facts) : null;
+      // All of one owner's money out of a deposit (the refund of everything, a sweep), the last
+      // movement out: each other owner's share in the same message.
+      const closing = movesAllOfItsOwner(facts) ? await closingOf(deps, facts) : null;
       return closing ? signClosing(deps, facts, closing) : signAndSend(deps, facts, decision);
     }
   }
@@ -143,8 +144,17 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
 
 // ---- the closing message (closing.ts) ----------------------------------------------------------
 
-const isRefundOfEverything = (facts: SendFacts): boolean =>
-  !facts.isGas && facts.next.kind === 'refund' && facts.next.coin_symbol === 'TON' && facts.next.fee_reserved_base_units === '0';
+/**
+ * A TON transfer out of a deposit that takes its fee from itself: the refund of everything
+ * refundable, or a sweep (the sale's counted amount, held money); closingBooks then says whether
+ * its owner keeps anything after it (the customer's money must be all gone).
+ */
+const movesAllOfItsOwner = (facts: SendFacts): boolean =>
+  !facts.isGas &&
+  (facts.next.kind === 'refund' || facts.next.kind === 'sweep') &&
+  facts.next.closing_of === null &&
+  facts.next.coin_symbol === 'TON' &&
+  facts.next.fee_reserved_base_units === '0';
 
 async function failOrphanShares(deps: SignerDeps, wallet: string): Promise<void> {
   const orphans = await deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
@@ -184,7 +194,7 @@ async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | nul
 
 /** The other owners' shares the refund's message pays (closing.ts), or null: it is not the deposit's last movement out. */
 async function closingOf(deps: SignerDeps, facts: SendFacts): Promise<ClosingShare[] | null> {
-  if (!isRefundOfEverything(facts) || facts.walletRef.derivation !== 'v5r1-1') return null;
+  if (!movesAllOfItsOwner(facts) || facts.walletRef.derivation !== 'v5r1-1') return null;
   const books = await closingBooks(deps.pool, facts.next, facts.gas);
   const shares = closingShares({ ...books, refund: BigInt(facts.next.amount_base_units), balance: facts.input.balance });
   return shares !== null && shares.length > 0 ? shares : null;

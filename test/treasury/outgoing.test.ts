@@ -123,7 +123,8 @@ describe('sweeping TON to the treasury', () => {
     `);
     assert.deepEqual(reported, { refundable: ton!.refundable, decimals: 9 });
 
-    // After REFUND_HOLD_DAYS the held half goes too (nothing before), with what the sweep's reserve left.
+    // After REFUND_HOLD_DAYS the held half goes too (nothing before), and the merchant's change (what
+    // the sweep's reserve left) in the same message: the deposit's last movement out (closing.ts).
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0);
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 1);
     const held = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'held_money')!;
@@ -131,9 +132,17 @@ describe('sweeping TON to the treasury', () => {
     await sendFromWallet(signer(), payment.wallet);
     await app.settle();
     const swept = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'held_money')!;
+    const change = (await outgoingOfPayment(app.pool, payment.id)).find((o) => o.reason === 'leftover')!;
     assert.equal(swept.state, 'confirmed');
+    assert.deepEqual([change.state, change.closing_of, change.transaction_hash], ['confirmed', swept.id, swept.transaction_hash]);
+    assert.equal(change.amount_base_units, ton!.merchant_unswept);
+    assert.equal(
+      BigInt(change.sent_amount_base_units!) + BigInt(change.fee_base_units!),
+      BigInt(ton!.merchant_unswept),
+      'the change paid only its own forwarding',
+    );
     assert.equal(await nano(payment.wallet), 0n);
-    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.49') + BigInt(swept.sent_amount_base_units!));
+    assert.equal(app.arrived(treasury, payment.wallet), toNano('1.49') + BigInt(swept.sent_amount_base_units!) + BigInt(change.sent_amount_base_units!));
     assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) }), 0);
     const [after] = await depositMoney(app.pool, payment.id);
     assert.deepEqual([after!.refundable, after!.merchant_unswept], ['0', '0']);
