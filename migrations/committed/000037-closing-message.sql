@@ -1,5 +1,5 @@
 --! Previous: sha1:692d179d39641c14e9275f738ea83c39d5468f8a
---! Hash: sha1:c7f7224e57d36281c8353e73665bdc24c54fda29
+--! Hash: sha1:1332e43d395e08172a2f90159bba6ed790cfdcd7
 --! Message: closing message
 
 -- The last movement out of a deposit pays each owner in one message (issue 29 item 4): the refund of
@@ -12,10 +12,16 @@ alter table outgoing_transfers add column closing_of uuid references outgoing_tr
 comment on column outgoing_transfers.closing_of is 'A share of another owner paid in the same message as the refund of everything refundable (its id): the merchant''s leftover (reason leftover) or Kassa''s gas (reason gas_return). Its fee is what its own message cost it (amount less what arrived), or all of it when it was too small to send (under 0.002 TON: it paid part of the message''s fee, sent_amount 0); the refund''s fee is the rest.';
 create index outgoing_transfers_closing_of on outgoing_transfers (closing_of) where closing_of is not null;
 
+-- The final sweep (the recurring planner): a settled deposit's last dust of every owner leaves in one
+-- closing message REFUND_HOLD_DAYS after its last money; a deposit found with nothing worth a message
+-- is marked, so the planner does not ask it again unless money arrives after the mark.
+alter table payments add column deposit_settled_at timestamptz;
+comment on column payments.deposit_settled_at is 'When the final-sweep planner found the deposit holding nothing worth moving (less than a closing message costs, or nothing); asked again only if money arrives after it.';
+
 alter table outgoing_transfers drop constraint outgoing_transfers_reason_is_known;
 alter table outgoing_transfers add constraint outgoing_transfers_reason_is_known
   check (reason in ('payment', 'held_money', 'refund', 'gas', 'leftover', 'gas_return'));
-comment on column outgoing_transfers.reason is 'Why it moves: payment (a completed payment''s counted amount to the treasury), held_money (refundable money after REFUND_HOLD_DAYS, to the treasury), refund (asked by the merchant), gas (a gas top-up from the gas wallet), leftover (the merchant''s money left after its sweep, to the treasury with the last movement out of the deposit), gas_return (Kassa''s TON in the deposit back to the gas wallet, with the last movement out).';
+comment on column outgoing_transfers.reason is 'Why it moves: payment (a completed payment''s counted amount to the treasury), held_money (refundable money after REFUND_HOLD_DAYS, to the treasury; dust too, in the deposit''s final sweep), refund (asked by the merchant), gas (a gas top-up from the gas wallet), leftover (the merchant''s money left after its sweep, to the treasury with the last movement out of the deposit or as its final sweep), gas_return (Kassa''s TON in the deposit back to the gas wallet, likewise).';
 
 create or replace function deposit_money(p_payment uuid)
 returns table (

@@ -17,6 +17,7 @@ import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
+import { TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 import { jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
@@ -123,6 +124,13 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   await pool.query(sql.typeAlias('void')`
     update outgoing_transfers set held_unbooked_since = null where from_address = ${wallet} and held_unbooked_since is not null
   `);
+  // The deposit's final sweep (closing.ts finalSweep) goes as a closing message or not at all: its
+  // shares may each be under the dust line whatToSend keeps for a transfer on its own.
+  if (isFinalSweep(facts.next)) {
+    const shares = await closingOf(deps, facts);
+    if (shares !== null) return signClosing(deps, facts, shares);
+    return fail(deps, facts.next, 'the deposit no longer holds what its final sweep was planned for; the planner looks again', false);
+  }
   const decision = whatToSend(facts.input);
   switch (decision.action) {
     case 'short_of_gas':
@@ -137,7 +145,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
       // All of one owner's money out of a deposit (the refund of everything, a sweep), the last
       // movement out: each other owner's share in the same message.
       const closing = movesAllOfItsOwner(facts) ? await closingOf(deps, facts) : null;
-      return closing ? signClosing(deps, facts, closing) : signAndSend(deps, facts, decision);
+      return closing !== null && closing.length > 0 ? signClosing(deps, facts, closing) : signAndSend(deps, facts, decision);
     }
   }
 }
@@ -156,11 +164,21 @@ const movesAllOfItsOwner = (facts: SendFacts): boolean =>
   facts.next.coin_symbol === 'TON' &&
   facts.next.fee_reserved_base_units === '0';
 
+/**
+ * The deposit's final sweep (planned by planFinalSweeps with closing.ts finalSweep): the merchant's
+ * change or Kassa's gas as the primary, or the customer's dust (held money under the 0.01 TON line).
+ */
+const isFinalSweep = (row: OutgoingRow): boolean =>
+  row.kind === 'sweep' &&
+  row.closing_of === null &&
+  row.coin_symbol === 'TON' &&
+  (row.reason === 'leftover' || row.reason === 'gas_return' || (row.reason === 'held_money' && BigInt(row.amount_base_units) < TON_FEE_RESERVE_BASE_UNITS));
+
 async function failOrphanShares(deps: SignerDeps, wallet: string): Promise<void> {
   const orphans = await deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     select id from outgoing_transfers where from_address = ${wallet} and state = 'planned' and closing_of is not null
   `);
-  const reason = 'its closing message expired unseen; the refund it rode with decides its shares afresh';
+  const reason = 'its closing message expired unseen; the transfer it rode with decides its shares afresh';
   for (const id of orphans) {
     await deps.pool.transaction((tx) => failUnsendable(tx, { id, wallet, reason, permanent: true, now: deps.now(), log: deps.log }));
   }
@@ -170,7 +188,7 @@ async function failOrphanShares(deps: SignerDeps, wallet: string): Promise<void>
  * What the books say of a deposit besides its refund of everything (closing.ts ClosingFacts less the
  * chain's balance): read again, with the payment row locked, in the transaction that records the message.
  */
-async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | null): Promise<Omit<ClosingFacts, 'refund' | 'balance'>> {
+async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | null): Promise<Omit<ClosingFacts, 'primary' | 'final' | 'balance'>> {
   const money = await depositMoney(db, refund.payment_id);
   const ton = money.find((row) => row.coin_symbol === 'TON');
   const other = await db.one(sql.type(z.object({ status: z.string(), treasury: z.string().nullable(), moving: z.boolean() }))`
@@ -192,13 +210,18 @@ async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | nul
   };
 }
 
-/** The other owners' shares the refund's message pays (closing.ts), or null: it is not the deposit's last movement out. */
+/** The other owners' shares the primary's message pays (closing.ts; none: only its owner's money is left), or null: it is not the deposit's last movement out. */
 async function closingOf(deps: SignerDeps, facts: SendFacts): Promise<ClosingShare[] | null> {
   if (!movesAllOfItsOwner(facts) || facts.walletRef.derivation !== 'v5r1-1') return null;
-  const books = await closingBooks(deps.pool, facts.next, facts.gas);
-  const shares = closingShares({ ...books, refund: BigInt(facts.next.amount_base_units), balance: facts.input.balance });
-  return shares !== null && shares.length > 0 ? shares : null;
+  return closingShares(closingFacts(await closingBooks(deps.pool, facts.next, facts.gas), facts));
 }
+
+const closingFacts = (books: Omit<ClosingFacts, 'primary' | 'final' | 'balance'>, facts: SendFacts): ClosingFacts => ({
+  ...books,
+  primary: BigInt(facts.next.amount_base_units),
+  final: isFinalSweep(facts.next),
+  balance: facts.input.balance,
+});
 
 /**
  * Signs the closing message — each share sent from its own amount (send mode 0), the refund last
@@ -220,7 +243,7 @@ async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingSh
   const ids = await deps.pool
     .transaction(async (tx) => {
       await tx.query(sql.unsafe`select 1 from payments where id = ${next.payment_id} for update`);
-      const again = closingShares({ ...(await closingBooks(tx, next, facts.gas)), refund: BigInt(next.amount_base_units), balance: facts.input.balance });
+      const again = closingShares(closingFacts(await closingBooks(tx, next, facts.gas), facts));
       if (JSON.stringify(again, bigints) !== JSON.stringify(shares, bigints)) throw new Error('the books changed while the closing message was signed');
       const ids = [next.id];
       for (const share of shares) {

@@ -5,6 +5,7 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { IS_CREDITED } from '../payments/counted.ts';
+import { finalSweep } from './closing.ts';
 import { sweepFeeReserve, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 import { depositMoney, planOutgoing, refundableBaseUnits, type OutgoingPlan } from './outgoing.ts';
 import { enqueue } from '../worker/enqueue.ts';
@@ -190,6 +191,80 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
     });
     if (done) planned += 1;
   }
+  planned += await planFinalSweeps(pool, { now, heldSince });
   if (planned > 0) options.log?.info({ planned }, 'sweeps planned');
+  return planned;
+}
+
+const settledDeposit = z.object({ id: z.string(), gas_wallet: z.string().nullable() });
+
+/**
+ * The deposits' final sweeps (issue 29 item 4: no owner's money stays below the dust line for
+ * ever): a deposit of a settled payment (wallet v5, the store has a treasury) that got money, with
+ * nothing planned or in flight and no money for REFUND_HOLD_DAYS, still holding dust —
+ * the customer's (under the 0.01 TON line, so never swept as held money on its own), the merchant's
+ * change, Kassa's gas — gets one closing message: closing.ts finalSweep names the primary (the
+ * largest share) and the signer pays the others beside it. A deposit holding nothing worth a
+ * message is marked (payments.deposit_settled_at) and asked again only once money arrives after.
+ */
+async function planFinalSweeps(pool: DatabasePool, args: { now: Date; heldSince: Date }): Promise<number> {
+  const { now } = args;
+  const candidates = await pool.any(sql.type(settledDeposit)`
+    select p.id, (select g.address from gas_wallets g where g.network = d.network) as gas_wallet
+    from payments p join stores s on s.id = p.store_id join deposit_addresses d on d.payment_id = p.id
+    where p.status in ('completed', 'expired', 'cancelled') and s.treasury is not null and d.derivation = 'v5r1-1'
+      and (p.refundable_until is null or p.refundable_until <= ${sql.timestamp(now)})
+      and (p.deposit_settled_at is null or exists (select 1 from transfers t where t.payment_id = p.id and t.recorded_at > p.deposit_settled_at))
+      and exists (select 1 from transfers t where t.payment_id = p.id)
+      and not exists (select 1 from outgoing_transfers o where o.from_address = d.address
+                      and (o.state in ('planned', 'sent') or (o.state = 'failed' and o.failed_at > ${sql.timestamp(now)} - interval '1 day')))
+      and not exists (select 1 from transfers t where t.payment_id = p.id and t.recorded_at > ${sql.timestamp(args.heldSince)})
+    order by p.deposit_settled_at nulls first, p.created_at
+    limit 200
+  `);
+  let planned = 0;
+  for (const candidate of candidates) {
+    const done = await pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`select 1 from payments where id = ${candidate.id} for update`);
+      const p = (await paymentToPlan(tx, candidate.id))!;
+      if (p.treasury === null || p.deposit_address === null) return false;
+      const money = await depositMoney(tx, candidate.id);
+      const ton = money.find((row) => row.coin_symbol === 'TON');
+      // Another coin still there, money held toward the payment, refundable TON the held-money sweep
+      // takes, or gas promised to a transfer: not the final sweep's (yet).
+      const elsewhere = money.some(
+        (row) => row.coin_symbol !== 'TON' && (BigInt(row.refundable) > 0n || BigInt(row.merchant_unswept) > 0n || BigInt(row.held) > 0n),
+      );
+      // Dust only: the customer's refundable TON and the merchant's from the 0.01 line on are the
+      // held-money sweep's and the sale sweep's (a sale inside its refund window is not touched).
+      const dust = (value: string) => BigInt(value) < TON_FEE_RESERVE_BASE_UNITS;
+      if (!ton || elsewhere || BigInt(ton.held) > 0n || !dust(ton.refundable) || !dust(ton.merchant_unswept) || ton.gas !== ton.gas_free) return false;
+      const primary = finalSweep({
+        customer: BigInt(ton.refundable),
+        merchant: BigInt(ton.merchant_unswept),
+        gas: BigInt(ton.gas ?? '0') > 0n ? BigInt(ton.gas ?? '0') : 0n,
+        treasury: p.treasury,
+        gasWallet: candidate.gas_wallet,
+      });
+      if (primary === null) {
+        await tx.query(sql.typeAlias('void')`update payments set deposit_settled_at = ${sql.timestamp(now)} where id = ${candidate.id}`);
+        return false;
+      }
+      const plan: OutgoingPlan = {
+        kind: 'sweep',
+        reason: primary.reason,
+        paymentId: p.id,
+        storeId: p.store_id,
+        from: p.deposit_address,
+        to: primary.to,
+        coin: 'TON',
+        decimals: 9,
+        amountBaseUnits: primary.amount,
+        feeReservedBaseUnits: 0n,
+      };
+      return (await planOutgoing(tx, plan, now)) !== null;
+    });
+    if (done) planned += 1;
+  }
   return planned;
 }

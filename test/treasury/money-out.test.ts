@@ -211,6 +211,72 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.ok(!balance.json.sweeps.some((sweep: any) => sweep.id === back.id));
   });
 
+  it("a settled deposit's last dust of every owner leaves in one final sweep after REFUND_HOLD_DAYS: the customer's under the 0.01 line and the merchant's change to the treasury, Kassa's gas home", async () => {
+    const treasury = freshAddress();
+    const store = await newStore('TON/TON', treasury);
+    const p = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '1.3');
+    await app.settle();
+    // The sale swept beside the customer's 0.3 (its change stays); then a refund leaves the customer
+    // only dust: what its fee's 0.01 reserve did not use, never refundable on its own.
+    const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.29', address: freshAddress() } });
+    assert.equal(r.status, 201, r.text);
+    await app.drain(p.wallet);
+    const [before] = await depositMoney(app.pool, p.id);
+    const [dust, change] = [BigInt(before!.refundable), BigInt(before!.merchant_unswept)];
+    assert.ok(dust > 0n && dust < TON_FEE_RESERVE_BASE_UNITS && change > 0n, JSON.stringify(before));
+    const later = new Date(Date.now() + 31 * 86_400_000);
+    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0, 'not before REFUND_HOLD_DAYS');
+    const treasuryBefore = app.arrived(treasury, p.wallet);
+    assert.ok((await planDueSweeps(app.pool, { holdDays: 30, now: later })) >= 1);
+    // Every deposit's final sweep the planner found (earlier tests' too) is sent.
+    const planned = await app.pool.anyFirst(
+      sql.type(z.object({ from: z.string() }))`select distinct from_address as from from outgoing_transfers where state = 'planned'`,
+    );
+    await app.drain(...planned);
+    const rows = (await outgoingOfPayment(app.pool, p.id, 'sweep')).filter((row) => row.reason !== 'payment');
+    // The largest share carries the rest; the other rides with it, paying only its own forwarding.
+    const primary = rows.find((row) => row.closing_of === null)!;
+    const other = rows.find((row) => row.closing_of === primary.id)!;
+    assert.deepEqual([primary.reason, other.reason].sort(), ['held_money', 'leftover']);
+    assert.deepEqual([primary.state, other.state], ['confirmed', 'confirmed']);
+    assert.equal(BigInt(primary.amount_base_units) + BigInt(other.amount_base_units), dust + change);
+    const fees = BigInt(primary.fee_base_units!) + BigInt(other.fee_base_units!);
+    assert.equal(app.arrived(treasury, p.wallet) - treasuryBefore, dust + change - fees);
+    assert.equal((await balances(p.wallet)).TON ?? '0', '0');
+    await assertBooksMatchChain(app, p.id, p.wallet);
+    // Nothing is left: the next run plans nothing for it and marks the deposit settled.
+    await planDueSweeps(app.pool, { holdDays: 30, now: later });
+    assert.equal((await outgoingOfPayment(app.pool, p.id, 'sweep')).filter((row) => row.state === 'planned').length, 0);
+    const settled = await app.pool.oneFirst(sql.type(z.object({ at: z.date().nullable() }))`select deposit_settled_at as at from payments where id = ${p.id}`);
+    assert.ok(settled !== null);
+  });
+
+  it("a jetton sale's deposit: Kassa's unused gas goes home in the final sweep, the deposit empty", async () => {
+    const treasury = freshAddress();
+    const store = await newStore('USDT/TON', treasury);
+    const p = await payment(store.token, '2', 'USDT');
+    await app.pay(p.address, 'USDT', '2');
+    await app.settle();
+    await app.drain(p.wallet); // the USDT swept, its TON topped up from the gas wallet
+    assert.equal((await balances(treasury)).USDT, '2');
+    const [ton] = await depositMoney(app.pool, p.id);
+    const left = BigInt(ton!.gas!);
+    assert.ok(left > 0n && left === toNano((await balances(p.wallet)).TON ?? '0'), JSON.stringify(ton));
+    const gasBefore = app.arrived(gas, p.wallet);
+    assert.ok((await planDueSweeps(app.pool, { holdDays: 30, now: new Date(Date.now() + 31 * 86_400_000) })) >= 1);
+    // Every deposit's final sweep the planner found (earlier tests' too) is sent.
+    const planned = await app.pool.anyFirst(
+      sql.type(z.object({ from: z.string() }))`select distinct from_address as from from outgoing_transfers where state = 'planned'`,
+    );
+    await app.drain(...planned);
+    const back = (await outgoingOfPayment(app.pool, p.id, 'sweep')).find((row) => row.reason === 'gas_return')!;
+    assert.deepEqual([back.state, back.to_address, back.amount_base_units], ['confirmed', gas, left.toString()]);
+    assert.equal(app.arrived(gas, p.wallet) - gasBefore, left - BigInt(back.fee_base_units!));
+    assert.equal((await balances(p.wallet)).TON ?? '0', '0');
+    await assertBooksMatchChain(app, p.id, p.wallet);
+  });
+
   it('refunds in many pieces from a store without a treasury, then the treasury: the sweep of the counted money succeeds', async () => {
     const store = await newStore('TON/TON', null);
     const p = await payment(store.token, '1', 'TON');

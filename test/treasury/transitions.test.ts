@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SendMode, toNano } from '@ton/core';
-import { closingFees, closingShares, type ClosingFacts } from '../../src/treasury/closing.ts';
+import { CLOSING_PRIMARY_MINIMUM, closingFees, closingShares, finalSweep, type ClosingFacts } from '../../src/treasury/closing.ts';
 import { decideRefund } from '../../src/treasury/refunds.ts';
 import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, RETRY_BACKOFF_MS, retryAfter } from '../../src/treasury/transitions.ts';
 import { JETTON_GAS_TOP_UP, MAX_TOP_UP_FAILURES, nextSeqno, whatToSend, whenToTopUp } from '../../src/treasury/whatToSend.ts';
@@ -182,7 +182,8 @@ describe('decideRefund (the fee policy)', () => {
 
 describe('the closing message (closing.ts, issue 29 item 4)', () => {
   const facts = (over: Partial<ClosingFacts> = {}): ClosingFacts => ({
-    refund: 500_000_000n,
+    primary: 500_000_000n,
+    final: false,
     balance: 506_000_000n,
     paymentSettled: true,
     customerLeft: 0n,
@@ -225,5 +226,45 @@ describe('the closing message (closing.ts, issue 29 item 4)', () => {
     ]);
     assert.deepEqual(Object.fromEntries(shares), { leftover: { sent: 5_600_000n, fee: 400_000n }, gas: { sent: 0n, fee: 1_000_000n } });
     assert.equal(refundFee, 3_500_000n - 400_000n - 1_000_000n);
+  });
+  it("the final sweep: the largest share carries the rest; the customer's dust goes to the treasury only then; nothing worth a message is nothing", () => {
+    const treasury = `0:${'a'.repeat(64)}`;
+    const gasWallet = `0:${'b'.repeat(64)}`;
+    assert.deepEqual(finalSweep({ customer: 4_000_000n, merchant: 6_000_000n, gas: 0n, treasury, gasWallet }), {
+      reason: 'leftover',
+      to: treasury,
+      amount: 6_000_000n,
+    });
+    assert.deepEqual(finalSweep({ customer: 0n, merchant: 0n, gas: 9_000_000n, treasury, gasWallet }), {
+      reason: 'gas_return',
+      to: gasWallet,
+      amount: 9_000_000n,
+    });
+    assert.equal(finalSweep({ customer: 0n, merchant: 0n, gas: 0n, treasury, gasWallet }), null);
+    assert.equal(finalSweep({ customer: 1_000_000n, merchant: 2_500_000n, gas: 0n, treasury, gasWallet }), null, 'less than its message costs');
+    assert.equal(finalSweep({ customer: 5_000_000n, merchant: 0n, gas: 0n, treasury: null, gasWallet }), null, 'nowhere to go');
+    // The customer's dust rides with a final sweep, never beside a refund or a sale's sweep.
+    const base = {
+      primary: 6_000_000n,
+      balance: 10_000_000n,
+      paymentSettled: true,
+      customerLeft: 4_000_000n,
+      merchant: 0n,
+      gas: 0n,
+      gasFree: 0n,
+      otherMoney: false,
+      treasury,
+      gasWallet,
+    };
+    assert.deepEqual(
+      closingShares({ ...base, final: true })?.map((s) => [s.reason, s.amount, s.sent]),
+      [['held_money', 4_000_000n, true]],
+    );
+    assert.equal(closingShares({ ...base, final: false }), null);
+    assert.equal(
+      closingShares({ ...base, final: true, primary: CLOSING_PRIMARY_MINIMUM - 1n, balance: CLOSING_PRIMARY_MINIMUM - 1n + 4_000_000n }),
+      null,
+      'the primary could not pay its message',
+    );
   });
 });
