@@ -7,10 +7,19 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 
 const DRILLS = path.resolve(import.meta.dirname, '../../drills');
+// The longest drills start first, three at a time: the two that wait out the 60 s late-commit margin
+// (~95 s each) and auth-and-access (~60 s), then the rest by name. Started in name order, mid-send began
+// last and ran alone for a minute: the drills ended at ~165 s although none takes 100 s.
+const LONGEST_FIRST = ['expiry-burst.ts', 'worker-killed-mid-send.ts', 'auth-and-access.ts'];
+const rank = (file: string): number => {
+  const at = LONGEST_FIRST.indexOf(file);
+  return at === -1 ? LONGEST_FIRST.length : at;
+};
 const drills = fs
   .readdirSync(DRILLS)
   .filter((file) => file.endsWith('.ts') && file !== 'lib.ts')
-  .sort();
+  .sort()
+  .sort((a, b) => rank(a) - rank(b));
 
 function run(file: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
