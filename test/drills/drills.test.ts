@@ -1,5 +1,6 @@
 // The short tier of every drill in drills/ runs in the test command: each starts the real
-// service on a private PostgreSQL, does its damage, and must end with "N passed, 0 failed".
+// service on a database of its own (a copy of the run's template; db-restart, which stops
+// PostgreSQL, on a private server), does its damage, and must end with "N passed, 0 failed".
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
