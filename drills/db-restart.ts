@@ -98,7 +98,8 @@ function lastError(output: string): string {
 const isServiceUnavailable = (s: Sample) => s.status === 503 && s.type === 'api_error' && s.code === 'service_unavailable' && !!s.retryAfter;
 
 await drill(`database restart under steady load: ${RATE} creates/s + ${RATE} reads/s, PostgreSQL down ${OUTAGE_MS / 1000} s`, async (report) => {
-  const db = await drillDatabase();
+  // Its own server: the drill stops and starts PostgreSQL.
+  const db = await drillDatabase({ private: true });
   const started = await startApart(db.url).catch(async (error: unknown) => {
     await db.destroy();
     throw error;

@@ -1,5 +1,6 @@
-// Shared pieces of the drills: a private PostgreSQL they may restart, the real service as child
-// processes (API and worker apart where it matters), a store with a token, and the result table.
+// Shared pieces of the drills: a database (a private PostgreSQL a drill may restart, or under the
+// test command a copy of its template), the real service as child processes (API and worker apart
+// where it matters), a store with a token, and the result table.
 // Every drill prints its table and ends with a line "N passed, M failed" (exit 1 when M > 0).
 import fs from 'node:fs';
 import http from 'node:http';
@@ -10,6 +11,7 @@ import { pino } from 'pino';
 import { startEmbeddedPostgres, type DatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPool, sql, type DatabasePool } from '../src/db/pool.ts';
+import { cloneTemplate, hasTestTemplate } from '../test/helpers/db.ts';
 import { createTestStore } from '../test/helpers/factories.ts';
 import { startKassaProcess, type KassaProcess } from '../test/helpers/kassaProcess.ts';
 import { freePort } from '../test/helpers/servers.ts';
@@ -24,22 +26,38 @@ export const LONG = process.argv.includes('--long');
 
 export interface DrillDatabase {
   url: string;
-  /** Stops PostgreSQL (fast shutdown); `start()` brings it back on the same port and data. */
-  stop(): Promise<void>;
-  start(): Promise<void>;
-  /** Stops it for good and deletes its data. */
+  /** Drops the database (a private server: stops it for good and deletes its data). */
   destroy(): Promise<void>;
 }
 
-/** A private embedded PostgreSQL in a temporary folder on a free port (never the dev database). */
-export async function drillDatabase(): Promise<DrillDatabase> {
+export interface PrivateDrillDatabase extends DrillDatabase {
+  /** Stops PostgreSQL (fast shutdown); `start()` brings it back on the same port and data. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/**
+ * The drill's own migrated database. Under the test command (test/run.ts names its server and
+ * migrated template in the environment): a copy of the template on that server, dropped at
+ * destroy() — initdb, a server's start and stop and the migrations cost several seconds of CPU per
+ * drill, which the suite's two cores are short of. With `private: true` (a drill that stops
+ * PostgreSQL), and for a drill run by hand: a private embedded PostgreSQL in a temporary folder on
+ * a free port (never the dev database).
+ */
+export async function drillDatabase(options: { private: true }): Promise<PrivateDrillDatabase>;
+export async function drillDatabase(options?: { private?: false }): Promise<DrillDatabase>;
+export async function drillDatabase(options: { private?: boolean } = {}): Promise<DrillDatabase> {
+  if (!options.private && hasTestTemplate()) {
+    const database = await cloneTemplate();
+    return { url: database.url, destroy: () => database.drop() };
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kassa-drill-'));
   fs.chmodSync(dir, 0o755);
   const dataDir = path.join(dir, 'pg');
   const port = await freePort();
   let server: DatabaseServer = await startEmbeddedPostgres(dataDir, port, quiet);
   await migrate(server.url, quiet);
-  return {
+  const database: PrivateDrillDatabase = {
     url: server.url,
     stop: () => server.stop(),
     start: async () => {
@@ -50,6 +68,7 @@ export async function drillDatabase(): Promise<DrillDatabase> {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+  return database;
 }
 
 /** A `kassa start` child process (test/helpers/kassaProcess.ts); stop() sends a signal and waits for the exit. */

@@ -1,5 +1,6 @@
 // The short tier of every drill in drills/ runs in the test command: each starts the real
-// service on a private PostgreSQL, does its damage, and must end with "N passed, 0 failed".
+// service on a database of its own (a copy of the run's template; db-restart, which stops
+// PostgreSQL, on a private server), does its damage, and must end with "N passed, 0 failed".
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -7,10 +8,19 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 
 const DRILLS = path.resolve(import.meta.dirname, '../../drills');
+// The longest drills start first, three at a time: the two that wait out the 60 s late-commit margin
+// (~95 s each) and auth-and-access (~60 s), then the rest by name. Started in name order, mid-send began
+// last and ran alone for a minute: the drills ended at ~165 s although none takes 100 s.
+const LONGEST_FIRST = ['expiry-burst.ts', 'worker-killed-mid-send.ts', 'auth-and-access.ts'];
+const rank = (file: string): number => {
+  const at = LONGEST_FIRST.indexOf(file);
+  return at === -1 ? LONGEST_FIRST.length : at;
+};
 const drills = fs
   .readdirSync(DRILLS)
   .filter((file) => file.endsWith('.ts') && file !== 'lib.ts')
-  .sort();
+  .sort()
+  .sort((a, b) => rank(a) - rank(b));
 
 function run(file: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
