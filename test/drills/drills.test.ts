@@ -22,9 +22,14 @@ const drills = fs
   .sort()
   .sort((a, b) => rank(a) - rank(b));
 
-function run(file: string): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs one drill. Killed when its test times out (`signal`): node:test only stops waiting, and a
+ * drill hung in its clean-up would hold the file, and the whole test command, open.
+ */
+function run(file: string, signal: AbortSignal): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(DRILLS, file)], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, [path.join(DRILLS, file)], { env: { ...process.env, LOG_LEVEL: 'warn' }, signal, killSignal: 'SIGKILL' });
+    child.on('error', () => {}); // the abort: its exit still resolves
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -40,8 +45,8 @@ describe('drills (short tier)', { concurrency: 3 }, () => {
   });
   for (const file of drills) {
     // 4 minutes: expiry-burst alone waits the 60 s margin for late shard blocks (LATE_COMMIT_MARGIN_MS) on top of its run.
-    it(file, { timeout: 240_000 }, async () => {
-      const { code, output } = await run(file);
+    it(file, { timeout: 240_000 }, async (t) => {
+      const { code, output } = await run(file, t.signal);
       const last = output.trimEnd().split('\n').at(-1) ?? '';
       const match = /^(\d+) passed, (\d+) failed$/.exec(last);
       assert.ok(match, `the drill must end with "N passed, M failed":\n${output.slice(-3000)}`);
