@@ -1,7 +1,7 @@
 // Where the chain reader gets blocks: one small interface, and its toncenter API v3 source (which
 // the sandbox network also serves). A block here is a masterchain block together with every shard
 // block it commits: reading them in masterchain order reads every transaction exactly once.
-import { ChainApiError } from './client.ts';
+import { ChainApiError } from './apiError.ts';
 import { allowedPageSize, NOT_INDEXED, V3ApiError, v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 

@@ -3,7 +3,8 @@
 // the request budget, with the key header, a timeout, every request counted, and the API's answers
 // mapped to ChainApiError (retryable or not; a 429, a timeout and a 5xx back the budget off).
 import { chainApiRequests } from '../metrics.ts';
-import { ChainApiError, countChainRequest, describeUrl } from './client.ts';
+import { ChainApiError, describeUrl } from './apiError.ts';
+import { countChainRequest } from './client.ts';
 import { retryAfterMs, type RequestBudget } from './budget.ts';
 
 export interface V3RequestOptions {

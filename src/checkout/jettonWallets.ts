@@ -6,7 +6,8 @@
 // Requests take from the deployment's shared chain budget (chain/sharedBudget.ts).
 import type { Socket } from 'node:net';
 import { Address } from '@ton/core';
-import { call, createChainClient, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { toChainApiError } from '../chain/apiError.ts';
+import { call, createChainClient, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { SANDBOX_JSON_RPC_PATH } from '../chain/sandbox/path.ts';
 import { sharedRequestBudget } from '../chain/sharedBudget.ts';
 import { tonApiRoot, type Config } from '../config.ts';

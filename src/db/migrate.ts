@@ -2,13 +2,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { Logger as MigrateLogger, migrate as graphileMigrate } from 'graphile-migrate';
 import { Logger as WorkerLogger, runMigrations as installWorkerSchema } from 'graphile-worker';
 import type { Logger } from '../log.ts';
 import { ExternalFailure } from '../errors.ts';
-// graphile-migrate keeps its own pg pool open 200 ms after use and exits the process when that
-// idle pool sees an error (for example when the embedded server stops). Close it right away.
-import { clearAllPools } from 'graphile-migrate/dist/pgReal.js';
 
 const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, '../../migrations');
 
@@ -48,45 +44,65 @@ export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
   try {
     await lock.query(`set lock_timeout = '${MIGRATE_LOCK_TIMEOUT}'`);
     await lock.query('select pg_advisory_lock(hashtext($1))', [MIGRATE_LOCK]);
-    await graphileMigrate({
-      connectionString: databaseUrl,
-      migrationsFolder: MIGRATIONS_FOLDER,
-      logger: new MigrateLogger(() => (level, message) => {
-        if (level === 'error') log.error({ component: 'graphile-migrate' }, message);
-        else if (level === 'warning') log.warn({ component: 'graphile-migrate' }, message);
-        else log.debug({ component: 'graphile-migrate' }, message);
-      }),
-    });
-    clearAllPools();
+    // Every `kassa` command migrates first, and nearly always finds nothing to do: graphile-migrate,
+    // whose loading and checks cost a one-shot command more CPU than its own work, is loaded only
+    // when a committed migration is missing (read under the lock, so no other run is half-way).
+    if ((await pendingOn(lock)).length > 0) await applyCommitted(databaseUrl, log);
+    else log.debug({ component: 'graphile-migrate' }, 'every committed migration is applied');
     await installWorkerSchema({ connectionString: databaseUrl, logger: graphileLogger(log, true) });
   } finally {
     await lock.end().catch(() => {});
   }
 }
 
+async function applyCommitted(databaseUrl: string, log: Logger): Promise<void> {
+  const [{ Logger: MigrateLogger, migrate: graphileMigrate }, { clearAllPools }] = await Promise.all([
+    import('graphile-migrate'),
+    // graphile-migrate keeps its own pg pool open 200 ms after use and exits the process when that
+    // idle pool sees an error (for example when the embedded server stops). Close it right away.
+    import('graphile-migrate/dist/pgReal.js'),
+  ]);
+  await graphileMigrate({
+    connectionString: databaseUrl,
+    migrationsFolder: MIGRATIONS_FOLDER,
+    logger: new MigrateLogger(() => (level, message) => {
+      if (level === 'error') log.error({ component: 'graphile-migrate' }, message);
+      else if (level === 'warning') log.warn({ component: 'graphile-migrate' }, message);
+      else log.debug({ component: 'graphile-migrate' }, message);
+    }),
+  });
+  clearAllPools();
+}
+
 /**
- * The committed migrations this database has not had (file names, in order), for `kassa doctor`;
- * read from graphile-migrate's own record (`graphile_migrate.migrations`), without changing it.
- * Every one when the database was never migrated.
+ * The committed migrations this database has not had (file names, in order), for `kassa doctor`
+ * (and `migrate`, which runs graphile-migrate only when there is one); read from graphile-migrate's
+ * own record (`graphile_migrate.migrations`), without changing it. Every one when the database was
+ * never migrated.
  */
 export async function pendingMigrations(databaseUrl: string): Promise<string[]> {
-  const folder = path.join(MIGRATIONS_FOLDER, 'committed');
-  const committed = (await fs.readdir(folder)).filter((name) => /^\d{6}(-[-\w]+)?\.sql$/.test(name)).sort();
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('error', () => {});
   await client.connect();
   try {
-    const exists = await client.query<{ found: boolean }>(`select to_regclass('graphile_migrate.migrations') is not null as found`);
-    const applied = new Set(
-      exists.rows[0]?.found ? (await client.query<{ hash: string }>('select hash from graphile_migrate.migrations')).rows.map((row) => row.hash) : [],
-    );
-    const pending: string[] = [];
-    for (const name of committed) {
-      const hash = /^--! Hash: (\S+)$/m.exec(await fs.readFile(path.join(folder, name), 'utf8'))?.[1];
-      if (hash === undefined || !applied.has(hash)) pending.push(name);
-    }
-    return pending;
+    return await pendingOn(client);
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/** `pendingMigrations` on a connection already open. */
+async function pendingOn(client: pg.Client): Promise<string[]> {
+  const folder = path.join(MIGRATIONS_FOLDER, 'committed');
+  const committed = (await fs.readdir(folder)).filter((name) => /^\d{6}(-[-\w]+)?\.sql$/.test(name)).sort();
+  const exists = await client.query<{ found: boolean }>(`select to_regclass('graphile_migrate.migrations') is not null as found`);
+  const applied = new Set(
+    exists.rows[0]?.found ? (await client.query<{ hash: string }>('select hash from graphile_migrate.migrations')).rows.map((row) => row.hash) : [],
+  );
+  const pending: string[] = [];
+  for (const name of committed) {
+    const hash = /^--! Hash: (\S+)$/m.exec(await fs.readFile(path.join(folder, name), 'utf8'))?.[1];
+    if (hash === undefined || !applied.has(hash)) pending.push(name);
+  }
+  return pending;
 }

@@ -3,8 +3,6 @@
 import type { Config, TonNetwork } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
-import { listCoins, NETWORKS, setMaster, setPriceId } from './coins.ts';
-import { doctorChainClient, doctorReport, formatReport } from './doctor.ts';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -25,11 +23,16 @@ class DoctorFailed extends Error {
   override name = 'DoctorFailed';
 }
 
-/** Runs `doctor` or `coins …` and returns the exit code; undefined for any other command. */
+/**
+ * Runs `doctor` or `coins …` and returns the exit code; undefined for any other command. Each loads
+ * what it uses: the doctor and `coins set-master` ask the chain (the chain client, the treasury's
+ * rules), the other `coins` commands only read and write the coins' rows.
+ */
 export async function runOperationsCommand(argv: string[], ctx: OperationsContext): Promise<number | undefined> {
   const [command, sub, ...rest] = argv;
   if (command === 'doctor') {
     ctx.parse(argv.slice(1), {});
+    const { doctorReport, formatReport } = await import('./doctor.ts');
     const report = await doctorReport(ctx.config, ctx.configProblems, ctx.log);
     process.stdout.write(formatReport(report));
     const failed = report.checks.filter((check) => check.status === 'fail').map((check) => check.check);
@@ -38,11 +41,13 @@ export async function runOperationsCommand(argv: string[], ctx: OperationsContex
   }
   if (command === 'coins' && sub === 'list') {
     ctx.parse(rest, {});
+    const { listCoins } = await import('./coins.ts');
     ctx.print(await ctx.withDatabase((pool) => listCoins(pool)));
     return 0;
   }
   if (command === 'coins' && sub === 'set-master') {
     const { values, positionals } = ctx.parse(rest, { network: { type: 'string' } }, 2);
+    const [{ NETWORKS, setMaster }, { doctorChainClient }] = await Promise.all([import('./coins.ts'), import('./doctor.ts')]);
     const network = values.network;
     if (typeof network !== 'string' || !(NETWORKS as readonly string[]).includes(network)) throw ctx.usage('--network mainnet|testnet|sandbox is required');
     const [coin, address] = positionals as [string, string];
@@ -56,6 +61,7 @@ export async function runOperationsCommand(argv: string[], ctx: OperationsContex
   if (command === 'coins' && sub === 'set-price-id') {
     const { positionals } = ctx.parse(rest, {}, 2);
     const [coin, id] = positionals as [string, string];
+    const { setPriceId } = await import('./coins.ts');
     ctx.print(await ctx.withDatabase((pool) => setPriceId(pool, { coin, id: id === 'none' ? null : id })));
     return 0;
   }

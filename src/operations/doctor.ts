@@ -3,7 +3,8 @@
 // functions of the configuration.
 import { Address } from '@ton/core';
 import { DERIVATIONS, depositWallet, gasWallet, type Derivation } from '../chain/addresses.ts';
-import { createChainClient, getAccountState, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { toChainApiError } from '../chain/apiError.ts';
+import { createChainClient, getAccountState, type ChainClient } from '../chain/client.ts';
 import { toncenterV3Source } from '../chain/source.ts';
 import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER_BLOCK, sleep, type RequestBudget } from '../chain/budget.ts';
 import { readerPosition } from '../chain/clock.ts';

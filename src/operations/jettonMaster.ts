@@ -2,7 +2,8 @@
 // against the coin data in the database: by `kassa doctor` and `kassa coins set-master`.
 import { createHash } from 'node:crypto';
 import { type Address, beginCell, Dictionary, type Cell } from '@ton/core';
-import { toChainApiError, type ChainClient } from '../chain/client.ts';
+import { toChainApiError } from '../chain/apiError.ts';
+import type { ChainClient } from '../chain/client.ts';
 
 /** What the metadata content says about decimals (TEP-64). */
 type ContentDecimals =

@@ -13,7 +13,8 @@ import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts'
 import { confirmOutgoing, confirmTreasuryRefund, jettonTransferBounced, jettonTransferRefused } from '../treasury/commands.ts';
 import { treasuryTransferSeen, treasuryWatchRow, type TreasuryWatch } from '../treasury/treasuryRefunds.ts';
 import { planSaleSweep } from '../treasury/sweeps.ts';
-import { call, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { toChainApiError } from '../chain/apiError.ts';
+import { call, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import type { ChainBlock } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { classifyIncoming, routeTransaction, type Notifier, type Watch } from './classify.ts';

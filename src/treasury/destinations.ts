@@ -9,7 +9,7 @@
 // that sent a deposit a notification or that reconciliation found listed as a deposit's), and — when
 // the caller can ask the chain (a refund: `ownerOf`) — the destination itself: a contract that
 // answers TEP-74's get_wallet_data naming one of Kassa's own wallets as its owner.
-import { ChainApiError } from '../chain/client.ts';
+import { ChainApiError } from '../chain/apiError.ts';
 import { parseNetworkAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, type Db } from '../db/pool.ts';
 import { destinationUncheckable } from '../errors.ts';

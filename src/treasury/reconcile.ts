@@ -8,7 +8,8 @@
 // flight, is looked at next time. Deposits of pending (and recently expired) payments are looked
 // at too, booked transfers or not: a transfer the block stream never showed is found there.
 import { Address } from '@ton/core';
-import { call, getAccountState, getJettonWalletAddress, toChainApiError, type ChainClient } from '../chain/client.ts';
+import { toChainApiError } from '../chain/apiError.ts';
+import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import type { AccountHistory } from '../chain/history.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';

@@ -4,7 +4,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { depositWallet } from '../../src/chain/addresses.ts';
-import { ChainApiError, createChainClient, getJettonWalletAddress, toChainApiError } from '../../src/chain/client.ts';
+import { ChainApiError, toChainApiError } from '../../src/chain/apiError.ts';
+import { createChainClient, getJettonWalletAddress } from '../../src/chain/client.ts';
 import type { ChainClient } from '../../src/chain/client.ts';
 import { startSandboxServer } from '../../src/chain/sandbox/index.ts';
 import type { SandboxServer } from '../../src/chain/sandbox/index.ts';

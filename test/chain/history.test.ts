@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { depositWallet } from '../../src/chain/addresses.ts';
-import { ChainApiError } from '../../src/chain/client.ts';
+import { ChainApiError } from '../../src/chain/apiError.ts';
 import { toncenterV3History } from '../../src/chain/history.ts';
 import { holdOutOfBlockStream } from '../../src/chain/sandbox/history.ts';
 import { startSandboxServer, type SandboxServer } from '../../src/chain/sandbox/index.ts';

@@ -7,7 +7,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { setImmediate } from 'node:timers/promises';
 import { pino } from 'pino';
 import { createRequestBudget } from '../../src/chain/budget.ts';
-import { ChainApiError } from '../../src/chain/client.ts';
+import { ChainApiError } from '../../src/chain/apiError.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import { chainApiRequests, chainBlockWait, chainBlocksWaitedFor, chainLag, chainWatchesSetAside } from '../../src/metrics.ts';

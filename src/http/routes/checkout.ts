@@ -7,7 +7,7 @@ import { Address } from '@ton/core';
 import type Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import { isDatabaseUnavailable, sql, z } from '../../db/pool.ts';
-import { ChainApiError } from '../../chain/client.ts';
+import { ChainApiError } from '../../chain/apiError.ts';
 import { parseAddress } from '../../chain/addresses.ts';
 import { isUuid } from '../../uuid.ts';
 import { coinNotOnNetwork, KassaError, paymentNotFound, rateLimited, serviceUnavailable, tooManyStreams, typeOf } from '../../errors.ts';
