@@ -220,7 +220,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     release: cursor.release,
     bookBlock: booker.book,
     catchUp: () => catchUp(step),
-    run: (signal: AbortSignal) => runSteps({ step, release: cursor.release }, { log, now: clock, sleep: deps.sleep ?? sleep }, signal),
+    run: (signal: AbortSignal) => runSteps({ step, release: cursor.release }, { log, sleep: deps.sleep ?? sleep }, signal),
   };
 }
 
@@ -300,10 +300,14 @@ async function catchUp(step: (signal?: AbortSignal, options?: { refresh?: boolea
  */
 async function runSteps(
   reader: { step: (signal?: AbortSignal) => Promise<StepResult>; release: () => Promise<void> },
-  deps: { log: Logger; now: () => number; sleep: (ms: number, signal: AbortSignal) => Promise<void> },
+  deps: { log: Logger; sleep: (ms: number, signal: AbortSignal) => Promise<void> },
   signal: AbortSignal,
 ): Promise<void> {
-  const { log, now } = deps;
+  const { log } = deps;
+  // The pace is kept on the monotonic clock, never the injected one (the chain's or a test's): a
+  // clock set back — NTP, or a test that moved its clock days ahead and back — made the pause until
+  // the next poll as long as the jump, and the reader stood still.
+  const now = () => performance.now();
   let failures = 0;
   let misses = 0;
   while (!signal.aborted) {
@@ -319,7 +323,10 @@ async function runSteps(
       } else {
         misses = 0;
         // Caught up: the next ask CAUGHT_UP_POLL_MS after this one began, whatever the step took.
-        pause = r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno ? 0 : Math.max(0, started + CAUGHT_UP_POLL_MS - now());
+        pause =
+          r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno
+            ? 0
+            : Math.min(CAUGHT_UP_POLL_MS, Math.max(0, started + CAUGHT_UP_POLL_MS - now()));
       }
     } catch (error) {
       if (signal.aborted) break;

@@ -3,7 +3,7 @@
 // caught-up reader reads blocks by seqno and learns the tip from them), measures a wait on the
 // block after the cursor (kassa_chain_block_wait_seconds, kassa_chain_unindexed_waits_total, the
 // log lines of an indexer hole) and reports the lag (kassa_chain_lag_seconds). Every duration is
-// measured on the one injected clock (`now`, epoch ms).
+// measured on the one injected clock (`now`, epoch ms); a clock that went back starts them afresh.
 import type { TonNetwork } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { chainBlocksWaitedFor, chainBlockWait, chainLag } from '../metrics.ts';
@@ -53,6 +53,8 @@ export function tipTracker(deps: { source: ChainSource; network: TonNetwork; log
         refresh ||
         known === null ||
         stored === null ||
+        // The clock went back (NTP, a test's clock set back): what was learnt is as old as unknown.
+        at < infoAskedAt ||
         at - infoAskedAt >= infoEveryMs ||
         (waiting !== null && at - waiting.since >= INFO_WHILE_WAITING_MS && at - infoAskedAt >= INFO_WHILE_WAITING_MS);
       let latest: BlockRef;
@@ -81,7 +83,8 @@ export function tipTracker(deps: { source: ChainSource; network: TonNetwork; log
     /** Notes that `seqno` was not served: measured (kassa_chain_block_wait_seconds), and logged when later blocks are served (an indexer hole). */
     notServed(seqno: number): void {
       const at = now();
-      if (waiting?.seqno !== seqno) waiting = { seqno, since: at, hole: false, logged: 0 };
+      // A new block to wait for, or the clock went back: the wait is counted from now.
+      if (waiting?.seqno !== seqno || at < waiting.since) waiting = { seqno, since: at, hole: waiting?.seqno === seqno && waiting.hole, logged: 0 };
       const waited = at - waiting.since;
       chainBlockWait.set(waited / 1000);
       const hole = known !== null && known.seqno > seqno;

@@ -116,6 +116,32 @@ describe('requests while caught up', () => {
   });
 });
 
+describe('a clock set back', () => {
+  it('the running reader keeps its pace on a clock that goes back (it once paused as long as the jump, for days)', async () => {
+    // Each reading of the clock an hour before the last: a step always "ends before it began".
+    let calls = 0;
+    const r = app.newReader({ id: 'manual', now: () => new Date(Date.now() + 3 * 86_400_000 - calls++ * 3_600_000) });
+    const stop = new AbortController();
+    const running = r.run(stop.signal);
+    /** Seals two blocks and waits (at most 10 s) for the running reader to read them. */
+    const readsOn = async () => {
+      chain().sealBlock();
+      const target = chain().sealBlock();
+      const deadline = Date.now() + 10_000;
+      while (((await app.cursor())?.last ?? 0) < target) {
+        assert.ok(Date.now() < deadline, `the reader stood still at ${(await app.cursor())?.last}, block ${target} sealed`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    };
+    try {
+      for (let i = 0; i < 3; i += 1) await readsOn();
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
+
 describe('nothing missed, nothing counted twice', () => {
   it('a repeated page, empty blocks and many pages: every transfer once', async () => {
     const payment = await newPayment({ amount: '100', currency: 'TON', payment_options: TON });
