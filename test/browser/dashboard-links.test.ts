@@ -25,7 +25,7 @@ let browser: Browser;
 // Chromium and the sandbox chain start slowly on a loaded machine.
 before(
   async () => {
-    browser = await chromiumBrowser();
+    browser = await chromiumBrowser({ ownClipboard: true }); // the copied link is read back from the clipboard
     app = await startChainApp({}, { baseUrlHost: '127.0.0.1' }); // the links' URLs name the port the app listens on
     store = await app.store({ name: 'Corner Café', methods: 'TON/TON' });
   },

@@ -28,7 +28,7 @@ let browser: Browser;
 let owner: BrowserPage;
 
 before(async () => {
-  browser = await chromiumBrowser();
+  browser = await chromiumBrowser({ ownClipboard: true }); // the copied text is read back from the clipboard
   app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
   store = await app.store({ name: 'Corner Shop on a Phone', methods: 'TON/TON,USDT/TON' });
   owner = await openPage(browser, PHONE, ['clipboard-read', 'clipboard-write']);

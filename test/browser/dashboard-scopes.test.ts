@@ -26,7 +26,7 @@ let browser: Browser;
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromiumBrowser();
+  browser = await chromiumBrowser({ ownClipboard: true }); // the copied token is read back from the clipboard
   app = await startPaymentsApp();
 });
 after(async () => {

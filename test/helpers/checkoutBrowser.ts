@@ -25,11 +25,11 @@ export let app: ChainTestApp;
 export let store: Awaited<ReturnType<TestApp['store']>>;
 export let browser: Browser;
 
-/** Installs the file's before/after hooks: Chromium, the app on the sandbox chain, the store. */
-export function useCheckoutBrowser(): void {
+/** Installs the file's before/after hooks: Chromium (chromiumBrowser, with its options), the app on the sandbox chain, the store. */
+export function useCheckoutBrowser(chromiumOptions: Parameters<typeof chromiumBrowser>[0] = {}): void {
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromiumBrowser();
+    browser = await chromiumBrowser(chromiumOptions);
     app = await startChainApp();
     store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON,USDT/TON' });
   });

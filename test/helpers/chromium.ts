@@ -9,10 +9,12 @@
 // contexts they open themselves (some per test, some for the file's signed-in owner), so no two
 // files share cookies, storage, permissions or routes. What the files use works the same over a
 // connection: contexts' viewports, touch and permissions, routes, exposed functions, screenshots,
-// and CDP sessions on a page (the passkeys' virtual authenticator belongs to the page). Closing a
-// connected browser closes the connection and that connection's contexts, never the shared
-// Chromium (Playwright's server ignores a client's close). A file given no shared Chromium (the
-// runner could not start one, or something else runs the file) launches a Chromium of its own.
+// and CDP sessions on a page (the passkeys' virtual authenticator belongs to the page). The one
+// thing of the browser's own the files use is the clipboard: the files that read it back launch
+// their own Chromium (ownClipboard). Closing a connected browser closes the connection and that
+// connection's contexts, never the shared Chromium (Playwright's server ignores a client's close).
+// A file given no shared Chromium (the runner could not start one, or something else runs the
+// file) launches a Chromium of its own.
 //
 // If Chromium cannot be launched the files FAIL (they never skip): install it with
 // `apt-get install -y chromium` (.ci/run does) or set CHROMIUM_PATH.
@@ -38,9 +40,14 @@ const LAUNCH = {
 /**
  * The browser for a test file: a connection to the run's shared Chromium when test/run.ts started
  * one, else a Chromium of the file's own. Either way the file closes it with `browser.close()`.
+ *
+ * `ownClipboard`: a file that reads the clipboard back launches its own Chromium even in a run. The
+ * clipboard belongs to the browser, not to a context (a text one connection's page writes, another
+ * connection's page reads), so another file's copy landing between this file's copy and its read
+ * would be read instead.
  */
-export async function chromiumBrowser(): Promise<Browser> {
-  const shared = process.env[SHARED_CHROMIUM_ENV];
+export async function chromiumBrowser(options: { ownClipboard?: boolean } = {}): Promise<Browser> {
+  const shared = options.ownClipboard ? undefined : process.env[SHARED_CHROMIUM_ENV];
   if (shared) {
     try {
       return await chromium.connect(shared, { timeout: 60_000 });
