@@ -66,7 +66,7 @@ const lint =
     : Promise.resolve(0);
 
 // One Chromium for the run's browser test files (test/browser/), which connect to it rather than each
-// launching their own (~2.5 s of CPU a file; test/helpers/chromium.ts). It starts beside the database.
+// launching their own (~1 s of CPU a file; test/helpers/chromium.ts). It starts beside the database.
 // If it cannot start the run goes on without it: the files try to launch their own and fail saying why.
 const isBrowserFile = (file: string): boolean => file.split(path.sep).join('/').startsWith('test/browser/');
 const sharedChromium = files.some(isBrowserFile)

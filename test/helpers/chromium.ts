@@ -1,8 +1,9 @@
 // Headless Chromium (Debian's `chromium`, driven by playwright-core) for the browser tests
 // (test/browser/): one browser for the whole run, or one per file when none was started for it.
 //
-// Launching Chromium and closing it again costs ~2.5 s of CPU, once per browser test file, on a
-// two-core machine where the suite is CPU-bound. So the test command (test/run.ts) starts one
+// A file's own Chromium (launch, a page, close) costs ~1 s of CPU more than a connection to a running
+// one (eight one-page files: 22-29 s of CPU with their own, 15-18 s connected), on a two-core machine
+// where the suite is CPU-bound. So the test command (test/run.ts) starts one
 // Chromium as a Playwright browser server (startSharedChromium) and hands its address to the files
 // in KASSA_TEST_CHROMIUM_WS; each file connects to it (chromiumBrowser). A connection sees only the
 // contexts it opened (Playwright isolates them per connection), and the files' pages live in
