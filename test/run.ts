@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { openDatabaseServer } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { SHARED_CHROMIUM_ENV, startSharedChromium } from './helpers/chromium.ts';
 import slowestFiles from './helpers/slowestFiles.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -63,6 +64,20 @@ const lint =
   filters.length === 0
     ? timed('lint and format (biome, beside the tests)', run(path.join(root, 'node_modules/.bin/biome'), ['ci', '--error-on-warnings', '.']))
     : Promise.resolve(0);
+
+// One Chromium for the run's browser test files (test/browser/), which connect to it rather than each
+// launching their own (~1 s of CPU a file; test/helpers/chromium.ts). It starts beside the database.
+// If it cannot start the run goes on without it: the files try to launch their own and fail saying why.
+const isBrowserFile = (file: string): boolean => file.split(path.sep).join('/').startsWith('test/browser/');
+const sharedChromium = files.some(isBrowserFile)
+  ? timed(
+      'shared Chromium (beside the database)',
+      startSharedChromium().catch((error: Error) => {
+        process.stderr.write(`test: the shared Chromium did not start (${error.message.split('\n')[0]}); each browser test file launches its own\n`);
+        return null;
+      }),
+    )
+  : Promise.resolve(null);
 
 const preparing = performance.now();
 const adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? null;
@@ -121,13 +136,16 @@ const rank = (file: string): number => {
   return at === -1 ? LONGEST_FIRST.length : at;
 };
 const ordered = files.map((file, index) => ({ file, index })).sort((a, b) => rank(a.file) - rank(b.file) || a.index - b.index);
-// The files' processes inherit the runner's environment: the template database and the run's id.
+// The files' processes inherit the runner's environment: the template database, the run's id and the
+// shared Chromium's address.
 Object.assign(process.env, {
   KASSA_TEST_ADMIN_URL: server.url,
   KASSA_TEST_TEMPLATE: template,
   KASSA_TEST_RUN: String(process.pid),
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
 });
+const chromiumServer = await sharedChromium;
+if (chromiumServer) process.env[SHARED_CHROMIUM_ENV] = chromiumServer.wsEndpoint();
 /**
  * node:test's run() (not `node --test`, which sorts its files by name), so the files start in the
  * order given; its events go to the spec reporter and to the slowest-files list.
@@ -169,6 +187,7 @@ const lintPassed = (await lint) === 0;
 await admin.query(`drop database if exists ${pg.escapeIdentifier(template)} with (force)`).catch(() => {});
 await admin.end();
 await server.stop();
+await chromiumServer?.close();
 process.stderr.write(
   `test: wall time ${seconds(performance.now() - runStarted)}\n${phases.map((phase) => `  ${phase.name.padEnd(48)} ${seconds(phase.ms)}`).join('\n')}\n`,
 );

@@ -22,7 +22,7 @@ import {
   watchChain,
 } from '../helpers/checkoutBrowser.ts';
 
-useCheckoutBrowser();
+useCheckoutBrowser({ ownClipboard: true }); // the copied address is read back from the clipboard
 
 describe('checkout in headless Chromium', () => {
   it('Customer Choice: pick USDT, see address, amount and QR; pay through the sandbox; the page turns to paid without a reload', async () => {

@@ -15,8 +15,9 @@ import type { Browser } from 'playwright-core';
 import { sql } from '../../src/db/pool.ts';
 import { addDecimal } from '../../src/money.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, type BrowserPage, joinByInvitation, openPage } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-home');
 const DAY_MS = 86_400_000;
@@ -27,7 +28,7 @@ let browser: Browser;
 let owner: BrowserPage;
 
 before(async () => {
-  browser = await launchChromium();
+  browser = await chromiumBrowser();
   app = await startChainApp();
   store = await app.store({ name: 'Three Coins Shop', methods: 'TON/TON,USDT/TON,NOT/TON', refundWindowDays: 7 });
   owner = await openPage(browser);

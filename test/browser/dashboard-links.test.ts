@@ -11,8 +11,9 @@ import type { Browser, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, joinByInvitation, openPage } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-links');
 const PASSWORD = 'a long dashboard password';
@@ -24,7 +25,7 @@ let browser: Browser;
 // Chromium and the sandbox chain start slowly on a loaded machine.
 before(
   async () => {
-    browser = await launchChromium();
+    browser = await chromiumBrowser({ ownClipboard: true }); // the copied link is read back from the clipboard
     app = await startChainApp({}, { baseUrlHost: '127.0.0.1' }); // the links' URLs name the port the app listens on
     store = await app.store({ name: 'Corner Café', methods: 'TON/TON' });
   },

@@ -15,8 +15,9 @@ import { sql, z } from '../../src/db/pool.ts';
 import { fromBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { freshAddress, overpaidTonPayment, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, type BrowserPage, joinByInvitation, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-money');
 const PASSWORD = 'a long dashboard password';
@@ -27,7 +28,7 @@ let browser: Browser;
 let owner: BrowserPage;
 
 before(async () => {
-  browser = await launchChromium();
+  browser = await chromiumBrowser();
   app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
   store = await app.store({ name: 'Corner Shop', methods: 'TON/TON,USDT/TON' });
   owner = await openPage(browser);

@@ -17,8 +17,9 @@ import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible as accessible, assertNoHorizontalScroll, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible as accessible, assertNoHorizontalScroll, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -37,7 +38,7 @@ let problems: string[];
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await chromiumBrowser();
   app = await startPaymentsApp({ baseUrlHost: 'localhost' });
   base = new URL(app.config.baseUrl).origin;
   store = await app.store({ name: 'Blue Bottle Café' });

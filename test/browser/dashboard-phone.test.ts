@@ -14,8 +14,9 @@ import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
 import type { Browser, Page } from 'playwright-core';
 import { freshAddress, overpaidTonPayment, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, type BrowserPage, joinByInvitation, openPage } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-phone');
 const PASSWORD = 'a long dashboard password';
@@ -27,7 +28,7 @@ let browser: Browser;
 let owner: BrowserPage;
 
 before(async () => {
-  browser = await launchChromium();
+  browser = await chromiumBrowser({ ownClipboard: true }); // the copied text is read back from the clipboard
   app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
   store = await app.store({ name: 'Corner Shop on a Phone', methods: 'TON/TON,USDT/TON' });
   owner = await openPage(browser, PHONE, ['clipboard-read', 'clipboard-write']);

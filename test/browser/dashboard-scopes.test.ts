@@ -11,8 +11,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
 
@@ -25,7 +26,7 @@ let browser: Browser;
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await chromiumBrowser({ ownClipboard: true }); // the copied token is read back from the clipboard
   app = await startPaymentsApp();
 });
 after(async () => {

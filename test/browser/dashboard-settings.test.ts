@@ -14,8 +14,9 @@ import type { Browser, Page } from 'playwright-core';
 import { findStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
 import type { Role } from '../../src/dashboard/people.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible, assertNoHorizontalScroll, clickInMenu, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible, assertNoHorizontalScroll, clickInMenu, openPage } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -28,7 +29,7 @@ let browser: Browser;
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await chromiumBrowser();
   app = await startPaymentsApp();
   store = await app.store({ name: 'Harbour Books', methods: 'TON/TON' });
 });

@@ -15,8 +15,9 @@ import { commentOf } from '../../src/chain/detect.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, type BrowserPage, joinByInvitation, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, type BrowserPage, joinByInvitation, openPage } from '../helpers/dashboardBrowser.ts';
 import { injectTestWallet, TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-treasury-refund');
@@ -28,7 +29,7 @@ let store: Awaited<ReturnType<ChainTestApp['store']>>;
 let treasury: string;
 
 before(async () => {
-  browser = await launchChromium();
+  browser = await chromiumBrowser();
   app = await startChainApp();
   treasury = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
   store = await app.store({ name: 'Corner Shop', methods: 'TON/TON', refundWindowDays: 0 });

@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, joinByInvitation, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
+import { assertPageFits, joinByInvitation, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 import { runDeliveries, startEventReceiver, verifiedEvents } from '../helpers/eventReceiver.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
@@ -22,7 +23,7 @@ let store: Awaited<ReturnType<TestApp['store']>>;
 let browser: Browser;
 
 before(async () => {
-  browser = await launchChromium();
+  browser = await chromiumBrowser();
   app = await startPaymentsApp({ env: { WEBHOOK_ALLOW_INSECURE: 'true' } });
   store = await app.store({ name: 'Corner Shop', methods: 'TON/TON' });
 });

@@ -17,8 +17,9 @@ import { sql, z } from '../../src/db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertAccessible as accessible, launchChromium, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
+import { assertAccessible as accessible, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 const PASSWORD = 'a long dashboard password';
@@ -30,7 +31,7 @@ let owner: { context: BrowserContext; page: Page; problems: string[] };
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await chromiumBrowser();
   app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
   store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON,USDT/TON' });
   owner = await open();

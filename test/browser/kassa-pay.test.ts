@@ -14,7 +14,8 @@ import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
-import { assertAccessible, assertNoHorizontalScroll, launchChromium, openPage } from '../helpers/dashboardBrowser.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
+import { assertAccessible, assertNoHorizontalScroll, openPage } from '../helpers/dashboardBrowser.ts';
 import { close, listen } from '../helpers/servers.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/kassa-pay');
@@ -74,7 +75,7 @@ for (const type of ['kassa-pay:status', 'kassa-pay:error']) {
 // Chromium and the sandbox chain start slowly on a loaded machine.
 before(
   async () => {
-    browser = await launchChromium();
+    browser = await chromiumBrowser();
     app = await startChainApp();
     store = await app.store({ name: 'Corner Shop', methods: 'TON/TON,USDT/TON' });
     shop = await startShop(`${app.url}/pay`);

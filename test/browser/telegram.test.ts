@@ -12,15 +12,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
 import { DARK_THEME, launchUrl, signInitData, startTelegramHarness, type TelegramHarness, telegramKeys, WEB_CLIENT_STYLE } from '../helpers/telegram.ts';
 import { TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/telegram');
 const BOT_ID = 7_000_000_002;
 const keys = telegramKeys();
@@ -33,17 +33,7 @@ let browser: Browser;
 
 before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
-  } catch (error) {
-    throw new Error(
-      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
-    );
-  }
+  browser = await chromiumBrowser();
   // The harness's origin is the app's TELEGRAM_WEB_ORIGINS: it starts first, on its own port.
   harness = await startTelegramHarness();
   app = await startChainApp({ TELEGRAM_PUBLIC_KEY: keys.publicKeyHex, TELEGRAM_WEB_ORIGINS: harness.origin });

@@ -1,8 +1,9 @@
-// The hosted checkout's browser tests' shared setup (test/browser/checkout*.test.ts): one Chromium, the
-// app on the sandbox chain with its chain reader, a store, and the page helpers (a fresh context that
-// records console errors and CSP violations, screenshots to test-artifacts/checkout/, axe-core).
-// Each test file is its own process, so each has its own browser and app; `export let` bindings are
-// live, so the files read `app`, `store` and `browser` once `useCheckoutBrowser()`'s hook has set them.
+// The hosted checkout's browser tests' shared setup (test/browser/checkout*.test.ts): Chromium
+// (test/helpers/chromium.ts: the run's shared one, or the file's own), the app on the sandbox chain with
+// its chain reader, a store, and the page helpers (a fresh context that records console errors and CSP
+// violations, screenshots to test-artifacts/checkout/, axe-core). Each test file is its own process, so
+// each has its own browser connection and app; `export let` bindings are live, so the files read `app`,
+// `store` and `browser` once `useCheckoutBrowser()`'s hook has set them.
 //
 // If Chromium cannot be launched the file FAILS (it never skips): install it with
 // `apt-get install -y chromium` (.ci/run does).
@@ -10,12 +11,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestApp } from './app.ts';
 import { startChainApp, type ChainTestApp } from './chain.ts';
+import { chromiumBrowser } from './chromium.ts';
 import { seriousAxeViolations } from './dashboardBrowser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/checkout');
 export const MOBILE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1280, height: 900 };
@@ -24,29 +25,11 @@ export let app: ChainTestApp;
 export let store: Awaited<ReturnType<TestApp['store']>>;
 export let browser: Browser;
 
-/** Installs the file's before/after hooks: Chromium, the app on the sandbox chain, the store. */
-export function useCheckoutBrowser(): void {
+/** Installs the file's before/after hooks: Chromium (chromiumBrowser, with its options), the app on the sandbox chain, the store. */
+export function useCheckoutBrowser(chromiumOptions: Parameters<typeof chromiumBrowser>[0] = {}): void {
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    try {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
-    } catch (error) {
-      throw new Error(
-        `Chromium could not be launched from ${CHROMIUM}: the browser tests cannot run. Install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
-      );
-    }
+    browser = await chromiumBrowser(chromiumOptions);
     app = await startChainApp();
     store = await app.store({ name: 'Blue Bottle Café', methods: 'TON/TON,USDT/TON' });
   });

@@ -1,29 +1,14 @@
-// Headless Chromium (Debian's `chromium`, driven by playwright-core) for dashboard tests: a browser
-// that fails loudly when it cannot start, fresh profiles that record console errors and CSP
-// violations, axe-core run in the page (no serious or critical violation), and the phone-width check
-// (no horizontal scroll). Every test/browser/dashboard*.test.ts takes them from here.
+// The dashboard's browser tests' page helpers (their Chromium comes from test/helpers/chromium.ts):
+// fresh profiles that record console errors and CSP violations, axe-core run in the page (no serious
+// or critical violation), and the phone-width check (no horizontal scroll). Every
+// test/browser/dashboard*.test.ts takes them from here.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-export async function launchChromium(): Promise<Browser> {
-  try {
-    return await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  } catch (error) {
-    throw new Error(
-      `Chromium could not be launched from ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH. ${(error as Error).message}`,
-    );
-  }
-}
 
 export interface BrowserPage {
   context: BrowserContext;
