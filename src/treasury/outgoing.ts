@@ -95,6 +95,11 @@ const moneyRow = z.object({
 });
 export type DepositMoney = z.infer<typeof moneyRow>;
 
+/** Another coin than TON still in the deposit: anybody's (refundable, the merchant's unswept, held toward the payment). */
+export function holdsOtherCoin(money: readonly DepositMoney[]): boolean {
+  return money.some((row) => row.coin_symbol !== 'TON' && (BigInt(row.refundable) > 0n || BigInt(row.merchant_unswept) > 0n || BigInt(row.held) > 0n));
+}
+
 /**
  * A payment's deposit money per coin (base units; fees and gas in nanoTON): the one definition
  * (deposit_money in SQL), read by the refunds API, the sweep planner, GET …/balance and reporting.

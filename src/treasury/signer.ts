@@ -24,7 +24,7 @@ import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
 import { CLOSING_SHARE_MINIMUM, closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
-import { depositMoney, enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { depositMoney, enqueueWalletSend, holdsOtherCoin, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
 import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
 import { nextSeqno, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
@@ -197,14 +197,13 @@ async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | nul
               and o.state in ('planned', 'sent')) as moving
     from payments p join stores s on s.id = p.store_id where p.id = ${refund.payment_id}
   `);
-  const holds = (row: (typeof money)[number]) => BigInt(row.refundable) > 0n || BigInt(row.merchant_unswept) > 0n || BigInt(row.held) > 0n;
   return {
     paymentSettled: other.status === 'completed' || other.status === 'expired' || other.status === 'cancelled',
     customerLeft: BigInt(ton?.refundable ?? '0'),
     merchant: BigInt(ton?.merchant_unswept ?? '0'),
     gas: BigInt(ton?.gas ?? '0'),
     gasFree: BigInt(ton?.gas_free ?? '0'),
-    otherMoney: other.moving || money.some((row) => row.coin_symbol !== 'TON' && holds(row)),
+    otherMoney: other.moving || holdsOtherCoin(money),
     treasury: other.treasury,
     gasWallet,
   };

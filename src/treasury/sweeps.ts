@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import { IS_CREDITED } from '../payments/counted.ts';
 import { finalSweep } from './closing.ts';
 import { sweepFeeReserve, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
-import { depositMoney, planOutgoing, refundableBaseUnits, type OutgoingPlan } from './outgoing.ts';
+import { depositMoney, holdsOtherCoin, planOutgoing, refundableBaseUnits, type OutgoingPlan } from './outgoing.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import { saleSweepJob } from '../worker/jobs.ts';
 
@@ -232,9 +232,7 @@ async function planFinalSweeps(pool: DatabasePool, args: { now: Date; heldSince:
       const ton = money.find((row) => row.coin_symbol === 'TON');
       // Another coin still there, money held toward the payment, refundable TON the held-money sweep
       // takes, or gas promised to a transfer: not the final sweep's (yet).
-      const elsewhere = money.some(
-        (row) => row.coin_symbol !== 'TON' && (BigInt(row.refundable) > 0n || BigInt(row.merchant_unswept) > 0n || BigInt(row.held) > 0n),
-      );
+      const elsewhere = holdsOtherCoin(money);
       // Dust only: the customer's refundable TON and the merchant's from the 0.01 line on are the
       // held-money sweep's and the sale sweep's (a sale inside its refund window is not touched).
       const dust = (value: string) => BigInt(value) < TON_FEE_RESERVE_BASE_UNITS;
@@ -242,7 +240,7 @@ async function planFinalSweeps(pool: DatabasePool, args: { now: Date; heldSince:
       const primary = finalSweep({
         customer: BigInt(ton.refundable),
         merchant: BigInt(ton.merchant_unswept),
-        gas: BigInt(ton.gas ?? '0') > 0n ? BigInt(ton.gas ?? '0') : 0n,
+        gas: BigInt(ton.gas ?? '0') > 0n ? BigInt(ton.gas!) : 0n,
         treasury: p.treasury,
         gasWallet: candidate.gas_wallet,
       });
