@@ -49,7 +49,7 @@ import { runClosedLoop, type RequestSpec, type Transport } from './lib/load.ts';
 import { pgbenchVersion, runPgbench, type PgbenchMode, type PgbenchResult } from './lib/pgbench.ts';
 import { runWrk, wrkScript, wrkVersion } from './lib/wrk.ts';
 import { benchFlags } from './lib/flags.ts';
-import { literal, replayScript, statementRecorder, type ReplayStatement } from './lib/replay.ts';
+import { leanStatements, literal, replayScript, statementRecorder, type LeanStatement, type ReplayStatement } from './lib/replay.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -150,13 +150,16 @@ const postgresCpu = (): number | null => (postmasterPid === null ? null : server
 
 let kassa: ChildProcess | null = null;
 let bare: ChildProcess | null = null;
+let lean: ChildProcess | null = null;
 let cleaningUp: Promise<void> | null = null;
 async function cleanUp(): Promise<void> {
   cleaningUp ??= (async () => {
-    if (bare && bare.exitCode === null && bare.signalCode === null) {
-      const exited = once(bare, 'exit');
-      bare.kill('SIGTERM');
-      await exited;
+    for (const child of [bare, lean]) {
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      }
     }
     if (kassa && kassa.exitCode === null && kassa.signalCode === null) {
       kassa.kill('SIGCONT');
@@ -498,6 +501,30 @@ const bareCell = (concurrency: number) =>
     return drive('bare node:http + pg', target, 'retrieve', concurrency, durationSeconds, meters);
   });
 
+const leanPort = await freePort();
+/** The lean server (bench/lib/lean-server.ts): Kassa's recorded statements behind a bare node:http server. */
+async function startLean(statements: { create: LeanStatement[]; retrieve: LeanStatement[] }): Promise<void> {
+  const file = path.join(workDir, 'lean-statements.json');
+  fs.writeFileSync(file, JSON.stringify(statements));
+  lean = spawn(process.execPath, [path.join(root, 'bench/lib/lean-server.ts')], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: benchUrl, PORT: String(leanPort), POOL_SIZE: '10', STATEMENTS_FILE: file },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [chunk] = (await once(lean.stdout!, 'data')) as [Buffer];
+  if (!chunk.toString().includes('listening')) throw new Error(`the lean server did not start: ${chunk.toString()}`);
+}
+
+const LEAN_LABEL = 'lean node, same SQL';
+const leanCell = (scenario: Cell['scenario'], concurrency: number) =>
+  paused(async () => {
+    const target = `http://127.0.0.1:${leanPort}`;
+    const meters = { bare: () => processCpuMs(lean!.pid!), postgres: postgresCpu };
+    if (warmupSeconds > 0) await drive('lean warm-up', target, scenario, concurrency, Math.min(warmupSeconds, 2), meters);
+    if (scenario === 'create') await keepOpen();
+    return drive(LEAN_LABEL, target, scenario, concurrency, durationSeconds, meters);
+  });
+
 /** The payments Kassa's retrieve cells (and the bare server's) read: every payment of the store. */
 async function loadIds(): Promise<void> {
   const client = new pg.Client({ connectionString: benchUrl });
@@ -565,7 +592,12 @@ async function keepOpen(): Promise<void> {
  * own nextval (\gset), the deposit address and its jetton wallet from the index. Replayed with -M prepared, as Kassa
  * prepares them.
  */
-async function recordReplays(): Promise<{ create: string; retrieve: string; statements: { create: number; retrieve: number } }> {
+async function recordReplays(): Promise<{
+  create: string;
+  retrieve: string;
+  statements: { create: number; retrieve: number };
+  lean: { create: LeanStatement[]; retrieve: LeanStatement[] };
+}> {
   const recorder = statementRecorder();
   const pool = await openPool(benchUrl, { maxPoolSize: 1, interceptors: [recorder.interceptor] });
   try {
@@ -604,13 +636,14 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
     const indexColumn =
       /nextval\('deposit_address_index_seq'\)[^,]*?\bas\s+(\w+)/.exec(create.find((statement) => takesIndex.test(statement.sql))?.sql ?? '')?.[1] ?? 'index';
     const index = `cast(:${indexColumn} as text)`;
+    // Each with the name bench/lib/lean-server.ts knows it by (it computes the addresses from the index as these expressions do).
     const substitutions = [
-      { value: key, expression: 'cast(md5(cast(:k as text)) as uuid)' },
-      { value: paymentId, expression: 'cast(md5(cast(:p as text)) as uuid)' },
-      { value: deposit.derivation_index, expression: `:${indexColumn}`, exact: true, only: /insert into deposit_addresses/ },
-      { value: deposit.address, expression: `('0:' || md5(${index}) || md5('a' || ${index}))` },
-      { value: deposit.address_friendly, expression: `('UQ' || md5(${index}))` },
-      ...(jettonWallet ? [{ value: jettonWallet, expression: `('0:' || md5('w' || ${index}) || md5('b' || ${index}))` }] : []),
+      { name: 'key', value: key, expression: 'cast(md5(cast(:k as text)) as uuid)' },
+      { name: 'payment', value: paymentId, expression: 'cast(md5(cast(:p as text)) as uuid)' },
+      { name: 'index', value: deposit.derivation_index, expression: `:${indexColumn}`, exact: true, only: /insert into deposit_addresses/ },
+      { name: 'address', value: deposit.address, expression: `('0:' || md5(${index}) || md5('a' || ${index}))` },
+      { name: 'friendly', value: deposit.address_friendly, expression: `('UQ' || md5(${index}))` },
+      ...(jettonWallet ? [{ name: 'jetton_wallet', value: jettonWallet, expression: `('0:' || md5('w' || ${index}) || md5('b' || ${index}))` }] : []),
     ];
     const createScript = replayScript(create.map(gset), {
       substitutions,
@@ -618,7 +651,12 @@ async function recordReplays(): Promise<{ create: string; retrieve: string; stat
       prelude: ['\\set k random(1, 9223372036854775806)', '\\set p random(1, 9223372036854775806)'],
     });
     const retrieveScript = replayScript(view, { substitutions: [], transaction: false });
-    return { create: createScript, retrieve: retrieveScript, statements: { create: create.length, retrieve: view.length } };
+    const lean = {
+      create: leanStatements(create.map(gset), substitutions, indexColumn),
+      // The lean server reads the path's payment (the pgbench replay reads the recorded one each time).
+      retrieve: leanStatements(view, [{ name: 'payment', value: paymentId, expression: '' }]),
+    };
+    return { create: createScript, retrieve: retrieveScript, statements: { create: create.length, retrieve: view.length }, lean };
   } finally {
     await pool.end();
   }
@@ -653,6 +691,7 @@ try {
   probeBody = await probe.text();
   if (probe.status !== 201) throw new Error(`the first create answered ${probe.status}: ${probeBody}`);
   replays = await recordReplays();
+  if (!skipBaselines) await startLean(replays.lean);
   if (flags['show-replay']) say(`same-SQL scripts:\n--- create\n${replays.create}--- retrieve\n${replays.retrieve}`);
   say(`opening ${openPayments} payments (12-hour TTL) to be watched during the cells`);
   const seedStarted = performance.now();
@@ -685,7 +724,11 @@ try {
         baselines.push(await pgbenchCell('raw SELECT', SELECT_SCRIPT, concurrency));
         baselines.push(await bareCell(concurrency));
       }
-      if (!skipBaselines) baselines.push(await pgbenchCell('same SQL', replays[scenario], concurrency, 'prepared'));
+      if (!skipBaselines) {
+        baselines.push(await pgbenchCell('same SQL', replays[scenario], concurrency, 'prepared'));
+        baselines.push(await leanCell(scenario, concurrency));
+        if (scenario === 'create') await keepOpen();
+      }
       cells.push({ scenario, concurrency, kassa: measured, baselines });
     }
   }
@@ -744,6 +787,9 @@ else {
   );
   if (replays) {
     out.push(
+      `          lean node, same SQL  bench/lib/lean-server.ts: node:http + pg (pool of 10) sending the same statements as Kassa, prepared, fresh key, id and deposit address per create; the first row as JSON — the floor of this stack for Kassa's work`,
+    );
+    out.push(
       `          same SQL  pgbench -M prepared replaying, as recorded from Kassa's code, one create (${replays.statements.create} round trips: one read with the token's check and the key's earlier answer, one write that commits by itself) and one retrieve (${replays.statements.retrieve})`,
     );
   }
@@ -795,6 +841,18 @@ const baselineRows = cells.flatMap((cell) =>
 );
 out.push(textTable(['cell', 'baseline', 'tps', 'p50 ms', 'p99 ms', 'kassa ÷'], baselineRows));
 out.push('kassa ÷ = Kassa req/s ÷ the baseline\'s rate (for "bare node:http + pg": Kassa\'s retrieve against the cheapest Node HTTP read).');
+// The floor of this stack: the lean server does Kassa's statements with nothing around them; how far it
+// gets against pgbench replaying the same SQL is what any Node service on node-postgres pays, and
+// Kassa against it is what Kassa's own layers cost.
+const floorLines = cells.flatMap((cell) => {
+  const sameSql = cell.baselines.find((baseline) => baseline.label === 'same SQL');
+  const leanServer = cell.baselines.find((baseline) => baseline.label === LEAN_LABEL);
+  if (!sameSql || !leanServer) return [];
+  return [
+    `  ${cell.scenario} @${cell.concurrency}: lean node ÷ same SQL (pgbench) ${(leanServer.tps / sameSql.tps).toFixed(2)}×; kassa ÷ lean node ${(cell.kassa.tps / leanServer.tps).toFixed(2)}×; kassa ÷ same SQL ${(cell.kassa.tps / sameSql.tps).toFixed(2)}×`,
+  ];
+});
+if (floorLines.length > 0) out.push(`the floor of this stack (Kassa's statements, the leanest Node server):\n${floorLines.join('\n')}`);
 out.push('');
 
 // Where the CPU went: per request (HTTP cells) and per transaction (pgbench cells), in µs.

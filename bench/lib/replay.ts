@@ -109,3 +109,47 @@ export function replayScript(
   if (options.transaction) lines.push('commit;');
   return `${lines.join('\n')}\n`;
 }
+
+/** One parameter of a statement the lean server replays: fixed text, or text with per-request values in it. */
+export type LeanValue = null | { text: string } | { hex: string } | { parts: Array<string | { value: string }> };
+
+export interface LeanStatement {
+  sql: string;
+  values: LeanValue[];
+  /** The column of this statement's one row that later statements' values are computed from (the derivation index). */
+  gset?: string;
+}
+
+/**
+ * The same statements for bench/lib/lean-server.ts (the leanest Node server doing Kassa's work):
+ * each parameter as node-postgres would send it, the recorded per-request values (named by
+ * `substitutions`' `name`) marked where they occur, so the server fills in fresh ones per request
+ * without searching strings.
+ */
+export function leanStatements(
+  statements: readonly ReplayStatement[],
+  substitutions: ReadonlyArray<Substitution & { name: string }>,
+  gsetColumn?: string,
+): LeanStatement[] {
+  const ordered = [...substitutions].sort((a, b) => b.value.length - a.value.length);
+  return statements.map((statement) => ({
+    sql: statement.sql,
+    ...(statement.gset && gsetColumn ? { gset: gsetColumn } : {}),
+    values: statement.values.map((value): LeanValue => {
+      const prepared = prepareValue(value);
+      if (prepared === null || prepared === undefined) return null;
+      if (Buffer.isBuffer(prepared)) return { hex: prepared.toString('hex') };
+      const text = String(prepared);
+      for (const { value: recorded, name, exact, only } of ordered) {
+        if (recorded === '' || !text.includes(recorded) || (exact && text !== recorded) || (only && !only.test(statement.sql))) continue;
+        const parts: Array<string | { value: string }> = [];
+        text.split(recorded).forEach((part, index) => {
+          if (index > 0) parts.push({ value: name });
+          if (part !== '') parts.push(part);
+        });
+        return { parts };
+      }
+      return { text };
+    }),
+  }));
+}
