@@ -12,7 +12,9 @@
 // floor (pgbench: one transaction inserting a payment-like row and its idempotency record, one
 // commit; and the same with `graphile_worker.add_job`) for create, and for retrieve, beside the raw
 // primary-key SELECT, a bare `node:http` + `pg` server doing the payment's read with a prepared
-// statement (bench/lib/bare-server.ts). Kassa is paused (SIGSTOP) while a baseline runs, so each
+// statement (bench/lib/bare-server.ts); and for both, the floor of this stack for Kassa's work: the
+// recorded statements sent by a bare node:http + pg server (bench/lib/lean-server.ts, "lean node, same
+// SQL"). Kassa is paused (SIGSTOP) while a baseline runs, so each
 // side has the machine to itself during its own cells. `--open N` keeps N open (pending, watched)
 // payments during the cells.
 //
