@@ -59,6 +59,12 @@ export const webhookAttempts = new Counter({
   registers: [registry],
 });
 
+export const rateLimitsDecidedAlone = new Counter({
+  name: 'kassa_rate_limits_decided_alone_total',
+  help: "Times this process stopped waiting for the deployment's shared rate-limit counters (table rate_limits did not answer within 250 ms, or failed) and decided alone, from its own counts with the whole allowance, for the next 2 s: a burst then can pass the deployment's limit by up to one allowance per other process.",
+  registers: [registry],
+});
+
 export const rateRefusals = new Counter({
   name: 'kassa_rate_refusals_total',
   help: 'Prices refused for want of a rate (rate_unavailable), by reason: missing, stale, unconfirmed (no fresh rate of the second source), disagree (the two sources differ by more than RATES_MAX_DIVERGENCE_PERCENT).',

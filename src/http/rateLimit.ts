@@ -8,6 +8,7 @@
 import type { Middleware } from 'koa';
 import type pg from 'pg';
 import { rateLimited } from '../errors.ts';
+import { rateLimitsDecidedAlone } from '../metrics.ts';
 import type { KassaState } from './context.ts';
 
 interface Bucket {
@@ -96,6 +97,12 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool, o
   let waiters: Array<() => void> = [];
   let lastCleanupMs = Date.now();
 
+  /** The shared counters did not answer (in time): this process decides alone for SHARED_PAUSE_MS (counted: kassa_rate_limits_decided_alone_total). */
+  const decideAlone = (): void => {
+    if (Date.now() >= pausedUntilMs) rateLimitsDecidedAlone.inc();
+    pausedUntilMs = Date.now() + SHARED_PAUSE_MS;
+  };
+
   const counterOf = (key: string, nowMs: number): SharedCounter => {
     let counter = counters.get(key);
     if (!counter) {
@@ -168,7 +175,7 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool, o
           counter.sending = 0;
         }
       }
-      pausedUntilMs = Date.now() + SHARED_PAUSE_MS;
+      decideAlone();
     }
   };
 
@@ -205,7 +212,7 @@ export function createSharedRateLimiter(ratePerSecond: number, store: pg.Pool, o
     new Promise((resolve) => {
       wanted.add(key);
       const wait = setTimeout(() => {
-        pausedUntilMs = Date.now() + SHARED_PAUSE_MS;
+        decideAlone();
         resolve(false);
       }, SHARED_WAIT_MS);
       wait.unref();

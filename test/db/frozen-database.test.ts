@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { openPool, sql, z } from '../../src/db/pool.ts';
+import { rateLimitsDecidedAlone } from '../../src/metrics.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/proxy.ts';
 
@@ -107,6 +108,8 @@ describe('a frozen database', () => {
     assert.equal((await call('GET', '/healthz')).status, 200);
 
     proxy.freeze();
+    const decidedAlone = async () => (await rateLimitsDecidedAlone.get()).values[0]?.value ?? 0;
+    const aloneBefore = await decidedAlone();
     frozen = true;
     const keys = Array.from({ length: 12 }, () => crypto.randomUUID());
     const body = (index: number) => ({ amount: '2.5', currency: 'TON', order_id: `frozen-${index}` });
@@ -131,6 +134,7 @@ describe('a frozen database', () => {
     assertUnavailable(await call('GET', '/healthz', { ms: HEALTH_MS }), 'GET /healthz again');
 
     assert.ok(limiterStatementsWhileFrozen > 0, 'the shared counters met the frozen database');
+    assert.ok((await decidedAlone()) > aloneBefore, 'the process decided alone, and counted it (kassa_rate_limits_decided_alone_total)');
     frozen = false;
     proxy.thaw();
     // Each create is retried with its key until it answers 201 (replayed or made now).
