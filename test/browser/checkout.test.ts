@@ -82,8 +82,10 @@ describe('checkout in headless Chromium', () => {
 
       // Copy the address.
       await page.getByRole('button', { name: 'Copy the address' }).click();
+      // The label says "Copied" for 2 s: looked for first (waiting for it to appear, not racing its
+      // 2 s on a busy machine), then the clipboard is read back.
+      await page.getByRole('button', { name: 'Copy the address' }).filter({ hasText: 'Copied' }).waitFor({ timeout: 5000 });
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), row.address_friendly);
-      await page.getByRole('button', { name: 'Copy the address' }).filter({ hasText: 'Copied' }).waitFor({ timeout: 2000 });
       await shot(page, '02-pending-usdt-en');
 
       // Choosing again from a stale view never gives a second address.
