@@ -931,8 +931,10 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
 }
 
 export function openApiRoutes(router: Router<KassaState>, deps: AppDeps, _guards: Guards): void {
-  const document = JSON.stringify(openApiDocument(deps.config.baseUrl, deps.config.checkoutBaseUrl));
+  // Made on the first request (most processes are never asked for it), then kept.
+  let document: string | undefined;
   router.get('/openapi.json', (ctx) => {
+    document ??= JSON.stringify(openApiDocument(deps.config.baseUrl, deps.config.checkoutBaseUrl));
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = document;

@@ -153,22 +153,56 @@ function parameterError(error: ErrorObject, schema: { properties: Record<string,
 }
 
 const compiled = new Map<object, ValidateFunction>();
+/** Every schema a route was installed with, compiled or not yet (`compileEveryValidator`). */
+const declared = new Set<object>();
 
-/** The schema's validator, compiled the first time it is asked for (at route installation). */
-function compiledValidator(schema: object): ValidateFunction {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+/**
+ * Every `errorCode` in `schema` is a code of the catalogue (src/errors.ts): checked when the route is
+ * installed, since its validator (whose keyword definition checks the same) compiles only on first use.
+ */
+function assertErrorCodes(schema: unknown): void {
+  if (schema === null || typeof schema !== 'object') return;
+  for (const [key, value] of Object.entries(schema)) {
+    // A field may itself be called `errorCode` (then its value is a schema, walked below).
+    if (key === 'errorCode' && typeof value !== 'object' && !(ERROR_CODES as readonly unknown[]).includes(value)) {
+      throw new Error(`schema errorCode ${JSON.stringify(value)} is not a code of the catalogue (src/errors.ts)`);
+    }
+    assertErrorCodes(value);
   }
-  return validate;
+}
+
+/** Compiles every validator installed so far (a schema ajv refuses throws): the tests' check of every route's schemas. */
+export function compileEveryValidator(): number {
+  for (const schema of declared) if (!compiled.has(schema)) compiled.set(schema, ajv.compile(schema));
+  return declared.size;
+}
+
+/**
+ * The schema's validator, compiled on its first use and kept for the process (whatever the number of
+ * apps): a process compiles only the validators of the routes it is asked for. An app installs ~150
+ * routes, and compiling all their schemas up front was most of an app's start-up CPU (a `kassa`
+ * process, each test file: ~250 → ~110 ms for the first app of a process). An `errorCode` outside the
+ * catalogue is still refused at installation (`assertErrorCodes`), and test/http/route-validation.test.ts
+ * compiles every installed schema (`compileEveryValidator`).
+ */
+function compiledValidator(schema: object): () => ValidateFunction {
+  assertErrorCodes(schema);
+  declared.add(schema);
+  let validate: ValidateFunction | undefined;
+  return () => {
+    if (validate) return validate;
+    validate = compiled.get(schema) ?? ajv.compile(schema);
+    compiled.set(schema, validate);
+    return validate;
+  };
 }
 
 /** A JSON body's check: `body` (none is `{}`) typed, or the KassaError of its first failure. */
 export function bodyCheck(schema: object): (body: unknown) => unknown {
-  const validate = compiledValidator(schema);
+  const validator = compiledValidator(schema);
   return (body) => {
     const value = body === undefined || body === null ? {} : body;
+    const validate = validator();
     if (!validate(value)) throw errorFor(validate.errors![0]!, schema);
     return value;
   };
@@ -190,9 +224,10 @@ export interface QueryDefinition {
  * parameter schema accepts): the parameters typed, or the parameter's own error.
  */
 export function queryCheck(definition: QueryDefinition): (query: unknown) => unknown {
-  const validate = compiledValidator(definition.schema);
+  const validator = compiledValidator(definition.schema);
   return (query) => {
     const value = { ...(query as object) };
+    const validate = validator();
     if (validate(value)) return value;
     throw parameterError(validate.errors![0]!, definition.schema);
   };
@@ -212,11 +247,12 @@ export interface ParamsDefinition {
 }
 
 export function paramsCheck(definition: ParamsDefinition): (params: Record<string, string>) => Record<string, string> {
-  const validate = compiledValidator(definition.schema);
+  const validator = compiledValidator(definition.schema);
   const uuids = Object.entries(definition.schema.properties)
     .filter(([, schema]) => schema.format === 'uuid')
     .map(([name]) => name);
   return (params) => {
+    const validate = validator();
     if (!validate(params)) throw parameterError(validate.errors![0]!, definition.schema);
     const value = { ...params };
     for (const name of uuids) value[name] = value[name]!.toLowerCase();
@@ -230,7 +266,7 @@ const BODY_SCHEMA = Symbol('body schema');
 /**
  * The validation step of a route: the path parameters, then the query string, then the body, each
  * against its schema; the validated values go to `ctx.state.params`, `.query` and `.body` (typed
- * in the handler with the types the schema files derive). Validators are compiled here, once.
+ * in the handler with the types the schema files derive). Validators are compiled on first use, once.
  */
 export function validate(schemas: { params?: ParamsDefinition; query?: QueryDefinition; body?: object }): Middleware<KassaState> {
   const params = schemas.params && paramsCheck(schemas.params);

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { createPaymentSchema } from '../../src/http/routes/payments.schema.ts';
 import { createRefundSchema } from '../../src/http/routes/refunds.schema.ts';
 import { transferSchema } from '../../src/http/routes/sandbox.schema.ts';
-import { codeAt, validate } from '../../src/http/validate.ts';
+import { codeAt, compileEveryValidator, validate } from '../../src/http/validate.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { buildPayment } from '../helpers/factories.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
@@ -153,6 +153,16 @@ describe("a body field's error code is its route schema's (errorCode), not its n
     assert.equal(codeAt(createPaymentSchema, ['constructor']), undefined, "Object.prototype's names are no fields");
     // A code that is not the catalogue's is refused when the route is installed.
     assert.throws(() => validate({ body: { type: 'object', properties: { coin: { type: 'string', errorCode: 'no_such_code' } } } }), /errorCode/);
+    assert.throws(
+      () => validate({ query: { schema: { type: 'object', additionalProperties: false, properties: { n: { errorCode: 'nope' } } } } }),
+      /errorCode/,
+    );
+  });
+
+  it("every route's schemas compile (validators compile on first use; this compiles the app's all)", () => {
+    // The app of this file installed every route: each of its schemas compiles under ajv's strict mode.
+    const count = compileEveryValidator();
+    assert.ok(count >= 30, `the installed routes declared their schemas (${count})`);
   });
 
   it('a malformed coin, by its schema or by the unsafe-text rule before the route, answers the code of the route it was sent to', async () => {
