@@ -20,7 +20,7 @@ import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/ad
 import { TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 import { jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { gasWalletAddress } from './gas.ts';
-import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
 import { CLOSING_SHARE_MINIMUM, closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
@@ -229,18 +229,18 @@ const closingFacts = (books: Omit<ClosingFacts, 'primary' | 'final' | 'balance'>
  * (closing_of) and all are recorded `sent` with the one message; then it is broadcast.
  */
 async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingShare[]): Promise<SendOutcome> {
-  const { next, wallet, seqno } = facts;
+  const { next, wallet } = facts;
   const sent = shares.filter((share) => share.sent);
   const messages = [
     ...sent.map((share) => internal({ to: Address.parse(share.to), value: share.amount, bounce: false })),
     internal({ to: Address.parse(next.to_address), value: 0n, bounce: false }),
   ];
   const modes = [...sent.map(() => SHARE_SEND_MODE), SendMode.CARRY_ALL_REMAINING_BALANCE];
-  const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? deps.config.outgoingMessageTtlSeconds);
-  const message = signWalletMessage(facts.keys, facts.walletRef, { seqno, validUntil, sendMode: SendMode.CARRY_ALL_REMAINING_BALANCE, messages, modes });
-  await deps.hooks?.afterSign?.(next, message);
-  const ids = await deps.pool
-    .transaction(async (tx) => {
+  return signRecordBroadcast(
+    deps,
+    facts,
+    { messages, sendMode: SendMode.CARRY_ALL_REMAINING_BALANCE, modes },
+    async (tx, signed) => {
       await tx.query(sql.unsafe`select 1 from payments where id = ${next.payment_id} for update`);
       const again = closingShares(closingFacts(await closingBooks(tx, next, facts.gas), facts));
       if (JSON.stringify(again, bigints) !== JSON.stringify(shares, bigints)) throw new Error('the books changed while the closing message was signed');
@@ -266,38 +266,20 @@ async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingSh
         if (!row) throw new Error('a closing share was refused by the books');
         ids.push(row.id);
       }
-      await recordSigned(tx, {
-        wallet,
-        ids,
-        seqno,
-        validUntil: new Date(validUntil * 1000),
-        sendMode: SendMode.CARRY_ALL_REMAINING_BALANCE,
-        message,
-        now: deps.now(),
-      });
+      await recordSigned(tx, { ...signed, ids });
       // Each share's own mode: 0 when it has a message of its own, none when it pays toward the fee.
       await tx.query(sql.typeAlias('void')`
         update outgoing_transfers set send_mode = case when amount_base_units >= ${CLOSING_SHARE_MINIMUM.toString()}::numeric then ${SHARE_SEND_MODE}::smallint end
         where closing_of = ${next.id} and state = 'sent'
       `);
       return ids;
-    })
-    .catch((error: unknown) => {
-      deps.log.warn(
-        { err: error instanceof Error ? error.message : String(error), wallet },
-        'the closing message was not recorded; the next run decides again',
-      );
-      return null;
-    });
-  if (ids === null) return { outcome: 'idle' };
-  await deps.hooks?.afterRecord?.(next);
-  deps.log.info(
-    { transferIds: ids, kind: next.kind, wallet, coin: 'TON', messages: messages.length, seqno, shares: shares.map((s) => s.reason), message: message.hash },
-    "the closing message signed: the refund of everything and every other owner's share",
+    },
+    {
+      signed: "the closing message signed: the refund of everything and every other owner's share",
+      notRecorded: 'the closing message was not recorded; the next run decides again',
+      fields: { coin: 'TON', shares: shares.map((share) => share.reason) },
+    },
   );
-  await broadcast(deps, next.id, message.boc);
-  await deps.hooks?.afterBroadcast?.(next);
-  return { outcome: 'sent', transferId: next.id, seqno, transfers: ids.length };
 }
 
 const bigints = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
@@ -410,33 +392,53 @@ export function messagesFor(
   ];
 }
 
-/**
- * Sign → record (the `signed` transition, with the wallet's next job) → broadcast. A crash before
- * the record leaves nothing (the next run signs again with the same seqno); a crash after it leaves
- * a recorded message that the next run broadcasts again.
- */
+/** One message for the planned transfers (the decision's value and send mode), through `signRecordBroadcast`. */
 async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract<SendDecision, { action: 'send' }>): Promise<SendOutcome> {
-  const { next, wallet, seqno } = facts;
+  const { next, wallet } = facts;
   const jettonWallet = !facts.isGas && next.coin_symbol !== 'TON' ? await depositJettonWallet(deps, next, wallet) : null;
-  const messages = messagesFor(facts, decision.value, jettonWallet);
-  const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? deps.config.outgoingMessageTtlSeconds);
-  const message = signWalletMessage(facts.keys, facts.walletRef, { seqno, validUntil, sendMode: decision.mode, messages });
-  await deps.hooks?.afterSign?.(next, message);
-
   const ids = facts.planned.map((row) => row.id);
-  const recorded = await deps.pool
-    .transaction((tx) => recordSigned(tx, { wallet, ids, seqno, validUntil: new Date(validUntil * 1000), sendMode: decision.mode, message, now: deps.now() }))
-    .then(() => true)
-    .catch((error: unknown) => {
-      deps.log.warn({ err: error instanceof Error ? error.message : String(error), wallet }, 'not recorded; the next run signs again');
-      return false;
-    });
-  if (!recorded) return { outcome: 'idle' };
-  await deps.hooks?.afterRecord?.(next);
-  deps.log.info(
-    { transferIds: ids, kind: next.kind, wallet, coin: next.coin_symbol, messages: messages.length, seqno, sendMode: decision.mode, message: message.hash },
-    'outgoing transfers signed',
+  return signRecordBroadcast(
+    deps,
+    facts,
+    { messages: messagesFor(facts, decision.value, jettonWallet), sendMode: decision.mode },
+    async (tx, signed) => {
+      await recordSigned(tx, { ...signed, ids });
+      return ids;
+    },
+    { signed: 'outgoing transfers signed', notRecorded: 'not recorded; the next run signs again', fields: { coin: next.coin_symbol, sendMode: decision.mode } },
   );
+}
+
+/** What `record` is given of the signed message: recordSigned's arguments but the transfers' ids. */
+type SignedRecord = Omit<Parameters<typeof recordSigned>[1], 'ids'>;
+
+/**
+ * Every message a wallet sends: sign → record → broadcast. `record` writes the message's books in one
+ * transaction (recordSigned: the `signed` transition, with the wallet's next job) and returns the ids
+ * of the transfers it carries. A crash before the record leaves nothing (the next run signs again
+ * with the same seqno); a crash after it leaves a recorded message that the next run broadcasts
+ * again. A record that fails (the books moved meanwhile) sends nothing: the next run decides again.
+ */
+async function signRecordBroadcast(
+  deps: SignerDeps,
+  facts: SendFacts,
+  sign: { messages: MessageRelaxed[]; sendMode: number; modes?: number[] },
+  record: (tx: DatabaseTransactionConnection, signed: SignedRecord) => Promise<string[]>,
+  said: { signed: string; notRecorded: string; fields: Record<string, unknown> },
+): Promise<SendOutcome> {
+  const { next, wallet, seqno } = facts;
+  const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? deps.config.outgoingMessageTtlSeconds);
+  const message = signWalletMessage(facts.keys, facts.walletRef, { seqno, validUntil, ...sign });
+  await deps.hooks?.afterSign?.(next, message);
+  const ids = await deps.pool
+    .transaction((tx) => record(tx, { wallet, seqno, validUntil: new Date(validUntil * 1000), sendMode: sign.sendMode, message, now: deps.now() }))
+    .catch((error: unknown) => {
+      deps.log.warn({ err: error instanceof Error ? error.message : String(error), wallet }, said.notRecorded);
+      return null;
+    });
+  if (ids === null) return { outcome: 'idle' };
+  await deps.hooks?.afterRecord?.(next);
+  deps.log.info({ transferIds: ids, kind: next.kind, wallet, messages: sign.messages.length, seqno, ...said.fields, message: message.hash }, said.signed);
   await broadcast(deps, next.id, message.boc);
   await deps.hooks?.afterBroadcast?.(next);
   return { outcome: 'sent', transferId: next.id, seqno, transfers: ids.length };
