@@ -43,6 +43,8 @@ export interface OutgoingPlan {
   requested?: RequestedAmount;
   /** A share of another owner in the closing message of this refund (closing.ts). */
   closingOf?: string;
+  /** The deposit's final sweep (sweeps.ts planFinalSweeps): it leaves as a closing message or not at all. */
+  finalSweep?: boolean;
 }
 
 /** A refund's amount as the merchant asked it in the payment's currency, and the rate that made it the coin amount. */
@@ -62,11 +64,12 @@ export async function planOutgoing(tx: Db, plan: OutgoingPlan, now: Date): Promi
   const row = await tx.maybeOne(sql.type(outgoingRow)`
     insert into outgoing_transfers (kind, reason, payment_id, store_id, for_transfer_id, from_address, to_address, to_address_given, coin_symbol,
                                     amount, amount_base_units, fee_reserved_base_units, requested_amount, requested_currency, exchange_rate,
-                                    exchange_rate_source, closing_of, created_at, updated_at)
+                                    exchange_rate_source, closing_of, final_sweep, created_at, updated_at)
     values (${plan.kind}, ${plan.reason}, ${plan.paymentId}, ${plan.storeId}, ${plan.forTransferId ?? null}, ${plan.from}, ${plan.to},
             ${plan.toGiven ?? null}, ${plan.coin}, ${fromBaseUnits(plan.amountBaseUnits, plan.decimals)}, ${plan.amountBaseUnits.toString()},
             ${plan.feeReservedBaseUnits.toString()}, ${plan.requested?.amount ?? null}, ${plan.requested?.currency ?? null},
-            ${plan.requested?.rate ?? null}, ${plan.requested?.rateSource ?? null}, ${plan.closingOf ?? null}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
+            ${plan.requested?.rate ?? null}, ${plan.requested?.rateSource ?? null}, ${plan.closingOf ?? null}, ${plan.finalSweep ?? false}, ${sql.timestamp(now)},
+            ${sql.timestamp(now)})
     on conflict do nothing
     returning ${OUTGOING_COLUMNS}
   `);
@@ -182,6 +185,8 @@ export const outgoingRow = z.object({
   exchange_rate_source: z.string().nullable(),
   /** A share paid in the closing message of that refund (closing.ts). */
   closing_of: z.string().nullable(),
+  /** The deposit's final sweep (sweeps.ts planFinalSweeps). */
+  final_sweep: z.boolean(),
   created_at: z.date(),
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
@@ -192,7 +197,7 @@ export const OUTGOING_COLUMNS = sql.fragment`
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
   failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
-  exchange_rate_source, closing_of, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
+  exchange_rate_source, closing_of, final_sweep, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
   request_payload,
   (select coalesce(jsonb_agg(jsonb_build_object('transactionHash', r.transaction_hash, 'amount', trim_scale(r.amount_base_units / power(10::numeric, c.decimals))::text)
      order by r.transaction_lt), '[]'::jsonb)

@@ -17,7 +17,6 @@ import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
-import { TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 import { jettonTransferBody } from '../chain/jettonTransfer.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
@@ -126,7 +125,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   `);
   // The deposit's final sweep (closing.ts finalSweep) goes as a closing message or not at all: its
   // shares may each be under the dust line whatToSend keeps for a transfer on its own.
-  if (isFinalSweep(facts.next)) {
+  if (facts.next.final_sweep) {
     const shares = await closingOf(deps, facts);
     if (shares !== null) return signClosing(deps, facts, shares);
     return fail(deps, facts.next, 'the deposit no longer holds what its final sweep was planned for; the planner looks again', false);
@@ -163,16 +162,6 @@ const movesAllOfItsOwner = (facts: SendFacts): boolean =>
   facts.next.closing_of === null &&
   facts.next.coin_symbol === 'TON' &&
   facts.next.fee_reserved_base_units === '0';
-
-/**
- * The deposit's final sweep (planned by planFinalSweeps with closing.ts finalSweep): the merchant's
- * change or Kassa's gas as the primary, or the customer's dust (held money under the 0.01 TON line).
- */
-const isFinalSweep = (row: OutgoingRow): boolean =>
-  row.kind === 'sweep' &&
-  row.closing_of === null &&
-  row.coin_symbol === 'TON' &&
-  (row.reason === 'leftover' || row.reason === 'gas_return' || (row.reason === 'held_money' && BigInt(row.amount_base_units) < TON_FEE_RESERVE_BASE_UNITS));
 
 async function failOrphanShares(deps: SignerDeps, wallet: string): Promise<void> {
   const orphans = await deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
@@ -218,7 +207,7 @@ async function closingOf(deps: SignerDeps, facts: SendFacts): Promise<ClosingSha
 const closingFacts = (books: Omit<ClosingFacts, 'primary' | 'final' | 'balance'>, facts: SendFacts): ClosingFacts => ({
   ...books,
   primary: BigInt(facts.next.amount_base_units),
-  final: isFinalSweep(facts.next),
+  final: facts.next.final_sweep,
   balance: facts.input.balance,
 });
 

@@ -259,6 +259,7 @@ async function planFinalSweeps(pool: DatabasePool, args: { now: Date; heldSince:
         decimals: 9,
         amountBaseUnits: primary.amount,
         feeReservedBaseUnits: 0n,
+        finalSweep: true,
       };
       return (await planOutgoing(tx, plan, now)) !== null;
     });
