@@ -239,6 +239,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const primary = rows.find((row) => row.closing_of === null)!;
     const other = rows.find((row) => row.closing_of === primary.id)!;
     assert.deepEqual([primary.reason, other.reason].sort(), ['held_money', 'leftover']);
+    assert.deepEqual([primary.final_sweep, other.final_sweep], [true, false], 'the primary is marked as the final sweep, its share is not');
     assert.deepEqual([primary.state, other.state], ['confirmed', 'confirmed']);
     assert.equal(BigInt(primary.amount_base_units) + BigInt(other.amount_base_units), dust + change);
     const fees = BigInt(primary.fee_base_units!) + BigInt(other.fee_base_units!);
