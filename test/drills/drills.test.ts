@@ -22,14 +22,49 @@ const drills = fs
   .sort()
   .sort((a, b) => rank(a) - rank(b));
 
+/** The processes below `pid` (Linux /proc): a drill's `kassa start` children and theirs. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent pid is the 2nd field after the command, which is in parentheses and may hold spaces.
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  let level = [pid];
+  while (level.length > 0) {
+    level = level.flatMap((parent) => children.get(parent) ?? []);
+    found.push(...level);
+  }
+  return found;
+}
+
 /**
- * Runs one drill. Killed when its test times out (`signal`): node:test only stops waiting, and a
- * drill hung in its clean-up would hold the file, and the whole test command, open.
+ * Runs one drill. Killed when its test times out (`signal`), with the services it started: node:test
+ * only stops waiting, a drill hung in its clean-up would hold the file, and the whole test command,
+ * open, and its `kassa start` processes, orphaned, would go on taking CPU from the rest of the run.
  */
 function run(file: string, signal: AbortSignal): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(DRILLS, file)], { env: { ...process.env, LOG_LEVEL: 'warn' }, signal, killSignal: 'SIGKILL' });
-    child.on('error', () => {}); // the abort: its exit still resolves
+    const child = spawn(process.execPath, [path.join(DRILLS, file)], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const kill = () => {
+      if (child.pid === undefined) return;
+      for (const pid of [...descendants(child.pid), child.pid]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    };
+    signal.addEventListener('abort', kill, { once: true });
+    child.on('exit', () => signal.removeEventListener('abort', kill));
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
