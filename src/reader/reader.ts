@@ -323,10 +323,7 @@ async function runSteps(
       } else {
         misses = 0;
         // Caught up: the next ask CAUGHT_UP_POLL_MS after this one began, whatever the step took.
-        pause =
-          r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno
-            ? 0
-            : Math.min(CAUGHT_UP_POLL_MS, Math.max(0, started + CAUGHT_UP_POLL_MS - now()));
+        pause = r.lastSeqno !== null && r.latestSeqno !== null && r.lastSeqno < r.latestSeqno ? 0 : Math.max(0, started + CAUGHT_UP_POLL_MS - now());
       }
     } catch (error) {
       if (signal.aborted) break;
