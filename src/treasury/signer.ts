@@ -22,7 +22,7 @@ import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
-import { CLOSING_SHARE_MINIMUM, closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
+import { closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
 import { depositMoney, enqueueWalletSend, holdsOtherCoin, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
 import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
@@ -234,6 +234,7 @@ async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingSh
       const again = closingShares(closingFacts(await closingBooks(tx, next, facts.gas), facts));
       if (JSON.stringify(again, bigints) !== JSON.stringify(shares, bigints)) throw new Error('the books changed while the closing message was signed');
       const ids = [next.id];
+      const sentIds: string[] = [];
       for (const share of shares) {
         const row = await planOutgoing(
           tx,
@@ -254,12 +255,14 @@ async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingSh
         );
         if (!row) throw new Error('a closing share was refused by the books');
         ids.push(row.id);
+        if (share.sent) sentIds.push(row.id);
       }
       await recordSigned(tx, { ...signed, ids });
-      // Each share's own mode: 0 when it has a message of its own, none when it pays toward the fee.
+      // Each share's own mode (recordSigned wrote the message's): SHARE_SEND_MODE when it has a message
+      // of its own in this one (`share.sent`, as the message above was built), none when it pays toward the fee.
       await tx.query(sql.typeAlias('void')`
-        update outgoing_transfers set send_mode = case when amount_base_units >= ${CLOSING_SHARE_MINIMUM.toString()}::numeric then ${SHARE_SEND_MODE}::smallint end
-        where closing_of = ${next.id} and state = 'sent'
+        update outgoing_transfers set send_mode = case when id = any(${sql.array(sentIds, 'uuid')}) then ${SHARE_SEND_MODE}::smallint end
+        where id = any(${sql.array(ids.slice(1), 'uuid')})
       `);
       return ids;
     },

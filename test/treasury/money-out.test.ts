@@ -8,7 +8,7 @@ import { coinAmountFor, fromBaseUnits } from '../../src/money.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
-import { CLOSING_SHARE_MINIMUM } from '../../src/treasury/closing.ts';
+import { CLOSING_SHARE_MINIMUM, SHARE_SEND_MODE } from '../../src/treasury/closing.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/fees.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { planDueSweeps } from '../../src/treasury/sweeps.ts';
@@ -147,6 +147,11 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const rows = await outgoingOfPayment(app.pool, p.id);
     const leftover = rows.find((row) => row.reason === 'leftover')!;
     assert.deepEqual([leftover.state, leftover.closing_of, leftover.amount_base_units], ['confirmed', done.id, change.toString()]);
+    // The share had a message of its own in the closing message: its row says that message's mode.
+    const shareMode = await app.pool.oneFirst(
+      sql.type(z.object({ mode: z.number().nullable() }))`select send_mode as mode from outgoing_transfers where id = ${leftover.id}`,
+    );
+    assert.equal(shareMode, SHARE_SEND_MODE);
     const refundRow = rows.find((row) => row.id === done.id)!;
     assert.equal(leftover.transaction_hash, refundRow.transaction_hash, 'the same transaction');
     const refundFee = BigInt(refundRow.fee_base_units!);
