@@ -86,6 +86,12 @@ export const outgoingFailures = new Counter({
   registers: [registry],
 });
 
+export const refundsCarriedMore = new Counter({
+  name: 'kassa_refunds_carried_more_total',
+  help: 'Refunds of everything (sent carrying the deposit\'s whole balance) that took money which reached the deposit after the signer checked its balance: the books show it as refunded to the same address (docs/API.md, "The refund of everything").',
+  registers: [registry],
+});
+
 let database: Db | null = null;
 
 /** Where scrape-time gauges read from (set once by the app that serves /metrics). */

@@ -17,13 +17,14 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
-import { outgoingFailures } from '../metrics.ts';
+import { outgoingFailures, refundsCarriedMore } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
 import { closingFees } from './closing.ts';
 import { outgoingEvents } from './events.ts';
 import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
+import { carriesAll } from './whatToSend.ts';
 
 const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number(), landed: z.boolean() });
 type Locked = z.infer<typeof lockedRow>;
@@ -191,6 +192,7 @@ const sentRow = lockedRow.extend({
   from_address: z.string(),
   to_address: z.string(),
   kind: z.string(),
+  payment_id: z.string().nullable(),
   coin_symbol: z.string(),
   amount_base_units: z.string(),
   /** The message that landed (the transfer's newest, or an earlier one committed late). */
@@ -233,12 +235,14 @@ export async function confirmOutgoing(
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
   const failed: Array<{ id: string; why: string }> = [];
   const superseded: Array<{ id: string; by: string }> = [];
+  const carriedMore: Array<{ id: string; paymentId: string | null; beyond: bigint }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
     superseded.length = 0;
+    carriedMore.length = 0;
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
-      select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+      select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.payment_id, o.coin_symbol, o.amount_base_units::text as amount_base_units,
              m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
@@ -280,6 +284,10 @@ export async function confirmOutgoing(
         const jetton = row.coin_symbol !== 'TON';
         const sent = booked ? booked.sent : jetton ? BigInt(row.amount_base_units) : message!.value;
         const paid = booked ? booked.fee : jetton ? fee + message!.value : fee;
+        // The refund of everything carried the whole balance, signed only while the deposit held no
+        // more than it (whatToSend.ts): what it took beyond its amount reached the deposit after that.
+        const beyond = sent + paid - BigInt(row.amount_base_units);
+        if (row.kind === 'refund' && !jetton && carriesAll(row.send_mode) && beyond > 0n) carriedMore.push({ id: row.id, paymentId: row.payment_id, beyond });
         await writeTransition(
           db,
           row,
@@ -321,6 +329,13 @@ export async function confirmOutgoing(
     log.error(
       { transferId: s.id, by: s.by, account: tx.account, hash: tx.hash },
       'a failed outgoing transfer was confirmed after all (its message landed late); the transfer planned again for its money is failed, not sent',
+    );
+  }
+  for (const c of carriedMore) {
+    refundsCarriedMore.inc();
+    log.error(
+      { transferId: c.id, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), account: tx.account, hash: tx.hash },
+      "the refund of everything carried money that reached the deposit after its balance was checked: it went to the refund's address too (the books show it refunded)",
     );
   }
   for (const f of failed) {

@@ -52,6 +52,11 @@ export interface SendInput {
   gas?: bigint;
 }
 
+/** Whether a message sent with `sendMode` (as `outgoing_transfers.send_mode` records it) carried the wallet's whole balance. */
+export function carriesAll(sendMode: number | null): boolean {
+  return sendMode !== null && (sendMode & SendMode.CARRY_ALL_REMAINING_BALANCE) !== 0;
+}
+
 export type SendDecision =
   /** Sign a message of `value` nanoTON (a TON transfer) or JETTON_TRANSFER_TON (a jetton transfer) with `mode`. */
   | { action: 'send'; mode: SendMode; value: bigint; carryAll: boolean }

@@ -8,7 +8,9 @@ import { jettonTransferBody } from '../../src/chain/jettonTransfer.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { fromBaseUnits } from '../../src/money.ts';
+import { refundsCarriedMore } from '../../src/metrics.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
+import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { assertBooksMatchChain, freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
@@ -30,6 +32,14 @@ const refund = (id: string, body: unknown, headers: Record<string, string> = {})
   app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body, headers });
 const nano = async (address: string) => toNano((await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances.TON);
 const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
+
+/** The deposit's own fees for receiving its TON (booked on each transfer in). */
+const inFees = async (paymentId: string) =>
+  BigInt(
+    await app.pool.oneFirst(sql.type(z.object({ fees: z.string() }))`
+      select coalesce(sum(fee_base_units), 0)::text as fees from transfers where payment_id = ${paymentId} and coin_symbol = 'TON'
+    `),
+  );
 
 before(async () => {
   app = await startChainApp();
@@ -136,6 +146,38 @@ describe('refunds', () => {
     const [after] = await depositMoney(app.pool, p.id);
     assert.equal(BigInt(after!.refundable), 0n);
     await assertBooksMatchChain(app, p.id, p.wallet);
+  });
+
+  it('money landing in the seconds between the balance check and the refund of everything leaving goes with it: the books say so, and it is reported', async () => {
+    // Wallet v5 carries only send actions (no reserve), so the carry-all cannot leave out what lands
+    // after the signer looked (docs/API.md): here 0.5 TON lands after signing, before the broadcast.
+    const p = await payment('2');
+    const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
+    assert.equal(expired.json.status, 'expired', expired.text);
+    await app.pay(p.address, 'TON', '1');
+    await app.settle();
+    const to = Address.parse(freshAddress());
+    const created = await refund(p.id, { coin: 'TON', amount: '1', address: to.toString({ bounceable: false }) });
+    assert.equal(created.status, 201, created.text);
+    const reportedBefore = (await refundsCarriedMore.get()).values[0]?.value ?? 0;
+    const landing = async (_boc: Buffer, send: () => Promise<void>) => {
+      await app.pay(p.address, 'TON', '0.5');
+      await send();
+    };
+    const sent = await sendFromWallet({ ...app.signer(), hooks: { broadcast: landing } }, p.wallet);
+    assert.equal(sent.outcome, 'sent', JSON.stringify(sent));
+    await app.settle();
+    const [done] = await refunds(p.id);
+    assert.equal(done.status, 'confirmed', done.failureReason);
+    // All of it left, the late 0.5 TON too: the address received 1.5 TON less the refund's fee.
+    const arrived = app.arrived(to.toRawString(), p.wallet);
+    assert.equal(arrived, toNano('1.5') - toNano(done.fee) - (await inFees(p.id)));
+    assert.equal(done.receives, fromBaseUnits(arrived, 9));
+    assert.equal(await nano(p.wallet), 0n);
+    const [ton] = await depositMoney(app.pool, p.id);
+    assert.deepEqual([ton!.refundable, ton!.refunded], ['0', arrived.toString()]);
+    await assertBooksMatchChain(app, p.id, p.wallet);
+    assert.equal((await refundsCarriedMore.get()).values[0]?.value, reportedBefore + 1);
   });
 
   it('a refund may name the payer instead of an address (the source of the incoming transfer)', async () => {
