@@ -31,6 +31,18 @@ async function payment(amount: string) {
 const refund = (id: string, body: unknown, headers: Record<string, string> = {}) =>
   app.request('POST', `/v1/payments/${id}/refunds`, { token: store.token, body, headers });
 const nano = async (address: string) => toNano((await app.request('GET', `/sandbox/v1/accounts/${address}`)).json.balances.TON);
+/** An expired payment paid 1 TON late (all of it refundable), and the refund of everything asked for it: the deposit holds exactly its money. */
+async function refundOfEverythingAsked() {
+  const p = await payment('2');
+  const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
+  assert.equal(expired.json.status, 'expired', expired.text);
+  await app.pay(p.address, 'TON', '1');
+  await app.settle();
+  const to = Address.parse(freshAddress());
+  const created = await refund(p.id, { coin: 'TON', amount: '1', address: to.toString({ bounceable: false }) });
+  assert.equal(created.status, 201, created.text);
+  return { p, to, created };
+}
 const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
 
 /** The deposit's own fees for receiving its TON (booked on each transfer in). */
@@ -107,14 +119,7 @@ describe('refunds', () => {
   });
 
   it("the refund of everything takes nobody else's money: the customer receives exactly what was planned; what arrived between planning and signing stays in the deposit and on the books", async () => {
-    const p = await payment('2');
-    const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
-    assert.equal(expired.json.status, 'expired', expired.text);
-    await app.pay(p.address, 'TON', '1');
-    await app.settle();
-    const to = Address.parse(freshAddress());
-    const created = await refund(p.id, { coin: 'TON', amount: '1', address: to.toString({ bounceable: false }) });
-    assert.equal(created.status, 201, created.text);
+    const { p, to, created } = await refundOfEverythingAsked();
     assert.equal(created.json.receives, '0.99', 'the refund of everything: its fee taken from it');
     // Before the signer runs, 2 TON more arrive (and are booked).
     await app.pay(p.address, 'TON', '2');
@@ -151,14 +156,7 @@ describe('refunds', () => {
   it('money landing in the seconds between the balance check and the refund of everything leaving goes with it: the books say so, and it is reported', async () => {
     // Wallet v5 carries only send actions (no reserve), so the carry-all cannot leave out what lands
     // after the signer looked (docs/API.md): here 0.5 TON lands after signing, before the broadcast.
-    const p = await payment('2');
-    const expired = await app.request('POST', `/sandbox/v1/payments/${p.id}/expire`, { token: store.token });
-    assert.equal(expired.json.status, 'expired', expired.text);
-    await app.pay(p.address, 'TON', '1');
-    await app.settle();
-    const to = Address.parse(freshAddress());
-    const created = await refund(p.id, { coin: 'TON', amount: '1', address: to.toString({ bounceable: false }) });
-    assert.equal(created.status, 201, created.text);
+    const { p, to } = await refundOfEverythingAsked();
     const reportedBefore = (await refundsCarriedMore.get()).values[0]?.value ?? 0;
     const landing = async (_boc: Buffer, send: () => Promise<void>) => {
       await app.pay(p.address, 'TON', '0.5');
