@@ -17,7 +17,7 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
-import { outgoingFailures, refundsCarriedMore } from '../metrics.ts';
+import { carriedMore as carriedMoreCount, outgoingFailures } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
 import { closingFees } from './closing.ts';
 import { outgoingEvents } from './events.ts';
@@ -192,6 +192,7 @@ const sentRow = lockedRow.extend({
   from_address: z.string(),
   to_address: z.string(),
   kind: z.string(),
+  final_sweep: z.boolean(),
   payment_id: z.string().nullable(),
   coin_symbol: z.string(),
   amount_base_units: z.string(),
@@ -235,14 +236,14 @@ export async function confirmOutgoing(
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
   const failed: Array<{ id: string; why: string }> = [];
   const superseded: Array<{ id: string; by: string }> = [];
-  const carriedMore: Array<{ id: string; paymentId: string | null; beyond: bigint }> = [];
+  const carriedMore: Array<{ id: string; kind: 'refund' | 'final_sweep'; paymentId: string | null; beyond: bigint }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
     superseded.length = 0;
     carriedMore.length = 0;
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
-      select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.payment_id, o.coin_symbol, o.amount_base_units::text as amount_base_units,
+      select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.final_sweep, o.payment_id, o.coin_symbol, o.amount_base_units::text as amount_base_units,
              m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
@@ -284,10 +285,12 @@ export async function confirmOutgoing(
         const jetton = row.coin_symbol !== 'TON';
         const sent = booked ? booked.sent : jetton ? BigInt(row.amount_base_units) : message!.value;
         const paid = booked ? booked.fee : jetton ? fee + message!.value : fee;
-        // The refund of everything carried the whole balance, signed only while the deposit held no
-        // more than it (whatToSend.ts): what it took beyond its amount reached the deposit after that.
+        // The refund of everything and the final sweep carry the whole balance, signed only while the
+        // deposit held no more than they (and their shares) were planned for (whatToSend.ts, closing.ts):
+        // what one took beyond its amount reached the deposit after that.
         const beyond = sent + paid - BigInt(row.amount_base_units);
-        if (row.kind === 'refund' && !jetton && carriesAll(row.send_mode) && beyond > 0n) carriedMore.push({ id: row.id, paymentId: row.payment_id, beyond });
+        const kind = row.kind === 'refund' ? 'refund' : row.final_sweep ? 'final_sweep' : null;
+        if (kind && !jetton && carriesAll(row.send_mode) && beyond > 0n) carriedMore.push({ id: row.id, kind, paymentId: row.payment_id, beyond });
         await writeTransition(
           db,
           row,
@@ -332,10 +335,12 @@ export async function confirmOutgoing(
     );
   }
   for (const c of carriedMore) {
-    refundsCarriedMore.inc();
+    carriedMoreCount.inc({ kind: c.kind });
     log.error(
-      { transferId: c.id, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), account: tx.account, hash: tx.hash },
-      "the refund of everything carried money that reached the deposit after its balance was checked: it went to the refund's address too (the books show it refunded)",
+      { transferId: c.id, kind: c.kind, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), account: tx.account, hash: tx.hash },
+      c.kind === 'refund'
+        ? "the refund of everything carried money that reached the deposit after its balance was checked: it went to the refund's address too (the books show it refunded)"
+        : 'the final sweep carried money that reached the deposit after its balance was checked: it went to the treasury too (the books show it swept)',
     );
   }
   for (const f of failed) {

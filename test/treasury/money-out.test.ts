@@ -5,12 +5,14 @@ import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { sql, z } from '../../src/db/pool.ts';
 import { coinAmountFor, fromBaseUnits } from '../../src/money.ts';
+import { carriedMore } from '../../src/metrics.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
 import { CLOSING_SHARE_MINIMUM, SHARE_SEND_MODE } from '../../src/treasury/closing.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/fees.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
+import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { planDueSweeps } from '../../src/treasury/sweeps.ts';
 import { freshAddress, startChainApp, type ChainTestApp, assertBooksMatchChain, sandboxBalances } from '../helpers/chain.ts';
 
@@ -36,6 +38,28 @@ async function payment(token: string, amount: string, coin: string) {
     address: created.json.paymentDetails.address as string,
     wallet: Address.parse(created.json.paymentDetails.address).toRawString(),
   };
+}
+
+/**
+ * A TON sale's deposit left with only dust: the sale swept beside the customer's 0.3 (its change
+ * stays), then a refund of 0.29 leaves the customer what its fee's 0.01 reserve did not use, never
+ * refundable on its own. `later`: past REFUND_HOLD_DAYS (30), when its final sweep is due.
+ */
+async function settledWithDust() {
+  const treasury = freshAddress();
+  const store = await newStore('TON/TON', treasury);
+  const p = await payment(store.token, '1', 'TON');
+  await app.pay(p.address, 'TON', '1.3');
+  await app.settle();
+  const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.29', address: freshAddress() } });
+  assert.equal(r.status, 201, r.text);
+  await app.drain(p.wallet);
+  const [before] = await depositMoney(app.pool, p.id);
+  const [dust, change] = [BigInt(before!.refundable), BigInt(before!.merchant_unswept)];
+  assert.ok(dust > 0n && dust < TON_FEE_RESERVE_BASE_UNITS && change > 0n, JSON.stringify(before));
+  const later = new Date(Date.now() + 31 * 86_400_000);
+  assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0, 'not before REFUND_HOLD_DAYS');
+  return { treasury, p, dust, change, later };
 }
 
 before(async () => {
@@ -217,21 +241,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
   });
 
   it("a settled deposit's last dust of every owner leaves in one final sweep after REFUND_HOLD_DAYS: the customer's under the 0.01 line and the merchant's change to the treasury, Kassa's gas home", async () => {
-    const treasury = freshAddress();
-    const store = await newStore('TON/TON', treasury);
-    const p = await payment(store.token, '1', 'TON');
-    await app.pay(p.address, 'TON', '1.3');
-    await app.settle();
-    // The sale swept beside the customer's 0.3 (its change stays); then a refund leaves the customer
-    // only dust: what its fee's 0.01 reserve did not use, never refundable on its own.
-    const r = await app.request('POST', `/v1/payments/${p.id}/refunds`, { token: store.token, body: { coin: 'TON', amount: '0.29', address: freshAddress() } });
-    assert.equal(r.status, 201, r.text);
-    await app.drain(p.wallet);
-    const [before] = await depositMoney(app.pool, p.id);
-    const [dust, change] = [BigInt(before!.refundable), BigInt(before!.merchant_unswept)];
-    assert.ok(dust > 0n && dust < TON_FEE_RESERVE_BASE_UNITS && change > 0n, JSON.stringify(before));
-    const later = new Date(Date.now() + 31 * 86_400_000);
-    assert.equal(await planDueSweeps(app.pool, { holdDays: 30, now: new Date() }), 0, 'not before REFUND_HOLD_DAYS');
+    const { treasury, p, dust, change, later } = await settledWithDust();
     const treasuryBefore = app.arrived(treasury, p.wallet);
     assert.ok((await planDueSweeps(app.pool, { holdDays: 30, now: later })) >= 1);
     // Every deposit's final sweep the planner found (earlier tests' too) is sent.
@@ -256,6 +266,40 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.equal((await outgoingOfPayment(app.pool, p.id, 'sweep')).filter((row) => row.state === 'planned').length, 0);
     const settled = await app.pool.oneFirst(sql.type(z.object({ at: z.date().nullable() }))`select deposit_settled_at as at from payments where id = ${p.id}`);
     assert.ok(settled !== null);
+  });
+
+  it('money landing in the seconds between the balance check and the final sweep leaving goes with it to the treasury: the books say so, and it is reported', async () => {
+    const { treasury, p, dust, change, later } = await settledWithDust();
+    const treasuryBefore = app.arrived(treasury, p.wallet);
+    assert.ok((await planDueSweeps(app.pool, { holdDays: 30, now: later })) >= 1);
+    const reported = async () => (await carriedMore.get()).values.find((v) => v.labels.kind === 'final_sweep')?.value ?? 0;
+    const reportedBefore = await reported();
+    // Signed while the deposit held only the dust; 0.5 TON lands before the message is broadcast.
+    const landing = async (_boc: Buffer, send: () => Promise<void>) => {
+      await app.pay(p.address, 'TON', '0.5');
+      await send();
+    };
+    assert.equal((await sendFromWallet({ ...app.signer(), hooks: { broadcast: landing } }, p.wallet)).outcome, 'sent');
+    await app.settle();
+    const planned = await app.pool.anyFirst(
+      sql.type(z.object({ from: z.string() }))`select distinct from_address as from from outgoing_transfers where state = 'planned'`,
+    );
+    await app.drain(...planned);
+    const rows = (await outgoingOfPayment(app.pool, p.id, 'sweep')).filter((row) => row.reason !== 'payment');
+    const primary = rows.find((row) => row.final_sweep)!;
+    assert.ok(
+      rows.every((row) => row.state === 'confirmed'),
+      JSON.stringify(rows),
+    );
+    const fees = rows.reduce((sum, row) => sum + BigInt(row.fee_base_units!), 0n);
+    const late = await app.pool.oneFirst(sql.type(z.object({ fee: z.string() }))`
+      select coalesce(fee_base_units, 0)::text as fee from transfers where payment_id = ${p.id} and amount_base_units = ${toNano('0.5').toString()}
+    `);
+    assert.equal(app.arrived(treasury, p.wallet) - treasuryBefore, dust + change + toNano('0.5') - BigInt(late) - fees);
+    assert.equal(BigInt(primary.sent_amount_base_units!) + BigInt(primary.fee_base_units!) > BigInt(primary.amount_base_units), true);
+    assert.equal((await balances(p.wallet)).TON ?? '0', '0');
+    await assertBooksMatchChain(app, p.id, p.wallet);
+    assert.equal(await reported(), reportedBefore + 1);
   });
 
   it("a jetton sale's deposit: Kassa's unused gas goes home in the final sweep, the deposit empty", async () => {
