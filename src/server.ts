@@ -20,6 +20,7 @@ import { toncenterV3History } from './chain/history.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
 import { PatientPool } from './worker/pgPool.ts';
+import { MAIN_POOL_CONNECTIONS, RATE_LIMIT_CONNECTIONS, WORKER_CONNECTIONS } from './db/connections.ts';
 import type { Logger } from './log.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
@@ -145,7 +146,7 @@ export async function startService(
     // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
     const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
     await migrate(database.url, log);
-    pool = await openPool(database.url, { maxPoolSize: 20, statementTimeoutMs: config.databaseStatementTimeoutMs });
+    pool = await openPool(database.url, { maxPoolSize: MAIN_POOL_CONNECTIONS, statementTimeoutMs: config.databaseStatementTimeoutMs });
     const deps = { config, pool, log, now };
     // Deposit addresses need the deposit public key; a wrong one is refused before any is made.
     if (parts.api) await depositPublicKey(pool, config);
@@ -184,7 +185,13 @@ export async function startService(
       deps.config = bound;
       // Reconciled in the background (src/http/rateLimit.ts): a statement bounded at 1 s by the server
       // and 2 s by the client, so a database that stopped answering never holds a connection long.
-      rateLimitStore = new pg.Pool({ connectionString: database.url, max: 4, connectionTimeoutMillis: 2_000, statement_timeout: 1_000, query_timeout: 2_000 });
+      rateLimitStore = new pg.Pool({
+        connectionString: database.url,
+        max: RATE_LIMIT_CONNECTIONS,
+        connectionTimeoutMillis: 2_000,
+        statement_timeout: 1_000,
+        query_timeout: 2_000,
+      });
       rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
       handle = createApp({ ...deps, rateLimitStore }, extraRoutes).callback();
     }
@@ -208,7 +215,7 @@ export async function startService(
       heartbeat = startHeartbeat(pool, log, now);
       // Graphile Worker's own connections wait out a database restart (see worker/pgPool.ts).
       // Enough connections for both runners (4 + 20 slots) and their bookkeeping.
-      workerPool = new PatientPool({ connectionString: database.url, max: 30, connectionTimeoutMillis: 5_000 }, log);
+      workerPool = new PatientPool({ connectionString: database.url, max: WORKER_CONNECTIONS, connectionTimeoutMillis: 5_000 }, log);
       // Two runners: webhook deliveries (which may wait on slow receivers) have slots of their own,
       // so they never hold up the other jobs; each store's deliveries use at most
       // DELIVERY_QUEUES_PER_STORE of them (worker/jobs.ts).

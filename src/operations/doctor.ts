@@ -23,6 +23,7 @@ import { TON_FEE_RESERVE_BASE_UNITS } from '../treasury/fees.ts';
 import { JETTON_GAS_TOP_UP, TOP_UP_MESSAGE_FEE } from '../treasury/whatToSend.ts';
 import { HELD_UNBOOKED_WARN_MS } from '../treasury/signer.ts';
 import { fromBaseUnits } from '../money.ts';
+import { judgeConnectionRoom } from '../db/connections.ts';
 
 type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -316,6 +317,24 @@ export async function checkSetAsideWatches(db: Db): Promise<Check> {
 }
 
 /**
+ * The room PostgreSQL leaves for more connections (max_connections less the reserved ones and those
+ * open now, on every database of the server): a warning when another API process could be refused
+ * (src/db/connections.ts).
+ */
+export async function checkConnections(db: Db): Promise<Check> {
+  const check = 'database connections';
+  const room = await db
+    .one(sql.type(z.object({ max: z.number(), reserved: z.number(), in_use: z.number() }))`
+      select current_setting('max_connections')::int as max,
+        current_setting('superuser_reserved_connections')::int + coalesce(current_setting('reserved_connections', true)::int, 0) as reserved,
+        (select count(*)::int from pg_stat_activity where backend_type = 'client backend') as in_use
+    `)
+    .catch(() => null);
+  if (room === null) return { check, status: 'warn', detail: 'could not read max_connections and the connections in use' };
+  return { check, ...judgeConnectionRoom({ max: room.max, reserved: room.reserved, inUse: room.in_use }) };
+}
+
+/**
  * Planned transfers the signer holds because their wallet accepted a message the books have not
  * seen (unbooked_message; it looks again every 30 s with no end): a warning once one is held longer
  * than HELD_UNBOOKED_WARN_MS, naming the wallets.
@@ -470,6 +489,7 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   checks.push(await checkFailedTransfers(db));
   checks.push(await checkSetAsideWatches(db));
   checks.push(await checkHeldUnbooked(db));
+  checks.push(await checkConnections(db));
   return { ok: checks.every((check) => check.status !== 'fail'), network: config.tonNetwork, checks };
 }
 

@@ -81,6 +81,12 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.match(byName(result, 'treasuries').detail, /without a treasury/);
     assert.equal(byName(result, 'chain budget').status, 'skip');
     assert.match(byName(result, 'chain budget').detail, /^TON_API_RPS=0: no cap .*requests per block/);
+    // The server this test runs on: its own max_connections and what is open now (the service's pools among them).
+    const room = byName(result, 'database connections');
+    assert.ok(['ok', 'warn'].includes(room.status), JSON.stringify(room));
+    const [, inUse, max] = /^(\d+) of (\d+) connections in use/.exec(room.detail) ?? [];
+    assert.ok(Number(inUse) >= 2 && Number(max) >= Number(inUse), room.detail);
+    assert.match(room.detail, /a kassa start process may open up to 54 \(--api 24, --worker 50\)/);
   });
 
   it('doctor: with a public https BASE_URL and the chain API at TON_API_URL, every check passes (exit 0)', async () => {

@@ -6,6 +6,27 @@ import { beginCell } from '@ton/core';
 import { onchainContent } from '../../src/chain/sandbox/jetton.ts';
 import { contentDecimals, judgeMaster } from '../../src/operations/jettonMaster.ts';
 import { checkApiKey, checkBudget, checkPublicUrl, type BudgetSample } from '../../src/operations/doctor.ts';
+import { connectionsAtMost, judgeConnectionRoom } from '../../src/db/connections.ts';
+
+describe('database connections', () => {
+  it('a process opens at most its pools: 54 for kassa start, 24 for --api, 50 for --worker', () => {
+    assert.deepEqual(
+      [connectionsAtMost({ api: true, worker: true }), connectionsAtMost({ api: true, worker: false }), connectionsAtMost({ api: false, worker: true })],
+      [54, 24, 50],
+    );
+  });
+
+  it('warns once another API process could be refused at its most', () => {
+    const ok = judgeConnectionRoom({ max: 100, reserved: 3, inUse: 30 });
+    assert.equal(ok.status, 'ok');
+    assert.match(ok.detail, /^30 of 100 connections in use \(3 reserved for superusers\): 67 free/);
+    assert.equal(judgeConnectionRoom({ max: 100, reserved: 3, inUse: 73 }).status, 'ok', '24 free: one more API process fits');
+    const tight = judgeConnectionRoom({ max: 100, reserved: 3, inUse: 74 });
+    assert.equal(tight.status, 'warn');
+    assert.match(tight.detail, /23 free.*raise max_connections/);
+    assert.match(judgeConnectionRoom({ max: 100, reserved: 3, inUse: 120 }).detail, /: 0 free/);
+  });
+});
 
 describe('checkPublicUrl', () => {
   it('passes a public https URL', () => {
