@@ -181,17 +181,21 @@ export async function startChainApp(
     async drain(...wallets) {
       const gas = (await gasWalletAddress(app.pool, 'sandbox'))!;
       const all = [...new Set([...wallets, gas])];
+      const started = Date.now();
+      let last = '';
       for (let round = 0; round < 60; round += 1) {
         const outcomes = [];
-        for (const wallet of all) outcomes.push((await sendFromWallet(signer(), wallet)).outcome);
+        for (const wallet of all) outcomes.push(await sendFromWallet(signer(), wallet));
         await settle();
-        const busy = await app.pool.exists(sql.unsafe`
-          select 1 from outgoing_transfers where (from_address = any(${sql.array(all, 'text')}) or to_address = any(${sql.array(all, 'text')}))
-            and state in ('planned', 'sent')
+        const busy = await app.pool.any(sql.unsafe`
+          select id, kind, reason, state, from_address, valid_until, messages_signed from outgoing_transfers
+          where (from_address = any(${sql.array(all, 'text')}) or to_address = any(${sql.array(all, 'text')})) and state in ('planned', 'sent')
         `);
-        if (!busy && outcomes.every((outcome) => outcome === 'idle')) return;
+        if (busy.length === 0 && outcomes.every((outcome) => outcome.outcome === 'idle')) return;
+        last = `last outcomes ${JSON.stringify(outcomes)}; in flight ${JSON.stringify(busy)}`;
       }
-      throw new Error('the wallets never drained');
+      // What kept them busy, for a failure that shows only on a loaded machine.
+      throw new Error(`the wallets never drained (60 rounds, ${Date.now() - started} ms): ${last}`);
     },
   };
 }
