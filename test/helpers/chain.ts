@@ -46,7 +46,7 @@ export interface ChainTestApp extends TestApp {
   cursor(): Promise<{ last: number; settledUntil: Date } | null>;
   /** nanoTON that arrived at `to` from `from` on the sandbox chain (message values, before the receiver's own fees). */
   arrived(to: string, from: string): bigint;
-  /** The signer's dependencies as the worker gives them (the sandbox's JSON-RPC, the wall clock). */
+  /** The signer's dependencies as the worker gives them (the sandbox's JSON-RPC; the wall clock, or the chain's where a test moved it ahead). */
   signer(): SignerDeps;
   /**
    * Runs the signers of `wallets` and of the gas wallet, the reader confirming each message (as the
@@ -136,12 +136,16 @@ export async function startChainApp(
     return (await transfersCount()) - before;
   };
 
+  // Signs by the wall clock, or by the chain's where a test moved it ahead (advanceChain pins it there):
+  // a message valid for 60 s of the wall clock would be expired on arrival on a chain 63 s ahead, and
+  // stay in flight for good on a pinned clock (outgoing.test.ts's closing-message test, started within
+  // 3 s of the test before it moved the chain 63 s ahead, never drained).
   const signer = (): SignerDeps => ({
     pool: app.pool,
     config: app.config,
     client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }),
     log,
-    now: () => new Date(),
+    now: () => new Date(Math.max(Date.now(), chain.now * 1000)),
   });
 
   return {
