@@ -77,15 +77,47 @@ export function doctorChainClient(config: Config, db?: Db, budget: RequestBudget
   return createChainClient({ endpoint: `${chainEndpoint(config)}/api/v2/jsonRPC`, apiKey: config.tonApiKey, timeoutMs: CHAIN_TIMEOUT_MS, budget });
 }
 
-/** Both faces the worker uses answer: v3 (the block reader) and v2 JSON-RPC (get methods). */
-async function checkChainApi(client: ChainClient, endpoint: string, apiKey: string | null = null, budget: RequestBudget | null = null): Promise<Check> {
+/**
+ * Both faces the worker uses answer: v3 (the block reader) and v2 JSON-RPC (get methods). `chainTime`:
+ * the newest masterchain block's time, for the clock check.
+ */
+async function checkChainApi(
+  client: ChainClient,
+  endpoint: string,
+  apiKey: string | null = null,
+  budget: RequestBudget | null = null,
+): Promise<Check & { chainTime?: Date }> {
   try {
     const latest = await toncenterV3Source({ baseUrl: endpoint, apiKey, timeoutMs: CHAIN_TIMEOUT_MS, budget }).latestBlock();
     await client.getMasterchainInfo();
-    return { check: 'chain API', status: 'ok', detail: `${endpoint} answers v3 and v2 (masterchain block ${latest.seqno})` };
+    return { check: 'chain API', status: 'ok', detail: `${endpoint} answers v3 and v2 (masterchain block ${latest.seqno})`, chainTime: latest.time };
   } catch (error) {
     return { check: 'chain API', status: 'fail', detail: `${endpoint}: ${toChainApiError(error).message}` };
   }
+}
+
+/** How far behind the chain this machine's clock may be before the doctor says so. */
+const CLOCK_BEHIND_WARN_MS = 10_000;
+
+/**
+ * This machine's clock against the chain's: the newest masterchain block the chain API knows can only
+ * be older than now, so a block "from the future" means this clock is behind. A transfer out is signed
+ * valid for OUTGOING_MESSAGE_TTL_SECONDS by this clock and the wallet checks it against the chain's:
+ * behind by that much, every message arrives expired and no money leaves (a warning before; a fail at
+ * it). A clock ahead looks like an indexer's lag from here and is not judged.
+ */
+export function checkClock(chainTime: Date | undefined, now: Date, ttlSeconds: number): Check {
+  const check = 'clock';
+  if (chainTime === undefined) return { check, status: 'skip', detail: 'not compared: the chain API does not answer' };
+  const behindMs = chainTime.getTime() - now.getTime();
+  if (behindMs < CLOCK_BEHIND_WARN_MS) {
+    return { check, status: 'ok', detail: `the newest masterchain block is ${Math.max(0, Math.round(-behindMs / 1000))} s old by this machine's clock` };
+  }
+  const seconds = Math.round(behindMs / 1000);
+  const why = `this machine's clock is ${seconds} s behind the chain's: a transfer out is signed valid for ${ttlSeconds} s by this clock (OUTGOING_MESSAGE_TTL_SECONDS) and its wallet checks that against the chain's clock`;
+  if (seconds >= ttlSeconds)
+    return { check, status: 'fail', detail: `${why}, so every one would arrive expired and no money could leave. Synchronise the clock (NTP)` };
+  return { check, status: 'warn', detail: `${why}, so it lives only ${ttlSeconds - seconds} s. Synchronise the clock (NTP)` };
 }
 
 const enabledCoin = z.object({ symbol: z.string(), kind: z.string(), decimals: z.number(), master_address: z.string().nullable() });
@@ -440,7 +472,8 @@ export async function doctorReport(config: Config, configProblems: readonly stri
   };
   const withoutDatabase = async (database: Check) => {
     const client = doctorChainClient(config);
-    return report([...configurationChecks(config), await checkChainApi(client, chainEndpoint(config), config.tonApiKey), database]);
+    const { chainTime, ...api } = await checkChainApi(client, chainEndpoint(config), config.tonApiKey);
+    return report([...configurationChecks(config), api, checkClock(chainTime, new Date(), config.outgoingMessageTtlSeconds), database]);
   };
   const refused = databaseProblem(config);
   if (refused !== null) return withoutDatabase({ check: 'database', status: 'fail', detail: `not opened: ${refused}` });
@@ -470,8 +503,8 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   const chain = client ?? doctorChainClient(config, db, budget);
   const first = await sampleBudget(db, config).catch(() => undefined);
   const checks: Check[] = configurationChecks(config);
-  const api = await checkChainApi(chain, chainEndpoint(config), config.tonApiKey, budget);
-  checks.push(api);
+  const { chainTime, ...api } = await checkChainApi(chain, chainEndpoint(config), config.tonApiKey, budget);
+  checks.push(api, checkClock(chainTime, new Date(), config.outgoingMessageTtlSeconds));
   if (api.status === 'ok') checks.push(...(await checkCoins(db, config.tonNetwork, chain)));
   else checks.push({ check: 'coins', status: 'fail', detail: 'not verified: the chain API does not answer' });
   if (api.status === 'ok') checks.push(await checkGasWallet(db, config, chain));

@@ -70,6 +70,8 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
     assert.equal(byName(result, 'TON_NETWORK').status, 'warn');
     assert.equal(byName(result, 'TON_API_KEY').status, 'skip');
     assert.equal(byName(result, 'chain API').status, 'ok');
+    assert.equal(byName(result, 'chain API').chainTime, undefined, 'the check line carries no internal fields');
+    assert.equal(byName(result, 'clock').status, 'ok', byName(result, 'clock').detail);
     assert.equal(byName(result, 'coin TON').status, 'ok');
     assert.equal(byName(result, 'coin USDT').status, 'ok');
     assert.match(byName(result, 'coin USDT').detail, /^USDT: decimals 6; wallet code [0-9a-f]{64}$/);

@@ -5,8 +5,28 @@ import { describe, it } from 'node:test';
 import { beginCell } from '@ton/core';
 import { onchainContent } from '../../src/chain/sandbox/jetton.ts';
 import { contentDecimals, judgeMaster } from '../../src/operations/jettonMaster.ts';
-import { checkApiKey, checkBudget, checkPublicUrl, type BudgetSample } from '../../src/operations/doctor.ts';
+import { checkApiKey, checkBudget, checkClock, checkPublicUrl, type BudgetSample } from '../../src/operations/doctor.ts';
 import { connectionsAtMost, judgeConnectionRoom } from '../../src/db/connections.ts';
+
+describe('clock', () => {
+  const now = new Date('2026-11-27T12:00:00Z');
+  const at = (seconds: number) => new Date(now.getTime() + seconds * 1000);
+  it('a block older than now, or a few seconds "ahead", is a clock in step', () => {
+    assert.deepEqual(checkClock(at(-4), now, 60), { check: 'clock', status: 'ok', detail: "the newest masterchain block is 4 s old by this machine's clock" });
+    assert.equal(checkClock(at(9), now, 60).status, 'ok');
+  });
+  it("behind the chain: a warning (messages live less), a fail from the message's whole life (every one arrives expired)", () => {
+    const behind = checkClock(at(25), now, 60);
+    assert.equal(behind.status, 'warn');
+    assert.match(behind.detail, /clock is 25 s behind the chain's.*lives only 35 s\. Synchronise the clock \(NTP\)$/);
+    const lost = checkClock(at(60), now, 60);
+    assert.equal(lost.status, 'fail');
+    assert.match(lost.detail, /every one would arrive expired and no money could leave/);
+  });
+  it('is skipped when the chain API does not answer', () => {
+    assert.equal(checkClock(undefined, now, 60).status, 'skip');
+  });
+});
 
 describe('database connections', () => {
   it('a process opens at most its pools: 54 for kassa start, 24 for --api, 50 for --worker', () => {
