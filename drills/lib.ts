@@ -74,6 +74,9 @@ export async function drillDatabase(options: { private?: boolean } = {}): Promis
 /** A `kassa start` child process (test/helpers/kassaProcess.ts); stop() sends a signal and waits for the exit. */
 export type Kassa = KassaProcess;
 
+/** Every Kassa process a drill started and that has not exited: drill() stops them when its body ends. */
+const started = new Set<Kassa>();
+
 /** `kassa start [--api|--worker]` as a child process, rate limits off and plain-HTTP receivers allowed; resolves once it logged "kassa started". */
 export async function startKassa(options: {
   databaseUrl: string;
@@ -99,9 +102,6 @@ export async function startKassa(options: {
   void kassa.exited.then(() => started.delete(kassa));
   return kassa;
 }
-
-/** Every Kassa process a drill started and that has not exited: drill() stops them when its body ends. */
-const started = new Set<Kassa>();
 
 /** A store (TON/TON, USDT/TON by default) and a token for it. */
 export async function drillStore(databaseUrl: string, methods = 'TON/TON,USDT/TON'): Promise<{ storeId: string; token: string; pool: DatabasePool }> {

@@ -86,7 +86,7 @@ export const outgoingFailures = new Counter({
   registers: [registry],
 });
 
-export const carriedMore = new Counter({
+export const transfersCarriedMore = new Counter({
   name: 'kassa_transfers_carried_more_total',
   help: 'Transfers out that carried the deposit\'s whole balance and took money which reached the deposit after the signer checked its balance, by kind (refund: the refund of everything, the money went to the refund\'s address; final_sweep: to the treasury). The books show it as sent (docs/API.md, "The refund of everything refundable").',
   labelNames: ['kind'] as const,

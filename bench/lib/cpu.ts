@@ -64,6 +64,28 @@ export function parentPid(pid: number): number | null {
   return fields ? Number(fields[PPID]) : null;
 }
 
+/** Every process below `pid`, children first (Linux /proc; none where there is no /proc). */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  const pids = fs.existsSync('/proc')
+    ? fs
+        .readdirSync('/proc')
+        .filter((entry) => /^\d+$/.test(entry))
+        .map(Number)
+    : [];
+  for (const entry of pids) {
+    const parent = parentPid(entry);
+    if (parent !== null) children.set(parent, [...(children.get(parent) ?? []), entry]);
+  }
+  const found: number[] = [];
+  let level = [pid];
+  while (level.length > 0) {
+    level = level.flatMap((parent) => children.get(parent) ?? []);
+    found.push(...level);
+  }
+  return found;
+}
+
 /**
  * CPU time (ms) of a whole PostgreSQL server: the postmaster, its live children (backends,
  * background processes) and its exited children (which the postmaster has waited for).

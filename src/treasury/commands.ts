@@ -17,7 +17,7 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
-import { carriedMore as carriedMoreCount, outgoingFailures } from '../metrics.ts';
+import { outgoingFailures, transfersCarriedMore } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
 import { closingFees } from './closing.ts';
 import { outgoingEvents } from './events.ts';
@@ -335,7 +335,7 @@ export async function confirmOutgoing(
     );
   }
   for (const c of carriedMore) {
-    carriedMoreCount.inc({ kind: c.kind });
+    transfersCarriedMore.inc({ kind: c.kind });
     log.error(
       { transferId: c.id, kind: c.kind, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), account: tx.account, hash: tx.hash },
       c.kind === 'refund'

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { parentPid } from '../../bench/lib/cpu.ts';
+import { descendants } from '../../bench/lib/cpu.ts';
 
 const DRILLS = path.resolve(import.meta.dirname, '../../drills');
 // The longest drills start first, three at a time: the two that wait out the 60 s late-commit margin
@@ -22,28 +22,6 @@ const drills = fs
   .filter((file) => file.endsWith('.ts') && file !== 'lib.ts')
   .sort()
   .sort((a, b) => rank(a) - rank(b));
-
-/** The processes below `pid` (Linux /proc; none where there is no /proc): a drill's `kassa start` children and theirs. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  const pids = fs.existsSync('/proc')
-    ? fs
-        .readdirSync('/proc')
-        .filter((entry) => /^\d+$/.test(entry))
-        .map(Number)
-    : [];
-  for (const entry of pids) {
-    const parent = parentPid(entry);
-    if (parent !== null) children.set(parent, [...(children.get(parent) ?? []), entry]);
-  }
-  const found: number[] = [];
-  let level = [pid];
-  while (level.length > 0) {
-    level = level.flatMap((parent) => children.get(parent) ?? []);
-    found.push(...level);
-  }
-  return found;
-}
 
 /**
  * Runs one drill. Killed when its test times out (`signal`), with the services it started: node:test

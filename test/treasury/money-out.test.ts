@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Address, toNano } from '@ton/core';
 import { sql, z } from '../../src/db/pool.ts';
 import { coinAmountFor, fromBaseUnits } from '../../src/money.ts';
-import { carriedMore } from '../../src/metrics.ts';
+import { transfersCarriedMore } from '../../src/metrics.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
@@ -272,7 +272,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const { treasury, p, dust, change, later } = await settledWithDust();
     const treasuryBefore = app.arrived(treasury, p.wallet);
     assert.ok((await planDueSweeps(app.pool, { holdDays: 30, now: later })) >= 1);
-    const reported = async () => (await carriedMore.get()).values.find((v) => v.labels.kind === 'final_sweep')?.value ?? 0;
+    const reported = async () => (await transfersCarriedMore.get()).values.find((v) => v.labels.kind === 'final_sweep')?.value ?? 0;
     const reportedBefore = await reported();
     // Signed while the deposit held only the dust; 0.5 TON lands before the message is broadcast.
     const landing = async (_boc: Buffer, send: () => Promise<void>) => {

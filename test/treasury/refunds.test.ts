@@ -8,7 +8,7 @@ import { jettonTransferBody } from '../../src/chain/jettonTransfer.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { fromBaseUnits } from '../../src/money.ts';
-import { carriedMore } from '../../src/metrics.ts';
+import { transfersCarriedMore } from '../../src/metrics.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { assertBooksMatchChain, freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
@@ -157,7 +157,7 @@ describe('refunds', () => {
     // Wallet v5 carries only send actions (no reserve), so the carry-all cannot leave out what lands
     // after the signer looked (docs/API.md): here 0.5 TON lands after signing, before the broadcast.
     const { p, to } = await refundOfEverythingAsked();
-    const reported = async () => (await carriedMore.get()).values.find((v) => v.labels.kind === 'refund')?.value ?? 0;
+    const reported = async () => (await transfersCarriedMore.get()).values.find((v) => v.labels.kind === 'refund')?.value ?? 0;
     const reportedBefore = await reported();
     const landing = async (_boc: Buffer, send: () => Promise<void>) => {
       await app.pay(p.address, 'TON', '0.5');
