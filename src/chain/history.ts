@@ -50,7 +50,7 @@ const askedAs = (owner: string) => Address.parse(owner).toString({ urlSafe: true
 interface AccountHistoryOptions extends V3RequestOptions {
   /**
    * Rows per page (default 100, toncenter's default; at most 1000). An API run with a smaller
-   * `-max-limit` refuses it (422 "limit is not allowed: N > M"): the history then asks M per page
+   * `-max-limit` refuses it (500 or 422 "limit is not allowed: N > M"): the history then asks M per page
    * from that request on, as the block source does.
    */
   pageSize?: number;
@@ -66,7 +66,7 @@ export function toncenterV3History(options: AccountHistoryOptions): AccountHisto
 
   const request = v3Requester(options);
 
-  /** One page of `path` at `limit` = the page size; a 422 "limit is not allowed: N > M" sets it to M and asks again. */
+  /** One page of `path` at `limit` = the page size; a "limit is not allowed: N > M" (500 or 422) sets it to M and asks again. */
   async function get<T>(path: string, params: Record<string, string | readonly string[]>, signal?: AbortSignal): Promise<T> {
     for (;;) {
       try {
