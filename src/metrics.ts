@@ -86,6 +86,12 @@ export const outgoingFailures = new Counter({
   registers: [registry],
 });
 
+export const outgoingExpiredOnArrival = new Counter({
+  name: 'kassa_outgoing_expired_on_arrival_total',
+  help: "Messages out (sweeps, refunds, gas top-ups) that their wallet refused as expired (exit code 36 of wallet v4r2, 136 of v5r1) while they were valid by the signer's clock (the later of this machine's and the newest block's the chain reader saw): the chain's time is ahead of both. Each is signed again once it can no longer land; any is worth an alert (docs/OPERATIONS.md).",
+  registers: [registry],
+});
+
 export const transfersCarriedMore = new Counter({
   name: 'kassa_transfers_carried_more_total',
   help: 'Transfers out that carried the deposit\'s whole balance and took money which reached the deposit after the signer checked its balance, by kind (refund: the refund of everything, the money went to the refund\'s address; final_sweep: to the treasury). The books show it as sent (docs/API.md, "The refund of everything refundable").',
