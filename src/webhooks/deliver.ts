@@ -4,7 +4,9 @@
 //
 // - The body is built and signed afresh on every attempt, with the active key and a new signAt, so a
 //   retry hours later still passes the receiver's 30-second check (and a key rotation between two
-//   attempts shows up as a new kid).
+//   attempts shows up as a new kid). It names its store (`payload.storeID`: the endpoint's store for
+//   an event, the payment's for the webhookURL), read here at each attempt, so a delivery recorded
+//   before Kassa signed the store in carries it too.
 // - The attempt row is written (and committed) *before* the request is sent, and completed after.
 //   A worker killed mid-request leaves it with finished_at null; Graphile Worker runs the still
 //   locked job again once its lock is released — within minutes by worker__unlock_dead (worker
@@ -86,6 +88,8 @@ class WebhookAttemptFailed extends ExternalFailure {
 const target = z.object({
   id: z.string(),
   payment_id: z.string().nullable(),
+  /** The store the webhook is for (the endpoint's, or the payment's): signed into the body as `storeID`. */
+  store_id: z.string(),
   url: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),
   first_attempt_at: z.date().nullable(),
@@ -124,10 +128,11 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
 
   const start = await deps.pool.transaction(async (tx): Promise<Start> => {
     const delivery = await tx.maybeOne(sql.type(target)`
-      select d.id, d.payment_id, d.url, d.status, d.first_attempt_at, p.status as payment_status, p.metadata, p.order_id,
+      select d.id, d.payment_id, coalesce(e.store_id, p.store_id) as store_id, d.url, d.status, d.first_attempt_at,
+             p.status as payment_status, p.metadata, p.order_id,
              (select coalesce(max(a.attempt), 0)::int from webhook_attempts a where a.delivery_id = d.id) as last_attempt,
              d.endpoint_id, d.event, d.event_id, d.payload
-      from webhook_deliveries d left join payments p on p.id = d.payment_id
+      from webhook_deliveries d left join payments p on p.id = d.payment_id left join webhook_endpoints e on e.id = d.endpoint_id
       where d.id = ${deliveryId}
       for update of d
     `);
@@ -151,8 +156,11 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     const attempt = delivery.last_attempt + 1;
     const body =
       delivery.event_id !== null
-        ? buildEventBody({ type: delivery.event, eventId: delivery.event_id, payload: delivery.payload }, startedAt)
-        : buildWebhookBody({ paymentId: delivery.payment_id!, metadata: delivery.metadata ?? {}, orderId: delivery.order_id }, startedAt);
+        ? buildEventBody({ type: delivery.event, eventId: delivery.event_id, storeId: delivery.store_id, payload: delivery.payload }, startedAt)
+        : buildWebhookBody(
+            { paymentId: delivery.payment_id!, storeId: delivery.store_id, metadata: delivery.metadata ?? {}, orderId: delivery.order_id },
+            startedAt,
+          );
     const headers = { 'Content-Type': 'application/json', 'X-Signature': signBody(body, key.secretKey), 'X-Signature-Kid': key.kid };
     // The previous attempt, if it failed, was retried by this run: Graphile scheduled it for run_at.
     await tx.query(sql.typeAlias('void')`
