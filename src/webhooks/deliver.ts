@@ -27,18 +27,40 @@
 //   starts: a run that starts past the deadline (Graphile's backoff put it there, or a worker was
 //   down, or a lock expired late) fails the delivery without an attempt. Until then the log shows
 //   no next retry for a job due past the deadline.
+// - A store holds at most STORE_DELIVERY_SLOTS attempts in flight at once, across every worker (issue
+//   48.9): before an attempt the run counts its store's (the attempts started and not finished,
+//   started less than the timeout and a margin ago), under a transaction lock of that store, and at
+//   the share it makes no attempt: it adds its job again, STORE_BUSY_RETRY_MS later, and ends — so
+//   the Graphile slot goes back at once, Graphile's attempts and backoff untouched. One store's
+//   hanging receivers (its webhookURLs and its up to 16 endpoints) thus hold at most that many of a
+//   worker's 20 delivery slots, never every one: the other stores' deliveries find slots free.
 // - The clock is deps.now (injected); durations are measured, not derived from the clock.
 import type { Config } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
-import { webhookAttempts } from '../metrics.ts';
+import { webhookAttempts, webhookDeliveriesDeferred } from '../metrics.ts';
 import { ExternalFailure } from '../errors.ts';
 import { activeSigningKey } from './keys.ts';
 import { DEFAULT_TIMEOUT_MS, postWebhook, type PostWebhookResult } from './send.ts';
 import { buildEventBody, buildWebhookBody, signBody } from './sign.ts';
+import { enqueue } from '../worker/enqueue.ts';
+import { endpointDeliverJob, webhookDeliverJob } from '../worker/jobs.ts';
 
 /** No attempt starts later than this after the first attempt (docs/API.md, Webhooks: 12 hours). */
 export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
+
+/**
+ * At most this many attempts of one store's deliveries are in flight at once, across the deployment:
+ * its share of a worker's 20 delivery slots (src/server.ts), so that two (or three) stores' hanging
+ * receivers never hold every slot (issue 48.9).
+ */
+export const STORE_DELIVERY_SLOTS = 5;
+
+/** A delivery that found its store at its share is tried again this much later (without an attempt). */
+export const STORE_BUSY_RETRY_MS = 2_000;
+
+/** An attempt still unfinished this long after its start is not counted in flight (its worker died; the next run marks it interrupted). */
+const IN_FLIGHT_MARGIN_MS = 30_000;
 
 export const INTERRUPTED_ERROR = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
 
@@ -68,7 +90,9 @@ type DeliverOutcome =
   /** Retries are over (deadline or max attempts); the delivery is marked failed. */
   | { result: 'failed'; attempt: number | null }
   /** Nothing to do: already delivered or failed, or the delivery no longer exists. */
-  | { result: 'skipped'; reason: 'delivered' | 'failed' | 'missing' };
+  | { result: 'skipped'; reason: 'delivered' | 'failed' | 'missing' }
+  /** Its store had STORE_DELIVERY_SLOTS attempts in flight: no attempt; its job added again, STORE_BUSY_RETRY_MS later. */
+  | { result: 'deferred'; inFlight: number };
 
 /**
  * Thrown after a failed attempt that will be retried: Graphile Worker records it and backs off. The
@@ -153,6 +177,25 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
       return failNow('no attempt may start more than 12 h after the first one');
     }
 
+    // The store's share of the delivery slots: counted under a lock of the store held to this
+    // transaction's end, so two runs of one store cannot both take its last slot.
+    await tx.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtextextended(${`webhooks:store:${delivery.store_id}`}, 0))`);
+    const inFlight = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n
+      from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+        left join payments p on p.id = d.payment_id left join webhook_endpoints e on e.id = d.endpoint_id
+      where a.finished_at is null and a.error is null
+        and a.started_at > ${sql.timestamp(new Date(startedAt.getTime() - (deps.webhookTimeoutMs ?? DEFAULT_TIMEOUT_MS) - IN_FLIGHT_MARGIN_MS))}
+        and a.delivery_id <> ${deliveryId} and coalesce(e.store_id, p.store_id) = ${delivery.store_id}
+    `);
+    if (inFlight >= STORE_DELIVERY_SLOTS) {
+      // Its own queue again (an endpoint's keeps its events in order), with the same job key: Graphile
+      // adds a new job beside this locked one, which ends without a retry.
+      const job = delivery.endpoint_id !== null ? endpointDeliverJob(deliveryId, delivery.endpoint_id) : webhookDeliverJob(deliveryId, delivery.store_id);
+      await enqueue(tx, { ...job, runAt: new Date(startedAt.getTime() + STORE_BUSY_RETRY_MS) });
+      return { kind: 'done', outcome: { result: 'deferred', inFlight } };
+    }
+
     const attempt = delivery.last_attempt + 1;
     const body =
       delivery.event_id !== null
@@ -181,7 +224,13 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     `);
     return { kind: 'attempt', attempt, paymentId: delivery.payment_id, url: delivery.url, body, headers };
   });
-  if (start.kind === 'done') return start.outcome;
+  if (start.kind === 'done') {
+    if (start.outcome.result === 'deferred') {
+      webhookDeliveriesDeferred.inc();
+      log.debug({ inFlight: start.outcome.inFlight }, 'webhook delivery deferred: its store has its share of the delivery slots in flight');
+    }
+    return start.outcome;
+  }
 
   const { attempt } = start;
   const sent: PostWebhookResult = await postWebhook({
