@@ -59,6 +59,12 @@ export const webhookAttempts = new Counter({
   registers: [registry],
 });
 
+export const webhookDeliveriesDeferred = new Counter({
+  name: 'kassa_webhook_deliveries_deferred_total',
+  help: "Delivery runs that made no attempt because the delivery's store already had its share of the delivery slots in flight (tried again 2 s later).",
+  registers: [registry],
+});
+
 export const rateLimitsDecidedAlone = new Counter({
   name: 'kassa_rate_limits_decided_alone_total',
   help: "Times this process stopped waiting for the deployment's shared rate-limit counters (table rate_limits did not answer within 250 ms, or failed) and decided alone, from its own counts with the whole allowance, for the next 2 s: a burst then can pass the deployment's limit by up to one allowance per other process.",

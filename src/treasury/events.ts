@@ -7,7 +7,7 @@
 //
 // Payload: {"refundID" | "sweepID", "paymentID", "coin", "amount", "address", "status" (confirmed or
 // failed), "transactionHash"?, "failureReason"?, "failureKind"? (permanent or transient),
-// "retryAt"? (a transient failure's next try)}.
+// "retryAt"? (a transient failure's next try)}; the body sent adds "storeID" (webhooks/sign.ts).
 import { sql, type Db } from '../db/pool.ts';
 import { emitEvents } from '../webhooks/events.ts';
 
