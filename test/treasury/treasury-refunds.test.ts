@@ -3,8 +3,12 @@
 // holds the key of (POST /sandbox/v1/wallets), and the test plays it signing the TON Connect request
 // the API returned (POST /sandbox/v1/transfers with `from` and `payload`). The reader sees the
 // transfer leave the treasury by its reference and confirms the refund (books = chain); one nobody
-// signs expires; one signed twice is confirmed once and its repeat booked. refund_exceeds_balance
-// says why the sale is not refundable from its deposit and names the next step (item 3).
+// signs expires — only once no wallet's own lifetime can land it (heldUntil, issue 44 §1); one signed
+// twice is confirmed once and its repeat booked; one signed for another amount is booked as what
+// moved (issue 48.13); the same money refunded twice is flagged (beyondSale, issue 48.6); the link
+// paid from another account is seen at the customer; a jetton master without wallet_code is asked
+// for the treasury's jetton wallet. refund_exceeds_balance says why the sale is not refundable from
+// its deposit and names the next step (item 3). The tests that move the chain ahead run last.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, Cell, toNano } from '@ton/core';
@@ -253,6 +257,65 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assertError(noTreasury, 400, 'invalid_request_error', 'invalid_request', 'from');
     assert.match(noTreasury.json.error.message, /only for a store with a treasury address/);
   });
+  it('a refund signed for less than asked: booked as what moved, refund.confirmed says the same amount, the difference flagged (askedAmount); the rest refundable again', async () => {
+    const receiver = await startEventReceiver(app);
+    try {
+      const endpoint = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url: receiver.url, events: ['refund.confirmed'] } });
+      assert.equal(endpoint.status, 201, endpoint.text);
+      const sale = await sweptSale('TON', '1');
+      const customer = freshAddress();
+      const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+      assert.equal(asked.status, 201, asked.text);
+      await sign(asked.json.tonconnect, { amount: '0.3' });
+      const [done] = await refunds(sale.id);
+      assert.equal(done.status, 'confirmed', JSON.stringify(done));
+      assert.equal(done.amount, '0.3');
+      assert.equal(done.receives, '0.3');
+      assert.equal(done.askedAmount, '1');
+      assert.equal(app.arrived(customer, treasury), toNano('0.3'));
+      const event = await app.pool.oneFirst(sql.type(z.object({ payload: z.any() }))`
+        select payload from webhook_deliveries where event = 'refund.confirmed' and payload->>'refundID' = ${done.id}
+      `);
+      assert.equal(event.amount, '0.3');
+      assert.equal(event.askedAmount, '1');
+      // What did not move is refundable from the treasury again: 0.7 TON, no more.
+      const over = await refund(sale.id, { coin: 'TON', amount: '0.8', address: customer, from: 'treasury' });
+      assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+      assert.match(over.json.error.message, /at most 0\.7 TON is refundable from the treasury/);
+    } finally {
+      await app.request('DELETE', `/v1/webhook-endpoints/${(await app.request('GET', '/v1/webhook-endpoints', { token: store.token })).json.data[0]?.id}`, {
+        token: store.token,
+      });
+      await receiver.close();
+    }
+  });
+
+  it('the ton:// link paid from another account than the treasury: seen at the customer by its reference, confirmed (paidFrom); the treasury paid nothing', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const asked = await refund(sale.id, { coin: 'TON', amount: '0.5', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    const link = new URL(asked.json.link);
+    const second = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
+    const before = (await sandboxBalances(app, treasury)).TON;
+    // Another account of the merchant's wallet app opens the link: to, amount and bin as it says.
+    await app.pay(link.pathname.replace(/^\/+/, ''), 'TON', fromBaseUnits(BigInt(link.searchParams.get('amount')!), 9), {
+      from: second,
+      payload: Buffer.from(link.searchParams.get('bin')!, 'base64url').toString('base64'),
+    });
+    await app.settle();
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal(done.paidFrom, second);
+    assert.equal(done.receives, '0.5');
+    assert.equal(done.fee, '0');
+    assert.equal(app.arrived(customer, second), toNano('0.5'));
+    assert.equal((await sandboxBalances(app, treasury)).TON, before);
+    // The sale's 0.5 TON paid is taken: at most 0.5 more.
+    const over = await refund(sale.id, { coin: 'TON', amount: '0.6', address: customer, from: 'treasury' });
+    assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+  });
+
   it('a refund nobody signs expires only past validUntil + the longest wallet lifetime (600 s) + the late-commit margin; its amount may be asked again then', async () => {
     const sale = await sweptSale('TON', '1');
     const customer = freshAddress();
@@ -317,64 +380,5 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal(app.arrived(customer, treasury), toNano('2'));
     const more = await refund(sale.id, { coin: 'TON', amount: '0.1', address: customer, from: 'treasury' });
     assertError(more, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
-  });
-
-  it('a refund signed for less than asked: booked as what moved, refund.confirmed says the same amount, the difference flagged (askedAmount); the rest refundable again', async () => {
-    const receiver = await startEventReceiver(app);
-    try {
-      const endpoint = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url: receiver.url, events: ['refund.confirmed'] } });
-      assert.equal(endpoint.status, 201, endpoint.text);
-      const sale = await sweptSale('TON', '1');
-      const customer = freshAddress();
-      const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
-      assert.equal(asked.status, 201, asked.text);
-      await sign(asked.json.tonconnect, { amount: '0.3' });
-      const [done] = await refunds(sale.id);
-      assert.equal(done.status, 'confirmed', JSON.stringify(done));
-      assert.equal(done.amount, '0.3');
-      assert.equal(done.receives, '0.3');
-      assert.equal(done.askedAmount, '1');
-      assert.equal(app.arrived(customer, treasury), toNano('0.3'));
-      const event = await app.pool.oneFirst(sql.type(z.object({ payload: z.any() }))`
-        select payload from webhook_deliveries where event = 'refund.confirmed' and payload->>'refundID' = ${done.id}
-      `);
-      assert.equal(event.amount, '0.3');
-      assert.equal(event.askedAmount, '1');
-      // What did not move is refundable from the treasury again: 0.7 TON, no more.
-      const over = await refund(sale.id, { coin: 'TON', amount: '0.8', address: customer, from: 'treasury' });
-      assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
-      assert.match(over.json.error.message, /at most 0\.7 TON is refundable from the treasury/);
-    } finally {
-      await app.request('DELETE', `/v1/webhook-endpoints/${(await app.request('GET', '/v1/webhook-endpoints', { token: store.token })).json.data[0]?.id}`, {
-        token: store.token,
-      });
-      await receiver.close();
-    }
-  });
-
-  it('the ton:// link paid from another account than the treasury: seen at the customer by its reference, confirmed (paidFrom); the treasury paid nothing', async () => {
-    const sale = await sweptSale('TON', '1');
-    const customer = freshAddress();
-    const asked = await refund(sale.id, { coin: 'TON', amount: '0.5', address: customer, from: 'treasury' });
-    assert.equal(asked.status, 201, asked.text);
-    const link = new URL(asked.json.link);
-    const second = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
-    const before = (await sandboxBalances(app, treasury)).TON;
-    // Another account of the merchant's wallet app opens the link: to, amount and bin as it says.
-    await app.pay(link.pathname.replace(/^\/+/, ''), 'TON', fromBaseUnits(BigInt(link.searchParams.get('amount')!), 9), {
-      from: second,
-      payload: Buffer.from(link.searchParams.get('bin')!, 'base64url').toString('base64'),
-    });
-    await app.settle();
-    const [done] = await refunds(sale.id);
-    assert.equal(done.status, 'confirmed', JSON.stringify(done));
-    assert.equal(done.paidFrom, second);
-    assert.equal(done.receives, '0.5');
-    assert.equal(done.fee, '0');
-    assert.equal(app.arrived(customer, second), toNano('0.5'));
-    assert.equal((await sandboxBalances(app, treasury)).TON, before);
-    // The sale's 0.5 TON paid is taken: at most 0.5 more.
-    const over = await refund(sale.id, { coin: 'TON', amount: '0.6', address: customer, from: 'treasury' });
-    assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
   });
 });
