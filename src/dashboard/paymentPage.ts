@@ -14,6 +14,7 @@ import { dashboardPaths } from './paths.ts';
 import { copyableId, dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';
 import { heldUntil, treasuryRequest } from '../treasury/treasuryRefunds.ts';
+import type { OutgoingRow } from '../treasury/outgoing.ts';
 import { friendlyAddress } from '../chain/addresses.ts';
 import { Address } from '@ton/core';
 import { address, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term } from './words.ts';
@@ -101,7 +102,7 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
         (
           o,
         ) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td data-kind="${o.kind}">${OUTGOING_WORDS[o.kind]}</td><td class="num">${amount(o.amount, o.coin_symbol)}</td>
-<td class="num">${o.fee ? amount(o.fee, 'TON') : '—'}</td><td>${address(o.to_address_given ?? o.to_address, network, 'the destination')}</td><td class="state" data-state="${o.state}">${OUTGOING_STATE_WORDS[o.state]}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
+<td class="num">${o.fee ? amount(o.fee, 'TON') : '—'}</td><td>${address(o.to_address_given ?? o.to_address, network, 'the destination')}</td><td class="state" data-state="${o.state}">${OUTGOING_STATE_WORDS[o.state]}${treasuryFlags(o).map((flag) => html`<span class="problem treasury-flag">${flag}</span>`)}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>Nothing has left the payment address.</p>`;
   const held = page.money.filter((m) => m.held !== '0');
@@ -247,6 +248,26 @@ ${treasury}
     current: 'payments',
     ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
   });
+}
+
+/**
+ * What the books flag on a refund from the treasury, in plain words: the merchant's wallet paid it
+ * again, paid more of the sale than reached the treasury, signed another amount, or another account
+ * paid it (docs/API.md, "Refund from the treasury").
+ */
+export function treasuryFlags(
+  o: Pick<OutgoingRow, 'source' | 'coin_symbol' | 'amount' | 'paid_again' | 'beyond_sale' | 'asked_amount' | 'paid_from'>,
+): string[] {
+  if (o.source !== 'treasury') return [];
+  const flags: string[] = [];
+  for (const again of o.paid_again) flags.push(`Paid again: your wallet signed it twice, ${again.amount} ${o.coin_symbol} more left the treasury.`);
+  if (o.beyond_sale !== null)
+    flags.push(
+      `Refunded twice: ${o.beyond_sale} ${o.coin_symbol} more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).`,
+    );
+  if (o.asked_amount !== null) flags.push(`Signed for ${o.amount} ${o.coin_symbol}, not the ${o.asked_amount} ${o.coin_symbol} asked.`);
+  if (o.paid_from !== null) flags.push('Paid from another account than the treasury.');
+  return flags;
 }
 
 /** The payment's treasury refunds awaiting a signature, with their requests, when `role` may refund (else none): the page then runs TON Connect. */
