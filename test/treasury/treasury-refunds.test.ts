@@ -66,6 +66,15 @@ async function chainTo(instant: string, seconds: number) {
   await app.advanceChain(ahead);
 }
 
+/** nanoTON the treasury holds on the chain. */
+const treasuryTon = async () => BigInt(toNano((await sandboxBalances(app, treasury)).TON!));
+
+/** nanoTON the books say left the treasury for a sale's TON refunds: what each confirmed one moved and its fee. */
+const bookedOut = async (saleId: string) =>
+  (await outgoingOfPayment(app.pool, saleId, 'refund'))
+    .filter((row) => row.state === 'confirmed' && row.paid_from === null)
+    .reduce((sum, row) => sum + BigInt(row.sent_amount_base_units!) + BigInt(row.fee_base_units!), 0n);
+
 const paidTwice = async (why: string) => (await treasuryRefundsPaidTwice.get()).values.find((v) => v.labels.why === why)?.value ?? 0;
 
 before(async () => {
@@ -266,6 +275,7 @@ describe('refunds from the treasury, signed by the merchant', () => {
       const customer = freshAddress();
       const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
       assert.equal(asked.status, 201, asked.text);
+      const held = await treasuryTon();
       await sign(asked.json.tonconnect, { amount: '0.3' });
       const [done] = await refunds(sale.id);
       assert.equal(done.status, 'confirmed', JSON.stringify(done));
@@ -273,6 +283,8 @@ describe('refunds from the treasury, signed by the merchant', () => {
       assert.equal(done.receives, '0.3');
       assert.equal(done.askedAmount, '1');
       assert.equal(app.arrived(customer, treasury), toNano('0.3'));
+      // Books = chain: the treasury paid what moved and its fee, to the nanoTON.
+      assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
       const event = await app.pool.oneFirst(sql.type(z.object({ payload: z.any() }))`
         select payload from webhook_deliveries where event = 'refund.confirmed' and payload->>'refundID' = ${done.id}
       `);
@@ -342,16 +354,18 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal(asked.status, 201, asked.text);
     // The wallet signed just before validUntil with valid_until = its time + 300 s; its message lands 90 s after validUntil.
     await chainTo(asked.json.validUntil, 90);
-    const [held] = await refunds(sale.id);
-    assert.equal(held.status, 'awaiting_signature');
+    const [waiting] = await refunds(sale.id);
+    assert.equal(waiting.status, 'awaiting_signature');
     const again = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
     assertError(again, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
     assert.match(again.json.error.message, /1 TON is taken by treasury refunds awaiting a signature \(held 660 s past their validUntil/);
+    const held = await treasuryTon();
     await sign(asked.json.tonconnect);
     const [done] = await refunds(sale.id);
     assert.equal(done.status, 'confirmed', JSON.stringify(done));
     assert.equal(done.beyondSale, undefined);
     assert.equal(app.arrived(customer, treasury), toNano('1'));
+    assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
     assert.equal((await refunds(sale.id)).length, 1);
   });
 
@@ -364,6 +378,7 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal((await refunds(sale.id))[0].status, 'expired');
     const second = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
     assert.equal(second.status, 201, second.text);
+    const held = await treasuryTon();
     await sign(second.json.tonconnect);
     const before = await paidTwice('beyond_sale');
     // The old request, signed anyway: the chain moved it, so it is confirmed — and flagged.
@@ -378,6 +393,7 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal(await paidTwice('beyond_sale'), before + 1);
     // Books = chain: 2 TON left the treasury for the customer; nothing more is refundable from it.
     assert.equal(app.arrived(customer, treasury), toNano('2'));
+    assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
     const more = await refund(sale.id, { coin: 'TON', amount: '0.1', address: customer, from: 'treasury' });
     assertError(more, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
   });
