@@ -69,7 +69,7 @@ export const refundSchema = {
     link: {
       type: 'string',
       description:
-        'From the treasury, while awaiting_signature: the same transfer as a ton://transfer/… link (amount, bin: the payload in base64url, exp: validUntil).',
+        "From the treasury, while awaiting_signature: the same transfer as a ton://transfer/… link (amount, bin: the payload in base64url, exp: validUntil). A link names no sender: TON paid through it from any account is seen reaching the customer with the refund's reference (`paidFrom`); a jetton refund's link works only from the treasury (another account's transfer is refused, nothing moves).",
     },
     paidAgain: {
       type: 'array',
