@@ -98,6 +98,13 @@ export const outgoingExpiredOnArrival = new Counter({
   registers: [registry],
 });
 
+export const treasuryRefundsPaidTwice = new Counter({
+  name: 'kassa_treasury_refunds_paid_twice_total',
+  help: 'Treasury refunds the merchant\'s wallet paid twice, by why: signed_twice (the same request signed again: paidAgain on the refund), beyond_sale (what left the treasury for a sale exceeds what was swept to it — an expired refund asked again, then signed anyway: beyondSale on the refund). Kassa holds no key of the treasury and cannot stop it; the books say what left (docs/API.md, "Refund from the treasury").',
+  labelNames: ['why'] as const,
+  registers: [registry],
+});
+
 export const transfersCarriedMore = new Counter({
   name: 'kassa_transfers_carried_more_total',
   help: 'Transfers out that carried the deposit\'s whole balance and took money which reached the deposit after the signer checked its balance, by kind (refund: the refund of everything, the money went to the refund\'s address; final_sweep: to the treasury). The books show it as sent (docs/API.md, "The refund of everything refundable").',
