@@ -137,7 +137,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
       "--store ID          the store's id (required)",
       '--email EMAIL       who is invited (required)',
       '--role ROLE         owner (everything) or viewer (read-only); default owner',
-      '--reset-password    a password reset for a member of the store: the link sets a new password and signs them out everywhere (their role stays)',
+      '--reset-password    a password reset for a member of the store: the link (1 hour, replacing older ones) sets a new password, signs them out everywhere and removes their passkeys (their role stays)',
     ],
   },
   { name: 'coins list', usage: 'kassa coins list', summary: 'Lists the coins with their decimals and jetton masters per network.' },

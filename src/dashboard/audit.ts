@@ -20,6 +20,7 @@ export type AuditAction =
   | 'member.remove'
   | 'invitation.create'
   | 'invitation.accept'
+  | 'invitation.revoke'
   | 'session.sign_in'
   | 'session.sign_out'
   | 'session.sign_out_everywhere'

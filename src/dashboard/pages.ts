@@ -294,6 +294,16 @@ ${input.hasMore && last ? html`<nav class="pager" aria-label="Pages"><a href="${
   return shell({ root: input.root, title: 'Audit log', body, viewer: input.viewer, store: input.store, current: 'audit' });
 }
 
+/** Why a link died before its expiry (dashboard_invitations.revoked_because), as the Team page says it. */
+const REVOKED_BECAUSE: Record<string, string> = {
+  superseded: 'a newer link replaced it',
+  password_changed: 'the password changed',
+  maker_left: 'its maker left or stopped owning the store',
+  member_changed: "the person's role changed or they were removed",
+  rights_changed: 'its maker may no longer give it',
+  revoked_by_owner: 'revoked by an owner',
+};
+
 export function teamPage(input: {
   root: string;
   viewer: Viewer;
@@ -309,13 +319,20 @@ export function teamPage(input: {
   const at = dashboardPaths(input.root).store(input.store.id);
   const form = input.form ?? {};
   const problems = form.problems ?? {};
+  const isOpen = (i: InvitationRow) => !i.accepted_at && !i.revoked_at && i.expires_at > input.now;
   const state = (i: InvitationRow) =>
-    i.accepted_at ? `accepted ${dateTime(i.accepted_at)}` : i.expires_at <= input.now ? 'expired' : `open until ${dateTime(i.expires_at)}`;
+    i.accepted_at
+      ? `accepted ${dateTime(i.accepted_at)}`
+      : i.revoked_at
+        ? `revoked ${dateTime(i.revoked_at)} (${REVOKED_BECAUSE[i.revoked_because ?? ''] ?? i.revoked_because})`
+        : i.expires_at <= input.now
+          ? 'expired'
+          : `open until ${dateTime(i.expires_at)}`;
   const body = html`<h1>Team</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${
   input.created
-    ? html`<div class="success" role="status"><p>${input.created.resetsPassword ? 'Password reset link' : 'Invitation'} for ${input.created.email} made. Send them this link (shown once, valid 24 hours, single use):</p><p class="mono" id="invite-link">${input.created.url}</p></div>`
+    ? html`<div class="success" role="status"><p>${input.created.resetsPassword ? 'Password reset link' : 'Invitation'} for ${input.created.email} made. Send them this link (shown once, valid ${input.created.resetsPassword ? '1 hour' : '24 hours'}, single use; a newer link for them replaces it):</p><p class="mono" id="invite-link">${input.created.url}</p></div>`
     : ''
 }
 <section class="card" aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
@@ -337,11 +354,17 @@ ${problemFor(problems, 'email')}
 <select id="invite-role" name="role"><option value="viewer"${form.role !== 'owner' ? raw(' selected') : ''}>viewer (read-only)</option><option value="owner"${form.role === 'owner' ? raw(' selected') : ''}>owner</option></select>
 <button type="submit">Make an invitation link</button>
 </form></section>
-<section class="card" aria-labelledby="invitations-heading"><h2 id="invitations-heading">Invitations</h2>
+<section class="card" aria-labelledby="invitations-heading"><h2 id="invitations-heading">Invitations and reset links</h2>
+<p class="muted">An open link works until it is used, expires or is revoked. It dies by itself when a newer link is made for the same person, when their role changes or they are removed, when its maker leaves the store or stops owning it, and a reset link when the person's password changes.</p>
 ${
   input.invitations.length
-    ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Made</th><th scope="col">State</th></tr></thead>
-<tbody>${input.invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td class="num">${dateTime(i.created_at)}</td><td>${state(i)}</td></tr>`)}</tbody></table></div>`
+    ? html`<div class="table-wrap" tabindex="0"><table id="invitations"><thead><tr><th scope="col">Email</th><th scope="col">Link</th><th scope="col">Made by</th><th scope="col">Made</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+<tbody>${input.invitations.map(
+        (
+          i,
+        ) => html`<tr><td>${i.email}</td><td>${i.resets_password ? 'password reset' : `invitation (${i.role})`}</td><td>${i.invited_by_email ?? 'the operator'}</td><td class="num">${dateTime(i.created_at)}</td><td class="invitation-state">${state(i)}</td>
+<td>${isOpen(i) ? html`<form method="post" action="${at.revokeInvitation(i.id)}" data-confirm="Revoke this link for ${i.email}?"><button class="quiet" type="submit" aria-label="Revoke the link for ${i.email}">Revoke</button></form>` : ''}</td></tr>`,
+      )}</tbody></table></div>`
     : html`<p>None.</p>`
 }</section>`;
   return shell({ root: input.root, title: 'Team', body, viewer: input.viewer, store: input.store, current: 'team' });

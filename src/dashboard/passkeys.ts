@@ -19,7 +19,7 @@ import {
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem } from './people.ts';
-import { openSession } from './sessions.ts';
+import { openSession, requireCurrentPassword, type Session } from './sessions.ts';
 import { clientWait, recordSignInFailure } from './signInLimits.ts';
 import { isUuid } from '../uuid.ts';
 
@@ -131,20 +131,23 @@ function parseAnswer<T>(text: string): T | null {
 }
 
 /**
- * Checks a registration answer against its challenge (taken once), the origin and RP ID, and
- * user verification; stores the passkey (audited: passkey.add). FormProblem when it is refused.
+ * Checks a registration answer against its challenge (taken once), the person's proof (their
+ * current password, or a passkey sign-in of the last minutes: sessions.ts requireCurrentPassword —
+ * a session alone, a stolen cookie, adds none), the origin and RP ID, and user verification; stores
+ * the passkey (audited: passkey.add, which the Passkeys page says). FormProblem when it is refused.
  */
 export async function addPasskey(
   pool: DatabasePool,
-  input: { userId: string; email: string; answer: string; name: string; party: RelyingParty; actor: Actor; now: Date },
+  input: { session: Session; current: string; answer: string; name: string; party: RelyingParty; actor: Actor; now: Date },
 ): Promise<PasskeyRow> {
+  const { userId, email } = input.session;
   const name = input.name.trim() || 'Passkey';
   if (name.length > PASSKEY_NAME_MAX) throw new FormProblem(`Give the passkey a name of at most ${PASSKEY_NAME_MAX} characters.`, 'name');
   const response = parseAnswer<RegistrationResponseJSON>(input.answer);
   if (!response) throw new FormProblem('Adding a passkey needs JavaScript and a browser that supports passkeys; nothing was added.');
   // The challenge the answer names is spent first, whatever refuses the answer after.
   const challenge = challengeOf(response);
-  const fresh = challenge !== null && (await takeChallenge(pool, 'registration', input.userId, input.now)(challenge));
+  const fresh = challenge !== null && (await takeChallenge(pool, 'registration', userId, input.now)(challenge));
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     verified = await verifyRegistrationResponse({
@@ -159,20 +162,21 @@ export async function addPasskey(
     throw new FormProblem(`The passkey could not be checked (${(error as Error).message}); nothing was added. Try again.`);
   }
   if (!verified.verified) throw new FormProblem('The passkey could not be checked; nothing was added. Try again.');
+  await requireCurrentPassword(pool, { session: input.session, current: input.current, clientAddress: input.actor.clientAddress, now: input.now });
   const { credential, credentialBackedUp } = verified.registrationInfo;
   return pool.transaction(async (tx) => {
-    await tx.query(sql.unsafe`select 1 from dashboard_users where id = ${input.userId} for update`);
-    const count = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from dashboard_passkeys where user_id = ${input.userId}`);
+    await tx.query(sql.unsafe`select 1 from dashboard_users where id = ${userId} for update`);
+    const count = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from dashboard_passkeys where user_id = ${userId}`);
     if (count >= PASSKEYS_PER_USER) throw new FormProblem(`An account may have at most ${PASSKEYS_PER_USER} passkeys; remove one first.`);
     const row = await tx.maybeOne(sql.type(passkeyRow)`
       insert into dashboard_passkeys (user_id, credential_id, public_key, sign_count, transports, backed_up, name, created_at)
-      values (${input.userId}, ${credential.id}, ${sql.binary(Buffer.from(credential.publicKey))}, ${credential.counter},
+      values (${userId}, ${credential.id}, ${sql.binary(Buffer.from(credential.publicKey))}, ${credential.counter},
               ${sql.array(credential.transports ?? [], 'text')}, ${credentialBackedUp}, ${name}, ${sql.timestamp(input.now)})
       on conflict (credential_id) do nothing
       returning id, name, credential_id, transports, backed_up, created_at, last_used_at
     `);
     if (!row) throw new FormProblem('This passkey is registered already.');
-    await recordAudit(tx, input.actor, { storeId: null, action: 'passkey.add', subject: input.email, detail: { passkey: row.id, name } }, input.now);
+    await recordAudit(tx, input.actor, { storeId: null, action: 'passkey.add', subject: email, detail: { passkey: row.id, name } }, input.now);
     return row;
   });
 }

@@ -15,6 +15,8 @@ export function passkeysPage(input: {
   name?: string;
   /** The session's sign-in is recent enough to add a passkey (sessions.ts RECENT_SIGN_IN_MS). */
   canAdd: boolean;
+  /** Adding one asks for the current password (no passkey sign-in of the last minutes stands for it: sessions.ts needsCurrentPassword). */
+  askCurrent: boolean;
   recentMinutes: number;
 }): string {
   const { root } = input;
@@ -22,6 +24,7 @@ export function passkeysPage(input: {
   const problems = input.problems ?? {};
   const body = html`<h1>Passkeys</h1>
 <p>A passkey signs you in instead of your password: your device checks it is you (PIN, fingerprint or face) and Kassa checks the device's signature. Your password keeps working.</p>
+<p id="passkeys-guard">Every passkey added to your account is listed here with the day it was added, and written to the audit log. If you see one you did not add, change your password: a password change removes every passkey but the one you signed in with, and signs out every other browser. A password reset removes them all.</p>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
 <section class="card" aria-labelledby="add-heading"><h2 id="add-heading">Add a passkey</h2>
@@ -29,6 +32,14 @@ ${
   input.canAdd
     ? html`<form method="post" action="${paths.passkeys()}" data-passkey="register" data-options="${paths.passkeyOptions()}">
 <input type="hidden" name="credential" value="">
+<input type="hidden" name="username" value="${input.viewer.email}" autocomplete="username">
+${
+  input.askCurrent
+    ? html`<label for="passkey-current">Your current password</label>
+<input id="passkey-current" name="current" type="password" autocomplete="current-password" required${describedBy(problems, 'current')}>
+${problemFor(problems, 'current')}`
+    : html`<p class="muted">You signed in with a passkey a moment ago, so your password is not needed.</p>`
+}
 <label for="passkey-name">Name</label>
 <input id="passkey-name" name="name" type="text" maxlength="${PASSKEY_NAME_MAX}" value="${input.name ?? ''}" placeholder="This laptop"${describedBy(problems, 'name')}>
 ${problemFor(problems, 'name')}

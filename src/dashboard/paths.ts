@@ -38,6 +38,7 @@ export function dashboardPaths(root: string) {
       previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,
       team: () => `${at}/team`,
       invitations: () => `${at}/team/invitations`,
+      revokeInvitation: (invitationId: string) => `${at}/team/invitations/${invitationId}/revoke`,
       memberRole: (userId: string) => `${at}/team/members/${userId}/role`,
       memberRemove: (userId: string) => `${at}/team/members/${userId}/remove`,
       memberResetPassword: (userId: string) => `${at}/team/members/${userId}/reset-password`,

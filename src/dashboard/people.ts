@@ -2,11 +2,18 @@
 // (or finds) the user by email, gives them the role in the store, and signs them in. An invitation is
 // bound to its email: to a person without a password, its link sets it (their first sign-in); to a
 // person who has one, only that person, signed in, takes it — the link is no way to their account nor
-// to guess their password. A reset (an owner's new invitation for a member, resets_password) sets a
-// new password and ends the person's sessions. Every role change, an invitation's too, goes through
-// setMembership, which keeps the rule "a store always has an owner".
+// to guess their password. A reset (an owner's new link for a member, resets_password, valid 1 h)
+// sets a new password, ends the person's sessions and removes their passkeys, and changes no role.
+// A link is checked again when it is used (issue 48 items 2, 4, 7): its maker must still be an owner
+// of the store — for a reset, of every store the person belongs to at that moment; the operator's
+// (no maker) always may. It dies before its expiry when superseded: a newer link for the person in
+// the store (a newer reset: anywhere), a password change, the person's role changing or their
+// removal, its maker leaving the store or no longer owning it, or an owner revoking it on the Team
+// page. Every role change, an invitation's too, goes through setMembership, which keeps the rule "a
+// store always has an owner".
 import { DASHBOARD_PATH, dashboardPaths } from './paths.ts';
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
+import { endOtherAccess, revokeOpenLinks } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
@@ -20,6 +27,8 @@ export const roleColumn = z.enum(ROLES);
 /** A role typed by a person (a form, `--role`), or null when it is none. */
 export const roleOf = (value: unknown): Role | null => ((ROLES as readonly unknown[]).includes(value) ? (value as Role) : null);
 export const INVITATION_LIFETIME_MS = 24 * 3600_000;
+/** A password reset's link lives this long: it hands over an account, so it is used at once or made again. */
+export const RESET_LIFETIME_MS = 3600_000;
 
 /** A problem with what someone typed, shown beside the field it is about; nothing was changed. */
 export class FormProblem extends Error {
@@ -83,12 +92,15 @@ export async function createInvitation(
   if (!isUuid(input.storeId)) throw new UnknownStoreForInvitation(`no store with id "${input.storeId}"`);
   const storeId = input.storeId.toLowerCase();
   const token = newSecret();
-  const expiresAt = new Date(input.now.getTime() + INVITATION_LIFETIME_MS);
+  const expiresAt = new Date(input.now.getTime() + (resetsPassword ? RESET_LIFETIME_MS : INVITATION_LIFETIME_MS));
   const role = await pool.transaction(async (tx) => {
     const store = await tx.exists(sql.unsafe`select 1 from stores where id = ${storeId}`);
     if (!store) throw new UnknownStoreForInvitation(`no store with id "${input.storeId}"`);
     // A reset keeps the person's role in the store (whatever `role` says).
     const role = resetsPassword ? await mayReset(tx, { storeId, email, by: input.actor.userId }) : input.role;
+    // The newest link for a person is the only one that works: in this store, and a reset anywhere.
+    await revokeOpenLinks(tx, { email, storeId, because: 'superseded', now: input.now });
+    if (resetsPassword) await revokeOpenLinks(tx, { email, resetsOnly: true, because: 'superseded', now: input.now });
     await tx.query(sql.unsafe`
       insert into dashboard_invitations (store_id, email, role, token_hash, invited_by, created_at, expires_at, resets_password)
       values (${storeId}, ${email}, ${role}, ${sql.binary(secretHash(token))}, ${input.actor.userId},
@@ -136,6 +148,7 @@ const openInvitation = z.object({
   user_id: z.string().nullable(),
   has_password: z.boolean(),
   resets_password: z.boolean(),
+  invited_by: z.string().nullable(),
 });
 export type OpenInvitation = z.infer<typeof openInvitation>;
 
@@ -143,9 +156,10 @@ export type OpenInvitation = z.infer<typeof openInvitation>;
 export async function findOpenInvitation(db: Db, token: string, now: Date): Promise<OpenInvitation | null> {
   if (!isSecret(token)) return null;
   return db.maybeOne(sql.type(openInvitation)`
-    select i.id, i.store_id, s.name as store_name, i.email, i.role, u.id as user_id, u.password_hash is not null as has_password, i.resets_password
+    select i.id, i.store_id, s.name as store_name, i.email, i.role, u.id as user_id, u.password_hash is not null as has_password, i.resets_password,
+           i.invited_by
     from dashboard_invitations i join stores s on s.id = i.store_id left join dashboard_users u on u.email = i.email
-    where i.token_hash = ${sql.binary(secretHash(token))} and i.accepted_at is null and i.expires_at > ${sql.timestamp(now)}
+    where i.token_hash = ${sql.binary(secretHash(token))} and i.accepted_at is null and i.revoked_at is null and i.expires_at > ${sql.timestamp(now)}
   `);
 }
 
@@ -162,16 +176,42 @@ export function invitationTaker(invitation: Pick<OpenInvitation, 'email' | 'has_
 }
 
 /**
- * Accepts an invitation (invitationTaker decides how): the user gets the invitation's role in its
- * store through setMembership (an existing membership takes the new role, unless that leaves the
- * store without an owner: FormProblem), and the invitation is used up. A new password (first sign-in
- * or reset) is set; a reset ends every session of the account. Returns the user's id, or null when
- * the link is no longer valid.
+ * Whether the link may still give what it gives, checked when it is used (under a share lock of
+ * the memberships it rests on, so that a removal or demotion made meanwhile waits or is seen): its
+ * maker (none: the operator, who always may) still owns the store; for a reset, the person is still
+ * a member of it and the maker owns every store the person belongs to now (mayReset).
+ */
+async function stillGiven(tx: Db, found: OpenInvitation): Promise<boolean> {
+  const people = [found.invited_by, found.user_id].filter((id) => id !== null);
+  if (people.length > 0) {
+    await tx.query(sql.unsafe`select 1 from store_members where user_id = any(${sql.array(people, 'uuid')}) order by store_id, user_id for share`);
+  }
+  if (found.resets_password) {
+    try {
+      await mayReset(tx, { storeId: found.store_id, email: found.email, by: found.invited_by });
+      return true;
+    } catch (error) {
+      if (error instanceof FormProblem) return false;
+      throw error;
+    }
+  }
+  return found.invited_by === null || (await roleIn(tx, found.invited_by, found.store_id)) === 'owner';
+}
+
+/**
+ * Accepts an invitation (invitationTaker decides how), once it is checked again (stillGiven; a link
+ * that no longer holds is revoked, rights_changed, and the answer is null): the user gets the
+ * invitation's role in its store through setMembership (an existing membership takes the new role,
+ * unless that leaves the store without an owner: FormProblem), and the invitation is used up. A new
+ * password (first sign-in or reset) is set. A reset changes no role (the person keeps the one they
+ * have now) and takes every other way in (accountAccess.ts endOtherAccess: every session, every
+ * passkey, other reset links). Returns the user's id and session generation (the session the page
+ * opens carries it), or null when the link is no longer valid.
  */
 export async function acceptInvitation(
   pool: DatabasePool,
   input: { token: string; password: string; signedInEmail: string | null; actor: Omit<Actor, 'userId' | 'name'>; now: Date },
-): Promise<{ userId: string; storeId: string; email: string } | null> {
+): Promise<{ userId: string; storeId: string; email: string; generation: number } | null> {
   const found = await findOpenInvitation(pool, input.token, input.now);
   if (!found) return null;
   const taker = invitationTaker(found, input.signedInEmail);
@@ -187,34 +227,47 @@ export async function acceptInvitation(
     // Used once: the first transaction to mark it wins; a second one finds nothing to mark.
     const used = await tx.maybeOne(sql.type(z.object({ id: z.string() }))`
       update dashboard_invitations set accepted_at = ${sql.timestamp(input.now)}
-      where id = ${found.id} and accepted_at is null and expires_at > ${sql.timestamp(input.now)} returning id
+      where id = ${found.id} and accepted_at is null and revoked_at is null and expires_at > ${sql.timestamp(input.now)} returning id
     `);
     if (!used) return null;
+    if (!(await stillGiven(tx, found))) {
+      await tx.query(sql.unsafe`
+        update dashboard_invitations set accepted_at = null, revoked_at = ${sql.timestamp(input.now)}, revoked_because = 'rights_changed' where id = ${found.id}
+      `);
+      return null;
+    }
     const reset = found.resets_password && found.has_password;
-    const userId = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`
+    const user = await tx.one(sql.type(z.object({ id: z.string(), session_generation: z.number() }))`
       insert into dashboard_users (email, password_hash, created_at, password_changed_at)
       values (${found.email}, ${newHash}, ${sql.timestamp(input.now)}, ${newHash === null ? null : sql.timestamp(input.now)})
       on conflict (email) do update set
         password_hash = ${reset ? sql.fragment`excluded.password_hash` : sql.fragment`coalesce(dashboard_users.password_hash, excluded.password_hash)`},
         password_changed_at = ${reset ? sql.fragment`excluded.password_changed_at` : sql.fragment`coalesce(dashboard_users.password_changed_at, excluded.password_changed_at)`}
-      returning id
+      returning id, session_generation
     `);
+    const userId = user.id;
+    let generation = user.session_generation;
     const actor = { ...input.actor, userId, name: found.email };
     await tx.query(sql.unsafe`update dashboard_invitations set accepted_by = ${userId} where id = ${found.id}`);
-    await setMembership(tx, { storeId: found.store_id, userId, role: found.role, join: true, actor, now: input.now });
+    // A reset keeps the role the person has now (stillGiven found them a member): an old link is no way back to an old role.
+    if (!found.resets_password) await setMembership(tx, { storeId: found.store_id, userId, role: found.role, join: true, actor, now: input.now });
     await recordAudit(tx, actor, { storeId: found.store_id, action: 'invitation.accept', subject: found.email, detail: { role: found.role } }, input.now);
     if (reset) {
-      const ended = await tx.query(sql.unsafe`
-        update dashboard_sessions set revoked_at = ${sql.timestamp(input.now)} where user_id = ${userId} and revoked_at is null
-      `);
+      const ended = await endOtherAccess(tx, { userId, email: found.email, now: input.now });
+      generation = ended.generation;
       await recordAudit(
         tx,
         actor,
-        { storeId: found.store_id, action: 'password.reset', subject: found.email, detail: { sessions: ended.rowCount } },
+        {
+          storeId: found.store_id,
+          action: 'password.reset',
+          subject: found.email,
+          detail: { sessions: ended.sessions, passkeysRemoved: ended.passkeysRemoved.map((p) => p.name) },
+        },
         input.now,
       );
     }
-    return { userId, storeId: found.store_id, email: found.email };
+    return { userId, storeId: found.store_id, email: found.email, generation };
   });
 }
 
@@ -229,18 +282,52 @@ export async function membersOf(db: Db, storeId: string): Promise<readonly Membe
 }
 
 export const invitationRow = z.object({
+  id: z.string(),
   email: z.string(),
   role: roleColumn,
+  resets_password: z.boolean(),
+  /** Who made it (null: the operator's command line). */
+  invited_by_email: z.string().nullable(),
   created_at: z.date(),
   expires_at: z.date(),
   accepted_at: z.date().nullable(),
+  revoked_at: z.date().nullable(),
+  revoked_because: z.string().nullable(),
 });
 export type InvitationRow = z.infer<typeof invitationRow>;
 
+/** The store's invitations and reset links, newest first (the Team page: the open ones can be revoked). */
 export async function invitationsOf(db: Db, storeId: string, limit = 50): Promise<readonly InvitationRow[]> {
   return db.any(sql.type(invitationRow)`
-    select email, role, created_at, expires_at, accepted_at from dashboard_invitations where store_id = ${storeId} order by created_at desc limit ${limit}
+    select i.id, i.email, i.role, i.resets_password, u.email as invited_by_email, i.created_at, i.expires_at, i.accepted_at, i.revoked_at, i.revoked_because
+    from dashboard_invitations i left join dashboard_users u on u.id = i.invited_by
+    where i.store_id = ${storeId} order by i.created_at desc limit ${limit}
   `);
+}
+
+/** An owner revokes an open link of the store (audited: invitation.revoke); false when the store has no such open link. */
+export async function revokeInvitation(pool: DatabasePool, input: { storeId: string; invitationId: string; actor: Actor; now: Date }): Promise<boolean> {
+  if (!isUuid(input.invitationId)) return false;
+  return pool.transaction(async (tx) => {
+    const revoked = await tx.maybeOne(sql.type(z.object({ email: z.string(), resets_password: z.boolean() }))`
+      update dashboard_invitations set revoked_at = ${sql.timestamp(input.now)}, revoked_because = 'revoked_by_owner'
+      where id = ${input.invitationId.toLowerCase()} and store_id = ${input.storeId} and accepted_at is null and revoked_at is null
+      returning email, resets_password
+    `);
+    if (!revoked) return false;
+    await recordAudit(
+      tx,
+      input.actor,
+      {
+        storeId: input.storeId,
+        action: 'invitation.revoke',
+        subject: revoked.email,
+        detail: { invitation: input.invitationId.toLowerCase(), resetsPassword: revoked.resets_password },
+      },
+      input.now,
+    );
+    return true;
+  });
 }
 
 /**
@@ -272,15 +359,21 @@ export async function setMembership(
   if (target.role === 'owner' && input.role !== 'owner' && owners <= 1) {
     throw new FormProblem('A store keeps at least one owner: make someone else owner first.', 'member');
   }
+  if (input.role === target.role) return true;
+  // The person's open links in this store rest on what they were (a reset keeps a role, an
+  // invitation gives one): they die; so do the links they made here when they leave or stop owning it.
+  const linksFor = await revokeOpenLinks(tx, { email: target.email, storeId, because: 'member_changed', now: input.now });
+  const linksMade = input.role !== 'owner' ? await revokeOpenLinks(tx, { madeBy: userId, storeId, because: 'maker_left', now: input.now }) : 0;
+  const revoked = linksFor + linksMade > 0 ? { linksRevoked: linksFor + linksMade } : {};
   if (input.role === null) {
     await tx.query(sql.unsafe`delete from store_members where store_id = ${storeId} and user_id = ${userId}`);
-    await recordAudit(tx, input.actor, { storeId, action: 'member.remove', subject: target.email, detail: { role: target.role } }, input.now);
-  } else if (input.role !== target.role) {
+    await recordAudit(tx, input.actor, { storeId, action: 'member.remove', subject: target.email, detail: { role: target.role, ...revoked } }, input.now);
+  } else {
     await tx.query(sql.unsafe`update store_members set role = ${input.role} where store_id = ${storeId} and user_id = ${userId}`);
     await recordAudit(
       tx,
       input.actor,
-      { storeId, action: 'member.role_change', subject: target.email, detail: { from: target.role, to: input.role } },
+      { storeId, action: 'member.role_change', subject: target.email, detail: { from: target.role, to: input.role, ...revoked } },
       input.now,
     );
   }

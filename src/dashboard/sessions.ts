@@ -2,8 +2,12 @@
 // random token; the database keeps its SHA-256. A session lives while it is used at least every
 // SESSION_IDLE_MS, at most SESSION_MAX_MS, until signed out (one, or everywhere), until its
 // person changes the password elsewhere or has it reset, or until the passkey that opened it is
-// removed. The password check and its limits (SIGN_IN_LIMITS) are signInLimits.ts's.
+// removed. A password change or reset raises the person's session generation in its own
+// transaction and a session counts only while it carries its person's generation (checked on every
+// request): a sign-in that checked the old password while the change ran stays closed, whenever it
+// commits (issue 48 item 5). The password check and its limits (SIGN_IN_LIMITS) are signInLimits.ts's.
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
+import { endOtherAccess } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem, normalizeEmail } from './people.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
@@ -46,6 +50,11 @@ export async function openSession(
     method: 'password' | 'passkey' | 'invitation';
     /** The passkey that signed in (its removal ends the session). */
     passkeyId?: string | null;
+    /**
+     * The person's session generation read with what signed them in (the password's hash); without
+     * it, the generation now. A password change or reset since then leaves this session closed.
+     */
+    generation?: number;
     detail?: Record<string, unknown>;
     now: Date;
   },
@@ -53,9 +62,10 @@ export async function openSession(
   const { actor, now } = input;
   const token = newSecret();
   await db.query(sql.unsafe`
-    insert into dashboard_sessions (user_id, token_hash, created_at, last_seen_at, expires_at, client_address, user_agent, passkey_id)
+    insert into dashboard_sessions (user_id, token_hash, created_at, last_seen_at, expires_at, client_address, user_agent, passkey_id, session_generation)
     values (${input.userId}, ${sql.binary(secretHash(token))}, ${sql.timestamp(now)}, ${sql.timestamp(now)},
-            ${sql.timestamp(new Date(now.getTime() + SESSION_MAX_MS))}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null}, ${input.passkeyId ?? null})
+            ${sql.timestamp(new Date(now.getTime() + SESSION_MAX_MS))}, ${actor.clientAddress}, ${actor.userAgent?.slice(0, 300) ?? null}, ${input.passkeyId ?? null},
+            ${input.generation ?? sql.fragment`(select session_generation from dashboard_users where id = ${input.userId})`})
   `);
   await recordAudit(
     db,
@@ -74,6 +84,7 @@ export async function findSession(db: Db, token: string, now: Date): Promise<Ses
   )`
     select s.id, s.user_id, u.email, s.created_at, s.last_seen_at, s.passkey_id from dashboard_sessions s join dashboard_users u on u.id = s.user_id
     where s.token_hash = ${sql.binary(secretHash(token))} and s.revoked_at is null and s.expires_at > ${sql.timestamp(now)}
+      and s.session_generation = u.session_generation
       and s.last_seen_at > ${sql.timestamp(new Date(now.getTime() - SESSION_IDLE_MS))}
   `);
   if (!row) return null;
@@ -116,8 +127,8 @@ export async function signIn(
   const email = normalizeEmail(input.email) ?? input.email.trim().toLowerCase().slice(0, 254);
   const checked = await checkAccountPassword(pool, { email, password: input.password, clientAddress: input.actor.clientAddress, now: input.now });
   if (checked.outcome !== 'ok') return checked;
-  const userId = checked.userId;
-  const token = await pool.transaction((tx) => openSession(tx, { userId, email, actor: input.actor, method: 'password', now: input.now }));
+  const { userId, generation } = checked;
+  const token = await pool.transaction((tx) => openSession(tx, { userId, email, actor: input.actor, method: 'password', generation, now: input.now }));
   return { outcome: 'signed_in', token, userId };
 }
 
@@ -131,40 +142,55 @@ export async function grantsStillOpen(db: Db, keys: readonly string[], now: Date
   const pairs = keys.map((key) => key.split('/') as [string, string]);
   const open = await db.anyFirst(sql.type(z.object({ key: z.string() }))`
     select s.id || '/' || m.store_id as key
-    from dashboard_sessions s join store_members m on m.user_id = s.user_id
+    from dashboard_sessions s join store_members m on m.user_id = s.user_id join dashboard_users u on u.id = s.user_id
     where s.id = any(${sql.array(
       pairs.map(([session]) => session),
       'uuid',
     )}) and (s.id::text || '/' || m.store_id::text) = any(${sql.array([...keys], 'text')})
-      and s.revoked_at is null and s.expires_at > ${sql.timestamp(now)}
+      and s.revoked_at is null and s.expires_at > ${sql.timestamp(now)} and s.session_generation = u.session_generation
       and s.last_seen_at > ${sql.timestamp(new Date(now.getTime() - SESSION_IDLE_MS))}
   `);
   const still = new Set(open);
   return new Map(keys.map((key) => [key, still.has(key)]));
 }
 
-/** A password change needs the current password, or a passkey sign-in within RECENT_SIGN_IN_MS. */
+/** A password change, and adding a passkey, need the current password, or a passkey sign-in within RECENT_SIGN_IN_MS. */
 export const needsCurrentPassword = (session: Session, now: Date): boolean => session.passkeyId === null || !signedInRecently(session, now);
+
+/**
+ * The proof a password change or a new passkey asks for: `current` is the person's password
+ * (checked under the sign-in limits), unless needsCurrentPassword says a recent passkey sign-in
+ * stands for it. A FormProblem on the field `current` otherwise.
+ */
+export async function requireCurrentPassword(
+  pool: DatabasePool,
+  input: { session: Session; current: string; clientAddress: string | null; now: Date },
+): Promise<void> {
+  const { session, now } = input;
+  if (!needsCurrentPassword(session, now)) return;
+  const checked = await checkAccountPassword(pool, { email: session.email, password: input.current, clientAddress: input.clientAddress, now });
+  if (checked.outcome === 'limited') {
+    const minutes = Math.ceil(checked.retryAfterSeconds / 60);
+    throw new FormProblem(`Too many wrong passwords. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, 'current');
+  }
+  if (checked.outcome === 'refused' || checked.userId !== session.userId) throw new FormProblem('That is not your current password.', 'current');
+}
 
 /**
  * Changes the signed-in person's password: `current` is checked under the sign-in limits unless
  * needsCurrentPassword says a recent passkey sign-in stands for it; `next` must pass the password
- * rule. Every other session of the person ends (a leaked password's sessions with it); this one
- * stays. Audited (password.change, detail.sessions). Refusals are FormProblems naming their field.
+ * rule. In the transaction that sets it (accountAccess.ts endOtherAccess): every other session of
+ * the person ends, those whose sign-in is still under way included (a leaked password's sessions
+ * with it); every passkey but the one this session signed in with is removed (a thief who knew the
+ * password may have added one); the person's open reset links die. This session stays. Audited
+ * (password.change, detail.sessions and detail.passkeysRemoved). Refusals are FormProblems naming their field.
  */
 export async function changePassword(
   pool: DatabasePool,
   input: { session: Session; current: string; next: string; actor: Actor; now: Date },
-): Promise<{ sessionsEnded: number }> {
+): Promise<{ sessionsEnded: number; passkeysRemoved: readonly { id: string; name: string }[] }> {
   const { session, now } = input;
-  if (needsCurrentPassword(session, now)) {
-    const checked = await checkAccountPassword(pool, { email: session.email, password: input.current, clientAddress: input.actor.clientAddress, now });
-    if (checked.outcome === 'limited') {
-      const minutes = Math.ceil(checked.retryAfterSeconds / 60);
-      throw new FormProblem(`Too many wrong passwords. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, 'current');
-    }
-    if (checked.outcome === 'refused' || checked.userId !== session.userId) throw new FormProblem('That is not your current password.', 'current');
-  }
+  await requireCurrentPassword(pool, { session, current: input.current, clientAddress: input.actor.clientAddress, now });
   const problem = passwordProblem(input.next);
   if (problem) throw new FormProblem(problem, 'next');
   const hash = await hashPassword(input.next);
@@ -172,10 +198,18 @@ export async function changePassword(
     await tx.query(sql.unsafe`
       update dashboard_users set password_hash = ${hash}, password_changed_at = ${sql.timestamp(now)} where id = ${session.userId}
     `);
-    const ended = await tx.query(sql.unsafe`
-      update dashboard_sessions set revoked_at = ${sql.timestamp(now)} where user_id = ${session.userId} and revoked_at is null and id <> ${session.id}
-    `);
-    await recordAudit(tx, input.actor, { storeId: null, action: 'password.change', subject: session.email, detail: { sessions: ended.rowCount } }, now);
-    return { sessionsEnded: ended.rowCount };
+    const ended = await endOtherAccess(tx, { userId: session.userId, email: session.email, keepSessionId: session.id, keepPasskeyId: session.passkeyId, now });
+    await recordAudit(
+      tx,
+      input.actor,
+      {
+        storeId: null,
+        action: 'password.change',
+        subject: session.email,
+        detail: { sessions: ended.sessions, passkeysRemoved: ended.passkeysRemoved.map((p) => p.name) },
+      },
+      now,
+    );
+    return { sessionsEnded: ended.sessions, passkeysRemoved: ended.passkeysRemoved };
   });
 }

@@ -18,7 +18,8 @@ import { decoyHash, verifyPassword } from './passwords.ts';
  */
 export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perAccountClient: 5, perClient: 20, accountCeiling: 20, ceilingDelayMs: 1000 } as const;
 
-export type PasswordCheck = { outcome: 'ok'; userId: string } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
+/** `generation`: the account's session generation, read with the hash that matched (sessions.ts openSession). */
+export type PasswordCheck = { outcome: 'ok'; userId: string; generation: number } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
 
 /** The seconds until the oldest of `count` failures leaves the window, when `count` reached `limit`; null otherwise. */
 const waitOf = (count: number, limit: number, oldest: Date | null, now: Date): number | null =>
@@ -57,11 +58,11 @@ export async function checkAccountPassword(
       waitOf(counts.client, SIGN_IN_LIMITS.perClient, counts.client_oldest, now),
     ].filter((wait) => wait !== null);
     if (waits.length > 0) return { outcome: 'limited', retryAfterSeconds: Math.max(...waits) } as const;
-    const user = await tx.maybeOne(sql.type(z.object({ id: z.string(), password_hash: z.string().nullable() }))`
-      select id, password_hash from dashboard_users where email = ${email}
+    const user = await tx.maybeOne(sql.type(z.object({ id: z.string(), password_hash: z.string().nullable(), session_generation: z.number() }))`
+      select id, password_hash, session_generation from dashboard_users where email = ${email}
     `);
     const matches = await verifyPassword(input.password, user?.password_hash ?? (await decoyHash()));
-    if (user && user.password_hash !== null && matches) return { outcome: 'ok', userId: user.id } as const;
+    if (user && user.password_hash !== null && matches) return { outcome: 'ok', userId: user.id, generation: user.session_generation } as const;
     await tx.query(sql.unsafe`
       with old as (delete from dashboard_sign_in_failures where failed_at < ${sql.timestamp(new Date(since.getTime() - SIGN_IN_LIMITS.windowMs))})
       insert into dashboard_sign_in_failures (email, client_address, failed_at) values (${email}, ${client}, ${sql.timestamp(now)})

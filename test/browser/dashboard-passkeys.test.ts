@@ -18,6 +18,8 @@ import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
+import { createInvitation } from '../../src/dashboard/people.ts';
+import { CLI_ACTOR } from '../../src/dashboard/audit.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertAccessible as accessible, assertNoHorizontalScroll, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
@@ -108,6 +110,7 @@ describe('dashboard passkeys in headless Chromium with a virtual authenticator',
     assert.equal(await page.locator('h1').innerText(), 'Passkeys');
     assert.equal(await page.locator('#passkeys').count(), 0);
     await assertAccessible('passkeys none');
+    await page.fill('#passkey-current', PASSWORD);
     await page.fill('#passkey-name', 'Test laptop');
     await page.click('#add-passkey');
     await page.waitForURL(`${base}/dashboard/passkeys?notice=added`);
@@ -211,6 +214,7 @@ describe('dashboard accounts in headless Chromium: the Password page, and a pass
     await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
     await signInWithPassword(page);
     await page.goto(`${base}/dashboard/passkeys`);
+    await page.fill('#passkey-current', PASSWORD);
     await page.fill('#passkey-name', 'Phone');
     await page.click('#add-passkey');
     await page.waitForURL(`${base}/dashboard/passkeys?notice=added`);
@@ -254,5 +258,136 @@ describe('dashboard accounts in headless Chromium: the Password page, and a pass
     assert.deepEqual(problems, []);
     assert.deepEqual(phone.problems, []);
     await phone.context.close();
+  });
+});
+
+describe('a thief who knew the password keeps no passkey (issue 48 item 3)', () => {
+  const VICTIM = 'victim@bluebottle.example';
+  const victimPasskeys = () =>
+    app.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
+      select p.name from dashboard_passkeys p join dashboard_users u on u.id = p.user_id where u.email = ${VICTIM} order by p.created_at
+    `);
+  const auditDetail = (action: string) =>
+    app.pool.one(sql.type(z.object({ detail: z.record(z.string(), z.unknown()) }))`
+      select detail from audit_log where action = ${action} and subject = ${VICTIM} order by id desc limit 1
+    `);
+  const withPassword = async (on: Page, password: string): Promise<number> => {
+    await on.goto(`${base}/dashboard/sign-in`);
+    await on.fill('#email', VICTIM);
+    await on.fill('#password', password);
+    const answered = on.waitForResponse((r) => r.request().method() === 'POST' && r.url() === `${base}/dashboard/sign-in`);
+    await on.click('form[action$="/sign-in"] button[type=submit]');
+    const status = (await answered).status();
+    await on.waitForLoadState('load');
+    return status;
+  };
+  const withPasskey = async (on: Page): Promise<number> => {
+    await on.goto(`${base}/dashboard/sign-in`);
+    const answered = on.waitForResponse((r) => r.request().method() === 'POST' && r.url() === `${base}/dashboard/sign-in/passkey`);
+    await on.click('#passkey-sign-in');
+    const status = (await answered).status();
+    // The answer's page (the refusal at /sign-in/passkey, or the store after the redirect) has replaced the sign-in page.
+    await on.waitForURL((url) => url.pathname !== '/dashboard/sign-in');
+    return status;
+  };
+  /** Adds a passkey on the Passkeys page with `current` as the password: the page's answer status. */
+  const addPasskey = async (on: Page, name: string, current: string | null): Promise<number> => {
+    await on.goto(`${base}/dashboard/passkeys`);
+    if (current !== null) {
+      // The browser would refuse an empty required field itself: the server is what is tested.
+      await on.evaluate(() => document.querySelector('#passkey-current')?.removeAttribute('required'));
+      await on.fill('#passkey-current', current);
+    }
+    await on.fill('#passkey-name', name);
+    const answered = on.waitForResponse((r) => r.request().method() === 'POST' && r.url() === `${base}/dashboard/passkeys`);
+    await on.click('#add-passkey');
+    const status = (await answered).status();
+    await on.waitForLoadState('load');
+    return status;
+  };
+  const signedOut = async (on: Page): Promise<boolean> => {
+    await on.goto(`${base}/dashboard/stores/${store.id}/payments`);
+    return /\/dashboard\/sign-in/.test(on.url());
+  };
+
+  it("the owner's password change, then the operator's reset, each leave the thief's passkey and sessions nothing", async () => {
+    const owner = await openPage(browser);
+    const thief = await openPage(browser);
+    const thiefCdp = await thief.context.newCDPSession(thief.page);
+    await thiefCdp.send('WebAuthn.enable');
+    await thiefCdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    await owner.page.goto(`${base}${await invitationPath(app.pool, store.id, VICTIM, 'owner')}`);
+    await owner.page.fill('#password', 'the victims first password');
+    await owner.page.fill('#confirm', 'the victims first password');
+    await owner.page.click('button[type=submit]');
+    await owner.page.waitForURL(`${base}/dashboard/stores/${store.id}`);
+
+    // The thief knows the password. The session alone adds no passkey: a wrong password is refused.
+    assert.equal(await withPassword(thief.page, 'the victims first password'), 303);
+    assert.equal(await addPasskey(thief.page, 'Not mine', 'a guess'), 400);
+    assert.equal(await thief.page.locator('#current-problem').innerText(), 'That is not your current password.');
+    assert.deepEqual(await victimPasskeys(), []);
+    assert.equal(await addPasskey(thief.page, 'Not mine', 'the victims first password'), 303);
+    assert.deepEqual(await victimPasskeys(), ['Not mine']);
+    assert.match(await thief.page.locator('#passkeys-guard').innerText(), /written to the audit log/);
+
+    // The owner's Password page lists the passkey the change removes; the change removes it and its sessions.
+    await owner.page.goto(`${base}/dashboard/password`);
+    assert.match(await owner.page.locator('#passkeys-removed').innerText(), /Not mine, added/);
+    await owner.page.fill('#current', 'the victims first password');
+    await owner.page.fill('#next', 'the victims second password');
+    await owner.page.fill('#confirm', 'the victims second password');
+    await owner.page.click('form[action$="/dashboard/password"] button[type=submit]');
+    await owner.page.waitForURL(`${base}/dashboard/password?notice=changed`);
+    assert.deepEqual(await victimPasskeys(), []);
+    assert.deepEqual((await auditDetail('password.change')).detail.passkeysRemoved, ['Not mine']);
+    assert.equal(await signedOut(thief.page), true, "the thief's session ended");
+    assert.equal(await withPasskey(thief.page), 401, "the thief's passkey signs in no more");
+
+    // The second password leaks too: the thief adds a passkey, signs in with it and changes the password.
+    assert.equal(await withPassword(thief.page, 'the victims second password'), 303);
+    assert.equal(await addPasskey(thief.page, 'Mine now', 'the victims second password'), 303);
+    assert.equal(await withPasskey(thief.page), 303);
+    await thief.page.goto(`${base}/dashboard/password`);
+    await thief.page.fill('#next', 'the thiefs own password');
+    await thief.page.fill('#confirm', 'the thiefs own password');
+    await thief.page.click('form[action$="/dashboard/password"] button[type=submit]');
+    await thief.page.waitForURL(`${base}/dashboard/password?notice=changed`);
+    assert.equal(await signedOut(owner.page), true, 'the owner is out');
+
+    // The operator's reset (kassa dashboard invite --reset-password): every passkey and session goes.
+    const reset = await createInvitation(app.pool, {
+      storeId: store.id,
+      email: VICTIM,
+      role: 'owner',
+      resetsPassword: true,
+      baseUrl: app.config.baseUrl,
+      actor: CLI_ACTOR,
+      now: new Date(),
+    });
+    await owner.page.goto(reset.url);
+    await owner.page.fill('#password', 'the victims third password');
+    await owner.page.fill('#confirm', 'the victims third password');
+    await owner.page.click('button[type=submit]');
+    await owner.page.waitForURL(`${base}/dashboard/stores/${store.id}`);
+    assert.deepEqual(await victimPasskeys(), []);
+    assert.deepEqual((await auditDetail('password.reset')).detail.passkeysRemoved, ['Mine now']);
+    assert.equal(await signedOut(thief.page), true, "the thief's passkey session ended");
+    assert.equal(await withPasskey(thief.page), 401);
+    assert.equal(await withPassword(thief.page, 'the thiefs own password'), 401);
+    assert.equal(await signedOut(owner.page), false, 'the owner is in');
+    assert.deepEqual(owner.problems, []);
+    assert.deepEqual(thief.problems, []);
+    await owner.context.close();
+    await thief.context.close();
   });
 });

@@ -238,7 +238,7 @@ describe('the dashboard in headless Chromium', () => {
     await page.fill('#invite-email', 'cashier@bluebottle.example');
     await page.click('form[action$="/team/invitations"] button[type=submit]');
     assert.match(await page.locator('#invite-link').innerText(), /\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/);
-    assert.match(await page.locator('main').innerText(), /cashier@bluebottle\.example\s+viewer/);
+    assert.match(await page.locator('main').innerText(), /cashier@bluebottle\.example\s+invitation \(viewer\)\s+owner@bluebottle\.example/);
 
     await clickInMenu(page, 'nav a[href$="/tokens"]');
     await assertAccessible(page, 'API tokens');

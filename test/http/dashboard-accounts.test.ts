@@ -219,3 +219,195 @@ describe('dashboard accounts: password change and reset, invitations bound to th
     assert.equal(await roleOf(store.id, 'gus@example.com'), 'owner');
   });
 });
+
+describe('dashboard accounts under abuse: old links and sessions give no one back an account (issue 48 items 2, 4, 5, 7)', () => {
+  const userId = (email: string) => app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select id from dashboard_users where email = ${email}`);
+  const linkOf = (made: { text: string }) => new URL(/id="invite-link">([^<]+)</.exec(made.text)![1]!).pathname;
+  const resetLink = async (owner: ReturnType<typeof dashboardClient>, storeId: string, email: string) => {
+    const made = await owner.post(`/dashboard/stores/${storeId}/team/members/${await userId(email)}/reset-password`);
+    assert.equal(made.status, 201, made.text);
+    return linkOf(made);
+  };
+  const invite = async (owner: ReturnType<typeof dashboardClient>, storeId: string, email: string, role: 'owner' | 'viewer') => {
+    const made = await owner.post(`/dashboard/stores/${storeId}/team/invitations`, { email, role });
+    assert.equal(made.status, 201, made.text);
+    return linkOf(made);
+  };
+  /** Uses a reset link from a fresh browser: its status, and that browser. */
+  const useReset = async (link: string, password: string) => {
+    const browser = dashboardClient(app.url);
+    const used = await browser.post(link, { password, confirm: password });
+    return { status: used.status, text: used.text, browser };
+  };
+  const revokedBecause = (email: string) =>
+    app.pool.anyFirst(sql.type(z.object({ revoked_because: z.string().nullable() }))`
+      select revoked_because from dashboard_invitations where email = ${email} order by created_at, id
+    `);
+
+  it("a reset link made by S1's owner hands over nothing once the member also owns S2: checked again when used", async () => {
+    const s1 = await app.store({ name: 'Reset S1' });
+    const s2 = await app.store({ name: 'Reset S2' });
+    const owner = await member(app.url, app.pool, s1.id, 'one-owner@example.com', 'owner');
+    const mia = await member(app.url, app.pool, s1.id, 'mia@example.com', 'viewer', 'mias own password');
+    const link = await resetLink(owner, s1.id, 'mia@example.com');
+    // Later, Mia comes to own S2 (its own owner's invitation, taken while signed in).
+    await member(app.url, app.pool, s2.id, 's2-owner@example.com', 'owner');
+    const toS2 = await invitationPath(app.pool, s2.id, 'mia@example.com', 'owner');
+    assert.equal((await mia.post(toS2)).status, 303);
+    assert.equal(await roleOf(s2.id, 'mia@example.com'), 'owner');
+
+    const used = await useReset(link, 'the thiefs password');
+    assert.equal(used.status, 404, used.text);
+    assert.match(used.text, /Invitation not valid/);
+    assert.equal(used.browser.cookie, null);
+    assert.equal((await signIn('198.51.100.40', 'mia@example.com', 'the thiefs password')).status, 401, 'the account was not handed over');
+    assert.equal((await signIn('198.51.100.40', 'mia@example.com', 'mias own password')).status, 303);
+    assert.equal((await mia.get(`/dashboard/stores/${s2.id}/payments`)).status, 200, "Mia's session goes on");
+    // Her own first invitation, the reset (refused when used), S2's invitation.
+    assert.deepEqual(await revokedBecause('mia@example.com'), [null, 'rights_changed', null]);
+  });
+
+  it('a reset link dies when its maker stops owning the store, when a newer link is made, when the password changes, and after 1 hour', async () => {
+    const store = await app.store({ name: 'Reset rules' });
+    const owner = await member(app.url, app.pool, store.id, 'rules-owner@example.com', 'owner');
+    const second = await member(app.url, app.pool, store.id, 'rules-second@example.com', 'owner');
+    const ned = await member(app.url, app.pool, store.id, 'ned@example.com', 'viewer', 'neds own password');
+    // Its maker demoted: the link is dead.
+    const bySecond = await resetLink(second, store.id, 'ned@example.com');
+    assert.equal(
+      (await owner.post(`/dashboard/stores/${store.id}/team/members/${await userId('rules-second@example.com')}/role`, { role: 'viewer' })).status,
+      200,
+    );
+    assert.equal((await useReset(bySecond, 'a password for ned')).status, 404);
+    // Superseded by a newer link: only the newest works.
+    const older = await resetLink(owner, store.id, 'ned@example.com');
+    const newer = await resetLink(owner, store.id, 'ned@example.com');
+    assert.equal((await useReset(older, 'a password for ned')).status, 404);
+    // The password changed since: dead.
+    const beforeChange = await resetLink(owner, store.id, 'ned@example.com');
+    assert.equal(
+      (await ned.post('/dashboard/password', { current: 'neds own password', next: 'neds second password', confirm: 'neds second password' })).status,
+      303,
+    );
+    assert.equal((await useReset(beforeChange, 'a password for ned')).status, 404);
+    assert.equal((await useReset(newer, 'a password for ned')).status, 404, 'superseded in its turn by the next one');
+    // One hour: a reset link made now is refused an hour later.
+    const made = await owner.post(`/dashboard/stores/${store.id}/team/members/${await userId('ned@example.com')}/reset-password`);
+    assert.match(made.text, /valid 1 hour/);
+    app.clock.set(new Date(Date.now() + 3600_000 + 1000));
+    try {
+      assert.equal((await useReset(linkOf(made), 'a password for ned')).status, 404);
+    } finally {
+      app.clock.real();
+    }
+    assert.equal((await signIn('198.51.100.41', 'ned@example.com', 'neds second password')).status, 303);
+    assert.deepEqual(await revokedBecause('ned@example.com'), [null, 'maker_left', 'superseded', 'superseded', 'password_changed', null]);
+  });
+
+  it("a demoted person's reset link does not make them owner again: it dies with the demotion, and a reset never changes a role", async () => {
+    const store = await app.store({ name: 'Demoted shop' });
+    const owner = await member(app.url, app.pool, store.id, 'demoter@example.com', 'owner');
+    await member(app.url, app.pool, store.id, 'olga@example.com', 'owner', 'olgas own password');
+    const link = await resetLink(owner, store.id, 'olga@example.com');
+    assert.equal((await owner.post(`/dashboard/stores/${store.id}/team/members/${await userId('olga@example.com')}/role`, { role: 'viewer' })).status, 200);
+    assert.equal((await useReset(link, 'olgas new password')).status, 404);
+    assert.equal(await roleOf(store.id, 'olga@example.com'), 'viewer');
+    // The operator's reset link (kassa dashboard invite --reset-password), then a demotion the link
+    // was not told of: the reset sets the password and leaves her the role she has now.
+    const { createInvitation } = await import('../../src/dashboard/people.ts');
+    const { CLI_ACTOR } = await import('../../src/dashboard/audit.ts');
+    await owner.post(`/dashboard/stores/${store.id}/team/members/${await userId('olga@example.com')}/role`, { role: 'owner' });
+    const operators = await createInvitation(app.pool, {
+      storeId: store.id,
+      email: 'olga@example.com',
+      role: 'owner',
+      resetsPassword: true,
+      baseUrl: app.config.baseUrl,
+      actor: CLI_ACTOR,
+      now: new Date(),
+    });
+    await app.pool.query(sql.unsafe`update store_members set role = 'viewer' where store_id = ${store.id} and user_id = ${await userId('olga@example.com')}`);
+    const used = await useReset(new URL(operators.url).pathname, 'olgas new password');
+    assert.equal(used.status, 303, used.text);
+    assert.equal(await roleOf(store.id, 'olga@example.com'), 'viewer');
+    assert.equal((await used.browser.get(`/dashboard/stores/${store.id}/team`)).status, 403, 'no Team page for a viewer');
+  });
+
+  it('an owner removed from a store does not come back through an invitation made before to another address of theirs; owners see and revoke open links', async () => {
+    const store = await app.store({ name: 'Comeback shop' });
+    const amy = await member(app.url, app.pool, store.id, 'amy@example.com', 'owner');
+    const bea = await member(app.url, app.pool, store.id, 'bea@example.com', 'owner');
+    const back = await invite(amy, store.id, 'amy.other@example.com', 'owner');
+    const team = await bea.get(`/dashboard/stores/${store.id}/team`);
+    assert.match(team.text, /amy\.other@example\.com<\/td><td>invitation \(owner\)<\/td><td>amy@example\.com<\/td>/);
+    assert.match(team.text, /aria-label="Revoke the link for amy\.other@example\.com"/);
+    // Bea removes Amy: the invitations Amy made here die with her membership.
+    assert.equal((await bea.post(`/dashboard/stores/${store.id}/team/members/${await userId('amy@example.com')}/remove`)).status, 200);
+    const comeback = dashboardClient(app.url);
+    const used = await comeback.post(back, { password: 'amys other password', confirm: 'amys other password' });
+    assert.equal(used.status, 404, used.text);
+    assert.equal(await roleOf(store.id, 'amy.other@example.com'), null);
+    assert.match((await bea.get(`/dashboard/stores/${store.id}/team`)).text, /revoked [^<]+ \(its maker left or stopped owning the store\)/);
+
+    // An invitation whose maker lost the right some other way is refused when used (checked again).
+    const bySql = await invite(bea, store.id, 'cat@example.com', 'owner');
+    const other = await member(app.url, app.pool, store.id, 'dan@example.com', 'owner');
+    await app.pool.query(sql.unsafe`update store_members set role = 'viewer' where store_id = ${store.id} and user_id = ${await userId('bea@example.com')}`);
+    assert.equal((await dashboardClient(app.url).post(bySql, { password: 'cats password 1', confirm: 'cats password 1' })).status, 404);
+    assert.equal(await roleOf(store.id, 'cat@example.com'), null);
+
+    // An owner revokes an open invitation on the Team page (audited); a viewer cannot.
+    const open = await invite(other, store.id, 'eli@example.com', 'viewer');
+    const id = await app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+      select id from dashboard_invitations where email = 'eli@example.com' and revoked_at is null
+    `);
+    assert.equal((await bea.post(`/dashboard/stores/${store.id}/team/invitations/${id}/revoke`)).status, 403, 'a viewer revokes nothing');
+    const revoked = await other.post(`/dashboard/stores/${store.id}/team/invitations/${id}/revoke`);
+    assert.equal(revoked.status, 200, revoked.text);
+    assert.match(revoked.text, /Link revoked/);
+    assert.equal((await other.post(`/dashboard/stores/${store.id}/team/invitations/${id}/revoke`)).status, 404, 'once');
+    assert.equal((await dashboardClient(app.url).post(open, { password: 'elis password 1', confirm: 'elis password 1' })).status, 404);
+    assert.deepEqual(
+      (await audit('invitation.revoke', 'eli@example.com')).map((row) => row.actor),
+      ['dan@example.com'],
+    );
+  });
+
+  it('a password change ends every session not made by it, those signing in with the old password meanwhile too (up to 33 at once)', async () => {
+    const store = await app.store({ name: 'Race shop' });
+    const here = await member(app.url, app.pool, store.id, 'race@example.com', 'owner', 'the old race password');
+    const payments = `/dashboard/stores/${store.id}/payments`;
+    const signInFrom = async (i: number) => {
+      // Each from its own address (no limit shared between them).
+      const client = from(`198.51.100.${100 + i}`);
+      const answer = await client.post('/dashboard/sign-in', { email: 'race@example.com', password: 'the old race password' });
+      return { client, status: answer.status };
+    };
+    let changing = true;
+    const change = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const answer = await here.post('/dashboard/password', {
+        current: 'the old race password',
+        next: 'the new race password',
+        confirm: 'the new race password',
+      });
+      changing = false;
+      return answer;
+    })();
+    // Sign-ins start every 30 ms from before the change until it is done (and two more), 33 at most:
+    // some check the old password while the change commits.
+    const signIns: Promise<{ client: ReturnType<typeof dashboardClient>; status: number }>[] = [];
+    for (let after = 0; signIns.length < 33 && (changing || after < 2); after += changing ? 0 : 1) {
+      signIns.push(signInFrom(signIns.length));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    const [results, changed] = await Promise.all([Promise.all(signIns), change]);
+    assert.equal(changed.status, 303, changed.text);
+    const signedIn = results.filter((r) => r.status === 303);
+    assert.ok(signedIn.length > 0, 'some signed in with the old password before it changed');
+    const open = [];
+    for (const { client } of signedIn) if ((await client.get(payments)).status === 200) open.push(client);
+    assert.equal(open.length, 0, `${open.length} of ${signedIn.length} sessions of the old password stayed open`);
+    assert.equal((await here.get(payments)).status, 200, 'the session that changed it stays');
+  });
+});

@@ -69,6 +69,7 @@ before(async () => {
     userId: viewerId,
     jti: token.jti,
     passkeyId: crypto.randomUUID(),
+    invitationId: crypto.randomUUID(),
     token: 'A'.repeat(43),
     linkId: link.json.id,
   });

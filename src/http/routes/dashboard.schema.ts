@@ -60,7 +60,7 @@ export type RoleForm = FromSchema<typeof roleForm>;
 export const tokenForm = form({ scope: { type: 'string', enum: TOKEN_SCOPES }, lifetime: { type: 'string', enum: TOKEN_LIFETIME_NAMES }, name: text(400) });
 export type TokenForm = FromSchema<typeof tokenForm>;
 
-export const passkeyForm = form({ name: text(200), credential: text(16_384) });
+export const passkeyForm = form({ name: text(200), credential: text(16_384), current: text(1024), username: text(254) });
 export type PasskeyForm = FromSchema<typeof passkeyForm>;
 
 export const passkeySignInForm = form({ credential: text(16_384), next });

@@ -26,6 +26,7 @@ import {
   findOpenInvitation,
   invitationTaker,
   invitationsOf,
+  revokeInvitation,
   membersOf,
   roleIn,
 } from '../../dashboard/people.ts';
@@ -185,7 +186,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       const { userId } = accepted;
       setSessionCookie(
         ctx,
-        await pool.transaction((tx) => openSession(tx, { userId, email: accepted.email, actor: clientOf(ctx), method: 'invitation', now })),
+        await pool.transaction((tx) =>
+          openSession(tx, { userId, email: accepted.email, actor: clientOf(ctx), method: 'invitation', generation: accepted.generation, now }),
+        ),
       );
     }
     redirect(ctx, paths.store(accepted.storeId).home());
@@ -450,6 +453,20 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     await showTeam(ctx, 200, { notice: remove ? 'Member removed.' : 'Role changed.' });
   };
   const memberParams = uuidParams('userId');
+  dash.store.post<{ params: { invitationId: string } }>(
+    '/team/invitations/:invitationId/revoke',
+    { can: 'team.manage', params: uuidParams('invitationId'), form: emptyForm },
+    async (ctx) => {
+      const revoked = await revokeInvitation(pool, {
+        storeId: ctx.state.store.id,
+        invitationId: ctx.state.params.invitationId,
+        actor: ctx.state.actor,
+        now: deps.now(),
+      });
+      if (!revoked) return notFound(ctx);
+      await showTeam(ctx, 200, { notice: 'Link revoked: it opens nothing any more.' });
+    },
+  );
   // A password reset: a new invitation that sets a new password (people.ts mayReset says for whom).
   dash.store.post<{ params: { userId: string } }>(
     '/team/members/:userId/reset-password',

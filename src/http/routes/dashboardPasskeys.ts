@@ -19,7 +19,7 @@ import {
 import { passkeysPage } from '../../dashboard/passkeysPage.ts';
 import { signInPage } from '../../dashboard/pages.ts';
 import { FormProblem } from '../../dashboard/people.ts';
-import { RECENT_SIGN_IN_MS, signedInRecently } from '../../dashboard/sessions.ts';
+import { RECENT_SIGN_IN_MS, needsCurrentPassword, signedInRecently } from '../../dashboard/sessions.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';
 import { emptyForm, type PasskeyForm, passkeyForm, type PasskeySignInForm, passkeySignInForm } from './dashboard.schema.ts';
@@ -45,7 +45,8 @@ export function dashboardPasskeysRoutes(dash: DashboardRouter, deps: AppDeps): v
   ) => {
     const passkeys: readonly PasskeyRow[] = await passkeysOf(pool, ctx.state.session.userId);
     const canAdd = signedInRecently(ctx.state.session, deps.now());
-    page(ctx, status, passkeysPage({ root, viewer: ctx.state.viewer, passkeys, canAdd, recentMinutes: RECENT_SIGN_IN_MS / 60_000, ...extra }));
+    const askCurrent = needsCurrentPassword(ctx.state.session, deps.now());
+    page(ctx, status, passkeysPage({ root, viewer: ctx.state.viewer, passkeys, canAdd, askCurrent, recentMinutes: RECENT_SIGN_IN_MS / 60_000, ...extra }));
   };
   /** Adding a passkey (its options and its answer) needs a sign-in from the last RECENT_SIGN_IN_MS. */
   const recentSignIn: Middleware<SignedIn> = async (ctx, next) => {
@@ -77,8 +78,8 @@ export function dashboardPasskeysRoutes(dash: DashboardRouter, deps: AppDeps): v
       const name = ctx.state.form.name ?? '';
       try {
         await addPasskey(pool, {
-          userId: session.userId,
-          email: session.email,
+          session,
+          current: ctx.state.form.current ?? '',
           answer: ctx.state.form.credential ?? '',
           name,
           party,
