@@ -1,5 +1,5 @@
---! Previous: sha1:8230720756258096abb3b6ccacaf6515f9447f3e
---! Hash: sha1:8c4dc45e45870ebb83d91bfffdfa8380bcd03178
+--! Previous: sha1:cf9ac14ec3e3eb1f99270a60f8a01b02b6b3048b
+--! Hash: sha1:fc923ee0929ef9448eedc48eb025f461880e9299
 --! Message: account links and sessions
 
 -- Old links and passkeys give no one back an account (issue 48 items 2–5, 7).
