@@ -77,8 +77,11 @@ describe('the dashboard’s Payment links', { timeout: 600_000 }, () => {
       assert.equal(await page.locator('#no-link-payments').count(), 1);
       await check(page, 'a new link');
 
-      // The customer opens the link, chooses TON and pays on the sandbox chain.
+      // The customer opens the link (the shop's name and the price), asks to pay, chooses TON and pays on the sandbox chain.
       await customer.page.goto(url);
+      await customer.page.getByRole('heading', { level: 1 }).waitFor();
+      assert.match(await customer.page.locator('#amount').innerText(), /1\.5 TON/);
+      await customer.page.getByRole('button', { name: 'Continue to payment' }).click();
       await customer.page.waitForURL(/\/pay\/[0-9a-f-]{36}$/);
       const paymentId = customer.page.url().split('/').pop()!;
       await customer.page.getByRole('button', { name: /TON, Toncoin on TON/ }).click();
@@ -105,14 +108,14 @@ describe('the dashboard’s Payment links', { timeout: 600_000 }, () => {
       await page.fill('#payment-amount', '0.75');
       await page.selectOption('#payment-currency', 'TON');
       await page.fill('#payment-description', 'Forgotten croissant');
-      await page.selectOption('#payment-expires', '15m');
+      await page.selectOption('#payment-expires', '3d');
       await page.click('#new-payment button[type=submit]');
       await page.waitForURL(/\/payments\/[0-9a-f-]{36}\/share$/);
       const oneOff = page.url().split('/').at(-2)!;
       const row = await app.pool.one(sql.type(z.object({ created_via: z.string(), ttl: z.number(), payment_link_id: z.string().nullable() }))`
         select created_via, extract(epoch from expires_at - created_at)::int as ttl, payment_link_id from payments where id = ${oneOff}
       `);
-      assert.deepEqual(row, { created_via: 'dashboard', ttl: 900, payment_link_id: null });
+      assert.deepEqual(row, { created_via: 'dashboard', ttl: 3 * 86_400, payment_link_id: null });
       assert.equal(await page.locator('#payment-url').inputValue(), `${app.url}/pay/${oneOff}`);
       await page.locator('svg.qr').waitFor();
       await check(page, 'a one-off payment to share');

@@ -158,6 +158,8 @@ describe('<kassa-pay> on a shop’s own page', { timeout: 900_000 }, () => {
     try {
       await page.goto(`${shop.origin}/?link=${link.id}`);
       const element = page.locator('kassa-pay');
+      // The frame shows the link's page; the person's press makes the payment (showing it made none).
+      await page.frameLocator('kassa-pay iframe').getByRole('button', { name: 'Continue to payment' }).click();
       await element.locator('.status[data-status="pending"]').waitFor({ timeout: 30_000 });
       assert.equal(await element.locator('.amount').innerText(), '1.25 TON');
       const [first] = await heard(page);

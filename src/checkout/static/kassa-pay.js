@@ -183,7 +183,7 @@ class KassaPay extends HTMLElement {
       if (generation !== this.#generation) return;
       if (again.body && !ENDED.includes(again.body.status) && Date.parse(again.body.timer.expiresAt) > Date.now()) return this.#follow(held, generation, true);
     }
-    // The link's own page in the frame makes the payment (asking an open amount first); its frame says which.
+    // The link's own page in the frame: the person's press of its button makes the payment (an open amount typed first); its frame says which.
     this.#linkKey = key;
     this.#showFrame(this.#frameUrl(`l/${linkId}`));
   }
