@@ -423,3 +423,21 @@ export function renderTelegramBootPage(page: TelegramPage): string {
 </main></div>${telegramData(page)}`,
   });
 }
+
+/**
+ * {checkout_base_url}/tg/{id} launched by a bot that is not the payment's store's (or a store with no
+ * bot): nothing of the payment — no amount, no address, no store name — only why, in the Mini App's frame.
+ */
+export function renderTelegramRefusalPage(page: TelegramPage): string {
+  const texts = TELEGRAM_TEXTS[page.lang];
+  return shell({
+    lang: page.lang,
+    prefix: page.bootPath.replace(/\/tg$/, ''),
+    title: texts.otherShopTitle,
+    telegram: true,
+    body: html`<div class="wrap"><main id="checkout" class="card message-page" data-telegram-refused="true" data-ended="true">
+<section class="state" aria-labelledby="state-title"><div class="result ended"><h1 id="state-title">${texts.otherShopTitle}</h1></div>
+<p>${texts.otherShopText}</p></section>
+</main></div>${telegramData(page)}`,
+  });
+}

@@ -36,7 +36,8 @@ import { paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../chec
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
 import { PAGE_CSP, strictCsp } from '../../web/csp.ts';
-import { renderTelegramBootPage } from '../../checkout/page.ts';
+import { renderTelegramBootPage, renderTelegramRefusalPage } from '../../checkout/page.ts';
+import { checkLaunch } from '../../telegram/launch.ts';
 import { telegramCsp } from '../../checkout/telegram.ts';
 import { recordTelegramPayer } from '../../telegram/payer.ts';
 import { telegramPaymentUrl } from '../../telegram/links.ts';
@@ -414,8 +415,30 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     framedByTelegram(ctx);
     ctx.body = renderTelegramBootPage({ returnUrl: null, bootPath: telegramRoot, lang });
   });
+  // {telegramRoot}/{id}: the payment's page only for a launch Telegram signed for the payment's own
+  // store's bot, which the boot page's script puts in the query (?tgWebAppData=, the init data of the
+  // fragment); another bot's launch is refused with nothing of the payment (telegram/launch.ts).
+  // Without one (an old link, a browser) it is the boot page, which goes on with the launch in
+  // Telegram and to the ordinary checkout outside it.
   router.get(`${telegramRoot}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx) => {
-    await paymentPage(ctx, ctx.params.paymentId ?? '', true);
+    const raw = ctx.params.paymentId ?? '';
+    const initData = ctx.query.tgWebAppData;
+    if (!isUuid(raw) || (typeof initData !== 'string' && initData !== undefined)) return paymentPage(ctx, '', true);
+    const id = raw.toLowerCase();
+    const lang = langOf(ctx);
+    const telegramPage = (status: number, body: string) => {
+      noStore(ctx);
+      htmlHeaders(ctx, lang, strictCsp(telegramCsp(config.telegramWebOrigins)));
+      framedByTelegram(ctx);
+      ctx.status = status;
+      ctx.body = body;
+    };
+    if (initData === undefined) {
+      return telegramPage(200, renderTelegramBootPage({ returnUrl: null, bootPath: telegramRoot, lang, paymentId: id, checkoutPath: `${prefix}/${id}` }));
+    }
+    const launch = await checkLaunch(pool, id, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
+    if (launch === 'other_bot') return telegramPage(403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }));
+    await paymentPage(ctx, id, true);
   });
 
   type TelegramLaunch = Validated<{ params: { paymentId: string }; body: TelegramInitDataBody }>;
