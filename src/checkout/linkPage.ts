@@ -6,6 +6,7 @@
 import { html } from '../web/html.ts';
 import { t, type Lang, type MessageKey } from './i18n.ts';
 import { shell } from './page.ts';
+import { shownTicker } from '../money.ts';
 import type { LinkState } from '../paymentLinks/links.ts';
 
 /** Why the amount the customer typed was refused (`openAmountProblem`, or the coin's precision). */
@@ -93,13 +94,13 @@ export function renderLinkPage(form: LinkPageInput): string {
 <h1 id="store-name">${form.storeName}</h1>
 ${form.amount === null ? html`<h2 class="small-title">${t(lang, 'linkAmountTitle')}</h2>` : ''}
 ${form.description ? html`<p class="description">${form.description}</p>` : ''}
-${form.amount !== null ? html`<dl class="facts"><div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${form.amount} ${form.currency}</dd></div></dl>` : ''}
+${form.amount !== null ? html`<dl class="facts"><div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${form.amount} ${shownTicker(form.currency)}</dd></div></dl>` : ''}
 </section>
 <form method="post" action="${form.prefix}/l/${form.linkId}${query.size > 0 ? `?${query.toString()}` : ''}" class="link-amount" novalidate>
 ${
   form.amount === null
     ? html`<div class="field">
-<label class="field-label" for="amount">${t(lang, 'linkAmountLabel', { currency: form.currency })}</label>
+<label class="field-label" for="amount">${t(lang, 'linkAmountLabel', { currency: shownTicker(form.currency) })}</label>
 <input class="value amount-input" id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" required maxlength="40" value="${form.typed ?? ''}"${describedBy ? html` aria-describedby="${describedBy}"` : ''}${problemText ? html` aria-invalid="true"` : ''}>
 ${range ? html`<p class="hint" id="amount-range">${range}</p>` : ''}
 ${problemText ? html`<p class="problem" id="amount-problem" role="alert">${problemText}</p>` : ''}

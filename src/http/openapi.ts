@@ -222,7 +222,7 @@ const readinessSchema = {
 /**
  * A request's schema (a body's, a query or path parameter's) as published: a `default` is said in
  * the description instead (a generated client types a property with a default as always present,
- * which in a request it is not); Kassa's own annotations (`errorCode`, `errorParam`: validate.ts)
+ * which in a request it is not); Kassa's own annotations (`errorCode`, `errorParam`, `coinSymbol`: validate.ts)
  * are left out (docs/API.md says each field's code).
  */
 function requestSchema(schema: object): Record<string, unknown> {
@@ -230,7 +230,7 @@ function requestSchema(schema: object): Record<string, unknown> {
   const published = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(published);
     if (node === null || typeof node !== 'object') return node;
-    const { default: fallback, errorCode: _code, errorParam: _param, ...others } = node as Record<string, unknown>;
+    const { default: fallback, errorCode: _code, errorParam: _param, coinSymbol: _coin, ...others } = node as Record<string, unknown>;
     const copy = Object.fromEntries(Object.entries(others).map(([key, value]) => [key, published(value)]));
     if (fallback !== undefined) copy.description = `${copy.description ?? ''} Default ${JSON.stringify(fallback)} when omitted.`.trim();
     return copy;

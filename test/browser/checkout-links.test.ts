@@ -22,13 +22,13 @@ describe('a payment link’s pages (issue 30)', () => {
       assert.equal(first?.status(), 200);
       await assertAccessible(page, 'the open amount form');
       assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, 'no sideways scrolling at 375 px');
-      await page.getByLabel('Amount in TON').fill('0.5');
+      await page.getByLabel('Amount in GRAM').fill('0.5');
       await page.getByRole('button', { name: 'Continue to payment' }).click();
       await page.getByRole('alert').filter({ hasText: 'at least 1' }).waitFor();
-      assert.equal(await page.getByLabel('Amount in TON').getAttribute('aria-invalid'), 'true');
+      assert.equal(await page.getByLabel('Amount in GRAM').getAttribute('aria-invalid'), 'true');
       await assertAccessible(page, 'the form with a refusal');
       await shot(page, 'link-amount-refused');
-      await page.getByLabel('Amount in TON').fill('2,5');
+      await page.getByLabel('Amount in GRAM').fill('2,5');
       await page.getByRole('button', { name: 'Continue to payment' }).click();
       await page.waitForURL(/\/pay\/[0-9a-f-]{36}/);
       const paymentId = page.url().split('/').pop()!.split('?')[0]!;
@@ -68,7 +68,7 @@ describe('a payment link’s pages (issue 30)', () => {
       const first = await page.goto(`${app.url}${linkPath}`);
       assert.equal(first?.status(), 200);
       await page.getByRole('heading', { level: 1, name: 'Blue Bottle Café' }).waitFor();
-      assert.equal(await page.locator('#amount').innerText(), '1.5 TON');
+      assert.equal(await page.locator('#amount').innerText(), '1.5 GRAM');
       await page.getByText('Two flat whites').waitFor();
       await page.reload();
       assert.equal(await count(), 0, 'opening the link (twice) made no payment');

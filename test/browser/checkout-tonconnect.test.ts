@@ -129,7 +129,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
     const { context, page, problems, wallet } = await openWithWallet(payment.id, { viewport: DESKTOP });
     try {
       // The facts: the rate used, a short reference, the way back while it is open.
-      assert.equal(await page.locator('#exchange-rate').innerText(), '1 TON = 5.00 USD');
+      assert.equal(await page.locator('#exchange-rate').innerText(), '1 GRAM = 5.00 USD');
       assert.equal(await page.locator('#reference').innerText(), `${payment.id.slice(0, 4)}-${payment.id.slice(4, 8)}`.toUpperCase());
       assert.equal(await page.locator('#back-link').getAttribute('href'), 'https://shop.example.com/back');
       assert.equal(await page.locator('#gas-note').count(), 0, 'no gas notice for TON itself');
@@ -164,7 +164,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       await watchChain();
       await page.getByRole('heading', { name: 'Paid' }).waitFor({ timeout: 10_000 });
       assert.ok(await sameDocument(page), 'turned to paid without a reload');
-      assert.equal(await page.locator('#paid-amount').innerText(), '2.1 TON');
+      assert.equal(await page.locator('#paid-amount').innerText(), '2.1 GRAM');
       assert.match(await page.locator('#paid-at').innerText(), /\d{4}.*\d\d:\d\d/);
       assert.equal(await page.locator('.hashes code').count(), 1);
       assert.equal(await page.locator('.hashes a').count(), 0, 'no block explorer for the sandbox chain');
@@ -183,7 +183,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
     const { context, page, problems, wallet } = await openWithWallet(payment.id, { locale: 'ru-RU', embedded: true });
     try {
       assert.equal(await page.getAttribute('html', 'lang'), 'ru');
-      assert.match(await page.locator('#gas-note').innerText(), /около 0,05 TON/);
+      assert.match(await page.locator('#gas-note').innerText(), /около 0,05 GRAM/);
       assert.equal(await page.locator('#exchange-rate').innerText(), '1 USDT = 1.00 USD');
       const pay = page.locator('#tonconnect-pay');
       await pay.waitFor({ state: 'visible', timeout: 10_000 });

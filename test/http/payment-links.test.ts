@@ -81,7 +81,7 @@ describe('payment links', () => {
     const shown = await visit(link.url);
     assert.equal(shown.status, 200, shown.text);
     assert.match(shown.text, /<h1 id="store-name">[^<]+<\/h1>/);
-    assert.match(shown.text, /1\.5 TON/);
+    assert.match(shown.text, /1\.5 GRAM/);
     assert.match(shown.text, new RegExp(`<form method="post" action="/pay/l/${link.id}"`));
     const first = await ask(link.url);
     assert.equal(first.status, 303, first.text);
@@ -151,7 +151,7 @@ describe('payment links', () => {
     assert.equal(link.minAmount, '0.5');
     const form = await visit(link.url);
     assert.equal(form.status, 200);
-    assert.match(form.text, /<label class="field-label" for="amount">Amount in TON<\/label>/);
+    assert.match(form.text, /<label class="field-label" for="amount">Amount in GRAM<\/label>/);
     assert.match(form.text, /From 0\.5 to 10\./);
     // An amount in the address (the form's answer in older versions) fills the field and makes nothing.
     const prefilled = await visit(`${link.url}?amount=2.25`);
