@@ -241,7 +241,7 @@ const TAGS = [
   { name: 'Payments', description: 'Create, read, list and cancel payments (the seed interface and its extensions).' },
   { name: 'Refunds', description: 'Money not counted toward a payment, sent back from its deposit wallet (extension).' },
   { name: 'Webhooks', description: 'Webhook deliveries and the key set receivers verify signatures with.' },
-  { name: 'Payment links', description: 'Reusable URLs where each visit creates one payment at the link’s price (extension).' },
+  { name: 'Payment links', description: 'Reusable URLs whose page makes one payment at the link’s price each time a customer asks for it (extension).' },
   { name: 'Payment methods', description: "The store's enabled coin/chain pairs." },
   { name: 'Checkout', description: 'Public endpoints of the hosted checkout page (no token: the payment id is the capability).' },
   { name: 'Service', description: 'Liveness and readiness.' },
@@ -551,7 +551,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         post: {
           operationId: 'deactivatePaymentLink',
           tags: ['Payment links'],
-          summary: 'Switch the link off: a visit then creates no payment (extension)',
+          summary: 'Switch the link off: it then takes no payment (extension)',
           description: CHANGE_SCOPE,
           parameters: [paymentLinkIdParameter],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
