@@ -15,6 +15,22 @@ const Decimal = decimalJs as unknown as typeof DecimalClass;
 const D = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_UP, toExpNeg: -9e15, toExpPos: 9e15 });
 type Dec = InstanceType<typeof D>;
 
+/**
+ * Other tickers of a coin, taken wherever a coin symbol is (CONTRACT §12, "The native coin's name"):
+ * Toncoin was renamed Gram (GRAM) in June 2026; the network is still TON, and Kassa's books,
+ * answers and coins table keep `TON`, so `GRAM` means that coin and becomes `TON` where it is read.
+ */
+export const COIN_ALIASES: Readonly<Record<string, string>> = Object.freeze({ GRAM: 'TON' });
+
+/**
+ * A coin's ticker as people are shown it: TON is Gram's `GRAM` (the checkout, the element, the Mini
+ * App, the dashboard); the books, the API's answers and the database keep `TON`.
+ */
+export const shownTicker = (symbol: string): string => (symbol === 'TON' ? 'GRAM' : symbol);
+
+/** A coin symbol as the books know it: `GRAM` → `TON`; anything else unchanged (symbols are case-sensitive). */
+export const coinSymbol = (text: string): string => (Object.hasOwn(COIN_ALIASES, text) ? COIN_ALIASES[text]! : text);
+
 /** The API's amount pattern (docs/API.md, `invalid_amount`): no sign, no leading zeros on the integer part, no exponent. */
 const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
 /** A signed plain decimal (what Postgres prints for numeric): what the arithmetic helpers accept. */

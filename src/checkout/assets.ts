@@ -48,6 +48,37 @@ export function walletSvg(appName: string): string | null {
   return badge ? badgeSvg(badge.label, badge.colour) : null;
 }
 
+const svgDataUrl = (svg: string): string => `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+
+/** Telegram's paper plane on its blue disc, drawn here (the wallet list's "Wallet in Telegram"). */
+const TELEGRAM_MARK =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><circle cx="32" cy="32" r="32" fill="#2AABEE"/><path d="M14.5 31.2 46.3 18.9c1.5-.5 2.8.4 2.3 2.6l-5.4 25.5c-.4 1.8-1.5 2.2-3 1.4l-8.3-6.1-4 3.9c-.4.4-.8.8-1.7.8l.6-8.5 15.4-13.9c.7-.6-.1-.9-1-.3L22.2 36.3l-8.2-2.6c-1.8-.6-1.8-1.8.5-2.5z" fill="#fff"/></svg>';
+/** A wallet with no drawing of its own: a plain wallet mark. */
+const WALLET_MARK =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#5F6B7A"/><rect x="14" y="20" width="36" height="26" rx="5" fill="none" stroke="#fff" stroke-width="3.5"/><rect x="36" y="29" width="14" height="8" rx="3" fill="#fff"/></svg>';
+
+/**
+ * What TON Connect's UI bundle shows for an image address it holds (static.ts rewrites each in the
+ * bundle): the TON mark for its TON icon, Telegram's for its Telegram icon, a wallet's own badge
+ * when Kassa offers that wallet (by the host of its icon), else a plain wallet mark — always a
+ * data: URL of Kassa's own drawing, never the third-party address.
+ */
+export function tonConnectImage(url: string): string {
+  const file = url.split('/').pop() ?? '';
+  if (/^ton-icon/.test(file)) return svgDataUrl(coinSvg('TON'));
+  if (/^tg\.png$/.test(file)) return svgDataUrl(TELEGRAM_MARK);
+  const host = new URL(url).hostname;
+  const offered = host.endsWith('tonkeeper.com')
+    ? 'tonkeeper'
+    : host.endsWith('mytonwallet.io')
+      ? 'mytonwallet'
+      : host.endsWith('tonhub.com')
+        ? 'tonhub'
+        : null;
+  const badge = offered ? walletSvg(offered) : null;
+  return svgDataUrl(badge ?? WALLET_MARK);
+}
+
 // ---- The manifest icon: a 180×180 PNG (wallets do not take SVG), drawn once here.
 
 const crcTable = Array.from({ length: 256 }, (_, n) => {

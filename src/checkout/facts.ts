@@ -1,7 +1,7 @@
 // Facts a customer asks for on the checkout page, as plain functions: the short payment reference,
 // the exchange rate used, block-explorer links for a transaction, and a paid time.
 import type { TonNetwork } from '../config.ts';
-import { divideDecimal } from '../money.ts';
+import { divideDecimal, shownTicker } from '../money.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import type { Lang } from './i18n.ts';
 
@@ -22,7 +22,7 @@ export function exchangeRateText(input: { currency: string; coinSymbol: string |
   // Fiat to the cent; a coin to 9 significant digits.
   const value = Number(perCoin);
   const shown = isFiatCurrency(currency) ? value.toFixed(2) : String(Number(value.toPrecision(9)));
-  return `1 ${coinSymbol} = ${shown} ${currency}`;
+  return `1 ${shownTicker(coinSymbol)} = ${shown} ${shownTicker(currency)}`;
 }
 
 interface ExplorerLink {

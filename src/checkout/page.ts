@@ -12,7 +12,7 @@ import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPa
 import { isFinal } from '../payments/transitions.ts';
 import type { CheckoutView } from '../presenters/checkout.ts';
 import { amounts, type CheckoutRow, type MethodOffer } from './view.ts';
-import { fromBaseUnits } from '../money.ts';
+import { fromBaseUnits, shownTicker } from '../money.ts';
 import { isHostName } from '../net/addresses.ts';
 import { TELEGRAM_TEXTS, telegramData, type TelegramPage } from './telegram.ts';
 
@@ -159,7 +159,8 @@ export interface PageInput {
   now: Date;
 }
 
-const coinText = (amount: string, symbol: string) => `${amount} ${symbol}`;
+/** An amount as people read it: TON's ticker is GRAM (money.ts shownTicker). */
+const coinText = (amount: string, symbol: string) => `${amount} ${shownTicker(symbol)}`;
 
 function createdSection(input: PageInput): Html {
   const { lang, prefix, offers } = input;
@@ -171,14 +172,15 @@ ${
     ? html`<p class="note">${t(lang, 'noMethods')}</p>`
     : html`<p class="hint">${t(lang, 'chooseHint')}</p>
 <ul class="methods" role="list">${list.map(({ method, coinAmount }) => {
-        const name = t(lang, 'coinOnChain', { coin: method.coin_name, chain: method.chain_name });
+        // Where the customer chooses: the native coin by its new name, and its old one (CONTRACT §12).
+        const name = t(lang, 'coinOnChain', { coin: method.coin_symbol === 'TON' ? t(lang, 'coinGram') : method.coin_name, chain: method.chain_name });
         const label =
           coinAmount === null
-            ? `${method.coin_symbol}: ${t(lang, 'methodUnavailable')}`
-            : `${t(lang, 'payWith', { amount: coinAmount, coin: method.coin_symbol })}, ${name}`;
+            ? `${shownTicker(method.coin_symbol)}: ${t(lang, 'methodUnavailable')}`
+            : `${t(lang, 'payWith', { amount: coinAmount, coin: shownTicker(method.coin_symbol) })}, ${name}`;
         return html`<li><button type="button" class="method" data-method-id="${method.id}" data-coin="${method.coin_symbol}" aria-label="${label}"${coinAmount === null ? raw(' disabled data-unavailable="true"') : ''}>
 <img src="${prefix}/assets/coins/${encodeURIComponent(method.coin_symbol)}.svg" alt="" width="36" height="36">
-<span class="method-text"><span class="method-amount">${coinAmount === null ? method.coin_symbol : coinText(coinAmount, method.coin_symbol)}</span> <span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
+<span class="method-text"><span class="method-amount">${coinAmount === null ? shownTicker(method.coin_symbol) : coinText(coinAmount, method.coin_symbol)}</span> <span class="method-name">${coinAmount === null ? t(lang, 'methodUnavailable') : name}</span></span>
 <span class="chevron" aria-hidden="true">›</span>
 </button></li>`;
       })}</ul>`
@@ -219,7 +221,7 @@ ${
 ${row.coin_kind === 'jetton' ? html`<p class="gas-note" id="gas-note">${t(lang, 'jettonGas', { coin: symbol })}</p>` : ''}
 ${qr ? html`<div class="qr-box">${raw(qr)}</div>` : ''}
 <div class="field" role="group" aria-labelledby="amount-label">
-<span class="field-label" id="amount-label">${t(lang, 'amountToSend')} (${symbol})</span>
+<span class="field-label" id="amount-label">${t(lang, 'amountToSend')} (${shownTicker(symbol)})</span>
 <div class="copy-row"><code class="value" id="amount-value">${toSend}</code>
 <button type="button" class="copy" data-copy="amount-value" aria-label="${t(lang, 'copyAmount')}">${t(lang, 'copy')}</button></div>
 </div>
@@ -336,7 +338,7 @@ ${storeLogo(row) ? html`<img class="logo" id="store-logo" src="${row.store_logo_
 <h1 id="store-name">${row.store_name}</h1>
 ${row.description !== null ? html`<p class="description" id="description">${row.description}</p>` : ''}
 <dl class="facts">
-<div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${row.amount} ${row.currency}</dd></div>
+<div><dt>${t(lang, 'amount')}</dt><dd class="amount" id="amount">${row.amount} ${shownTicker(row.currency)}</dd></div>
 ${
   open
     ? html`<div><dt id="countdown-label">${t(lang, 'timeLeft')}</dt><dd><time id="countdown" role="timer" aria-labelledby="countdown-label" datetime="${row.expires_at.toISOString()}" data-expires-at="${row.expires_at.toISOString()}">${formatCountdown(left)}</time></dd></div>`
@@ -420,6 +422,24 @@ export function renderTelegramBootPage(page: TelegramPage): string {
     body: html`<div class="wrap"><main id="checkout" class="card message-page" data-telegram-boot="true">
 <section class="state" aria-labelledby="state-title"><h1 id="state-title">${texts.openingTitle}</h1>
 <p>${texts.openingText}</p></section>
+</main></div>${telegramData(page)}`,
+  });
+}
+
+/**
+ * {checkout_base_url}/tg/{id} launched by a bot that is not the payment's store's (or a store with no
+ * bot): nothing of the payment — no amount, no address, no store name — only why, in the Mini App's frame.
+ */
+export function renderTelegramRefusalPage(page: TelegramPage): string {
+  const texts = TELEGRAM_TEXTS[page.lang];
+  return shell({
+    lang: page.lang,
+    prefix: page.bootPath.replace(/\/tg$/, ''),
+    title: texts.otherShopTitle,
+    telegram: true,
+    body: html`<div class="wrap"><main id="checkout" class="card message-page" data-telegram-refused="true" data-ended="true">
+<section class="state" aria-labelledby="state-title"><div class="result ended"><h1 id="state-title">${texts.otherShopTitle}</h1></div>
+<p>${texts.otherShopText}</p></section>
 </main></div>${telegramData(page)}`,
   });
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { asset, assetUrl, type StaticAsset, withBase } from '../web/assets.ts';
+import { tonConnectImage } from './assets.ts';
 
 const own = (name: string, type: string): StaticAsset => asset(type, fs.readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'));
 
@@ -25,12 +26,22 @@ function packageScript(name: string, fromEntry: string): string {
 }
 
 /**
+ * Every image address the bundle writes in itself (its own decorations on raw.githubusercontent.com —
+ * the TON and Telegram marks of the wallet list — and the icons of its fallback wallets list, on
+ * the wallets' hosts): each becomes an image Kassa draws (assets.ts tonConnectImage), as a data: URL,
+ * which the page's CSP allows (img-src 'self' data:). The page's browser asks no other host for one.
+ */
+const BUNDLED_IMAGE = /"https:\/\/[^"\s]+\.(?:png|jpe?g|svg|webp)"/g;
+
+/**
  * @tonconnect/ui's UMD bundle (global TON_CONNECT_UI), its inline touchstart handler replaced by a
  * listener (INLINE_TOUCHSTART; test/browser/checkout-tonconnect.test.ts fails on any CSP violation,
- * so a release that writes it differently is noticed).
+ * so a release that writes it differently is noticed), its images Kassa's own (BUNDLED_IMAGE).
  */
 function tonConnectUi(): StaticAsset {
-  const body = packageScript('@tonconnect/ui', '../dist/tonconnect-ui.min.js').replaceAll(INLINE_TOUCHSTART, TOUCHSTART_LISTENER);
+  const body = packageScript('@tonconnect/ui', '../dist/tonconnect-ui.min.js')
+    .replaceAll(INLINE_TOUCHSTART, TOUCHSTART_LISTENER)
+    .replace(BUNDLED_IMAGE, (literal) => JSON.stringify(tonConnectImage(JSON.parse(literal) as string)));
   return asset('text/javascript; charset=utf-8', body);
 }
 

@@ -17,10 +17,21 @@ export const LINK_EXPIRIES = { never: null, '1d': 86_400, '7d': 7 * 86_400, '30d
 export type LinkExpiry = keyof typeof LINK_EXPIRIES;
 export const LINK_EXPIRY_LABELS: Record<LinkExpiry, string> = { never: 'Never', '1d': 'In a day', '7d': 'In a week', '30d': 'In 30 days' };
 
-/** How long a one-off payment stays payable (the API's ttl, 900 to 43,200 seconds). */
-export const PAYMENT_EXPIRIES = { '15m': 900, '1h': 3600, '12h': 43_200 } as const;
+/**
+ * How long a one-off payment stays payable: the API's ttl (900 to 43,200 seconds), and days for an
+ * invoice a customer pays later — the dashboard's own, made through the same create command (a fiat
+ * price keeps the rate of the moment it was made for all that time).
+ */
+export const PAYMENT_EXPIRIES = { '15m': 900, '1h': 3600, '12h': 43_200, '1d': 86_400, '3d': 3 * 86_400, '7d': 7 * 86_400 } as const;
 export type PaymentExpiry = keyof typeof PAYMENT_EXPIRIES;
-export const PAYMENT_EXPIRY_LABELS: Record<PaymentExpiry, string> = { '15m': 'In 15 minutes', '1h': 'In an hour', '12h': 'In 12 hours' };
+export const PAYMENT_EXPIRY_LABELS: Record<PaymentExpiry, string> = {
+  '15m': 'In 15 minutes',
+  '1h': 'In an hour',
+  '12h': 'In 12 hours',
+  '1d': 'In a day',
+  '3d': 'In 3 days',
+  '7d': 'In a week',
+};
 
 /** Makes a payment link (audited payment_link.create). KassaError (with its param) when the API would refuse it. */
 export async function createDashboardLink(

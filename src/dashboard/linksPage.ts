@@ -10,6 +10,7 @@ import { can } from './policy.ts';
 import type { ListedPayment } from './payments.ts';
 import { LINK_EXPIRY_LABELS, type LinkExpiry, PAYMENT_EXPIRY_LABELS, type PaymentExpiry } from './links.ts';
 import { dashboardAsset } from './static.ts';
+import { shownTicker } from '../money.ts';
 
 /** What the notice after a redirect says (`?notice=`). */
 export const LINK_NOTICES = {
@@ -35,19 +36,19 @@ const styles = (root: string) => [{ href: dashboardAsset(root, 'links.css'), id:
 
 export const priceOf = (link: Pick<PaymentLinkRow, 'amount' | 'min_amount' | 'max_amount' | 'currency'>): string =>
   link.amount !== null
-    ? `${link.amount} ${link.currency}`
+    ? `${link.amount} ${shownTicker(link.currency)}`
     : link.min_amount !== null && link.max_amount !== null
-      ? `${link.min_amount} to ${link.max_amount} ${link.currency}, typed by the customer`
+      ? `${link.min_amount} to ${link.max_amount} ${shownTicker(link.currency)}, typed by the customer`
       : link.min_amount !== null
-        ? `from ${link.min_amount} ${link.currency}, typed by the customer`
+        ? `from ${link.min_amount} ${shownTicker(link.currency)}, typed by the customer`
         : link.max_amount !== null
-          ? `up to ${link.max_amount} ${link.currency}, typed by the customer`
-          : `typed by the customer, in ${link.currency}`;
+          ? `up to ${link.max_amount} ${shownTicker(link.currency)}, typed by the customer`
+          : `typed by the customer, in ${shownTicker(link.currency)}`;
 
 function currencySelect(id: string, currencies: readonly string[], chosen: string | undefined, problems: Record<string, string>): Html {
   return html`<label for="${id}">Currency</label>
 <select id="${id}" name="currency"${describedBy(problems, 'currency')}>${currencies.map(
-    (c) => html`<option value="${c}"${c === (chosen ?? currencies[0]) ? raw(' selected') : ''}>${c}</option>`,
+    (c) => html`<option value="${c}"${c === (chosen ?? currencies[0]) ? raw(' selected') : ''}>${c === 'TON' ? 'Gram (GRAM)' : c}</option>`,
   )}</select>
 ${problemFor(problems, 'currency')}`;
 }
@@ -121,7 +122,7 @@ ${problemFor(pp, 'expires')}
         (
           l,
         ) => html`<tr><td><a href="${paths.link(l.id)}">${l.description ?? l.id}</a></td><td>${priceOf(l)}</td><td class="link-state">${STATE_TEXT[linkState(l, now)]}</td>
-<td class="num">${l.payments}${l.max_payments !== null ? ` of ${l.max_payments}` : ''} · ${l.amount_paid} ${l.currency}</td><td class="num">${dateTime(l.created_at)}</td></tr>`,
+<td class="num">${l.payments}${l.max_payments !== null ? ` of ${l.max_payments}` : ''} · ${l.amount_paid} ${shownTicker(l.currency)}</td><td class="num">${dateTime(l.created_at)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p id="no-links">No link yet.</p>`;
   const body = html`<h1>Payment links</h1>
@@ -159,7 +160,7 @@ export function linkPage(input: {
   const rows = input.payments.map(
     (
       p,
-    ) => html`<tr><td><a class="mono" href="${paths.payment(p.id)}">${p.id}</a></td><td>${statusLabel(p.status)}</td><td class="num">${p.amount} ${p.currency}</td>
+    ) => html`<tr><td><a class="mono" href="${paths.payment(p.id)}">${p.id}</a></td><td>${statusLabel(p.status)}</td><td class="num">${p.amount} ${shownTicker(p.currency)}</td>
 <td class="num">${p.coin_amount && p.coin_symbol ? `${p.coin_amount} ${p.coin_symbol}` : '—'}</td><td class="num">${dateTime(p.created_at)}</td></tr>`,
   );
   const deactivate =
@@ -176,7 +177,7 @@ ${state === 'open' ? share('link-url', 'The link', input.url, input.qr) : html`<
 <dl class="link-terms">
 <dt>State</dt><dd id="link-state">${STATE_TEXT[state]}</dd>
 <dt>Price</dt><dd>${priceOf(link)}</dd>
-<dt>Paid</dt><dd id="link-paid">${link.payments} payment${link.payments === 1 ? '' : 's'}, ${link.amount_paid} ${link.currency}</dd>
+<dt>Paid</dt><dd id="link-paid">${link.payments} payment${link.payments === 1 ? '' : 's'}, ${link.amount_paid} ${shownTicker(link.currency)}</dd>
 <dt>Limit</dt><dd>${link.max_payments !== null ? `${link.max_payments} payments` : 'none'}</dd>
 <dt>Expires</dt><dd>${link.expires_at ? dateTime(link.expires_at) : 'never'}</dd>
 <dt>Made</dt><dd>${dateTime(link.created_at)} ${link.created_via === 'dashboard' ? 'in the dashboard' : 'through the API'}</dd>
@@ -205,7 +206,7 @@ export function paymentSharePage(input: {
   const { root, store, payment } = input;
   const paths = dashboardPaths(root).store(store.id);
   const open = payment.status === 'created' || payment.status === 'pending';
-  const body = html`<h1>Payment of ${payment.amount} ${payment.currency}</h1>
+  const body = html`<h1>Payment of ${payment.amount} ${shownTicker(payment.currency)}</h1>
 <section class="card" aria-labelledby="share-heading"><h2 id="share-heading">Send it to the customer</h2>
 ${payment.description ? html`<p>${payment.description}</p>` : ''}
 ${open ? share('payment-url', 'The payment’s link', input.url, input.qr) : html`<p>This payment is ${payment.status}: there is nothing to share.</p>`}

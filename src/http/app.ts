@@ -18,7 +18,7 @@ import { webhookEndpointRoutes } from './routes/webhookEndpoints.ts';
 import { paymentLinkRoutes } from './routes/paymentLinks.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { checkoutRoutes } from './routes/checkout.ts';
+import { checkoutPrefix, checkoutRoutes, isLinkPagePath } from './routes/checkout.ts';
 import { embedRoutes } from './routes/embed.ts';
 import { dashboardRoutes, isDashboardPath } from './routes/dashboard.ts';
 import { bodySchemaOf } from './validate.ts';
@@ -63,8 +63,9 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
     if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw missingHost();
     await next();
   });
-  // The dashboard's pages post forms, which its own routes parse (koa-body); everything else is the JSON API.
-  app.use(jsonBody({ except: isDashboardPath }));
+  // The dashboard's pages and a payment link's page post forms, which their own routes parse (koa-body); everything else is the JSON API.
+  const linkPrefix = checkoutPrefix(deps.config.checkoutBaseUrl);
+  app.use(jsonBody({ except: (path) => isDashboardPath(path) || isLinkPagePath(linkPrefix, path) }));
   // A body field's refusal takes the code of the body schema its route validates against.
   app.use(plainText({ bodySchema: (ctx) => bodySchemaOf(router.match(ctx.path, ctx.method).pathAndMethod.flatMap((layer) => layer.stack)) }));
   app.use(router.routes());

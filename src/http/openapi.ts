@@ -223,7 +223,7 @@ const readinessSchema = {
 /**
  * A request's schema (a body's, a query or path parameter's) as published: a `default` is said in
  * the description instead (a generated client types a property with a default as always present,
- * which in a request it is not); Kassa's own annotations (`errorCode`, `errorParam`: validate.ts)
+ * which in a request it is not); Kassa's own annotations (`errorCode`, `errorParam`, `coinSymbol`: validate.ts)
  * are left out (docs/API.md says each field's code).
  */
 function requestSchema(schema: object): Record<string, unknown> {
@@ -231,7 +231,7 @@ function requestSchema(schema: object): Record<string, unknown> {
   const published = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(published);
     if (node === null || typeof node !== 'object') return node;
-    const { default: fallback, errorCode: _code, errorParam: _param, ...others } = node as Record<string, unknown>;
+    const { default: fallback, errorCode: _code, errorParam: _param, coinSymbol: _coin, ...others } = node as Record<string, unknown>;
     const copy = Object.fromEntries(Object.entries(others).map(([key, value]) => [key, published(value)]));
     if (fallback !== undefined) copy.description = `${copy.description ?? ''} Default ${JSON.stringify(fallback)} when omitted.`.trim();
     return copy;
@@ -242,7 +242,7 @@ const TAGS = [
   { name: 'Payments', description: 'Create, read, list and cancel payments (the seed interface and its extensions).' },
   { name: 'Refunds', description: 'Money not counted toward a payment, sent back from its deposit wallet (extension).' },
   { name: 'Webhooks', description: 'Webhook deliveries and the key set receivers verify signatures with.' },
-  { name: 'Payment links', description: 'Reusable URLs where each visit creates one payment at the link’s price (extension).' },
+  { name: 'Payment links', description: 'Reusable URLs whose page makes one payment at the link’s price each time a customer asks for it (extension).' },
   { name: 'Payment methods', description: "The store's enabled coin/chain pairs." },
   { name: 'Checkout', description: 'Public endpoints of the hosted checkout page (no token: the payment id is the capability).' },
   { name: 'Service', description: 'Liveness and readiness.' },
@@ -555,7 +555,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         post: {
           operationId: 'deactivatePaymentLink',
           tags: ['Payment links'],
-          summary: 'Switch the link off: a visit then creates no payment (extension)',
+          summary: 'Switch the link off: it then takes no payment (extension)',
           description: CHANGE_SCOPE,
           parameters: [paymentLinkIdParameter],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },

@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Middleware } from 'koa';
 import { ERROR_CODES, type ErrorCode, fieldBreaksRule, KassaError } from '../errors.ts';
+import { coinSymbol } from '../money.ts';
 import type { KassaState } from './context.ts';
 
 // ajv-formats is CommonJS: at run time the default import is the plugin function itself.
@@ -16,13 +17,30 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: false });
 addFormats(ajv, ['uri', 'uuid', 'date-time']);
-// Kassa's two annotations on request schemas (they check nothing; the OpenAPI document leaves them out):
+// Kassa's annotations on request schemas (they check nothing; the OpenAPI document leaves them out):
 // `errorCode` on a property is the catalogue code (src/errors.ts) its failures get — a body field's,
 // anything inside it included, unless something deeper names its own; a path or query parameter's,
 // its absence included. A body field without one fails as invalid_request (missing: missing_parameter).
 // `errorParam` on a path parameter is the name docs/API.md and errors know it by (`:id` is `paymentID`).
 ajv.addKeyword({ keyword: 'errorCode', schemaType: 'string', metaSchema: { enum: ERROR_CODES } });
 ajv.addKeyword({ keyword: 'errorParam', schemaType: 'string' });
+// `coinSymbol: true` on a string field that takes a coin's ticker (a currency, a method's coin, a
+// refund's coin): another ticker of a coin (money.ts COIN_ALIASES: `GRAM`) is replaced, in the
+// validated value itself, by the one the books know (`TON`), so every handler and command after it
+// sees `TON` only. It refuses nothing.
+ajv.addKeyword({
+  keyword: 'coinSymbol',
+  schemaType: 'boolean',
+  modifying: true,
+  errors: false,
+  validate: (enabled: boolean, data: unknown, _schema: unknown, context?: { parentData?: unknown; parentDataProperty?: string | number }) => {
+    if (enabled && typeof data === 'string' && context?.parentData !== undefined && context.parentDataProperty !== undefined) {
+      const symbol = coinSymbol(data);
+      if (symbol !== data) (context.parentData as Record<string | number, unknown>)[context.parentDataProperty] = symbol;
+    }
+    return true;
+  },
+});
 
 /** A request schema as validate.ts walks it to find a field's code. */
 interface SchemaNode {

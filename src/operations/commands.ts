@@ -3,6 +3,7 @@
 import type { Config, TonNetwork } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import { coinSymbol } from '../money.ts';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -50,7 +51,8 @@ export async function runOperationsCommand(argv: string[], ctx: OperationsContex
     const [{ NETWORKS, setMaster }, { doctorChainClient }] = await Promise.all([import('./coins.ts'), import('./doctor.ts')]);
     const network = values.network;
     if (typeof network !== 'string' || !(NETWORKS as readonly string[]).includes(network)) throw ctx.usage('--network mainnet|testnet|sandbox is required');
-    const [coin, address] = positionals as [string, string];
+    const [typed, address] = positionals as [string, string];
+    const coin = coinSymbol(typed);
     ctx.print(
       await ctx.withDatabase((pool) =>
         setMaster(pool, { coin, network: network as TonNetwork, address }, { network: ctx.config.tonNetwork, client: doctorChainClient(ctx.config, pool) }),
@@ -60,7 +62,8 @@ export async function runOperationsCommand(argv: string[], ctx: OperationsContex
   }
   if (command === 'coins' && sub === 'set-price-id') {
     const { positionals } = ctx.parse(rest, {}, 2);
-    const [coin, id] = positionals as [string, string];
+    const [typed, id] = positionals as [string, string];
+    const coin = coinSymbol(typed);
     const { setPriceId } = await import('./coins.ts');
     ctx.print(await ctx.withDatabase((pool) => setPriceId(pool, { coin, id: id === 'none' ? null : id })));
     return 0;

@@ -1,7 +1,9 @@
 // Payment links (docs/API.md, Payment links; CONTRACT §11): a store's reusable URL,
 // {checkout_base_url}/l/{id}. The merchant's commands (create, list, find, deactivate), what a link's
-// state is at a moment (a pure function), and a visit: one payment created through the API's own
-// create command (draftFromPayment → createPayment) with the link's price, carrying its id.
+// state is at a moment (a pure function), how a typed amount is read, and a customer's request to pay
+// (a POST of the link's page, never a visit): one payment created through the API's own create command
+// (draftFromPayment → createPayment) with the link's price, carrying its id, under a lock on the link
+// so that its maxPayments holds whatever arrives at once.
 import crypto from 'node:crypto';
 import type { TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
@@ -14,6 +16,8 @@ import type { CommandConfig } from '../payments/methodChoice.ts';
 const linkRow = z.object({
   id: z.string(),
   store_id: z.string(),
+  /** What customers see of the store: its display name, else its name. */
+  store_name: z.string(),
   currency: z.string(),
   amount: z.string().nullable(),
   min_amount: z.string().nullable(),
@@ -37,7 +41,7 @@ export type PaymentLinkRow = z.infer<typeof linkRow>;
 
 /** A link with how many of its payments completed and what they came to. */
 const LINK_SELECT = sql.fragment`
-  select l.id, l.store_id, l.currency, l.amount::text as amount, l.min_amount::text as min_amount, l.max_amount::text as max_amount,
+  select l.id, l.store_id, (select coalesce(s.display_name, s.name) from stores s where s.id = l.store_id) as store_name, l.currency, l.amount::text as amount, l.min_amount::text as min_amount, l.max_amount::text as max_amount,
          l.description, l.coin_symbol, l.chain_symbol, l.max_payments, l.expires_at, l.return_url, l.created_at, l.deactivated_at, l.created_via,
          coalesce(paid.payments, 0)::int as payments, coalesce(paid.amount, 0)::text as amount_paid
   from payment_links l
@@ -149,6 +153,73 @@ export function linkState(link: Pick<PaymentLinkRow, 'deactivated_at' | 'expires
   return 'open';
 }
 
+/**
+ * How a link's maxPayments counts: its completed payments and those that may still complete (pending;
+ * created before its expiry) — a payment being paid holds its place until it completes, or until it
+ * is expired (the chain reader, once nothing can count any more) or cancelled, which frees it.
+ * 'full' when every place is held and not all by completed payments (try again later), else the
+ * link's state.
+ */
+export function placeState(
+  link: Pick<PaymentLinkRow, 'deactivated_at' | 'expires_at' | 'max_payments' | 'payments'>,
+  openPayments: number,
+  now: Date,
+): LinkState | 'full' {
+  const state = linkState(link, now);
+  if (state !== 'open') return state;
+  if (link.max_payments !== null && link.payments + openPayments >= link.max_payments) return 'full';
+  return 'open';
+}
+
+/**
+ * The link's payments that may still complete at `now`: pending ones (a transfer made before the
+ * expiry may still be read after it, so only the reader's expiry ends them) and created ones before
+ * their expiry (a created payment past it can no longer take a method).
+ */
+export async function openLinkPayments(db: Db, linkId: string, now: Date): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from payments
+    where payment_link_id = ${linkId} and (status = 'pending' or (status = 'created' and expires_at > ${sql.timestamp(now)}))
+  `);
+}
+
+/**
+ * An amount as a customer types it, as a plain decimal ("0,5" → "0.5"; "1 234,50" → "1234.50";
+ * "1,234.50" → "1234.50"), or null when it cannot be read. Spaces group digits. With both a comma
+ * and a dot, the last one is the decimal mark and the other groups thousands. One mark alone is the
+ * decimal mark, except one followed by exactly three digits, which the page's language decides
+ * ("1,000" is a thousand in English, 1 in Russian, where the comma is the decimal mark).
+ */
+export function readTypedAmount(typed: string, lang: string): string | null {
+  const text = typed.trim().replace(/[\s\u00a0\u202f\u2009']/g, '');
+  if (!/^[\d.,]+$/.test(text) || !/\d/.test(text)) return null;
+  const ownMark = lang === 'ru' ? ',' : '.';
+  const lastComma = text.lastIndexOf(',');
+  const lastDot = text.lastIndexOf('.');
+  let decimal: ',' | '.' | null;
+  if (lastComma !== -1 && lastDot !== -1) decimal = lastComma > lastDot ? ',' : '.';
+  else if (lastComma === -1 && lastDot === -1) decimal = null;
+  else {
+    const mark = lastComma !== -1 ? ',' : '.';
+    const at = text.indexOf(mark);
+    if (at !== text.lastIndexOf(mark)) decimal = null;
+    else if (text.length - at - 1 === 3 && at >= 1 && at <= 3) decimal = mark === ownMark ? mark : null;
+    else decimal = mark;
+  }
+  const parts = decimal === null ? [text] : text.split(decimal);
+  if (parts.length > 2) return null;
+  const [whole = '', fraction] = parts;
+  const grouping = decimal === null ? (text.includes(',') ? ',' : '.') : decimal === ',' ? '.' : ',';
+  const groups = whole.split(grouping);
+  if (groups.length > 1 && (!/^\d{1,3}$/.test(groups[0]!) || groups.slice(1).some((group) => !/^\d{3}$/.test(group)))) return null;
+  const digits = groups.join('');
+  if (!/^\d*$/.test(digits)) return null;
+  const integer = digits.replace(/^0+(?=\d)/, '') || '0';
+  if (fraction === undefined) return digits === '' ? null : integer;
+  if (!/^\d+$/.test(fraction)) return null;
+  return `${integer}.${fraction}`;
+}
+
 /** An open amount the customer typed: null when it fits the link's range, else why not. */
 export function openAmountProblem(link: Pick<PaymentLinkRow, 'min_amount' | 'max_amount'>, typed: string): 'invalid' | 'below' | 'above' | null {
   if (!isPositiveDecimalString(typed)) return 'invalid';
@@ -168,14 +239,24 @@ export async function reusablePayment(db: Db, link: PaymentLinkRow, paymentId: s
   `);
 }
 
-/** A visit: one payment at the link's price (`amount`: the link's own, or what the customer typed), through the API's create command. */
+/**
+ * A customer asks to pay (the link page's POST): one payment at the link's price (`amount`: the
+ * link's own, or what the customer typed), through the API's create command. The link's row is
+ * locked first, so requests arriving together are counted one after the other: none is made when
+ * the link is closed or every place is held (placeState), and maxPayments is never exceeded.
+ */
 export async function createLinkPayment(
   tx: Db,
   config: CommandConfig,
-  link: PaymentLinkRow,
+  linkId: string,
   amount: string,
   now: Date,
-): Promise<{ id: string; expiresAt: Date }> {
+): Promise<{ id: string; expiresAt: Date } | { refused: Exclude<LinkState, 'open'> | 'full' }> {
+  await tx.query(sql.unsafe`select id from payment_links where id = ${linkId} for update`);
+  const link = await findPaymentLink(tx, linkId);
+  if (!link) throw new KassaError('payment_link_not_found');
+  const state = placeState(link, await openLinkPayments(tx, link.id, now), now);
+  if (state !== 'open') return { refused: state };
   const body = {
     amount,
     currency: link.currency,

@@ -8,8 +8,16 @@ export const paymentLinkSchema = {
   required: ['id', 'url', 'active', 'state', 'currency', 'payments', 'amountPaid', 'createdAt', 'createdVia'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    url: { type: 'string', format: 'uri', description: '{checkout_base_url}/l/{id}: each visit creates one payment and shows its checkout.' },
-    active: { type: 'boolean', description: 'Whether a visit now creates a payment (state open).' },
+    url: {
+      type: 'string',
+      format: 'uri',
+      description: "{checkout_base_url}/l/{id}: the link's page; its button (a POST, never a visit) creates one payment and shows its checkout.",
+    },
+    active: {
+      type: 'boolean',
+      description:
+        'Whether a customer can ask for a payment now (state open; while every place of maxPayments is held by payments being paid, its page says to try again later).',
+    },
     state: {
       type: 'string',
       enum: ['open', 'deactivated', 'expired', 'used_up'],
@@ -24,7 +32,10 @@ export const paymentLinkSchema = {
       type: 'object',
       properties: { methods: { type: 'array', items: { type: 'object', properties: { coin: { type: 'string' }, chain: { type: 'string' } } } } },
     },
-    maxPayments: { type: 'integer' },
+    maxPayments: {
+      type: 'integer',
+      description: 'The most payments the link takes: completed ones and those being paid (pending, or created before expiry) hold a place; never exceeded.',
+    },
     expiresAt: { type: 'string', format: 'date-time' },
     returnURL: { type: 'string', format: 'uri' },
     payments: { type: 'integer', description: 'How many of its payments completed.' },

@@ -3,6 +3,7 @@ import type { TonNetwork } from '../chain/addresses.ts';
 import { destinationForm, ownWalletProblem } from '../treasury/destinations.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { isUuid } from '../uuid.ts';
+import { coinSymbol } from '../money.ts';
 import { isHostName } from '../net/addresses.ts';
 
 export interface MethodRef {
@@ -80,7 +81,7 @@ export function embedOrigins(value: string): string | null {
 /** The stored column as a list. */
 export const embedOriginList = (column: string | null): string[] => (column === null || column === '' ? [] : column.split(','));
 
-/** Parses "TON/TON,USDT/TON" (coin/chain pairs, case-sensitive). */
+/** Parses "TON/TON,USDT/TON" (coin/chain pairs, case-sensitive; GRAM is TON: money.ts coinSymbol). */
 export function parseMethodList(text: string): MethodRef[] {
   const methods = text
     .split(',')
@@ -89,7 +90,7 @@ export function parseMethodList(text: string): MethodRef[] {
     .map((part) => {
       const [coin, chain, extra] = part.split('/');
       if (!coin || !chain || extra !== undefined) throw new StoreInputError(`invalid method "${part}" (expected COIN/CHAIN, e.g. USDT/TON)`);
-      return { coin, chain };
+      return { coin: coinSymbol(coin), chain };
     });
   if (methods.length === 0) throw new StoreInputError('at least one method is needed (e.g. TON/TON,USDT/TON)');
   return methods;

@@ -48,8 +48,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
 
   /**
    * What the page's console may say in these tests beyond the page's own doing, all from
-   * @tonconnect/ui: it hard-codes two decorative images on raw.githubusercontent.com, which the
-   * page's CSP refuses (the modal works without them); its QR code of the wallet list connects to
+   * @tonconnect/ui (its images are Kassa's own: no refusal of a third-party image is tolerated): its QR code of the wallet list connects to
    * every offered bridge, which this offline machine cannot resolve (and it reports the aborted
    * attempts once a wallet is chosen); and once a wallet is connected through its browser
    * extension it asks for an image at the relative URL "undefined" (a 404 of no consequence).
@@ -57,7 +56,6 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
   const ownProblems = (problems: string[]) =>
     problems.filter(
       (p) =>
-        !/raw\.githubusercontent\.com\/ton-connect\/sdk\//.test(p) &&
         !/ERR_NAME_NOT_RESOLVED|ERR_INTERNET_DISCONNECTED|TON_CONNECT_SDK_ERROR\] \w+\nAborted after attempts/.test(p) &&
         !/status of 404 \(Not Found\) \(http:\/\/127\.0\.0\.1:\d+\/pay\/undefined\)$/.test(p),
     );
@@ -77,6 +75,50 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
   const depositOf = (paymentId: string) =>
     app.pool.oneFirst(sql.type(z.object({ address_friendly: z.string() }))`select address_friendly from deposit_addresses where payment_id = ${paymentId}`);
 
+  it('the wallet list’s images all come from Kassa: no request to another host for an image, none refused by the CSP, every one drawn', async () => {
+    const payment = await createPayment({ amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
+    const { context, page, problems } = await open({ viewport: DESKTOP });
+    const images: string[] = [];
+    const elsewhere: string[] = [];
+    page.on('request', (request) => {
+      const url = request.url();
+      if (request.resourceType() === 'image') images.push(url);
+      // Bridges are the wallets' own (connect-src); anything else on another host is not Kassa's.
+      if (!url.startsWith(app.url) && !url.startsWith('data:') && request.resourceType() !== 'eventsource' && request.resourceType() !== 'fetch')
+        elsewhere.push(url);
+    });
+    try {
+      assert.equal((await page.goto(`${app.url}/pay/${payment.id}`))?.status(), 200);
+      await page.locator('#tonconnect-pay').click();
+      const modal = page.locator('#tc-widget-root');
+      await modal.getByText('Tonkeeper', { exact: true }).first().waitFor({ timeout: 10_000 });
+      await page.waitForTimeout(500);
+      await shot(page, 'tonconnect-wallet-list-images');
+      const drawn = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('#tc-widget-root img')).map((img) => ({
+          src: (img as HTMLImageElement).currentSrc || (img as HTMLImageElement).src,
+          ok: (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0,
+        })),
+      );
+      assert.ok(drawn.length >= 4, `the list shows its wallets' images (${drawn.length})`);
+      for (const image of drawn) {
+        assert.ok(image.src.startsWith(app.url) || image.src.startsWith('data:image/svg+xml'), image.src.slice(0, 80));
+        assert.equal(image.ok, true, `drawn: ${image.src.slice(0, 80)}`);
+      }
+      assert.deepEqual(
+        images.filter((url) => !url.startsWith(app.url) && !url.startsWith('data:')),
+        [],
+      );
+      assert.deepEqual(elsewhere, []);
+      assert.deepEqual(
+        problems.filter((p) => /Content Security Policy|img-src|raw\.githubusercontent/.test(p)),
+        [],
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
   it('TON on a desktop: the wallet signs the transfer Kassa built, the page says sent, and turns to paid when the chain has it', async () => {
     const payment = await createPayment({
       amount: '10.50',
@@ -87,7 +129,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
     const { context, page, problems, wallet } = await openWithWallet(payment.id, { viewport: DESKTOP });
     try {
       // The facts: the rate used, a short reference, the way back while it is open.
-      assert.equal(await page.locator('#exchange-rate').innerText(), '1 TON = 5.00 USD');
+      assert.equal(await page.locator('#exchange-rate').innerText(), '1 GRAM = 5.00 USD');
       assert.equal(await page.locator('#reference').innerText(), `${payment.id.slice(0, 4)}-${payment.id.slice(4, 8)}`.toUpperCase());
       assert.equal(await page.locator('#back-link').getAttribute('href'), 'https://shop.example.com/back');
       assert.equal(await page.locator('#gas-note').count(), 0, 'no gas notice for TON itself');
@@ -122,7 +164,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
       await watchChain();
       await page.getByRole('heading', { name: 'Paid' }).waitFor({ timeout: 10_000 });
       assert.ok(await sameDocument(page), 'turned to paid without a reload');
-      assert.equal(await page.locator('#paid-amount').innerText(), '2.1 TON');
+      assert.equal(await page.locator('#paid-amount').innerText(), '2.1 GRAM');
       assert.match(await page.locator('#paid-at').innerText(), /\d{4}.*\d\d:\d\d/);
       assert.equal(await page.locator('.hashes code').count(), 1);
       assert.equal(await page.locator('.hashes a').count(), 0, 'no block explorer for the sandbox chain');
@@ -141,7 +183,7 @@ describe('paying from a connected wallet (TON Connect) in headless Chromium', ()
     const { context, page, problems, wallet } = await openWithWallet(payment.id, { locale: 'ru-RU', embedded: true });
     try {
       assert.equal(await page.getAttribute('html', 'lang'), 'ru');
-      assert.match(await page.locator('#gas-note').innerText(), /около 0,05 TON/);
+      assert.match(await page.locator('#gas-note').innerText(), /около 0,05 GRAM/);
       assert.equal(await page.locator('#exchange-rate').innerText(), '1 USDT = 1.00 USD');
       const pay = page.locator('#tonconnect-pay');
       await pay.waitFor({ state: 'visible', timeout: 10_000 });

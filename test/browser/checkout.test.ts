@@ -47,9 +47,9 @@ describe('checkout in headless Chromium', () => {
       await page.waitForFunction((before) => document.getElementById('countdown')?.textContent !== before, first, { timeout: 3000 });
       // Every enabled method with its exact price now.
       const usdt = page.getByRole('button', { name: /USDT/ });
-      const ton = page.getByRole('button', { name: /TON, Toncoin on TON/ });
+      const ton = page.getByRole('button', { name: /GRAM, Gram \(GRAM\), formerly Toncoin on TON/ });
       assert.match(await usdt.innerText(), /10\.5 USDT/);
-      assert.match(await ton.innerText(), /2\.1 TON/);
+      assert.match(await ton.innerText(), /2\.1 GRAM/);
       await assertAccessible(page, 'created, phone, en');
       await shot(page, '01-created-en');
 
@@ -177,16 +177,16 @@ describe('checkout in headless Chromium', () => {
 
       // Keyboard only: Tab to the TON method and press Enter.
       let focused = '';
-      for (let i = 0; i < 12 && !focused.includes('TON, Toncoin'); i += 1) {
+      for (let i = 0; i < 12 && !focused.includes('GRAM, Gram (GRAM)'); i += 1) {
         await page.keyboard.press('Tab');
         focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
       }
       // The name reads as the button shows (axe: the visible text is part of the accessible name).
-      assert.match(focused, /^Оплатить 5 TON, Toncoin в сети TON$/);
+      assert.match(focused, /^Оплатить 5 GRAM, Gram \(GRAM\), прежде Toncoin в сети TON$/);
       await page.keyboard.press('Enter');
       await page.locator('#address-value').waitFor({ timeout: 10_000 });
       assert.equal(await page.getByRole('heading', { level: 2 }).innerText(), 'Ожидаем оплату');
-      assert.equal(await page.locator('#send-amount').innerText(), '5 TON');
+      assert.equal(await page.locator('#send-amount').innerText(), '5 GRAM');
       assert.equal(await page.getByRole('link', { name: 'Открыть в кошельке' }).count(), 1);
       await shot(page, '07-pending-ton-ru');
 
@@ -195,6 +195,13 @@ describe('checkout in headless Chromium', () => {
       await page.waitForURL(/\?lang=en$/);
       assert.equal(await page.getAttribute('html', 'lang'), 'en');
       await page.getByRole('heading', { name: 'Waiting for your payment' }).waitFor();
+      // The coin's new name (issue 47 item 8): Gram (GRAM), the network's own coin, not the jetton also called GRAM.
+      assert.equal(await page.locator('#send-amount').innerText(), '5 GRAM');
+      assert.match(
+        await page.locator('.warning').filter({ hasText: 'Gram (GRAM)' }).innerText(),
+        /^Send Gram \(GRAM\), the TON network’s own coin \(formerly Toncoin\), only\. The jetton also called GRAM is a different coin: it is not counted toward this payment/,
+      );
+      await shot(page, '08-pending-gram-en');
       assert.deepEqual(problems, []);
     } finally {
       await context.close();

@@ -55,6 +55,8 @@ describe('the dashboard’s Payment links', { timeout: 600_000 }, () => {
 
       // A price more precise than the coin is refused by the API's own command, beside its field, the form kept.
       await page.fill('#link-amount', '1.0000000001');
+      // The native coin by its new name (issue 47 item 8); the form still sends TON.
+      assert.equal((await page.locator('#link-currency option[value="TON"]').innerText()).trim(), 'Gram (GRAM)');
       await page.selectOption('#link-currency', 'TON');
       await page.fill('#link-description', 'Breakfast for two');
       await page.click('#new-link button[type=submit]');
@@ -77,11 +79,14 @@ describe('the dashboard’s Payment links', { timeout: 600_000 }, () => {
       assert.equal(await page.locator('#no-link-payments').count(), 1);
       await check(page, 'a new link');
 
-      // The customer opens the link, chooses TON and pays on the sandbox chain.
+      // The customer opens the link (the shop's name and the price), asks to pay, chooses TON and pays on the sandbox chain.
       await customer.page.goto(url);
+      await customer.page.getByRole('heading', { level: 1 }).waitFor();
+      assert.match(await customer.page.locator('#amount').innerText(), /1\.5 GRAM/);
+      await customer.page.getByRole('button', { name: 'Continue to payment' }).click();
       await customer.page.waitForURL(/\/pay\/[0-9a-f-]{36}$/);
       const paymentId = customer.page.url().split('/').pop()!;
-      await customer.page.getByRole('button', { name: /TON, Toncoin on TON/ }).click();
+      await customer.page.getByRole('button', { name: /GRAM, Gram \(GRAM\), formerly Toncoin on TON/ }).click();
       await customer.page.locator('#address-value').waitFor({ timeout: 30_000 });
       await app.pay(await customer.page.locator('#address-value').innerText(), 'TON', '1.5');
       await app.settle();
@@ -95,24 +100,24 @@ describe('the dashboard’s Payment links', { timeout: 600_000 }, () => {
       await page.reload();
       assert.equal(await page.locator(`#link-payments a[href$="/payments/${paymentId}"]`).count(), 1);
       assert.equal(await page.locator('#link-payments .status').innerText(), 'completed');
-      assert.equal(await page.locator('#link-paid').innerText(), '1 payment, 1.5 TON');
+      assert.equal(await page.locator('#link-paid').innerText(), '1 payment, 1.5 GRAM');
       await check(page, 'a link with its payment');
       await page.goto(`${app.url}${await page.locator('nav a[href$="/links"]').getAttribute('href')}`);
-      assert.match(await page.locator('#links tbody tr').innerText(), /Breakfast for two[\s\S]*1\.5 TON[\s\S]*active[\s\S]*1 · 1\.5 TON/);
+      assert.match(await page.locator('#links tbody tr').innerText(), /Breakfast for two[\s\S]*1\.5 GRAM[\s\S]*active[\s\S]*1 · 1\.5 GRAM/);
       await check(page, 'links with a link');
 
       // A one-off payment: its link and QR code to send.
       await page.fill('#payment-amount', '0.75');
       await page.selectOption('#payment-currency', 'TON');
       await page.fill('#payment-description', 'Forgotten croissant');
-      await page.selectOption('#payment-expires', '15m');
+      await page.selectOption('#payment-expires', '3d');
       await page.click('#new-payment button[type=submit]');
       await page.waitForURL(/\/payments\/[0-9a-f-]{36}\/share$/);
       const oneOff = page.url().split('/').at(-2)!;
       const row = await app.pool.one(sql.type(z.object({ created_via: z.string(), ttl: z.number(), payment_link_id: z.string().nullable() }))`
         select created_via, extract(epoch from expires_at - created_at)::int as ttl, payment_link_id from payments where id = ${oneOff}
       `);
-      assert.deepEqual(row, { created_via: 'dashboard', ttl: 900, payment_link_id: null });
+      assert.deepEqual(row, { created_via: 'dashboard', ttl: 3 * 86_400, payment_link_id: null });
       assert.equal(await page.locator('#payment-url').inputValue(), `${app.url}/pay/${oneOff}`);
       await page.locator('svg.qr').waitFor();
       await check(page, 'a one-off payment to share');

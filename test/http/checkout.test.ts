@@ -243,7 +243,7 @@ describe('GET {checkout}/{id}: the page', () => {
     assert.ok(html.includes(`data-method-id="${methods.USDT}"`));
     assert.ok(html.includes(`data-method-id="${methods.TON}"`));
     assert.ok(html.includes('10.5 USDT'), 'USD 10.50 at the sandbox rate (1 USDT = 1 USD)');
-    assert.ok(html.includes('2.1 TON'), 'USD 10.50 at the sandbox rate (1 TON = 5 USD)');
+    assert.ok(html.includes('2.1 GRAM'), 'USD 10.50 at the sandbox rate (1 TON = 5 USD)');
     assert.ok(!html.includes('ton://'), 'no address before a method is chosen');
   });
 
@@ -369,7 +369,7 @@ describe('what a customer asks for on the page', () => {
   it('the exchange rate used (priced in fiat), a short reference, and the way back while it is open', async () => {
     const payment = await createPayment({ returnURL: 'https://shop.example.com/cart?x=1&y=2', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
     const html = (await page(payment.id)).text;
-    assert.ok(html.includes('<dd id="exchange-rate">1 TON = 5.00 USD</dd>'));
+    assert.ok(html.includes('<dd id="exchange-rate">1 GRAM = 5.00 USD</dd>'));
     assert.ok(html.includes(`<code id="reference">${payment.id.slice(0, 4).toUpperCase()}-${payment.id.slice(4, 8).toUpperCase()}</code>`));
     assert.ok(html.includes('<a id="back-link" href="https://shop.example.com/cart?x=1&amp;y=2" rel="noreferrer">'));
     assert.ok(html.includes('<p class="warning expiry-warning" id="expiry-warning" hidden>'), 'an hour left: the warning is there for the script, hidden');
@@ -383,8 +383,11 @@ describe('what a customer asks for on the page', () => {
 
   it('a jetton payment tells about the TON needed for the network fee before the customer tries', async () => {
     const payment = await createPayment({ payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
-    assert.match((await page(payment.id)).text, /<p class="gas-note" id="gas-note">Your wallet also needs a little TON \(about 0\.05 TON\)/);
-    assert.match((await page(payment.id, { 'accept-language': 'ru' })).text, /около 0,05 TON/);
+    assert.match(
+      (await page(payment.id)).text,
+      /<p class="gas-note" id="gas-note">Your wallet also needs a little Gram \(about 0\.05 GRAM\), the TON network’s own coin/,
+    );
+    assert.match((await page(payment.id, { 'accept-language': 'ru' })).text, /около 0,05 GRAM/);
     const ton = await createPayment({ payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } });
     assert.ok(!(await page(ton.id)).text.includes('gas-note'));
   });

@@ -153,7 +153,18 @@ describe('<kassa-pay>', () => {
     }
 
     const link = await app.request('POST', '/v1/payment-links', { token: store.token, body: { currency: 'TON', amount: '1' } });
-    const visit = await get(`/pay/l/${link.json.id}?embed=${encodeURIComponent(SHOP)}`);
+    // The link's page, framed, makes no payment; its button's POST keeps the origin in its address.
+    const shown = await get(`/pay/l/${link.json.id}?embed=${encodeURIComponent(SHOP)}`);
+    assert.equal(shown.status, 200);
+    assert.match(shown.headers.get('content-security-policy')!, new RegExp(`frame-ancestors ${SHOP}$`));
+    const action = /<form method="post" action="([^"]+)"/.exec(await shown.text())![1]!.replaceAll('&amp;', '&');
+    assert.equal(new URL(action, app.url).searchParams.get('embed'), SHOP);
+    const visit = await fetch(new URL(action, app.url), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
     assert.equal(visit.status, 303);
     const location = new URL(visit.headers.get('location')!, app.url);
     assert.equal(location.searchParams.get('embed'), SHOP);
@@ -162,11 +173,14 @@ describe('<kassa-pay>', () => {
       await app.pool.oneFirst(sql.type(z.object({ created_via: z.string() }))`select created_via from payments where id = ${paymentId}`),
       'payment_link',
     );
-    // An open amount's form, framed, keeps the origin through its GET.
+    // An open amount's form, framed, keeps the origin through its POST.
     const open = await app.request('POST', '/v1/payment-links', { token: store.token, body: { currency: 'TON' } });
     const form = await get(`/pay/l/${open.json.id}?embed=${encodeURIComponent(SHOP)}`);
     assert.equal(form.status, 200);
     assert.match(form.headers.get('content-security-policy')!, new RegExp(`frame-ancestors ${SHOP}$`));
-    assert.match(await form.text(), new RegExp(`<input type="hidden" name="embed" value="${SHOP}">`));
+    assert.match(
+      await form.text(),
+      new RegExp(`<form method="post" action="/pay/l/${open.json.id}\\?embed=${encodeURIComponent(SHOP).replace(/\./g, '\\.')}"`),
+    );
   });
 });

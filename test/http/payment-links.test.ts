@@ -1,7 +1,9 @@
-// Payment links (issue 30 items 1 and 3; docs/API.md, Payment links): the API (create, list, get,
-// deactivate, errors with their param), and the customer's visits of {checkout_base_url}/l/{id} —
-// each a payment at the link's price through the create command, paid on the sandbox chain; an open
-// amount's form; a link expired (driven clock), used up or deactivated; a reload reusing its payment.
+// Payment links (issue 30 items 1 and 3, issue 47 item 5; docs/API.md, Payment links): the API
+// (create, list, get, deactivate, errors with their param), and the customer's side of
+// {checkout_base_url}/l/{id} — a visit (GET, HEAD: a person or a link preview) shows the page and makes
+// nothing; the page's POST makes a payment at the link's price through the create command, paid on
+// the sandbox chain; an open amount's form (a comma decimal read as meant); maxPayments under 20
+// requests at once; a link expired (driven clock), used up or deactivated; a reload reusing its payment.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
@@ -43,10 +45,32 @@ async function visit(url: string, cookie?: string) {
   };
 }
 
+/** The customer presses the page's button (an open amount: with what they typed): a POST of the form. */
+async function ask(url: string, form: Record<string, string> = {}, cookie?: string) {
+  const { pathname, search } = new URL(url);
+  const response = await fetch(`${app.url}${pathname}${search}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+    body: new URLSearchParams(form).toString(),
+  });
+  const setCookie = response.headers.get('set-cookie');
+  return {
+    status: response.status,
+    location: response.headers.get('location'),
+    cookie: setCookie?.split(';')[0] ?? cookie,
+    setCookie,
+    text: await response.text(),
+  };
+}
+
+const linkPayments = async (linkId: string): Promise<Array<{ id: string; status: string; amount: string }>> =>
+  (await app.request('GET', `/v1/payments?payment_link=${linkId}&limit=100`, { token })).json.data;
+
 const paymentOf = (location: string | null) => location!.split('/').pop()!.split('?')[0]!;
 
 describe('payment links', () => {
-  it('a fixed amount: a visit creates a payment at the link price, with paymentLinkID; paid on the sandbox, the link counts it', async () => {
+  it('a fixed amount: the page, then the button makes a payment at the link price, with paymentLinkID; paid on the sandbox, the link counts it', async () => {
     const link = await createLink({ currency: 'TON', amount: '1.5', description: 'Tea', payment_options: TON, maxPayments: 5 });
     assert.equal(link.url, `${app.config.checkoutBaseUrl}/l/${link.id}`);
     assert.equal(link.active, true);
@@ -54,7 +78,12 @@ describe('payment links', () => {
     assert.equal(link.payments, 0);
     assert.equal(link.amountPaid, '0');
 
-    const first = await visit(link.url);
+    const shown = await visit(link.url);
+    assert.equal(shown.status, 200, shown.text);
+    assert.match(shown.text, /<h1 id="store-name">[^<]+<\/h1>/);
+    assert.match(shown.text, /1\.5 GRAM/);
+    assert.match(shown.text, new RegExp(`<form method="post" action="/pay/l/${link.id}"`));
+    const first = await ask(link.url);
     assert.equal(first.status, 303, first.text);
     const paymentId = paymentOf(first.location);
     assert.match(first.setCookie!, new RegExp(`^kassa_link_payment=${paymentId}; Path=${new URL(link.url).pathname}; HttpOnly; SameSite=Lax`));
@@ -88,7 +117,7 @@ describe('payment links', () => {
 
   it('a fiat price: the payment is priced at that moment, converted at its own rate', async () => {
     const link = await createLink({ currency: 'USD', amount: '3', payment_options: TON });
-    const visited = await visit(link.url);
+    const visited = await ask(link.url);
     const payment = await app.request('GET', `/v1/payments/${paymentOf(visited.location)}`, { token });
     assert.equal(payment.json.currency, 'USD');
     assert.equal(payment.json.amount, '3');
@@ -98,16 +127,19 @@ describe('payment links', () => {
 
   it('a reload or a second tab reuses the open payment; a second visitor gets their own', async () => {
     const link = await createLink({ currency: 'TON', amount: '2', payment_options: TON });
-    const first = await visit(link.url);
+    const first = await ask(link.url);
     const again = await visit(link.url, first.cookie);
     assert.equal(again.status, 303);
     assert.equal(paymentOf(again.location), paymentOf(first.location));
     assert.equal(again.setCookie, null);
-    const other = await visit(link.url);
+    // A second press (a double click) goes back to it too.
+    const pressedAgain = await ask(link.url, {}, first.cookie);
+    assert.equal(paymentOf(pressedAgain.location), paymentOf(first.location));
+    const other = await ask(link.url);
     assert.notEqual(paymentOf(other.location), paymentOf(first.location));
     // A cookie holding another link's payment is not reused here.
     const elsewhere = await createLink({ currency: 'TON', amount: '2', payment_options: TON });
-    const foreign = await visit(elsewhere.url, first.cookie);
+    const foreign = await ask(elsewhere.url, {}, first.cookie);
     assert.notEqual(paymentOf(foreign.location), paymentOf(first.location));
     const listed = await app.request('GET', `/v1/payments?payment_link=${link.id}`, { token });
     assert.equal(listed.json.data.length, 2);
@@ -119,34 +151,105 @@ describe('payment links', () => {
     assert.equal(link.minAmount, '0.5');
     const form = await visit(link.url);
     assert.equal(form.status, 200);
-    assert.match(form.text, /<label class="field-label" for="amount">Amount in TON<\/label>/);
+    assert.match(form.text, /<label class="field-label" for="amount">Amount in GRAM<\/label>/);
     assert.match(form.text, /From 0\.5 to 10\./);
+    // An amount in the address (the form's answer in older versions) fills the field and makes nothing.
+    const prefilled = await visit(`${link.url}?amount=2.25`);
+    assert.equal(prefilled.status, 200);
+    assert.match(prefilled.text, /value="2\.25"/);
+    assert.deepEqual(await linkPayments(link.id), []);
     for (const [typed, text] of [
       ['abc', /Enter an amount such as 10\.50/],
       ['0.1', /at least 0\.5/],
       ['11', /at most 10/],
       ['1.0000000001', /too many digits/],
+      ['1,2,3', /Enter an amount such as 10\.50/],
     ] as const) {
-      const refused = await visit(`${link.url}?amount=${encodeURIComponent(typed)}`);
+      const refused = await ask(link.url, { amount: typed });
       assert.equal(refused.status, 400, typed);
       assert.match(refused.text, text);
       assert.match(refused.text, /aria-invalid="true"/);
     }
-    const paid = await visit(`${link.url}?amount=2.25`);
+    const paid = await ask(link.url, { amount: '2.25' });
     assert.equal(paid.status, 303, paid.text);
     const payment = await app.request('GET', `/v1/payments/${paymentOf(paid.location)}`, { token });
     assert.equal(payment.json.amount, '2.25');
     assert.equal(payment.json.paymentLinkID, link.id);
   });
 
+  it('an open amount typed with a comma is read as the customer meant: 0,5 is half a coin, 1 234,5 in Russian a thousand and more', async () => {
+    const link = await createLink({ currency: 'TON', minAmount: '0.1', maxAmount: '5000', payment_options: TON });
+    const half = await ask(link.url, { amount: '0,5' });
+    assert.equal(half.status, 303, half.text);
+    assert.equal((await app.request('GET', `/v1/payments/${paymentOf(half.location)}`, { token })).json.amount, '0.5');
+    const russian = await ask(`${link.url}?lang=ru`, { amount: '1 234,5' });
+    assert.equal(russian.status, 303, russian.text);
+    assert.equal((await app.request('GET', `/v1/payments/${paymentOf(russian.location)}`, { token })).json.amount, '1234.5');
+    const grouped = await ask(link.url, { amount: '1,000' });
+    assert.equal((await app.request('GET', `/v1/payments/${paymentOf(grouped.location)}`, { token })).json.amount, '1000');
+  });
+
+  it('a visit makes no payment: a person, a chat app’s link preview and a crawler (GET and HEAD) see the page; only its POST makes one', async () => {
+    const link = await createLink({ currency: 'TON', amount: '1', description: 'Coffee beans', payment_options: TON });
+    const agents = ['TelegramBot (like TwitterBot)', 'WhatsApp/2.23.20.0', 'Slackbot-LinkExpanding 1.0', 'facebookexternalhit/1.1', 'Mozilla/5.0'];
+    const { pathname } = new URL(link.url);
+    for (const agent of agents) {
+      for (const method of ['GET', 'HEAD']) {
+        const response = await fetch(`${app.url}${pathname}`, { method, redirect: 'manual', headers: { 'user-agent': agent } });
+        assert.equal(response.status, 200, `${method} by ${agent}`);
+        assert.equal(response.headers.get('set-cookie'), null);
+        await response.arrayBuffer();
+      }
+    }
+    assert.deepEqual(await linkPayments(link.id), []);
+    const asked = await ask(link.url);
+    assert.equal(asked.status, 303);
+    assert.equal((await linkPayments(link.id)).length, 1);
+  });
+
+  it('maxPayments holds under 20 requests at once: a payment being paid holds its place, one cancelled (or expired) frees it', async () => {
+    // One place, twenty presses at once (each round a new link): exactly one payment each time.
+    for (let round = 0; round < 5; round += 1) {
+      const single = await createLink({ currency: 'TON', amount: '0.5', payment_options: TON, maxPayments: 1 });
+      const statuses = (await Promise.all(Array.from({ length: 20 }, () => ask(single.url)))).map((answer) => answer.status);
+      assert.deepEqual(statuses.toSorted(), [303, ...Array(19).fill(409)], `round ${round}`);
+      assert.equal((await linkPayments(single.id)).length, 1);
+    }
+    const link = await createLink({ currency: 'TON', amount: '0.5', payment_options: TON, maxPayments: 2 });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => ask(link.url)));
+    const made = answers.filter((answer) => answer.status === 303);
+    assert.equal(made.length, 2, answers.map((answer) => answer.status).join(','));
+    assert.deepEqual(
+      answers.filter((answer) => answer.status !== 303).map((answer) => answer.status),
+      Array(18).fill(409),
+    );
+    assert.match(answers.find((answer) => answer.status === 409)!.text, /This payment link is busy/);
+    assert.equal((await linkPayments(link.id)).length, 2);
+    // A visit says so before the press.
+    assert.equal((await visit(link.url)).status, 409);
+    // The first is paid; the second is cancelled (as the reader's expiry would): its place is free again.
+    const [first, second] = made.map((answer) => paymentOf(answer.location));
+    const paying = await app.request('GET', `/v1/payments/${first}`, { token });
+    await app.pay(paying.json.paymentDetails.address, 'TON', '0.5');
+    await app.settle();
+    assert.equal((await ask(link.url)).status, 409);
+    assert.equal((await app.request('POST', `/v1/payments/${second}/cancel`, { token })).status, 200);
+    const third = await ask(link.url);
+    assert.equal(third.status, 303, third.text);
+    // One completed and one open: busy again, never over its two.
+    assert.equal((await ask(link.url)).status, 409);
+    assert.deepEqual((await linkPayments(link.id)).map((p) => p.status).sort(), ['cancelled', 'completed', 'pending']);
+  });
+
   it('used up, expired (driven clock), deactivated: the customer is told so (410), no payment is made', async () => {
     const usedUp = await createLink({ currency: 'TON', amount: '0.5', payment_options: TON, maxPayments: 1 });
-    const visited = await visit(usedUp.url);
+    const visited = await ask(usedUp.url);
     const payment = await app.request('GET', `/v1/payments/${paymentOf(visited.location)}`, { token });
     await app.pay(payment.json.paymentDetails.address, 'TON', '0.5');
     await app.settle();
     const closed = await visit(usedUp.url, visited.cookie);
     assert.equal(closed.status, 410);
+    assert.equal((await ask(usedUp.url)).status, 410);
     assert.match(closed.text, /already been paid as many times as the shop allowed/);
     const shown = await app.request('GET', `/v1/payment-links/${usedUp.id}`, { token });
     assert.equal(shown.json.state, 'used_up');

@@ -178,7 +178,9 @@ describe('init data (POST {checkout}/v1/checkout/payments/{id}/telegram)', () =>
 describe('the Mini App route ({checkout}/tg)', () => {
   it("may be framed by Telegram's web clients only; the ordinary checkout by nobody", async () => {
     const payment = await createPayment(store.token);
-    const framed = await app.request('GET', `/pay/tg/${payment.id}`);
+    // Its page with the launch the boot page puts in the query: Telegram's init data for the store's bot (issue 47 item 9).
+    const initData = signInitData(keys, { botId: BOT_ID, user: { id: 42 }, startParam: payment.id });
+    const framed = await app.request('GET', `/pay/tg/${payment.id}?tgWebAppData=${encodeURIComponent(initData)}`);
     assert.equal(framed.status, 200);
     assert.match(framed.headers.get('content-security-policy')!, /frame-ancestors https:\/\/web\.telegram\.org http:\/\/127\.0\.0\.1:5999(;|$)/);
     assert.match(framed.headers.get('content-security-policy')!, /script-src 'self';/);
@@ -200,10 +202,13 @@ describe('the Mini App route ({checkout}/tg)', () => {
     assert.equal(ordinary.headers.get('x-frame-options'), 'DENY');
     assert.doesNotMatch(ordinary.text, /telegram(-web-app)?\.js/);
     assert.doesNotMatch(ordinary.headers.get('content-security-policy')!, /sha256-/);
-    // BotFather's URL: the payment id from the launch's query (when a client sends it there) leads to its page; else the boot page.
+    // BotFather's URL: the payment id from the launch's query (when a client sends it there) leads to
+    // its boot page (nothing of the payment until the launch is checked), which goes on with the launch.
     const redirected = await app.request('GET', `/pay/tg?tgWebAppStartParam=${payment.id}`);
     assert.equal(redirected.status, 200);
-    assert.match(redirected.text, new RegExp(`"initDataEndpoint":"/pay/v1/checkout/payments/${payment.id}/telegram"`));
+    assert.match(redirected.text, /data-telegram-boot/);
+    assert.match(redirected.text, new RegExp(`"paymentId":"${payment.id}","checkoutPath":"/pay/${payment.id}"`));
+    assert.doesNotMatch(redirected.text, /initDataEndpoint/);
     const boot = await app.request('GET', '/pay/tg');
     assert.equal(boot.status, 200);
     assert.match(boot.headers.get('content-security-policy')!, /frame-ancestors https:\/\/web\.telegram\.org/);

@@ -74,6 +74,11 @@ function element(tag, attributes = {}, text = null) {
 /** What the shop's page is told: created and pending are both "pending" (waiting for the customer). */
 const publicStatus = (status) => (status === 'created' ? 'pending' : status);
 
+/** A ticker as people read it: the TON network's own coin is Gram (GRAM) since June 2026; the API keeps TON. */
+const ticker = (symbol) => (symbol === 'TON' ? 'GRAM' : symbol);
+/** A coin named where the customer chooses: Gram with its former name. */
+const coinName = (symbol) => (symbol === 'TON' ? 'Gram (GRAM), formerly Toncoin' : symbol);
+
 class KassaPay extends HTMLElement {
   static observedAttributes = ['payment', 'link', 'lang'];
 
@@ -183,7 +188,7 @@ class KassaPay extends HTMLElement {
       if (generation !== this.#generation) return;
       if (again.body && !ENDED.includes(again.body.status) && Date.parse(again.body.timer.expiresAt) > Date.now()) return this.#follow(held, generation, true);
     }
-    // The link's own page in the frame makes the payment (asking an open amount first); its frame says which.
+    // The link's own page in the frame: the person's press of its button makes the payment (an open amount typed first); its frame says which.
     this.#linkKey = key;
     this.#showFrame(this.#frameUrl(`l/${linkId}`));
   }
@@ -192,7 +197,7 @@ class KassaPay extends HTMLElement {
 
   #showAmount(amount, currency, description) {
     const { amount: amountNode, description: descriptionNode } = this.#parts;
-    amountNode.textContent = amount ? `${amount} ${currency}` : `Amount in ${currency}`;
+    amountNode.textContent = amount ? `${amount} ${ticker(currency)}` : `Amount in ${ticker(currency)}`;
     if (description) {
       descriptionNode.textContent = description;
       descriptionNode.hidden = false;
@@ -236,7 +241,7 @@ class KassaPay extends HTMLElement {
     if (this.#showChosen(this.#view.paymentDetails)) return;
     const read = await this.#read(`v1/checkout/payments/${paymentId}/methods`);
     if (generation !== this.#generation || !read.body || this.#view.paymentDetails) return;
-    const names = read.body.data.map((method) => (method.coinAmount ? `${method.coinAmount} ${method.coin}` : method.coin));
+    const names = read.body.data.map((method) => (method.coinAmount ? `${method.coinAmount} ${ticker(method.coin)}` : coinName(method.coin)));
     if (names.length) {
       node.textContent = `Pay with ${names.join(' or ')}`;
       node.hidden = false;
@@ -247,7 +252,7 @@ class KassaPay extends HTMLElement {
   #showChosen(details) {
     if (!details || !details.coin || typeof details.coin.symbol !== 'string') return false;
     const chain = details.chain && details.chain.name ? ` on ${details.chain.name}` : '';
-    this.#parts.methods.textContent = `Pay ${details.coinAmount} ${details.coin.symbol}${chain}`;
+    this.#parts.methods.textContent = `Pay ${details.coinAmount} ${ticker(details.coin.symbol)}${chain}`;
     this.#parts.methods.hidden = false;
     return true;
   }

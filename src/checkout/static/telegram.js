@@ -27,10 +27,22 @@
     });
   }
 
-  // ---- The boot page ({prefix}/tg): on to the payment's Mini App page, the fragment kept.
+  // ---- The boot page ({prefix}/tg, or {prefix}/tg/{id} before the launch is checked): on to the
+  // payment's Mini App page with the launch's init data in the query, which Kassa checks was signed
+  // for the payment's own store's bot before it shows anything of the payment; the fragment kept.
+  // Outside Telegram (no init data) {prefix}/tg/{id} goes to the payment's ordinary checkout.
   if (document.querySelector('[data-telegram-boot]')) {
-    var id = telegram.WebView.initParams.tgWebAppStartParam || (webApp.initDataUnsafe || {}).start_param;
-    if (typeof id === 'string' && UUID.test(id)) window.location.replace(config.bootPath + '/' + id.toLowerCase() + window.location.hash);
+    var id = config.paymentId || telegram.WebView.initParams.tgWebAppStartParam || (webApp.initDataUnsafe || {}).start_param;
+    if (typeof id !== 'string' || !UUID.test(id)) return;
+    if (webApp.initData) {
+      var query = new URLSearchParams(window.location.search);
+      var next = new URLSearchParams();
+      if (query.get('lang')) next.set('lang', query.get('lang'));
+      next.set('tgWebAppData', webApp.initData);
+      window.location.replace(config.bootPath + '/' + id.toLowerCase() + '?' + next.toString() + window.location.hash);
+    } else if (config.checkoutPath) {
+      window.location.replace(config.checkoutPath + window.location.search);
+    }
     return;
   }
   // In Telegram: launched with init data (the URL's fragment, or this tab's session), in an app's webview or a web client's frame.

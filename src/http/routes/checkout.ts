@@ -36,7 +36,8 @@ import { paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../chec
 import { tonConnectManifest, tonConnectManifestPath, tonConnectRequest, tonConnectWallets, tonConnectWalletsPath } from '../../checkout/tonconnect.ts';
 import { STATIC_ASSETS } from '../../checkout/static.ts';
 import { PAGE_CSP, strictCsp } from '../../web/csp.ts';
-import { renderTelegramBootPage } from '../../checkout/page.ts';
+import { renderTelegramBootPage, renderTelegramRefusalPage } from '../../checkout/page.ts';
+import { checkLaunch } from '../../telegram/launch.ts';
 import { telegramCsp } from '../../checkout/telegram.ts';
 import { recordTelegramPayer } from '../../telegram/payer.ts';
 import { telegramPaymentUrl } from '../../telegram/links.ts';
@@ -47,14 +48,31 @@ import { ratePolicy } from '../../rates/rates.ts';
 import { presentCheckout } from '../../presenters/checkout.ts';
 import { presentKeySet } from '../../presenters/keys.ts';
 import { isFinal } from '../../payments/transitions.ts';
-import { createLinkPayment, findPaymentLink, linkState, openAmountProblem, reusablePayment } from '../../paymentLinks/links.ts';
-import { renderAmountPage, renderLinkMessagePage } from '../../checkout/linkPage.ts';
+import {
+  createLinkPayment,
+  findPaymentLink,
+  type LinkState,
+  linkState,
+  openAmountProblem,
+  openLinkPayments,
+  placeState,
+  readTypedAmount,
+  reusablePayment,
+} from '../../paymentLinks/links.ts';
+import { renderLinkMessagePage, renderLinkPage } from '../../checkout/linkPage.ts';
+import { koaBody } from 'koa-body';
 import { readCookie } from '../cookies.ts';
 import { framedBy, listedOrigin, storeEmbedOrigins } from '../../checkout/embed.ts';
 import { paymentReads } from './embed.ts';
 
 /** The visitor's open payment of a payment link: its id, in a cookie scoped to the link's path. */
 const LINK_COOKIE = 'kassa_link_payment';
+
+/** A payment link's page, under the checkout's prefix (its POST reads a form, not JSON: app.ts). */
+export const linkPagePath = (prefix: string): string => `${prefix}/l/:linkId`;
+
+/** True for a payment link's page: the JSON body reader leaves its form to the route. */
+export const isLinkPagePath = (prefix: string, path: string): boolean => path.startsWith(`${prefix}/l/`) && !path.slice(prefix.length + 3).includes('/');
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
 export function checkoutPrefix(checkoutBaseUrl: string): string {
@@ -275,13 +293,32 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     ctx.set('Content-Security-Policy', framedBy(ctx.response.get('Content-Security-Policy') as string, origin));
   };
 
-  // ---- A payment link ({checkout_base_url}/l/{id}, docs/API.md, Payment links): each visit creates
-  // one payment at the link's price through the API's create command and sends the customer to its
-  // checkout; an open amount asks first (a GET form, so the answer is the same visit). A reload or a
-  // second tab reuses the visitor's payment while it is open (the cookie holds its id, checked
-  // against the link); the per-client limit bounds the rest.
+  // ---- A payment link ({checkout_base_url}/l/{id}, docs/API.md, Payment links). A visit (GET,
+  // HEAD: a person, a chat app's link preview, a crawler) shows the link's page and makes nothing; the
+  // page's button (an open amount's form) POSTs to the same URL, and that request makes one payment
+  // through the API's create command, under a lock on the link (createLinkPayment: maxPayments holds),
+  // and sends the customer to its checkout. A visit or a second press while the visitor's payment is
+  // open goes back to it (the cookie holds its id, checked against the link); the per-client limit
+  // bounds the rest.
   const secureCookie = new URL(config.checkoutBaseUrl).protocol === 'https:';
-  router.get(`${prefix}/l/:linkId`, htmlErrors, guards.clientLimit, async (ctx) => {
+  /** The link's form: application/x-www-form-urlencoded, at most 4 KiB (app.ts leaves these paths to it). */
+  const parseLinkForm = koaBody({
+    urlencoded: true,
+    json: false,
+    text: false,
+    multipart: false,
+    formLimit: '4kb',
+    encoding: 'utf-8',
+  }) as unknown as Middleware<KassaState>;
+  const linkForm: Middleware<KassaState> = async (ctx, next) => {
+    try {
+      await parseLinkForm(ctx, async () => undefined);
+    } catch {
+      ctx.request.body = { unreadable: true };
+    }
+    await next();
+  };
+  const linkRoute = async (ctx: KassaContext) => {
     const lang = langOf(ctx);
     const page = (status: number, body: string) => {
       htmlHeaders(ctx, lang);
@@ -296,9 +333,11 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       page(status, body);
       frameFor(ctx, embed);
     };
+    const closed = (state: Exclude<LinkState, 'open'> | 'full') =>
+      framed(state === 'full' ? 409 : 410, renderLinkMessagePage(lang, prefix, state, embed !== null));
     const now = deps.now();
     const state = linkState(link, now);
-    if (state !== 'open') return framed(410, renderLinkMessagePage(lang, prefix, state, embed !== null));
+    if (state !== 'open') return closed(state);
     const toCheckout = (paymentId: string) => {
       noStore(ctx);
       const query = new URLSearchParams();
@@ -313,35 +352,49 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       lang,
       prefix,
       linkId: link.id,
+      storeName: link.store_name,
       currency: link.currency,
       description: link.description,
+      amount: link.amount,
       min: link.min_amount,
       max: link.max_amount,
+      langAsked: typeof ctx.query.lang === 'string',
       ...(embed !== null ? { embed } : {}),
     };
+    if (ctx.method !== 'POST') {
+      // Every place held by payments being paid: said now rather than after the press.
+      if (placeState(link, await openLinkPayments(pool, link.id, now), now) === 'full') return closed('full');
+      noStore(ctx);
+      const typed = link.amount === null && typeof ctx.query.amount === 'string' ? ctx.query.amount.trim() : undefined;
+      return framed(200, renderLinkPage({ ...form, ...(typed !== undefined ? { typed } : {}) }));
+    }
     let amount = link.amount;
     if (amount === null) {
-      const typed = typeof ctx.query.amount === 'string' ? ctx.query.amount.trim() : undefined;
-      if (typed === undefined) return framed(200, renderAmountPage(form));
-      const problem = openAmountProblem(link, typed);
-      if (problem !== null) return framed(400, renderAmountPage({ ...form, typed, problem }));
-      amount = typed;
+      const body = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
+      const typed = typeof body.amount === 'string' ? body.amount.trim() : '';
+      const read = readTypedAmount(typed, lang);
+      const problem = read === null ? 'invalid' : openAmountProblem(link, read);
+      if (problem !== null) return framed(400, renderLinkPage({ ...form, typed, problem }));
+      amount = read!;
     }
-    let payment: { id: string; expiresAt: Date };
+    let payment: Awaited<ReturnType<typeof createLinkPayment>>;
     try {
-      payment = await pool.transaction((tx) => createLinkPayment(tx, config, link, amount, now));
+      payment = await pool.transaction((tx) => createLinkPayment(tx, config, link.id, amount, now));
     } catch (caught) {
       // An open amount with more decimals than the link's coin has (the create's own check).
       if (caught instanceof KassaError && caught.code === 'invalid_amount' && link.amount === null) {
-        return framed(400, renderAmountPage({ ...form, typed: amount, problem: 'decimals' }));
+        return framed(400, renderLinkPage({ ...form, typed: amount, problem: 'decimals' }));
       }
       throw caught;
     }
+    if ('refused' in payment) return closed(payment.refused);
     const maxAge = Math.max(0, Math.floor((payment.expiresAt.getTime() - now.getTime()) / 1000));
     const attributes = [`Path=${prefix}/l/${link.id}`, 'HttpOnly', 'SameSite=Lax', ...(secureCookie ? ['Secure'] : []), `Max-Age=${maxAge}`];
     ctx.append('Set-Cookie', `${LINK_COOKIE}=${payment.id}; ${attributes.join('; ')}`);
     toCheckout(payment.id);
-  });
+  };
+  router.get(linkPagePath(prefix), htmlErrors, guards.clientLimit, linkRoute);
+  router.post(linkPagePath(prefix), htmlErrors, guards.clientLimit, linkForm, linkRoute);
 
   // ---- The checkout as the store's Telegram Mini App (docs/API.md, Telegram Mini App). BotFather's
   // URL is {checkout_base_url}/tg: Telegram adds the launch (init data, theme, the payment id as the
@@ -362,8 +415,30 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     framedByTelegram(ctx);
     ctx.body = renderTelegramBootPage({ returnUrl: null, bootPath: telegramRoot, lang });
   });
+  // {telegramRoot}/{id}: the payment's page only for a launch Telegram signed for the payment's own
+  // store's bot, which the boot page's script puts in the query (?tgWebAppData=, the init data of the
+  // fragment); another bot's launch is refused with nothing of the payment (telegram/launch.ts).
+  // Without one (an old link, a browser) it is the boot page, which goes on with the launch in
+  // Telegram and to the ordinary checkout outside it.
   router.get(`${telegramRoot}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx) => {
-    await paymentPage(ctx, ctx.params.paymentId ?? '', true);
+    const raw = ctx.params.paymentId ?? '';
+    const initData = ctx.query.tgWebAppData;
+    if (!isUuid(raw) || (typeof initData !== 'string' && initData !== undefined)) return paymentPage(ctx, '', true);
+    const id = raw.toLowerCase();
+    const lang = langOf(ctx);
+    const telegramPage = (status: number, body: string) => {
+      noStore(ctx);
+      htmlHeaders(ctx, lang, strictCsp(telegramCsp(config.telegramWebOrigins)));
+      framedByTelegram(ctx);
+      ctx.status = status;
+      ctx.body = body;
+    };
+    if (initData === undefined) {
+      return telegramPage(200, renderTelegramBootPage({ returnUrl: null, bootPath: telegramRoot, lang, paymentId: id, checkoutPath: `${prefix}/${id}` }));
+    }
+    const launch = await checkLaunch(pool, id, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
+    if (launch === 'other_bot') return telegramPage(403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }));
+    await paymentPage(ctx, id, true);
   });
 
   type TelegramLaunch = Validated<{ params: { paymentId: string }; body: TelegramInitDataBody }>;

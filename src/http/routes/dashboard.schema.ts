@@ -99,7 +99,7 @@ export const paymentsQuery = {
     properties: {
       status: { type: 'string', enum: PAYMENT_STATUSES },
       anomaly: { type: 'string', enum: ANOMALIES },
-      coin: { type: 'string', pattern: '^[A-Za-z0-9]{1,16}$' },
+      coin: { type: 'string', pattern: '^[A-Za-z0-9]{1,16}$', coinSymbol: true },
       from: day('Created on or after this day (UTC).'),
       to: day('Created on or before this day (UTC).'),
       q: text(200),

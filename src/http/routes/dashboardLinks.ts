@@ -105,11 +105,12 @@ export function dashboardLinkRoutes(dash: DashboardRouter, deps: AppDeps): void 
     },
     async (ctx) => {
       const { amount, currency, description, expires = '1h' } = ctx.state.form;
-      const request = { amount, currency, ...(description !== undefined ? { description } : {}), ttl: PAYMENT_EXPIRIES[expires] };
+      const request = { amount, currency, ...(description !== undefined ? { description } : {}) };
       let paymentId: string;
       try {
+        // The API's own check of the rest; the time is one the form offers (days beyond the API's 12 hours).
         paymentRequest(request);
-        paymentId = await createDashboardPayment(pool, config, ctx.state.actor, ctx.state.store.id, request, deps.now());
+        paymentId = await createDashboardPayment(pool, config, ctx.state.actor, ctx.state.store.id, { ...request, ttl: PAYMENT_EXPIRIES[expires] }, deps.now());
       } catch (error) {
         if (!(error instanceof KassaError)) throw error;
         return showLinks(ctx, 400, { paymentForm: { values: typed(ctx), problems: { [field(error.param, PAYMENT_FIELDS)]: error.message } } });

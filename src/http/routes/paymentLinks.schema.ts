@@ -2,6 +2,7 @@
 // derived from them.
 import type { FromSchema } from 'json-schema-to-ts';
 import { currencySchema } from '../../presenters/payment.ts';
+import { GRAM_TAKEN } from './shared.schema.ts';
 import type { ParamsDefinition, QueryDefinition } from '../validate.ts';
 import { createPaymentSchema, listPaymentsQuery } from './payments.schema.ts';
 import { amountSchema } from './shared.schema.ts';
@@ -12,7 +13,12 @@ export const createPaymentLinkSchema = {
   additionalProperties: false,
   required: ['currency'],
   properties: {
-    currency: { ...currencySchema, description: `${currencySchema.description} The unit of the price, not the payment coin.`, errorCode: 'currency_not_found' },
+    currency: {
+      ...currencySchema,
+      description: `${currencySchema.description} The unit of the price, not the payment coin.${GRAM_TAKEN}`,
+      errorCode: 'currency_not_found',
+      coinSymbol: true,
+    },
     amount: { ...amountSchema, description: 'A fixed price. Omit it for an open amount the customer types.' },
     minAmount: { ...amountSchema, description: 'An open amount: the least the customer may type.' },
     maxAmount: { ...amountSchema, description: 'An open amount: the most the customer may type.' },

@@ -5,6 +5,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { PAYMENT_STATUSES } from '../../payments/transitions.ts';
 import { currencySchema } from '../../presenters/payment.ts';
+import { GRAM_TAKEN } from './shared.schema.ts';
 import { FIAT_CURRENCIES } from '../../rates/fiat.ts';
 import type { QueryDefinition } from '../validate.ts';
 import { amountSchema as amount, urlSchema as url } from './shared.schema.ts';
@@ -47,7 +48,12 @@ export const createPaymentSchema = {
   required: ['amount', 'currency'],
   properties: {
     amount,
-    currency: { ...currencySchema, description: `${currencySchema.description} The unit of value, not the payment coin.`, errorCode: 'currency_not_found' },
+    currency: {
+      ...currencySchema,
+      description: `${currencySchema.description} The unit of value, not the payment coin.${GRAM_TAKEN}`,
+      errorCode: 'currency_not_found',
+      coinSymbol: true,
+    },
     payment_options: {
       type: 'object',
       additionalProperties: false,
@@ -62,7 +68,10 @@ export const createPaymentSchema = {
             type: 'object',
             additionalProperties: false,
             required: ['coin', 'chain'],
-            properties: { coin: { type: 'string', maxLength: 32 }, chain: { type: 'string', maxLength: 32 } },
+            properties: {
+              coin: { type: 'string', maxLength: 32, description: `The coin's ticker.${GRAM_TAKEN}`, coinSymbol: true },
+              chain: { type: 'string', maxLength: 32 },
+            },
           },
         },
       },

@@ -1,6 +1,6 @@
 // JSON Schemas of the refund endpoints (src/http/routes/refunds.ts) and the request types derived from them.
 import type { FromSchema } from 'json-schema-to-ts';
-import { amountSchema } from './shared.schema.ts';
+import { amountSchema, GRAM_TAKEN } from './shared.schema.ts';
 
 export { type PaymentParams, paymentParams } from './shared.schema.ts';
 
@@ -14,9 +14,10 @@ export const createRefundSchema = {
       type: 'string',
       minLength: 1,
       maxLength: 16,
-      description: 'The coin to refund (e.g. "TON"), one the deposit holds refundable.',
+      description: `The coin to refund (e.g. "TON"), one the deposit holds refundable.${GRAM_TAKEN}`,
       examples: ['TON'],
       errorCode: 'invalid_coin',
+      coinSymbol: true,
     },
     amount: {
       ...amountSchema,
@@ -28,8 +29,9 @@ export const createRefundSchema = {
       minLength: 1,
       maxLength: 16,
       description:
-        "The currency `amount` is in: the payment's own currency (e.g. USD), converted into the coin by the pricing rule (amount × rate, rounded up to the coin's decimals) at `rate`; or the coin itself (the default).",
+        "The currency `amount` is in: the payment's own currency (e.g. USD), converted into the coin by the pricing rule (amount × rate, rounded up to the coin's decimals) at `rate`; or the coin itself (the default). GRAM is taken for TON.",
       examples: ['USD'],
+      coinSymbol: true,
     },
     rate: {
       type: 'string',

@@ -10,7 +10,7 @@ export const transferSchema = {
   required: ['to', 'coin', 'amount'],
   properties: {
     to: { type: 'string', maxLength: 100 },
-    coin: { type: 'string', maxLength: 16 },
+    coin: { type: 'string', maxLength: 16, coinSymbol: true },
     amount: { type: 'string', maxLength: 40, errorCode: 'invalid_amount' },
     bounce: { type: 'boolean' },
     comment: { type: 'string', maxLength: 1000 },

@@ -16,6 +16,9 @@ export const amountSchema = {
   errorCode: 'invalid_amount',
 } as const;
 
+/** What a field taking a coin's ticker says of the coin's new name (validate.ts `coinSymbol`). */
+export const GRAM_TAKEN = ' GRAM (Toncoin’s name since June 2026) is taken for TON; answers say TON.';
+
 export const urlSchema = (what: string) =>
   ({
     type: 'string',
