@@ -82,6 +82,7 @@ export const ERROR_CATALOGUE = {
   invalid_payment_id: { type: 'invalid_request_error', message: 'paymentID must be a UUID.' },
   invalid_status: { type: 'invalid_request_error', message: 'status must be one of created, pending, completed, expired, cancelled.' },
   invalid_limit: { type: 'invalid_request_error', message: 'limit must be an integer from 1 to 100.' },
+  invalid_unmatched_state: { type: 'invalid_request_error', message: 'state must be one of open, assigned, refunded, kept.' },
   invalid_created_after: { type: 'invalid_request_error', message: 'created_after must be an RFC 3339 time.' },
   invalid_starting_after: {
     type: 'invalid_request_error',

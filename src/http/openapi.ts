@@ -8,6 +8,8 @@ import type { Guards } from './guards.ts';
 import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { endpointDeliverySchema, webhookDeliverySchema } from '../presenters/delivery.ts';
 import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
+import { unmatchedTransferSchema } from '../presenters/unmatched.ts';
+import { listUnmatchedQuery } from './routes/unmatchedTransfers.schema.ts';
 import { paymentLinkSchema } from '../presenters/paymentLink.ts';
 import { createPaymentLinkSchema, listPaymentLinksQuery, paymentLinkParams } from './routes/paymentLinks.schema.ts';
 import { keySetSchema } from '../presenters/keys.ts';
@@ -184,6 +186,7 @@ const QUERY_EXAMPLES: Record<string, string | number> = {
   created_after: '2026-01-31T00:00:00Z',
   limit: 20,
   starting_after: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
+  state: 'open',
 };
 
 /** A list's query parameters as published: the same schema validates the query (src/http/routes/*.schema.ts). */
@@ -241,6 +244,7 @@ const TAGS = [
   { name: 'Payments', description: 'Create, read, list and cancel payments (the seed interface and its extensions).' },
   { name: 'Refunds', description: 'Money not counted toward a payment, sent back from its deposit wallet (extension).' },
   { name: 'Webhooks', description: 'Webhook deliveries and the key set receivers verify signatures with.' },
+  { name: 'Unmatched money', description: "Money that reached a treasury-settlement store's treasury naming no payment (extension, CONTRACT §12)." },
   { name: 'Payment links', description: 'Reusable URLs where each visit creates one payment at the link’s price (extension).' },
   { name: 'Payment methods', description: "The store's enabled coin/chain pairs." },
   { name: 'Checkout', description: 'Public endpoints of the hosted checkout page (no token: the payment id is the capability).' },
@@ -295,6 +299,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         WebhookDelivery: webhookDeliverySchema,
         CreateWebhookEndpointRequest: requestSchema(createEndpointSchema),
         WebhookEndpoint: webhookEndpointSchema,
+        UnmatchedTransfer: unmatchedTransferSchema,
         WebhookEndpointDelivery: endpointDeliverySchema,
         CreatePaymentLinkRequest: requestSchema(createPaymentLinkSchema),
         PaymentLink: paymentLinkSchema,
@@ -557,6 +562,16 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '200': { description: 'The link', content: json(ref('PaymentLink')) } },
           errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...LINK_ERRORS],
+        },
+      },
+      '/v1/unmatched-transfers': {
+        get: {
+          operationId: 'listUnmatchedTransfers',
+          tags: ['Unmatched money'],
+          summary: "Money that reached the store's treasury naming no payment, newest first, the last 100 (extension, treasury settlement)",
+          parameters: queryParameters(listUnmatchedQuery),
+          responses: { '200': { description: 'Unmatched transfers', content: json(listSchema(ref('UnmatchedTransfer'))) } },
+          errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_unmatched_state'],
         },
       },
       '/v1/webhook-endpoints': {

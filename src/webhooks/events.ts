@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'refund.failed',
   'sweep.confirmed',
   'sweep.failed',
+  'money.unmatched',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
