@@ -1,5 +1,5 @@
 --! Previous: sha1:552bb2be18cb082156ef559f1e5f5c6b7edbb52a
---! Hash: sha1:e2c0dd6310c80b7d4503550d463162b7264ba8c7
+--! Hash: sha1:eea7bf887d13d46e2a79f9bce071b48378cc15b9
 --! Message: treasury settlement
 
 -- Settling straight to the store's treasury by reference (issue 43, CONTRACT §12): a store may have
@@ -48,25 +48,32 @@ create table unmatched_transfers (
   reason text not null,
   suggestions jsonb not null default '[]',
   state text not null default 'open',
+  payment_id uuid references payments (id) on delete cascade,
+  resolved_at timestamptz,
+  note text,
   chain_time timestamptz not null,
   recorded_at timestamptz not null,
   constraint unmatched_transfers_once_per_store unique (store_id, account, lt, hash),
   constraint unmatched_transfers_reason_is_known check (reason in ('no_reference', 'unknown_reference', 'malformed_reference', 'encrypted')),
   constraint unmatched_transfers_state_is_known check (state in ('open', 'assigned', 'refunded', 'kept')),
   constraint unmatched_transfers_amount_is_positive check (amount_base_units > 0),
-  constraint unmatched_transfers_hash_is_hex check (hash ~ '^[0-9a-f]{64}$')
+  constraint unmatched_transfers_hash_is_hex check (hash ~ '^[0-9a-f]{64}$'),
+  constraint unmatched_transfers_open_is_unresolved check ((state = 'open') = (resolved_at is null)),
+  constraint unmatched_transfers_assigned_has_payment check (state <> 'assigned' or payment_id is not null)
 );
 comment on table unmatched_transfers is 'Money that reached a treasury-settlement store''s treasury matching no payment (no comment, an unknown or mistyped reference, an encrypted comment, binary junk): kept, never lost, with suggestions a person may act on (never applied by themselves). Keyed by the chain identity of its transaction, per store.';
 comment on column unmatched_transfers.reference is 'What the comment carried that looks like a reference (normalised: upper case, no dash), if anything.';
 comment on column unmatched_transfers.suggestions is '[{paymentID, why}]: why is reference_one_character_away, same_amount_open (a payment of the same coin and amount open at its chain time) or same_sender (who paid an earlier payment of the store).';
 comment on column unmatched_transfers.comment is 'The text comment it carried, as the books keep comments (at most 1,000 characters), if any.';
 create index unmatched_transfers_by_store on unmatched_transfers (store_id, state, chain_time desc);
+comment on column unmatched_transfers.payment_id is 'assigned: the payment a person booked it on (POST /v1/unmatched-transfers/{id}/assign), as if it had carried its reference, at its chain time (the books then hold it in transfers too).';
+comment on column unmatched_transfers.resolved_at is 'When a person assigned, refunded or kept it (null while open).';
 comment on index unmatched_transfers_by_store is 'GET /v1/unmatched-transfers?state=: a store''s, newest first.';
 
 alter table webhook_endpoints drop constraint webhook_endpoints_events_are_known;
 alter table webhook_endpoints add constraint webhook_endpoints_events_are_known check (
   cardinality(events) > 0 and events <@ array['payment.pending', 'payment.completed', 'payment.expired', 'payment.cancelled',
-    'payment.money_received', 'refund.confirmed', 'refund.failed', 'sweep.confirmed', 'sweep.failed', 'money.unmatched']::text[]);
+    'payment.money_received', 'refund.confirmed', 'refund.failed', 'sweep.confirmed', 'sweep.failed', 'money.unmatched', 'money.assigned']::text[]);
 alter table webhook_deliveries drop constraint webhook_deliveries_event_is_known;
 alter table webhook_deliveries add constraint webhook_deliveries_event_is_known check (event in ('payment.pending', 'payment.completed', 'payment.expired',
-  'payment.cancelled', 'payment.money_received', 'refund.confirmed', 'refund.failed', 'sweep.confirmed', 'sweep.failed', 'money.unmatched', 'ping'));
+  'payment.cancelled', 'payment.money_received', 'refund.confirmed', 'refund.failed', 'sweep.confirmed', 'sweep.failed', 'money.unmatched', 'money.assigned', 'ping'));

@@ -28,6 +28,7 @@ export type AuditAction =
   | 'password.change'
   | 'password.reset'
   | 'payment.create'
+  | 'unmatched.assign'
   | 'payment_link.create'
   | 'payment_link.deactivate';
 

@@ -9,7 +9,7 @@ import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { endpointDeliverySchema, webhookDeliverySchema } from '../presenters/delivery.ts';
 import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
 import { unmatchedTransferSchema } from '../presenters/unmatched.ts';
-import { listUnmatchedQuery } from './routes/unmatchedTransfers.schema.ts';
+import { assignUnmatchedSchema, listUnmatchedQuery, unmatchedParams } from './routes/unmatchedTransfers.schema.ts';
 import { paymentLinkSchema } from '../presenters/paymentLink.ts';
 import { createPaymentLinkSchema, listPaymentLinksQuery, paymentLinkParams } from './routes/paymentLinks.schema.ts';
 import { keySetSchema } from '../presenters/keys.ts';
@@ -168,6 +168,15 @@ const paymentLinkIdParameter = {
   schema: requestSchema(paymentLinkParams.schema.properties.id),
   example: '2a7c4e1f-6b3d-4f8a-9c51-1e2f3a4b5c6d',
 };
+const unmatchedIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The unmatched transfer id (a UUID).',
+  schema: requestSchema(unmatchedParams.schema.properties.id),
+  example: '3c9e2d1f-7a4b-4e8c-9d51-4f2e1a3b5c6d',
+};
+const PARAMS_OF_UNMATCHED = [unmatchedIdParameter];
 const LINK_ERRORS: readonly ErrorCode[] = ['invalid_payment_link_id', 'payment_link_not_found'];
 const ENDPOINT_ERRORS: readonly ErrorCode[] = ['invalid_webhook_endpoint_id', 'webhook_endpoint_not_found'];
 const idempotencyHeader = {
@@ -298,6 +307,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         Transfer: transferSchema,
         WebhookDelivery: webhookDeliverySchema,
         CreateWebhookEndpointRequest: requestSchema(createEndpointSchema),
+        AssignUnmatchedTransferRequest: requestSchema(assignUnmatchedSchema),
         WebhookEndpoint: webhookEndpointSchema,
         UnmatchedTransfer: unmatchedTransferSchema,
         WebhookEndpointDelivery: endpointDeliverySchema,
@@ -572,6 +582,29 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           parameters: queryParameters(listUnmatchedQuery),
           responses: { '200': { description: 'Unmatched transfers', content: json(listSchema(ref('UnmatchedTransfer'))) } },
           errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_unmatched_state'],
+        },
+      },
+      '/v1/unmatched-transfers/{id}/assign': {
+        post: {
+          operationId: 'assignUnmatchedTransfer',
+          tags: ['Unmatched money'],
+          summary: 'Book an unmatched transfer on a payment settled to the treasury it reached, as if it had carried its reference (extension)',
+          description: CHANGE_SCOPE,
+          parameters: PARAMS_OF_UNMATCHED,
+          requestBody: { required: true, content: json(ref('AssignUnmatchedTransferRequest')) },
+          responses: { '200': { description: 'The unmatched transfer, assigned (paymentID)', content: json(ref('UnmatchedTransfer')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_unmatched_transfer_id',
+            'invalid_payment_id',
+            'unmatched_transfer_not_found',
+            'unmatched_transfer_not_open',
+            'payment_not_found',
+            'payment_not_paid_to_treasury',
+          ],
         },
       },
       '/v1/webhook-endpoints': {

@@ -8,7 +8,8 @@ import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import { emitEvents } from '../webhooks/events.ts';
 import { referencesOneAway, type ReadReference } from './reference.ts';
-import { recordTransfer, type TransferEffect } from './transfers.ts';
+import { KassaError } from '../errors.ts';
+import { recordTransfer, recordTransferIn, type TransferEffect } from './transfers.ts';
 
 /** Why a transfer into a treasury matched no payment (unmatched_transfers_reason_is_known). */
 export const UNMATCHED_REASONS = ['no_reference', 'unknown_reference', 'malformed_reference', 'encrypted'] as const;
@@ -167,10 +168,11 @@ async function keepUnmatched(tx: Db, storeId: string, incoming: TreasuryIncoming
  * An unmatched transfer `u` as the API shows it (CONTRACT §12) and money.unmatched carries it:
  * {id, coin, amount, sender, reference, reason, suggestions, state, transactionHash, receivedAt}.
  */
-export const UNMATCHED_JSON = sql.fragment`jsonb_build_object('id', u.id, 'coin', u.coin_symbol, 'amount', u.amount::text, 'sender', u.sender,
+export const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin', u.coin_symbol, 'amount', u.amount::text, 'sender', u.sender,
   'reference', case when u.reference is null then null when length(u.reference) = 9 then substr(u.reference, 1, 4) || '-' || substr(u.reference, 5) else u.reference end,
   'reason', u.reason, 'suggestions', u.suggestions, 'state', u.state, 'transactionHash', u.hash,
-  'receivedAt', to_char(u.chain_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+  'receivedAt', to_char(u.chain_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+  || case when u.payment_id is null then '{}'::jsonb else jsonb_build_object('paymentID', u.payment_id) end)`;
 
 const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
 
@@ -181,4 +183,76 @@ export async function listUnmatched(db: Db, storeId: string, state: UnmatchedSta
     where u.store_id = ${storeId} and ${state === null ? sql.fragment`true` : sql.fragment`u.state = ${state}`}
     order by u.chain_time desc, u.lt desc limit ${limit}
   `);
+}
+
+const lockedUnmatched = z.object({
+  id: z.string(),
+  account: z.string(),
+  lt: z.string(),
+  hash: z.string(),
+  amount_base_units: z.string(),
+  sender: z.string().nullable(),
+  comment: z.string().nullable(),
+  chain_time: z.date(),
+  state: z.enum(UNMATCHED_STATES),
+});
+
+/**
+ * POST /v1/unmatched-transfers/{id}/assign: a person books an unmatched transfer of the store on one
+ * of its payments settled to the treasury the money reached, as if it had carried the payment's
+ * reference, at its chain time (the same recordTransfer: its effect, completion and events), then
+ * marks it assigned and tells the store (money.assigned). In the caller's transaction, which also
+ * writes the audit row. Refused: an unknown transfer (404), one no longer open (409), a payment of
+ * another store (404) or one not paid to that treasury (400).
+ */
+export async function assignUnmatched(
+  tx: Db,
+  storeId: string,
+  unmatchedId: string,
+  paymentId: string,
+  now: Date,
+): Promise<{ transfer: Record<string, unknown>; effect: TransferEffect | null }> {
+  const row = await tx.maybeOne(sql.type(lockedUnmatched)`
+    select id, account, lt::text as lt, hash, amount_base_units::text as amount_base_units, sender, comment, chain_time, state
+    from unmatched_transfers where id = ${unmatchedId} and store_id = ${storeId} for update
+  `);
+  if (!row) throw new KassaError('unmatched_transfer_not_found', { param: 'id' });
+  if (row.state !== 'open') throw new KassaError('unmatched_transfer_not_open', { param: 'id' });
+  const payment = await tx.maybeOne(sql.type(z.object({ settlement: z.string(), settlement_address: z.string().nullable() }))`
+    select settlement, settlement_address from payments where id = ${paymentId} and store_id = ${storeId}
+  `);
+  if (!payment) throw new KassaError('payment_not_found', { param: 'paymentID' });
+  if (payment.settlement !== 'treasury' || payment.settlement_address !== row.account) {
+    throw new KassaError('payment_not_paid_to_treasury', { param: 'paymentID' });
+  }
+  const outcome = await recordTransferIn(
+    tx,
+    {
+      account: row.account,
+      lt: row.lt,
+      hash: row.hash,
+      paymentId,
+      depositAddress: row.account,
+      coinSymbol: 'TON',
+      jettonMaster: null,
+      amountBaseUnits: BigInt(row.amount_base_units),
+      sender: row.sender,
+      comment: row.comment,
+      chainTime: row.chain_time,
+      credited: true,
+      payment: true,
+      detail: 'assigned from unmatched money',
+    },
+    now,
+  );
+  await tx.query(sql.typeAlias('void')`
+    update unmatched_transfers set state = 'assigned', payment_id = ${paymentId}, resolved_at = ${sql.timestamp(now)} where id = ${row.id}
+  `);
+  await emitEvents(
+    tx,
+    sql.fragment`select u.store_id, u.payment_id, 'money.assigned'::text as type, ${UNMATCHED_JSON} as payload from unmatched_transfers u where u.id = ${row.id}`,
+    now,
+  );
+  const transfer = await tx.oneFirst(sql.type(unmatchedRow)`select ${UNMATCHED_JSON} as transfer from unmatched_transfers u where u.id = ${row.id}`);
+  return { transfer, effect: outcome.recorded ? outcome.effect : null };
 }

@@ -42,5 +42,6 @@ export const unmatchedTransferSchema = {
     state: { type: 'string', enum: UNMATCHED_STATES, description: 'open until a person assigns, refunds or keeps it.' },
     transactionHash: { type: 'string', description: "The treasury's transaction (hex)." },
     receivedAt: { type: 'string', format: 'date-time', description: 'Its on-chain time.' },
+    paymentID: { type: 'string', format: 'uuid', description: 'assigned: the payment it was booked on (absent otherwise).' },
   },
 } as const;

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'sweep.confirmed',
   'sweep.failed',
   'money.unmatched',
+  'money.assigned',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -39,6 +39,7 @@ const NEEDS: Record<string, ScopeNeed> = {
   redeliverToWebhookEndpoint: 'change',
   createPaymentLink: 'change',
   deactivatePaymentLink: 'change',
+  assignUnmatchedTransfer: 'change',
 };
 
 const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') =>

@@ -47,7 +47,7 @@ const unmatchedOf = async (hash: string) => (await unmatched()).find((u) => u.tr
 async function assertTreasuryBooksMatchChain() {
   const onBooks = await app.pool.oneFirst(sql.type(z.object({ total: z.string() }))`
     select ((select coalesce(sum(amount_base_units), 0) from transfers where account = ${treasury})
-          + (select coalesce(sum(amount_base_units), 0) from unmatched_transfers where account = ${treasury} and store_id = ${store.id}))::text as total
+          + (select coalesce(sum(amount_base_units), 0) from unmatched_transfers where account = ${treasury} and store_id = ${store.id} and state <> 'assigned'))::text as total
   `);
   assert.equal(BigInt(onBooks), app.arrived(treasury, customer));
 }
@@ -63,7 +63,7 @@ before(async () => {
   receiver = await startEventReceiver(app);
   const endpoint = await app.request('POST', '/v1/webhook-endpoints', {
     token: store.token,
-    body: { url: receiver.url, events: ['money.unmatched', 'payment.completed'] },
+    body: { url: receiver.url, events: ['money.unmatched', 'money.assigned', 'payment.completed'] },
   });
   assert.equal(endpoint.status, 201, endpoint.text);
 });
@@ -256,6 +256,66 @@ describe('unmatched money', () => {
       events.map((event) => event.payload).find((payload: any) => payload.id === encrypted.id),
       encrypted,
     );
+  });
+
+  it('assign books a transfer on the payment it was meant for, at its chain time, audited and told; once only; never on a deposit payment', async () => {
+    const payment = await newPayment(store.token, '0.3');
+    const reference: string = payment.paymentDetails.reference;
+    const typo = `${reference.slice(0, 6)}${reference[6] === 'K' ? 'M' : 'K'}${reference.slice(7)}`;
+    const { hash } = await payTreasury('0.3', comment(typo));
+    await app.settle();
+    const kept = await unmatchedOf(hash);
+    assert.equal(kept.suggestions[0]?.paymentID, payment.id);
+    const assign = (id: string, paymentID: string, token = store.token) =>
+      app.request('POST', `/v1/unmatched-transfers/${id}/assign`, { token, body: { paymentID } });
+
+    // Refused: a payment of another store, a deposit payment of this one, an unknown transfer, a bad id, no paymentID.
+    const deposit = await newPayment(depositStore.token, '0.3');
+    assertError(await assign(kept.id, deposit.id), 404, 'not_found_error', 'payment_not_found', 'paymentID');
+    await updateStore(app.pool, store.id, { settlement: 'deposit' });
+    const ownDeposit = await newPayment(store.token, '0.3');
+    await updateStore(app.pool, store.id, { settlement: 'treasury' });
+    assertError(await assign(kept.id, ownDeposit.id), 400, 'invalid_request_error', 'payment_not_paid_to_treasury', 'paymentID');
+    assertError(await assign('3c9e2d1f-7a4b-4e8c-9d51-4f2e1a3b5c6d', payment.id), 404, 'not_found_error', 'unmatched_transfer_not_found', 'id');
+    assertError(await assign('nope', payment.id), 400, 'invalid_request_error', 'invalid_unmatched_transfer_id', 'id');
+    assertError(
+      await app.request('POST', `/v1/unmatched-transfers/${kept.id}/assign`, { token: store.token, body: {} }),
+      400,
+      'invalid_request_error',
+      'missing_parameter',
+      'paymentID',
+    );
+    assertError(await assign(kept.id, payment.id, depositStore.token), 404, 'not_found_error', 'unmatched_transfer_not_found', 'id');
+    assert.equal((await unmatchedOf(hash)).state, 'open', 'nothing changed');
+
+    const assigned = await assign(kept.id, payment.id);
+    assert.equal(assigned.status, 200, assigned.text);
+    assert.equal(assigned.json.state, 'assigned');
+    assert.equal(assigned.json.paymentID, payment.id);
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.equal(paid.timer.paidAt, kept.receivedAt, 'booked at its chain time');
+    const [transfer] = await books(payment.id);
+    assert.deepEqual([transfer.hash, transfer.effect, transfer.amount], [hash, 'completed', '0.3']);
+    assertError(await assign(kept.id, payment.id), 409, 'invalid_request_error', 'unmatched_transfer_not_open', 'id');
+    assert.equal((await books(payment.id)).length, 1);
+    assert.deepEqual(
+      (await unmatched('assigned')).map((u) => u.id),
+      [kept.id],
+    );
+    const audit = await app.pool.any(sql.type(z.object({ action: z.string(), subject: z.string(), detail: z.record(z.string(), z.unknown()) }))`
+      select action, subject, detail from audit_log where store_id = ${store.id} and action = 'unmatched.assign'
+    `);
+    assert.deepEqual(audit, [
+      { action: 'unmatched.assign', subject: kept.id, detail: { payment: payment.id, amount: '0.3', coin: 'TON', effect: 'completed', via: 'api' } },
+    ]);
+    await runDeliveries(app);
+    const told = verifiedEvents(receiver).filter((event) => event.type === 'money.assigned');
+    assert.deepEqual(
+      told.map((event) => event.payload),
+      [assigned.json],
+    );
+    await assertTreasuryBooksMatchChain();
   });
 
   it("the treasury's own spending is no payment and no unmatched money", async () => {
