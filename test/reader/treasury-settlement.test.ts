@@ -125,6 +125,13 @@ describe('a payment settled to the treasury', () => {
       sql.type(z.object({ n: z.number() }))`select count(*)::int as n from outgoing_transfers where payment_id = ${payment.id}`,
     );
     assert.equal(outgoing, 0, 'no sweep is planned for money already in the treasury');
+    // No deposit holds it: the deposit's money (refunds, sweeps, reporting, the dashboard) has nothing of it.
+    const balance = await app.request('GET', `/v1/payments/${payment.id}/balance`, { token: store.token });
+    assert.deepEqual(balance.json.coins, []);
+    const inDeposits = await app.pool.maybeOneFirst(sql.type(z.object({ n: z.string() }))`
+      select in_deposits::text as n from reporting.store_money where store_id = ${store.id} and coin_symbol = 'TON'
+    `);
+    assert.equal(inDeposits, null);
     await assertTreasuryBooksMatchChain();
   });
 
