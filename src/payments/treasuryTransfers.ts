@@ -141,16 +141,20 @@ async function suggestionsFor(tx: Db, storeId: string, incoming: TreasuryIncomin
   return suggestions;
 }
 
-/** The unmatched transfer's row and its money.unmatched event; false when it was kept already. */
+/** The unmatched transfer's row and its money.unmatched event; false when it was kept already (or is older than the store's first payment there). */
 async function keepUnmatched(tx: Db, storeId: string, incoming: TreasuryIncoming, reason: UnmatchedReason, now: Date): Promise<boolean> {
   const suggestions = await suggestionsFor(tx, storeId, incoming);
   const carried = incoming.read.kind === 'reference' ? incoming.read.reference : incoming.read.kind === 'malformed' ? incoming.read.text : null;
   const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     insert into unmatched_transfers (store_id, account, lt, hash, coin_symbol, amount_base_units, amount, sender, comment, reference, reason,
                                      suggestions, chain_time, recorded_at)
-    values (${storeId}, ${incoming.account}, ${incoming.lt}, ${incoming.hash}, 'TON', ${incoming.amountBaseUnits.toString()},
-            ${fromBaseUnits(incoming.amountBaseUnits, 9)}, ${incoming.sender}, ${incoming.comment}, ${carried}, ${reason},
-            ${sql.jsonb(suggestions)}, ${sql.timestamp(incoming.chainTime)}, ${sql.timestamp(now)})
+    select ${storeId}, ${incoming.account}, ${incoming.lt}, ${incoming.hash}, 'TON', ${incoming.amountBaseUnits.toString()},
+           ${fromBaseUnits(incoming.amountBaseUnits, 9)}, ${incoming.sender}, ${incoming.comment}, ${carried}, ${reason},
+           ${sql.jsonb(suggestions)}, ${sql.timestamp(incoming.chainTime)}, ${sql.timestamp(now)}
+    -- Money that reached the wallet before the store's first payment settled there is the merchant's
+    -- own history (reconciliation re-reads it), not a customer's payment.
+    where exists (select 1 from payments where store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.account}
+                  and date_trunc('second', created_at) <= ${sql.timestamp(incoming.chainTime)})
     on conflict (store_id, account, lt, hash) do nothing
     returning id
   `);

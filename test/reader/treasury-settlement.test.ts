@@ -9,7 +9,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, beginCell, type Cell } from '@ton/core';
+import { pino } from 'pino';
+import { createChainClient } from '../../src/chain/client.ts';
 import { OP_ENCRYPTED_COMMENT } from '../../src/chain/detect.ts';
+import { toncenterV3History } from '../../src/chain/history.ts';
+import { holdOutOfBlockStream } from '../../src/chain/sandbox/history.ts';
+import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
+import { accountHealer } from '../../src/reader/heal.ts';
+import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { formatReference } from '../../src/payments/reference.ts';
 import { StoreInputError, updateStore } from '../../src/stores/stores.ts';
@@ -381,6 +388,33 @@ describe('deposits and switching', () => {
     await payTreasury('0.6', payment.paymentDetails.payload);
     await app.settle();
     assert.equal((await get(created.json.id)).status, 'completed');
+  });
+});
+
+describe('reconciliation', () => {
+  it('heals the treasury: a transfer the block stream never showed is booked on its payment, once', async () => {
+    const payment = await newPayment(store.token, '0.55');
+    const chain = app.sandbox.chain;
+    chain.stopBlockClock();
+    try {
+      await payTreasury('0.55', comment(payment.paymentDetails.reference));
+      const seqno = chain.sealBlock();
+      assert.ok(holdOutOfBlockStream(chain, treasury, seqno) >= 1);
+    } finally {
+      chain.startBlockClock();
+    }
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'pending', 'the reader never saw it');
+    const log = pino({ level: 'silent' });
+    const history = toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}` });
+    const heal = accountHealer({ history, book: app.newReader({ id: 'reconciliation' }).bookBlock, log });
+    const reconcile = () =>
+      reconcileDeposits({ pool: app.pool, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date(), heal });
+    await reconcile();
+    assert.equal((await get(payment.id)).status, 'completed');
+    await reconcile();
+    assert.equal((await books(payment.id)).length, 1);
+    await assertTreasuryBooksMatchChain();
   });
 });
 
