@@ -84,6 +84,7 @@ export const ERROR_CATALOGUE = {
   invalid_limit: { type: 'invalid_request_error', message: 'limit must be an integer from 1 to 100.' },
   invalid_unmatched_state: { type: 'invalid_request_error', message: 'state must be one of open, assigned, refunded, kept.' },
   invalid_unmatched_transfer_id: { type: 'invalid_request_error', message: 'The unmatched transfer id must be a UUID.' },
+  invalid_note: { type: 'invalid_request_error', message: 'note must be a string of 1 to 500 characters.' },
   unmatched_transfer_not_found: { type: 'not_found_error', message: 'No unmatched transfer with that id.' },
   unmatched_transfer_not_open: {
     type: 'invalid_request_error',

@@ -29,6 +29,7 @@ export type AuditAction =
   | 'password.reset'
   | 'payment.create'
   | 'unmatched.assign'
+  | 'unmatched.keep'
   | 'payment_link.create'
   | 'payment_link.deactivate';
 

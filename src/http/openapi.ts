@@ -9,7 +9,7 @@ import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { endpointDeliverySchema, webhookDeliverySchema } from '../presenters/delivery.ts';
 import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
 import { unmatchedTransferSchema } from '../presenters/unmatched.ts';
-import { assignUnmatchedSchema, listUnmatchedQuery, unmatchedParams } from './routes/unmatchedTransfers.schema.ts';
+import { assignUnmatchedSchema, keepUnmatchedSchema, listUnmatchedQuery, unmatchedParams } from './routes/unmatchedTransfers.schema.ts';
 import { paymentLinkSchema } from '../presenters/paymentLink.ts';
 import { createPaymentLinkSchema, listPaymentLinksQuery, paymentLinkParams } from './routes/paymentLinks.schema.ts';
 import { keySetSchema } from '../presenters/keys.ts';
@@ -308,6 +308,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         WebhookDelivery: webhookDeliverySchema,
         CreateWebhookEndpointRequest: requestSchema(createEndpointSchema),
         AssignUnmatchedTransferRequest: requestSchema(assignUnmatchedSchema),
+        KeepUnmatchedTransferRequest: requestSchema(keepUnmatchedSchema),
         WebhookEndpoint: webhookEndpointSchema,
         UnmatchedTransfer: unmatchedTransferSchema,
         WebhookEndpointDelivery: endpointDeliverySchema,
@@ -604,6 +605,27 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             'unmatched_transfer_not_open',
             'payment_not_found',
             'payment_not_paid_to_treasury',
+          ],
+        },
+      },
+      '/v1/unmatched-transfers/{id}/keep': {
+        post: {
+          operationId: 'keepUnmatchedTransfer',
+          tags: ['Unmatched money'],
+          summary: 'Keep an unmatched transfer in the treasury as it is, with a note (extension)',
+          description: CHANGE_SCOPE,
+          parameters: PARAMS_OF_UNMATCHED,
+          requestBody: { required: true, content: json(ref('KeepUnmatchedTransferRequest')) },
+          responses: { '200': { description: 'The unmatched transfer, kept (note)', content: json(ref('UnmatchedTransfer')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_unmatched_transfer_id',
+            'invalid_note',
+            'unmatched_transfer_not_found',
+            'unmatched_transfer_not_open',
           ],
         },
       },

@@ -176,7 +176,8 @@ export const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin
   'reference', case when u.reference is null then null when length(u.reference) = 9 then substr(u.reference, 1, 4) || '-' || substr(u.reference, 5) else u.reference end,
   'reason', u.reason, 'suggestions', u.suggestions, 'state', u.state, 'transactionHash', u.hash,
   'receivedAt', to_char(u.chain_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-  || case when u.payment_id is null then '{}'::jsonb else jsonb_build_object('paymentID', u.payment_id) end)`;
+  || case when u.payment_id is null then '{}'::jsonb else jsonb_build_object('paymentID', u.payment_id) end
+  || case when u.note is null then '{}'::jsonb else jsonb_build_object('note', u.note) end)`;
 
 const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
 
@@ -259,4 +260,22 @@ export async function assignUnmatched(
   );
   const transfer = await tx.oneFirst(sql.type(unmatchedRow)`select ${UNMATCHED_JSON} as transfer from unmatched_transfers u where u.id = ${row.id}`);
   return { transfer, effect: outcome.recorded ? outcome.effect : null };
+}
+
+/**
+ * POST /v1/unmatched-transfers/{id}/keep {note}: a person decides the money stays in the treasury as
+ * it is (a gift, the merchant's own top-up, a customer settled otherwise): marked kept with the note,
+ * booked on no payment. In the caller's transaction, which also writes the audit row. Refused: an
+ * unknown transfer (404), one no longer open (409).
+ */
+export async function keepUnmatchedTransfer(tx: Db, storeId: string, unmatchedId: string, note: string, now: Date): Promise<Record<string, unknown>> {
+  const state = await tx.maybeOneFirst(sql.type(z.object({ state: z.enum(UNMATCHED_STATES) }))`
+    select state from unmatched_transfers where id = ${unmatchedId} and store_id = ${storeId} for update
+  `);
+  if (state === null) throw new KassaError('unmatched_transfer_not_found', { param: 'id' });
+  if (state !== 'open') throw new KassaError('unmatched_transfer_not_open', { param: 'id' });
+  return tx.oneFirst(sql.type(unmatchedRow)`
+    update unmatched_transfers u set state = 'kept', note = ${note}, resolved_at = ${sql.timestamp(now)} where u.id = ${unmatchedId}
+    returning ${UNMATCHED_JSON} as transfer
+  `);
 }

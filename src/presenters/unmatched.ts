@@ -43,5 +43,6 @@ export const unmatchedTransferSchema = {
     transactionHash: { type: 'string', description: "The treasury's transaction (hex)." },
     receivedAt: { type: 'string', format: 'date-time', description: 'Its on-chain time.' },
     paymentID: { type: 'string', format: 'uuid', description: 'assigned: the payment it was booked on (absent otherwise).' },
+    note: { type: 'string', description: 'kept: why, as the person who kept it wrote (absent otherwise).' },
   },
 } as const;

@@ -40,6 +40,7 @@ const NEEDS: Record<string, ScopeNeed> = {
   createPaymentLink: 'change',
   deactivatePaymentLink: 'change',
   assignUnmatchedTransfer: 'change',
+  keepUnmatchedTransfer: 'change',
 };
 
 const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') =>

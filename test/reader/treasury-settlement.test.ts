@@ -332,6 +332,31 @@ describe('unmatched money', () => {
     await assertTreasuryBooksMatchChain();
   });
 
+  it('keep leaves the money in the treasury with a note, audited, booked on no payment; once only', async () => {
+    const { hash } = await payTreasury('0.123', comment('thanks for the coffee'));
+    await app.settle();
+    const open = await unmatchedOf(hash);
+    assert.equal(open.reason, 'no_reference');
+    const keep = (body: unknown) => app.request('POST', `/v1/unmatched-transfers/${open.id}/keep`, { token: store.token, body });
+    assertError(await keep({}), 400, 'invalid_request_error', 'missing_parameter', 'note');
+    assertError(await keep({ note: '' }), 400, 'invalid_request_error', 'invalid_note', 'note');
+    const kept = await keep({ note: 'A tip' });
+    assert.equal(kept.status, 200, kept.text);
+    assert.equal(kept.json.state, 'kept');
+    assert.equal(kept.json.note, 'A tip');
+    assert.equal(kept.json.paymentID, undefined);
+    assertError(await keep({ note: 'again' }), 409, 'invalid_request_error', 'unmatched_transfer_not_open', 'id');
+    assert.deepEqual(
+      (await unmatched('kept')).map((u) => u.id),
+      [open.id],
+    );
+    const audit = await app.pool.any(sql.type(z.object({ subject: z.string(), detail: z.record(z.string(), z.unknown()) }))`
+      select subject, detail from audit_log where store_id = ${store.id} and action = 'unmatched.keep'
+    `);
+    assert.deepEqual(audit, [{ subject: open.id, detail: { note: 'A tip', amount: '0.123', coin: 'TON', via: 'api' } }]);
+    await assertTreasuryBooksMatchChain();
+  });
+
   it("the treasury's own spending is no payment and no unmatched money", async () => {
     const before = (await unmatched()).length;
     await app.pay(customer, 'TON', '3', { from: treasury });

@@ -41,3 +41,21 @@ export const assignUnmatchedSchema = {
   },
 } as const;
 export type AssignUnmatchedBody = FromSchema<typeof assignUnmatchedSchema>;
+
+export const keepUnmatchedSchema = {
+  $id: 'KeepUnmatchedTransferRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['note'],
+  properties: {
+    note: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 500,
+      description: 'Why the money stays in the treasury as it is (for the audit log and the list).',
+      examples: ['Top-up from our own wallet'],
+      errorCode: 'invalid_note',
+    },
+  },
+} as const;
+export type KeepUnmatchedBody = FromSchema<typeof keepUnmatchedSchema>;
