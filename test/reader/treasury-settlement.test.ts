@@ -366,6 +366,37 @@ describe('unmatched money', () => {
   });
 });
 
+describe('refunds of a payment paid to the treasury', () => {
+  it('are treasury refunds signed by the merchant: the deposit refund says where the money is; up to what reached the treasury; confirmed when it leaves', async () => {
+    const payment = await newPayment(store.token, '1');
+    await payTreasury('1.4', payment.paymentDetails.payload);
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'completed');
+    const refund = (body: Record<string, unknown>) =>
+      app.request('POST', `/v1/payments/${payment.id}/refunds`, { token: store.token, body: { coin: 'TON', address: customer, ...body } });
+    const fromDeposit = await refund({ amount: '0.4' });
+    assertError(fromDeposit, 400, 'invalid_request_error', 'invalid_request', 'from');
+    assert.match(fromDeposit.json.error.message, /paid to the store's treasury: its money is there, never in a deposit/);
+    const over = await refund({ amount: '1.5', from: 'treasury' });
+    assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.match(over.json.error.message, /at most 1\.4 TON is refundable from the treasury; 1\.4 TON of this payment was paid to the treasury itself/);
+    const asked = await refund({ amount: '0.4', from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    assert.equal(asked.json.status, 'awaiting_signature');
+    assert.equal(raw(asked.json.tonconnect.from), treasury);
+    const unmatchedBefore = (await unmatched()).length;
+    // The merchant's wallet (the treasury) signs it.
+    for (const message of asked.json.tonconnect.messages) {
+      await app.pay(message.address, 'TON', (Number(message.amount) / 1e9).toString(), { from: treasury, payload: message.payload });
+    }
+    await app.settle();
+    const [done] = (await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data;
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal((await unmatched()).length, unmatchedBefore, 'the refund leaving the treasury is no money in');
+    await assertTreasuryBooksMatchChain();
+  });
+});
+
 describe('deposits and switching', () => {
   it('a deposit store is unchanged: its own deposit address, completed there', async () => {
     const payment = await newPayment(depositStore.token, '1');
