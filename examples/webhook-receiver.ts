@@ -1,13 +1,18 @@
 // A minimal Kassa webhook receiver, with nothing but node:http and the receiver kit.
 //
-//   KASSA_KEYS_URL=http://127.0.0.1:3000/pay/v1/webhook/keys PORT=8080 npx node examples/webhook-receiver.ts
+//   KASSA_KEYS_URL=http://127.0.0.1:3000/pay/v1/webhook/keys KASSA_STORE_ID=<your store id> PORT=8080 npx node examples/webhook-receiver.ts
+//
+// KASSA_STORE_ID is your store's id (`kassa store create` printed it as `id`). Every store of a Kassa
+// is signed with the same keys, so the signature alone does not say the webhook is yours: another
+// store's payment can name this receiver as its webhookURL, with your order_id. The kit checks the
+// store Kassa names inside the signed body (`payload.storeID`) and answers 403 to another store's.
 //
 // (`npx node` is the project's Node 24, which runs TypeScript; an older system Node does not.)
 // Then create payments with "webhookURL": "https://your-host/kassa/webhook" (with
 // WEBHOOK_ALLOW_INSECURE=true on a development Kassa, http://127.0.0.1:8080/kassa/webhook works).
 //
 // It answers 200 only after the webhook is verified and processed, 400/401 when the request is not a
-// genuine webhook, 500 when the key set cannot be fetched or processing fails — Kassa retries every
+// genuine webhook, 403 when it is another store's, 500 when the key set cannot be fetched or processing fails — Kassa retries every
 // non-200 answer for up to 12 hours, so a 500 is how you ask for the webhook again later.
 //
 // In your own project, install the kit, `kassa-webhooks` (packages/webhooks; README, "Webhooks"),
@@ -25,13 +30,19 @@ if (keysUrl === undefined || keysUrl === '') {
   console.error('KASSA_KEYS_URL is required, e.g. https://pay.example.com/pay/v1/webhook/keys');
   process.exit(1);
 }
+const storeID = process.env.KASSA_STORE_ID;
+if (storeID === undefined || storeID === '') {
+  console.error("KASSA_STORE_ID is required: your store's id (kassa store create printed it as id)");
+  process.exit(1);
+}
 const port = Number(process.env.PORT ?? 8080);
 const MAX_BODY_BYTES = 64 * 1024;
 
 // One verifier for the whole process: it caches the key set (6 h) and remembers processed payments.
 // The default memory of processed payments is lost on restart; pass `seen: yourDatabaseStore` in
 // production so that a redelivery after a restart is recognised as a duplicate.
-const verifier = createWebhookVerifier({ keysUrl });
+// storeID: a webhook for another store of the same Kassa is rejected (403) before anything below runs.
+const verifier = createWebhookVerifier({ keysUrl, storeID });
 
 /** Your business logic. Make it idempotent too: a duplicate can slip past a restart. */
 async function onPaymentCompleted(payload: WebhookPayload): Promise<void> {
@@ -92,7 +103,7 @@ const server = http.createServer((req, res) => {
 server.listen(port, () => {
   const address = server.address();
   const actual = typeof address === 'object' && address !== null ? address.port : port;
-  console.log(JSON.stringify({ msg: 'webhook receiver listening', port: actual, keysUrl }));
+  console.log(JSON.stringify({ msg: 'webhook receiver listening', port: actual, keysUrl, storeID }));
 });
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

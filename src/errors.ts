@@ -348,6 +348,10 @@ export const unusableDestination = (problem: string, param = 'address'): KassaEr
 export const destinationUncheckable = (): KassaError =>
   said('chain_unavailable', "The TON network cannot be reached right now to check that the destination is none of Kassa's own jetton wallets; retry shortly.");
 
+/** The chain API could not give the treasury's jetton wallet (its master's get_wallet_address) for a treasury refund. */
+export const treasuryJettonWalletUnknown = (coin: string): KassaError =>
+  said('chain_unavailable', `The TON network cannot be reached right now to ask the ${coin} master for the treasury's jetton wallet; retry shortly.`);
+
 /** The sandbox chain refuses a transfer's input, in its own words (src/chain/sandbox/chain.ts). */
 export const sandboxRefusal = (
   code: 'invalid_amount' | 'invalid_address' | 'insufficient_funds' | 'invalid_request',

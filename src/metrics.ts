@@ -59,6 +59,12 @@ export const webhookAttempts = new Counter({
   registers: [registry],
 });
 
+export const webhookDeliveriesDeferred = new Counter({
+  name: 'kassa_webhook_deliveries_deferred_total',
+  help: "Delivery runs that made no attempt because the delivery's store already had its share of the delivery slots in flight (tried again 2 s later).",
+  registers: [registry],
+});
+
 export const rateLimitsDecidedAlone = new Counter({
   name: 'kassa_rate_limits_decided_alone_total',
   help: "Times this process stopped waiting for the deployment's shared rate-limit counters (table rate_limits did not answer within 250 ms, or failed) and decided alone, from its own counts with the whole allowance, for the next 2 s: a burst then can pass the deployment's limit by up to one allowance per other process.",
@@ -83,6 +89,19 @@ export const outgoingFailures = new Counter({
   name: 'kassa_outgoing_failures_total',
   help: 'Transfers out of a deposit or the gas wallet that failed, by kind of failure (permanent: never planned again by itself; transient: planned again after a backoff; expired: no signed message was accepted; on_chain: the wallet or jetton wallet refused it; bounced: the jetton wallet at the destination refused the jettons and they came back; superseded: planned again for money an earlier failed transfer moved after all, its message landing late: not sent).',
   labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const outgoingExpiredOnArrival = new Counter({
+  name: 'kassa_outgoing_expired_on_arrival_total',
+  help: "Messages out (sweeps, refunds, gas top-ups) that their wallet refused as expired (exit code 36 of wallet v4r2, 136 of v5r1) while they were valid by the signer's clock (the later of this machine's and the newest block's the chain reader saw): the chain's time is ahead of both. Each is signed again once it can no longer land; any is worth an alert (docs/OPERATIONS.md).",
+  registers: [registry],
+});
+
+export const treasuryRefundsPaidTwice = new Counter({
+  name: 'kassa_treasury_refunds_paid_twice_total',
+  help: 'Treasury refunds the merchant\'s wallet paid twice, by why: signed_twice (the same request signed again: paidAgain on the refund), beyond_sale (what left the treasury for a sale exceeds what was swept to it — an expired refund asked again, then signed anyway: beyondSale on the refund). Kassa holds no key of the treasury and cannot stop it; the books say what left (docs/API.md, "Refund from the treasury").',
+  labelNames: ['why'] as const,
   registers: [registry],
 });
 

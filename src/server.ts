@@ -217,8 +217,9 @@ export async function startService(
       // Enough connections for both runners (4 + 20 slots) and their bookkeeping.
       workerPool = new PatientPool({ connectionString: database.url, max: WORKER_CONNECTIONS, connectionTimeoutMillis: 5_000 }, log);
       // Two runners: webhook deliveries (which may wait on slow receivers) have slots of their own,
-      // so they never hold up the other jobs; each store's deliveries use at most
-      // DELIVERY_QUEUES_PER_STORE of them (worker/jobs.ts).
+      // so they never hold up the other jobs; each store's webhookURL deliveries use at most
+      // DELIVERY_QUEUES_PER_STORE queues (worker/jobs.ts), and a store's attempts in flight, of
+      // both kinds, are at most STORE_DELIVERY_SLOTS (webhooks/deliver.ts).
       const { webhook__deliver: deliver, ...others } = TASKS;
       // Each runner's pool fetches jobs for all its workers (Graphile's local queue): one `get_jobs`
       // per poll per runner when idle, not one per worker; new jobs still wake it by NOTIFY.

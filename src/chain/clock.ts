@@ -17,6 +17,18 @@ export async function chainSettledAt(db: Db, network: TonNetwork): Promise<Date 
   return db.maybeOneFirst(sql.type(z.object({ settled_until: z.date() }))`select settled_until from chain_reader where network = ${network}`);
 }
 
+/**
+ * The newest masterchain block's time the chain reader has seen (the tip at its last masterchain
+ * info, or the last block it booked, whichever is later); null before its first block. The signer
+ * signs by it (whatToSend.ts signingClock): a wallet checks a message's valid_until against the
+ * chain's time, not this machine's.
+ */
+export async function newestBlockTime(db: Db, network: TonNetwork): Promise<Date | null> {
+  return db.maybeOneFirst(sql.type(z.object({ at: z.date() }))`
+    select greatest(latest_block_time, last_block_time) as at from chain_reader where network = ${network}
+  `);
+}
+
 /** Where the chain reader stands (chain_reader), as the database's clock sees it; null before its first block. */
 export interface ReaderPosition {
   lastBlock: number;

@@ -5,7 +5,7 @@
 // Every request goes through the same request budget as the block reader's. Only finalized
 // transactions are served by this endpoint, each once (ton-index-go orders one account's by lt).
 import { Address } from '@ton/core';
-import { allowedPageSize, v3Requester, type V3RequestOptions } from './v3Request.ts';
+import { allowedPageSize, isRequestTooLong, MAX_REQUEST_LINE_BYTES, requestLineBytes, v3Requester, type V3RequestOptions } from './v3Request.ts';
 import { fromV3Transaction, type ChainTransaction, type V3Transaction } from './transactions.ts';
 
 interface AccountHistoryPage {
@@ -37,13 +37,20 @@ export interface AccountHistory {
   jettonWallets(owners: readonly string[], signal?: AbortSignal): Promise<{ wallets: IndexedJettonWallet[]; requests: number }>;
 }
 
-/** Owners asked about in one `jetton/wallets` request (a URL of ~7 KB). */
+/**
+ * Owners asked about in one `jetton/wallets` request at most; fewer when the request line would
+ * pass MAX_REQUEST_LINE_BYTES (owners are sent in their user-friendly form, 48 characters: 100 of
+ * them make a line of ~6.4 KB; raw, the `:` percent-encoded, they made 8.4 KB, which fronts refuse).
+ */
 export const OWNERS_PER_REQUEST = 100;
+
+/** An owner as `jetton/wallets` is asked about it: user-friendly, URL-safe (nothing to percent-encode), any address form being accepted. */
+const askedAs = (owner: string) => Address.parse(owner).toString({ urlSafe: true, bounceable: true });
 
 interface AccountHistoryOptions extends V3RequestOptions {
   /**
    * Rows per page (default 100, toncenter's default; at most 1000). An API run with a smaller
-   * `-max-limit` refuses it (422 "limit is not allowed: N > M"): the history then asks M per page
+   * `-max-limit` refuses it (500 or 422 "limit is not allowed: N > M"): the history then asks M per page
    * from that request on, as the block source does.
    */
   pageSize?: number;
@@ -53,11 +60,13 @@ interface AccountHistoryOptions extends V3RequestOptions {
 
 export function toncenterV3History(options: AccountHistoryOptions): AccountHistory {
   let pageSize = Math.min(1000, options.pageSize ?? 100);
+  /** Owners per `jetton/wallets` request: halved from then on each time a front refuses the line (414/431). */
+  let ownersPerRequest = OWNERS_PER_REQUEST;
   const maxPages = options.maxPages ?? 20;
 
   const request = v3Requester(options);
 
-  /** One page of `path` at `limit` = the page size; a 422 "limit is not allowed: N > M" sets it to M and asks again. */
+  /** One page of `path` at `limit` = the page size; a "limit is not allowed: N > M" (500 or 422) sets it to M and asks again. */
   async function get<T>(path: string, params: Record<string, string | readonly string[]>, signal?: AbortSignal): Promise<T> {
     for (;;) {
       try {
@@ -79,22 +88,45 @@ export function toncenterV3History(options: AccountHistoryOptions): AccountHisto
     async jettonWallets(owners, signal) {
       const wallets: IndexedJettonWallet[] = [];
       let requests = 0;
-      for (let from = 0; from < owners.length; from += OWNERS_PER_REQUEST) {
-        const batch = owners.slice(from, from + OWNERS_PER_REQUEST);
-        for (let offset = 0; ; offset += pageSize) {
-          const reply = await get<{ jetton_wallets?: unknown }>(
-            'jetton/wallets',
-            { owner_address: batch, exclude_zero_balance: 'true', offset: String(offset) },
-            signal,
-          );
-          requests += 1;
-          const rows = Array.isArray(reply.jetton_wallets) ? (reply.jetton_wallets as Array<Record<string, unknown>>) : [];
-          for (const row of rows) {
-            const wallet = indexedWallet(row);
-            if (wallet) wallets.push(wallet);
+      const asked = owners.map(askedAs);
+      const params = (batch: readonly string[], offset: number) => ({
+        owner_address: batch,
+        exclude_zero_balance: 'true',
+        offset: String(offset),
+        limit: String(pageSize),
+      });
+      for (let from = 0; from < asked.length; ) {
+        // As many owners as fit: at most ownersPerRequest, the longest page's line under the limit.
+        let take = Math.min(ownersPerRequest, asked.length - from);
+        const widest = (n: number) => requestLineBytes(options.baseUrl, 'jetton/wallets', params(asked.slice(from, from + n), 1_000_000));
+        while (take > 1 && widest(take) > MAX_REQUEST_LINE_BYTES) take -= 1;
+        const batch = asked.slice(from, from + take);
+        const found: IndexedJettonWallet[] = [];
+        try {
+          for (let offset = 0; ; offset += pageSize) {
+            const reply = await get<{ jetton_wallets?: unknown }>(
+              'jetton/wallets',
+              { owner_address: batch, exclude_zero_balance: 'true', offset: String(offset) },
+              signal,
+            );
+            requests += 1;
+            const rows = Array.isArray(reply.jetton_wallets) ? (reply.jetton_wallets as Array<Record<string, unknown>>) : [];
+            for (const row of rows) {
+              const wallet = indexedWallet(row);
+              if (wallet) found.push(wallet);
+            }
+            if (rows.length < pageSize) break;
           }
-          if (rows.length < pageSize) break;
+        } catch (error) {
+          // A front before the API refused the line as too long (its limit is below ours): half as
+          // many owners from now on, this batch asked again. One owner refused is the API's answer.
+          if (!isRequestTooLong(error) || take === 1) throw error;
+          requests += 1;
+          ownersPerRequest = Math.max(1, Math.floor(take / 2));
+          continue;
         }
+        wallets.push(...found);
+        from += take;
       }
       return { wallets, requests };
     },

@@ -37,7 +37,7 @@ export interface ChainSource {
 interface ToncenterV3Options extends V3RequestOptions {
   /**
    * Transactions per page (default 1000, the most toncenter allows: a block is one request unless it
-   * holds more). An API run with a smaller `-max-limit` refuses it (422 "limit is not allowed: N >
+   * holds more). An API run with a smaller `-max-limit` refuses it (500 or 422 "limit is not allowed: N >
    * M"): the source then asks M per page from that page on.
    */
   pageSize?: number;
@@ -47,7 +47,7 @@ const MAX_PAGES = 10_000;
 
 /**
  * What a refused page means: `not_indexed` (404 "masterchain block N not found" for this block: not
- * yet), `{ pageSize }` (422 "limit is not allowed": the most the API serves per page), else null.
+ * yet), `{ pageSize }` ("limit is not allowed", 500 or 422: the most the API serves per page), else null.
  */
 function refusal(error: unknown, seqno: number, pageSize: number): 'not_indexed' | { pageSize: number } | null {
   if (!(error instanceof V3ApiError) || error.apiError === null) return null;

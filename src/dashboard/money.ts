@@ -12,6 +12,7 @@ import { depositMoney, type DepositMoney, type OutgoingRow } from '../treasury/o
 import type { JettonOwnerOf } from '../treasury/destinations.ts';
 import type { RefundRequest } from '../treasury/refundRequest.ts';
 import { createRefund, refundBalance, refundFigures } from '../treasury/refunds.ts';
+import type { JettonWalletOf } from '../treasury/treasuryRefunds.ts';
 import { CLOSING_SHARE_WORDS, EFFECT_WORDS, OUTGOING_WORDS, readable } from './words.ts';
 
 const TON_DECIMALS = 9;
@@ -200,10 +201,11 @@ export async function previewRefund(
   request: RefundRequest,
   now: Date,
   ownerOf: JettonOwnerOf | null = null,
+  walletOf: JettonWalletOf | null = null,
 ): Promise<RefundPreview> {
   try {
     await pool.transaction(async (tx) => {
-      const row = await createRefund(tx, network, payment, request, now, null, ownerOf);
+      const row = await createRefund(tx, network, payment, request, now, null, ownerOf, walletOf);
       const figures = refundFigures(row);
       const parsed = parseAddress(row.to_address);
       throw new PreviewDone({

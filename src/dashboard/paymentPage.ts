@@ -13,7 +13,10 @@ import type { PaymentPage } from './payments.ts';
 import { dashboardPaths } from './paths.ts';
 import { copyableId, dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';
-import { treasuryRequest } from '../treasury/treasuryRefunds.ts';
+import { heldUntil, treasuryRequest } from '../treasury/treasuryRefunds.ts';
+import type { OutgoingRow } from '../treasury/outgoing.ts';
+import { friendlyAddress } from '../chain/addresses.ts';
+import { Address } from '@ton/core';
 import { address, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term } from './words.ts';
 
 const NOTICES = {
@@ -99,7 +102,7 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
         (
           o,
         ) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td data-kind="${o.kind}">${OUTGOING_WORDS[o.kind]}</td><td class="num">${amount(o.amount, o.coin_symbol)}</td>
-<td class="num">${o.fee ? amount(o.fee, 'TON') : '—'}</td><td>${address(o.to_address_given ?? o.to_address, network, 'the destination')}</td><td class="state" data-state="${o.state}">${OUTGOING_STATE_WORDS[o.state]}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
+<td class="num">${o.fee ? amount(o.fee, 'TON') : '—'}</td><td>${address(o.to_address_given ?? o.to_address, network, 'the destination')}</td><td class="state" data-state="${o.state}">${OUTGOING_STATE_WORDS[o.state]}${treasuryFlags(o).map((flag) => html`<span class="problem treasury-flag">${flag}</span>`)}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>Nothing has left the payment address.</p>`;
   const held = page.money.filter((m) => m.held !== '0');
@@ -135,14 +138,27 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
     ? html`<section class="card" id="treasury-refunds" aria-labelledby="treasury-heading" data-manifest="${dashboardPaths(root).tonConnectManifest()}" data-wallets="${dashboardPaths(root).tonConnectWallets()}">
 <h2 id="treasury-heading">Refunds from the treasury to sign</h2>
 <p>Paid from the store's treasury wallet, which Kassa holds no key of: sign each with that wallet before it expires. Sign once — a second signature pays the customer again.</p>
-<ul class="treasury-list">${awaiting.map(
-        ({ row, request }) => html`<li class="treasury-refund" id="treasury-${row.id}">
+<ul class="treasury-list">${awaiting.map(({ row, request }) => {
+        const treasuryWallet = friendlyAddress(Address.parse(row.from_address), page.network);
+        const held = heldUntil(row.valid_until!);
+        const open = row.valid_until! > page.now;
+        return html`<li class="treasury-refund" id="treasury-${row.id}" data-refund="${row.id}" data-held-until="${held.toISOString()}" data-treasury="${treasuryWallet}">
 <p><strong>${row.amount} ${row.coin_symbol}</strong> to <span class="mono">${row.to_address_given ?? row.to_address}</span>; sign before ${dateTime(row.valid_until!)}.</p>
-<p><button type="button" class="sign-treasury" data-request="${JSON.stringify(request.tonconnect)}">Sign with your wallet</button>
-<a href="${request.link}">Open in a wallet app</a></p>
+${
+  open
+    ? html`<p><button type="button" class="sign-treasury" data-request="${JSON.stringify(request.tonconnect)}">Sign with your wallet</button></p>
 <p class="sign-status" role="status"></p>
-</li>`,
-      )}</ul></section>`
+<details class="treasury-link"><summary>No TON Connect? Use a link</summary>
+<p>${
+        row.coin_symbol === 'TON'
+          ? html`Any account of your wallet app can pay it (best the treasury, <span class="mono">${treasuryWallet}</span>): Kassa sees it reach the customer. Pay it once, and not besides signing above — paid twice, the customer is paid twice.`
+          : html`Only from the treasury <span class="mono">${treasuryWallet}</span>: from any other account the transfer is refused and nothing is paid.`
+      }</p>
+<p><a href="${request.link}">Open in a wallet app</a></p></details>`
+    : html`<p class="sign-status info" role="status">The time to sign has passed. A request your wallet signed in time can still arrive until ${dateTime(held)}: the amount stays taken until then, and the refund is then marked expired, so it can be asked again.</p>`
+}
+</li>`;
+      })}</ul></section>`
     : '';
   const redeliver =
     mayRedeliver && p.status === 'completed' && p.webhook_url
@@ -232,6 +248,26 @@ ${treasury}
     current: 'payments',
     ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
   });
+}
+
+/**
+ * What the books flag on a refund from the treasury, in plain words: the merchant's wallet paid it
+ * again, paid more of the sale than reached the treasury, signed another amount, or another account
+ * paid it (docs/API.md, "Refund from the treasury").
+ */
+export function treasuryFlags(
+  o: Pick<OutgoingRow, 'source' | 'coin_symbol' | 'amount' | 'paid_again' | 'beyond_sale' | 'asked_amount' | 'paid_from'>,
+): string[] {
+  if (o.source !== 'treasury') return [];
+  const flags: string[] = [];
+  for (const again of o.paid_again) flags.push(`Paid again: your wallet signed it twice, ${again.amount} ${o.coin_symbol} more left the treasury.`);
+  if (o.beyond_sale !== null)
+    flags.push(
+      `Refunded twice: ${o.beyond_sale} ${o.coin_symbol} more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).`,
+    );
+  if (o.asked_amount !== null) flags.push(`Signed for ${o.amount} ${o.coin_symbol}, not the ${o.asked_amount} ${o.coin_symbol} asked.`);
+  if (o.paid_from !== null) flags.push('Paid from another account than the treasury.');
+  return flags;
 }
 
 /** The payment's treasury refunds awaiting a signature, with their requests, when `role` may refund (else none): the page then runs TON Connect. */

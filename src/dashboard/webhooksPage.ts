@@ -12,12 +12,14 @@ import { dashboardPaths, type StorePaths } from './paths.ts';
 import { publishedUntil, type WebhookKeyRow } from './webhookKeys.ts';
 
 /** A receiver in a dozen lines: the kit's verifier (`kassa-webhooks`) and node:http. */
-export function receiverSnippet(keysUrl: string): string {
+export function receiverSnippet(keysUrl: string, storeId: string): string {
   return `import http from 'node:http';
 import { createWebhookVerifier } from 'kassa-webhooks';
 
 // One verifier per process: it caches the key set and refetches it on a new kid.
-const verifier = createWebhookVerifier({ keysUrl: ${JSON.stringify(keysUrl)} });
+// storeID: this store's id. Every store of this Kassa is signed with the same keys; the kit rejects
+// (403) a webhook for another store, so another store's payment cannot fulfil your orders.
+const verifier = createWebhookVerifier({ keysUrl: ${JSON.stringify(keysUrl)}, storeID: ${JSON.stringify(storeId)} });
 
 http.createServer(async (req, res) => {
   const chunks = [];
@@ -148,7 +150,7 @@ ${endpointsSection(at, store.role, input.endpoints, input.endpointForm)}
 <section class="card" aria-labelledby="deliveries-heading"><h2 id="deliveries-heading">Recent deliveries</h2>${deliveries}</section>
 <section class="card" aria-labelledby="receiver-heading"><h2 id="receiver-heading">A receiver</h2>
 <p>Verify each webhook with the receiver kit (<span class="mono">kassa-webhooks</span>, the package in packages/webhooks: plain JavaScript, Node 20+, no dependencies; or copy its one file, src/webhooks/receiver.ts). The full example is examples/webhook-receiver.ts.</p>
-<pre id="receiver-snippet" tabindex="0"><code>${receiverSnippet(input.keysUrl)}</code></pre>
+<pre id="receiver-snippet" tabindex="0"><code>${receiverSnippet(input.keysUrl, store.id)}</code></pre>
 <button type="button" data-copy="receiver-snippet" hidden>Copy the snippet</button> <span id="receiver-snippet-copied" role="status"></span></section>`;
   return shell({ root, title: 'Webhooks', body, viewer: input.viewer, store, current: 'webhooks' });
 }

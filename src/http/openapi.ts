@@ -25,6 +25,7 @@ import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaym
 import { createRefundSchema } from './routes/refunds.schema.ts';
 import { createEndpointSchema, endpointDeliveryParams, endpointParams } from './routes/webhookEndpoints.schema.ts';
 import { paymentParams } from './routes/shared.schema.ts';
+import { eventBodySchema, webhookBodySchema } from '../webhooks/sign.ts';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
@@ -314,8 +315,11 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         WebhookEndpointDelivery: endpointDeliverySchema,
         CreatePaymentLinkRequest: requestSchema(createPaymentLinkSchema),
         PaymentLink: paymentLinkSchema,
+        WebhookBody: webhookBodySchema,
+        WebhookEventBody: eventBodySchema,
       },
     },
+    webhooks: webhookOperations(),
     paths: withCommonResponses({
       '/v1/payments': {
         post: {
@@ -997,6 +1001,59 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         },
       },
     }),
+  };
+}
+
+/** The two bodies Kassa POSTs to a merchant (docs/API.md, Webhooks and Store webhook endpoints): OpenAPI 3.1's `webhooks`. */
+function webhookOperations() {
+  const signatureHeaders = [
+    {
+      name: 'X-Signature',
+      in: 'header',
+      required: true,
+      description: 'Standard base64 Ed25519 signature of the exact body bytes.',
+      schema: { type: 'string' },
+    },
+    {
+      name: 'X-Signature-Kid',
+      in: 'header',
+      required: true,
+      description: 'The kid of the key in `GET {checkout_base_url}/v1/webhook/keys` that signed it.',
+      schema: { type: 'string' },
+    },
+  ];
+  const answers = {
+    '200': { description: 'Verified and processed (any 2xx within 30 s ends the delivery).' },
+    '403': {
+      description:
+        "Not this receiver's store: `payload.storeID` names another store (the receiver kit's answer, given `storeID`). Retried like any non-2xx within the 12 hours, then failed.",
+    },
+  };
+  const check =
+    'Every store of a Kassa is signed with the same keys: check `payload.storeID` against your store’s id (the receiver kit does, given `storeID`) before acting on it.';
+  return {
+    paymentCompleted: {
+      post: {
+        operationId: 'paymentCompletedWebhook',
+        tags: ['Webhooks'],
+        summary: "A payment completed: sent to the payment's webhookURL",
+        description: `Signed afresh at each attempt (new signAt); retried on any non-2xx for up to 12 hours. ${check}`,
+        parameters: signatureHeaders,
+        requestBody: { required: true, content: json(ref('WebhookBody')) },
+        responses: answers,
+      },
+    },
+    storeEvent: {
+      post: {
+        operationId: 'storeEventWebhook',
+        tags: ['Webhooks'],
+        summary: "An event of the store: sent to each of its webhook endpoints that lists the event's type",
+        description: `Signed and retried as the payment webhook; \`eventID\` tells duplicates. ${check}`,
+        parameters: signatureHeaders,
+        requestBody: { required: true, content: json(ref('WebhookEventBody')) },
+        responses: answers,
+      },
+    },
   };
 }
 

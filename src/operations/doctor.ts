@@ -98,13 +98,18 @@ async function checkChainApi(
 
 /** How far behind the chain this machine's clock may be before the doctor says so. */
 const CLOCK_BEHIND_WARN_MS = 10_000;
+/** A webhook's `signAt` older than this is refused by its receiver (the seed's 30-second check; src/webhooks/receiver.ts). */
+const WEBHOOK_SIGN_AT_WINDOW_S = 30;
 
 /**
  * This machine's clock against the chain's: the newest masterchain block the chain API knows can only
- * be older than now, so a block "from the future" means this clock is behind. A transfer out is signed
- * valid for OUTGOING_MESSAGE_TTL_SECONDS by this clock and the wallet checks it against the chain's:
- * behind by that much, every message arrives expired and no money leaves (a warning before; a fail at
- * it). A clock ahead looks like an indexer's lag from here and is not judged.
+ * be older than now, so a block "from the future" means this clock is behind. Transfers out are
+ * signed by the later of this clock and the newest block's time the chain reader saw (their wallets
+ * check valid_until against the chain's), so they still land; but everything else this machine dates
+ * is off by as much — a payment's expiresAt, a treasury refund's validUntil (`ttlSeconds`,
+ * OUTGOING_MESSAGE_TTL_SECONDS, is how long a message out lives) and webhooks' signAt, which
+ * receivers refuse once it is 30 s old: a warning from 10 s behind, a fail from 30 s. A clock ahead
+ * looks like an indexer's lag from here and is not judged.
  */
 export function checkClock(chainTime: Date | undefined, now: Date, ttlSeconds: number): Check {
   const check = 'clock';
@@ -114,10 +119,20 @@ export function checkClock(chainTime: Date | undefined, now: Date, ttlSeconds: n
     return { check, status: 'ok', detail: `the newest masterchain block is ${Math.max(0, Math.round(-behindMs / 1000))} s old by this machine's clock` };
   }
   const seconds = Math.round(behindMs / 1000);
-  const why = `this machine's clock is ${seconds} s behind the chain's: a transfer out is signed valid for ${ttlSeconds} s by this clock (OUTGOING_MESSAGE_TTL_SECONDS) and its wallet checks that against the chain's clock`;
-  if (seconds >= ttlSeconds)
-    return { check, status: 'fail', detail: `${why}, so every one would arrive expired and no money could leave. Synchronise the clock (NTP)` };
-  return { check, status: 'warn', detail: `${why}, so it lives only ${ttlSeconds - seconds} s. Synchronise the clock (NTP)` };
+  const why =
+    `this machine's clock is ${seconds} s behind the chain's: transfers out are still signed by the chain's time (valid ${ttlSeconds} s, OUTGOING_MESSAGE_TTL_SECONDS), ` +
+    "but payments' expiry, treasury refunds' validUntil and webhooks' signAt are dated by this clock";
+  if (seconds >= WEBHOOK_SIGN_AT_WINDOW_S)
+    return {
+      check,
+      status: 'fail',
+      detail: `${why}: every webhook arrives older than its receiver's ${WEBHOOK_SIGN_AT_WINDOW_S}-s window and is refused. Synchronise the clock (NTP)`,
+    };
+  return {
+    check,
+    status: 'warn',
+    detail: `${why}: a webhook has only ${WEBHOOK_SIGN_AT_WINDOW_S - seconds} s to reach its receiver. Synchronise the clock (NTP)`,
+  };
 }
 
 const enabledCoin = z.object({ symbol: z.string(), kind: z.string(), decimals: z.number(), master_address: z.string().nullable() });

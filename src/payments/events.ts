@@ -5,7 +5,8 @@
 //
 // Payload of every payment.* event: {"paymentID", "status", "amount", "currency", "metadata",
 // "order_id"?} — the payment now; payment.money_received adds "transfer": {"hash", "coin", "amount",
-// "effect", "chainTime"}, the transfer just booked.
+// "effect", "chainTime"}, the transfer just booked. The body sent adds "storeID", the endpoint's store,
+// when it is signed (webhooks/sign.ts buildEventBody).
 import { sql, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { emitEvents, eventCtes, type EventType } from '../webhooks/events.ts';
 

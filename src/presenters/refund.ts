@@ -4,7 +4,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { TonNetwork } from '../chain/addresses.ts';
 import type { OutgoingRow } from '../treasury/outgoing.ts';
 import { refundFigures } from '../treasury/refunds.ts';
-import { treasuryRequest } from '../treasury/treasuryRefunds.ts';
+import { heldUntil, treasuryRequest } from '../treasury/treasuryRefunds.ts';
 
 export const refundSchema = {
   type: 'object',
@@ -37,6 +37,12 @@ export const refundSchema = {
         "pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again). From the treasury: awaiting_signature: waiting for the merchant's wallet to sign `tonconnect` (or `link`) before `validUntil`; expired: nobody signed it in time (the amount may be asked again); confirmed: the chain reader saw the transfer carrying its reference leave the treasury.",
     },
     validUntil: { type: 'string', format: 'date-time', description: 'From the treasury: the last moment its request can be signed.' },
+    heldUntil: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        "From the treasury, while awaiting_signature: until when a signed request can still land — validUntil + 600 s (the longest lifetime a wallet gives the message it signs: Tonkeeper signs with its own time + 300 s whatever validUntil asks, MyTonWallet with the request's) + 60 s (a late-committed shard block). The amount stays taken until then; then, unseen, the refund is expired and its amount may be asked again.",
+    },
     tonconnect: {
       type: 'object',
       description:
@@ -63,7 +69,7 @@ export const refundSchema = {
     link: {
       type: 'string',
       description:
-        'From the treasury, while awaiting_signature: the same transfer as a ton://transfer/… link (amount, bin: the payload in base64url, exp: validUntil).',
+        "From the treasury, while awaiting_signature: the same transfer as a ton://transfer/… link (amount, bin: the payload in base64url, exp: validUntil). A link names no sender: TON paid through it from any account is seen reaching the customer with the refund's reference (`paidFrom`); a jetton refund's link works only from the treasury (another account's transfer is refused, nothing moves).",
     },
     paidAgain: {
       type: 'array',
@@ -74,6 +80,21 @@ export const refundSchema = {
         required: ['transactionHash', 'amount'],
         properties: { transactionHash: { type: 'string' }, amount: { type: 'string', description: 'In the coin.' } },
       },
+    },
+    askedAmount: {
+      type: 'string',
+      description:
+        "From the treasury, confirmed: the merchant's wallet signed another amount than the refund asked. `amount` (and `receives`, and refund.confirmed's `amount`) is what moved on the chain; this is what the refund asked. Logged as an error.",
+    },
+    beyondSale: {
+      type: 'string',
+      description:
+        "From the treasury, confirmed: what left the treasury for this sale (its confirmed treasury refunds and their repeats) exceeds what was swept to the treasury by this much, since this refund's transfer — the same money was refunded twice (e.g. a refund that expired, asked again, and then signed anyway by a wallet ignoring validUntil). Kassa holds no key of the treasury and cannot stop it; it books and logs it (kassa_treasury_refunds_paid_twice_total).",
+    },
+    paidFrom: {
+      type: 'string',
+      description:
+        "From the treasury, confirmed: paid from another account than the treasury (raw) — the `link` carries no sender, so any account of a wallet app can pay it; Kassa saw it arrive at the customer with the refund's reference. The treasury paid no fee of it.",
     },
     transactionHash: {
       type: 'string',
@@ -117,6 +138,7 @@ export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {
     from: row.source,
     status: row.state === 'planned' ? 'pending' : row.state,
     ...(row.source === 'treasury' && row.valid_until !== null ? { validUntil: row.valid_until.toISOString() } : {}),
+    ...(row.state === 'awaiting_signature' && row.valid_until !== null ? { heldUntil: heldUntil(row.valid_until).toISOString() } : {}),
     ...(request ? { tonconnect: request.tonconnect, link: request.link } : {}),
     ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
     ...refundFigures(row),
@@ -131,6 +153,9 @@ export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {
           },
         }
       : {}),
+    ...(row.asked_amount !== null ? { askedAmount: row.asked_amount } : {}),
+    ...(row.beyond_sale !== null ? { beyondSale: row.beyond_sale } : {}),
+    ...(row.paid_from !== null ? { paidFrom: row.paid_from } : {}),
     ...(row.paid_again.length > 0 ? { paidAgain: row.paid_again.map((repeat) => ({ transactionHash: repeat.transactionHash, amount: repeat.amount })) } : {}),
     createdAt: row.created_at.toISOString(),
   };

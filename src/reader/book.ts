@@ -176,7 +176,8 @@ export function blockBooker(deps: {
 
   /**
    * The treasury refunds watching these accounts (a store's treasury, or its jetton wallet: the
-   * merchant's wallet signs them, treasuryRefunds.ts), by account. Every one ever made, confirmed
+   * merchant's wallet signs them, treasuryRefunds.ts; and a TON refund's customer, paid through its
+   * ton:// link from another account), by account. Every one ever made, confirmed
    * too: a request signed twice pays twice, and the repeat is booked.
    */
   async function treasuryWatchesOf(accounts: string[]): Promise<Map<string, TreasuryWatch[]>> {
@@ -185,10 +186,19 @@ export function blockBooker(deps: {
       prepared(sql.type(treasuryWatchRow)`
       select id, from_address, to_address, watch_account, coin_symbol, amount_base_units::text as amount_base_units, reference
       from outgoing_transfers where source = 'treasury' and watch_account = any(${sql.array(accounts, 'text')})
+      union
+      select id, from_address, to_address, watch_account, coin_symbol, amount_base_units::text as amount_base_units, reference
+      from outgoing_transfers where source = 'treasury' and coin_symbol = 'TON' and to_address = any(${sql.array(accounts, 'text')})
     `),
     );
     const byAccount = new Map<string, TreasuryWatch[]>();
-    for (const row of rows) byAccount.set(row.watch_account, [...(byAccount.get(row.watch_account) ?? []), row]);
+    const add = (account: string, row: TreasuryWatch) => byAccount.set(account, [...(byAccount.get(account) ?? []), row]);
+    const wanted = new Set(accounts);
+    for (const row of rows) {
+      if (wanted.has(row.watch_account)) add(row.watch_account, row);
+      // TON paid through the refund's ton:// link from any account: seen where it arrives.
+      if (row.coin_symbol === 'TON' && row.to_address !== row.watch_account && wanted.has(row.to_address)) add(row.to_address, row);
+    }
     return byAccount;
   }
 

@@ -112,7 +112,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     return last;
   }
 
-  /** What the chain's clock says is due: pending payments, and treasury refunds nobody signed before their validUntil (both LATE_COMMIT_MARGIN_MS behind). */
+  /** What the chain's clock says is due: pending payments, and treasury refunds no wallet can land any more (heldUntil: validUntil + the longest wallet lifetime), both LATE_COMMIT_MARGIN_MS behind. */
   async function expireDue(settled: Date, result: StepResult): Promise<void> {
     result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() });
     await expireTreasuryRefunds(pool, { expiryClock: expiryClock(settled), now: deps.now() });

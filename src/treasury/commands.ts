@@ -17,7 +17,7 @@ import { OP_JETTON_TRANSFER } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
-import { outgoingFailures, transfersCarriedMore } from '../metrics.ts';
+import { outgoingFailures, transfersCarriedMore, treasuryRefundsPaidTwice } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
 import { closingFees } from './closing.ts';
 import { outgoingEvents } from './events.ts';
@@ -25,6 +25,7 @@ import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
 import { carriesAll } from './whatToSend.ts';
+import { treasurySaleMoved, WALLET_LONGEST_LIFETIME_MS } from './treasuryRefunds.ts';
 
 const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number(), landed: z.boolean() });
 type Locked = z.infer<typeof lockedRow>;
@@ -505,31 +506,62 @@ export async function jettonTransferBounced(
 
 /**
  * The chain reader saw a transfer with a treasury refund's reference leave the treasury
- * (treasuryTransferSeen): the refund is confirmed with what the chain says moved — or, when it was
- * confirmed already (the merchant's wallet signed the request twice), the repeat is booked in
- * treasury_refund_repeats and logged: Kassa cannot stop a wallet it holds no key of, so what left
- * is on the books. Idempotent (by the transaction). Returns what it did.
+ * (treasuryTransferSeen; or reach its customer from another account, through the ton:// link): the
+ * refund is confirmed with what the chain says moved — or, when it was confirmed already (the
+ * merchant's wallet signed the request twice), the repeat is booked in treasury_refund_repeats.
+ * Kassa cannot stop a wallet it holds no key of, so what left is on the books, and every way it
+ * differs from what was asked is kept beside the refund and logged:
+ * - signed for another amount (issue 48 item 13): amount becomes what moved, what was asked is kept
+ *   (askedAmount), and refund.confirmed tells the store what moved;
+ * - what left the treasury for the sale now exceeds what was swept to it (an expired refund asked
+ *   again, then signed anyway by a wallet ignoring validUntil; issue 48 item 6): by how much
+ *   (beyondSale), an error line, kassa_treasury_refunds_paid_twice_total{why="beyond_sale"};
+ * - paid from another account (paidFrom).
+ * Idempotent (by the transaction). Returns what it did.
  */
 export async function confirmTreasuryRefund(
   pool: DatabasePool,
-  seen: { refundId: string; sent: bigint; fee: bigint },
+  seen: { refundId: string; sent: bigint; fee: bigint; paidFrom?: string },
   tx: ChainTransaction,
   now: Date,
   log: Logger,
 ): Promise<'confirmed' | 'repeat' | 'paid_again'> {
+  let told: { asked: bigint; beyondSale: bigint; paymentId: string; wasExpired: boolean } | null = null;
   const outcome = await pool.transaction(async (db) => {
+    told = null;
+    // The sale first (as createTreasuryRefund locks it), so what its treasury refunds took is read whole.
+    const paymentId = await db.maybeOneFirst(sql.type(z.object({ payment_id: z.string() }))`
+      select payment_id from outgoing_transfers where id = ${seen.refundId}
+    `);
+    if (paymentId === null) return 'repeat' as const;
+    await db.query(sql.unsafe`select 1 from payments where id = ${paymentId} for update`);
     const [row] = await lockTransfers(db, sql.fragment`o.id = ${seen.refundId}`);
     if (!row) return 'repeat' as const;
     const next = askOne(row, { type: 'treasury_transfer_seen' }, now);
     if (next.ok) {
+      const asked = BigInt(
+        await db.oneFirst(sql.type(z.object({ amount_base_units: z.string() }))`
+          select amount_base_units::text as amount_base_units from outgoing_transfers where id = ${seen.refundId}
+        `),
+      );
+      // Books = chain: a wallet that signed another amount moved that amount; the refund says so.
+      const differs = seen.sent !== asked && seen.sent > 0n;
+      // What left the treasury for the sale before this transfer (this refund was not confirmed), and with it.
+      const { moved, swept } = await treasurySaleMoved(db, paymentId);
+      const beyondSale = moved + seen.sent > swept ? moved + seen.sent - swept : 0n;
       await writeTransition(
         db,
         row,
         next,
         now,
         sql.fragment`sent_amount_base_units = ${seen.sent.toString()}, fee_base_units = ${seen.fee.toString()}, fee = ${fromBaseUnits(seen.fee, 9)},
-          transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, confirmed_at = ${sql.timestamp(now)}, expired_at = null`,
+          transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, confirmed_at = ${sql.timestamp(now)}, expired_at = null,
+          paid_from = ${seen.paidFrom ?? null}, beyond_sale_base_units = ${beyondSale > 0n ? beyondSale.toString() : null},
+          asked_amount_base_units = ${differs ? asked.toString() : null},
+          amount_base_units = ${(differs ? seen.sent : asked).toString()},
+          amount = ${differs ? sql.fragment`(select trim_scale(${seen.sent.toString()}::numeric / power(10::numeric, c.decimals)) from coins c where c.symbol = outgoing_transfers.coin_symbol)` : sql.fragment`amount`}`,
       );
+      told = { asked: differs ? asked : seen.sent, beyondSale, paymentId, wasExpired: row.state === 'expired' };
       return 'confirmed' as const;
     }
     const known = await db.exists(sql.unsafe`select 1 from outgoing_transfers where id = ${seen.refundId} and transaction_hash = ${tx.hash}`);
@@ -541,23 +573,42 @@ export async function confirmTreasuryRefund(
     `);
     return inserted ? ('paid_again' as const) : ('repeat' as const);
   });
-  if (outcome === 'paid_again')
+  if (outcome === 'paid_again') {
+    treasuryRefundsPaidTwice.inc({ why: 'signed_twice' });
     log.error(
       { transferId: seen.refundId, account: tx.account, hash: tx.hash, amount: seen.sent.toString() },
       "a treasury refund was paid again: the merchant's wallet signed its request twice (booked as paidAgain on the refund)",
     );
-  else if (outcome === 'confirmed') log.info({ transferId: seen.refundId, hash: tx.hash }, 'a treasury refund left the treasury');
+  } else if (outcome === 'confirmed') {
+    log.info({ transferId: seen.refundId, hash: tx.hash, paidFrom: seen.paidFrom ?? null }, 'a treasury refund left the treasury');
+    const said = told as { asked: bigint; beyondSale: bigint; paymentId: string; wasExpired: boolean } | null;
+    if (said && said.asked !== seen.sent)
+      log.error(
+        { transferId: seen.refundId, paymentId: said.paymentId, hash: tx.hash, asked: said.asked.toString(), sent: seen.sent.toString() },
+        'a treasury refund was signed for another amount than it asked: booked as what moved (amount; askedAmount keeps what was asked), and refund.confirmed says what moved',
+      );
+    if (said && said.beyondSale > 0n) {
+      treasuryRefundsPaidTwice.inc({ why: 'beyond_sale' });
+      log.error(
+        { transferId: seen.refundId, paymentId: said.paymentId, hash: tx.hash, beyondSale: said.beyondSale.toString(), confirmedAfterExpiry: said.wasExpired },
+        'treasury refunds paid more of a sale than was swept to the treasury: the same money was refunded twice (a refund asked again after its request expired, then signed anyway); booked as beyondSale on the refund',
+      );
+    }
+  }
   return outcome;
 }
 
 /**
- * `signature_expired`: treasury refunds awaiting the merchant's signature whose validUntil the
- * chain has been read LATE_COMMIT_MARGIN_MS past (`chainSettledAt` less the margin: the reader's
- * expiry clock) without seeing them: expired (their amount may be asked again). Returns how many.
+ * `signature_expired`: treasury refunds awaiting the merchant's signature that can no longer land
+ * (heldUntil: validUntil + the longest lifetime a wallet signs, WALLET_LONGEST_LIFETIME_MS, + the
+ * late-commit margin) and were not seen: the chain has been read LATE_COMMIT_MARGIN_MS past
+ * validUntil + that lifetime (`chainSettledAt` less the margin: the reader's expiry clock).
+ * Expired: their amount may be asked again. Returns how many.
  */
 export async function expireTreasuryRefunds(pool: DatabasePool, args: { expiryClock: Date; now: Date }): Promise<number> {
+  const signedBefore = new Date(args.expiryClock.getTime() - WALLET_LONGEST_LIFETIME_MS);
   return pool.transaction(async (db) => {
-    const rows = await lockTransfers(db, sql.fragment`o.state = 'awaiting_signature' and o.valid_until < ${sql.timestamp(args.expiryClock)}`);
+    const rows = await lockTransfers(db, sql.fragment`o.state = 'awaiting_signature' and o.valid_until < ${sql.timestamp(signedBefore)}`);
     let moved = 0;
     for (const { row, next } of ask(rows, { type: 'signature_expired' }, args.now)) {
       if (!next.ok) continue;

@@ -7,7 +7,10 @@
 //
 // Payload: {"refundID" | "sweepID", "paymentID", "coin", "amount", "address", "status" (confirmed or
 // failed), "transactionHash"?, "failureReason"?, "failureKind"? (permanent or transient),
-// "retryAt"? (a transient failure's next try)}.
+// "retryAt"? (a transient failure's next try); a refund from the treasury: "askedAmount"? (its
+// wallet signed another amount: "amount" is what moved), "beyondSale"? (the sale was refunded twice
+// by this much), "paidFrom"? (paid from another account than the treasury)}; the body sent adds
+// "storeID" (webhooks/sign.ts).
 import { sql, type Db } from '../db/pool.ts';
 import { emitEvents } from '../webhooks/events.ts';
 
@@ -22,7 +25,9 @@ export async function outgoingEvents(tx: Db, ids: readonly string[], now: Date):
         jsonb_strip_nulls(jsonb_build_object(case when o.kind = 'refund' then 'refundID' else 'sweepID' end, o.id, 'paymentID', o.payment_id,
           'coin', o.coin_symbol, 'amount', o.amount::text, 'address', coalesce(o.to_address_given, o.to_address), 'status', o.state,
           'transactionHash', o.transaction_hash, 'failureReason', o.failure_reason, 'failureKind', o.failure_kind,
-          'retryAt', ${iso(sql.fragment`o.retry_at`)})) as payload
+          'retryAt', ${iso(sql.fragment`o.retry_at`)}, 'paidFrom', o.paid_from,
+          'askedAmount', (select trim_scale(o.asked_amount_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = o.coin_symbol),
+          'beyondSale', (select trim_scale(o.beyond_sale_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = o.coin_symbol))) as payload
       from unnest(${sql.array([...ids], 'uuid')}::uuid[]) with ordinality as ids (id, n) join outgoing_transfers o on o.id = ids.id
       where o.kind in ('refund', 'sweep') and o.reason <> 'gas_return' and o.state in ('confirmed', 'failed') and o.payment_id is not null
       order by ids.n`,

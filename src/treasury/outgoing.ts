@@ -166,6 +166,12 @@ export const outgoingRow = z.object({
   request_payload: z.instanceof(Buffer).nullable(),
   /** A treasury refund the merchant's wallet paid more than once (treasury_refund_repeats): each later transfer, its amount in the coin. */
   paid_again: z.array(z.object({ transactionHash: z.string(), amount: z.string() })),
+  /** A treasury refund its wallet signed for another amount: what it asked (amount is what moved). */
+  asked_amount: z.string().nullable(),
+  /** A treasury refund whose confirmation took what left the treasury for its sale beyond the sale: by how much, in the coin. */
+  beyond_sale: z.string().nullable(),
+  /** A treasury refund paid from another account than the treasury (its ton:// link): that account, raw. */
+  paid_from: z.string().nullable(),
   wallet_seqno: z.string().nullable(),
   valid_until: z.date().nullable(),
   message_hash: z.string().nullable(),
@@ -198,7 +204,11 @@ export const OUTGOING_COLUMNS = sql.fragment`
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
   failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
   exchange_rate_source, closing_of, final_sweep, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
-  request_payload,
+  request_payload, paid_from,
+  (select trim_scale(asked_amount_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = outgoing_transfers.coin_symbol
+   and asked_amount_base_units is not null) as asked_amount,
+  (select trim_scale(beyond_sale_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = outgoing_transfers.coin_symbol
+   and beyond_sale_base_units is not null) as beyond_sale,
   (select coalesce(jsonb_agg(jsonb_build_object('transactionHash', r.transaction_hash, 'amount', trim_scale(r.amount_base_units / power(10::numeric, c.decimals))::text)
      order by r.transaction_lt), '[]'::jsonb)
    from treasury_refund_repeats r join coins c on c.symbol = outgoing_transfers.coin_symbol where r.transfer_id = outgoing_transfers.id) as paid_again

@@ -22,13 +22,14 @@ import type { StorePayment } from '../payments/view.ts';
 import type { RatePolicy } from '../rates/rates.ts';
 import { feeReserveFor, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 import { PAYER, payerOf, requestedAmount, type RefundRequest } from './refundRequest.ts';
-import { createTreasuryRefund } from './treasuryRefunds.ts';
+import { createTreasuryRefund, type JettonWalletOf } from './treasuryRefunds.ts';
 import { depositMoney, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 
 /**
  * Plans a refund in `tx` (the caller's transaction); throws the API's errors. Returns its row
  * (src/presenters/refund.ts shows it). `ownerOf` asks the chain whom a destination belongs to as a
- * jetton wallet (every caller that serves a person gives it; see destinations.ts).
+ * jetton wallet (every caller that serves a person gives it; see destinations.ts); `walletOf` asks a
+ * jetton master for the treasury's jetton wallet (a jetton refund from the treasury).
  */
 export async function createRefund(
   tx: Db,
@@ -38,8 +39,9 @@ export async function createRefund(
   now: Date,
   policy: RatePolicy | null = null,
   ownerOf: JettonOwnerOf | null = null,
+  walletOf: JettonWalletOf | null = null,
 ): Promise<OutgoingRow> {
-  if (request.from === 'treasury') return createTreasuryRefund(tx, network, storePayment, request, now, policy);
+  if (request.from === 'treasury') return createTreasuryRefund(tx, network, storePayment, request, now, policy, walletOf);
   const storeId = storePayment.store_id;
   const payment = await tx.maybeOne(sql.type(refundPayment)`
     select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate, p.status,

@@ -18,6 +18,8 @@ import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
 import { jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { newestBlockTime } from '../chain/clock.ts';
+import { outgoingExpiredOnArrival } from '../metrics.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -26,7 +28,7 @@ import { closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } 
 import { depositMoney, enqueueWalletSend, holdsOtherCoin, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
 import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
-import { nextSeqno, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
+import { nextSeqno, refusedAsExpired, signingClock, validUntilOf, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
@@ -85,7 +87,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     select ${OUTGOING_COLUMNS}, signed_message from outgoing_transfers where from_address = ${wallet} and state = 'sent' order by created_at limit 1
   `);
   if (inFlight) {
-    await broadcast(deps, inFlight.id, inFlight.signed_message);
+    await broadcast(deps, inFlight.id, inFlight.signed_message, inFlight.valid_until!);
     const validUntil = inFlight.valid_until!;
     await pool.transaction((tx) => enqueueWalletSend(tx, wallet, unseenCheckAt(validUntil, deps.now())));
     return { outcome: 'waiting', transferId: inFlight.id, validUntil };
@@ -419,7 +421,8 @@ async function signRecordBroadcast(
   said: { signed: string; notRecorded: string; fields: Record<string, unknown> },
 ): Promise<SendOutcome> {
   const { next, wallet, seqno } = facts;
-  const validUntil = Math.floor(deps.now().getTime() / 1000) + (deps.messageTtlSeconds ?? deps.config.outgoingMessageTtlSeconds);
+  // By the chain's clock where this machine's is behind it: the wallet checks valid_until against the chain's.
+  const validUntil = validUntilOf(await signingNow(deps), deps.messageTtlSeconds ?? deps.config.outgoingMessageTtlSeconds);
   const message = signWalletMessage(facts.keys, facts.walletRef, { seqno, validUntil, ...sign });
   await deps.hooks?.afterSign?.(next, message);
   const ids = await deps.pool
@@ -431,7 +434,7 @@ async function signRecordBroadcast(
   if (ids === null) return { outcome: 'idle' };
   await deps.hooks?.afterRecord?.(next);
   deps.log.info({ transferIds: ids, kind: next.kind, wallet, messages: sign.messages.length, seqno, ...said.fields, message: message.hash }, said.signed);
-  await broadcast(deps, next.id, message.boc);
+  await broadcast(deps, next.id, message.boc, new Date(validUntil * 1000));
   await deps.hooks?.afterBroadcast?.(next);
   return { outcome: 'sent', transferId: next.id, seqno, transfers: ids.length };
 }
@@ -476,8 +479,17 @@ async function walletSeqno(client: ChainClient, wallet: string): Promise<number>
   return result.stack.readNumber();
 }
 
-/** Sends a recorded message to the chain API. A refusal is no error: a repeat is refused once the first landed. */
-async function broadcast(deps: SignerDeps, transferId: string, boc: Buffer): Promise<void> {
+/** The clock messages are signed by: the later of deps.now and the newest block's time the reader saw (whatToSend.ts signingClock). */
+async function signingNow(deps: SignerDeps): Promise<Date> {
+  return signingClock(deps.now(), await newestBlockTime(deps.pool, deps.config.tonNetwork));
+}
+
+/**
+ * Sends a recorded message to the chain API. A refusal is no error: a repeat is refused once the
+ * first landed. One refused as expired while it was valid by the signing clock (`validUntil` still
+ * ahead) is: the chain's clock is ahead of every clock the signer has (kassa_outgoing_expired_on_arrival_total).
+ */
+async function broadcast(deps: SignerDeps, transferId: string, boc: Buffer, validUntil: Date): Promise<void> {
   const send = async () => {
     await call(() => deps.client.sendFile(boc));
   };
@@ -485,10 +497,19 @@ async function broadcast(deps: SignerDeps, transferId: string, boc: Buffer): Pro
     if (deps.hooks?.broadcast) await deps.hooks.broadcast(boc, send);
     else await send();
   } catch (error) {
-    deps.log.info(
-      { transferId, err: error instanceof Error ? error.message : String(error) },
-      'the chain API did not take the message (a repeat of one already applied, or it will be retried)',
-    );
+    const refusal = error instanceof Error ? error.message : String(error);
+    const now = await signingNow(deps);
+    if (refusedAsExpired(refusal) && now.getTime() < validUntil.getTime()) {
+      outgoingExpiredOnArrival.inc();
+      deps.log.error(
+        { transferId, validUntil: validUntil.toISOString(), signingClock: now.toISOString(), err: refusal },
+        "the wallet refused the message as expired although it was valid for the signer: the chain's clock is ahead of this machine's and of the chain reader's last block (is the reader behind?); it is signed again once it can no longer land",
+      );
+    } else if (refusedAsExpired(refusal)) {
+      deps.log.warn({ transferId, validUntil: validUntil.toISOString(), err: refusal }, 'the wallet refused the message as expired (its valid_until passed)');
+    } else {
+      deps.log.info({ transferId, err: refusal }, 'the chain API did not take the message (a repeat of one already applied, or it will be retried)');
+    }
   }
   await deps.pool.query(sql.typeAlias('void')`
     update outgoing_transfers set broadcasts = broadcasts + 1, last_broadcast_at = ${sql.timestamp(deps.now())} where id = ${transferId}

@@ -10,11 +10,20 @@
 // unseen (expireTreasuryRefunds). The TON Connect request and the ton:// link are built here, pure.
 import { Address, beginCell, Cell } from '@ton/core';
 import { standardJettonWalletAddress, type TonNetwork } from '../chain/addresses.ts';
+import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import { commentOf, parseJettonTransferRequest } from '../chain/detect.ts';
 import { JETTON_TRANSFER_TON, jettonTransferBody } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { fieldBreaksRule, KassaError, paymentNotFound, refundExceedsBalance, tooManyDecimals, unusableDestination } from '../errors.ts';
+import {
+  fieldBreaksRule,
+  KassaError,
+  paymentNotFound,
+  refundExceedsBalance,
+  tooManyDecimals,
+  treasuryJettonWalletUnknown,
+  unusableDestination,
+} from '../errors.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
 import type { StorePayment } from '../payments/view.ts';
 import type { RatePolicy } from '../rates/rates.ts';
@@ -25,6 +34,24 @@ import { PAYER, payerOf, requestedAmount, type RefundRequest } from './refundReq
 
 /** How long the merchant has to sign a treasury refund (its TON Connect request's validUntil). */
 export const TREASURY_REFUND_TTL_MS = 15 * 60_000;
+
+/**
+ * The longest lifetime a wallet gives the message it signs for a TON Connect request, counted from
+ * the request's validUntil: Tonkeeper signs with its own time + 300 s whatever validUntil asked,
+ * MyTonWallet with the request's (600 s when none). A request signed just before its validUntil
+ * can land this long after it.
+ */
+export const WALLET_LONGEST_LIFETIME_MS = 600_000;
+
+/**
+ * Until when a treasury refund's request can still land, so its amount stays taken: validUntil +
+ * the longest wallet lifetime + the late-commit margin. Only then is it expired (its amount may be
+ * asked again); the dashboard offers no new request for it before.
+ */
+export const heldUntil = (validUntil: Date): Date => new Date(validUntil.getTime() + WALLET_LONGEST_LIFETIME_MS + LATE_COMMIT_MARGIN_MS);
+
+/** Asks a jetton master for an owner's jetton wallet (get_wallet_address; checkout/jettonWallets.ts remembers the answers). */
+export type JettonWalletOf = (master: Address, owner: Address) => Promise<Address>;
 
 /** nanoTON the customer receives with the jetton transfer_notification (> 0, so the comment reaches them). */
 const JETTON_FORWARD_TON = 1n;
@@ -64,6 +91,7 @@ export async function createTreasuryRefund(
   request: RefundRequest,
   now: Date,
   policy: RatePolicy | null,
+  walletOf: JettonWalletOf | null = null,
 ): Promise<OutgoingRow> {
   const payment = await tx.maybeOne(sql.type(treasuryPayment)`
     select p.id, p.store_id, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate, p.status, p.refundable_until, p.settlement,
@@ -79,8 +107,7 @@ export async function createTreasuryRefund(
         then (select min(t.chain_time) from transfers t where t.payment_id = p.id and t.coin_symbol = ${request.coin}
               and t.effect not in ('not_credited', 'not_counted', 'unknown_token'))
         else (select min(o.created_at) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed') end as swept_at,
-      coalesce((select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.source = 'treasury'
-                and o.state in ('awaiting_signature', 'confirmed')), 0)::text as taken
+      (${TREASURY_TAKEN_SQL})::text as taken
     from payments p join stores s on s.id = p.store_id
     where p.id = ${storePayment.id} and p.store_id = ${storePayment.store_id}
     for update of p
@@ -128,7 +155,10 @@ export async function createTreasuryRefund(
         : `of the sale's counted ${units(BigInt(payment.counted))}, ${units(swept)} was swept to the treasury on ${instant(payment.swept_at!)}` +
           (BigInt(payment.counted) > swept ? ' (the rest was refunded from its deposit, or paid its fees)' : ''),
     ];
-    if (taken > 0n) parts.push(`${units(taken)} is taken by treasury refunds awaiting a signature or confirmed`);
+    if (taken > 0n)
+      parts.push(
+        `${units(taken)} is taken by treasury refunds awaiting a signature (held ${(WALLET_LONGEST_LIFETIME_MS + LATE_COMMIT_MARGIN_MS) / 1000} s past their validUntil: a wallet may sign its own later lifetime) or paid`,
+      );
     throw refundExceedsBalance(coin.symbol, `${parts.join('; ')}.`);
   }
   const treasury = Address.parse(payment.treasury);
@@ -142,9 +172,11 @@ export async function createTreasuryRefund(
     const master = await tx.maybeOne(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
       select master_address, wallet_code from jetton_masters where coin_symbol = ${coin.symbol} and network = ${network}
     `);
-    if (!master?.wallet_code)
-      throw fieldBreaksRule('coin', `has no standard jetton wallet Kassa can compute offline on ${network}: refund ${coin.symbol} from the treasury by hand`);
-    const wallet = standardJettonWalletAddress(Address.parse(master.master_address), treasury, Cell.fromBoc(master.wallet_code)[0]!);
+    if (!master) throw new KassaError('invalid_coin', { param: 'coin' });
+    const wallet = await treasuryJettonWallet(
+      { master: Address.parse(master.master_address), walletCode: master.wallet_code, treasury, coin: coin.symbol },
+      walletOf,
+    );
     message = {
       address: wallet.toRawString(),
       amount: JETTON_TRANSFER_TON,
@@ -170,6 +202,56 @@ export async function createTreasuryRefund(
             ${requested?.requested.rate ?? null}, ${requested?.requested.rateSource ?? null}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
     returning ${OUTGOING_COLUMNS}
   `);
+}
+
+/**
+ * What a treasury refund takes of its sale (SQL over `p`, the payment): the refunds awaiting a
+ * signature (held until heldUntil), and what the confirmed ones and their repeats moved.
+ */
+const TREASURY_TAKEN_SQL = sql.fragment`
+  coalesce((select sum(case when o.state = 'confirmed' then coalesce(o.sent_amount_base_units, o.amount_base_units) else o.amount_base_units end)
+            from outgoing_transfers o where o.payment_id = p.id and o.source = 'treasury' and o.state in ('awaiting_signature', 'confirmed')), 0)
+  + coalesce((select sum(r.amount_base_units) from treasury_refund_repeats r join outgoing_transfers o on o.id = r.transfer_id where o.payment_id = p.id), 0)`;
+
+/**
+ * What left the treasury for a sale (its confirmed treasury refunds and their repeats, as the
+ * chain moved them) against what was swept to it, in the sale's coin's base units.
+ */
+export async function treasurySaleMoved(db: Db, paymentId: string): Promise<{ moved: bigint; swept: bigint }> {
+  const row = await db.one(sql.type(z.object({ moved: z.string(), swept: z.string() }))`
+    select
+      (coalesce((select sum(coalesce(o.sent_amount_base_units, o.amount_base_units)) from outgoing_transfers o
+                 where o.payment_id = p.id and o.source = 'treasury' and o.state = 'confirmed'), 0)
+       + coalesce((select sum(r.amount_base_units) from treasury_refund_repeats r join outgoing_transfers o on o.id = r.transfer_id where o.payment_id = p.id), 0))::text as moved,
+      -- Paid to the treasury itself (issue 43): what reached it is every credited transfer of the payment's coin booked on it.
+      case when p.settlement = 'treasury'
+        then coalesce((select sum(t.amount_base_units) from transfers t where t.payment_id = p.id and t.coin_symbol = p.coin_symbol
+                       and t.effect not in ('not_credited', 'not_counted', 'unknown_token')), 0)::text
+        else coalesce((select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
+                       and o.coin_symbol = p.coin_symbol and o.state <> 'failed'), 0)::text end as swept
+    from payments p where p.id = ${paymentId}
+  `);
+  return { moved: BigInt(row.moved), swept: BigInt(row.swept) };
+}
+
+/**
+ * The treasury's jetton wallet of a coin: computed offline when the master's standard wallet code
+ * is known (jetton_masters.wallet_code), else the one an earlier treasury refund of that treasury
+ * asked of the master (get_wallet_address; the lookup remembers its answers) — as deposits'
+ * are: mainnet and testnet masters have no wallet_code (USDT's wallets are not the standard layout).
+ */
+async function treasuryJettonWallet(
+  args: { master: Address; walletCode: Buffer | null; treasury: Address; coin: string },
+  walletOf: JettonWalletOf | null,
+): Promise<Address> {
+  if (args.walletCode) return standardJettonWalletAddress(args.master, args.treasury, Cell.fromBoc(args.walletCode)[0]!);
+  if (!walletOf)
+    throw fieldBreaksRule('coin', `has no jetton wallet of the treasury Kassa could ask its master for: refund ${args.coin} from the treasury by hand`);
+  try {
+    return await walletOf(args.master, args.treasury);
+  } catch {
+    throw treasuryJettonWalletUnknown(args.coin);
+  }
 }
 
 // ---- what the merchant's wallet is asked to sign (pure) ----------------------------------------
@@ -227,6 +309,8 @@ export interface TreasuryTransferSeen {
   refundId: string;
   sent: bigint;
   fee: bigint;
+  /** Paid from another account than the treasury (the ton:// link carries no sender): that account, raw. */
+  paidFrom?: string;
 }
 
 /**
@@ -235,13 +319,21 @@ export interface TreasuryTransferSeen {
  * message whose comment is the refund's reference. A jetton: the treasury's jetton wallet ran a
  * `transfer` from the treasury (its owner), to the customer, whose forward_payload comment is the
  * reference, and succeeded (the jettons left). The amount sent is what the chain says, whatever
- * the refund asked (books = chain).
+ * the refund asked (books = chain). TON paid through the refund's ton:// link from another account
+ * than the treasury: seen on the customer's side (a transaction of `to_address` whose incoming
+ * message carries the reference, kept there); the treasury paid no fee of it.
  */
 export function treasuryTransferSeen(tx: ChainTransaction, refunds: readonly TreasuryWatch[]): TreasuryTransferSeen | null {
+  // The customer's wallet may never have been deployed (its compute phase skipped): the value is credited all the same.
   const succeeded = !tx.compute.skipped && tx.compute.success && tx.compute.exitCode === 0 && tx.actionSuccess !== false;
-  if (!succeeded) return null;
   for (const refund of refunds) {
-    if (refund.watch_account !== tx.account) continue;
+    if (refund.coin_symbol === 'TON' && refund.to_address === tx.account && refund.watch_account !== tx.account) {
+      const paid = tx.inMessage;
+      if (paid === null || paid.bounced || paid.source === null || paid.source === refund.from_address || tx.bounce === 'ok') continue;
+      if (commentOf(paid.body) !== refund.reference || paid.value <= 0n) continue;
+      return { refundId: refund.id, sent: paid.value, fee: 0n, paidFrom: paid.source };
+    }
+    if (!succeeded || refund.watch_account !== tx.account) continue;
     if (refund.coin_symbol === 'TON') {
       for (const message of tx.outMessages ?? []) {
         if (message.destination !== refund.to_address || commentOf(message.body) !== refund.reference) continue;

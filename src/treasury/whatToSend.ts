@@ -68,6 +68,32 @@ export type SendDecision =
   | { action: 'fail'; reason: string; permanent: boolean };
 
 /**
+ * The clock a message out is signed by: the later of this machine's and the newest masterchain
+ * block's (`newestBlock`, as the chain reader last saw it; null before its first). A wallet accepts
+ * a message while `valid_until > now()` by the chain's time (the block's), so a machine clock behind
+ * the chain would make every message arrive expired; the block's time alone may be a few seconds
+ * old, and the wall clock covers a reader that stopped.
+ */
+export function signingClock(wall: Date, newestBlock: Date | null): Date {
+  return newestBlock !== null && newestBlock.getTime() > wall.getTime() ? newestBlock : wall;
+}
+
+/** A message's valid_until (unix seconds): `ttlSeconds` after the signing clock. */
+export function validUntilOf(signingNow: Date, ttlSeconds: number): number {
+  return Math.floor(signingNow.getTime() / 1000) + ttlSeconds;
+}
+
+/**
+ * Whether a broadcast's refusal is the wallet's for an expired message: exit code 36 from wallet
+ * v4r2 (`throw_if(36, valid_until <= now())`), 136 from wallet v5r1 (`error::expired`), as the
+ * liteserver words it through toncenter ("…rejected by transaction …: exitcode=136, steps=…"). A
+ * repeat of a message already applied is refused for its seqno (33, 133): not this.
+ */
+export function refusedAsExpired(refusal: string): boolean {
+  return /\bexitcode=1?36\b/.test(refusal);
+}
+
+/**
  * The seqno to sign with: the chain's, unless the books know the wallet accepted later messages (a
  * stale chain API answer cannot take a seqno back).
  */

@@ -4,7 +4,9 @@
 //
 // - The body is built and signed afresh on every attempt, with the active key and a new signAt, so a
 //   retry hours later still passes the receiver's 30-second check (and a key rotation between two
-//   attempts shows up as a new kid).
+//   attempts shows up as a new kid). It names its store (`payload.storeID`: the endpoint's store for
+//   an event, the payment's for the webhookURL), read here at each attempt, so a delivery recorded
+//   before Kassa signed the store in carries it too.
 // - The attempt row is written (and committed) *before* the request is sent, and completed after.
 //   A worker killed mid-request leaves it with finished_at null; Graphile Worker runs the still
 //   locked job again once its lock is released — within minutes by worker__unlock_dead (worker
@@ -25,18 +27,40 @@
 //   starts: a run that starts past the deadline (Graphile's backoff put it there, or a worker was
 //   down, or a lock expired late) fails the delivery without an attempt. Until then the log shows
 //   no next retry for a job due past the deadline.
+// - A store holds at most STORE_DELIVERY_SLOTS attempts in flight at once, across every worker (issue
+//   48.9): before an attempt the run counts its store's (the attempts started and not finished,
+//   started less than the timeout and a margin ago), under a transaction lock of that store, and at
+//   the share it makes no attempt: it adds its job again, STORE_BUSY_RETRY_MS later, and ends — so
+//   the Graphile slot goes back at once, Graphile's attempts and backoff untouched. One store's
+//   hanging receivers (its webhookURLs and its up to 16 endpoints) thus hold at most that many of a
+//   worker's 20 delivery slots, never every one: the other stores' deliveries find slots free.
 // - The clock is deps.now (injected); durations are measured, not derived from the clock.
 import type { Config } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
-import { webhookAttempts } from '../metrics.ts';
+import { webhookAttempts, webhookDeliveriesDeferred } from '../metrics.ts';
 import { ExternalFailure } from '../errors.ts';
 import { activeSigningKey } from './keys.ts';
 import { DEFAULT_TIMEOUT_MS, postWebhook, type PostWebhookResult } from './send.ts';
 import { buildEventBody, buildWebhookBody, signBody } from './sign.ts';
+import { enqueue } from '../worker/enqueue.ts';
+import { endpointDeliverJob, webhookDeliverJob } from '../worker/jobs.ts';
 
 /** No attempt starts later than this after the first attempt (docs/API.md, Webhooks: 12 hours). */
 export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
+
+/**
+ * At most this many attempts of one store's deliveries are in flight at once, across the deployment:
+ * its share of a worker's 20 delivery slots (src/server.ts), so that two (or three) stores' hanging
+ * receivers never hold every slot (issue 48.9).
+ */
+export const STORE_DELIVERY_SLOTS = 5;
+
+/** A delivery that found its store at its share is tried again this much later (without an attempt). */
+export const STORE_BUSY_RETRY_MS = 2_000;
+
+/** An attempt still unfinished this long after its start is not counted in flight (its worker died; the next run marks it interrupted). */
+const IN_FLIGHT_MARGIN_MS = 30_000;
 
 export const INTERRUPTED_ERROR = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
 
@@ -66,7 +90,9 @@ type DeliverOutcome =
   /** Retries are over (deadline or max attempts); the delivery is marked failed. */
   | { result: 'failed'; attempt: number | null }
   /** Nothing to do: already delivered or failed, or the delivery no longer exists. */
-  | { result: 'skipped'; reason: 'delivered' | 'failed' | 'missing' };
+  | { result: 'skipped'; reason: 'delivered' | 'failed' | 'missing' }
+  /** Its store had STORE_DELIVERY_SLOTS attempts in flight: no attempt; its job added again, STORE_BUSY_RETRY_MS later. */
+  | { result: 'deferred'; inFlight: number };
 
 /**
  * Thrown after a failed attempt that will be retried: Graphile Worker records it and backs off. The
@@ -86,6 +112,8 @@ class WebhookAttemptFailed extends ExternalFailure {
 const target = z.object({
   id: z.string(),
   payment_id: z.string().nullable(),
+  /** The store the webhook is for (the endpoint's, or the payment's): signed into the body as `storeID`. */
+  store_id: z.string(),
   url: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),
   first_attempt_at: z.date().nullable(),
@@ -124,10 +152,11 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
 
   const start = await deps.pool.transaction(async (tx): Promise<Start> => {
     const delivery = await tx.maybeOne(sql.type(target)`
-      select d.id, d.payment_id, d.url, d.status, d.first_attempt_at, p.status as payment_status, p.metadata, p.order_id,
+      select d.id, d.payment_id, coalesce(e.store_id, p.store_id) as store_id, d.url, d.status, d.first_attempt_at,
+             p.status as payment_status, p.metadata, p.order_id,
              (select coalesce(max(a.attempt), 0)::int from webhook_attempts a where a.delivery_id = d.id) as last_attempt,
              d.endpoint_id, d.event, d.event_id, d.payload
-      from webhook_deliveries d left join payments p on p.id = d.payment_id
+      from webhook_deliveries d left join payments p on p.id = d.payment_id left join webhook_endpoints e on e.id = d.endpoint_id
       where d.id = ${deliveryId}
       for update of d
     `);
@@ -148,11 +177,33 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
       return failNow('no attempt may start more than 12 h after the first one');
     }
 
+    // The store's share of the delivery slots: counted under a lock of the store held to this
+    // transaction's end, so two runs of one store cannot both take its last slot.
+    await tx.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtextextended(${`webhooks:store:${delivery.store_id}`}, 0))`);
+    const inFlight = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n
+      from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+        left join payments p on p.id = d.payment_id left join webhook_endpoints e on e.id = d.endpoint_id
+      where a.finished_at is null and a.error is null
+        and a.started_at > ${sql.timestamp(new Date(startedAt.getTime() - (deps.webhookTimeoutMs ?? DEFAULT_TIMEOUT_MS) - IN_FLIGHT_MARGIN_MS))}
+        and a.delivery_id <> ${deliveryId} and coalesce(e.store_id, p.store_id) = ${delivery.store_id}
+    `);
+    if (inFlight >= STORE_DELIVERY_SLOTS) {
+      // Its own queue again (an endpoint's keeps its events in order), with the same job key: Graphile
+      // adds a new job beside this locked one, which ends without a retry.
+      const job = delivery.endpoint_id !== null ? endpointDeliverJob(deliveryId, delivery.endpoint_id) : webhookDeliverJob(deliveryId, delivery.store_id);
+      await enqueue(tx, { ...job, runAt: new Date(startedAt.getTime() + STORE_BUSY_RETRY_MS) });
+      return { kind: 'done', outcome: { result: 'deferred', inFlight } };
+    }
+
     const attempt = delivery.last_attempt + 1;
     const body =
       delivery.event_id !== null
-        ? buildEventBody({ type: delivery.event, eventId: delivery.event_id, payload: delivery.payload }, startedAt)
-        : buildWebhookBody({ paymentId: delivery.payment_id!, metadata: delivery.metadata ?? {}, orderId: delivery.order_id }, startedAt);
+        ? buildEventBody({ type: delivery.event, eventId: delivery.event_id, storeId: delivery.store_id, payload: delivery.payload }, startedAt)
+        : buildWebhookBody(
+            { paymentId: delivery.payment_id!, storeId: delivery.store_id, metadata: delivery.metadata ?? {}, orderId: delivery.order_id },
+            startedAt,
+          );
     const headers = { 'Content-Type': 'application/json', 'X-Signature': signBody(body, key.secretKey), 'X-Signature-Kid': key.kid };
     // The previous attempt, if it failed, was retried by this run: Graphile scheduled it for run_at.
     await tx.query(sql.typeAlias('void')`
@@ -173,7 +224,13 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, help
     `);
     return { kind: 'attempt', attempt, paymentId: delivery.payment_id, url: delivery.url, body, headers };
   });
-  if (start.kind === 'done') return start.outcome;
+  if (start.kind === 'done') {
+    if (start.outcome.result === 'deferred') {
+      webhookDeliveriesDeferred.inc();
+      log.debug({ inFlight: start.outcome.inFlight }, 'webhook delivery deferred: its store has its share of the delivery slots in flight');
+    }
+    return start.outcome;
+  }
 
   const { attempt } = start;
   const sent: PostWebhookResult = await postWebhook({

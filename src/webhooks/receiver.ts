@@ -9,7 +9,10 @@ import { createPublicKey, verify as verifySignature, type KeyObject } from 'node
  *
  * ```ts
  * import { createWebhookVerifier } from 'kassa-webhooks';
- * const verifier = createWebhookVerifier({ keysUrl: 'https://pay.example.com/pay/v1/webhook/keys' });
+ * const verifier = createWebhookVerifier({
+ *   keysUrl: 'https://pay.example.com/pay/v1/webhook/keys',
+ *   storeID: '0b5e2c9a-…', // your store's id: `kassa store create`'s `id`
+ * });
  *
  * // in your HTTP handler, with the *raw* request body (a Buffer, before any JSON parsing):
  * const result = await verifier.handle(rawBody, req.headers, async (payload) => {
@@ -29,6 +32,16 @@ import { createPublicKey, verify as verifySignature, type KeyObject } from 'node
  * 3. Caches the key set for `cacheTtlMs` (default 6 h, clamped to 6–12 h); it fetches only on a cache
  *    miss, an expired cache or an unknown kid. Concurrent fetches are coalesced.
  * 4. Rejects (401) a body whose `signAt` is older than 30 s or more than 5 s in the future.
+ * 4a. Rejects (403) a body for another store. Every store of a Kassa deployment is signed with the
+ *    same keys, so a signature alone says only "sent by this Kassa": another store's payment can name
+ *    your receiver as its `webhookURL` (or your URL as its endpoint) and your `order_id`. Kassa names
+ *    the store inside the signed bytes (`payload.storeID`); with `storeID` set (one id, or a list for
+ *    a receiver of several stores) the kit rejects a body that names another store, or none (a Kassa
+ *    older than that), before your callback runs and before the seen store records it. 403 is
+ *    final for the body: Kassa retries it like any non-2xx until its 12-hour window ends, and the
+ *    sending store's delivery log shows 403. Without `storeID` the kit accepts every store's webhooks,
+ *    as before, and warns once per process (`process.emitWarning`, code `KASSA_WEBHOOKS_NO_STORE_ID`):
+ *    pass it.
  * 5. Reports `duplicate: true` for a paymentID already marked processed (`markProcessed`, or `handle`
  *    after your callback succeeded). The default store is an in-memory set of the last 100,000 ids —
  *    pass your own `seen` store (a database table) to survive restarts and to share between processes.
@@ -51,8 +64,9 @@ import { createPublicKey, verify as verifySignature, type KeyObject } from 'node
  * ```
  *
  * Statuses: 401 for anything about authenticity (missing or malformed signature headers, unknown kid,
- * bad signature, signAt outside the window); 400 for a correctly signed body that is not a webhook
- * (bad JSON or shape); 500 when the key set or the seen store is unavailable.
+ * bad signature, signAt outside the window); 403 for a genuine body for another store (or naming no
+ * store, when `storeID` is set); 400 for a correctly signed body that is not a webhook (bad JSON or
+ * shape); 500 when the key set or the seen store is unavailable.
  */
 export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookVerifier {
   return new Verifier(options);
@@ -66,6 +80,8 @@ export interface WebhookPayload {
   metadata: Record<string, string>;
   /** The merchant's order id, present when the payment has one. */
   order_id?: string;
+  /** The payment's store (absent only from a Kassa older than issue 48.1). Checked against `storeID` when set. */
+  storeID?: string;
 }
 
 /** A store endpoint's event: the body `{"type","eventID","payload","signAt"}` without its signAt. */
@@ -74,18 +90,18 @@ export interface WebhookEvent {
   type: string;
   /** The same for every endpoint that hears the event and for every delivery of it: what duplicates are told by. */
   eventID: string;
-  /** What happened (docs/API.md, Store webhook endpoints, lists each type's members). */
+  /** What happened (docs/API.md, Store webhook endpoints, lists each type's members); `payload.storeID` is the endpoint's store. */
   payload: Record<string, unknown>;
 }
 
 export type VerifyResult =
   | { ok: true; payload: WebhookPayload; event?: undefined; duplicate: boolean; kid: string; signAt: Date }
   | { ok: true; event: WebhookEvent; payload?: undefined; duplicate: boolean; kid: string; signAt: Date }
-  | { ok: false; status: 400 | 401 | 500; reason: string };
+  | { ok: false; status: 400 | 401 | 403 | 500; reason: string };
 
 export interface HandleResult {
   /** The HTTP status to answer Kassa with. */
-  status: 200 | 400 | 401 | 500;
+  status: 200 | 400 | 401 | 403 | 500;
   reason?: string;
   payload?: WebhookPayload;
   event?: WebhookEvent;
@@ -104,6 +120,12 @@ export type HeadersLike = { get(name: string): string | null } | Record<string, 
 export interface WebhookVerifierOptions {
   /** `{checkout_base_url}/v1/webhook/keys`. */
   keysUrl: string;
+  /**
+   * Your store's id (`kassa store create`'s `id`; the dashboard's Settings), or the ids of every store
+   * this receiver serves. A body for any other store — or naming none — is rejected with 403. Leave it
+   * out and every store's webhooks signed by this Kassa are accepted (with a warning): always pass it.
+   */
+  storeID?: string | readonly string[];
   /** Key-set cache lifetime; default 6 h, clamped to 6–12 h as the interface recommends. */
   cacheTtlMs?: number;
   /** Clock, for tests: epoch milliseconds or a Date. Default `Date.now`. */
@@ -160,6 +182,31 @@ export function createMemorySeenStore(maxEntries = 100_000): SeenStore {
   };
 }
 
+/** Warned once per process: a verifier without `storeID` accepts every store's webhooks. */
+let warnedNoStoreId = false;
+
+function warnNoStoreId(): void {
+  if (warnedNoStoreId) return;
+  warnedNoStoreId = true;
+  const message =
+    "createWebhookVerifier without storeID accepts every store's webhooks signed by this Kassa: another store's payment can name your receiver and your order_id. Pass storeID (your store's id).";
+  const node = (globalThis as { process?: { emitWarning?: (message: string, options: { code: string }) => void } }).process;
+  if (typeof node?.emitWarning === 'function') node.emitWarning(message, { code: 'KASSA_WEBHOOKS_NO_STORE_ID' });
+  else console.warn(`Warning: ${message}`);
+}
+
+/**
+ * Whether a body's `payload.storeID` is one of the configured stores: null when it is, else why not
+ * (for a 403). Every store of a deployment signs with the same keys, so this is what ties a genuine
+ * body to this receiver's store.
+ */
+function otherStore(stores: ReadonlySet<string> | null, storeId: unknown): string | null {
+  if (stores === null) return null;
+  if (typeof storeId !== 'string' || storeId === '') return "payload.storeID is missing: the body names no store, and this receiver takes only its own store's";
+  if (!stores.has(storeId.toLowerCase())) return `payload.storeID "${storeId.slice(0, 64)}" is another store's: this receiver takes only its own store's`;
+  return null;
+}
+
 class KeysUnavailable extends Error {
   override name = 'KeysUnavailable';
 }
@@ -204,6 +251,7 @@ class Verifier implements WebhookVerifier {
   readonly #minRefetchIntervalMs: number;
   readonly #maxAgeMs: number;
   readonly #maxFutureMs: number;
+  readonly #stores: ReadonlySet<string> | null;
   #cache: KeyCache | null = null;
   #inflight: Promise<KeyCache> | null = null;
   #lastUnknownKidRefetch = Number.NEGATIVE_INFINITY;
@@ -232,6 +280,12 @@ class Verifier implements WebhookVerifier {
     this.#minRefetchIntervalMs = options.minRefetchIntervalMs ?? 10_000;
     this.#maxAgeMs = options.maxAgeMs ?? 30_000;
     this.#maxFutureMs = options.maxFutureMs ?? 5_000;
+    const stores = options.storeID === undefined ? null : typeof options.storeID === 'string' ? [options.storeID] : [...options.storeID];
+    if (stores !== null && (stores.length === 0 || stores.some((id) => typeof id !== 'string' || id.trim() === ''))) {
+      throw new TypeError('storeID must be your store id (a non-empty string) or a non-empty list of them');
+    }
+    this.#stores = stores === null ? null : new Set(stores.map((id) => id.trim().toLowerCase()));
+    if (this.#stores === null) warnNoStoreId();
   }
 
   async #fetchKeys(): Promise<KeyCache> {
@@ -308,7 +362,7 @@ class Verifier implements WebhookVerifier {
   }
 
   async verify(rawBody: string | Uint8Array, headers: HeadersLike): Promise<VerifyResult> {
-    const reject = (status: 400 | 401 | 500, reason: string): VerifyResult => ({ ok: false, status, reason });
+    const reject = (status: 400 | 401 | 403 | 500, reason: string): VerifyResult => ({ ok: false, status, reason });
     try {
       const signatureHeader = readHeader(headers, 'x-signature')?.trim();
       const kid = readHeader(headers, 'x-signature-kid')?.trim();
@@ -358,7 +412,11 @@ class Verifier implements WebhookVerifier {
       const now = this.#now();
       if (now - signAt > this.#maxAgeMs) return reject(401, `signAt is older than ${this.#maxAgeMs / 1000} s`);
       if (signAt - now > this.#maxFutureMs) return reject(401, `signAt is more than ${this.#maxFutureMs / 1000} s in the future`);
+      // In both branches the store is checked before the seen store is asked (and so before a callback
+      // or markProcessed): another store's body is not this shop's at all.
       if (event !== undefined) {
+        const other = otherStore(this.#stores, payload.storeID);
+        if (other !== null) return reject(403, other);
         let duplicate: boolean;
         try {
           duplicate = await this.#seen.has(event.eventID);
@@ -373,6 +431,10 @@ class Verifier implements WebhookVerifier {
       if (typeof status !== 'string') return reject(400, 'payload.status is missing');
       if (metadata !== undefined && !isPlainObject(metadata)) return reject(400, 'payload.metadata is not an object');
       if (orderId !== undefined && typeof orderId !== 'string') return reject(400, 'payload.order_id is not a string');
+      const storeId = payload.storeID;
+      if (storeId !== undefined && typeof storeId !== 'string') return reject(400, 'payload.storeID is not a string');
+      const other = otherStore(this.#stores, storeId);
+      if (other !== null) return reject(403, other);
 
       let duplicate: boolean;
       try {
@@ -382,6 +444,7 @@ class Verifier implements WebhookVerifier {
       }
       const result: WebhookPayload = { paymentID, status, metadata: (metadata ?? {}) as Record<string, string> };
       if (typeof orderId === 'string') result.order_id = orderId;
+      if (typeof storeId === 'string') result.storeID = storeId;
       return { ok: true, payload: result, duplicate, kid, signAt: new Date(signAt) };
     } catch (err) {
       return reject(500, `verification failed unexpectedly (${err instanceof Error ? err.message : String(err)})`);

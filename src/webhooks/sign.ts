@@ -14,6 +14,8 @@ import nacl from 'tweetnacl';
 
 interface WebhookEvent {
   paymentId: string;
+  /** The payment's store: the body's `payload.storeID`, which the receiver kit checks (issue 48.1). */
+  storeId: string;
   metadata: Record<string, string>;
   /** The merchant's order id; the `order_id` member is present only when the payment has one. */
   orderId?: string | null;
@@ -21,9 +23,12 @@ interface WebhookEvent {
 
 /**
  * The exact body of a webhook:
- * `{"payload":{"paymentID","status":"completed","metadata","order_id"?},"signAt"}`.
+ * `{"payload":{"paymentID","status":"completed","metadata","order_id"?,"storeID"},"signAt"}`.
  * Member order is fixed. `signAt` is RFC 3339 UTC with milliseconds (`toISOString()`).
- * Throws RangeError on an invalid date.
+ * `storeID` (additive to the seed's body) names the store inside the signed bytes: every store's
+ * webhooks are signed with the one key of the deployment, so without it a store could point its own
+ * payment's webhookURL at another shop's receiver and have that shop take the body for its own
+ * (issue 48.1). Throws RangeError on an invalid date.
  */
 export function buildWebhookBody(event: WebhookEvent, signAt: Date): string {
   const payload: Record<string, unknown> = {
@@ -32,17 +37,71 @@ export function buildWebhookBody(event: WebhookEvent, signAt: Date): string {
     metadata: { ...event.metadata },
   };
   if (event.orderId !== undefined && event.orderId !== null) payload.order_id = event.orderId;
+  payload.storeID = event.storeId;
   return JSON.stringify({ payload, signAt: signAt.toISOString() });
 }
 
 /**
  * The exact body a store's webhook endpoint gets (webhooks/events.ts):
  * `{"type","eventID","payload","signAt"}`, members in that order, `signAt` as the seed body's. Signed
- * with `signBody` and sent with the same headers.
+ * with `signBody` and sent with the same headers. The payload, as the event recorded it, gets
+ * `storeID`, the endpoint's store, as the seed body's does (where it has one — a ping's — it keeps
+ * its place and takes the endpoint's store).
  */
-export function buildEventBody(event: { type: string; eventId: string; payload: unknown }, signAt: Date): string {
-  return JSON.stringify({ type: event.type, eventID: event.eventId, payload: event.payload, signAt: signAt.toISOString() });
+export function buildEventBody(event: { type: string; eventId: string; storeId: string; payload: unknown }, signAt: Date): string {
+  const recorded = typeof event.payload === 'object' && event.payload !== null && !Array.isArray(event.payload) ? event.payload : {};
+  const payload = { ...recorded, storeID: event.storeId };
+  return JSON.stringify({ type: event.type, eventID: event.eventId, payload, signAt: signAt.toISOString() });
 }
+
+const storeIdSchema = {
+  type: 'string',
+  format: 'uuid',
+  description:
+    'The store the webhook is for: the payment’s (or the endpoint’s) store. Inside the signed bytes, so a receiver can reject another store’s webhook (the receiver kit does, given `storeID`).',
+} as const;
+
+/** The JSON Schema of the per-payment webhook's body (`buildWebhookBody`), published in the OpenAPI document's `webhooks`. */
+export const webhookBodySchema = {
+  type: 'object',
+  required: ['payload', 'signAt'],
+  properties: {
+    payload: {
+      type: 'object',
+      required: ['paymentID', 'status', 'metadata', 'storeID'],
+      properties: {
+        paymentID: { type: 'string', format: 'uuid' },
+        status: { type: 'string', const: 'completed' },
+        metadata: { type: 'object', additionalProperties: { type: 'string' } },
+        order_id: { type: 'string', description: 'The merchant’s order id, when the payment has one.' },
+        storeID: storeIdSchema,
+      },
+    },
+    signAt: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When this attempt was signed (RFC 3339 UTC, milliseconds); receivers refuse one older than 30 s.',
+    },
+  },
+} as const;
+
+/** The JSON Schema of a store endpoint's event body (`buildEventBody`), published in the OpenAPI document's `webhooks`. */
+export const eventBodySchema = {
+  type: 'object',
+  required: ['type', 'eventID', 'payload', 'signAt'],
+  properties: {
+    type: { type: 'string', description: 'The event type (docs/API.md, Store webhook endpoints).' },
+    eventID: { type: 'string', format: 'uuid', description: 'The same for every endpoint and every delivery of the event: what duplicates are told by.' },
+    payload: {
+      type: 'object',
+      required: ['storeID'],
+      description: 'What happened; each type’s members are in docs/API.md. Every payload carries `storeID`.',
+      properties: { storeID: storeIdSchema },
+      additionalProperties: true,
+    },
+    signAt: webhookBodySchema.properties.signAt,
+  },
+} as const;
 
 /** Base64 (standard, padded) Ed25519 detached signature of the exact UTF-8 bytes of `body`. */
 export function signBody(body: string, secretKey: Uint8Array): string {

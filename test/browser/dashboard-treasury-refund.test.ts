@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { Address, Cell, toNano } from '@ton/core';
 import type { Browser } from 'playwright-core';
+import { friendlyAddress } from '../../src/chain/addresses.ts';
 import { commentOf } from '../../src/chain/detect.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { outgoingOfPayment } from '../../src/treasury/outgoing.ts';
@@ -31,6 +32,8 @@ let treasury: string;
 before(async () => {
   browser = await chromiumBrowser();
   app = await startChainApp();
+  // Kassa's clock follows the chain where a test moved it ahead of the wall clock (advanceChain).
+  app.clock.follow(() => new Date(Math.max(Date.now(), app.sandbox.chain.now * 1000)));
   treasury = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
   store = await app.store({ name: 'Corner Shop', methods: 'TON/TON', refundWindowDays: 0 });
   await updateStore(app.pool, store.id, { treasury });
@@ -82,7 +85,7 @@ it('"Sign with your wallet" asks the treasury wallet (TON Connect) to sign; the 
   await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).waitFor();
   const item = page.locator(`#treasury-${asked.json.id}`);
   assert.match(await item.innerText(), /0\.6 TON to /);
-  assert.equal(await item.getByRole('link', { name: 'Open in a wallet app' }).getAttribute('href'), asked.json.link);
+  assert.equal(await item.getByRole('link', { name: 'Open in a wallet app', includeHidden: true }).getAttribute('href'), asked.json.link);
   await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
   await assertPageFits(page, 'payment page with a treasury refund to sign', ARTIFACTS);
   // Signed at a desktop's width: at a phone's, TON Connect's list sends the owner to the wallet's app
@@ -120,4 +123,129 @@ it('"Sign with your wallet" asks the treasury wallet (TON Connect) to sign; the 
   assert.equal(await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).count(), 0);
   assert.match(await page.locator('#timeline').innerText(), /Refund from the treasury of 0\.6 TON done/);
   assert.deepEqual(ownProblems(owner.problems), []);
+});
+
+/** A TON sale of 1 TON completed and swept to the treasury; a treasury refund of `amount` asked through the API. */
+async function sweptSaleRefund(amount: string) {
+  const created = await app.request('POST', '/v1/payments', {
+    token: store.token,
+    body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+  });
+  await app.pay(created.json.paymentDetails.address, 'TON', '1');
+  await app.settle();
+  await app.drain(Address.parse(created.json.paymentDetails.address).toRawString());
+  const customer = freshAddress();
+  const asked = await app.request('POST', `/v1/payments/${created.json.id}/refunds`, {
+    token: store.token,
+    body: { coin: 'TON', amount, address: customer, from: 'treasury' },
+  });
+  assert.equal(asked.status, 201, asked.text);
+  return { paymentId: created.json.id as string, customer, refund: asked.json };
+}
+
+/** The owner's dashboard in a new tab (the same session) with the test wallet injected, at a desktop's width, on the payment's page. */
+async function walletPage(paymentId: string) {
+  const page = await owner.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const wallet = await injectTestWallet(page, app, { address: treasury });
+  await page.goto(`${app.url}/dashboard/stores/${store.id}/payments/${paymentId}`);
+  await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
+  return { page, wallet };
+}
+
+/** Picks the test wallet in TON Connect's list (as the browser extension). */
+async function chooseWallet(page: import('playwright-core').Page) {
+  const modal = page.locator('#tc-widget-root');
+  const entry = modal.getByText(TEST_WALLET_NAME, { exact: true }).first();
+  await entry.waitFor({ timeout: 10_000 });
+  await entry.click();
+  const extension = modal.getByRole('button', { name: /Browser Extension/ });
+  await extension.waitFor({ timeout: 20_000 });
+  await extension.click();
+}
+
+it('the "confirm in your wallet" dialog closed while the wallet (Tonkeeper: its own 300-s lifetime) holds the request: no second request — not on a click, not after a reload; approved late, landing after validUntil + 60 s, it is confirmed, the money held meanwhile', {
+  timeout: 300_000,
+}, async () => {
+  const sale = await sweptSaleRefund('1');
+  const { page, wallet } = await walletPage(sale.paymentId);
+  wallet.mode = 'hold';
+  wallet.lifetime = { ownSeconds: 300 };
+  const item = page.locator(`#treasury-${sale.refund.id}`);
+  const sign = item.getByRole('button', { name: 'Sign with your wallet' });
+  await sign.click();
+  await chooseWallet(page);
+  // The request reached the wallet; the owner closes TON Connect's "confirm in your wallet" dialog.
+  for (let i = 0; i < 200 && wallet.held() === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(wallet.held(), 1);
+  const dialog = page.locator('#tc-widget-root [data-tc-confirm-modal="true"]');
+  await dialog.waitFor({ timeout: 10_000 });
+  await page.locator('#tc-widget-root button[data-tc-icon-button="true"]').last().click();
+  await item.getByText('The request is in your wallet').waitFor({ timeout: 10_000 });
+  assert.match(await item.locator('.sign-status').innerText(), /Do not send it again — a second request would pay the customer twice/);
+  assert.equal(await sign.isDisabled(), true);
+  // A reload offers no new request either.
+  await page.reload();
+  await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
+  await item.getByText('The request is in your wallet').waitFor({ timeout: 10_000 });
+  assert.equal(await sign.isDisabled(), true);
+  assert.equal(wallet.requests.length, 1);
+
+  // The owner approves in the wallet just before validUntil; its message (valid 300 s from then) lands 90 s after validUntil.
+  const validUntil = sale.refund.tonconnect.validUntil as number;
+  await app.advanceChain(validUntil - 20 - app.sandbox.chain.now);
+  await wallet.approve({ landLater: true });
+  await app.advanceChain(validUntil + 90 - app.sandbox.chain.now);
+  const [held] = await outgoingOfPayment(app.pool, sale.paymentId, 'refund');
+  assert.equal(held?.state, 'awaiting_signature');
+  const again = await app.request('POST', `/v1/payments/${sale.paymentId}/refunds`, {
+    token: store.token,
+    body: { coin: 'TON', amount: '0.1', address: sale.customer, from: 'treasury' },
+  });
+  assert.equal(again.status, 400, again.text);
+  assert.equal(again.json.error.code, 'refund_exceeds_balance');
+  await wallet.land();
+  await app.settle();
+  const [refund] = await outgoingOfPayment(app.pool, sale.paymentId, 'refund');
+  assert.equal(refund?.state, 'confirmed');
+  assert.equal(app.arrived(sale.customer, treasury), toNano('1'));
+  assert.equal(wallet.requests.length, 1);
+  await page.close();
+});
+
+it("a wallet other than the treasury connected: the page says so and asks it nothing; reconnected to the treasury's, a refusal in the wallet frees the request, and it is signed once", {
+  timeout: 300_000,
+}, async () => {
+  const sale = await sweptSaleRefund('0.3');
+  const { page, wallet } = await walletPage(sale.paymentId);
+  const other = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
+  await wallet.connectAs(other);
+  const item = page.locator(`#treasury-${sale.refund.id}`);
+  const sign = item.getByRole('button', { name: 'Sign with your wallet' });
+  await sign.click();
+  await chooseWallet(page);
+  await item.getByText("is not the store's treasury").waitFor({ timeout: 10_000 });
+  const said = await item.locator('.sign-status').innerText();
+  assert.match(said, new RegExp(`\\(${friendlyAddress(Address.parse(treasury), 'sandbox')}\\)`));
+  assert.equal(wallet.requests.length, 0);
+  assert.equal(await sign.isDisabled(), false);
+
+  // The treasury's wallet connected instead; the owner declines in the wallet: nothing sent, it may be signed again.
+  await wallet.connectAs(treasury);
+  wallet.mode = 'reject';
+  await item.getByRole('button', { name: "Disconnect it and connect the treasury's wallet" }).click();
+  await chooseWallet(page);
+  await item.getByText('Your wallet declined it').waitFor({ timeout: 10_000 });
+  assert.equal(wallet.requests.length, 1);
+  assert.equal(await sign.isDisabled(), false);
+  wallet.mode = 'sign';
+  await sign.click();
+  await item.getByText('Signed and sent from your wallet').waitFor({ timeout: 15_000 });
+  assert.equal(wallet.requests.length, 2);
+  await app.settle();
+  const [refund] = await outgoingOfPayment(app.pool, sale.paymentId, 'refund');
+  assert.equal(refund?.state, 'confirmed');
+  assert.equal(app.arrived(sale.customer, treasury), toNano('0.3'));
+  assert.equal(app.arrived(sale.customer, other), 0n);
+  await page.close();
 });

@@ -1,6 +1,6 @@
 /**
  * An account's history over real HTTP: the sandbox's `/api/v3/transactions` as ton-index-go serves
- * it (default sort desc, default limit 100, 422 over 1000, inclusive lt range, raw upper case,
+ * it (default sort desc, default limit 100, 500 over 1000, inclusive lt range, raw upper case,
  * standard base64 hashes, lt strings, only indexed blocks), the switch that holds a transaction out
  * of the block stream, and the history source (src/chain/history.ts) paging by lt.
  */
@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { depositWallet } from '../../src/chain/addresses.ts';
 import { ChainApiError } from '../../src/chain/apiError.ts';
 import { toncenterV3History } from '../../src/chain/history.ts';
+import { MAX_REQUEST_LINE_BYTES } from '../../src/chain/v3Request.ts';
+import { startReverseProxy } from '../helpers/proxy.ts';
 import { holdOutOfBlockStream } from '../../src/chain/sandbox/history.ts';
 import { startSandboxServer, type SandboxServer } from '../../src/chain/sandbox/index.ts';
 
@@ -50,7 +52,7 @@ describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
     assert.ok(Object.hasOwn(json, 'address_book'));
   });
 
-  it('takes an inclusive lt range, sort asc, limit and offset; 422 over 1000', async () => {
+  it('takes an inclusive lt range, sort asc, limit and offset; 500 over 1000', async () => {
     const [first, second, third] = [...paid].sort((a, b) => (BigInt(a.lt) < BigInt(b.lt) ? -1 : 1));
     const ranged = await get(`account=${deposit.raw}&start_lt=${second!.lt}&end_lt=${third!.lt}&sort=asc`);
     assert.deepEqual(
@@ -63,7 +65,7 @@ describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
       [first!.lt],
     );
     const tooMany = await get(`account=${deposit.raw}&limit=1001`);
-    assert.equal(tooMany.status, 422);
+    assert.equal(tooMany.status, 500);
     assert.equal(tooMany.json.error, 'limit is not allowed: 1001 > 1000');
     assert.equal((await get('account=not-an-address')).status, 422);
   });
@@ -115,25 +117,28 @@ describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
     );
   });
 
-  it('learns the page size from a 422 "limit is not allowed: N > M" and reads every page at M', async () => {
-    server.chain.v3.maxLimit = 2;
-    try {
-      const history = toncenterV3History({ baseUrl: server.root });
-      const all = await history.transactions(deposit.raw);
-      assert.ok(all.complete);
-      assert.deepEqual(
-        all.transactions.map((t) => t.lt),
-        paid.map((p) => p.lt).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)),
-      );
-      assert.ok(all.requests >= Math.ceil(paid.length / 2), `${all.requests} pages of 2 for ${paid.length} transactions`);
-      // The next call asks 2 from the start: no refusal, the same pages.
-      const again = await history.transactions(deposit.raw);
-      assert.equal(again.requests, all.requests);
-      assert.equal((await history.jettonWallets([deposit.raw])).wallets.length, 0);
-    } finally {
-      server.chain.v3.maxLimit = 1000;
-    }
-  });
+  for (const status of [500, 422] as const)
+    it(`learns the page size from a ${status} "limit is not allowed: N > M" and reads every page at M`, async () => {
+      server.chain.v3.maxLimit = 2;
+      server.chain.v3.limitRefusalStatus = status;
+      try {
+        const history = toncenterV3History({ baseUrl: server.root });
+        const all = await history.transactions(deposit.raw);
+        assert.ok(all.complete);
+        assert.deepEqual(
+          all.transactions.map((t) => t.lt),
+          paid.map((p) => p.lt).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)),
+        );
+        assert.ok(all.requests >= Math.ceil(paid.length / 2), `${all.requests} pages of 2 for ${paid.length} transactions`);
+        // The next call asks 2 from the start: no refusal, the same pages.
+        const again = await history.transactions(deposit.raw);
+        assert.equal(again.requests, all.requests);
+        assert.equal((await history.jettonWallets([deposit.raw])).wallets.length, 0);
+      } finally {
+        server.chain.v3.maxLimit = 1000;
+        server.chain.v3.limitRefusalStatus = 500;
+      }
+    });
 
   it('reads down from toLt (inclusive), newest first, and from fromLt up', async () => {
     const lts = paid.map((p) => p.lt).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
@@ -163,5 +168,64 @@ describe('GET /api/v3/transactions (sandbox, as ton-index-go)', () => {
       .catch((e: unknown) => e);
     assert.ok(error instanceof ChainApiError);
     assert.match(error.message, new RegExp(`unreachable at http://127\\.0\\.0\\.1:${port}/api/v3/transactions`));
+  });
+});
+
+describe('jetton/wallets of many owners (reconciliation asks it of every deposit)', () => {
+  /** 250 deposits; every 50th holds USDT (a wallet of its own, sorted anywhere among the owners). */
+  const owners = Array.from({ length: 250 }, (_, i) => depositWallet(Buffer.alloc(32, 0x22), 1000 + i, 'sandbox').raw);
+  const holders = owners.filter((_, i) => i % 50 === 7);
+
+  before(async () => {
+    for (const owner of holders) await server.chain.transfer({ to: owner, coin: 'USDT', amount: '1.5' });
+    server.chain.sealBlock();
+  });
+
+  it('every request line stays under 7 KB (owners in their friendly form): a front refusing lines over 8 KB passes them all', async () => {
+    const front = await startReverseProxy(server.url, { maxRequestLine: 8 * 1024 });
+    try {
+      const history = toncenterV3History({ baseUrl: front.url });
+      const { wallets, requests } = await history.jettonWallets(owners);
+      assert.deepEqual(wallets.map((w) => w.owner).sort(), [...holders].sort());
+      assert.ok(wallets.every((w) => w.balance === 1_500_000n));
+      assert.equal(requests, 3, '100 owners a request');
+      const lines = front.seen.filter((line) => line.includes('/jetton/wallets'));
+      assert.equal(lines.length, 3);
+      for (const line of lines) assert.ok(Buffer.byteLength(line) < MAX_REQUEST_LINE_BYTES, `${Buffer.byteLength(line)} bytes`);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('a front with a smaller limit (414 over 2 KB): the batch is halved until it passes, never given up', async () => {
+    const front = await startReverseProxy(server.url, { maxRequestLine: 2048 });
+    try {
+      const history = toncenterV3History({ baseUrl: front.url });
+      const { wallets } = await history.jettonWallets(owners);
+      assert.deepEqual(wallets.map((w) => w.owner).sort(), [...holders].sort());
+      const lines = front.seen.filter((line) => line.includes('/jetton/wallets'));
+      const refused = lines.filter((line) => Buffer.byteLength(line) > 2048);
+      assert.ok(refused.length >= 1 && refused.length <= 3, `${refused.length} refused: 100 → 50 → 25 owners a request`);
+      // Learnt: the next call asks as many as passed at once.
+      front.seen.length = 0;
+      assert.equal((await history.jettonWallets(owners)).wallets.length, holders.length);
+      assert.ok(front.seen.every((line) => Buffer.byteLength(line) <= 2048));
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('the sandbox orders them by owner, then id, as ton-index-go does', async () => {
+    const url = new URL(`${server.root}/api/v3/jetton/wallets`);
+    for (const owner of holders) url.searchParams.append('owner_address', owner);
+    const rows = ((await (await fetch(url)).json()) as { jetton_wallets: Array<{ owner: string; address: string }> }).jetton_wallets;
+    assert.equal(rows.length, holders.length);
+    const order = rows.map((r) => r.owner);
+    assert.deepEqual(order, [...order].sort());
+    assert.notDeepEqual(
+      rows.map((r) => r.address),
+      [...rows.map((r) => r.address)].sort(),
+      'sorted by owner, not by the wallet address (true for these owners)',
+    );
   });
 });

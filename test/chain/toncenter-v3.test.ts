@@ -12,6 +12,8 @@ import { detectTonTransfer } from '../../src/chain/detect.ts';
 import { routeTransaction } from '../../src/reader/classify.ts';
 import { startSandboxServer, type SandboxServer } from '../../src/chain/sandbox/index.ts';
 import { toncenterV3Source } from '../../src/chain/source.ts';
+import { ChainApiError } from '../../src/chain/apiError.ts';
+import { createRequestBudget } from '../../src/chain/budget.ts';
 
 const fixture = JSON.parse(fs.readFileSync(new URL('../helpers/toncenter-v3-transactions-by-masterchain-block.json', import.meta.url), 'utf8')) as {
   transactions: V3Transaction[];
@@ -142,7 +144,7 @@ describe('the sandbox toncenter v3 behaves like ton-index-go', () => {
     assert.notEqual(wallet.in_msg.hash_norm, wallet.in_msg.hash);
   });
 
-  it('defaults sort=desc and limit=100; limit over 1000 is 422 "limit is not allowed"; a wrong sort 422', async () => {
+  it('defaults sort=desc and limit=100; limit over 1000 is 500 "limit is not allowed" (422 as newer releases answer it); a wrong sort 422', async () => {
     const seqno = server.chain.sealBlock({ others: 150 });
     const { json } = await get(`transactionsByMasterchainBlock?seqno=${seqno}`);
     const lts = (json.transactions as any[]).map((r) => BigInt(r.lt));
@@ -154,8 +156,15 @@ describe('the sandbox toncenter v3 behaves like ton-index-go', () => {
     const all = await get(`transactionsByMasterchainBlock?seqno=${seqno}&limit=1000&sort=asc`);
     assert.equal(all.json.transactions.length, 154);
     const over = await get(`transactionsByMasterchainBlock?seqno=${seqno}&limit=1001`);
-    assert.equal(over.status, 422);
+    assert.equal(over.status, 500, "the ton-index-go releases of 2025 rewrap the query builder's 422 as a 500");
     assert.deepEqual(over.json, { error: 'limit is not allowed: 1001 > 1000' });
+    server.chain.v3.limitRefusalStatus = 422;
+    try {
+      const newer = await get(`transactionsByMasterchainBlock?seqno=${seqno}&limit=1001`);
+      assert.deepEqual([newer.status, newer.json], [422, { error: 'limit is not allowed: 1001 > 1000' }]);
+    } finally {
+      server.chain.v3.limitRefusalStatus = 500;
+    }
     const sort = await get(`transactionsByMasterchainBlock?seqno=${seqno}&sort=up`);
     assert.deepEqual([sort.status, sort.json], [422, { error: 'wrong value for sort parameter' }]);
   });
@@ -179,18 +188,43 @@ describe('the sandbox toncenter v3 behaves like ton-index-go', () => {
     assert.equal((await source.block(held))?.transactions.length, 4);
   });
 
-  it('a deployment run with a smaller -max-limit: 422 "limit is not allowed: 1000 > 100", and the source pages by 100 from then on', async () => {
-    const seqno = server.chain.sealBlock({ others: 150 });
-    server.chain.v3.maxLimit = 100;
+  for (const status of [500, 422] as const) {
+    it(`a deployment run with a smaller -max-limit: ${status} "limit is not allowed: 1000 > 100", and the source pages by 100 from then on`, async () => {
+      const seqno = server.chain.sealBlock({ others: 150 });
+      server.chain.v3.maxLimit = 100;
+      server.chain.v3.limitRefusalStatus = status;
+      try {
+        const refused = await get(`transactionsByMasterchainBlock?seqno=${seqno}&limit=1000`);
+        assert.deepEqual([refused.status, refused.json], [status, { error: 'limit is not allowed: 1000 > 100' }]);
+        const budget = createRequestBudget(0);
+        const source = toncenterV3Source({ baseUrl: server.root, budget });
+        const block = await source.block(seqno);
+        assert.equal(block?.transactions.length, 154);
+        assert.equal(new Set(block?.transactions.map((t) => t.hash)).size, 154);
+        assert.equal(block?.requests, 3, 'the refused page, then two pages of 100 and 54');
+        assert.equal((await source.block(seqno))?.requests, 2, 'the next block asks 100 at once');
+        // A refused page size is no overload: nothing waits behind it.
+        const started = performance.now();
+        await budget.take();
+        assert.ok(performance.now() - started < 500, 'the budget was not backed off');
+      } finally {
+        server.chain.v3.maxLimit = 1000;
+        server.chain.v3.limitRefusalStatus = 500;
+      }
+    });
+  }
+
+  it('a limit refusal that asks for no smaller page is thrown at once, not asked again for ever', async () => {
+    const seqno = server.chain.sealBlock();
+    server.chain.v3.maxLimit = 0;
     try {
-      const refused = await get(`transactionsByMasterchainBlock?seqno=${seqno}&limit=1000`);
-      assert.deepEqual([refused.status, refused.json], [422, { error: 'limit is not allowed: 1000 > 100' }]);
       const source = toncenterV3Source({ baseUrl: server.root });
-      const block = await source.block(seqno);
-      assert.equal(block?.transactions.length, 154);
-      assert.equal(new Set(block?.transactions.map((t) => t.hash)).size, 154);
-      assert.equal(block?.requests, 3, 'the refused page, then two pages of 100 and 54');
-      assert.equal((await source.block(seqno))?.requests, 2, 'the next block asks 100 at once');
+      await assert.rejects(source.block(seqno), (error: unknown) => {
+        assert.ok(error instanceof ChainApiError);
+        assert.equal(error.status, 500);
+        assert.equal(error.retryable, false, 'asked again it is refused again');
+        return true;
+      });
     } finally {
       server.chain.v3.maxLimit = 1000;
     }

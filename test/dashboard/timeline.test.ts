@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { paymentTimeline } from '../../src/dashboard/money.ts';
-import { paymentPage } from '../../src/dashboard/paymentPage.ts';
+import { paymentPage, treasuryFlags } from '../../src/dashboard/paymentPage.ts';
 import type { PaymentPage } from '../../src/dashboard/payments.ts';
 
 const at = (iso: string) => new Date(iso);
@@ -117,5 +117,34 @@ describe('a payment’s timeline', () => {
       assert.ok(list.includes(`https://tonviewer.com/transaction/${hash}`), hash);
       assert.ok(list.includes(`https://tonscan.org/tx/${hash}`), hash);
     }
+  });
+
+  it('a refund from the treasury says in the books what the chain did beside the request: paid again, refunded twice, another amount, another account', () => {
+    const row: Parameters<typeof treasuryFlags>[0] = {
+      source: 'treasury',
+      coin_symbol: 'TON',
+      amount: '0.3',
+      paid_again: [],
+      beyond_sale: null,
+      asked_amount: null,
+      paid_from: null,
+    };
+    assert.deepEqual(treasuryFlags(row), []);
+    assert.deepEqual(treasuryFlags({ ...row, source: 'deposit', paid_from: '0:ab' }), []);
+    assert.deepEqual(
+      treasuryFlags({
+        ...row,
+        paid_again: [{ transactionHash: HASH_OUT, amount: '0.3' }],
+        beyond_sale: '0.3',
+        asked_amount: '1',
+        paid_from: `0:${'c'.repeat(64)}`,
+      }),
+      [
+        'Paid again: your wallet signed it twice, 0.3 TON more left the treasury.',
+        'Refunded twice: 0.3 TON more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).',
+        'Signed for 0.3 TON, not the 1 TON asked.',
+        'Paid from another account than the treasury.',
+      ],
+    );
   });
 });

@@ -19,21 +19,29 @@ export interface TestClock {
   advance(ms: number): void;
   /** Follows real time again. */
   real(): void;
+  /** Follows `source` (e.g. the later of real time and a sandbox chain a test moves ahead) until set or real again. */
+  follow(source: () => Date): void;
 }
 
 /** A clock that follows real time until set, then stays where it is put. */
 export function testClock(): TestClock {
   let fixed: Date | null = null;
+  let following: (() => Date) | null = null;
   return {
-    now: () => (fixed ? new Date(fixed) : new Date()),
+    now: () => (fixed ? new Date(fixed) : following ? following() : new Date()),
     set: (date) => {
       fixed = new Date(date);
+    },
+    follow: (source) => {
+      fixed = null;
+      following = source;
     },
     advance: (ms) => {
       fixed = new Date((fixed ?? new Date()).getTime() + ms);
     },
     real: () => {
       fixed = null;
+      following = null;
     },
   };
 }

@@ -19,13 +19,17 @@ export interface EventReceiver {
   close(): Promise<void>;
 }
 
-/** Answers `status` (200 unless told) to every request; verifies each with the kit (the app's key set). */
+/**
+ * Answers `status` (200 unless told) to every request; verifies each with the kit (the app's key set),
+ * configured with `storeID` when given (a shop's receiver: another store's bodies verify as 403).
+ */
 export async function startEventReceiver(
   app: Pick<TestApp, 'url'>,
   status: () => number = () => 200,
   now: () => Date = () => new Date(),
+  storeID?: string,
 ): Promise<EventReceiver> {
-  const verifier = createWebhookVerifier({ keysUrl: `${app.url}/pay/v1/webhook/keys`, now });
+  const verifier = createWebhookVerifier({ keysUrl: `${app.url}/pay/v1/webhook/keys`, now, ...(storeID !== undefined ? { storeID } : {}) });
   const received: EventReceiver['received'] = [];
   const { server, port } = await listen(
     http.createServer((req, res) => {

@@ -9,12 +9,26 @@ import net, { type AddressInfo } from 'node:net';
 
 export interface ReverseProxy {
   url: string;
+  /** Every request line that reached the proxy (`GET /path?query HTTP/1.1`). */
+  seen: string[];
   close(): Promise<void>;
 }
 
-export async function startReverseProxy(target: string): Promise<ReverseProxy> {
+/**
+ * `maxRequestLine`: the front refuses a request whose request line (`GET /path?query HTTP/1.1`) is
+ * longer, with 414 and forwards nothing — as nginx's `large_client_header_buffers` (8 KB by default)
+ * and other fronts before ton-index-go do.
+ */
+export async function startReverseProxy(target: string, options: { maxRequestLine?: number } = {}): Promise<ReverseProxy> {
   const upstream = new URL(target);
+  const lines: string[] = [];
   const server = http.createServer((req, res) => {
+    const line = `${req.method} ${req.url} HTTP/${req.httpVersion}`;
+    lines.push(line);
+    if (options.maxRequestLine !== undefined && Buffer.byteLength(line) > options.maxRequestLine) {
+      res.writeHead(414, { 'content-type': 'text/html' }).end('<html><body><h1>414 Request-URI Too Large</h1></body></html>');
+      return;
+    }
     const seen = req.socket.remoteAddress ?? '';
     const sent = req.headers['x-forwarded-for'];
     const headers: http.OutgoingHttpHeaders = { ...req.headers, host: upstream.host };
@@ -31,6 +45,7 @@ export async function startReverseProxy(target: string): Promise<ReverseProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen: lines,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

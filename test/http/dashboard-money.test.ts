@@ -361,7 +361,7 @@ describe('dashboard: the Webhooks page', () => {
       .replace(/&#39;|&apos;/g, "'")
       .replace(/&quot;/g, '"');
     assert.match(snippet, /import \{ createWebhookVerifier \} from 'kassa-webhooks';/);
-    assert.ok(snippet.includes(`keysUrl: "${app.config.checkoutBaseUrl}/v1/webhook/keys"`), snippet);
+    assert.ok(snippet.includes(`keysUrl: "${app.config.checkoutBaseUrl}/v1/webhook/keys", storeID: "${store.id}"`), snippet);
     const tampered = await viewer.get(`/dashboard/stores/${storeB.id}/webhooks`);
     assert.equal(tampered.status, 404);
   });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { openApiDocument } from '../../src/http/openapi.ts';
+import { buildEventBody, buildWebhookBody } from '../../src/webhooks/sign.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 type Operation = {
@@ -18,6 +19,7 @@ const document = openApiDocument('http://127.0.0.1:3000', 'http://127.0.0.1:3000
   info: { license?: { name: string } };
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, any> };
+  webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } }; responses: Record<string, unknown> } }>;
 };
 const operations = Object.entries(document.paths).flatMap(([path, byMethod]) =>
   Object.entries(byMethod).map(([method, op]) => ({ where: `${method} ${path}`, op })),
@@ -71,6 +73,35 @@ describe('the OpenAPI document, for generated clients', () => {
     assert.equal(PaymentCreated.properties.paymentDetails, undefined);
     assert.ok(PaymentCompleted.properties.paymentDetails.required.includes('transactionSignatures'));
     assert.ok(PaymentCompleted.properties.timer.required.includes('paidAt'));
+  });
+});
+
+describe("the document's webhooks: the bodies Kassa signs, each naming its store", () => {
+  const ajv = new Ajv2020({ strict: false });
+  ajv.addSchema({ components: document.components }, 'doc');
+  const bodyOf = (name: string) => ajv.compile({ $ref: `doc${document.webhooks[name]!.post.requestBody.content['application/json'].schema.$ref}` });
+  const storeId = '0b5e2c9a-1d2e-4f60-8a7b-9c0d1e2f3a4b';
+  const paymentId = '7d9f1c9e-2f3b-4c59-9a44-0c1e2f3a4b5c';
+  const signAt = new Date('2026-11-22T07:00:00.123Z');
+
+  it('paymentCompleted is the body buildWebhookBody makes, storeID required; its 403 is the answer to another store', () => {
+    const valid = bodyOf('paymentCompleted');
+    const body = JSON.parse(buildWebhookBody({ paymentId, storeId, metadata: { cart: '7' }, orderId: 'A-1' }, signAt)) as { payload: Record<string, unknown> };
+    assert.ok(valid(body), JSON.stringify(valid.errors));
+    delete body.payload.storeID;
+    assert.equal(valid(body), false, 'a body without storeID is not a webhook of this Kassa');
+    assert.ok(document.webhooks.paymentCompleted!.post.responses['403']);
+  });
+
+  it('storeEvent is the body buildEventBody makes, its payload naming the store', () => {
+    const valid = bodyOf('storeEvent');
+    const body = JSON.parse(
+      buildEventBody({ type: 'payment.completed', eventId: paymentId, storeId, payload: { paymentID: paymentId, status: 'completed' } }, signAt),
+    ) as { payload: Record<string, unknown> };
+    assert.equal(body.payload.storeID, storeId);
+    assert.ok(valid(body), JSON.stringify(valid.errors));
+    delete body.payload.storeID;
+    assert.equal(valid(body), false);
   });
 });
 

@@ -30,7 +30,7 @@ before(async () => {
   store = await app.store();
   other = await app.store({ name: 'Other store' });
   // A merchant's receiver, built with the kit exactly as the example does.
-  const verifier = createWebhookVerifier({ keysUrl: `${app.url}/pay/v1/webhook/keys` });
+  const verifier = createWebhookVerifier({ keysUrl: `${app.url}/pay/v1/webhook/keys`, storeID: store.id });
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -76,17 +76,18 @@ describe('the npm package', { timeout: 300_000 }, () => {
     const key = generateSigningKey(new Date());
     const keys: KeyServer = await startKeyServer([publicJwk(key.kid, key.publicKey)]);
     try {
-      const body = buildWebhookBody({ paymentId: 'b4d1c3e0-0000-4000-8000-000000000001', metadata: {}, orderId: 'o-7' }, new Date());
+      const storeId = '0b5e2c9a-1d2e-4f60-8a7b-9c0d1e2f3a4b';
+      const body = buildWebhookBody({ paymentId: 'b4d1c3e0-0000-4000-8000-000000000001', storeId, metadata: {}, orderId: 'o-7' }, new Date());
       const script = `
         const { createWebhookVerifier } = await import('kassa/webhooks');
-        const verifier = createWebhookVerifier({ keysUrl: process.env.KEYS_URL });
+        const verifier = createWebhookVerifier({ keysUrl: process.env.KEYS_URL, storeID: process.env.STORE_ID });
         const headers = { 'x-signature': process.env.SIGNATURE, 'x-signature-kid': process.env.KID };
         const good = await verifier.handle(process.env.BODY, headers, () => {});
         const forged = await verifier.verify(process.env.BODY.replace('o-7', 'o-8'), headers);
         console.log(JSON.stringify({ good: good.status, paid: good.payload?.paymentID, forged: forged.ok }));`;
       const result = await exec(process.execPath, ['--input-type=module', '-e', script], {
         cwd: consumer,
-        env: { PATH: process.env.PATH ?? '', KEYS_URL: keys.url, BODY: body, SIGNATURE: signBody(body, key.secretKey), KID: key.kid },
+        env: { PATH: process.env.PATH ?? '', KEYS_URL: keys.url, STORE_ID: storeId, BODY: body, SIGNATURE: signBody(body, key.secretKey), KID: key.kid },
       });
       assert.equal(result.code, 0, result.stderr);
       assert.deepEqual(JSON.parse(result.stdout), { good: 200, paid: 'b4d1c3e0-0000-4000-8000-000000000001', forged: false });

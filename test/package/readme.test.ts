@@ -37,6 +37,16 @@ function sh(command: string, env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
+describe("README's receiver example", () => {
+  it("gives the kit the store's id (storeID), so another store's webhook is refused", () => {
+    const section = README.slice(README.indexOf('## Receiving webhooks'));
+    const examples = [...section.slice(0, section.indexOf('\n## ', 5)).matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    const creating = examples.filter((example) => example.includes('createWebhookVerifier('));
+    assert.ok(creating.length > 0, 'the README shows the kit');
+    for (const example of creating) assert.match(example, /createWebhookVerifier\(\{[\s\S]*storeID:[\s\S]*\}\)/, example);
+  });
+});
+
 describe('README, tried as a new user would', () => {
   let db: TestDatabase;
   before(async () => {
@@ -76,8 +86,14 @@ describe('README, tried as a new user would', () => {
       /WEBHOOK_ALLOW_INSECURE=true/,
       'a local receiver needs WEBHOOK_ALLOW_INSECURE=true, said where the example is',
     );
+    assert.match(command, /KASSA_STORE_ID=\S+/, "the command gives the receiver its store's id");
     const keys: KeyServer = await startKeyServer([]);
-    const child = spawn('sh', ['-c', command.replace(/KASSA_KEYS_URL=\S+/, `KASSA_KEYS_URL=${keys.url}`).replace(/PORT=\d+/, 'PORT=0')], {
+    const storeId = '0b5e2c9a-1d2e-4f60-8a7b-9c0d1e2f3a4b';
+    const run = command
+      .replace(/KASSA_KEYS_URL=\S+/, `KASSA_KEYS_URL=${keys.url}`)
+      .replace(/KASSA_STORE_ID=\S+/, `KASSA_STORE_ID=${storeId}`)
+      .replace(/PORT=\d+/, 'PORT=0');
+    const child = spawn('sh', ['-c', run], {
       cwd: ROOT,
       detached: true, // its own process group: npx, then node
       env: { PATH: USER_PATH, HOME: process.env.HOME ?? '/root', npm_config_update_notifier: 'false' },
@@ -93,6 +109,7 @@ describe('README, tried as a new user would', () => {
         child.once('exit', () => resolve(false));
       });
       assert.ok(listening, `the receiver did not start: ${output}`);
+      assert.ok(output.includes(`"storeID":"${storeId}"`), `the receiver checks the store it was given: ${output}`);
     } finally {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -1,7 +1,8 @@
 // The webhook kit as its own package (packages/webhooks, `kassa-webhooks`): packed with `npm pack`,
 // installed offline from the tarball into a fresh project (no dependencies to fetch), where a
 // receiver written against it verifies a real delivery: a `kassa start` process completes a sandbox
-// payment and its worker delivers the signed webhook to that receiver.
+// payment and its worker delivers the signed webhook to that receiver — and another store's payment,
+// pointed at that receiver with the shop's order_id, is refused (403) and fulfils nothing.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +21,7 @@ const RECEIVER = `
 import http from 'node:http';
 import { createWebhookVerifier } from 'kassa-webhooks';
 
-const verifier = createWebhookVerifier({ keysUrl: process.env.KEYS_URL });
+const verifier = createWebhookVerifier({ keysUrl: process.env.KEYS_URL, storeID: process.env.STORE_ID });
 const server = http.createServer(async (req, res) => {
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
@@ -70,6 +71,7 @@ describe('the kassa-webhooks package', { timeout: 240_000 }, () => {
     let kassa: KassaProcess;
     let receiver: ChildProcess;
     let lines: Array<Record<string, unknown>> = [];
+    let shopStore: Awaited<ReturnType<typeof createTestStore>>;
     const waitFor = async (match: (line: Record<string, unknown>) => boolean, what: string) => {
       for (let i = 0; i < 300; i += 1) {
         const found = lines.find(match);
@@ -82,11 +84,12 @@ describe('the kassa-webhooks package', { timeout: 240_000 }, () => {
     before(async () => {
       db = await createTestDatabase();
       kassa = await startKassaProcess({ env: { DATABASE_URL: db.url, WEBHOOK_ALLOW_INSECURE: 'true' } });
+      shopStore = await createTestStore(db.pool, { name: 'Webhook package' });
       fs.writeFileSync(path.join(shop, 'receiver.js'), RECEIVER);
       lines = [];
       receiver = spawn(process.execPath, ['receiver.js'], {
         cwd: shop,
-        env: { PATH: process.env.PATH ?? '', KEYS_URL: `${kassa.url}/pay/v1/webhook/keys` },
+        env: { PATH: process.env.PATH ?? '', KEYS_URL: `${kassa.url}/pay/v1/webhook/keys`, STORE_ID: shopStore.id },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let buffered = '';
@@ -103,14 +106,13 @@ describe('the kassa-webhooks package', { timeout: 240_000 }, () => {
       await db?.drop();
     });
 
-    it('the receiver verifies the signed webhook of a completed payment', async () => {
-      const { port } = (await waitFor((line) => typeof line.port === 'number', 'port')) as { port: number };
-      const { token } = await createTestStore(db.pool, { name: 'Webhook package' });
+    /** A payment of the store of `token` with its webhookURL at the shop's receiver, paid on the sandbox chain. */
+    const paidPayment = async (token: string, port: number, amount: string) => {
       const created = await fetch(`${kassa.url}/v1/payments`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({
-          amount: '1.5',
+          amount,
           currency: 'TON',
           order_id: 'order-77',
           webhookURL: `http://127.0.0.1:${port}/kassa`,
@@ -125,12 +127,29 @@ describe('the kassa-webhooks package', { timeout: 240_000 }, () => {
         body: JSON.stringify({ to: payment.paymentDetails.address, coin: 'TON', amount: payment.paymentDetails.coinAmount }),
       });
       assert.equal(sent.status, 201);
+      return payment;
+    };
+
+    it("another store's paid payment, pointed at the shop's receiver with the shop's order_id, is refused (403) and fulfils nothing", async () => {
+      const { port } = (await waitFor((line) => typeof line.port === 'number', 'port')) as { port: number };
+      const other = await createTestStore(db.pool, { name: 'Another store of the same Kassa' });
+      await paidPayment(other.token, port, '0.01');
+      await waitFor((line) => line.refused !== undefined, 'refusal');
+      assert.deepEqual(
+        lines.filter((line) => line.refused !== undefined || line.paid !== undefined),
+        [{ refused: 403 }],
+      );
+    });
+
+    it('the receiver verifies the signed webhook of a completed payment', async () => {
+      const { port } = (await waitFor((line) => typeof line.port === 'number', 'port')) as { port: number };
+      const payment = await paidPayment(shopStore.token, port, '1.5');
       const paid = await waitFor((line) => line.paid !== undefined, 'verified payment');
       assert.deepEqual(paid, { paid: payment.id, status: 'completed', order: 'order-77' });
-      assert.equal(
-        lines.some((line) => line.refused !== undefined),
-        false,
-        'no delivery was refused',
+      assert.deepEqual(
+        lines.filter((line) => line.refused !== undefined && line.refused !== 403),
+        [],
+        "no delivery was refused but the other store's (retried: 403 again)",
       );
     });
   });

@@ -161,7 +161,7 @@ describe('nothing missed, nothing counted twice', () => {
     assert.equal((await get(payment.id)).status, 'completed');
   });
 
-  it('an API run with a smaller -max-limit (422 "limit is not allowed: 1000 > 100"): the reader pages by 100 and books the block', async () => {
+  it('an API run with a smaller -max-limit (500 "limit is not allowed: 1000 > 100", as the 2025 releases answer it): the reader pages by 100 and books the block', async () => {
     const payment = await newPayment({ amount: '2', currency: 'TON', payment_options: TON });
     await sealAndRead();
     await app.pay(payment.paymentDetails.address, 'TON', '2');

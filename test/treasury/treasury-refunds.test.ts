@@ -3,8 +3,12 @@
 // holds the key of (POST /sandbox/v1/wallets), and the test plays it signing the TON Connect request
 // the API returned (POST /sandbox/v1/transfers with `from` and `payload`). The reader sees the
 // transfer leave the treasury by its reference and confirms the refund (books = chain); one nobody
-// signs expires; one signed twice is confirmed once and its repeat booked. refund_exceeds_balance
-// says why the sale is not refundable from its deposit and names the next step (item 3).
+// signs expires — only once no wallet's own lifetime can land it (heldUntil, issue 44 §1); one signed
+// twice is confirmed once and its repeat booked; one signed for another amount is booked as what
+// moved (issue 48.13); the same money refunded twice is flagged (beyondSale, issue 48.6); the link
+// paid from another account is seen at the customer; a jetton master without wallet_code is asked
+// for the treasury's jetton wallet. refund_exceeds_balance says why the sale is not refundable from
+// its deposit and names the next step (item 3). The tests that move the chain ahead run last.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, Cell, toNano } from '@ton/core';
@@ -14,7 +18,9 @@ import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import { fromBaseUnits } from '../../src/money.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { outgoingOfPayment } from '../../src/treasury/outgoing.ts';
-import { TREASURY_REFUND_TTL_MS } from '../../src/treasury/treasuryRefunds.ts';
+import { treasuryRefundsPaidTwice } from '../../src/metrics.ts';
+import { TREASURY_REFUND_TTL_MS, WALLET_LONGEST_LIFETIME_MS } from '../../src/treasury/treasuryRefunds.ts';
+import { startEventReceiver } from '../helpers/eventReceiver.ts';
 import { assertBooksMatchChain, freshAddress, sandboxBalances, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
@@ -41,16 +47,41 @@ async function sweptSale(coin: 'TON' | 'USDT', amount: string) {
   return { id: created.json.id as string, wallet };
 }
 
-/** The merchant's wallet (the treasury) signs the TON Connect request: each of its messages, as a wallet sends it. */
-async function sign(request: { from: string; messages: Array<{ address: string; amount: string; payload: string }> }) {
+/**
+ * The merchant's wallet (the treasury) signs the TON Connect request: each of its messages, as a
+ * wallet sends it, whenever the test calls it — as a wallet that ignores validUntil would, late.
+ * `amount`: a TON refund signed for another amount than asked (the wallet let the merchant edit it).
+ */
+async function sign(request: { from: string; messages: Array<{ address: string; amount: string; payload: string }> }, options: { amount?: string } = {}) {
   assert.equal(request.from, treasury);
   for (const message of request.messages)
-    await app.pay(message.address, 'TON', fromBaseUnits(BigInt(message.amount), 9), { from: treasury, payload: message.payload });
+    await app.pay(message.address, 'TON', options.amount ?? fromBaseUnits(BigInt(message.amount), 9), { from: treasury, payload: message.payload });
   await app.settle();
 }
 
+/** Moves the sandbox chain (and the reader with it) to `seconds` past `instant` (an ISO time). */
+async function chainTo(instant: string, seconds: number) {
+  const ahead = Math.ceil((new Date(instant).getTime() - app.sandbox.chain.now * 1000) / 1000) + seconds;
+  assert.ok(ahead >= 0, `the chain is already ${-ahead} s past ${instant} + ${seconds} s`);
+  await app.advanceChain(ahead);
+}
+
+/** nanoTON the treasury holds on the chain. */
+const treasuryTon = async () => BigInt(toNano((await sandboxBalances(app, treasury)).TON!));
+
+/** nanoTON the books say left the treasury for a sale's TON refunds: what each confirmed one moved and its fee. */
+const bookedOut = async (saleId: string) =>
+  (await outgoingOfPayment(app.pool, saleId, 'refund'))
+    .filter((row) => row.state === 'confirmed' && row.paid_from === null)
+    .reduce((sum, row) => sum + BigInt(row.sent_amount_base_units!) + BigInt(row.fee_base_units!), 0n);
+
+const paidTwice = async (why: string) => (await treasuryRefundsPaidTwice.get()).values.find((v) => v.labels.why === why)?.value ?? 0;
+
 before(async () => {
-  app = await startChainApp();
+  // Store endpoints at a local receiver (refund.confirmed's payload).
+  app = await startChainApp({ WEBHOOK_ALLOW_INSECURE: 'true' });
+  // Kassa's clock follows the chain where a test moved it ahead of the wall clock (advanceChain): a refund asked then gets a validUntil ahead of the chain.
+  app.clock.follow(() => new Date(Math.max(Date.now(), app.sandbox.chain.now * 1000)));
   treasury = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
   store = await app.store({ methods: 'TON/TON,USDT/TON', refundWindowDays: 0 });
   await updateStore(app.pool, store.id, { treasury });
@@ -110,7 +141,10 @@ describe('refunds from the treasury, signed by the merchant', () => {
     // The same amount again while it awaits the signature: the sale is taken.
     const again = await refund(sale.id, { coin: 'TON', amount: '0.1', address: customer, from: 'treasury' });
     assertError(again, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
-    assert.match(again.json.error.message, /2\.5 TON is taken by treasury refunds awaiting a signature or confirmed/);
+    assert.match(
+      again.json.error.message,
+      /2\.5 TON is taken by treasury refunds awaiting a signature \(held 660 s past their validUntil: a wallet may sign its own later lifetime\) or paid/,
+    );
 
     await sign(r.tonconnect);
     const [done] = await refunds(sale.id);
@@ -160,6 +194,32 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.match(over.json.error.message, /at most 2\.5 USDT is refundable from the treasury/);
   });
 
+  it("USDT with no wallet_code for its master (as every mainnet and testnet master): the treasury's jetton wallet is asked of the master (get_wallet_address); signed, confirmed", async () => {
+    const sale = await sweptSale('USDT', '3');
+    const customer = freshAddress();
+    // The sandbox's master registered as mainnet's are: no standard wallet code Kassa could compute offline with.
+    await app.pool.query(sql.unsafe`update jetton_masters set wallet_code = null where network = 'sandbox' and coin_symbol = 'USDT'`);
+    try {
+      const asked = await refund(sale.id, { coin: 'USDT', amount: '2', address: customer, from: 'treasury' });
+      assert.equal(asked.status, 201, asked.text);
+      const [message] = asked.json.tonconnect.messages;
+      const master = Address.parse(app.sandbox.chain.jettonMasters().USDT!);
+      const treasuryWallet = await app.sandbox.chain.jettonWalletOf(master, Address.parse(treasury));
+      assert.equal(Address.parse(message.address).toRawString(), treasuryWallet.toRawString());
+      await sign(asked.json.tonconnect);
+      const done = (await refunds(sale.id)).find((r) => r.id === asked.json.id);
+      assert.equal(done.status, 'confirmed', JSON.stringify(done));
+      assert.equal((await sandboxBalances(app, customer)).USDT, '2');
+      const row = (await outgoingOfPayment(app.pool, sale.id, 'refund')).find((r) => r.id === asked.json.id)!;
+      assert.equal(row.sent_amount_base_units, '2000000');
+    } finally {
+      await app.pool.query(sql.unsafe`
+        update jetton_masters j set wallet_code = k.wallet_code from jetton_masters k
+        where j.network = 'sandbox' and j.coin_symbol = 'USDT' and k.network = 'sandbox' and k.coin_symbol = 'NOT'
+      `);
+    }
+  });
+
   it('a request signed twice (the merchant clicked twice): confirmed once, the second transfer booked as paidAgain', async () => {
     const sale = await sweptSale('TON', '1');
     const customer = freshAddress();
@@ -206,16 +266,79 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assertError(noTreasury, 400, 'invalid_request_error', 'invalid_request', 'from');
     assert.match(noTreasury.json.error.message, /only for a store with a treasury address/);
   });
-  it('a refund nobody signs before validUntil expires (the late-commit margin after); its amount may be asked again', async () => {
+  it('a refund signed for less than asked: booked as what moved, refund.confirmed says the same amount, the difference flagged (askedAmount); the rest refundable again', async () => {
+    const receiver = await startEventReceiver(app);
+    try {
+      const endpoint = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url: receiver.url, events: ['refund.confirmed'] } });
+      assert.equal(endpoint.status, 201, endpoint.text);
+      const sale = await sweptSale('TON', '1');
+      const customer = freshAddress();
+      const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+      assert.equal(asked.status, 201, asked.text);
+      const held = await treasuryTon();
+      await sign(asked.json.tonconnect, { amount: '0.3' });
+      const [done] = await refunds(sale.id);
+      assert.equal(done.status, 'confirmed', JSON.stringify(done));
+      assert.equal(done.amount, '0.3');
+      assert.equal(done.receives, '0.3');
+      assert.equal(done.askedAmount, '1');
+      assert.equal(app.arrived(customer, treasury), toNano('0.3'));
+      // Books = chain: the treasury paid what moved and its fee, to the nanoTON.
+      assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
+      const event = await app.pool.oneFirst(sql.type(z.object({ payload: z.any() }))`
+        select payload from webhook_deliveries where event = 'refund.confirmed' and payload->>'refundID' = ${done.id}
+      `);
+      assert.equal(event.amount, '0.3');
+      assert.equal(event.askedAmount, '1');
+      // What did not move is refundable from the treasury again: 0.7 TON, no more.
+      const over = await refund(sale.id, { coin: 'TON', amount: '0.8', address: customer, from: 'treasury' });
+      assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+      assert.match(over.json.error.message, /at most 0\.7 TON is refundable from the treasury/);
+    } finally {
+      await app.request('DELETE', `/v1/webhook-endpoints/${(await app.request('GET', '/v1/webhook-endpoints', { token: store.token })).json.data[0]?.id}`, {
+        token: store.token,
+      });
+      await receiver.close();
+    }
+  });
+
+  it('the ton:// link paid from another account than the treasury: seen at the customer by its reference, confirmed (paidFrom); the treasury paid nothing', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const asked = await refund(sale.id, { coin: 'TON', amount: '0.5', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    const link = new URL(asked.json.link);
+    const second = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
+    const before = (await sandboxBalances(app, treasury)).TON;
+    // Another account of the merchant's wallet app opens the link: to, amount and bin as it says.
+    await app.pay(link.pathname.replace(/^\/+/, ''), 'TON', fromBaseUnits(BigInt(link.searchParams.get('amount')!), 9), {
+      from: second,
+      payload: Buffer.from(link.searchParams.get('bin')!, 'base64url').toString('base64'),
+    });
+    await app.settle();
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal(done.paidFrom, second);
+    assert.equal(done.receives, '0.5');
+    assert.equal(done.fee, '0');
+    assert.equal(app.arrived(customer, second), toNano('0.5'));
+    assert.equal((await sandboxBalances(app, treasury)).TON, before);
+    // The sale's 0.5 TON paid is taken: at most 0.5 more.
+    const over = await refund(sale.id, { coin: 'TON', amount: '0.6', address: customer, from: 'treasury' });
+    assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+  });
+
+  it('a refund nobody signs expires only past validUntil + the longest wallet lifetime (600 s) + the late-commit margin; its amount may be asked again then', async () => {
     const sale = await sweptSale('TON', '1');
     const customer = freshAddress();
     const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
     assert.equal(asked.status, 201, asked.text);
-    // Just past validUntil: not yet (a message signed in time may be committed late).
     const validUntil = new Date(asked.json.validUntil).getTime();
-    await app.advanceChain(Math.ceil((validUntil - app.sandbox.chain.now * 1000) / 1000) + 5);
+    assert.equal(new Date(asked.json.heldUntil).getTime(), validUntil + WALLET_LONGEST_LIFETIME_MS + LATE_COMMIT_MARGIN_MS);
+    // Past validUntil and the late-commit margin: not yet (a wallet may have signed its own, later lifetime).
+    await chainTo(asked.json.validUntil, LATE_COMMIT_MARGIN_MS / 1000 + 5);
     assert.equal((await refunds(sale.id))[0].status, 'awaiting_signature');
-    await app.advanceChain(Math.ceil(LATE_COMMIT_MARGIN_MS / 1000) + 5);
+    await chainTo(asked.json.heldUntil, 5);
     const [expired] = await refunds(sale.id);
     assert.equal(expired.status, 'expired');
     assert.equal(expired.tonconnect, undefined);
@@ -223,5 +346,55 @@ describe('refunds from the treasury, signed by the merchant', () => {
     // The sale is refundable from the treasury again.
     const again = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
     assert.equal(again.status, 201, again.text);
+  });
+  it('a wallet that signs with its own 300-s lifetime (Tonkeeper) lands after validUntil + 60 s: still held meanwhile — no second refund of that money — and confirmed', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    // The wallet signed just before validUntil with valid_until = its time + 300 s; its message lands 90 s after validUntil.
+    await chainTo(asked.json.validUntil, 90);
+    const [waiting] = await refunds(sale.id);
+    assert.equal(waiting.status, 'awaiting_signature');
+    const again = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assertError(again, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+    assert.match(again.json.error.message, /1 TON is taken by treasury refunds awaiting a signature \(held 660 s past their validUntil/);
+    const held = await treasuryTon();
+    await sign(asked.json.tonconnect);
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal(done.beyondSale, undefined);
+    assert.equal(app.arrived(customer, treasury), toNano('1'));
+    assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
+    assert.equal((await refunds(sale.id)).length, 1);
+  });
+
+  it('an expired refund asked again, then signed anyway by a wallet ignoring validUntil: both confirmed, the books flag the money paid twice (beyondSale, log, metric)', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const first = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(first.status, 201, first.text);
+    await chainTo(first.json.heldUntil, 5);
+    assert.equal((await refunds(sale.id))[0].status, 'expired');
+    const second = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(second.status, 201, second.text);
+    const held = await treasuryTon();
+    await sign(second.json.tonconnect);
+    const before = await paidTwice('beyond_sale');
+    // The old request, signed anyway: the chain moved it, so it is confirmed — and flagged.
+    await sign(first.json.tonconnect);
+    const all = await refunds(sale.id);
+    const late = all.find((r) => r.id === first.json.id);
+    const asked = all.find((r) => r.id === second.json.id);
+    assert.equal(late.status, 'confirmed', JSON.stringify(late));
+    assert.equal(late.beyondSale, '1', JSON.stringify(late));
+    assert.equal(asked.status, 'confirmed');
+    assert.equal(asked.beyondSale, undefined);
+    assert.equal(await paidTwice('beyond_sale'), before + 1);
+    // Books = chain: 2 TON left the treasury for the customer; nothing more is refundable from it.
+    assert.equal(app.arrived(customer, treasury), toNano('2'));
+    assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
+    const more = await refund(sale.id, { coin: 'TON', amount: '0.1', address: customer, from: 'treasury' });
+    assertError(more, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
   });
 });

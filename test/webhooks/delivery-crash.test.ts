@@ -81,7 +81,7 @@ const deliverTasks = () => taskList(deps(), { webhook__deliver: webhookDeliver }
 
 /** A completed payment whose first delivery attempt is under way in a child worker that is then SIGKILLed. */
 async function crashDuringFirstAttempt(orderId: string): Promise<Crashed> {
-  const verifier = createWebhookVerifier({ keysUrl: `${app.url}/pay/v1/webhook/keys` });
+  const verifier = createWebhookVerifier({ keysUrl: `${app.url}/pay/v1/webhook/keys`, storeID: store.id });
   const bodies: string[] = [];
   let arrived: () => void = () => {};
   const firstArrived = new Promise<void>((resolve) => {
@@ -157,7 +157,7 @@ async function assertInterruptedThenDelivered(crashed: Crashed, orderId: string)
   );
   assert.equal(crashed.bodies.length, 2);
   const [one, two] = crashed.bodies.map((b) => JSON.parse(b));
-  assert.deepEqual(one.payload, { paymentID: crashed.paymentId, status: 'completed', metadata: {}, order_id: orderId });
+  assert.deepEqual(one.payload, { paymentID: crashed.paymentId, status: 'completed', metadata: {}, order_id: orderId, storeID: store.id });
   assert.deepEqual(two.payload, one.payload);
   assert.notEqual(one.signAt, two.signAt, 'the second attempt is signed afresh');
   const left = await app.pool.oneFirst(

@@ -175,6 +175,7 @@ function appVerifier(): { verifier: WebhookVerifier; fetches: () => number } {
   let fetches = 0;
   const verifier = createWebhookVerifier({
     keysUrl: keysUrl(),
+    storeID: store.id,
     fetch: (input, init) => {
       fetches += 1;
       return fetch(input, init);
@@ -274,10 +275,16 @@ describe('webhook__deliver', () => {
       const kid = String(request.headers['x-signature-kid']);
       const body = JSON.parse(request.text);
       assert.deepEqual(Object.keys(body), ['payload', 'signAt']);
-      assert.deepEqual(body.payload, { paymentID: paymentId, status: 'completed', metadata: { cart: '7', note: 'crème ☕' }, order_id: 'A-1001' });
+      assert.deepEqual(body.payload, {
+        paymentID: paymentId,
+        status: 'completed',
+        metadata: { cart: '7', note: 'crème ☕' },
+        order_id: 'A-1001',
+        storeID: store.id,
+      });
       assert.equal(
         request.text,
-        buildWebhookBody({ paymentId, metadata: { cart: '7', note: 'crème ☕' }, orderId: 'A-1001' }, new Date(body.signAt)),
+        buildWebhookBody({ paymentId, storeId: store.id, metadata: { cart: '7', note: 'crème ☕' }, orderId: 'A-1001' }, new Date(body.signAt)),
         'the exact bytes',
       );
       assert.ok(Math.abs(Date.parse(body.signAt) - Date.now()) < 10_000);

@@ -168,9 +168,9 @@ describe('events to endpoints', () => {
   it('a payment created pending, then cancelled: each endpoint hearing the type gets it once, in order, signed; another store hears nothing', async () => {
     const store = await app.store();
     const other = await app.store();
-    const hearsAll = await startEventReceiver(app);
-    const hearsCancel = await startEventReceiver(app);
-    const otherStore = await startEventReceiver(app);
+    const hearsAll = await startEventReceiver(app, undefined, undefined, store.id);
+    const hearsCancel = await startEventReceiver(app, undefined, undefined, store.id);
+    const otherStore = await startEventReceiver(app, undefined, undefined, other.id);
     try {
       await addEndpoint(store.token, hearsAll.url);
       await addEndpoint(store.token, hearsCancel.url, ['payment.cancelled']);
@@ -187,7 +187,7 @@ describe('events to endpoints', () => {
           ['payment.cancelled', paymentId, 'cancelled'],
         ],
       );
-      assert.deepEqual(all[0]!.payload, { paymentID: paymentId, status: 'pending', amount: '1', currency: 'TON', metadata: {} });
+      assert.deepEqual(all[0]!.payload, { paymentID: paymentId, status: 'pending', amount: '1', currency: 'TON', metadata: {}, storeID: store.id });
       const [cancel] = verifiedEvents(hearsCancel);
       assert.equal(verifiedEvents(hearsCancel).length, 1);
       assert.equal(cancel!.eventID, all[1]!.eventID, 'one event, one id, for every endpoint that hears it');

@@ -13,9 +13,12 @@ import { startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const EXAMPLE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples/webhook-receiver.ts');
 
+const STORE = '0b5e2c9a-1d2e-4f60-8a7b-9c0d1e2f3a4b';
+const OTHER_STORE = '7c1f0e2d-3b4a-4c5d-8e6f-a0b1c2d3e4f5';
+
 async function startExample(keysUrl: string): Promise<{ child: ChildProcess; url: string; lines: string[] }> {
   const child = spawn(process.execPath, [EXAMPLE], {
-    env: { ...process.env, KASSA_KEYS_URL: keysUrl, PORT: '0' },
+    env: { ...process.env, KASSA_KEYS_URL: keysUrl, KASSA_STORE_ID: STORE, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -38,8 +41,8 @@ async function stop(child: ChildProcess): Promise<void> {
   await once(child, 'exit');
 }
 
-function deliver(url: string, key: SigningKey, paymentId: string, tamper = false) {
-  const body = buildWebhookBody({ paymentId, metadata: { cart: '7' }, orderId: 'o-1' }, new Date());
+function deliver(url: string, key: SigningKey, paymentId: string, tamper = false, storeId = STORE) {
+  const body = buildWebhookBody({ paymentId, storeId, metadata: { cart: '7' }, orderId: 'o-1' }, new Date());
   const signature = signBody(body, key.secretKey);
   return postWebhook({
     url,
@@ -77,6 +80,14 @@ describe('examples/webhook-receiver.ts', () => {
     assert.equal(result.status, 200);
     assert.deepEqual(JSON.parse(result.responseSnippet ?? ''), { ok: true, duplicate: true });
     assert.equal(receiver.lines.filter((line) => line.includes('"paymentID":"e2e-1"')).length, 1);
+  });
+
+  it("answers 403 to another store's genuine webhook carrying this shop's order_id, and does not process it", async () => {
+    const result = await deliver(receiver.url, key, 'e2e-other', false, OTHER_STORE);
+    assert.equal(result.ok, false);
+    assert.equal(result.status, 403);
+    assert.match(JSON.parse(result.responseSnippet ?? '').error, /another store's/);
+    assert.equal(receiver.lines.filter((line) => line.includes('"msg":"payment completed"') && line.includes('e2e-other')).length, 0);
   });
 
   it('answers 401 to a tampered body', async () => {

@@ -6,11 +6,14 @@ import { startKeyServer, type KeyServer } from '../helpers/servers.ts';
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
 const HOUR = 60 * 60 * 1000;
+/** The shop's store (the verifiers here are configured with it) and another store of the same Kassa. */
+const STORE_A = '0b5e2c9a-1d2e-4f60-8a7b-9c0d1e2f3a4b';
+const STORE_B = '7c1f0e2d-3b4a-4c5d-8e6f-a0b1c2d3e4f5';
 
 /** A webhook as Kassa sends it: body, X-Signature, X-Signature-Kid. */
-function webhook(key: SigningKey, options: { paymentId?: string; signAt?: number; kid?: string; orderId?: string } = {}) {
+function webhook(key: SigningKey, options: { paymentId?: string; signAt?: number; kid?: string; orderId?: string; storeId?: string } = {}) {
   const body = buildWebhookBody(
-    { paymentId: options.paymentId ?? 'pay-1', metadata: { cart: '42' }, orderId: options.orderId },
+    { paymentId: options.paymentId ?? 'pay-1', storeId: options.storeId ?? STORE_A, metadata: { cart: '42' }, orderId: options.orderId },
     new Date(options.signAt ?? T0),
   );
   return {
@@ -24,7 +27,7 @@ describe('createWebhookVerifier against a real key-set server', () => {
   let keyB: SigningKey;
   let keys: KeyServer;
   let clock: number;
-  const verifier = (extra: Partial<WebhookVerifierOptions> = {}) => createWebhookVerifier({ keysUrl: keys.url, now: () => clock, ...extra });
+  const verifier = (extra: Partial<WebhookVerifierOptions> = {}) => createWebhookVerifier({ keysUrl: keys.url, now: () => clock, storeID: STORE_A, ...extra });
 
   before(() => {
     keyA = generateSigningKey(new Date());
@@ -44,7 +47,7 @@ describe('createWebhookVerifier against a real key-set server', () => {
     const result = await v.verify(Buffer.from(w.body), w.headers);
     assert.equal(result.ok, true);
     if (!result.ok) return;
-    assert.deepEqual(result.payload, { paymentID: 'pay-1', status: 'completed', metadata: { cart: '42' }, order_id: 'order-7' });
+    assert.deepEqual(result.payload, { paymentID: 'pay-1', status: 'completed', metadata: { cart: '42' }, order_id: 'order-7', storeID: STORE_A });
     assert.equal(result.duplicate, false);
     assert.equal(result.kid, keyA.kid);
     assert.equal(result.signAt.getTime(), T0);
@@ -237,7 +240,7 @@ describe('createWebhookVerifier against a real key-set server', () => {
     assert.deepEqual(await v.handle(w.body, w.headers, onPayment), {
       status: 500,
       reason: 'processing failed',
-      payload: { paymentID: 'h-1', status: 'completed', metadata: { cart: '42' } },
+      payload: { paymentID: 'h-1', status: 'completed', metadata: { cart: '42' }, storeID: STORE_A },
       duplicate: false,
     });
     assert.equal((await v.handle(w.body, w.headers, onPayment)).status, 200);
@@ -253,12 +256,12 @@ describe('createWebhookVerifier against a real key-set server', () => {
   it("a store endpoint's event body: verified the same way, told by its eventID, handled by onEvent (400 without one)", async () => {
     const v = verifier();
     const signed = (body: string) => ({ body, headers: { 'x-signature': signBody(body, keyA.secretKey), 'x-signature-kid': keyA.kid } });
-    const event = { type: 'payment.expired', eventId: 'ev-1', payload: { paymentID: 'pay-9', status: 'expired', metadata: {} } };
+    const event = { type: 'payment.expired', eventId: 'ev-1', storeId: STORE_A, payload: { paymentID: 'pay-9', status: 'expired', metadata: {} } };
     const w = signed(buildEventBody(event, new Date(T0)));
     assert.deepEqual(Object.keys(JSON.parse(w.body)), ['type', 'eventID', 'payload', 'signAt']);
     const result = await v.verify(w.body, w.headers);
     assert.ok(result.ok && result.event !== undefined, JSON.stringify(result));
-    assert.deepEqual(result.event, { type: 'payment.expired', eventID: 'ev-1', payload: event.payload });
+    assert.deepEqual(result.event, { type: 'payment.expired', eventID: 'ev-1', payload: { ...event.payload, storeID: STORE_A } });
     assert.equal(result.payload, undefined);
     // Tampered, stale or misshapen: refused as the payment webhook is.
     assert.deepEqual(await v.verify(w.body.replace('pay-9', 'pay-8'), w.headers), { ok: false, status: 401, reason: 'invalid signature' });
@@ -277,6 +280,68 @@ describe('createWebhookVerifier against a real key-set server', () => {
     const again = signed(buildEventBody(event, new Date(T0 + 1000)));
     assert.deepEqual([(await v.handle(again.body, again.headers, () => {}, onEvent)).duplicate], [true]);
     assert.deepEqual(told, ['payment.expired ev-1']);
+  });
+
+  it('rejects (403) a genuine webhook for another store, before the callback runs and before the seen store is asked or told', async () => {
+    const asked: string[] = [];
+    const seen: SeenStore = {
+      has: (id) => {
+        asked.push(`has ${id}`);
+        return false;
+      },
+      add: (id) => void asked.push(`add ${id}`),
+    };
+    const v = verifier({ seen });
+    const theirs = webhook(keyA, { paymentId: 'b-1', orderId: 'A-1001', storeId: STORE_B });
+    const refusal = { status: 403, reason: `payload.storeID "${STORE_B}" is another store's: this receiver takes only its own store's` };
+    assert.deepEqual(await v.verify(theirs.body, theirs.headers), { ok: false, ...refusal });
+    assert.deepEqual(await v.handle(theirs.body, theirs.headers, () => assert.fail('the callback must not run')), refusal);
+    // The same through a store endpoint's event body.
+    const event = buildEventBody(
+      { type: 'payment.completed', eventId: 'ev-b', storeId: STORE_B, payload: { paymentID: 'b-1', order_id: 'A-1001' } },
+      new Date(T0),
+    );
+    const eventHeaders = { 'x-signature': signBody(event, keyA.secretKey), 'x-signature-kid': keyA.kid };
+    assert.deepEqual(
+      await v.handle(
+        event,
+        eventHeaders,
+        () => assert.fail('not a payment'),
+        () => assert.fail('the event callback must not run'),
+      ),
+      refusal,
+    );
+    assert.deepEqual(asked, [], 'the seen store is neither asked nor told');
+    // A's own, of either kind, go through.
+    const ours = webhook(keyA, { paymentId: 'a-1', orderId: 'A-1001' });
+    assert.equal((await v.handle(ours.body, ours.headers, () => {})).status, 200);
+    assert.deepEqual(asked, ['has a-1', 'add a-1']);
+  });
+
+  it('with storeID set, a body naming no store (a Kassa before issue 48.1) is rejected (403); a list of stores takes each; the id is compared without case', async () => {
+    const unnamed = '{"payload":{"paymentID":"p","status":"completed","metadata":{}},"signAt":"2025-03-01T12:00:00.000Z"}';
+    const headers = { 'x-signature': signBody(unnamed, keyA.secretKey), 'x-signature-kid': keyA.kid };
+    assert.deepEqual(await verifier().verify(unnamed, headers), {
+      ok: false,
+      status: 403,
+      reason: "payload.storeID is missing: the body names no store, and this receiver takes only its own store's",
+    });
+    const both = verifier({ storeID: [STORE_A, STORE_B] });
+    for (const storeId of [STORE_A, STORE_B]) {
+      const w = webhook(keyA, { storeId });
+      assert.equal((await both.verify(w.body, w.headers)).ok, true, storeId);
+    }
+    const upper = webhook(keyA, { storeId: STORE_A.toUpperCase() });
+    assert.equal((await verifier().verify(upper.body, upper.headers)).ok, true);
+    const notString = `{"payload":{"paymentID":"p","status":"completed","metadata":{},"storeID":7},"signAt":"2025-03-01T12:00:00.000Z"}`;
+    assert.deepEqual(await verifier().verify(notString, { 'x-signature': signBody(notString, keyA.secretKey), 'x-signature-kid': keyA.kid }), {
+      ok: false,
+      status: 400,
+      reason: 'payload.storeID is not a string',
+    });
+    for (const storeID of ['', '  ', [] as string[], [STORE_A, '']]) {
+      assert.throws(() => verifier({ storeID }), TypeError, JSON.stringify(storeID));
+    }
   });
 
   it('handle(): concurrent deliveries of one payment are processed once', async () => {
@@ -347,7 +412,7 @@ describe('createWebhookVerifier against a real key-set server', () => {
       assert.deepEqual(await v.verify(body, signed(body)), { ok: false, status: 400, reason }, body);
     }
     // signAt with seconds precision and an offset is RFC 3339 too.
-    const body = '{"payload":{"paymentID":"p","status":"completed","metadata":{}},"signAt":"2025-03-01T13:00:00+01:00"}';
+    const body = `{"payload":{"paymentID":"p","status":"completed","metadata":{},"storeID":"${STORE_A}"},"signAt":"2025-03-01T13:00:00+01:00"}`;
     assert.equal((await v.verify(body, signed(body))).ok, true);
   });
 
@@ -376,6 +441,36 @@ describe('createWebhookVerifier against a real key-set server', () => {
   });
 });
 
+describe('createWebhookVerifier without storeID', () => {
+  let keys: KeyServer;
+  const key = generateSigningKey(new Date());
+  before(async () => {
+    keys = await startKeyServer([publicJwk(key.kid, key.publicKey)]);
+  });
+  after(async () => {
+    await keys.close();
+  });
+  it('keeps working as before (every store of the Kassa is accepted), and warns once per process that it should be given', async () => {
+    const warnings: Array<{ name: string; code?: string; message: string }> = [];
+    const onWarning = (warning: Error & { code?: string }) => void warnings.push({ name: warning.name, code: warning.code, message: warning.message });
+    process.on('warning', onWarning);
+    try {
+      const first = createWebhookVerifier({ keysUrl: keys.url });
+      createWebhookVerifier({ keysUrl: keys.url });
+      for (const storeId of [STORE_A, STORE_B]) {
+        const w = webhook(key, { storeId, signAt: Date.now() });
+        assert.equal((await first.verify(w.body, w.headers)).ok, true);
+      }
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      assert.equal(warnings.length, 1, JSON.stringify(warnings));
+      assert.equal(warnings[0]!.code, 'KASSA_WEBHOOKS_NO_STORE_ID');
+      assert.match(warnings[0]!.message, /without storeID accepts every store's webhooks/);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
+
 describe('createWebhookVerifier with the real clock', () => {
   let keys: KeyServer;
   const key = generateSigningKey(new Date());
@@ -387,7 +482,7 @@ describe('createWebhookVerifier with the real clock', () => {
   });
   it('accepts a webhook signed just now', async () => {
     const w = webhook(key, { signAt: Date.now() });
-    const result = await createWebhookVerifier({ keysUrl: keys.url }).verify(w.body, w.headers);
+    const result = await createWebhookVerifier({ keysUrl: keys.url, storeID: STORE_A }).verify(w.body, w.headers);
     assert.equal(result.ok, true);
   });
 });

@@ -5,35 +5,36 @@ import nacl from 'tweetnacl';
 import { buildWebhookBody, generateSigningKey, publicJwk, signBody, signingKeyFromSeed, verifyBody } from '../../src/webhooks/sign.ts';
 
 const signAt = new Date('2025-01-02T03:04:05.678Z');
+const storeId = '0b5e2c9a-1d2e-4f60-8a7b-9c0d1e2f3a4b';
 
 describe('buildWebhookBody', () => {
-  it('has exactly the seed shape, in order, with signAt as RFC 3339 UTC with milliseconds', () => {
-    const body = buildWebhookBody({ paymentId: '7d9f1c9e-2f3b-4c59-9a44-0c1e2f3a4b5c', metadata: { color: 'blue', size: 'L' } }, signAt);
+  it("has the seed's shape, in order, with signAt as RFC 3339 UTC with milliseconds, and names its store last (additive)", () => {
+    const body = buildWebhookBody({ paymentId: '7d9f1c9e-2f3b-4c59-9a44-0c1e2f3a4b5c', storeId, metadata: { color: 'blue', size: 'L' } }, signAt);
     assert.equal(
       body,
-      '{"payload":{"paymentID":"7d9f1c9e-2f3b-4c59-9a44-0c1e2f3a4b5c","status":"completed","metadata":{"color":"blue","size":"L"}},"signAt":"2025-01-02T03:04:05.678Z"}',
+      `{"payload":{"paymentID":"7d9f1c9e-2f3b-4c59-9a44-0c1e2f3a4b5c","status":"completed","metadata":{"color":"blue","size":"L"},"storeID":"${storeId}"},"signAt":"2025-01-02T03:04:05.678Z"}`,
     );
   });
 
   it('carries order_id after metadata only when the payment has one', () => {
     assert.equal(
-      buildWebhookBody({ paymentId: 'p1', metadata: {}, orderId: 'order-42' }, signAt),
-      '{"payload":{"paymentID":"p1","status":"completed","metadata":{},"order_id":"order-42"},"signAt":"2025-01-02T03:04:05.678Z"}',
+      buildWebhookBody({ paymentId: 'p1', storeId, metadata: {}, orderId: 'order-42' }, signAt),
+      `{"payload":{"paymentID":"p1","status":"completed","metadata":{},"order_id":"order-42","storeID":"${storeId}"},"signAt":"2025-01-02T03:04:05.678Z"}`,
     );
     assert.equal(
-      buildWebhookBody({ paymentId: 'p1', metadata: {}, orderId: null }, signAt),
-      '{"payload":{"paymentID":"p1","status":"completed","metadata":{}},"signAt":"2025-01-02T03:04:05.678Z"}',
+      buildWebhookBody({ paymentId: 'p1', storeId, metadata: {}, orderId: null }, signAt),
+      `{"payload":{"paymentID":"p1","status":"completed","metadata":{},"storeID":"${storeId}"},"signAt":"2025-01-02T03:04:05.678Z"}`,
     );
   });
 
   it('signAt parses back to the signing time', () => {
-    const parsed = JSON.parse(buildWebhookBody({ paymentId: 'p', metadata: {} }, signAt)) as { signAt: string };
+    const parsed = JSON.parse(buildWebhookBody({ paymentId: 'p', storeId, metadata: {} }, signAt)) as { signAt: string };
     assert.match(parsed.signAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     assert.equal(Date.parse(parsed.signAt), signAt.getTime());
   });
 
   it('refuses an invalid date', () => {
-    assert.throws(() => buildWebhookBody({ paymentId: 'p', metadata: {} }, new Date(Number.NaN)), RangeError);
+    assert.throws(() => buildWebhookBody({ paymentId: 'p', storeId, metadata: {} }, new Date(Number.NaN)), RangeError);
   });
 });
 
@@ -64,7 +65,7 @@ describe('signing keys and signatures', () => {
 
   it('the signature verifies with tweetnacl using the published x, over the exact UTF-8 bytes', () => {
     const key = generateSigningKey(new Date());
-    const body = buildWebhookBody({ paymentId: 'p-ü', metadata: { note: 'crème brûlée ☕', emoji: '🚀' }, orderId: 'Ω-1' }, signAt);
+    const body = buildWebhookBody({ paymentId: 'p-ü', storeId, metadata: { note: 'crème brûlée ☕', emoji: '🚀' }, orderId: 'Ω-1' }, signAt);
     const signature = signBody(body, key.secretKey);
     assert.match(signature, /^[A-Za-z0-9+/]{86}==$/);
     const x = Buffer.from(publicJwk(key.kid, key.publicKey).x, 'base64');
@@ -81,7 +82,7 @@ describe('signing keys and signatures', () => {
 
   it('the signature also verifies with node:crypto from the JWK (independent implementation)', () => {
     const key = generateSigningKey(new Date());
-    const body = buildWebhookBody({ paymentId: 'p1', metadata: {} }, signAt);
+    const body = buildWebhookBody({ paymentId: 'p1', storeId, metadata: {} }, signAt);
     const jwk = publicJwk(key.kid, key.publicKey);
     const publicKey = createPublicKey({
       key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(jwk.x, 'base64').toString('base64url') },

@@ -4,7 +4,8 @@
  * `index/crud/crud_transactions.go` buildTransactionsQuery, `index/crud/crud.go` limitQuery):
  * - `account` in any address form (answered in raw upper case), one or several; none: every account;
  * - `start_lt` / `end_lt` and `start_utime` / `end_utime`, inclusive;
- * - `limit` default 100, below 1 counts as 1, above 1000 → 422 `{"error":"limit is not allowed: N > 1000"}`;
+ * - `limit` default 100, below 1 counts as 1, above 1000 → `{"error":"limit is not allowed: N > 1000"}`
+ *   (500 as the 2025 releases answer it, 422 with `chain.v3.limitRefusalStatus = 422`);
  *   `offset` default 0; `sort` default `desc`;
  * - order: one account `account asc, lt <sort>`; otherwise `lt <sort>, account asc`;
  * - only transactions of masterchain blocks already indexed (published) — finalized ones.
@@ -82,7 +83,7 @@ export function handleV3Transactions(chain: SandboxChain, query: URLSearchParams
     if (value === 'bad') return error(422, `failed to parse ${name}`);
     numbers[name] = value;
   }
-  const paging = pageParams(query, chain.v3.maxLimit);
+  const paging = pageParams(query, chain.v3);
   if ('status' in paging) return paging;
   const { take: limit, skip: offset, sort } = paging;
 

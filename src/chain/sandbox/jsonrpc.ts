@@ -432,6 +432,13 @@ async function sendExternal(chain: SandboxChain, params: Params): Promise<Cell> 
   try {
     await chain.sendExternal(cell);
   } catch (err) {
+    // As the liteserver words a wallet's refusal through toncenter (its exit code: 33 a seqno used, 36 expired, …).
+    const exitCode = (err as { exitCode?: unknown }).exitCode;
+    if (typeof exitCode === 'number')
+      throw new RpcError(
+        500,
+        `LITE_SERVER_UNKNOWN: cannot apply external message to current state : External message was not accepted\nCannot run message on account: inbound external message rejected by transaction ${message.info.dest.toRawString().toUpperCase()}:\nexitcode=${exitCode}, steps=0, gas_used=0`,
+      );
     throw new RpcError(500, `LITE_SERVER_UNKNOWN: cannot apply external message to current state: ${err instanceof Error ? err.message : String(err)}`);
   }
   return cell;

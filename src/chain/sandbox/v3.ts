@@ -9,7 +9,9 @@
  *   `{"transactions":[],"address_book":{}}` instead (both mean "not yet"); default `sort=desc`,
  *   `limit=100`; `limit` over `-max-limit` (1000, `chain.v3.maxLimit` to play a deployment run with
  *   another; every endpoint here: the block source and the account history both learn M from it)
- *   → 422 `{"error":"limit is not allowed: N > M"}` (crud.go `limitQuery`); order
+ *   → `{"error":"limit is not allowed: N > M"}` (crud.go `limitQuery`) with status 500, as the 2025
+ *   releases answer it (`QueryTransactions` rewraps the query builder's 422), or 422 as newer ones
+ *   do (`chain.v3.limitRefusalStatus`); order
  *   `lt <sort>, account asc` (crud_transactions.go, with `mc_seqno`).
  * - every block has the tick and tock transactions of the special accounts (the elector
  *   -1:3333…, the config -1:5555…), and may carry strangers' transfers: rows the reader ignores.
@@ -298,7 +300,7 @@ export function handleV3(chain: SandboxChain, path: string, query: URLSearchPara
     return { status: 200, json: { last: blockJson(last), first: blockJson(chain.firstBlock() ?? last) } };
   }
 
-  const paging = pageParams(query, chain.v3.maxLimit);
+  const paging = pageParams(query, chain.v3);
   if ('status' in paging) return paging;
   const { take, skip, sort } = paging;
 

@@ -18,9 +18,15 @@ export interface V3Options {
   unindexedBlock: 'not_found' | 'empty';
   /** `-max-limit`: the largest `limit` a list answers (1000; self-hosted deployments run others). */
   maxLimit: number;
+  /**
+   * The status of `{"error":"limit is not allowed: N > M"}`: 500, as the ton-index-go releases of
+   * 2025 answer it (the query builder's 422 rewrapped by its caller; the default), or 422, as newer
+   * ones do. Clients must tell it by its text.
+   */
+  limitRefusalStatus: 500 | 422;
 }
 
-export const defaultV3Options = (): V3Options => ({ unindexedBlock: 'not_found', maxLimit: MAX_LIMIT });
+export const defaultV3Options = (): V3Options => ({ unindexedBlock: 'not_found', maxLimit: MAX_LIMIT, limitRefusalStatus: 500 });
 
 export function v3Error(status: number, message: string): V3Reply {
   return { status, json: { error: message } };
@@ -42,14 +48,19 @@ interface V3Page {
 
 /**
  * `limit`, `offset` and `sort` of a list: a missing limit takes the default, a small one is raised
- * to 1, a large one refused; `sort` defaults to `desc` (`d`/`a` accepted). The 422 when refused.
+ * to 1, a large one refused (`limit is not allowed: N > M`, with the deployment's status: 500 by
+ * default, see V3Options); `sort` defaults to `desc` (`d`/`a` accepted). The refusal when refused.
  */
-export function pageParams(query: URLSearchParams, maxLimit = MAX_LIMIT): V3Page | V3Reply {
+export function pageParams(
+  query: URLSearchParams,
+  options: Pick<V3Options, 'maxLimit' | 'limitRefusalStatus'> = { maxLimit: MAX_LIMIT, limitRefusalStatus: 500 },
+): V3Page | V3Reply {
+  const { maxLimit } = options;
   const limit = intParam(query, 'limit');
   const offset = intParam(query, 'offset');
   if (limit === 'invalid' || offset === 'invalid') return v3Error(422, 'failed to parse query: limit and offset must be integers');
   const take = Math.max(1, limit ?? DEFAULT_LIMIT);
-  if (take > maxLimit) return v3Error(422, `limit is not allowed: ${take} > ${maxLimit}`);
+  if (take > maxLimit) return v3Error(options.limitRefusalStatus, `limit is not allowed: ${take} > ${maxLimit}`);
   const skip = Math.max(0, offset ?? 0);
   const sortParam = (query.get('sort') ?? 'desc').toLowerCase();
   const sort = sortParam === 'desc' || sortParam === 'd' ? 'desc' : sortParam === 'asc' || sortParam === 'a' ? 'asc' : null;

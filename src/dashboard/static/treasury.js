@@ -1,9 +1,15 @@
 // Kassa dashboard: "Sign with your wallet" for a refund from the store's treasury (a payment's
 // page). Kassa built the TON Connect request (the button's data-request); TON Connect's UI (the
 // checkout's own bundle, tonconnect-ui.js, loaded before this script) connects the treasury's
-// wallet and asks it to sign. The button is disabled from the first click on: a request signed
-// twice pays twice, so a second click never asks the wallet again. The refund turns confirmed on
-// the page once the chain reader sees the transfer leave the treasury (the page is reloaded).
+// wallet and asks it to sign. One refund, one request (issue 44): a request handed to a wallet can
+// be signed there until the refund's data-held-until (validUntil + the longest lifetime a wallet
+// signs + the late-commit margin) even when TON Connect's "confirm in your wallet" dialog was closed
+// (@tonconnect/ui then rejects "Transaction was not sent" although the wallet holds it). So the page
+// offers no second request for it — not after that rejection, not after a reload (kept in this
+// browser's localStorage) — until the wallet itself refuses (UserRejectsError) or the request can no
+// longer land. Before asking, the connected account is compared with the request's `from` (the
+// treasury): another wallet is named, and the owner is offered to connect the treasury's instead.
+// The refund turns confirmed on the page once the chain reader sees the transfer (the page is reloaded).
 (() => {
   const section = document.getElementById('treasury-refunds');
   const lib = window.TON_CONNECT_UI;
@@ -42,18 +48,74 @@
       });
       tc.openModal();
     });
+
+  // ---- a request handed to a wallet, remembered until it can no longer land -------------------
+  const storageKey = (item) => `kassa-treasury-request:${item.getAttribute('data-refund')}`;
+  const heldUntil = (item) => Date.parse(item.getAttribute('data-held-until'));
+  const remember = (item) => {
+    try {
+      window.localStorage.setItem(storageKey(item), String(heldUntil(item)));
+    } catch {}
+  };
+  const forget = (item) => {
+    try {
+      window.localStorage.removeItem(storageKey(item));
+    } catch {}
+  };
+  const handedOver = (item) => {
+    let until = null;
+    try {
+      until = Number(window.localStorage.getItem(storageKey(item)));
+    } catch {}
+    if (!until || until <= Date.now()) {
+      if (until) forget(item);
+      return false;
+    }
+    return true;
+  };
+  const when = (ms) => new Date(ms).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+  const pendingWords = (item) =>
+    `The request is in your wallet, which can still pay it until ${when(heldUntil(item))}: approve or decline it there. ` +
+    'Do not send it again — a second request would pay the customer twice. ' +
+    'If you declined it in the wallet, the refund is marked expired at that time and can then be asked again.';
+
   const say = (item, text, kind) => {
     const status = item.querySelector('.sign-status');
     if (!status) return;
     status.textContent = text;
     status.className = `sign-status ${kind}`;
   };
+  const reconnectButton = (item, show) => {
+    let button = item.querySelector('button.reconnect-treasury');
+    if (!show) return button?.remove();
+    if (button) return button;
+    button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'reconnect-treasury';
+    button.textContent = "Disconnect it and connect the treasury's wallet";
+    item.querySelector('.sign-status')?.after(button);
+    return button;
+  };
+  const friendly = (raw) => {
+    try {
+      return lib.toUserFriendlyAddress(raw, false);
+    } catch {
+      return raw;
+    }
+  };
+  const sameAccount = (a, b) => String(a).toLowerCase() === String(b).toLowerCase();
+
   const sign = (button) => {
     const item = button.closest('.treasury-refund');
     if (!item || button.disabled) return;
+    if (handedOver(item)) {
+      button.disabled = true;
+      return say(item, pendingWords(item), 'info');
+    }
     const request = JSON.parse(button.getAttribute('data-request'));
     button.disabled = true;
     button.setAttribute('aria-busy', 'true');
+    reconnectButton(item, false);
     say(item, 'Waiting for your wallet…', 'info');
     let tc;
     try {
@@ -61,11 +123,21 @@
     } catch {
       button.disabled = false;
       button.removeAttribute('aria-busy');
-      say(item, 'TON Connect could not start: use the "Open in a wallet app" link.', 'problem');
+      say(item, 'TON Connect could not start: use the link below.', 'problem');
       return;
     }
     connected(tc)
-      .then(() => tc.sendTransaction(request))
+      .then(() => {
+        // The right wallet: the request is the treasury's; any other account would be asked for nothing it can pay.
+        const account = tc.account?.address;
+        if (account && !sameAccount(account, request.from)) {
+          const error = new Error('wrong wallet');
+          error.account = account;
+          throw error;
+        }
+        remember(item);
+        return tc.sendTransaction(request);
+      })
       .then(() => {
         button.removeAttribute('aria-busy');
         button.textContent = 'Signed';
@@ -74,15 +146,37 @@
       })
       .catch((error) => {
         button.removeAttribute('aria-busy');
-        // Nothing was signed (the list closed, the wallet declined or failed): it may be asked again.
-        button.disabled = false;
-        if (error?.message === 'closed') return say(item, '', 'info');
-        const declined = error instanceof lib.UserRejectsError || /reject|declin/i.test(String(error?.message));
-        say(
-          item,
-          declined ? 'Your wallet declined: nothing was sent.' : 'Your wallet did not sign it: nothing was sent. Try again, or use the link.',
-          'problem',
-        );
+        if (error?.message === 'closed') {
+          // The list of wallets closed before one connected: nothing was asked.
+          button.disabled = false;
+          return say(item, '', 'info');
+        }
+        if (error?.message === 'wrong wallet') {
+          button.disabled = false;
+          say(
+            item,
+            `The connected wallet (${friendly(error.account)}) is not the store's treasury (${item.getAttribute('data-treasury')}): nothing was asked of it. Connect the treasury's wallet to sign.`,
+            'problem',
+          );
+          reconnectButton(item, true).onclick = () => {
+            reconnectButton(item, false);
+            say(item, '', 'info');
+            Promise.resolve(tc.disconnect())
+              .catch(() => {})
+              .then(() => sign(button));
+          };
+          return;
+        }
+        if (error instanceof lib.UserRejectsError) {
+          // The wallet's own refusal: nothing can be signed of this request any more, so it may be asked again.
+          forget(item);
+          button.disabled = false;
+          return say(item, 'Your wallet declined it: nothing was sent. You can sign it again.', 'problem');
+        }
+        // The dialog closed ("Transaction was not sent") or the wallet did not answer: the wallet may
+        // still hold the request and pay it. No second request while it can.
+        button.disabled = true;
+        say(item, pendingWords(item), 'info');
       });
   };
   // Started with the page (as the checkout's): a wallet connected before is restored, and the list opens at once on a click.
@@ -91,5 +185,12 @@
   } catch {
     ui = null;
   }
-  for (const button of section.querySelectorAll('button.sign-treasury')) button.addEventListener('click', () => sign(button));
+  for (const button of section.querySelectorAll('button.sign-treasury')) {
+    const item = button.closest('.treasury-refund');
+    if (item && handedOver(item)) {
+      button.disabled = true;
+      say(item, pendingWords(item), 'info');
+    }
+    button.addEventListener('click', () => sign(button));
+  }
 })();

@@ -40,6 +40,7 @@ import type { TokenScope } from '../../auth/scopes.ts';
 import { listTokens, TokenNameError, tokenName } from '../../auth/tokens.ts';
 import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { createRefund } from '../../treasury/refunds.ts';
+import type { JettonWalletOf } from '../../treasury/treasuryRefunds.ts';
 import { newUuid } from '../../uuid.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
@@ -333,6 +334,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       const { confirmed, key, ...request } = ctx.state.form;
       const origin = ownApiUrl(ctx.req.socket);
       const ownerOf = (raw: string) => jettonWallets.ownerOf(raw, origin);
+      const walletOf: JettonWalletOf = (master, owner) => jettonWallets.walletOf(master, owner, origin);
       const refused = (error: unknown) => {
         if (!(error instanceof KassaError)) throw error;
         return showPayment(ctx, 400, { refund: { ...typedRefund(ctx), problems: refundProblems({ [error.param ?? 'form']: error.message }) } });
@@ -342,7 +344,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       if (confirmed !== 'yes' || key === undefined) {
         let preview: RefundPreview;
         try {
-          preview = await previewRefund(pool, config.tonNetwork, payment, request, deps.now(), ownerOf);
+          preview = await previewRefund(pool, config.tonNetwork, payment, request, deps.now(), ownerOf, walletOf);
         } catch (error) {
           return refused(error);
         }
@@ -354,7 +356,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
         // under the confirmation's key (src/idempotency.ts, as the API's X-Idempotency-Key): a second
         // post of the same confirmation plans nothing and answers as the first.
         await idempotent(pool, { storeId: store.id, endpoint: `dashboard POST /payments/${payment.id}/refunds`, key, body: request, now }, async (tx) => {
-          const refund = await createRefund(tx, config.tonNetwork, payment, request, now, null, ownerOf);
+          const refund = await createRefund(tx, config.tonNetwork, payment, request, now, null, ownerOf, walletOf);
           await recordAudit(
             tx,
             ctx.state.actor,

@@ -27,7 +27,16 @@ export function refundRoutes(router: Router<KassaState>, deps: AppDeps, guards: 
   const create = idempotent<OfStorePayment<{ params: PaymentParams; body: CreateRefundBody }>>('POST /v1/payments/:id/refunds', async (tx, ctx, now) => {
     const { payment, body, merchant } = ctx.state;
     const origin = ownApiUrl(ctx.req.socket);
-    const refund = await createRefund(tx, config.tonNetwork, payment, body, now, ratePolicy(config), (raw) => jettonWallets.ownerOf(raw, origin));
+    const refund = await createRefund(
+      tx,
+      config.tonNetwork,
+      payment,
+      body,
+      now,
+      ratePolicy(config),
+      (raw) => jettonWallets.ownerOf(raw, origin),
+      (master, owner) => jettonWallets.walletOf(master, owner, origin),
+    );
     // The store's audit log has the API's refunds too, beside the dashboard's (actor: the token's jti), in the refund's transaction.
     await recordAudit(
       tx,

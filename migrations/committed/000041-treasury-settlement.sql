@@ -1,5 +1,5 @@
---! Previous: sha1:552bb2be18cb082156ef559f1e5f5c6b7edbb52a
---! Hash: sha1:2f2dd1baaeadf6d24bd652fd7fb91961899468fc
+--! Previous: sha1:cf9ac14ec3e3eb1f99270a60f8a01b02b6b3048b
+--! Hash: sha1:6ec863b3581f4c947bb2c288d60d7b90b4d41292
 --! Message: treasury settlement
 
 -- Settling straight to the store's treasury by reference (issue 43, CONTRACT §12): a store may have
