@@ -393,6 +393,7 @@ describe('refunds of a payment paid to the treasury', () => {
     await app.settle();
     const [done] = (await app.request('GET', `/v1/payments/${payment.id}/refunds`, { token: store.token })).json.data;
     assert.equal(done.status, 'confirmed', JSON.stringify(done));
+    assert.equal(done.beyondSale, undefined, 'within what reached the treasury: not a sale refunded twice');
     assert.equal((await unmatched()).length, unmatchedBefore, 'the refund leaving the treasury is no money in');
     await assertTreasuryBooksMatchChain();
   });
