@@ -29,7 +29,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     name: 'store create',
     usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]',
     summary:
-      'Creates a store (its refund window 7 days: `store update --refund-window-days`). Prints the store: {"id", "name", "displayName", "logoUrl", "accentColor", "methods": [{"id", "coin", "chain"}], "treasury", "refundWindowDays", "telegramBot", "telegramApp", "telegramBotID"}.',
+      'Creates a store (its refund window 7 days: `store update --refund-window-days`). Prints the store: {"id", "name", "displayName", "logoUrl", "accentColor", "methods": [{"id", "coin", "chain"}], "treasury", "settlement", "refundWindowDays", "telegramBot", "telegramApp", "telegramBotID"}.',
     options: [
       "--name NAME        the store's name (required)",
       '--methods LIST     comma-separated COIN/CHAIN payment methods (default TON/TON,USDT/TON)',
@@ -39,7 +39,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   {
     name: 'store update',
     usage:
-      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON] [--refund-window-days N] [--telegram-bot USERNAME] [--telegram-app SHORT_NAME] [--telegram-bot-id N] [--embed-origins https://shop.example,…]',
+      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON] [--refund-window-days N] [--telegram-bot USERNAME] [--telegram-app SHORT_NAME] [--telegram-bot-id N] [--embed-origins https://shop.example,…] [--settlement deposit|treasury]',
     summary:
       'Changes a store: its name, treasury, refund window, payment methods, its face on the checkout page, its Telegram Mini App ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
     options: [
@@ -54,13 +54,14 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
       "--telegram-app NAME   the short name of the bot's Mini App (BotFather's /newapp, its URL {checkout_base_url}/tg)",
       "--telegram-bot-id N   the bot's numeric id (the digits before its token's colon): Telegram's init data is checked with it, no token",
       '--embed-origins LIST  origins (https://host[:port], comma-separated) whose pages may embed <kassa-pay>; "" lists none',
+      "--settlement MODE     deposit (a deposit wallet per payment, swept to the treasury) or treasury (customers pay the treasury itself with the payment's reference as the comment: no sweep cost, no key; needs --treasury). Payments created from now on take it",
     ],
   },
   {
     name: 'store list',
     usage: 'kassa store list',
     summary:
-      'Lists every store, oldest first. Prints {"data": [{"id", "name", "methods", "treasury", "refundWindowDays", "telegramBot", "telegramApp", "telegramBotID", "embedOrigins", "displayName", "logoUrl", "accentColor", "createdAt"}]}.',
+      'Lists every store, oldest first. Prints {"data": [{"id", "name", "methods", "treasury", "settlement", "refundWindowDays", "telegramBot", "telegramApp", "telegramBotID", "embedOrigins", "displayName", "logoUrl", "accentColor", "createdAt"}]}.',
   },
   {
     name: 'token issue',

@@ -82,6 +82,20 @@ export const ERROR_CATALOGUE = {
   invalid_payment_id: { type: 'invalid_request_error', message: 'paymentID must be a UUID.' },
   invalid_status: { type: 'invalid_request_error', message: 'status must be one of created, pending, completed, expired, cancelled.' },
   invalid_limit: { type: 'invalid_request_error', message: 'limit must be an integer from 1 to 100.' },
+  invalid_unmatched_state: { type: 'invalid_request_error', message: 'state must be one of open, assigned, refunded, kept.' },
+  invalid_unmatched_transfer_id: { type: 'invalid_request_error', message: 'The unmatched transfer id must be a UUID.' },
+  invalid_note: { type: 'invalid_request_error', message: 'note must be a string of 1 to 500 characters.' },
+  unmatched_transfer_not_found: { type: 'not_found_error', message: 'No unmatched transfer with that id.' },
+  unmatched_transfer_not_open: {
+    type: 'invalid_request_error',
+    status: 409,
+    message: 'The unmatched transfer is no longer open: it was assigned, refunded or kept already.',
+  },
+  payment_not_paid_to_treasury: {
+    type: 'invalid_request_error',
+    message:
+      "paymentID must be a payment of the store settled to the treasury this money reached (its own deposit payments and other treasuries' cannot take it).",
+  },
   invalid_created_after: { type: 'invalid_request_error', message: 'created_after must be an RFC 3339 time.' },
   invalid_starting_after: {
     type: 'invalid_request_error',

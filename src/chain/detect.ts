@@ -203,6 +203,29 @@ export function detectBouncedJettonTransfer(tx: ChainTransaction): { queryId: bi
   }
 }
 
+/**
+ * What a message body says as text, read the ways wallets write a comment: op 0 then UTF-8 text
+ * (snake: continued in refs), the same in a ref cell of an empty body, or the text alone without the
+ * 32-bit zero prefix. `encrypted`: an encrypted comment (op 0x2167da4b), which Kassa cannot read.
+ * Null text when the body is none of these (no body, binary, another op).
+ */
+export function bodyText(body: Cell | null): { text: string | null; encrypted: boolean } {
+  if (body === null) return { text: null, encrypted: false };
+  const s = body.beginParse();
+  if (s.remainingBits === 0) return s.remainingRefs === 1 ? bodyText(s.loadRef()) : { text: null, encrypted: false };
+  if (s.remainingBits >= 32) {
+    const op = s.preloadUint(32);
+    if (op === OP_ENCRYPTED_COMMENT) return { text: null, encrypted: true };
+    if (op === OP_TEXT_COMMENT) {
+      s.skip(32);
+      return { text: readCommentTail(s) ?? null, encrypted: false };
+    }
+  }
+  const text = readCommentTail(s);
+  // Text without the prefix: printable characters only, so binary that happens to be UTF-8 is not text.
+  return { text: text !== undefined && text.length > 0 && !/[\u0000-\u0008\u000e-\u001f\u007f]/.test(text) ? text : null, encrypted: false };
+}
+
 /** The text of a comment body (op 0, then UTF-8 text); null for any other body. */
 export function commentOf(body: Cell | null): string | null {
   const { op, rest } = opOf(body);

@@ -2,6 +2,7 @@
 // Tonkeeper's and MyTonWallet's universal hosts, and a QR code of the ton:// link rendered here as SVG.
 import QRCode from 'qrcode';
 import type { TonNetwork } from '../config.ts';
+import { formatReference } from '../payments/reference.ts';
 import { amounts, friendlyMaster, type CheckoutRow } from './view.ts';
 
 export interface TransferLinks {
@@ -13,7 +14,8 @@ export interface TransferLinks {
 /**
  * Links that pay what is still due: nanoTON for TON, or `jetton=<master>` with base units for a
  * jetton. The address is the non-bounceable form (an undeployed deposit wallet would bounce a
- * bounceable transfer). `exp` lets wallets refuse to send once the payment has expired.
+ * bounceable transfer). `exp` lets wallets refuse to send once the payment has expired. A payment
+ * settled to the store's treasury carries its reference as `text` (the comment the wallet sends).
  * Null when the payment has no address, nothing is due, or a jetton has no master on this network.
  */
 export function transferLinks(row: CheckoutRow, network: TonNetwork): TransferLinks | null {
@@ -26,6 +28,8 @@ export function transferLinks(row: CheckoutRow, network: TonNetwork): TransferLi
   }
   params.set('amount', parts.remaining.toString());
   params.set('exp', String(Math.floor(row.expires_at.getTime() / 1000)));
+  // Paid to the store's treasury: the comment that tells the payment apart (CONTRACT §12).
+  if (row.reference !== null) params.set('text', formatReference(row.reference));
   const path = `transfer/${encodeURIComponent(row.address_friendly)}?${params.toString()}`;
   return {
     ton: `ton://${path}`,

@@ -28,6 +28,7 @@ const checkoutRow = paymentView
     chain_name: true,
     coin_amount: true,
     address_friendly: true,
+    reference: true,
     created_at: true,
     expires_at: true,
     paid_at: true,
@@ -53,7 +54,7 @@ function checkoutQuery(ids: readonly string[], network: TonNetwork) {
   return sql.type(checkoutRow)`
     select p.id, p.store_id, coalesce(s.display_name, s.name) as store_name, s.telegram_bot || '/' || s.telegram_app as telegram_mini_app, s.logo_url as store_logo_url, s.accent_color as store_accent_color, p.status, p.amount::text as amount, p.currency, p.description, p.return_url,
            p.coin_symbol, c.name as coin_name, c.decimals::int as coin_decimals, c.kind as coin_kind,
-           pm.chain_symbol, ch.name as chain_name, p.coin_amount::text as coin_amount, d.address_friendly,
+           pm.chain_symbol, ch.name as chain_name, p.coin_amount::text as coin_amount, coalesce(d.address_friendly, p.settlement_address_friendly) as address_friendly, p.reference,
            jm.master_address as jetton_master, p.exchange_rate::text as exchange_rate, p.created_at, p.expires_at, p.paid_at,
            coalesce(counted.hashes, array[]::text[]) as transaction_hashes,
            coalesce(counted.total_base_units, 0)::text as received_base_units

@@ -29,6 +29,8 @@ export type AuditAction =
   | 'password.change'
   | 'password.reset'
   | 'payment.create'
+  | 'unmatched.assign'
+  | 'unmatched.keep'
   | 'payment_link.create'
   | 'payment_link.deactivate';
 

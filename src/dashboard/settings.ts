@@ -21,6 +21,7 @@ export const STORE_FIELDS = {
   'telegram-app': 'Mini App short name',
   'telegram-bot-id': 'Telegram bot id',
   'embed-origins': 'Sites that may embed the payment element',
+  settlement: 'Settlement',
 } as const;
 export type StoreField = keyof typeof STORE_FIELDS;
 
@@ -46,6 +47,8 @@ const settingOf = (store: StoreView, field: StoreField): string | null => {
       return store.telegramBotID === null ? null : String(store.telegramBotID);
     case 'embed-origins':
       return store.embedOrigins.join(',');
+    case 'settlement':
+      return store.settlement;
     case 'methods':
       return store.methods
         .map((m) => `${m.coin}/${m.chain}`)

@@ -53,6 +53,8 @@ export interface SettingsPageInput {
   appearance?: AppearanceValues;
   methods?: readonly string[];
   treasury?: string;
+  /** The settlement as chosen (deposit or treasury). */
+  settlement?: string;
   /** The refund window as typed (days). */
   refundWindowDays?: string;
   /** The Telegram fields as typed. */
@@ -68,6 +70,16 @@ export interface SettingsPageInput {
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
 
+/** The two settlements, as the select names them. */
+const SETTLEMENT_LABELS = {
+  deposit: 'A deposit wallet per payment, swept to the treasury',
+  treasury: 'Straight to the treasury, by reference',
+} as const;
+
+/** The trade-off in one plain sentence (issue 43). */
+const SETTLEMENT_HINT =
+  "Straight to the treasury costs no sweep and Kassa holds no key to the money, but every customer must send the payment's reference as the comment (money without it waits in Unmatched money); a deposit wallet per payment needs nothing from the customer. Payments created from now on take it.";
+
 export function settingsPage(input: SettingsPageInput): string {
   const { root, store, saved } = input;
   const at = dashboardPaths(root).store(store.id);
@@ -75,6 +87,7 @@ export function settingsPage(input: SettingsPageInput): string {
   const look = input.appearance ?? appearanceOf(saved);
   const methods = input.methods ?? saved.methods.map((m) => `${m.coin}/${m.chain}`);
   const treasury = input.treasury ?? saved.treasury ?? '';
+  const settlement = input.settlement ?? saved.settlement;
   const problems: Record<string, string> = input.problem ? { [input.problem.field]: input.problem.message } : {};
   const logo = previewLogo(look.logoUrl);
   const accent = HEX.test(look.accentColor) ? look.accentColor.toLowerCase() : DEFAULT_ACCENT;
@@ -137,9 +150,17 @@ ${problemFor(problems, 'methods')}
 <p class="muted" id="settings-treasury-hint">The wallet the store's money is swept to: a basechain address of this network, none of Kassa's own wallets. Empty: the money stays in the deposit wallets.</p>
 <input id="settings-treasury" name="treasury" type="text" class="mono" spellcheck="false" autocomplete="off" value="${treasury}" aria-describedby="settings-treasury-hint${problems.treasury ? ' treasury-problem' : ''}"${problems.treasury ? raw(' aria-invalid="true"') : ''}>
 ${problemFor(problems, 'treasury')}
+<label for="settings-settlement">${STORE_FIELDS.settlement}</label>
+<p class="muted" id="settings-settlement-hint">${SETTLEMENT_HINT}</p>
+<select id="settings-settlement" name="settlement" aria-describedby="settings-settlement-hint${problems.settlement ? ' settlement-problem' : ''}"${problems.settlement ? raw(' aria-invalid="true"') : ''}>
+<option value="deposit"${settlement === 'deposit' ? raw(' selected') : ''}>${SETTLEMENT_LABELS.deposit}</option>
+<option value="treasury"${settlement === 'treasury' ? raw(' selected') : ''}>${SETTLEMENT_LABELS.treasury}</option>
+</select>
+${problemFor(problems, 'settlement')}
 <button type="submit">Save treasury</button>
 </form>`
-    : html`<p class="mono" id="treasury">${saved.treasury ?? 'None: the money stays in the deposit wallets.'}</p>`;
+    : html`<p class="mono" id="treasury">${saved.treasury ?? 'None: the money stays in the deposit wallets.'}</p>
+<p id="settlement">${SETTLEMENT_LABELS[saved.settlement]}</p>`;
 
   const windowHint =
     "Days a completed sale stays in its deposit wallet, refundable in full or in part; when they end the sweep takes what is left to the treasury. Longer helps a shop that takes returns, and keeps more money in Kassa's hot wallets for longer. 0: swept at once. Applies to sales completed from now on.";

@@ -16,6 +16,7 @@ import { refundRoutes } from './routes/refunds.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints.ts';
 import { paymentLinkRoutes } from './routes/paymentLinks.ts';
+import { unmatchedTransferRoutes } from './routes/unmatchedTransfers.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { checkoutPrefix, checkoutRoutes, isLinkPagePath } from './routes/checkout.ts';
@@ -36,6 +37,7 @@ const ROUTES: RouteInstaller[] = [
   webhookRoutes,
   webhookEndpointRoutes,
   paymentLinkRoutes,
+  unmatchedTransferRoutes,
   embedRoutes,
   checkoutRoutes,
   dashboardRoutes,

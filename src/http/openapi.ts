@@ -8,6 +8,8 @@ import type { Guards } from './guards.ts';
 import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { endpointDeliverySchema, webhookDeliverySchema } from '../presenters/delivery.ts';
 import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
+import { unmatchedTransferSchema } from '../presenters/unmatched.ts';
+import { assignUnmatchedSchema, keepUnmatchedSchema, listUnmatchedQuery, unmatchedParams } from './routes/unmatchedTransfers.schema.ts';
 import { paymentLinkSchema } from '../presenters/paymentLink.ts';
 import { createPaymentLinkSchema, listPaymentLinksQuery, paymentLinkParams } from './routes/paymentLinks.schema.ts';
 import { keySetSchema } from '../presenters/keys.ts';
@@ -167,6 +169,15 @@ const paymentLinkIdParameter = {
   schema: requestSchema(paymentLinkParams.schema.properties.id),
   example: '2a7c4e1f-6b3d-4f8a-9c51-1e2f3a4b5c6d',
 };
+const unmatchedIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The unmatched transfer id (a UUID).',
+  schema: requestSchema(unmatchedParams.schema.properties.id),
+  example: '3c9e2d1f-7a4b-4e8c-9d51-4f2e1a3b5c6d',
+};
+const PARAMS_OF_UNMATCHED = [unmatchedIdParameter];
 const LINK_ERRORS: readonly ErrorCode[] = ['invalid_payment_link_id', 'payment_link_not_found'];
 const ENDPOINT_ERRORS: readonly ErrorCode[] = ['invalid_webhook_endpoint_id', 'webhook_endpoint_not_found'];
 const idempotencyHeader = {
@@ -185,6 +196,7 @@ const QUERY_EXAMPLES: Record<string, string | number> = {
   created_after: '2026-01-31T00:00:00Z',
   limit: 20,
   starting_after: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
+  state: 'open',
 };
 
 /** A list's query parameters as published: the same schema validates the query (src/http/routes/*.schema.ts). */
@@ -242,6 +254,7 @@ const TAGS = [
   { name: 'Payments', description: 'Create, read, list and cancel payments (the seed interface and its extensions).' },
   { name: 'Refunds', description: 'Money not counted toward a payment, sent back from its deposit wallet (extension).' },
   { name: 'Webhooks', description: 'Webhook deliveries and the key set receivers verify signatures with.' },
+  { name: 'Unmatched money', description: "Money that reached a treasury-settlement store's treasury naming no payment (extension, CONTRACT §12)." },
   { name: 'Payment links', description: 'Reusable URLs whose page makes one payment at the link’s price each time a customer asks for it (extension).' },
   { name: 'Payment methods', description: "The store's enabled coin/chain pairs." },
   { name: 'Checkout', description: 'Public endpoints of the hosted checkout page (no token: the payment id is the capability).' },
@@ -295,7 +308,10 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         Transfer: transferSchema,
         WebhookDelivery: webhookDeliverySchema,
         CreateWebhookEndpointRequest: requestSchema(createEndpointSchema),
+        AssignUnmatchedTransferRequest: requestSchema(assignUnmatchedSchema),
+        KeepUnmatchedTransferRequest: requestSchema(keepUnmatchedSchema),
         WebhookEndpoint: webhookEndpointSchema,
+        UnmatchedTransfer: unmatchedTransferSchema,
         WebhookEndpointDelivery: endpointDeliverySchema,
         CreatePaymentLinkRequest: requestSchema(createPaymentLinkSchema),
         PaymentLink: paymentLinkSchema,
@@ -561,6 +577,60 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '200': { description: 'The link', content: json(ref('PaymentLink')) } },
           errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...LINK_ERRORS],
+        },
+      },
+      '/v1/unmatched-transfers': {
+        get: {
+          operationId: 'listUnmatchedTransfers',
+          tags: ['Unmatched money'],
+          summary: "Money that reached the store's treasury naming no payment, newest first, the last 100 (extension, treasury settlement)",
+          parameters: queryParameters(listUnmatchedQuery),
+          responses: { '200': { description: 'Unmatched transfers', content: json(listSchema(ref('UnmatchedTransfer'))) } },
+          errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_unmatched_state'],
+        },
+      },
+      '/v1/unmatched-transfers/{id}/assign': {
+        post: {
+          operationId: 'assignUnmatchedTransfer',
+          tags: ['Unmatched money'],
+          summary: 'Book an unmatched transfer on a payment settled to the treasury it reached, as if it had carried its reference (extension)',
+          description: CHANGE_SCOPE,
+          parameters: PARAMS_OF_UNMATCHED,
+          requestBody: { required: true, content: json(ref('AssignUnmatchedTransferRequest')) },
+          responses: { '200': { description: 'The unmatched transfer, assigned (paymentID)', content: json(ref('UnmatchedTransfer')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_unmatched_transfer_id',
+            'invalid_payment_id',
+            'unmatched_transfer_not_found',
+            'unmatched_transfer_not_open',
+            'payment_not_found',
+            'payment_not_paid_to_treasury',
+          ],
+        },
+      },
+      '/v1/unmatched-transfers/{id}/keep': {
+        post: {
+          operationId: 'keepUnmatchedTransfer',
+          tags: ['Unmatched money'],
+          summary: 'Keep an unmatched transfer in the treasury as it is, with a note (extension)',
+          description: CHANGE_SCOPE,
+          parameters: PARAMS_OF_UNMATCHED,
+          requestBody: { required: true, content: json(ref('KeepUnmatchedTransferRequest')) },
+          responses: { '200': { description: 'The unmatched transfer, kept (note)', content: json(ref('UnmatchedTransfer')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            'missing_parameter',
+            'invalid_unmatched_transfer_id',
+            'invalid_note',
+            'unmatched_transfer_not_found',
+            'unmatched_transfer_not_open',
+          ],
         },
       },
       '/v1/webhook-endpoints': {

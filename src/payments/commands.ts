@@ -11,6 +11,8 @@
 //      transaction, or an attempt slonik retried, counts nothing.
 // The caller owns the transaction of the commands that take a `tx`.
 import crypto from 'node:crypto';
+import { Address } from '@ton/core';
+import { friendlyAddress } from '../chain/addresses.ts';
 import {
   afterCommit,
   inOneStatement,
@@ -29,6 +31,7 @@ import { enqueueWebhookDelivery } from '../webhooks/deliveries.ts';
 import { chooseMethod, depositWrites, type CommandConfig, type MethodChoice, type MethodPrefetch } from './methodChoice.ts';
 import { expiredEventCtes, paymentEvents, pendingEventCtes } from './events.ts';
 import { findStoreMethod, type MethodRow } from './methods.ts';
+import { referenceFromBytes } from './reference.ts';
 import { findPaymentView, type PaymentView, type StorePayment } from './view.ts';
 import { PAYMENT_STATUSES, transition, type PaymentStatus, type Rejection } from './transitions.ts';
 
@@ -54,6 +57,8 @@ const lockedRow = z.object({
   coin_amount: z.string().nullable(),
   /** The chosen coin's decimals (null before a method is chosen). */
   coin_decimals: z.number().nullable(),
+  /** deposit or treasury: as the payment was created. */
+  settlement: z.enum(['deposit', 'treasury']),
 });
 export type LockedPayment = z.infer<typeof lockedRow>;
 
@@ -61,7 +66,7 @@ export type LockedPayment = z.infer<typeof lockedRow>;
 export async function lockPayment(tx: Db, paymentId: string): Promise<LockedPayment | null> {
   return tx.maybeOne(sql.type(lockedRow)`
     select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.expires_at,
-           p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals
+           p.coin_symbol, p.coin_amount::text as coin_amount, c.decimals::int as coin_decimals, p.settlement
     from payments p left join coins c on c.symbol = p.coin_symbol
     where p.id = ${paymentId} for update of p
   `);
@@ -96,6 +101,8 @@ export interface PaymentDraft {
   prefetched?: MethodPrefetch;
   /** The store's Telegram Mini App ("<bot>/<app>", read with the catalogue) for the view's telegramURL; null: none. */
   telegramMiniApp: string | null;
+  /** The store's treasury (raw) when the store settles there (read with the catalogue): the payment is paid there by its reference; null: a deposit wallet. */
+  settlementTreasury: string | null;
 }
 
 /** A create decided before anything is written: the payment's id and status, its method's choice, and its writes. */
@@ -104,13 +111,44 @@ interface PaymentPlan {
   status: PaymentStatus;
   choice: MethodChoice | null;
   expiresAt: Date;
+  /** Treasury settlement: where the customer pays and the reference that tells the payment apart; null: a deposit wallet. */
+  settlement: TreasurySettlement | null;
   /** The payments row's columns and values, in the same order. */
   columns: FragmentSqlToken;
   values: ValueExpression[];
 }
 
+/** A payment settled to its store's treasury: the treasury as stored and as shown, and its reference. */
+interface TreasurySettlement {
+  address: string;
+  friendly: string;
+  reference: string;
+}
+
+/**
+ * A reference no payment that can still be paid has (payments_reference_while_open): drawn at random
+ * (40 bits), drawn again on a clash. The unique index stands behind the look: two creates drawing the
+ * same reference at the same moment (one in a million million) would see the second refused, never
+ * two payments with one reference.
+ */
+async function drawReference(db: Db): Promise<string> {
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    const reference = referenceFromBytes(crypto.randomBytes(5));
+    if (reference === null) continue;
+    const taken = await db.exists(prepared(sql.unsafe`select 1 from payments where reference = ${reference} and status in ('created', 'pending')`));
+    if (!taken) return reference;
+  }
+  throw new Error('no free payment reference after 20 draws');
+}
+
+async function treasurySettlement(db: Db, config: CommandConfig, treasury: string | null): Promise<TreasurySettlement | null> {
+  if (treasury === null) return null;
+  return { address: treasury, friendly: friendlyAddress(Address.parse(treasury), config.tonNetwork), reference: await drawReference(db) };
+}
+
 async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentPlan> {
   const expiresAt = new Date(now.getTime() + draft.ttlSeconds * 1000);
+  const settlement = await treasurySettlement(tx, config, draft.settlementTreasury);
   let status: PaymentStatus = 'created';
   let choice: MethodChoice | null = null;
   if (draft.method) {
@@ -122,12 +160,14 @@ async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft
       param: draft.methodParam,
       fixedCoinAmount: draft.fixedCoinAmount,
       prefetched: draft.prefetched,
+      treasurySettled: settlement !== null,
     });
   }
   const paymentId = crypto.randomUUID();
   const columns = sql.fragment`(id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
                           created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
-                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at, payment_link_id)`;
+                          coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at, payment_link_id,
+                          settlement, settlement_address, settlement_address_friendly, reference)`;
   const values: ValueExpression[] = [
     paymentId,
     storeId,
@@ -153,12 +193,16 @@ async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft
     choice ? sql.timestamp(choice.price.at) : null,
     choice ? sql.timestamp(now) : null,
     draft.paymentLinkId ?? null,
+    settlement ? 'treasury' : 'deposit',
+    settlement?.address ?? null,
+    settlement?.friendly ?? null,
+    settlement?.reference ?? null,
   ];
-  return { paymentId, status, choice, expiresAt, columns, values };
+  return { paymentId, status, choice, expiresAt, settlement, columns, values };
 }
 
-/** The payment view of a payment just written (`findPaymentView` without reading it back): the row as stored, its method's coin and chain as read for the choice, its deposit as inserted, no transfers yet. */
-function viewOfNew(row: InsertedPayment, choice: MethodChoice | null, telegramMiniApp: string | null): PaymentView {
+/** The payment view of a payment just written (`findPaymentView` without reading it back): the row as stored, its method's coin and chain as read for the choice, its deposit (or treasury) as inserted, no transfers yet. */
+function viewOfNew(row: InsertedPayment, choice: MethodChoice | null, telegramMiniApp: string | null, settlement: TreasurySettlement | null): PaymentView {
   const method = choice?.method ?? null;
   return {
     ...row,
@@ -170,8 +214,8 @@ function viewOfNew(row: InsertedPayment, choice: MethodChoice | null, telegramMi
     coin_kind: method?.coin_kind ?? null,
     chain_symbol: method?.chain_symbol ?? null,
     chain_name: method?.chain_name ?? null,
-    address: choice?.deposit.address ?? null,
-    address_friendly: choice?.deposit.friendly ?? null,
+    address: choice?.deposit?.address ?? (choice && settlement ? settlement.address : null),
+    address_friendly: choice?.deposit?.friendly ?? (choice && settlement ? settlement.friendly : null),
     transaction_hashes: [],
     received_base_units: '0',
     transfer_effects: [],
@@ -183,7 +227,8 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   const insertPayment = sql.fragment`
     insert into payments ${plan.columns} ${insertRow(plan.values)}
     returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
-              payment_link_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at
+              payment_link_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at,
+              settlement, reference
   `;
   // The payment, its deposit and its accounts: one statement. No job is added for expiry: it is one
   // statement for every due payment (`expireDuePayments`), so a create NOTIFYs only when one of the
@@ -197,7 +242,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   // median 15 % more of Kassa's CPU per create than this in the same bench/api rounds.
   if (plan.status === 'pending') await paymentEvents(tx, 'payment.pending', [plan.paymentId], now);
   countTransition(tx, plan.status);
-  return viewOfNew(row, plan.choice, draft.telegramMiniApp);
+  return viewOfNew(row, plan.choice, draft.telegramMiniApp, plan.settlement);
 }
 
 /** The gate of `createPaymentOnce`'s statement: the WITH item that lets its writes through. */
@@ -249,9 +294,12 @@ export async function createPaymentOnce(
       expires_at: plan.expiresAt,
       method_selected_at: choice ? now : null,
       paid_at: null,
+      settlement: plan.settlement ? 'treasury' : 'deposit',
+      reference: plan.settlement?.reference ?? null,
     },
     choice,
     draft.telegramMiniApp,
+    plan.settlement,
   );
   const writes = [
     sql.fragment`${sql.identifier([GATE])} as (${gateOf(view)})`,
@@ -306,7 +354,8 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
     if (!method) throw new KassaError('payment_method_not_found', { param: 'paymentMethodID' });
     const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'select_method' }, now);
     if (!next.ok) throw rejectionError(next.reason);
-    const choice = await chooseMethod(tx, config, payment, method, now, { param: 'paymentMethodID' });
+    // A payment keeps the settlement it was created with, whatever its store's is now.
+    const choice = await chooseMethod(tx, config, payment, method, now, { param: 'paymentMethodID', treasurySettled: payment.settlement === 'treasury' });
     const fixMethod = sql.fragment`
       update payments set
         status = ${next.to}, payment_method_id = ${method.id}, coin_symbol = ${method.coin_symbol},

@@ -97,7 +97,7 @@ export function readPaymentCatalogue(db: Db, storeId: string, body: PaymentInput
 export async function draftFromCatalogue(
   db: Db,
   body: PaymentInput,
-  { currencyDecimals, method, prefetched, telegramMiniApp }: Catalogue,
+  { currencyDecimals, method, prefetched, telegramMiniApp, settlementTreasury }: Catalogue,
 ): Promise<PaymentDraft> {
   const wanted = body.payment_options?.methods?.[0];
   await checkAmount(db, body.amount, body.currency, currencyDecimals, 'amount', 'currency');
@@ -112,6 +112,7 @@ export async function draftFromCatalogue(
     invoiceType: null,
     fiatCurrency: null,
     telegramMiniApp,
+    settlementTreasury,
     ...common(body),
     ...(prefetched ? { prefetched } : {}),
   };
@@ -164,12 +165,14 @@ async function readCatalogue(
     prepared(sql.unsafe`
     select t.token_valid${asStored}, (select decimals::int from coins where symbol = ${currency}) as currency_decimals,
            (select s.telegram_bot || '/' || s.telegram_app from stores s where s.id = ${storeId}) as telegram_mini_app,
+           st.treasury as settlement_treasury,
            m.id, m.coin_symbol, m.coin_name, m.coin_decimals, m.coin_kind, m.chain_symbol, m.chain_name,
            r.rate::text as rate, r.source as rate_source, r.fetched_at as rate_fetched_at,
            r.confirming_source, r.confirming_rate::text as confirming_rate, r.confirming_fetched_at,
            j.master_address, j.wallet_code,
-           case when m.id is not null and t.token_valid${prior ? sql.fragment` and t.prior_answer is null` : sql.fragment``} then nextval('deposit_address_index_seq')::text end as next_index
+           case when m.id is not null and t.token_valid${prior ? sql.fragment` and t.prior_answer is null` : sql.fragment``} and st.treasury is null then nextval('deposit_address_index_seq')::text end as next_index
     from (select ${tokenValid} as token_valid${prior ? sql.fragment`, ${prior} as prior_answer` : sql.fragment``}) as t
+    left join lateral (select s.treasury from stores s where s.id = ${storeId} and s.settlement = 'treasury') as st on true
     left join lateral (${STORE_METHODS} where spm.store_id = ${storeId} and ${which}) as m on true
     left join exchange_rates r on r.currency = ${currency} and r.coin_symbol = m.coin_symbol
     left join jetton_masters j on j.coin_symbol = m.coin_symbol and j.network = ${network} and m.coin_kind = 'jetton'
@@ -178,6 +181,7 @@ async function readCatalogue(
     token_valid: boolean;
     currency_decimals: number | null;
     telegram_mini_app: string | null;
+    settlement_treasury: string | null;
     id: string | null;
     coin_symbol: string;
     coin_name: string;
@@ -213,7 +217,7 @@ async function readCatalogue(
           chain_name: row.chain_name,
         };
   const prefetched: MethodPrefetch | undefined =
-    method === null || row.next_index === null
+    method === null || (row.next_index === null && row.settlement_treasury === null) || !row.token_valid
       ? undefined
       : {
           rate:
@@ -228,12 +232,14 @@ async function readCatalogue(
                   confirming_fetched_at: row.confirming_fetched_at,
                 },
           jetton: row.master_address === null ? null : { master_address: row.master_address, wallet_code: row.wallet_code },
-          derivationIndex: Number(row.next_index),
+          derivationIndex: row.next_index === null ? null : Number(row.next_index),
         };
   return {
     currencyDecimals: row.currency_decimals,
     /** The store's Telegram Mini App ("<bot>/<app>") for the payment's telegramURL, or null. */
     telegramMiniApp: row.telegram_mini_app,
+    /** The store's treasury when it settles there (the payment is paid there, by reference), else null. */
+    settlementTreasury: row.settlement_treasury,
     method,
     prefetched,
     /** The key's earlier answer (with `prior`): null when it has none. */
@@ -256,7 +262,7 @@ export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInp
     if (body.paymentMethodID === undefined) throw requiredFor('paymentMethodID', 'CRYPTO');
   }
   const fiat = body.invoiceType === 'FIAT';
-  const { currencyDecimals, method, prefetched, telegramMiniApp } = await readCatalogue(
+  const { currencyDecimals, method, prefetched, telegramMiniApp, settlementTreasury } = await readCatalogue(
     db,
     storeId,
     { currency: fiat ? body.fiatCurrency! : null, method: body.paymentMethodID === undefined ? undefined : { id: body.paymentMethodID } },
@@ -268,6 +274,7 @@ export async function draftFromInvoice(db: Db, storeId: string, body: InvoiceInp
     methodParam: 'paymentMethodID',
     createdVia: 'invoice' as const,
     telegramMiniApp,
+    settlementTreasury,
     ...common(body),
     ...(prefetched ? { prefetched } : {}),
   };

@@ -18,7 +18,8 @@ export type CommandConfig = Pick<Config, 'masterKey' | 'depositPublicKey' | 'ton
 export interface MethodPrefetch {
   rate: StoredRate | null;
   jetton: { master_address: string; wallet_code: Buffer | null } | null;
-  derivationIndex: number;
+  /** Null for a payment settled to the treasury (no deposit wallet). */
+  derivationIndex: number | null;
 }
 
 /** What fixing a method decides before anything is written: the price and the deposit wallet. */
@@ -29,7 +30,8 @@ export interface MethodChoice {
   master: string | null;
   /** Its standard wallet code when known (the deposit's jetton wallet is then computed offline). */
   walletCode: Buffer | null;
-  deposit: ReservedDeposit;
+  /** The payment's deposit wallet; null when it is paid to the store's treasury (treasury settlement: no deposit, no sweep, no key). */
+  deposit: ReservedDeposit | null;
 }
 
 /**
@@ -43,7 +45,7 @@ export async function chooseMethod(
   payment: { amount: string; currency: string },
   method: MethodRow,
   now: Date,
-  options: { param: string; fixedCoinAmount?: string | null; prefetched?: MethodPrefetch | undefined },
+  options: { param: string; fixedCoinAmount?: string | null; prefetched?: MethodPrefetch | undefined; treasurySettled?: boolean },
 ): Promise<MethodChoice> {
   const { prefetched } = options;
   const price = options.fixedCoinAmount
@@ -71,10 +73,12 @@ export async function chooseMethod(
   if (method.coin_kind === 'jetton' && master === null) {
     throw noJettonMaster(method.coin_symbol, config.tonNetwork, options.param);
   }
+  if (options.treasurySettled) return { method, price, master, walletCode: jetton?.wallet_code ?? null, deposit: null };
   const publicKey = await depositPublicKey(tx, config);
-  const deposit = prefetched
-    ? depositWalletAt(publicKey, prefetched.derivationIndex, config.tonNetwork)
-    : await reserveDepositWallet(tx, publicKey, config.tonNetwork);
+  const deposit =
+    prefetched && prefetched.derivationIndex !== null
+      ? depositWalletAt(publicKey, prefetched.derivationIndex, config.tonNetwork)
+      : await reserveDepositWallet(tx, publicKey, config.tonNetwork);
   return { method, price, master, walletCode: jetton?.wallet_code ?? null, deposit };
 }
 
@@ -82,7 +86,7 @@ export async function chooseMethod(
  * The deposit's jetton wallet of the chosen coin: computed offline when the master's wallet code
  * is known, else `pending:…` until the chain reader asks the master (before it reads on).
  */
-function jettonWalletOf(paymentId: string, choice: MethodChoice): string {
+function jettonWalletOf(paymentId: string, choice: MethodChoice & { deposit: ReservedDeposit }): string {
   if (choice.master === null) throw new Error('not a jetton');
   if (choice.walletCode === null) return `pending:${paymentId}:${choice.method.coin_symbol}`;
   const code = walletCodeCell(choice.walletCode);
@@ -113,9 +117,12 @@ function walletCodeCell(code: Buffer): Cell {
  * item of that statement, `insertRow`) each row is written only when the gate lets the payment through.
  */
 export function depositWrites(config: CommandConfig, paymentId: string, choice: MethodChoice, now: Date, gate?: string): FragmentSqlToken[] {
+  // Paid to the treasury: no deposit, and the reader watches the treasury itself (by the store's settlement).
+  if (choice.deposit === null) return [];
+  const withDeposit = { ...choice, deposit: choice.deposit };
   const coin = choice.method.coin_symbol;
   const watches: ValueExpression[][] = [[choice.deposit.address, paymentId, 'deposit', coin, null, sql.timestamp(now)]];
-  if (choice.master !== null) watches.push([jettonWalletOf(paymentId, choice), paymentId, 'jetton_wallet', coin, choice.master, sql.timestamp(now)]);
+  if (choice.master !== null) watches.push([jettonWalletOf(paymentId, withDeposit), paymentId, 'jetton_wallet', coin, choice.master, sql.timestamp(now)]);
   const watchInsert = (rows: FragmentSqlToken) =>
     sql.fragment`insert into chain_watches (account, payment_id, kind, coin_symbol, jetton_master, created_at) ${rows}`;
   return [

@@ -83,44 +83,45 @@ interface RecordOptions {
 
 /** Records one transfer (idempotent: a repeat changes nothing) and completes the payment it pays. */
 export async function recordTransfer(pool: DatabasePool, transfer: IncomingTransfer, now: Date, options: RecordOptions = {}): Promise<RecordOutcome> {
-  return pool.transaction(async (tx) => {
-    const payment = await lockPayment(tx, transfer.paymentId);
-    if (!payment) return { recorded: false };
-    const seen = await tx.exists(sql.unsafe`select 1 from transfers where account = ${transfer.account} and lt = ${transfer.lt} and hash = ${transfer.hash}`);
-    if (seen) return { recorded: false };
-    const counted = await tx.oneFirst(sql.type(z.object({ total: z.string() }))`
-      select coalesce(sum(t.amount_base_units), 0)::text as total from transfers t
-      where t.payment_id = ${payment.id} and ${IS_COUNTED}
-    `);
-    const requiredBaseUnits = payment.coin_amount !== null && payment.coin_decimals !== null ? toBaseUnits(payment.coin_amount, payment.coin_decimals) : null;
-    const effect = effectOf(transfer, {
-      status: payment.status,
-      coinSymbol: payment.coin_symbol,
-      expiresAt: payment.expires_at,
-      requiredBaseUnits,
-      countedBaseUnits: BigInt(counted),
-    });
-    const decimals =
-      transfer.coinSymbol === null
-        ? null
-        : await tx.maybeOneFirst(
-            sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`,
-          );
-    await tx.query(sql.typeAlias('void')`
-      insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, jetton_master, amount_base_units, amount,
-                             sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units, fee_base_units)
-      values (${transfer.account}, ${transfer.lt}, ${transfer.hash}, ${payment.id}, ${transfer.depositAddress}, ${transfer.coinSymbol},
-              ${transfer.jettonMaster}, ${transfer.amountBaseUnits.toString()}, ${decimals === null ? null : fromBaseUnits(transfer.amountBaseUnits, decimals)},
-              ${transfer.sender}, ${transfer.comment}, ${sql.timestamp(transfer.chainTime)}, ${sql.timestamp(now)}, ${effect}, ${transfer.detail},
-              ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()},
-              ${transfer.feeBaseUnits === undefined || transfer.feeBaseUnits === null ? null : transfer.feeBaseUnits.toString()})
-    `);
-    // Every transfer booked is told to the store's endpoints (before the completion it may cause).
-    await moneyReceivedEvent(tx, transfer, now);
-    // The transfer that reaches the coin amount completes the payment: the complete command.
-    const completed = (effect === 'completed' || effect === 'overpaid') && (await completePayment(tx, payment, transfer.chainTime, now, options.onCompleted));
-    return { recorded: true, effect, completed };
+  return pool.transaction((tx) => recordTransferIn(tx, transfer, now, options));
+}
+
+/** `recordTransfer` in the caller's transaction (a person's assignment of unmatched money books it with its own writes). */
+export async function recordTransferIn(tx: Db, transfer: IncomingTransfer, now: Date, options: RecordOptions = {}): Promise<RecordOutcome> {
+  const payment = await lockPayment(tx, transfer.paymentId);
+  if (!payment) return { recorded: false };
+  const seen = await tx.exists(sql.unsafe`select 1 from transfers where account = ${transfer.account} and lt = ${transfer.lt} and hash = ${transfer.hash}`);
+  if (seen) return { recorded: false };
+  const counted = await tx.oneFirst(sql.type(z.object({ total: z.string() }))`
+    select coalesce(sum(t.amount_base_units), 0)::text as total from transfers t
+    where t.payment_id = ${payment.id} and ${IS_COUNTED}
+  `);
+  const requiredBaseUnits = payment.coin_amount !== null && payment.coin_decimals !== null ? toBaseUnits(payment.coin_amount, payment.coin_decimals) : null;
+  const effect = effectOf(transfer, {
+    status: payment.status,
+    coinSymbol: payment.coin_symbol,
+    expiresAt: payment.expires_at,
+    requiredBaseUnits,
+    countedBaseUnits: BigInt(counted),
   });
+  const decimals =
+    transfer.coinSymbol === null
+      ? null
+      : await tx.maybeOneFirst(sql.type(z.object({ decimals: z.number() }))`select decimals::int as decimals from coins where symbol = ${transfer.coinSymbol}`);
+  await tx.query(sql.typeAlias('void')`
+    insert into transfers (account, lt, hash, payment_id, deposit_address, coin_symbol, jetton_master, amount_base_units, amount,
+                           sender, comment, chain_time, recorded_at, effect, detail, notified_jetton_master, notified_amount_base_units, fee_base_units)
+    values (${transfer.account}, ${transfer.lt}, ${transfer.hash}, ${payment.id}, ${transfer.depositAddress}, ${transfer.coinSymbol},
+            ${transfer.jettonMaster}, ${transfer.amountBaseUnits.toString()}, ${decimals === null ? null : fromBaseUnits(transfer.amountBaseUnits, decimals)},
+            ${transfer.sender}, ${transfer.comment}, ${sql.timestamp(transfer.chainTime)}, ${sql.timestamp(now)}, ${effect}, ${transfer.detail},
+            ${transfer.notifiedJettonMaster ?? null}, ${transfer.notifiedAmountBaseUnits === undefined || transfer.notifiedAmountBaseUnits === null ? null : transfer.notifiedAmountBaseUnits.toString()},
+            ${transfer.feeBaseUnits === undefined || transfer.feeBaseUnits === null ? null : transfer.feeBaseUnits.toString()})
+  `);
+  // Every transfer booked is told to the store's endpoints (before the completion it may cause).
+  await moneyReceivedEvent(tx, transfer, now);
+  // The transfer that reaches the coin amount completes the payment: the complete command.
+  const completed = (effect === 'completed' || effect === 'overpaid') && (await completePayment(tx, payment, transfer.chainTime, now, options.onCompleted));
+  return { recorded: true, effect, completed };
 }
 
 const transferRow = z.object({

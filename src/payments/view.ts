@@ -44,6 +44,10 @@ export const paymentView = z.object({
   /** The Telegram user recorded on the payment (src/telegram/payer.ts): id as text (bigint), username. */
   telegram_user_id: z.string().nullable(),
   telegram_username: z.string().nullable(),
+  /** deposit or treasury (CONTRACT §12): as the payment was created. */
+  settlement: z.enum(['deposit', 'treasury']),
+  /** Treasury settlement: the reference the customer sends (9 characters, no dash); null for a deposit. */
+  reference: z.string().nullable(),
 });
 export type PaymentView = z.infer<typeof paymentView>;
 
@@ -66,12 +70,13 @@ export const PAYMENT_VIEW = sql.fragment`
   select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.order_id, p.description, p.metadata,
          p.webhook_url, p.return_url, p.payment_link_id, p.payment_method_id, p.coin_symbol, c.name as coin_name,
          c.decimals::int as coin_decimals, c.kind as coin_kind, pm.chain_symbol, ch.name as chain_name,
-         p.coin_amount::text as coin_amount, d.address, d.address_friendly, p.created_at, p.expires_at,
+         p.coin_amount::text as coin_amount, coalesce(d.address, p.settlement_address) as address,
+         coalesce(d.address_friendly, p.settlement_address_friendly) as address_friendly, p.created_at, p.expires_at,
          p.method_selected_at, p.paid_at,
          coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total_base_units, 0)::text as received_base_units,
          coalesce(counted.effects, array[]::text[]) as transfer_effects,
          (select s.telegram_bot || '/' || s.telegram_app from stores s where s.id = p.store_id) as telegram_mini_app,
-         p.telegram_user_id::text as telegram_user_id, p.telegram_username
+         p.telegram_user_id::text as telegram_user_id, p.telegram_username, p.settlement, p.reference
   from ${PAYMENT_WITH_METHOD}
 `;
 

@@ -41,6 +41,7 @@ type CheckoutViewRow = Pick<
   | 'coin_decimals'
   | 'chain_symbol'
   | 'chain_name'
+  | 'reference'
   | 'coin_amount'
   | 'address_friendly'
   | 'expires_at'

@@ -5,6 +5,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { ANOMALIES, anomaliesOf } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { type PaymentView, receivedAmount } from '../payments/view.ts';
+import { formatReference, referencePayload } from '../payments/reference.ts';
 import { FIAT_CURRENCIES } from '../rates/fiat.ts';
 import { telegramPaymentUrl } from '../telegram/links.ts';
 import { chainImageUrl, coinImageUrl, coinOrChainSchema } from './method.ts';
@@ -22,7 +23,22 @@ export const paymentDetailsSchema = {
   description: 'Present once a method was chosen (pending, completed; expired or cancelled after pending).',
   required: ['address', 'coinAmount', 'coin', 'chain', 'receivedAmount'],
   properties: {
-    address: { type: 'string', description: 'Deposit address, non-bounceable form (present from pending on).' },
+    address: {
+      type: 'string',
+      description:
+        "Where the customer pays, non-bounceable form (present from pending on): the payment's own deposit address, or the store's treasury when the payment is settled there (reference present).",
+    },
+    reference: {
+      type: 'string',
+      pattern: '^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{5}$',
+      description:
+        "Extension (CONTRACT §12, treasury settlement only): the reference the customer must send as the transfer's comment, XXXX-XXXXX (8 Crockford base32 characters and a check character; case and the dash are ignored). Without it the money is not matched to the payment (it waits in GET /v1/unmatched-transfers).",
+    },
+    payload: {
+      type: 'string',
+      description:
+        'Extension (treasury settlement only): the base64 BoC of the message body a wallet should send — a text comment of the reference (op 0). For a jetton, the forward_payload of the TEP-74 transfer to the treasury.',
+    },
     coinAmount: { type: 'string' },
     coin: coinOrChainSchema,
     chain: coinOrChainSchema,
@@ -190,7 +206,7 @@ export function presentCreatedInvoice(payment: PaymentView, options: PresentOpti
 
 type DetailFields = Pick<
   PaymentView,
-  'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes'
+  'status' | 'coin_symbol' | 'coin_name' | 'chain_symbol' | 'chain_name' | 'coin_amount' | 'address_friendly' | 'transaction_hashes' | 'reference'
 >;
 
 /**
@@ -207,6 +223,7 @@ export function presentPaymentDetails(row: DetailFields, checkoutBaseUrl: string
     coin: { name: row.coin_name ?? row.coin_symbol, symbol: row.coin_symbol, imgUrl: coinImageUrl(checkoutBaseUrl, row.coin_symbol) },
     chain: { name: row.chain_name ?? row.chain_symbol, symbol: row.chain_symbol, imgUrl: chainImageUrl(checkoutBaseUrl, row.chain_symbol) },
     receivedAmount,
+    ...(row.reference !== null ? { reference: formatReference(row.reference), payload: referencePayload(row.reference) } : {}),
     ...(row.status === 'completed' ? { transactionSignatures: row.transaction_hashes } : {}),
   };
 }

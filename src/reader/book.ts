@@ -17,7 +17,8 @@ import { toChainApiError } from '../chain/apiError.ts';
 import { call, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import type { ChainBlock } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
-import { classifyIncoming, routeTransaction, type Notifier, type Watch } from './classify.ts';
+import { bookTreasuryTransfer } from '../payments/treasuryTransfers.ts';
+import { classifyIncoming, classifyTreasuryIncoming, routeTransaction, type Notifier, type Watch } from './classify.ts';
 
 const watchRow = z.object({
   account: z.string(),
@@ -201,6 +202,26 @@ export function blockBooker(deps: {
     return byAccount;
   }
 
+  /**
+   * The treasuries among these accounts that customers pay by reference (CONTRACT §12), with the
+   * stores they are paid for: a store settling there now, or one whose payments created to settle
+   * there are still open (a store that switched back to deposits strands none of them).
+   */
+  async function settlementTreasuriesOf(accounts: string[]): Promise<Map<string, string[]>> {
+    if (accounts.length === 0) return new Map();
+    const rows = await pool.any(
+      prepared(sql.type(z.object({ account: z.string(), store_id: z.string() }))`
+      select s.treasury as account, s.id as store_id from stores s where s.settlement = 'treasury' and s.treasury = any(${sql.array(accounts, 'text')})
+      union
+      select p.settlement_address, p.store_id from payments p
+      where p.settlement = 'treasury' and p.status in ('created', 'pending') and p.settlement_address = any(${sql.array(accounts, 'text')})
+    `),
+    );
+    const byAccount = new Map<string, string[]>();
+    for (const row of rows) byAccount.set(row.account, [...(byAccount.get(row.account) ?? []), row.store_id]);
+    return byAccount;
+  }
+
   /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
   async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
     const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
@@ -217,6 +238,7 @@ export function blockBooker(deps: {
     const watches = await watchesOf(accounts);
     if (also && !watches.has(also.account)) watches.set(also.account, also);
     const treasuries = also ? new Map<string, TreasuryWatch[]>() : await treasuryWatchesOf(accounts);
+    const settling = also ? new Map<string, string[]>() : await settlementTreasuriesOf(accounts);
     const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
@@ -228,6 +250,20 @@ export function blockBooker(deps: {
           const outcome = await confirmTreasuryRefund(pool, seen, tx, deps.now(), log);
           log.info({ refundId: seen.refundId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'treasury refund transfer seen');
         }
+      }
+      const stores = settling.get(tx.account);
+      if (stores && !watches.has(tx.account)) {
+        // Money into a treasury that customers pay by reference: on its payment, or kept as unmatched.
+        const incoming = classifyTreasuryIncoming(tx);
+        if (incoming) {
+          const outcome = await bookTreasuryTransfer(pool, stores, incoming, deps.now());
+          if (outcome.booked !== 'nothing' && outcome.recorded) recorded += 1;
+          log.info(
+            { ...outcome, account: tx.account, hash: incoming.hash, amount: incoming.amountBaseUnits.toString(), block: block.seqno },
+            outcome.booked === 'payment' ? 'treasury transfer recorded' : 'treasury transfer matched no payment',
+          );
+        }
+        continue;
       }
       const route = routeTransaction(tx, watches.get(tx.account), gasAccount);
       if (route.kind === 'ignored') continue;

@@ -5,7 +5,16 @@
 // (reader.ts) reads blocks, asks the chain and the database what these functions cannot know (who
 // sent a jetton notification), and writes what they decide.
 import type { IncomingTransfer } from '../payments/transfers.ts';
-import { detectBouncedJettonTransfer, detectJettonTransfer, detectTonTransfer, OP_ENCRYPTED_COMMENT, parseTransferNotification } from '../chain/detect.ts';
+import type { TreasuryIncoming } from '../payments/treasuryTransfers.ts';
+import { readReference } from '../payments/reference.ts';
+import {
+  bodyText,
+  detectBouncedJettonTransfer,
+  detectJettonTransfer,
+  detectTonTransfer,
+  OP_ENCRYPTED_COMMENT,
+  parseTransferNotification,
+} from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 
 /** One of Kassa's accounts on the chain (a row of chain_watches): a payment's deposit, or its jetton wallet. */
@@ -168,4 +177,29 @@ export function classifyIncoming(
     notifiedJettonMaster: who.master,
     notifiedAmountBaseUnits: notified?.amount ?? null,
   });
+}
+
+/**
+ * A transaction on the treasury of a store that settles there (CONTRACT §12): the TON that came in
+ * and stayed, with what its comment says of a reference — a text comment inline or in a ref cell,
+ * with or without the 32-bit zero prefix, case and the dash ignored; an encrypted comment is said to
+ * be one. Null for everything that is no customer's money in: the treasury's own outgoing traffic
+ * (an external message: refunds, the merchant's spending), a bounce of what it sent, a value the
+ * bounce phase returned, jetton notifications and excesses (the jetton's own path), and no value.
+ */
+export function classifyTreasuryIncoming(tx: ChainTransaction): TreasuryIncoming | null {
+  const ton = detectTonTransfer(tx);
+  if (ton === null || !ton.counted || ton.amount <= 0n) return null;
+  const { text, encrypted } = bodyText(tx.inMessage?.body ?? null);
+  return {
+    account: tx.account,
+    lt: ton.lt,
+    hash: ton.hash,
+    amountBaseUnits: ton.amount,
+    sender: ton.sender,
+    chainTime: new Date(ton.utime * 1000),
+    comment: bookComment(text ?? undefined),
+    read: encrypted ? { kind: 'encrypted' } : readReference(text),
+    feeBaseUnits: tx.totalFees ?? null,
+  };
 }

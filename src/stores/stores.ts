@@ -17,6 +17,8 @@ export interface StoreRecord {
   methods: Array<{ id: string; coin: string; chain: string }>;
   /** The store's treasury wallet (raw form), or null: money stays in the deposit wallets. */
   treasury: string | null;
+  /** deposit: a deposit wallet per payment, swept to the treasury; treasury: customers pay the treasury itself, with the payment's reference (CONTRACT §12). */
+  settlement: Settlement;
   /** Days a completed sale stays refundable from its deposit before the sweep takes what is left (0–90; 0: swept at once). */
   refundWindowDays: number;
   /** The store's Telegram bot (username, without @) and its Mini App's short name: its payments' telegramURL; null when not set. */
@@ -36,6 +38,16 @@ export class StoreInputError extends Error {
     super(message);
     this.flag = flag;
   }
+}
+
+export const SETTLEMENTS = ['deposit', 'treasury'] as const;
+export type Settlement = (typeof SETTLEMENTS)[number];
+
+/** `--settlement deposit|treasury`. */
+export function settlement(value: string): Settlement {
+  const trimmed = value.trim().toLowerCase();
+  if (!(SETTLEMENTS as readonly string[]).includes(trimmed)) throw new StoreInputError('--settlement must be deposit or treasury');
+  return trimmed as Settlement;
 }
 
 export const DEFAULT_METHODS = 'TON/TON,USDT/TON';
@@ -263,6 +275,8 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
   { flag: 'telegram-app', column: 'telegram_app', parse: (value) => (value.trim() === '' ? null : telegramApp(value)) },
   { flag: 'telegram-bot-id', column: 'telegram_bot_id', parse: (value) => (value.trim() === '' ? null : telegramBotId(value)) },
   { flag: 'embed-origins', column: 'embed_origins', parse: (value) => embedOrigins(value) },
+  // Payments created from now on take it; an open payment keeps the settlement it was created with.
+  { flag: 'settlement', column: 'settlement', parse: (value) => settlement(value) },
 ];
 
 const storeViewRow = z.object({
@@ -277,14 +291,16 @@ const storeViewRow = z.object({
   telegram_app: z.string().nullable(),
   telegram_bot_id: z.string().nullable(),
   embed_origins: z.string().nullable(),
+  settlement: z.enum(SETTLEMENTS),
 });
 
-const STORE_COLUMNS = sql.fragment`id, name, treasury, display_name, logo_url, accent_color, refund_window_days, telegram_bot, telegram_app, telegram_bot_id::text, embed_origins`;
+const STORE_COLUMNS = sql.fragment`id, name, treasury, display_name, logo_url, accent_color, refund_window_days, telegram_bot, telegram_app, telegram_bot_id::text, embed_origins, settlement`;
 
 /** The store's settings as `kassa store …` prints them, from its row. */
 function storeSettings(row: z.infer<typeof storeViewRow>): Omit<StoreView, 'id' | 'name' | 'methods'> {
   return {
     treasury: row.treasury,
+    settlement: row.settlement,
     refundWindowDays: row.refund_window_days,
     telegramBot: row.telegram_bot,
     telegramApp: row.telegram_app,
@@ -363,11 +379,23 @@ export async function updateStore(db: Db, id: string, given: Record<string, stri
     if (!(await findStore(tx, id))) throw new StoreInputError(`no store with id "${id}"`);
     const treasury = changes.find((change) => change.option.flag === 'treasury');
     if (treasury) await checkTreasuryOwner(tx, treasury.value);
+    const settlementChange = changes.find((change) => change.option.flag === 'settlement');
     if (changes.length > 0) {
       const assignments = sql.join(
         changes.map(({ option, value }) => sql.fragment`${sql.identifier([option.column])} = ${value}`),
         sql.fragment`, `,
       );
+      // Treasury settlement needs a treasury (stores_treasury_settlement_has_treasury): said in the words of the option given.
+      const next = await tx.one(sql.type(z.object({ settlement: z.enum(SETTLEMENTS), has_treasury: z.boolean() }))`
+        select ${settlementChange ? sql.fragment`${settlementChange.value}::text` : sql.fragment`settlement`} as settlement,
+               ${treasury ? sql.fragment`${treasury.value}::text is not null` : sql.fragment`treasury is not null`} as has_treasury
+        from stores where id = ${id}
+      `);
+      if (next.settlement === 'treasury' && !next.has_treasury) {
+        throw settlementChange
+          ? new StoreInputError('--settlement treasury needs a treasury: give --treasury ADDRESS (the wallet customers pay) with it, or first', 'settlement')
+          : new StoreInputError('the store settles to its treasury, which cannot be cleared: --settlement deposit first', 'treasury');
+      }
       await tx.query(sql.typeAlias('void')`update stores set ${assignments} where id = ${id}`);
     }
     if (methods !== null) {

@@ -6,7 +6,8 @@
 // by the kassa_deposit_differences metric and logged. A deposit whose last transaction is newer
 // than what the chain reader has settled (its books may not have it yet), or with a transfer in
 // flight, is looked at next time. Deposits of pending (and recently expired) payments are looked
-// at too, booked transfers or not: a transfer the block stream never showed is found there.
+// at too, booked transfers or not: a transfer the block stream never showed is found there. The
+// treasuries customers pay by reference are healed by re-reading their recent history (healTreasuries).
 import { Address } from '@ton/core';
 import { toChainApiError } from '../chain/apiError.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
@@ -133,7 +134,33 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
     looked.push(deposit);
   }
   if (deps.jettonWallets && looked.length > 0) differences.push(...(await otherJettons(deps, deps.jettonWallets, looked)));
+  if (deps.heal) await healTreasuries(deps, deps.heal);
   return differences;
+}
+
+/**
+ * Treasuries that customers pay by reference (treasury settlement, issue 43) have no balance to
+ * compare with their books (the merchant spends from them): their recent history is re-read instead,
+ * for every treasury with payments still payable there (or expired within a day), and what the block
+ * stream missed is booked through the reader's path — on its payment, or as unmatched money;
+ * idempotent by chain identity. One history read per such treasury and run.
+ */
+async function healTreasuries(deps: ReconcileDeps, heal: Heal): Promise<void> {
+  const treasuries = await deps.pool.anyFirst(sql.type(z.object({ address: z.string() }))`
+    select distinct p.settlement_address as address from payments p
+    where p.settlement = 'treasury'
+      and (p.status in ('created', 'pending') or (p.status = 'expired' and p.expired_at > ${sql.timestamp(new Date(deps.now().getTime() - 86_400_000))}))
+    limit 200
+  `);
+  for (const treasury of treasuries) {
+    try {
+      await heal(treasury);
+    } catch (error) {
+      const failure = toChainApiError(error);
+      if (failure.retryable) throw failure;
+      deps.log.warn({ treasury, error: failure.message }, "a treasury's history could not be re-read; next time");
+    }
+  }
 }
 
 /** Books of another accepted coin on a deposit: credited incoming of that coin (booked from notifications or the wallet's history) less what was sent out (base units). */

@@ -5,7 +5,16 @@
 // refunds at once cannot take more than the refundable balance; the signer sends it.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
-import { KassaError, paymentNotFound, refundBelowMinimum, refundExceedsBalance, refundGasUnpaid, tooManyDecimals, unusableDestination } from '../errors.ts';
+import {
+  fieldBreaksRule,
+  KassaError,
+  paymentNotFound,
+  refundBelowMinimum,
+  refundExceedsBalance,
+  refundGasUnpaid,
+  tooManyDecimals,
+  unusableDestination,
+} from '../errors.ts';
 import { storeRefundGas } from './gas.ts';
 import { checkDestination, type JettonOwnerOf } from './destinations.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
@@ -36,12 +45,19 @@ export async function createRefund(
   const storeId = storePayment.store_id;
   const payment = await tx.maybeOne(sql.type(refundPayment)`
     select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate, p.status,
-           p.refundable_until, s.refund_window_days
+           p.refundable_until, s.refund_window_days, p.settlement
     from payments p join stores s on s.id = p.store_id left join deposit_addresses d on d.payment_id = p.id
     where p.id = ${storePayment.id}
     for update of p
   `);
   if (!payment) throw paymentNotFound();
+  // Paid to the treasury itself (issue 43): no deposit ever held its money.
+  if (payment.settlement === 'treasury') {
+    throw fieldBreaksRule(
+      'from',
+      'is "treasury" for a payment paid to the store\'s treasury: its money is there, never in a deposit — the same request with "from": "treasury" answers a refund awaiting the merchant\'s signature',
+    );
+  }
   const coin = await tx.maybeOne(sql.type(z.object({ symbol: z.string(), decimals: z.number(), minimum: z.string() }))`
     select symbol, decimals::int as decimals, refund_minimum_base_units::text as minimum from coins where symbol = ${request.coin}
   `);
@@ -90,6 +106,7 @@ const refundPayment = z.object({
   status: z.string(),
   refundable_until: z.date().nullable(),
   refund_window_days: z.number(),
+  settlement: z.enum(['deposit', 'treasury']),
 });
 type RefundPayment = z.infer<typeof refundPayment>;
 

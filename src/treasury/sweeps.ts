@@ -43,7 +43,7 @@ async function paymentToPlan(tx: Db, paymentId: string) {
 export async function planSaleSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
   const until = await tx.maybeOneFirst(sql.type(z.object({ until: z.date().nullable() }))`
     update payments p set refundable_until = p.paid_at + make_interval(days => s.refund_window_days)
-    from stores s where s.id = p.store_id and p.id = ${paymentId} and p.paid_at is not null and s.refund_window_days > 0
+    from stores s where s.id = p.store_id and p.id = ${paymentId} and p.paid_at is not null and s.refund_window_days > 0 and p.settlement = 'deposit'
     returning p.refundable_until as until
   `);
   if (until === null) return planPaymentSweep(tx, paymentId, now);
@@ -144,6 +144,8 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
   const unswept = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     select p.id from payments p join stores s on s.id = p.store_id
     where p.status = 'completed' and s.treasury is not null and p.coin_symbol is not null
+      -- Paid to the treasury itself: nothing to sweep, ever.
+      and p.settlement = 'deposit'
       -- A sale inside its refund window waits; after it, planPaymentSweep asks deposit_money what
       -- refunds left of it, once: a sale found with nothing above the dust line (and nothing in
       -- flight) is marked settled and never asked again, so this set does not grow for ever.
@@ -159,7 +161,7 @@ export async function planDueSweeps(pool: DatabasePool, options: { holdDays: num
   const held = await pool.any(sql.type(dueRow)`
     select p.id as payment_id, m.coin_symbol, m.decimals from payments p join stores s on s.id = p.store_id
     cross join lateral deposit_money(p.id) m
-    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled')
+    where s.treasury is not null and p.status in ('completed', 'expired', 'cancelled') and p.settlement = 'deposit'
       -- Only deposits that got money beyond an exact payment are worth asking (most get none).
       and exists (select 1 from transfers t where t.payment_id = p.id and ${IS_CREDITED}
                   and (p.status <> 'completed' or t.effect not in ('partial', 'completed')))

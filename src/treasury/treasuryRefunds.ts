@@ -74,6 +74,8 @@ const treasuryPayment = z.object({
   swept_at: z.date().nullable(),
   refundable_until: z.date().nullable(),
   taken: z.string(),
+  /** treasury: the payment was paid to the treasury itself (issue 43): all its money of a coin is there, no sweep. */
+  settlement: z.enum(['deposit', 'treasury']),
 });
 
 /**
@@ -92,11 +94,19 @@ export async function createTreasuryRefund(
   walletOf: JettonWalletOf | null = null,
 ): Promise<OutgoingRow> {
   const payment = await tx.maybeOne(sql.type(treasuryPayment)`
-    select p.id, p.store_id, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate, p.status, s.treasury, p.refundable_until,
+    select p.id, p.store_id, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate, p.status, p.refundable_until, p.settlement,
+      -- Paid to the treasury itself: the treasury it was paid to, and everything of the coin booked on it reached it when it was made.
+      case when p.settlement = 'treasury' then p.settlement_address else s.treasury end as treasury,
       coalesce(p.coin_amount_base_units, 0)::text as counted,
-      coalesce((select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
-                and o.coin_symbol = p.coin_symbol and o.state <> 'failed'), 0)::text as swept,
-      (select min(o.created_at) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed') as swept_at,
+      case when p.settlement = 'treasury'
+        then coalesce((select sum(t.amount_base_units) from transfers t where t.payment_id = p.id and t.coin_symbol = ${request.coin}
+                       and t.effect not in ('not_credited', 'not_counted', 'unknown_token')), 0)::text
+        else coalesce((select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
+                       and o.coin_symbol = p.coin_symbol and o.state <> 'failed'), 0)::text end as swept,
+      case when p.settlement = 'treasury'
+        then (select min(t.chain_time) from transfers t where t.payment_id = p.id and t.coin_symbol = ${request.coin}
+              and t.effect not in ('not_credited', 'not_counted', 'unknown_token'))
+        else (select min(o.created_at) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed') end as swept_at,
       (${TREASURY_TAKEN_SQL})::text as taken
     from payments p join stores s on s.id = p.store_id
     where p.id = ${storePayment.id} and p.store_id = ${storePayment.store_id}
@@ -112,7 +122,9 @@ export async function createTreasuryRefund(
     select symbol, decimals::int as decimals from coins where symbol = ${request.coin}
   `);
   if (!coin) throw new KassaError('invalid_coin', { param: 'coin' });
-  if (payment.status !== 'completed' || payment.coin_symbol !== coin.symbol)
+  const settledThere = payment.settlement === 'treasury';
+  if (settledThere && payment.swept_at === null) throw refundExceedsBalance(coin.symbol, `no ${coin.symbol} of this payment reached the treasury.`);
+  if (!settledThere && (payment.status !== 'completed' || payment.coin_symbol !== coin.symbol))
     throw fieldBreaksRule(
       'from',
       payment.status !== 'completed'
@@ -138,8 +150,10 @@ export async function createTreasuryRefund(
     const units = (n: bigint) => `${fromBaseUnits(n, coin.decimals)} ${coin.symbol}`;
     const parts = [
       `at most ${units(available)} is refundable from the treasury`,
-      `of the sale's counted ${units(BigInt(payment.counted))}, ${units(swept)} was swept to the treasury on ${instant(payment.swept_at)}` +
-        (BigInt(payment.counted) > swept ? ' (the rest was refunded from its deposit, or paid its fees)' : ''),
+      settledThere
+        ? `${units(swept)} of this payment was paid to the treasury itself`
+        : `of the sale's counted ${units(BigInt(payment.counted))}, ${units(swept)} was swept to the treasury on ${instant(payment.swept_at!)}` +
+          (BigInt(payment.counted) > swept ? ' (the rest was refunded from its deposit, or paid its fees)' : ''),
     ];
     if (taken > 0n)
       parts.push(
@@ -209,8 +223,12 @@ export async function treasurySaleMoved(db: Db, paymentId: string): Promise<{ mo
       (coalesce((select sum(coalesce(o.sent_amount_base_units, o.amount_base_units)) from outgoing_transfers o
                  where o.payment_id = p.id and o.source = 'treasury' and o.state = 'confirmed'), 0)
        + coalesce((select sum(r.amount_base_units) from treasury_refund_repeats r join outgoing_transfers o on o.id = r.transfer_id where o.payment_id = p.id), 0))::text as moved,
-      coalesce((select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
-                and o.coin_symbol = p.coin_symbol and o.state <> 'failed'), 0)::text as swept
+      -- Paid to the treasury itself (issue 43): what reached it is every credited transfer of the payment's coin booked on it.
+      case when p.settlement = 'treasury'
+        then coalesce((select sum(t.amount_base_units) from transfers t where t.payment_id = p.id and t.coin_symbol = p.coin_symbol
+                       and t.effect not in ('not_credited', 'not_counted', 'unknown_token')), 0)::text
+        else coalesce((select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
+                       and o.coin_symbol = p.coin_symbol and o.state <> 'failed'), 0)::text end as swept
     from payments p where p.id = ${paymentId}
   `);
   return { moved: BigInt(row.moved), swept: BigInt(row.swept) };

@@ -20,6 +20,8 @@ export const EVENT_TYPES = [
   'refund.failed',
   'sweep.confirmed',
   'sweep.failed',
+  'money.unmatched',
+  'money.assigned',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -86,7 +86,7 @@ export interface WebhookPayload {
 
 /** A store endpoint's event: the body `{"type","eventID","payload","signAt"}` without its signAt. */
 export interface WebhookEvent {
-  /** payment.pending, payment.completed, payment.expired, payment.cancelled, payment.money_received, refund.confirmed, refund.failed, sweep.confirmed, sweep.failed, or ping. */
+  /** payment.pending, payment.completed, payment.expired, payment.cancelled, payment.money_received, refund.confirmed, refund.failed, sweep.confirmed, sweep.failed, money.unmatched, money.assigned, or ping. */
   type: string;
   /** The same for every endpoint that hears the event and for every delivery of it: what duplicates are told by. */
   eventID: string;

@@ -34,6 +34,41 @@ async function checkoutOf(store: { token: string }): Promise<string> {
 }
 
 describe('dashboard: store settings', () => {
+  it('settlement (issue 43): the select says the trade-off; treasury without a treasury is refused beside it; with one it is saved and audited', async () => {
+    const store = await app.store({ name: 'Settling shop', methods: 'TON/TON' });
+    const owner = await member(app.url, app.pool, store.id, 'settling-owner@example.com', 'owner');
+    const settings = `/dashboard/stores/${store.id}/settings`;
+    const page = await owner.get(settings);
+    assert.match(page.text, /<select id="settings-settlement" name="settlement" aria-describedby="settings-settlement-hint">/);
+    assert.match(page.text, /<option value="deposit" selected>/);
+    assert.match(
+      page.text,
+      /id="settings-settlement-hint">Straight to the treasury costs no sweep and Kassa holds no key to the money, but every customer must send/,
+    );
+    const refused = await owner.post(`${settings}/treasury`, { treasury: '', settlement: 'treasury' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /id="settlement-problem">Settlement treasury needs a treasury/);
+    assert.match(refused.text, /<option value="treasury" selected>/, 'what was chosen is kept');
+    assert.equal((await findStore(app.pool, store.id))!.settlement, 'deposit');
+    const treasury = `0:${'ce'.repeat(32)}`;
+    assert.equal((await owner.post(`${settings}/treasury`, { treasury, settlement: 'treasury' })).status, 303);
+    const saved = await findStore(app.pool, store.id);
+    assert.deepEqual([saved!.treasury, saved!.settlement], [treasury, 'treasury']);
+    assert.deepEqual(
+      (await auditOf(store.id)).map((row) => [row.action, row.detail]),
+      [
+        ['store.update', { settlement: 'treasury' }],
+        ['treasury.change', { from: null, to: treasury }],
+      ],
+    );
+    // A payment of the store now carries its reference, paid to the treasury.
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    assert.match(created.json.paymentDetails.reference, /^[0-9A-Z]{4}-[0-9A-Z]{5}$/);
+  });
+
   it('an owner changes each setting, the checkout shows it, and each change is in the audit log', async () => {
     const store = await app.store({ name: 'Settings shop', methods: 'TON/TON' });
     const owner = await member(app.url, app.pool, store.id, 'settings-owner@example.com', 'owner');

@@ -39,6 +39,8 @@ const NEEDS: Record<string, ScopeNeed> = {
   redeliverToWebhookEndpoint: 'change',
   createPaymentLink: 'change',
   deactivatePaymentLink: 'change',
+  assignUnmatchedTransfer: 'change',
+  keepUnmatchedTransfer: 'change',
 };
 
 const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') =>

@@ -12,7 +12,8 @@ import {
   OP_TEXT_COMMENT,
 } from '../../src/chain/detect.ts';
 import type { ChainMessage, ChainTransaction } from '../../src/chain/transactions.ts';
-import { bookComment, classifyIncoming, routeTransaction, type Watch } from '../../src/reader/classify.ts';
+import { bookComment, classifyIncoming, classifyTreasuryIncoming, routeTransaction, type Watch } from '../../src/reader/classify.ts';
+import { checkCharacter } from '../../src/payments/reference.ts';
 
 const raw = (digit: string): string => `0:${digit.repeat(64)}`;
 const DEPOSIT = raw('d');
@@ -249,5 +250,55 @@ describe("classifyIncoming: the deposit's jetton wallet", () => {
   it('anything else on it (TON, excesses, a transfer request) books nothing', () => {
     assert.equal(classifyIncoming(jettonWatch, tx(JETTON_WALLET, {}), { gasWallet: GAS }), null);
     assert.equal(classifyIncoming(jettonWatch, tx(JETTON_WALLET, { body: beginCell().storeUint(OP_JETTON_EXCESSES, 32).endCell() }), { gasWallet: GAS }), null);
+  });
+});
+
+describe('classifyTreasuryIncoming (a treasury that customers pay by reference)', () => {
+  const TREASURY = raw('7');
+  const reference = `ABCDEFGH${checkCharacter('ABCDEFGH')}`;
+  const shown = `ABCD-EFGH${checkCharacter('ABCDEFGH')}`;
+  const textAlone = (text: string): Cell => beginCell().storeStringTail(text).endCell();
+
+  it('reads the reference from a comment inline, in a ref cell, without the zero prefix, in lower case without the dash', () => {
+    const bodies: Array<[string, Cell]> = [
+      ['inline', comment(shown)],
+      ['in a ref cell', beginCell().storeRef(comment(shown)).endCell()],
+      ['without the prefix', textAlone(shown)],
+      ['lower case, no dash', comment(reference.toLowerCase())],
+      [
+        'snake across cells',
+        beginCell()
+          .storeUint(0, 32)
+          .storeStringTail(`${'  '.repeat(70)}${shown}`)
+          .endCell(),
+      ],
+    ];
+    for (const [what, body] of bodies) {
+      const incoming = classifyTreasuryIncoming(tx(TREASURY, { body }));
+      assert.deepEqual(incoming?.read, { kind: 'reference', reference }, what);
+      assert.equal(incoming?.amountBaseUnits, 1_500_000_000n);
+      assert.equal(incoming?.sender, CUSTOMER);
+    }
+  });
+
+  it('no comment, an encrypted comment, binary junk and a typo are what the unmatched reasons say', () => {
+    assert.deepEqual(classifyTreasuryIncoming(tx(TREASURY, {}))?.read, { kind: 'none' });
+    assert.deepEqual(classifyTreasuryIncoming(tx(TREASURY, { body: beginCell().storeUint(OP_ENCRYPTED_COMMENT, 32).storeUint(5, 64).endCell() }))?.read, {
+      kind: 'encrypted',
+    });
+    assert.deepEqual(classifyTreasuryIncoming(tx(TREASURY, { body: beginCell().storeUint(0xdeadbeef, 32).storeUint(1, 64).endCell() }))?.read, {
+      kind: 'none',
+    });
+    const typo = `${reference.slice(0, 8)}${reference[8] === '0' ? '1' : '0'}`;
+    assert.deepEqual(classifyTreasuryIncoming(tx(TREASURY, { body: comment(typo) }))?.read, { kind: 'malformed', text: typo });
+  });
+
+  it("the treasury's own outgoing traffic, a bounce, a returned value, jetton notifications and excesses are no money in", () => {
+    assert.equal(classifyTreasuryIncoming(tx(TREASURY, { source: null, value: 0n })), null, 'an external message: the merchant spending');
+    assert.equal(classifyTreasuryIncoming(tx(TREASURY, { bounced: true })), null);
+    assert.equal(classifyTreasuryIncoming(tx(TREASURY, {}, { bounce: 'ok' })), null);
+    assert.equal(classifyTreasuryIncoming(tx(TREASURY, { body: notification(5n, CUSTOMER) })), null);
+    assert.equal(classifyTreasuryIncoming(tx(TREASURY, { body: beginCell().storeUint(OP_JETTON_EXCESSES, 32).storeUint(0, 64).endCell() })), null);
+    assert.equal(classifyTreasuryIncoming(tx(TREASURY, { value: 0n, body: comment(shown) })), null);
   });
 });

@@ -78,7 +78,8 @@ export type AppearanceForm = FromSchema<typeof appearanceForm>;
 export const methodsForm = form({ methods: { anyOf: [text(64), { type: 'array', maxItems: 64, items: text(64) }] } });
 export type MethodsForm = FromSchema<typeof methodsForm>;
 
-export const treasuryForm = form({ treasury: text(200) });
+/** The treasury and how the store settles there (a select: deposit or treasury; the store command's rule refuses anything else). */
+export const treasuryForm = form({ treasury: text(200), settlement: text(16) });
 export type TreasuryForm = FromSchema<typeof treasuryForm>;
 
 /** The refund window as typed: its range is the store command's rule (stores.ts refundWindowDays), said beside the field. */

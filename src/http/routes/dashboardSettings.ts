@@ -117,7 +117,10 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
 
   dash.store.post<{ form: TreasuryForm }>('/settings/treasury', { can: 'settings.change', form: treasuryForm, refused: refused('treasury') }, async (ctx) => {
     const treasury = ctx.state.form.treasury ?? '';
-    await change(ctx, { treasury }, { treasury }, 'treasury');
+    const settlement = ctx.state.form.settlement;
+    // One change: the store command checks the two together (treasury settlement needs a treasury).
+    const given = { treasury, ...(settlement === undefined ? {} : { settlement }) };
+    await change(ctx, given, given, 'treasury');
   });
 
   dash.store.post<{ form: RefundWindowForm }>(
