@@ -278,6 +278,8 @@ describe('a thief who knew the password keeps no passkey (issue 48 item 3)', () 
     const answered = on.waitForResponse((r) => r.request().method() === 'POST' && r.url() === `${base}/dashboard/sign-in`);
     await on.click('form[action$="/sign-in"] button[type=submit]');
     const status = (await answered).status();
+    // A 303's redirect is a navigation of its own: wait for it to land, or the next goto is interrupted by it.
+    if (status === 303) await on.waitForURL((url) => url.pathname !== '/dashboard/sign-in');
     await on.waitForLoadState('load');
     return status;
   };
@@ -302,6 +304,8 @@ describe('a thief who knew the password keeps no passkey (issue 48 item 3)', () 
     const answered = on.waitForResponse((r) => r.request().method() === 'POST' && r.url() === `${base}/dashboard/passkeys`);
     await on.click('#add-passkey');
     const status = (await answered).status();
+    // As withPassword: the redirect (to ?notice=added) must land before the caller navigates again.
+    if (status === 303) await on.waitForURL((url) => url.searchParams.has('notice'));
     await on.waitForLoadState('load');
     return status;
   };
