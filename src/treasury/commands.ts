@@ -19,12 +19,11 @@ import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures, transfersCarriedMore } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
-import { closingFees } from './closing.ts';
+import { bookClosing, type CarriedMoney } from './closing.ts';
 import { outgoingEvents } from './events.ts';
-import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
+import { enqueueWalletSend, failureColumns, planOutgoing, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
-import { carriesAll } from './whatToSend.ts';
 
 const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number(), landed: z.boolean() });
 type Locked = z.infer<typeof lockedRow>;
@@ -204,6 +203,11 @@ const sentRow = lockedRow.extend({
   /** A share of the closing message of that refund (closing.ts); its send mode (null: it had no message of its own). */
   closing_of: z.string().nullable(),
   send_mode: z.number().nullable(),
+  reason: z.string(),
+  store_id: z.string(),
+  /** The closing message this transfer leads: where its carry-all went, and the newest transfer its books held when signed. */
+  carry_all_to: z.string().nullable(),
+  books_lt: z.string().nullable(),
 });
 
 /** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
@@ -236,7 +240,7 @@ export async function confirmOutgoing(
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
   const failed: Array<{ id: string; why: string }> = [];
   const superseded: Array<{ id: string; by: string }> = [];
-  const carriedMore: Array<{ id: string; kind: 'refund' | 'final_sweep'; paymentId: string | null; beyond: bigint }> = [];
+  const carriedMore: Array<{ id: string; kind: 'refund' | 'final_sweep'; paymentId: string | null; beyond: bigint; to: string }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
     superseded.length = 0;
@@ -244,7 +248,8 @@ export async function confirmOutgoing(
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
       select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.final_sweep, o.payment_id, o.coin_symbol, o.amount_base_units::text as amount_base_units,
-             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode
+             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode,
+             o.reason, o.store_id, o.carry_all_to, o.books_lt::text as books_lt
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
                     and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
@@ -262,18 +267,18 @@ export async function confirmOutgoing(
     const share = fees / BigInt(rows.length);
     const remainder = fees - share * BigInt(rows.length);
     const unused = new Set(out.map((_, i) => i));
-    // The closing message (closing.ts): each owner's share books what its own message cost it.
-    const closing = rows.some((row) => row.closing_of !== null) ? closingBookings(rows, out, fees) : null;
+    // The closing message (closing.ts): each row books what it sent and what it paid; what the
+    // carry-all took beyond the plan gets rows of its own (below).
+    const primary = rows.find((row) => row.carry_all_to !== null && row.closing_of === null);
+    const closing = primary && ok ? await closingBookings(db, primary, rows, tx, fees) : null;
     if (ok && closing === undefined)
       log.error({ account: tx.account, hash: tx.hash }, 'a closing message left otherwise than it was signed; its fee is shared equally');
     for (const [n, row] of rows.entries()) {
-      const booked = closing?.get(row.id);
+      const booked = closing?.rows.get(row.id);
       const fee = booked?.fee ?? share + (n === 0 ? remainder : 0n);
       // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet;
       // a closing share too small to send had none (null).
-      const index = booked
-        ? booked.index
-        : ([...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined));
+      const index = booked ? null : ([...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined));
       if (ok && index !== undefined) {
         const next = askOne(row, { type: 'confirmed' }, now);
         if (!next.ok) continue;
@@ -285,12 +290,6 @@ export async function confirmOutgoing(
         const jetton = row.coin_symbol !== 'TON';
         const sent = booked ? booked.sent : jetton ? BigInt(row.amount_base_units) : message!.value;
         const paid = booked ? booked.fee : jetton ? fee + message!.value : fee;
-        // The refund of everything and the final sweep carry the whole balance, signed only while the
-        // deposit held no more than they (and their shares) were planned for (whatToSend.ts, closing.ts):
-        // what one took beyond its amount reached the deposit after that.
-        const beyond = sent + paid - BigInt(row.amount_base_units);
-        const kind = row.kind === 'refund' ? 'refund' : row.final_sweep ? 'final_sweep' : null;
-        if (kind && !jetton && carriesAll(row.send_mode) && beyond > 0n) carriedMore.push({ id: row.id, kind, paymentId: row.payment_id, beyond });
         await writeTransition(
           db,
           row,
@@ -322,6 +321,19 @@ export async function confirmOutgoing(
         failed.push({ id: row.id, why });
       }
     }
+    // What the carry-all took beyond the plan (closing.ts bookClosing): each owner's on a row of its
+    // own, confirmed by this transaction, to the carry-all's destination.
+    if (closing && primary) {
+      // A share the wallet skipped (+2) went with the carry-all: its row says where its money went.
+      if (closing.skippedShares.length > 0)
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set to_address = ${primary.carry_all_to!} where id = any(${sql.array(closing.skippedShares, 'uuid')})
+        `);
+      for (const c of closing.carried) await bookCarried(db, primary, c, tx, now);
+      const late = closing.carried.filter((c) => c.why === 'arrived_since').reduce((sum, c) => sum + c.amount, 0n);
+      const kind = primary.kind === 'refund' ? 'refund' : primary.final_sweep ? 'final_sweep' : null;
+      if (kind && late > 0n) carriedMore.push({ id: primary.id, kind, paymentId: primary.payment_id, beyond: late, to: primary.carry_all_to! });
+    }
     // The wallet's next transfer (if any) can be signed now.
     await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
@@ -337,10 +349,8 @@ export async function confirmOutgoing(
   for (const c of carriedMore) {
     transfersCarriedMore.inc({ kind: c.kind });
     log.error(
-      { transferId: c.id, kind: c.kind, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), account: tx.account, hash: tx.hash },
-      c.kind === 'refund'
-        ? "the refund of everything carried money that reached the deposit after its balance was checked: it went to the refund's address too (the books show it refunded)"
-        : 'the final sweep carried money that reached the deposit after its balance was checked: it went to the treasury too (the books show it swept)',
+      { transferId: c.id, kind: c.kind, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), to: c.to, account: tx.account, hash: tx.hash },
+      "a closing message's carry-all took money that reached the deposit after the books were read: it went to the treasury or the gas wallet (booked as swept there), not to the refund's address",
     );
   }
   for (const f of failed) {
@@ -350,44 +360,91 @@ export async function confirmOutgoing(
   return result;
 }
 
+const SHARE_ORDER = ['held_money', 'leftover', 'gas_return'];
+
 /**
- * The closing message's rows (closing.ts): each share's message (the one to its destination carrying
- * no more than its amount; none for a share too small to send), the refund's (the rest, to its
- * destination), and each row's sent amount and fee (closingFees: the fees add up to the
- * transaction's). undefined when the messages are not those it was signed with.
+ * The closing message's books (closing.ts bookClosing): its actions rebuilt from the rows in the
+ * order they were signed (the refund, the shares with a message of their own as closingShares lists
+ * them, the carry-all), the money that reached the deposit between the books the signer saw
+ * (books_lt) and this transaction, by owner (net of its receiving fee, as deposit_money counts it),
+ * and each row's sent amount and fee. undefined when the messages are not those it was signed with.
  */
-function closingBookings(
+async function closingBookings(
+  db: Db,
+  primary: z.infer<typeof sentRow>,
   rows: ReadonlyArray<z.infer<typeof sentRow>>,
-  out: ReadonlyArray<{ destination: string | null; value: bigint }>,
+  tx: ChainTransaction,
   total: bigint,
-): Map<string, { index: number | null; sent: bigint; fee: bigint }> | undefined {
-  const unused = new Set(out.map((_, i) => i));
-  const index = new Map<string, number | null>();
-  const shares: Array<{ id: string; amount: bigint; sent: bigint | null }> = [];
-  for (const row of rows) {
-    if (row.closing_of === null) continue;
-    const amount = BigInt(row.amount_base_units);
-    if (row.send_mode === null) {
-      index.set(row.id, null);
-      shares.push({ id: row.id, amount, sent: null });
-      continue;
-    }
-    const found = [...unused]
-      .filter((i) => out[i]!.destination === row.to_address && out[i]!.value <= amount)
-      .sort((a, b) => (out[b]!.value > out[a]!.value ? 1 : -1))[0];
-    if (found === undefined) return undefined;
-    unused.delete(found);
-    index.set(row.id, found);
-    shares.push({ id: row.id, amount, sent: out[found]!.value });
-  }
-  const refund = rows.find((row) => row.closing_of === null);
-  const refundIndex = refund ? [...unused].find((i) => out[i]!.destination === refund.to_address) : undefined;
-  if (!refund || refundIndex === undefined) return undefined;
-  const { refundFee, shares: booked } = closingFees(total, shares);
-  const result = new Map<string, { index: number | null; sent: bigint; fee: bigint }>();
-  result.set(refund.id, { index: refundIndex, sent: out[refundIndex]!.value, fee: refundFee });
-  for (const [id, { sent, fee }] of booked) result.set(id, { index: index.get(id)!, sent, fee });
-  return result;
+): Promise<ReturnType<typeof bookClosing>> {
+  const shares = rows.filter((row) => row.closing_of === primary.id).sort((a, b) => SHARE_ORDER.indexOf(a.reason) - SHARE_ORDER.indexOf(b.reason));
+  const own = shares.filter((row) => row.send_mode !== null);
+  const refund = primary.kind === 'refund';
+  const asAction = (row: z.infer<typeof sentRow>, role: 'primary' | 'share') => ({
+    of: row.id,
+    role,
+    to: row.to_address,
+    amount: BigInt(row.amount_base_units),
+  });
+  const actions = refund
+    ? [
+        asAction(primary, 'primary'),
+        ...own.map((row) => asAction(row, 'share')),
+        { of: 'carry_all', role: 'carry_all' as const, to: primary.carry_all_to!, amount: 0n },
+      ]
+    : [...own.map((row) => asAction(row, 'share')), asAction(primary, 'primary')];
+  const late = await db.one(sql.type(z.object({ customer: z.string(), kassa: z.string() }))`
+    select coalesce(sum(t.amount_base_units - coalesce(t.fee_base_units, 0)) filter (where t.effect not in ('not_credited', 'not_counted', 'unknown_token')), 0)::text as customer,
+           coalesce(sum(t.amount_base_units - coalesce(t.fee_base_units, 0)) filter (where t.effect = 'not_counted'), 0)::text as kassa
+    from transfers t
+    where t.account = ${primary.from_address} and t.coin_symbol = 'TON' and t.lt > ${primary.books_lt ?? '0'} and t.lt < ${tx.lt}
+  `);
+  return bookClosing({
+    primary: { id: primary.id, kind: refund ? 'refund' : 'sweep', amount: BigInt(primary.amount_base_units) },
+    actions,
+    unsent: shares.filter((row) => row.send_mode === null).map((row) => ({ id: row.id, amount: BigInt(row.amount_base_units) })),
+    out: tx.outMessages ?? [],
+    skipped: tx.skippedActions ?? null,
+    total,
+    late: { customer: BigInt(late.customer), kassa: BigInt(late.kassa) },
+  });
+}
+
+/**
+ * Money a closing message's carry-all took beyond the plan (closing.ts CarriedMoney), on a row of its
+ * own: a sweep to the carry-all's destination — the customer's as held money, Kassa's as a gas
+ * return — beside the message's primary (closing_of), confirmed by the same transaction.
+ */
+async function bookCarried(db: Db, primary: z.infer<typeof sentRow>, carried: CarriedMoney, tx: ChainTransaction, now: Date): Promise<void> {
+  const row = await planOutgoing(
+    db,
+    {
+      kind: 'sweep',
+      reason: carried.owner === 'customer' ? 'held_money' : 'gas_return',
+      paymentId: primary.payment_id!,
+      storeId: primary.store_id,
+      from: primary.from_address,
+      to: primary.carry_all_to!,
+      coin: 'TON',
+      decimals: 9,
+      amountBaseUnits: carried.amount,
+      feeReservedBaseUnits: 0n,
+      closingOf: primary.id,
+    },
+    now,
+  );
+  if (!row) throw new Error('the money a closing message carried could not be booked');
+  const [locked] = await lockTransfers(db, sql.fragment`o.id = ${row.id}`);
+  const next = askOne(locked!, { type: 'confirmed' }, now);
+  if (!next.ok) throw new Error('the money a closing message carried could not be confirmed');
+  await writeTransition(
+    db,
+    locked!,
+    next,
+    now,
+    sql.fragment`sent_amount_base_units = ${carried.sent.toString()}, fee_base_units = ${carried.fee.toString()}, fee = ${fromBaseUnits(carried.fee, 9)},
+      transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, wallet_seqno = ${primary.seqno}, valid_until = ${sql.timestamp(primary.valid_until)},
+      message_hash = ${primary.message_hash}, message_hash_normalized = ${primary.message_hash_normalized}, confirmed_at = ${sql.timestamp(now)}`,
+  );
 }
 
 /**
