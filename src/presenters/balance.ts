@@ -3,7 +3,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { fromBaseUnits } from '../money.ts';
 import type { StoreRefundGas } from '../treasury/gas.ts';
-import type { DepositMoney, OutgoingRow } from '../treasury/outgoing.ts';
+import { shownState, type DepositMoney, type OutgoingRow } from '../treasury/outgoing.ts';
 import type { RefundBalance } from '../treasury/refunds.ts';
 
 const amount = (description: string) => ({ type: 'string', description }) as const;
@@ -91,7 +91,8 @@ function presentSweep(row: OutgoingRow): Sweep {
       ? { sent: row.coin_symbol === 'TON' ? fromBaseUnits(BigInt(row.sent_amount_base_units), 9) : row.amount }
       : {}),
     // A sweep leaves a deposit (source deposit): never awaiting a signature nor expired.
-    status: row.state === 'planned' ? 'pending' : (row.state as 'sent' | 'confirmed' | 'failed'),
+    // A jetton sweep confirmed when it left is `sent` until the treasury's jetton wallet has it.
+    status: shownState(row) as 'pending' | 'sent' | 'confirmed' | 'failed',
     ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
     ...(row.fee !== null ? { fee: row.fee } : {}),
     ...(row.state === 'failed' && row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),

@@ -208,6 +208,8 @@ const sentRow = lockedRow.extend({
   /** The closing message this transfer leads: where its carry-all went, and the newest transfer its books held when signed. */
   carry_all_to: z.string().nullable(),
   books_lt: z.string().nullable(),
+  /** A jetton transfer: the receiving jetton wallet, whose internal_transfer delivers it (null: delivered when it leaves). */
+  destination_jetton_wallet: z.string().nullable(),
 });
 
 /** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
@@ -249,7 +251,7 @@ export async function confirmOutgoing(
     const rows = await db.any(sql.type(sentRow)`
       select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.final_sweep, o.payment_id, o.coin_symbol, o.amount_base_units::text as amount_base_units,
              m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode,
-             o.reason, o.store_id, o.carry_all_to, o.books_lt::text as books_lt
+             o.reason, o.store_id, o.carry_all_to, o.books_lt::text as books_lt, o.destination_jetton_wallet
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
                     and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
@@ -295,8 +297,10 @@ export async function confirmOutgoing(
           row,
           next,
           now,
+          // Delivered when it left: TON; a jetton transfer once its receiving jetton wallet took it (jettonTransferDelivered).
           sql.fragment`sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()}, fee = ${fromBaseUnits(paid, 9)},
-            transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}`,
+            transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)},
+            delivered_at = ${jetton && row.destination_jetton_wallet !== null ? null : sql.timestamp(now)}`,
         );
         // A top-up arrived (or is about to): the deposit's jetton transfer can go.
         if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
@@ -478,8 +482,8 @@ async function supersedeReplans(tx: Db, id: string, now: Date): Promise<Array<{ 
 }
 
 /**
- * A deposit's jetton wallet ran the `transfer` its deposit sent (query id = the deposit's wallet
- * seqno). The deposit's own transaction already confirmed the message left; when the jetton
+ * A deposit's jetton wallet ran the `transfer` its deposit sent (query id = the transfer's own,
+ * transferQueryId; the deposit's wallet seqno before query_id was recorded). The deposit's own transaction already confirmed the message left; when the jetton
  * wallet refused it, the jettons did not move: the transfer is failed (its TON came back as a
  * bounce, booked by the reader). Returns whether it changed anything.
  */
@@ -500,7 +504,7 @@ export async function jettonTransferRefused(
   const id = await pool.transaction(async (db) => {
     const rows = await lockTransfers(
       db,
-      sql.fragment`o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${queryId.toString()}`,
+      sql.fragment`o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and coalesce(o.query_id, o.wallet_seqno) = ${queryId.toString()}`,
     );
     let refused: string | null = null;
     for (const { row, next } of ask(rows, { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` }, now)) {
@@ -519,7 +523,8 @@ export async function jettonTransferRefused(
 
 /**
  * A deposit's jetton wallet took back an `internal_transfer` it had sent (`bounce`: its query id —
- * the deposit's wallet seqno that signed the transfer — and amount): the destination's jetton wallet
+ * the transfer's own, or the deposit's wallet seqno before query_id — and amount), of any coin the
+ * deposit sends (the reader watches the sending jetton wallet of every jetton transfer on its way): the destination's jetton wallet
  * refused the jettons (a stablecoin wallet its issuer froze), so the transfer out that the deposit's
  * own transaction confirmed moved nothing. It is failed through the transition
  * (`bounced_at_destination`): its amount is the deposit's again (deposit_money counts a failed
@@ -538,7 +543,7 @@ export async function jettonTransferBounced(
   const failed = await pool.transaction(async (db) => {
     const row = await db.maybeOne(sql.type(lockedRow)`
       select ${LOCKED_COLUMNS} from outgoing_transfers o
-      where o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${bounce.queryId.toString()}
+      where o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and coalesce(o.query_id, o.wallet_seqno) = ${bounce.queryId.toString()}
         and o.amount_base_units = ${bounce.amount.toString()} and o.kind <> 'gas_top_up'
       order by o.created_at desc limit 1
       for update of o
@@ -556,6 +561,51 @@ export async function jettonTransferBounced(
     "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
   );
   return true;
+}
+
+/**
+ * `delivered`: the receiving jetton wallet of a jetton transfer out of a deposit took it — its
+ * `internal_transfer` from the sending jetton wallet, with the transfer's query id, succeeded
+ * (the reader matched it). The transfer was confirmed when it left the deposit; only now is it
+ * delivered, and only now does its store hear refund.confirmed or sweep.confirmed. Idempotent.
+ */
+export async function jettonTransferDelivered(pool: DatabasePool, transferId: string, tx: ChainTransaction, now: Date, log: Logger): Promise<boolean> {
+  const delivered = await pool.transaction(async (db) => {
+    const [row] = await lockTransfers(db, sql.fragment`o.id = ${transferId} and o.delivered_at is null`);
+    if (!row) return false;
+    const next = askOne(row, { type: 'delivered' }, now);
+    if (!next.ok) return false;
+    await writeTransition(db, row, next, now, sql.fragment`delivered_at = ${sql.timestamp(now)}`);
+    return true;
+  });
+  if (delivered) log.info({ transferId, jettonWallet: tx.account, hash: tx.hash }, 'a jetton transfer out reached its destination');
+  return delivered;
+}
+
+/**
+ * A treasury jetton refund bounced at the customer's jetton wallet (a frozen USDT wallet): the
+ * treasury's jetton wallet took the `internal_transfer` back (its query id is the refund's own,
+ * transferQueryId, and its amount the refund's). The refund confirmed when it left the treasury is
+ * failed (`bounced_at_destination`): the money is the treasury's again. Idempotent.
+ */
+export async function treasuryJettonBounced(pool: DatabasePool, refundId: string, tx: ChainTransaction, now: Date, log: Logger): Promise<boolean> {
+  const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned to the treasury in transaction ${tx.hash}`;
+  const failed = await pool.transaction(async (db) => {
+    const [row] = await lockTransfers(db, sql.fragment`o.id = ${refundId}`);
+    if (!row) return false;
+    const next = askOne(row, { type: 'bounced_at_destination', why }, now);
+    if (!next.ok) return false;
+    await writeTransition(db, row, next, now);
+    return true;
+  });
+  if (failed) {
+    outgoingFailures.inc({ kind: 'bounced' });
+    log.error(
+      { transferId: refundId, jettonWallet: tx.account, hash: tx.hash },
+      "a treasury jetton refund bounced at the customer's jetton wallet; the jettons came back to the treasury",
+    );
+  }
+  return failed;
 }
 
 // ---- refunds from the treasury (signed by the merchant's wallet; treasuryRefunds.ts) -----------

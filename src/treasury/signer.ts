@@ -17,7 +17,8 @@ import { Address, internal, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
-import { jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { jettonTransferBody, transferQueryId } from '../chain/jettonTransfer.ts';
+import { toChainApiError } from '../chain/apiError.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -392,8 +393,9 @@ async function readFacts(deps: SignerDeps, wallet: string): Promise<SendFacts | 
 /**
  * The messages of a decision to send (pure): the gas wallet's top-ups (one message each), a TON
  * transfer (non-bounceable: a treasury or refund address may be a wallet never deployed), or the
- * jetton `transfer` to the deposit's jetton wallet (its query id is the wallet's seqno: the jetton
- * wallet's transaction names the transfer by it; the excess goes to the gas wallet).
+ * jetton `transfer` to the deposit's jetton wallet (its query id is the transfer's own,
+ * transferQueryId: the jetton wallets' transactions — the receiving one's internal_transfer, a
+ * bounce — name the transfer by it; the excess goes to the gas wallet).
  */
 export function messagesFor(
   facts: Pick<SendFacts, 'next' | 'planned' | 'isGas' | 'gas' | 'seqno' | 'wallet'>,
@@ -409,7 +411,7 @@ export function messagesFor(
       value,
       bounce: true,
       body: jettonTransferBody({
-        queryId: BigInt(facts.seqno),
+        queryId: transferQueryId(next.id),
         amount: BigInt(next.amount_base_units),
         destination: Address.parse(next.to_address),
         responseDestination: Address.parse(facts.gas ?? facts.wallet),
@@ -422,6 +424,9 @@ export function messagesFor(
 async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract<SendDecision, { action: 'send' }>): Promise<SendOutcome> {
   const { next, wallet } = facts;
   const jettonWallet = !facts.isGas && next.coin_symbol !== 'TON' ? await depositJettonWallet(deps, next, wallet) : null;
+  // Where the jettons arrive: the destination's jetton wallet, whose internal_transfer delivers the
+  // transfer (the reader watches it, and the sending one for a bounce, whatever the coin).
+  const destination = jettonWallet ? await destinationJettonWallet(deps, next) : null;
   const ids = facts.planned.map((row) => row.id);
   return signRecordBroadcast(
     deps,
@@ -429,6 +434,11 @@ async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract
     { messages: messagesFor(facts, decision.value, jettonWallet), sendMode: decision.mode },
     async (tx, signed) => {
       await recordSigned(tx, { ...signed, ids });
+      if (jettonWallet)
+        await tx.query(sql.typeAlias('void')`
+          update outgoing_transfers set query_id = ${transferQueryId(next.id).toString()}, jetton_wallet = ${jettonWallet.toRawString()},
+            destination_jetton_wallet = ${destination} where id = ${next.id}
+        `);
       return ids;
     },
     { signed: 'outgoing transfers signed', notRecorded: 'not recorded; the next run signs again', fields: { coin: next.coin_symbol, sendMode: decision.mode } },
@@ -503,6 +513,27 @@ async function depositJettonWallet(deps: SignerDeps, transfer: OutgoingRow, wall
     select master_address from jetton_masters where coin_symbol = ${transfer.coin_symbol} and network = ${deps.config.tonNetwork}
   `);
   return getJettonWalletAddress(deps.client, master, wallet);
+}
+
+/**
+ * The destination's jetton wallet of the transfer's coin, asked of the master (null when it will not
+ * say: the transfer is then delivered when it leaves, as before).
+ */
+async function destinationJettonWallet(deps: SignerDeps, transfer: OutgoingRow): Promise<string | null> {
+  const master = await deps.pool.oneFirst(sql.type(z.object({ master_address: z.string() }))`
+    select master_address from jetton_masters where coin_symbol = ${transfer.coin_symbol} and network = ${deps.config.tonNetwork}
+  `);
+  try {
+    return (await getJettonWalletAddress(deps.client, master, transfer.to_address)).toRawString();
+  } catch (error) {
+    const failure = toChainApiError(error);
+    if (failure.retryable) throw failure;
+    deps.log.warn(
+      { transferId: transfer.id, err: failure.message },
+      "the destination's jetton wallet could not be asked of its master: the transfer is delivered when it leaves",
+    );
+    return null;
+  }
 }
 
 async function walletSeqno(client: ChainClient, wallet: string): Promise<number> {
