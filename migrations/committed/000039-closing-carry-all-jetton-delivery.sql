@@ -1,5 +1,5 @@
 --! Previous: sha1:552bb2be18cb082156ef559f1e5f5c6b7edbb52a
---! Hash: sha1:93893daa8d3c0e970491d195fff2dbe347cba1f3
+--! Hash: sha1:e4d81fbd27570471f439dea1e92a55f5a2975c73
 --! Message: closing carry-all, jetton delivery
 
 -- A closing message never hands late money to a stranger (issue 44 §2). Wallet v5 accepts no reserve
@@ -38,3 +38,8 @@ create index outgoing_transfers_in_delivery_to on outgoing_transfers (destinatio
 comment on index outgoing_transfers_in_delivery_to is 'The chain reader finds the jetton transfers on their way by the receiving jetton wallet of a transaction it reads.';
 create index outgoing_transfers_in_delivery_from on outgoing_transfers (jetton_wallet) where state = 'confirmed' and delivered_at is null;
 comment on index outgoing_transfers_in_delivery_from is 'The same by the sending jetton wallet, where a bounce comes back.';
+-- A treasury jetton refund that bounces back to the treasury's jetton wallet (a frozen customer wallet) is failed.
+alter table outgoing_transfers drop constraint outgoing_transfers_treasury_states;
+alter table outgoing_transfers add constraint outgoing_transfers_treasury_states check (
+  case when source = 'treasury' then state in ('awaiting_signature', 'confirmed', 'expired', 'failed') and valid_until is not null
+       else state in ('planned', 'sent', 'confirmed', 'failed') end);

@@ -17,12 +17,16 @@ const sweepSchema = {
       type: 'string',
       enum: ['payment', 'held_money', 'leftover'],
       description:
-        "payment: the completed payment's counted amount; held_money: refundable money after REFUND_HOLD_DAYS; leftover: what the sweep's fee did not use, paid to the treasury with the deposit's last movement out (the refund of everything).",
+        "payment: the completed payment's counted amount; held_money: refundable money after REFUND_HOLD_DAYS, or the customer's money a closing message's carry-all took to the treasury (what the refund's fee reserve did not use, money that arrived since the signer looked); leftover: what the sweep's fee did not use, paid to the treasury with the deposit's last movement out (the refund of everything).",
     },
     coin: { type: 'string' },
     amount: amount('What the books move to the treasury (its fee comes out of it for TON).'),
     sent: amount('Confirmed: what reached the treasury, in the coin.'),
-    status: { type: 'string', enum: ['pending', 'sent', 'confirmed', 'failed'] },
+    status: {
+      type: 'string',
+      enum: ['pending', 'sent', 'confirmed', 'failed'],
+      description: "confirmed: the chain reader saw it leave (a jetton sweep: saw the treasury's jetton wallet take it; sent until then).",
+    },
     transactionHash: { type: 'string' },
     fee: amount('TON the sweep cost (confirmed).'),
     failureReason: { type: 'string' },

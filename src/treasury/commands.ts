@@ -447,7 +447,8 @@ async function bookCarried(db: Db, primary: z.infer<typeof sentRow>, carried: Ca
     now,
     sql.fragment`sent_amount_base_units = ${carried.sent.toString()}, fee_base_units = ${carried.fee.toString()}, fee = ${fromBaseUnits(carried.fee, 9)},
       transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, wallet_seqno = ${primary.seqno}, valid_until = ${sql.timestamp(primary.valid_until)},
-      message_hash = ${primary.message_hash}, message_hash_normalized = ${primary.message_hash_normalized}, confirmed_at = ${sql.timestamp(now)}`,
+      message_hash = ${primary.message_hash}, message_hash_normalized = ${primary.message_hash_normalized}, confirmed_at = ${sql.timestamp(now)},
+      delivered_at = ${sql.timestamp(now)}`,
   );
 }
 
