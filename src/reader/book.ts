@@ -270,6 +270,9 @@ export function blockBooker(deps: {
         if (refund) await treasuryJettonBounced(pool, refund.id, tx, deps.now(), log);
       }
       for (const delivery of deliveries.get(tx.account) ?? []) {
+        // The sending jetton wallet refused the deposit's transfer itself (any coin; the payment's own is also a watch).
+        if (tx.account === delivery.jetton_wallet && tx.inMessage?.source === delivery.from_address)
+          await jettonTransferRefused(pool, { deposit: delivery.from_address, coin: delivery.coin_symbol }, tx, deps.now(), log);
         const seen = deliveryOutcome(tx, delivery);
         if (seen?.outcome === 'delivered') await jettonTransferDelivered(pool, delivery.id, tx, deps.now(), log);
         else if (seen?.outcome === 'bounced')
