@@ -107,7 +107,7 @@ export const treasuryRefundsPaidTwice = new Counter({
 
 export const transfersCarriedMore = new Counter({
   name: 'kassa_transfers_carried_more_total',
-  help: 'Transfers out that carried the deposit\'s whole balance and took money which reached the deposit after the signer checked its balance, by kind (refund: the refund of everything, the money went to the refund\'s address; final_sweep: to the treasury). The books show it as sent (docs/API.md, "The refund of everything refundable").',
+  help: 'Closing messages whose carry-all took money which reached the deposit after the signer checked its balance, by kind (refund: the refund of everything; final_sweep). It went to the store\'s treasury, or the gas wallet, never to the refund\'s address, and is booked there as swept (docs/API.md, "The refund of everything refundable").',
   labelNames: ['kind'] as const,
   registers: [registry],
 });

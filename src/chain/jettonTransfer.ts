@@ -31,3 +31,13 @@ export function jettonTransferBody(args: {
     .storeMaybeRef(args.forwardPayload ?? null) // forward_payload: empty inline, or a ref
     .endCell();
 }
+
+/**
+ * The TEP-74 query id of a transfer Kassa makes: the first 64 bits of its id (a UUID), so unique per
+ * transfer. The receiving jetton wallet's internal_transfer, its excesses and a bounce carry it back.
+ */
+export function transferQueryId(id: string): bigint {
+  const hex = id.replaceAll('-', '').slice(0, 16);
+  if (!/^[0-9a-f]{16}$/i.test(hex)) throw new Error(`not a transfer id: ${id}`);
+  return BigInt(`0x${hex}`);
+}

@@ -42,6 +42,8 @@ export interface ChainTransaction {
   compute: { skipped: true } | { skipped: false; success: boolean; exitCode: number };
   /** Whether the action phase succeeded; null when there was none. */
   actionSuccess: boolean | null;
+  /** Actions the action phase skipped (send mode +2: e.g. a message its value could not pay for); null when the source does not say. */
+  skippedActions?: number | null;
   /** The bounce phase's outcome; 'ok' means the value went back to the sender. */
   bounce: 'ok' | 'no_funds' | 'negative_funds' | null;
   /** nanoTON the account paid for the transaction (total fees); 0 when the source does not say. */
@@ -101,6 +103,7 @@ export function fromCoreTransaction(tx: Transaction, account: string): ChainTran
     aborted: generic ? generic.aborted : false,
     compute: cp && cp.type === 'vm' ? { skipped: false, success: cp.success, exitCode: cp.exitCode } : { skipped: true },
     actionSuccess: generic?.actionPhase ? generic.actionPhase.success : null,
+    skippedActions: generic?.actionPhase ? generic.actionPhase.skippedActions : null,
     bounce: !generic?.bouncePhase ? null : generic.bouncePhase.type === 'ok' ? 'ok' : generic.bouncePhase.type === 'no-funds' ? 'no_funds' : 'negative_funds',
     totalFees: tx.totalFees.coins,
     outMessages: [...tx.outMessages.values()].map((m) => ({
@@ -124,7 +127,7 @@ export interface V3Transaction {
   description?: {
     aborted?: boolean | null;
     compute_ph?: { skipped?: boolean | null; success?: boolean | null; exit_code?: number | null } | null;
-    action?: { success?: boolean | null } | null;
+    action?: { success?: boolean | null; skipped_actions?: number | null } | null;
     bounce?: { type?: string | null } | null;
   } | null;
   in_msg?: {
@@ -188,6 +191,7 @@ export function fromV3Transaction(tx: V3Transaction): ChainTransaction {
     aborted: d.aborted === true,
     compute: !cp || cp.skipped ? { skipped: true } : { skipped: false, success: cp.success === true, exitCode: Number(cp.exit_code ?? 0) },
     actionSuccess: d.action ? d.action.success === true : null,
+    skippedActions: typeof d.action?.skipped_actions === 'number' ? d.action.skipped_actions : null,
     bounce: bounceType === null ? null : bounceType === 'ok' ? 'ok' : bounceType === 'nofunds' ? 'no_funds' : 'negative_funds',
     totalFees: tx.total_fees ? BigInt(tx.total_fees) : 0n,
     outMessages: (tx.out_msgs ?? []).map((m) => ({
@@ -235,7 +239,7 @@ export function toV3Transaction(tx: Transaction, account: string, mcSeqno: numbe
       type: 'ord',
       aborted: t.aborted,
       compute_ph: t.compute.skipped ? { skipped: true, reason: 'no_state' } : { skipped: false, success: t.compute.success, exit_code: t.compute.exitCode },
-      ...(t.actionSuccess === null ? {} : { action: { success: t.actionSuccess, valid: true } }),
+      ...(t.actionSuccess === null ? {} : { action: { success: t.actionSuccess, valid: true, skipped_actions: t.skippedActions ?? 0 } }),
       ...(t.bounce === null ? {} : { bounce: { type: t.bounce === 'ok' ? 'ok' : t.bounce === 'no_funds' ? 'nofunds' : 'negfunds' } }),
     },
     block_ref: { workchain: Number(t.account.split(':')[0]), shard: '8000000000000000', seqno: mcSeqno },

@@ -3,7 +3,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { fromBaseUnits } from '../money.ts';
 import type { StoreRefundGas } from '../treasury/gas.ts';
-import type { DepositMoney, OutgoingRow } from '../treasury/outgoing.ts';
+import { shownState, type DepositMoney, type OutgoingRow } from '../treasury/outgoing.ts';
 import type { RefundBalance } from '../treasury/refunds.ts';
 
 const amount = (description: string) => ({ type: 'string', description }) as const;
@@ -17,12 +17,16 @@ const sweepSchema = {
       type: 'string',
       enum: ['payment', 'held_money', 'leftover'],
       description:
-        "payment: the completed payment's counted amount; held_money: refundable money after REFUND_HOLD_DAYS; leftover: what the sweep's fee did not use, paid to the treasury with the deposit's last movement out (the refund of everything).",
+        "payment: the completed payment's counted amount; held_money: refundable money after REFUND_HOLD_DAYS, or the customer's money a closing message's carry-all took to the treasury (what the refund's fee reserve did not use, money that arrived since the signer looked); leftover: what the sweep's fee did not use, paid to the treasury with the deposit's last movement out (the refund of everything).",
     },
     coin: { type: 'string' },
     amount: amount('What the books move to the treasury (its fee comes out of it for TON).'),
     sent: amount('Confirmed: what reached the treasury, in the coin.'),
-    status: { type: 'string', enum: ['pending', 'sent', 'confirmed', 'failed'] },
+    status: {
+      type: 'string',
+      enum: ['pending', 'sent', 'confirmed', 'failed'],
+      description: "confirmed: the chain reader saw it leave (a jetton sweep: saw the treasury's jetton wallet take it; sent until then).",
+    },
     transactionHash: { type: 'string' },
     fee: amount('TON the sweep cost (confirmed).'),
     failureReason: { type: 'string' },
@@ -91,7 +95,8 @@ function presentSweep(row: OutgoingRow): Sweep {
       ? { sent: row.coin_symbol === 'TON' ? fromBaseUnits(BigInt(row.sent_amount_base_units), 9) : row.amount }
       : {}),
     // A sweep leaves a deposit (source deposit): never awaiting a signature nor expired.
-    status: row.state === 'planned' ? 'pending' : (row.state as 'sent' | 'confirmed' | 'failed'),
+    // A jetton sweep confirmed when it left is `sent` until the treasury's jetton wallet has it.
+    status: shownState(row) as 'pending' | 'sent' | 'confirmed' | 'failed',
     ...(row.transaction_hash !== null ? { transactionHash: row.transaction_hash } : {}),
     ...(row.fee !== null ? { fee: row.fee } : {}),
     ...(row.state === 'failed' && row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),

@@ -2,7 +2,7 @@
 // the one place that decides its shape. The treasury plans refunds and answers their rows.
 import type { FromSchema } from 'json-schema-to-ts';
 import type { TonNetwork } from '../chain/addresses.ts';
-import type { OutgoingRow } from '../treasury/outgoing.ts';
+import { shownState, type OutgoingRow } from '../treasury/outgoing.ts';
 import { refundFigures } from '../treasury/refunds.ts';
 import { heldUntil, treasuryRequest } from '../treasury/treasuryRefunds.ts';
 
@@ -34,7 +34,7 @@ export const refundSchema = {
       type: 'string',
       enum: ['pending', 'sent', 'confirmed', 'failed', 'awaiting_signature', 'expired'],
       description:
-        "pending: on the books, not signed yet; sent: signed and broadcast; confirmed: the chain reader saw it leave; failed: it did not leave (the amount is refundable again). From the treasury: awaiting_signature: waiting for the merchant's wallet to sign `tonconnect` (or `link`) before `validUntil`; expired: nobody signed it in time (the amount may be asked again); confirmed: the chain reader saw the transfer carrying its reference leave the treasury.",
+        "pending: on the books, not signed yet; sent: signed and broadcast (a jetton refund: until the customer's jetton wallet took it); confirmed: the chain reader saw it leave (a jetton refund: saw the customer's jetton wallet take it); failed: it did not leave (the amount is refundable again). From the treasury: awaiting_signature: waiting for the merchant's wallet to sign `tonconnect` (or `link`) before `validUntil`; expired: nobody signed it in time (the amount may be asked again); confirmed: the chain reader saw the transfer carrying its reference leave the treasury.",
     },
     validUntil: { type: 'string', format: 'date-time', description: 'From the treasury: the last moment its request can be signed.' },
     heldUntil: {
@@ -136,7 +136,7 @@ export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {
     amount: row.amount,
     address: row.to_address_given ?? row.to_address,
     from: row.source,
-    status: row.state === 'planned' ? 'pending' : row.state,
+    status: shownState(row),
     ...(row.source === 'treasury' && row.valid_until !== null ? { validUntil: row.valid_until.toISOString() } : {}),
     ...(row.state === 'awaiting_signature' && row.valid_until !== null ? { heldUntil: heldUntil(row.valid_until).toISOString() } : {}),
     ...(request ? { tonconnect: request.tonconnect, link: request.link } : {}),

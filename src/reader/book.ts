@@ -10,7 +10,14 @@ import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { chainWatchesSetAside } from '../metrics.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import { confirmOutgoing, confirmTreasuryRefund, jettonTransferBounced, jettonTransferRefused } from '../treasury/commands.ts';
+import {
+  confirmOutgoing,
+  confirmTreasuryRefund,
+  jettonTransferBounced,
+  jettonTransferDelivered,
+  jettonTransferRefused,
+  treasuryJettonBounced,
+} from '../treasury/commands.ts';
 import { treasuryTransferSeen, treasuryWatchRow, type TreasuryWatch } from '../treasury/treasuryRefunds.ts';
 import { planSaleSweep } from '../treasury/sweeps.ts';
 import { toChainApiError } from '../chain/apiError.ts';
@@ -18,7 +25,9 @@ import { call, getJettonWalletAddress, type ChainClient } from '../chain/client.
 import type { ChainBlock } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { bookTreasuryTransfer } from '../payments/treasuryTransfers.ts';
-import { classifyIncoming, classifyTreasuryIncoming, routeTransaction, type Notifier, type Watch } from './classify.ts';
+import { classifyIncoming, classifyTreasuryIncoming, deliveryOutcome, routeTransaction, type JettonDelivery, type Notifier, type Watch } from './classify.ts';
+import { detectBouncedJettonTransfer } from '../chain/detect.ts';
+import { transferQueryId } from '../chain/jettonTransfer.ts';
 
 const watchRow = z.object({
   account: z.string(),
@@ -222,6 +231,38 @@ export function blockBooker(deps: {
     return byAccount;
   }
 
+  /**
+   * The jetton transfers out of deposits on their way (confirmed when they left, not delivered yet)
+   * whose receiving or sending jetton wallet is among these accounts, by account: the receiving
+   * wallet's internal_transfer delivers one, the sending wallet's bounce fails it — whatever its coin
+   * (a deposit's jetton wallet of another coin than the payment's is no watch of its own).
+   */
+  async function deliveriesOf(accounts: string[]): Promise<Map<string, JettonDelivery[]>> {
+    if (accounts.length === 0) return new Map();
+    const rows = await pool.any(
+      prepared(sql.type(
+        z.object({
+          id: z.string(),
+          from_address: z.string(),
+          coin_symbol: z.string(),
+          jetton_wallet: z.string(),
+          destination_jetton_wallet: z.string(),
+          query_id: z.string(),
+          amount_base_units: z.string(),
+        }),
+      )`
+      select id, from_address, coin_symbol, jetton_wallet, destination_jetton_wallet, query_id::text as query_id, amount_base_units::text as amount_base_units
+      from outgoing_transfers
+      where state = 'confirmed' and delivered_at is null and query_id is not null and jetton_wallet is not null and destination_jetton_wallet is not null
+        and (destination_jetton_wallet = any(${sql.array(accounts, 'text')}) or jetton_wallet = any(${sql.array(accounts, 'text')}))
+    `),
+    );
+    const byAccount = new Map<string, JettonDelivery[]>();
+    for (const row of rows)
+      for (const account of new Set([row.destination_jetton_wallet, row.jetton_wallet])) byAccount.set(account, [...(byAccount.get(account) ?? []), row]);
+    return byAccount;
+  }
+
   /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
   async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
     const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
@@ -239,6 +280,8 @@ export function blockBooker(deps: {
     if (also && !watches.has(also.account)) watches.set(also.account, also);
     const treasuries = also ? new Map<string, TreasuryWatch[]>() : await treasuryWatchesOf(accounts);
     const settling = also ? new Map<string, string[]>() : await settlementTreasuriesOf(accounts);
+    // Read again after each transfer out this block confirms: its jettons may arrive further on in the same block.
+    let deliveries = also ? new Map<string, JettonDelivery[]>() : await deliveriesOf(accounts);
     const gasAccount = await gas();
     let recorded = 0;
     for (const tx of block.transactions) {
@@ -250,6 +293,22 @@ export function blockBooker(deps: {
           const outcome = await confirmTreasuryRefund(pool, seen, tx, deps.now(), log);
           log.info({ refundId: seen.refundId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'treasury refund transfer seen');
         }
+      }
+      if (refunds) {
+        // A treasury jetton refund the customer's jetton wallet refused, back at the treasury's jetton wallet (its query id is the refund's).
+        const back = detectBouncedJettonTransfer(tx);
+        const refund =
+          back && refunds.find((r) => r.coin_symbol !== 'TON' && transferQueryId(r.id) === back.queryId && BigInt(r.amount_base_units) === back.amount);
+        if (refund) await treasuryJettonBounced(pool, refund.id, tx, deps.now(), log);
+      }
+      for (const delivery of deliveries.get(tx.account) ?? []) {
+        // The sending jetton wallet refused the deposit's transfer itself (any coin; the payment's own is also a watch).
+        if (tx.account === delivery.jetton_wallet && tx.inMessage?.source === delivery.from_address)
+          await jettonTransferRefused(pool, { deposit: delivery.from_address, coin: delivery.coin_symbol }, tx, deps.now(), log);
+        const seen = deliveryOutcome(tx, delivery);
+        if (seen?.outcome === 'delivered') await jettonTransferDelivered(pool, delivery.id, tx, deps.now(), log);
+        else if (seen?.outcome === 'bounced')
+          await jettonTransferBounced(pool, { deposit: delivery.from_address, coin: delivery.coin_symbol }, seen, tx, deps.now(), log);
       }
       const stores = settling.get(tx.account);
       if (stores && !watches.has(tx.account)) {
@@ -269,6 +328,7 @@ export function blockBooker(deps: {
       if (route.kind === 'ignored') continue;
       if (route.kind === 'outgoing') {
         await bookOutgoing(tx, block, route.paymentId);
+        if (!also) deliveries = await deliveriesOf(accounts);
         continue;
       }
       const { watch } = route;

@@ -203,3 +203,35 @@ export function classifyTreasuryIncoming(tx: ChainTransaction): TreasuryIncoming
     feeBaseUnits: tx.totalFees ?? null,
   };
 }
+
+/** A jetton transfer out on its way (confirmed when it left, not delivered yet): its two jetton wallets and its query id. */
+export interface JettonDelivery {
+  id: string;
+  from_address: string;
+  coin_symbol: string;
+  jetton_wallet: string;
+  destination_jetton_wallet: string;
+  query_id: string;
+  amount_base_units: string;
+}
+
+/**
+ * What a transaction of a jetton transfer's receiving or sending jetton wallet says of it:
+ * `delivered` when the receiving wallet's internal_transfer from the sending one, with the
+ * transfer's query id, succeeded (the destination has the jettons); `bounced` when the sending
+ * wallet took that internal_transfer back (the destination refused it); else null.
+ */
+export function deliveryOutcome(
+  tx: ChainTransaction,
+  delivery: JettonDelivery,
+): { outcome: 'delivered' } | { outcome: 'bounced'; queryId: bigint; amount: bigint } | null {
+  if (tx.account === delivery.destination_jetton_wallet && tx.inMessage?.source === delivery.jetton_wallet) {
+    const jetton = detectJettonTransfer(tx);
+    if (jetton?.counted && jetton.queryId === delivery.query_id) return { outcome: 'delivered' };
+  }
+  if (tx.account === delivery.jetton_wallet) {
+    const back = detectBouncedJettonTransfer(tx);
+    if (back && back.queryId.toString() === delivery.query_id && back.amount.toString() === delivery.amount_base_units) return { outcome: 'bounced', ...back };
+  }
+  return null;
+}

@@ -1,21 +1,27 @@
-// The closing message (issue 29 item 4): the last movement out of a deposit pays each owner in one
-// wallet v5 message. Pure: the signer (signer.ts) reads the books and the chain, asks closingShares,
-// and signs what it says; the reader's confirmation (commands.ts confirmOutgoing) books each share's
-// fee with closingFees; the recurring planner (sweeps.ts) asks finalSweep what a settled deposit's
-// last dust is worth.
+// The closing message (issue 29 item 4, issue 44 §2): the last movement out of a deposit pays each
+// owner in one wallet v5 message. Pure: the signer (signer.ts) reads the books and the chain, asks
+// closingShares and closingActions, and signs what they say; the reader's confirmation
+// (commands.ts confirmOutgoing) books every row with bookClosing; the recurring planner (sweeps.ts)
+// asks finalSweep what a settled deposit's last dust is worth.
 //
 // When the refund of everything refundable is signed and the deposit holds, besides it, only other
 // owners' last money — the merchant's leftover (what a sweep's fee reserve did not use, under the
 // dust line) and Kassa's gas (TON top-ups the jetton transfers did not use) — one message carries:
-//   - each of those shares to its owner (the treasury; the gas wallet), its amount exactly, its own
+//   - the customer's refund first, as an exact value: its amount less CLOSING_REFUND_FEE, its own
+//     forwarding paid on top (send mode 1), so the customer receives exactly that;
+//   - each other share to its owner (the treasury; the gas wallet), its amount exactly, its own
 //     forwarding fee taken from it (send mode 0: the owner receives the amount less that fee);
-//   - the customer's refund last, with the whole remaining balance (send mode 128): the customer
-//     receives the refund less only its own fee (the wallet's compute and storage fee and its
-//     message's forwarding).
-// A share too small to pay for a message of its own (under CLOSING_SHARE_MINIMUM) is not sent: it
-// pays part of the message's fee instead (its row is booked with sent 0 and that fee), and the
-// customer's fee is less by as much. Nothing is left in the deposit, and the books say who paid
-// which fee.
+//   - last, the action that carries the whole remaining balance (send mode 128) to an address Kassa
+//     or the merchant controls — the store's treasury, else Kassa's gas wallet — never to the
+//     refund's address: wallet v5 accepts no reserve action, so this action takes whatever reached
+//     the deposit between the signer's look at the books and the wallet's transaction, and that
+//     money must not go to a stranger. It carries what the refund's fee did not use (the
+//     customer's), the shares too small to send (each planned to that address), a share the wallet
+//     skipped (+2, which a v5 external message always has), and that late money; each is booked on
+//     a row of its own (bookClosing), the late money from the deposit's transfers between the books
+//     the signer saw and the closing transaction.
+// A final sweep is its own carry-all: it goes to the treasury or the gas wallet already.
+// Nothing is left in the deposit, and the books say who paid which fee; no fee is below zero.
 import { SendMode } from '@ton/core';
 import { TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 
@@ -141,23 +147,184 @@ export function finalSweep(shares: {
 }
 
 /**
- * Each row's fee and sent amount once the closing message landed (pure): a share sent on its own
- * paid what its amount lost on the way (amount − what its message carried); a share too small to
- * send paid all of it toward the fee (sent 0); the refund paid the rest of the transaction's fees
- * (`total`: compute, storage, action and forwarding fees) and carried what its message carried.
- * The fees add up to `total`, so the books match the chain.
+ * What the customer's refund of everything leaves behind for the message's fees in a closing message:
+ * it is sent as its amount less this (send mode 1, its forwarding paid on top) — exactly what the API
+ * said it `receives`, the TON fee reserve — and what the transaction's fees did not use of it goes to
+ * the carry-all's destination as the customer's money (bookClosing). Measured on the sandbox: about
+ * 0.003 TON for a deployed wallet v5 and its few actions, about 0.007 TON when the message deploys
+ * the wallet (a refund of everything can be a deposit's first movement out): less, and the refund's
+ * own action could not be paid and would be skipped.
  */
-export function closingFees(
-  total: bigint,
-  shares: ReadonlyArray<{ id: string; amount: bigint; sent: bigint | null }>,
-): { refundFee: bigint; shares: Map<string, { sent: bigint; fee: bigint }> } {
-  const booked = new Map<string, { sent: bigint; fee: bigint }>();
-  let paid = 0n;
-  for (const share of shares) {
-    const sent = share.sent ?? 0n;
-    const fee = share.amount - sent;
-    booked.set(share.id, { sent, fee });
-    paid += fee;
+export const CLOSING_REFUND_FEE = TON_FEE_RESERVE_BASE_UNITS;
+
+/** Where a closing message's carry-all goes: the store's treasury, else Kassa's gas wallet (never the refund's address). */
+export function carryAllTo(treasury: string | null, gasWallet: string | null): string | null {
+  return treasury ?? gasWallet;
+}
+
+/** One action of the closing message, in the order the wallet runs them. */
+export interface ClosingAction {
+  /** Whose: the primary (the refund, or the final sweep that is its own carry-all), a share (its index in the shares), the carry-all. */
+  of: 'primary' | 'carry_all' | number;
+  to: string;
+  value: bigint;
+  mode: SendMode;
+}
+
+/**
+ * The closing message's actions (pure): a refund first, as its exact value (its amount less
+ * `refundFee`, its forwarding on top), then each share with a message of its own (sent from its
+ * amount), then the carry-all to `carryTo` (send mode 128). A sweep as the primary (a final sweep,
+ * a sale's sweep) goes to the treasury or the gas wallet already: it is the carry-all itself, last.
+ */
+export function closingActions(
+  primary: { kind: 'refund' | 'sweep'; to: string; amount: bigint },
+  shares: readonly ClosingShare[],
+  carryTo: string,
+  refundFee: bigint = CLOSING_REFUND_FEE,
+): ClosingAction[] {
+  const sent: ClosingAction[] = shares.flatMap((share, i) => (share.sent ? [{ of: i, to: share.to, value: share.amount, mode: SHARE_SEND_MODE }] : []));
+  if (primary.kind === 'sweep') return [...sent, { of: 'primary', to: primary.to, value: 0n, mode: SendMode.CARRY_ALL_REMAINING_BALANCE }];
+  return [
+    { of: 'primary', to: primary.to, value: primary.amount - refundFee, mode: SendMode.PAY_GAS_SEPARATELY },
+    ...sent,
+    { of: 'carry_all', to: carryTo, value: 0n, mode: SendMode.CARRY_ALL_REMAINING_BALANCE },
+  ];
+}
+
+/** A row of a landed closing message, as bookClosing books it. */
+export interface ClosingBooking {
+  sent: bigint;
+  fee: bigint;
+  /** Its money left in the carry-all's message (a share too small to send, or one the wallet skipped). */
+  carried: boolean;
+}
+
+/** Money the carry-all took beyond the plan, by owner, booked as a row of its own to the carry-all's destination. */
+export interface CarriedMoney {
+  owner: 'customer' | 'kassa';
+  /** What of it the carry-all's message carried (less only a fee it paid for the others, rarely). */
+  sent: bigint;
+  fee: bigint;
+  amount: bigint;
+  /** Money that arrived since the signer looked (late), or what the refund's fee did not use. */
+  why: 'arrived_since' | 'unused_fee';
+}
+
+/**
+ * The books of a landed closing message (pure). `actions`: what the message was signed with, each
+ * with its row (the primary's, a share's; the carry-all's is the primary's when it carries all
+ * itself); `out`: the messages the transaction sent, in the order of the actions that ran (an
+ * action the wallet skipped, +2, sent none; `skipped`: how many the action phase says, when the
+ * source says); `total`: the transaction's fees (compute, storage, action and forwarding);
+ * `late`: what reached the deposit between the books the signer saw and this transaction, by owner
+ * (its receiving fee already booked on it).
+ *
+ *   - A share sent on its own: its message's value, its fee what its amount lost on the way.
+ *   - A share too small to send (planned to the carry-all's address) or one the wallet skipped:
+ *     carried by the carry-all to its destination, its whole amount, no fee.
+ *   - The primary pays the rest of the fees (the compute, the storage, its own and the carry-all's
+ *     forwarding). A refund sent its exact value; what its fee left is the customer's, carried
+ *     (`unused_fee`). A sweep that is its own carry-all sent what its message carried less what it
+ *     carried for the others.
+ *   - The late money is carried (`arrived_since`).
+ *
+ * When the fees took more than the primary had (rare: a refund's fee above CLOSING_REFUND_FEE), the
+ * primary pays what it had and the carried rows the rest, so no fee is below zero and the fees add
+ * up to `total`. undefined when the messages are not those it was signed with.
+ */
+export function bookClosing(args: {
+  primary: { id: string; kind: 'refund' | 'sweep'; amount: bigint };
+  actions: ReadonlyArray<{ of: string; role: 'primary' | 'share' | 'carry_all'; to: string; amount: bigint }>;
+  unsent: ReadonlyArray<{ id: string; amount: bigint }>;
+  out: ReadonlyArray<{ destination: string | null; value: bigint }>;
+  skipped?: number | null;
+  total: bigint;
+  late: { customer: bigint; kassa: bigint };
+}): { rows: Map<string, ClosingBooking>; carried: CarriedMoney[]; skippedShares: string[] } | undefined {
+  const { primary, out, total } = args;
+  // Which actions sent a message: the out messages follow the actions that ran, in order. The
+  // carry-all is last and runs last: the last message is its own when it went to its address (it is
+  // skipped only with nothing left to carry); the others are matched in order, a share's message
+  // carrying no more than its amount.
+  const value = new Map<string, bigint>();
+  const last = args.actions.at(-1);
+  let messages = out;
+  let actions = args.actions;
+  const tail = out.at(-1);
+  if (last && tail && tail.destination === last.to && (last.role !== 'share' || tail.value <= last.amount)) {
+    value.set(last.of, tail.value);
+    messages = out.slice(0, -1);
+    actions = args.actions.slice(0, -1);
   }
-  return { refundFee: total - paid, shares: booked };
+  let j = 0;
+  for (const action of actions) {
+    const message = messages[j];
+    if (message !== undefined && message.destination === action.to && (action.role !== 'share' || message.value <= action.amount)) {
+      value.set(action.of, message.value);
+      j += 1;
+    }
+  }
+  if (j !== messages.length) return undefined;
+  const skippedActions = args.actions.filter((action) => !value.has(action.of));
+  if (args.skipped !== undefined && args.skipped !== null && args.skipped !== skippedActions.length) return undefined;
+  const primaryAction = args.actions.find((a) => a.role === 'primary');
+  const primaryValue = primaryAction ? value.get(primaryAction.of) : undefined;
+  // A refund the wallet did not send: its money went with the carry-all; not booked here (the caller reports it).
+  if (primary.kind === 'refund' && primaryValue === undefined) return undefined;
+  const carryAction = args.actions.find((a) => a.role === 'carry_all') ?? primaryAction;
+  const carriedValue = carryAction ? (value.get(carryAction.of) ?? 0n) : 0n;
+
+  const rows = new Map<string, ClosingBooking>();
+  const skippedShares: string[] = [];
+  let othersFees = 0n;
+  for (const action of args.actions) {
+    if (action.role !== 'share') continue;
+    const v = value.get(action.of);
+    if (v === undefined) {
+      rows.set(action.of, { sent: action.amount, fee: 0n, carried: true });
+      skippedShares.push(action.of);
+    } else {
+      rows.set(action.of, { sent: v, fee: action.amount - v, carried: false });
+      othersFees += action.amount - v;
+    }
+  }
+  for (const share of args.unsent) rows.set(share.id, { sent: share.amount, fee: 0n, carried: true });
+  const carriedShares = [...rows.values()].filter((r) => r.carried).reduce((sum, r) => sum + r.sent, 0n);
+  const primaryFee = total - othersFees;
+  const late = [
+    ...(args.late.customer > 0n ? [{ owner: 'customer' as const, amount: args.late.customer }] : []),
+    ...(args.late.kassa > 0n ? [{ owner: 'kassa' as const, amount: args.late.kassa }] : []),
+  ];
+  const lateTotal = late.reduce((sum, l) => sum + l.amount, 0n);
+  // What the carry-all carried for the primary's owner: the refund's unused fee, or the final sweep's own money.
+  const rest = carriedValue - carriedShares - lateTotal;
+  const carried: CarriedMoney[] = late.map((l) => ({ owner: l.owner, amount: l.amount, sent: l.amount, fee: 0n, why: 'arrived_since' }));
+  let deficit = rest < 0n ? -rest : 0n;
+  if (primary.kind === 'refund') {
+    const sent = primaryValue as bigint;
+    const budget = primary.amount - sent;
+    rows.set(primary.id, { sent, fee: deficit > 0n ? budget : primaryFee, carried: false });
+    if (rest > 0n) carried.push({ owner: 'customer', amount: rest, sent: rest, fee: 0n, why: 'unused_fee' });
+    // The fees took more than the refund's budget: by the identity of the books, exactly `deficit` more.
+  } else {
+    rows.set(primary.id, { sent: rest > 0n ? rest : 0n, fee: deficit > 0n ? primaryFee - deficit : primaryFee, carried: false });
+  }
+  // The deficit is paid by what the carry-all carried for the others (late money first, then carried shares).
+  for (const c of carried) {
+    if (deficit === 0n) break;
+    if (c.why !== 'arrived_since') continue;
+    const take = c.sent < deficit ? c.sent : deficit;
+    c.sent -= take;
+    c.fee += take;
+    deficit -= take;
+  }
+  for (const [id, r] of rows) {
+    if (deficit === 0n) break;
+    if (!r.carried) continue;
+    const take = r.sent < deficit ? r.sent : deficit;
+    rows.set(id, { ...r, sent: r.sent - take, fee: r.fee + take });
+    deficit -= take;
+  }
+  return { rows, carried, skippedShares };
 }

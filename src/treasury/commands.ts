@@ -19,12 +19,11 @@ import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures, transfersCarriedMore, treasuryRefundsPaidTwice } from '../metrics.ts';
 import { fromBaseUnits } from '../money.ts';
-import { closingFees } from './closing.ts';
+import { bookClosing, type CarriedMoney } from './closing.ts';
 import { outgoingEvents } from './events.ts';
-import { enqueueWalletSend, failureColumns, RETRIES } from './outgoing.ts';
+import { enqueueWalletSend, failureColumns, planOutgoing, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
-import { carriesAll } from './whatToSend.ts';
 import { treasurySaleMoved, WALLET_LONGEST_LIFETIME_MS } from './treasuryRefunds.ts';
 
 const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number(), landed: z.boolean() });
@@ -205,6 +204,13 @@ const sentRow = lockedRow.extend({
   /** A share of the closing message of that refund (closing.ts); its send mode (null: it had no message of its own). */
   closing_of: z.string().nullable(),
   send_mode: z.number().nullable(),
+  reason: z.string(),
+  store_id: z.string(),
+  /** The closing message this transfer leads: where its carry-all went, and the newest transfer its books held when signed. */
+  carry_all_to: z.string().nullable(),
+  books_lt: z.string().nullable(),
+  /** A jetton transfer: the receiving jetton wallet, whose internal_transfer delivers it (null: delivered when it leaves). */
+  destination_jetton_wallet: z.string().nullable(),
 });
 
 /** The columns naming the message the wallet accepted: its seqno is the one it used (a jetton transfer's query id). */
@@ -237,7 +243,7 @@ export async function confirmOutgoing(
   const ok = !tx.compute.skipped && tx.compute.success && tx.actionSuccess !== false && out.length > 0;
   const failed: Array<{ id: string; why: string }> = [];
   const superseded: Array<{ id: string; by: string }> = [];
-  const carriedMore: Array<{ id: string; kind: 'refund' | 'final_sweep'; paymentId: string | null; beyond: bigint }> = [];
+  const carriedMore: Array<{ id: string; kind: 'refund' | 'final_sweep'; paymentId: string | null; beyond: bigint; to: string }> = [];
   const result = await pool.transaction(async (db) => {
     failed.length = 0;
     superseded.length = 0;
@@ -245,7 +251,8 @@ export async function confirmOutgoing(
     // By any message ever signed for them (outgoing_messages): one that expired unseen may land late.
     const rows = await db.any(sql.type(sentRow)`
       select ${LOCKED_COLUMNS}, o.from_address, o.to_address, o.kind, o.final_sweep, o.payment_id, o.coin_symbol, o.amount_base_units::text as amount_base_units,
-             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode
+             m.wallet_seqno::text as seqno, m.valid_until, m.message_hash, m.message_hash_normalized, o.closing_of, o.send_mode,
+             o.reason, o.store_id, o.carry_all_to, o.books_lt::text as books_lt, o.destination_jetton_wallet
       from outgoing_transfers o
       join lateral (select * from outgoing_messages m where m.transfer_id = o.id
                     and (m.message_hash = any(${sql.array(hashes, 'text')}) or m.message_hash_normalized = any(${sql.array(hashes, 'text')}))
@@ -263,18 +270,18 @@ export async function confirmOutgoing(
     const share = fees / BigInt(rows.length);
     const remainder = fees - share * BigInt(rows.length);
     const unused = new Set(out.map((_, i) => i));
-    // The closing message (closing.ts): each owner's share books what its own message cost it.
-    const closing = rows.some((row) => row.closing_of !== null) ? closingBookings(rows, out, fees) : null;
+    // The closing message (closing.ts): each row books what it sent and what it paid; what the
+    // carry-all took beyond the plan gets rows of its own (below).
+    const primary = rows.find((row) => row.carry_all_to !== null && row.closing_of === null);
+    const closing = primary && ok ? await closingBookings(db, primary, rows, tx, fees) : null;
     if (ok && closing === undefined)
       log.error({ account: tx.account, hash: tx.hash }, 'a closing message left otherwise than it was signed; its fee is shared equally');
     for (const [n, row] of rows.entries()) {
-      const booked = closing?.get(row.id);
+      const booked = closing?.rows.get(row.id);
       const fee = booked?.fee ?? share + (n === 0 ? remainder : 0n);
       // Its message: the one to its destination (a TON transfer), else the one to a jetton wallet;
       // a closing share too small to send had none (null).
-      const index = booked
-        ? booked.index
-        : ([...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined));
+      const index = booked ? null : ([...unused].find((i) => out[i]!.destination === row.to_address) ?? (rows.length === 1 ? [...unused][0] : undefined));
       if (ok && index !== undefined) {
         const next = askOne(row, { type: 'confirmed' }, now);
         if (!next.ok) continue;
@@ -286,19 +293,15 @@ export async function confirmOutgoing(
         const jetton = row.coin_symbol !== 'TON';
         const sent = booked ? booked.sent : jetton ? BigInt(row.amount_base_units) : message!.value;
         const paid = booked ? booked.fee : jetton ? fee + message!.value : fee;
-        // The refund of everything and the final sweep carry the whole balance, signed only while the
-        // deposit held no more than they (and their shares) were planned for (whatToSend.ts, closing.ts):
-        // what one took beyond its amount reached the deposit after that.
-        const beyond = sent + paid - BigInt(row.amount_base_units);
-        const kind = row.kind === 'refund' ? 'refund' : row.final_sweep ? 'final_sweep' : null;
-        if (kind && !jetton && carriesAll(row.send_mode) && beyond > 0n) carriedMore.push({ id: row.id, kind, paymentId: row.payment_id, beyond });
         await writeTransition(
           db,
           row,
           next,
           now,
+          // Delivered when it left: TON; a jetton transfer once its receiving jetton wallet took it (jettonTransferDelivered).
           sql.fragment`sent_amount_base_units = ${sent.toString()}, fee_base_units = ${paid.toString()}, fee = ${fromBaseUnits(paid, 9)},
-            transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)}`,
+            transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, ${landedMessage(row)}, confirmed_at = ${sql.timestamp(now)},
+            delivered_at = ${jetton && row.destination_jetton_wallet !== null ? null : sql.timestamp(now)}`,
         );
         // A top-up arrived (or is about to): the deposit's jetton transfer can go.
         if (row.kind === 'gas_top_up') await enqueueWalletSend(db, row.to_address, new Date(now.getTime() + 1_000));
@@ -323,6 +326,19 @@ export async function confirmOutgoing(
         failed.push({ id: row.id, why });
       }
     }
+    // What the carry-all took beyond the plan (closing.ts bookClosing): each owner's on a row of its
+    // own, confirmed by this transaction, to the carry-all's destination.
+    if (closing && primary) {
+      // A share the wallet skipped (+2) went with the carry-all: its row says where its money went.
+      if (closing.skippedShares.length > 0)
+        await db.query(sql.typeAlias('void')`
+          update outgoing_transfers set to_address = ${primary.carry_all_to!} where id = any(${sql.array(closing.skippedShares, 'uuid')})
+        `);
+      for (const c of closing.carried) await bookCarried(db, primary, c, tx, now);
+      const late = closing.carried.filter((c) => c.why === 'arrived_since').reduce((sum, c) => sum + c.amount, 0n);
+      const kind = primary.kind === 'refund' ? 'refund' : primary.final_sweep ? 'final_sweep' : null;
+      if (kind && late > 0n) carriedMore.push({ id: primary.id, kind, paymentId: primary.payment_id, beyond: late, to: primary.carry_all_to! });
+    }
     // The wallet's next transfer (if any) can be signed now.
     await enqueueWalletSend(db, rows[0]!.from_address);
     return ok ? ('confirmed' as const) : ('failed' as const);
@@ -338,10 +354,8 @@ export async function confirmOutgoing(
   for (const c of carriedMore) {
     transfersCarriedMore.inc({ kind: c.kind });
     log.error(
-      { transferId: c.id, kind: c.kind, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), account: tx.account, hash: tx.hash },
-      c.kind === 'refund'
-        ? "the refund of everything carried money that reached the deposit after its balance was checked: it went to the refund's address too (the books show it refunded)"
-        : 'the final sweep carried money that reached the deposit after its balance was checked: it went to the treasury too (the books show it swept)',
+      { transferId: c.id, kind: c.kind, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), to: c.to, account: tx.account, hash: tx.hash },
+      "a closing message's carry-all took money that reached the deposit after the books were read: it went to the treasury or the gas wallet (booked as swept there), not to the refund's address",
     );
   }
   for (const f of failed) {
@@ -351,44 +365,92 @@ export async function confirmOutgoing(
   return result;
 }
 
+const SHARE_ORDER = ['held_money', 'leftover', 'gas_return'];
+
 /**
- * The closing message's rows (closing.ts): each share's message (the one to its destination carrying
- * no more than its amount; none for a share too small to send), the refund's (the rest, to its
- * destination), and each row's sent amount and fee (closingFees: the fees add up to the
- * transaction's). undefined when the messages are not those it was signed with.
+ * The closing message's books (closing.ts bookClosing): its actions rebuilt from the rows in the
+ * order they were signed (the refund, the shares with a message of their own as closingShares lists
+ * them, the carry-all), the money that reached the deposit between the books the signer saw
+ * (books_lt) and this transaction, by owner (net of its receiving fee, as deposit_money counts it),
+ * and each row's sent amount and fee. undefined when the messages are not those it was signed with.
  */
-function closingBookings(
+async function closingBookings(
+  db: Db,
+  primary: z.infer<typeof sentRow>,
   rows: ReadonlyArray<z.infer<typeof sentRow>>,
-  out: ReadonlyArray<{ destination: string | null; value: bigint }>,
+  tx: ChainTransaction,
   total: bigint,
-): Map<string, { index: number | null; sent: bigint; fee: bigint }> | undefined {
-  const unused = new Set(out.map((_, i) => i));
-  const index = new Map<string, number | null>();
-  const shares: Array<{ id: string; amount: bigint; sent: bigint | null }> = [];
-  for (const row of rows) {
-    if (row.closing_of === null) continue;
-    const amount = BigInt(row.amount_base_units);
-    if (row.send_mode === null) {
-      index.set(row.id, null);
-      shares.push({ id: row.id, amount, sent: null });
-      continue;
-    }
-    const found = [...unused]
-      .filter((i) => out[i]!.destination === row.to_address && out[i]!.value <= amount)
-      .sort((a, b) => (out[b]!.value > out[a]!.value ? 1 : -1))[0];
-    if (found === undefined) return undefined;
-    unused.delete(found);
-    index.set(row.id, found);
-    shares.push({ id: row.id, amount, sent: out[found]!.value });
-  }
-  const refund = rows.find((row) => row.closing_of === null);
-  const refundIndex = refund ? [...unused].find((i) => out[i]!.destination === refund.to_address) : undefined;
-  if (!refund || refundIndex === undefined) return undefined;
-  const { refundFee, shares: booked } = closingFees(total, shares);
-  const result = new Map<string, { index: number | null; sent: bigint; fee: bigint }>();
-  result.set(refund.id, { index: refundIndex, sent: out[refundIndex]!.value, fee: refundFee });
-  for (const [id, { sent, fee }] of booked) result.set(id, { index: index.get(id)!, sent, fee });
-  return result;
+): Promise<ReturnType<typeof bookClosing>> {
+  const shares = rows.filter((row) => row.closing_of === primary.id).sort((a, b) => SHARE_ORDER.indexOf(a.reason) - SHARE_ORDER.indexOf(b.reason));
+  const own = shares.filter((row) => row.send_mode !== null);
+  const refund = primary.kind === 'refund';
+  const asAction = (row: z.infer<typeof sentRow>, role: 'primary' | 'share') => ({
+    of: row.id,
+    role,
+    to: row.to_address,
+    amount: BigInt(row.amount_base_units),
+  });
+  const actions = refund
+    ? [
+        asAction(primary, 'primary'),
+        ...own.map((row) => asAction(row, 'share')),
+        { of: 'carry_all', role: 'carry_all' as const, to: primary.carry_all_to!, amount: 0n },
+      ]
+    : [...own.map((row) => asAction(row, 'share')), asAction(primary, 'primary')];
+  const late = await db.one(sql.type(z.object({ customer: z.string(), kassa: z.string() }))`
+    select coalesce(sum(t.amount_base_units - coalesce(t.fee_base_units, 0)) filter (where t.effect not in ('not_credited', 'not_counted', 'unknown_token')), 0)::text as customer,
+           coalesce(sum(t.amount_base_units - coalesce(t.fee_base_units, 0)) filter (where t.effect = 'not_counted'), 0)::text as kassa
+    from transfers t
+    where t.account = ${primary.from_address} and t.coin_symbol = 'TON' and t.lt > ${primary.books_lt ?? '0'} and t.lt < ${tx.lt}
+  `);
+  return bookClosing({
+    primary: { id: primary.id, kind: refund ? 'refund' : 'sweep', amount: BigInt(primary.amount_base_units) },
+    actions,
+    unsent: shares.filter((row) => row.send_mode === null).map((row) => ({ id: row.id, amount: BigInt(row.amount_base_units) })),
+    out: tx.outMessages ?? [],
+    skipped: tx.skippedActions ?? null,
+    total,
+    late: { customer: BigInt(late.customer), kassa: BigInt(late.kassa) },
+  });
+}
+
+/**
+ * Money a closing message's carry-all took beyond the plan (closing.ts CarriedMoney), on a row of its
+ * own: a sweep to the carry-all's destination — the customer's as held money, Kassa's as a gas
+ * return — beside the message's primary (closing_of), confirmed by the same transaction.
+ */
+async function bookCarried(db: Db, primary: z.infer<typeof sentRow>, carried: CarriedMoney, tx: ChainTransaction, now: Date): Promise<void> {
+  const row = await planOutgoing(
+    db,
+    {
+      kind: 'sweep',
+      reason: carried.owner === 'customer' ? 'held_money' : 'gas_return',
+      paymentId: primary.payment_id!,
+      storeId: primary.store_id,
+      from: primary.from_address,
+      to: primary.carry_all_to!,
+      coin: 'TON',
+      decimals: 9,
+      amountBaseUnits: carried.amount,
+      feeReservedBaseUnits: 0n,
+      closingOf: primary.id,
+    },
+    now,
+  );
+  if (!row) throw new Error('the money a closing message carried could not be booked');
+  const [locked] = await lockTransfers(db, sql.fragment`o.id = ${row.id}`);
+  const next = askOne(locked!, { type: 'confirmed' }, now);
+  if (!next.ok) throw new Error('the money a closing message carried could not be confirmed');
+  await writeTransition(
+    db,
+    locked!,
+    next,
+    now,
+    sql.fragment`sent_amount_base_units = ${carried.sent.toString()}, fee_base_units = ${carried.fee.toString()}, fee = ${fromBaseUnits(carried.fee, 9)},
+      transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, wallet_seqno = ${primary.seqno}, valid_until = ${sql.timestamp(primary.valid_until)},
+      message_hash = ${primary.message_hash}, message_hash_normalized = ${primary.message_hash_normalized}, confirmed_at = ${sql.timestamp(now)},
+      delivered_at = ${sql.timestamp(now)}`,
+  );
 }
 
 /**
@@ -422,8 +484,8 @@ async function supersedeReplans(tx: Db, id: string, now: Date): Promise<Array<{ 
 }
 
 /**
- * A deposit's jetton wallet ran the `transfer` its deposit sent (query id = the deposit's wallet
- * seqno). The deposit's own transaction already confirmed the message left; when the jetton
+ * A deposit's jetton wallet ran the `transfer` its deposit sent (query id = the transfer's own,
+ * transferQueryId; the deposit's wallet seqno before query_id was recorded). The deposit's own transaction already confirmed the message left; when the jetton
  * wallet refused it, the jettons did not move: the transfer is failed (its TON came back as a
  * bounce, booked by the reader). Returns whether it changed anything.
  */
@@ -444,7 +506,7 @@ export async function jettonTransferRefused(
   const id = await pool.transaction(async (db) => {
     const rows = await lockTransfers(
       db,
-      sql.fragment`o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${queryId.toString()}`,
+      sql.fragment`o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and coalesce(o.query_id, o.wallet_seqno) = ${queryId.toString()}`,
     );
     let refused: string | null = null;
     for (const { row, next } of ask(rows, { type: 'refused_by_jetton_wallet', why: `${why}, transaction ${tx.hash}` }, now)) {
@@ -463,7 +525,8 @@ export async function jettonTransferRefused(
 
 /**
  * A deposit's jetton wallet took back an `internal_transfer` it had sent (`bounce`: its query id —
- * the deposit's wallet seqno that signed the transfer — and amount): the destination's jetton wallet
+ * the transfer's own, or the deposit's wallet seqno before query_id — and amount), of any coin the
+ * deposit sends (the reader watches the sending jetton wallet of every jetton transfer on its way): the destination's jetton wallet
  * refused the jettons (a stablecoin wallet its issuer froze), so the transfer out that the deposit's
  * own transaction confirmed moved nothing. It is failed through the transition
  * (`bounced_at_destination`): its amount is the deposit's again (deposit_money counts a failed
@@ -482,7 +545,7 @@ export async function jettonTransferBounced(
   const failed = await pool.transaction(async (db) => {
     const row = await db.maybeOne(sql.type(lockedRow)`
       select ${LOCKED_COLUMNS} from outgoing_transfers o
-      where o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and o.wallet_seqno = ${bounce.queryId.toString()}
+      where o.from_address = ${account.deposit} and o.coin_symbol = ${account.coin} and coalesce(o.query_id, o.wallet_seqno) = ${bounce.queryId.toString()}
         and o.amount_base_units = ${bounce.amount.toString()} and o.kind <> 'gas_top_up'
       order by o.created_at desc limit 1
       for update of o
@@ -500,6 +563,51 @@ export async function jettonTransferBounced(
     "a jetton transfer out of a deposit bounced at its destination's jetton wallet; the jettons came back",
   );
   return true;
+}
+
+/**
+ * `delivered`: the receiving jetton wallet of a jetton transfer out of a deposit took it — its
+ * `internal_transfer` from the sending jetton wallet, with the transfer's query id, succeeded
+ * (the reader matched it). The transfer was confirmed when it left the deposit; only now is it
+ * delivered, and only now does its store hear refund.confirmed or sweep.confirmed. Idempotent.
+ */
+export async function jettonTransferDelivered(pool: DatabasePool, transferId: string, tx: ChainTransaction, now: Date, log: Logger): Promise<boolean> {
+  const delivered = await pool.transaction(async (db) => {
+    const [row] = await lockTransfers(db, sql.fragment`o.id = ${transferId} and o.delivered_at is null`);
+    if (!row) return false;
+    const next = askOne(row, { type: 'delivered' }, now);
+    if (!next.ok) return false;
+    await writeTransition(db, row, next, now, sql.fragment`delivered_at = ${sql.timestamp(now)}`);
+    return true;
+  });
+  if (delivered) log.info({ transferId, jettonWallet: tx.account, hash: tx.hash }, 'a jetton transfer out reached its destination');
+  return delivered;
+}
+
+/**
+ * A treasury jetton refund bounced at the customer's jetton wallet (a frozen USDT wallet): the
+ * treasury's jetton wallet took the `internal_transfer` back (its query id is the refund's own,
+ * transferQueryId, and its amount the refund's). The refund confirmed when it left the treasury is
+ * failed (`bounced_at_destination`): the money is the treasury's again. Idempotent.
+ */
+export async function treasuryJettonBounced(pool: DatabasePool, refundId: string, tx: ChainTransaction, now: Date, log: Logger): Promise<boolean> {
+  const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned to the treasury in transaction ${tx.hash}`;
+  const failed = await pool.transaction(async (db) => {
+    const [row] = await lockTransfers(db, sql.fragment`o.id = ${refundId}`);
+    if (!row) return false;
+    const next = askOne(row, { type: 'bounced_at_destination', why }, now);
+    if (!next.ok) return false;
+    await writeTransition(db, row, next, now);
+    return true;
+  });
+  if (failed) {
+    outgoingFailures.inc({ kind: 'bounced' });
+    log.error(
+      { transferId: refundId, jettonWallet: tx.account, hash: tx.hash },
+      "a treasury jetton refund bounced at the customer's jetton wallet; the jettons came back to the treasury",
+    );
+  }
+  return failed;
 }
 
 // ---- refunds from the treasury (signed by the merchant's wallet; treasuryRefunds.ts) -----------

@@ -3,7 +3,9 @@
 // writes an outgoing transfer's state (commands.ts writeTransition, which every command of the
 // signer and the chain reader calls) calls `outgoingEvents` with the row it ended, in its
 // transaction; rows that did not end (planned again), gas top-ups and Kassa's gas going back to the
-// gas wallet (gas_return, closing.ts) tell nothing: that money is not the store's.
+// gas wallet (gas_return, closing.ts) tell nothing: that money is not the store's. A jetton transfer
+// out of a deposit is confirmed when it leaves but told only once delivered (its receiving jetton
+// wallet took it: commands.ts jettonTransferDelivered); a bounce then tells only its failure.
 //
 // Payload: {"refundID" | "sweepID", "paymentID", "coin", "amount", "address", "status" (confirmed or
 // failed), "transactionHash"?, "failureReason"?, "failureKind"? (permanent or transient),
@@ -30,6 +32,7 @@ export async function outgoingEvents(tx: Db, ids: readonly string[], now: Date):
           'beyondSale', (select trim_scale(o.beyond_sale_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = o.coin_symbol))) as payload
       from unnest(${sql.array([...ids], 'uuid')}::uuid[]) with ordinality as ids (id, n) join outgoing_transfers o on o.id = ids.id
       where o.kind in ('refund', 'sweep') and o.reason <> 'gas_return' and o.state in ('confirmed', 'failed') and o.payment_id is not null
+        and (o.state = 'failed' or o.delivered_at is not null or o.source = 'treasury')
       order by ids.n`,
     now,
   );

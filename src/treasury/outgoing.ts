@@ -193,9 +193,20 @@ export const outgoingRow = z.object({
   closing_of: z.string().nullable(),
   /** The deposit's final sweep (sweeps.ts planFinalSweeps). */
   final_sweep: z.boolean(),
+  /** When the destination had it (a jetton transfer: its receiving jetton wallet took it); null while on its way. */
+  delivered_at: z.date().nullable(),
   created_at: z.date(),
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
+
+/**
+ * The state a refund or sweep is shown in (planned: pending): a jetton transfer out of a deposit confirmed when it left
+ * but not at its destination yet (two hops on) is still `sent`; a bounce may yet fail it.
+ */
+export function shownState(row: Pick<OutgoingRow, 'state' | 'delivered_at' | 'source'>): Exclude<OutgoingRow['state'], 'planned'> | 'pending' {
+  if (row.state === 'planned') return 'pending';
+  return row.state === 'confirmed' && row.delivered_at === null && row.source === 'deposit' ? 'sent' : row.state;
+}
 
 export const OUTGOING_COLUMNS = sql.fragment`
   id, kind, reason, payment_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount::text as amount,
@@ -203,7 +214,7 @@ export const OUTGOING_COLUMNS = sql.fragment`
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
   failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
-  exchange_rate_source, closing_of, final_sweep, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
+  exchange_rate_source, closing_of, final_sweep, delivered_at, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
   request_payload, paid_from,
   (select trim_scale(asked_amount_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = outgoing_transfers.coin_symbol
    and asked_amount_base_units is not null) as asked_amount,

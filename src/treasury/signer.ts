@@ -13,18 +13,19 @@
 // transaction may reach the masterchain (and the reader) up to the margin later; signed again
 // before, the transfer would be paid twice once both landed (issue 31). Every message signed for a
 // transfer is kept (outgoing_messages), so a late one still confirms it.
-import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
+import { Address, internal, type MessageRelaxed } from '@ton/core';
 import type { Config } from '../config.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import { depositKeyPair, GAS_WALLET_CONTEXT, type Derivation } from '../chain/addresses.ts';
-import { jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { jettonTransferBody, transferQueryId } from '../chain/jettonTransfer.ts';
+import { toChainApiError } from '../chain/apiError.ts';
 import { newestBlockTime } from '../chain/clock.ts';
 import { outgoingExpiredOnArrival } from '../metrics.ts';
 import { gasWalletAddress } from './gas.ts';
 import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
-import { closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
+import { carryAllTo, CLOSING_REFUND_FEE, closingActions, closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
 import { depositMoney, enqueueWalletSend, holdsOtherCoin, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
 import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
@@ -48,6 +49,8 @@ export interface SignerDeps {
   now: () => Date;
   /** Tests: a signed message's life in seconds instead of config.outgoingMessageTtlSeconds. */
   messageTtlSeconds?: number;
+  /** Tests: what a closing message's refund leaves for the fees instead of CLOSING_REFUND_FEE (too little: the fees take a share's money, which the wallet then skips). */
+  closingRefundFee?: bigint;
   /** Test hooks: a crash at that point (throw), or a broadcast that gets lost. */
   hooks?: {
     afterSign?: (transfer: OutgoingRow, message: SignedMessage) => void | Promise<void>;
@@ -128,8 +131,8 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   // The deposit's final sweep (closing.ts finalSweep) goes as a closing message or not at all: its
   // shares may each be under the dust line whatToSend keeps for a transfer on its own.
   if (facts.next.final_sweep) {
-    const shares = await closingOf(deps, facts);
-    if (shares !== null) return signClosing(deps, facts, shares);
+    const closing = await closingOf(deps, facts);
+    if (closing !== null) return signClosing(deps, facts, closing);
     return fail(deps, facts.next, 'the deposit no longer holds what its final sweep was planned for; the planner looks again', false);
   }
   const decision = whatToSend(facts.input);
@@ -145,8 +148,12 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     case 'send': {
       // All of one owner's money out of a deposit (the refund of everything, a sweep), the last
       // movement out: each other owner's share in the same message.
+      // The refund of everything always closes the deposit when it can (its carry-all then goes to
+      // the treasury or the gas wallet, never to the refund's address); a sweep only with shares.
       const closing = movesAllOfItsOwner(facts) ? await closingOf(deps, facts) : null;
-      return closing !== null && closing.length > 0 ? signClosing(deps, facts, closing) : signAndSend(deps, facts, decision);
+      return closing !== null && (closing.shares.length > 0 || facts.next.kind === 'refund')
+        ? signClosing(deps, facts, closing)
+        : signAndSend(deps, facts, decision);
     }
   }
 }
@@ -200,10 +207,25 @@ async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | nul
   };
 }
 
-/** The other owners' shares the primary's message pays (closing.ts; none: only its owner's money is left), or null: it is not the deposit's last movement out. */
-async function closingOf(deps: SignerDeps, facts: SendFacts): Promise<ClosingShare[] | null> {
+/** A closing message to sign: the other owners' shares and where its carry-all goes (closing.ts). */
+interface Closing {
+  shares: ClosingShare[];
+  carryTo: string;
+}
+
+/**
+ * The other owners' shares the primary's message pays (closing.ts; none: only its owner's money is
+ * left) and where its carry-all goes, or null: it is not the deposit's last movement out (or the
+ * carry-all has nowhere to go but the refund's address).
+ */
+async function closingOf(deps: SignerDeps, facts: SendFacts): Promise<Closing | null> {
   if (!movesAllOfItsOwner(facts) || facts.walletRef.derivation !== 'v5r1-1') return null;
-  return closingShares(closingFacts(await closingBooks(deps.pool, facts.next, facts.gas), facts));
+  const books = await closingBooks(deps.pool, facts.next, facts.gas);
+  const shares = closingShares(closingFacts(books, facts));
+  if (shares === null) return null;
+  const carryTo = facts.next.kind === 'sweep' ? facts.next.to_address : carryAllTo(books.treasury, books.gasWallet);
+  if (carryTo === null || (facts.next.kind === 'refund' && BigInt(facts.next.amount_base_units) <= (deps.closingRefundFee ?? CLOSING_REFUND_FEE))) return null;
+  return { shares, carryTo };
 }
 
 const closingFacts = (books: Omit<ClosingFacts, 'primary' | 'final' | 'balance'>, facts: SendFacts): ClosingFacts => ({
@@ -214,23 +236,31 @@ const closingFacts = (books: Omit<ClosingFacts, 'primary' | 'final' | 'balance'>
 });
 
 /**
- * Signs the closing message — each share sent from its own amount (send mode 0), the refund last
- * with the rest of the balance (128) — and records it: with the payment row locked, the books are
- * asked again (they must still say the same shares), the shares' rows are planned beside the refund
- * (closing_of) and all are recorded `sent` with the one message; then it is broadcast.
+ * Signs the closing message (closing.ts closingActions) — a refund first as its exact value, each
+ * share sent from its own amount (send mode 0), last the carry-all (128) to the treasury or the gas
+ * wallet (a final sweep is its own) — and records it: with the payment row locked, the books are asked
+ * again (they must still say the same shares), the shares' rows are planned beside the primary
+ * (closing_of; one too small to send is planned to the carry-all's address, which carries it), the
+ * primary notes where the carry-all went and the newest transfer its books held (books_lt: what
+ * arrives after it and before the transaction is the carry-all's late money), and all are recorded
+ * `sent` with the one message; then it is broadcast.
  */
-async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingShare[]): Promise<SendOutcome> {
+async function signClosing(deps: SignerDeps, facts: SendFacts, closing: Closing): Promise<SendOutcome> {
   const { next, wallet } = facts;
-  const sent = shares.filter((share) => share.sent);
-  const messages = [
-    ...sent.map((share) => internal({ to: Address.parse(share.to), value: share.amount, bounce: false })),
-    internal({ to: Address.parse(next.to_address), value: 0n, bounce: false }),
-  ];
-  const modes = [...sent.map(() => SHARE_SEND_MODE), SendMode.CARRY_ALL_REMAINING_BALANCE];
+  const { shares, carryTo } = closing;
+  const actions = closingActions(
+    { kind: next.kind === 'refund' ? 'refund' : 'sweep', to: next.to_address, amount: BigInt(next.amount_base_units) },
+    shares,
+    carryTo,
+    deps.closingRefundFee,
+  );
+  const messages = actions.map((action) => internal({ to: Address.parse(action.to), value: action.value, bounce: false }));
+  const modes = actions.map((action) => action.mode);
+  const primaryMode = actions.find((action) => action.of === 'primary')!.mode;
   return signRecordBroadcast(
     deps,
     facts,
-    { messages, sendMode: SendMode.CARRY_ALL_REMAINING_BALANCE, modes },
+    { messages, sendMode: primaryMode, modes },
     async (tx, signed) => {
       await tx.query(sql.unsafe`select 1 from payments where id = ${next.payment_id} for update`);
       const again = closingShares(closingFacts(await closingBooks(tx, next, facts.gas), facts));
@@ -246,7 +276,7 @@ async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingSh
             paymentId: next.payment_id,
             storeId: next.store_id,
             from: wallet,
-            to: share.to,
+            to: share.sent ? share.to : carryTo,
             coin: 'TON',
             decimals: 9,
             amountBaseUnits: share.amount,
@@ -260,18 +290,23 @@ async function signClosing(deps: SignerDeps, facts: SendFacts, shares: ClosingSh
         if (share.sent) sentIds.push(row.id);
       }
       await recordSigned(tx, { ...signed, ids });
-      // Each share's own mode (recordSigned wrote the message's): SHARE_SEND_MODE when it has a message
-      // of its own in this one (`share.sent`, as the message above was built), none when it pays toward the fee.
+      // Each share's own mode (recordSigned wrote the primary's): SHARE_SEND_MODE when it has a message
+      // of its own in this one (`share.sent`, as the message above was built), none when the carry-all carries it.
       await tx.query(sql.typeAlias('void')`
         update outgoing_transfers set send_mode = case when id = any(${sql.array(sentIds, 'uuid')}) then ${SHARE_SEND_MODE}::smallint end
         where id = any(${sql.array(ids.slice(1), 'uuid')})
       `);
+      await tx.query(sql.typeAlias('void')`
+        update outgoing_transfers set carry_all_to = ${carryTo},
+          books_lt = (select coalesce(max(t.lt), 0) from transfers t where t.account = ${wallet})
+        where id = ${next.id}
+      `);
       return ids;
     },
     {
-      signed: "the closing message signed: the refund of everything and every other owner's share",
+      signed: "the closing message signed: the primary, every other owner's share, the carry-all to the treasury or the gas wallet",
       notRecorded: 'the closing message was not recorded; the next run decides again',
-      fields: { coin: 'TON', shares: shares.map((share) => share.reason) },
+      fields: { coin: 'TON', shares: shares.map((share) => share.reason), carryTo },
     },
   );
 }
@@ -360,8 +395,9 @@ async function readFacts(deps: SignerDeps, wallet: string): Promise<SendFacts | 
 /**
  * The messages of a decision to send (pure): the gas wallet's top-ups (one message each), a TON
  * transfer (non-bounceable: a treasury or refund address may be a wallet never deployed), or the
- * jetton `transfer` to the deposit's jetton wallet (its query id is the wallet's seqno: the jetton
- * wallet's transaction names the transfer by it; the excess goes to the gas wallet).
+ * jetton `transfer` to the deposit's jetton wallet (its query id is the transfer's own,
+ * transferQueryId: the jetton wallets' transactions — the receiving one's internal_transfer, a
+ * bounce — name the transfer by it; the excess goes to the gas wallet).
  */
 export function messagesFor(
   facts: Pick<SendFacts, 'next' | 'planned' | 'isGas' | 'gas' | 'seqno' | 'wallet'>,
@@ -377,7 +413,7 @@ export function messagesFor(
       value,
       bounce: true,
       body: jettonTransferBody({
-        queryId: BigInt(facts.seqno),
+        queryId: transferQueryId(next.id),
         amount: BigInt(next.amount_base_units),
         destination: Address.parse(next.to_address),
         responseDestination: Address.parse(facts.gas ?? facts.wallet),
@@ -390,6 +426,9 @@ export function messagesFor(
 async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract<SendDecision, { action: 'send' }>): Promise<SendOutcome> {
   const { next, wallet } = facts;
   const jettonWallet = !facts.isGas && next.coin_symbol !== 'TON' ? await depositJettonWallet(deps, next, wallet) : null;
+  // Where the jettons arrive: the destination's jetton wallet, whose internal_transfer delivers the
+  // transfer (the reader watches it, and the sending one for a bounce, whatever the coin).
+  const destination = jettonWallet ? await destinationJettonWallet(deps, next) : null;
   const ids = facts.planned.map((row) => row.id);
   return signRecordBroadcast(
     deps,
@@ -397,6 +436,11 @@ async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract
     { messages: messagesFor(facts, decision.value, jettonWallet), sendMode: decision.mode },
     async (tx, signed) => {
       await recordSigned(tx, { ...signed, ids });
+      if (jettonWallet)
+        await tx.query(sql.typeAlias('void')`
+          update outgoing_transfers set query_id = ${transferQueryId(next.id).toString()}, jetton_wallet = ${jettonWallet.toRawString()},
+            destination_jetton_wallet = ${destination} where id = ${next.id}
+        `);
       return ids;
     },
     { signed: 'outgoing transfers signed', notRecorded: 'not recorded; the next run signs again', fields: { coin: next.coin_symbol, sendMode: decision.mode } },
@@ -472,6 +516,27 @@ async function depositJettonWallet(deps: SignerDeps, transfer: OutgoingRow, wall
     select master_address from jetton_masters where coin_symbol = ${transfer.coin_symbol} and network = ${deps.config.tonNetwork}
   `);
   return getJettonWalletAddress(deps.client, master, wallet);
+}
+
+/**
+ * The destination's jetton wallet of the transfer's coin, asked of the master (null when it will not
+ * say: the transfer is then delivered when it leaves, as before).
+ */
+async function destinationJettonWallet(deps: SignerDeps, transfer: OutgoingRow): Promise<string | null> {
+  const master = await deps.pool.oneFirst(sql.type(z.object({ master_address: z.string() }))`
+    select master_address from jetton_masters where coin_symbol = ${transfer.coin_symbol} and network = ${deps.config.tonNetwork}
+  `);
+  try {
+    return (await getJettonWalletAddress(deps.client, master, transfer.to_address)).toRawString();
+  } catch (error) {
+    const failure = toChainApiError(error);
+    if (failure.retryable) throw failure;
+    deps.log.warn(
+      { transferId: transfer.id, err: failure.message },
+      "the destination's jetton wallet could not be asked of its master: the transfer is delivered when it leaves",
+    );
+    return null;
+  }
 }
 
 async function walletSeqno(client: ChainClient, wallet: string): Promise<number> {

@@ -36,6 +36,11 @@ export type OutgoingEvent =
    * the internal_transfer bounced and the deposit's jetton wallet took the amount back.
    */
   | { type: 'bounced_at_destination'; why: string }
+  /**
+   * A jetton transfer confirmed when it left: its destination's jetton wallet took it (its
+   * internal_transfer succeeded). It stays confirmed; only now is it told.
+   */
+  | { type: 'delivered' }
   /** The signer will not send it: the books and the chain disagree, or it is too little to move. */
   | { type: 'not_sendable'; reason: string; permanent: boolean }
   /**
@@ -103,6 +108,8 @@ export function outgoingTransition(subject: OutgoingSubject, event: OutgoingEven
       return state === 'confirmed'
         ? to('failed', failure(`the destination's jetton wallet refused the jettons; they came back to the deposit (${event.why})`, true, subject.retries, now))
         : refuse;
+    case 'delivered':
+      return state === 'confirmed' ? to('confirmed') : refuse;
     case 'not_sendable':
       return state === 'planned' ? to('failed', failure(event.reason, event.permanent, subject.retries, now)) : refuse;
     case 'treasury_transfer_seen':

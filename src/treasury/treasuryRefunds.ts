@@ -12,7 +12,7 @@ import { Address, beginCell, Cell } from '@ton/core';
 import { standardJettonWalletAddress, type TonNetwork } from '../chain/addresses.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
 import { commentOf, parseJettonTransferRequest } from '../chain/detect.ts';
-import { JETTON_TRANSFER_TON, jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { JETTON_TRANSFER_TON, jettonTransferBody, transferQueryId } from '../chain/jettonTransfer.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import {
@@ -181,6 +181,7 @@ export async function createTreasuryRefund(
       address: wallet.toRawString(),
       amount: JETTON_TRANSFER_TON,
       payload: jettonTransferBody({
+        queryId: transferQueryId(id),
         amount,
         destination: customer,
         responseDestination: treasury,

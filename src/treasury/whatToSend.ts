@@ -131,13 +131,14 @@ export function whatToSend(input: SendInput): SendDecision {
       return { action: 'fail', reason: `the refund of everything (${amount} nanoTON) is no more than its fee's reserve`, permanent: true };
     if (amount > balance + TON_FEE_RESERVE_BASE_UNITS)
       return { action: 'fail', reason: `the wallet holds ${balance} nanoTON, less than the ${amount} to send`, permanent: true };
-    // The deposit holds more than this refund (someone else's money: the merchant's, Kassa's, or
-    // money that arrived since it was planned): a fixed value, the amount less its fee's reserve
-    // (what the API said it `receives`), the fee paid beside it from that reserve. What the fee did
-    // not use stays in the deposit, the customer's again; nobody else's money moves.
-    if (balance > amount) return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: amount - TON_FEE_RESERVE_BASE_UNITS, carryAll: false };
-    // The deposit holds exactly this money (or a fee's worth less): all of it goes, its real fee taken from it.
-    return { action: 'send', mode: SendMode.CARRY_ALL_REMAINING_BALANCE, value: 0n, carryAll: true };
+    // A fixed value, the amount less its fee's reserve (what the API said it `receives`), the fee
+    // paid beside it from that reserve; what the fee did not use stays in the deposit, the
+    // customer's again. Never the whole balance (send mode 128) to the refund's address: wallet v5
+    // accepts no reserve action, so a carry-all would hand whatever reached the deposit since the
+    // balance was read to that address (issue 44). The deposit's last movement out empties it in a
+    // closing message instead, whose carry-all goes to the treasury or the gas wallet (closing.ts;
+    // the signer asks it first).
+    return { action: 'send', mode: SendMode.PAY_GAS_SEPARATELY, value: amount - TON_FEE_RESERVE_BASE_UNITS, carryAll: false };
   }
   if (transfer.kind === 'refund') {
     // A refund carries exactly its amount; its fee, set aside on the books, is paid on top.

@@ -14,7 +14,7 @@ import { gasReport, gasWalletAddress, recordRefundGasPayment } from '../../src/t
 import { outgoingOfPayment, refundableBaseUnits } from '../../src/treasury/outgoing.ts';
 import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { sendFromWallet, type SignerDeps } from '../../src/treasury/signer.ts';
-import { freshAddress, sandboxBalances, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { assertBooksMatchChain, freshAddress, sandboxBalances, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const client = () => createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
@@ -231,6 +231,105 @@ describe('a jetton refund the destination refuses (a frozen USDT wallet)', () =>
       body: { coin: 'USDT', amount: '0.75', address: freshAddress() },
     });
     assert.equal(again.status, 201, again.text);
+  });
+});
+
+describe('a jetton refund is confirmed when the customer has it (issue 44 §3)', () => {
+  /** The refund.* events the store's webhook endpoint was given for a payment, in order. */
+  const refundEvents = (paymentId: string) =>
+    app.pool.anyFirst(sql.type(z.object({ event: z.string() }))`
+      select event from webhook_deliveries where payment_id = ${paymentId} and event like 'refund.%' order by created_at, id
+    `);
+  /** A webhook endpoint of the store hearing refund events (its public URL is never called here: the deliveries are only recorded). */
+  const endpoint = async (storeId: string) => {
+    await app.pool.query(sql.unsafe`
+      insert into webhook_endpoints (store_id, url, events, created_at) values (${storeId}, 'https://merchant.example/hook', ${sql.array(['refund.confirmed', 'refund.failed'], 'text')}, now())
+    `);
+  };
+
+  it("stays sent while the customer's jetton wallet has not taken it (its shard block committed late), confirmed and told once it has", async () => {
+    const chain = app.sandbox.chain;
+    const own = await app.store({ methods: 'USDT/TON' });
+    await updateStore(app.pool, own.id, { treasury: freshAddress() });
+    await endpoint(own.id);
+    const created = await app.request('POST', '/v1/payments', {
+      token: own.token,
+      body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.json.id as string;
+    const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
+    await app.pay(created.json.paymentDetails.address, 'USDT', '2.75');
+    await app.settle();
+    await app.drain(wallet); // the sale's 2 USDT swept
+    await recordRefundGasPayment(app.pool, { storeId: own.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
+    const to = freshAddress();
+    const refund = await app.request('POST', `/v1/payments/${id}/refunds`, { token: own.token, body: { coin: 'USDT', amount: '0.75', address: to } });
+    assert.equal(refund.status, 201, refund.text);
+    const customerWallet = (await chain.jettonWalletOf(Address.parse(chain.jettonMasters().USDT!), Address.parse(to))).toRawString();
+    // The blocks are sealed by the test alone: the customer's jetton wallet's transaction is held 6 blocks.
+    chain.stopBlockClock();
+    try {
+      const holding: SignerDeps = {
+        ...app.signer(),
+        hooks: { afterBroadcast: (transfer) => (transfer.id === refund.json.id ? chain.commitLateOnly(customerWallet, 6) : undefined) },
+      };
+      let row = (await outgoingOfPayment(app.pool, id, 'refund'))[0]!;
+      for (let round = 0; round < 12 && row.state !== 'confirmed'; round += 1) {
+        await sendFromWallet(holding, wallet);
+        await sendFromWallet(holding, gas);
+        await app.settle();
+        row = (await outgoingOfPayment(app.pool, id, 'refund'))[0]!;
+      }
+      // The deposit's transaction left: on the books it moved, but the customer does not have it yet.
+      assert.equal(row.state, 'confirmed', JSON.stringify(row));
+      assert.equal(row.delivered_at, null);
+      const shown = async () => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: own.token })).json.data[0];
+      assert.equal((await shown()).status, 'sent');
+      assert.deepEqual(await refundEvents(id), [], 'no refund.confirmed before the customer has it');
+      // The customer's jetton wallet's block is committed: confirmed, and told once.
+      await app.settle();
+      await app.settle();
+      assert.equal((await balances(to)).USDT, '0.75');
+      const done = (await outgoingOfPayment(app.pool, id, 'refund'))[0]!;
+      assert.ok(done.delivered_at !== null, JSON.stringify(done));
+      assert.equal((await shown()).status, 'confirmed');
+      assert.deepEqual(await refundEvents(id), ['refund.confirmed']);
+    } finally {
+      chain.startBlockClock();
+    }
+  });
+
+  it('a refund of a second coin (USDT paid to a TON payment) bounced by a frozen USDT wallet is caught: failed, never told confirmed, the USDT refundable again, chain = books', async () => {
+    const own = await app.store({ methods: 'TON/TON' });
+    await updateStore(app.pool, own.id, { treasury: freshAddress() });
+    await endpoint(own.id);
+    const created = await app.request('POST', '/v1/payments', {
+      token: own.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.json.id as string;
+    const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
+    await app.pay(created.json.paymentDetails.address, 'TON', '1');
+    await app.pay(created.json.paymentDetails.address, 'USDT', '3'); // by mistake: booked as wrong coin from its notification
+    await app.settle();
+    assert.equal(await refundableBaseUnits(app.pool, id, 'USDT'), 3_000_000n);
+    const to = freshAddress();
+    const frozen = await app.sandbox.chain.lockJettonWallet(to, 'USDT');
+    await recordRefundGasPayment(app.pool, { storeId: own.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
+    const refund = await app.request('POST', `/v1/payments/${id}/refunds`, { token: own.token, body: { coin: 'USDT', amount: '3', address: to } });
+    assert.equal(refund.status, 201, refund.text);
+    await app.drain(wallet);
+    await app.settle();
+    const row = (await outgoingOfPayment(app.pool, id, 'refund')).find((r) => r.id === refund.json.id)!;
+    assert.equal(row.state, 'failed', JSON.stringify(row));
+    assert.match(row.failure_reason!, new RegExp(`refused the jettons; they came back to the deposit \\(refused by ${frozen}`));
+    assert.equal((await balances(to)).USDT ?? '0', '0');
+    assert.equal((await balances(wallet)).USDT, '3');
+    assert.equal(await refundableBaseUnits(app.pool, id, 'USDT'), 3_000_000n);
+    assert.deepEqual(await refundEvents(id), ['refund.failed'], 'never told confirmed');
+    await assertBooksMatchChain(app, id, wallet);
   });
 });
 

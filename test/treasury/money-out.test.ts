@@ -9,7 +9,7 @@ import { transfersCarriedMore } from '../../src/metrics.ts';
 import { checkFailedTransfers } from '../../src/operations/doctor.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { gasWalletAddress, recordRefundGasPayment, storeRefundGas } from '../../src/treasury/gas.ts';
-import { CLOSING_SHARE_MINIMUM, SHARE_SEND_MODE } from '../../src/treasury/closing.ts';
+import { CLOSING_REFUND_FEE, CLOSING_SHARE_MINIMUM, SHARE_SEND_MODE } from '../../src/treasury/closing.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from '../../src/treasury/fees.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet } from '../../src/treasury/signer.ts';
@@ -182,9 +182,13 @@ describe('money out: nobody else’s money, fees on the books', () => {
     const leftoverFee = BigInt(leftover.fee_base_units!);
     assert.ok(refundFee > 0n && refundFee < TON_FEE_RESERVE_BASE_UNITS, refundFee.toString());
     assert.ok(leftoverFee > 0n && leftoverFee < CLOSING_SHARE_MINIMUM, `a forwarding fee: ${leftoverFee}`);
-    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), 11_041_998n - refundFee);
-    assert.equal(done.receives, fromBaseUnits(11_041_998n - refundFee, 9));
-    assert.equal(app.arrived(treasury, p.wallet) - treasuryBefore, change - leftoverFee);
+    // The refund went as its exact value (what `receives` said); what its fee did not use went to the
+    // treasury with the carry-all, booked as the customer's money beside it.
+    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), 1_041_998n);
+    assert.equal(done.receives, '0.001041998');
+    const unused = rows.find((row) => row.reason === 'held_money' && row.closing_of === done.id)!;
+    assert.equal(1_041_998n + refundFee + BigInt(unused.sent_amount_base_units!), 11_041_998n);
+    assert.equal(app.arrived(treasury, p.wallet) - treasuryBefore, change - leftoverFee + BigInt(unused.sent_amount_base_units!));
     assert.equal(BigInt(leftover.sent_amount_base_units!), change - leftoverFee);
     assert.equal((await balances(p.wallet)).TON ?? '0', '0');
     const [after] = await depositMoney(app.pool, p.id);
@@ -197,8 +201,47 @@ describe('money out: nobody else’s money, fees on the books', () => {
       [
         ['payment', 'confirmed'],
         ['leftover', 'confirmed'],
+        ['held_money', 'confirmed'],
       ],
     );
+  });
+
+  it('a share the wallet skipped (+2: the fees took its money first) is booked as carried by the carry-all to the treasury, not as late money; no fee below zero', async () => {
+    const treasury = freshAddress();
+    const store = await newStore('TON/TON', treasury);
+    const p = await payment(store.token, '1', 'TON');
+    await app.pay(p.address, 'TON', '1.5');
+    await app.settle();
+    await app.drain(p.wallet); // the counted 1 TON swept, 0.01 of it set aside for the fee: the merchant's change stays
+    const [before] = await depositMoney(app.pool, p.id);
+    const change = BigInt(before!.merchant_unswept);
+    assert.ok(change >= CLOSING_SHARE_MINIMUM, `the merchant's change: ${change}`);
+    const everything = BigInt(before!.refundable);
+    const to = freshAddress();
+    const all = await app.request('POST', `/v1/payments/${p.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: fromBaseUnits(everything, 9), address: to },
+    });
+    assert.equal(all.status, 201, all.text);
+    const treasuryBefore = app.arrived(treasury, p.wallet);
+    // The refund leaves 0.001 TON for the fees (the compute and its forwarding cost about 0.003): they take
+    // part of the merchant's change first, and the wallet skips its share.
+    assert.equal((await sendFromWallet({ ...app.signer(), closingRefundFee: 1_000_000n }, p.wallet)).outcome, 'sent');
+    await app.settle();
+    const rows = await outgoingOfPayment(app.pool, p.id);
+    const refund = rows.find((row) => row.id === all.json.id)!;
+    const leftover = rows.find((row) => row.reason === 'leftover')!;
+    assert.deepEqual([refund.state, leftover.state, leftover.closing_of, leftover.to_address], ['confirmed', 'confirmed', refund.id, treasury]);
+    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), everything - 1_000_000n, 'the refund: its exact value');
+    assert.equal(refund.fee_base_units, '1000000', 'the refund paid what it left for the fees');
+    // The share went with the carry-all; it paid the rest of the fees (no late money was booked).
+    assert.equal(BigInt(leftover.sent_amount_base_units!) + BigInt(leftover.fee_base_units!), change);
+    assert.ok(BigInt(leftover.fee_base_units!) > 0n && BigInt(leftover.fee_base_units!) < CLOSING_SHARE_MINIMUM * 5n, leftover.fee_base_units!);
+    assert.equal(app.arrived(treasury, p.wallet) - treasuryBefore, BigInt(leftover.sent_amount_base_units!));
+    assert.equal(rows.filter((row) => row.closing_of === refund.id).length, 1, 'nothing else carried');
+    assert.ok(rows.every((row) => row.fee_base_units === null || BigInt(row.fee_base_units) >= 0n));
+    assert.equal((await balances(p.wallet)).TON ?? '0', '0');
+    await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
   it("the refund of everything after overpayments, partial refunds, a jetton refund and the sweep empties the deposit: Kassa's gas goes back to the gas wallet in the same message", async () => {
@@ -229,7 +272,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.deepEqual([closing.state, back.state, back.closing_of, back.to_address], ['confirmed', 'confirmed', closing.id, gas]);
     assert.equal(BigInt(back.amount_base_units), gasLeft);
     assert.equal(app.arrived(gas, p.wallet) - gasBefore, gasLeft - BigInt(back.fee_base_units!));
-    assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('0.3') + everything - BigInt(closing.fee_base_units!));
+    assert.equal(app.arrived(Address.parse(customer).toRawString(), p.wallet), toNano('0.3') + everything - CLOSING_REFUND_FEE);
     const left = await balances(p.wallet);
     assert.deepEqual([left.TON ?? '0', left.USDT ?? '0'], ['0', '0'], JSON.stringify(left));
     const [after] = await depositMoney(app.pool, p.id);
@@ -268,7 +311,7 @@ describe('money out: nobody else’s money, fees on the books', () => {
     assert.ok(settled !== null);
   });
 
-  it('money landing in the seconds between the balance check and the final sweep leaving goes with it to the treasury: the books say so, and it is reported', async () => {
+  it('money landing in the seconds between the balance check and the final sweep leaving goes with it to the treasury: booked as money that arrived since, and reported', async () => {
     const { treasury, p, dust, change, later } = await settledWithDust();
     const treasuryBefore = app.arrived(treasury, p.wallet);
     assert.ok((await planDueSweeps(app.pool, { holdDays: 30, now: later })) >= 1);
@@ -296,7 +339,11 @@ describe('money out: nobody else’s money, fees on the books', () => {
       select coalesce(fee_base_units, 0)::text as fee from transfers where payment_id = ${p.id} and amount_base_units = ${toNano('0.5').toString()}
     `);
     assert.equal(app.arrived(treasury, p.wallet) - treasuryBefore, dust + change + toNano('0.5') - BigInt(late) - fees);
-    assert.equal(BigInt(primary.sent_amount_base_units!) + BigInt(primary.fee_base_units!) > BigInt(primary.amount_base_units), true);
+    // The primary booked its own share; the late money (less its receiving fee) is a row of its own, the customer's, swept to the treasury.
+    assert.equal(BigInt(primary.sent_amount_base_units!) + BigInt(primary.fee_base_units!), BigInt(primary.amount_base_units));
+    const carried = rows.find((row) => row.closing_of === primary.id && BigInt(row.amount_base_units) === toNano('0.5') - BigInt(late));
+    assert.ok(carried && carried.reason === 'held_money' && carried.to_address === treasury && carried.fee_base_units === '0', JSON.stringify(rows));
+    assert.ok(rows.every((row) => BigInt(row.fee_base_units!) >= 0n));
     assert.equal((await balances(p.wallet)).TON ?? '0', '0');
     await assertBooksMatchChain(app, p.id, p.wallet);
     assert.equal(await reported(), reportedBefore + 1);

@@ -9,13 +9,15 @@ import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { fromBaseUnits } from '../../src/money.ts';
 import { transfersCarriedMore } from '../../src/metrics.ts';
-import { depositMoney } from '../../src/treasury/outgoing.ts';
+import { CLOSING_REFUND_FEE } from '../../src/treasury/closing.ts';
+import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { assertBooksMatchChain, freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
 let app: ChainTestApp;
 let store: Awaited<ReturnType<ChainTestApp['store']>>;
+let treasury: string;
 const TON = { methods: [{ coin: 'TON', chain: 'TON' }] };
 
 async function payment(amount: string) {
@@ -45,18 +47,18 @@ async function refundOfEverythingAsked() {
 }
 const refunds = async (id: string) => (await app.request('GET', `/v1/payments/${id}/refunds`, { token: store.token })).json.data as any[];
 
-/** The deposit's own fees for receiving its TON (booked on each transfer in). */
-const inFees = async (paymentId: string) =>
+/** The deposit's fee for receiving the last TON transfer in (booked on it). */
+const lateFee = async (paymentId: string) =>
   BigInt(
-    await app.pool.oneFirst(sql.type(z.object({ fees: z.string() }))`
-      select coalesce(sum(fee_base_units), 0)::text as fees from transfers where payment_id = ${paymentId} and coin_symbol = 'TON'
+    await app.pool.oneFirst(sql.type(z.object({ fee: z.string() }))`
+      select coalesce(fee_base_units, 0)::text as fee from transfers where payment_id = ${paymentId} and coin_symbol = 'TON' order by lt desc limit 1
     `),
   );
-
 before(async () => {
   app = await startChainApp();
   store = await app.store({ methods: 'TON/TON' });
-  await updateStore(app.pool, store.id, { treasury: freshAddress() });
+  treasury = freshAddress();
+  await updateStore(app.pool, store.id, { treasury });
 });
 after(() => app.close());
 
@@ -105,7 +107,7 @@ describe('refunds', () => {
     await app.pay(p.address, 'TON', '2');
     await app.settle();
     const to = freshAddress();
-    // Everything refundable, from a deposit that holds nothing else: the whole balance goes, its fee taken from it.
+    // Everything refundable, from a deposit that holds nothing else: the deposit empties, its fee taken from it.
     const created = await refund(p.id, { coin: 'TON', amount: '2', address: Address.parse(to).toString({ bounceable: false }) });
     assert.equal(created.status, 201, created.text);
     assert.equal(created.json.fee, '0.01');
@@ -113,8 +115,12 @@ describe('refunds', () => {
     await app.drain(p.wallet);
     const [done] = await refunds(p.id);
     assert.equal(done.status, 'confirmed');
+    // A closing message: the refund its exact value (what `receives` said), what its fee did not use carried to the treasury.
     const got = app.arrived(Address.parse(to).toRawString(), p.wallet);
-    assert.equal(got + toNano(done.fee), toNano('2'));
+    assert.equal(got, toNano('1.99'));
+    const unused = (await outgoingOfPayment(app.pool, p.id, 'sweep')).find((row) => row.closing_of === done.id)!;
+    assert.equal(got + toNano(done.fee) + BigInt(unused.sent_amount_base_units!), toNano('2'));
+    await assertBooksMatchChain(app, p.id, p.wallet);
     assert.equal((await app.request('GET', `/sandbox/v1/accounts/${p.address}`)).json.balances.TON, '0');
   });
 
@@ -146,19 +152,23 @@ describe('refunds', () => {
     await app.drain(p.wallet);
     const last = (await refunds(p.id)).find((r) => r.id === again.json.id);
     assert.equal(last.status, 'confirmed');
-    assert.equal(app.arrived(to.toRawString(), p.wallet) - toNano('0.99') + toNano(last.fee), BigInt(ton!.refundable));
+    // The last movement out: a closing message, the refund its exact value (its amount less
+    // CLOSING_REFUND_FEE), what the fee did not use carried to the treasury.
+    assert.equal(app.arrived(to.toRawString(), p.wallet) - toNano('0.99'), BigInt(ton!.refundable) - CLOSING_REFUND_FEE);
     assert.equal(await nano(p.wallet), 0n);
     const [after] = await depositMoney(app.pool, p.id);
     assert.equal(BigInt(after!.refundable), 0n);
     await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
-  it('money landing in the seconds between the balance check and the refund of everything leaving goes with it: the books say so, and it is reported', async () => {
+  it("money landing in the seconds between the balance check and the refund of everything leaving reaches the treasury, not the refund's address: the books say so, and it is reported", async () => {
     // Wallet v5 carries only send actions (no reserve), so the carry-all cannot leave out what lands
     // after the signer looked (docs/API.md): here 0.5 TON lands after signing, before the broadcast.
+    // The refund goes as its exact value; the carry-all goes to the store's treasury (issue 44 §2).
     const { p, to } = await refundOfEverythingAsked();
     const reported = async () => (await transfersCarriedMore.get()).values.find((v) => v.labels.kind === 'refund')?.value ?? 0;
     const reportedBefore = await reported();
+    const treasuryBefore = app.arrived(treasury, p.wallet);
     const landing = async (_boc: Buffer, send: () => Promise<void>) => {
       await app.pay(p.address, 'TON', '0.5');
       await send();
@@ -168,10 +178,29 @@ describe('refunds', () => {
     await app.settle();
     const [done] = await refunds(p.id);
     assert.equal(done.status, 'confirmed', done.failureReason);
-    // All of it left, the late 0.5 TON too: the address received 1.5 TON less the refund's fee.
+    // The customer received exactly the refund's value: its amount less CLOSING_REFUND_FEE, nothing of the late 0.5.
     const arrived = app.arrived(to.toRawString(), p.wallet);
-    assert.equal(arrived, toNano('1.5') - toNano(done.fee) - (await inFees(p.id)));
+    assert.equal(arrived, toNano('1') - CLOSING_REFUND_FEE);
     assert.equal(done.receives, fromBaseUnits(arrived, 9));
+    // The late 0.5 TON (less the deposit's fee for receiving it) and what the refund's fee did not use reached the treasury,
+    // each booked as the customer's money swept there beside the refund.
+    const late = toNano('0.5') - (await lateFee(p.id));
+    const carried = (await outgoingOfPayment(app.pool, p.id, 'sweep')).filter((row) => row.closing_of === done.id);
+    assert.ok(
+      carried.every((row) => row.state === 'confirmed' && row.reason === 'held_money' && row.to_address === treasury && row.fee_base_units === '0'),
+      JSON.stringify(carried),
+    );
+    assert.ok(
+      carried.some((row) => BigInt(row.amount_base_units) === late),
+      'the late money on a row of its own',
+    );
+    const toTreasury = app.arrived(treasury, p.wallet) - treasuryBefore;
+    assert.equal(
+      toTreasury,
+      carried.reduce((sum, row) => sum + BigInt(row.sent_amount_base_units!), 0n),
+    );
+    assert.ok(toTreasury > late && toTreasury < late + CLOSING_REFUND_FEE, toTreasury.toString());
+    assert.equal(toNano(done.fee) + arrived + toTreasury - late, toNano('1'), "the customer's 1 TON: the refund, its fee, its fee's unused part");
     assert.equal(await nano(p.wallet), 0n);
     const [ton] = await depositMoney(app.pool, p.id);
     assert.deepEqual([ton!.refundable, ton!.refunded], ['0', arrived.toString()]);

@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SendMode, toNano } from '@ton/core';
-import { CLOSING_PRIMARY_MINIMUM, closingFees, closingShares, finalSweep, type ClosingFacts } from '../../src/treasury/closing.ts';
+import {
+  bookClosing,
+  CLOSING_PRIMARY_MINIMUM,
+  CLOSING_REFUND_FEE,
+  closingActions,
+  closingShares,
+  finalSweep,
+  type ClosingFacts,
+} from '../../src/treasury/closing.ts';
 import { decideRefund } from '../../src/treasury/refunds.ts';
 import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, RETRY_BACKOFF_MS, retryAfter } from '../../src/treasury/transitions.ts';
 import { JETTON_GAS_TOP_UP, MAX_TOP_UP_FAILURES, nextSeqno, whatToSend, whenToTopUp } from '../../src/treasury/whatToSend.ts';
@@ -85,14 +93,14 @@ describe('whatToSend', () => {
     const short = whatToSend({ transfer: refund('0.5'), balance: toNano('0.505') });
     assert.ok(short.action === 'fail' && short.permanent);
   });
-  it('the refund of everything (no fee set aside) carries the whole balance only while that is all there is; beside more, exactly its amount less the reserve', () => {
+  it("the refund of everything (no fee set aside) never carries the whole balance to the refund's address: exactly its amount less the reserve (a closing message empties the deposit)", () => {
     assert.deepEqual(whatToSend({ transfer: refund('2', 0n), balance: toNano('2') }), {
       action: 'send',
-      mode: SendMode.CARRY_ALL_REMAINING_BALANCE,
-      value: 0n,
-      carryAll: true,
+      mode: SendMode.PAY_GAS_SEPARATELY,
+      value: toNano('1.99'),
+      carryAll: false,
     });
-    // A nanoTON more than planned (money arrived since, or another owner's): a fixed value, never the balance.
+    // A nanoTON more than planned (money arrived since, or another owner's): the same fixed value.
     assert.deepEqual(whatToSend({ transfer: refund('2', 0n), balance: toNano('2') + 1n }), {
       action: 'send',
       mode: SendMode.PAY_GAS_SEPARATELY,
@@ -219,13 +227,118 @@ describe('the closing message (closing.ts, issue 29 item 4)', () => {
     assert.equal(closingShares(facts({ balance: 507_000_000n })), null, 'money the books have not seen');
     assert.equal(closingShares(facts({ balance: 496_000_000n })), null, 'the chain holds far less than the books');
   });
-  it("books each share's own fee and the refund the rest: the fees add up to the transaction's", () => {
-    const { refundFee, shares } = closingFees(3_500_000n, [
-      { id: 'leftover', amount: 6_000_000n, sent: 5_600_000n },
-      { id: 'gas', amount: 1_000_000n, sent: null },
-    ]);
-    assert.deepEqual(Object.fromEntries(shares), { leftover: { sent: 5_600_000n, fee: 400_000n }, gas: { sent: 0n, fee: 1_000_000n } });
-    assert.equal(refundFee, 3_500_000n - 400_000n - 1_000_000n);
+  it("signs the refund first as its exact value, the shares, and last the carry-all to the treasury or the gas wallet: never the refund's address", () => {
+    const treasury = `0:${'a'.repeat(64)}`;
+    const customer = `0:${'c'.repeat(64)}`;
+    const shares = closingShares(facts({ merchant: 1_000_000n, gas: 3_000_000n, gasFree: 3_000_000n, balance: 504_000_000n }))!;
+    const actions = closingActions({ kind: 'refund', to: customer, amount: 500_000_000n }, shares, treasury);
+    assert.deepEqual(
+      actions.map((a) => [a.of, a.to, a.value, a.mode]),
+      [
+        ['primary', customer, 500_000_000n - CLOSING_REFUND_FEE, 1],
+        [1, facts().gasWallet, 3_000_000n, 0],
+        ['carry_all', treasury, 0n, 128],
+      ],
+    );
+    // A final sweep goes to the treasury already: it is its own carry-all.
+    assert.deepEqual(
+      closingActions({ kind: 'sweep', to: treasury, amount: 6_000_000n }, [], treasury).map((a) => [a.of, a.mode]),
+      [['primary', 128]],
+    );
+  });
+  const customer = `0:${'c'.repeat(64)}`;
+  const treasury = `0:${'a'.repeat(64)}`;
+  const gasWallet = `0:${'b'.repeat(64)}`;
+  const refundClosing = {
+    primary: { id: 'refund', kind: 'refund' as const, amount: 500_000_000n },
+    actions: [
+      { of: 'refund', role: 'primary' as const, to: customer, amount: 500_000_000n },
+      { of: 'gas', role: 'share' as const, to: gasWallet, amount: 6_000_000n },
+      { of: 'carry_all', role: 'carry_all' as const, to: treasury, amount: 0n },
+    ],
+    unsent: [{ id: 'leftover', amount: 1_000_000n }],
+    total: 3_000_000n,
+  };
+  it("books each row: a share its own fee, the refund the rest of the fees, the carry-all's money on rows of their own; the fees add up to the transaction's, none below zero", () => {
+    // Balance 507 000 000 + 200 000 000 arrived since: 496 000 000 to the customer, 5 600 000 to the gas
+    // wallet, 3 000 000 fees; the carry-all the rest (202 400 000).
+    const booked = bookClosing({
+      ...refundClosing,
+      out: [
+        { destination: customer, value: 496_000_000n },
+        { destination: gasWallet, value: 5_600_000n },
+        { destination: treasury, value: 202_400_000n },
+      ],
+      skipped: 0,
+      late: { customer: 200_000_000n, kassa: 0n },
+    })!;
+    assert.deepEqual(Object.fromEntries(booked.rows), {
+      refund: { sent: 496_000_000n, fee: 2_600_000n, carried: false },
+      gas: { sent: 5_600_000n, fee: 400_000n, carried: false },
+      leftover: { sent: 1_000_000n, fee: 0n, carried: true },
+    });
+    assert.deepEqual(
+      booked.carried.map((c) => [c.owner, c.why, c.sent, c.fee]),
+      [
+        ['customer', 'arrived_since', 200_000_000n, 0n],
+        ['customer', 'unused_fee', 1_400_000n, 0n],
+      ],
+    );
+    // Each owner took exactly its own: the customer 500 000 000 and what arrived since.
+    assert.equal(496_000_000n + 2_600_000n + 1_400_000n, 500_000_000n);
+    assert.deepEqual(booked.skippedShares, []);
+  });
+  it('a share the wallet skipped (+2) is carried by the carry-all to its destination, not booked as late money; fees that took more than the refund left are paid by the carried money', () => {
+    const booked = bookClosing({
+      ...refundClosing,
+      total: 4_000_000n,
+      out: [
+        { destination: customer, value: 496_000_000n },
+        { destination: treasury, value: 7_000_000n },
+      ],
+      skipped: 1,
+      late: { customer: 0n, kassa: 0n },
+    })!;
+    assert.deepEqual(booked.skippedShares, ['gas']);
+    assert.deepEqual(booked.rows.get('gas'), { sent: 6_000_000n, fee: 0n, carried: true });
+    assert.deepEqual(booked.carried, [], 'no late money');
+    // 503 000 000 + 4 000 000 (fees 4 000 000: the refund's budget exactly).
+    assert.deepEqual(booked.rows.get('refund'), { sent: 496_000_000n, fee: 4_000_000n, carried: false });
+    // The fees took 1 000 000 more than the refund left: the carried shares pay it, no fee below zero.
+    const short = bookClosing({
+      ...refundClosing,
+      total: 5_000_000n,
+      out: [
+        { destination: customer, value: 496_000_000n },
+        { destination: treasury, value: 6_000_000n },
+      ],
+      skipped: 1,
+      late: { customer: 0n, kassa: 0n },
+    })!;
+    assert.deepEqual(short.rows.get('refund'), { sent: 496_000_000n, fee: 4_000_000n, carried: false });
+    const carried = [...short.rows.values()].filter((r) => r.carried);
+    assert.equal(
+      carried.reduce((sum, r) => sum + r.sent, 0n),
+      6_000_000n,
+    );
+    assert.equal(
+      carried.reduce((sum, r) => sum + r.fee, 0n),
+      1_000_000n,
+    );
+    assert.ok([...short.rows.values()].every((r) => r.fee >= 0n && r.sent >= 0n));
+    // The action phase counted another skip than the messages show: not what was signed.
+    assert.equal(
+      bookClosing({
+        ...refundClosing,
+        out: [
+          { destination: customer, value: 496_000_000n },
+          { destination: treasury, value: 7_000_000n },
+        ],
+        skipped: 0,
+        late: { customer: 0n, kassa: 0n },
+      }),
+      undefined,
+    );
   });
   it("the final sweep: the largest share carries the rest; the customer's dust goes to the treasury only then; nothing worth a message is nothing", () => {
     const treasury = `0:${'a'.repeat(64)}`;

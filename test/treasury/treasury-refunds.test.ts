@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, Cell, toNano } from '@ton/core';
+import { transferQueryId } from '../../src/chain/jettonTransfer.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { commentOf, parseJettonTransferRequest } from '../../src/chain/detect.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
@@ -166,6 +167,24 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal(audit.from, 'treasury');
   });
 
+  it("a USDT refund from the treasury that a frozen customer wallet bounces back to the treasury's jetton wallet turns failed: the USDT is the treasury's again, refundable again", async () => {
+    const sale = await sweptSale('USDT', '10');
+    const customer = freshAddress();
+    const frozen = await app.sandbox.chain.lockJettonWallet(customer, 'USDT');
+    const treasuryUsdt = (await sandboxBalances(app, treasury)).USDT;
+    const asked = await refund(sale.id, { coin: 'USDT', amount: '7.5', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    await sign(asked.json.tonconnect);
+    await app.settle();
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.match(done.failureReason, new RegExp(`refused the jettons.*refused by ${frozen}`));
+    assert.equal((await sandboxBalances(app, customer)).USDT ?? '0', '0');
+    assert.equal((await sandboxBalances(app, treasury)).USDT, treasuryUsdt, 'the USDT came back to the treasury');
+    const again = await refund(sale.id, { coin: 'USDT', amount: '7.5', address: freshAddress(), from: 'treasury' });
+    assert.equal(again.status, 201, again.text);
+  });
+
   it("a USDT sale: a TEP-74 transfer from the treasury's jetton wallet, signed, is confirmed; the customer gets exactly the amount", async () => {
     const sale = await sweptSale('USDT', '10');
     const customer = freshAddress();
@@ -180,7 +199,8 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal(jettonWallet.address.toRawString(), (await app.sandbox.chain.jettonWalletOf(master, Address.parse(treasury))).toRawString());
     assert.equal(message.amount, '50000000');
     const body = parseJettonTransferRequest(Cell.fromBase64(message.payload));
-    assert.deepEqual(body, { queryId: 0n, amount: 7_500_000n, destination: customer, comment: `Kassa refund ${asked.json.id}` });
+    // Its own query id (unique per transfer): a bounce back to the treasury's jetton wallet names the refund.
+    assert.deepEqual(body, { queryId: transferQueryId(asked.json.id), amount: 7_500_000n, destination: customer, comment: `Kassa refund ${asked.json.id}` });
     await sign(asked.json.tonconnect);
     const [done] = await refunds(sale.id);
     assert.equal(done.status, 'confirmed', JSON.stringify(done));

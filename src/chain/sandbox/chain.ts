@@ -804,6 +804,20 @@ export class SandboxChain {
     this.unsealed = [];
   }
 
+  /**
+   * Test switch, one account's shard block committed late: as commitLate, for the transactions of
+   * `account` (raw or user-friendly) executed since the last seal only — e.g. the customer's jetton
+   * wallet taking a jetton transfer, committed `blocks` masterchain blocks after the deposit's
+   * transaction that sent it.
+   */
+  commitLateOnly(account: string, blocks: number): void {
+    if (!Number.isSafeInteger(blocks) || blocks < 1) throw new RangeError('blocks must be a positive integer');
+    this.sync();
+    const raw = Address.parse(account).toRawString();
+    this.late.push({ blocks, transactions: this.unsealed.filter((t) => t.account === raw) });
+    this.unsealed = this.unsealed.filter((t) => t.account !== raw);
+  }
+
   /** Every block sealed from now on carries `n` synthesised transfers between strangers (bench realism). */
   setTrafficPerBlock(n: number): void {
     if (!Number.isSafeInteger(n) || n < 0) throw new RangeError('n must be a non-negative integer');
