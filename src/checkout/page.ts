@@ -14,6 +14,7 @@ import type { CheckoutView } from '../presenters/checkout.ts';
 import { amounts, type CheckoutRow, type MethodOffer } from './view.ts';
 import { fromBaseUnits, shownTicker } from '../money.ts';
 import { isHostName } from '../net/addresses.ts';
+import { formatReference } from '../payments/reference.ts';
 import { TELEGRAM_TEXTS, telegramData, type TelegramPage } from './telegram.ts';
 
 /**
@@ -189,6 +190,20 @@ ${
 </section>`;
 }
 
+/**
+ * A payment settled to the store's treasury (CONTRACT §12): the reference, in large type, that the
+ * customer must send as the transfer's comment — what tells the payment apart in the shop's wallet.
+ */
+function referenceBlock(input: PageInput, reference: string, linked: boolean): Html {
+  const { lang, row } = input;
+  return html`<div class="reference-box" id="reference-box" role="group" aria-labelledby="reference-label">
+<p class="reference-required" id="reference-label"><strong>${t(lang, 'commentRequired')}</strong></p>
+<div class="copy-row"><code class="value reference-value" id="reference-value" aria-label="${t(lang, 'commentLabel')}">${formatReference(reference)}</code>
+<button type="button" class="copy" data-copy="reference-value" aria-label="${t(lang, 'copyReference')}">${t(lang, 'copy')}</button></div>
+<p class="reference-text">${t(lang, 'commentRequiredText', { store: row.store_name })}${linked ? html` ${t(lang, 'commentFilled')}` : ''}</p>
+</div>`;
+}
+
 function pendingSection(input: PageInput): Html {
   const { lang, row, view, links, qr } = input;
   const details = view.paymentDetails!;
@@ -218,6 +233,7 @@ ${
 </div>`
     : ''
 }
+${row.reference !== null ? referenceBlock(input, row.reference, links !== null) : ''}
 ${row.coin_kind === 'jetton' ? html`<p class="gas-note" id="gas-note">${t(lang, 'jettonGas', { coin: symbol })}</p>` : ''}
 ${qr ? html`<div class="qr-box">${raw(qr)}</div>` : ''}
 <div class="field" role="group" aria-labelledby="amount-label">
@@ -345,7 +361,7 @@ ${
     : ''
 }
 ${rate ? html`<div><dt>${t(lang, 'exchangeRate')}</dt><dd id="exchange-rate">${rate}</dd></div>` : ''}
-<div><dt>${t(lang, 'reference')}</dt><dd><code id="reference">${paymentReference(row.id)}</code></dd></div>
+<div><dt>${t(lang, 'reference')}</dt><dd><code id="reference">${row.reference !== null ? formatReference(row.reference) : paymentReference(row.id)}</code></dd></div>
 </dl>
 ${open ? html`<p class="warning expiry-warning" id="expiry-warning"${left < EXPIRY_WARNING_MS ? '' : raw(' hidden')}>${t(lang, 'expiresSoon')}</p>` : ''}
 </section>

@@ -4,9 +4,13 @@
 // - TON: the amount still due, in nanoTON, to the deposit address (non-bounceable);
 // - a jetton: a TEP-74 `transfer` to the customer's own jetton wallet, moving the amount still due
 //   in base units to the deposit address (its owner), the excess TON back to the customer.
+// A payment settled to the store's treasury (CONTRACT §12) goes to the treasury instead, carrying
+// paymentDetails.payload — the reference as a text comment: the TON message's body, or the jetton
+// transfer's forward_payload (with a notification, forward_ton_amount > 0).
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
 import { JETTON_TRANSFER_TON, jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { referenceCommentCell } from '../payments/reference.ts';
 import { amounts, type CheckoutRow } from './view.ts';
 
 /** TON the deposit owner receives with the jetton transfer_notification (> 0, so it is sent). */
@@ -137,7 +141,9 @@ export function tonConnectRequest(input: {
   const { row, network, customer } = input;
   const parts = amounts(row);
   if (!parts || row.address_friendly === null || parts.remaining <= 0n) return null;
+  // The deposit address, or the treasury for a payment settled there (told apart by its reference).
   const deposit = Address.parse(row.address_friendly);
+  const comment = row.reference !== null ? referenceCommentCell(row.reference) : null;
   const chain = CHAIN_ID[network];
   const base = {
     validUntil: Math.floor(row.expires_at.getTime() / 1000),
@@ -145,7 +151,16 @@ export function tonConnectRequest(input: {
     from: customer.toRawString(),
   };
   if (row.coin_kind !== 'jetton') {
-    return { ...base, messages: [{ address: friendly(deposit, network, false), amount: parts.remaining.toString() }] };
+    return {
+      ...base,
+      messages: [
+        {
+          address: friendly(deposit, network, false),
+          amount: parts.remaining.toString(),
+          ...(comment !== null ? { payload: comment.toBoc().toString('base64') } : {}),
+        },
+      ],
+    };
   }
   if (input.customerJettonWallet === null) throw new Error('a jetton transfer needs the customer jetton wallet');
   const body = jettonTransferBody({
@@ -154,6 +169,7 @@ export function tonConnectRequest(input: {
     destination: deposit,
     responseDestination: customer,
     forwardTonAmount: JETTON_FORWARD_TON,
+    forwardPayload: comment,
   });
   return {
     ...base,

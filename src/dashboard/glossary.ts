@@ -112,6 +112,12 @@ export const GLOSSARY = {
     meaning: 'The customer paid too little, too much, late, twice, or with a token that only looks like the real one.',
     precise: "The payment's `anomalies` (underpaid, overpaid, late, multiple, lookalike_token).",
   },
+  unmatched: {
+    word: 'Unmatched money',
+    meaning:
+      'Money that reached your treasury without a payment’s reference in its comment (none, a typo, an unknown or encrypted one), so Kassa could not tell which payment it was for. It stays in your wallet and is never lost: you assign it to the payment it was for, or keep it with a note.',
+    precise: 'An unmatched transfer (unmatched_transfers; GET /v1/unmatched-transfers), `open` until assigned, refunded or kept.',
+  },
   token_id: {
     word: 'Token id',
     meaning: 'The name of an API token in logs and in the audit log. It is not the secret: the token itself is shown once.',

@@ -36,7 +36,7 @@ export interface Shell {
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'home' | 'payments' | 'links' | 'money' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
+  current?: 'home' | 'payments' | 'links' | 'money' | 'unmatched' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
   live?: boolean;
   /** More stylesheets of this origin (a page's own, after dashboard.css). */
   styles?: readonly { href: string; id: string }[];
@@ -66,6 +66,7 @@ ${link(at.home(), 'Home', 'home')}
 ${link(at.payments(), 'Payments', 'payments')}
 ${link(at.links(), 'Payment links', 'links')}
 ${link(at.money(), 'Money', 'money')}
+${link(at.unmatched(), 'Unmatched money', 'unmatched')}
 ${link(at.webhooks(), 'Webhooks', 'webhooks')}
 ${can(store.role, 'tokens.manage') ? link(at.tokens(), 'API tokens', 'tokens') : ''}
 ${can(store.role, 'team.manage') ? link(at.team(), 'Team', 'team') : ''}

@@ -51,6 +51,9 @@ export function dashboardPaths(root: string) {
       link: (linkId: string, query?: string) => withQuery(`${at}/links/${linkId}`, query),
       deactivateLink: (linkId: string) => `${at}/links/${linkId}/deactivate`,
       sharePayment: (paymentId: string) => `${payment(paymentId)}/share`,
+      unmatched: (query?: string) => withQuery(`${at}/unmatched`, query),
+      assignUnmatched: (unmatchedId: string) => `${at}/unmatched/${unmatchedId}/assign`,
+      keepUnmatched: (unmatchedId: string) => `${at}/unmatched/${unmatchedId}/keep`,
     };
   };
   return {

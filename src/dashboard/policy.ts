@@ -26,6 +26,8 @@ export const POLICY = {
   'audit.read': OWNERS,
   /** Payment links and one-off payments: make and switch off (every member sees them). */
   'links.manage': OWNERS,
+  /** Unmatched money: assign to a payment, keep with a note (every member sees it). */
+  'unmatched.resolve': OWNERS,
 } as const satisfies Record<string, Rule>;
 
 export type Action = keyof typeof POLICY;

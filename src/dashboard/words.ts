@@ -12,6 +12,7 @@ import { isFiatCurrency } from '../rates/fiat.ts';
 import { html, type Html } from '../web/html.ts';
 import { GLOSSARY, type Term } from './glossary.ts';
 import type { OutgoingState } from '../treasury/transitions.ts';
+import type { UnmatchedReason, UnmatchedState } from '../payments/treasuryTransfers.ts';
 
 /** Decimals a coin amount is rounded to for reading (the exact value stays on hover). */
 export const COIN_READING_DECIMALS = 4;
@@ -96,6 +97,29 @@ export const OUTGOING_STATE_WORDS: Record<OutgoingState, string> = {
   failed: 'failed',
   awaiting_signature: "waiting for the merchant's wallet to sign",
   expired: 'not signed in time',
+};
+
+/** Why a transfer into the treasury matched no payment, for the shop owner (payments/treasuryTransfers.ts). */
+export const UNMATCHED_REASON_WORDS: Record<UnmatchedReason, string> = {
+  no_reference: 'It came without a payment’s reference: no comment, or a comment that is no reference.',
+  unknown_reference: 'Its comment is a reference, but no payment of this store has it.',
+  malformed_reference: 'Its comment looks like a reference with a typo: a character is wrong, missing or too many.',
+  encrypted: 'Its comment is encrypted, so Kassa cannot read it.',
+};
+
+/** Why a payment is suggested for an unmatched transfer, for the shop owner. */
+export const SUGGESTION_WORDS: Record<string, string> = {
+  reference_one_character_away: 'its reference is one character away from what was sent',
+  same_amount_open: 'it was waiting for this amount of this coin when the money arrived',
+  same_sender: 'the same wallet paid it before',
+};
+
+/** An unmatched transfer's state, for the shop owner. */
+export const UNMATCHED_STATE_WORDS: Record<UnmatchedState, string> = {
+  open: 'waiting for you',
+  assigned: 'assigned to a payment',
+  refunded: 'refunded',
+  kept: 'kept',
 };
 
 /** An anomaly, for the shop owner (payments/anomalies.ts). */

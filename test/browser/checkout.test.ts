@@ -84,7 +84,8 @@ describe('checkout in headless Chromium', () => {
       await page.getByRole('button', { name: 'Copy the address' }).click();
       // The label says "Copied" for 2 s: looked for first (waiting for it to appear, not racing its
       // 2 s on a busy machine), then the clipboard is read back.
-      await page.getByRole('button', { name: 'Copy the address' }).filter({ hasText: 'Copied' }).waitFor({ timeout: 5000 });
+      // While it says Copied, its name says so too (axe: the name holds the visible text).
+      await page.getByRole('button', { name: 'Copied', exact: true }).filter({ hasText: 'Copied' }).waitFor({ timeout: 5000 });
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), row.address_friendly);
       await shot(page, '02-pending-usdt-en');
 

@@ -451,8 +451,12 @@
     var text = (target.textContent || '').trim();
     var original = button.getAttribute('data-label') || button.textContent;
     button.setAttribute('data-label', original);
+    // The name follows the visible word while "Copied" shows (a name must contain what is seen).
+    var name = button.getAttribute('data-name') || button.getAttribute('aria-label') || '';
+    button.setAttribute('data-name', name);
     function done(ok) {
       button.textContent = ok ? message('copied') : original;
+      if (ok) button.setAttribute('aria-label', message('copied'));
       announce(ok ? message('copied') : message('copyFailed'));
       if (!ok) {
         var range = document.createRange();
@@ -465,6 +469,7 @@
       }
       window.setTimeout(function () {
         button.textContent = original;
+        if (name) button.setAttribute('aria-label', name);
       }, 2000);
     }
     if (navigator.clipboard && navigator.clipboard.writeText) {

@@ -14,6 +14,7 @@ import { LINK_EXPIRIES, PAYMENT_EXPIRIES } from '../../dashboard/links.ts';
 import { createPaymentLinkSchema } from './paymentLinks.schema.ts';
 import { createPaymentSchema } from './payments.schema.ts';
 import { createRefundSchema } from './refunds.schema.ts';
+import { assignUnmatchedSchema, keepUnmatchedSchema } from './unmatchedTransfers.schema.ts';
 
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
 const form = <const P extends Record<string, object>, const R extends readonly (keyof P & string)[] = readonly []>(properties: P, required?: R) =>
@@ -144,3 +145,9 @@ export const oneOffPaymentForm = form(
   ['amount', 'currency'],
 );
 export type OneOffPaymentForm = FromSchema<typeof oneOffPaymentForm>;
+
+/** Unmatched money: assign to a payment (a suggestion's button, or a typed id), keep with a note — the API's own fields. */
+export const assignUnmatchedForm = form({ paymentID: assignUnmatchedSchema.properties.paymentID }, ['paymentID']);
+export type AssignUnmatchedForm = FromSchema<typeof assignUnmatchedForm>;
+export const keepUnmatchedForm = form({ note: keepUnmatchedSchema.properties.note }, ['note']);
+export type KeepUnmatchedForm = FromSchema<typeof keepUnmatchedForm>;

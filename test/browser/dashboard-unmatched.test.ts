@@ -1,0 +1,153 @@
+// The dashboard's Unmatched money page (issue 43, CONTRACT §12) in real headless Chromium at phone
+// width (375 px) against the real app, Postgres and the sandbox chain: a sandbox wallet pays a
+// treasury store's payment with a mistyped reference and sends money with no comment at all; both
+// appear, open, with what they carried, why in plain words and the suggested payment; the owner
+// assigns the first to the suggested payment from the page (the payment completes; audited
+// unmatched.assign, via dashboard) and keeps the second with a note (an empty note refused first);
+// a viewer sees them and no action. axe-core finds no serious violation and no page scrolls sideways.
+// Screenshots go to test-artifacts/dashboard-unmatched/. If Chromium cannot be launched this file FAILS.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Address } from '@ton/core';
+import type { Browser } from 'playwright-core';
+import { sql, z } from '../../src/db/pool.ts';
+import { CROCKFORD, formatReference } from '../../src/payments/reference.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { chromiumBrowser } from '../helpers/chromium.ts';
+import { invitationPath } from '../helpers/dashboard.ts';
+import { assertPageFits, joinByInvitation, openPage } from '../helpers/dashboardBrowser.ts';
+
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-unmatched');
+const PASSWORD = 'a long dashboard password';
+
+let app: ChainTestApp;
+let store: Awaited<ReturnType<TestApp['store']>>;
+let browser: Browser;
+let treasury: string;
+
+before(
+  async () => {
+    browser = await chromiumBrowser();
+    app = await startChainApp();
+    store = await app.store({ name: 'Corner Café', methods: 'TON/TON' });
+    treasury = Address.parse((await app.request('POST', '/sandbox/v1/wallets')).json.address).toRawString();
+    await updateStore(app.pool, store.id, { treasury, settlement: 'treasury' });
+  },
+  { timeout: 600_000 },
+);
+after(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+/** One character of the reference changed: its check character then fails (a typo). */
+function mistyped(reference: string): string {
+  const plain = reference.replace('-', '');
+  const changed = plain[2] === 'Q' ? 'R' : 'Q';
+  assert.ok(CROCKFORD.includes(changed));
+  return formatReference(plain.slice(0, 2) + changed + plain.slice(3));
+}
+
+const statusOf = (id: string) => app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from payments where id = ${id}`);
+
+describe('the dashboard’s Unmatched money', { timeout: 600_000 }, () => {
+  it('a mistyped reference appears with its suggestion and is assigned from the page to that payment, which completes; money with no comment is kept with a note; a viewer only sees', {
+    timeout: 300_000,
+  }, async () => {
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '1.5', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, ttl: 3600, description: 'Two flat whites' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const payment = created.json;
+    const typo = mistyped(payment.paymentDetails.reference);
+    await app.pay(treasury, 'TON', '1.5', { comment: typo });
+    await app.pay(treasury, 'TON', '0.2');
+    await app.settle();
+    assert.equal(await statusOf(payment.id), 'pending', 'a typo completes nothing by itself');
+
+    const owner = await openPage(browser, { width: 375, height: 812 });
+    const viewer = await openPage(browser, { width: 375, height: 812 });
+    try {
+      const { page, problems } = owner;
+      await joinByInvitation(page, app.url, store.id, await invitationPath(app.pool, store.id, 'owner@corner.example', 'owner'), PASSWORD);
+      // At phone width the store's menu is folded: go by the nav link's own address.
+      const unmatchedPath = await page.locator('nav a[href$="/unmatched"]').getAttribute('href');
+      assert.equal((await page.locator('nav a[href$="/unmatched"]').textContent())?.trim(), 'Unmatched money');
+      await page.goto(`${app.url}${unmatchedPath}`);
+      assert.equal(await page.locator('h1').innerText(), 'Unmatched money');
+      assert.match(await page.locator('#open-heading').innerText(), /Waiting for you \(2\)/);
+
+      const cards = page.locator('article.unmatched');
+      const typoCard = cards.filter({ hasText: typo });
+      assert.equal(await typoCard.count(), 1);
+      assert.match(await typoCard.locator('.unmatched-reason').innerText(), /looks like a reference with a typo/);
+      assert.match(await typoCard.locator('h3').first().innerText(), /^1\.5 GRAM · /);
+      // The sender in the network's friendly form, not raw.
+      assert.doesNotMatch(await typoCard.locator('.address').innerText(), /^0:/);
+      const suggestion = typoCard.locator(`li.suggestion[data-payment-id="${payment.id}"]`);
+      assert.equal(await suggestion.count(), 1, 'the payment one character away is suggested');
+      assert.match(await suggestion.innerText(), new RegExp(`${payment.paymentDetails.reference}[\\s\\S]*1\\.5 GRAM[\\s\\S]*pending[\\s\\S]*Two flat whites`));
+      assert.match(await suggestion.innerText(), /one character away/);
+      const bare = cards.filter({ hasText: 'no reference' });
+      assert.equal(await bare.count(), 1);
+      assert.match(await bare.locator('.unmatched-reason').innerText(), /came without a payment’s reference/);
+      assert.equal(await bare.getByRole('button', { name: 'Refund it' }).isDisabled(), true, 'refund waits for the API: shown disabled with a sentence');
+      await assertPageFits(page, 'unmatched open', ARTIFACTS);
+
+      // A viewer sees the money and no action.
+      await joinByInvitation(viewer.page, app.url, store.id, await invitationPath(app.pool, store.id, 'viewer@corner.example', 'viewer'), PASSWORD);
+      await viewer.page.goto(`${app.url}${unmatchedPath}`);
+      assert.equal(await viewer.page.locator('article.unmatched').count(), 2);
+      assert.equal(await viewer.page.locator('article.unmatched form').count(), 0);
+      assert.match(await viewer.page.locator('article.unmatched').first().innerText(), /Only the store’s owners can assign or keep this money/);
+      await assertPageFits(viewer.page, 'unmatched as a viewer', ARTIFACTS);
+      // Nor can a viewer post the owner's form: refused (403), nothing booked.
+      const unmatchedId = (await typoCard.getAttribute('id'))!.replace('unmatched-', '');
+      const refused = await viewer.page.evaluate(
+        async ({ url, paymentId }) =>
+          (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `paymentID=${paymentId}` })).status,
+        { url: `${unmatchedPath}/${unmatchedId}/assign`, paymentId: payment.id },
+      );
+      assert.equal(refused, 403);
+      assert.equal(await statusOf(payment.id), 'pending');
+
+      // The owner assigns it to the suggested payment: booked on it, which completes.
+      await suggestion.getByRole('button', { name: 'Assign to this payment' }).click();
+      await page.locator('p.success').filter({ hasText: 'Assigned' }).waitFor({ timeout: 10_000 });
+      assert.equal(await statusOf(payment.id), 'completed');
+      assert.match(await page.locator('#open-heading').innerText(), /Waiting for you \(1\)/);
+      assert.match(await page.locator('.resolved-list').innerText(), new RegExp(`1\\.5 GRAM.*assigned to ${payment.paymentDetails.reference}`));
+      const audit = await app.pool.one(sql.type(z.object({ actor: z.string(), detail: z.record(z.string(), z.unknown()) }))`
+        select actor, detail from audit_log where store_id = ${store.id} and action = 'unmatched.assign'
+      `);
+      assert.equal(audit.actor, 'owner@corner.example');
+      assert.equal(audit.detail.payment, payment.id);
+      assert.equal(audit.detail.via, 'dashboard');
+      await assertPageFits(page, 'unmatched after assign', ARTIFACTS);
+
+      // Keep the money with no comment: an empty note is refused beside its field, then kept.
+      const keepCard = page.locator('article.unmatched');
+      await keepCard.getByRole('button', { name: 'Keep it' }).click();
+      await page.locator('#note-problem').waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('input[name="note"]').getAttribute('aria-invalid'), 'true');
+      await assertPageFits(page, 'unmatched keep refused', ARTIFACTS);
+      await page.locator('input[name="note"]').fill('Our own top-up');
+      await page.locator('article.unmatched').getByRole('button', { name: 'Keep it' }).click();
+      await page.locator('p.success').filter({ hasText: 'Kept' }).waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('#no-unmatched').count(), 1);
+      assert.match(await page.locator('.resolved-list').innerText(), /0\.2 GRAM.*kept: “Our own top-up”/);
+      const kept = await app.request('GET', '/v1/unmatched-transfers?state=kept', { token: store.token });
+      assert.equal(kept.json.data[0].note, 'Our own top-up');
+      await assertPageFits(page, 'unmatched all resolved', ARTIFACTS);
+      assert.deepEqual(problems, []);
+      assert.deepEqual(viewer.problems, []);
+    } finally {
+      await owner.context.close();
+      await viewer.context.close();
+    }
+  });
+});
