@@ -4,9 +4,13 @@
 // - TON: the amount still due, in nanoTON, to the deposit address (non-bounceable);
 // - a jetton: a TEP-74 `transfer` to the customer's own jetton wallet, moving the amount still due
 //   in base units to the deposit address (its owner), the excess TON back to the customer.
+// A payment settled to the treasury (CONTRACT §12) is paid to the treasury with its reference: the
+// comment of the TON message, or the forward_payload of the jetton transfer (the same amounts: the
+// customer pays no more than for a deposit).
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
 import { JETTON_TRANSFER_TON, jettonTransferBody } from '../chain/jettonTransfer.ts';
+import { referenceCommentCell } from '../payments/reference.ts';
 import { amounts, type CheckoutRow } from './view.ts';
 
 /** TON the deposit owner receives with the jetton transfer_notification (> 0, so it is sent). */
@@ -144,8 +148,10 @@ export function tonConnectRequest(input: {
     ...(chain !== null ? { network: chain } : {}),
     from: customer.toRawString(),
   };
+  const reference = row.reference === null ? null : referenceCommentCell(row.reference);
   if (row.coin_kind !== 'jetton') {
-    return { ...base, messages: [{ address: friendly(deposit, network, false), amount: parts.remaining.toString() }] };
+    const payload = reference === null ? {} : { payload: reference.toBoc().toString('base64') };
+    return { ...base, messages: [{ address: friendly(deposit, network, false), amount: parts.remaining.toString(), ...payload }] };
   }
   if (input.customerJettonWallet === null) throw new Error('a jetton transfer needs the customer jetton wallet');
   const body = jettonTransferBody({
@@ -154,6 +160,7 @@ export function tonConnectRequest(input: {
     destination: deposit,
     responseDestination: customer,
     forwardTonAmount: JETTON_FORWARD_TON,
+    forwardPayload: reference,
   });
   return {
     ...base,
