@@ -149,24 +149,29 @@ async function suggestionsFor(tx: Db, storeId: string, incoming: TreasuryIncomin
   return suggestions;
 }
 
-/** The unmatched transfer's row and its money.unmatched event; false when it was kept already (or is older than the store's first payment there). */
+/** The unmatched transfer's row and its money.unmatched event (none for dust); false when it was kept already (or is older than the store's first payment there). */
 async function keepUnmatched(tx: Db, storeId: string, incoming: TreasuryIncoming, reason: UnmatchedReason, now: Date): Promise<boolean> {
   const suggestions = await suggestionsFor(tx, storeId, incoming);
   const carried = incoming.read.kind === 'reference' ? incoming.read.reference : incoming.read.kind === 'malformed' ? incoming.read.text : null;
-  const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+  const amount = fromBaseUnits(incoming.amountBaseUnits, incoming.decimals);
+  const row = await tx.maybeOne(sql.type(z.object({ id: z.string(), dust: z.boolean() }))`
     insert into unmatched_transfers (store_id, account, lt, hash, coin_symbol, amount_base_units, amount, sender, comment, reference, reason,
-                                     suggestions, chain_time, recorded_at)
+                                     suggestions, chain_time, recorded_at, dust)
     select ${storeId}, ${incoming.account}, ${incoming.lt}, ${incoming.hash}, ${incoming.coinSymbol}, ${incoming.amountBaseUnits.toString()},
-           ${fromBaseUnits(incoming.amountBaseUnits, incoming.decimals)}, ${incoming.sender}, ${incoming.comment}, ${carried}, ${reason},
-           ${sql.jsonb(suggestions)}, ${sql.timestamp(incoming.chainTime)}, ${sql.timestamp(now)}
+           ${amount}, ${incoming.sender}, ${incoming.comment}, ${carried}, ${reason},
+           ${sql.jsonb(suggestions)}, ${sql.timestamp(incoming.chainTime)}, ${sql.timestamp(now)},
+           ${amount}::numeric < (select s.unmatched_dust from stores s where s.id = ${storeId})
     -- Money that reached the wallet before the store's first payment settled there is the merchant's
     -- own history (reconciliation re-reads it), not a customer's payment.
     where exists (select 1 from payments where store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.treasury}
                   and date_trunc('second', created_at) <= ${sql.timestamp(incoming.chainTime)})
     on conflict (store_id, account, lt, hash) do nothing
-    returning id
+    returning id, dust
   `);
-  if (id === null) return false;
+  if (row === null) return false;
+  // Dust (below the store's unmatched_dust) is kept and listed, but raises no alert.
+  if (row.dust) return true;
+  const id = row.id;
   await emitEvents(
     tx,
     sql.fragment`select u.store_id, null::uuid as payment_id, 'money.unmatched'::text as type, ${UNMATCHED_JSON} as payload
@@ -185,7 +190,8 @@ export const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin
   'reason', u.reason, 'suggestions', u.suggestions, 'state', u.state, 'transactionHash', u.hash,
   'receivedAt', to_char(u.chain_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
   || case when u.payment_id is null then '{}'::jsonb else jsonb_build_object('paymentID', u.payment_id) end
-  || case when u.note is null then '{}'::jsonb else jsonb_build_object('note', u.note) end)`;
+  || case when u.note is null then '{}'::jsonb else jsonb_build_object('note', u.note) end
+  || case when u.dust then jsonb_build_object('dust', true) else '{}'::jsonb end)`;
 
 const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
 

@@ -170,4 +170,15 @@ describe('jettons paid to a treasury', () => {
     );
     await assertJettonBooksMatchChain('USDT', 6);
   });
+
+  it('USDT below the store’s 0.01 is dust: kept and listed (dust: true), every base unit booked; 0.01 itself is not', async () => {
+    const dust = await payTreasury('USDT', '0.009', undefined);
+    const edge = await payTreasury('USDT', '0.01', 'hello', false);
+    await app.settle();
+    const list = await unmatched();
+    const kept = list.find((u) => u.transactionHash === dust.hash);
+    assert.deepEqual([kept?.coin, kept?.amount, kept?.reason, kept?.dust], ['USDT', '0.009', 'no_reference', true]);
+    assert.equal(list.find((u) => u.transactionHash === edge.hash)?.dust, undefined);
+    await assertJettonBooksMatchChain('USDT', 6);
+  });
 });
