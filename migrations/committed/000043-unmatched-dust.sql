@@ -1,6 +1,6 @@
 --! Previous: sha1:361f184b600cb8d02b9a8c911483ca0367eb7b56
 --! Hash: sha1:909da52ca06243a743344e023c5ea7428d447ac7
---! Message: unmatched dust and refunds
+--! Message: unmatched dust
 
 -- Dust (issue 43): money that reaches a treasury matching no payment is kept and listed whatever its
 -- size, but below the store's threshold it raises no alert (no money.unmatched event).
