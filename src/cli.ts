@@ -39,7 +39,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
   {
     name: 'store update',
     usage:
-      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON] [--refund-window-days N] [--telegram-bot USERNAME] [--telegram-app SHORT_NAME] [--telegram-bot-id N] [--embed-origins https://shop.example,…] [--settlement deposit|treasury]',
+      'kassa store update ID [--name NAME] [--treasury ADDRESS] [--display-name NAME] [--logo-url https://…] [--accent-color #RRGGBB] [--methods TON/TON,USDT/TON] [--refund-window-days N] [--telegram-bot USERNAME] [--telegram-app SHORT_NAME] [--telegram-bot-id N] [--embed-origins https://shop.example,…] [--settlement deposit|treasury] [--unmatched-dust AMOUNT]',
     summary:
       'Changes a store: its name, treasury, refund window, payment methods, its face on the checkout page, its Telegram Mini App ("" clears a field). Writes the audit log (the dashboard\'s Settings page does the same). Prints the store.',
     options: [
@@ -55,6 +55,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
       "--telegram-bot-id N   the bot's numeric id (the digits before its token's colon): Telegram's init data is checked with it, no token",
       '--embed-origins LIST  origins (https://host[:port], comma-separated) whose pages may embed <kassa-pay>; "" lists none',
       "--settlement MODE     deposit (a deposit wallet per payment, swept to the treasury) or treasury (customers pay the treasury itself with the payment's reference as the comment: no sweep cost, no key; needs --treasury). Payments created from now on take it",
+      '--unmatched-dust AMOUNT unmatched money in the treasury below this amount of its coin (default 0.01: 0.01 TON, 0.01 USDT) is listed but raises no alert (no money.unmatched event); 0: every one does',
     ],
   },
   {

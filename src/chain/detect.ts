@@ -50,6 +50,8 @@ type JettonTransfer = Base & {
   queryId?: string;
   /** TON forwarded to the owner with the notification (nanoTON). */
   forwardTonAmount?: bigint;
+  /** The forward_payload (inline or its ref) as a cell, when there is one: a treasury reads the reference from it. */
+  forwardPayload?: Cell;
 };
 
 /** Reads the text of a comment payload positioned right after its op; undefined when not UTF-8 text. */
@@ -165,6 +167,7 @@ export function detectJettonTransfer(tx: ChainTransaction): JettonTransfer | nul
     rest.loadMaybeAddress(); // response_address
     out.forwardTonAmount = rest.loadCoins();
     const payload = rest.remainingBits > 0 ? (rest.loadBit() ? rest.loadRef().beginParse() : rest) : null;
+    if (payload !== null && (payload.remainingBits > 0 || payload.remainingRefs > 0)) out.forwardPayload = payload.clone().asCell();
     if (payload !== null && payload.remainingBits >= 32 && payload.loadUint(32) === OP_TEXT_COMMENT) {
       const comment = readCommentTail(payload);
       if (comment !== undefined) out.comment = comment;

@@ -1,10 +1,22 @@
 // `kassa doctor`: checks a configuration before real money. One check per line; a failed check
 // makes the command exit non-zero, a warning does not. The checks that need no I/O are plain
 // functions of the configuration.
-import { Address } from '@ton/core';
+import { Address, Cell } from '@ton/core';
+import {
+  WalletContractV1R1,
+  WalletContractV1R2,
+  WalletContractV1R3,
+  WalletContractV2R1,
+  WalletContractV2R2,
+  WalletContractV3R1,
+  WalletContractV3R2,
+  WalletContractV4,
+  WalletContractV5Beta,
+  WalletContractV5R1,
+} from '@ton/ton';
 import { DERIVATIONS, depositWallet, gasWallet, type Derivation } from '../chain/addresses.ts';
 import { toChainApiError } from '../chain/apiError.ts';
-import { createChainClient, getAccountState, type ChainClient } from '../chain/client.ts';
+import { call, createChainClient, getAccountState, type ChainClient } from '../chain/client.ts';
 import { toncenterV3Source } from '../chain/source.ts';
 import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER_BLOCK, sleep, type RequestBudget } from '../chain/budget.ts';
 import { readerPosition } from '../chain/clock.ts';
@@ -218,6 +230,93 @@ async function checkTreasuries(db: Db): Promise<Check> {
     check: 'treasuries',
     status: 'warn',
     detail: `${without.length} store(s) without a treasury keep their money in the deposit wallets: ${listed}${without.length > 20 ? ', …' : ''}; set one with kassa store update ID --treasury ADDRESS`,
+  };
+}
+
+/**
+ * The sandbox's own test wallets (@ton/sandbox's TreasuryContract, what POST /sandbox/v1/wallets
+ * makes): a wallet there, nowhere else. Its code's hash (test/operations/doctor-and-coins checks it).
+ */
+export const SANDBOX_WALLET_CODE_HASH = 'd992502b94ea96e7b34e5d62ffb0c6fc73d78b3e61f11f0848fb3a1eb1afc912';
+
+/** The wallets a treasury may be (their code's hash, hex → name): the standard wallets v1–v5 (@ton/ton), and the sandbox's. */
+export function knownWalletCodes(network: TonNetwork): ReadonlyMap<string, string> {
+  const publicKey = Buffer.alloc(32);
+  const wallets = {
+    'wallet v1r1': WalletContractV1R1,
+    'wallet v1r2': WalletContractV1R2,
+    'wallet v1r3': WalletContractV1R3,
+    'wallet v2r1': WalletContractV2R1,
+    'wallet v2r2': WalletContractV2R2,
+    'wallet v3r1': WalletContractV3R1,
+    'wallet v3r2': WalletContractV3R2,
+    'wallet v4r2': WalletContractV4,
+    'wallet v5 beta': WalletContractV5Beta,
+    'wallet v5r1': WalletContractV5R1,
+  };
+  const known = new Map<string, string>();
+  for (const [name, contract] of Object.entries(wallets)) known.set(contract.create({ workchain: 0, publicKey }).init.code.hash().toString('hex'), name);
+  if (network === 'sandbox') known.set(SANDBOX_WALLET_CODE_HASH, "the sandbox's test wallet");
+  return known;
+}
+
+/** What the chain says a treasury is: its state, its code's hash, and whether it answers as a jetton wallet. */
+export interface TreasuryAccount {
+  state: 'active' | 'uninitialized' | 'frozen';
+  codeHash: string | null;
+  jettonWallet: boolean;
+}
+
+/**
+ * Why a treasury customers pay by reference is not a wallet Kassa recognises, in a few words, or
+ * null when it is one. Comments and the treasury refunds its merchant signs need a wallet: an
+ * exchange's deposit address (a wallet of its own kind, or a contract) may drop a comment or credit
+ * the exchange, a jetton wallet or another contract cannot sign a refund, and an account never
+ * deployed (or frozen) signs nothing until it is.
+ */
+export function treasuryWalletProblem(account: TreasuryAccount, known: ReadonlyMap<string, string>): string | null {
+  if (account.state === 'uninitialized') return 'not deployed (uninit): it signs no refund until its wallet sends once';
+  if (account.state === 'frozen') return 'frozen: it signs nothing';
+  if (account.jettonWallet) return "a jetton wallet, not a wallet: nothing paid to it is the store's to refund";
+  if (account.codeHash === null || !known.has(account.codeHash)) {
+    return `a contract whose code (${account.codeHash ?? 'none'}) is no wallet Kassa knows (v1–v5): an exchange's deposit address or another contract, where comments and refunds may fail`;
+  }
+  return null;
+}
+
+/** The treasuries of the stores settling there, each a wallet Kassa recognises (a warning naming the others). */
+async function checkTreasuryWallets(db: Db, network: TonNetwork, client: ChainClient): Promise<Check> {
+  const check = 'treasury wallets';
+  const rows = await db.any(sql.type(z.object({ treasury: z.string(), stores: z.array(z.string()) }))`
+    select treasury, array_agg(name || ' (' || id || ')' order by created_at) as stores from stores
+    where settlement = 'treasury' and treasury is not null group by treasury order by treasury
+  `);
+  if (rows.length === 0) return { check, status: 'ok', detail: 'no store settles to its treasury' };
+  const known = knownWalletCodes(network);
+  const problems: string[] = [];
+  for (const row of rows) {
+    let problem: string | null;
+    try {
+      const state = await call(() => client.getContractState(Address.parse(row.treasury)));
+      const codeHash = state.code ? Cell.fromBoc(state.code)[0]!.hash().toString('hex') : null;
+      let jettonWallet = false;
+      if (state.state === 'active' && (codeHash === null || !known.has(codeHash))) {
+        jettonWallet = await call(() => client.runMethod(Address.parse(row.treasury), 'get_wallet_data')).then(
+          () => true,
+          () => false,
+        );
+      }
+      problem = treasuryWalletProblem({ state: state.state, codeHash, jettonWallet }, known);
+    } catch (error) {
+      problem = `not verified: ${toChainApiError(error).message}`;
+    }
+    if (problem !== null) problems.push(`${row.treasury} of ${row.stores.join(', ')}: ${problem}`);
+  }
+  if (problems.length === 0) return { check, status: 'ok', detail: `${rows.length} treasury(ies) customers pay by reference, each a wallet Kassa knows` };
+  return {
+    check,
+    status: 'warn',
+    detail: `${problems.length} of ${rows.length} treasury(ies) customers pay by reference is not a wallet Kassa knows — ${problems.join('; ')}; set a wallet's address with kassa store update ID --treasury ADDRESS`,
   };
 }
 
@@ -526,6 +625,8 @@ export async function runDoctor(config: Config, db: Db, client?: ChainClient): P
   else checks.push({ check: 'gas wallet', status: 'fail', detail: 'not verified: the chain API does not answer' });
   checks.push(await checkMasterKey(db, config));
   checks.push(await checkTreasuries(db));
+  if (api.status === 'ok') checks.push(await checkTreasuryWallets(db, config.tonNetwork, chain));
+  else checks.push({ check: 'treasury wallets', status: 'skip', detail: 'not verified: the chain API does not answer' });
   // Requests per block: measured while the reader runs (a few seconds at least).
   if (first?.readerRunning) {
     const left = first.at + BUDGET_SAMPLE_MS - Date.now();

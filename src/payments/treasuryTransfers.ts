@@ -20,10 +20,18 @@ export type UnmatchedState = (typeof UNMATCHED_STATES)[number];
 /** Why a payment is suggested for an unmatched transfer. */
 export const SUGGESTION_REASONS = ['reference_one_character_away', 'same_amount_open', 'same_sender'] as const;
 
-/** One incoming TON transfer into a treasury, as classify.ts read it. */
+/** One incoming transfer into a treasury (TON, or a jetton into its jetton wallet), as classify.ts read it. */
 export interface TreasuryIncoming {
-  /** The treasury (raw). */
+  /** The account of the transaction (raw): the treasury for TON, the treasury's jetton wallet for a jetton. */
   account: string;
+  /** The treasury (raw): the owner of `account` for a jetton, `account` itself for TON. */
+  treasury: string;
+  /** TON, or the accepted jetton whose master confirms `account` as the treasury's wallet. */
+  coinSymbol: string;
+  /** The jetton's master (raw); null for TON. */
+  jettonMaster: string | null;
+  /** The coin's decimals (9 for TON). */
+  decimals: number;
   lt: string;
   hash: string;
   amountBaseUnits: bigint;
@@ -66,7 +74,7 @@ export async function bookTreasuryTransfer(pool: DatabasePool, storeIds: readonl
   if (incoming.read.kind === 'reference') {
     const paymentId = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
       select id from payments
-      where settlement = 'treasury' and settlement_address = ${incoming.account} and reference = ${incoming.read.reference}
+      where settlement = 'treasury' and settlement_address = ${incoming.treasury} and reference = ${incoming.read.reference}
         and store_id = any(${sql.array([...storeIds], 'uuid')})
       order by status in ('created', 'pending') desc, created_at desc limit 1
     `);
@@ -78,9 +86,9 @@ export async function bookTreasuryTransfer(pool: DatabasePool, storeIds: readonl
           lt: incoming.lt,
           hash: incoming.hash,
           paymentId,
-          depositAddress: incoming.account,
-          coinSymbol: 'TON',
-          jettonMaster: null,
+          depositAddress: incoming.treasury,
+          coinSymbol: incoming.coinSymbol,
+          jettonMaster: incoming.jettonMaster,
           amountBaseUnits: incoming.amountBaseUnits,
           sender: incoming.sender,
           comment: incoming.comment,
@@ -110,12 +118,12 @@ async function suggestionsFor(tx: Db, storeId: string, incoming: TreasuryIncomin
   const rows = await tx.any(sql.type(z.object({ payment_id: z.string(), why: z.string() }))`
     (select id as payment_id, 'reference_one_character_away' as why, 1 as rank, created_at from payments
      where ${near.length > 0 ? sql.fragment`reference = any(${sql.array(near, 'text')})` : sql.fragment`false`}
-       and store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.account}
+       and store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.treasury}
      order by created_at desc limit 3)
     union all
     (select id, 'same_amount_open', 2, created_at from payments
-     where store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.account}
-       and coin_symbol = 'TON' and coin_amount_base_units = ${incoming.amountBaseUnits.toString()}
+     where store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.treasury}
+       and coin_symbol = ${incoming.coinSymbol} and coin_amount_base_units = ${incoming.amountBaseUnits.toString()}
        -- The chain's time is in whole seconds: a transfer made in the second the method was chosen counts as after it.
        and status <> 'completed' and date_trunc('second', method_selected_at) <= ${at} and expires_at > ${at}
        and (cancelled_at is null or cancelled_at > ${at})
@@ -141,24 +149,29 @@ async function suggestionsFor(tx: Db, storeId: string, incoming: TreasuryIncomin
   return suggestions;
 }
 
-/** The unmatched transfer's row and its money.unmatched event; false when it was kept already (or is older than the store's first payment there). */
+/** The unmatched transfer's row and its money.unmatched event (none for dust); false when it was kept already (or is older than the store's first payment there). */
 async function keepUnmatched(tx: Db, storeId: string, incoming: TreasuryIncoming, reason: UnmatchedReason, now: Date): Promise<boolean> {
   const suggestions = await suggestionsFor(tx, storeId, incoming);
   const carried = incoming.read.kind === 'reference' ? incoming.read.reference : incoming.read.kind === 'malformed' ? incoming.read.text : null;
-  const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+  const amount = fromBaseUnits(incoming.amountBaseUnits, incoming.decimals);
+  const row = await tx.maybeOne(sql.type(z.object({ id: z.string(), dust: z.boolean() }))`
     insert into unmatched_transfers (store_id, account, lt, hash, coin_symbol, amount_base_units, amount, sender, comment, reference, reason,
-                                     suggestions, chain_time, recorded_at)
-    select ${storeId}, ${incoming.account}, ${incoming.lt}, ${incoming.hash}, 'TON', ${incoming.amountBaseUnits.toString()},
-           ${fromBaseUnits(incoming.amountBaseUnits, 9)}, ${incoming.sender}, ${incoming.comment}, ${carried}, ${reason},
-           ${sql.jsonb(suggestions)}, ${sql.timestamp(incoming.chainTime)}, ${sql.timestamp(now)}
+                                     suggestions, chain_time, recorded_at, dust)
+    select ${storeId}, ${incoming.account}, ${incoming.lt}, ${incoming.hash}, ${incoming.coinSymbol}, ${incoming.amountBaseUnits.toString()},
+           ${amount}, ${incoming.sender}, ${incoming.comment}, ${carried}, ${reason},
+           ${sql.jsonb(suggestions)}, ${sql.timestamp(incoming.chainTime)}, ${sql.timestamp(now)},
+           ${amount}::numeric < (select s.unmatched_dust from stores s where s.id = ${storeId})
     -- Money that reached the wallet before the store's first payment settled there is the merchant's
     -- own history (reconciliation re-reads it), not a customer's payment.
-    where exists (select 1 from payments where store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.account}
+    where exists (select 1 from payments where store_id = ${storeId} and settlement = 'treasury' and settlement_address = ${incoming.treasury}
                   and date_trunc('second', created_at) <= ${sql.timestamp(incoming.chainTime)})
     on conflict (store_id, account, lt, hash) do nothing
-    returning id
+    returning id, dust
   `);
-  if (id === null) return false;
+  if (row === null) return false;
+  // Dust (below the store's unmatched_dust) is kept and listed, but raises no alert.
+  if (row.dust) return true;
+  const id = row.id;
   await emitEvents(
     tx,
     sql.fragment`select u.store_id, null::uuid as payment_id, 'money.unmatched'::text as type, ${UNMATCHED_JSON} as payload
@@ -177,7 +190,8 @@ export const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin
   'reason', u.reason, 'suggestions', u.suggestions, 'state', u.state, 'transactionHash', u.hash,
   'receivedAt', to_char(u.chain_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
   || case when u.payment_id is null then '{}'::jsonb else jsonb_build_object('paymentID', u.payment_id) end
-  || case when u.note is null then '{}'::jsonb else jsonb_build_object('note', u.note) end)`;
+  || case when u.note is null then '{}'::jsonb else jsonb_build_object('note', u.note) end
+  || case when u.dust then jsonb_build_object('dust', true) else '{}'::jsonb end)`;
 
 const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
 
@@ -200,7 +214,19 @@ const lockedUnmatched = z.object({
   comment: z.string().nullable(),
   chain_time: z.date(),
   state: z.enum(UNMATCHED_STATES),
+  coin_symbol: z.string(),
+  jetton_master: z.string().nullable(),
+  treasury: z.string(),
 });
+
+/**
+ * An unmatched transfer's row, locked: a jetton's account is the treasury's jetton wallet, whose
+ * owner (the treasury) and master the reader recorded in jetton_wallets when it started reading it.
+ */
+const LOCKED_UNMATCHED = sql.fragment`
+  select u.id, u.account, u.lt::text as lt, u.hash, u.amount_base_units::text as amount_base_units, u.sender, u.comment, u.chain_time, u.state,
+         u.coin_symbol, w.master_address as jetton_master, case when u.coin_symbol = 'TON' then u.account else coalesce(w.owner_address, u.account) end as treasury
+  from unmatched_transfers u left join jetton_wallets w on u.coin_symbol <> 'TON' and w.address = u.account`;
 
 /**
  * POST /v1/unmatched-transfers/{id}/assign: a person books an unmatched transfer of the store on one
@@ -217,17 +243,14 @@ export async function assignUnmatched(
   paymentId: string,
   now: Date,
 ): Promise<{ transfer: Record<string, unknown>; effect: TransferEffect | null }> {
-  const row = await tx.maybeOne(sql.type(lockedUnmatched)`
-    select id, account, lt::text as lt, hash, amount_base_units::text as amount_base_units, sender, comment, chain_time, state
-    from unmatched_transfers where id = ${unmatchedId} and store_id = ${storeId} for update
-  `);
+  const row = await tx.maybeOne(sql.type(lockedUnmatched)`${LOCKED_UNMATCHED} where u.id = ${unmatchedId} and u.store_id = ${storeId} for update of u`);
   if (!row) throw new KassaError('unmatched_transfer_not_found', { param: 'id' });
   if (row.state !== 'open') throw new KassaError('unmatched_transfer_not_open', { param: 'id' });
   const payment = await tx.maybeOne(sql.type(z.object({ settlement: z.string(), settlement_address: z.string().nullable() }))`
     select settlement, settlement_address from payments where id = ${paymentId} and store_id = ${storeId}
   `);
   if (!payment) throw new KassaError('payment_not_found', { param: 'paymentID' });
-  if (payment.settlement !== 'treasury' || payment.settlement_address !== row.account) {
+  if (payment.settlement !== 'treasury' || payment.settlement_address !== row.treasury) {
     throw new KassaError('payment_not_paid_to_treasury', { param: 'paymentID' });
   }
   const outcome = await recordTransferIn(
@@ -237,9 +260,9 @@ export async function assignUnmatched(
       lt: row.lt,
       hash: row.hash,
       paymentId,
-      depositAddress: row.account,
-      coinSymbol: 'TON',
-      jettonMaster: null,
+      depositAddress: row.treasury,
+      coinSymbol: row.coin_symbol,
+      jettonMaster: row.jetton_master,
       amountBaseUnits: BigInt(row.amount_base_units),
       sender: row.sender,
       comment: row.comment,

@@ -9,7 +9,7 @@ export const unmatchedTransferSchema = {
   required: ['id', 'coin', 'amount', 'sender', 'reference', 'reason', 'suggestions', 'state', 'transactionHash', 'receivedAt'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    coin: { type: 'string', description: 'The coin received (TON).' },
+    coin: { type: 'string', description: "The coin received: TON, or a jetton (USDT, …) that reached the treasury's jetton wallet." },
     amount: { type: 'string', description: 'In the coin, as every amount of the API.' },
     sender: { type: ['string', 'null'], description: 'Who sent it (raw address), when the chain says.' },
     reference: {
@@ -40,9 +40,15 @@ export const unmatchedTransferSchema = {
       },
     },
     state: { type: 'string', enum: UNMATCHED_STATES, description: 'open until a person assigns, refunds or keeps it.' },
-    transactionHash: { type: 'string', description: "The treasury's transaction (hex)." },
+    transactionHash: { type: 'string', description: "The treasury's transaction (hex); for a jetton, its jetton wallet's." },
     receivedAt: { type: 'string', format: 'date-time', description: 'Its on-chain time.' },
     paymentID: { type: 'string', format: 'uuid', description: 'assigned: the payment it was booked on (absent otherwise).' },
     note: { type: 'string', description: 'kept: why, as the person who kept it wrote (absent otherwise).' },
+    dust: {
+      type: 'boolean',
+      enum: [true],
+      description:
+        "Present (true) when the amount was below the store's unmatchedDust when it arrived: listed as any other, but no money.unmatched event was sent.",
+    },
   },
 } as const;

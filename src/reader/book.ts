@@ -25,7 +25,17 @@ import { call, getJettonWalletAddress, type ChainClient } from '../chain/client.
 import type { ChainBlock } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { bookTreasuryTransfer } from '../payments/treasuryTransfers.ts';
-import { classifyIncoming, classifyTreasuryIncoming, deliveryOutcome, routeTransaction, type JettonDelivery, type Notifier, type Watch } from './classify.ts';
+import {
+  classifyIncoming,
+  classifyTreasuryIncoming,
+  classifyTreasuryJettonIncoming,
+  deliveryOutcome,
+  routeTransaction,
+  type JettonDelivery,
+  type Notifier,
+  type TreasuryJettonWallet,
+  type Watch,
+} from './classify.ts';
 import { detectBouncedJettonTransfer } from '../chain/detect.ts';
 import { transferQueryId } from '../chain/jettonTransfer.ts';
 
@@ -212,22 +222,53 @@ export function blockBooker(deps: {
   }
 
   /**
-   * The treasuries among these accounts that customers pay by reference (CONTRACT §12), with the
-   * stores they are paid for: a store settling there now, or one whose payments created to settle
-   * there are still open (a store that switched back to deposits strands none of them).
+   * The treasuries among these accounts that customers pay by reference (CONTRACT §12), and those
+   * treasuries' jetton wallets of the accepted coins (resolveTreasuryJettonWallets found them), with
+   * the stores they are paid for: a store settling there now, or one whose payments created to
+   * settle there are still open (a store that switched back to deposits strands none of them).
    */
-  async function settlementTreasuriesOf(accounts: string[]): Promise<Map<string, string[]>> {
+  async function settlementTreasuriesOf(accounts: string[]): Promise<Map<string, { stores: string[]; jetton: TreasuryJettonWallet | null }>> {
     if (accounts.length === 0) return new Map();
+    const wanted = sql.array(accounts, 'text');
     const rows = await pool.any(
-      prepared(sql.type(z.object({ account: z.string(), store_id: z.string() }))`
-      select s.treasury as account, s.id as store_id from stores s where s.settlement = 'treasury' and s.treasury = any(${sql.array(accounts, 'text')})
+      prepared(sql.type(
+        z.object({
+          account: z.string(),
+          store_id: z.string(),
+          treasury: z.string(),
+          coin_symbol: z.string().nullable(),
+          jetton_master: z.string().nullable(),
+          decimals: z.number().nullable(),
+        }),
+      )`
+      select s.treasury as account, s.id as store_id, s.treasury, null::text as coin_symbol, null::text as jetton_master, null::int as decimals
+      from stores s where s.settlement = 'treasury' and s.treasury = any(${wanted})
       union
-      select p.settlement_address, p.store_id from payments p
-      where p.settlement = 'treasury' and p.status in ('created', 'pending') and p.settlement_address = any(${sql.array(accounts, 'text')})
+      select p.settlement_address, p.store_id, p.settlement_address, null, null, null from payments p
+      where p.settlement = 'treasury' and p.reference is not null and p.status in ('created', 'pending') and p.settlement_address = any(${wanted})
+      union
+      select w.address, t.store_id, w.owner_address, m.coin_symbol, m.master_address, c.decimals::int
+      from jetton_wallets w
+      join jetton_masters m on m.master_address = w.master_address and m.network = ${network}
+      join coins c on c.symbol = m.coin_symbol
+      cross join lateral (
+        select s.id as store_id from stores s where s.settlement = 'treasury' and s.treasury = w.owner_address
+        union
+        select p.store_id from payments p
+        where p.settlement = 'treasury' and p.reference is not null and p.status in ('created', 'pending') and p.settlement_address = w.owner_address
+      ) t
+      where w.genuine and w.address = any(${wanted})
     `),
     );
-    const byAccount = new Map<string, string[]>();
-    for (const row of rows) byAccount.set(row.account, [...(byAccount.get(row.account) ?? []), row.store_id]);
+    const byAccount = new Map<string, { stores: string[]; jetton: TreasuryJettonWallet | null }>();
+    for (const row of rows) {
+      const jetton =
+        row.coin_symbol !== null && row.jetton_master !== null && row.decimals !== null
+          ? { treasury: row.treasury, coinSymbol: row.coin_symbol, jettonMaster: row.jetton_master, decimals: row.decimals }
+          : null;
+      const seen = byAccount.get(row.account);
+      byAccount.set(row.account, { stores: [...(seen?.stores ?? []), row.store_id], jetton: seen?.jetton ?? jetton });
+    }
     return byAccount;
   }
 
@@ -263,6 +304,62 @@ export function blockBooker(deps: {
     return byAccount;
   }
 
+  /** Whether `sender` is one of Kassa's wallets (a deposit or the gas wallet): its transfers into a treasury are Kassa's own. */
+  async function sentByKassa(sender: string | null, gasAccount: string | null): Promise<boolean> {
+    if (sender === null) return false;
+    if (sender === gasAccount) return true;
+    return pool.exists(sql.unsafe`select 1 from deposit_addresses where address = ${sender}`);
+  }
+
+  /** Treasury and master pairs whose jetton wallet is known (in jetton_wallets), so not asked again. */
+  const treasuryWalletsKnown = new Set<string>();
+  /** When a pair's master last failed to answer for good (asked again after a minute). */
+  const treasuryWalletsFailed = new Map<string, number>();
+
+  /**
+   * The jetton wallet of every accepted coin (jetton_masters) of each treasury customers pay by
+   * reference, asked of the master (get_wallet_address, as for deposits) once per treasury and coin
+   * and kept in jetton_wallets as genuine (owner: the treasury): the reader then reads those wallets
+   * block by block like the treasury itself. Before any block is read, so a store switched to the
+   * treasury has its jetton wallets read from the next block on.
+   */
+  async function resolveTreasuryJettonWallets(): Promise<void> {
+    const pairs = await pool.any(
+      prepared(sql.type(z.object({ treasury: z.string(), master: z.string() }))`
+      select t.treasury, m.master_address as master
+      from (select s.treasury from stores s where s.settlement = 'treasury'
+            union
+            select p.settlement_address from payments p where p.settlement = 'treasury' and p.reference is not null and p.status in ('created', 'pending')) t
+      cross join jetton_masters m where m.network = ${network} and t.treasury is not null
+    `),
+    );
+    for (const { treasury, master } of pairs) {
+      const key = `${treasury}|${master}`;
+      if (treasuryWalletsKnown.has(key) || Date.now() - (treasuryWalletsFailed.get(key) ?? 0) < 60_000) continue;
+      const known = await pool.exists(sql.unsafe`select 1 from jetton_wallets where owner_address = ${treasury} and master_address = ${master} and genuine`);
+      if (!known) {
+        let wallet: string;
+        try {
+          wallet = rawOf(await getJettonWalletAddress(client, master, treasury));
+        } catch (error) {
+          const failure = toChainApiError(error);
+          if (failure.retryable) throw failure;
+          treasuryWalletsFailed.set(key, Date.now());
+          log.error(
+            { treasury, master, reason: failure.message },
+            "the treasury's jetton wallet cannot be computed (its master's get_wallet_address failed): its jettons are not read yet",
+          );
+          continue;
+        }
+        await pool.query(sql.typeAlias('void')`
+          insert into jetton_wallets (address, master_address, owner_address, genuine) values (${wallet}, ${master}, ${treasury}, true)
+          on conflict (address) do update set master_address = excluded.master_address, owner_address = excluded.owner_address, genuine = true
+        `);
+      }
+      treasuryWalletsKnown.add(key);
+    }
+  }
+
   /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
   async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
     const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
@@ -279,7 +376,7 @@ export function blockBooker(deps: {
     const watches = await watchesOf(accounts);
     if (also && !watches.has(also.account)) watches.set(also.account, also);
     const treasuries = also ? new Map<string, TreasuryWatch[]>() : await treasuryWatchesOf(accounts);
-    const settling = also ? new Map<string, string[]>() : await settlementTreasuriesOf(accounts);
+    const settling = also ? new Map<string, { stores: string[]; jetton: TreasuryJettonWallet | null }>() : await settlementTreasuriesOf(accounts);
     // Read again after each transfer out this block confirms: its jettons may arrive further on in the same block.
     let deliveries = also ? new Map<string, JettonDelivery[]>() : await deliveriesOf(accounts);
     const gasAccount = await gas();
@@ -310,15 +407,32 @@ export function blockBooker(deps: {
         else if (seen?.outcome === 'bounced')
           await jettonTransferBounced(pool, { deposit: delivery.from_address, coin: delivery.coin_symbol }, seen, tx, deps.now(), log);
       }
-      const stores = settling.get(tx.account);
-      if (stores && !watches.has(tx.account)) {
-        // Money into a treasury that customers pay by reference: on its payment, or kept as unmatched.
-        const incoming = classifyTreasuryIncoming(tx);
+      const settled = settling.get(tx.account);
+      if (settled && !watches.has(tx.account)) {
+        // Money into a treasury that customers pay by reference (TON, or jettons into its jetton
+        // wallet): on its payment, or kept as unmatched.
+        const incoming = settled.jetton ? classifyTreasuryJettonIncoming(tx, settled.jetton) : classifyTreasuryIncoming(tx);
+        if (incoming && (await sentByKassa(incoming.sender, gasAccount))) {
+          // A deposit's sweep or a closing message's carry-all (of a payment made before the store settled
+          // to its treasury), or the gas wallet's: booked as it left, never a customer's money to match.
+          log.info(
+            { account: tx.account, hash: tx.hash, sender: incoming.sender, block: block.seqno },
+            "Kassa's own transfer into a treasury: not a customer's",
+          );
+          continue;
+        }
         if (incoming) {
-          const outcome = await bookTreasuryTransfer(pool, stores, incoming, deps.now());
+          const outcome = await bookTreasuryTransfer(pool, settled.stores, incoming, deps.now());
           if (outcome.booked !== 'nothing' && outcome.recorded) recorded += 1;
           log.info(
-            { ...outcome, account: tx.account, hash: incoming.hash, amount: incoming.amountBaseUnits.toString(), block: block.seqno },
+            {
+              ...outcome,
+              account: tx.account,
+              hash: incoming.hash,
+              coin: incoming.coinSymbol,
+              amount: incoming.amountBaseUnits.toString(),
+              block: block.seqno,
+            },
             outcome.booked === 'payment' ? 'treasury transfer recorded' : 'treasury transfer matched no payment',
           );
         }
@@ -359,7 +473,7 @@ export function blockBooker(deps: {
     return recorded;
   }
 
-  return { book, resolvePendingJettonWallets };
+  return { book, resolvePendingJettonWallets, resolveTreasuryJettonWallets };
 }
 
 export type BlockBooker = ReturnType<typeof blockBooker>;

@@ -193,6 +193,10 @@ export function classifyTreasuryIncoming(tx: ChainTransaction): TreasuryIncoming
   const { text, encrypted } = bodyText(tx.inMessage?.body ?? null);
   return {
     account: tx.account,
+    treasury: tx.account,
+    coinSymbol: 'TON',
+    jettonMaster: null,
+    decimals: 9,
     lt: ton.lt,
     hash: ton.hash,
     amountBaseUnits: ton.amount,
@@ -234,4 +238,39 @@ export function deliveryOutcome(
     if (back && back.queryId.toString() === delivery.query_id && back.amount.toString() === delivery.amount_base_units) return { outcome: 'bounced', ...back };
   }
   return null;
+}
+
+/** A treasury's jetton wallet of an accepted coin: its owner (the treasury) and master as the master confirmed them. */
+export interface TreasuryJettonWallet {
+  treasury: string;
+  coinSymbol: string;
+  jettonMaster: string;
+  decimals: number;
+}
+
+/**
+ * A transaction on a treasury's jetton wallet (CONTRACT §12): the jettons the `internal_transfer`
+ * that reached it brought, with what its forward_payload says of a reference (read as a TON
+ * comment is). Matched from the internal_transfer itself, so a transfer sent with
+ * `forward_ton_amount = 0` (no notification to the treasury) is read as well as one with. Null for
+ * everything else: the treasury's own transfers out (op transfer), bounces, a failed transfer.
+ */
+export function classifyTreasuryJettonIncoming(tx: ChainTransaction, wallet: TreasuryJettonWallet): TreasuryIncoming | null {
+  const jetton = detectJettonTransfer(tx);
+  if (jetton === null || !jetton.counted || jetton.amount <= 0n) return null;
+  const { text, encrypted } = bodyText(jetton.forwardPayload ?? null);
+  return {
+    account: tx.account,
+    treasury: wallet.treasury,
+    coinSymbol: wallet.coinSymbol,
+    jettonMaster: wallet.jettonMaster,
+    decimals: wallet.decimals,
+    lt: jetton.lt,
+    hash: jetton.hash,
+    amountBaseUnits: jetton.amount,
+    sender: jetton.sender,
+    chainTime: new Date(jetton.utime * 1000),
+    comment: bookComment(text ?? undefined),
+    read: encrypted ? { kind: 'encrypted' } : readReference(text),
+  };
 }

@@ -202,6 +202,7 @@ export function createChainReader(deps: ChainReaderDeps) {
     const last = await startAfter(held, latest, fresh);
     if (last === null) return result;
     if (held.pending_wallets) await booker.resolvePendingJettonWallets();
+    await booker.resolveTreasuryJettonWallets();
     const at: Progress = { last, lastTime: held.last_block_time, settled: held.settled_until, latest };
     await readBlocks(at, result, signal);
     result.lastSeqno = at.last;

@@ -28,6 +28,8 @@ export interface StoreRecord {
   telegramBotID: number | null;
   /** The origins whose pages may embed <kassa-pay> for this store (none: empty). */
   embedOrigins: string[];
+  /** Unmatched money below this amount of its coin is dust: listed, no money.unmatched event (default "0.01"). */
+  unmatchedDust: string;
 }
 
 export class StoreInputError extends Error {
@@ -51,6 +53,18 @@ export function settlement(value: string): Settlement {
 }
 
 export const DEFAULT_METHODS = 'TON/TON,USDT/TON';
+
+/** `--unmatched-dust AMOUNT`: a decimal amount (of whichever coin arrives), 0 to 1,000,000, at most 9 decimals. */
+export function unmatchedDust(value: string): string {
+  const trimmed = value.trim();
+  if (!/^\d{1,7}(\.\d{1,9})?$/.test(trimmed) || Number(trimmed) > 1_000_000) {
+    throw new StoreInputError(
+      '--unmatched-dust must be an amount from 0 to 1000000 (e.g. 0.01: below 0.01 TON or 0.01 USDT unmatched money raises no alert)',
+      'unmatched-dust',
+    );
+  }
+  return trimmed;
+}
 
 /** How many origins a store may list in embedOrigins. */
 export const EMBED_ORIGINS_MAX = 20;
@@ -277,6 +291,8 @@ export const STORE_OPTIONS: readonly StoreOption[] = [
   { flag: 'embed-origins', column: 'embed_origins', parse: (value) => embedOrigins(value) },
   // Payments created from now on take it; an open payment keeps the settlement it was created with.
   { flag: 'settlement', column: 'settlement', parse: (value) => settlement(value) },
+  // Unmatched money that arrives from now on is judged by it.
+  { flag: 'unmatched-dust', column: 'unmatched_dust', parse: (value) => unmatchedDust(value) },
 ];
 
 const storeViewRow = z.object({
@@ -292,9 +308,10 @@ const storeViewRow = z.object({
   telegram_bot_id: z.string().nullable(),
   embed_origins: z.string().nullable(),
   settlement: z.enum(SETTLEMENTS),
+  unmatched_dust: z.string(),
 });
 
-const STORE_COLUMNS = sql.fragment`id, name, treasury, display_name, logo_url, accent_color, refund_window_days, telegram_bot, telegram_app, telegram_bot_id::text, embed_origins, settlement`;
+const STORE_COLUMNS = sql.fragment`id, name, treasury, display_name, logo_url, accent_color, refund_window_days, telegram_bot, telegram_app, telegram_bot_id::text, embed_origins, settlement, unmatched_dust::text`;
 
 /** The store's settings as `kassa store …` prints them, from its row. */
 function storeSettings(row: z.infer<typeof storeViewRow>): Omit<StoreView, 'id' | 'name' | 'methods'> {
@@ -306,6 +323,7 @@ function storeSettings(row: z.infer<typeof storeViewRow>): Omit<StoreView, 'id' 
     telegramApp: row.telegram_app,
     telegramBotID: row.telegram_bot_id === null ? null : Number(row.telegram_bot_id),
     embedOrigins: embedOriginList(row.embed_origins),
+    unmatchedDust: row.unmatched_dust,
     displayName: row.display_name,
     logoUrl: row.logo_url,
     accentColor: row.accent_color,

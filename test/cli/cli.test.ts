@@ -66,6 +66,7 @@ describe('kassa CLI', () => {
         telegramApp: null,
         telegramBotID: null,
         embedOrigins: [],
+        unmatchedDust: '0.01',
         methods: ['TON/TON', 'USDT/TON'],
       },
     );
@@ -134,11 +135,12 @@ describe('kassa CLI', () => {
     assertFails(await kassa(['store', 'update', storeId, '--accent-color', 'blue'], env), /--accent-color must be a 6-digit hex colour/);
     assertFails(
       await kassa(['store', 'update', storeId], env),
-      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --refund-window-days, --telegram-bot, --telegram-app, --telegram-bot-id, --embed-origins, --settlement, --methods/,
+      /nothing to change: give at least one of --name, --treasury, --display-name, --logo-url, --accent-color, --refund-window-days, --telegram-bot, --telegram-app, --telegram-bot-id, --embed-origins, --settlement, --unmatched-dust, --methods/,
     );
     // Treasury settlement needs a treasury (issue 43).
     assertFails(await kassa(['store', 'update', storeId, '--settlement', 'treasury'], env), /--settlement treasury needs a treasury/);
     assertFails(await kassa(['store', 'update', storeId, '--settlement', 'sideways'], env), /--settlement must be deposit or treasury/);
+    assertFails(await kassa(['store', 'update', storeId, '--unmatched-dust', '-0.5'], env), /--unmatched-dust must be an amount from 0 to 1000000/);
     assertFails(await kassa(['store', 'update', '00000000-0000-4000-8000-000000000000', '--accent-color', '#000000'], env), /no store with id/);
     assertFails(await kassa(['store', 'update', '--accent-color', '#000000'], env), /expected 1 argument/);
     assertFails(await kassa(['store', 'update', storeId, '--colour', '#000000'], env), /Unknown option '--colour'/);

@@ -13,7 +13,10 @@ import { kassa, type CliResult } from '../helpers/cli.ts';
 import { startKassaProcess, type KassaProcess } from '../helpers/kassaProcess.ts';
 import { loadConfig } from '../../src/config.ts';
 import { setMaster } from '../../src/operations/coins.ts';
-import { doctorChainClient, runDoctor, type DoctorReport } from '../../src/operations/doctor.ts';
+import { TreasuryContract } from '@ton/sandbox';
+import { getJettonWalletAddress } from '../../src/chain/client.ts';
+import { doctorChainClient, runDoctor, SANDBOX_WALLET_CODE_HASH, type DoctorReport } from '../../src/operations/doctor.ts';
+import { updateStore } from '../../src/stores/stores.ts';
 
 function assertFails(result: CliResult, code: number, pattern: RegExp): void {
   assert.equal(result.code, code, `${result.stdout}${result.stderr}`);
@@ -278,6 +281,47 @@ describe('kassa doctor and kassa coins against a running sandbox', () => {
       );
     } finally {
       await db.pool.query(sql.unsafe`update coins set decimals = 15 where symbol = 'DYOR'`);
+    }
+  });
+
+  it('doctor warns when a treasury customers pay by reference is not a wallet Kassa knows: never deployed, a jetton wallet; a wallet passes', async () => {
+    assert.equal(TreasuryContract.code.hash().toString('hex'), SANDBOX_WALLET_CODE_HASH, "the sandbox's test wallet is the one the doctor knows");
+    const config = loadConfig(env);
+    const wallet = async () => Address.parse(((await (await fetch(`${url}/sandbox/v1/wallets`, { method: 'POST' })).json()) as any).address).toRawString();
+    const good = await wallet();
+    const owner = await wallet();
+    // A sandbox wallet holds USDT, so its jetton wallet is deployed: a contract, not a wallet.
+    const jettonWallet = (await getJettonWalletAddress(doctorChainClient(config), masters.USDT!, owner)).toRawString();
+    const uninit = `0:${crypto.randomBytes(32).toString('hex')}`;
+    const stores = [];
+    for (const [name, treasury] of [
+      ['Good', good],
+      ['Jetton', jettonWallet],
+      ['Fresh', uninit],
+    ] as const) {
+      const { id } = await createTestStore(db.pool, { name, methods: 'TON/TON' });
+      await updateStore(db.pool, id, { treasury, settlement: 'treasury' });
+      stores.push(id);
+    }
+    try {
+      const report = await runDoctor(config, db.pool);
+      const check = (r: DoctorReport, name: string) => r.checks.find((c) => c.check === name)!;
+      const treasuries = check(report, 'treasury wallets');
+      assert.equal(treasuries.status, 'warn', treasuries.detail);
+      assert.match(treasuries.detail, /^2 of 3 treasury\(ies\) customers pay by reference is not a wallet Kassa knows/);
+      assert.match(treasuries.detail, new RegExp(`${jettonWallet} of Jetton \\(${stores[1]}\\): a jetton wallet`));
+      assert.match(treasuries.detail, new RegExp(`${uninit} of Fresh \\(${stores[2]}\\): not deployed \\(uninit\\)`));
+      assert.doesNotMatch(treasuries.detail, new RegExp(good));
+      assert.ok(
+        report.checks.every((c) => c.check !== 'treasury wallets' || c.status !== 'fail'),
+        'a warning: the doctor still passes',
+      );
+      // The known wallet alone: ok.
+      for (const id of stores.slice(1)) await updateStore(db.pool, id, { settlement: 'deposit' });
+      const alone = (await runDoctor(config, db.pool)).checks.find((c) => c.check === 'treasury wallets')!;
+      assert.equal(alone.status, 'ok', alone.detail);
+    } finally {
+      for (const id of stores) await updateStore(db.pool, id, { settlement: 'deposit' });
     }
   });
 });

@@ -273,6 +273,49 @@ describe('unmatched money', () => {
     );
   });
 
+  it('a flood of 50 dust transfers (below the store’s 0.01 TON) is kept and listed as dust, every nanoTON booked, and alerts nobody', async () => {
+    const sent = [];
+    for (let i = 0; i < 50; i += 1) {
+      const body = i % 3 === 0 ? null : i % 3 === 1 ? comment(`spam ${i}`) : comment(formatReference('000000000'));
+      sent.push((await payTreasury(`0.00${1 + (i % 9)}`, body)).hash);
+    }
+    const edge = await payTreasury('0.01', null);
+    await app.settle();
+    await runDeliveries(app);
+    const listed = await app.pool.any(sql.type(z.object({ hash: z.string(), dust: z.boolean() }))`
+      select hash, dust from unmatched_transfers where store_id = ${store.id} and hash = any(${sql.array([...sent, edge.hash], 'text')})
+    `);
+    assert.equal(listed.length, 51, 'every transfer kept');
+    assert.ok(listed.filter((row) => row.hash !== edge.hash).every((row) => row.dust));
+    const shown = await unmatchedOf(sent[0]!);
+    assert.equal(shown.dust, true);
+    assert.equal(shown.state, 'open');
+    assert.equal((await unmatchedOf(edge.hash)).dust, undefined, '0.01 itself is not below the threshold');
+    const told = new Set(
+      verifiedEvents(receiver)
+        .filter((event) => event.type === 'money.unmatched')
+        .map((event) => (event.payload as any).transactionHash),
+    );
+    assert.deepEqual(
+      sent.filter((hash) => told.has(hash)),
+      [],
+      'no money.unmatched for dust',
+    );
+    assert.ok(told.has(edge.hash), 'money.unmatched for 0.01 TON');
+    await assertTreasuryBooksMatchChain();
+    // A store that wants every transfer told sets the threshold to 0.
+    await updateStore(app.pool, store.id, { 'unmatched-dust': '0' });
+    const tiny = await payTreasury('0.001', null);
+    await app.settle();
+    assert.equal((await unmatchedOf(tiny.hash)).dust, undefined);
+    await updateStore(app.pool, store.id, { 'unmatched-dust': '0.01' });
+    await assert.rejects(updateStore(app.pool, store.id, { 'unmatched-dust': '-1' }), (error: unknown) => {
+      assert.ok(error instanceof StoreInputError);
+      assert.equal(error.flag, 'unmatched-dust');
+      return true;
+    });
+  });
+
   it('assign books a transfer on the payment it was meant for, at its chain time, audited and told; once only; never on a deposit payment', async () => {
     const payment = await newPayment(store.token, '0.3');
     const reference: string = payment.paymentDetails.reference;
