@@ -9,6 +9,10 @@ import { listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
 import { outgoingOfPayment, type OutgoingRow } from '../treasury/outgoing.ts';
+import { payerOf } from '../treasury/refundRequest.ts';
+import { treasuryRefundable } from '../treasury/treasuryRefunds.ts';
+import { KassaError } from '../errors.ts';
+import { fromBaseUnits } from '../money.ts';
 import { isUuid } from '../uuid.ts';
 import { type CoinMoney, paymentMoney, paymentTimeline, type RefundableCoin, type TimelineEvent, timelineTimes } from './money.ts';
 import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
@@ -169,6 +173,10 @@ export interface PaymentPage {
   refundable: RefundableCoin[];
   /** Until when the sale is refundable from its deposit (null: no window, or not completed). */
   refundableUntil: Date | null;
+  /** What a refund from the store's treasury may take of the sale now (coin units of the sale's coin), or null when the sale is not there (no treasury, not completed, not moved yet). */
+  treasuryRefundable: string | null;
+  /** The one address that paid the sale's coin (as booked, raw), the refund's "back to the sender"; null when none or several. */
+  payer: string | null;
   /** When the page was read. */
   now: Date;
   /** Per coin, read once from deposit_money (dashboard/money.ts). */
@@ -183,12 +191,19 @@ export async function loadPaymentPage(db: Db, storeId: string, paymentId: string
   if (!isUuid(paymentId)) return null;
   const payment = await findStorePayment(db, storeId, paymentId.toLowerCase());
   if (!payment) return null;
-  const [transfers, outgoing, deliveries, money, times] = await Promise.all([
+  const [transfers, outgoing, deliveries, money, times, treasury, payer] = await Promise.all([
     listTransfers(db, payment.id),
     outgoingOfPayment(db, payment.id),
     listWebhookDeliveries(db, payment.id),
     paymentMoney(db, payment.id, now),
     timelineTimes(db, payment.id),
+    treasuryRefundable(db, payment.id),
+    payment.coin_symbol === null
+      ? null
+      : payerOf(db, payment.id, payment.coin_symbol).catch((error: unknown) => {
+          if (error instanceof KassaError) return null;
+          throw error;
+        }),
   ]);
   return {
     payment,
@@ -198,6 +213,8 @@ export async function loadPaymentPage(db: Db, storeId: string, paymentId: string
     outgoing,
     refundable: money.refundable,
     refundableUntil: money.refundableUntil,
+    treasuryRefundable: treasury === null ? null : fromBaseUnits(treasury.available, treasury.decimals),
+    payer,
     now,
     money: money.coins,
     timeline: paymentTimeline({ payment, expiredAt: times.expiredAt, cancelledAt: times.cancelledAt, transfers, outgoing, outgoingTimes: times.outgoing }),
