@@ -7,6 +7,7 @@
 // as refunds.ts refundableMoney decides it), failed transfers are the refunds' and sweeps' `failed`.
 import { type Db, sql, z } from '../db/pool.ts';
 import { fromBaseUnits, sumDecimals } from '../money.ts';
+import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { feeReserveFor } from '../treasury/fees.ts';
@@ -57,10 +58,14 @@ export interface HomeRows {
 export async function homeRows(db: Db & { transaction: Db['transaction'] }, storeId: string, now: Date): Promise<HomeRows> {
   const since = dayStart(now, LONGEST - 1);
   const [sales, statuses, waiting, failed, attention, tokens] = await Promise.all([
+    // Net of refunds (counted.ts REFUNDS_OF_PAYMENT: the sale's part, from the payment address or the
+    // treasury): the price less its refunded share, the coin amount less what of the sale went back.
     db.any(sql.type(saleRow)`
       select to_char(p.paid_at at time zone 'UTC', 'YYYY-MM-DD') as day, p.currency, p.coin_symbol, count(*)::int as payments,
-             sum(p.amount)::text as amount, sum(p.coin_amount)::text as coin_amount
-      from payments p
+             trim_scale(sum(p.amount - coalesce(round(p.amount * refunds.sale_refunded_base_units::numeric / nullif(p.coin_amount_base_units, 0), 9), 0)))::text as amount,
+             trim_scale(sum(p.coin_amount - refunds.sale_refunded_base_units::numeric / 10::numeric ^ c.decimals))::text as coin_amount
+      from payments p join coins c on c.symbol = p.coin_symbol
+      ${REFUNDS_OF_PAYMENT}
       where p.store_id = ${storeId} and p.status = 'completed' and p.paid_at >= ${sql.timestamp(since)} and p.paid_at <= ${sql.timestamp(now)}
       group by 1, 2, 3
     `),

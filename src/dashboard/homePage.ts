@@ -85,8 +85,8 @@ export function homePage(input: { root: string; viewer: Viewer; store: StoreCont
       : '',
   ].filter((item) => item !== '');
   const sales = f.byPrice.length
-    ? html`${salesTable('sales-by-price', 'Completed sales at the price they were created with (UTC days; today included)', f.byPrice)}
-${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with', f.byCoin)}`
+    ? html`${salesTable('sales-by-price', 'Completed sales at the price they were created with, less what was refunded (UTC days; today included)', f.byPrice)}
+${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with, less what was refunded', f.byCoin)}`
     : html`<p id="sales-none">No sale in the last 30 days.</p>`;
   const statuses = html`<ul id="statuses" class="statuses">${f.statuses.map(
     (s) =>

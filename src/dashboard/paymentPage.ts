@@ -10,8 +10,9 @@ import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
 import type { RefundPreview } from './money.ts';
 import type { PaymentPage } from './payments.ts';
+import { refundedAmount } from '../payments/view.ts';
 import { dashboardPaths } from './paths.ts';
-import { copyableId, dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
+import { copyableId, dateTime, describedBy, problemFor, saleStatusLabel, shell, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';
 import { heldUntil, treasuryRequest } from '../treasury/treasuryRefunds.ts';
 import type { OutgoingRow } from '../treasury/outgoing.ts';
@@ -69,7 +70,7 @@ export function paymentPage(input: {
   const problems = refund.problems ?? {};
   const inTelegram = telegramPaymentUrl(p.telegram_mini_app, p.id);
   const facts = html`<dl class="facts">
-<dt>Status</dt><dd>${statusLabel(p.status)}</dd>
+<dt>Status</dt><dd id="status">${saleStatusLabel(p)}</dd>
 <dt>${term(glossary, 'anomaly')}</dt><dd id="anomalies">${page.anomalies.length ? page.anomalies.map((a) => ANOMALY_WORDS[a]).join(', ') : 'nothing'}</dd>
 <dt>Price</dt><dd>${amount(p.amount, p.currency, 'price')}</dd>
 ${
@@ -117,7 +118,7 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
 <thead><tr><th scope="col">Coin</th><th scope="col">${term(glossary, 'received')}</th><th scope="col">${term(glossary, 'counted')}</th><th scope="col">Refunded</th><th scope="col">${term(glossary, 'swept')}</th><th scope="col">${term(glossary, 'fees')}</th><th scope="col">${term(glossary, 'refundable')}</th></tr></thead>
 <tbody>${page.money.map(
         (m) =>
-          html`<tr data-coin="${m.coin}"><th scope="row">${m.coin}</th><td class="num">${coinWithFiat(m.received, m.coin, p)}</td><td class="num">${coinWithFiat(m.counted, m.coin, p)}</td><td class="num">${coinWithFiat(m.refunded, m.coin, p)}</td><td class="num">${coinWithFiat(m.swept, m.coin, p)}</td><td class="num">${amount(m.feesTon, 'TON')}</td><td class="num">${coinWithFiat(refundableOf(m.coin), m.coin, p)}</td></tr>`,
+          html`<tr data-coin="${m.coin}"><th scope="row">${m.coin}</th><td class="num">${coinWithFiat(m.received, m.coin, p)}</td><td class="num">${coinWithFiat(m.counted, m.coin, p)}</td><td class="num refunded">${coinWithFiat(m.coin === p.coin_symbol ? refundedAmount(p) : m.refunded, m.coin, p)}</td><td class="num">${coinWithFiat(m.swept, m.coin, p)}</td><td class="num">${amount(m.feesTon, 'TON')}</td><td class="num">${coinWithFiat(refundableOf(m.coin), m.coin, p)}</td></tr>`,
       )}</tbody></table></div>
 <p class="muted" id="fees-explained">${term(glossary, 'fees')}: what the TON network charged to move this money. Kassa charges nothing.</p>`
     : html`<p>No money has reached the payment address.</p>`;

@@ -5,6 +5,7 @@
 import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { ANOMALY_RULES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
+import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import { listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
@@ -27,7 +28,7 @@ export interface PaymentFilters {
   from?: string;
   /** Created on or before this day (UTC, YYYY-MM-DD). */
   to?: string;
-  /** A payment id, an order id, a deposit address (any form) or a transaction hash. */
+  /** A payment id, an order id, a word of its description, a deposit address (any form) or a transaction hash. */
   q?: string;
   /** The id of the last payment of the previous page. */
   after?: string;
@@ -54,6 +55,9 @@ export const listedPayment = z.object({
   coin_amount: z.string().nullable(),
   created_at: z.date(),
   paid_at: z.date().nullable(),
+  description: z.string().nullable(),
+  coin_decimals: z.number().nullable(),
+  sale_refunded_base_units: z.string(),
 });
 export type ListedPayment = z.infer<typeof listedPayment>;
 
@@ -69,7 +73,11 @@ function anomalyCondition(anomaly: Anomaly) {
  * hash, a deposit address), each limited to the store by the caller's condition on `p`.
  */
 function searchCondition(storeId: string, q: string) {
-  const lookups = [sql.fragment`select id from payments where store_id = ${storeId} and order_id = ${q}`];
+  const lookups = [
+    sql.fragment`select id from payments where store_id = ${storeId} and order_id = ${q}`,
+    // A word of its description (the store's payments only; LIKE's own characters taken as typed).
+    sql.fragment`select id from payments where store_id = ${storeId} and description ilike ${`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`,
+  ];
   if (isUuid(q)) lookups.push(sql.fragment`select ${q.toLowerCase()}::uuid`);
   if (/^[0-9a-fA-F]{64}$/.test(q)) lookups.push(sql.fragment`select payment_id from transfers where hash = ${q.toLowerCase()}`);
   const address = parseAddress(q);
@@ -97,8 +105,10 @@ export async function listStorePayments(
     conditions.push(sql.fragment`(p.created_at, p.id) < (select a.created_at, a.id from payments a where a.id = ${filters.after} and a.store_id = ${storeId})`);
   }
   const rows = await db.any(sql.type(listedPayment)`
-    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at
-    from payments p
+    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at,
+           p.description, c.decimals::int as coin_decimals, refunds.sale_refunded_base_units
+    from payments p left join coins c on c.symbol = p.coin_symbol
+    ${REFUNDS_OF_PAYMENT}
     where ${sql.join(conditions, sql.fragment` and `)}
     order by p.created_at desc, p.id desc
     limit ${limit + 1}
