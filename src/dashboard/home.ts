@@ -52,6 +52,8 @@ export interface HomeRows {
   differences: number;
   /** The store's refund gas account (nanoTON available), and the reserve a token refund needs, when the store takes a token. */
   refundGas: { available: bigint; needed: bigint } | null;
+  /** Whether the store has a treasury (its own wallet): without one every sale stays in Kassa's wallets. */
+  hasTreasury?: boolean;
 }
 
 /** What the home page reads: the store's completed sales and payments of the last 30 days, its money in payment addresses, what failed. */
@@ -98,9 +100,10 @@ export async function homeRows(db: Db & { transaction: Db['transaction'] }, stor
       from outgoing_transfers where store_id = ${storeId} and state = 'failed' and kind in ('refund', 'sweep')
       group by kind, coin_symbol
     `),
-    db.one(sql.type(z.object({ webhooks: z.number(), differences: z.number() }))`
+    db.one(sql.type(z.object({ webhooks: z.number(), differences: z.number(), has_treasury: z.boolean() }))`
       select (select count(*) from reporting.webhook_outcomes where store_id = ${storeId} and status = 'failed' and created_at >= ${sql.timestamp(since)})::int as webhooks,
-             (select count(*) from reporting.deposit_differences where store_id = ${storeId})::int as differences
+             (select count(*) from reporting.deposit_differences where store_id = ${storeId})::int as differences,
+             (select treasury is not null from stores where id = ${storeId}) as has_treasury
     `),
     db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`
       select distinct pm.coin_symbol from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
@@ -109,7 +112,16 @@ export async function homeRows(db: Db & { transaction: Db['transaction'] }, stor
   ]);
   const token = tokens[0];
   const refundGas = token === undefined ? null : { available: (await storeRefundGas(db, storeId)).available, needed: feeReserveFor(token) };
-  return { sales, statuses, waiting, failed, failedWebhooks: attention.webhooks, differences: attention.differences, refundGas };
+  return {
+    sales,
+    statuses,
+    waiting,
+    failed,
+    failedWebhooks: attention.webhooks,
+    differences: attention.differences,
+    refundGas,
+    hasTreasury: attention.has_treasury,
+  };
 }
 
 // ---- the figures (pure) -------------------------------------------------------------------------
@@ -138,6 +150,8 @@ export interface HomeFigures {
   /** Transfers out that failed, per kind and coin. */
   failed: { kind: 'refund' | 'sweep'; coin: string; transfers: number; amount: string }[];
   attention: {
+    /** No treasury: every sale stays in Kassa's wallets (said first on the home page). */
+    noTreasury: boolean;
     failedWebhooks: number;
     failedRefunds: number;
     failedSweeps: number;
@@ -216,6 +230,7 @@ export function homeFigures(rows: HomeRows, now: Date): HomeFigures {
       .sort((a, b) => Number(b.coin === 'TON') - Number(a.coin === 'TON') || a.coin.localeCompare(b.coin)),
     failed,
     attention: {
+      noTreasury: rows.hasTreasury === false,
       failedWebhooks: rows.failedWebhooks,
       failedRefunds: failedOf('refund'),
       failedSweeps: failedOf('sweep'),

@@ -8,6 +8,7 @@ import { dayStart, type HomeFigures, SALES_WINDOWS, type SalesLine } from './hom
 import { dashboardPaths } from './paths.ts';
 import { shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { amount, readable, term } from './words.ts';
+import { can } from './policy.ts';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -106,7 +107,17 @@ ${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with
           html`<li data-kind="${x.kind}" data-coin="${x.coin}">${plural(x.transfers, x.kind === 'refund' ? 'refund' : 'move to your wallet', x.kind === 'refund' ? 'refunds' : 'moves to your wallet')} of ${amount(x.amount, x.coin)} failed</li>`,
       )}</ul>`
     : html`<p id="failed-transfers">No ${term(glossary, 'failed_transfer', 'transfer out has failed')}.</p>`;
+  // Said first: until the store has its own wallet, no sale reaches the owner.
+  const noTreasury = a.noTreasury
+    ? html`<section class="card notice" id="no-treasury" aria-labelledby="no-treasury-heading"><h2 id="no-treasury-heading">Your sales stay in Kassa's wallets</h2>
+<p>Until you set your own wallet, every sale stays in Kassa's wallets (one per payment). ${
+        can(store.role, 'settings.change')
+          ? html`<a href="${paths.settings()}#treasury-heading">Set your wallet in Settings</a>.`
+          : 'An owner of the store can set it in Settings.'
+      }</p></section>`
+    : '';
   const body = html`<h1>${store.name}</h1>
+${noTreasury}
 <section class="card" aria-labelledby="attention-heading"><h2 id="attention-heading">Needs attention</h2>
 ${attention.length ? html`<ul id="attention">${attention}</ul>` : html`<p id="attention">Nothing needs attention.</p>`}
 </section>

@@ -78,7 +78,8 @@ export type AppearanceForm = FromSchema<typeof appearanceForm>;
 export const methodsForm = form({ methods: { anyOf: [text(64), { type: 'array', maxItems: 64, items: text(64) }] } });
 export type MethodsForm = FromSchema<typeof methodsForm>;
 
-export const treasuryForm = form({ treasury: text(200) });
+/** The treasury as typed; `confirmed`: the owner saw it back in their wallet's form and confirmed (the second post saves). */
+export const treasuryForm = form({ treasury: text(200), confirmed: { type: 'string', enum: ['yes'] } });
 export type TreasuryForm = FromSchema<typeof treasuryForm>;
 
 /** The refund window as typed: its range is the store command's rule (stores.ts refundWindowDays), said beside the field. */
