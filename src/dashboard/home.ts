@@ -6,7 +6,7 @@
 // waiting sums GET /v1/payments/{id}/balance (refundable with the sale inside its refund window,
 // as refunds.ts refundableMoney decides it), failed transfers are the refunds' and sweeps' `failed`.
 import { type Db, sql, z } from '../db/pool.ts';
-import { fromBaseUnits, sumDecimals } from '../money.ts';
+import { fromBaseUnits, priceShare, readableDecimal, sumDecimals } from '../money.ts';
 import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
@@ -241,4 +241,25 @@ export function homeFigures(rows: HomeRows, now: Date): HomeFigures {
           : null,
     },
   };
+}
+
+/** The sales of every coin together in the store's main fiat, per window, at today's rates (coins per unit of fiat); null when a coin sold has no rate now. */
+export interface SalesTotal {
+  currency: string;
+  windows: Record<SalesWindow, string> | null;
+  /** The coins sold with no rate now (the total is then not given). */
+  unpriced: string[];
+}
+
+/** The net sales per coin (byCoin) in `currency` at `rates` (coin per unit of the currency), to cents. Pure. */
+export function salesTotal(byCoin: readonly SalesLine[], currency: string, rates: ReadonlyMap<string, string | null>): SalesTotal {
+  const unpriced = byCoin.filter((line) => !rates.get(line.currency)).map((line) => line.currency);
+  if (unpriced.length) return { currency, windows: null, unpriced };
+  const windows = Object.fromEntries(
+    SALES_WINDOWS.map((w) => [
+      w.key,
+      readableDecimal(sumDecimals(byCoin.map((line) => priceShare(line.windows[w.key].amount, '1', rates.get(line.currency)!, 9))), 2),
+    ]),
+  ) as Record<SalesWindow, string>;
+  return { currency, windows, unpriced: [] };
 }

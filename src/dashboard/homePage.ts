@@ -4,7 +4,7 @@
 // from home.ts homeFigures; every amount is rounded for reading with its exact value kept (words.ts).
 import { maxDecimal, shareForDrawing } from '../money.ts';
 import { html, type Html } from '../web/html.ts';
-import { dayStart, type HomeFigures, SALES_WINDOWS, type SalesLine } from './home.ts';
+import { dayStart, type HomeFigures, SALES_WINDOWS, type SalesLine, type SalesTotal } from './home.ts';
 import { dashboardPaths } from './paths.ts';
 import { shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { amount, readable, term } from './words.ts';
@@ -62,7 +62,18 @@ ${bars}
 </details>`;
 }
 
-export function homePage(input: { root: string; viewer: Viewer; store: StoreContext; figures: HomeFigures; now: Date }): string {
+/** Every coin's sales together in the main fiat, at today's rates; or which coin has no rate now. */
+function totalLine(total: SalesTotal | null): Html | string {
+  if (total === null) return '';
+  if (total.windows === null) return html`<p id="sales-total" class="muted">No total in ${total.currency}: no rate for ${total.unpriced.join(', ')} now.</p>`;
+  const windows = total.windows;
+  return html`<p id="sales-total">In all, every coin in ${total.currency} at today's rates: ${SALES_WINDOWS.map(
+    (w, i) =>
+      html`${i ? ' · ' : ''}${w.label.toLowerCase()} ${html`<data data-window="${w.key}" value="${windows[w.key]}">${windows[w.key]} ${total.currency}</data>`}`,
+  )}.</p>`;
+}
+
+export function homePage(input: { root: string; viewer: Viewer; store: StoreContext; figures: HomeFigures; total?: SalesTotal | null; now: Date }): string {
   const { root, store, figures: f } = input;
   const paths = dashboardPaths(root).store(store.id);
   const glossary = paths.glossary();
@@ -87,7 +98,8 @@ export function homePage(input: { root: string; viewer: Viewer; store: StoreCont
   ].filter((item) => item !== '');
   const sales = f.byPrice.length
     ? html`${salesTable('sales-by-price', 'Completed sales at the price they were created with, less what was refunded (UTC days; today included)', f.byPrice)}
-${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with, less what was refunded', f.byCoin)}`
+${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with, less what was refunded', f.byCoin)}
+${totalLine(input.total ?? null)}`
     : html`<p id="sales-none">No sale in the last 30 days.</p>`;
   const statuses = html`<ul id="statuses" class="statuses">${f.statuses.map(
     (s) =>

@@ -4,14 +4,15 @@
 // swept, the refund signed by the treasury's wallet) and one kept. The API answers `refunded` beside
 // the seed's `status`; the home page's sales are net of the refunds and equal what the API says; the
 // list and the payment page say "refunded in full / in part"; the list shows each description and
-// its search finds a payment by a word of it; the payment page's Refunded counts the treasury's. The
+// its search finds a payment by a word of it; the home page totals every coin in USD at today's rate; the payment page's Refunded counts the treasury's. The
 // audit log is in time order (was the order entries were written in).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { Address } from '@ton/core';
 import { CLI_ACTOR, listAudit, recordAudit } from '../../src/dashboard/audit.ts';
 import { sql } from '../../src/db/pool.ts';
-import { fromBaseUnits, toBaseUnits } from '../../src/money.ts';
+import { fromBaseUnits, priceShare, toBaseUnits } from '../../src/money.ts';
+import { getRate, ratePolicy } from '../../src/rates/rates.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { sweepSaleAfterWindow } from '../../src/treasury/sweeps.ts';
@@ -110,6 +111,12 @@ it('home figures are net of a full, a partial and a treasury refund and equal th
   assert.equal(home.status, 200);
   assert.equal(cellValue(home.text, 'USD', '30d'), fromBaseUnits(price, 9));
   assert.equal(cellValue(home.text, 'TON', '30d'), fromBaseUnits(coin, 9));
+  // Every coin together in the main fiat (USD) at today's rate (coins per dollar), to cents.
+  const rate = (await getRate(app.pool, 'USD', 'TON', new Date(), ratePolicy(app.config)))!.rate;
+  assert.equal(
+    /<data data-window="30d" value="([^"]+)"/.exec(/<p id="sales-total">[\s\S]*?<\/p>/.exec(home.text)![0])?.[1],
+    priceShare(fromBaseUnits(coin, 9), '1', rate, 2),
+  );
 
   // The list: refunded in full / in part beside the status, each description; search by a word of it.
   const list = await owner.get(`/dashboard/stores/${store.id}/payments`);
