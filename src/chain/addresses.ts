@@ -61,7 +61,7 @@ export const NETWORK_GLOBAL_ID: Record<TonNetwork, number> = { mainnet: -239, te
 
 const DERIVATION_LABEL = Buffer.from('kassa/deposit-key/v1', 'utf8');
 const MIN_MASTER_KEY_BYTES = 16;
-const RAW_ADDRESS = /^(0|-1):[0-9a-fA-F]{64}$/;
+export const RAW_ADDRESS = /^(0|-1):[0-9a-fA-F]{64}$/;
 
 export type DepositWallet = {
   index: number;

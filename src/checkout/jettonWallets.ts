@@ -24,6 +24,12 @@ interface JettonWalletLookup {
    * deployed). A chain API that cannot be reached throws its ChainApiError.
    */
   ownerOf(wallet: string, ownApiUrl: string): Promise<string | null>;
+  /**
+   * Whether the contract at `raw` answers as a token's contract rather than a wallet's account: a
+   * TEP-74 jetton wallet (get_wallet_data) or jetton master (get_jetton_data); null when it answers
+   * neither (a wallet, or nothing deployed). A chain API that cannot be reached throws its ChainApiError.
+   */
+  tokenContractKind(raw: string, ownApiUrl: string): Promise<'jetton_wallet' | 'jetton_master' | null>;
 }
 
 /** This process's own origin (http://host:port) as a request's socket reached it: where the sandbox chain API is. */
@@ -74,6 +80,19 @@ export function createJettonWalletLookup(config: Pick<Config, 'tonApiUrl' | 'ton
       if (owners.size >= MAX_REMEMBERED) owners.delete(owners.keys().next().value!);
       owners.set(wallet, owner);
       return owner;
+    },
+    async tokenContractKind(raw, ownApiUrl) {
+      if ((await this.ownerOf(raw, ownApiUrl)) !== null) return 'jetton_wallet';
+      const client = clientFor(config.tonApiUrl ?? `${ownApiUrl}${SANDBOX_JSON_RPC_PATH}`);
+      try {
+        const data = await call(() => client.runMethod(Address.parseRaw(raw), 'get_jetton_data'));
+        data.stack.readBigNumber();
+        return 'jetton_master';
+      } catch (error) {
+        const chainError = toChainApiError(error);
+        if (chainError.retryable) throw chainError;
+        return null;
+      }
     },
   };
 }

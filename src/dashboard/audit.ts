@@ -79,17 +79,20 @@ export const auditRow = z.object({
 });
 export type AuditRow = z.infer<typeof auditRow>;
 
-/** A store's audit log, newest first, `limit` rows before the row `beforeId` (keyset paging). */
+/** A store's audit log by time, newest first, `limit` rows after the row `beforeId` in that order (keyset paging). */
 export async function listAudit(
   db: Db,
   storeId: string,
   options: { limit: number; beforeId?: string },
 ): Promise<{ rows: readonly AuditRow[]; hasMore: boolean }> {
-  const before = options.beforeId ? sql.fragment`and id < ${options.beforeId}` : sql.fragment``;
+  // By time, newest first (an entry's id orders them only as they were written, not when they happened); keyset on (at, id).
+  const before = options.beforeId
+    ? sql.fragment`and (at, id) < (select b.at, b.id from audit_log b where b.id = ${options.beforeId} and b.store_id = ${storeId})`
+    : sql.fragment``;
   const rows = await db.any(sql.type(auditRow)`
     select id::text, at, actor, action, subject, detail, client_address from audit_log
     where store_id = ${storeId} ${before}
-    order by id desc limit ${options.limit + 1}
+    order by at desc, id desc limit ${options.limit + 1}
   `);
   return { rows: rows.slice(0, options.limit), hasMore: rows.length > options.limit };
 }

@@ -6,7 +6,8 @@
 // waiting sums GET /v1/payments/{id}/balance (refundable with the sale inside its refund window,
 // as refunds.ts refundableMoney decides it), failed transfers are the refunds' and sweeps' `failed`.
 import { type Db, sql, z } from '../db/pool.ts';
-import { fromBaseUnits, sumDecimals } from '../money.ts';
+import { fromBaseUnits, priceShare, readableDecimal, sumDecimals } from '../money.ts';
+import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { feeReserveFor } from '../treasury/fees.ts';
@@ -51,16 +52,22 @@ export interface HomeRows {
   differences: number;
   /** The store's refund gas account (nanoTON available), and the reserve a token refund needs, when the store takes a token. */
   refundGas: { available: bigint; needed: bigint } | null;
+  /** Whether the store has a treasury (its own wallet): without one every sale stays in Kassa's wallets. */
+  hasTreasury?: boolean;
 }
 
 /** What the home page reads: the store's completed sales and payments of the last 30 days, its money in payment addresses, what failed. */
 export async function homeRows(db: Db & { transaction: Db['transaction'] }, storeId: string, now: Date): Promise<HomeRows> {
   const since = dayStart(now, LONGEST - 1);
   const [sales, statuses, waiting, failed, attention, tokens] = await Promise.all([
+    // Net of refunds (counted.ts REFUNDS_OF_PAYMENT: the sale's part, from the payment address or the
+    // treasury): the price less its refunded share, the coin amount less what of the sale went back.
     db.any(sql.type(saleRow)`
       select to_char(p.paid_at at time zone 'UTC', 'YYYY-MM-DD') as day, p.currency, p.coin_symbol, count(*)::int as payments,
-             sum(p.amount)::text as amount, sum(p.coin_amount)::text as coin_amount
-      from payments p
+             trim_scale(sum(p.amount - coalesce(round(p.amount * refunds.sale_refunded_base_units::numeric / nullif(p.coin_amount_base_units, 0), 9), 0)))::text as amount,
+             trim_scale(sum(p.coin_amount - refunds.sale_refunded_base_units::numeric / 10::numeric ^ c.decimals))::text as coin_amount
+      from payments p join coins c on c.symbol = p.coin_symbol
+      ${REFUNDS_OF_PAYMENT}
       where p.store_id = ${storeId} and p.status = 'completed' and p.paid_at >= ${sql.timestamp(since)} and p.paid_at <= ${sql.timestamp(now)}
       group by 1, 2, 3
     `),
@@ -93,9 +100,10 @@ export async function homeRows(db: Db & { transaction: Db['transaction'] }, stor
       from outgoing_transfers where store_id = ${storeId} and state = 'failed' and kind in ('refund', 'sweep')
       group by kind, coin_symbol
     `),
-    db.one(sql.type(z.object({ webhooks: z.number(), differences: z.number() }))`
+    db.one(sql.type(z.object({ webhooks: z.number(), differences: z.number(), has_treasury: z.boolean() }))`
       select (select count(*) from reporting.webhook_outcomes where store_id = ${storeId} and status = 'failed' and created_at >= ${sql.timestamp(since)})::int as webhooks,
-             (select count(*) from reporting.deposit_differences where store_id = ${storeId})::int as differences
+             (select count(*) from reporting.deposit_differences where store_id = ${storeId})::int as differences,
+             (select treasury is not null from stores where id = ${storeId}) as has_treasury
     `),
     db.anyFirst(sql.type(z.object({ coin_symbol: z.string() }))`
       select distinct pm.coin_symbol from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
@@ -104,7 +112,16 @@ export async function homeRows(db: Db & { transaction: Db['transaction'] }, stor
   ]);
   const token = tokens[0];
   const refundGas = token === undefined ? null : { available: (await storeRefundGas(db, storeId)).available, needed: feeReserveFor(token) };
-  return { sales, statuses, waiting, failed, failedWebhooks: attention.webhooks, differences: attention.differences, refundGas };
+  return {
+    sales,
+    statuses,
+    waiting,
+    failed,
+    failedWebhooks: attention.webhooks,
+    differences: attention.differences,
+    refundGas,
+    hasTreasury: attention.has_treasury,
+  };
 }
 
 // ---- the figures (pure) -------------------------------------------------------------------------
@@ -133,6 +150,8 @@ export interface HomeFigures {
   /** Transfers out that failed, per kind and coin. */
   failed: { kind: 'refund' | 'sweep'; coin: string; transfers: number; amount: string }[];
   attention: {
+    /** No treasury: every sale stays in Kassa's wallets (said first on the home page). */
+    noTreasury: boolean;
     failedWebhooks: number;
     failedRefunds: number;
     failedSweeps: number;
@@ -211,6 +230,7 @@ export function homeFigures(rows: HomeRows, now: Date): HomeFigures {
       .sort((a, b) => Number(b.coin === 'TON') - Number(a.coin === 'TON') || a.coin.localeCompare(b.coin)),
     failed,
     attention: {
+      noTreasury: rows.hasTreasury === false,
       failedWebhooks: rows.failedWebhooks,
       failedRefunds: failedOf('refund'),
       failedSweeps: failedOf('sweep'),
@@ -221,4 +241,25 @@ export function homeFigures(rows: HomeRows, now: Date): HomeFigures {
           : null,
     },
   };
+}
+
+/** The sales of every coin together in the store's main fiat, per window, at today's rates (coins per unit of fiat); null when a coin sold has no rate now. */
+export interface SalesTotal {
+  currency: string;
+  windows: Record<SalesWindow, string> | null;
+  /** The coins sold with no rate now (the total is then not given). */
+  unpriced: string[];
+}
+
+/** The net sales per coin (byCoin) in `currency` at `rates` (coin per unit of the currency), to cents. Pure. */
+export function salesTotal(byCoin: readonly SalesLine[], currency: string, rates: ReadonlyMap<string, string | null>): SalesTotal {
+  const unpriced = byCoin.filter((line) => !rates.get(line.currency)).map((line) => line.currency);
+  if (unpriced.length) return { currency, windows: null, unpriced };
+  const windows = Object.fromEntries(
+    SALES_WINDOWS.map((w) => [
+      w.key,
+      readableDecimal(sumDecimals(byCoin.map((line) => priceShare(line.windows[w.key].amount, '1', rates.get(line.currency)!, 9))), 2),
+    ]),
+  ) as Record<SalesWindow, string>;
+  return { currency, windows, unpriced: [] };
 }

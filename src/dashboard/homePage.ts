@@ -4,10 +4,11 @@
 // from home.ts homeFigures; every amount is rounded for reading with its exact value kept (words.ts).
 import { maxDecimal, shareForDrawing } from '../money.ts';
 import { html, type Html } from '../web/html.ts';
-import { dayStart, type HomeFigures, SALES_WINDOWS, type SalesLine } from './home.ts';
+import { dayStart, type HomeFigures, SALES_WINDOWS, type SalesLine, type SalesTotal } from './home.ts';
 import { dashboardPaths } from './paths.ts';
 import { shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { amount, readable, term } from './words.ts';
+import { can } from './policy.ts';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -61,7 +62,18 @@ ${bars}
 </details>`;
 }
 
-export function homePage(input: { root: string; viewer: Viewer; store: StoreContext; figures: HomeFigures; now: Date }): string {
+/** Every coin's sales together in the main fiat, at today's rates; or which coin has no rate now. */
+function totalLine(total: SalesTotal | null): Html | string {
+  if (total === null) return '';
+  if (total.windows === null) return html`<p id="sales-total" class="muted">No total in ${total.currency}: no rate for ${total.unpriced.join(', ')} now.</p>`;
+  const windows = total.windows;
+  return html`<p id="sales-total">In all, every coin in ${total.currency} at today's rates: ${SALES_WINDOWS.map(
+    (w, i) =>
+      html`${i ? ' · ' : ''}${w.label.toLowerCase()} ${html`<data data-window="${w.key}" value="${windows[w.key]}">${windows[w.key]} ${total.currency}</data>`}`,
+  )}.</p>`;
+}
+
+export function homePage(input: { root: string; viewer: Viewer; store: StoreContext; figures: HomeFigures; total?: SalesTotal | null; now: Date }): string {
   const { root, store, figures: f } = input;
   const paths = dashboardPaths(root).store(store.id);
   const glossary = paths.glossary();
@@ -85,8 +97,9 @@ export function homePage(input: { root: string; viewer: Viewer; store: StoreCont
       : '',
   ].filter((item) => item !== '');
   const sales = f.byPrice.length
-    ? html`${salesTable('sales-by-price', 'Completed sales at the price they were created with (UTC days; today included)', f.byPrice)}
-${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with', f.byCoin)}`
+    ? html`${salesTable('sales-by-price', 'Completed sales at the price they were created with, less what was refunded (UTC days; today included)', f.byPrice)}
+${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with, less what was refunded', f.byCoin)}
+${totalLine(input.total ?? null)}`
     : html`<p id="sales-none">No sale in the last 30 days.</p>`;
   const statuses = html`<ul id="statuses" class="statuses">${f.statuses.map(
     (s) =>
@@ -106,7 +119,17 @@ ${salesTable('sales-by-coin', 'The same sales by the coin the customer paid with
           html`<li data-kind="${x.kind}" data-coin="${x.coin}">${plural(x.transfers, x.kind === 'refund' ? 'refund' : 'move to your wallet', x.kind === 'refund' ? 'refunds' : 'moves to your wallet')} of ${amount(x.amount, x.coin)} failed</li>`,
       )}</ul>`
     : html`<p id="failed-transfers">No ${term(glossary, 'failed_transfer', 'transfer out has failed')}.</p>`;
+  // Said first: until the store has its own wallet, no sale reaches the owner.
+  const noTreasury = a.noTreasury
+    ? html`<section class="card notice" id="no-treasury" aria-labelledby="no-treasury-heading"><h2 id="no-treasury-heading">Your sales stay in Kassa's wallets</h2>
+<p>Until you set your own wallet, every sale stays in Kassa's wallets (one per payment). ${
+        can(store.role, 'settings.change')
+          ? html`<a href="${paths.settings()}#treasury-heading">Set your wallet in Settings</a>.`
+          : 'An owner of the store can set it in Settings.'
+      }</p></section>`
+    : '';
   const body = html`<h1>${store.name}</h1>
+${noTreasury}
 <section class="card" aria-labelledby="attention-heading"><h2 id="attention-heading">Needs attention</h2>
 ${attention.length ? html`<ul id="attention">${attention}</ul>` : html`<p id="attention">Nothing needs attention.</p>`}
 </section>

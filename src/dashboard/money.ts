@@ -177,6 +177,8 @@ class PreviewDone extends Error {
 }
 
 export interface RefundPreview {
+  /** "treasury": paid from the store's own wallet, which signs it (else from the payment address). */
+  from?: 'treasury';
   coin: string;
   /** What leaves the deposit (coin units). */
   amount: string;
@@ -209,6 +211,7 @@ export async function previewRefund(
       const figures = refundFigures(row);
       const parsed = parseAddress(row.to_address);
       throw new PreviewDone({
+        ...(row.source === 'treasury' ? { from: 'treasury' as const } : {}),
         coin: row.coin_symbol,
         amount: row.amount,
         fee: figures.fee,

@@ -7,6 +7,7 @@ import { pageDocument } from '../web/page.ts';
 import { dashboardPaths } from './paths.ts';
 import { ANOMALIES } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../payments/transitions.ts';
+import { saleRefunded } from '../payments/view.ts';
 import type { AuditRow } from './audit.ts';
 import type { ListedPayment, PaymentFilters } from './payments.ts';
 import { TOKEN_NAME_MAX, type TokenListing } from '../auth/tokens.ts';
@@ -212,6 +213,14 @@ export function storesPage(input: { root: string; viewer: Viewer }): string {
 
 export const statusLabel = (status: string): Html => html`<span class="status status-${status}">${status}</span>`;
 
+/** A completed payment's status with what of its sale was refunded beside it ("completed · refunded in part"): the API's status stays the seed's. */
+export const saleStatusLabel = (payment: Parameters<typeof saleRefunded>[0]): Html => {
+  const refunded = saleRefunded(payment);
+  return refunded === 'none'
+    ? statusLabel(payment.status)
+    : html`${statusLabel(payment.status)} <span class="status status-refunded" data-refunded="${refunded}">refunded ${refunded === 'full' ? 'in full' : 'in part'}</span>`;
+};
+
 function pageQuery(filters: PaymentFilters, after?: string): string {
   const params = new URLSearchParams();
   for (const key of ['status', 'anomaly', 'coin', 'from', 'to', 'q'] as const) if (filters[key]) params.set(key, filters[key]!);
@@ -238,7 +247,8 @@ export function paymentsPage(input: {
   const rows = input.rows.map(
     (p) => html`<tr>
 <td>${copyableId(p.id, 'payment id', at.payment(p.id))}</td>
-<td>${statusLabel(p.status)}</td>
+<td>${saleStatusLabel(p)}</td>
+<td class="description">${p.description ?? '—'}</td>
 <td class="num">${amount(p.amount, p.currency)}</td>
 <td class="num">${p.coin_amount && p.coin_symbol ? amount(p.coin_amount, p.coin_symbol) : '—'}</td>
 <td>${p.order_id ?? '—'}</td>
@@ -248,7 +258,7 @@ export function paymentsPage(input: {
   const last = input.rows.at(-1);
   const body = html`<h1>Payments</h1>
 <form class="card filters" method="get" action="${at.payments()}" role="search" aria-label="Find payments">
-<div class="search"><label for="q">Search</label><input id="q" name="q" type="search" value="${filters.q ?? ''}" placeholder="Payment id, order id, address, tx hash"></div>
+<div class="search"><label for="q">Search</label><input id="q" name="q" type="search" value="${filters.q ?? ''}" placeholder="Payment id, order id, description, address, tx hash"></div>
 <details class="more-filters"${folded ? '' : raw(' open')} data-open-wide><summary>Filters${folded ? '' : ' (on)'}</summary><div class="filter-fields">
 <div><label for="status">Status</label><select id="status" name="status">${option('', 'Any', !filters.status)}${PAYMENT_STATUSES.map((s) => option(s, s, filters.status === s))}</select></div>
 <div><label for="anomaly">Something unusual</label><select id="anomaly" name="anomaly">${option('', 'Any', !filters.anomaly)}${ANOMALIES.map((a) => option(a, ANOMALY_WORDS[a], filters.anomaly === a))}</select></div>
@@ -264,7 +274,7 @@ ${
     ? html`<p class="card">No payment matches.</p>`
     : html`<div class="table-wrap card" tabindex="0"><table>
 <caption class="muted">Newest first</caption>
-<thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Price</th><th scope="col">In the coin</th><th scope="col">Order id</th><th scope="col">Created</th></tr></thead>
+<thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Description</th><th scope="col">Price</th><th scope="col">In the coin</th><th scope="col">Order id</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`
 }

@@ -10,17 +10,19 @@ import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
 import type { RefundPreview } from './money.ts';
 import type { PaymentPage } from './payments.ts';
+import { refundedAmount } from '../payments/view.ts';
 import { dashboardPaths } from './paths.ts';
-import { copyableId, dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
+import { copyableId, dateTime, describedBy, problemFor, saleStatusLabel, shell, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';
 import { heldUntil, treasuryRequest } from '../treasury/treasuryRefunds.ts';
 import type { OutgoingRow } from '../treasury/outgoing.ts';
 import { friendlyAddress } from '../chain/addresses.ts';
 import { Address } from '@ton/core';
-import { address, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term } from './words.ts';
+import { address, addressText, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term } from './words.ts';
 
 const NOTICES = {
   refund_created: 'Refund planned: it is sent from the deposit wallet within a minute and confirmed on chain.',
+  treasury_refund_asked: 'Refund asked: sign it with your wallet below (once). It is done when the network carries it.',
   redelivery_queued: 'Webhook redelivery queued: it is signed afresh and sent now.',
 } as const;
 export type Notice = keyof typeof NOTICES;
@@ -33,6 +35,8 @@ function hashCell(network: PaymentPage['network'], hash: string | null): Html | 
 }
 
 export interface RefundFormState {
+  /** "treasury": the form of a refund from the store's own wallet (the sale moved there). */
+  from?: string;
   coin?: string;
   amount?: string;
   address?: string;
@@ -66,7 +70,7 @@ export function paymentPage(input: {
   const problems = refund.problems ?? {};
   const inTelegram = telegramPaymentUrl(p.telegram_mini_app, p.id);
   const facts = html`<dl class="facts">
-<dt>Status</dt><dd>${statusLabel(p.status)}</dd>
+<dt>Status</dt><dd id="status">${saleStatusLabel(p)}</dd>
 <dt>${term(glossary, 'anomaly')}</dt><dd id="anomalies">${page.anomalies.length ? page.anomalies.map((a) => ANOMALY_WORDS[a]).join(', ') : 'nothing'}</dd>
 <dt>Price</dt><dd>${amount(p.amount, p.currency, 'price')}</dd>
 ${
@@ -114,7 +118,7 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
 <thead><tr><th scope="col">Coin</th><th scope="col">${term(glossary, 'received')}</th><th scope="col">${term(glossary, 'counted')}</th><th scope="col">Refunded</th><th scope="col">${term(glossary, 'swept')}</th><th scope="col">${term(glossary, 'fees')}</th><th scope="col">${term(glossary, 'refundable')}</th></tr></thead>
 <tbody>${page.money.map(
         (m) =>
-          html`<tr data-coin="${m.coin}"><th scope="row">${m.coin}</th><td class="num">${coinWithFiat(m.received, m.coin, p)}</td><td class="num">${coinWithFiat(m.counted, m.coin, p)}</td><td class="num">${coinWithFiat(m.refunded, m.coin, p)}</td><td class="num">${coinWithFiat(m.swept, m.coin, p)}</td><td class="num">${amount(m.feesTon, 'TON')}</td><td class="num">${coinWithFiat(refundableOf(m.coin), m.coin, p)}</td></tr>`,
+          html`<tr data-coin="${m.coin}"><th scope="row">${m.coin}</th><td class="num">${coinWithFiat(m.received, m.coin, p)}</td><td class="num">${coinWithFiat(m.counted, m.coin, p)}</td><td class="num refunded">${coinWithFiat(m.coin === p.coin_symbol ? refundedAmount(p) : m.refunded, m.coin, p)}</td><td class="num">${coinWithFiat(m.swept, m.coin, p)}</td><td class="num">${amount(m.feesTon, 'TON')}</td><td class="num">${coinWithFiat(refundableOf(m.coin), m.coin, p)}</td></tr>`,
       )}</tbody></table></div>
 <p class="muted" id="fees-explained">${term(glossary, 'fees')}: what the TON network charged to move this money. Kassa charges nothing.</p>`
     : html`<p>No money has reached the payment address.</p>`;
@@ -143,7 +147,7 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
         const held = heldUntil(row.valid_until!);
         const open = row.valid_until! > page.now;
         return html`<li class="treasury-refund" id="treasury-${row.id}" data-refund="${row.id}" data-held-until="${held.toISOString()}" data-treasury="${treasuryWallet}">
-<p><strong>${row.amount} ${row.coin_symbol}</strong> to <span class="mono">${row.to_address_given ?? row.to_address}</span>; sign before ${dateTime(row.valid_until!)}.</p>
+<p><strong>${amount(row.amount, row.coin_symbol)}</strong> to <span class="mono">${addressText(row.to_address_given ?? row.to_address, page.network)}</span>; sign before ${dateTime(row.valid_until!)}.</p>
 ${
   open
     ? html`<p><button type="button" class="sign-treasury" data-request="${JSON.stringify(request.tonconnect)}">Sign with your wallet</button></p>
@@ -166,6 +170,19 @@ ${
       : '';
   const until = page.refundableUntil;
   const windowOpen = until !== null && until > page.now && page.refundable.some((r) => r.coin === p.coin_symbol);
+  // The sale moved to the store's treasury (its refund window over): refundable from there, signed by the owner's wallet.
+  const fromTreasury =
+    page.treasuryRefundable !== null && page.treasuryRefundable !== '0' && p.coin_symbol !== null && !page.refundable.some((r) => r.coin === p.coin_symbol)
+      ? { coin: p.coin_symbol, amount: page.treasuryRefundable }
+      : null;
+  // "Back to the sender": the one address that paid, as the owner's wallet writes it.
+  const sender = page.payer === null ? '' : addressText(page.payer, network);
+  const typedTreasury = refund.from === 'treasury';
+  const depositTyped = typedTreasury ? {} : refund;
+  const depositProblems = typedTreasury ? {} : problems;
+  const treasuryProblems = typedTreasury ? problems : {};
+  const senderHint = (id: string) =>
+    sender ? html`<p class="muted" id="${id}">Filled in: back to the sender, the account that paid. Change it to refund elsewhere.</p>` : '';
   const refundable = page.refundable.length
     ? html`<div id="refundable"><p>${term(glossary, 'refundable')}:</p><ul>${page.refundable.map(
         (r) =>
@@ -175,7 +192,7 @@ ${
           ? html`<p>That includes the sale: it can be refunded from its payment address until <time id="refundable-until" datetime="${until.toISOString()}">${dateTime(until)}</time> (the store's ${term(glossary, 'refund_window')}); then it moves to your wallet.</p>`
           : ''
       }</div>`
-    : html`<div id="refundable"><p>Nothing can be refunded now.</p>${
+    : html`<div id="refundable"><p>${fromTreasury ? 'Nothing is left to refund at the payment address: the sale has moved to your wallet.' : 'Nothing can be refunded now.'}</p>${
         until
           ? html`<p class="muted">The sale's ${term(glossary, 'refund_window')} ends or ended <time id="refundable-until" datetime="${until.toISOString()}">${dateTime(until)}</time>.</p>`
           : ''
@@ -183,17 +200,35 @@ ${
   const refundForm =
     mayRefund && page.refundable.length
       ? html`<form method="post" action="${at.refunds(p.id)}" aria-labelledby="refund-heading">
-${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
+${depositProblems.form ? html`<p class="problem" role="alert">${depositProblems.form}</p>` : ''}
 <label for="refund-coin">Coin</label>
-<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${refund.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.largest})</option>`)}</select>
+<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${depositTyped.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.largest})</option>`)}</select>
 <label for="refund-amount">Amount</label>
-<input id="refund-amount" name="amount" type="text" inputmode="decimal" required value="${refund.amount ?? ''}"${describedBy(problems, 'amount')}>
-${problemFor(problems, 'amount')}
+<input id="refund-amount" name="amount" type="text" inputmode="decimal" required value="${depositTyped.amount ?? ''}"${describedBy(depositProblems, 'amount')}>
+${problemFor(depositProblems, 'amount')}
 <label for="refund-address">To address</label>
-<input id="refund-address" name="address" type="text" required spellcheck="false" autocomplete="off" value="${refund.address ?? ''}"${describedBy(problems, 'address')}>
-${problemFor(problems, 'address')}
+<input id="refund-address" name="address" type="text" required spellcheck="false" autocomplete="off" value="${depositTyped.address ?? sender}"${describedBy(depositProblems, 'address')}>
+${problemFor(depositProblems, 'address')}${senderHint('refund-sender')}
 <p class="muted">The next step shows the ${term(glossary, 'network_fee', 'network fee')} and what arrives at the address, and asks you to confirm. Nothing is sent before that.</p>
 <button type="submit">Review the refund</button>
+</form>`
+      : '';
+  const treasuryForm =
+    mayRefund && fromTreasury
+      ? html`<form method="post" action="${at.refunds(p.id)}" id="treasury-refund-form" aria-labelledby="treasury-refund-heading">
+<h3 id="treasury-refund-heading">Refund from your wallet</h3>
+<p>Up to ${amount(fromTreasury.amount, fromTreasury.coin, 'treasury-refundable')} of the sale can be refunded from your wallet (the ${term(glossary, 'treasury', 'treasury')}). Your wallet signs it: Kassa holds no key of it.</p>
+${treasuryProblems.form ? html`<p class="problem" role="alert">${treasuryProblems.form}</p>` : ''}
+<input type="hidden" name="from" value="treasury">
+<input type="hidden" name="coin" value="${fromTreasury.coin}">
+<label for="treasury-amount">Amount (${fromTreasury.coin})</label>
+<input id="treasury-amount" name="amount" type="text" inputmode="decimal" required value="${typedTreasury ? (refund.amount ?? '') : fromTreasury.amount}"${describedBy(treasuryProblems, 'amount')}>
+${problemFor(treasuryProblems, 'amount')}
+<label for="treasury-address">To address</label>
+<input id="treasury-address" name="address" type="text" required spellcheck="false" autocomplete="off" value="${typedTreasury ? (refund.address ?? sender) : sender}"${describedBy(treasuryProblems, 'address')}>
+${problemFor(treasuryProblems, 'address')}${senderHint('treasury-sender')}
+<p class="muted">The next step shows what your wallet sends and asks you to confirm; then your wallet is asked to sign.</p>
+<button type="submit">Review the refund from your wallet</button>
 </form>`
       : '';
   const preview = input.preview;
@@ -202,25 +237,28 @@ ${problemFor(problems, 'address')}
       ? html`<section class="card confirm" id="refund-confirm" aria-labelledby="confirm-heading">
 <h2 id="confirm-heading">Confirm the refund</h2>
 <dl class="facts">
-<dt>You send</dt><dd id="confirm-send">${preview.amount} ${preview.coin}</dd>
+<dt>${preview.from === 'treasury' ? 'Your wallet sends' : 'You send'}</dt><dd id="confirm-send">${preview.amount} ${preview.coin}</dd>
 <dt>${term(glossary, 'network_fee', 'Network fee')}</dt><dd id="confirm-fee">${preview.fee} TON <span class="muted">(${
-          preview.coin !== 'TON'
-            ? "paid from the store's refund fee balance, not from the customer's money"
-            : preview.arrives === preview.amount
-              ? 'set aside at the payment address; the real fee, usually less, is known once the network confirms'
-              : 'taken from what is sent: this refund empties the payment address'
+          preview.from === 'treasury'
+            ? 'at most; paid by your wallet on top of the refund'
+            : preview.coin !== 'TON'
+              ? "paid from the store's refund fee balance, not from the customer's money"
+              : preview.arrives === preview.amount
+                ? 'set aside at the payment address; the real fee, usually less, is known once the network confirms'
+                : 'taken from what is sent: this refund empties the payment address'
         })</span></dd>
 <dt>Arrives</dt><dd id="confirm-arrives">${preview.arrives === preview.amount ? '' : 'about '}${preview.arrives} ${preview.coin}</dd>
 <dt>At</dt><dd id="confirm-address">${address(preview.destination, network, 'the refund address')}</dd>
 </dl>
 <p>A refund cannot be undone: check the address.</p>
 <form method="post" action="${at.refunds(p.id)}">
+${preview.from === 'treasury' ? html`<input type="hidden" name="from" value="treasury">` : ''}
 <input type="hidden" name="coin" value="${preview.coin}">
 <input type="hidden" name="amount" value="${preview.amount}">
 <input type="hidden" name="address" value="${preview.address}">
 <input type="hidden" name="confirmed" value="yes">
 <input type="hidden" name="key" value="${input.confirmKey ?? ''}">
-<button type="submit">Confirm: send ${preview.amount} ${preview.coin}</button>
+<button type="submit">${preview.from === 'treasury' ? 'Confirm: ask my wallet to send' : 'Confirm: send'} ${preview.amount} ${preview.coin}</button>
 </form>
 <p><a href="${at.payment(p.id)}">Change or cancel</a></p>
 </section>`
@@ -233,7 +271,7 @@ ${confirm}
 <section class="card" aria-labelledby="facts-heading"><h2 id="facts-heading">Summary</h2>${facts}</section>
 <section class="card" aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>${timeline}</section>
 <section class="card" aria-labelledby="money-heading"><h2 id="money-heading">Money</h2>${money}</section>
-<section class="card" aria-labelledby="refund-heading"><h2 id="refund-heading">Refund</h2>${refundable}${refundForm}${
+<section class="card" aria-labelledby="refund-heading"><h2 id="refund-heading">Refund</h2>${refundable}${refundForm}${treasuryForm}${
     !mayRefund ? html`<p class="muted">Only the store's owners can refund.</p>` : ''
   }</section>
 ${treasury}

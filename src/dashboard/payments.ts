@@ -5,10 +5,15 @@
 import { parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { ANOMALY_RULES, anomaliesOf, type Anomaly } from '../payments/anomalies.ts';
+import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import { listTransfers, type TransferRow } from '../payments/transfers.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { findStorePayment, receivedAmount, type PaymentView } from '../payments/view.ts';
 import { outgoingOfPayment, type OutgoingRow } from '../treasury/outgoing.ts';
+import { payerOf } from '../treasury/refundRequest.ts';
+import { treasuryRefundable } from '../treasury/treasuryRefunds.ts';
+import { KassaError } from '../errors.ts';
+import { fromBaseUnits } from '../money.ts';
 import { isUuid } from '../uuid.ts';
 import { type CoinMoney, paymentMoney, paymentTimeline, type RefundableCoin, type TimelineEvent, timelineTimes } from './money.ts';
 import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
@@ -23,7 +28,7 @@ export interface PaymentFilters {
   from?: string;
   /** Created on or before this day (UTC, YYYY-MM-DD). */
   to?: string;
-  /** A payment id, an order id, a deposit address (any form) or a transaction hash. */
+  /** A payment id, an order id, a word of its description, a deposit address (any form) or a transaction hash. */
   q?: string;
   /** The id of the last payment of the previous page. */
   after?: string;
@@ -50,6 +55,9 @@ export const listedPayment = z.object({
   coin_amount: z.string().nullable(),
   created_at: z.date(),
   paid_at: z.date().nullable(),
+  description: z.string().nullable(),
+  coin_decimals: z.number().nullable(),
+  sale_refunded_base_units: z.string(),
 });
 export type ListedPayment = z.infer<typeof listedPayment>;
 
@@ -65,7 +73,11 @@ function anomalyCondition(anomaly: Anomaly) {
  * hash, a deposit address), each limited to the store by the caller's condition on `p`.
  */
 function searchCondition(storeId: string, q: string) {
-  const lookups = [sql.fragment`select id from payments where store_id = ${storeId} and order_id = ${q}`];
+  const lookups = [
+    sql.fragment`select id from payments where store_id = ${storeId} and order_id = ${q}`,
+    // A word of its description (the store's payments only; LIKE's own characters taken as typed).
+    sql.fragment`select id from payments where store_id = ${storeId} and description ilike ${`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`,
+  ];
   if (isUuid(q)) lookups.push(sql.fragment`select ${q.toLowerCase()}::uuid`);
   if (/^[0-9a-fA-F]{64}$/.test(q)) lookups.push(sql.fragment`select payment_id from transfers where hash = ${q.toLowerCase()}`);
   const address = parseAddress(q);
@@ -93,8 +105,10 @@ export async function listStorePayments(
     conditions.push(sql.fragment`(p.created_at, p.id) < (select a.created_at, a.id from payments a where a.id = ${filters.after} and a.store_id = ${storeId})`);
   }
   const rows = await db.any(sql.type(listedPayment)`
-    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at
-    from payments p
+    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at,
+           p.description, c.decimals::int as coin_decimals, refunds.sale_refunded_base_units
+    from payments p left join coins c on c.symbol = p.coin_symbol
+    ${REFUNDS_OF_PAYMENT}
     where ${sql.join(conditions, sql.fragment` and `)}
     order by p.created_at desc, p.id desc
     limit ${limit + 1}
@@ -169,6 +183,10 @@ export interface PaymentPage {
   refundable: RefundableCoin[];
   /** Until when the sale is refundable from its deposit (null: no window, or not completed). */
   refundableUntil: Date | null;
+  /** What a refund from the store's treasury may take of the sale now (coin units of the sale's coin), or null when the sale is not there (no treasury, not completed, not moved yet). */
+  treasuryRefundable: string | null;
+  /** The one address that paid the sale's coin (as booked, raw), the refund's "back to the sender"; null when none or several. */
+  payer: string | null;
   /** When the page was read. */
   now: Date;
   /** Per coin, read once from deposit_money (dashboard/money.ts). */
@@ -183,12 +201,19 @@ export async function loadPaymentPage(db: Db, storeId: string, paymentId: string
   if (!isUuid(paymentId)) return null;
   const payment = await findStorePayment(db, storeId, paymentId.toLowerCase());
   if (!payment) return null;
-  const [transfers, outgoing, deliveries, money, times] = await Promise.all([
+  const [transfers, outgoing, deliveries, money, times, treasury, payer] = await Promise.all([
     listTransfers(db, payment.id),
     outgoingOfPayment(db, payment.id),
     listWebhookDeliveries(db, payment.id),
     paymentMoney(db, payment.id, now),
     timelineTimes(db, payment.id),
+    treasuryRefundable(db, payment.id),
+    payment.coin_symbol === null
+      ? null
+      : payerOf(db, payment.id, payment.coin_symbol).catch((error: unknown) => {
+          if (error instanceof KassaError) return null;
+          throw error;
+        }),
   ]);
   return {
     payment,
@@ -198,6 +223,8 @@ export async function loadPaymentPage(db: Db, storeId: string, paymentId: string
     outgoing,
     refundable: money.refundable,
     refundableUntil: money.refundableUntil,
+    treasuryRefundable: treasury === null ? null : fromBaseUnits(treasury.available, treasury.decimals),
+    payer,
     now,
     money: money.coins,
     timeline: paymentTimeline({ payment, expiredAt: times.expiredAt, cancelledAt: times.cancelledAt, transfers, outgoing, outgoingTimes: times.outgoing }),

@@ -3,8 +3,10 @@
 // and its audit rows, in one transaction: a change and its record commit together or not at all.
 // A treasury change is a money action of its own (treasury.change, with the old and new address);
 // the other fields are one store.update row naming what changed.
-import type { TonNetwork } from '../chain/addresses.ts';
-import type { DatabasePool } from '../db/pool.ts';
+import { Address } from '@ton/core';
+import { friendlyAddress, parseAddress, RAW_ADDRESS, type TonNetwork } from '../chain/addresses.ts';
+import type { DatabasePool, Db } from '../db/pool.ts';
+import { destinationForm, ownWalletProblem } from '../treasury/destinations.ts';
 import { findStore, StoreInputError, type StoreView, updateStore } from '../stores/stores.ts';
 import { type Actor, recordAudit } from './audit.ts';
 
@@ -97,4 +99,54 @@ export function formMessage(error: StoreInputError): string {
   const flag = error.flag as StoreField | null;
   const text = flag && Object.hasOwn(STORE_FIELDS, flag) ? error.message.replace(`--${flag}`, STORE_FIELDS[flag]) : error.message;
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!]$/.test(text) ? '' : '.'}`;
+}
+
+/** What a wallet app shows for its account, and its other user-friendly writing (bounceable), on `network`. */
+export interface TreasuryForms {
+  /** As a wallet app shows it under Receive (non-bounceable, the network's flag: UQ… on mainnet and the sandbox, 0Q… on testnet). */
+  shown: string;
+  /** The same account bounceable (EQ… / kQ…), as explorers often write it. */
+  bounceable: string;
+}
+
+/** Kind of contract at an address, as the chain answers: a token's (jetton wallet or master) or not. */
+export type TokenContractKind = (raw: string) => Promise<'jetton_wallet' | 'jetton_master' | null>;
+
+const RECEIVE = 'Paste the address your wallet app shows under Receive.';
+
+/**
+ * Why `value` cannot be the store's treasury, in an owner's words, or its forms to confirm: not an
+ * address; written for another network (a testnet address on mainnet or the sandbox, a mainnet
+ * one on testnet); not on the chain wallets use; one of Kassa's own wallets; a token's contract
+ * rather than a wallet's account (money sent there cannot be spent). The chain is asked last.
+ */
+export async function checkTreasury(
+  db: Db,
+  value: string,
+  network: TonNetwork,
+  kindOf: TokenContractKind,
+): Promise<{ problem: string } | { raw: string; forms: TreasuryForms }> {
+  const trimmed = value.trim();
+  if (parseAddress(trimmed) === null) return { problem: `This is not a TON wallet address. ${RECEIVE}` };
+  if (!RAW_ADDRESS.test(trimmed)) {
+    const { isTestOnly } = Address.parseFriendly(trimmed);
+    if (isTestOnly && network !== 'testnet')
+      return { problem: `This address is written for the test network (testnet), not this one: money sent there would not reach your wallet. ${RECEIVE}` };
+    if (!isTestOnly && network === 'testnet') return { problem: `This address is written for the main network, and this Kassa runs on testnet. ${RECEIVE}` };
+  }
+  const form = destinationForm(trimmed, network);
+  if ('problem' in form) return { problem: `Kassa cannot send the store's money to this address. ${RECEIVE}` };
+  if ((await ownWalletProblem(db, form.raw)) !== null)
+    return { problem: "This is one of Kassa's own wallets, not yours: sales sent there would stay in Kassa. Paste your own wallet's address." };
+  const kind = await kindOf(form.raw);
+  if (kind === 'jetton_wallet')
+    return {
+      problem: `This is the address of a token balance inside a wallet, not of the wallet itself: money sent there could not be spent. ${RECEIVE}`,
+    };
+  if (kind === 'jetton_master') return { problem: `This is the address of a token, not of a wallet. ${RECEIVE}` };
+  const address = Address.parseRaw(form.raw);
+  return {
+    raw: form.raw,
+    forms: { shown: friendlyAddress(address, network), bounceable: address.toString({ urlSafe: true, bounceable: true, testOnly: network === 'testnet' }) },
+  };
 }

@@ -8,7 +8,9 @@ import { html, raw, type Html } from '../web/html.ts';
 import { isHostName } from '../net/addresses.ts';
 import type { StoreView } from '../stores/stores.ts';
 import { problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
-import { STORE_FIELDS, type StoreField } from './settings.ts';
+import { STORE_FIELDS, type StoreField, type TreasuryForms } from './settings.ts';
+import type { TonNetwork } from '../chain/addresses.ts';
+import { addressText } from './words.ts';
 import { can } from './policy.ts';
 import { dashboardPaths } from './paths.ts';
 
@@ -55,6 +57,10 @@ export interface SettingsPageInput {
   treasury?: string;
   /** The settlement as chosen (deposit or treasury). */
   settlement?: string;
+  /** The treasury typed, checked, shown back to confirm (the first post of its form). */
+  treasuryConfirm?: TreasuryForms;
+  /** The network, for addresses in their user-friendly form. */
+  network?: TonNetwork;
   /** The refund window as typed (days). */
   refundWindowDays?: string;
   /** The Telegram fields as typed. */
@@ -86,7 +92,9 @@ export function settingsPage(input: SettingsPageInput): string {
   const owner = can(store.role, 'settings.change');
   const look = input.appearance ?? appearanceOf(saved);
   const methods = input.methods ?? saved.methods.map((m) => `${m.coin}/${m.chain}`);
-  const treasury = input.treasury ?? saved.treasury ?? '';
+  // The saved treasury as the owner's wallet app writes it (never the raw 0: form).
+  const shownTreasury = saved.treasury === null ? '' : input.network ? addressText(saved.treasury, input.network) : saved.treasury;
+  const treasury = input.treasury ?? shownTreasury;
   const settlement = input.settlement ?? saved.settlement;
   const problems: Record<string, string> = input.problem ? { [input.problem.field]: input.problem.message } : {};
   const logo = previewLogo(look.logoUrl);
@@ -144,10 +152,30 @@ ${problemFor(problems, 'methods')}
 </form>`
     : html`<ul>${saved.methods.map((m) => html`<li>${m.coin} on ${m.chain}</li>`)}</ul>`;
 
+  const confirming = input.treasuryConfirm;
+  const treasuryWhy = html`<p id="treasury-why">${
+    saved.treasury === null
+      ? "Until you set your own wallet here, every sale stays in Kassa's wallets (one per payment); set it and each sale moves to your wallet."
+      : 'Each sale moves to this wallet of yours (after the refund window, when the store has one).'
+  }</p>`;
+  const treasuryConfirmPart = confirming
+    ? html`<div class="confirm" id="treasury-confirm" role="status">
+<p>Check that this is your wallet, as your wallet app shows it under Receive:</p>
+<p class="mono address" id="treasury-confirm-address">${confirming.shown}</p>
+<p class="muted">The same wallet is also written <span class="mono" id="treasury-confirm-bounceable">${confirming.bounceable}</span>. Compare the first and last characters with your wallet app.</p>
+<form method="post" action="${at.settingsSection('treasury')}">
+<input type="hidden" name="treasury" value="${confirming.shown}">
+<input type="hidden" name="settlement" value="${settlement}">
+<input type="hidden" name="confirmed" value="yes">
+<button type="submit">Yes, this is my wallet: save it</button>
+</form>
+<p><a href="${at.settings()}#treasury-heading">No, change it</a></p>
+</div>`
+    : '';
   const treasuryPart = owner
-    ? html`<form method="post" action="${at.settingsSection('treasury')}">
-<label for="settings-treasury">Treasury address</label>
-<p class="muted" id="settings-treasury-hint">The wallet the store's money is swept to: a basechain address of this network, none of Kassa's own wallets. Empty: the money stays in the deposit wallets.</p>
+    ? html`${treasuryWhy}${treasuryConfirmPart}<form method="post" action="${at.settingsSection('treasury')}">
+<label for="settings-treasury">Your wallet's address</label>
+<p class="muted" id="settings-treasury-hint">Paste it from your wallet app (Receive). You see it again to confirm before it is saved. Empty: sales stay in Kassa's wallets.</p>
 <input id="settings-treasury" name="treasury" type="text" class="mono" spellcheck="false" autocomplete="off" value="${treasury}" aria-describedby="settings-treasury-hint${problems.treasury ? ' treasury-problem' : ''}"${problems.treasury ? raw(' aria-invalid="true"') : ''}>
 ${problemFor(problems, 'treasury')}
 <label for="settings-settlement">${STORE_FIELDS.settlement}</label>
@@ -157,9 +185,9 @@ ${problemFor(problems, 'treasury')}
 <option value="treasury"${settlement === 'treasury' ? raw(' selected') : ''}>${SETTLEMENT_LABELS.treasury}</option>
 </select>
 ${problemFor(problems, 'settlement')}
-<button type="submit">Save treasury</button>
+<button type="submit">Check this wallet</button>
 </form>`
-    : html`<p class="mono" id="treasury">${saved.treasury ?? 'None: the money stays in the deposit wallets.'}</p>
+    : html`${treasuryWhy}<p class="mono" id="treasury">${saved.treasury === null ? "None: sales stay in Kassa's wallets." : shownTreasury}</p>
 <p id="settlement">${SETTLEMENT_LABELS[saved.settlement]}</p>`;
 
   const windowHint =

@@ -218,6 +218,8 @@ function viewOfNew(row: InsertedPayment, choice: MethodChoice | null, telegramMi
     address_friendly: choice?.deposit?.friendly ?? (choice && settlement ? settlement.friendly : null),
     transaction_hashes: [],
     received_base_units: '0',
+    refunded_base_units: '0',
+    sale_refunded_base_units: '0',
     transfer_effects: [],
   };
 }
@@ -339,6 +341,8 @@ type InsertedPayment = Omit<
   | 'address_friendly'
   | 'transaction_hashes'
   | 'received_base_units'
+  | 'refunded_base_units'
+  | 'sale_refunded_base_units'
   | 'transfer_effects'
   | 'telegram_mini_app'
   | 'telegram_user_id'

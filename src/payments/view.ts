@@ -4,8 +4,8 @@
 import { tokenValidSql, type TokenCheck } from '../auth/tokens.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { authInvalid } from '../errors.ts';
-import { fromBaseUnits } from '../money.ts';
-import { COUNTED_OF_PAYMENT } from './counted.ts';
+import { fromBaseUnits, toBaseUnits } from '../money.ts';
+import { COUNTED_OF_PAYMENT, REFUNDS_OF_PAYMENT } from './counted.ts';
 import { PAYMENT_STATUSES } from './transitions.ts';
 
 export const paymentView = z.object({
@@ -37,6 +37,9 @@ export const paymentView = z.object({
   transaction_hashes: z.array(z.string()),
   /** Base units of the coin counted toward the payment (numeric as text). */
   received_base_units: z.string(),
+  /** Base units of the payment's coin refunded, and of them the sale's (counted.ts REFUNDS_OF_PAYMENT; numeric as text). */
+  refunded_base_units: z.string(),
+  sale_refunded_base_units: z.string(),
   /** The effects of every transfer on the payment's books (for its anomalies). */
   transfer_effects: z.array(z.string()),
   /** "<bot>/<app>": the store's Telegram Mini App when it has both (the payment's telegramURL), else null. */
@@ -75,9 +78,11 @@ export const PAYMENT_VIEW = sql.fragment`
          p.method_selected_at, p.paid_at,
          coalesce(counted.hashes, array[]::text[]) as transaction_hashes, coalesce(counted.total_base_units, 0)::text as received_base_units,
          coalesce(counted.effects, array[]::text[]) as transfer_effects,
+         refunds.refunded_base_units, refunds.sale_refunded_base_units,
          (select s.telegram_bot || '/' || s.telegram_app from stores s where s.id = p.store_id) as telegram_mini_app,
          p.telegram_user_id::text as telegram_user_id, p.telegram_username, p.settlement, p.reference
   from ${PAYMENT_WITH_METHOD}
+  ${REFUNDS_OF_PAYMENT}
 `;
 
 /**
@@ -146,4 +151,16 @@ function viewFromJson(text: string): PaymentView {
  */
 export function receivedAmount(row: Pick<PaymentView, 'coin_decimals' | 'received_base_units'>): string {
   return row.coin_decimals === null ? '0' : fromBaseUnits(BigInt(row.received_base_units), row.coin_decimals);
+}
+
+/** The payment's coin refunded ("0" before a method), written as every amount of the API. */
+export function refundedAmount(row: Pick<PaymentView, 'coin_decimals' | 'refunded_base_units'>): string {
+  return row.coin_decimals === null ? '0' : fromBaseUnits(BigInt(row.refunded_base_units), row.coin_decimals);
+}
+
+/** How much of the sale was refunded: none, part of it, or all of it (a completed payment's; else none). */
+export function saleRefunded(row: Pick<PaymentView, 'status' | 'coin_amount' | 'coin_decimals' | 'sale_refunded_base_units'>): 'none' | 'part' | 'full' {
+  const refunded = BigInt(row.sale_refunded_base_units);
+  if (row.status !== 'completed' || refunded === 0n || row.coin_decimals === null || row.coin_amount === null) return 'none';
+  return refunded >= toBaseUnits(row.coin_amount, row.coin_decimals) ? 'full' : 'part';
 }

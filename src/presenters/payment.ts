@@ -4,7 +4,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { ANOMALIES, anomaliesOf } from '../payments/anomalies.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
-import { type PaymentView, receivedAmount } from '../payments/view.ts';
+import { type PaymentView, receivedAmount, refundedAmount } from '../payments/view.ts';
 import { formatReference, referencePayload } from '../payments/reference.ts';
 import { FIAT_CURRENCIES } from '../rates/fiat.ts';
 import { telegramPaymentUrl } from '../telegram/links.ts';
@@ -73,6 +73,11 @@ const paymentSchema = {
       properties: { id: { type: 'integer' }, username: { type: 'string', description: 'Without the @; absent when the user has none.' } },
     },
     paymentDetails: paymentDetailsSchema,
+    refunded: {
+      type: 'string',
+      description:
+        'Extension: what of the payment\'s coin (paymentDetails.coin) was refunded, in the coin ("0" when nothing; present once a method was chosen): refunds from the payment address planned, sent or confirmed (each refund\'s amount, its network fee included when taken from it), and refunds from the treasury once confirmed (what left the treasury). `status` stays as it was (a refunded sale stays `completed`).',
+    },
     timer: {
       type: 'object',
       required: ['createdAt', 'expiresAt'],
@@ -180,7 +185,7 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
     ...(payment.telegram_user_id !== null
       ? { telegramUser: { id: Number(payment.telegram_user_id), ...(payment.telegram_username !== null ? { username: payment.telegram_username } : {}) } }
       : {}),
-    ...(details ? { paymentDetails: details } : {}),
+    ...(details ? { paymentDetails: details, refunded: refundedAmount(payment) } : {}),
     timer: {
       createdAt: rfc3339(payment.created_at),
       expiresAt: rfc3339(payment.expires_at),

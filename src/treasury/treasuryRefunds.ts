@@ -215,6 +215,25 @@ const TREASURY_TAKEN_SQL = sql.fragment`
   + coalesce((select sum(r.amount_base_units) from treasury_refund_repeats r join outgoing_transfers o on o.id = r.transfer_id where o.payment_id = p.id), 0)`;
 
 /**
+ * What a refund from the treasury may take of a sale now, in its coin's base units (the sale's
+ * sweep to the treasury less what treasury refunds took, as createTreasuryRefund decides it), or
+ * null when the sale cannot be refunded from the treasury (no treasury, not completed, not swept).
+ */
+export async function treasuryRefundable(db: Db, paymentId: string): Promise<{ coin: string; decimals: number; available: bigint } | null> {
+  const row = await db.maybeOne(sql.type(z.object({ coin: z.string(), decimals: z.number(), swept: z.string().nullable(), taken: z.string() }))`
+    select p.coin_symbol as coin, c.decimals::int as decimals,
+      (select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
+       and o.coin_symbol = p.coin_symbol and o.state <> 'failed')::text as swept,
+      (${TREASURY_TAKEN_SQL})::text as taken
+    from payments p join stores s on s.id = p.store_id join coins c on c.symbol = p.coin_symbol
+    where p.id = ${paymentId} and p.status = 'completed' and s.treasury is not null
+  `);
+  if (!row || row.swept === null) return null;
+  const available = BigInt(row.swept) - BigInt(row.taken);
+  return { coin: row.coin, decimals: row.decimals, available: available > 0n ? available : 0n };
+}
+
+/**
  * What left the treasury for a sale (its confirmed treasury refunds and their repeats, as the
  * chain moved them) against what was swept to it, in the sale's coin's base units.
  */

@@ -13,7 +13,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { sql } from '../../src/db/pool.ts';
-import { addDecimal } from '../../src/money.ts';
+import { Address } from '@ton/core';
+import { addDecimal, fromBaseUnits, toBaseUnits } from '../../src/money.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { sweepSaleAfterWindow } from '../../src/treasury/sweeps.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
@@ -254,6 +257,73 @@ describe("a payment's page in headless Chromium", () => {
     assert.equal(await page.locator('#refundable [data-coin="TON"] data').getAttribute('value'), ton.refundable);
     assert.equal(await page.locator('#refundable-until').getAttribute('datetime'), balance.refundableUntil);
     assert.match(await page.locator('#refundable').innerText(), /about 10\.00 USD/);
+    assert.deepEqual(problems, []);
+  });
+});
+
+// Issue 47 item 4: a store of its own (a treasury, a refund window) whose sales were refunded in
+// full, in part and from the treasury; its home page at 375 px shows sales net of them, equal to
+// what the API's `refunded` makes of each sale, and the list says which were refunded.
+describe('the home page net of refunds, in headless Chromium at 375 px', () => {
+  it("a full, a partial and a treasury refund: the home page's sales equal the API's net figures", { timeout: 240_000 }, async () => {
+    const treasury = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
+    const shop = await app.store({ name: 'Refunding Shop', methods: 'TON/TON', refundWindowDays: 7 });
+    await updateStore(app.pool, shop.id, { treasury });
+    const viewer = await openPage(browser);
+    await joinByInvitation(
+      viewer.page,
+      app.url,
+      shop.id,
+      await invitationPath(app.pool, shop.id, 'owner@refunding.example', 'owner'),
+      'a long dashboard password',
+    );
+    const sold = async (amount: string) => {
+      const created = await app.request('POST', '/v1/payments', {
+        token: shop.token,
+        body: { amount, currency: 'USD', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+      });
+      await app.pay(created.json.paymentDetails.address, 'TON', created.json.paymentDetails.coinAmount);
+      return created.json;
+    };
+    const refund = (id: string, body: Record<string, string>) => app.request('POST', `/v1/payments/${id}/refunds`, { token: shop.token, body });
+    const [full, part, fromTreasury] = [await sold('10'), await sold('20'), await sold('30')];
+    await sold('4.5');
+    await app.settle();
+    assert.equal((await refund(full.id, { coin: 'TON', amount: full.paymentDetails.coinAmount, address: 'payer' })).status, 201);
+    assert.equal((await refund(part.id, { coin: 'TON', amount: '0.25', address: 'payer' })).status, 201);
+    await app.pool.query(sql.unsafe`update payments set refundable_until = now() - interval '1 second' where id = ${fromTreasury.id}`);
+    assert.equal(await sweepSaleAfterWindow(app.pool, fromTreasury.id, new Date()), true);
+    await app.drain(...[full, part, fromTreasury].map((p) => Address.parse(p.paymentDetails.address).toRawString()));
+    const asked = await refund(fromTreasury.id, { coin: 'TON', amount: '0.3', address: 'payer', from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    for (const message of asked.json.tonconnect.messages)
+      await app.pay(message.address, 'TON', fromBaseUnits(BigInt(message.amount), 9), { from: treasury, payload: message.payload });
+    await app.settle();
+
+    // The API's figures, net: the price less its refunded share (9 decimals, half up), the coin amount less what was refunded.
+    const listed = (await app.request('GET', '/v1/payments?limit=100', { token: shop.token })).json.data as any[];
+    let price = 0n;
+    let coin = 0n;
+    for (const p of listed.filter((p) => p.status === 'completed')) {
+      const coinAmount = toBaseUnits(p.paymentDetails.coinAmount, 9);
+      const refunded = toBaseUnits(p.refunded, 9);
+      const priced = toBaseUnits(p.amount, 9);
+      price += priced - (priced * refunded * 2n + coinAmount) / (2n * coinAmount);
+      coin += coinAmount - refunded;
+    }
+    assert.ok(price < toBaseUnits('64.5', 9));
+
+    const { page, problems } = viewer;
+    await page.goto(`${app.url}/dashboard/stores/${shop.id}`);
+    const shown = (table: string, currency: string) =>
+      page.locator(`#${table} tr[data-currency="${currency}"] td[data-window="30d"] data`).getAttribute('value');
+    assert.equal(await shown('sales-by-price', 'USD'), fromBaseUnits(price, 9));
+    assert.equal(await shown('sales-by-coin', 'TON'), fromBaseUnits(coin, 9));
+    await assertPageFits(page, 'home-net-of-refunds', ARTIFACTS);
+    await page.goto(`${app.url}/dashboard/stores/${shop.id}/payments`);
+    assert.equal(await page.locator('[data-refunded="full"]').count(), 1);
+    assert.equal(await page.locator('[data-refunded="part"]').count(), 2);
+    await assertPageFits(page, 'payments-with-refunds', ARTIFACTS);
     assert.deepEqual(problems, []);
   });
 });

@@ -7,6 +7,8 @@
 //
 // If Chromium cannot be launched this file FAILS (it never skips).
 import assert from 'node:assert/strict';
+import { Address } from '@ton/core';
+import { friendlyAddress } from '../../src/chain/addresses.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -99,17 +101,22 @@ describe('dashboard in Chromium: store settings', () => {
     await page.goto(settings);
     const masterchain = `-1:${'ab'.repeat(32)}`;
     await page.fill('#settings-treasury', masterchain);
-    await page.click('text=Save treasury');
+    await page.click('text=Check this wallet');
     await page.waitForSelector('#treasury-problem');
-    assert.match((await page.textContent('#treasury-problem')) ?? '', /Kassa sends only to basechain/);
+    assert.match((await page.textContent('#treasury-problem')) ?? '', /Kassa cannot send the store's money to this address/);
     assert.equal(await page.getAttribute('#settings-treasury', 'aria-invalid'), 'true');
     assert.equal(await page.inputValue('#settings-treasury'), masterchain);
     await assertUsable(page, 'owner-refused-treasury');
     assert.equal((await findStore(app.pool, store.id))!.treasury, null);
-    // A basechain one is saved.
+    // A basechain one is shown back as the owner's wallet writes it, and saved once confirmed.
     const treasury = `0:${'cd'.repeat(32)}`;
     await page.fill('#settings-treasury', treasury);
-    await Promise.all([page.waitForURL(/saved=treasury$/), page.click('text=Save treasury')]);
+    await page.click('text=Check this wallet');
+    await page.waitForSelector('#treasury-confirm');
+    assert.equal(await page.textContent('#treasury-confirm-address'), friendlyAddress(Address.parseRaw(treasury), 'sandbox'));
+    await assertUsable(page, 'owner-confirm-treasury');
+    assert.equal((await findStore(app.pool, store.id))!.treasury, null);
+    await Promise.all([page.waitForURL(/saved=treasury$/), page.click('text=Yes, this is my wallet: save it')]);
     assert.equal((await findStore(app.pool, store.id))!.treasury, treasury);
 
     // The audit log shows each change.

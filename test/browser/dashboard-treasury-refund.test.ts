@@ -13,6 +13,7 @@ import { Address, Cell, toNano } from '@ton/core';
 import type { Browser } from 'playwright-core';
 import { friendlyAddress } from '../../src/chain/addresses.ts';
 import { commentOf } from '../../src/chain/detect.ts';
+import { sql } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
@@ -123,6 +124,59 @@ it('"Sign with your wallet" asks the treasury wallet (TON Connect) to sign; the 
   assert.equal(await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).count(), 0);
   assert.match(await page.locator('#timeline').innerText(), /Refund from the treasury of 0\.6 TON done/);
   assert.deepEqual(ownProblems(owner.problems), []);
+});
+
+it('after the refund window the payment page offers the refund from the treasury (issue 47 item 2): back to the sender by default, no raw address, reviewed, then signed with the wallet and confirmed', {
+  timeout: 300_000,
+}, async () => {
+  const created = await app.request('POST', '/v1/payments', {
+    token: store.token,
+    body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+  });
+  await app.pay(created.json.paymentDetails.address, 'TON', '1');
+  await app.settle();
+  await app.drain(Address.parse(created.json.paymentDetails.address).toRawString());
+  const payer = (await app.pool.oneFirst(sql.unsafe`select sender from transfers where payment_id = ${created.json.id}`)) as string;
+  const payerFriendly = friendlyAddress(Address.parse(payer), 'sandbox');
+  const page = await owner.context.newPage();
+  await page.setViewportSize({ width: 375, height: 800 });
+  const wallet = await injectTestWallet(page, app, { address: treasury });
+  await page.goto(`${app.url}/dashboard/stores/${store.id}/payments/${created.json.id}`);
+  const refundCard = page.locator('section[aria-labelledby="refund-heading"]');
+  assert.doesNotMatch(await refundCard.innerText(), /Nothing can be refunded now/);
+  const form = page.locator('#treasury-refund-form');
+  await form.getByRole('heading', { name: 'Refund from your wallet' }).waitFor();
+  assert.equal(await page.locator('#treasury-refundable').getAttribute('value'), '1');
+  // Back to the sender by default, in the form the owner's wallet shows.
+  assert.equal(await page.getByLabel('To address').inputValue(), payerFriendly);
+  await assertPageFits(page, 'payment page offering a refund from the treasury', ARTIFACTS);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.getByLabel('Amount (TON)').fill('0.4');
+  await form.getByRole('button', { name: 'Review the refund from your wallet' }).click();
+  await page.getByRole('heading', { name: 'Confirm the refund' }).waitFor();
+  assert.match(await page.locator('#confirm-send').innerText(), /^0\.4 TON$/);
+  assert.match(await page.locator('#confirm-address').innerText(), new RegExp(payerFriendly));
+  await page.getByRole('button', { name: 'Confirm: ask my wallet to send 0.4 TON' }).click();
+  await page.getByText('Refund asked: sign it with your wallet below').waitFor();
+  await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).waitFor();
+  assert.doesNotMatch(await page.locator('main').innerText(), /\b0:[0-9a-f]{64}/i);
+  const [asked] = await outgoingOfPayment(app.pool, created.json.id, 'refund');
+  assert.equal(asked?.source, 'treasury');
+  const item = page.locator(`#treasury-${asked!.id}`);
+  assert.match(await item.innerText(), new RegExp(`0\\.4 TON to ${payerFriendly}`));
+  await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
+  await item.getByRole('button', { name: 'Sign with your wallet' }).click();
+  await chooseWallet(page);
+  await item.getByText('Signed and sent from your wallet').waitFor({ timeout: 15_000 });
+  assert.equal(wallet.requests.length, 1);
+  await app.settle();
+  const [refund] = await outgoingOfPayment(app.pool, created.json.id, 'refund');
+  assert.equal(refund?.state, 'confirmed');
+  assert.equal(app.arrived(payer, treasury), toNano('0.4'));
+  // What is left of the sale is still offered from the treasury.
+  await page.reload();
+  assert.equal(await page.locator('#treasury-refundable').getAttribute('value'), '0.6');
+  await page.close();
 });
 
 /** A TON sale of 1 TON completed and swept to the treasury; a treasury refund of `amount` asked through the API. */

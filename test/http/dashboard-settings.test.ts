@@ -147,7 +147,10 @@ describe('dashboard: store settings', () => {
 
     // Treasury: set (a money action of its own in the audit log), then cleared.
     const treasury = `0:${'cd'.repeat(32)}`;
-    assert.equal((await owner.post(`${settings}/treasury`, { treasury })).status, 303);
+    // Shown back to confirm (nothing saved), then saved by the confirming post.
+    assert.equal((await owner.post(`${settings}/treasury`, { treasury })).status, 200);
+    assert.equal((await findStore(app.pool, store.id))!.treasury, null);
+    assert.equal((await owner.post(`${settings}/treasury`, { treasury, confirmed: 'yes' })).status, 303);
     assert.equal((await findStore(app.pool, store.id))!.treasury, treasury);
     assert.equal((await owner.post(`${settings}/treasury`, { treasury: '' })).status, 303);
     assert.equal((await findStore(app.pool, store.id))!.treasury, null);
@@ -189,14 +192,14 @@ describe('dashboard: store settings', () => {
       sql.unsafe`insert into gas_wallets (network, address) values ('sandbox', ${gas}) on conflict (network) do update set address = excluded.address`,
     );
     for (const [treasury, message] of [
-      [deposit, /one of Kassa&#39;s own deposit addresses/],
-      [gas, /Kassa&#39;s own gas wallet/],
-      [`-1:${'ab'.repeat(32)}`, /workchain -1 address: Kassa sends only to basechain/],
-      ['not an address', /not a TON address for this network/],
+      [deposit, /one of Kassa&#39;s own wallets, not yours/],
+      [gas, /one of Kassa&#39;s own wallets, not yours/],
+      [`-1:${'ab'.repeat(32)}`, /Kassa cannot send the store&#39;s money to this address/],
+      ['not an address', /This is not a TON wallet address/],
     ] as const) {
       const refused = await owner.post(`${settings}/treasury`, { treasury });
       assert.equal(refused.status, 400, treasury);
-      assert.match(refused.text, /Nothing was changed: Invalid treasury/);
+      assert.match(refused.text, /Nothing was changed: /);
       assert.match(refused.text, message);
       assert.match(refused.text, /id="settings-treasury"[^>]*aria-describedby="settings-treasury-hint treasury-problem" aria-invalid="true"/);
       assert.ok(refused.text.includes(`value="${treasury}"`), 'what was typed is kept');

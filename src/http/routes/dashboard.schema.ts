@@ -79,8 +79,8 @@ export type AppearanceForm = FromSchema<typeof appearanceForm>;
 export const methodsForm = form({ methods: { anyOf: [text(64), { type: 'array', maxItems: 64, items: text(64) }] } });
 export type MethodsForm = FromSchema<typeof methodsForm>;
 
-/** The treasury and how the store settles there (a select: deposit or treasury; the store command's rule refuses anything else). */
-export const treasuryForm = form({ treasury: text(200), settlement: text(16) });
+/** The treasury as typed and how the store settles there (a select: deposit or treasury; the store command's rule refuses anything else); `confirmed`: the owner saw the treasury back in their wallet's form and confirmed (the second post saves). */
+export const treasuryForm = form({ treasury: text(200), settlement: text(16), confirmed: { type: 'string', enum: ['yes'] } });
 export type TreasuryForm = FromSchema<typeof treasuryForm>;
 
 /** The refund window as typed: its range is the store command's rule (stores.ts refundWindowDays), said beside the field. */

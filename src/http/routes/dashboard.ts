@@ -321,7 +321,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   const typedRefund = (ctx: DashboardCtx): RefundFormState => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const typed = (name: string) => (typeof body[name] === 'string' ? (body[name] as string).trim() : '');
-    return { coin: typed('coin'), amount: typed('amount'), address: typed('address') };
+    return { from: typed('from'), coin: typed('coin'), amount: typed('amount'), address: typed('address') };
   };
   /** A refusal's param as the refund form's field (amount, address) or the form's own line. */
   const refundProblems = (problems: Record<string, string>) =>
@@ -377,7 +377,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       } catch (error) {
         return refused(error);
       }
-      redirect(ctx, paths.store(store.id).payment(payment.id, 'notice=refund_created'));
+      redirect(ctx, paths.store(store.id).payment(payment.id, request.from === 'treasury' ? 'notice=treasury_refund_asked' : 'notice=refund_created'));
     },
   );
 

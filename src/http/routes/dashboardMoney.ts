@@ -3,7 +3,8 @@
 // sample receiver (every member), and the key's rotation (owners: the command `kassa keys rotate`
 // runs, audited as webhook_key.rotate). The pipeline is the dashboard router's (dashboardSteps.ts).
 import { glossaryPage } from '../../dashboard/glossaryPage.ts';
-import { homeFigures, homeRows } from '../../dashboard/home.ts';
+import { homeFigures, homeRows, salesTotal } from '../../dashboard/home.ts';
+import { getRate, ratePolicy } from '../../rates/rates.ts';
 import { homePage } from '../../dashboard/homePage.ts';
 import { recentWebhookOutcomes, storeMoney } from '../../dashboard/money.ts';
 import { moneyPage } from '../../dashboard/moneyPage.ts';
@@ -26,7 +27,22 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
   dash.store.get('', async (ctx) => {
     const store = ctx.state.store;
     const now = deps.now();
-    page(ctx, 200, homePage({ root, viewer: ctx.state.viewer, store, figures: homeFigures(await homeRows(pool, store.id, now), now), now }));
+    const figures = homeFigures(await homeRows(pool, store.id, now), now);
+    // Every coin's sales together in the store's main fiat, at today's rates (the rates policy of prices).
+    const main = figures.mainFiat;
+    const total =
+      main === null || figures.byCoin.length === 0
+        ? null
+        : salesTotal(
+            figures.byCoin,
+            main,
+            new Map(
+              await Promise.all(
+                figures.byCoin.map(async (line) => [line.currency, (await getRate(pool, main, line.currency, now, ratePolicy(config)))?.rate ?? null] as const),
+              ),
+            ),
+          );
+    page(ctx, 200, homePage({ root, viewer: ctx.state.viewer, store, figures, total, now }));
   });
   dash.store.get('/glossary', async (ctx) => {
     page(ctx, 200, glossaryPage({ root, viewer: ctx.state.viewer, store: ctx.state.store }));

@@ -4,7 +4,9 @@
 // page again with the message beside the field, and nothing changed.
 import { textColourOn } from '../../checkout/page.ts';
 import { strictCsp } from '../../web/csp.ts';
-import { changeStore, formMessage, type StoreField } from '../../dashboard/settings.ts';
+import { changeStore, checkTreasury, formMessage, type StoreField } from '../../dashboard/settings.ts';
+import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
+import { ChainApiError } from '../../chain/apiError.ts';
 import { type AppearanceValues, DEFAULT_ACCENT, previewCss, previewLogo, settingsPage, type SettingsPageInput } from '../../dashboard/settingsPage.ts';
 import { catalogueMethods, findStore, StoreInputError } from '../../stores/stores.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
@@ -39,6 +41,7 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
   const { pool, config } = deps;
   const { root, page, redirect, notFound } = dash.steps;
   const paths = dashboardPaths(root);
+  const jettonWallets = createJettonWalletLookup(config, pool);
 
   const show = async (ctx: Ctx, status: number, extra: Extra = {}) => {
     const [saved, catalogue] = await Promise.all([findStore(pool, ctx.state.store.id), catalogueMethods(pool)]);
@@ -53,6 +56,7 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
         saved,
         catalogue,
         miniAppUrl: telegramMiniAppUrl(config.checkoutBaseUrl),
+        network: config.tonNetwork,
         ...extra,
       }),
     );
@@ -116,11 +120,25 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
   });
 
   dash.store.post<{ form: TreasuryForm }>('/settings/treasury', { can: 'settings.change', form: treasuryForm, refused: refused('treasury') }, async (ctx) => {
-    const treasury = ctx.state.form.treasury ?? '';
+    const treasury = (ctx.state.form.treasury ?? '').trim();
     const settlement = ctx.state.form.settlement;
     // One change: the store command checks the two together (treasury settlement needs a treasury).
-    const given = { treasury, ...(settlement === undefined ? {} : { settlement }) };
-    await change(ctx, given, given, 'treasury');
+    const given = (to: string) => ({ treasury: to, ...(settlement === undefined ? {} : { settlement }) });
+    // Emptied: sales stay in Kassa's wallets from now on (nothing to confirm).
+    if (treasury === '') return change(ctx, given(treasury), given(treasury), 'treasury');
+    // An address Kassa knows to be wrong is refused; a right one is shown back as the owner's wallet
+    // app writes it, and saved only by the post that confirms it.
+    const origin = ownApiUrl(ctx.req.socket);
+    // A chain API that cannot answer now leaves the kind unknown: Kassa refuses only what it knows to be wrong.
+    const kindOf = (raw: string) =>
+      jettonWallets.tokenContractKind(raw, origin).catch((error: unknown) => {
+        if (error instanceof ChainApiError) return null;
+        throw error;
+      });
+    const checked = await checkTreasury(pool, treasury, config.tonNetwork, kindOf);
+    if ('problem' in checked) return show(ctx, 400, { treasury, settlement, problem: { field: 'treasury', message: checked.problem } });
+    if (ctx.state.form.confirmed !== 'yes') return show(ctx, 200, { treasury, settlement, treasuryConfirm: checked.forms });
+    await change(ctx, given(checked.forms.shown), given(treasury), 'treasury');
   });
 
   dash.store.post<{ form: RefundWindowForm }>(
