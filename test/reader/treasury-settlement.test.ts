@@ -476,6 +476,27 @@ describe('deposits and switching', () => {
     await assertTreasuryBooksMatchChain();
   });
 
+  it("a deposit payment's sweep into the treasury (its store switched since) is Kassa's own money, never unmatched", async () => {
+    await updateStore(app.pool, store.id, { settlement: 'deposit' });
+    const payment = await newPayment(store.token, '0.7');
+    await updateStore(app.pool, store.id, { settlement: 'treasury' });
+    const deposit = raw(payment.paymentDetails.address);
+    await app.pay(deposit, 'TON', '0.7');
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'completed');
+    await app.drain(deposit);
+    const sweep = await app.pool.one(sql.type(z.object({ state: z.string(), to_address: z.string() }))`
+      select state, to_address from outgoing_transfers where payment_id = ${payment.id} and kind = 'sweep' and reason = 'payment'
+    `);
+    assert.deepEqual(sweep, { state: 'confirmed', to_address: treasury });
+    await app.settle();
+    const fromDeposit = await app.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`select count(*)::int as n from unmatched_transfers where sender = ${deposit}`,
+    );
+    assert.equal(fromDeposit, 0, 'the sweep is booked as it left the deposit, not kept as a customer’s unmatched money');
+    await assertTreasuryBooksMatchChain();
+  });
+
   it('a customer-choice payment created by a treasury store chooses its method later and is still paid at the treasury', async () => {
     const created = await app.request('POST', '/v1/payments', { token: store.token, body: { amount: '0.6', currency: 'TON', ttl: 3600 } });
     assert.equal(created.status, 201, created.text);
