@@ -113,6 +113,8 @@ async function call(method: string, path: string, body?: unknown, auth = true, b
   return json;
 }
 const tonOf = async (address: string): Promise<number> => Number((await call('GET', `/sandbox/v1/accounts/${address}`, undefined, false)).balances.TON);
+const nanoTonOf = async (address: string): Promise<bigint> =>
+  toBaseUnits(String((await call('GET', `/sandbox/v1/accounts/${address}`, undefined, false)).balances.TON), 9);
 const gasMessages = async () =>
   pool.oneFirst(
     sql.type(
@@ -166,6 +168,8 @@ type SettlementRow = {
   /** Why the row has no figures (this build cannot take or book it), or null. */
   missing: string | null;
   costTon: number;
+  /** The whole row's cost to the shop in nanoTON, exact (negative: the gas wallet got back more than the row spent, an earlier row's excess). */
+  costNano: bigint;
   booksFeeTon: number;
   deposits: number;
   messages: number;
@@ -181,7 +185,8 @@ const sweepState = z.object({ state: z.string() });
 async function settleRow(settlement: Settlement, coin: Coin): Promise<SettlementRow> {
   const shop = await settlementStore(settlement);
   const seen = new Set((await history.transactions(shop.treasury)).transactions.map((tx) => tx.hash));
-  const gasBefore = await tonOf(gas);
+  await sleep(2_000); // what an earlier row's transfers send back (jetton excesses) reaches the gas wallet first
+  const gasBefore = await nanoTonOf(gas);
   const coinBefore = Number((await call('GET', `/sandbox/v1/accounts/${shop.treasury}`, undefined, false)).balances[coin]);
   const ids: string[] = [];
   const api: number[] = [];
@@ -192,6 +197,7 @@ async function settleRow(settlement: Settlement, coin: Coin): Promise<Settlement
     coin,
     missing,
     costTon: Number.NaN,
+    costNano: 0n,
     booksFeeTon: Number.NaN,
     deposits: 0,
     messages: 0,
@@ -257,7 +263,7 @@ async function settleRow(settlement: Settlement, coin: Coin): Promise<Settlement
     inTreasury.push(sweptAt - paidAt);
   }
   await sleep(2_000); // the last jetton transfer's excess reaches the gas wallet; the treasury's last transactions are in a block
-  const gasLost = gasBefore - (await tonOf(gas));
+  const gasLost = gasBefore - (await nanoTonOf(gas));
   const coinGained = Number((await call('GET', `/sandbox/v1/accounts/${shop.treasury}`, undefined, false)).balances[coin]) - coinBefore;
   const arrived = await treasuryTransactionsSince(shop.treasury, seen);
   // The TON the payments brought the treasury (a deposit's sweep, the customer's own transfer), not the jetton wallet's notifications.
@@ -265,7 +271,7 @@ async function settleRow(settlement: Settlement, coin: Coin): Promise<Settlement
     .filter((tx) => tx.inMessage?.source != null && tx.inMessage.source !== shop.treasuryJettonWallet)
     .reduce((sum, tx) => sum + (tx.inMessage?.value ?? 0n), 0n);
   const tonPaid = coin === 'TON' ? toBaseUnits(String(PRICE[coin] * N), 9) : 0n;
-  const costTon = gasLost + Number(fromBaseUnits(tonPaid - tonArrived, 9));
+  const costNano = gasLost + tonPaid - tonArrived;
   const receiveFees = arrived.reduce((sum, tx) => sum + (tx.totalFees ?? 0n), 0n);
   const books = await pool.one(sql.type(z.object({ fee: z.string(), messages: z.number(), deposits: z.number() }))`
     select (select coalesce(sum(fee_base_units), 0) from outgoing_transfers where payment_id = any(${sql.array(ids, 'uuid')}))::text as fee,
@@ -274,7 +280,8 @@ async function settleRow(settlement: Settlement, coin: Coin): Promise<Settlement
   `);
   return {
     ...row(null),
-    costTon: costTon / N,
+    costTon: Number(fromBaseUnits(costNano, 9)) / N,
+    costNano,
     booksFeeTon: Number(fromBaseUnits(BigInt(books.fee), 9)) / N,
     deposits: books.deposits,
     messages: books.messages,
@@ -317,7 +324,7 @@ async function settlements(): Promise<void> {
           : [
               r.settlement,
               r.coin,
-              mTon(r.costTon),
+              `${mTon(r.costTon)} (${r.costNano} nanoTON in all)`,
               mTon(r.booksFeeTon),
               `${r.deposits} / ${r.messages}`,
               mTon(r.receiveFeeTon),
