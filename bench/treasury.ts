@@ -153,8 +153,9 @@ async function settlementStore(settlement: Settlement) {
   if (settlement === 'treasury') await updateStore(pool, created.id, { settlement: 'treasury' });
   const storeToken = (await issueToken(pool, created.id, null, new Date())).token;
   await call('POST', '/v1/webhook-endpoints', { url: receiverUrl, events: ['payment.completed'] }, true, storeToken);
-  const [jettonWallet] = (await history.jettonWallets([wallet])).wallets;
-  return { id: created.id, token: storeToken, treasury: wallet, treasuryJettonWallet: jettonWallet?.address ?? null };
+  // Its jetton wallets (one per sandbox jetton): their notifications are jettons' messages, not TON paid.
+  const jettonWallets = new Set((await history.jettonWallets([wallet])).wallets.map((w) => w.address));
+  return { id: created.id, token: storeToken, treasury: wallet, treasuryJettonWallets: jettonWallets };
 }
 
 /** The treasury's transactions (from the chain's history) not in `seen`. */
@@ -268,7 +269,7 @@ async function settleRow(settlement: Settlement, coin: Coin): Promise<Settlement
   const arrived = await treasuryTransactionsSince(shop.treasury, seen);
   // The TON the payments brought the treasury (a deposit's sweep, the customer's own transfer), not the jetton wallet's notifications.
   const tonArrived = arrived
-    .filter((tx) => tx.inMessage?.source != null && tx.inMessage.source !== shop.treasuryJettonWallet)
+    .filter((tx) => tx.inMessage?.source != null && !shop.treasuryJettonWallets.has(tx.inMessage.source))
     .reduce((sum, tx) => sum + (tx.inMessage?.value ?? 0n), 0n);
   const tonPaid = coin === 'TON' ? toBaseUnits(String(PRICE[coin] * N), 9) : 0n;
   const costNano = gasLost + tonPaid - tonArrived;
