@@ -12,7 +12,7 @@
 // to its treasury by reference. For each settlement and coin (TON, USDT), `--payments` payments
 // one after the other, each paid by the customer's wallet (POST /sandbox/v1/transfers; to the
 // treasury with the reference as the comment, for USDT the jetton transfer's forward_payload) and
-// settled (a deposit's sweep confirmed) before the next. Printed per row:
+// settled (a deposit's sweep confirmed) and 1.5 s more (BENCH_SETTLEMENT_GAP_MS) before the next. Printed per row:
 // - the shop's network cost per payment, read from the chain: what Kassa's gas wallet lost, plus
 //   the TON the customer paid that did not reach the treasury (a deposit's deploy and sweep fees);
 //   the fees the books record for the payments' outgoing transfers, the deposit wallets made and
@@ -127,6 +127,7 @@ const gasMessages = async () =>
 type Coin = 'TON' | 'USDT';
 type Settlement = 'deposit' | 'treasury';
 const PRICE: Record<Coin, number> = { TON: 1.5, USDT: 5 };
+const GAP_MS = Number(process.env.BENCH_SETTLEMENT_GAP_MS ?? 1_500);
 const history = toncenterV3History({ baseUrl: `${url}${SANDBOX_TONCENTER_PATH}` });
 
 /** The moment (Date.now()) each payment's `payment.completed` reached the store's receiver. */
@@ -262,6 +263,9 @@ async function settleRow(settlement: Settlement, coin: Coin): Promise<Settlement
     api.push(completedAt - paidAt);
     hook.push(completedHeard.get(payment.id)! - paidAt);
     inTreasury.push(sweptAt - paidAt);
+    // The same pause after each payment in both settlements (a deposit's also waited for its sweep):
+    // the last delivery's job has let go of its store's queue before the next payment's event.
+    await sleep(GAP_MS);
   }
   await sleep(2_000); // the last jetton transfer's excess reaches the gas wallet; the treasury's last transactions are in a block
   const gasLost = gasBefore - (await nanoTonOf(gas));
