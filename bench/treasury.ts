@@ -186,8 +186,10 @@ type SettlementRow = {
 const sweepState = z.object({ state: z.string() });
 async function settleRow(settlement: Settlement, coin: Coin): Promise<SettlementRow> {
   const shop = await settlementStore(settlement);
+  // What an earlier row's transfers send back (jetton excesses) reaches the gas wallet, and the
+  // treasury's own making (its deploy, its funding) is in a block of its history, before either is read.
+  await sleep(2_000);
   const seen = new Set((await history.transactions(shop.treasury)).transactions.map((tx) => tx.hash));
-  await sleep(2_000); // what an earlier row's transfers send back (jetton excesses) reaches the gas wallet first
   const gasBefore = await nanoTonOf(gas);
   const coinBefore = Number((await call('GET', `/sandbox/v1/accounts/${shop.treasury}`, undefined, false)).balances[coin]);
   const ids: string[] = [];
