@@ -8,6 +8,7 @@ import { sql } from '../db/pool.ts';
 import { createPaymentLink, deactivatePaymentLink, type PaymentLinkInput, type PaymentLinkRow } from '../paymentLinks/links.ts';
 import { createPayment } from '../payments/commands.ts';
 import { draftFromPayment, type PaymentInput } from '../payments/drafts.ts';
+import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import type { CommandConfig } from '../payments/methodChoice.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { listedPayment, type ListedPayment } from './payments.ts';
@@ -98,8 +99,10 @@ export const LINK_PAYMENTS_SHOWN = 100;
 /** A link's payments (every status), newest first. */
 export async function linkPayments(db: Db, storeId: string, linkId: string): Promise<readonly ListedPayment[]> {
   return db.any(sql.type(listedPayment)`
-    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at
-    from payments p
+    select p.id, p.status, p.amount::text as amount, p.currency, p.order_id, p.coin_symbol, p.coin_amount::text as coin_amount, p.created_at, p.paid_at,
+           p.description, c.decimals::int as coin_decimals, refunds.sale_refunded_base_units
+    from payments p left join coins c on c.symbol = p.coin_symbol
+    ${REFUNDS_OF_PAYMENT}
     where p.store_id = ${storeId} and p.payment_link_id = ${linkId}
     order by p.created_at desc, p.id desc
     limit ${LINK_PAYMENTS_SHOWN}

@@ -76,7 +76,7 @@ const paymentSchema = {
     refunded: {
       type: 'string',
       description:
-        'Extension: what of the payment\'s coin (paymentDetails.coin) was refunded, in the coin ("0" when nothing; present once a method was chosen): refunds from the payment address planned, sent or confirmed (each refund\'s amount, its network fee included when taken from it), and refunds from the treasury once confirmed (what left the treasury). `status` stays as it was (a refunded sale stays `completed`).',
+        'Extension: what of the payment\'s coin (the coin of its details) was refunded, in the coin ("0" when nothing; present once a method was chosen): refunds from the payment address planned, sent or confirmed (each refund\'s amount, its network fee included when taken from it), and refunds from the treasury once confirmed (what left the treasury). `status` stays as it was (a refunded sale stays `completed`).',
     },
     timer: {
       type: 'object',

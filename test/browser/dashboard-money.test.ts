@@ -53,7 +53,7 @@ const bookedRefund = async (paymentId: string) =>
   (
     await app.pool.one(sql.type(z.object({ row: z.record(z.string(), z.unknown()) }))`
       select to_jsonb(o) - array['id', 'payment_id', 'from_address', 'created_at', 'updated_at', 'signed_at', 'last_broadcast_at', 'confirmed_at',
-                                 'valid_until', 'message_hash', 'message_hash_normalized', 'signed_message', 'transaction_hash', 'transaction_lt'] as row
+                                 'valid_until', 'message_hash', 'message_hash_normalized', 'signed_message', 'transaction_hash', 'transaction_lt', 'delivered_at'] as row
       from outgoing_transfers o where payment_id = ${paymentId} and kind = 'refund'
     `)
   ).row;

@@ -51,7 +51,13 @@ describe('dashboard: store settings', () => {
     assert.match(refused.text, /<option value="treasury" selected>/, 'what was chosen is kept');
     assert.equal((await findStore(app.pool, store.id))!.settlement, 'deposit');
     const treasury = `0:${'ce'.repeat(32)}`;
-    assert.equal((await owner.post(`${settings}/treasury`, { treasury, settlement: 'treasury' })).status, 303);
+    // The treasury is shown back to confirm (issue 47.6), the settlement chosen carried through that step.
+    const confirm = await owner.post(`${settings}/treasury`, { treasury, settlement: 'treasury' });
+    assert.equal(confirm.status, 200);
+    assert.match(confirm.text, /<input type="hidden" name="settlement" value="treasury">/);
+    assert.equal((await findStore(app.pool, store.id))!.settlement, 'deposit', 'nothing saved before the confirmation');
+    const shown = /<input type="hidden" name="treasury" value="([^"]+)">/.exec(confirm.text)?.[1] ?? assert.fail('the confirm step names the treasury');
+    assert.equal((await owner.post(`${settings}/treasury`, { treasury: shown, settlement: 'treasury', confirmed: 'yes' })).status, 303);
     const saved = await findStore(app.pool, store.id);
     assert.deepEqual([saved!.treasury, saved!.settlement], [treasury, 'treasury']);
     assert.deepEqual(
