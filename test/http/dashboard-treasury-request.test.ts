@@ -36,7 +36,7 @@ before(async () => {
 });
 after(() => app?.close());
 
-it('the first page to hand the request to a wallet wins; the second is refused (409) and not offered Sign; the wallet\'s refusal frees it', {
+it("the first page to hand the request to a wallet wins; the second is refused (409) and not offered Sign; the wallet's refusal frees it", {
   timeout: 240_000,
 }, async () => {
   const created = await app.request('POST', '/v1/payments', {
