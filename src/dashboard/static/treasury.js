@@ -63,7 +63,13 @@
       body: '',
     });
   const record = async (item) => {
-    const response = await post(item.getAttribute('data-record'));
+    let response;
+    try {
+      response = await post(item.getAttribute('data-record'));
+    } catch {
+      // Kassa did not answer: nothing was handed to a wallet.
+      throw new Error('not recorded');
+    }
     let body = {};
     try {
       body = await response.json();
