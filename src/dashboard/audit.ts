@@ -6,6 +6,8 @@ import { sql, z, type Db } from '../db/pool.ts';
 export type AuditAction =
   | 'refund.create'
   | 'refund.refused'
+  | 'refund.request_sent'
+  | 'refund.request_declined'
   | 'webhook.redeliver'
   | 'webhook.refused'
   | 'token.issue'

@@ -21,6 +21,9 @@ export function dashboardPaths(root: string) {
       payment,
       refunds: (paymentId: string) => `${payment(paymentId)}/refunds`,
       redeliver: (paymentId: string) => `${payment(paymentId)}/webhook/redeliver`,
+      /** A treasury refund's request handed to a wallet (POST), and the wallet's refusal of it (POST). */
+      treasuryRequestSent: (paymentId: string, refundId: string) => `${payment(paymentId)}/treasury-refunds/${refundId}/request-sent`,
+      treasuryRequestDeclined: (paymentId: string, refundId: string) => `${payment(paymentId)}/treasury-refunds/${refundId}/request-declined`,
       money: () => `${at}/money`,
       webhooks: (query?: string) => withQuery(`${at}/webhooks`, query),
       rotateKey: () => `${at}/webhooks/keys/rotate`,

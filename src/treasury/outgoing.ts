@@ -195,6 +195,8 @@ export const outgoingRow = z.object({
   final_sweep: z.boolean(),
   /** When the destination had it (a jetton transfer: its receiving jetton wallet took it); null while on its way. */
   delivered_at: z.date().nullable(),
+  /** A treasury refund: when a dashboard page handed its TON Connect request to a wallet (null: none holds it). */
+  request_sent_at: z.date().nullable(),
   created_at: z.date(),
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
@@ -214,7 +216,7 @@ export const OUTGOING_COLUMNS = sql.fragment`
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
   failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
-  exchange_rate_source, closing_of, final_sweep, delivered_at, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
+  exchange_rate_source, closing_of, final_sweep, delivered_at, request_sent_at, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
   request_payload, paid_from,
   (select trim_scale(asked_amount_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = outgoing_transfers.coin_symbol
    and asked_amount_base_units is not null) as asked_amount,

@@ -30,6 +30,7 @@ import type { RatePolicy } from '../rates/rates.ts';
 import { newUuid } from '../uuid.ts';
 import { checkDestination } from './destinations.ts';
 import { OUTGOING_COLUMNS, outgoingRow, type OutgoingRow } from './outgoing.ts';
+import { OUTGOING_STATES } from './transitions.ts';
 import { PAYER, payerOf, requestedAmount, type RefundRequest } from './refundRequest.ts';
 
 /** How long the merchant has to sign a treasury refund (its TON Connect request's validUntil). */
@@ -369,4 +370,59 @@ export function treasuryTransferSeen(tx: ChainTransaction, refunds: readonly Tre
     return { refundId: refund.id, sent: transfer.amount, fee: inMessage.value };
   }
   return null;
+}
+
+/**
+ * Whether a treasury refund's request is in a wallet now (issue 44 §1): a page recorded handing it
+ * over (request_sent_at) and it can still land (before heldUntil). No page offers another request then.
+ */
+export const requestHeld = (row: Pick<OutgoingRow, 'request_sent_at' | 'valid_until'>, now: Date): boolean =>
+  row.request_sent_at !== null && row.valid_until !== null && now < heldUntil(row.valid_until);
+
+/** What recording a treasury refund's request as handed to a wallet answered. */
+export type RequestRecorded =
+  | { outcome: 'recorded'; heldUntil: Date }
+  | { outcome: 'held'; sentAt: Date; heldUntil: Date }
+  | { outcome: 'closed'; state: OutgoingRow['state'] }
+  | { outcome: 'not_found' };
+
+const requestState = z.object({
+  state: z.enum(OUTGOING_STATES),
+  valid_until: z.date().nullable(),
+  request_sent_at: z.date().nullable(),
+});
+
+/**
+ * Records that a page hands refund `refundId` (of `paymentId`) to a wallet, before it does: one
+ * conditional update, so of two pages (two browsers, two devices) the first wins and the second is
+ * told the request is already in a wallet and until when it can land. Only a refund awaiting its
+ * signature, still signable (before validUntil), and held by no wallet is recorded.
+ */
+export async function recordRequestSent(db: Db, paymentId: string, refundId: string, now: Date): Promise<RequestRecorded> {
+  const recorded = await db.maybeOne(sql.type(z.object({ valid_until: z.date() }))`
+    update outgoing_transfers set request_sent_at = ${sql.timestamp(now)}
+    where id = ${refundId} and payment_id = ${paymentId} and source = 'treasury' and state = 'awaiting_signature'
+      and valid_until > ${sql.timestamp(now)}
+      and (request_sent_at is null or valid_until + make_interval(secs => ${(WALLET_LONGEST_LIFETIME_MS + LATE_COMMIT_MARGIN_MS) / 1000}) <= ${sql.timestamp(now)})
+    returning valid_until`);
+  if (recorded) return { outcome: 'recorded', heldUntil: heldUntil(recorded.valid_until) };
+  const row = await db.maybeOne(sql.type(requestState)`
+    select state, valid_until, request_sent_at from outgoing_transfers
+    where id = ${refundId} and payment_id = ${paymentId} and source = 'treasury'`);
+  if (!row) return { outcome: 'not_found' };
+  if (row.state === 'awaiting_signature' && requestHeld(row, now))
+    return { outcome: 'held', sentAt: row.request_sent_at!, heldUntil: heldUntil(row.valid_until!) };
+  return { outcome: 'closed', state: row.state };
+}
+
+/**
+ * The wallet itself declined refund `refundId`'s request (TON Connect's UserRejectsError): nothing of
+ * it can be signed any more, so it is held no longer and may be asked again. True when it was held.
+ */
+export async function releaseRequest(db: Db, paymentId: string, refundId: string): Promise<boolean> {
+  const released = await db.maybeOne(sql.type(z.object({ id: z.string() }))`
+    update outgoing_transfers set request_sent_at = null
+    where id = ${refundId} and payment_id = ${paymentId} and source = 'treasury' and state = 'awaiting_signature' and request_sent_at is not null
+    returning id`);
+  return released !== null;
 }

@@ -179,6 +179,53 @@ it('after the refund window the payment page offers the refund from the treasury
   await page.close();
 });
 
+it('two browsers of the same owner (issue 44 §1): the first hands the request to the wallet, which holds it; the second, loaded before, is refused by the server and says why; reloaded it offers no Sign; never two requests reach a wallet', {
+  timeout: 300_000,
+}, async () => {
+  const sale = await sweptSaleRefund('0.2');
+  // The first browser: the owner's, the test wallet holding what it is asked.
+  const { page, wallet } = await walletPage(sale.paymentId);
+  wallet.mode = 'hold';
+  // The second: another browser (its own context, cookies and local storage) of the same owner, signed in with the password, its own wallet of the treasury.
+  const other = await openPage(browser, { width: 1280, height: 900 });
+  await other.page.goto(`${app.url}/dashboard/sign-in`);
+  await other.page.fill('#email', 'owner@corner.example');
+  await other.page.fill('#password', 'a long dashboard password');
+  await other.page.click('form[action$="/sign-in"] button[type=submit]');
+  await other.page.waitForURL(`${app.url}/dashboard/stores/${store.id}`);
+  const otherWallet = await injectTestWallet(other.page, app, { address: treasury });
+  await other.page.goto(`${app.url}/dashboard/stores/${store.id}/payments/${sale.paymentId}`);
+  await other.page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
+  const otherItem = other.page.locator(`#treasury-${sale.refund.id}`);
+  const otherSign = otherItem.getByRole('button', { name: 'Sign with your wallet' });
+  assert.equal(await otherSign.isDisabled(), false);
+
+  // The first sends it: the wallet holds it.
+  await page.locator(`#treasury-${sale.refund.id}`).getByRole('button', { name: 'Sign with your wallet' }).click();
+  await chooseWallet(page);
+  for (let i = 0; i < 200 && wallet.held() === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(wallet.held(), 1);
+
+  // The second, its page loaded before: Sign is refused by the server; it says the request is in a wallet and until when.
+  await otherSign.click();
+  await chooseWallet(other.page);
+  await otherItem.getByText('The request is already in a wallet').waitFor({ timeout: 10_000 });
+  const said = await otherItem.locator('.sign-status').innerText();
+  assert.match(said, /which can still pay it until .+: approve or decline it there/);
+  assert.equal(await otherSign.isDisabled(), true);
+  assert.equal(otherWallet.requests.length, 0);
+  // Reloaded, it is not offered Sign at all.
+  await other.page.reload();
+  await otherItem.getByText('The request is already in a wallet').waitFor({ timeout: 10_000 });
+  assert.equal(await otherSign.count(), 0);
+  assert.equal(otherWallet.requests.length + wallet.requests.length, 1);
+  const [refund] = await outgoingOfPayment(app.pool, sale.paymentId, 'refund');
+  assert.ok(refund?.request_sent_at instanceof Date);
+  assert.deepEqual(ownProblems(other.problems), []);
+  await other.context.close();
+  await page.close();
+});
+
 /** A TON sale of 1 TON completed and swept to the treasury; a treasury refund of `amount` asked through the API. */
 async function sweptSaleRefund(amount: string) {
   const created = await app.request('POST', '/v1/payments', {
@@ -235,14 +282,14 @@ it('the "confirm in your wallet" dialog closed while the wallet (Tonkeeper: its 
   const dialog = page.locator('#tc-widget-root [data-tc-confirm-modal="true"]');
   await dialog.waitFor({ timeout: 10_000 });
   await page.locator('#tc-widget-root button[data-tc-icon-button="true"]').last().click();
-  await item.getByText('The request is in your wallet').waitFor({ timeout: 10_000 });
+  await item.getByText('The request is already in a wallet').waitFor({ timeout: 10_000 });
   assert.match(await item.locator('.sign-status').innerText(), /Do not send it again — a second request would pay the customer twice/);
   assert.equal(await sign.isDisabled(), true);
-  // A reload offers no new request either.
+  // A reload offers no new request either: the server says it is in a wallet.
   await page.reload();
   await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
-  await item.getByText('The request is in your wallet').waitFor({ timeout: 10_000 });
-  assert.equal(await sign.isDisabled(), true);
+  await item.getByText('The request is already in a wallet').waitFor({ timeout: 10_000 });
+  assert.equal(await sign.count(), 0);
   assert.equal(wallet.requests.length, 1);
 
   // The owner approves in the wallet just before validUntil; its message (valid 300 s from then) lands 90 s after validUntil.
@@ -289,7 +336,10 @@ it("a wallet other than the treasury connected: the page says so and asks it not
   wallet.mode = 'reject';
   await item.getByRole('button', { name: "Disconnect it and connect the treasury's wallet" }).click();
   await chooseWallet(page);
-  await item.getByText('Your wallet declined it').waitFor({ timeout: 10_000 });
+  // The refusal is reported to the server, which frees the request: only then is Sign offered again.
+  await item.getByText('Your wallet declined it: nothing was sent. You can sign it again.').waitFor({ timeout: 10_000 });
+  const [freed] = await outgoingOfPayment(app.pool, sale.paymentId, 'refund');
+  assert.equal(freed?.request_sent_at, null);
   assert.equal(wallet.requests.length, 1);
   assert.equal(await sign.isDisabled(), false);
   wallet.mode = 'sign';

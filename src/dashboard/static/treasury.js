@@ -5,9 +5,10 @@
 // be signed there until the refund's data-held-until (validUntil + the longest lifetime a wallet
 // signs + the late-commit margin) even when TON Connect's "confirm in your wallet" dialog was closed
 // (@tonconnect/ui then rejects "Transaction was not sent" although the wallet holds it). So the page
-// offers no second request for it — not after that rejection, not after a reload (kept in this
-// browser's localStorage) — until the wallet itself refuses (UserRejectsError) or the request can no
-// longer land. Before asking, the connected account is compared with the request's `from` (the
+// offers no second request for it — not after that rejection, not after a reload, not in another
+// browser or device: the server records the hand-over first (the first recording wins, another is
+// refused) and every page load reads it — until the wallet itself refuses (UserRejectsError, reported
+// to the server, which frees it) or the request can no longer land. Before asking, the connected account is compared with the request's `from` (the
 // treasury): another wallet is named, and the owner is offered to connect the treasury's instead.
 // The refund turns confirmed on the page once the chain reader sees the transfer (the page is reloaded).
 (() => {
@@ -49,35 +50,42 @@
       tc.openModal();
     });
 
-  // ---- a request handed to a wallet, remembered until it can no longer land -------------------
-  const storageKey = (item) => `kassa-treasury-request:${item.getAttribute('data-refund')}`;
+  // ---- a request handed to a wallet: the server knows (every browser and device of the store) --
+  // The page records handing the request over (POST …/request-sent) before it does; the first
+  // recording wins and another page is refused (409) with until when the held one can land. The
+  // page loaded says so itself (data-request-sent): nothing here decides from this browser alone.
   const heldUntil = (item) => Date.parse(item.getAttribute('data-held-until'));
-  const remember = (item) => {
+  const post = (url) =>
+    window.fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: '',
+    });
+  const record = async (item) => {
+    let response;
     try {
-      window.localStorage.setItem(storageKey(item), String(heldUntil(item)));
-    } catch {}
-  };
-  const forget = (item) => {
-    try {
-      window.localStorage.removeItem(storageKey(item));
-    } catch {}
-  };
-  const handedOver = (item) => {
-    let until = null;
-    try {
-      until = Number(window.localStorage.getItem(storageKey(item)));
-    } catch {}
-    if (!until || until <= Date.now()) {
-      if (until) forget(item);
-      return false;
+      response = await post(item.getAttribute('data-record'));
+    } catch {
+      // Kassa did not answer: nothing was handed to a wallet.
+      throw new Error('not recorded');
     }
-    return true;
+    let body = {};
+    try {
+      body = await response.json();
+    } catch {}
+    if (response.ok) return;
+    const error = new Error(response.status === 409 && body.problem === 'request_in_wallet' ? 'held' : 'not recorded');
+    error.heldUntil = body.heldUntil ? Date.parse(body.heldUntil) : null;
+    error.text = body.message;
+    throw error;
   };
+  const declined = (item) => post(item.getAttribute('data-declined')).catch(() => {});
   const when = (ms) => new Date(ms).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
-  const pendingWords = (item) =>
-    `The request is in your wallet, which can still pay it until ${when(heldUntil(item))}: approve or decline it there. ` +
+  const pendingWords = (item, until) =>
+    `The request is already in a wallet, which can still pay it until ${when(until ?? heldUntil(item))}: approve or decline it there. ` +
     'Do not send it again — a second request would pay the customer twice. ' +
-    'If you declined it in the wallet, the refund is marked expired at that time and can then be asked again.';
+    'If it was declined in the wallet, the refund is marked expired at that time and can then be asked again.';
 
   const say = (item, text, kind) => {
     const status = item.querySelector('.sign-status');
@@ -108,10 +116,6 @@
   const sign = (button) => {
     const item = button.closest('.treasury-refund');
     if (!item || button.disabled) return;
-    if (handedOver(item)) {
-      button.disabled = true;
-      return say(item, pendingWords(item), 'info');
-    }
     const request = JSON.parse(button.getAttribute('data-request'));
     button.disabled = true;
     button.setAttribute('aria-busy', 'true');
@@ -135,8 +139,8 @@
           error.account = account;
           throw error;
         }
-        remember(item);
-        return tc.sendTransaction(request);
+        // Recorded first: of two pages (two browsers, two devices), only the first hands it to a wallet.
+        return record(item).then(() => tc.sendTransaction(request));
       })
       .then(() => {
         button.removeAttribute('aria-busy');
@@ -150,6 +154,15 @@
           // The list of wallets closed before one connected: nothing was asked.
           button.disabled = false;
           return say(item, '', 'info');
+        }
+        if (error?.message === 'held') {
+          // Another page (another browser or device) handed it to a wallet first: no second request.
+          button.disabled = true;
+          return say(item, pendingWords(item, error.heldUntil), 'info');
+        }
+        if (error?.message === 'not recorded') {
+          button.disabled = true;
+          return say(item, `${error.text ?? 'Kassa could not record the request'}: nothing was sent. Reload the page.`, 'problem');
         }
         if (error?.message === 'wrong wallet') {
           button.disabled = false;
@@ -169,9 +182,12 @@
         }
         if (error instanceof lib.UserRejectsError) {
           // The wallet's own refusal: nothing can be signed of this request any more, so it may be asked again.
-          forget(item);
-          button.disabled = false;
-          return say(item, 'Your wallet declined it: nothing was sent. You can sign it again.', 'problem');
+          button.disabled = true;
+          say(item, 'Your wallet declined it: nothing was sent.', 'problem');
+          return declined(item).then(() => {
+            button.disabled = false;
+            say(item, 'Your wallet declined it: nothing was sent. You can sign it again.', 'problem');
+          });
         }
         // The dialog closed ("Transaction was not sent") or the wallet did not answer: the wallet may
         // still hold the request and pay it. No second request while it can.
@@ -185,12 +201,5 @@
   } catch {
     ui = null;
   }
-  for (const button of section.querySelectorAll('button.sign-treasury')) {
-    const item = button.closest('.treasury-refund');
-    if (item && handedOver(item)) {
-      button.disabled = true;
-      say(item, pendingWords(item), 'info');
-    }
-    button.addEventListener('click', () => sign(button));
-  }
+  for (const button of section.querySelectorAll('button.sign-treasury')) button.addEventListener('click', () => sign(button));
 })();

@@ -41,7 +41,7 @@ import type { TokenScope } from '../../auth/scopes.ts';
 import { listTokens, TokenNameError, tokenName } from '../../auth/tokens.ts';
 import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { createRefund } from '../../treasury/refunds.ts';
-import type { JettonWalletOf } from '../../treasury/treasuryRefunds.ts';
+import { type JettonWalletOf, recordRequestSent, releaseRequest } from '../../treasury/treasuryRefunds.ts';
 import { newUuid } from '../../uuid.ts';
 import type { AppDeps, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
@@ -378,6 +378,78 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
         return refused(error);
       }
       redirect(ctx, paths.store(store.id).payment(payment.id, request.from === 'treasury' ? 'notice=treasury_refund_asked' : 'notice=refund_created'));
+    },
+  );
+
+  // One request per treasury refund across every browser and device (issue 44 §1): the page records
+  // handing the refund's TON Connect request to a wallet before it does — the first recording wins,
+  // another is refused (409, with until when the held one can land) — and reports the wallet's own
+  // refusal, which frees it. Owners only; audited with the recording, in one transaction.
+  const refundIdParams = uuidParams('refundId');
+  dash.payment.post<{ params: { refundId: string } }>(
+    '/treasury-refunds/:refundId/request-sent',
+    { can: 'refund.create', params: refundIdParams, form: emptyForm },
+    async (ctx) => {
+      const { store, payment } = ctx.state;
+      const refundId = ctx.params.refundId;
+      const now = deps.now();
+      const recorded = await pool.transaction(async (tx) => {
+        const result = await recordRequestSent(tx, payment.id, refundId, now);
+        if (result.outcome === 'recorded')
+          await recordAudit(tx, ctx.state.actor, { storeId: store.id, action: 'refund.request_sent', subject: payment.id, detail: { refund: refundId } }, now);
+        return result;
+      });
+      ctx.set('Cache-Control', 'no-store');
+      switch (recorded.outcome) {
+        case 'recorded':
+          ctx.status = 200;
+          ctx.body = { refund: refundId, requestSent: true, heldUntil: recorded.heldUntil.toISOString() };
+          return;
+        case 'held':
+          ctx.status = 409;
+          ctx.body = {
+            refund: refundId,
+            problem: 'request_in_wallet',
+            message: 'The request for this refund is already in a wallet, which can still pay it: approve or decline it there.',
+            requestSentAt: recorded.sentAt.toISOString(),
+            heldUntil: recorded.heldUntil.toISOString(),
+          };
+          return;
+        case 'closed':
+          ctx.status = 409;
+          ctx.body = {
+            refund: refundId,
+            problem: 'not_awaiting_signature',
+            message: `This refund can no longer be signed (${recorded.state}).`,
+            state: recorded.state,
+          };
+          return;
+        case 'not_found':
+          return notFound(ctx);
+      }
+    },
+  );
+  dash.payment.post<{ params: { refundId: string } }>(
+    '/treasury-refunds/:refundId/request-declined',
+    { can: 'refund.create', params: refundIdParams, form: emptyForm },
+    async (ctx) => {
+      const { store, payment } = ctx.state;
+      const refundId = ctx.params.refundId;
+      const now = deps.now();
+      const released = await pool.transaction(async (tx) => {
+        const done = await releaseRequest(tx, payment.id, refundId);
+        if (done)
+          await recordAudit(
+            tx,
+            ctx.state.actor,
+            { storeId: store.id, action: 'refund.request_declined', subject: payment.id, detail: { refund: refundId } },
+            now,
+          );
+        return done;
+      });
+      ctx.set('Cache-Control', 'no-store');
+      ctx.status = 200;
+      ctx.body = { refund: refundId, requestSent: false, released };
     },
   );
 
