@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import type { TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
-import { compareDecimal, isPositiveDecimalString } from '../money.ts';
+import { amountProblem, compareDecimal } from '../money.ts';
 import { createPayment } from '../payments/commands.ts';
 import { checkPriceTerms, draftFromPayment } from '../payments/drafts.ts';
 import type { CommandConfig } from '../payments/methodChoice.ts';
@@ -220,9 +220,13 @@ export function readTypedAmount(typed: string, lang: string): string | null {
   return `${integer}.${fraction}`;
 }
 
-/** An open amount the customer typed: null when it fits the link's range, else why not. */
-export function openAmountProblem(link: Pick<PaymentLinkRow, 'min_amount' | 'max_amount'>, typed: string): 'invalid' | 'below' | 'above' | null {
-  if (!isPositiveDecimalString(typed)) return 'invalid';
+/**
+ * An open amount the customer typed (as readTypedAmount reads it): null when the API would take it
+ * (amountProblem, the API's own rule) and it fits the link's range, else why not.
+ */
+export function openAmountProblem(link: Pick<PaymentLinkRow, 'min_amount' | 'max_amount'>, typed: string): 'invalid' | 'long' | 'below' | 'above' | null {
+  const problem = amountProblem(typed);
+  if (problem !== null) return problem;
   if (link.min_amount !== null && compareDecimal(typed, link.min_amount) < 0) return 'below';
   if (link.max_amount !== null && compareDecimal(typed, link.max_amount) > 0) return 'above';
   return null;
