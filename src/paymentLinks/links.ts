@@ -132,10 +132,23 @@ export async function listPaymentLinks(
   return { data: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-/** Switches the store's link off (once: a second call keeps the first time). */
+/**
+ * Switches the store's link off (once: a second call keeps the first time), and ends its open
+ * payments with it: each created or pending one now expires at the deactivation, if not before.
+ * Not a cancel: money sent before the deactivation still completes its payment (the chain reader
+ * expires a pending payment only once every transaction made before its expiresAt is booked), while
+ * money sent after it is late (kept in the deposit, refundable) — never a completed sale of a link
+ * the shop switched off.
+ */
 export async function deactivatePaymentLink(db: Db, storeId: string, id: string, now: Date): Promise<PaymentLinkRow | null> {
   await db.query(sql.unsafe`
-    update payment_links set deactivated_at = coalesce(deactivated_at, ${sql.timestamp(now)}) where id = ${id} and store_id = ${storeId}
+    with link as (
+      update payment_links set deactivated_at = coalesce(deactivated_at, ${sql.timestamp(now)}) where id = ${id} and store_id = ${storeId}
+      returning id, deactivated_at
+    )
+    update payments p set expires_at = link.deactivated_at
+    from link
+    where p.payment_link_id = link.id and p.status in ('created', 'pending') and p.expires_at > link.deactivated_at
   `);
   return findStorePaymentLink(db, storeId, id);
 }
@@ -271,6 +284,13 @@ export async function createLinkPayment(
     ...(link.return_url !== null ? { returnURL: link.return_url } : {}),
   };
   const draft = await draftFromPayment(tx, link.store_id, body, { network: config.tonNetwork });
-  const view = await createPayment(tx, config, link.store_id, { ...draft, createdVia: 'payment_link', paymentLinkId: link.id }, now);
+  // A link's payment expires no later than the link: money sent after the link's end never completes it.
+  const view = await createPayment(
+    tx,
+    config,
+    link.store_id,
+    { ...draft, createdVia: 'payment_link', paymentLinkId: link.id, ...(link.expires_at !== null ? { expiresBy: link.expires_at } : {}) },
+    now,
+  );
   return { id: view.id, expiresAt: view.expires_at };
 }

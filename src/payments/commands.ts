@@ -97,6 +97,8 @@ export interface PaymentDraft {
   fiatCurrency: string | null;
   /** The payment link whose visit creates the payment (src/paymentLinks/), else absent. */
   paymentLinkId?: string;
+  /** The latest the payment may expire (its link's expiresAt): expiresAt is the earlier of this and now + ttl. */
+  expiresBy?: Date;
   /** What fixing `method` needs, when the draft's own statement already read it (both drafts read it with the catalogue: `readCatalogue` in drafts.ts). */
   prefetched?: MethodPrefetch;
   /** The store's Telegram Mini App ("<bot>/<app>", read with the catalogue) for the view's telegramURL; null: none. */
@@ -147,7 +149,8 @@ async function treasurySettlement(db: Db, config: CommandConfig, treasury: strin
 }
 
 async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentPlan> {
-  const expiresAt = new Date(now.getTime() + draft.ttlSeconds * 1000);
+  const ttlEnd = now.getTime() + draft.ttlSeconds * 1000;
+  const expiresAt = new Date(draft.expiresBy !== undefined ? Math.min(ttlEnd, draft.expiresBy.getTime()) : ttlEnd);
   const settlement = await treasurySettlement(tx, config, draft.settlementTreasury);
   let status: PaymentStatus = 'created';
   let choice: MethodChoice | null = null;
