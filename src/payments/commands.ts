@@ -455,7 +455,20 @@ export type OnCompleted = (tx: Db, paymentId: string, now: Date) => Promise<unkn
 export async function completePayment(tx: Db, payment: LockedPayment, paidAt: Date, now: Date, onCompleted?: OnCompleted): Promise<boolean> {
   const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'confirm', paidAt }, now);
   if (!next.ok || !next.changed) return false;
-  await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, paid_at = ${sql.timestamp(paidAt)} where id = ${payment.id}`);
+  // The Telegram user (Mini App) is who had opened it when the paying transfer was made: the last
+  // opening by its on-chain time (whole seconds, so an opening within that second counts), or none —
+  // never someone who opened it after the money was sent.
+  await tx.query(sql.typeAlias('void')`
+    update payments p set status = ${next.to}, paid_at = ${sql.timestamp(paidAt)},
+      telegram_user_id = o.telegram_user_id, telegram_username = o.telegram_username, telegram_user_at = o.opened_at
+    from (select 1) as one
+    left join lateral (
+      select telegram_user_id, telegram_username, opened_at from payment_telegram_openings
+      where payment_id = ${payment.id} and opened_at < ${sql.timestamp(paidAt)} + interval '1 second'
+      order by opened_at desc limit 1
+    ) as o on true
+    where p.id = ${payment.id}
+  `);
   await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
   await paymentEvents(tx, 'payment.completed', [payment.id], now);
   await onCompleted?.(tx, payment.id, now);
