@@ -43,6 +43,20 @@ export function isPositiveDecimalString(value: unknown): value is string {
   return typeof value === 'string' && DECIMAL_PATTERN.test(value) && /[1-9]/.test(value);
 }
 
+/** The longest amount the API takes (docs/API.md, `invalid_amount`): its schema's maxLength, and the link page's. */
+export const AMOUNT_MAX_LENGTH = 40;
+
+/**
+ * The API's amount rule, the one every amount a payment is made with passes (POST /v1/payments and
+ * the link page alike): a positive decimal in the API's pattern of at most AMOUNT_MAX_LENGTH
+ * characters. 'long' names the length apart, so a person can be told which rule they broke.
+ */
+export function amountProblem(value: unknown): 'invalid' | 'long' | null {
+  if (!isPositiveDecimalString(value)) return 'invalid';
+  if (value.length > AMOUNT_MAX_LENGTH) return 'long';
+  return null;
+}
+
 function parse(value: string, what = 'amount'): Dec {
   if (typeof value !== 'string' || !SIGNED_DECIMAL.test(value)) {
     throw new RangeError(`${what} must be a plain decimal string, got ${JSON.stringify(value)}`);

@@ -6,11 +6,11 @@
 import { html } from '../web/html.ts';
 import { t, type Lang, type MessageKey } from './i18n.ts';
 import { shell } from './page.ts';
-import { shownTicker } from '../money.ts';
+import { AMOUNT_MAX_LENGTH, shownTicker } from '../money.ts';
 import type { LinkState } from '../paymentLinks/links.ts';
 
-/** Why the amount the customer typed was refused (`openAmountProblem`, or the coin's precision). */
-export type AmountProblem = 'invalid' | 'below' | 'above' | 'decimals';
+/** Why the amount the customer typed was refused (`openAmountProblem`: the API's amount rule and the link's range; or the coin's precision). */
+export type AmountProblem = 'invalid' | 'long' | 'below' | 'above' | 'decimals';
 
 const CLOSED_TEXT: Record<Exclude<LinkState, 'open'> | 'full', MessageKey> = {
   expired: 'linkExpiredText',
@@ -77,7 +77,9 @@ export function renderLinkPage(form: LinkPageInput): string {
         ? t(lang, 'linkAmountBelow', { min: min ?? '' })
         : form.problem === 'above'
           ? t(lang, 'linkAmountAbove', { max: max ?? '' })
-          : t(lang, form.problem === 'decimals' ? 'linkAmountDecimals' : 'linkAmountInvalid');
+          : form.problem === 'long'
+            ? t(lang, 'linkAmountLong', { max: String(AMOUNT_MAX_LENGTH) })
+            : t(lang, form.problem === 'decimals' ? 'linkAmountDecimals' : 'linkAmountInvalid');
   const describedBy = [range ? 'amount-range' : '', problemText ? 'amount-problem' : ''].filter(Boolean).join(' ');
   const query = new URLSearchParams();
   if (form.langAsked) query.set('lang', lang);
@@ -101,7 +103,7 @@ ${
   form.amount === null
     ? html`<div class="field">
 <label class="field-label" for="amount">${t(lang, 'linkAmountLabel', { currency: shownTicker(form.currency) })}</label>
-<input class="value amount-input" id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" required maxlength="40" value="${form.typed ?? ''}"${describedBy ? html` aria-describedby="${describedBy}"` : ''}${problemText ? html` aria-invalid="true"` : ''}>
+<input class="value amount-input" id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" required maxlength="${AMOUNT_MAX_LENGTH}" value="${form.typed ?? ''}"${describedBy ? html` aria-describedby="${describedBy}"` : ''}${problemText ? html` aria-invalid="true"` : ''}>
 ${range ? html`<p class="hint" id="amount-range">${range}</p>` : ''}
 ${problemText ? html`<p class="problem" id="amount-problem" role="alert">${problemText}</p>` : ''}
 </div>`

@@ -15,7 +15,7 @@ import { shownTicker } from '../money.ts';
 /** What the notice after a redirect says (`?notice=`). */
 export const LINK_NOTICES = {
   link_created: 'Link made. Share it, or its QR code: each customer who opens it gets a payment of their own.',
-  link_deactivated: 'Link switched off: it makes no more payments. Payments already made stay payable until they expire.',
+  link_deactivated: 'Link switched off: it makes no more payments, and its unpaid payments expired now (money sent before counts; money sent after does not).',
 } as const;
 export type LinkNotice = keyof typeof LINK_NOTICES;
 
@@ -165,7 +165,7 @@ export function linkPage(input: {
   );
   const deactivate =
     can(store.role, 'links.manage') && state === 'open'
-      ? html`<form method="post" action="${paths.deactivateLink(link.id)}" data-confirm="Switch this link off? It makes no more payments.">
+      ? html`<form method="post" action="${paths.deactivateLink(link.id)}" data-confirm="Switch this link off? It makes no more payments, and its unpaid payments expire now: money sent after this does not pay them.">
 <button type="submit" class="secondary">Switch the link off</button></form>`
       : '';
   const body = html`<h1>${link.description ?? 'Payment link'}</h1>

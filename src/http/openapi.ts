@@ -571,8 +571,8 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         post: {
           operationId: 'deactivatePaymentLink',
           tags: ['Payment links'],
-          summary: 'Switch the link off: it then takes no payment (extension)',
-          description: CHANGE_SCOPE,
+          summary: 'Switch the link off: it then takes no payment, and its open payments expire now (extension)',
+          description: `${CHANGE_SCOPE} Each created or pending payment of the link gets expiresAt = the deactivation (if later): money sent before it still completes the payment, money sent after is after_expiry.`,
           parameters: [paymentLinkIdParameter],
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '200': { description: 'The link', content: json(ref('PaymentLink')) } },

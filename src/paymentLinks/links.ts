@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import type { TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
-import { compareDecimal, isPositiveDecimalString } from '../money.ts';
+import { amountProblem, compareDecimal } from '../money.ts';
 import { createPayment } from '../payments/commands.ts';
 import { checkPriceTerms, draftFromPayment } from '../payments/drafts.ts';
 import type { CommandConfig } from '../payments/methodChoice.ts';
@@ -132,10 +132,23 @@ export async function listPaymentLinks(
   return { data: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-/** Switches the store's link off (once: a second call keeps the first time). */
+/**
+ * Switches the store's link off (once: a second call keeps the first time), and ends its open
+ * payments with it: each created or pending one now expires at the deactivation, if not before.
+ * Not a cancel: money sent before the deactivation still completes its payment (the chain reader
+ * expires a pending payment only once every transaction made before its expiresAt is booked), while
+ * money sent after it is late (kept in the deposit, refundable) — never a completed sale of a link
+ * the shop switched off.
+ */
 export async function deactivatePaymentLink(db: Db, storeId: string, id: string, now: Date): Promise<PaymentLinkRow | null> {
   await db.query(sql.unsafe`
-    update payment_links set deactivated_at = coalesce(deactivated_at, ${sql.timestamp(now)}) where id = ${id} and store_id = ${storeId}
+    with link as (
+      update payment_links set deactivated_at = coalesce(deactivated_at, ${sql.timestamp(now)}) where id = ${id} and store_id = ${storeId}
+      returning id, deactivated_at
+    )
+    update payments p set expires_at = link.deactivated_at
+    from link
+    where p.payment_link_id = link.id and p.status in ('created', 'pending') and p.expires_at > link.deactivated_at
   `);
   return findStorePaymentLink(db, storeId, id);
 }
@@ -220,9 +233,13 @@ export function readTypedAmount(typed: string, lang: string): string | null {
   return `${integer}.${fraction}`;
 }
 
-/** An open amount the customer typed: null when it fits the link's range, else why not. */
-export function openAmountProblem(link: Pick<PaymentLinkRow, 'min_amount' | 'max_amount'>, typed: string): 'invalid' | 'below' | 'above' | null {
-  if (!isPositiveDecimalString(typed)) return 'invalid';
+/**
+ * An open amount the customer typed (as readTypedAmount reads it): null when the API would take it
+ * (amountProblem, the API's own rule) and it fits the link's range, else why not.
+ */
+export function openAmountProblem(link: Pick<PaymentLinkRow, 'min_amount' | 'max_amount'>, typed: string): 'invalid' | 'long' | 'below' | 'above' | null {
+  const problem = amountProblem(typed);
+  if (problem !== null) return problem;
   if (link.min_amount !== null && compareDecimal(typed, link.min_amount) < 0) return 'below';
   if (link.max_amount !== null && compareDecimal(typed, link.max_amount) > 0) return 'above';
   return null;
@@ -267,6 +284,13 @@ export async function createLinkPayment(
     ...(link.return_url !== null ? { returnURL: link.return_url } : {}),
   };
   const draft = await draftFromPayment(tx, link.store_id, body, { network: config.tonNetwork });
-  const view = await createPayment(tx, config, link.store_id, { ...draft, createdVia: 'payment_link', paymentLinkId: link.id }, now);
+  // A link's payment expires no later than the link: money sent after the link's end never completes it.
+  const view = await createPayment(
+    tx,
+    config,
+    link.store_id,
+    { ...draft, createdVia: 'payment_link', paymentLinkId: link.id, ...(link.expires_at !== null ? { expiresBy: link.expires_at } : {}) },
+    now,
+  );
   return { id: view.id, expiresAt: view.expires_at };
 }

@@ -97,6 +97,8 @@ export interface PaymentDraft {
   fiatCurrency: string | null;
   /** The payment link whose visit creates the payment (src/paymentLinks/), else absent. */
   paymentLinkId?: string;
+  /** The latest the payment may expire (its link's expiresAt): expiresAt is the earlier of this and now + ttl. */
+  expiresBy?: Date;
   /** What fixing `method` needs, when the draft's own statement already read it (both drafts read it with the catalogue: `readCatalogue` in drafts.ts). */
   prefetched?: MethodPrefetch;
   /** The store's Telegram Mini App ("<bot>/<app>", read with the catalogue) for the view's telegramURL; null: none. */
@@ -147,7 +149,8 @@ async function treasurySettlement(db: Db, config: CommandConfig, treasury: strin
 }
 
 async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft: PaymentDraft, now: Date): Promise<PaymentPlan> {
-  const expiresAt = new Date(now.getTime() + draft.ttlSeconds * 1000);
+  const ttlEnd = now.getTime() + draft.ttlSeconds * 1000;
+  const expiresAt = new Date(draft.expiresBy !== undefined ? Math.min(ttlEnd, draft.expiresBy.getTime()) : ttlEnd);
   const settlement = await treasurySettlement(tx, config, draft.settlementTreasury);
   let status: PaymentStatus = 'created';
   let choice: MethodChoice | null = null;
@@ -452,7 +455,20 @@ export type OnCompleted = (tx: Db, paymentId: string, now: Date) => Promise<unkn
 export async function completePayment(tx: Db, payment: LockedPayment, paidAt: Date, now: Date, onCompleted?: OnCompleted): Promise<boolean> {
   const next = transition({ status: payment.status, expiresAt: payment.expires_at }, { type: 'confirm', paidAt }, now);
   if (!next.ok || !next.changed) return false;
-  await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, paid_at = ${sql.timestamp(paidAt)} where id = ${payment.id}`);
+  // The Telegram user (Mini App) is who had opened it when the paying transfer was made: the last
+  // opening by its on-chain time (whole seconds, so an opening within that second counts), or none —
+  // never someone who opened it after the money was sent.
+  await tx.query(sql.typeAlias('void')`
+    update payments p set status = ${next.to}, paid_at = ${sql.timestamp(paidAt)},
+      telegram_user_id = o.telegram_user_id, telegram_username = o.telegram_username, telegram_user_at = o.opened_at
+    from (select 1) as one
+    left join lateral (
+      select telegram_user_id, telegram_username, opened_at from payment_telegram_openings
+      where payment_id = ${payment.id} and opened_at < ${sql.timestamp(paidAt)} + interval '1 second'
+      order by opened_at desc limit 1
+    ) as o on true
+    where p.id = ${payment.id}
+  `);
   await enqueueWebhookDelivery(tx, payment.id, 'completed', now);
   await paymentEvents(tx, 'payment.completed', [payment.id], now);
   await onCompleted?.(tx, payment.id, now);

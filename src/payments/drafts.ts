@@ -5,7 +5,7 @@ import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../rates/fiat.ts';
 import { authInvalid, KassaError, requiredFor, tooManyDecimals, unknownCurrency } from '../errors.ts';
-import { decimalPlaces, isPositiveDecimalString } from '../money.ts';
+import { amountProblem, decimalPlaces } from '../money.ts';
 import type { PaymentDraft } from './commands.ts';
 import type { MethodPrefetch } from './methodChoice.ts';
 import { type MethodKey, type MethodRow, methodWhere, STORE_METHODS } from './methods.ts';
@@ -49,7 +49,7 @@ async function currencyNotFound(db: Db, param: string): Promise<KassaError> {
  */
 async function checkAmount(db: Db, amount: string, currency: string, decimals: number | null, param: string, currencyParam: string): Promise<void> {
   if (!isFiatCurrency(currency) && decimals === null) throw await currencyNotFound(db, currencyParam);
-  if (!isPositiveDecimalString(amount)) throw new KassaError('invalid_amount', { param });
+  if (amountProblem(amount) !== null) throw new KassaError('invalid_amount', { param });
   if (decimals !== null && decimalPlaces(amount) > decimals) throw tooManyDecimals(param, currency, decimals);
 }
 

@@ -69,7 +69,7 @@ const paymentSchema = {
       required: ['id'],
       additionalProperties: false,
       description:
-        "Extension: the Telegram user who opened the checkout in the store's Mini App, from init data Telegram signed (checked by Kassa); absent when none did.",
+        "Extension: the Telegram user who opened the checkout in the store's Mini App, from init data Telegram signed (checked by Kassa). While the payment is open: the last one who opened it so far; once completed: the last one who had opened it by the paying transfer's on-chain time (the payer), never someone who opened it after the money was sent. Absent when none did.",
       properties: { id: { type: 'integer' }, username: { type: 'string', description: 'Without the @; absent when the user has none.' } },
     },
     paymentDetails: paymentDetailsSchema,

@@ -36,7 +36,7 @@ export const paymentLinkSchema = {
       type: 'integer',
       description: 'The most payments the link takes: completed ones and those being paid (pending, or created before expiry) hold a place; never exceeded.',
     },
-    expiresAt: { type: 'string', format: 'date-time' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'After it the link takes no payment; a payment the link made expires no later than it.' },
     returnURL: { type: 'string', format: 'uri' },
     payments: { type: 'integer', description: 'How many of its payments completed.' },
     amountPaid: { type: 'string', description: 'The sum of their amounts, in the link’s currency.' },

@@ -2,7 +2,8 @@
 // and sends Telegram's init data (POST {checkout_base_url}/v1/checkout/payments/{id}/telegram). The
 // init data must be Telegram's (its Ed25519 signature for the store's bot), fresh, and launched for
 // this payment (`start_param`, which t.me/<bot>/<app>?startapp=<id> sets): a string taken from
-// another payment's launch names nobody here.
+// another payment's launch names nobody here. Every opening is kept (payment_telegram_openings): the
+// payer is who had opened it when the paying transfer was made, not whoever opened it last.
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import { KassaError, paymentNotFound } from '../errors.ts';
 import { isFinal } from '../payments/transitions.ts';
@@ -26,7 +27,13 @@ export async function recordTelegramPayer(
     if (!check.ok) throw new KassaError(check.problem === 'stale' ? 'telegram_init_data_expired' : 'telegram_init_data_invalid', { param: 'initData' });
     if (check.startParam !== paymentId) throw new KassaError('telegram_init_data_invalid', { param: 'initData' });
     if (isFinal(row.status)) throw new KassaError('payment_not_open');
+    // Every opening is kept; the payment names the last one so far, until it completes, when it names
+    // the last one who opened it by the paying transfer's on-chain time (completePayment).
     await tx.query(sql.typeAlias('void')`
+      with opening as (
+        insert into payment_telegram_openings (payment_id, telegram_user_id, telegram_username, opened_at)
+        values (${paymentId}, ${check.user.id}, ${check.user.username}, ${sql.timestamp(now)})
+      )
       update payments set telegram_user_id = ${check.user.id}, telegram_username = ${check.user.username}, telegram_user_at = ${sql.timestamp(now)}
       where id = ${paymentId}
     `);

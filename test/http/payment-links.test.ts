@@ -177,6 +177,19 @@ describe('payment links', () => {
     assert.equal(payment.json.paymentLinkID, link.id);
   });
 
+  it('an open amount follows the API’s amount rule: longer than 40 characters (41 to 4,000 digits) is refused with a clear message, as the API refuses it, never a payment or a 500', async () => {
+    const link = await createLink({ currency: 'TON', minAmount: '0.5', payment_options: TON });
+    for (const typed of ['1'.repeat(41), `0.${'0'.repeat(38)}1`, '9'.repeat(400), '1'.repeat(4000)]) {
+      const api = await app.request('POST', '/v1/payments', { token, body: { amount: typed, currency: 'TON', payment_options: TON } });
+      assertError(api, 400, 'invalid_request_error', 'invalid_amount', 'amount');
+      const refused = await ask(link.url, { amount: typed });
+      assert.equal(refused.status, 400, `${typed.length} characters: ${refused.text.slice(0, 300)}`);
+      assert.match(refused.text, /The amount is too long: at most 40 characters\./);
+      assert.match(refused.text, /aria-invalid="true"/);
+    }
+    assert.deepEqual(await linkPayments(link.id), []);
+  });
+
   it('an open amount typed with a comma is read as the customer meant: 0,5 is half a coin, 1 234,5 in Russian a thousand and more', async () => {
     const link = await createLink({ currency: 'TON', minAmount: '0.1', maxAmount: '5000', payment_options: TON });
     const half = await ask(link.url, { amount: '0,5' });

@@ -3,6 +3,7 @@
 // field names there the error code its failures get (`errorCode`, src/http/validate.ts).
 import type { FromSchema } from 'json-schema-to-ts';
 import type { ParamsDefinition } from '../validate.ts';
+import { AMOUNT_MAX_LENGTH } from '../../money.ts';
 
 /** A positive decimal: no leading zeros, and not zero ("0", "0.00" are refused, as the server refuses them: 0 is not positive). */
 export const AMOUNT_PATTERN = '^(?:[1-9]\\d*(?:\\.\\d+)?|0\\.\\d*[1-9]\\d*)$';
@@ -10,7 +11,7 @@ export const AMOUNT_PATTERN = '^(?:[1-9]\\d*(?:\\.\\d+)?|0\\.\\d*[1-9]\\d*)$';
 export const amountSchema = {
   type: 'string',
   pattern: AMOUNT_PATTERN,
-  maxLength: 40,
+  maxLength: AMOUNT_MAX_LENGTH,
   description: 'Positive decimal string without leading zeros, e.g. "10.50".',
   examples: ['10.50'],
   errorCode: 'invalid_amount',
