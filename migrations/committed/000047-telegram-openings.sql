@@ -1,5 +1,5 @@
---! Previous: sha1:a1fae402b22989731da2ae12033a3975809ce4e9
---! Hash: sha1:861da16c7e1d45d5392441ba18d5fd28ea0f04eb
+--! Previous: sha1:8edc83e3df1e3a8ad7796fcb0a28a12655ca9b3d
+--! Hash: sha1:93f15580292e7c5b13a974bf10ebb9e49caf8ac4
 --! Message: telegram openings
 
 -- Who opened a payment in the store's Telegram Mini App, every time (issue 48 item 8): the payment's
