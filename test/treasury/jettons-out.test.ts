@@ -247,19 +247,24 @@ describe('a jetton refund is confirmed when the customer has it (issue 44 §3)',
     `);
   };
 
-  it("stays sent while the customer's jetton wallet has not taken it (its shard block committed late), confirmed and told once it has", async () => {
-    const chain = app.sandbox.chain;
-    const own = await app.store({ methods: 'USDT/TON' });
+  /** A store of `methods` with a treasury and a refund endpoint, and its payment in `coin` (id and deposit wallet, raw). */
+  const storeWithPayment = async (methods: string, coin: 'TON' | 'USDT', amount: string) => {
+    const own = await app.store({ methods });
     await updateStore(app.pool, own.id, { treasury: freshAddress() });
     await endpoint(own.id);
     const created = await app.request('POST', '/v1/payments', {
       token: own.token,
-      body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } },
+      body: { amount, currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] } },
     });
     assert.equal(created.status, 201, created.text);
-    const id = created.json.id as string;
-    const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
-    await app.pay(created.json.paymentDetails.address, 'USDT', '2.75');
+    const address = created.json.paymentDetails.address as string;
+    return { own, id: created.json.id as string, address, wallet: Address.parse(address).toRawString() };
+  };
+
+  it("stays sent while the customer's jetton wallet has not taken it (its shard block committed late), confirmed and told once it has", async () => {
+    const chain = app.sandbox.chain;
+    const { own, id, address, wallet } = await storeWithPayment('USDT/TON', 'USDT', '2');
+    await app.pay(address, 'USDT', '2.75');
     await app.settle();
     await app.drain(wallet); // the sale's 2 USDT swept
     await recordRefundGasPayment(app.pool, { storeId: own.id, amountBaseUnits: 100_000_000n, note: 'test', now: new Date() });
@@ -301,18 +306,9 @@ describe('a jetton refund is confirmed when the customer has it (issue 44 §3)',
   });
 
   it('a refund of a second coin (USDT paid to a TON payment) bounced by a frozen USDT wallet is caught: failed, never told confirmed, the USDT refundable again, chain = books', async () => {
-    const own = await app.store({ methods: 'TON/TON' });
-    await updateStore(app.pool, own.id, { treasury: freshAddress() });
-    await endpoint(own.id);
-    const created = await app.request('POST', '/v1/payments', {
-      token: own.token,
-      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
-    });
-    assert.equal(created.status, 201, created.text);
-    const id = created.json.id as string;
-    const wallet = Address.parse(created.json.paymentDetails.address).toRawString();
-    await app.pay(created.json.paymentDetails.address, 'TON', '1');
-    await app.pay(created.json.paymentDetails.address, 'USDT', '3'); // by mistake: booked as wrong coin from its notification
+    const { own, id, address, wallet } = await storeWithPayment('TON/TON', 'TON', '1');
+    await app.pay(address, 'TON', '1');
+    await app.pay(address, 'USDT', '3'); // by mistake: booked as wrong coin from its notification
     await app.settle();
     assert.equal(await refundableBaseUnits(app.pool, id, 'USDT'), 3_000_000n);
     const to = freshAddress();
