@@ -89,8 +89,8 @@ export const OUTGOING_WORDS: Record<'refund' | 'sweep' | 'gas_top_up', string> =
  */
 export function waitingWords(waiting: { reason: 'network_fee' | 'another_transfer'; kind: string }): string {
   if (waiting.reason === 'network_fee') return 'Waiting for its network fee to reach the payment address; it is sent as soon as that arrives.';
-  const other = waiting.kind === 'refund' ? 'Another refund' : waiting.kind === 'sweep' ? 'A move to your wallet' : 'Another transfer';
-  return `Waiting its turn: ${other.toLowerCase()} from the same payment address is on its way, and an address sends one transfer at a time. This one is sent as soon as the network confirms that one.`;
+  const other = waiting.kind === 'refund' ? 'another refund' : waiting.kind === 'sweep' ? 'a move to your wallet' : 'another transfer';
+  return `Waiting its turn: ${other} from the same payment address is on its way, and an address sends one transfer at a time. This one is sent as soon as the network confirms that one.`;
 }
 
 /** The transfers that ride with the refund of everything, the deposit's last movement out (closing.ts), for the shop owner. */
