@@ -18,7 +18,7 @@ import { heldUntil, requestHeld, treasuryRequest } from '../treasury/treasuryRef
 import type { OutgoingRow } from '../treasury/outgoing.ts';
 import { friendlyAddress } from '../chain/addresses.ts';
 import { Address } from '@ton/core';
-import { address, addressText, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term } from './words.ts';
+import { address, addressText, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term, waitingWords } from './words.ts';
 
 const NOTICES = {
   refund_created: 'Refund planned: it is sent from the deposit wallet within a minute and confirmed on chain.',
@@ -106,7 +106,7 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
         (
           o,
         ) => html`<tr class="out-${o.kind}"><td class="num">${dateTime(o.created_at)}</td><td data-kind="${o.kind}">${OUTGOING_WORDS[o.kind]}</td><td class="num">${amount(o.amount, o.coin_symbol)}</td>
-<td class="num">${o.fee ? amount(o.fee, 'TON') : '—'}</td><td>${address(o.to_address_given ?? o.to_address, network, 'the destination')}</td><td class="state" data-state="${o.state}">${OUTGOING_STATE_WORDS[o.state]}${treasuryFlags(o).map((flag) => html`<span class="problem treasury-flag">${flag}</span>`)}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
+<td class="num">${o.fee ? amount(o.fee, 'TON') : '—'}</td><td>${address(o.to_address_given ?? o.to_address, network, 'the destination')}</td><td class="state" data-state="${o.state}">${OUTGOING_STATE_WORDS[o.state]}${o.waiting_for === null ? '' : html`<span class="muted waiting-for" data-waiting-for="${o.waiting_for.reason}">${waitingWords(o.waiting_for)}</span>`}${treasuryFlags(o).map((flag) => html`<span class="problem treasury-flag">${flag}</span>`)}</td><td>${hashCell(page.network, o.transaction_hash)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>Nothing has left the payment address.</p>`;
   const held = page.money.filter((m) => m.held !== '0');

@@ -83,6 +83,16 @@ export const OUTGOING_WORDS: Record<'refund' | 'sweep' | 'gas_top_up', string> =
   gas_top_up: "Kassa's fee money for a token transfer",
 };
 
+/**
+ * Why a planned transfer out of a payment address waits (outgoing.ts waiting_for), for the shop owner:
+ * an address sends one transfer at a time, each after the network confirmed the one before.
+ */
+export function waitingWords(waiting: { reason: 'network_fee' | 'another_transfer'; kind: string }): string {
+  if (waiting.reason === 'network_fee') return 'Waiting for its network fee to reach the payment address; it is sent as soon as that arrives.';
+  const other = waiting.kind === 'refund' ? 'another refund' : waiting.kind === 'sweep' ? 'a move to your wallet' : 'another transfer';
+  return `Waiting its turn: ${other} from the same payment address is on its way, and an address sends one transfer at a time. This one is sent as soon as the network confirms that one.`;
+}
+
 /** The transfers that ride with the refund of everything, the deposit's last movement out (closing.ts), for the shop owner. */
 export const CLOSING_SHARE_WORDS: Record<'leftover' | 'gas_return', string> = {
   leftover: 'Move of your change left in the deposit to your wallet',

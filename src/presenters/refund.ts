@@ -36,6 +36,20 @@ export const refundSchema = {
       description:
         "pending: on the books, not signed yet; sent: signed and broadcast (a jetton refund: until the customer's jetton wallet took it); confirmed: the chain reader saw it leave (a jetton refund: saw the customer's jetton wallet take it); failed: it did not leave (the amount is refundable again). From the treasury: awaiting_signature: waiting for the merchant's wallet to sign `tonconnect` (or `link`) before `validUntil`; expired: nobody signed it in time (the amount may be asked again); confirmed: the chain reader saw the transfer carrying its reference leave the treasury.",
     },
+    waitingFor: {
+      type: 'object',
+      description:
+        "pending: why it is not signed yet, when it waits for something (absent: it is signed at the signer's next turn, within seconds). another_transfer: a wallet signs one message at a time, each with the next seqno — another transfer of the same deposit wallet (e.g. this payment's earlier refund) is in flight or queued before it; it is signed as soon as the chain confirms that one (not after the in-flight message's validity runs out). network_fee: a jetton refund waits for the TON of its network fee, on its way from Kassa's gas wallet.",
+      required: ['reason', 'transferID'],
+      properties: {
+        reason: { type: 'string', enum: ['another_transfer', 'network_fee'] },
+        transferID: {
+          type: 'string',
+          format: 'uuid',
+          description: "The transfer it waits for: another refund's id (GET …/refunds lists it), a sweep's, or the gas top-up's.",
+        },
+      },
+    },
     validUntil: { type: 'string', format: 'date-time', description: 'From the treasury: the last moment its request can be signed.' },
     heldUntil: {
       type: 'string',
@@ -137,6 +151,7 @@ export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {
     address: row.to_address_given ?? row.to_address,
     from: row.source,
     status: shownState(row),
+    ...(row.waiting_for !== null ? { waitingFor: { reason: row.waiting_for.reason, transferID: row.waiting_for.transferID } } : {}),
     ...(row.source === 'treasury' && row.valid_until !== null ? { validUntil: row.valid_until.toISOString() } : {}),
     ...(row.state === 'awaiting_signature' && row.valid_until !== null ? { heldUntil: heldUntil(row.valid_until).toISOString() } : {}),
     ...(request ? { tonconnect: request.tonconnect, link: request.link } : {}),

@@ -394,9 +394,11 @@ export function blockBooker(deps: {
       if (refunds) {
         // A treasury jetton refund the customer's jetton wallet refused, back at the treasury's jetton wallet (its query id is the refund's).
         const back = detectBouncedJettonTransfer(tx);
-        const refund =
-          back && refunds.find((r) => r.coin_symbol !== 'TON' && transferQueryId(r.id) === back.queryId && BigInt(r.amount_base_units) === back.amount);
-        if (refund) await treasuryJettonBounced(pool, refund.id, tx, deps.now(), log);
+        // Its amount is checked against what the refund moved, read under lock (treasuryJettonBounced): the
+        // rows here were read before this block, whose transfer out may have been signed for another
+        // amount than asked and confirmed so a moment ago (issue 48.13).
+        const refund = back && refunds.find((r) => r.coin_symbol !== 'TON' && transferQueryId(r.id) === back.queryId);
+        if (refund && back) await treasuryJettonBounced(pool, refund.id, back.amount, tx, deps.now(), log);
       }
       for (const delivery of deliveries.get(tx.account) ?? []) {
         // The sending jetton wallet refused the deposit's transfer itself (any coin; the payment's own is also a watch).

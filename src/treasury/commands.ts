@@ -587,14 +587,26 @@ export async function jettonTransferDelivered(pool: DatabasePool, transferId: st
 /**
  * A treasury jetton refund bounced at the customer's jetton wallet (a frozen USDT wallet): the
  * treasury's jetton wallet took the `internal_transfer` back (its query id is the refund's own,
- * transferQueryId, and its amount the refund's). The refund confirmed when it left the treasury is
- * failed (`bounced_at_destination`): the money is the treasury's again. Idempotent.
+ * transferQueryId, and its amount what the refund moved — signed for another amount than asked, that
+ * amount: issue 48.13). The refund confirmed when it left the treasury is failed
+ * (`bounced_at_destination`): the money is the treasury's again. Idempotent.
  */
-export async function treasuryJettonBounced(pool: DatabasePool, refundId: string, tx: ChainTransaction, now: Date, log: Logger): Promise<boolean> {
+export async function treasuryJettonBounced(
+  pool: DatabasePool,
+  refundId: string,
+  amount: bigint,
+  tx: ChainTransaction,
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
   const why = `refused by ${tx.inMessage?.source ?? 'its jetton wallet'}, returned to the treasury in transaction ${tx.hash}`;
   const failed = await pool.transaction(async (db) => {
     const [row] = await lockTransfers(db, sql.fragment`o.id = ${refundId}`);
     if (!row) return false;
+    const moved = await db.oneFirst(sql.type(z.object({ moved: z.string() }))`
+      select coalesce(sent_amount_base_units, amount_base_units)::text as moved from outgoing_transfers where id = ${refundId}
+    `);
+    if (BigInt(moved) !== amount) return false;
     const next = askOne(row, { type: 'bounced_at_destination', why }, now);
     if (!next.ok) return false;
     await writeTransition(db, row, next, now);

@@ -197,6 +197,13 @@ export const outgoingRow = z.object({
   delivered_at: z.date().nullable(),
   /** A treasury refund: when a dashboard page handed its TON Connect request to a wallet (null: none holds it). */
   request_sent_at: z.date().nullable(),
+  /**
+   * A transfer Kassa signs (not a treasury refund), still planned: what it waits for, or null — the
+   * TON of its network fee on its way from the gas wallet (network_fee: that top-up), or another
+   * transfer of the same wallet in flight or queued before it (another_transfer: a wallet signs one
+   * message at a time, each with the next seqno; the chain's confirmation of that one brings this one on).
+   */
+  waiting_for: z.object({ reason: z.enum(['network_fee', 'another_transfer']), transferID: z.string(), kind: z.string() }).nullable(),
   created_at: z.date(),
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
@@ -224,7 +231,14 @@ export const OUTGOING_COLUMNS = sql.fragment`
    and beyond_sale_base_units is not null) as beyond_sale,
   (select coalesce(jsonb_agg(jsonb_build_object('transactionHash', r.transaction_hash, 'amount', trim_scale(r.amount_base_units / power(10::numeric, c.decimals))::text)
      order by r.transaction_lt), '[]'::jsonb)
-   from treasury_refund_repeats r join coins c on c.symbol = outgoing_transfers.coin_symbol where r.transfer_id = outgoing_transfers.id) as paid_again
+   from treasury_refund_repeats r join coins c on c.symbol = outgoing_transfers.coin_symbol where r.transfer_id = outgoing_transfers.id) as paid_again,
+  (case when outgoing_transfers.state = 'planned' and outgoing_transfers.source = 'deposit' then coalesce(
+    (select jsonb_build_object('reason', 'network_fee', 'transferID', g.id, 'kind', g.kind) from outgoing_transfers g
+     where g.for_transfer_id = outgoing_transfers.id and g.state in ('planned', 'sent') order by g.created_at, g.id limit 1),
+    (select jsonb_build_object('reason', 'another_transfer', 'transferID', w.id, 'kind', w.kind) from outgoing_transfers w
+     where w.from_address = outgoing_transfers.from_address and w.id <> outgoing_transfers.id
+       and (w.state = 'sent' or (w.state = 'planned' and (w.created_at, w.id) < (outgoing_transfers.created_at, outgoing_transfers.id)))
+     order by w.state = 'sent' desc, w.created_at, w.id limit 1)) end) as waiting_for
 `;
 
 export async function outgoingOfPayment(db: Db, paymentId: string, kind?: OutgoingKind): Promise<readonly OutgoingRow[]> {

@@ -92,7 +92,17 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   if (inFlight) {
     await broadcast(deps, inFlight.id, inFlight.signed_message, inFlight.valid_until!);
     const validUntil = inFlight.valid_until!;
-    await pool.transaction((tx) => enqueueWalletSend(tx, wallet, unseenCheckAt(validUntil, deps.now())));
+    // Come back once it can no longer land — unless the chain confirmed it meanwhile (the reader may
+    // book it while this run broadcasts): then the wallet's next transfer goes now. The row is locked
+    // as confirmOutgoing locks it, so a confirmation is either seen here or commits after this and
+    // brings the job forward itself; never does this push back the job a confirmation brought
+    // forward (issue 48: a second refund waited ~2 minutes, valid_until + the late-commit margin).
+    await pool.transaction(async (tx) => {
+      const state = await tx.maybeOneFirst(sql.type(z.object({ state: z.string() }))`
+        select state from outgoing_transfers where id = ${inFlight.id} for update
+      `);
+      await enqueueWalletSend(tx, wallet, state === 'sent' ? unseenCheckAt(validUntil, deps.now()) : undefined);
+    });
     return { outcome: 'waiting', transferId: inFlight.id, validUntil };
   }
 

@@ -71,9 +71,13 @@ describe('sweeping USDT', () => {
     const topUp = (await outgoingOfPayment(app.pool, payment.id, 'gas_top_up'))[0]!;
     assert.equal(topUp.from_address, gas);
     assert.equal(topUp.to_address, payment.wallet);
+    // What the sweep waits for (a refund's waitingFor, issue 48): its network fee, this top-up.
+    const waiting = (await outgoingOfPayment(app.pool, payment.id, 'sweep'))[0]!;
+    assert.deepEqual(waiting.waiting_for, { reason: 'network_fee', transferID: topUp.id, kind: 'gas_top_up' });
     assert.equal((await sendFromWallet(app.signer(), gas)).outcome, 'sent');
     await app.settle();
     assert.equal((await outgoingOfPayment(app.pool, payment.id, 'gas_top_up'))[0]!.state, 'confirmed');
+    assert.equal((await outgoingOfPayment(app.pool, payment.id, 'sweep'))[0]!.waiting_for, null);
     // The top-up is on the deposit's books as Kassa's own TON, not as money to refund.
     const books = (await app.request('GET', `/v1/payments/${payment.id}/transfers`, { token: store.token })).json.data as any[];
     const gasRow = books.find((t) => t.sender === gas);

@@ -13,6 +13,7 @@ import { CLOSING_REFUND_FEE } from '../../src/treasury/closing.ts';
 import { depositMoney, outgoingOfPayment } from '../../src/treasury/outgoing.ts';
 import { sendFromWallet } from '../../src/treasury/signer.ts';
 import { assertBooksMatchChain, freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { member } from '../helpers/dashboard.ts';
 import { assertError } from '../helpers/payments.ts';
 
 let app: ChainTestApp;
@@ -265,6 +266,71 @@ describe('refunds', () => {
     assert.equal(app.arrived(ownJettonWallet.toRawString(), p.wallet), 0n);
     const [ton] = await depositMoney(app.pool, p.id);
     assert.equal(BigInt(ton!.refundable) + BigInt(ton!.merchant_unswept), await nano(p.wallet), 'chain = books');
+  });
+
+  it('issue 48: a second refund asked while the first is in flight says what it waits for, and is signed as soon as the chain confirms the first (never ~2 minutes later)', async () => {
+    const p = await payment('1');
+    await app.pay(p.address, 'TON', '2');
+    await app.settle();
+    await app.drain(p.wallet); // the counted 1 TON to the treasury: 1 TON overpaid is refundable
+    const first = await refund(p.id, { coin: 'TON', amount: '0.2', address: freshAddress() });
+    assert.equal(first.status, 201, first.text);
+    // The first is signed and recorded, its broadcast lost: it is in flight (sent), not on chain yet.
+    const lost = await sendFromWallet({ ...app.signer(), hooks: { broadcast: async () => {} } }, p.wallet);
+    assert.equal(lost.outcome, 'sent');
+    const to = freshAddress();
+    const second = await refund(p.id, { coin: 'TON', amount: '0.3', address: to });
+    assert.equal(second.status, 201, second.text);
+    // It says why it waits, in the API and on the dashboard's payment page (plain words).
+    assert.equal(second.json.status, 'pending');
+    assert.deepEqual(second.json.waitingFor, { reason: 'another_transfer', transferID: first.json.id });
+    assert.deepEqual(
+      (await refunds(p.id)).map((r) => [r.id, r.status, r.waitingFor ?? null]),
+      [
+        [first.json.id, 'sent', null],
+        [second.json.id, 'pending', { reason: 'another_transfer', transferID: first.json.id }],
+      ],
+    );
+    const owner = await member(app.url, app.pool, store.id, `owner-${p.id}@refunds.example`, 'owner');
+    const page = (await owner.get(`/dashboard/stores/${store.id}/payments/${p.id}`)).text;
+    assert.match(
+      page,
+      /<span class="muted waiting-for" data-waiting-for="another_transfer">Waiting its turn: another refund from the same payment address is on its way, and an address sends one transfer at a time\. This one is sent as soon as the network confirms that one\.<\/span>/,
+    );
+    // The wallet's job (brought on by the second's plan) finds the first in flight and broadcasts it
+    // again; the reader books it meanwhile (its confirmation enqueues the wallet's job for now). The
+    // run must not push that job back to when the first's message could no longer land
+    // (valid_until + the late-commit margin, ~2 minutes): it is due now.
+    const again = await sendFromWallet(
+      {
+        ...app.signer(),
+        hooks: {
+          broadcast: async (_boc, send) => {
+            await send();
+            await app.settle();
+          },
+        },
+      },
+      p.wallet,
+    );
+    assert.equal(again.outcome, 'waiting');
+    assert.equal((await refunds(p.id))[0].status, 'confirmed');
+    const job = await app.pool.one(sql.type(z.object({ due: z.boolean(), run_at: z.date() }))`
+      select run_at <= now() as due, run_at from graphile_worker.jobs where key = ${`outgoing__send:${p.wallet}`}
+    `);
+    assert.ok(job.due, `the wallet's job runs at ${job.run_at.toISOString()}, not now: the second refund would wait for it`);
+    const [, waiting] = await refunds(p.id);
+    assert.equal(waiting.waitingFor, undefined);
+    // That job's run signs the second at once.
+    const next = await sendFromWallet(app.signer(), p.wallet);
+    assert.deepEqual([next.outcome, 'transferId' in next ? next.transferId : null], ['sent', second.json.id]);
+    await app.drain(p.wallet);
+    assert.deepEqual(
+      (await refunds(p.id)).map((r) => r.status),
+      ['confirmed', 'confirmed'],
+    );
+    assert.equal(app.arrived(Address.parse(to).toRawString(), p.wallet), toNano('0.3'));
+    await assertBooksMatchChain(app, p.id, p.wallet);
   });
 
   it('two refunds at once cannot overdraw', async () => {

@@ -11,7 +11,7 @@
 // its deposit and names the next step (item 3). The tests that move the chain ahead run last.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Address, Cell, toNano } from '@ton/core';
+import { Address, beginCell, Cell, toNano } from '@ton/core';
 import { transferQueryId } from '../../src/chain/jettonTransfer.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { commentOf, parseJettonTransferRequest } from '../../src/chain/detect.ts';
@@ -58,6 +58,38 @@ async function sign(request: { from: string; messages: Array<{ address: string; 
   for (const message of request.messages)
     await app.pay(message.address, 'TON', options.amount ?? fromBaseUnits(BigInt(message.amount), 9), { from: treasury, payload: message.payload });
   await app.settle();
+}
+
+/**
+ * A jetton refund's request as a wallet that let the merchant edit the amount signs it: the TEP-74
+ * transfer body with another amount, everything else (query id, destination, the reference) as asked.
+ */
+async function signJetton(request: { from: string; messages: Array<{ address: string; amount: string; payload: string }> }, amount: bigint) {
+  const [message] = request.messages;
+  const body = Cell.fromBase64(message!.payload).beginParse();
+  const op = body.loadUint(32);
+  const queryId = body.loadUintBig(64);
+  body.loadCoins();
+  const edited = beginCell().storeUint(op, 32).storeUint(queryId, 64).storeCoins(amount).storeSlice(body).endCell();
+  await app.pay(message!.address, 'TON', fromBaseUnits(BigInt(message!.amount), 9), { from: treasury, payload: edited.toBoc().toString('base64') });
+  await app.settle();
+}
+
+/** A store webhook endpoint for refund.confirmed while `run` runs; the payload of the refund's event. */
+async function withRefundEvents(run: (eventOf: (refundId: string) => Promise<any>) => Promise<void>) {
+  const receiver = await startEventReceiver(app);
+  const endpoint = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url: receiver.url, events: ['refund.confirmed'] } });
+  assert.equal(endpoint.status, 201, endpoint.text);
+  try {
+    await run((refundId) =>
+      app.pool.oneFirst(sql.type(z.object({ payload: z.any() }))`
+        select payload from webhook_deliveries where event = 'refund.confirmed' and payload->>'refundID' = ${refundId}
+      `),
+    );
+  } finally {
+    await app.request('DELETE', `/v1/webhook-endpoints/${endpoint.json.id}`, { token: store.token });
+    await receiver.close();
+  }
 }
 
 /** Moves the sandbox chain (and the reader with it) to `seconds` past `instant` (an ISO time). */
@@ -322,6 +354,127 @@ describe('refunds from the treasury, signed by the merchant', () => {
     }
   });
 
+  // Issue 48 items 6 and 13, variants (the reviewer's adversary cases): a jetton signed for less,
+  // TON signed for more, the link paid by another account and then the request signed too.
+  it('a USDT refund signed for less than asked: booked as what moved, refund.confirmed says the same, askedAmount flags it; the rest refundable again', async () => {
+    await withRefundEvents(async (eventOf) => {
+      const sale = await sweptSale('USDT', '10');
+      const customer = freshAddress();
+      const asked = await refund(sale.id, { coin: 'USDT', amount: '6', address: customer, from: 'treasury' });
+      assert.equal(asked.status, 201, asked.text);
+      await signJetton(asked.json.tonconnect, 2_500_000n);
+      const [done] = await refunds(sale.id);
+      assert.equal(done.status, 'confirmed', JSON.stringify(done));
+      assert.deepEqual([done.amount, done.receives, done.askedAmount, done.beyondSale], ['2.5', '2.5', '6', undefined]);
+      assert.equal((await sandboxBalances(app, customer)).USDT, '2.5');
+      const row = (await outgoingOfPayment(app.pool, sale.id, 'refund'))[0]!;
+      assert.deepEqual([row.amount_base_units, row.sent_amount_base_units], ['2500000', '2500000']);
+      const event = await eventOf(done.id);
+      assert.deepEqual([event.amount, event.askedAmount], ['2.5', '6']);
+      // What did not move is refundable from the treasury again: 7.5 USDT, no more.
+      const over = await refund(sale.id, { coin: 'USDT', amount: '7.6', address: customer, from: 'treasury' });
+      assertError(over, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+      assert.match(over.json.error.message, /at most 7\.5 USDT is refundable from the treasury/);
+    });
+  });
+
+  it("a USDT refund signed for less than asked that a frozen customer wallet bounces: failed (booked as what moved), the USDT the treasury's again", async () => {
+    const sale = await sweptSale('USDT', '10');
+    const customer = freshAddress();
+    const frozen = await app.sandbox.chain.lockJettonWallet(customer, 'USDT');
+    const treasuryUsdt = (await sandboxBalances(app, treasury)).USDT;
+    const asked = await refund(sale.id, { coin: 'USDT', amount: '6', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    await signJetton(asked.json.tonconnect, 2_500_000n);
+    await app.settle();
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.match(done.failureReason, new RegExp(`refused by ${frozen}`));
+    assert.deepEqual([done.amount, done.askedAmount], ['2.5', '6']);
+    assert.equal((await sandboxBalances(app, treasury)).USDT, treasuryUsdt, 'the USDT came back to the treasury');
+    // Nothing left the treasury for the sale: all of it is refundable again.
+    const again = await refund(sale.id, { coin: 'USDT', amount: '10', address: freshAddress(), from: 'treasury' });
+    assert.equal(again.status, 201, again.text);
+  });
+
+  it('a USDT refund signed for more than asked, beyond the sale: booked as what moved (askedAmount), the sale refunded twice by the excess (beyondSale, metric)', async () => {
+    await withRefundEvents(async (eventOf) => {
+      const sale = await sweptSale('USDT', '4');
+      const customer = freshAddress();
+      const asked = await refund(sale.id, { coin: 'USDT', amount: '3', address: customer, from: 'treasury' });
+      assert.equal(asked.status, 201, asked.text);
+      const before = await paidTwice('beyond_sale');
+      await signJetton(asked.json.tonconnect, 5_000_000n);
+      const [done] = await refunds(sale.id);
+      assert.equal(done.status, 'confirmed', JSON.stringify(done));
+      assert.deepEqual([done.amount, done.receives, done.askedAmount, done.beyondSale], ['5', '5', '3', '1']);
+      assert.equal((await sandboxBalances(app, customer)).USDT, '5');
+      assert.equal(await paidTwice('beyond_sale'), before + 1);
+      assert.deepEqual([(await eventOf(done.id)).amount, (await eventOf(done.id)).askedAmount], ['5', '3']);
+      assertError(
+        await refund(sale.id, { coin: 'USDT', amount: '0.01', address: customer, from: 'treasury' }),
+        400,
+        'invalid_request_error',
+        'refund_exceeds_balance',
+        'amount',
+      );
+    });
+  });
+
+  it('a TON refund signed for more than asked: booked as what moved (askedAmount); within the sale no flag, beyond it beyondSale; books = chain', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const held = await treasuryTon();
+    const first = await refund(sale.id, { coin: 'TON', amount: '0.4', address: customer, from: 'treasury' });
+    assert.equal(first.status, 201, first.text);
+    await sign(first.json.tonconnect, { amount: '0.6' });
+    const [one] = await refunds(sale.id);
+    assert.equal(one.status, 'confirmed', JSON.stringify(one));
+    assert.deepEqual([one.amount, one.receives, one.askedAmount, one.beyondSale], ['0.6', '0.6', '0.4', undefined]);
+    // 0.4 of the sale is left to refund from the treasury, no more.
+    assertError(
+      await refund(sale.id, { coin: 'TON', amount: '0.5', address: customer, from: 'treasury' }),
+      400,
+      'invalid_request_error',
+      'refund_exceeds_balance',
+      'amount',
+    );
+    const second = await refund(sale.id, { coin: 'TON', amount: '0.4', address: customer, from: 'treasury' });
+    assert.equal(second.status, 201, second.text);
+    const before = await paidTwice('beyond_sale');
+    await sign(second.json.tonconnect, { amount: '0.7' });
+    const two = (await refunds(sale.id)).find((r) => r.id === second.json.id);
+    assert.equal(two.status, 'confirmed', JSON.stringify(two));
+    assert.deepEqual([two.amount, two.askedAmount, two.beyondSale], ['0.7', '0.4', '0.3']);
+    assert.equal(await paidTwice('beyond_sale'), before + 1);
+    assert.equal(app.arrived(customer, treasury), toNano('1.3'));
+    assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
+  });
+
+  it('a sale refunded in full through the link by another account, then the request signed by the treasury too: confirmed once, the repeat booked as paidAgain (log, metric)', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const asked = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(asked.status, 201, asked.text);
+    const link = new URL(asked.json.link);
+    const other = (await app.request('POST', '/sandbox/v1/wallets')).json.address;
+    await app.pay(link.pathname.replace(/^\/+/, ''), 'TON', '1', {
+      from: other,
+      payload: Buffer.from(link.searchParams.get('bin')!, 'base64url').toString('base64'),
+    });
+    await app.settle();
+    const [paid] = await refunds(sale.id);
+    assert.deepEqual([paid.status, paid.paidFrom], ['confirmed', other]);
+    const before = await paidTwice('signed_twice');
+    await sign(asked.json.tonconnect);
+    const [done] = await refunds(sale.id);
+    assert.equal(done.status, 'confirmed');
+    assert.equal(done.paidAgain?.length, 1, JSON.stringify(done));
+    assert.equal(done.paidAgain[0].amount, '1');
+    assert.equal(await paidTwice('signed_twice'), before + 1);
+    assert.equal(app.arrived(customer, other) + app.arrived(customer, treasury), toNano('2'));
+  });
+
   it('the ton:// link paid from another account than the treasury: seen at the customer by its reference, confirmed (paidFrom); the treasury paid nothing', async () => {
     const sale = await sweptSale('TON', '1');
     const customer = freshAddress();
@@ -416,5 +569,50 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
     const more = await refund(sale.id, { coin: 'TON', amount: '0.1', address: customer, from: 'treasury' });
     assertError(more, 400, 'invalid_request_error', 'refund_exceeds_balance', 'amount');
+  });
+
+  it('two treasury refunds of one sale with different amounts, signed in the reverse order (the expired one first): both confirmed, the one that took the sale twice flagged (beyondSale)', async () => {
+    const sale = await sweptSale('TON', '1');
+    const customer = freshAddress();
+    const first = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(first.status, 201, first.text);
+    await chainTo(first.json.heldUntil, 5);
+    assert.equal((await refunds(sale.id))[0].status, 'expired');
+    const second = await refund(sale.id, { coin: 'TON', amount: '0.6', address: customer, from: 'treasury' });
+    assert.equal(second.status, 201, second.text);
+    const held = await treasuryTon();
+    const before = await paidTwice('beyond_sale');
+    // The old request (1 TON) lands first, then the new one (0.6 TON).
+    await sign(first.json.tonconnect);
+    await sign(second.json.tonconnect);
+    const all = await refunds(sale.id);
+    const old = all.find((r) => r.id === first.json.id);
+    const again = all.find((r) => r.id === second.json.id);
+    assert.deepEqual([old.status, old.beyondSale], ['confirmed', undefined], JSON.stringify(old));
+    assert.deepEqual([again.status, again.beyondSale], ['confirmed', '0.6'], JSON.stringify(again));
+    assert.equal(await paidTwice('beyond_sale'), before + 1);
+    assert.equal(app.arrived(customer, treasury), toNano('1.6'));
+    assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
+  });
+
+  it('a USDT refund expired, asked again for less, both signed: both confirmed, the later flagged (beyondSale)', async () => {
+    const sale = await sweptSale('USDT', '5');
+    const customer = freshAddress();
+    const first = await refund(sale.id, { coin: 'USDT', amount: '5', address: customer, from: 'treasury' });
+    assert.equal(first.status, 201, first.text);
+    await chainTo(first.json.heldUntil, 5);
+    assert.equal((await refunds(sale.id))[0].status, 'expired');
+    const second = await refund(sale.id, { coin: 'USDT', amount: '3', address: customer, from: 'treasury' });
+    assert.equal(second.status, 201, second.text);
+    const before = await paidTwice('beyond_sale');
+    await sign(second.json.tonconnect);
+    await sign(first.json.tonconnect);
+    const all = await refunds(sale.id);
+    const late = all.find((r) => r.id === first.json.id);
+    const asked = all.find((r) => r.id === second.json.id);
+    assert.deepEqual([asked.status, asked.beyondSale], ['confirmed', undefined], JSON.stringify(asked));
+    assert.deepEqual([late.status, late.beyondSale], ['confirmed', '3'], JSON.stringify(late));
+    assert.equal(await paidTwice('beyond_sale'), before + 1);
+    assert.equal((await sandboxBalances(app, customer)).USDT, '8');
   });
 });
