@@ -100,7 +100,7 @@ export const outgoingExpiredOnArrival = new Counter({
 
 export const treasuryRefundsPaidTwice = new Counter({
   name: 'kassa_treasury_refunds_paid_twice_total',
-  help: 'Treasury refunds the merchant\'s wallet paid twice, by why: signed_twice (the same request signed again: paidAgain on the refund), beyond_sale (what left the treasury for a sale exceeds what was swept to it — an expired refund asked again, then signed anyway: beyondSale on the refund). Kassa holds no key of the treasury and cannot stop it; the books say what left (docs/API.md, "Refund from the treasury").',
+  help: 'Treasury refunds the merchant\'s wallet paid twice, by why: signed_twice (the same request signed again: paidAgain on the refund), beyond_sale (what left the treasury for a sale exceeds what was swept to it — an expired refund asked again, then signed anyway: beyondSale on the refund), after_expiry (a refund paid after it had expired, its amount freed and perhaps refunded again within the sale: paidAfterExpiry on the refund). Kassa holds no key of the treasury and cannot stop it; the books say what left (docs/API.md, "Refund from the treasury").',
   labelNames: ['why'] as const,
   registers: [registry],
 });

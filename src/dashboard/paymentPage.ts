@@ -299,7 +299,7 @@ ${treasury}
  * paid it (docs/API.md, "Refund from the treasury").
  */
 export function treasuryFlags(
-  o: Pick<OutgoingRow, 'source' | 'coin_symbol' | 'amount' | 'paid_again' | 'beyond_sale' | 'asked_amount' | 'paid_from'>,
+  o: Pick<OutgoingRow, 'source' | 'coin_symbol' | 'amount' | 'paid_again' | 'beyond_sale' | 'asked_amount' | 'paid_from' | 'expired_before_paid_at'>,
 ): string[] {
   if (o.source !== 'treasury') return [];
   const flags: string[] = [];
@@ -308,6 +308,7 @@ export function treasuryFlags(
     flags.push(
       `Refunded twice: ${o.beyond_sale} ${o.coin_symbol} more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).`,
     );
+  if (o.expired_before_paid_at !== null) flags.push('Paid after it had expired: your wallet signed an old request. Check you did not refund this money again.');
   if (o.asked_amount !== null) flags.push(`Signed for ${o.amount} ${o.coin_symbol}, not the ${o.asked_amount} ${o.coin_symbol} asked.`);
   if (o.paid_from !== null) flags.push('Paid from another account than the treasury.');
   return flags;

@@ -95,6 +95,13 @@ export const refundSchema = {
         properties: { transactionHash: { type: 'string' }, amount: { type: 'string', description: 'In the coin.' } },
       },
     },
+    paidAfterExpiry: {
+      type: 'object',
+      description:
+        'From the treasury: the chain shows this refund paid after Kassa had found it expired (a wallet that ignored validUntil signed it anyway). Its amount had been freed meanwhile and may have been refunded again — within the sale too, where beyondSale says nothing. `expiredAt`: when it had been found expired.',
+      required: ['expiredAt'],
+      properties: { expiredAt: { type: 'string', format: 'date-time' } },
+    },
     askedAmount: {
       type: 'string',
       description:
@@ -170,6 +177,7 @@ export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {
       : {}),
     ...(row.asked_amount !== null ? { askedAmount: row.asked_amount } : {}),
     ...(row.beyond_sale !== null ? { beyondSale: row.beyond_sale } : {}),
+    ...(row.expired_before_paid_at !== null ? { paidAfterExpiry: { expiredAt: row.expired_before_paid_at.toISOString() } } : {}),
     ...(row.paid_from !== null ? { paidFrom: row.paid_from } : {}),
     ...(row.paid_again.length > 0 ? { paidAgain: row.paid_again.map((repeat) => ({ transactionHash: repeat.transactionHash, amount: repeat.amount })) } : {}),
     createdAt: row.created_at.toISOString(),

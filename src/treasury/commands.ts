@@ -636,6 +636,9 @@ export async function treasuryJettonBounced(
  * - what left the treasury for the sale now exceeds what was swept to it (an expired refund asked
  *   again, then signed anyway by a wallet ignoring validUntil; issue 48 item 6): by how much
  *   (beyondSale), an error line, kassa_treasury_refunds_paid_twice_total{why="beyond_sale"};
+ * - paid after Kassa had found it expired (its amount freed, perhaps asked again and paid again within
+ *   the sale, where beyondSale says nothing): when it had expired (paidAfterExpiry), an error line,
+ *   kassa_treasury_refunds_paid_twice_total{why="after_expiry"};
  * - paid from another account (paidFrom).
  * Idempotent (by the transaction). Returns what it did.
  */
@@ -676,6 +679,7 @@ export async function confirmTreasuryRefund(
         now,
         sql.fragment`sent_amount_base_units = ${seen.sent.toString()}, fee_base_units = ${seen.fee.toString()}, fee = ${fromBaseUnits(seen.fee, 9)},
           transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, confirmed_at = ${sql.timestamp(now)}, expired_at = null,
+          expired_before_paid_at = outgoing_transfers.expired_at,
           paid_from = ${seen.paidFrom ?? null}, beyond_sale_base_units = ${beyondSale > 0n ? beyondSale.toString() : null},
           asked_amount_base_units = ${differs ? asked.toString() : null},
           amount_base_units = ${(differs ? seen.sent : asked).toString()},
@@ -707,6 +711,13 @@ export async function confirmTreasuryRefund(
         { transferId: seen.refundId, paymentId: said.paymentId, hash: tx.hash, asked: said.asked.toString(), sent: seen.sent.toString() },
         'a treasury refund was signed for another amount than it asked: booked as what moved (amount; askedAmount keeps what was asked), and refund.confirmed says what moved',
       );
+    if (said?.wasExpired) {
+      treasuryRefundsPaidTwice.inc({ why: 'after_expiry' });
+      log.error(
+        { transferId: seen.refundId, paymentId: said.paymentId, hash: tx.hash, amount: seen.sent.toString() },
+        'a treasury refund was paid after it had expired (a wallet ignoring validUntil signed it anyway): its amount had been freed and may have been refunded again; booked as paidAfterExpiry on the refund',
+      );
+    }
     if (said && said.beyondSale > 0n) {
       treasuryRefundsPaidTwice.inc({ why: 'beyond_sale' });
       log.error(

@@ -170,6 +170,8 @@ export const outgoingRow = z.object({
   asked_amount: z.string().nullable(),
   /** A treasury refund whose confirmation took what left the treasury for its sale beyond the sale: by how much, in the coin. */
   beyond_sale: z.string().nullable(),
+  /** A treasury refund confirmed after it had been found expired (its amount freed meanwhile): when it had been found expired. */
+  expired_before_paid_at: z.date().nullable(),
   /** A treasury refund paid from another account than the treasury (its ton:// link): that account, raw. */
   paid_from: z.string().nullable(),
   wallet_seqno: z.string().nullable(),
@@ -224,7 +226,7 @@ export const OUTGOING_COLUMNS = sql.fragment`
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,
   failure_kind, retry_at, requested_amount::text as requested_amount, requested_currency, exchange_rate::text as exchange_rate,
   exchange_rate_source, closing_of, final_sweep, delivered_at, request_sent_at, created_at, source, reference, request_address, request_amount_base_units::text as request_amount_base_units,
-  request_payload, paid_from,
+  request_payload, paid_from, expired_before_paid_at,
   (select trim_scale(asked_amount_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = outgoing_transfers.coin_symbol
    and asked_amount_base_units is not null) as asked_amount,
   (select trim_scale(beyond_sale_base_units / power(10::numeric, c.decimals))::text from coins c where c.symbol = outgoing_transfers.coin_symbol

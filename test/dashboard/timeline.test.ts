@@ -131,6 +131,7 @@ describe('a payment’s timeline', () => {
       beyond_sale: null,
       asked_amount: null,
       paid_from: null,
+      expired_before_paid_at: null,
     };
     assert.deepEqual(treasuryFlags(row), []);
     assert.deepEqual(treasuryFlags({ ...row, source: 'deposit', paid_from: '0:ab' }), []);
@@ -141,10 +142,12 @@ describe('a payment’s timeline', () => {
         beyond_sale: '0.3',
         asked_amount: '1',
         paid_from: `0:${'c'.repeat(64)}`,
+        expired_before_paid_at: new Date('2026-11-28T12:00:00Z'),
       }),
       [
         'Paid again: your wallet signed it twice, 0.3 TON more left the treasury.',
         'Refunded twice: 0.3 TON more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).',
+        'Paid after it had expired: your wallet signed an old request. Check you did not refund this money again.',
         'Signed for 0.3 TON, not the 1 TON asked.',
         'Paid from another account than the treasury.',
       ],

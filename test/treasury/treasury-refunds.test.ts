@@ -595,6 +595,33 @@ describe('refunds from the treasury, signed by the merchant', () => {
     assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
   });
 
+  it('an expired refund asked again within the sale, both signed: no beyondSale (the sale covers both), yet the late one is flagged paidAfterExpiry (log, metric)', async () => {
+    const sale = await sweptSale('TON', '2');
+    const customer = freshAddress();
+    const first = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(first.status, 201, first.text);
+    await chainTo(first.json.heldUntil, 5);
+    const [expired] = await refunds(sale.id);
+    assert.equal(expired.status, 'expired');
+    const second = await refund(sale.id, { coin: 'TON', amount: '1', address: customer, from: 'treasury' });
+    assert.equal(second.status, 201, second.text);
+    const held = await treasuryTon();
+    const before = await paidTwice('after_expiry');
+    await sign(second.json.tonconnect);
+    await sign(first.json.tonconnect);
+    const all = await refunds(sale.id);
+    const late = all.find((r) => r.id === first.json.id);
+    const asked = all.find((r) => r.id === second.json.id);
+    assert.deepEqual([asked.status, asked.beyondSale, asked.paidAfterExpiry], ['confirmed', undefined, undefined], JSON.stringify(asked));
+    assert.equal(late.status, 'confirmed', JSON.stringify(late));
+    assert.equal(late.beyondSale, undefined, 'within the sale: not beyond it');
+    assert.ok(late.paidAfterExpiry, JSON.stringify(late));
+    assert.ok(new Date(late.paidAfterExpiry.expiredAt).getTime() >= new Date(first.json.heldUntil).getTime(), JSON.stringify(late));
+    assert.equal(await paidTwice('after_expiry'), before + 1);
+    assert.equal(app.arrived(customer, treasury), toNano('2'));
+    assert.equal(held - (await treasuryTon()), await bookedOut(sale.id));
+  });
+
   it('a USDT refund expired, asked again for less, both signed: both confirmed, the later flagged (beyondSale)', async () => {
     const sale = await sweptSale('USDT', '5');
     const customer = freshAddress();
