@@ -257,9 +257,45 @@ describe("reconciliation heals the treasury's jetton wallets", () => {
       [['USDT', '800000', 'completed']],
     );
     const restarted = app.newReader({ id: 'restarted' });
-    assert.equal((await restarted.catchUp()).owner, true);
+    try {
+      assert.equal((await restarted.catchUp()).owner, true);
+    } finally {
+      await restarted.release();
+    }
     assert.equal(await transfersAt(wallet), 1, 'the reader read the same block: booked once');
     assert.deepEqual(await unmatchedAt(wallet), [], 'the opening balance is no unmatched money');
     await assertJettonBooksMatchChain('USDT', 6, fresh);
+  });
+});
+
+describe('a reader that restarts', () => {
+  it('USDT sent while no reader ran, with and without a notification, is booked from its cursor; the same blocks read again change nothing', async () => {
+    // The background reader stopped in the test before; each reader here starts from the cursor.
+    const cursor = (await app.cursor())!.last;
+    const notified = await newPayment('0.6');
+    const silent = await newPayment('0.35');
+    await payTreasury('USDT', '0.6', notified.paymentDetails.reference, true);
+    await payTreasury('USDT', '0.35', silent.paymentDetails.reference, false);
+    app.sandbox.chain.sealBlock();
+    app.sandbox.chain.sealBlock();
+    assert.equal((await get(notified.id)).status, 'pending', 'no reader ran');
+    const back = app.newReader({ id: 'back' });
+    assert.equal((await back.catchUp()).owner, true);
+    await back.release();
+    assert.equal((await get(notified.id)).status, 'completed');
+    assert.equal((await get(silent.id)).status, 'completed');
+    // As if it had crashed before writing its cursor: the same blocks are read again.
+    await app.pool.query(sql.unsafe`update chain_reader set last_block_seqno = ${cursor} where network = 'sandbox'`);
+    const again = app.newReader({ id: 'again' });
+    assert.equal((await again.catchUp()).owner, true);
+    await again.release();
+    assert.deepEqual(
+      [...(await books(notified.id)), ...(await books(silent.id))].map((t) => [t.coin, t.amountBaseUnits, t.effect]),
+      [
+        ['USDT', '600000', 'completed'],
+        ['USDT', '350000', 'completed'],
+      ],
+    );
+    await assertJettonBooksMatchChain('USDT', 6);
   });
 });
