@@ -26,6 +26,7 @@ export default ((deps: WorkerDeps) => async (_payload, helpers) => {
     client: deps.chain,
     log,
     now: deps.now,
+    network: deps.config.tonNetwork,
     ...(heal ? { heal } : {}),
     ...(history ? { jettonWallets: history.jettonWallets } : {}),
   });

@@ -7,11 +7,13 @@
 // than what the chain reader has settled (its books may not have it yet), or with a transfer in
 // flight, is looked at next time. Deposits of pending (and recently expired) payments are looked
 // at too, booked transfers or not: a transfer the block stream never showed is found there. The
-// treasuries customers pay by reference are healed by re-reading their recent history (healTreasuries).
+// treasuries customers pay by reference are healed by re-reading their recent history, and their
+// jetton wallet of each accepted coin's (healTreasuries).
 import { Address } from '@ton/core';
 import { toChainApiError } from '../chain/apiError.ts';
 import { call, getAccountState, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import type { AccountHistory } from '../chain/history.ts';
+import type { TonNetwork } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 
@@ -31,6 +33,12 @@ export interface ReconcileDeps {
    * is found. Without it only the payment's own coin's jetton wallet is reconciled.
    */
   jettonWallets?: AccountHistory['jettonWallets'];
+  /**
+   * The network read (config.tonNetwork): its jetton masters (jetton_masters) name the treasuries'
+   * jetton wallets to heal, those the chain reader has not looked up yet asked of the master. Without
+   * it only the treasuries' jetton wallets the reader already knows (jetton_wallets) are healed.
+   */
+  network?: TonNetwork;
 }
 
 /**
@@ -141,9 +149,11 @@ export async function reconcileDeposits(deps: ReconcileDeps, options: { limit?: 
 /**
  * Treasuries that customers pay by reference (treasury settlement, issue 43) have no balance to
  * compare with their books (the merchant spends from them): their recent history is re-read instead,
- * for every treasury with payments still payable there (or expired within a day), and what the block
- * stream missed is booked through the reader's path — on its payment, or as unmatched money;
- * idempotent by chain identity. One history read per such treasury and run.
+ * with that of their jetton wallet of each accepted coin (a jetton paid there lands on that wallet,
+ * with or without a notification to the treasury), for every treasury with payments still payable
+ * there (or expired within a day), and what the block stream missed is booked through the reader's
+ * path — on its payment, or as unmatched money; idempotent by chain identity. One history read per
+ * such account and run.
  */
 async function healTreasuries(deps: ReconcileDeps, heal: Heal): Promise<void> {
   const treasuries = await deps.pool.anyFirst(sql.type(z.object({ address: z.string() }))`
@@ -153,14 +163,54 @@ async function healTreasuries(deps: ReconcileDeps, heal: Heal): Promise<void> {
     limit 200
   `);
   for (const treasury of treasuries) {
-    try {
-      await heal(treasury);
-    } catch (error) {
-      const failure = toChainApiError(error);
-      if (failure.retryable) throw failure;
-      deps.log.warn({ treasury, error: failure.message }, "a treasury's history could not be re-read; next time");
+    for (const account of [treasury, ...(await treasuryJettonWallets(deps, treasury))]) {
+      try {
+        await heal(account);
+      } catch (error) {
+        const failure = toChainApiError(error);
+        if (failure.retryable) throw failure;
+        deps.log.warn({ treasury, account, error: failure.message }, "a treasury's history could not be re-read; next time");
+      }
     }
   }
+}
+
+/**
+ * `treasury`'s jetton wallet of each accepted coin: those the chain reader found (jetton_wallets,
+ * genuine, owned by the treasury), and — with `deps.network` — those it has not looked up yet (a
+ * reader that has not run since the store settled there), asked of the master as the reader asks
+ * (get_wallet_address) and kept for it. A master that fails to answer leaves only its coin's wallet
+ * out, this time.
+ */
+async function treasuryJettonWallets(deps: ReconcileDeps, treasury: string): Promise<readonly string[]> {
+  const { pool } = deps;
+  if (deps.network) {
+    const unknown = await pool.anyFirst(sql.type(z.object({ master_address: z.string() }))`
+      select m.master_address from jetton_masters m
+      where m.network = ${deps.network}
+        and not exists (select 1 from jetton_wallets w where w.owner_address = ${treasury} and w.master_address = m.master_address and w.genuine)
+    `);
+    for (const master of unknown) {
+      let wallet: string;
+      try {
+        wallet = (await getJettonWalletAddress(deps.client, master, treasury)).toRawString();
+      } catch (error) {
+        const failure = toChainApiError(error);
+        if (failure.retryable) throw failure;
+        deps.log.warn({ treasury, master, error: failure.message }, "the treasury's jetton wallet could not be asked of its master; next time");
+        continue;
+      }
+      await pool.query(sql.typeAlias('void')`
+        insert into jetton_wallets (address, master_address, owner_address, genuine) values (${wallet}, ${master}, ${treasury}, true)
+        on conflict (address) do update set master_address = excluded.master_address, owner_address = excluded.owner_address, genuine = true
+      `);
+    }
+  }
+  return pool.anyFirst(sql.type(z.object({ address: z.string() }))`
+    select distinct w.address from jetton_wallets w join jetton_masters m on m.master_address = w.master_address
+    where w.owner_address = ${treasury} and w.genuine ${deps.network ? sql.fragment`and m.network = ${deps.network}` : sql.fragment``}
+    order by w.address
+  `);
 }
 
 /** Books of another accepted coin on a deposit: credited incoming of that coin (booked from notifications or the wallet's history) less what was sent out (base units). */

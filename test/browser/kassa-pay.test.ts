@@ -3,12 +3,16 @@
 // docs/API.md gives, with the element's module from Kassa and a script of its own that listens for
 // `kassa-pay:status`. The element shows the payment, the customer pays on the sandbox chain, and the
 // page's script hears `completed`; the same page from an origin the store does not list is refused.
-// At 320 px, accessible (axe), no CSP violation. Screenshots go to test-artifacts/kassa-pay/.
+// At 320 px, accessible (axe), no CSP violation. A treasury store's payment (issue 43) is paid in the
+// element through TON Connect: the wallet (test/helpers/tonconnectWallet.ts, injected into the frame)
+// is asked for the transfer to the treasury carrying the reference, and the frame shows QR payers the
+// reference, at 375 px. Screenshots go to test-artifacts/kassa-pay/.
 // If Chromium cannot be launched this file FAILS.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Address, Cell } from '@ton/core';
 import type { Browser, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
@@ -17,6 +21,7 @@ import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
 import { assertAccessible, assertNoHorizontalScroll, openPage } from '../helpers/dashboardBrowser.ts';
 import { close, listen } from '../helpers/servers.ts';
+import { injectTestWallet } from '../helpers/tonconnectWallet.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/kassa-pay');
 const PHONE = { width: 320, height: 700 };
@@ -221,6 +226,79 @@ describe('<kassa-pay> on a shop’s own page', { timeout: 900_000 }, () => {
       assert.deepEqual(
         problems.filter((p) => !/CORS policy|Failed to load resource: net::ERR_FAILED/.test(p)),
         [],
+      );
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('<kassa-pay> for a store settled to its treasury (payments told apart by their reference)', { timeout: 900_000 }, () => {
+  it('paid through TON Connect in the element at 375 px: the wallet sends the reference to the treasury, the shop hears completed; the frame shows QR payers the reference (axe)', {
+    timeout: 300_000,
+  }, async () => {
+    const raw = (address: string) => Address.parse(address).toRawString();
+    const treasury = raw((await app.request('POST', '/sandbox/v1/wallets')).json.address);
+    const shopStore = await app.store({ name: 'Treasury Bakery', methods: 'TON/TON' });
+    await updateStore(app.pool, shopStore.id, { treasury, settlement: 'treasury', 'embed-origins': shop.origin });
+    const created = await app.request('POST', '/v1/payments', {
+      token: shopStore.token,
+      body: { amount: '1.5', currency: 'TON', description: 'A loaf', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const payment = created.json;
+    const reference: string = payment.paymentDetails.reference;
+    assert.equal(raw(payment.paymentDetails.address), treasury);
+    const { context, page, problems } = await openPage(browser, { width: 375, height: 812 });
+    try {
+      // The wallet the frame's TON Connect finds (its init script runs in every frame of the page).
+      const wallet = await injectTestWallet(page, app, { embedded: true });
+      await page.goto(`${shop.origin}/?payment=${payment.id}`);
+      const element = page.locator('kassa-pay');
+      await element.locator('.status[data-status="pending"]').waitFor({ timeout: 30_000 });
+      assert.equal(await element.locator('.amount').innerText(), '1.5 GRAM');
+      const frame = page.frameLocator('kassa-pay iframe');
+      // For QR and manual payers: the treasury, and the reference the customer must send, with the link carrying it.
+      await frame.locator('svg.qr').waitFor({ timeout: 30_000 });
+      assert.equal(raw(await frame.locator('#address-value').innerText()), treasury);
+      assert.equal(await frame.locator('#reference-value').innerText(), reference);
+      assert.match(await frame.locator('#reference-box').innerText(), /The comment is required/);
+      const link = new URL((await frame.locator('#wallet-link').getAttribute('href'))!);
+      assert.equal(link.searchParams.get('text'), reference);
+      await assertAccessible(page, 'element of a treasury payment at 375 px', ARTIFACTS);
+      await assertNoHorizontalScroll(page, 'element of a treasury payment at 375 px');
+
+      const pay = frame.locator('#tonconnect-pay');
+      await pay.waitFor({ state: 'visible', timeout: 15_000 });
+      await pay.click();
+      await frame.locator('#notice').filter({ hasText: 'Sent from your wallet' }).waitFor({ timeout: 15_000 });
+      assert.equal(wallet.requests.length, 1);
+      const [message] = wallet.requests[0].messages;
+      assert.equal(raw(message.address), treasury, 'to the treasury itself, no deposit');
+      assert.equal(message.amount, '1500000000');
+      assert.equal(message.payload, payment.paymentDetails.payload, 'paymentDetails.payload: the reference as a text comment');
+      const body = Cell.fromBase64(message.payload).beginParse();
+      assert.equal(body.loadUint(32), 0);
+      assert.equal(body.loadStringTail(), reference);
+
+      await app.settle();
+      await page.waitForFunction(() => (window as unknown as { heard: { status: string }[] }).heard.some((e) => e.status === 'completed'), undefined, {
+        timeout: 15_000,
+      });
+      assert.deepEqual(
+        (await heard(page)).map((e) => e.status),
+        ['pending', 'completed'],
+      );
+      assert.equal(await element.locator('.status').innerText(), 'Paid. Thank you!');
+      const paid = (await app.request('GET', `/v1/payments/${payment.id}`, { token: shopStore.token })).json;
+      assert.equal(paid.status, 'completed');
+      const [transfer] = (await app.request('GET', `/v1/payments/${payment.id}/transfers`, { token: shopStore.token })).json.data;
+      assert.deepEqual([transfer.account, transfer.comment, transfer.amountBaseUnits], [treasury, reference, '1500000000']);
+      await assertAccessible(page, 'element of a treasury payment completed at 375 px', ARTIFACTS);
+      assert.deepEqual(
+        problems.filter((p) => !/ERR_NAME_NOT_RESOLVED|ERR_INTERNET_DISCONNECTED|Aborted after attempts/.test(p)),
+        [],
+        'no CSP violation or script error on the shop’s page',
       );
     } finally {
       await context.close();

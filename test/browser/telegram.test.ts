@@ -7,11 +7,15 @@
 // BackButton while the wallet list is open, opens TON Connect's wallet list when the MainButton is
 // pressed (in TON Connect's own Telegram mode, which test/helpers/tonconnectWallet.ts's injected
 // extension wallet does not drive: the payment itself is a sandbox transfer here),
-// and Kassa records the Telegram user from the signed init data. Fails (never skips) without Chromium.
+// and Kassa records the Telegram user from the signed init data. A treasury store's payment (issue 43)
+// is paid from the Mini App through TON Connect by a wallet injected into its frame as the browser of
+// a wallet app (isWalletBrowser): the wallet is asked for the transfer to the treasury carrying the
+// reference; the page shows QR payers the reference. Fails (never skips) without Chromium.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Address, Cell } from '@ton/core';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
@@ -19,7 +23,8 @@ import type { TestApp } from '../helpers/app.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
 import { DARK_THEME, launchUrl, signInitData, startTelegramHarness, type TelegramHarness, telegramKeys, WEB_CLIENT_STYLE } from '../helpers/telegram.ts';
-import { TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
+import { assertNoHorizontalScroll, seriousAxeViolations } from '../helpers/dashboardBrowser.ts';
+import { injectTestWallet, TEST_WALLET_NAME } from '../helpers/tonconnectWallet.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/telegram');
 const BOT_ID = 7_000_000_002;
@@ -281,6 +286,86 @@ describe('the checkout as a Telegram Mini App', () => {
         await app.pool.oneFirst(sql.type(z.object({ id: z.string().nullable() }))`select telegram_user_id::text as id from payments where id = ${payment.id}`),
         null,
       );
+    }
+  });
+
+  it("a treasury store's payment paid from the Mini App through TON Connect at 375 px: the wallet sends the reference to the treasury, the payment completes; the reference is shown for QR payers (axe)", async () => {
+    const raw = (address: string) => Address.parse(address).toRawString();
+    const treasury = raw((await app.request('POST', '/sandbox/v1/wallets')).json.address);
+    const shop = await app.store({ name: 'Harbour Tea', methods: 'TON/TON' });
+    await updateStore(app.pool, shop.id, {
+      'telegram-bot': 'HarbourTeaBot',
+      'telegram-app': 'pay',
+      'telegram-bot-id': '7000000003',
+      treasury,
+      settlement: 'treasury',
+    });
+    const created = await app.request('POST', '/v1/payments', {
+      token: shop.token,
+      body: { amount: '0.8', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const payment = created.json;
+    const reference: string = payment.paymentDetails.reference;
+    assert.equal(raw(payment.paymentDetails.address), treasury);
+
+    const context = await browser.newContext({ viewport: { width: 375, height: 760 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      step(`console ${message.type()}: ${message.text()}`);
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    try {
+      // Opened in a wallet app's own browser (its init script runs in the Mini App's frame too).
+      const wallet = await injectTestWallet(page, app, { embedded: true });
+      const initData = signInitData(keys, { botId: 7_000_000_003, user: { id: 5_512_345_679, username: 'bob_tg' }, startParam: payment.id });
+      await page.goto(harness.url(launchUrl(`${app.url}/pay/tg`, { initData, startParam: payment.id })));
+      let frame: Frame | undefined;
+      for (let i = 0; !frame && i < 100; i++) {
+        frame = page.frames().find((f) => f.url().includes(`/pay/tg/${payment.id}`));
+        if (!frame) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(frame, 'the boot page went on to the payment');
+      await frame.locator('#checkout').waitFor({ timeout: 15_000 });
+      // For QR and manual payers: the reference the customer must send, and the link carrying it.
+      assert.equal(await frame.locator('#reference-value').innerText(), reference);
+      assert.match(await frame.locator('#reference-box').innerText(), /The comment is required/);
+      assert.equal(new URL((await frame.locator('#wallet-link').getAttribute('href'))!).searchParams.get('text'), reference);
+      const main = await waitForEvent(page, 'web_app_setup_main_button', (d) => d.is_visible && d.is_active);
+      assert.equal(main.eventData.text, 'Pay with a connected wallet');
+      await assertNoHorizontalScroll(frame as unknown as Page, 'the Mini App of a treasury payment at 375 px');
+      assert.deepEqual(await seriousAxeViolations(frame as unknown as Page), [], 'the Mini App of a treasury payment: axe-core found serious violations');
+      await page.screenshot({ path: path.join(ARTIFACTS, '4-mini-app-treasury-pending.png') });
+
+      // The MainButton pays: the wallet is asked for the transfer to the treasury with the reference.
+      await send(page, 'main_button_pressed');
+      await frame.locator('#notice').filter({ hasText: 'Sent from your wallet' }).waitFor({ timeout: 15_000 });
+      assert.equal(wallet.requests.length, 1);
+      const [message] = wallet.requests[0].messages;
+      assert.equal(raw(message.address), treasury, 'to the treasury itself, no deposit');
+      assert.equal(message.amount, '800000000');
+      assert.equal(message.payload, payment.paymentDetails.payload, 'paymentDetails.payload: the reference as a text comment');
+      const body = Cell.fromBase64(message.payload).beginParse();
+      assert.equal(body.loadUint(32), 0);
+      assert.equal(body.loadStringTail(), reference);
+
+      await app.settle();
+      await frame.getByRole('heading', { name: 'Paid' }).waitFor({ timeout: 15_000 });
+      const paid = (await app.request('GET', `/v1/payments/${payment.id}`, { token: shop.token })).json;
+      assert.equal(paid.status, 'completed');
+      assert.equal(
+        await app.pool.oneFirst(sql.type(z.object({ id: z.string().nullable() }))`select telegram_user_id::text as id from payments where id = ${payment.id}`),
+        '5512345679',
+        'the Telegram user who paid',
+      );
+      await page.screenshot({ path: path.join(ARTIFACTS, '5-mini-app-treasury-paid.png') });
+      assert.deepEqual(
+        problems.filter((p) => !/status of 404 \(Not Found\)$|ERR_NAME_NOT_RESOLVED|ERR_INTERNET_DISCONNECTED|Aborted after attempts|\/pay\/undefined/.test(p)),
+        [],
+      );
+    } finally {
+      await context.close();
     }
   });
 });

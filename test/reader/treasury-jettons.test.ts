@@ -6,9 +6,18 @@
 // notification or without one (forward_ton_amount = 0). Booked as a deposit's jetton transfer
 // (completed, wrong coin); a mistyped reference is kept as unmatched jettons. Books = chain: every
 // base unit the treasury's jetton wallet received is on the books, on a payment or unmatched.
+// Reconciliation heals the treasury's jetton wallets as it heals deposits: a transfer the block
+// stream never showed, or that arrived while no reader ran, is booked from the wallet's history, once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, beginCell } from '@ton/core';
+import { pino } from 'pino';
+import { createChainClient } from '../../src/chain/client.ts';
+import { toncenterV3History } from '../../src/chain/history.ts';
+import { holdOutOfBlockStream } from '../../src/chain/sandbox/history.ts';
+import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
+import { accountHealer } from '../../src/reader/heal.ts';
+import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { toBaseUnits } from '../../src/money.ts';
 import { updateStore } from '../../src/stores/stores.ts';
@@ -23,37 +32,37 @@ const raw = (address: string) => Address.parse(address).toRawString();
 /** A sandbox wallet (createWallet) starts with this much of each jetton. */
 const WALLET_JETTONS = '10000';
 
-async function newPayment(amount: string, coin = 'USDT') {
+async function newPayment(amount: string, coin = 'USDT', token = store.token) {
   const created = await app.request('POST', '/v1/payments', {
-    token: store.token,
+    token,
     body: { amount, currency: coin, payment_options: { methods: [{ coin, chain: 'TON' }] }, ttl: 3600 },
   });
   assert.equal(created.status, 201, created.text);
   return created.json;
 }
-const get = async (id: string) => (await app.request('GET', `/v1/payments/${id}`, { token: store.token })).json;
-const books = async (id: string) => (await app.request('GET', `/v1/payments/${id}/transfers`, { token: store.token })).json.data as any[];
+const get = async (id: string, token = store.token) => (await app.request('GET', `/v1/payments/${id}`, { token })).json;
+const books = async (id: string, token = store.token) => (await app.request('GET', `/v1/payments/${id}/transfers`, { token })).json.data as any[];
 const unmatched = async () => (await app.request('GET', '/v1/unmatched-transfers', { token: store.token })).json.data as any[];
 /** The customer's wallet sends `amount` of `coin` to the treasury, the text comment as forward_payload. */
 const payTreasury = (coin: string, amount: string, comment: string | undefined, notify = true) =>
   app.pay(treasury, coin, amount, { from: customer, notify, ...(comment === undefined ? {} : { comment }) });
 
 /** The treasury's jetton wallet of `coin`, as the reader found it (jetton_wallets). */
-const treasuryWallet = (coin: string) =>
+const treasuryWallet = (coin: string, of = treasury) =>
   app.pool.maybeOneFirst(sql.type(z.object({ address: z.string() }))`
     select w.address from jetton_wallets w join jetton_masters m on m.master_address = w.master_address and m.network = 'sandbox'
-    where w.owner_address = ${treasury} and m.coin_symbol = ${coin} and w.genuine
+    where w.owner_address = ${of} and m.coin_symbol = ${coin} and w.genuine
   `);
 
 /** Every base unit of `coin` the treasury received is on the books: booked on payments, or kept as unmatched (none sent out here). */
-async function assertJettonBooksMatchChain(coin: string, decimals: number) {
-  const wallet = await treasuryWallet(coin);
+async function assertJettonBooksMatchChain(coin: string, decimals: number, of = treasury) {
+  const wallet = await treasuryWallet(coin, of);
   assert.ok(wallet, `the reader knows the treasury's ${coin} wallet`);
   const onBooks = await app.pool.oneFirst(sql.type(z.object({ total: z.string() }))`
     select ((select coalesce(sum(amount_base_units), 0) from transfers where account = ${wallet} and coin_symbol = ${coin})
           + (select coalesce(sum(amount_base_units), 0) from unmatched_transfers where account = ${wallet} and state <> 'assigned'))::text as total
   `);
-  const held = toBaseUnits((await sandboxBalances(app, treasury))[coin] ?? '0', decimals);
+  const held = toBaseUnits((await sandboxBalances(app, of))[coin] ?? '0', decimals);
   assert.equal(BigInt(onBooks), held - toBaseUnits(WALLET_JETTONS, decimals), `${coin}: books = chain`);
 }
 
@@ -179,6 +188,114 @@ describe('jettons paid to a treasury', () => {
     const kept = list.find((u) => u.transactionHash === dust.hash);
     assert.deepEqual([kept?.coin, kept?.amount, kept?.reason, kept?.dust], ['USDT', '0.009', 'no_reference', true]);
     assert.equal(list.find((u) => u.transactionHash === edge.hash)?.dust, undefined);
+    await assertJettonBooksMatchChain('USDT', 6);
+  });
+});
+
+describe("reconciliation heals the treasury's jetton wallets", () => {
+  const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+  /** As the deposits__reconcile task runs it: each account's history booked through the reader's path. */
+  const reconcile = () => {
+    const history = toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}` });
+    const heal = accountHealer({ history, book: app.newReader({ id: 'reconciliation' }).bookBlock, log });
+    const client = createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
+    return reconcileDeposits({ pool: app.pool, client, log, now: () => new Date(), heal, network: 'sandbox', jettonWallets: history.jettonWallets });
+  };
+  const unmatchedAt = (account: string) =>
+    app.pool.anyFirst(sql.type(z.object({ hash: z.string() }))`select hash from unmatched_transfers where account = ${account}`);
+  const transfersAt = (account: string) =>
+    app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from transfers where account = ${account}`);
+
+  it('a USDT transfer the block stream never showed (forward_ton_amount = 0) is booked on its payment, once; books = chain', async () => {
+    const payment = await newPayment('1.2');
+    const wallet = (await treasuryWallet('USDT'))!;
+    const chain = app.sandbox.chain;
+    chain.stopBlockClock();
+    try {
+      await payTreasury('USDT', '1.2', payment.paymentDetails.reference, false);
+      const seqno = chain.sealBlock();
+      // The treasury's jetton wallet's transactions (the internal_transfer), before any reader can ask.
+      assert.ok(holdOutOfBlockStream(chain, wallet, seqno) >= 1);
+      holdOutOfBlockStream(chain, treasury, seqno);
+    } finally {
+      chain.startBlockClock();
+    }
+    await app.settle();
+    assert.equal((await get(payment.id)).status, 'pending', 'the reader never saw it');
+    await reconcile();
+    assert.equal((await get(payment.id)).status, 'completed');
+    assert.deepEqual(
+      (await books(payment.id)).map((t) => [t.coin, t.amountBaseUnits, t.effect, t.account]),
+      [['USDT', '1200000', 'completed', wallet]],
+    );
+    const booked = await transfersAt(wallet);
+    await reconcile();
+    assert.equal(await transfersAt(wallet), booked, 'healed again: nothing doubled');
+    await assertJettonBooksMatchChain('USDT', 6);
+  });
+
+  it('while no reader runs, a new treasury’s USDT wallet (never looked up) is asked of the master and its transfer booked; the reader, back, doubles nothing', async () => {
+    await app.stopReader();
+    const fresh = raw((await app.request('POST', '/sandbox/v1/wallets')).json.address);
+    // The sandbox's opening 10,000 USDT reached it before any payment settled there: the merchant's
+    // own history, which healing reads and leaves off the books. A second on (chain time has whole seconds).
+    const opened = app.sandbox.chain.now;
+    while (Math.floor(Date.now() / 1000) <= opened) await new Promise((resolve) => setTimeout(resolve, 50));
+    const other = await app.store({ methods: 'TON/TON,USDT/TON', refundWindowDays: 0 });
+    await updateStore(app.pool, other.id, { treasury: fresh, settlement: 'treasury' });
+    assert.equal(await treasuryWallet('USDT', fresh), null, 'no reader has looked it up');
+    const payment = await newPayment('0.8', 'USDT', other.token);
+    await app.pay(fresh, 'USDT', '0.8', { from: customer, comment: payment.paymentDetails.reference });
+    app.sandbox.chain.sealBlock();
+    app.sandbox.chain.sealBlock();
+    await reconcile();
+    const wallet = await treasuryWallet('USDT', fresh);
+    assert.ok(wallet, 'reconciliation asked the master for it');
+    assert.equal((await get(payment.id, other.token)).status, 'completed');
+    assert.deepEqual(
+      (await books(payment.id, other.token)).map((t) => [t.coin, t.amountBaseUnits, t.effect]),
+      [['USDT', '800000', 'completed']],
+    );
+    const restarted = app.newReader({ id: 'restarted' });
+    try {
+      assert.equal((await restarted.catchUp()).owner, true);
+    } finally {
+      await restarted.release();
+    }
+    assert.equal(await transfersAt(wallet), 1, 'the reader read the same block: booked once');
+    assert.deepEqual(await unmatchedAt(wallet), [], 'the opening balance is no unmatched money');
+    await assertJettonBooksMatchChain('USDT', 6, fresh);
+  });
+});
+
+describe('a reader that restarts', () => {
+  it('USDT sent while no reader ran, with and without a notification, is booked from its cursor; the same blocks read again change nothing', async () => {
+    // The background reader stopped in the test before; each reader here starts from the cursor.
+    const cursor = (await app.cursor())!.last;
+    const notified = await newPayment('0.6');
+    const silent = await newPayment('0.35');
+    await payTreasury('USDT', '0.6', notified.paymentDetails.reference, true);
+    await payTreasury('USDT', '0.35', silent.paymentDetails.reference, false);
+    app.sandbox.chain.sealBlock();
+    app.sandbox.chain.sealBlock();
+    assert.equal((await get(notified.id)).status, 'pending', 'no reader ran');
+    const back = app.newReader({ id: 'back' });
+    assert.equal((await back.catchUp()).owner, true);
+    await back.release();
+    assert.equal((await get(notified.id)).status, 'completed');
+    assert.equal((await get(silent.id)).status, 'completed');
+    // As if it had crashed before writing its cursor: the same blocks are read again.
+    await app.pool.query(sql.unsafe`update chain_reader set last_block_seqno = ${cursor} where network = 'sandbox'`);
+    const again = app.newReader({ id: 'again' });
+    assert.equal((await again.catchUp()).owner, true);
+    await again.release();
+    assert.deepEqual(
+      [...(await books(notified.id)), ...(await books(silent.id))].map((t) => [t.coin, t.amountBaseUnits, t.effect]),
+      [
+        ['USDT', '600000', 'completed'],
+        ['USDT', '350000', 'completed'],
+      ],
+    );
     await assertJettonBooksMatchChain('USDT', 6);
   });
 });

@@ -540,6 +540,81 @@ describe('reconciliation', () => {
   });
 });
 
+describe('safety: booked, never lost, never a crash', () => {
+  it('a reference paid twice in full, both in one block: the first completes its payment, the second is booked on it after completion', async () => {
+    const payment = await newPayment(store.token, '0.45');
+    const chain = app.sandbox.chain;
+    chain.stopBlockClock();
+    let first: string;
+    let second: string;
+    try {
+      first = (await payTreasury('0.45', comment(payment.paymentDetails.reference))).hash;
+      second = (await payTreasury('0.45', payment.paymentDetails.payload)).hash;
+    } finally {
+      chain.startBlockClock();
+    }
+    await app.settle();
+    const paid = await get(payment.id);
+    assert.equal(paid.status, 'completed');
+    assert.deepEqual(paid.paymentDetails.transactionSignatures, [first]);
+    assert.deepEqual(
+      (await books(payment.id)).map((t) => [t.hash, t.effect, t.amountBaseUnits]),
+      [
+        [first, 'completed', '450000000'],
+        [second, 'after_completion', '450000000'],
+      ],
+    );
+    assert.equal(await unmatchedOf(second), undefined, 'on its payment, not unmatched');
+    await assertTreasuryBooksMatchChain();
+  });
+
+  it("a payment paid with someone else's reference: booked on the payment the reference names, the payer's own stays open; the other's real payment after it is booked too", async () => {
+    const theirs = await newPayment(store.token, '0.65');
+    const mine = await newPayment(store.token, '0.65');
+    // The customer copies the other payment's reference.
+    const { hash } = await payTreasury('0.65', comment(theirs.paymentDetails.reference));
+    await app.settle();
+    assert.equal((await get(theirs.id)).status, 'completed');
+    assert.deepEqual(
+      (await books(theirs.id)).map((t) => [t.hash, t.effect, t.sender]),
+      [[hash, 'completed', customer]],
+    );
+    assert.equal((await get(mine.id)).status, 'pending');
+    assert.deepEqual(await books(mine.id), []);
+    // The reference's own payer then pays as asked: booked on that payment after completion (refundable), never lost.
+    const own = await payTreasury('0.65', theirs.paymentDetails.payload);
+    await app.settle();
+    assert.deepEqual(
+      (await books(theirs.id)).map((t) => [t.hash, t.effect]),
+      [
+        [hash, 'completed'],
+        [own.hash, 'after_completion'],
+      ],
+    );
+    assert.equal((await get(mine.id)).status, 'pending');
+    await assertTreasuryBooksMatchChain();
+  });
+
+  it("TON sent with a USDT payment's reference is booked on it as the wrong coin; the payment stays open for its USDT", async () => {
+    const created = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '2', currency: 'USDT', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] }, ttl: 3600 },
+    });
+    assert.equal(created.status, 201, created.text);
+    const payment = created.json;
+    const { hash } = await payTreasury('0.3', comment(payment.paymentDetails.reference));
+    await app.settle();
+    const after = await get(payment.id);
+    assert.equal(after.status, 'pending');
+    assert.ok(after.anomalies.includes('wrong_coin'), JSON.stringify(after.anomalies));
+    assert.deepEqual(
+      (await books(payment.id)).map((t) => [t.hash, t.coin, t.effect, t.amountBaseUnits]),
+      [[hash, 'TON', 'wrong_coin', '300000000']],
+    );
+    await assertTreasuryBooksMatchChain();
+  });
+});
+
 describe('a reader that restarts', () => {
   it('loses nothing and doubles nothing: booked from its cursor, and a block read again changes nothing', async () => {
     await app.stopReader();
