@@ -58,9 +58,13 @@ ${problemFor(problems, 'amount')}
 <p class="sign-status" role="status"></p>
 <details><summary>No TON Connect? Use a link</summary><p>Send ${fromNano(t.amount_base_units)} TON to <span class="mono">${request.to}</span> with the comment <span class="mono">${t.reference}</span> (the link fills both in). <a href="${request.link}">Open in a wallet app</a></p></details>`
           : '';
-        return html`<li class="top-up" id="top-up-${t.id}" data-arrivals="${t.arrivals.length}"><p>${asked}. ${
-          t.arrivals.length ? (t.arrivals.length === 1 ? 'It arrived:' : `It arrived ${t.arrivals.length} times (each is added):`) : 'Not arrived yet.'
-        } <span class="muted">Comment: <span class="mono">${t.reference}</span></span></p>${arrived}${send}</li>`;
+        const state = t.arrivals.length
+          ? t.arrivals.length === 1
+            ? 'It arrived:'
+            : `It arrived ${t.arrivals.length} times (each is added):`
+          : 'Not arrived yet.';
+        return html`<li class="top-up" id="top-up-${t.id}" data-arrivals="${t.arrivals.length}"><p>${asked}. <span class="muted">Comment: <span class="mono">${t.reference}</span></span></p>
+<p class="top-up-state">${state}</p>${arrived}${send}</li>`;
       })}</ul>`
     : '';
   const covers =
