@@ -44,7 +44,7 @@ type Base = {
   comment?: string;
 };
 
-type TonTransfer = Base & { kind: 'ton' };
+export type TonTransfer = Base & { kind: 'ton' };
 type JettonTransfer = Base & {
   kind: 'jetton';
   queryId?: string;

@@ -86,9 +86,10 @@ export const GLOSSARY = {
     precise: '`gas` (deposit_money, reporting.store_money); transfers out of kind `gas_top_up`.',
   },
   refund_gas: {
-    word: 'Refund fee balance',
-    meaning: `The TON the store paid the operator for the network fees of token refunds. A token refund needs ${JETTON_REFUND_RESERVE} TON of it; when it runs low, token refunds are refused until the operator records a new payment.`,
-    precise: '`refundGas` in GET /v1/payments/{id}/balance; the operator records payments with `kassa gas paid`.',
+    word: 'Money for refund fees',
+    meaning: `TON the store set aside for the network fees of refunds in tokens such as USDT (the network charges its fee in TON even for tokens). A token refund uses about ${JETTON_REFUND_RESERVE} TON of it; when too little is left, token refunds are refused until an owner adds some from their wallet on the Money page (it counts once the network shows it).`,
+    precise:
+      'The store\'s refund gas account: `refundGas` in GET /v1/payments/{id}/balance, store_refund_gas(store) in SQL. A top-up from the dashboard is a TON transfer to Kassa\'s gas wallet with the comment "Kassa refund fees …" (refund_fee_top_ups, gas_wallet_arrivals); the operator can also record one with `kassa gas paid`.',
   },
   network_fee: {
     word: 'Network fee of a refund',

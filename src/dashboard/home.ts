@@ -50,8 +50,12 @@ export interface HomeRows {
   failed: readonly FailedRow[];
   failedWebhooks: number;
   differences: number;
-  /** The store's refund gas account (nanoTON available), and the reserve a token refund needs, when the store takes a token. */
-  refundGas: { available: bigint; needed: bigint } | null;
+  /**
+   * The store's refund fee balance (nanoTON available) and the reserve a refund in `token` needs, when
+   * the store takes a token; `likely`: a token refund is waiting or likely (customers' token money to
+   * refund sits at its payment addresses, or the store has refunded a token before).
+   */
+  refundGas: { available: bigint; needed: bigint; token: string; likely: boolean } | null;
   /** Whether the store has a treasury (its own wallet): without one every sale stays in Kassa's wallets. */
   hasTreasury?: boolean;
 }
@@ -59,7 +63,7 @@ export interface HomeRows {
 /** What the home page reads: the store's completed sales and payments of the last 30 days, its money in payment addresses, what failed. */
 export async function homeRows(db: Db & { transaction: Db['transaction'] }, storeId: string, now: Date): Promise<HomeRows> {
   const since = dayStart(now, LONGEST - 1);
-  const [sales, statuses, waiting, failed, attention, tokens] = await Promise.all([
+  const [sales, statuses, waiting, failed, attention, tokens, tokenRefunds] = await Promise.all([
     // Net of refunds (counted.ts REFUNDS_OF_PAYMENT: the sale's part, from the payment address or the
     // treasury): the price less its refunded share, the coin amount less what of the sale went back.
     db.any(sql.type(saleRow)`
@@ -109,9 +113,13 @@ export async function homeRows(db: Db & { transaction: Db['transaction'] }, stor
       select distinct pm.coin_symbol from store_payment_methods spm join payment_methods pm on pm.id = spm.payment_method_id
       where spm.store_id = ${storeId} and pm.coin_symbol <> 'TON' order by pm.coin_symbol
     `),
+    db.exists(sql.unsafe`select 1 from outgoing_transfers where store_id = ${storeId} and kind = 'refund' and coin_symbol <> 'TON'`),
   ]);
   const token = tokens[0];
-  const refundGas = token === undefined ? null : { available: (await storeRefundGas(db, storeId)).available, needed: feeReserveFor(token) };
+  // Warned of only when a token refund is waiting or likely: a new store that takes USDT and has
+  // refunded none, with no customer's USDT to give back, is not opened on it (issue 47 item 3).
+  const likely = tokenRefunds || waiting.some((w) => w.coin_symbol !== 'TON' && BigInt(w.refundable) > 0n);
+  const refundGas = token === undefined ? null : { available: (await storeRefundGas(db, storeId)).available, needed: feeReserveFor(token), token, likely };
   return {
     sales,
     statuses,
@@ -156,8 +164,8 @@ export interface HomeFigures {
     failedRefunds: number;
     failedSweeps: number;
     differences: number;
-    /** The refund fee balance when it is below what one token refund needs (TON). */
-    refundGasLow: { available: string; needed: string } | null;
+    /** The refund fee balance when it is below what one token refund needs (TON) and a token refund is waiting or likely. */
+    refundGasLow: { available: string; needed: string; token: string } | null;
   };
 }
 
@@ -236,8 +244,8 @@ export function homeFigures(rows: HomeRows, now: Date): HomeFigures {
       failedSweeps: failedOf('sweep'),
       differences: rows.differences,
       refundGasLow:
-        gas !== null && gas.available < gas.needed
-          ? { available: fromBaseUnits(gas.available > 0n ? gas.available : 0n, 9), needed: fromBaseUnits(gas.needed, 9) }
+        gas?.likely && gas.available < gas.needed
+          ? { available: fromBaseUnits(gas.available > 0n ? gas.available : 0n, 9), needed: fromBaseUnits(gas.needed, 9), token: gas.token }
           : null,
     },
   };

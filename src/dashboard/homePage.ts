@@ -93,7 +93,11 @@ export function homePage(input: { root: string; viewer: Viewer; store: StoreCont
       ? html`<li id="attention-differences"><a href="${paths.money()}">${plural(a.differences, 'payment address', 'payment addresses')}</a> ${a.differences === 1 ? 'holds' : 'hold'} a different amount on the network than the books say (${term(glossary, 'reconciliation', 'check against the network')}).</li>`
       : '',
     a.refundGasLow
-      ? html`<li id="attention-gas">The ${term(glossary, 'refund_gas', 'refund fee balance')} is low: ${a.refundGasLow.available} TON left, a token refund needs ${a.refundGasLow.needed} TON. Token refunds are refused until the operator records a new payment.</li>`
+      ? html`<li id="attention-gas">The ${term(glossary, 'refund_gas', 'money for refund fees')} is low: ${a.refundGasLow.available} TON left, a refund in ${a.refundGasLow.token} needs ${a.refundGasLow.needed} TON. Refunds in ${a.refundGasLow.token} are refused until ${
+          can(store.role, 'refund_fees.top_up')
+            ? html`you <a href="${paths.money()}#refund-fees">add some from your wallet</a>`
+            : 'an owner of the store adds some from their wallet (Money page)'
+        }.</li>`
       : '',
   ].filter((item) => item !== '');
   const sales = f.byPrice.length

@@ -3,13 +3,94 @@
 // deposit_money, reporting.store_money); the reconciliation's differences between the books and
 // the chain (reporting.deposit_differences); and the store's treasury.
 import type { TonNetwork } from '../chain/addresses.ts';
-import { html } from '../web/html.ts';
+import { fromBaseUnits, toBaseUnits } from '../money.ts';
+import { html, raw, type Html } from '../web/html.ts';
+import type { RefundFees, TopUpRequest } from '../treasury/refundFees.ts';
 import type { StoreMoney } from './money.ts';
-import { copyableId, dateTime, shell, type StoreContext, type Viewer } from './pages.ts';
-import { dashboardPaths } from './paths.ts';
+import { copyableId, dateTime, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
+import { dashboardPaths, type StorePaths } from './paths.ts';
+import { can } from './policy.ts';
 import { address, amount, term } from './words.ts';
 
-export function moneyPage(input: { root: string; viewer: Viewer; store: StoreContext; money: StoreMoney; network: TonNetwork }): string {
+/** What the Money page says of the refund fee balance, and the top-ups the owner may send (those asked and not arrived yet). */
+export interface RefundFeesView {
+  fees: RefundFees;
+  /** The request of each top-up that has not arrived, by id (owners only; none for viewers). */
+  requests: ReadonlyMap<string, TopUpRequest>;
+  /** The amount field as typed, and why it was refused. */
+  typed?: string;
+  problem?: string | null;
+  /** The top-up just asked (its row is the one to send). */
+  asked?: string | null;
+}
+
+/** How many refunds a suggested top-up pays for (the form's hint). */
+const SUGGESTED_REFUNDS = [10, 25] as const;
+
+const times = (perRefund: string, refunds: number): string => fromBaseUnits(toBaseUnits(perRefund, 9) * BigInt(refunds), 9);
+const fromNano = (units: string): string => fromBaseUnits(BigInt(units), 9);
+
+/** The refund fee balance (issue 47 item 3): what is left, what it buys, a top-up from the owner's wallet. */
+function refundFeesSection(paths: StorePaths, glossary: string, store: StoreContext, view: RefundFeesView): Html {
+  const f = view.fees;
+  const owner = can(store.role, 'refund_fees.top_up');
+  const suggested = times(f.perRefund, SUGGESTED_REFUNDS[0]);
+  const problems: Record<string, string> = view.problem ? { amount: view.problem } : {};
+  const form = owner
+    ? html`<form method="post" action="${paths.refundFees()}" id="refund-fees-form" class="stack">
+<label for="amount">Amount to add (TON)</label>
+<input id="amount" name="amount" inputmode="decimal" autocomplete="off" value="${view.typed ?? suggested}" aria-describedby="amount-hint${problems.amount ? ' amount-problem' : ''}"${problems.amount ? raw(' aria-invalid="true"') : ''}>
+<p class="muted" id="amount-hint">${suggested} TON pays for about ${SUGGESTED_REFUNDS[0]} refunds in ${f.token}; ${times(f.perRefund, SUGGESTED_REFUNDS[1])} TON for about ${SUGGESTED_REFUNDS[1]}. Your wallet sends it to Kassa's fee wallet; it is added here once the network shows it (about a minute).</p>
+${problemFor(problems, 'amount')}
+<p><button type="submit">Add money for refund fees</button></p>
+</form>`
+    : html`<p class="muted">An owner of the store can add to it from their wallet.</p>`;
+  const topUps = f.topUps.length
+    ? html`<h3 id="top-ups-heading">Added from a wallet</h3>
+<ul id="refund-fee-top-ups" class="treasury-list" aria-labelledby="top-ups-heading">${f.topUps.map((t) => {
+        const asked = html`${amount(fromNano(t.amount_base_units), 'TON')} asked by ${t.asked_by} ${dateTime(t.asked_at)}`;
+        const arrived = t.arrivals.length
+          ? html`<ul class="arrivals">${t.arrivals.map((a) => html`<li class="arrival">${amount(a.amount, 'TON')} arrived ${dateTime(a.at)}</li>`)}</ul>`
+          : '';
+        const request = view.requests.get(t.id);
+        const send = request
+          ? html`<p><button type="button" class="send-top-up" data-request="${JSON.stringify(request.tonconnect)}">Send ${fromNano(t.amount_base_units)} TON from your wallet</button></p>
+<p class="sign-status" role="status"></p>
+<details><summary>No TON Connect? Use a link</summary><p>Send ${fromNano(t.amount_base_units)} TON to <span class="mono">${request.to}</span> with the comment <span class="mono">${t.reference}</span> (the link fills both in). <a href="${request.link}">Open in a wallet app</a></p></details>`
+          : '';
+        const state = t.arrivals.length
+          ? t.arrivals.length === 1
+            ? 'It arrived:'
+            : `It arrived ${t.arrivals.length} times (each is added):`
+          : 'Not arrived yet.';
+        return html`<li class="top-up" id="top-up-${t.id}" data-arrivals="${t.arrivals.length}"><p>${asked}. <span class="muted">Comment: <span class="mono">${t.reference}</span></span></p>
+<p class="top-up-state">${state}</p>${arrived}${send}</li>`;
+      })}</ul>`
+    : '';
+  const covers =
+    f.refundsCovered === 0
+      ? html`not enough for a refund in ${f.token} (each uses about ${f.perRefund} TON)`
+      : html`enough for about <strong id="refunds-covered">${f.refundsCovered}</strong> ${f.refundsCovered === 1 ? 'refund' : 'refunds'} in ${f.token} (each uses about ${f.perRefund} TON)`;
+  return html`<section class="card" id="refund-fees" aria-labelledby="refund-fees-heading"><h2 id="refund-fees-heading">Money for refund fees</h2>
+${view.asked ? html`<p class="success" role="status">Top-up asked: send it from your wallet below.</p>` : ''}
+<p id="refund-fees-balance">${amount(f.available, 'TON', 'refund-fees-available')} left: ${covers}.</p>
+<p class="muted">A refund in a token such as ${f.token} pays its network fee in TON from this ${term(glossary, 'refund_gas', 'refund fee balance')}; a refund in TON pays its own. ${
+    f.takesToken ? '' : 'The store accepts no token now, so it needs none yet.'
+  }</p>
+${form}
+${topUps}
+</section>`;
+}
+
+export function moneyPage(input: {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  money: StoreMoney;
+  network: TonNetwork;
+  refundFees: RefundFeesView;
+  styleNonce?: string;
+}): string {
   const { root, store, money } = input;
   const paths = dashboardPaths(root).store(store.id);
   const glossary = paths.glossary();
@@ -45,6 +126,19 @@ ${money.gasTon !== '0' ? html`<dt>${term(glossary, 'gas')} at payment addresses<
   const body = html`<h1>Money</h1>
 <section class="card" aria-labelledby="coins-heading"><h2 id="coins-heading">Per coin</h2>${coins}</section>
 <section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">${term(glossary, 'treasury')}</h2>${treasury}</section>
+${refundFeesSection(paths, glossary, store, input.refundFees)}
 <section class="card" aria-labelledby="reconciliation-heading"><h2 id="reconciliation-heading">${term(glossary, 'reconciliation')}</h2>${reconciled}${differences}</section>`;
-  return shell({ root, title: 'Money', body, viewer: input.viewer, store, current: 'money' });
+  const sending = input.refundFees.requests.size > 0 && input.styleNonce;
+  const withScripts = sending
+    ? html`<div id="refund-fees-wallet" hidden data-manifest="${dashboardPaths(root).tonConnectManifest()}" data-wallets="${dashboardPaths(root).tonConnectWallets()}"></div>${body}`
+    : body;
+  return shell({
+    root,
+    title: 'Money',
+    body: withScripts,
+    viewer: input.viewer,
+    store,
+    current: 'money',
+    ...(sending ? { scripts: ['tonconnect-ui.js', 'refundFees.js'] as const, styleNonce: input.styleNonce } : {}),
+  });
 }

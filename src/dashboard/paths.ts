@@ -24,7 +24,9 @@ export function dashboardPaths(root: string) {
       /** A treasury refund's request handed to a wallet (POST), and the wallet's refusal of it (POST). */
       treasuryRequestSent: (paymentId: string, refundId: string) => `${payment(paymentId)}/treasury-refunds/${refundId}/request-sent`,
       treasuryRequestDeclined: (paymentId: string, refundId: string) => `${payment(paymentId)}/treasury-refunds/${refundId}/request-declined`,
-      money: () => `${at}/money`,
+      money: (query?: string) => withQuery(`${at}/money`, query),
+      /** A refund fee top-up from the owner's wallet (POST: asked; the Money page then offers to send it). */
+      refundFees: () => `${at}/money/refund-fees`,
       webhooks: (query?: string) => withQuery(`${at}/webhooks`, query),
       rotateKey: () => `${at}/webhooks/keys/rotate`,
       endpoints: () => `${at}/webhooks/endpoints`,

@@ -28,6 +28,8 @@ export const POLICY = {
   'links.manage': OWNERS,
   /** Unmatched money: assign to a payment, keep with a note (every member sees it). */
   'unmatched.resolve': OWNERS,
+  /** Money for refund fees: ask the owner's wallet to send a top-up (every member sees the balance). */
+  'refund_fees.top_up': OWNERS,
 } as const satisfies Record<string, Rule>;
 
 export type Action = keyof typeof POLICY;

@@ -36,7 +36,8 @@ import {
   type TreasuryJettonWallet,
   type Watch,
 } from './classify.ts';
-import { detectBouncedJettonTransfer } from '../chain/detect.ts';
+import { detectBouncedJettonTransfer, detectTonTransfer } from '../chain/detect.ts';
+import { bookGasArrival } from '../treasury/refundFees.ts';
 import { transferQueryId } from '../chain/jettonTransfer.ts';
 
 const watchRow = z.object({
@@ -438,6 +439,15 @@ export function blockBooker(deps: {
             outcome.booked === 'payment' ? 'treasury transfer recorded' : 'treasury transfer matched no payment',
           );
         }
+        continue;
+      }
+      if (tx.account === gasAccount && tx.inMessage?.source) {
+        // TON into the gas wallet from outside Kassa: a store's refund fee top-up (by its reference), or
+        // money with no known owner, kept (refundFees.ts). Kassa's own coming back (a payment address's
+        // unused TON, token change, a bounce) is already on the books as it left.
+        const ton = detectTonTransfer(tx);
+        if (ton?.counted && ton.sender !== null && ton.amount > 0n && !(await sentByKassa(ton.sender, gasAccount)))
+          await bookGasArrival(pool, { network, tx, transfer: { ...ton, sender: ton.sender }, now: deps.now() }, log);
         continue;
       }
       const route = routeTransaction(tx, watches.get(tx.account), gasAccount);

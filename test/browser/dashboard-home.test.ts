@@ -198,10 +198,11 @@ describe('the home page in headless Chromium', () => {
     assert.deepEqual(waiting.map(([coin, r, d]) => [coin, same(r!), same(d!)]).sort(), expectedWaiting.sort());
     assert.equal(failedTransfers, 0);
     assert.equal(await page.locator('#failed-transfers li').count(), 0);
-    // The store takes tokens and has paid nothing into its refund fee balance (GET …/balance's refundGas).
+    // The store takes tokens and has no money for refund fees (GET …/balance's refundGas), but no token
+    // refund is waiting (no customer's token money to give back) or was ever made: not said (issue 47
+    // item 3; test/treasury/refund-fees.test.ts has the store where one is waiting, and the warning).
     assert.equal(refundGas!.available, '0');
-    assert.deepEqual(await page.locator('#attention li').evaluateAll((items) => items.map((li) => li.id)), ['attention-gas']);
-    assert.match(await page.locator('#attention-gas').innerText(), new RegExp(`: ${refundGas!.available} TON left, a token refund needs 0\\.06 TON`));
+    assert.deepEqual(await page.locator('#attention li').evaluateAll((items) => items.map((li) => li.id)), []);
     // The chart: one bar per day of the last 30, in the store's main fiat (most sales: USD and EUR have 2 each in 30 days; EUR first by name).
     assert.equal(await page.locator('#sales-chart rect.bar').count(), 30);
     assert.match((await page.locator('#sales-chart-title').textContent()) ?? '', /Daily sales in (EUR|USD), last 30 days/);

@@ -51,13 +51,16 @@ describe('homeFigures', () => {
     const f = homeFigures(
       rows([], {
         waiting: [{ coin_symbol: 'USDT', decimals: 6, refundable: '500000', sale_refundable: '2000000', in_deposits: '2500000' }],
-        refundGas: { available: 10_000_000n, needed: 60_000_000n },
+        refundGas: { available: 10_000_000n, needed: 60_000_000n, token: 'USDT', likely: true },
         failed: [{ kind: 'refund', coin_symbol: 'TON', transfers: 2, amount: '1.5' }],
       }),
       now,
     );
     assert.deepEqual(f.waiting, [{ coin: 'USDT', refundable: '2.5', inDeposits: '2.5' }]);
-    assert.deepEqual(f.attention.refundGasLow, { available: '0.01', needed: '0.06' });
+    assert.deepEqual(f.attention.refundGasLow, { available: '0.01', needed: '0.06', token: 'USDT' });
+    // No token refund waiting or likely (a new store that takes USDT): not said, however low (issue 47 item 3).
+    const quiet = homeFigures(rows([], { refundGas: { available: 0n, needed: 60_000_000n, token: 'USDT', likely: false } }), now);
+    assert.equal(quiet.attention.refundGasLow, null);
     assert.equal(f.attention.failedRefunds, 2);
     assert.equal(f.chart, null);
     assert.equal(f.statuses.length > 0 && f.statuses.every((s) => s.payments === 0), true);

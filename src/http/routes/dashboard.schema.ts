@@ -151,3 +151,7 @@ export const assignUnmatchedForm = form({ paymentID: assignUnmatchedSchema.prope
 export type AssignUnmatchedForm = FromSchema<typeof assignUnmatchedForm>;
 export const keepUnmatchedForm = form({ note: keepUnmatchedSchema.properties.note }, ['note']);
 export type KeepUnmatchedForm = FromSchema<typeof keepUnmatchedForm>;
+
+/** The Money page's refund fee top-up: the amount in TON as typed (parsed by the route: a comma decimal is read as meant). */
+export const refundFeesForm = form({ amount: text(32) });
+export type RefundFeesForm = FromSchema<typeof refundFeesForm>;

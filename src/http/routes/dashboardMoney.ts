@@ -7,7 +7,16 @@ import { homeFigures, homeRows, salesTotal } from '../../dashboard/home.ts';
 import { getRate, ratePolicy } from '../../rates/rates.ts';
 import { homePage } from '../../dashboard/homePage.ts';
 import { recentWebhookOutcomes, storeMoney } from '../../dashboard/money.ts';
-import { moneyPage } from '../../dashboard/moneyPage.ts';
+import crypto from 'node:crypto';
+import { moneyPage, type RefundFeesView } from '../../dashboard/moneyPage.ts';
+import { recordAudit } from '../../dashboard/audit.ts';
+import { TON_CONNECT_BRIDGE_ORIGINS } from '../../checkout/tonconnect.ts';
+import { strictCsp } from '../../web/csp.ts';
+import { fromBaseUnits } from '../../money.ts';
+import { gasWalletAddress } from '../../treasury/gas.ts';
+import { askTopUp, refundFeesOf, TOP_UP_MAX_TON, topUpRequest, type TopUpRequest } from '../../treasury/refundFees.ts';
+import { can } from '../../dashboard/policy.ts';
+import { isUuid } from '../../uuid.ts';
 import { FormProblem } from '../../dashboard/people.ts';
 import { listWebhookKeys, rotateWebhookKey } from '../../dashboard/webhookKeys.ts';
 import { ENDPOINT_NOTICES, type EndpointNotice, webhooksPage } from '../../dashboard/webhooksPage.ts';
@@ -15,8 +24,8 @@ import { endpointsOfStore } from '../../dashboard/webhookEndpoints.ts';
 import { dashboardEndpointRoutes, type ShowWebhooks } from './dashboardEndpoints.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';
-import { emptyForm } from './dashboard.schema.ts';
-import type { DashboardRouter } from './dashboardSteps.ts';
+import { emptyForm, refundFeesForm, type RefundFeesForm } from './dashboard.schema.ts';
+import type { DashboardCtx, DashboardRouter, OfStore } from './dashboardSteps.ts';
 
 export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void {
   const { pool, config } = deps;
@@ -48,14 +57,76 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
     page(ctx, 200, glossaryPage({ root, viewer: ctx.state.viewer, store: ctx.state.store }));
   });
 
-  dash.store.get('/money', async (ctx) => {
+  /** A top-up not arrived is offered to send for this long after it was asked (asked again after that). */
+  const SEND_WITHIN_MS = 24 * 3_600_000;
+  const showMoney = async (ctx: DashboardCtx & { state: OfStore }, status: number, extra: Pick<RefundFeesView, 'typed' | 'problem' | 'asked'> = {}) => {
     const store = ctx.state.store;
+    const now = deps.now();
+    const [money, fees, gas] = await Promise.all([
+      storeMoney(pool, store.id, config.tonNetwork),
+      refundFeesOf(pool, store.id),
+      gasWalletAddress(pool, config.tonNetwork),
+    ]);
+    // The owner's wallet is asked through TON Connect for each top-up asked lately and not arrived.
+    const requests = new Map<string, TopUpRequest>();
+    if (gas !== null && can(store.role, 'refund_fees.top_up'))
+      for (const t of fees.topUps)
+        if (t.arrivals.length === 0 && now.getTime() - t.asked_at.getTime() < SEND_WITHIN_MS) requests.set(t.id, topUpRequest(t, gas, config.tonNetwork, now));
+    const styleNonce = requests.size ? crypto.randomBytes(16).toString('base64') : undefined;
     page(
       ctx,
-      200,
-      moneyPage({ root, viewer: ctx.state.viewer, store, money: await storeMoney(pool, store.id, config.tonNetwork), network: config.tonNetwork }),
+      status,
+      moneyPage({
+        root,
+        viewer: ctx.state.viewer,
+        store,
+        money,
+        network: config.tonNetwork,
+        refundFees: { fees, requests, ...extra },
+        ...(styleNonce ? { styleNonce } : {}),
+      }),
     );
+    if (styleNonce) ctx.set('Content-Security-Policy', strictCsp({ styleNonce, connectOrigins: TON_CONNECT_BRIDGE_ORIGINS }));
+  };
+
+  dash.store.get('/money', async (ctx) => {
+    const asked = typeof ctx.query.asked === 'string' && isUuid(ctx.query.asked) ? ctx.query.asked : null;
+    await showMoney(ctx, 200, { asked });
   });
+
+  // A refund fee top-up from the owner's wallet (issue 47 item 3): asked here (a row with its
+  // reference, audited), sent by the wallet from the Money page, booked by the reader on arrival.
+  dash.store.post<{ form: RefundFeesForm }>(
+    '/money/refund-fees',
+    {
+      can: 'refund_fees.top_up',
+      form: refundFeesForm,
+      refused: (ctx, problems) => showMoney(ctx, 400, { problem: Object.values(problems).join(' ') }),
+    },
+    async (ctx) => {
+      const typed = (ctx.state.form.amount ?? '').trim();
+      const amount = parseTon(typed);
+      if ('problem' in amount) return showMoney(ctx, 400, { typed, problem: amount.problem });
+      const store = ctx.state.store;
+      const now = deps.now();
+      const topUp = await pool.transaction(async (tx) => {
+        const row = await askTopUp(tx, { storeId: store.id, amountBaseUnits: amount.nano, actor: ctx.state.actor, now });
+        await recordAudit(
+          tx,
+          ctx.state.actor,
+          {
+            storeId: store.id,
+            action: 'refund_fees.ask',
+            subject: row.id,
+            detail: { amount: fromBaseUnits(amount.nano, 9), coin: 'TON', reference: row.reference },
+          },
+          now,
+        );
+        return row;
+      });
+      redirect(ctx, `${paths.store(store.id).money(`asked=${topUp.id}`)}#top-up-${topUp.id}`);
+    },
+  );
 
   const showWebhooks: ShowWebhooks = async (ctx, status, extra = {}) => {
     const store = ctx.state.store;
@@ -89,4 +160,18 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
     redirect(ctx, paths.store(ctx.state.store.id).webhooks(`rotated=${encodeURIComponent(kid)}`));
   });
   dashboardEndpointRoutes(dash, deps, showWebhooks);
+}
+
+/** A TON amount as a person types it ("0,5" is 0.5): more than 0, at most TOP_UP_MAX_TON, at most 9 decimals. */
+export function parseTon(typed: string): { nano: bigint } | { problem: string } {
+  const value = typed.replace(/\s/g, '').replace(',', '.');
+  if (value === '') return { problem: 'Enter how much TON to add, e.g. 0.6.' };
+  const match = /^(\d{1,6})(?:\.(\d+))?$/.exec(value);
+  if (!match) return { problem: `"${typed}" is not an amount: enter a number of TON, e.g. 0.6.` };
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > 9) return { problem: 'TON has at most 9 decimals.' };
+  const nano = BigInt(match[1]!) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0') || '0');
+  if (nano === 0n) return { problem: 'Enter more than 0 TON.' };
+  if (nano > BigInt(TOP_UP_MAX_TON) * 1_000_000_000n) return { problem: `At most ${TOP_UP_MAX_TON} TON at a time.` };
+  return { nano };
 }
