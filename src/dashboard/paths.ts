@@ -63,6 +63,10 @@ export function dashboardPaths(root: string) {
     /** The stores page (and where a sign-in goes by default). */
     home: `${root}/`,
     signIn: (query?: string) => withQuery(`${root}/sign-in`, query),
+    /** First-run setup (the setup code, the first store and its owner): offered only until Kassa is set up. */
+    setup: () => `${root}/setup`,
+    /** An owner's form for a further store (GET), and making it (POST). */
+    newStore: () => `${root}/new-store`,
     /** TON Connect's manifest and wallet list for the treasury refund's signing (the dashboard's own). */
     tonConnectManifest: () => `${root}/tonconnect-manifest.json`,
     tonConnectWallets: () => `${root}/tonconnect-wallets.json`,

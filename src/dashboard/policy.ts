@@ -28,6 +28,8 @@ export const POLICY = {
   'links.manage': OWNERS,
   /** Unmatched money: assign to a payment, keep with a note (every member sees it). */
   'unmatched.resolve': OWNERS,
+  /** Making a further store (the person becomes its owner): an owner of any store (dashboard/setup.ts mayCreateStore). */
+  'store.create': OWNERS,
 } as const satisfies Record<string, Rule>;
 
 export type Action = keyof typeof POLICY;

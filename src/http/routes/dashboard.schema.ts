@@ -151,3 +151,16 @@ export const assignUnmatchedForm = form({ paymentID: assignUnmatchedSchema.prope
 export type AssignUnmatchedForm = FromSchema<typeof assignUnmatchedForm>;
 export const keepUnmatchedForm = form({ note: keepUnmatchedSchema.properties.note }, ['note']);
 export type KeepUnmatchedForm = FromSchema<typeof keepUnmatchedForm>;
+
+/** A new store's essentials (the "Set up Kassa" page and an owner's "New store"): its name, its coins (checkboxes), its refund window as typed. */
+const storeEssentials = {
+  name: text(400),
+  methods: methodsForm.properties.methods,
+  refundWindowDays: text(16),
+} as const;
+export const newStoreForm = form(storeEssentials);
+export type NewStoreForm = FromSchema<typeof newStoreForm>;
+
+/** First-run setup: the setup code from the start line, the store's essentials, the first owner's email and password (twice). */
+export const setupForm = form({ ...storeEssentials, code: text(40), email: text(254), password: text(1024), confirm: text(1024) });
+export type SetupForm = FromSchema<typeof setupForm>;
