@@ -1,6 +1,7 @@
 // The first-run "Set up Kassa" page (the setup code from the start line, the first store, its owner)
 // and the "New store" page an owner makes further stores with (dashboard/setup.ts). Both ask for a
 // store's essentials with defaults: its name, the coins it accepts, its refund window.
+import { shownTicker } from '../money.ts';
 import { html, raw, type Html } from '../web/html.ts';
 import { dashboardPaths } from './paths.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
@@ -18,8 +19,8 @@ export const DEFAULT_REFUND_WINDOW_DAYS = '7';
 
 /** A payment method ("COIN/CHAIN") as a shop owner reads it. */
 const methodLabel = (method: string): string => {
-  const [coin, chain] = method.split('/');
-  return coin === chain ? `${coin} (the network's own coin)` : `${coin} (on ${chain})`;
+  const [coin = '', chain = ''] = method.split('/');
+  return coin === 'TON' ? `Gram (GRAM), the ${chain} network's own coin` : `${shownTicker(coin)} (a token on ${chain})`;
 };
 
 function storeFields(input: { catalogue: readonly string[]; typed: StoreEssentials; problems: Record<string, string> }): Html {
@@ -72,7 +73,7 @@ ${problemFor(problems, 'password')}
 <label for="confirm">Repeat the password</label>
 <input id="confirm" name="confirm" type="password" required autocomplete="new-password"${describedBy(problems, 'confirm')}>
 ${problemFor(problems, 'confirm')}
-<button type="submit">Set up Kassa</button>
+<div><button type="submit">Set up Kassa</button></div>
 </form>
 </div>`;
   return shell({ root: input.root, title: 'Set up Kassa', body });
@@ -93,7 +94,7 @@ export function newStorePage(input: {
 ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : ''}
 <form method="post" action="${paths.newStore()}">
 ${storeFields({ catalogue: input.catalogue, typed: input.typed, problems })}
-<button type="submit">Make the store</button>
+<div><button type="submit">Make the store</button></div>
 </form>
 </div>`;
   return shell({ root: input.root, title: 'New store', body, viewer: input.viewer });

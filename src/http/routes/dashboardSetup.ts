@@ -90,7 +90,7 @@ export function dashboardSetupRoutes(dash: DashboardRouter, deps: AppDeps): void
             ctx,
             409,
             'Kassa is set up already',
-            'Someone finished the setup a moment ago (in another browser or tab), so this form changed nothing. Sign in with the owner’s email and password.',
+            'Someone set Kassa up already (in another browser or tab a moment ago, or from the command line), so this form changed nothing. Sign in with the owner’s email and password.',
             true,
           );
         }
