@@ -37,7 +37,7 @@ export function dashboardPaths(root: string) {
         };
       },
       settings: (query?: string) => withQuery(`${at}/settings`, query),
-      settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window' | 'telegram') => `${at}/settings/${section}`,
+      settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window' | 'telegram' | 'embed' | 'dust') => `${at}/settings/${section}`,
       previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,
       team: () => `${at}/team`,
       invitations: () => `${at}/team/invitations`,

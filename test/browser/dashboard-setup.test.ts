@@ -4,7 +4,8 @@
 // owner, signs them in and is spent (the page is gone, the code refused, a restart prints none); a
 // restart before the setup prints a new code and the older one is refused; two browsers racing with
 // the right code: one sets Kassa up, the other is told so, and one store and one account exist. Then
-// the owner makes a second store from the dashboard (audited), and a viewer may not. At 375 px and
+// the owner makes a second store from the dashboard (audited), and a viewer may not; the two store
+// settings only the command line changed before (embedded sites, small unmatched amounts) on Settings. At 375 px and
 // 1280 px, axe-core on each page, no sideways scroll.
 //
 // If Chromium cannot be launched this file FAILS (it never skips).
@@ -176,6 +177,35 @@ describe('first-run setup in Chromium, from an empty database and the code kassa
     await page.goto(`${kassa.url}/dashboard/`);
     assert.deepEqual(await page.locator('main li a').allTextContents(), ['Corner Bakery', 'Corner Coffee']);
     await assertPageFits(page, 'stores desktop', ARTIFACTS);
+    assert.deepEqual(problems, []);
+    await page.context().close();
+  });
+
+  it('on a phone: the owner sets the sites that may embed the payment element and the small unmatched amounts on Settings (no command line)', async () => {
+    const { page, problems } = await openPage(browser, PHONE);
+    await page.goto(`${kassa.url}/dashboard/sign-in?next=${encodeURIComponent(`/dashboard/stores/${storeId}/settings`)}`);
+    await page.fill('#email', 'owner@corner.example');
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL(`${kassa.url}/dashboard/stores/${storeId}/settings`), page.click('main button[type=submit]')]);
+    // A site that is not https is refused beside its field; nothing changes.
+    await page.fill('#settings-embed-origins', 'http://shop.example');
+    await page.click('#embed-heading ~ form button[type=submit]');
+    await page.waitForSelector('#embed-origins-problem');
+    await assertPageFits(page, 'settings phone embed refused', ARTIFACTS);
+    await page.fill('#settings-embed-origins', 'https://corner.example, https://www.corner.example');
+    await Promise.all([page.waitForURL(/saved=embed$/), page.click('#embed-heading ~ form button[type=submit]')]);
+    await page.fill('#settings-unmatched-dust', '0.5');
+    await Promise.all([page.waitForURL(/saved=dust$/), page.click('#dust-heading ~ form button[type=submit]')]);
+    assert.equal(await page.inputValue('#settings-embed-origins'), 'https://corner.example, https://www.corner.example');
+    await assertPageFits(page, 'settings phone website and small amounts', ARTIFACTS);
+    const saved = await db.pool.one(sql.type(z.object({ embed_origins: z.string(), unmatched_dust: z.string() }))`
+      select embed_origins, unmatched_dust::text from stores where id = ${storeId}
+    `);
+    assert.deepEqual(saved, { embed_origins: 'https://corner.example,https://www.corner.example', unmatched_dust: '0.5' });
+    const audit = await db.pool.anyFirst(sql.type(z.object({ detail: z.record(z.string(), z.unknown()) }))`
+      select detail from audit_log where action = 'store.update' and store_id = ${storeId} order by id
+    `);
+    assert.deepEqual(audit, [{ 'embed-origins': 'https://corner.example,https://www.corner.example' }, { 'unmatched-dust': '0.5' }]);
     assert.deepEqual(problems, []);
     await page.context().close();
   });

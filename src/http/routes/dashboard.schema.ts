@@ -91,6 +91,14 @@ export type RefundWindowForm = FromSchema<typeof refundWindowForm>;
 export const telegramForm = form({ 'telegram-bot': text(64), 'telegram-app': text(64), 'telegram-bot-id': text(32) });
 export type TelegramForm = FromSchema<typeof telegramForm>;
 
+/** The sites that may embed the payment element, as typed (comma-separated; the rule is stores.ts embedOrigins'). */
+export const embedForm = form({ 'embed-origins': text(4096) });
+export type EmbedForm = FromSchema<typeof embedForm>;
+
+/** The amount under which unmatched money raises no alert, as typed (the rule is stores.ts unmatchedDust's). */
+export const dustForm = form({ 'unmatched-dust': text(32) });
+export type DustForm = FromSchema<typeof dustForm>;
+
 const day = (description: string) => ({ type: 'string', format: 'kassa-day', description }) as const;
 
 /** The payments list's and its CSV's filters (other parameters, such as a notice, are left alone). */
