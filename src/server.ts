@@ -29,6 +29,8 @@ import { depositPublicKey } from './payments/deposit.ts';
 import { ensureGasWallet } from './treasury/gas.ts';
 import { publicUrlProblems } from './net/addresses.ts';
 import { writeRunRecord } from './runState.ts';
+import { offerSetup } from './dashboard/setup.ts';
+import { DASHBOARD_PATH } from './dashboard/paths.ts';
 
 interface Parts {
   api: boolean;
@@ -61,14 +63,26 @@ async function loadSandbox(): Promise<typeof import('./http/routes/sandbox.ts')>
   }
 }
 
-/** What the start line names: where the API, checkout, OpenAPI and metrics are, and what to run next. */
-function startUrls(config: Config, listening: string): Record<string, string> {
-  return {
+/**
+ * What the start line names: where the API, checkout, OpenAPI and metrics are, and what to do next —
+ * on a Kassa not set up yet, the "Set up Kassa" page and its one-time code (a new one at each start
+ * until the setup is done; the code is on this line only, never stored but as its hash).
+ */
+function startUrls(config: Config, listening: string, setup: { code: string; expiresAt: Date } | null): Record<string, string> {
+  const urls = {
     apiUrl: config.baseUrl,
     checkoutUrl: `${config.checkoutBaseUrl}/{payment id}`,
     openapiUrl: `${config.baseUrl}/openapi.json`,
     metricsUrl: `${listening}/metrics`,
-    next: 'npm run -s kassa -- store create --name "My shop"',
+  };
+  if (setup === null) return { ...urls, next: 'npm run -s kassa -- store create --name "My shop"' };
+  const setupUrl = `${config.baseUrl}${DASHBOARD_PATH}/setup`;
+  return {
+    ...urls,
+    setupUrl,
+    setupCode: setup.code,
+    setupCodeExpiresAt: setup.expiresAt.toISOString(),
+    next: `open ${setupUrl} in a browser and type the setup code ${setup.code} to make your store and your account`,
   };
 }
 
@@ -142,6 +156,8 @@ export async function startService(
   let readerDone: Promise<void> = Promise.resolve();
   /** `config` with the API's bound port in its derived URLs (withBoundPort). */
   let bound = config;
+  /** The setup code this start made (a Kassa not set up yet), shown on the start line only. */
+  let setup: { code: string; expiresAt: Date } | null = null;
   try {
     // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
     const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
@@ -194,6 +210,9 @@ export async function startService(
       });
       rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
       handle = createApp({ ...deps, rateLimitStore }, extraRoutes).callback();
+      // A Kassa with no store and no dashboard account: a new one-time setup code for the dashboard's
+      // "Set up Kassa" page, printed once, on the start line (dashboard/setup.ts).
+      setup = await offerSetup(pool, now());
     }
     const address = server?.address() as AddressInfo | null;
     url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : null;
@@ -261,7 +280,7 @@ export async function startService(
     checkoutBaseUrl: bound.checkoutBaseUrl,
     embeddedPgPort: config.databaseUrl === null ? config.embeddedPgPort : null,
   });
-  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(bound, url) : {}) }, 'kassa started');
+  log.info({ url, api: parts.api, worker: parts.worker, network: config.tonNetwork, ...(url ? startUrls(bound, url, setup) : {}) }, 'kassa started');
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop'): Promise<void> => {

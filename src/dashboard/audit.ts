@@ -36,7 +36,9 @@ export type AuditAction =
   | 'payment_link.create'
   | 'payment_link.deactivate'
   | 'refund_fees.ask'
-  | 'refund_fees.arrived';
+  | 'refund_fees.arrived'
+  | 'setup.complete'
+  | 'store.create';
 
 /** Who acts and from where: a dashboard user in a request, the operator's command line, or an API token. */
 export interface Actor {

@@ -74,6 +74,7 @@ ${can(store.role, 'team.manage') ? link(at.team(), 'Team', 'team') : ''}
 ${can(store.role, 'audit.read') ? link(at.audit(), 'Audit log', 'audit') : ''}
 ${link(at.settings(), 'Settings', 'settings')}
 ${viewer && viewer.memberships.length > 1 ? html`<li><a href="${paths.home}">Stores</a></li>` : ''}
+${viewer?.memberships.some((m) => can(m.role, 'store.create')) ? html`<li><a href="${paths.newStore()}">New store</a></li>` : ''}
 </ul></nav>`
       : '';
   const who = viewer
@@ -206,7 +207,7 @@ export function storesPage(input: { root: string; viewer: Viewer }): string {
   const body = input.viewer.memberships.length
     ? html`<h1>Your stores</h1><ul>${input.viewer.memberships.map(
         (m) => html`<li><a href="${paths.store(m.storeId).home()}">${m.storeName}</a> <span class="muted">(${m.role})</span></li>`,
-      )}</ul>`
+      )}</ul>${input.viewer.memberships.some((m) => can(m.role, 'store.create')) ? html`<p><a href="${paths.newStore()}">Make another store</a></p>` : ''}`
     : html`<h1>No store yet</h1><p>Your account is not a member of any store. Ask an owner for an invitation.</p>`;
   return shell({ root: input.root, title: 'Stores', body, viewer: input.viewer });
 }

@@ -39,7 +39,7 @@ export function dashboardPaths(root: string) {
         };
       },
       settings: (query?: string) => withQuery(`${at}/settings`, query),
-      settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window' | 'telegram') => `${at}/settings/${section}`,
+      settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window' | 'telegram' | 'embed' | 'dust') => `${at}/settings/${section}`,
       previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,
       team: () => `${at}/team`,
       invitations: () => `${at}/team/invitations`,
@@ -65,6 +65,10 @@ export function dashboardPaths(root: string) {
     /** The stores page (and where a sign-in goes by default). */
     home: `${root}/`,
     signIn: (query?: string) => withQuery(`${root}/sign-in`, query),
+    /** First-run setup (the setup code, the first store and its owner): offered only until Kassa is set up. */
+    setup: () => `${root}/setup`,
+    /** An owner's form for a further store (GET), and making it (POST). */
+    newStore: () => `${root}/new-store`,
     /** TON Connect's manifest and wallet list for the treasury refund's signing (the dashboard's own). */
     tonConnectManifest: () => `${root}/tonconnect-manifest.json`,
     tonConnectWallets: () => `${root}/tonconnect-wallets.json`,

@@ -47,7 +47,7 @@ export async function openSession(
     userId: string;
     email: string;
     actor: Pick<Actor, 'clientAddress' | 'userAgent'>;
-    method: 'password' | 'passkey' | 'invitation';
+    method: 'password' | 'passkey' | 'invitation' | 'setup';
     /** The passkey that signed in (its removal ends the session). */
     passkeyId?: string | null;
     /**

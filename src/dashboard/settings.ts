@@ -24,6 +24,7 @@ export const STORE_FIELDS = {
   'telegram-bot-id': 'Telegram bot id',
   'embed-origins': 'Sites that may embed the payment element',
   settlement: 'Settlement',
+  'unmatched-dust': 'Small unmatched amounts',
 } as const;
 export type StoreField = keyof typeof STORE_FIELDS;
 
@@ -51,6 +52,8 @@ const settingOf = (store: StoreView, field: StoreField): string | null => {
       return store.embedOrigins.join(',');
     case 'settlement':
       return store.settlement;
+    case 'unmatched-dust':
+      return store.unmatchedDust;
     case 'methods':
       return store.methods
         .map((m) => `${m.coin}/${m.chain}`)

@@ -65,6 +65,10 @@ export interface SettingsPageInput {
   refundWindowDays?: string;
   /** The Telegram fields as typed. */
   telegram?: { bot: string; app: string; botId: string };
+  /** The sites that may embed the payment element, as typed. */
+  embedOrigins?: string;
+  /** The amount under which unmatched money raises no alert, as typed. */
+  unmatchedDust?: string;
   /** The URL the Mini App is registered with at BotFather ({checkout_base_url}/tg). */
   miniAppUrl?: string;
   /** A refusal, beside the field it is about (the field's flag) or the form's top ("methods", "treasury", "appearance"). */
@@ -223,6 +227,24 @@ ${tgField('telegram-bot-id', tg.botId, "The digits before the colon of the bot's
 </form>`
     : html`<p id="telegram">${miniAppLink ? html`Mini App: <code class="mono">${miniAppLink}</code>` : 'None: the checkout is not offered as a Telegram Mini App.'}</p>`;
 
+  const textField = (name: 'embed-origins' | 'unmatched-dust', value: string, hint: string, extra = '') =>
+    html`<label for="settings-${name}">${STORE_FIELDS[name]}</label>
+<p class="muted" id="settings-${name}-hint">${hint}</p>
+<input id="settings-${name}" name="${name}" type="text" value="${value}" autocomplete="off" spellcheck="false"${raw(extra)} aria-describedby="settings-${name}-hint${problems[name] ? ` ${name}-problem` : ''}"${problems[name] ? raw(' aria-invalid="true"') : ''}>
+${problemFor(problems, name)}`;
+  const embedPart = owner
+    ? html`<form method="post" action="${at.settingsSection('embed')}">
+${textField('embed-origins', input.embedOrigins ?? saved.embedOrigins.join(', '), "The addresses of your own website, https:// and its host only, separated by commas (https://shop.example, https://www.shop.example). Its pages may then show the payment element; other sites may not. Empty: only Kassa's own payment page.")}
+<button type="submit">Save sites</button>
+</form>`
+    : html`<p id="embed-origins">${saved.embedOrigins.length ? saved.embedOrigins.join(', ') : "None: only Kassa's own payment page."}</p>`;
+  const dustPart = owner
+    ? html`<form method="post" action="${at.settingsSection('dust')}">
+${textField('unmatched-dust', input.unmatchedDust ?? saved.unmatchedDust, "Money sent to your wallet without a payment's reference, below this amount of its coin, is listed on Unmatched money without an alert: strangers send tiny amounts to make their address look like yours. 0: an alert for every one.", ' inputmode="decimal"')}
+<button type="submit">Save amount</button>
+</form>`
+    : html`<p id="unmatched-dust">${saved.unmatchedDust}</p>`;
+
   const body = html`<h1>Store settings</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
 ${input.problem ? html`<p class="problem" role="alert">Nothing was changed: ${input.problem.message}</p>` : ''}
@@ -232,7 +254,9 @@ ${owner ? '' : html`<p class="muted">Only the store's owners can change these.</
 <section class="card" aria-labelledby="methods-heading"><h2 id="methods-heading">${STORE_FIELDS.methods}</h2>${methodsPart}</section>
 <section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">${STORE_FIELDS.treasury}</h2>${treasuryPart}</section>
 <section class="card" aria-labelledby="refund-window-heading"><h2 id="refund-window-heading">${STORE_FIELDS['refund-window-days']}</h2>${refundWindowPart}</section>
-<section class="card" aria-labelledby="telegram-heading"><h2 id="telegram-heading">Telegram Mini App</h2>${telegramPart}</section>`;
+<section class="card" aria-labelledby="telegram-heading"><h2 id="telegram-heading">Telegram Mini App</h2>${telegramPart}</section>
+<section class="card" aria-labelledby="embed-heading"><h2 id="embed-heading">Your website</h2>${embedPart}</section>
+<section class="card" aria-labelledby="dust-heading"><h2 id="dust-heading">${STORE_FIELDS['unmatched-dust']}</h2>${dustPart}</section>`;
   return shell({
     root,
     title: 'Store settings',

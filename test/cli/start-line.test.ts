@@ -24,14 +24,17 @@ describe('kassa start, as a new user sees it', () => {
     await db.drop();
   });
 
-  it('names the API, checkout, OpenAPI and metrics URLs and the next command', async () => {
+  it('names the API, checkout, OpenAPI and metrics URLs and the next step (on an empty database: the first-run setup and its code)', async () => {
     const url = started.url as string;
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(started.apiUrl, url);
     assert.equal(started.checkoutUrl, `${url}/pay/{payment id}`);
     assert.equal(started.openapiUrl, `${url}/openapi.json`);
     assert.equal(started.metricsUrl, `${url}/metrics`);
-    assert.equal(started.next, 'npm run -s kassa -- store create --name "My shop"');
+    // An empty database: the next step is the dashboard's first-run setup, with its one-time code.
+    assert.equal(started.setupUrl, `${url}/dashboard/setup`);
+    assert.match(String(started.setupCode), /^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+    assert.equal(started.next, `open ${url}/dashboard/setup in a browser and type the setup code ${started.setupCode} to make your store and your account`);
     for (const target of [started.openapiUrl, started.metricsUrl]) {
       assert.equal((await fetch(target as string)).status, 200, `${target} answers`);
     }

@@ -91,6 +91,14 @@ export type RefundWindowForm = FromSchema<typeof refundWindowForm>;
 export const telegramForm = form({ 'telegram-bot': text(64), 'telegram-app': text(64), 'telegram-bot-id': text(32) });
 export type TelegramForm = FromSchema<typeof telegramForm>;
 
+/** The sites that may embed the payment element, as typed (comma-separated; the rule is stores.ts embedOrigins'). */
+export const embedForm = form({ 'embed-origins': text(4096) });
+export type EmbedForm = FromSchema<typeof embedForm>;
+
+/** The amount under which unmatched money raises no alert, as typed (the rule is stores.ts unmatchedDust's). */
+export const dustForm = form({ 'unmatched-dust': text(32) });
+export type DustForm = FromSchema<typeof dustForm>;
+
 const day = (description: string) => ({ type: 'string', format: 'kassa-day', description }) as const;
 
 /** The payments list's and its CSV's filters (other parameters, such as a notice, are left alone). */
@@ -155,3 +163,15 @@ export type KeepUnmatchedForm = FromSchema<typeof keepUnmatchedForm>;
 /** The Money page's refund fee top-up: the amount in TON as typed (parsed by the route: a comma decimal is read as meant). */
 export const refundFeesForm = form({ amount: text(32) });
 export type RefundFeesForm = FromSchema<typeof refundFeesForm>;
+/** A new store's essentials (the "Set up Kassa" page and an owner's "New store"): its name, its coins (checkboxes), its refund window as typed. */
+const storeEssentials = {
+  name: text(400),
+  methods: methodsForm.properties.methods,
+  refundWindowDays: text(16),
+} as const;
+export const newStoreForm = form(storeEssentials);
+export type NewStoreForm = FromSchema<typeof newStoreForm>;
+
+/** First-run setup: the setup code from the start line, the store's essentials, the first owner's email and password (twice). */
+export const setupForm = form({ ...storeEssentials, code: text(40), email: text(254), password: text(1024), confirm: text(1024) });
+export type SetupForm = FromSchema<typeof setupForm>;

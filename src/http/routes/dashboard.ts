@@ -70,6 +70,7 @@ import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import { dashboardUnmatchedRoutes } from './dashboardUnmatched.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardPasswordRoutes } from './dashboardPassword.ts';
+import { dashboardSetupRoutes } from './dashboardSetup.ts';
 import { dashboardSettingsRoutes } from './dashboardSettings.ts';
 
 export const isDashboardPath = (path: string): boolean => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
@@ -98,6 +99,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
 
   // ---- Assets.
   dash.anyone.get('/assets/:file', serveAssets(DASHBOARD_ASSETS) as never);
+
+  // ---- First-run setup and an owner's new store (before sign-in and the stores page: while Kassa is not set up, they lead to it).
+  dashboardSetupRoutes(dash, deps);
 
   // ---- Sign-in, sign-out.
   dash.anyone.get('/sign-in', async (ctx) => {

@@ -23,6 +23,10 @@ import {
   telegramForm,
   type TreasuryForm,
   treasuryForm,
+  type EmbedForm,
+  embedForm,
+  type DustForm,
+  dustForm,
 } from './dashboard.schema.ts';
 import type { DashboardCtx, DashboardRouter, OfStore } from './dashboardSteps.ts';
 
@@ -35,6 +39,8 @@ const NOTICES: Record<string, string> = {
   treasury: "Treasury saved: the store's money is swept there from now on.",
   'refund-window': 'Refund window saved: sales completed from now on stay refundable from their deposits that long.',
   telegram: 'Telegram saved: payments created from now on carry the Mini App link.',
+  embed: 'Sites saved: their pages may show the payment element from now on.',
+  dust: 'Saved: smaller unmatched amounts are listed without an alert.',
 };
 
 export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): void {
@@ -66,12 +72,12 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
   };
 
   /** Runs the store's update command; a refusal shows the page again (400) with what was typed. */
-  const change = async (ctx: Ctx, given: Record<string, string>, typed: Extra, section: string) => {
+  const change = async (ctx: Ctx, given: Record<string, string>, typed: Extra, section: string, field?: StoreField) => {
     try {
       await changeStore(pool, { storeId: ctx.state.store.id, given, network: config.tonNetwork, actor: ctx.state.actor, now: deps.now() });
     } catch (error) {
       if (!(error instanceof StoreInputError)) throw error;
-      const flag = (error.flag ?? 'appearance') as StoreField | 'appearance';
+      const flag = (error.flag ?? field ?? 'appearance') as StoreField | 'appearance';
       return show(ctx, 400, { ...typed, problem: { field: flag, message: formMessage(error) } });
     }
     redirect(ctx, paths.store(ctx.state.store.id).settings(`saved=${section}`));
@@ -159,4 +165,14 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
       await change(ctx, { 'telegram-bot': typed.bot, 'telegram-app': typed.app, 'telegram-bot-id': typed.botId }, { telegram: typed }, 'telegram');
     },
   );
+
+  dash.store.post<{ form: EmbedForm }>('/settings/embed', { can: 'settings.change', form: embedForm, refused: refused('embed-origins') }, async (ctx) => {
+    const origins = ctx.state.form['embed-origins'] ?? '';
+    await change(ctx, { 'embed-origins': origins }, { embedOrigins: origins }, 'embed', 'embed-origins');
+  });
+
+  dash.store.post<{ form: DustForm }>('/settings/dust', { can: 'settings.change', form: dustForm, refused: refused('unmatched-dust') }, async (ctx) => {
+    const dust = ctx.state.form['unmatched-dust'] ?? '';
+    await change(ctx, { 'unmatched-dust': dust }, { unmatchedDust: dust }, 'dust', 'unmatched-dust');
+  });
 }
