@@ -201,14 +201,14 @@ describe('the home page in headless Chromium', () => {
     // The store takes tokens and has paid nothing into its refund fee balance (GET …/balance's refundGas).
     assert.equal(refundGas!.available, '0');
     assert.deepEqual(await page.locator('#attention li').evaluateAll((items) => items.map((li) => li.id)), ['attention-gas']);
-    assert.match(await page.locator('#attention-gas').innerText(), new RegExp(`: ${refundGas!.available} TON left, a token refund needs 0\\.06 TON`));
+    assert.match(await page.locator('#attention-gas').innerText(), new RegExp(`: ${refundGas!.available} GRAM left, a token refund needs 0\\.06 GRAM`));
     // The chart: one bar per day of the last 30, in the store's main fiat (most sales: USD and EUR have 2 each in 30 days; EUR first by name).
     assert.equal(await page.locator('#sales-chart rect.bar').count(), 30);
     assert.match((await page.locator('#sales-chart-title').textContent()) ?? '', /Daily sales in (EUR|USD), last 30 days/);
     // A rounded figure keeps its exact value on hover.
     const ton30 = page.locator('#sales-by-coin tr[data-currency="TON"] td[data-window="30d"] data');
     const exactTon = (await ton30.getAttribute('value'))!;
-    if ((await ton30.innerText()) !== `${exactTon} TON`) assert.equal(await ton30.getAttribute('title'), `Exactly ${exactTon} TON`);
+    if ((await ton30.innerText()) !== `${exactTon} GRAM`) assert.equal(await ton30.getAttribute('title'), `Exactly ${exactTon} GRAM`);
     assert.deepEqual(problems, []);
   });
 });
