@@ -5,7 +5,12 @@
 // axe-core finds no serious violation; the navigation folds behind a menu button that works with
 // the keyboard; the payments list's filters fold; lists are cards; ids are shortened with a copy
 // button; a payment page's actions begin within two screens. `/dashboard`, with or without its
-// slash, leads to sign-in or to the store. Screenshots go to test-artifacts/dashboard-phone/.
+// slash, leads to sign-in or to the store. Then (issue 47 item 10) a walker follows the store's
+// links from the navigation — so a page added to it is walked without being named here — and walks
+// every kind of page it finds, and the checkout's payment and link pages, at 375 and 1280 px: axe,
+// no sideways scroll, at most MAX_SCREENS tall, no table column under MIN_COLUMN_PX, the coin never
+// called TON, and on the dashboard none of BANNED_WORDS outside the glossary's precise terms.
+// Screenshots go to test-artifacts/dashboard-phone/ (the walk's to walk/).
 //
 // If Chromium cannot be launched this file FAILS (it never skips).
 import assert from 'node:assert/strict';
@@ -367,6 +372,15 @@ describe('every page at 375 px and 1280 px: fits, accessible, bounded, in plain 
         const what = `${viewport.width} ${pageKind(address).replace(/^\/dashboard\/stores\/:id/, '') || '/'}`;
         walked.push(what);
         problems.push(...(await walkOne(visitor.page, what, true)));
+      }
+      if (viewport === PHONE) {
+        // The Webhooks page pages the store's deliveries, ten at a time.
+        await visitor.page.goto(`${app.url}/dashboard/stores/${store.id}/webhooks`);
+        assert.equal(await visitor.page.locator('#webhook-deliveries tbody tr').count(), 10);
+        await visitor.page.getByRole('link', { name: 'More deliveries' }).click();
+        await visitor.page.waitForURL(/[?&]deliveries=2/);
+        assert.equal(await visitor.page.locator('#webhook-deliveries tbody tr').count(), 10);
+        assert.equal(await visitor.page.getByRole('link', { name: 'Previous deliveries' }).count(), 1);
       }
       for (const [address, what] of [
         [`${app.url}/pay/${paid.id}`, 'checkout'],
