@@ -28,6 +28,9 @@ export const COIN_ALIASES: Readonly<Record<string, string>> = Object.freeze({ GR
  */
 export const shownTicker = (symbol: string): string => (symbol === 'TON' ? 'GRAM' : symbol);
 
+/** A coin's name where a page names a coin alone (a choice of coin, a table's row): TON is "Gram (GRAM)"; others their ticker. */
+export const shownCoinName = (symbol: string): string => (symbol === 'TON' ? 'Gram (GRAM)' : symbol);
+
 /** A coin symbol as the books know it: `GRAM` → `TON`; anything else unchanged (symbols are case-sensitive). */
 export const coinSymbol = (text: string): string => (Object.hasOwn(COIN_ALIASES, text) ? COIN_ALIASES[text]! : text);
 

@@ -3,6 +3,7 @@
 // link their words here (words.ts term); the glossary page (glossaryPage.ts) lists them all.
 import { fromBaseUnits } from '../money.ts';
 import { feeReserveFor, TON_FEE_RESERVE_BASE_UNITS } from '../treasury/fees.ts';
+import { EVENT_TYPES, type EventType } from '../webhooks/events.ts';
 
 export interface GlossaryEntry {
   /** The plain word the pages show. */
@@ -16,6 +17,22 @@ export interface GlossaryEntry {
 /** TON a token refund needs of the store's refund fee balance (its network fee and the TON its message carries). */
 export const JETTON_REFUND_RESERVE = fromBaseUnits(feeReserveFor('USDT'), 9);
 const TON_FEE_RESERVE = fromBaseUnits(TON_FEE_RESERVE_BASE_UNITS, 9);
+
+/** What a webhook event tells, for the shop owner (webhooks/events.ts); the exact names are the glossary's `webhook_events`. */
+export const EVENT_WORDS: Record<EventType | 'ping', string> = {
+  'payment.pending': 'A customer chose how to pay',
+  'payment.completed': 'A payment is complete',
+  'payment.expired': 'A payment expired',
+  'payment.cancelled': 'A payment was cancelled',
+  'payment.money_received': 'Money arrived for a payment',
+  'refund.confirmed': 'A refund is done',
+  'refund.failed': 'A refund failed',
+  'sweep.confirmed': 'Money moved to your wallet',
+  'sweep.failed': 'A move to your wallet failed',
+  'money.unmatched': 'Money arrived that matches no payment',
+  'money.assigned': 'Unmatched money was assigned to a payment',
+  ping: 'Test event',
+};
 
 export const GLOSSARY = {
   sales: {
@@ -58,7 +75,7 @@ export const GLOSSARY = {
   },
   treasury: {
     word: 'Your wallet',
-    meaning: "The store's own TON wallet, whose key only the shop holds. Sales move there by themselves.",
+    meaning: "The store's own wallet on the TON network, whose key only the shop holds. Sales move there by themselves.",
     precise: "The store's `treasury` address.",
   },
   deposit: {
@@ -76,24 +93,24 @@ export const GLOSSARY = {
   fees: {
     word: 'Network fees',
     meaning:
-      'What the TON network charged, in TON, to move the money: to receive a token at a payment address, and to send money out (to your wallet or back to a customer). Kassa itself charges nothing.',
+      'What the TON network charged, in Gram (GRAM, its own coin, formerly Toncoin), to move the money: to receive a token at a payment address, and to send money out (to your wallet or back to a customer). Kassa itself charges nothing.',
     precise: '`fees` (deposit_money): TON paid, or set aside while a transfer is in flight.',
   },
   gas: {
     word: "Kassa's fee money",
     meaning:
-      "TON that Kassa's own gas wallet sends to a payment address so a token (such as USDT) can be moved: the network charges in TON even for tokens. It is not the shop's money.",
+      "Gram that Kassa sends from its own wallet to a payment address so a token (such as USDT) can be moved: the network charges in Gram even for tokens. It is not the shop's money.",
     precise: '`gas` (deposit_money, reporting.store_money); transfers out of kind `gas_top_up`.',
   },
   refund_gas: {
     word: 'Money for refund fees',
-    meaning: `TON the store set aside for the network fees of refunds in tokens such as USDT (the network charges its fee in TON even for tokens). A token refund uses about ${JETTON_REFUND_RESERVE} TON of it; when too little is left, token refunds are refused until an owner adds some from their wallet on the Money page (it counts once the network shows it).`,
+    meaning: `Gram (GRAM) the store set aside for the network fees of refunds in tokens such as USDT (the network charges its fee in Gram even for tokens). A token refund uses about ${JETTON_REFUND_RESERVE} GRAM of it; when too little is left, token refunds are refused until an owner adds some from their wallet on the Money page (it counts once the network shows it).`,
     precise:
       'The store\'s refund gas account: `refundGas` in GET /v1/payments/{id}/balance, store_refund_gas(store) in SQL. A top-up from the dashboard is a TON transfer to Kassa\'s gas wallet with the comment "Kassa refund fees …" (refund_fee_top_ups, gas_wallet_arrivals); the operator can also record one with `kassa gas paid`.',
   },
   network_fee: {
     word: 'Network fee of a refund',
-    meaning: `A TON refund pays its network fee from the payment address: ${TON_FEE_RESERVE} TON is set aside for it, and the real fee (usually less) is known once the network confirms. A token refund's fee is taken from the refund fee balance instead.`,
+    meaning: `A Gram refund pays its network fee from the payment address: ${TON_FEE_RESERVE} GRAM is set aside for it, and the real fee (usually less) is known once the network confirms. A token refund's fee is taken from the refund fee balance instead.`,
     precise: "The refund's `fee` (confirmed) or `fee_reserved_base_units` (set aside).",
   },
   reconciliation: {
@@ -105,7 +122,7 @@ export const GLOSSARY = {
   failed_transfer: {
     word: 'Failed transfer',
     meaning:
-      "A refund or a move to your wallet that the network did not carry out. The money stays at the payment address; the operator's runbook (OPERATIONS) says what to do.",
+      'A refund or a move to your wallet that the network did not carry out. The money stays at the payment address; the guide for the person who runs your Kassa (OPERATIONS) says what to do.',
     precise: 'outgoing_transfers in state `failed` (kind `refund` or `sweep`), with `failure_reason`.',
   },
   anomaly: {
@@ -128,6 +145,12 @@ export const GLOSSARY = {
     word: 'Webhook',
     meaning: "A message Kassa sends to the shop's server when a payment changes, signed so the server knows it came from Kassa.",
     precise: 'A webhook delivery (webhook_deliveries), retried for 12 hours.',
+  },
+  webhook_events: {
+    word: 'Events',
+    meaning:
+      "What a webhook tells the shop's server: a payment is complete, a refund failed, money arrived that matches no payment, and so on. The server is told only the events it asked for.",
+    precise: `The event types, in the body's \`type\`: ${EVENT_TYPES.map((type) => `\`${type}\` (${EVENT_WORDS[type].toLowerCase()})`).join(', ')}; \`ping\` (a test event). The body is \`{"type", "eventID", "payload", "signAt"}\` (docs/API.md, Store webhook endpoints).`,
   },
 } as const satisfies Record<string, GlossaryEntry>;
 

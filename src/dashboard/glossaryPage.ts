@@ -10,9 +10,10 @@ const preciseHtml = (text: string) => text.split(/`([^`]+)`/).map((part, index) 
 export function glossaryPage(input: { root: string; viewer: Viewer; store: StoreContext }): string {
   const entries = Object.entries(GLOSSARY) as [Term, GlossaryEntry][];
   const body = html`<h1>What the words mean</h1>
-<p>The dashboard uses plain words for money. Each one is explained here, with the precise term the books, the API and the operator's documents use.</p>
+<p>The dashboard uses plain words for money. Each one is explained here, with the precise term the books, the API and Kassa's documents use.</p>
 <dl class="glossary card">${entries.map(
-    ([key, entry]) => html`<dt id="${key}">${entry.word}</dt><dd><p>${entry.meaning}</p><p class="muted">Precise term: ${preciseHtml(entry.precise)}</p></dd>`,
+    ([key, entry]) =>
+      html`<dt id="${key}">${entry.word}</dt><dd><p>${entry.meaning}</p><p class="muted precise">Precise term: ${preciseHtml(entry.precise)}</p></dd>`,
   )}</dl>`;
   return shell({ root: input.root, title: 'What the words mean', body, viewer: input.viewer, store: input.store });
 }

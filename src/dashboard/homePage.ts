@@ -2,7 +2,7 @@
 // per price currency and per coin, a chart of daily sales (an SVG drawn here, on the server: no
 // script, no library), the last 30 days' payments by status, and the money waiting. Figures come
 // from home.ts homeFigures; every amount is rounded for reading with its exact value kept (words.ts).
-import { maxDecimal, shareForDrawing } from '../money.ts';
+import { maxDecimal, shareForDrawing, shownCoinName, shownTicker } from '../money.ts';
 import { html, type Html } from '../web/html.ts';
 import { dayStart, type HomeFigures, SALES_WINDOWS, type SalesLine, type SalesTotal } from './home.ts';
 import { dashboardPaths } from './paths.ts';
@@ -17,7 +17,7 @@ function salesTable(id: string, caption: string, rows: readonly SalesLine[]): Ht
 <thead><tr><th scope="col">Currency</th>${SALES_WINDOWS.map((w) => html`<th scope="col">${w.label}</th>`)}</tr></thead>
 <tbody>${rows.map(
     (line) =>
-      html`<tr data-currency="${line.currency}"><th scope="row">${line.currency}</th>${SALES_WINDOWS.map(
+      html`<tr data-currency="${line.currency}"><th scope="row">${shownCoinName(line.currency)}</th>${SALES_WINDOWS.map(
         (w) =>
           html`<td class="num" data-window="${w.key}" data-payments="${line.windows[w.key].payments}">${amount(line.windows[w.key].amount, line.currency)}<br><span class="muted">${plural(line.windows[w.key].payments, 'sale')}</span></td>`,
       )}</tr>`,
@@ -35,21 +35,21 @@ function salesChart(chart: NonNullable<HomeFigures['chart']>): Html {
   const bars = chart.days.map((d, i) => {
     const h = Math.round(shareForDrawing(d.amount, max) * (height - top - bottom) * 10) / 10;
     const y = height - bottom - h;
-    return html`<rect class="bar" x="${(i * slot + 2).toFixed(1)}" y="${y.toFixed(1)}" width="${(slot - 4).toFixed(1)}" height="${Math.max(h, d.amount === '0' ? 0 : 1).toFixed(1)}" fill="currentColor"><title>${d.day}: ${readable(d.amount, chart.currency)} ${chart.currency} (${plural(d.payments, 'sale')})</title></rect>`;
+    return html`<rect class="bar" x="${(i * slot + 2).toFixed(1)}" y="${y.toFixed(1)}" width="${(slot - 4).toFixed(1)}" height="${Math.max(h, d.amount === '0' ? 0 : 1).toFixed(1)}" fill="currentColor"><title>${d.day}: ${readable(d.amount, chart.currency)} ${shownTicker(chart.currency)} (${plural(d.payments, 'sale')})</title></rect>`;
   });
   const first = chart.days[0]!.day;
   const last = chart.days.at(-1)!.day;
   return html`<figure class="chart">
 <svg id="sales-chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-labelledby="sales-chart-title sales-chart-desc" focusable="false">
-<title id="sales-chart-title">Daily sales in ${chart.currency}, last 30 days</title>
-<desc id="sales-chart-desc">From ${first} to ${last}; the highest day is ${readable(max, chart.currency)} ${chart.currency}.</desc>
+<title id="sales-chart-title">Daily sales in ${shownTicker(chart.currency)}, last 30 days</title>
+<desc id="sales-chart-desc">From ${first} to ${last}; the highest day is ${readable(max, chart.currency)} ${shownTicker(chart.currency)}.</desc>
 <line x1="0" y1="${height - bottom + 0.5}" x2="${width}" y2="${height - bottom + 0.5}" stroke="currentColor" stroke-opacity="0.4"></line>
 ${bars}
 <text x="0" y="${height - 6}" font-size="12" fill="currentColor">${first}</text>
 <text x="${width}" y="${height - 6}" font-size="12" fill="currentColor" text-anchor="end">${last}</text>
-<text x="0" y="12" font-size="12" fill="currentColor">${readable(max, chart.currency)} ${chart.currency}</text>
+<text x="0" y="12" font-size="12" fill="currentColor">${readable(max, chart.currency)} ${shownTicker(chart.currency)}</text>
 </svg>
-<figcaption class="muted">Sales per day (UTC) in ${chart.currency}${chart.days.some((d) => d.payments > 0) ? '' : ': none in the last 30 days'}.</figcaption>
+<figcaption class="muted">Sales per day (UTC) in ${shownTicker(chart.currency)}${chart.days.some((d) => d.payments > 0) ? '' : ': none in the last 30 days'}.</figcaption>
 </figure>
 <details><summary>The figures per day</summary>
 <div class="table-wrap" tabindex="0"><table id="sales-days"><thead><tr><th scope="col">Day</th><th scope="col">Sales</th><th scope="col">Amount</th></tr></thead>
@@ -65,7 +65,8 @@ ${bars}
 /** Every coin's sales together in the main fiat, at today's rates; or which coin has no rate now. */
 function totalLine(total: SalesTotal | null): Html | string {
   if (total === null) return '';
-  if (total.windows === null) return html`<p id="sales-total" class="muted">No total in ${total.currency}: no rate for ${total.unpriced.join(', ')} now.</p>`;
+  if (total.windows === null)
+    return html`<p id="sales-total" class="muted">No total in ${total.currency}: no rate for ${total.unpriced.map(shownTicker).join(', ')} now.</p>`;
   const windows = total.windows;
   return html`<p id="sales-total">In all, every coin in ${total.currency} at today's rates: ${SALES_WINDOWS.map(
     (w, i) =>
@@ -93,7 +94,7 @@ export function homePage(input: { root: string; viewer: Viewer; store: StoreCont
       ? html`<li id="attention-differences"><a href="${paths.money()}">${plural(a.differences, 'payment address', 'payment addresses')}</a> ${a.differences === 1 ? 'holds' : 'hold'} a different amount on the network than the books say (${term(glossary, 'reconciliation', 'check against the network')}).</li>`
       : '',
     a.refundGasLow
-      ? html`<li id="attention-gas">The ${term(glossary, 'refund_gas', 'money for refund fees')} is low: ${a.refundGasLow.available} TON left, a refund in ${a.refundGasLow.token} needs ${a.refundGasLow.needed} TON. Refunds in ${a.refundGasLow.token} are refused until ${
+      ? html`<li id="attention-gas">The ${term(glossary, 'refund_gas', 'money for refund fees')} is low: ${a.refundGasLow.available} GRAM left, a refund in ${a.refundGasLow.token} needs ${a.refundGasLow.needed} GRAM. Refunds in ${a.refundGasLow.token} are refused until ${
           can(store.role, 'refund_fees.top_up')
             ? html`you <a href="${paths.money()}#refund-fees">add some from your wallet</a>`
             : 'an owner of the store adds some from their wallet (Money page)'
@@ -114,7 +115,7 @@ ${totalLine(input.total ?? null)}`
 <thead><tr><th scope="col">Coin</th><th scope="col">${term(glossary, 'refundable', 'Can be refunded now')}</th><th scope="col">${term(glossary, 'in_deposits')}</th></tr></thead>
 <tbody>${f.waiting.map(
         (w) =>
-          html`<tr data-coin="${w.coin}"><th scope="row">${w.coin}</th><td class="num" data-figure="refundable">${amount(w.refundable, w.coin)}</td><td class="num" data-figure="in-deposits">${amount(w.inDeposits, w.coin)}</td></tr>`,
+          html`<tr data-coin="${w.coin}"><th scope="row">${shownCoinName(w.coin)}</th><td class="num" data-figure="refundable">${amount(w.refundable, w.coin)}</td><td class="num" data-figure="in-deposits">${amount(w.inDeposits, w.coin)}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p id="waiting">No money is waiting at the store's payment addresses.</p>`;
   const failed = f.failed.length

@@ -10,7 +10,7 @@ import { can } from './policy.ts';
 import type { ListedPayment } from './payments.ts';
 import { LINK_EXPIRY_LABELS, type LinkExpiry, PAYMENT_EXPIRY_LABELS, type PaymentExpiry } from './links.ts';
 import { dashboardAsset } from './static.ts';
-import { shownTicker } from '../money.ts';
+import { shownCoinName, shownTicker } from '../money.ts';
 
 /** What the notice after a redirect says (`?notice=`). */
 export const LINK_NOTICES = {
@@ -48,7 +48,7 @@ export const priceOf = (link: Pick<PaymentLinkRow, 'amount' | 'min_amount' | 'ma
 function currencySelect(id: string, currencies: readonly string[], chosen: string | undefined, problems: Record<string, string>): Html {
   return html`<label for="${id}">Currency</label>
 <select id="${id}" name="currency"${describedBy(problems, 'currency')}>${currencies.map(
-    (c) => html`<option value="${c}"${c === (chosen ?? currencies[0]) ? raw(' selected') : ''}>${c === 'TON' ? 'Gram (GRAM)' : c}</option>`,
+    (c) => html`<option value="${c}"${c === (chosen ?? currencies[0]) ? raw(' selected') : ''}>${shownCoinName(c)}</option>`,
   )}</select>
 ${problemFor(problems, 'currency')}`;
 }

@@ -5,7 +5,7 @@
 // reporting.webhook_outcomes — never from a second computation here. Always scoped by store.
 import { friendlyAddress, parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
-import { fromBaseUnits } from '../money.ts';
+import { fromBaseUnits, shownCoinName, shownTicker } from '../money.ts';
 import type { TransferRow } from '../payments/transfers.ts';
 import type { PaymentView, StorePayment } from '../payments/view.ts';
 import { depositMoney, type DepositMoney, type OutgoingRow } from '../treasury/outgoing.ts';
@@ -117,18 +117,18 @@ export function paymentTimeline(input: {
   const { payment } = input;
   const events: TimelineEvent[] = [{ at: payment.created_at, kind: 'created', text: 'Created' }];
   if (payment.method_selected_at) {
-    const amount = payment.coin_amount && payment.coin_symbol ? `: ${payment.coin_amount} ${payment.coin_symbol} to pay` : '';
+    const amount = payment.coin_amount && payment.coin_symbol ? `: ${payment.coin_amount} ${shownTicker(payment.coin_symbol)} to pay` : '';
     events.push({
       at: payment.method_selected_at,
       kind: 'method',
-      text: `Method chosen: ${payment.coin_symbol ?? '?'} on ${payment.chain_symbol ?? 'TON'}${amount}`,
+      text: `Method chosen: ${payment.coin_symbol ? shownCoinName(payment.coin_symbol) : '?'} on the ${payment.chain_symbol ?? 'TON'} network${amount}`,
     });
   }
   for (const t of input.transfers) {
     events.push({
       at: t.chain_time,
       kind: 'transfer',
-      text: `Received ${t.amount ?? t.amount_base_units} ${t.coin_symbol ?? '(unknown token)'}: ${EFFECT_WORDS[t.effect]}`,
+      text: `Received ${t.amount ?? t.amount_base_units} ${t.coin_symbol ? shownTicker(t.coin_symbol) : '(unknown token)'}: ${EFFECT_WORDS[t.effect]}`,
       hash: t.hash,
     });
   }
@@ -142,14 +142,14 @@ export function paymentTimeline(input: {
         : o.reason === 'leftover' || o.reason === 'gas_return'
           ? CLOSING_SHARE_WORDS[o.reason]
           : OUTGOING_WORDS[o.kind];
-    const what = `${kind} of ${o.amount} ${o.coin_symbol}`;
+    const what = `${kind} of ${o.amount} ${shownTicker(o.coin_symbol)}`;
     events.push({ at: o.created_at, kind: o.kind, text: o.source === 'treasury' ? `${what} asked (for the merchant's wallet to sign)` : `${what} planned` });
     const times = input.outgoingTimes.get(o.id);
     if (times?.confirmed_at) {
       events.push({
         at: times.confirmed_at,
         kind: o.kind,
-        text: `${what} done${o.fee ? ` (network fee ${readable(o.fee, 'TON')} TON)` : ''}`,
+        text: `${what} done${o.fee ? ` (network fee ${readable(o.fee, 'TON')} GRAM)` : ''}`,
         hash: o.transaction_hash,
       });
     }
@@ -366,12 +366,15 @@ export const outcomeRow = z.object({
 });
 export type WebhookOutcome = z.infer<typeof outcomeRow>;
 
-/** The store's most recent webhook deliveries (reporting.webhook_outcomes): failed first, then pending, then delivered; newest first within. */
-export async function recentWebhookOutcomes(db: Db, storeId: string, limit = 50): Promise<readonly WebhookOutcome[]> {
+/** Webhook deliveries the Webhooks page shows at a time (a page of them: the page stays a few screens tall on a phone). */
+export const DELIVERIES_PER_PAGE = 10;
+
+/** The store's most recent webhook deliveries (reporting.webhook_outcomes): failed first, then pending, then delivered; newest first within; `offset` skips as many. */
+export async function recentWebhookOutcomes(db: Db, storeId: string, limit = 50, offset = 0): Promise<readonly WebhookOutcome[]> {
   return db.any(sql.type(outcomeRow)`
     select delivery_id, payment_id, order_id, reason, status, attempts, url, created_at, last_http_status, last_error
     from reporting.webhook_outcomes where store_id = ${storeId}
     order by case status when 'failed' then 0 when 'pending' then 1 else 2 end, created_at desc, delivery_id
-    limit ${limit}
+    limit ${limit} offset ${offset}
   `);
 }

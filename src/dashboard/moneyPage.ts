@@ -3,7 +3,7 @@
 // deposit_money, reporting.store_money); the reconciliation's differences between the books and
 // the chain (reporting.deposit_differences); and the store's treasury.
 import type { TonNetwork } from '../chain/addresses.ts';
-import { fromBaseUnits, toBaseUnits } from '../money.ts';
+import { fromBaseUnits, shownCoinName, toBaseUnits } from '../money.ts';
 import { html, raw, type Html } from '../web/html.ts';
 import type { RefundFees, TopUpRequest } from '../treasury/refundFees.ts';
 import type { StoreMoney } from './money.ts';
@@ -38,9 +38,9 @@ function refundFeesSection(paths: StorePaths, glossary: string, store: StoreCont
   const problems: Record<string, string> = view.problem ? { amount: view.problem } : {};
   const form = owner
     ? html`<form method="post" action="${paths.refundFees()}" id="refund-fees-form" class="stack">
-<label for="amount">Amount to add (TON)</label>
+<label for="amount">Amount to add (GRAM)</label>
 <input id="amount" name="amount" inputmode="decimal" autocomplete="off" value="${view.typed ?? suggested}" aria-describedby="amount-hint${problems.amount ? ' amount-problem' : ''}"${problems.amount ? raw(' aria-invalid="true"') : ''}>
-<p class="muted" id="amount-hint">${suggested} TON pays for about ${SUGGESTED_REFUNDS[0]} refunds in ${f.token}; ${times(f.perRefund, SUGGESTED_REFUNDS[1])} TON for about ${SUGGESTED_REFUNDS[1]}. Your wallet sends it to Kassa's fee wallet; it is added here once the network shows it (about a minute).</p>
+<p class="muted" id="amount-hint">${suggested} GRAM pays for about ${SUGGESTED_REFUNDS[0]} refunds in ${f.token}; ${times(f.perRefund, SUGGESTED_REFUNDS[1])} GRAM for about ${SUGGESTED_REFUNDS[1]}. Your wallet sends it to Kassa's fee wallet; it is added here once the network shows it (about a minute).</p>
 ${problemFor(problems, 'amount')}
 <p><button type="submit">Add money for refund fees</button></p>
 </form>`
@@ -54,9 +54,9 @@ ${problemFor(problems, 'amount')}
           : '';
         const request = view.requests.get(t.id);
         const send = request
-          ? html`<p><button type="button" class="send-top-up" data-request="${JSON.stringify(request.tonconnect)}">Send ${fromNano(t.amount_base_units)} TON from your wallet</button></p>
+          ? html`<p><button type="button" class="send-top-up" data-request="${JSON.stringify(request.tonconnect)}">Send ${fromNano(t.amount_base_units)} GRAM from your wallet</button></p>
 <p class="sign-status" role="status"></p>
-<details><summary>No TON Connect? Use a link</summary><p>Send ${fromNano(t.amount_base_units)} TON to <span class="mono">${request.to}</span> with the comment <span class="mono">${t.reference}</span> (the link fills both in). <a href="${request.link}">Open in a wallet app</a></p></details>`
+<details><summary>No TON Connect? Use a link</summary><p>Send ${fromNano(t.amount_base_units)} GRAM to <span class="mono">${request.to}</span> with the comment <span class="mono">${t.reference}</span> (the link fills both in). <a href="${request.link}">Open in a wallet app</a></p></details>`
           : '';
         const state = t.arrivals.length
           ? t.arrivals.length === 1
@@ -69,12 +69,12 @@ ${problemFor(problems, 'amount')}
     : '';
   const covers =
     f.refundsCovered === 0
-      ? html`not enough for a refund in ${f.token} (each uses about ${f.perRefund} TON)`
-      : html`enough for about <strong id="refunds-covered">${f.refundsCovered}</strong> ${f.refundsCovered === 1 ? 'refund' : 'refunds'} in ${f.token} (each uses about ${f.perRefund} TON)`;
+      ? html`not enough for a refund in ${f.token} (each uses about ${f.perRefund} GRAM)`
+      : html`enough for about <strong id="refunds-covered">${f.refundsCovered}</strong> ${f.refundsCovered === 1 ? 'refund' : 'refunds'} in ${f.token} (each uses about ${f.perRefund} GRAM)`;
   return html`<section class="card" id="refund-fees" aria-labelledby="refund-fees-heading"><h2 id="refund-fees-heading">Money for refund fees</h2>
 ${view.asked ? html`<p class="success" role="status">Top-up asked: send it from your wallet below.</p>` : ''}
 <p id="refund-fees-balance">${amount(f.available, 'TON', 'refund-fees-available')} left: ${covers}.</p>
-<p class="muted">A refund in a token such as ${f.token} pays its network fee in TON from this ${term(glossary, 'refund_gas', 'refund fee balance')}; a refund in TON pays its own. ${
+<p class="muted">A refund in a token such as ${f.token} pays its network fee in Gram from this ${term(glossary, 'refund_gas', 'refund fee balance')}; a refund in Gram pays its own. ${
     f.takesToken ? '' : 'The store accepts no token now, so it needs none yet.'
   }</p>
 ${form}
@@ -99,11 +99,11 @@ export function moneyPage(input: {
 <thead><tr><th scope="col">Coin</th><th scope="col">${term(glossary, 'received')}</th><th scope="col">${term(glossary, 'counted', 'Your sales')}</th><th scope="col">Refunded</th><th scope="col">${term(glossary, 'swept')}</th><th scope="col">${term(glossary, 'fees', 'Network fees')}</th><th scope="col">${term(glossary, 'in_deposits')}</th><th scope="col">${term(glossary, 'refundable', 'Customers’ money to refund')}</th></tr></thead>
 <tbody>${money.coins.map(
         (c) =>
-          html`<tr data-coin="${c.coin}"><th scope="row">${c.coin}</th><td class="num">${amount(c.received, c.coin)}</td><td class="num">${amount(c.counted, c.coin)}</td><td class="num">${amount(c.refunded, c.coin)}</td><td class="num">${amount(c.swept, c.coin)}</td><td class="num">${amount(c.feesTon, 'TON')}</td><td class="num">${amount(c.inDeposits, c.coin)}</td><td class="num">${amount(c.refundable, c.coin)}</td></tr>`,
+          html`<tr data-coin="${c.coin}"><th scope="row">${shownCoinName(c.coin)}</th><td class="num">${amount(c.received, c.coin)}</td><td class="num">${amount(c.counted, c.coin)}</td><td class="num">${amount(c.refunded, c.coin)}</td><td class="num">${amount(c.swept, c.coin)}</td><td class="num">${amount(c.feesTon, 'TON')}</td><td class="num">${amount(c.inDeposits, c.coin)}</td><td class="num">${amount(c.refundable, c.coin)}</td></tr>`,
       )}</tbody></table></div>
 <dl class="facts" id="money-totals">
 <dt>${term(glossary, 'fees', 'Network fees paid')}</dt><dd>${amount(money.feesTon, 'TON', 'fees-total')}: what the TON network charged to receive every coin at the payment addresses and to move it out. Kassa itself charges nothing.</dd>
-${money.gasTon !== '0' ? html`<dt>${term(glossary, 'gas')} at payment addresses</dt><dd>${amount(money.gasTon, 'TON', 'gas-total')}: TON of Kassa's own, sent so tokens can be moved (not the store's money).</dd>` : ''}
+${money.gasTon !== '0' ? html`<dt>${term(glossary, 'gas')} at payment addresses</dt><dd>${amount(money.gasTon, 'TON', 'gas-total')}: Gram of Kassa's own, sent so tokens can be moved (not the store's money).</dd>` : ''}
 </dl>
 <p class="muted">Received: everything customers sent. Your sales: what completed payments cost (the shop's money). Still at payment addresses: sales not moved to your wallet yet, customers' money to refund, and money of payments still open. Customers' money to refund here leaves out sales inside their refund window; the home page and each payment count those too.</p>`
     : html`<p>No money has reached the store's payment addresses yet.</p>`;
@@ -118,7 +118,7 @@ ${money.gasTon !== '0' ? html`<dt>${term(glossary, 'gas')} at payment addresses<
 <thead><tr><th scope="col">Payment</th><th scope="col">Coin</th><th scope="col">Books</th><th scope="col">On the network</th><th scope="col">Difference</th><th scope="col">Checked</th></tr></thead>
 <tbody>${money.differences.map(
         (d) =>
-          html`<tr><td>${copyableId(d.paymentId, 'payment id', paths.payment(d.paymentId))}</td><td>${d.coin}</td><td class="num">${amount(d.booked, d.coin)}</td><td class="num">${amount(d.onChain, d.coin)}</td><td class="num">${amount(d.difference, d.coin)}</td><td class="num">${dateTime(d.checkedAt)}</td></tr>`,
+          html`<tr><td>${copyableId(d.paymentId, 'payment id', paths.payment(d.paymentId))}</td><td>${shownCoinName(d.coin)}</td><td class="num">${amount(d.booked, d.coin)}</td><td class="num">${amount(d.onChain, d.coin)}</td><td class="num">${amount(d.difference, d.coin)}</td><td class="num">${dateTime(d.checkedAt)}</td></tr>`,
       )}</tbody></table></div>`
     : money.lastReconciledAt
       ? html`<p id="differences">No differences: every payment address compared holds what its books say.</p>`

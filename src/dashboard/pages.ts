@@ -2,6 +2,7 @@
 // and its helpers, sign-in, an invitation, the store chooser, the payments list, the team, the audit
 // log, and the message pages (403, 404, 429, 500). A payment's page is paymentPage.ts; Money and
 // Webhooks are moneyPage.ts and webhooksPage.ts. Every value is escaped by the `html` tag.
+import { shownCoinName } from '../money.ts';
 import { html, raw, type Html } from '../web/html.ts';
 import { pageDocument } from '../web/page.ts';
 import { dashboardPaths } from './paths.ts';
@@ -48,6 +49,22 @@ export interface Shell {
 }
 
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** An audit entry's detail as plain "name: value" pairs (nested names joined by a dot, lists by commas): never JSON. */
+export function auditDetail(detail: Readonly<Record<string, unknown>>): string {
+  const pairs: string[] = [];
+  const walk = (prefix: string, value: unknown): void => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [key, inner] of Object.entries(value)) walk(prefix ? `${prefix}.${key}` : key, inner);
+    } else if (Array.isArray(value)) {
+      pairs.push(`${prefix}: ${value.map((item) => (item !== null && typeof item === 'object' ? Object.values(item).join(' ') : String(item))).join(', ')}`);
+    } else {
+      pairs.push(`${prefix}: ${value === null ? 'none' : String(value)}`);
+    }
+  };
+  walk('', detail);
+  return pairs.length ? pairs.join('; ') : '—';
+}
 
 /**
  * The dashboard's referrer policy: same-origin, not no-referrer (under no-referrer a browser sends
@@ -263,7 +280,7 @@ export function paymentsPage(input: {
 <details class="more-filters"${folded ? '' : raw(' open')} data-open-wide><summary>Filters${folded ? '' : ' (on)'}</summary><div class="filter-fields">
 <div><label for="status">Status</label><select id="status" name="status">${option('', 'Any', !filters.status)}${PAYMENT_STATUSES.map((s) => option(s, s, filters.status === s))}</select></div>
 <div><label for="anomaly">Something unusual</label><select id="anomaly" name="anomaly">${option('', 'Any', !filters.anomaly)}${ANOMALIES.map((a) => option(a, ANOMALY_WORDS[a], filters.anomaly === a))}</select></div>
-<div><label for="coin">Coin</label><select id="coin" name="coin">${option('', 'Any', !filters.coin)}${input.coins.map((c) => option(c, c, filters.coin === c))}</select></div>
+<div><label for="coin">Coin</label><select id="coin" name="coin">${option('', 'Any', !filters.coin)}${input.coins.map((c) => option(c, shownCoinName(c), filters.coin === c))}</select></div>
 <div><label for="from">Created from</label><input id="from" name="from" type="date" value="${filters.from ?? ''}"></div>
 <div><label for="to">Created until</label><input id="to" name="to" type="date" value="${filters.to ?? ''}"></div>
 </div></details>
@@ -298,7 +315,7 @@ ${
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Subject</th><th scope="col">Detail</th><th scope="col">From</th></tr></thead>
 <tbody>${input.rows.map(
         (r) => html`<tr><td class="num">${dateTime(r.at)}</td><td>${r.actor}</td><td class="action">${r.action}</td><td class="mono">${r.subject ?? '—'}</td>
-<td class="mono">${Object.keys(r.detail).length ? JSON.stringify(r.detail) : '—'}</td><td>${r.client_address ?? '—'}</td></tr>`,
+<td class="detail">${auditDetail(r.detail)}</td><td>${r.client_address ?? '—'}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p class="card">Nothing yet.</p>`
 }
@@ -374,7 +391,7 @@ ${
 <tbody>${input.invitations.map(
         (
           i,
-        ) => html`<tr><td>${i.email}</td><td>${i.resets_password ? 'password reset' : `invitation (${i.role})`}</td><td>${i.invited_by_email ?? 'the operator'}</td><td class="num">${dateTime(i.created_at)}</td><td class="invitation-state">${state(i)}</td>
+        ) => html`<tr><td>${i.email}</td><td>${i.resets_password ? 'password reset' : `invitation (${i.role})`}</td><td>${i.invited_by_email ?? 'Kassa’s command line'}</td><td class="num">${dateTime(i.created_at)}</td><td class="invitation-state">${state(i)}</td>
 <td>${isOpen(i) ? html`<form method="post" action="${at.revokeInvitation(i.id)}" data-confirm="Revoke this link for ${i.email}?"><button class="quiet" type="submit" aria-label="Revoke the link for ${i.email}">Revoke</button></form>` : ''}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p>None.</p>`

@@ -6,6 +6,7 @@
 // the order an owner reads them (issue 32): what happened, the money, what they can do, then the
 // books; on a phone the actions begin within two screens (test/browser/dashboard-phone.test.ts).
 import { telegramPaymentUrl } from '../telegram/links.ts';
+import { shownCoinName, shownTicker } from '../money.ts';
 import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
 import type { RefundPreview } from './money.ts';
@@ -42,6 +43,9 @@ export interface RefundFormState {
   address?: string;
   problems?: Record<string, string>;
 }
+
+/** Webhook deliveries a payment's page shows unfolded (the latest). */
+const RECENT_DELIVERIES = 5;
 
 export function paymentPage(input: {
   root: string;
@@ -118,7 +122,7 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
 <thead><tr><th scope="col">Coin</th><th scope="col">${term(glossary, 'received')}</th><th scope="col">${term(glossary, 'counted')}</th><th scope="col">Refunded</th><th scope="col">${term(glossary, 'swept')}</th><th scope="col">${term(glossary, 'fees')}</th><th scope="col">${term(glossary, 'refundable')}</th></tr></thead>
 <tbody>${page.money.map(
         (m) =>
-          html`<tr data-coin="${m.coin}"><th scope="row">${m.coin}</th><td class="num">${coinWithFiat(m.received, m.coin, p)}</td><td class="num">${coinWithFiat(m.counted, m.coin, p)}</td><td class="num refunded">${coinWithFiat(m.coin === p.coin_symbol ? refundedAmount(p) : m.refunded, m.coin, p)}</td><td class="num">${coinWithFiat(m.swept, m.coin, p)}</td><td class="num">${amount(m.feesTon, 'TON')}</td><td class="num">${coinWithFiat(refundableOf(m.coin), m.coin, p)}</td></tr>`,
+          html`<tr data-coin="${m.coin}"><th scope="row">${shownCoinName(m.coin)}</th><td class="num">${coinWithFiat(m.received, m.coin, p)}</td><td class="num">${coinWithFiat(m.counted, m.coin, p)}</td><td class="num refunded">${coinWithFiat(m.coin === p.coin_symbol ? refundedAmount(p) : m.refunded, m.coin, p)}</td><td class="num">${coinWithFiat(m.swept, m.coin, p)}</td><td class="num">${amount(m.feesTon, 'TON')}</td><td class="num">${coinWithFiat(refundableOf(m.coin), m.coin, p)}</td></tr>`,
       )}</tbody></table></div>
 <p class="muted" id="fees-explained">${term(glossary, 'fees')}: what the TON network charged to move this money. Kassa charges nothing.</p>`
     : html`<p>No money has reached the payment address.</p>`;
@@ -128,13 +132,24 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
         e.hash ? html`<br><span class="tx">${hashCell(page.network, e.hash)}</span>` : ''
       }</li>`,
   )}</ol>`;
-  const deliveries = page.deliveries.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="deliveries"><caption class="muted">Webhook deliveries, oldest first</caption>
+  // The latest RECENT_DELIVERIES shown; earlier ones folded (a payment redelivered many times stays a few screens tall on a phone).
+  const deliveryTable = (
+    list: typeof page.deliveries,
+    id: string,
+    caption: string,
+  ) => html`<div class="table-wrap" tabindex="0"><table id="${id}"><caption class="muted">${caption}</caption>
 <thead><tr><th scope="col">Created</th><th scope="col">Reason</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
-<tbody>${page.deliveries.map(
-        (d) => html`<tr><td class="num">${dateTime(d.created_at)}</td><td>${d.reason}</td><td class="delivery-status">${d.status}</td>
+<tbody>${list.map(
+    (d) => html`<tr><td class="num">${dateTime(d.created_at)}</td><td>${d.reason}</td><td class="delivery-status">${d.status}</td>
 <td>${d.attempts.length ? html`<ul>${d.attempts.map((a) => html`<li>#${a.attempt} ${dateTime(a.started_at)}: ${a.http_status ? `HTTP ${a.http_status}` : (a.error ?? 'no answer yet')}${a.duration_ms !== null ? `, ${a.duration_ms} ms` : ''}</li>`)}</ul>` : 'none yet'}</td></tr>`,
-      )}</tbody></table></div>`
+  )}</tbody></table></div>`;
+  const earlier = page.deliveries.slice(0, -RECENT_DELIVERIES);
+  const deliveries = page.deliveries.length
+    ? html`${
+        earlier.length
+          ? html`<details class="earlier-deliveries"><summary>${earlier.length} earlier ${earlier.length === 1 ? 'delivery' : 'deliveries'}</summary>${deliveryTable(earlier, 'earlier-deliveries', 'Earlier webhook deliveries, oldest first')}</details>`
+          : ''
+      }${deliveryTable(page.deliveries.slice(-RECENT_DELIVERIES), 'deliveries', earlier.length ? 'The latest webhook deliveries, oldest first' : 'Webhook deliveries, oldest first')}`
     : html`<p>No webhook delivery.</p>`;
   // Refunds from the treasury awaiting the merchant's signature (owners): TON Connect asks the treasury's wallet to sign each.
   const awaiting = treasurySigning(page, store.role);
@@ -207,7 +222,7 @@ ${
       ? html`<form method="post" action="${at.refunds(p.id)}" aria-labelledby="refund-heading">
 ${depositProblems.form ? html`<p class="problem" role="alert">${depositProblems.form}</p>` : ''}
 <label for="refund-coin">Coin</label>
-<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${depositTyped.coin === r.coin ? raw(' selected') : ''}>${r.coin} (up to ${r.largest})</option>`)}</select>
+<select id="refund-coin" name="coin">${page.refundable.map((r) => html`<option value="${r.coin}"${depositTyped.coin === r.coin ? raw(' selected') : ''}>${shownCoinName(r.coin)} (up to ${r.largest})</option>`)}</select>
 <label for="refund-amount">Amount</label>
 <input id="refund-amount" name="amount" type="text" inputmode="decimal" required value="${depositTyped.amount ?? ''}"${describedBy(depositProblems, 'amount')}>
 ${problemFor(depositProblems, 'amount')}
@@ -226,7 +241,7 @@ ${problemFor(depositProblems, 'address')}${senderHint('refund-sender')}
 ${treasuryProblems.form ? html`<p class="problem" role="alert">${treasuryProblems.form}</p>` : ''}
 <input type="hidden" name="from" value="treasury">
 <input type="hidden" name="coin" value="${fromTreasury.coin}">
-<label for="treasury-amount">Amount (${fromTreasury.coin})</label>
+<label for="treasury-amount">Amount (${shownTicker(fromTreasury.coin)})</label>
 <input id="treasury-amount" name="amount" type="text" inputmode="decimal" required value="${typedTreasury ? (refund.amount ?? '') : fromTreasury.amount}"${describedBy(treasuryProblems, 'amount')}>
 ${problemFor(treasuryProblems, 'amount')}
 <label for="treasury-address">To address</label>
@@ -242,8 +257,8 @@ ${problemFor(treasuryProblems, 'address')}${senderHint('treasury-sender')}
       ? html`<section class="card confirm" id="refund-confirm" aria-labelledby="confirm-heading">
 <h2 id="confirm-heading">Confirm the refund</h2>
 <dl class="facts">
-<dt>${preview.from === 'treasury' ? 'Your wallet sends' : 'You send'}</dt><dd id="confirm-send">${preview.amount} ${preview.coin}</dd>
-<dt>${term(glossary, 'network_fee', 'Network fee')}</dt><dd id="confirm-fee">${preview.fee} TON <span class="muted">(${
+<dt>${preview.from === 'treasury' ? 'Your wallet sends' : 'You send'}</dt><dd id="confirm-send">${preview.amount} ${shownTicker(preview.coin)}</dd>
+<dt>${term(glossary, 'network_fee', 'Network fee')}</dt><dd id="confirm-fee">${preview.fee} GRAM <span class="muted">(${
           preview.from === 'treasury'
             ? 'at most; paid by your wallet on top of the refund'
             : preview.coin !== 'TON'
@@ -252,7 +267,7 @@ ${problemFor(treasuryProblems, 'address')}${senderHint('treasury-sender')}
                 ? 'set aside at the payment address; the real fee, usually less, is known once the network confirms'
                 : 'taken from what is sent: this refund empties the payment address'
         })</span></dd>
-<dt>Arrives</dt><dd id="confirm-arrives">${preview.arrives === preview.amount ? '' : 'about '}${preview.arrives} ${preview.coin}</dd>
+<dt>Arrives</dt><dd id="confirm-arrives">${preview.arrives === preview.amount ? '' : 'about '}${preview.arrives} ${shownTicker(preview.coin)}</dd>
 <dt>At</dt><dd id="confirm-address">${address(preview.destination, network, 'the refund address')}</dd>
 </dl>
 <p>A refund cannot be undone: check the address.</p>
@@ -263,7 +278,7 @@ ${preview.from === 'treasury' ? html`<input type="hidden" name="from" value="tre
 <input type="hidden" name="address" value="${preview.address}">
 <input type="hidden" name="confirmed" value="yes">
 <input type="hidden" name="key" value="${input.confirmKey ?? ''}">
-<button type="submit">${preview.from === 'treasury' ? 'Confirm: ask my wallet to send' : 'Confirm: send'} ${preview.amount} ${preview.coin}</button>
+<button type="submit">${preview.from === 'treasury' ? 'Confirm: ask my wallet to send' : 'Confirm: send'} ${preview.amount} ${shownTicker(preview.coin)}</button>
 </form>
 <p><a href="${at.payment(p.id)}">Change or cancel</a></p>
 </section>`
@@ -303,13 +318,14 @@ export function treasuryFlags(
 ): string[] {
   if (o.source !== 'treasury') return [];
   const flags: string[] = [];
-  for (const again of o.paid_again) flags.push(`Paid again: your wallet signed it twice, ${again.amount} ${o.coin_symbol} more left the treasury.`);
+  const coin = shownTicker(o.coin_symbol);
+  for (const again of o.paid_again) flags.push(`Paid again: your wallet signed it twice, ${again.amount} ${coin} more left the treasury.`);
   if (o.beyond_sale !== null)
     flags.push(
-      `Refunded twice: ${o.beyond_sale} ${o.coin_symbol} more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).`,
+      `Refunded twice: ${o.beyond_sale} ${coin} more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).`,
     );
   if (o.expired_before_paid_at !== null) flags.push('Paid after it had expired: your wallet signed an old request. Check you did not refund this money again.');
-  if (o.asked_amount !== null) flags.push(`Signed for ${o.amount} ${o.coin_symbol}, not the ${o.asked_amount} ${o.coin_symbol} asked.`);
+  if (o.asked_amount !== null) flags.push(`Signed for ${o.amount} ${coin}, not the ${o.asked_amount} ${coin} asked.`);
   if (o.paid_from !== null) flags.push('Paid from another account than the treasury.');
   return flags;
 }

@@ -4,6 +4,13 @@
 // values, and "Preview" shows the typed ones (nothing saved); with it (dashboard.js) it follows the
 // typing. Its colour comes from a stylesheet of this origin (settings/preview.css?accent=…): the
 // dashboard's policy allows no inline style.
+import { shownCoinName, shownTicker } from '../money.ts';
+
+/** A method (`COIN/CHAIN`) as the owner reads it: "Gram (GRAM) on TON". */
+const methodWords = (method: string): string => {
+  const [coin = method, chain = 'TON'] = method.split('/');
+  return `${shownCoinName(coin)} on ${chain}`;
+};
 import { html, raw, type Html } from '../web/html.ts';
 import { isHostName } from '../net/addresses.ts';
 import type { StoreView } from '../stores/stores.ts';
@@ -123,7 +130,7 @@ ${problemFor(problems, name)}`;
 <p class="preview-label muted">Payment to</p>
 <p class="preview-store" id="preview-name">${look.displayName.trim() || look.name.trim() || saved.name}</p>
 <p class="preview-amount">10.50 USD</p>
-<p class="preview-button" id="preview-button">Pay with ${methods[0]?.split('/')[0] ?? 'TON'}</p>
+<p class="preview-button" id="preview-button">Pay with ${shownTicker(methods[0]?.split('/')[0] ?? 'TON')}</p>
 </div>
 </figure>`;
 
@@ -148,13 +155,13 @@ ${field('accent-color', 'accentColor', 'text', 'The main button and the card edg
 <fieldset${problems.methods ? raw(' aria-describedby="methods-problem"') : ''}><legend>Methods the checkout offers</legend>
 ${input.catalogue.map((m) => {
   const id = `method-${m.replace('/', '-')}`;
-  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="methods" value="${m}"${methods.includes(m) ? raw(' checked') : ''}> ${m.replace('/', ' on ')}</label>`;
+  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="methods" value="${m}"${methods.includes(m) ? raw(' checked') : ''}> ${methodWords(m)}</label>`;
 })}
 </fieldset>
 ${problemFor(problems, 'methods')}
 <button type="submit">Save methods</button>
 </form>`
-    : html`<ul>${saved.methods.map((m) => html`<li>${m.coin} on ${m.chain}</li>`)}</ul>`;
+    : html`<ul>${saved.methods.map((m) => html`<li>${methodWords(`${m.coin}/${m.chain}`)}</li>`)}</ul>`;
 
   const confirming = input.treasuryConfirm;
   const treasuryWhy = html`<p id="treasury-why">${
@@ -195,7 +202,7 @@ ${problemFor(problems, 'settlement')}
 <p id="settlement">${SETTLEMENT_LABELS[saved.settlement]}</p>`;
 
   const windowHint =
-    "Days a completed sale stays in its deposit wallet, refundable in full or in part; when they end the sweep takes what is left to the treasury. Longer helps a shop that takes returns, and keeps more money in Kassa's hot wallets for longer. 0: swept at once. Applies to sales completed from now on.";
+    "Days a completed sale stays in its deposit wallet, refundable in full or in part; when they end the sweep takes what is left to the treasury. Longer helps a shop that takes returns, and keeps more money in Kassa's wallets for longer. 0: swept at once. Applies to sales completed from now on.";
   const refundWindowPart = owner
     ? html`<form method="post" action="${at.settingsSection('refund-window')}">
 <label for="settings-refund-window-days">Refund window (days, 0 to 90)</label>

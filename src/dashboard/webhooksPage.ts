@@ -4,6 +4,7 @@
 // receiver built on the receiver kit, `kassa-webhooks` (examples/webhook-receiver.ts in full).
 import { html, raw } from '../web/html.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
+import { eventWords, term } from './words.ts';
 import type { WebhookOutcome } from './money.ts';
 import { copyableId, dateTime, describedBy, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import type { EndpointWithDeliveries } from './webhookEndpoints.ts';
@@ -64,7 +65,7 @@ function endpointsSection(at: StorePaths, role: StoreContext['role'], endpoints:
 <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th>${owner ? html`<th scope="col">Action</th>` : ''}</tr></thead>
 <tbody>${e.deliveries.map(
               (d) =>
-                html`<tr class="delivery-${d.status}"><td class="mono">${d.event}</td><td class="delivery-status">${d.status}</td><td class="num">${d.attempts.length}</td><td class="last-answer">${answer(d)}</td><td class="num">${dateTime(d.created_at)}</td>${
+                html`<tr class="delivery-${d.status}"><td>${eventWords(d.event)}</td><td class="delivery-status">${d.status}</td><td class="num">${d.attempts.length}</td><td class="last-answer">${answer(d)}</td><td class="num">${dateTime(d.created_at)}</td>${
                   owner
                     ? html`<td><form method="post" action="${endpoint.redeliver(d.id)}"><button type="submit" class="secondary">Redeliver</button></form></td>`
                     : ''
@@ -76,7 +77,11 @@ function endpointsSection(at: StorePaths, role: StoreContext['role'], endpoints:
 <form method="post" action="${endpoint.delete()}" data-confirm="Delete this endpoint and its deliveries? Events are no longer sent to it."><button type="submit" class="secondary">Delete</button></form></div>`
           : '';
         return html`<article class="endpoint" id="endpoint-${e.id}" aria-labelledby="endpoint-${e.id}-url"><h3 class="mono" id="endpoint-${e.id}-url">${e.url}</h3>
-<p>Hears: <span class="endpoint-events">${e.events.join(', ')}</span> (and test pings).</p>${actions}${deliveries}</article>`;
+<p>Hears: <span class="endpoint-events">${e.events.map(eventWords).join('; ')}</span> (and test events).</p>${actions}${
+          e.deliveries.length
+            ? html`<details class="endpoint-deliveries-fold"><summary>Its latest deliveries (${e.deliveries.length})</summary>${deliveries}</details>`
+            : deliveries
+        }</article>`;
       })
     : html`<p id="no-endpoints">No endpoint yet. An endpoint hears the events it lists, for every payment of the store.</p>`;
   const problems = form?.problems ?? {};
@@ -88,10 +93,10 @@ ${problems.form ? html`<p class="problem" role="alert">${problems.form}</p>` : '
 <label for="endpoint-url">URL (public HTTPS)</label>
 <input id="endpoint-url" name="url" type="url" class="mono" spellcheck="false" autocomplete="off" value="${form?.url ?? ''}"${describedBy(problems, 'url')}>
 ${problemFor(problems, 'url')}
-<fieldset${problems.events ? raw(' aria-describedby="events-problem"') : ''}><legend>Events it hears</legend>
+<fieldset${problems.events ? raw(' aria-describedby="events-problem"') : ''}><legend>${term(at.glossary(), 'webhook_events', 'Events')} it hears</legend>
 ${EVENT_TYPES.map((type) => {
   const id = `event-${type.replace('.', '-')}`;
-  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="events" value="${type}"${checked.includes(type) ? raw(' checked') : ''}> <span class="mono">${type}</span></label>`;
+  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="events" value="${type}"${checked.includes(type) ? raw(' checked') : ''}> ${eventWords(type)}</label>`;
 })}
 </fieldset>
 ${problemFor(problems, 'events')}
@@ -99,7 +104,7 @@ ${problemFor(problems, 'events')}
 </form>`
     : html`<p class="muted">Only the store's owners can add, test or delete endpoints.</p>`;
   return html`<section class="card" aria-labelledby="endpoints-heading"><h2 id="endpoints-heading">Endpoints</h2>
-<p class="muted">Each endpoint gets the events it lists as <span class="mono">{"type", "eventID", "payload", "signAt"}</span>, signed with the keys above and retried for 12 hours (docs/API.md, Store webhook endpoints). A payment's own webhookURL still gets only its completion.</p>
+<p class="muted">Each endpoint is told the ${term(at.glossary(), 'webhook_events', 'events')} it lists, signed with the keys below and retried for 12 hours. A payment's own webhook address is told only that the payment is complete.</p>
 ${list}${add}</section>`;
 }
 
@@ -110,6 +115,8 @@ export function webhooksPage(input: {
   keys: readonly WebhookKeyRow[];
   keysUrl: string;
   deliveries: readonly WebhookOutcome[];
+  /** Which page of the recent deliveries this is (1: the first DELIVERIES_PER_PAGE), and whether more follow. */
+  deliveriesPage?: { number: number; hasMore: boolean };
   endpoints: readonly EndpointWithDeliveries[];
   endpointForm?: EndpointForm;
   notice?: string | null;
@@ -117,6 +124,7 @@ export function webhooksPage(input: {
 }): string {
   const { root, store } = input;
   const at = dashboardPaths(root).store(store.id);
+  const deliveriesPage = input.deliveriesPage ?? { number: 1, hasMore: false };
   const keyState = (k: WebhookKeyRow) =>
     k.retired_at ? `retired ${dateTime(k.retired_at)}, published until ${dateTime(publishedUntil(k.retired_at))}` : 'active';
   const keys = input.keys.length
@@ -133,14 +141,24 @@ export function webhooksPage(input: {
   const answer = (d: WebhookOutcome) =>
     d.last_http_status !== null ? `HTTP ${d.last_http_status}` : (d.last_error ?? (d.attempts === 0 ? 'not tried yet' : '—'));
   const deliveries = input.deliveries.length
-    ? html`<div class="table-wrap" tabindex="0"><table id="webhook-deliveries"><caption class="muted">The most recent ${input.deliveries.length}, failed first, then pending, then delivered</caption>
+    ? html`<div class="table-wrap" tabindex="0"><table id="webhook-deliveries"><caption class="muted">${
+        deliveriesPage.number === 1 ? html`The most recent ${input.deliveries.length}` : html`Page ${deliveriesPage.number}`
+      }, failed first, then pending, then delivered</caption>
 <thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th></tr></thead>
 <tbody>${input.deliveries.map(
         (
           d,
         ) => html`<tr class="delivery-${d.status}"><td>${copyableId(d.payment_id, 'payment id', at.payment(d.payment_id))}${d.order_id ? html`<br><span class="muted">${d.order_id}</span>` : ''}</td>
 <td class="delivery-status">${d.status}</td><td>${d.reason}</td><td class="num">${d.attempts}</td><td class="last-answer">${answer(d)}</td><td class="num">${dateTime(d.created_at)}</td></tr>`,
-      )}</tbody></table></div>`
+      )}</tbody></table></div>${
+        deliveriesPage.number > 1 || deliveriesPage.hasMore
+          ? html`<nav class="pager" aria-label="Deliveries">${
+              deliveriesPage.number > 1
+                ? html`<a href="${at.webhooks(deliveriesPage.number === 2 ? undefined : `deliveries=${deliveriesPage.number - 1}`)}#deliveries-heading">Previous deliveries</a> `
+                : ''
+            }${deliveriesPage.hasMore ? html`<a href="${at.webhooks(`deliveries=${deliveriesPage.number + 1}`)}#deliveries-heading">More deliveries</a>` : ''}</nav>`
+          : ''
+      }`
     : html`<p id="webhook-deliveries">No webhook delivery yet. A payment created with a webhookURL gets one when it completes.</p>`;
   const body = html`<h1>Webhooks</h1>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
@@ -148,9 +166,11 @@ ${input.problem ? html`<p class="problem" role="alert">${input.problem}</p>` : '
 ${endpointsSection(at, store.role, input.endpoints, input.endpointForm)}
 <section class="card" aria-labelledby="keys-heading"><h2 id="keys-heading">Signing keys</h2>${keys}${rotate}</section>
 <section class="card" aria-labelledby="deliveries-heading"><h2 id="deliveries-heading">Recent deliveries</h2>${deliveries}</section>
-<section class="card" aria-labelledby="receiver-heading"><h2 id="receiver-heading">A receiver</h2>
+<section class="card" aria-labelledby="receiver-heading"><h2 id="receiver-heading">For your developer</h2>
+<details class="developer"><summary>How the shop's server checks a webhook</summary>
+<p>Each event's body is <span class="mono">{"type", "eventID", "payload", "signAt"}</span> (docs/API.md, Store webhook endpoints).</p>
 <p>Verify each webhook with the receiver kit (<span class="mono">kassa-webhooks</span>, the package in packages/webhooks: plain JavaScript, Node 20+, no dependencies; or copy its one file, src/webhooks/receiver.ts). The full example is examples/webhook-receiver.ts.</p>
 <pre id="receiver-snippet" tabindex="0"><code>${receiverSnippet(input.keysUrl, store.id)}</code></pre>
-<button type="button" data-copy="receiver-snippet" hidden>Copy the snippet</button> <span id="receiver-snippet-copied" role="status"></span></section>`;
+<button type="button" data-copy="receiver-snippet" hidden>Copy the snippet</button> <span id="receiver-snippet-copied" role="status"></span></details></section>`;
   return shell({ root, title: 'Webhooks', body, viewer: input.viewer, store, current: 'webhooks' });
 }

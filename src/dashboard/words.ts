@@ -5,14 +5,15 @@
 // button; and a plain word that links to the glossary entry naming the precise term. Pure: Html in,
 // Html out.
 import { friendlyAddress, parseAddress, type TonNetwork } from '../chain/addresses.ts';
-import { priceShare, readableDecimal } from '../money.ts';
+import { priceShare, readableDecimal, shownTicker } from '../money.ts';
 import type { Anomaly } from '../payments/anomalies.ts';
 import type { TransferEffect } from '../payments/transfers.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { html, type Html } from '../web/html.ts';
-import { GLOSSARY, type Term } from './glossary.ts';
+import { EVENT_WORDS, GLOSSARY, type Term } from './glossary.ts';
 import type { OutgoingState } from '../treasury/transitions.ts';
 import type { UnmatchedReason, UnmatchedState } from '../payments/treasuryTransfers.ts';
+import type { EventType } from '../webhooks/events.ts';
 
 /** Decimals a coin amount is rounded to for reading (the exact value stays on hover). */
 export const COIN_READING_DECIMALS = 4;
@@ -22,16 +23,17 @@ export const readable = (value: string, currency: string): string =>
   isFiatCurrency(currency) ? readableDecimal(value, 2, true) : readableDecimal(value, COIN_READING_DECIMALS);
 
 /**
- * `value currency`, rounded for reading; the exact figure is the element's `value` and, when the
- * rounding changed it, its title (shown on hover). `id` for a figure a page names.
+ * `value currency`, rounded for reading, the coin by the ticker people know (TON is GRAM: money.ts
+ * shownTicker); the exact figure is the element's `value` and, when the rounding changed it, its
+ * title (shown on hover). `id` for a figure a page names.
  */
 export function amount(value: string, currency: string, id?: string): Html {
   const shown = readable(value, currency);
-  const exact = `${value} ${currency}`;
-  return html`<data class="amount"${id ? html` id="${id}"` : ''} value="${value}"${shown === value ? '' : html` title="Exactly ${exact}"`}>${shown} ${currency}</data>`;
+  const ticker = shownTicker(currency);
+  return html`<data class="amount"${id ? html` id="${id}"` : ''} value="${value}"${shown === value ? '' : html` title="Exactly ${value} ${ticker}"`}>${shown} ${ticker}</data>`;
 }
 
-/** A coin amount of a payment priced in fiat, with what it was worth at the payment's rate beside it ("1.3 TON · about 4.20 USD"). */
+/** A coin amount of a payment priced in fiat, with what it was worth at the payment's rate beside it ("1.3 GRAM · about 4.20 USD"). */
 export function coinWithFiat(
   value: string,
   coin: string,
@@ -96,7 +98,7 @@ export function waitingWords(waiting: { reason: 'network_fee' | 'another_transfe
 /** The transfers that ride with the refund of everything, the deposit's last movement out (closing.ts), for the shop owner. */
 export const CLOSING_SHARE_WORDS: Record<'leftover' | 'gas_return', string> = {
   leftover: 'Move of your change left in the deposit to your wallet',
-  gas_return: "Kassa's unused fee money back to its gas wallet",
+  gas_return: "Kassa's unused fee money back to Kassa",
 };
 
 /** A transfer out's state, for the shop owner. */
@@ -131,6 +133,9 @@ export const UNMATCHED_STATE_WORDS: Record<UnmatchedState, string> = {
   refunded: 'refunded',
   kept: 'kept',
 };
+
+/** An event's words (EVENT_WORDS); an unknown name as it is. */
+export const eventWords = (event: string): string => (Object.hasOwn(EVENT_WORDS, event) ? EVENT_WORDS[event as EventType] : event);
 
 /** An anomaly, for the shop owner (payments/anomalies.ts). */
 export const ANOMALY_WORDS: Record<Anomaly, string> = {

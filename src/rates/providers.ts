@@ -134,7 +134,14 @@ function priceOf(prices: Record<string, unknown>, currency: string): string | nu
  * "0:b113…": {"prices": {"USD": 1.0, …}}}}`. Keys are `TON` and the masters in raw form (or
  * user-friendly when friendly addresses were sent); both are accepted. A price of 0 means unknown.
  * Fiat values are derived from TON's prices: one EUR is worth price_USD / price_EUR dollars.
+ * The native coin is asked for as `ton`, tonapi's name for it (not a ticker: jettons are asked by
+ * master address); since the coin's rename to Gram (GRAM, June 2026, CONTRACT §12) its answer may be
+ * keyed `GRAM` rather than `TON`, and either is read as the native coin (docs/OPERATIONS.md, Exchange
+ * rates). A jetton called GRAM cannot be taken for it: jettons are keyed by their master's address.
  */
+/** The keys tonapi may answer the native coin's prices under: its name before and after the rename. */
+const NATIVE_KEYS: ReadonlySet<string> = new Set(['TON', 'GRAM']);
+
 export function tonapiProvider(options: TonapiOptions): RateProvider {
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -165,7 +172,7 @@ export function tonapiProvider(options: TonapiOptions): RateProvider {
         if (!isObject(entry) || !isObject(entry.prices)) {
           throw new Error(`tonapi rates: malformed response: rates[${JSON.stringify(key)}] has no "prices" object`);
         }
-        if (key.toUpperCase() === 'TON') {
+        if (NATIVE_KEYS.has(key.toUpperCase())) {
           ton = entry.prices;
           continue;
         }

@@ -209,7 +209,7 @@ describe('the home page in headless Chromium', () => {
     // A rounded figure keeps its exact value on hover.
     const ton30 = page.locator('#sales-by-coin tr[data-currency="TON"] td[data-window="30d"] data');
     const exactTon = (await ton30.getAttribute('value'))!;
-    if ((await ton30.innerText()) !== `${exactTon} TON`) assert.equal(await ton30.getAttribute('title'), `Exactly ${exactTon} TON`);
+    if ((await ton30.innerText()) !== `${exactTon} GRAM`) assert.equal(await ton30.getAttribute('title'), `Exactly ${exactTon} GRAM`);
     assert.deepEqual(problems, []);
   });
 });

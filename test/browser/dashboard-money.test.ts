@@ -85,18 +85,18 @@ describe('the money pages in headless Chromium at 375 px', () => {
     const events = await page.locator('#timeline li .what').allInnerTexts();
     assert.deepEqual(events, [
       'Created',
-      'Method chosen: TON on TON: 1 TON to pay',
-      'Received 1.5 TON: paid more than the price (the extra can be refunded)',
+      'Method chosen: Gram (GRAM) on the TON network: 1 GRAM to pay',
+      'Received 1.5 GRAM: paid more than the price (the extra can be refunded)',
       'Completed',
     ]);
     const hash = await app.pool.oneFirst(sql.type(z.object({ hash: z.string() }))`select hash from transfers where payment_id = ${ours.id}`);
     assert.match(await page.locator('#timeline li.event-transfer .tx').innerText(), new RegExp(`^${hash}`));
     const [ton] = await depositMoney(app.pool, ours.id);
     const money = await figures(page, '#money tbody tr');
-    assert.deepEqual(money, ['TON', '1.5', '1', '0', '0', fromBaseUnits(BigInt(ton!.fees), 9), fromBaseUnits(BigInt(ton!.refundable), 9)]);
+    assert.deepEqual(money, ['Gram (GRAM)', '1.5', '1', '0', '0', fromBaseUnits(BigInt(ton!.fees), 9), fromBaseUnits(BigInt(ton!.refundable), 9)]);
     // Rounded for reading, exact on hover: the fee's 9 decimals read as 4.
     const fee = page.locator('#money tbody tr').first().locator('td > data.amount').nth(4);
-    if ((fromBaseUnits(BigInt(ton!.fees), 9).split('.')[1] ?? '').length > 4) assert.match((await fee.getAttribute('title')) ?? '', /^Exactly 0\.\d+ TON$/);
+    if ((fromBaseUnits(BigInt(ton!.fees), 9).split('.')[1] ?? '').length > 4) assert.match((await fee.getAttribute('title')) ?? '', /^Exactly 0\.\d+ GRAM$/);
     assert.match(await page.locator('#fees-explained').innerText(), /what the TON network charged/);
     await check(page, 'payment');
     assert.deepEqual(problems, []);
@@ -109,9 +109,9 @@ describe('the money pages in headless Chromium at 375 px', () => {
     await page.fill('#refund-address', to);
     await page.click('form[action$="/refunds"] button[type=submit]');
     await page.locator('#refund-confirm').waitFor();
-    assert.equal(await page.locator('#confirm-send').innerText(), '0.2 TON');
-    assert.match(await page.locator('#confirm-fee').innerText(), /^0\.01 TON/);
-    assert.equal(await page.locator('#confirm-arrives').innerText(), '0.2 TON');
+    assert.equal(await page.locator('#confirm-send').innerText(), '0.2 GRAM');
+    assert.match(await page.locator('#confirm-fee').innerText(), /^0\.01 GRAM/);
+    assert.equal(await page.locator('#confirm-arrives').innerText(), '0.2 GRAM');
     await check(page, 'refund confirm');
     // Nothing is planned before the confirmation.
     assert.equal((await app.request('GET', `/v1/payments/${ours.id}/refunds`, { token: store.token })).json.data.length, 0);
@@ -135,8 +135,8 @@ describe('the money pages in headless Chromium at 375 px', () => {
 
     await page.reload();
     const events = await page.locator('#timeline li .what').allInnerTexts();
-    assert.equal(events.at(-2), 'Refund of 0.2 TON planned');
-    assert.match(events.at(-1)!, /^Refund of 0\.2 TON done \(network fee 0\.\d+ TON\)$/);
+    assert.equal(events.at(-2), 'Refund of 0.2 GRAM planned');
+    assert.match(events.at(-1)!, /^Refund of 0\.2 GRAM done \(network fee 0\.\d+ GRAM\)$/);
     assert.match(await page.locator('#timeline li.event-refund .tx').innerText(), new RegExp(`^${fromPage.transactionHash}`));
     assert.equal((await figures(page, '#money tbody tr'))[3], '0.2');
     await check(page, 'payment after refund');
@@ -149,7 +149,7 @@ describe('the money pages in headless Chromium at 375 px', () => {
     await page.waitForURL(/\/money$/);
     assert.equal(await page.locator('#store-money tbody tr').count(), 1);
     const cells = await figures(page, '#store-money tbody tr');
-    assert.deepEqual(cells.slice(0, 5), ['TON', '3', '2', '0.4', '0']);
+    assert.deepEqual(cells.slice(0, 5), ['Gram (GRAM)', '3', '2', '0.4', '0']);
     const [a, b] = [await depositMoney(app.pool, ours.id), await depositMoney(app.pool, twin.id)];
     assert.equal(cells[5], fromBaseUnits(BigInt(a[0]!.fees) + BigInt(b[0]!.fees), 9));
     assert.equal(cells[7], fromBaseUnits(BigInt(a[0]!.refundable) + BigInt(b[0]!.refundable), 9));
@@ -170,6 +170,8 @@ describe('the money pages in headless Chromium at 375 px', () => {
     assert.match(before[0]!, /active/);
     const deliveries = await page.locator('#webhook-deliveries tbody tr').allInnerTexts();
     assert.equal(deliveries.length, 2);
+    // The receiver is for the shop's developer: folded.
+    await page.click('details.developer summary');
     assert.match(await page.locator('#receiver-snippet').innerText(), /from 'kassa-webhooks'/);
     await check(page, 'webhooks');
     await page.click('form[action$="/webhooks/keys/rotate"] button[type=submit]');

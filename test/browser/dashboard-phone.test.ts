@@ -5,10 +5,16 @@
 // axe-core finds no serious violation; the navigation folds behind a menu button that works with
 // the keyboard; the payments list's filters fold; lists are cards; ids are shortened with a copy
 // button; a payment page's actions begin within two screens. `/dashboard`, with or without its
-// slash, leads to sign-in or to the store. Screenshots go to test-artifacts/dashboard-phone/.
+// slash, leads to sign-in or to the store. Then (issue 47 item 10) a walker follows the store's
+// links from the navigation — so a page added to it is walked without being named here — and walks
+// every kind of page it finds, and the checkout's payment and link pages, at 375 and 1280 px: axe,
+// no sideways scroll, at most MAX_SCREENS tall, no table column under MIN_COLUMN_PX, the coin never
+// called TON, and on the dashboard none of BANNED_WORDS outside the glossary's precise terms.
+// Screenshots go to test-artifacts/dashboard-phone/ (the walk's to walk/).
 //
 // If Chromium cannot be launched this file FAILS (it never skips).
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
@@ -16,7 +22,9 @@ import type { Browser, Page } from 'playwright-core';
 import { freshAddress, overpaidTonPayment, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
-import { assertPageFits, type BrowserPage, joinByInvitation, openPage } from '../helpers/dashboardBrowser.ts';
+import { assertNoHorizontalScroll, assertPageFits, type BrowserPage, joinByInvitation, openPage, seriousAxeViolations } from '../helpers/dashboardBrowser.ts';
+import { sql } from '../../src/db/pool.ts';
+import { EVENT_TYPES } from '../../src/webhooks/events.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard-phone');
 const PASSWORD = 'a long dashboard password';
@@ -198,5 +206,195 @@ describe('the dashboard on a phone (375 px) in headless Chromium', () => {
       'table-row',
     );
     await desk.context.close();
+  });
+});
+
+// ---- Every page, walked (issue 47 item 10) -----------------------------------------------------------------------
+
+/**
+ * Words an owner is never shown (issue 47 item 10): the books' and the chain's jargon, the webhooks'
+ * raw event names, JSON. The glossary page's precise terms (`.glossary .precise`) are where they live.
+ */
+const BANNED_WORDS: ReadonlyArray<readonly [string, RegExp]> = [
+  ['jetton', /\bjettons?\b/i],
+  ['gas', /\bgas\b/i],
+  ['operator', /\boperators?\b/i],
+  ['basechain', /\bbasechain\b/i],
+  ['hot wallet', /\bhot wallets?\b/i],
+  ['an event name', new RegExp(`\\b(${EVENT_TYPES.map((type) => type.replace('.', '\\.')).join('|')})\\b`)],
+  ['JSON', /[{}]/],
+];
+/** The coin TON is shown as Gram (GRAM) (CONTRACT §12): "TON" stays only as the network's name (the TON network, on TON, TON Connect, a TON wallet). */
+const TON_AS_COIN = /(?<!\bon (the )?)\bTON\b(?!\s+(network|Connect|wallet|blockchain|chain))/;
+/** At most this many screens tall (the Webhooks page was 25 at 375 px with fifty deliveries as cards). */
+const MAX_SCREENS = 12;
+/** A table's column (on a desktop, or a table that stays a table on a phone) is at least this wide. */
+const MIN_COLUMN_PX = 40;
+
+interface PageReading {
+  height: number;
+  /** Visible text, the glossary's precise terms left out. */
+  text: string;
+  /** Columns narrower than MIN_COLUMN_PX: "table#id: th 'Coin' 9 px". */
+  narrowColumns: string[];
+}
+
+async function readPage(page: Page): Promise<PageReading> {
+  return page.evaluate((minColumn) => {
+    const parts: string[] = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const parent = node.parentElement;
+      if (!parent || parent.closest('script, style, template, .glossary .precise')) continue;
+      if (!parent.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions)) continue;
+      parts.push(node.textContent ?? '');
+    }
+    const narrow: string[] = [];
+    for (const table of Array.from(document.querySelectorAll('table'))) {
+      if (!table.checkVisibility()) continue;
+      for (const row of Array.from(table.rows)) {
+        if (getComputedStyle(row).display !== 'table-row') continue; // a row shown as a card
+        for (const cell of Array.from(row.cells)) {
+          const width = cell.getBoundingClientRect().width;
+          if (cell.colSpan === 1 && width > 0 && width < minColumn && (cell.textContent ?? '').trim().length > 1) {
+            narrow.push(
+              `table${table.id ? `#${table.id}` : ''}: ${cell.tagName.toLowerCase()} '${(cell.textContent ?? '').trim().slice(0, 30)}' ${Math.round(width)} px`,
+            );
+          }
+        }
+      }
+    }
+    return { height: document.scrollingElement!.scrollHeight, text: parts.join(' ').replace(/\s+/g, ' '), narrowColumns: narrow };
+  }, MIN_COLUMN_PX);
+}
+
+/** Where `pattern` occurs in `text`, with a little context either side. */
+const found = (text: string, pattern: RegExp): string | null => {
+  const match = pattern.exec(text);
+  return match ? `…${text.slice(Math.max(0, match.index - 40), match.index + match[0].length + 40)}…` : null;
+};
+
+/**
+ * One page at the page's width: it fits (no sideways scroll), axe finds nothing serious, it is at
+ * most MAX_SCREENS tall, no table column is narrower than MIN_COLUMN_PX, the coin is named Gram;
+ * an owner's page (`words`) shows none of BANNED_WORDS.
+ */
+async function walkOne(page: Page, what: string, words: boolean): Promise<string[]> {
+  const problems: string[] = [];
+  const viewport = page.viewportSize()!;
+  for (const v of await seriousAxeViolations(page)) problems.push(`${what}: axe: ${v.id} (${v.help}) at ${v.targets.slice(0, 3).join(', ')}`);
+  try {
+    await assertNoHorizontalScroll(page, what);
+  } catch (error) {
+    problems.push((error as Error).message.replace(/\s+/g, ' ').slice(0, 400));
+  }
+  fs.mkdirSync(path.join(ARTIFACTS, 'walk'), { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'walk', `${what.replace(/\W+/g, '-')}.png`), fullPage: true });
+  const reading = await readPage(page);
+  if (reading.height > MAX_SCREENS * viewport.height)
+    problems.push(`${what}: ${reading.height} px tall, more than ${MAX_SCREENS} screens of ${viewport.height} px`);
+  for (const column of reading.narrowColumns) problems.push(`${what}: a column narrower than ${MIN_COLUMN_PX} px: ${column}`);
+  const ton = found(reading.text, TON_AS_COIN);
+  if (ton) problems.push(`${what}: the coin named TON, not Gram (GRAM): ${ton}`);
+  if (words) {
+    for (const [name, pattern] of BANNED_WORDS) {
+      const where = found(reading.text, pattern);
+      if (where) problems.push(`${what}: ${name}: ${where}`);
+    }
+  }
+  return problems;
+}
+
+/** A dashboard address as a kind of page: ids (uuids, kids) become ":id", the query and hash go. */
+const pageKind = (address: string): string =>
+  new URL(address).pathname.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, ':id').replace(/\/+$/, '');
+
+/**
+ * Every dashboard page an owner reaches by following the links of the store's pages (the
+ * navigation first, so a page added to it is walked without naming it here), one of each kind
+ * (pageKind), GET only: no sign-out, no CSV, no asset.
+ */
+async function discoverPages(page: Page, start: string, limit = 40): Promise<string[]> {
+  const origin = new URL(start).origin;
+  const queue = [start];
+  const seen = new Map<string, string>(); // kind → address
+  while (queue.length > 0 && seen.size < limit) {
+    const address = queue.shift()!;
+    const kind = pageKind(address);
+    if (seen.has(kind)) continue;
+    const response = await page.goto(address);
+    if (response?.status() !== 200 || !page.url().startsWith(`${origin}/dashboard/`)) continue;
+    seen.set(kind, address);
+    const links = await page.locator('a[href]').evaluateAll((anchors) => anchors.map((a) => (a as HTMLAnchorElement).href));
+    for (const link of links) {
+      const url = new URL(link);
+      url.hash = '';
+      if (url.origin !== origin || !url.pathname.startsWith('/dashboard/') || /\.(csv|json|js|css)$|\/assets\/|\/invite\//.test(url.pathname)) continue;
+      if (!seen.has(pageKind(url.href))) queue.push(url.href);
+    }
+  }
+  return [...seen.values()];
+}
+
+describe('every page at 375 px and 1280 px: fits, accessible, bounded, in plain words, the coin named Gram', () => {
+  it('walks the dashboard from the navigation, and the checkout pages', async () => {
+    // Money for the pages to show: a link, a paid payment whose webhook fails, fifty more failed deliveries of it, a difference found by the check against the network, an endpoint.
+    const link = await app.request('POST', '/v1/payment-links', { token: store.token, body: { currency: 'TON', amount: '2', description: 'A bag of beans' } });
+    assert.equal(link.status, 201, link.text);
+    const paid = await overpaidPayment('WALK-ORDER-0001');
+    await app.settle();
+    await app.pool.query(sql.unsafe`
+      insert into webhook_deliveries (payment_id, url, status, reason, attempts, failed_at)
+      select ${paid.id}, 'http://127.0.0.1:9/hook', 'failed', 'redelivery', 3, now() from generate_series(1, 50)`);
+    // A difference between the books and the chain, for the Money page's second table.
+    await app.pool.query(sql.unsafe`
+      insert into deposit_reconciliations (payment_id, coin_symbol, account, booked_base_units, on_chain_base_units, difference_base_units, checked_at)
+      values (${paid.id}, 'TON', ${paid.paymentDetails.address}, 1500000000, 1600000000, 100000000, now())`);
+    await app.request('POST', '/v1/webhook-endpoints', {
+      token: store.token,
+      body: { url: 'http://127.0.0.1:9/events', events: ['payment.completed', 'refund.failed'] },
+    });
+
+    const problems: string[] = [];
+    const walked: string[] = [];
+    for (const viewport of [PHONE, { width: 1280, height: 900 }]) {
+      const visitor = await openPage(browser, viewport);
+      await joinByInvitation(
+        visitor.page,
+        app.url,
+        store.id,
+        await invitationPath(app.pool, store.id, `walker-${viewport.width}@phone.example`, 'owner'),
+        PASSWORD,
+      );
+      const pages = await discoverPages(visitor.page, `${app.url}/dashboard/stores/${store.id}`);
+      for (const address of pages) {
+        await visitor.page.goto(address);
+        const what = `${viewport.width} ${pageKind(address).replace(/^\/dashboard\/stores\/:id/, '') || '/'}`;
+        walked.push(what);
+        problems.push(...(await walkOne(visitor.page, what, true)));
+      }
+      if (viewport === PHONE) {
+        // The Webhooks page pages the store's deliveries, ten at a time.
+        await visitor.page.goto(`${app.url}/dashboard/stores/${store.id}/webhooks`);
+        assert.equal(await visitor.page.locator('#webhook-deliveries tbody tr').count(), 10);
+        await visitor.page.getByRole('link', { name: 'More deliveries' }).click();
+        await visitor.page.waitForURL(/[?&]deliveries=2/);
+        assert.equal(await visitor.page.locator('#webhook-deliveries tbody tr').count(), 10);
+        assert.equal(await visitor.page.getByRole('link', { name: 'Previous deliveries' }).count(), 1);
+      }
+      for (const [address, what] of [
+        [`${app.url}/pay/${paid.id}`, 'checkout'],
+        [`${app.url}/pay/l/${link.json.id}`, 'link page'],
+      ] as const) {
+        await visitor.page.goto(address);
+        walked.push(`${viewport.width} ${what}`);
+        problems.push(...(await walkOne(visitor.page, `${viewport.width} ${what}`, false)));
+      }
+      await visitor.context.close();
+    }
+    for (const kind of ['/money', '/webhooks', '/payments/:id', '/links/:id', '/glossary', '/settings']) {
+      assert.ok(walked.includes(`375 ${kind}`), `the walk reached ${kind}: ${walked.join(', ')}`);
+    }
+    assert.deepEqual(problems, [], `walked ${walked.length} pages`);
   });
 });

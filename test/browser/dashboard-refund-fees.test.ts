@@ -73,10 +73,10 @@ it('the owner adds money for refund fees from their wallet through TON Connect (
   await page.goto(`${app.url}/dashboard/stores/${store.id}/money`);
   const section = page.locator('#refund-fees');
   await section.getByRole('heading', { name: 'Money for refund fees' }).waitFor();
-  assert.match(await page.locator('#refund-fees-balance').innerText(), /^0 TON left: not enough for a refund in USDT/);
+  assert.match(await page.locator('#refund-fees-balance').innerText(), /^0 GRAM left: not enough for a refund in USDT/);
   assert.doesNotMatch(await section.innerText(), /\bgas\b|jetton|operator/i);
   await assertPageFits(page, 'Money page, no money for refund fees yet (375 px)', ARTIFACTS);
-  const amount = page.getByLabel('Amount to add (TON)');
+  const amount = page.getByLabel('Amount to add (GRAM)');
   assert.equal(await amount.inputValue(), '0.6');
   await amount.fill('0,12');
   await section.getByRole('button', { name: 'Add money for refund fees' }).click();
@@ -95,7 +95,7 @@ it('the owner adds money for refund fees from their wallet through TON Connect (
   await page.reload();
   await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
   await assertPageFits(page, 'Money page with a top-up to send (1280 px)', ARTIFACTS);
-  await item.getByRole('button', { name: 'Send 0.12 TON from your wallet' }).click();
+  await item.getByRole('button', { name: 'Send 0.12 GRAM from your wallet' }).click();
   await chooseWallet(page);
   await item.getByText('Sent from your wallet').waitFor({ timeout: 15_000 });
   assert.equal(wallet.requests.length, 1);
@@ -107,7 +107,7 @@ it('the owner adds money for refund fees from their wallet through TON Connect (
   await app.settle();
   assert.equal((await storeRefundGas(app.pool, store.id)).available, toNano('0.12'));
   await page.reload();
-  assert.match(await page.locator('#refund-fees-balance').innerText(), /^0\.12 TON left: enough for about 2 refunds in USDT \(each uses about 0\.06 TON\)/);
+  assert.match(await page.locator('#refund-fees-balance').innerText(), /^0\.12 GRAM left: enough for about 2 refunds in USDT \(each uses about 0\.06 GRAM\)/);
   assert.match(await item.innerText(), /It arrived:\s*0\.12 TON arrived/);
   assert.equal(await item.getByRole('button', { name: /Send/ }).count(), 0);
   await assertPageFits(page, 'Money page after the top-up arrived (1280 px)', ARTIFACTS);

@@ -85,7 +85,7 @@ it('"Sign with your wallet" asks the treasury wallet (TON Connect) to sign; the 
   await page.goto(`${app.url}/dashboard/stores/${store.id}/payments/${created.json.id}`);
   await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).waitFor();
   const item = page.locator(`#treasury-${asked.json.id}`);
-  assert.match(await item.innerText(), /0\.6 TON to /);
+  assert.match(await item.innerText(), /0\.6 GRAM to /);
   assert.equal(await item.getByRole('link', { name: 'Open in a wallet app', includeHidden: true }).getAttribute('href'), asked.json.link);
   await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
   await assertPageFits(page, 'payment page with a treasury refund to sign', ARTIFACTS);
@@ -122,7 +122,7 @@ it('"Sign with your wallet" asks the treasury wallet (TON Connect) to sign; the 
   assert.equal(app.arrived(customer, treasury), toNano('0.6'));
   await page.reload();
   assert.equal(await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).count(), 0);
-  assert.match(await page.locator('#timeline').innerText(), /Refund from the treasury of 0\.6 TON done/);
+  assert.match(await page.locator('#timeline').innerText(), /Refund from the treasury of 0\.6 GRAM done/);
   assert.deepEqual(ownProblems(owner.problems), []);
 });
 
@@ -151,19 +151,19 @@ it('after the refund window the payment page offers the refund from the treasury
   assert.equal(await page.getByLabel('To address').inputValue(), payerFriendly);
   await assertPageFits(page, 'payment page offering a refund from the treasury', ARTIFACTS);
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.getByLabel('Amount (TON)').fill('0.4');
+  await page.getByLabel('Amount (GRAM)').fill('0.4');
   await form.getByRole('button', { name: 'Review the refund from your wallet' }).click();
   await page.getByRole('heading', { name: 'Confirm the refund' }).waitFor();
-  assert.match(await page.locator('#confirm-send').innerText(), /^0\.4 TON$/);
+  assert.match(await page.locator('#confirm-send').innerText(), /^0\.4 GRAM$/);
   assert.match(await page.locator('#confirm-address').innerText(), new RegExp(payerFriendly));
-  await page.getByRole('button', { name: 'Confirm: ask my wallet to send 0.4 TON' }).click();
+  await page.getByRole('button', { name: 'Confirm: ask my wallet to send 0.4 GRAM' }).click();
   await page.getByText('Refund asked: sign it with your wallet below').waitFor();
   await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).waitFor();
   assert.doesNotMatch(await page.locator('main').innerText(), /\b0:[0-9a-f]{64}/i);
   const [asked] = await outgoingOfPayment(app.pool, created.json.id, 'refund');
   assert.equal(asked?.source, 'treasury');
   const item = page.locator(`#treasury-${asked!.id}`);
-  assert.match(await item.innerText(), new RegExp(`0\\.4 TON to ${payerFriendly}`));
+  assert.match(await item.innerText(), new RegExp(`0\\.4 GRAM to ${payerFriendly}`));
   await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
   await item.getByRole('button', { name: 'Sign with your wallet' }).click();
   await chooseWallet(page);

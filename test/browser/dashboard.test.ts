@@ -126,7 +126,7 @@ describe('the dashboard in headless Chromium', () => {
     await page.click(`a[href$="/payments/${payment.id}"]`);
     await page.waitForURL(new RegExp(`/payments/${payment.id}$`));
     assert.match(await page.locator('dl.facts').innerText(), /completed[\s\S]*paid too much/);
-    assert.match(await page.locator('#transfers-in').innerText(), /1\.5 TON[\s\S]*paid more than the price/);
+    assert.match(await page.locator('#transfers-in').innerText(), /1\.5 GRAM[\s\S]*paid more than the price/);
     assert.equal(await page.locator('#refundable [data-coin="TON"] data').getAttribute('value'), '0.5');
     await assertAccessible(page, 'payment');
     assert.deepEqual(problems, []);
@@ -151,11 +151,11 @@ describe('the dashboard in headless Chromium', () => {
     await page.fill('#refund-amount', '0.49');
     await page.click('form[action$="/refunds"] button[type=submit]');
     // The confirm step: what is sent, the fee, what arrives; then confirmed.
-    assert.equal(await page.locator('#confirm-arrives').innerText(), '0.49 TON');
+    assert.equal(await page.locator('#confirm-arrives').innerText(), '0.49 GRAM');
     await page.click('#refund-confirm button[type=submit]');
     await page.waitForURL(/notice=refund_created/);
     assert.match(await page.locator('.success').innerText(), /Refund planned/);
-    assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), /Refund\s+0\.49 TON[\s\S]*planned/);
+    assert.match(await page.locator('#transfers-out tr.out-refund').innerText(), /Refund\s+0\.49 GRAM[\s\S]*planned/);
     assert.equal(await page.locator('#refundable').innerText(), 'Nothing can be refunded now.');
 
     await app.drain(Address.parse(payment.paymentDetails.address).toRawString());

@@ -68,13 +68,13 @@ describe('a payment’s timeline', () => {
       timeline().map((e) => [e.kind, e.text]),
       [
         ['created', 'Created'],
-        ['method', 'Method chosen: TON on TON: 1 TON to pay'],
-        ['transfer', 'Received 1.5 TON: paid more than the price (the extra can be refunded)'],
+        ['method', 'Method chosen: Gram (GRAM) on the TON network: 1 GRAM to pay'],
+        ['transfer', 'Received 1.5 GRAM: paid more than the price (the extra can be refunded)'],
         ['completed', 'Completed'],
-        ['sweep', 'Move to your wallet of 1 TON planned'],
-        ['sweep', 'Move to your wallet of 1 TON failed: bounced'],
-        ['refund', 'Refund of 0.2 TON planned'],
-        ['refund', 'Refund of 0.2 TON done (network fee 0.0059 TON)'],
+        ['sweep', 'Move to your wallet of 1 GRAM planned'],
+        ['sweep', 'Move to your wallet of 1 GRAM failed: bounced'],
+        ['refund', 'Refund of 0.2 GRAM planned'],
+        ['refund', 'Refund of 0.2 GRAM done (network fee 0.0059 GRAM)'],
       ],
     );
     assert.deepEqual(
@@ -145,10 +145,10 @@ describe('a payment’s timeline', () => {
         expired_before_paid_at: new Date('2026-11-28T12:00:00Z'),
       }),
       [
-        'Paid again: your wallet signed it twice, 0.3 TON more left the treasury.',
-        'Refunded twice: 0.3 TON more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).',
+        'Paid again: your wallet signed it twice, 0.3 GRAM more left the treasury.',
+        'Refunded twice: 0.3 GRAM more than the sale left the treasury (an expired refund was asked again and the old one signed anyway).',
         'Paid after it had expired: your wallet signed an old request. Check you did not refund this money again.',
-        'Signed for 0.3 TON, not the 1 TON asked.',
+        'Signed for 0.3 GRAM, not the 1 GRAM asked.',
         'Paid from another account than the treasury.',
       ],
     );

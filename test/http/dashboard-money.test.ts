@@ -83,16 +83,16 @@ describe("dashboard: a payment's money", () => {
     const payment = await overpaid(storeA);
     const page = (await owner.get(`/dashboard/stores/${storeA.id}/payments/${payment.id}`)).text;
     const timeline = textOf(page, 'timeline');
-    assert.match(timeline, /Created.*Method chosen: TON on TON: 1 TON to pay.*Received 1\.5 TON: paid more than the price.*Completed/);
+    assert.match(timeline, /Created.*Method chosen: Gram \(GRAM\) on the TON network: 1 GRAM to pay.*Received 1\.5 GRAM: paid more than the price.*Completed/);
     assert.match(page, new RegExp(`<li class="event-transfer">[^]*?${payment.transferHashes[0]}`));
     const [ton] = await depositMoney(app.pool, payment.id);
     const coin = (units: string) => fromBaseUnits(BigInt(units), 9);
     assert.deepEqual(rowsOf(page, 'money'), [
-      ['TON', coin(ton!.received), coin(ton!.counted), coin(ton!.refunded), coin(ton!.swept), coin(ton!.fees), coin(ton!.refundable)],
+      ['Gram (GRAM)', coin(ton!.received), coin(ton!.counted), coin(ton!.refunded), coin(ton!.swept), coin(ton!.fees), coin(ton!.refundable)],
     ]);
     // Counted is the completed payment's amount (the merchant's), not every counted transfer.
-    assert.deepEqual(rowsOf(page, 'money')[0]!.slice(0, 3), ['TON', '1.5', '1']);
-    assert.equal(textOf(page, 'refundable'), 'Can be refunded : 0.5 TON');
+    assert.deepEqual(rowsOf(page, 'money')[0]!.slice(0, 3), ['Gram (GRAM)', '1.5', '1']);
+    assert.equal(textOf(page, 'refundable'), 'Can be refunded : 0.5 GRAM');
   });
 
   it('refund: the first post shows what is sent, the fee and what arrives and changes nothing; the confirmed post plans the refund the API would, audited', async () => {
@@ -127,9 +127,9 @@ describe("dashboard: a payment's money", () => {
 
     const review = await owner.post(path, { coin: 'TON', amount: '0.49', address: to });
     assert.equal(review.status, 200);
-    assert.equal(textOf(review.text, 'confirm-send'), '0.49 TON');
-    assert.match(textOf(review.text, 'confirm-fee'), /^0\.01 TON/);
-    assert.equal(textOf(review.text, 'confirm-arrives'), '0.49 TON');
+    assert.equal(textOf(review.text, 'confirm-send'), '0.49 GRAM');
+    assert.match(textOf(review.text, 'confirm-fee'), /^0\.01 GRAM/);
+    assert.equal(textOf(review.text, 'confirm-arrives'), '0.49 GRAM');
     assert.equal(textOf(review.text, 'confirm-address'), friendlyAddress(Address.parse(to), app.config.tonNetwork));
     assert.match(review.text, /name="confirmed" value="yes"/);
     assert.equal(await outgoingOf(ours.id), 0, 'the review plans nothing');
@@ -154,7 +154,7 @@ describe("dashboard: a payment's money", () => {
     assert.deepEqual((await books(ours.id)).row, (await books(twin.id)).row);
     const page = (await owner.get(done.location!)).text;
     assert.match(page, /Refund planned/);
-    assert.match(textOf(page, 'timeline'), /Refund of 0\.49 TON planned/);
+    assert.match(textOf(page, 'timeline'), /Refund of 0\.49 GRAM planned/);
     assert.equal(rowsOf(page, 'money')[0]![3], '0.49');
   });
 
@@ -168,9 +168,9 @@ describe("dashboard: a payment's money", () => {
     const to = Address.parse(freshAddress()).toString({ bounceable: false, testOnly: true });
     const review = await owner.post(`/dashboard/stores/${storeA.id}/payments/${late.id}/refunds`, { coin: 'TON', amount: '1.5', address: to });
     assert.equal(review.status, 200, review.text);
-    assert.equal(textOf(review.text, 'confirm-send'), '1.5 TON');
-    assert.match(textOf(review.text, 'confirm-fee'), /^0\.01 TON \(taken from what is sent: this refund empties the payment address\)$/);
-    assert.equal(textOf(review.text, 'confirm-arrives'), 'about 1.49 TON');
+    assert.equal(textOf(review.text, 'confirm-send'), '1.5 GRAM');
+    assert.match(textOf(review.text, 'confirm-fee'), /^0\.01 GRAM \(taken from what is sent: this refund empties the payment address\)$/);
+    assert.equal(textOf(review.text, 'confirm-arrives'), 'about 1.49 GRAM');
     assert.equal(await outgoingOf(late.id), 0);
   });
 
@@ -242,18 +242,18 @@ describe('dashboard: the Money page', () => {
       .sort(([x], [y]) => (x === 'TON' ? -1 : y === 'TON' ? 1 : x.localeCompare(y)))
       .map(([coin, s]) => {
         const places = coin === 'USDT' ? 6 : 9;
-        return [coin, ...s.map((value, i) => fromBaseUnits(value, i === 4 ? 9 : places))];
+        return [coin === 'TON' ? 'Gram (GRAM)' : coin, ...s.map((value, i) => fromBaseUnits(value, i === 4 ? 9 : places))];
       });
     assert.deepEqual(rowsOf(page.text, 'store-money'), expected);
     assert.deepEqual(rowsOf(page.text, 'store-money'), [
-      ['TON', '3.5', '3', '0', '0', '0', '3.5', '0.5'],
+      ['Gram (GRAM)', '3.5', '3', '0', '0', '0', '3.5', '0.5'],
       ['USDT', '3', '0', '0', '0', '0', '3', '3'],
     ]);
     assert.equal(textOf(page.text, 'treasury'), `Sales move to your wallet: ${friendlyAddress(Address.parse(treasury), app.config.tonNetwork)}`);
     const differences = rowsOf(page.text, 'differences');
     assert.deepEqual(
       differences.map((row) => row.slice(0, 5)),
-      [[b.id, 'TON', '2', '2.1', '0.1']],
+      [[b.id, 'Gram (GRAM)', '2', '2.1', '0.1']],
     );
     assert.match(page.text, new RegExp(`href="/dashboard/stores/${store.id}/payments/${b.id}"`));
     assert.doesNotMatch(page.text, /B-secret-order/);

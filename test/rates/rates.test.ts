@@ -278,6 +278,19 @@ describe('exchange rates', () => {
       });
     });
 
+    it('reads the native coin keyed GRAM (its name since June 2026) as it reads TON', async () => {
+      tonapi.reply = (_req, res) => json(res, 200, TONAPI_BODY.replace('"TON":', '"GRAM":'));
+      try {
+        assert.notEqual(TONAPI_BODY.replace('"TON":', '"GRAM":'), TONAPI_BODY);
+        const prices = await provider().fetchUsdPrices(await loadCoins(db.pool, 'mainnet'));
+        assert.equal(prices.get('TON'), '5');
+        assert.equal(prices.get('EUR'), '1.25');
+        assert.equal(new URL(tonapi.seen.at(-1)!.url, tonapi.url).searchParams.get('tokens')?.split(',')[0], 'ton', 'asked for as tonapi names it');
+      } finally {
+        tonapi.reply = (_req, res) => json(res, 200, TONAPI_BODY);
+      }
+    });
+
     it('refreshes every pair it can price', async () => {
       const written = await refreshRates(db.pool, provider(), 'mainnet', T0, log);
       // Currencies USD, EUR, RUB, TON, USDT, NOT, STON (7) × coins TON, USDT, NOT, STON (4) − 4.

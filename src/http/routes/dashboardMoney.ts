@@ -6,7 +6,7 @@ import { glossaryPage } from '../../dashboard/glossaryPage.ts';
 import { homeFigures, homeRows, salesTotal } from '../../dashboard/home.ts';
 import { getRate, ratePolicy } from '../../rates/rates.ts';
 import { homePage } from '../../dashboard/homePage.ts';
-import { recentWebhookOutcomes, storeMoney } from '../../dashboard/money.ts';
+import { DELIVERIES_PER_PAGE, recentWebhookOutcomes, storeMoney } from '../../dashboard/money.ts';
 import crypto from 'node:crypto';
 import { moneyPage, type RefundFeesView } from '../../dashboard/moneyPage.ts';
 import { recordAudit } from '../../dashboard/audit.ts';
@@ -130,13 +130,17 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
 
   const showWebhooks: ShowWebhooks = async (ctx, status, extra = {}) => {
     const store = ctx.state.store;
-    const [keys, deliveries, endpoints] = await Promise.all([
+    // `?deliveries=N`: the Nth page of DELIVERIES_PER_PAGE recent deliveries (one more is read to know whether more follow).
+    const asked = typeof ctx.query.deliveries === 'string' && /^[1-9]\d{0,5}$/.test(ctx.query.deliveries) ? Number(ctx.query.deliveries) : 1;
+    const [keys, read, endpoints] = await Promise.all([
       listWebhookKeys(pool, deps.now()),
-      recentWebhookOutcomes(pool, store.id),
+      recentWebhookOutcomes(pool, store.id, DELIVERIES_PER_PAGE + 1, (asked - 1) * DELIVERIES_PER_PAGE),
       endpointsOfStore(pool, store.id),
     ]);
+    const deliveries = read.slice(0, DELIVERIES_PER_PAGE);
+    const deliveriesPage = { number: asked, hasMore: read.length > DELIVERIES_PER_PAGE };
     const keysUrl = `${config.checkoutBaseUrl}/v1/webhook/keys`;
-    page(ctx, status, webhooksPage({ root, viewer: ctx.state.viewer, store, keys, keysUrl, deliveries, endpoints, ...extra }));
+    page(ctx, status, webhooksPage({ root, viewer: ctx.state.viewer, store, keys, keysUrl, deliveries, deliveriesPage, endpoints, ...extra }));
   };
   dash.store.get('/webhooks', async (ctx) => {
     // After a rotation (post, then redirect here): the new key, if it is the active one.
