@@ -37,7 +37,7 @@ export interface Shell {
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'home' | 'payments' | 'links' | 'money' | 'unmatched' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
+  current?: 'home' | 'payments' | 'links' | 'money' | 'unmatched' | 'webhooks' | 'notifications' | 'tokens' | 'team' | 'audit' | 'settings';
   live?: boolean;
   /** More stylesheets of this origin (a page's own, after dashboard.css). */
   styles?: readonly { href: string; id: string }[];
@@ -69,6 +69,7 @@ ${link(at.links(), 'Payment links', 'links')}
 ${link(at.money(), 'Money', 'money')}
 ${link(at.unmatched(), 'Unmatched money', 'unmatched')}
 ${link(at.webhooks(), 'Webhooks', 'webhooks')}
+${link(at.notifications(), 'Notifications', 'notifications')}
 ${can(store.role, 'tokens.manage') ? link(at.tokens(), 'API tokens', 'tokens') : ''}
 ${can(store.role, 'team.manage') ? link(at.team(), 'Team', 'team') : ''}
 ${can(store.role, 'audit.read') ? link(at.audit(), 'Audit log', 'audit') : ''}

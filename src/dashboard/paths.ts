@@ -36,6 +36,13 @@ export function dashboardPaths(root: string) {
           redeliver: (deliveryId: string) => `${endpoint}/deliveries/${deliveryId}/redeliver`,
         };
       },
+      /** What the signed-in member is told, and how (GET), and its forms (POST). */
+      notifications: (query?: string) => withQuery(`${at}/notifications`, query),
+      notificationChoices: () => `${at}/notifications/choices`,
+      telegramCode: () => `${at}/notifications/telegram/code`,
+      telegramCheck: () => `${at}/notifications/telegram/check`,
+      telegramUnlink: () => `${at}/notifications/telegram/unlink`,
+      notificationsBot: () => `${at}/notifications/bot`,
       settings: (query?: string) => withQuery(`${at}/settings`, query),
       settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window' | 'telegram') => `${at}/settings/${section}`,
       previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,

@@ -67,6 +67,7 @@ import {
 import { DASHBOARD_PATH, type DashboardCtx, dashboardRouter, type OfStore, type OfStorePayment, uuidParams } from './dashboardSteps.ts';
 import { dashboardLinkRoutes } from './dashboardLinks.ts';
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
+import { dashboardNotificationRoutes } from './dashboardNotifications.ts';
 import { dashboardUnmatchedRoutes } from './dashboardUnmatched.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardPasswordRoutes } from './dashboardPassword.ts';
@@ -620,6 +621,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   dashboardMoneyRoutes(dash, deps);
   dashboardLinkRoutes(dash, deps);
   dashboardUnmatchedRoutes(dash, deps);
+  dashboardNotificationRoutes(dash, deps);
   dashboardSettingsRoutes(dash, deps);
   dashboardPasskeysRoutes(dash, deps);
   dashboardPasswordRoutes(dash, deps);
