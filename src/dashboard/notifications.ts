@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import type { Config } from '../config.ts';
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { compareDecimal, isPositiveDecimalString } from '../money.ts';
-import { BOT_TOKEN, botStarts, sendBotMessage } from '../telegram/bot.ts';
+import { BOT_TOKEN, botStarts, sendBotMessage } from '../net/telegramBot.ts';
 import { NOTIFICATION_TOPICS, type NotificationTopic } from '../webhooks/events.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem } from './people.ts';

@@ -14,7 +14,7 @@ import { sql, z, type DatabasePool } from '../db/pool.ts';
 import { ExternalFailure } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { sendMail } from '../net/mail.ts';
-import { sendBotMessage } from '../telegram/bot.ts';
+import { sendBotMessage } from '../net/telegramBot.ts';
 import { notificationMessage } from './messages.ts';
 
 export const NOTIFICATION_INTERRUPTED = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';

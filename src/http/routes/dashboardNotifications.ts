@@ -4,7 +4,7 @@
 // redirects back with a notice, or shows the page again with its problem. The pipeline is the
 // dashboard router's (dashboardSteps.ts).
 import { canSendMail } from '../../net/mail.ts';
-import { BotApiFailure } from '../../telegram/bot.ts';
+import { BotApiFailure } from '../../net/telegramBot.ts';
 import {
   linkTelegramChats,
   newTelegramCode,
