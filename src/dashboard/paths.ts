@@ -73,6 +73,8 @@ export function dashboardPaths(root: string) {
     /** TON Connect's manifest and wallet list for the treasury refund's signing (the dashboard's own). */
     tonConnectManifest: () => `${root}/tonconnect-manifest.json`,
     tonConnectWallets: () => `${root}/tonconnect-wallets.json`,
+    /** Forgotten password: ask for a reset link by email. */
+    forgotPassword: () => `${root}/forgot-password`,
     signInPasskey: () => `${root}/sign-in/passkey`,
     signInPasskeyOptions: () => `${root}/sign-in/passkey/options`,
     signOut: () => `${root}/sign-out`,

@@ -13,7 +13,7 @@ import type { Browser } from 'playwright-core';
 import { sql } from '../../src/db/pool.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
-import { invitationPath } from '../helpers/dashboard.ts';
+import { invitationPath, member } from '../helpers/dashboard.ts';
 import { assertPageFits, joinByInvitation, openPage } from '../helpers/dashboardBrowser.ts';
 import { type BotApi, type MailServer, runNotifications, startBotApi, startMailServer } from '../helpers/notifications.ts';
 
@@ -113,6 +113,38 @@ describe('the dashboard’s Notifications page', { timeout: 600_000 }, () => {
       await assertPageFits(page, 'notifications-sent-375', ARTIFACTS);
       await page.setViewportSize({ width: 1280, height: 900 });
       await assertPageFits(page, 'notifications-sent-1280', ARTIFACTS);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('forgotten password: the sign-in page links to it, the page asks for the address and answers the same for any; it fits a phone and a desktop', {
+    timeout: 120_000,
+  }, async () => {
+    const store = await app.store({ name: 'Reset Café' });
+    await member(app.url, app.pool, store.id, 'reset@corner.example', 'owner', PASSWORD);
+    const { page, problems, context } = await openPage(browser, { width: 375, height: 812 });
+    try {
+      await page.goto(`${app.url}/dashboard/sign-in`);
+      await page.click('#forgot-password');
+      await page.waitForURL(`${app.url}/dashboard/forgot-password`);
+      await assertPageFits(page, 'forgot-password-375', ARTIFACTS);
+      await page.fill('#email', 'reset@corner.example');
+      await page.click('button[type=submit]');
+      await page.waitForSelector('#reset-sent');
+      await assertPageFits(page, 'forgot-password-sent-375', ARTIFACTS);
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await assertPageFits(page, 'forgot-password-sent-1280', ARTIFACTS);
+      for (let i = 0; i < 100 && !mail.received.some((m) => m.to.includes('reset@corner.example')); i += 1) await page.waitForTimeout(50);
+      const sent = mail.received.find((m) => m.to.includes('reset@corner.example'));
+      assert.ok(sent, 'the link was emailed');
+      // The link's path (the test app's BASE_URL names port 0: it listens on another).
+      await page.goto(`${app.url}${new URL(/(http\S+\/dashboard\/invite\/\S+)/.exec(sent.text)![1]!).pathname}`);
+      await page.fill('#password', 'a brand new password');
+      await page.fill('#confirm', 'a brand new password');
+      await page.click('button[type=submit]');
+      await page.waitForURL(`${app.url}/dashboard/stores/${store.id}`);
       assert.deepEqual(problems, []);
     } finally {
       await context.close();
