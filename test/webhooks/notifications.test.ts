@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
+import { pino } from 'pino';
 import { sql, z } from '../../src/db/pool.ts';
+import { sendNotification } from '../../src/webhooks/notify.ts';
 import { freshAddress, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { member } from '../helpers/dashboard.ts';
 import { type BotApi, type MailServer, runNotifications, startBotApi, startMailServer } from '../helpers/notifications.ts';
@@ -155,5 +157,32 @@ describe('notifications by email and Telegram', () => {
     // The page lists them for the member.
     const listed = await owner.get(at);
     assert.equal((listed.text.match(/class="notification-sent"/g) ?? []).length, 4);
+
+    // The last attempt Graphile Worker makes marks the notification failed (no retry follows); one
+    // whose channel the member no longer chose is failed without an attempt.
+    const copy = (channel: string) =>
+      app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+        insert into notifications (store_id, user_id, channel, event, event_id, payment_id, payload, created_at)
+        select store_id, user_id, channel, event, gen_random_uuid(), payment_id, payload, now() from notifications
+        where store_id = ${store.id} and channel = ${channel} and event = 'payment.completed' and status = 'sent' returning id
+      `);
+    const deps = { config: app.config, pool: app.pool, log: pino({ level: 'silent' }), now: () => new Date() };
+    const last = await copy('telegram');
+    bot.failNext(1);
+    assert.deepEqual(await sendNotification(deps, last, { job: { attempts: 10, max_attempts: 10 } }), { result: 'failed', attempt: 1 });
+    assert.equal((await owner.post(`${at}/telegram/unlink`)).location, `${at}?notice=unlinked`);
+    const unchosen = await copy('telegram');
+    assert.deepEqual(await sendNotification(deps, unchosen, { job: { attempts: 1, max_attempts: 10 } }), { result: 'failed', attempt: null });
+    const states = await app.pool.any(sql.type(z.object({ id: z.string(), status: z.string(), attempts: z.number() }))`
+      select id, status, attempts from notifications where id in (${last}, ${unchosen}) order by attempts desc
+    `);
+    assert.deepEqual(
+      states.map((n) => [n.id, n.status, n.attempts]),
+      [
+        [last, 'failed', 1],
+        [unchosen, 'failed', 0],
+      ],
+    );
+    assert.equal(bot.sent.length, 3, 'nothing more reached Telegram');
   });
 });
