@@ -1,5 +1,5 @@
 --! Previous: sha1:93f15580292e7c5b13a974bf10ebb9e49caf8ac4
---! Hash: sha1:8d6892011a280e1f8bbaebb8e3df05d377af4c4a
+--! Hash: sha1:161962774daf6e8bdefced1e81bcbc98b585bbe9
 --! Message: notifications
 
 -- Notifications (issue 47 item 7): each member of a store chooses what they are told and how — by
@@ -33,6 +33,8 @@ create table notification_choices (
   constraint notification_choices_code_expires check ((telegram_code_hash is null) = (telegram_code_expires_at is null))
 );
 comment on table notification_choices is 'What a member of a store is told, and how (the dashboard''s Notifications page). A member without a row is told nothing. Removed with the membership.';
+comment on column notification_choices.store_id is 'The store the member is told of.';
+comment on column notification_choices.user_id is 'The member (dashboard_users.id): a member of the store (store_members).';
 comment on column notification_choices.events is 'What the member is told of: sale (a payment completed), refund_done, refund_failed, late_money (money after a payment expired or was cancelled, and unmatched money), transfer_failed (a transfer of the store''s money out of Kassa failed).';
 comment on column notification_choices.sale_at_least is 'Only sales of at least this amount, in sale_currency (a sale priced in another currency is always told); null: every sale.';
 comment on column notification_choices.sale_currency is 'The currency of sale_at_least (a payment''s currency: USD, EUR, TON …).';
@@ -60,6 +62,9 @@ create table notifications (
   unique (event_id, user_id, channel)
 );
 comment on table notifications is 'One message to one member by one channel, about one store event (the event the webhook endpoints get: same event_id and payload). Sent by the notification__send job, retried by Graphile Worker; each attempt is in notification_attempts.';
+comment on column notifications.id is 'The notification''s id (the notification__send job''s payload).';
+comment on column notifications.store_id is 'The store the event happened in.';
+comment on column notifications.user_id is 'The member told (dashboard_users.id).';
 comment on column notifications.channel is 'email or telegram.';
 comment on column notifications.event is 'The store event''s type (payment.completed, refund.failed …: docs/API.md, Store webhook endpoints).';
 comment on column notifications.event_id is 'The store event''s id, shared with its webhook deliveries.';
@@ -82,6 +87,7 @@ create table notification_attempts (
   primary key (notification_id, attempt)
 );
 comment on table notification_attempts is 'Each attempt at sending a notification, written before it is made and completed after (finished_at null: the worker stopped during it).';
+comment on column notification_attempts.notification_id is 'The notification tried.';
 comment on column notification_attempts.attempt is 'The attempt''s number, from 1.';
 comment on column notification_attempts.started_at is 'When the attempt began.';
 comment on column notification_attempts.finished_at is 'When the SMTP server or Telegram answered, or the attempt gave up.';
