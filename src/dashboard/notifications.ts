@@ -161,26 +161,30 @@ export async function newTelegramCode(pool: DatabasePool, storeId: string, userI
 
 /**
  * Reads the /start <code> messages the store's bot received and links each chat whose code is a
- * waiting one of this store's members (the code then spent), telling the chat so; then marks every
- * update read. Returns the members linked.
+ * waiting one of a member of a store with this bot (the code then spent), telling the chat so; then
+ * marks every update read. Returns the members of this store linked.
  */
 export async function linkTelegramChats(pool: DatabasePool, config: Pick<Config, 'telegramApiUrl'>, storeId: string, now: Date): Promise<string[]> {
-  const store = await pool.maybeOne(sql.type(z.object({ token: z.string().nullable(), name: z.string() }))`
-    select notifications_bot_token as token, coalesce(display_name, name) as name from stores where id = ${storeId}
+  const store = await pool.maybeOne(sql.type(z.object({ token: z.string().nullable() }))`
+    select notifications_bot_token as token from stores where id = ${storeId}
   `);
   if (store?.token == null) throw new FormProblem('The store has no notifications bot yet: an owner adds its token below.');
   const { starts, next } = await botStarts(config, store.token);
   const linked: string[] = [];
   for (const start of starts) {
-    const userId = await pool.maybeOneFirst(sql.type(z.object({ user_id: z.string() }))`
-      update notification_choices set telegram_chat_id = ${start.chatId}::bigint, telegram_code_hash = null, telegram_code_expires_at = null,
+    // A code of any store this bot serves (an owner may give two stores one bot): every update is
+    // marked read below, so none is left for the other store's page to find.
+    const found = await pool.maybeOne(sql.type(z.object({ store_id: z.string(), user_id: z.string(), name: z.string() }))`
+      update notification_choices c set telegram_chat_id = ${start.chatId}::bigint, telegram_code_hash = null, telegram_code_expires_at = null,
         by_telegram = true, updated_at = ${sql.timestamp(now)}
-      where store_id = ${storeId} and telegram_code_hash = ${sql.binary(codeHash(start.code))} and telegram_code_expires_at > ${sql.timestamp(now)}
-      returning user_id
+      from stores s
+      where s.id = c.store_id and s.notifications_bot_token = ${store.token}
+        and c.telegram_code_hash = ${sql.binary(codeHash(start.code))} and c.telegram_code_expires_at > ${sql.timestamp(now)}
+      returning c.store_id, c.user_id, coalesce(s.display_name, s.name) as name
     `);
-    if (userId === null) continue;
-    linked.push(userId);
-    await sendBotMessage(config, store.token, start.chatId, `${store.name} · Kassa will tell you here what you chose on the Notifications page.`);
+    if (found === null) continue;
+    if (found.store_id === storeId) linked.push(found.user_id);
+    await sendBotMessage(config, store.token, start.chatId, `${found.name} · Kassa will tell you here what you chose on the Notifications page.`);
   }
   if (next !== null) await botStarts(config, store.token, next);
   return linked;
