@@ -70,6 +70,20 @@ describe('notifications by email and Telegram', () => {
     // The code is spent: sent again, it links nothing (and the page says so).
     bot.userSends(CHAT_ID, `/start ${code}`);
     assert.equal((await owner.post(`${at}/telegram/check`)).location, `${at}?notice=not_linked`);
+    // One bot for two stores: a code of the other store's member, read by this store's check, links them.
+    const other = await app.store({ methods: 'TON/TON', name: 'Back Room' });
+    const two = await member(app.url, app.pool, other.id, 'two@shop.test', 'owner');
+    const atOther = `/dashboard/stores/${other.id}/notifications`;
+    await two.post(`${atOther}/bot`, { botToken: BOT_TOKEN, action: 'set' });
+    const otherCode = /\/start ([A-Za-z0-9_-]+)</.exec((await two.post(`${atOther}/telegram/code`)).text)![1]!;
+    bot.userSends(5151, `/start ${otherCode}`);
+    assert.equal((await owner.post(`${at}/telegram/check`)).location, `${at}?notice=not_linked`);
+    assert.match((await two.get(atOther)).text, /Your Telegram chat is linked/);
+    assert.deepEqual(
+      bot.sent.slice(1).map((m) => [m.chatId, m.text.split(' · ')[0]]),
+      [['5151', 'Back Room']],
+    );
+    bot.sent.splice(1);
     const page = await owner.get(at);
     assert.match(page.text, /Your Telegram chat is linked/);
     assert.doesNotMatch(page.text, new RegExp(BOT_TOKEN.split(':')[1]!), 'the token is never shown back');
