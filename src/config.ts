@@ -92,6 +92,19 @@ export interface Config {
    */
   telegramWebOrigins: string[];
   /**
+   * SMTP_URL: the SMTP server notifications (and sign-in links) are sent through,
+   * `smtp://user:password@host:587` (STARTTLS when the server offers it) or `smtps://…:465`; null: no email.
+   * Its password is a secret: never logged, never shown.
+   */
+  smtpUrl: string | null;
+  /** SMTP_FROM: the sender of Kassa's emails (`Kassa <kassa@shop.example>`); required with SMTP_URL. */
+  smtpFrom: string | null;
+  /**
+   * TELEGRAM_API_URL: the Bot API root notifications are sent through (`https://api.telegram.org`,
+   * or a local Bot API server, or a test's imitation): POST {root}/bot<token>/sendMessage.
+   */
+  telegramApiUrl: string;
+  /**
    * REFUND_HOLD_DAYS: money in a deposit wallet that is not part of a completed payment's counted
    * amount (overpayments, late money, wrong coins) stays refundable this long, then is swept too.
    */
@@ -329,6 +342,26 @@ export function readConfig(
   const telegramPublicKey = (nonEmpty(env, 'TELEGRAM_PUBLIC_KEY') ?? TELEGRAM_PUBLIC_KEYS.production).toLowerCase();
   if (!/^[0-9a-f]{64}$/.test(telegramPublicKey)) problems.push('TELEGRAM_PUBLIC_KEY must be 64 hex characters (an Ed25519 public key)');
   const telegramWebOrigins = check(() => webOrigins(env, 'TELEGRAM_WEB_ORIGINS', ['https://web.telegram.org']), ['https://web.telegram.org']);
+  const smtpUrl = check(() => {
+    const raw = nonEmpty(env, 'SMTP_URL');
+    if (raw === undefined) return null;
+    let url: URL | null = null;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = null;
+    }
+    // The URL holds the SMTP password: never repeated in a message.
+    if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
+      throw new ConfigError('SMTP_URL must be smtp://[user:password@]host[:port] or smtps://…');
+    }
+    return raw;
+  }, null);
+  const smtpFrom = nonEmpty(env, 'SMTP_FROM') ?? null;
+  if (smtpUrl !== null && (smtpFrom === null || !/@/.test(smtpFrom))) {
+    problems.push('SMTP_FROM is required with SMTP_URL: the sender of Kassa\'s emails, such as "Kassa <kassa@shop.example>"');
+  }
+  const telegramApiUrl = check(() => httpUrl('TELEGRAM_API_URL', nonEmpty(env, 'TELEGRAM_API_URL') ?? 'https://api.telegram.org'), 'https://api.telegram.org');
   const rawLogLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(rawLogLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${rawLogLevel}"`);
@@ -363,6 +396,9 @@ export function readConfig(
     checkoutStreamsMax: check(() => integer(env, 'CHECKOUT_STREAMS_MAX', 500, 1, 1_000_000), 500),
     telegramPublicKey: /^[0-9a-f]{64}$/.test(telegramPublicKey) ? telegramPublicKey : TELEGRAM_PUBLIC_KEYS.production,
     telegramWebOrigins,
+    smtpUrl,
+    smtpFrom,
+    telegramApiUrl,
     refundHoldDays: check(() => integer(env, 'REFUND_HOLD_DAYS', 30, 0, 3650), 30),
     databaseStatementTimeoutMs: check(() => integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000), 5_000),
     keepAliveTimeoutMs: check(() => integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600), 65) * 1000,

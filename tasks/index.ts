@@ -3,6 +3,7 @@
 import { recurring, type TaskFactory } from '../src/worker/tasks.ts';
 import depositsReconcile from './deposits__reconcile.ts';
 import idempotencyPurge from './idempotency__purge.ts';
+import notificationSend from './notification__send.ts';
 import outgoingSend from './outgoing__send.ts';
 import treasuryPlanSweeps from './treasury__plan_sweeps.ts';
 import treasurySweepSale from './treasury__sweep_sale.ts';
@@ -13,6 +14,7 @@ import workerUnlockDead from './worker__unlock_dead.ts';
 export const TASKS: Record<string, TaskFactory> = {
   deposits__reconcile: recurring('deposits__reconcile', depositsReconcile),
   idempotency__purge: recurring('idempotency__purge', idempotencyPurge),
+  notification__send: notificationSend,
   outgoing__send: outgoingSend,
   rates__refresh: recurring('rates__refresh', ratesRefresh),
   treasury__plan_sweeps: recurring('treasury__plan_sweeps', treasuryPlanSweeps),

@@ -38,7 +38,7 @@ export interface Shell {
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'home' | 'payments' | 'links' | 'money' | 'unmatched' | 'webhooks' | 'tokens' | 'team' | 'audit' | 'settings';
+  current?: 'home' | 'payments' | 'links' | 'money' | 'unmatched' | 'webhooks' | 'notifications' | 'tokens' | 'team' | 'audit' | 'settings';
   live?: boolean;
   /** More stylesheets of this origin (a page's own, after dashboard.css). */
   styles?: readonly { href: string; id: string }[];
@@ -86,6 +86,7 @@ ${link(at.links(), 'Payment links', 'links')}
 ${link(at.money(), 'Money', 'money')}
 ${link(at.unmatched(), 'Unmatched money', 'unmatched')}
 ${link(at.webhooks(), 'Webhooks', 'webhooks')}
+${link(at.notifications(), 'Notifications', 'notifications')}
 ${can(store.role, 'tokens.manage') ? link(at.tokens(), 'API tokens', 'tokens') : ''}
 ${can(store.role, 'team.manage') ? link(at.team(), 'Team', 'team') : ''}
 ${can(store.role, 'audit.read') ? link(at.audit(), 'Audit log', 'audit') : ''}
@@ -138,7 +139,7 @@ export const problemFor = (problems: Record<string, string>, field: string): Htm
 export const describedBy = (problems: Record<string, string>, field: string): Html | '' =>
   problems[field] ? html` aria-describedby="${field}-problem" aria-invalid="true"` : '';
 
-export function signInPage(input: { root: string; email?: string; problem?: string; next?: string; notice?: string }): string {
+export function signInPage(input: { root: string; email?: string; problem?: string; next?: string; notice?: string; canEmail?: boolean }): string {
   const paths = dashboardPaths(input.root);
   const body = html`<div class="card narrow">
 <h1>Sign in</h1>
@@ -152,6 +153,7 @@ ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : '
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
+${input.canEmail ? html`<p><a href="${paths.forgotPassword()}" id="forgot-password">Forgot your password?</a></p>` : ''}
 <form method="post" action="${paths.signInPasskey()}" data-passkey="sign-in" data-options="${paths.signInPasskeyOptions()}" class="passkey">
 ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
 <input type="hidden" name="credential" value="">
@@ -161,6 +163,27 @@ ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : '
 </form>
 </div>`;
   return shell({ root: input.root, title: 'Sign in', body, scripts: ['passkeys.js'] });
+}
+
+/** Forgotten password: the address to send a reset link to; `sent`: the same answer for every address. */
+export function forgotPasswordPage(input: { root: string; sent?: boolean; problem?: string }): string {
+  const paths = dashboardPaths(input.root);
+  const body = html`<div class="card narrow">
+<h1>Forgot your password?</h1>
+${
+  input.sent
+    ? html`<p class="success" role="status" id="reset-sent">If an account has that address, a link to set a new password is on its way. It works once, for one hour. Nothing came? Check the spam folder, or ask again in a minute.</p>`
+    : ''
+}
+${input.problem ? html`<p class="problem" role="alert" id="forgot-problem">${input.problem}</p>` : ''}
+<form method="post" action="${paths.forgotPassword()}">
+<label for="email">Your account's email</label>
+<input id="email" name="email" type="email" autocomplete="username" required${input.problem ? raw(' aria-describedby="forgot-problem"') : ''}>
+<button type="submit">Email me a link</button>
+</form>
+<p><a href="${paths.signIn()}">Back to sign in</a></p>
+</div>`;
+  return shell({ root: input.root, title: 'Forgot your password?', body });
 }
 
 export function invitationPage(input: {

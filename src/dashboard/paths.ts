@@ -38,6 +38,13 @@ export function dashboardPaths(root: string) {
           redeliver: (deliveryId: string) => `${endpoint}/deliveries/${deliveryId}/redeliver`,
         };
       },
+      /** What the signed-in member is told, and how (GET), and its forms (POST). */
+      notifications: (query?: string) => withQuery(`${at}/notifications`, query),
+      notificationChoices: () => `${at}/notifications/choices`,
+      telegramCode: () => `${at}/notifications/telegram/code`,
+      telegramCheck: () => `${at}/notifications/telegram/check`,
+      telegramUnlink: () => `${at}/notifications/telegram/unlink`,
+      notificationsBot: () => `${at}/notifications/bot`,
       settings: (query?: string) => withQuery(`${at}/settings`, query),
       settingsSection: (section: 'appearance' | 'methods' | 'treasury' | 'refund-window' | 'telegram' | 'embed' | 'dust') => `${at}/settings/${section}`,
       previewCss: (accent: string) => `${at}/settings/preview.css?accent=${encodeURIComponent(accent)}`,
@@ -72,6 +79,8 @@ export function dashboardPaths(root: string) {
     /** TON Connect's manifest and wallet list for the treasury refund's signing (the dashboard's own). */
     tonConnectManifest: () => `${root}/tonconnect-manifest.json`,
     tonConnectWallets: () => `${root}/tonconnect-wallets.json`,
+    /** Forgotten password: ask for a reset link by email. */
+    forgotPassword: () => `${root}/forgot-password`,
     signInPasskey: () => `${root}/sign-in/passkey`,
     signInPasskeyOptions: () => `${root}/sign-in/passkey/options`,
     signOut: () => `${root}/sign-out`,

@@ -7,7 +7,7 @@
 // payment's, treasury/events.ts for a refund's or a sweep's); this module knows nothing of payments.
 import { sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { addJobCall } from '../worker/enqueue.ts';
-import { endpointDeliverJob } from '../worker/jobs.ts';
+import { endpointDeliverJob, notificationSendJob } from '../worker/jobs.ts';
 
 /** The event types an endpoint can listen to, in the order docs/API.md lists them. */
 export const EVENT_TYPES = [
@@ -25,6 +25,24 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * What a member may be told of (notification_choices.events), each the events it stands for, as a
+ * SQL condition over `event` (the event) and `c` (the member's choices). A sale's threshold applies
+ * to sales priced in its currency; a sale priced in another currency is always told.
+ */
+export const NOTIFICATION_TOPICS = ['sale', 'refund_done', 'refund_failed', 'late_money', 'transfer_failed'] as const;
+export type NotificationTopic = (typeof NOTIFICATION_TOPICS)[number];
+
+const TOLD = sql.fragment`case event.type
+    when 'payment.completed' then 'sale' = any(c.events) and (c.sale_at_least is null or event.payload->>'currency' is distinct from c.sale_currency
+      or (event.payload->>'amount')::numeric >= c.sale_at_least)
+    when 'refund.confirmed' then 'refund_done' = any(c.events)
+    when 'refund.failed' then 'refund_failed' = any(c.events)
+    when 'payment.money_received' then 'late_money' = any(c.events) and event.payload->'transfer'->>'effect' in ('after_expiry', 'after_cancel')
+    when 'money.unmatched' then 'late_money' = any(c.events)
+    when 'sweep.failed' then 'transfer_failed' = any(c.events)
+    else false end`;
+
 /** Sent only by `POST /v1/webhook-endpoints/{id}/test`, to that endpoint, whatever it listens to. */
 export const PING = 'ping';
 
@@ -37,6 +55,10 @@ export const PING = 'ping';
  * source's row order, so an endpoint gets the events of one statement in that order (its deliveries
  * run one at a time: worker/jobs.ts). `event_jobs` has a row per job added (none when no endpoint
  * listens: no NOTIFY).
+ *
+ * The same events make the members' notifications (issue 47 item 7): one `notifications` row per
+ * (event, member, channel) the member chose (notification_choices; Telegram only once their chat is
+ * linked and the store has a bot), each with its notification__send job, in `event_jobs` too.
  */
 export function eventCtes(source: FragmentSqlToken, now: Date): FragmentSqlToken {
   return sql.fragment`
@@ -49,15 +71,26 @@ export function eventCtes(source: FragmentSqlToken, now: Date): FragmentSqlToken
       from event join webhook_endpoints e on e.store_id = event.store_id and event.type = any(e.events)
       returning id, endpoint_id, event_id
     ),
+    event_notification as (
+      insert into notifications (store_id, user_id, channel, event, event_id, payment_id, payload, created_at)
+      select event.store_id, c.user_id, ch.channel, event.type, event.event_id, event.payment_id, event.payload, ${sql.timestamp(now)}
+      from event join notification_choices c on c.store_id = event.store_id join stores s on s.id = event.store_id
+        cross join lateral (values ('email', c.by_email), ('telegram', c.by_telegram and c.telegram_chat_id is not null and s.notifications_bot_token is not null)) ch (channel, chosen)
+      where ch.chosen and ${TOLD}
+      order by event.n, c.user_id, ch.channel
+      returning id
+    ),
     event_jobs as materialized (
       select ${addJobCall(endpointDeliverJob(sql.fragment`d.id`, sql.fragment`d.endpoint_id`))} as job
       from (select d.id, d.endpoint_id from event_delivery d join event on event.event_id = d.event_id order by event.n offset 0) d
+      union all
+      select ${addJobCall(notificationSendJob(sql.fragment`n.id`))} as job from event_notification n
     )`;
 }
 
 /**
  * Records the events a source describes and adds their jobs, in the caller's transaction, in one
- * statement (see `eventCtes`). Returns how many deliveries it recorded.
+ * statement (see `eventCtes`). Returns how many jobs it added (deliveries and notifications).
  */
 export async function emitEvents(tx: Db, source: FragmentSqlToken, now: Date): Promise<number> {
   return tx.oneFirst(sql.type(z.object({ n: z.number() }))`with ${eventCtes(source, now)} select count(*)::int as n from event_jobs`);

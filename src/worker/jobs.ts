@@ -9,6 +9,27 @@ import type { Job } from './enqueue.ts';
 const DELIVER_TASK = 'webhook__deliver';
 const SEND_TASK = 'outgoing__send';
 const SALE_SWEEP_TASK = 'treasury__sweep_sale';
+const NOTIFY_TASK = 'notification__send';
+
+/**
+ * Graphile Worker's max_attempts for a notification: with its backoff (e^min(n,10) s after the n-th
+ * failure) the 10th and last attempt starts about 3.4 h after the first (an SMTP server or Telegram
+ * down for a while); then the notification is marked failed.
+ */
+export const NOTIFY_MAX_ATTEMPTS = 10;
+
+/**
+ * One notification's sending (webhooks/notify.ts), job key `notification__send:<notificationId>`; no
+ * queue: notifications are sent side by side (one slow SMTP server holds no Telegram message).
+ */
+export function notificationSendJob(notificationId: string | FragmentSqlToken): Job {
+  return {
+    task: NOTIFY_TASK,
+    payload: sql.fragment`json_build_object('notificationId', ${notificationId}::text)`,
+    maxAttempts: NOTIFY_MAX_ATTEMPTS,
+    jobKey: sql.fragment`${`${NOTIFY_TASK}:`} || ${notificationId}::text`,
+  };
+}
 
 /**
  * Graphile Worker's max_attempts for a delivery job: a backstop only. With its backoff (e^min(n,10) s

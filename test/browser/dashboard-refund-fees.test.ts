@@ -108,7 +108,7 @@ it('the owner adds money for refund fees from their wallet through TON Connect (
   assert.equal((await storeRefundGas(app.pool, store.id)).available, toNano('0.12'));
   await page.reload();
   assert.match(await page.locator('#refund-fees-balance').innerText(), /^0\.12 GRAM left: enough for about 2 refunds in USDT \(each uses about 0\.06 GRAM\)/);
-  assert.match(await item.innerText(), /It arrived:\s*0\.12 TON arrived/);
+  assert.match(await item.innerText(), /It arrived:\s*0\.12 GRAM arrived/);
   assert.equal(await item.getByRole('button', { name: /Send/ }).count(), 0);
   await assertPageFits(page, 'Money page after the top-up arrived (1280 px)', ARTIFACTS);
   await page.setViewportSize({ width: 375, height: 812 });

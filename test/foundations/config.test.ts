@@ -136,4 +136,24 @@ describe('configuration', () => {
     assert.equal(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '30000' }).databaseStatementTimeoutMs, 30_000);
     assert.throws(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '50' }), /DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 600000/);
   });
+
+  it("SMTP_URL (smtp:// or smtps://, never repeated in a message) needs SMTP_FROM; TELEGRAM_API_URL is Telegram's unless set", () => {
+    const none = loadConfig({});
+    assert.deepEqual([none.smtpUrl, none.smtpFrom, none.telegramApiUrl], [null, null, 'https://api.telegram.org']);
+    const set = loadConfig({
+      SMTP_URL: 'smtps://kassa:s3cret-pw@mail.example:465',
+      SMTP_FROM: 'Kassa <kassa@shop.example>',
+      TELEGRAM_API_URL: 'http://127.0.0.1:8081/',
+    });
+    assert.deepEqual(
+      [set.smtpUrl, set.smtpFrom, set.telegramApiUrl],
+      ['smtps://kassa:s3cret-pw@mail.example:465', 'Kassa <kassa@shop.example>', 'http://127.0.0.1:8081'],
+    );
+    assert.throws(() => loadConfig({ SMTP_URL: 'smtp://mail.example:587' }), /SMTP_FROM is required with SMTP_URL/);
+    assert.throws(
+      () => loadConfig({ SMTP_URL: 'http://kassa:s3cret-pw@mail.example', SMTP_FROM: 'kassa@shop.example' }),
+      (error: Error) => /SMTP_URL must be smtp:\/\//.test(error.message) && !error.message.includes('s3cret-pw'),
+    );
+    assert.throws(() => loadConfig({ TELEGRAM_API_URL: 'ftp://x' }), /TELEGRAM_API_URL must be an absolute http\(s\) URL/);
+  });
 });

@@ -67,7 +67,7 @@ describe('money for refund fees from the owner wallet (issue 47 item 3)', () => 
     assert.doesNotMatch(home.text, /attention-gas/);
     const page = await owner.get(moneyPath());
     assert.match(page.text, /id="refund-fees-balance"/);
-    assert.match(page.text, /not enough for a refund in USDT \(each uses about 0\.06 TON\)/);
+    assert.match(page.text, /not enough for a refund in USDT \(each uses about 0\.06 GRAM\)/);
     // In the shop's words: no "gas", "jetton" or "operator" in what the section says.
     const section = /<section[^>]*id="refund-fees"[\s\S]*?<\/section>/.exec(page.text)![0].replace(/<[^>]+>/g, ' ');
     assert.doesNotMatch(section, /\bgas\b|jetton|operator/i);
@@ -124,7 +124,7 @@ describe('money for refund fees from the owner wallet (issue 47 item 3)', () => 
     await app.pay(created.json.paymentDetails.address, 'USDT', '3');
     await app.settle();
     const warned = await owner.get(`/dashboard/stores/${store.id}`);
-    assert.match(warned.text, /id="attention-gas"[\s\S]*?a refund in USDT needs 0\.06 TON[\s\S]*?add some from your wallet/);
+    assert.match(warned.text, /id="attention-gas"[\s\S]*?a refund in USDT needs 0\.06 GRAM[\s\S]*?add some from your wallet/);
     const refund = () =>
       app.request('POST', `/v1/payments/${created.json.id}/refunds`, { token: store.token, body: { coin: 'USDT', amount: '1', address: freshAddress() } });
     const unpaid = await refund();

@@ -29,6 +29,10 @@ const next = text(2048);
 export const signInForm = form({ email: text(254), password: text(1024), next });
 export type SignInForm = FromSchema<typeof signInForm>;
 
+/** Forgotten password: the address a reset link goes to. */
+export const forgotPasswordForm = form({ email: text(254) });
+export type ForgotPasswordForm = FromSchema<typeof forgotPasswordForm>;
+
 /** The invitation's form (username: the email, for password managers). */
 export const invitationForm = form({ password: text(1024), confirm: text(1024), username: text(254) });
 export type InvitationForm = FromSchema<typeof invitationForm>;

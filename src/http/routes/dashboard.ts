@@ -13,7 +13,7 @@ import { redeliverWebhook } from '../../payments/redeliver.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
 import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
-import { auditPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
+import { auditPage, forgotPasswordPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import { isNotice, paymentPage, type RefundFormState, treasurySigning } from '../../dashboard/paymentPage.ts';
 import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
@@ -28,6 +28,7 @@ import {
   invitationsOf,
   revokeInvitation,
   membersOf,
+  normalizeEmail,
   roleIn,
 } from '../../dashboard/people.ts';
 import { can } from '../../dashboard/policy.ts';
@@ -49,6 +50,8 @@ import {
   type AuditQuery,
   auditQuery,
   emptyForm,
+  type ForgotPasswordForm,
+  forgotPasswordForm,
   type InvitationCreateForm,
   invitationCreateForm,
   type InvitationForm,
@@ -67,6 +70,9 @@ import {
 import { DASHBOARD_PATH, type DashboardCtx, dashboardRouter, type OfStore, type OfStorePayment, uuidParams } from './dashboardSteps.ts';
 import { dashboardLinkRoutes } from './dashboardLinks.ts';
 import { dashboardMoneyRoutes } from './dashboardMoney.ts';
+import { dashboardNotificationRoutes } from './dashboardNotifications.ts';
+import { sendPasswordReset } from '../../dashboard/passwordResets.ts';
+import { canSendMail } from '../../net/mail.ts';
 import { dashboardUnmatchedRoutes } from './dashboardUnmatched.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardPasswordRoutes } from './dashboardPassword.ts';
@@ -105,8 +111,27 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
 
   // ---- Sign-in, sign-out.
   dash.anyone.get('/sign-in', async (ctx) => {
-    page(ctx, 200, signInPage({ root, next: typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined }));
+    page(ctx, 200, signInPage({ root, canEmail: canSendMail(config), next: typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined }));
   });
+  // Forgotten password (dashboard/passwordResets.ts): the same answer for every address, given before
+  // anything is looked up; the link is made and emailed after it.
+  dash.anyone.get('/forgot-password', async (ctx) => {
+    if (!canSendMail(config)) return notFound(ctx);
+    page(ctx, 200, forgotPasswordPage({ root }));
+  });
+  dash.anyone.post<{ form: ForgotPasswordForm }>(
+    '/forgot-password',
+    { form: forgotPasswordForm, refused: (ctx) => page(ctx, 400, forgotPasswordPage({ root, problem: 'Write the email address you sign in with.' })) },
+    async (ctx) => {
+      if (!canSendMail(config)) return notFound(ctx);
+      const email = ctx.state.form.email ?? '';
+      if (normalizeEmail(email) === null) return page(ctx, 400, forgotPasswordPage({ root, problem: 'Write the email address you sign in with.' }));
+      const client = clientOf(ctx);
+      const request = { email, baseUrl: config.baseUrl, client: { clientAddress: client.clientAddress, userAgent: client.userAgent }, now: deps.now() };
+      void sendPasswordReset({ pool, config, log: deps.log }, request);
+      page(ctx, 200, forgotPasswordPage({ root, sent: true }));
+    },
+  );
   dash.anyone.post<{ form: SignInForm }>(
     '/sign-in',
     {
@@ -624,6 +649,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   dashboardMoneyRoutes(dash, deps);
   dashboardLinkRoutes(dash, deps);
   dashboardUnmatchedRoutes(dash, deps);
+  dashboardNotificationRoutes(dash, deps);
   dashboardSettingsRoutes(dash, deps);
   dashboardPasskeysRoutes(dash, deps);
   dashboardPasswordRoutes(dash, deps);
