@@ -34,7 +34,9 @@ export type AuditAction =
   | 'unmatched.assign'
   | 'unmatched.keep'
   | 'payment_link.create'
-  | 'payment_link.deactivate';
+  | 'payment_link.deactivate'
+  | 'subscription.cancel'
+  | 'subscription.credit';
 
 /** Who acts and from where: a dashboard user in a request, the operator's command line, or an API token. */
 export interface Actor {
