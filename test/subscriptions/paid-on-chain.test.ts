@@ -80,7 +80,12 @@ describe('a renewal paid on the chain', () => {
     const again = await Promise.all([0, 1].map(() => app.pool.transaction((tx) => creditFromPayment(tx, 'sandbox', paymentId))));
     assert.deepEqual(again, [false, false]);
     await runBillJobs();
-    await runDueSubscriptions({ pool: app.pool, config: app.config, now: app.clock.now, present: (row: SubscriptionRow) => presentSubscription(row, app.config) });
+    await runDueSubscriptions({
+      pool: app.pool,
+      config: app.config,
+      now: app.clock.now,
+      present: (row: SubscriptionRow) => presentSubscription(row, app.config),
+    });
     assert.deepEqual(
       (await ledger()).map((e: { kind: string; amount: string }) => [e.kind, e.amount]),
       [
