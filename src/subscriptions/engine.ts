@@ -15,6 +15,7 @@
 // wall clock as every payment.
 import type { Config, TonNetwork } from '../config.ts';
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
 import { createPayment } from '../payments/commands.ts';
 import { IS_COUNTED } from '../payments/counted.ts';
 import { draftFromPayment } from '../payments/drafts.ts';
@@ -31,6 +32,8 @@ export interface EngineDeps {
   config: EngineConfig;
   /** The wall clock payments are created and expire by. */
   now: () => Date;
+  /** Where a subscription that could not be billed is told (the worker's logger). */
+  log?: Pick<Logger, 'error'>;
   /** The subscription as its events carry it (the API's shape: src/presenters/subscription.ts, given by the caller). */
   present: (row: SubscriptionRow) => unknown;
 }
@@ -85,7 +88,16 @@ export async function runDueSubscriptions(deps: EngineDeps, options: { limit?: n
   `);
   let changed = 0;
   for (const id of due) {
-    if (await deps.pool.transaction((tx) => runSubscriptionIn(tx, deps, id, clock, 'skip'))) changed += 1;
+    try {
+      if (await deps.pool.transaction((tx) => runSubscriptionIn(tx, deps, id, clock, 'skip'))) changed += 1;
+    } catch (error) {
+      // One subscription that cannot be billed (its store's methods gone, no rate) never holds up the
+      // others: it is logged and looked at again in an hour.
+      deps.log?.error({ err: error, subscriptionId: id }, 'a subscription could not be billed; tried again in an hour');
+      await deps.pool.query(sql.unsafe`
+        update subscriptions set next_run_at = ${sql.timestamp(clock)}::timestamptz + interval '1 hour' where id = ${id} and next_run_at is not null
+      `);
+    }
   }
   return changed;
 }
