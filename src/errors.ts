@@ -161,7 +161,7 @@ export const ERROR_CATALOGUE = {
   invalid_plan_id: { type: 'invalid_request_error', message: 'The plan id must be a UUID.' },
   plan_not_found: { type: 'not_found_error', message: 'No plan with that id.' },
   plan_archived: { type: 'invalid_request_error', status: 409, message: 'The plan is archived: it takes no new subscriptions.' },
-  invalid_plan_name: { type: 'invalid_request_error', message: 'name must be 1 to 200 characters.' },
+  invalid_plan_name: { type: 'invalid_request_error', message: 'name must be 1 to 200 characters, not all blank.' },
   invalid_interval: { type: 'invalid_request_error', message: 'interval must be day, week, month or year; intervalCount an integer from 1 to 365.' },
   invalid_days: { type: 'invalid_request_error', message: '{param} must be a whole number of days (trialDays 0–365, graceDays and reminderDays 0–90).' },
   invalid_subscription_id: { type: 'invalid_request_error', message: 'The subscription id must be a UUID.' },

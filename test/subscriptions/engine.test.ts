@@ -125,6 +125,13 @@ describe('plans', () => {
       'currency_not_found',
       'currency',
     );
+    assertError(
+      await post('/v1/plans', { name: '  ', currency: 'TON', amount: '2', interval: 'day' }),
+      400,
+      'invalid_request_error',
+      'invalid_plan_name',
+      'name',
+    );
     assertError(await get('/v1/plans/00000000-0000-4000-8000-000000000000'), 404, 'not_found_error', 'plan_not_found', 'id');
     assertError(await get('/v1/plans/nope'), 400, 'invalid_request_error', 'invalid_plan_id', 'id');
     assertError(

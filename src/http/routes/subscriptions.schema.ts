@@ -15,7 +15,14 @@ export const createPlanSchema = {
   additionalProperties: false,
   required: ['name', 'currency', 'amount', 'interval'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200, description: 'The plan’s name, as customers see it.', errorCode: 'invalid_plan_name' },
+    name: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      pattern: '\\S',
+      description: 'The plan’s name, as customers see it (not blank).',
+      errorCode: 'invalid_plan_name',
+    },
     currency: {
       ...currencySchema,
       description: `${currencySchema.description} The unit of the price and of the subscriptions’ credit.${GRAM_TAKEN}`,
