@@ -157,6 +157,22 @@ export const ERROR_CATALOGUE = {
   },
   invalid_max_payments: { type: 'invalid_request_error', message: 'maxPayments must be an integer from 1 to 1000000.' },
   invalid_expires_at: { type: 'invalid_request_error', message: 'expiresAt must be an RFC 3339 time in the future.' },
+  // Subscriptions
+  invalid_plan_id: { type: 'invalid_request_error', message: 'The plan id must be a UUID.' },
+  plan_not_found: { type: 'not_found_error', message: 'No plan with that id.' },
+  plan_archived: { type: 'invalid_request_error', status: 409, message: 'The plan is archived: it takes no new subscriptions.' },
+  invalid_plan_name: { type: 'invalid_request_error', message: 'name must be 1 to 200 characters, not all blank.' },
+  invalid_interval: { type: 'invalid_request_error', message: 'interval must be day, week, month or year; intervalCount an integer from 1 to 365.' },
+  invalid_days: { type: 'invalid_request_error', message: '{param} must be a whole number of days (trialDays 0–365, graceDays and reminderDays 0–90).' },
+  invalid_subscription_id: { type: 'invalid_request_error', message: 'The subscription id must be a UUID.' },
+  subscription_not_found: { type: 'not_found_error', message: 'No subscription with that id.' },
+  invalid_subscription_status: { type: 'invalid_request_error', message: 'status must be one of trialing, active, past_due, expired, cancelled.' },
+  subscription_ended: { type: 'invalid_request_error', status: 409, message: 'The subscription has ended (expired or cancelled).' },
+  invalid_customer: {
+    type: 'invalid_request_error',
+    message: 'customer needs reference (1 to 200 characters); email and telegramUserID are optional ({param}).',
+  },
+  invalid_seconds: { type: 'invalid_request_error', message: 'seconds must be an integer from 1 to 315360000 (ten years).' },
   // The service
   internal_error: { type: 'api_error', message: 'An unexpected error occurred; retry later or contact support.' },
   rate_unavailable: { type: 'api_error', status: 503, retryAfter: 30, message: 'No fresh exchange rate is available right now; retry shortly.' },

@@ -8,6 +8,7 @@ import outgoingSend from './outgoing__send.ts';
 import treasuryPlanSweeps from './treasury__plan_sweeps.ts';
 import treasurySweepSale from './treasury__sweep_sale.ts';
 import ratesRefresh from './rates__refresh.ts';
+import subscriptionsBill from './subscriptions__bill.ts';
 import webhookDeliver from './webhook__deliver.ts';
 import workerUnlockDead from './worker__unlock_dead.ts';
 
@@ -17,6 +18,7 @@ export const TASKS: Record<string, TaskFactory> = {
   notification__send: notificationSend,
   outgoing__send: outgoingSend,
   rates__refresh: recurring('rates__refresh', ratesRefresh),
+  subscriptions__bill: recurring('subscriptions__bill', subscriptionsBill),
   treasury__plan_sweeps: recurring('treasury__plan_sweeps', treasuryPlanSweeps),
   treasury__sweep_sale: treasurySweepSale,
   webhook__deliver: webhookDeliver,
@@ -31,6 +33,8 @@ export const CRONTAB = [
   '* * * * * treasury__plan_sweeps',
   // Each deposit's books against its on-chain balance (reporting.deposit_differences).
   '*/5 * * * * deposits__reconcile',
+  // The subscriptions due by the billing clock (src/subscriptions/engine.ts).
+  '* * * * * subscriptions__bill',
   // Unlocks the jobs of a worker that died, instead of waiting for Graphile's 4-hour lock timeout.
   '* * * * * worker__unlock_dead',
 ].join('\n');

@@ -38,7 +38,9 @@ export type AuditAction =
   | 'refund_fees.ask'
   | 'refund_fees.arrived'
   | 'setup.complete'
-  | 'store.create';
+  | 'store.create'
+  | 'subscription.cancel'
+  | 'subscription.credit';
 
 /** Who acts and from where: a dashboard user in a request, the operator's command line, or an API token. */
 export interface Actor {

@@ -31,6 +31,13 @@ export const EVENT_WORDS: Record<EventType | 'ping', string> = {
   'sweep.failed': 'A move to your wallet failed',
   'money.unmatched': 'Money arrived that matches no payment',
   'money.assigned': 'Unmatched money was assigned to a payment',
+  'subscription.created': 'A subscription began',
+  'subscription.renewed': 'A subscription was renewed',
+  'subscription.renewal_upcoming': 'A subscription renews soon and its credit will not cover it',
+  'subscription.payment_due': 'A subscription needs a payment',
+  'subscription.past_due': 'A subscription is past due',
+  'subscription.expired': 'A subscription ended unpaid',
+  'subscription.cancelled': 'A subscription was cancelled',
   ping: 'Test event',
 };
 

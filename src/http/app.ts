@@ -16,6 +16,8 @@ import { refundRoutes } from './routes/refunds.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints.ts';
 import { paymentLinkRoutes } from './routes/paymentLinks.ts';
+import { subscriptionRoutes } from './routes/subscriptions.ts';
+import { sandboxClockRoutes } from './routes/sandboxClock.ts';
 import { unmatchedTransferRoutes } from './routes/unmatchedTransfers.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -37,6 +39,8 @@ const ROUTES: RouteInstaller[] = [
   webhookRoutes,
   webhookEndpointRoutes,
   paymentLinkRoutes,
+  subscriptionRoutes,
+  sandboxClockRoutes,
   unmatchedTransferRoutes,
   embedRoutes,
   checkoutRoutes,

@@ -11,6 +11,16 @@ import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
 import { unmatchedTransferSchema } from '../presenters/unmatched.ts';
 import { assignUnmatchedSchema, keepUnmatchedSchema, listUnmatchedQuery, unmatchedParams } from './routes/unmatchedTransfers.schema.ts';
 import { paymentLinkSchema } from '../presenters/paymentLink.ts';
+import { ledgerEntrySchema, planSchema, subscriptionSchema } from '../presenters/subscription.ts';
+import {
+  addCreditSchema,
+  cancelSubscriptionSchema,
+  createPlanSchema,
+  createSubscriptionSchema,
+  listSubscriptionsQuery,
+  planParams,
+  subscriptionParams,
+} from './routes/subscriptions.schema.ts';
 import { createPaymentLinkSchema, listPaymentLinksQuery, paymentLinkParams } from './routes/paymentLinks.schema.ts';
 import { keySetSchema } from '../presenters/keys.ts';
 import { listSchema, pageSchema } from '../presenters/list.ts';
@@ -178,6 +188,24 @@ const unmatchedIdParameter = {
   example: '3c9e2d1f-7a4b-4e8c-9d51-4f2e1a3b5c6d',
 };
 const PARAMS_OF_UNMATCHED = [unmatchedIdParameter];
+const planIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The plan id (a UUID).',
+  schema: requestSchema(planParams.schema.properties.id),
+  example: '3b8d5f2a-7c4e-4a9b-8d61-2f3a4b5c6d7e',
+};
+const subscriptionIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The subscription id (a UUID).',
+  schema: requestSchema(subscriptionParams.schema.properties.id),
+  example: '4c9e6a3b-8d5f-4b0c-9e72-3a4b5c6d7e8f',
+};
+const PLAN_ERRORS: readonly ErrorCode[] = ['invalid_plan_id', 'plan_not_found'];
+const SUBSCRIPTION_ERRORS: readonly ErrorCode[] = ['invalid_subscription_id', 'subscription_not_found'];
 const LINK_ERRORS: readonly ErrorCode[] = ['invalid_payment_link_id', 'payment_link_not_found'];
 const ENDPOINT_ERRORS: readonly ErrorCode[] = ['invalid_webhook_endpoint_id', 'webhook_endpoint_not_found'];
 const idempotencyHeader = {
@@ -197,6 +225,7 @@ const QUERY_EXAMPLES: Record<string, string | number> = {
   limit: 20,
   starting_after: '5f0c6c1e-8a4e-4d7a-9a51-0c1f2f3e4d5c',
   state: 'open',
+  customer_reference: 'user-1042',
 };
 
 /** A list's query parameters as published: the same schema validates the query (src/http/routes/*.schema.ts). */
@@ -256,6 +285,11 @@ const TAGS = [
   { name: 'Webhooks', description: 'Webhook deliveries and the key set receivers verify signatures with.' },
   { name: 'Unmatched money', description: "Money that reached a treasury-settlement store's treasury naming no payment (extension, CONTRACT §12)." },
   { name: 'Payment links', description: 'Reusable URLs whose page makes one payment at the link’s price each time a customer asks for it (extension).' },
+  {
+    name: 'Subscriptions',
+    description:
+      'Plans and subscriptions: each period is an ordinary payment whose money counts as credit, and a period is charged from credit (extension, CONTRACT §12). No crypto wallet on TON can be charged without its owner’s signature each period.',
+  },
   { name: 'Payment methods', description: "The store's enabled coin/chain pairs." },
   { name: 'Checkout', description: 'Public endpoints of the hosted checkout page (no token: the payment id is the capability).' },
   { name: 'Service', description: 'Liveness and readiness.' },
@@ -315,6 +349,13 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         WebhookEndpointDelivery: endpointDeliverySchema,
         CreatePaymentLinkRequest: requestSchema(createPaymentLinkSchema),
         PaymentLink: paymentLinkSchema,
+        CreatePlanRequest: requestSchema(createPlanSchema),
+        CreateSubscriptionRequest: requestSchema(createSubscriptionSchema),
+        CancelSubscriptionRequest: requestSchema(cancelSubscriptionSchema),
+        AddCreditRequest: requestSchema(addCreditSchema),
+        Plan: planSchema,
+        Subscription: subscriptionSchema,
+        LedgerEntry: ledgerEntrySchema,
         WebhookBody: webhookBodySchema,
         WebhookEventBody: eventBodySchema,
       },
@@ -577,6 +618,145 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
           responses: { '200': { description: 'The link', content: json(ref('PaymentLink')) } },
           errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...LINK_ERRORS],
+        },
+      },
+      '/v1/plans': {
+        post: {
+          operationId: 'createPlan',
+          tags: ['Subscriptions'],
+          summary: 'Create a plan: a price in fiat or a coin per period of the calendar (extension)',
+          description: CHANGE_SCOPE,
+          parameters: [idempotencyHeader],
+          requestBody: { required: true, content: json(ref('CreatePlanRequest')) },
+          responses: { '201': { description: 'The plan', content: json(ref('Plan')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            ...IDEMPOTENT_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'invalid_amount',
+            'currency_not_found',
+            'invalid_plan_name',
+            'invalid_interval',
+            'invalid_days',
+          ],
+        },
+        get: {
+          operationId: 'listPlans',
+          tags: ['Subscriptions'],
+          summary: "The store's plans, newest first (extension)",
+          responses: { '200': { description: 'The plans', content: json(listSchema(ref('Plan'))) } },
+          errors: [...MERCHANT_ERRORS, 'unknown_parameter'],
+        },
+      },
+      '/v1/plans/{id}': {
+        get: {
+          operationId: 'getPlan',
+          tags: ['Subscriptions'],
+          summary: 'The plan (extension)',
+          parameters: [planIdParameter],
+          responses: { '200': { description: 'The plan', content: json(ref('Plan')) } },
+          errors: [...MERCHANT_ERRORS, ...PLAN_ERRORS],
+        },
+      },
+      '/v1/plans/{id}/archive': {
+        post: {
+          operationId: 'archivePlan',
+          tags: ['Subscriptions'],
+          summary: 'Archive the plan: no new subscriptions; its subscribers go on (extension)',
+          description: CHANGE_SCOPE,
+          parameters: [planIdParameter],
+          requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
+          responses: { '200': { description: 'The plan', content: json(ref('Plan')) } },
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...PLAN_ERRORS],
+        },
+      },
+      '/v1/subscriptions': {
+        post: {
+          operationId: 'createSubscription',
+          tags: ['Subscriptions'],
+          summary: 'Subscribe a customer to a plan: trialing, or its first period due at once (checkoutURL) (extension)',
+          description: `${CHANGE_SCOPE} Without a trial the subscription starts past_due with its first payment open (checkoutURL, telegramURL) and expires unpaid after the plan's grace days.`,
+          parameters: [idempotencyHeader],
+          requestBody: { required: true, content: json(ref('CreateSubscriptionRequest')) },
+          responses: { '201': { description: 'The subscription', content: json(ref('Subscription')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            ...IDEMPOTENT_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'invalid_plan_id',
+            'plan_not_found',
+            'plan_archived',
+            'invalid_customer',
+            'invalid_days',
+          ],
+        },
+        get: {
+          operationId: 'listSubscriptions',
+          tags: ['Subscriptions'],
+          summary: "The store's subscriptions, newest first, by status or customer (extension)",
+          parameters: queryParameters(listSubscriptionsQuery),
+          responses: { '200': { description: 'The subscriptions', content: json(listSchema(ref('Subscription'))) } },
+          errors: [...MERCHANT_ERRORS, 'unknown_parameter', 'invalid_subscription_status', 'invalid_customer'],
+        },
+      },
+      '/v1/subscriptions/{id}': {
+        get: {
+          operationId: 'getSubscription',
+          tags: ['Subscriptions'],
+          summary: 'The subscription (extension)',
+          parameters: [subscriptionIdParameter],
+          responses: { '200': { description: 'The subscription', content: json(ref('Subscription')) } },
+          errors: [...MERCHANT_ERRORS, ...SUBSCRIPTION_ERRORS],
+        },
+      },
+      '/v1/subscriptions/{id}/ledger': {
+        get: {
+          operationId: 'getSubscriptionLedger',
+          tags: ['Subscriptions'],
+          summary: 'Every change of the subscription’s credit, oldest first: enough to rebuild every period (extension)',
+          parameters: [subscriptionIdParameter],
+          responses: { '200': { description: 'The ledger', content: json(listSchema(ref('LedgerEntry'))) } },
+          errors: [...MERCHANT_ERRORS, ...SUBSCRIPTION_ERRORS],
+        },
+      },
+      '/v1/subscriptions/{id}/cancel': {
+        post: {
+          operationId: 'cancelSubscription',
+          tags: ['Subscriptions'],
+          summary: 'Cancel now, or at the end of the current period (extension)',
+          description: CHANGE_SCOPE,
+          parameters: [subscriptionIdParameter, idempotencyHeader],
+          requestBody: { required: false, content: json(ref('CancelSubscriptionRequest')) },
+          responses: { '200': { description: 'The subscription', content: json(ref('Subscription')) } },
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, ...SUBSCRIPTION_ERRORS, 'invalid_request', 'subscription_ended'],
+        },
+      },
+      '/v1/subscriptions/{id}/credits': {
+        post: {
+          operationId: 'addSubscriptionCredit',
+          tags: ['Subscriptions'],
+          summary: 'Add credit by hand, with a note: a ledger adjustment, in the audit log (extension)',
+          description: `${CHANGE_SCOPE} The engine runs at once: credit that covers a due period charges it.`,
+          parameters: [subscriptionIdParameter, idempotencyHeader],
+          requestBody: { required: true, content: json(ref('AddCreditRequest')) },
+          responses: { '200': { description: 'The subscription', content: json(ref('Subscription')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            ...IDEMPOTENT_ERRORS,
+            ...SUBSCRIPTION_ERRORS,
+            'missing_parameter',
+            'invalid_request',
+            'invalid_amount',
+            'invalid_note',
+          ],
         },
       },
       '/v1/unmatched-transfers': {

@@ -92,11 +92,13 @@ export interface PaymentDraft {
   webhookUrl: string | null;
   returnUrl: string | null;
   /** payments / invoice: the API's two creates; payment_link: a link's visit; dashboard: a one-off payment made there. */
-  createdVia: 'payments' | 'invoice' | 'payment_link' | 'dashboard';
+  createdVia: 'payments' | 'invoice' | 'payment_link' | 'dashboard' | 'subscription';
   invoiceType: 'FIAT' | 'CRYPTO' | null;
   fiatCurrency: string | null;
   /** The payment link whose visit creates the payment (src/paymentLinks/), else absent. */
   paymentLinkId?: string;
+  /** The subscription whose period the payment pays (the billing engine's renewal, src/subscriptions/), else absent. */
+  subscriptionId?: string;
   /** The latest the payment may expire (its link's expiresAt): expiresAt is the earlier of this and now + ttl. */
   expiresBy?: Date;
   /** What fixing `method` needs, when the draft's own statement already read it (both drafts read it with the catalogue: `readCatalogue` in drafts.ts). */
@@ -170,7 +172,7 @@ async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft
   const columns = sql.fragment`(id, store_id, status, amount, currency, order_id, description, metadata, webhook_url, return_url,
                           created_via, invoice_type, fiat_currency, created_at, expires_at, payment_method_id, coin_symbol,
                           coin_amount, coin_amount_base_units, exchange_rate, exchange_rate_source, exchange_rate_at, method_selected_at, payment_link_id,
-                          settlement, settlement_address, settlement_address_friendly, reference)`;
+                          subscription_id, settlement, settlement_address, settlement_address_friendly, reference)`;
   const values: ValueExpression[] = [
     paymentId,
     storeId,
@@ -196,6 +198,7 @@ async function planPayment(tx: Db, config: CommandConfig, storeId: string, draft
     choice ? sql.timestamp(choice.price.at) : null,
     choice ? sql.timestamp(now) : null,
     draft.paymentLinkId ?? null,
+    draft.subscriptionId ?? null,
     settlement ? 'treasury' : 'deposit',
     settlement?.address ?? null,
     settlement?.friendly ?? null,
@@ -232,7 +235,7 @@ export async function createPayment(tx: Db, config: CommandConfig, storeId: stri
   const insertPayment = sql.fragment`
     insert into payments ${plan.columns} ${insertRow(plan.values)}
     returning id, store_id, status, amount::text as amount, currency, order_id, description, metadata, webhook_url, return_url,
-              payment_link_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at,
+              payment_link_id, subscription_id, payment_method_id, coin_symbol, coin_amount::text as coin_amount, created_at, expires_at, method_selected_at, paid_at,
               settlement, reference
   `;
   // The payment, its deposit and its accounts: one statement. No job is added for expiry: it is one
@@ -292,6 +295,7 @@ export async function createPaymentOnce(
       webhook_url: draft.webhookUrl,
       return_url: draft.returnUrl,
       payment_link_id: draft.paymentLinkId ?? null,
+      subscription_id: draft.subscriptionId ?? null,
       payment_method_id: choice?.method.id ?? null,
       coin_symbol: choice?.method.coin_symbol ?? null,
       coin_amount: choice?.price.coinAmount ?? null,

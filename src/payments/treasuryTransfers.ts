@@ -9,6 +9,7 @@ import { fromBaseUnits } from '../money.ts';
 import { emitEvents } from '../webhooks/events.ts';
 import { referencesOneAway, type ReadReference } from './reference.ts';
 import { KassaError } from '../errors.ts';
+import type { OnCompleted } from './commands.ts';
 import { recordTransfer, recordTransferIn, type TransferEffect } from './transfers.ts';
 
 /** Why a transfer into a treasury matched no payment (unmatched_transfers_reason_is_known). */
@@ -69,7 +70,13 @@ export function unmatchedReason(read: TreasuryIncoming['read']): UnmatchedReason
  * whose open payments were created to): on the payment its reference names — an open one first,
  * else the newest — or as unmatched money of each of those stores.
  */
-export async function bookTreasuryTransfer(pool: DatabasePool, storeIds: readonly string[], incoming: TreasuryIncoming, now: Date): Promise<TreasuryOutcome> {
+export async function bookTreasuryTransfer(
+  pool: DatabasePool,
+  storeIds: readonly string[],
+  incoming: TreasuryIncoming,
+  now: Date,
+  options: { onCompleted?: OnCompleted } = {},
+): Promise<TreasuryOutcome> {
   if (incoming.amountBaseUnits <= 0n || storeIds.length === 0) return { booked: 'nothing' };
   if (incoming.read.kind === 'reference') {
     const paymentId = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
@@ -98,6 +105,7 @@ export async function bookTreasuryTransfer(pool: DatabasePool, storeIds: readonl
           detail: null,
         },
         now,
+        options,
       );
       return { booked: 'payment', paymentId, recorded: outcome.recorded, ...(outcome.recorded ? { effect: outcome.effect } : {}) };
     }

@@ -20,6 +20,8 @@ export const paymentView = z.object({
   webhook_url: z.string().nullable(),
   return_url: z.string().nullable(),
   payment_link_id: z.string().nullable(),
+  /** The subscription whose period it pays (the billing engine's renewal), else null. */
+  subscription_id: z.string().nullable(),
   payment_method_id: z.string().nullable(),
   coin_symbol: z.string().nullable(),
   coin_name: z.string().nullable(),
@@ -71,7 +73,7 @@ export const PAYMENT_WITH_METHOD = sql.fragment`
 /** Everything the presenter needs, in one query. */
 export const PAYMENT_VIEW = sql.fragment`
   select p.id, p.store_id, p.status, p.amount::text as amount, p.currency, p.order_id, p.description, p.metadata,
-         p.webhook_url, p.return_url, p.payment_link_id, p.payment_method_id, p.coin_symbol, c.name as coin_name,
+         p.webhook_url, p.return_url, p.payment_link_id, p.subscription_id, p.payment_method_id, p.coin_symbol, c.name as coin_name,
          c.decimals::int as coin_decimals, c.kind as coin_kind, pm.chain_symbol, ch.name as chain_name,
          p.coin_amount::text as coin_amount, coalesce(d.address, p.settlement_address) as address,
          coalesce(d.address_friendly, p.settlement_address_friendly) as address_friendly, p.created_at, p.expires_at,

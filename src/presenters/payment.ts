@@ -96,6 +96,11 @@ const paymentSchema = {
     description: { type: 'string' },
     returnURL: { type: 'string', format: 'uri', description: 'Extension.' },
     paymentLinkID: { type: 'string', format: 'uuid', description: 'Extension: the payment link whose visit created the payment (absent otherwise).' },
+    subscriptionID: {
+      type: 'string',
+      format: 'uuid',
+      description: 'Extension: the subscription whose period the payment pays (its money counts as the subscription’s credit; absent otherwise).',
+    },
     anomalies: {
       type: 'array',
       items: { type: 'string', enum: ANOMALIES },
@@ -195,6 +200,7 @@ export function presentPayment(payment: PaymentView, { checkoutBaseUrl }: Presen
     ...(payment.description !== null ? { description: payment.description } : {}),
     ...(payment.return_url !== null ? { returnURL: payment.return_url } : {}),
     ...(payment.payment_link_id !== null ? { paymentLinkID: payment.payment_link_id } : {}),
+    ...(payment.subscription_id !== null ? { subscriptionID: payment.subscription_id } : {}),
     anomalies: anomaliesOf(status, payment.transfer_effects),
   };
 }

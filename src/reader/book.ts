@@ -6,7 +6,7 @@
 // reconciliation heals an account's history through it (heal.ts).
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
-import { prepared, sql, z, type DatabasePool } from '../db/pool.ts';
+import { prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { chainWatchesSetAside } from '../metrics.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
@@ -20,6 +20,7 @@ import {
 } from '../treasury/commands.ts';
 import { treasuryTransferSeen, treasuryWatchRow, type TreasuryWatch } from '../treasury/treasuryRefunds.ts';
 import { planSaleSweep } from '../treasury/sweeps.ts';
+import { creditFromPayment } from '../subscriptions/engine.ts';
 import { toChainApiError } from '../chain/apiError.ts';
 import { call, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import type { ChainBlock } from '../chain/source.ts';
@@ -68,6 +69,11 @@ export function blockBooker(deps: {
   now: () => Date;
 }) {
   const { pool, network, client, log } = deps;
+  /** What completion sets going: the sale's sweep, and a subscription's credit (and its engine run). */
+  const onCompleted = async (tx: Db, paymentId: string, now: Date): Promise<void> => {
+    await planSaleSweep(tx, paymentId, now);
+    await creditFromPayment(tx, network, paymentId);
+  };
   const masterCoins = new Map<string, string | null>();
   let gasWallet: string | null = null;
   /** When the gas wallet was last looked for and not found (every process records it at start, before its reader runs; asked again at most every 5 s). */
@@ -425,7 +431,9 @@ export function blockBooker(deps: {
           continue;
         }
         if (incoming) {
-          const outcome = await bookTreasuryTransfer(pool, settled.stores, incoming, deps.now());
+          const outcome = await bookTreasuryTransfer(pool, settled.stores, incoming, deps.now(), {
+            onCompleted: (tx, paymentId) => creditFromPayment(tx, network, paymentId),
+          });
           if (outcome.booked !== 'nothing' && outcome.recorded) recorded += 1;
           log.info(
             {
@@ -465,7 +473,7 @@ export function blockBooker(deps: {
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),
       // planned in the completing transaction.
-      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted: planSaleSweep });
+      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted });
       if (outcome.recorded) {
         recorded += 1;
         log.info(

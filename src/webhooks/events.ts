@@ -22,6 +22,13 @@ export const EVENT_TYPES = [
   'sweep.failed',
   'money.unmatched',
   'money.assigned',
+  'subscription.created',
+  'subscription.renewed',
+  'subscription.renewal_upcoming',
+  'subscription.payment_due',
+  'subscription.past_due',
+  'subscription.expired',
+  'subscription.cancelled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -41,6 +41,11 @@ const NEEDS: Record<string, ScopeNeed> = {
   deactivatePaymentLink: 'change',
   assignUnmatchedTransfer: 'change',
   keepUnmatchedTransfer: 'change',
+  createPlan: 'change',
+  archivePlan: 'change',
+  createSubscription: 'change',
+  cancelSubscription: 'change',
+  addSubscriptionCredit: 'change',
 };
 
 const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') =>

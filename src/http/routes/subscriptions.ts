@@ -1,0 +1,201 @@
+// A store's plans and subscriptions (docs/API.md, Subscriptions; CONTRACT §12).
+//   POST /v1/plans                          → 201 plan (X-Idempotency-Key)
+//   GET  /v1/plans                          → 200 {"data": [plan]}, newest first
+//   GET  /v1/plans/{id}                     → 200 plan
+//   POST /v1/plans/{id}/archive             → 200 plan (no new subscriptions; its subscribers go on)
+//   POST /v1/subscriptions                  → 201 subscription (X-Idempotency-Key)
+//   GET  /v1/subscriptions?status=&customer_reference= → 200 {"data": [subscription]}, newest first
+//   GET  /v1/subscriptions/{id}             → 200 subscription
+//   GET  /v1/subscriptions/{id}/ledger      → 200 {"data": [entry]}, oldest first
+//   POST /v1/subscriptions/{id}/cancel      → 200 subscription ({atPeriodEnd})
+//   POST /v1/subscriptions/{id}/credits     → 200 subscription (a manual credit, audited; X-Idempotency-Key)
+// Each change, its events and the engine's run for it are one transaction.
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { recordAudit, tokenActor } from '../../dashboard/audit.ts';
+import type { Db } from '../../db/pool.ts';
+import { sql } from '../../db/pool.ts';
+import { KassaError } from '../../errors.ts';
+import { presentList } from '../../presenters/list.ts';
+import { presentLedgerEntry, presentPlan, presentSubscription } from '../../presenters/subscription.ts';
+import { isEnded, nextStatus } from '../../subscriptions/calendar.ts';
+import { billingNow, emitSubscriptionEvent, runSubscriptionIn } from '../../subscriptions/engine.ts';
+import {
+  appendLedger,
+  archivePlan,
+  createPlan,
+  createSubscription,
+  findPlan,
+  findSubscription,
+  listLedger,
+  listPlans,
+  listSubscriptions,
+  subscriptionById,
+  type SubscriptionRow,
+} from '../../subscriptions/records.ts';
+import type { AppDeps, Authenticated, KassaState } from '../context.ts';
+import type { Guards } from '../guards.ts';
+import { idempotency } from '../idempotent.ts';
+import { needs } from '../scope.ts';
+import { validate } from '../validate.ts';
+import {
+  type AddCreditBody,
+  addCreditSchema,
+  type CancelSubscriptionBody,
+  cancelSubscriptionSchema,
+  type CreatePlanBody,
+  type CreateSubscriptionBody,
+  createPlanSchema,
+  createSubscriptionSchema,
+  type ListSubscriptionsQuery,
+  listPlansQuery,
+  listSubscriptionsQuery,
+  type PlanParams,
+  planParams,
+  type SubscriptionParams,
+  subscriptionParams,
+} from './subscriptions.schema.ts';
+import { type EmptyBody, emptyBodySchema } from './paymentLinks.schema.ts';
+
+export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
+  const { pool, config } = deps;
+  const idempotent = idempotency(deps);
+  const engine = { config, now: deps.now, present: (row: SubscriptionRow) => presentSubscription(row, config) };
+  const planNotFound = () => new KassaError('plan_not_found', { param: 'id' });
+  const subscriptionNotFound = () => new KassaError('subscription_not_found', { param: 'id' });
+
+  /** The store's subscription as it now is, presented (`now`: the wall clock its renewal payment expires by). */
+  const presented = async (db: Db, storeId: string, id: string, now: Date) => {
+    const row = await findSubscription(db, storeId, id, now);
+    if (!row) throw subscriptionNotFound();
+    return presentSubscription(row, config);
+  };
+
+  const createPlanCommand = idempotent<Authenticated<{ body: CreatePlanBody }>>('POST /v1/plans', async (tx, ctx, now) => {
+    const plan = await createPlan(tx, config.tonNetwork, ctx.state.merchant.storeId, ctx.state.body, now);
+    return { status: 201, body: presentPlan(plan) };
+  });
+
+  const listPlansRoute: Middleware<Authenticated> = async (ctx) => {
+    ctx.body = presentList((await listPlans(pool, ctx.state.merchant.storeId)).map(presentPlan));
+  };
+
+  const retrievePlan: Middleware<Authenticated<{ params: PlanParams }>> = async (ctx) => {
+    const plan = await findPlan(pool, ctx.state.merchant.storeId, ctx.state.params.id);
+    if (!plan) throw planNotFound();
+    ctx.body = presentPlan(plan);
+  };
+
+  const archive: Middleware<Authenticated<{ params: PlanParams; body: EmptyBody }>> = async (ctx) => {
+    const plan = await archivePlan(pool, ctx.state.merchant.storeId, ctx.state.params.id, deps.now());
+    if (!plan) throw planNotFound();
+    ctx.body = presentPlan(plan);
+  };
+
+  // The subscription, subscription.created, and the engine's first run (a subscription without a
+  // trial gets its first payment at once): one transaction.
+  const createSubscriptionCommand = idempotent<Authenticated<{ body: CreateSubscriptionBody }>>('POST /v1/subscriptions', async (tx, ctx, now) => {
+    const storeId = ctx.state.merchant.storeId;
+    const clock = await billingNow(tx, config.tonNetwork);
+    const id = await createSubscription(tx, storeId, { ...ctx.state.body, planID: ctx.state.body.planID.toLowerCase() }, clock);
+    const row = (await subscriptionById(tx, id, now))!;
+    await emitSubscriptionEvent(tx, row, presentSubscription(row, config), 'subscription.created', now);
+    await runSubscriptionIn(tx, engine, id, clock, 'wait');
+    return { status: 201, body: await presented(tx, storeId, id, now) };
+  });
+
+  const listSubscriptionsRoute: Middleware<Authenticated<{ query: ListSubscriptionsQuery }>> = async (ctx) => {
+    const { status, customer_reference: customerReference } = ctx.state.query;
+    const rows = await listSubscriptions(
+      pool,
+      ctx.state.merchant.storeId,
+      { ...(status !== undefined ? { status } : {}), ...(customerReference !== undefined ? { customerReference } : {}) },
+      deps.now(),
+    );
+    ctx.body = presentList(rows.map((row) => presentSubscription(row, config)));
+  };
+
+  const retrieveSubscription: Middleware<Authenticated<{ params: SubscriptionParams }>> = async (ctx) => {
+    ctx.body = await presented(pool, ctx.state.merchant.storeId, ctx.state.params.id, deps.now());
+  };
+
+  const ledger: Middleware<Authenticated<{ params: SubscriptionParams }>> = async (ctx) => {
+    const row = await findSubscription(pool, ctx.state.merchant.storeId, ctx.state.params.id, deps.now());
+    if (!row) throw subscriptionNotFound();
+    ctx.body = presentList((await listLedger(pool, row.id)).map(presentLedgerEntry));
+  };
+
+  /**
+   * Cancel now (subscription.cancelled), or at the current period's end (the engine cancels it then;
+   * no renewal, no reminder meanwhile). An ended subscription is refused (409 subscription_ended),
+   * except a second cancel of a cancelled one, which answers it as it is.
+   */
+  const cancel = idempotent<Authenticated<{ params: SubscriptionParams; body: CancelSubscriptionBody }>>(
+    'POST /v1/subscriptions/:id/cancel',
+    async (tx, ctx, now) => {
+      const storeId = ctx.state.merchant.storeId;
+      const id = ctx.state.params.id;
+      if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
+      const row = (await subscriptionById(tx, id, now, 'wait'))!;
+      if (row.status === 'cancelled') return { status: 200, body: presentSubscription(row, config) };
+      if (isEnded(row.status) || nextStatus(row.status, 'cancel') === null) throw new KassaError('subscription_ended', { param: 'id' });
+      const clock = await billingNow(tx, config.tonNetwork);
+      if (ctx.state.body.atPeriodEnd === true) {
+        await tx.query(sql.unsafe`update subscriptions set cancel_at_period_end = true, next_run_at = current_period_end where id = ${id}`);
+        await runSubscriptionIn(tx, engine, id, clock, 'wait');
+      } else {
+        await tx.query(sql.unsafe`
+          update subscriptions set status = 'cancelled', cancelled_at = ${sql.timestamp(clock)}, next_run_at = null where id = ${id}
+        `);
+        const after = (await subscriptionById(tx, id, now))!;
+        await emitSubscriptionEvent(tx, after, presentSubscription(after, config), 'subscription.cancelled', now);
+      }
+      await recordAudit(
+        tx,
+        tokenActor(ctx.state.merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
+        { storeId, action: 'subscription.cancel', subject: id, detail: { atPeriodEnd: ctx.state.body.atPeriodEnd === true, via: 'api' } },
+        now,
+      );
+      return { status: 200, body: await presented(tx, storeId, id, now) };
+    },
+  );
+
+  /** A manual credit: a ledger adjustment with who (the token) and why (the note), the audit row, and the engine's run (it may cover a due period). */
+  const credit = idempotent<Authenticated<{ params: SubscriptionParams; body: AddCreditBody }>>('POST /v1/subscriptions/:id/credits', async (tx, ctx, now) => {
+    const storeId = ctx.state.merchant.storeId;
+    const id = ctx.state.params.id;
+    if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
+    await subscriptionById(tx, id, now, 'wait');
+    const clock = await billingNow(tx, config.tonNetwork);
+    const jti = ctx.state.merchant.token.jti;
+    await appendLedger(tx, id, { kind: 'adjustment', amount: ctx.state.body.amount, actor: jti, note: ctx.state.body.note }, clock);
+    await recordAudit(
+      tx,
+      tokenActor(jti, ctx.ip || null, ctx.get('user-agent') || null),
+      { storeId, action: 'subscription.credit', subject: id, detail: { amount: ctx.state.body.amount, note: ctx.state.body.note, via: 'api' } },
+      now,
+    );
+    await runSubscriptionIn(tx, engine, id, clock, 'wait');
+    return { status: 200, body: await presented(tx, storeId, id, now) };
+  });
+
+  const P = '/v1/plans';
+  const S = '/v1/subscriptions';
+  router.post(P, guards.merchant, needs('change'), guards.storeLimit, validate({ body: createPlanSchema }), createPlanCommand);
+  router.get(P, guards.merchant, needs('read'), guards.storeLimit, validate({ query: listPlansQuery }), listPlansRoute);
+  router.get(`${P}/:id`, guards.merchant, needs('read'), guards.storeLimit, validate({ params: planParams }), retrievePlan);
+  router.post(`${P}/:id/archive`, guards.merchant, needs('change'), guards.storeLimit, validate({ params: planParams, body: emptyBodySchema }), archive);
+  router.post(S, guards.merchant, needs('change'), guards.storeLimit, validate({ body: createSubscriptionSchema }), createSubscriptionCommand);
+  router.get(S, guards.merchant, needs('read'), guards.storeLimit, validate({ query: listSubscriptionsQuery }), listSubscriptionsRoute);
+  router.get(`${S}/:id`, guards.merchant, needs('read'), guards.storeLimit, validate({ params: subscriptionParams }), retrieveSubscription);
+  router.get(`${S}/:id/ledger`, guards.merchant, needs('read'), guards.storeLimit, validate({ params: subscriptionParams }), ledger);
+  router.post(
+    `${S}/:id/cancel`,
+    guards.merchant,
+    needs('change'),
+    guards.storeLimit,
+    validate({ params: subscriptionParams, body: cancelSubscriptionSchema }),
+    cancel,
+  );
+  router.post(`${S}/:id/credits`, guards.merchant, needs('change'), guards.storeLimit, validate({ params: subscriptionParams, body: addCreditSchema }), credit);
+}

@@ -1,0 +1,308 @@
+// The billing engine (issue 45; docs/API.md, Subscriptions): what payment expiry is for payments,
+// for subscriptions. On a schedule (the recurring task subscriptions__bill, every minute) one
+// statement finds the subscriptions due by the billing clock (subscriptions.next_run_at, indexed);
+// each is then run in its own transaction under its row lock (skipped when another run holds it):
+// the steps of calendar.ts's `nextStep` until none is left — charge a period from credit when it
+// covers the price (ledger `charge`, subscription.renewed), else past_due with ONE open renewal
+// payment for what is missing (reused while it can be paid, subscription.payment_due when a new one
+// is opened), expired after the grace, cancelled at the period's end when asked, the reminder once
+// per period. Each change and its events are written in one transaction. A completed payment of a
+// subscription adds its counted money as ledger `credit` in the booking transaction and enqueues
+// the subscription's own run (`creditFromPayment`).
+//
+// Two clocks: the billing clock (`billingNow`: the database's, plus the sandbox's offset, which
+// POST /sandbox/v1/clock/advance moves) decides periods; payments are created and expire by the
+// wall clock as every payment.
+import type { Config, TonNetwork } from '../config.ts';
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { createPayment } from '../payments/commands.ts';
+import { IS_COUNTED } from '../payments/counted.ts';
+import { draftFromPayment } from '../payments/drafts.ts';
+import type { CommandConfig } from '../payments/methodChoice.ts';
+import { emitEvents, type EventType } from '../webhooks/events.ts';
+import { addJobCall } from '../worker/enqueue.ts';
+import { type BillingState, nextRunAt, nextStatus, nextStep, type Step, type SubscriptionEvent } from './calendar.ts';
+import { appendLedger, intervalOf, type PlanRow, planRow, type SubscriptionRow, subscriptionById } from './records.ts';
+
+export type EngineConfig = CommandConfig & Pick<Config, 'checkoutBaseUrl'>;
+
+export interface EngineDeps {
+  pool: DatabasePool;
+  config: EngineConfig;
+  /** The wall clock payments are created and expire by. */
+  now: () => Date;
+  /** Where a subscription that could not be billed is told (the worker's logger). */
+  log?: Pick<Logger, 'error'>;
+  /** The subscription as its events carry it (the API's shape: src/presenters/subscription.ts, given by the caller). */
+  present: (row: SubscriptionRow) => unknown;
+}
+
+/** The billing engine's actor in the ledger. */
+export const ENGINE_ACTOR = 'kassa';
+
+/** A renewal payment's time to be paid: the most a payment may have; a new one is opened after it while past_due. */
+export const RENEWAL_TTL_SECONDS = 43_200;
+
+/** The most steps one run takes for a subscription (a clock moved years ahead charges at most this many periods at once). */
+const MAX_STEPS = 1000;
+
+const BILL_TASK = 'subscriptions__bill';
+
+/**
+ * The clock subscriptions bill by: the database's clock, plus, in the sandbox only, how far
+ * POST /sandbox/v1/clock/advance moved it (billing_clock). Production bills by the database's clock.
+ */
+export async function billingNow(db: Db, network: TonNetwork): Promise<Date> {
+  if (network !== 'sandbox') return db.oneFirst(sql.type(z.object({ now: z.date() }))`select now() as now`);
+  return db.oneFirst(sql.type(z.object({ now: z.date() }))`
+    select now() + make_interval(secs => coalesce((select offset_seconds from billing_clock), 0)) as now
+  `);
+}
+
+/** Moves the sandbox's billing clock `seconds` ahead; returns the billing clock after it. */
+export async function advanceBillingClock(db: Db, seconds: number): Promise<Date> {
+  return db.oneFirst(sql.type(z.object({ now: z.date() }))`
+    with moved as (
+      insert into billing_clock (id, offset_seconds) values (true, ${seconds})
+      on conflict (id) do update set offset_seconds = billing_clock.offset_seconds + excluded.offset_seconds
+      returning offset_seconds
+    )
+    select now() + make_interval(secs => (select offset_seconds from moved)) as now
+  `);
+}
+
+/** The job that runs one subscription's engine at once (enqueued in the transaction that credits it). */
+const billJobCall = (subscriptionId: string) =>
+  addJobCall({ task: BILL_TASK, payload: { subscriptionId }, jobKey: `${BILL_TASK}:${subscriptionId}`, queueName: `subscription:${subscriptionId}` });
+
+/**
+ * The scheduled run: one statement finds the subscriptions due by the billing clock (at most
+ * `limit`, the longest-waiting first), then each runs under its row lock in its own transaction
+ * (one that another run holds is skipped: that run does its work). Returns how many changed.
+ */
+export async function runDueSubscriptions(deps: EngineDeps, options: { limit?: number } = {}): Promise<number> {
+  const clock = await billingNow(deps.pool, deps.config.tonNetwork);
+  const due = await deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select id from subscriptions where next_run_at <= ${sql.timestamp(clock)} order by next_run_at limit ${options.limit ?? 500}
+  `);
+  let changed = 0;
+  for (const id of due) {
+    try {
+      if (await deps.pool.transaction((tx) => runSubscriptionIn(tx, deps, id, clock, 'skip'))) changed += 1;
+    } catch (error) {
+      // One subscription that cannot be billed (its store's methods gone, no rate) never holds up the
+      // others: it is logged and looked at again in an hour.
+      deps.log?.error({ err: error, subscriptionId: id }, 'a subscription could not be billed; tried again in an hour');
+      await deps.pool.query(sql.unsafe`
+        update subscriptions set next_run_at = ${sql.timestamp(clock)}::timestamptz + interval '1 hour' where id = ${id} and next_run_at is not null
+      `);
+    }
+  }
+  return changed;
+}
+
+/** One subscription's run now (its job, after a credit): waits for its row lock. Returns whether anything changed. */
+export async function runSubscription(deps: EngineDeps, id: string): Promise<boolean> {
+  return deps.pool.transaction(async (tx) => runSubscriptionIn(tx, deps, id, await billingNow(tx, deps.config.tonNetwork), 'wait'));
+}
+
+const stateOf = (row: SubscriptionRow, plan: PlanRow): BillingState => ({
+  status: row.status,
+  anchorAt: row.anchor_at,
+  periodsCharged: row.periods_charged,
+  currentPeriodEnd: row.current_period_end,
+  credit: row.credit,
+  cancelAtPeriodEnd: row.cancel_at_period_end,
+  remindedFor: row.reminded_for,
+  price: plan.amount,
+  interval: intervalOf(plan),
+  graceDays: plan.grace_days,
+  reminderDays: plan.reminder_days,
+});
+
+/**
+ * The engine for one subscription in the caller's transaction, at `clock` (the billing clock):
+ * locks its row (`lock`: wait for it, or skip it when held), applies the due steps, keeps an open
+ * renewal payment while past_due, and sets when it next runs. Returns whether anything changed.
+ */
+export async function runSubscriptionIn(tx: Db, deps: Omit<EngineDeps, 'pool'>, id: string, clock: Date, lock: 'wait' | 'skip'): Promise<boolean> {
+  const wall = deps.now();
+  let row = await subscriptionById(tx, id, wall, lock);
+  if (!row) return false;
+  const plan = await tx.one(sql.type(planRow)`
+    select id, store_id, name, currency, amount::text as amount, interval_unit, interval_count, trial_days, grace_days, reminder_days, created_at, archived_at
+    from plans where id = ${row.plan_id}
+  `);
+  let changed = false;
+  for (let n = 0; n < MAX_STEPS; n += 1) {
+    const step = nextStep(stateOf(row, plan), clock);
+    if (step.kind === 'none') break;
+    if (step.kind === 'await_payment') {
+      if (row.open_payment_id === null) {
+        await openRenewal(tx, deps, row, plan, wall);
+        changed = true;
+      }
+      break;
+    }
+    await applyStep(tx, deps, row, plan, step, clock, wall);
+    changed = true;
+    row = (await subscriptionById(tx, id, wall))!;
+  }
+  const next = nextRunAt(stateOf(row, plan), clock);
+  // While past_due, the next run opens a new renewal payment when this one's time is up (or expires the subscription).
+  const renewalCheck = row.status === 'past_due' ? new Date(clock.getTime() + RENEWAL_TTL_SECONDS * 1000) : null;
+  const at = next !== null && renewalCheck !== null && renewalCheck < next ? renewalCheck : next;
+  await tx.query(sql.unsafe`update subscriptions set next_run_at = ${at ? sql.timestamp(at) : null} where id = ${id}`);
+  return changed;
+}
+
+/** The move a step makes, or throws: status only moves forward (calendar.ts). */
+function move(row: SubscriptionRow, event: SubscriptionEvent) {
+  const to = nextStatus(row.status, event);
+  if (to === null) throw new Error(`subscription ${row.id}: ${event} refused from ${row.status}`);
+  return to;
+}
+
+async function applyStep(tx: Db, deps: Omit<EngineDeps, 'pool'>, row: SubscriptionRow, plan: PlanRow, step: Step, clock: Date, wall: Date): Promise<void> {
+  const at = sql.timestamp(clock);
+  switch (step.kind) {
+    case 'charge': {
+      const to = move(row, 'charge');
+      await appendLedger(
+        tx,
+        row.id,
+        {
+          kind: 'charge',
+          amount: `-${plan.amount}`,
+          actor: ENGINE_ACTOR,
+          note: `${plan.name}: one period`,
+          period: { start: step.periodStart, end: step.periodEnd },
+        },
+        clock,
+      );
+      await tx.query(sql.unsafe`
+        update subscriptions set status = ${to}, periods_charged = periods_charged + 1, current_period_end = ${sql.timestamp(step.periodEnd)}
+        where id = ${row.id}
+      `);
+      await emit(tx, deps, row.id, 'subscription.renewed', wall, {
+        periodStart: step.periodStart.toISOString(),
+        periodEnd: step.periodEnd.toISOString(),
+        amount: plan.amount,
+      });
+      return;
+    }
+    case 'shortfall': {
+      const to = move(row, 'shortfall');
+      await tx.query(sql.unsafe`update subscriptions set status = ${to} where id = ${row.id}`);
+      await emit(tx, deps, row.id, 'subscription.past_due', wall);
+      await openRenewal(tx, deps, { ...row, status: to }, plan, wall);
+      return;
+    }
+    case 'expire': {
+      const to = move(row, 'grace_over');
+      await tx.query(sql.unsafe`update subscriptions set status = ${to}, expired_at = ${at}, next_run_at = null where id = ${row.id}`);
+      await emit(tx, deps, row.id, 'subscription.expired', wall);
+      return;
+    }
+    case 'cancel': {
+      const to = move(row, 'cancel');
+      await tx.query(sql.unsafe`update subscriptions set status = ${to}, cancelled_at = ${at}, next_run_at = null where id = ${row.id}`);
+      await emit(tx, deps, row.id, 'subscription.cancelled', wall);
+      return;
+    }
+    case 'remind': {
+      // Once per period: reminded_for is written with the event, under the row lock.
+      await tx.query(sql.unsafe`update subscriptions set reminded_for = ${sql.timestamp(step.periodEnd)} where id = ${row.id}`);
+      await emit(tx, deps, row.id, 'subscription.renewal_upcoming', wall, {
+        amount: plan.amount,
+        currency: plan.currency,
+        dueAt: step.periodEnd.toISOString(),
+      });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/**
+ * Opens the renewal payment for what the credit lacks of the price (rounded up to the currency's
+ * precision: two places for fiat), through the API's create command, with subscription_id, and
+ * tells the store (subscription.payment_due, with its checkout and Telegram URLs). Called only when
+ * the subscription has no open one: never two at once.
+ */
+async function openRenewal(tx: Db, deps: Omit<EngineDeps, 'pool'>, row: SubscriptionRow, plan: PlanRow, wall: Date): Promise<void> {
+  const amount = await tx.oneFirst(sql.type(z.object({ amount: z.string() }))`
+    select trim_scale(ceil((${plan.amount}::numeric - ${row.credit}::numeric) * power(10::numeric, d)) / power(10::numeric, d))::text as amount
+    from (select coalesce((select decimals from coins where symbol = ${plan.currency}), 2) as d) as precision
+  `);
+  const draft = await draftFromPayment(
+    tx,
+    row.store_id,
+    { amount, currency: plan.currency, description: plan.name, ttl: RENEWAL_TTL_SECONDS, metadata: { subscriptionID: row.id } },
+    { network: deps.config.tonNetwork },
+  );
+  const view = await createPayment(tx, deps.config, row.store_id, { ...draft, createdVia: 'subscription', subscriptionId: row.id }, wall);
+  await tx.query(sql.unsafe`update subscriptions set renewal_payment_id = ${view.id} where id = ${row.id}`);
+  await emit(tx, deps, row.id, 'subscription.payment_due', wall, { paymentID: view.id, amount, currency: plan.currency });
+}
+
+/**
+ * Records a subscription event for the store's endpoints in the caller's transaction: the
+ * subscription as it now is (with its open renewal's checkoutURL and telegramURL), and `extra`.
+ */
+async function emit(tx: Db, deps: Omit<EngineDeps, 'pool'>, id: string, type: EventType, wall: Date, extra: Record<string, string> = {}): Promise<void> {
+  const row = (await subscriptionById(tx, id, wall))!;
+  await emitSubscriptionEvent(tx, row, deps.present(row), type, wall, extra);
+}
+
+export async function emitSubscriptionEvent(
+  tx: Db,
+  row: SubscriptionRow,
+  presented: unknown,
+  type: EventType,
+  wall: Date,
+  extra: Record<string, string> = {},
+): Promise<void> {
+  const payload = JSON.stringify({ subscription: presented, ...extra });
+  await emitEvents(
+    tx,
+    sql.fragment`select ${row.store_id}::uuid as store_id, ${row.open_payment_id}::uuid as payment_id, ${type}::text as type, ${payload}::jsonb as payload`,
+    wall,
+  );
+}
+
+/**
+ * What completion sets going for a subscription's payment (the complete command's `onCompleted`
+ * hook, in the booking transaction): its counted money — the coin counted toward it, overpayment
+ * included, in the plan's currency at the payment's own rate (its amount × counted ÷ required) — as
+ * ledger `credit`, once per payment (a unique index), and the subscription's engine run enqueued.
+ * Returns whether it credited.
+ */
+export async function creditFromPayment(tx: Db, network: TonNetwork, paymentId: string): Promise<boolean> {
+  const found = await tx.maybeOne(sql.type(z.object({ subscription_id: z.string(), credit: z.string().nullable() }))`
+    select p.subscription_id,
+           trim_scale(round(p.amount * counted.total / nullif(p.coin_amount_base_units, 0), 9))::text as credit
+    from payments p
+    join subscriptions s on s.id = p.subscription_id
+    join plans pl on pl.id = s.plan_id and pl.currency = p.currency
+    left join lateral (
+      select sum(t.amount_base_units) as total from transfers t where t.payment_id = p.id and ${IS_COUNTED}
+    ) as counted on true
+    where p.id = ${paymentId} and p.subscription_id is not null
+  `);
+  if (!found || found.credit === null) return false;
+  // The subscription's row lock: the credit and its engine run one after the other, never beside a run.
+  await tx.query(sql.unsafe`select id from subscriptions where id = ${found.subscription_id} for update`);
+  const already = await tx.exists(sql.unsafe`select 1 from subscription_ledger where payment_id = ${paymentId} and kind = 'credit'`);
+  if (already) return false;
+  const clock = await billingNow(tx, network);
+  await appendLedger(tx, found.subscription_id, { kind: 'credit', amount: found.credit, actor: ENGINE_ACTOR, note: 'payment completed', paymentId }, clock);
+  // Its run at once (a job), and due for the scheduled run too should the job fail.
+  await tx.query(sql.unsafe`
+    update subscriptions set next_run_at = least(next_run_at, ${sql.timestamp(clock)}) where id = ${found.subscription_id} and next_run_at is not null
+  `);
+  await tx.query(sql.unsafe`select ${billJobCall(found.subscription_id)}`);
+  return true;
+}

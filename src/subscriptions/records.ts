@@ -1,0 +1,212 @@
+// Plans, subscriptions and their ledger as stored (issue 45; docs/API.md, Subscriptions): the rows,
+// their reads, and the merchant's commands on them (create, archive, cancel, a manual credit). The
+// billing engine (engine.ts) moves a subscription through its periods; this module never charges.
+import crypto from 'node:crypto';
+import type { TonNetwork } from '../config.ts';
+import { sql, z, type Db } from '../db/pool.ts';
+import { KassaError } from '../errors.ts';
+import { checkPriceTerms } from '../payments/drafts.ts';
+import { addPeriods, INTERVAL_UNITS, type Interval, SUBSCRIPTION_STATUSES } from './calendar.ts';
+
+export const planRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  name: z.string(),
+  currency: z.string(),
+  amount: z.string(),
+  interval_unit: z.enum(INTERVAL_UNITS),
+  interval_count: z.number(),
+  trial_days: z.number(),
+  grace_days: z.number(),
+  reminder_days: z.number(),
+  created_at: z.date(),
+  archived_at: z.date().nullable(),
+});
+export type PlanRow = z.infer<typeof planRow>;
+
+const PLAN_SELECT = sql.fragment`
+  select id, store_id, name, currency, amount::text as amount, interval_unit, interval_count, trial_days, grace_days, reminder_days, created_at, archived_at
+  from plans
+`;
+
+export const intervalOf = (plan: Pick<PlanRow, 'interval_unit' | 'interval_count'>): Interval => ({ unit: plan.interval_unit, count: plan.interval_count });
+
+export const subscriptionRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  plan_id: z.string(),
+  customer_reference: z.string(),
+  customer_email: z.string().nullable(),
+  customer_telegram_user_id: z.string().nullable(),
+  status: z.enum(SUBSCRIPTION_STATUSES),
+  anchor_at: z.date(),
+  periods_charged: z.number(),
+  current_period_end: z.date(),
+  credit: z.string(),
+  cancel_at_period_end: z.boolean(),
+  renewal_payment_id: z.string().nullable(),
+  reminded_for: z.date().nullable(),
+  next_run_at: z.date().nullable(),
+  portal_token: z.string(),
+  created_at: z.date(),
+  cancelled_at: z.date().nullable(),
+  expired_at: z.date().nullable(),
+  /** The open renewal payment (created or pending, before its expiry), else null. */
+  open_payment_id: z.string().nullable(),
+  /** The store's Telegram Mini App ("<bot>/<app>"), for the renewal's telegramURL. */
+  telegram_mini_app: z.string().nullable(),
+});
+export type SubscriptionRow = z.infer<typeof subscriptionRow>;
+
+/** `now`: the wall clock payments expire by (an open renewal is one before its expiresAt). */
+const subscriptionSelect = (now: Date) => sql.fragment`
+  select s.id, s.store_id, s.plan_id, s.customer_reference, s.customer_email, s.customer_telegram_user_id::text as customer_telegram_user_id,
+         s.status, s.anchor_at, s.periods_charged, s.current_period_end, trim_scale(s.credit)::text as credit, s.cancel_at_period_end,
+         s.renewal_payment_id, s.reminded_for, s.next_run_at, s.portal_token, s.created_at, s.cancelled_at, s.expired_at,
+         (select p.id from payments p where p.id = s.renewal_payment_id and p.status in ('created', 'pending') and p.expires_at > ${sql.timestamp(now)}) as open_payment_id,
+         (select st.telegram_bot || '/' || st.telegram_app from stores st where st.id = s.store_id) as telegram_mini_app
+  from subscriptions s
+`;
+
+export const ledgerRow = z.object({
+  id: z.string(),
+  kind: z.enum(['credit', 'charge', 'adjustment', 'refund']),
+  amount: z.string(),
+  currency: z.string(),
+  balance_after: z.string(),
+  period_start: z.date().nullable(),
+  period_end: z.date().nullable(),
+  payment_id: z.string().nullable(),
+  actor: z.string(),
+  note: z.string().nullable(),
+  created_at: z.date(),
+});
+export type LedgerRow = z.infer<typeof ledgerRow>;
+
+export interface PlanInput {
+  name: string;
+  currency: string;
+  amount: string;
+  interval: Interval['unit'];
+  intervalCount?: number;
+  trialDays?: number;
+  graceDays?: number;
+  reminderDays?: number;
+}
+
+export async function createPlan(tx: Db, network: TonNetwork, storeId: string, input: PlanInput, now: Date): Promise<PlanRow> {
+  // The price as a payment's: a known currency, within its precision.
+  await checkPriceTerms(tx, storeId, { currency: input.currency, amounts: [[input.amount, 'amount']], method: undefined }, { network });
+  const id = crypto.randomUUID();
+  await tx.query(sql.unsafe`
+    insert into plans (id, store_id, name, currency, amount, interval_unit, interval_count, trial_days, grace_days, reminder_days, created_at)
+    values (${id}, ${storeId}, ${input.name}, ${input.currency}, ${input.amount}, ${input.interval}, ${input.intervalCount ?? 1},
+            ${input.trialDays ?? 0}, ${input.graceDays ?? 3}, ${input.reminderDays ?? 3}, ${sql.timestamp(now)})
+  `);
+  return (await findPlan(tx, storeId, id))!;
+}
+
+/** The store's plan, or null (another store's is not found). */
+export async function findPlan(db: Db, storeId: string, id: string): Promise<PlanRow | null> {
+  return db.maybeOne(sql.type(planRow)`${PLAN_SELECT} where id = ${id} and store_id = ${storeId}`);
+}
+
+export async function listPlans(db: Db, storeId: string): Promise<readonly PlanRow[]> {
+  return db.any(sql.type(planRow)`${PLAN_SELECT} where store_id = ${storeId} order by created_at desc, id desc`);
+}
+
+/** Archives the plan (once: a second call keeps the first time); its subscribers go on. */
+export async function archivePlan(db: Db, storeId: string, id: string, now: Date): Promise<PlanRow | null> {
+  await db.query(sql.unsafe`update plans set archived_at = coalesce(archived_at, ${sql.timestamp(now)}) where id = ${id} and store_id = ${storeId}`);
+  return findPlan(db, storeId, id);
+}
+
+export async function findSubscription(db: Db, storeId: string, id: string, now: Date): Promise<SubscriptionRow | null> {
+  return db.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect(now)} where s.id = ${id} and s.store_id = ${storeId}`);
+}
+
+/** The subscription by id alone (the engine, under its lock). */
+export async function subscriptionById(db: Db, id: string, now: Date, lock: 'none' | 'wait' | 'skip' = 'none'): Promise<SubscriptionRow | null> {
+  const locking = lock === 'wait' ? sql.fragment`for update of s` : lock === 'skip' ? sql.fragment`for update of s skip locked` : sql.fragment``;
+  return db.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect(now)} where s.id = ${id} ${locking}`);
+}
+
+export async function listSubscriptions(
+  db: Db,
+  storeId: string,
+  filter: { status?: string; customerReference?: string },
+  now: Date,
+): Promise<readonly SubscriptionRow[]> {
+  return db.any(sql.type(subscriptionRow)`
+    ${subscriptionSelect(now)}
+    where s.store_id = ${storeId}
+      and ${filter.status !== undefined ? sql.fragment`s.status = ${filter.status}` : sql.fragment`true`}
+      and ${filter.customerReference !== undefined ? sql.fragment`s.customer_reference = ${filter.customerReference}` : sql.fragment`true`}
+    order by s.created_at desc, s.id desc limit 1000
+  `);
+}
+
+export async function listLedger(db: Db, subscriptionId: string): Promise<readonly LedgerRow[]> {
+  return db.any(sql.type(ledgerRow)`
+    select id, kind, trim_scale(amount)::text as amount, currency, trim_scale(balance_after)::text as balance_after, period_start, period_end,
+           payment_id, actor, note, created_at
+    from subscription_ledger where subscription_id = ${subscriptionId} order by created_at, id
+  `);
+}
+
+export interface SubscriptionInput {
+  planID: string;
+  customer: { reference: string; email?: string; telegramUserID?: number };
+  trialDays?: number;
+}
+
+/**
+ * A new subscription to the store's open plan: trialing until its trial ends (the subscription's
+ * trialDays, else the plan's); without a trial, past_due from the start: its first period is due at
+ * once (the engine, run by the caller in the same transaction, opens its first payment), and it
+ * expires unpaid after the plan's grace days. Periods are counted from the
+ * trial's end (anchor_at). `clock`: the billing clock.
+ */
+export async function createSubscription(tx: Db, storeId: string, input: SubscriptionInput, clock: Date): Promise<string> {
+  const plan = await findPlan(tx, storeId, input.planID);
+  if (!plan) throw new KassaError('plan_not_found', { param: 'planID' });
+  if (plan.archived_at !== null) throw new KassaError('plan_archived', { param: 'planID' });
+  const trialDays = input.trialDays ?? plan.trial_days;
+  const anchor = addPeriods(clock, { unit: 'day', count: trialDays }, 1);
+  const id = crypto.randomUUID();
+  await tx.query(sql.unsafe`
+    insert into subscriptions (id, store_id, plan_id, customer_reference, customer_email, customer_telegram_user_id, status,
+                               anchor_at, current_period_end, next_run_at, portal_token, created_at)
+    values (${id}, ${storeId}, ${plan.id}, ${input.customer.reference}, ${input.customer.email ?? null}, ${input.customer.telegramUserID ?? null},
+            ${trialDays > 0 ? 'trialing' : 'past_due'}, ${sql.timestamp(anchor)}, ${sql.timestamp(anchor)}, ${sql.timestamp(clock)},
+            ${crypto.randomBytes(24).toString('base64url')}, ${sql.timestamp(clock)})
+  `);
+  return id;
+}
+
+/** One ledger row, and the subscription's credit moved by it (the caller holds the subscription's row lock). */
+export async function appendLedger(
+  tx: Db,
+  subscriptionId: string,
+  entry: {
+    kind: LedgerRow['kind'];
+    amount: string;
+    actor: string;
+    note?: string | null;
+    paymentId?: string | null;
+    period?: { start: Date; end: Date };
+  },
+  clock: Date,
+): Promise<void> {
+  await tx.query(sql.unsafe`
+    with moved as (
+      update subscriptions set credit = credit + ${entry.amount}::numeric where id = ${subscriptionId}
+      returning id, store_id, credit, (select currency from plans where plans.id = subscriptions.plan_id) as currency
+    )
+    insert into subscription_ledger (id, subscription_id, store_id, kind, amount, currency, balance_after, period_start, period_end, payment_id, actor, note, created_at)
+    select ${crypto.randomUUID()}, moved.id, moved.store_id, ${entry.kind}, ${entry.amount}::numeric, moved.currency, moved.credit,
+           ${entry.period ? sql.timestamp(entry.period.start) : null}, ${entry.period ? sql.timestamp(entry.period.end) : null},
+           ${entry.paymentId ?? null}, ${entry.actor}, ${entry.note ?? null}, ${sql.timestamp(clock)}
+    from moved
+  `);
+}
