@@ -33,6 +33,9 @@ export type AuditAction =
   | 'payment.create'
   | 'unmatched.assign'
   | 'unmatched.keep'
+  | 'unmatched.refund'
+  | 'unmatched.refund_request_sent'
+  | 'unmatched.refund_request_declined'
   | 'payment_link.create'
   | 'payment_link.deactivate';
 
