@@ -182,11 +182,13 @@ export async function createTreasuryRefund(
 }
 
 /** Whose money a treasury refund sends back: a payment's, or an unmatched transfer's (issue 43). */
-export type RefundOwner = { paymentId: string } | { unmatchedId: string };
+export type RefundOwner = { paymentId: string } | { unmatchedId: string; storeId: string };
 
-/** SQL over `outgoing_transfers`: the refunds of `owner`. */
+/** SQL over `outgoing_transfers`: the refunds of `owner` (unmatched money's, of its store only). */
 export const ownedBy = (owner: RefundOwner) =>
-  'paymentId' in owner ? sql.fragment`payment_id = ${owner.paymentId}` : sql.fragment`unmatched_transfer_id = ${owner.unmatchedId}`;
+  'paymentId' in owner
+    ? sql.fragment`payment_id = ${owner.paymentId}`
+    : sql.fragment`unmatched_transfer_id = ${owner.unmatchedId} and store_id = ${owner.storeId}`;
 
 /**
  * Writes a treasury refund decided by its caller (createTreasuryRefund for a sale, createUnmatchedRefund

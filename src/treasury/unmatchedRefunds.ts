@@ -51,7 +51,7 @@ export async function createUnmatchedRefund(
     tx,
     network,
     {
-      owner: { unmatchedId: row.id },
+      owner: { unmatchedId: row.id, storeId },
       storeId,
       treasury: row.treasury,
       coin: row.coin_symbol,

@@ -14,7 +14,7 @@ import { LINK_EXPIRIES, PAYMENT_EXPIRIES } from '../../dashboard/links.ts';
 import { createPaymentLinkSchema } from './paymentLinks.schema.ts';
 import { createPaymentSchema } from './payments.schema.ts';
 import { createRefundSchema } from './refunds.schema.ts';
-import { assignUnmatchedSchema, keepUnmatchedSchema } from './unmatchedTransfers.schema.ts';
+import { assignUnmatchedSchema, keepUnmatchedSchema, refundUnmatchedSchema } from './unmatchedTransfers.schema.ts';
 
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
 const form = <const P extends Record<string, object>, const R extends readonly (keyof P & string)[] = readonly []>(properties: P, required?: R) =>
@@ -151,3 +151,6 @@ export const assignUnmatchedForm = form({ paymentID: assignUnmatchedSchema.prope
 export type AssignUnmatchedForm = FromSchema<typeof assignUnmatchedForm>;
 export const keepUnmatchedForm = form({ note: keepUnmatchedSchema.properties.note }, ['note']);
 export type KeepUnmatchedForm = FromSchema<typeof keepUnmatchedForm>;
+/** Give unmatched money back: to its sender, or the address typed (empty: the sender). */
+export const refundUnmatchedForm = form({ address: refundUnmatchedSchema.properties.address });
+export type RefundUnmatchedForm = FromSchema<typeof refundUnmatchedForm>;
