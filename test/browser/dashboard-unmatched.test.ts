@@ -159,6 +159,16 @@ describe('the dashboard’s Unmatched money', { timeout: 600_000 }, () => {
   it('money with no comment is given back from the page: signed with the treasury’s wallet through TON Connect, confirmed, the sender has it back', {
     timeout: 300_000,
   }, async () => {
+    // A store of its own (the test above counts its store's unmatched money, and may run beside this one).
+    const store = await app.store({ name: 'Night Kiosk', methods: 'TON/TON' });
+    const treasury = Address.parse((await app.request('POST', '/sandbox/v1/wallets')).json.address).toRawString();
+    await updateStore(app.pool, store.id, { treasury, settlement: 'treasury' });
+    const first = await app.request('POST', '/v1/payments', {
+      token: store.token,
+      body: { amount: '1', currency: 'TON', payment_options: { methods: [{ coin: 'TON', chain: 'TON' }] }, ttl: 3600 },
+    });
+    assert.equal(first.status, 201, first.text);
+    await app.settle();
     await app.pay(treasury, 'TON', '0.35');
     await app.settle();
     const [open] = (await app.request('GET', '/v1/unmatched-transfers?state=open', { token: store.token })).json.data;
