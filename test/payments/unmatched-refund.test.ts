@@ -16,12 +16,14 @@ import { toBaseUnits } from '../../src/money.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { WALLET_LONGEST_LIFETIME_MS } from '../../src/treasury/treasuryRefunds.ts';
 import { freshAddress, sandboxBalances, startChainApp, type ChainTestApp } from '../helpers/chain.ts';
+import { runDeliveries, startEventReceiver, verifiedEvents, type EventReceiver } from '../helpers/eventReceiver.ts';
 import { assertError } from '../helpers/payments.ts';
 
 let app: ChainTestApp;
 let store: Awaited<ReturnType<ChainTestApp['store']>>;
 let treasury: string;
 let customer: string;
+let receiver: EventReceiver;
 
 const raw = (address: string) => Address.parse(address).toRawString();
 const unmatched = async () => (await app.request('GET', '/v1/unmatched-transfers', { token: store.token })).json.data as any[];
@@ -74,6 +76,9 @@ before(async () => {
   customer = raw((await app.request('POST', '/sandbox/v1/wallets')).json.address);
   store = await app.store({ methods: 'TON/TON,USDT/TON', refundWindowDays: 0 });
   await updateStore(app.pool, store.id, { treasury, settlement: 'treasury' });
+  receiver = await startEventReceiver(app);
+  const endpoint = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url: receiver.url, events: ['refund.confirmed'] } });
+  assert.equal(endpoint.status, 201, endpoint.text);
   // A first payment, so the treasury is read (and its jetton wallets found) before any money moves.
   const first = await app.request('POST', '/v1/payments', {
     token: store.token,
@@ -82,7 +87,10 @@ before(async () => {
   assert.equal(first.status, 201, first.text);
   await app.settle();
 });
-after(() => app.close());
+after(async () => {
+  await receiver.close();
+  await app.close();
+});
 
 describe('refunding unmatched money', () => {
   it('TON with no comment: refunded whole to its sender through the treasury’s signature; the transfer refunding, then refunded; audited', async () => {
@@ -130,6 +138,15 @@ describe('refunding unmatched money', () => {
       select subject, detail from audit_log where store_id = ${store.id} and action = 'unmatched.refund'
     `);
     assert.deepEqual(audit, [{ subject: open.id, detail: { refund: refund.id, coin: 'TON', amount: '0.75', address: customer, via: 'api' } }]);
+    // The store hears refund.confirmed, naming the unmatched transfer instead of a payment.
+    await runDeliveries(app);
+    const told = verifiedEvents(receiver).filter((event) => event.type === 'refund.confirmed' && (event.payload as any).refundID === refund.id);
+    assert.equal(told.length, 1);
+    const payload = told[0]!.payload as any;
+    assert.equal(payload.unmatchedTransferID, open.id);
+    assert.equal(payload.paymentID, undefined);
+    assert.equal(payload.amount, '0.75');
+    assert.equal(payload.status, 'confirmed');
     await assertUnmatchedBooksMatchChain([customer]);
   });
 
