@@ -82,14 +82,14 @@ export const ERROR_CATALOGUE = {
   invalid_payment_id: { type: 'invalid_request_error', message: 'paymentID must be a UUID.' },
   invalid_status: { type: 'invalid_request_error', message: 'status must be one of created, pending, completed, expired, cancelled.' },
   invalid_limit: { type: 'invalid_request_error', message: 'limit must be an integer from 1 to 100.' },
-  invalid_unmatched_state: { type: 'invalid_request_error', message: 'state must be one of open, assigned, refunded, kept.' },
+  invalid_unmatched_state: { type: 'invalid_request_error', message: 'state must be one of open, refunding, assigned, refunded, kept.' },
   invalid_unmatched_transfer_id: { type: 'invalid_request_error', message: 'The unmatched transfer id must be a UUID.' },
   invalid_note: { type: 'invalid_request_error', message: 'note must be a string of 1 to 500 characters.' },
   unmatched_transfer_not_found: { type: 'not_found_error', message: 'No unmatched transfer with that id.' },
   unmatched_transfer_not_open: {
     type: 'invalid_request_error',
     status: 409,
-    message: 'The unmatched transfer is no longer open: it was assigned, refunded or kept already.',
+    message: 'The unmatched transfer is no longer open: it was assigned, refunded or kept already, or a refund of it awaits the signature.',
   },
   payment_not_paid_to_treasury: {
     type: 'invalid_request_error',
@@ -365,6 +365,16 @@ export const destinationUncheckable = (): KassaError =>
   said('chain_unavailable', "The TON network cannot be reached right now to check that the destination is none of Kassa's own jetton wallets; retry shortly.");
 
 /** The chain API could not give the treasury's jetton wallet (its master's get_wallet_address) for a treasury refund. */
+/** An unmatched transfer no longer open for a decision: what became of it (a refund of it in a wallet until `heldUntil`). */
+export const unmatchedTransferNotOpen = (state: string, heldUntil: Date | null = null): KassaError =>
+  state === 'refunding'
+    ? said(
+        'unmatched_transfer_not_open',
+        `A refund of this unmatched transfer is awaiting the treasury's signature${heldUntil ? ` (held until ${heldUntil.toISOString()})` : ''}: sign or decline it; it is open again if it expires unseen.`,
+        { param: 'id' },
+      )
+    : said('unmatched_transfer_not_open', `The unmatched transfer is no longer open: it was ${state} already.`, { param: 'id' });
+
 export const treasuryJettonWalletUnknown = (coin: string): KassaError =>
   said('chain_unavailable', `The TON network cannot be reached right now to ask the ${coin} master for the treasury's jetton wallet; retry shortly.`);
 

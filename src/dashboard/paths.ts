@@ -66,6 +66,10 @@ export function dashboardPaths(root: string) {
       unmatched: (query?: string) => withQuery(`${at}/unmatched`, query),
       assignUnmatched: (unmatchedId: string) => `${at}/unmatched/${unmatchedId}/assign`,
       keepUnmatched: (unmatchedId: string) => `${at}/unmatched/${unmatchedId}/keep`,
+      refundUnmatched: (unmatchedId: string) => `${at}/unmatched/${unmatchedId}/refund`,
+      /** An unmatched transfer's refund: its request handed to a wallet (POST), and the wallet's refusal of it (POST). */
+      unmatchedRequestSent: (unmatchedId: string, refundId: string) => `${at}/unmatched/${unmatchedId}/refunds/${refundId}/request-sent`,
+      unmatchedRequestDeclined: (unmatchedId: string, refundId: string) => `${at}/unmatched/${unmatchedId}/refunds/${refundId}/request-declined`,
     };
   };
   return {

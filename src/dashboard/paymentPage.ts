@@ -15,10 +15,8 @@ import { refundedAmount } from '../payments/view.ts';
 import { dashboardPaths } from './paths.ts';
 import { copyableId, dateTime, describedBy, problemFor, saleStatusLabel, shell, type StoreContext, type Viewer } from './pages.ts';
 import { can } from './policy.ts';
-import { heldUntil, requestHeld, treasuryRequest } from '../treasury/treasuryRefunds.ts';
+import { treasurySigning, treasurySigningSection } from './treasurySigning.ts';
 import type { OutgoingRow } from '../treasury/outgoing.ts';
-import { friendlyAddress } from '../chain/addresses.ts';
-import { Address } from '@ton/core';
 import { address, addressText, amount, ANOMALY_WORDS, coinWithFiat, EFFECT_WORDS, OUTGOING_STATE_WORDS, OUTGOING_WORDS, term, waitingWords } from './words.ts';
 
 const NOTICES = {
@@ -153,37 +151,15 @@ ${p.webhook_url ? html`<dt>Webhook URL</dt><dd>${copyableId(p.webhook_url, 'webh
     : html`<p>No webhook delivery.</p>`;
   // Refunds from the treasury awaiting the merchant's signature (owners): TON Connect asks the treasury's wallet to sign each.
   const awaiting = treasurySigning(page, store.role);
-  const treasury = awaiting.length
-    ? html`<section class="card" id="treasury-refunds" aria-labelledby="treasury-heading" data-manifest="${dashboardPaths(root).tonConnectManifest()}" data-wallets="${dashboardPaths(root).tonConnectWallets()}">
-<h2 id="treasury-heading">Refunds from the treasury to sign</h2>
-<p>Paid from the store's treasury wallet, which Kassa holds no key of: sign each with that wallet before it expires. Sign once — a second signature pays the customer again.</p>
-<ul class="treasury-list">${awaiting.map(({ row, request }) => {
-        const treasuryWallet = friendlyAddress(Address.parse(row.from_address), page.network);
-        const held = heldUntil(row.valid_until!);
-        const open = row.valid_until! > page.now;
-        // Handed to a wallet by some page (this browser or another): no second request while it can land (issue 44 §1).
-        const inWallet = requestHeld(row, page.now);
-        return html`<li class="treasury-refund" id="treasury-${row.id}" data-refund="${row.id}" data-held-until="${held.toISOString()}" data-treasury="${treasuryWallet}"
- data-request-sent="${inWallet ? 'yes' : 'no'}" data-record="${at.treasuryRequestSent(p.id, row.id)}" data-declined="${at.treasuryRequestDeclined(p.id, row.id)}">
-<p><strong>${amount(row.amount, row.coin_symbol)}</strong> to <span class="mono">${addressText(row.to_address_given ?? row.to_address, page.network)}</span>; sign before ${dateTime(row.valid_until!)}.</p>
-${
-  open
-    ? inWallet
-      ? html`<p class="sign-status info" role="status">${requestInWalletWords(held)}</p>`
-      : html`<p><button type="button" class="sign-treasury" data-request="${JSON.stringify(request.tonconnect)}">Sign with your wallet</button></p>
-<p class="sign-status" role="status"></p>
-<details class="treasury-link"><summary>No TON Connect? Use a link</summary>
-<p>${
-          row.coin_symbol === 'TON'
-            ? html`Any account of your wallet app can pay it (best the treasury, <span class="mono">${treasuryWallet}</span>): Kassa sees it reach the customer. Pay it once, and not besides signing above — paid twice, the customer is paid twice.`
-            : html`Only from the treasury <span class="mono">${treasuryWallet}</span>: from any other account the transfer is refused and nothing is paid.`
-        }</p>
-<p><a href="${request.link}">Open in a wallet app</a></p></details>`
-    : html`<p class="sign-status info" role="status">The time to sign has passed. A request your wallet signed in time can still arrive until ${dateTime(held)}: the amount stays taken until then, and the refund is then marked expired, so it can be asked again.</p>`
-}
-</li>`;
-      })}</ul></section>`
-    : '';
+  const treasury = treasurySigningSection({
+    root,
+    network: page.network,
+    now: page.now,
+    awaiting,
+    heading: 'Refunds from the treasury to sign',
+    record: (refundId: string) => at.treasuryRequestSent(p.id, refundId),
+    declined: (refundId: string) => at.treasuryRequestDeclined(p.id, refundId),
+  });
   const redeliver =
     mayRedeliver && p.status === 'completed' && p.webhook_url
       ? html`<form method="post" action="${at.redeliver(p.id)}"><button type="submit">Redeliver the webhook</button></form>`
@@ -328,19 +304,4 @@ export function treasuryFlags(
   if (o.asked_amount !== null) flags.push(`Signed for ${o.amount} ${coin}, not the ${o.asked_amount} ${coin} asked.`);
   if (o.paid_from !== null) flags.push('Paid from another account than the treasury.');
   return flags;
-}
-
-/** A treasury refund whose request a page handed to a wallet, which can still pay it until `held`: what every page says instead of "Sign". */
-export const requestInWalletWords = (held: Date) =>
-  `The request is already in a wallet, which can still pay it until ${dateTime(held)}: approve or decline it there. ` +
-  'Do not send it again — a second request would pay the customer twice. ' +
-  'If it was declined in the wallet, the refund is marked expired at that time and can then be asked again.';
-
-/** The payment's treasury refunds awaiting a signature, with their requests, when `role` may refund (else none): the page then runs TON Connect. */
-export function treasurySigning(page: Pick<PaymentPage, 'outgoing' | 'network'>, role: StoreContext['role']) {
-  if (!can(role, 'refund.create')) return [];
-  return page.outgoing.flatMap((row) => {
-    const request = row.state === 'awaiting_signature' ? treasuryRequest(row, page.network) : null;
-    return request ? [{ row, request }] : [];
-  });
 }

@@ -1,9 +1,14 @@
 // The dashboard's Unmatched money (issue 43, CONTRACT §12): the store's transfers into its treasury
 // that named no payment — open ones first — with the payments they may belong to, and resolving one
 // through the API's own commands (payments/treasuryTransfers.ts assignUnmatched and
-// keepUnmatchedTransfer), each with its audit row in the same transaction, as the API writes it
-// (unmatched.assign, unmatched.keep; `via: dashboard`).
+// keepUnmatchedTransfer, treasury/unmatchedRefunds.ts createUnmatchedRefund), each with its audit row
+// in the same transaction, as the API writes it (unmatched.assign, unmatched.keep, unmatched.refund;
+// `via: dashboard`).
+import type { TonNetwork } from '../chain/addresses.ts';
 import { type DatabasePool, sql, z } from '../db/pool.ts';
+import { OUTGOING_COLUMNS, outgoingRow, type OutgoingRow } from '../treasury/outgoing.ts';
+import type { JettonWalletOf } from '../treasury/treasuryRefunds.ts';
+import { createUnmatchedRefund } from '../treasury/unmatchedRefunds.ts';
 import { assignUnmatched, keepUnmatchedTransfer, listUnmatched, type UnmatchedReason, type UnmatchedState } from '../payments/treasuryTransfers.ts';
 import { type Actor, recordAudit } from './audit.ts';
 
@@ -21,6 +26,7 @@ export interface UnmatchedTransfer {
   receivedAt: string;
   paymentID?: string;
   note?: string;
+  refundID?: string;
 }
 
 /** A payment a transfer may belong to, as the page names it. */
@@ -43,10 +49,30 @@ const SHOWN = 100;
 export async function unmatchedMoney(
   pool: DatabasePool,
   storeId: string,
-): Promise<{ open: UnmatchedTransfer[]; resolved: UnmatchedTransfer[]; payments: Map<string, SuggestedPayment> }> {
+): Promise<{
+  open: UnmatchedTransfer[];
+  refunding: UnmatchedTransfer[];
+  resolved: UnmatchedTransfer[];
+  payments: Map<string, SuggestedPayment>;
+  /** The refunds of the refunding ones, awaiting the treasury's signature. */
+  outgoing: OutgoingRow[];
+}> {
   const all = (await listUnmatched(pool, storeId, null, SHOWN * 2)) as unknown as UnmatchedTransfer[];
   const open = all.filter((u) => u.state === 'open').slice(0, SHOWN);
-  const resolved = all.filter((u) => u.state !== 'open').slice(0, SHOWN);
+  const refunding = all.filter((u) => u.state === 'refunding').slice(0, SHOWN);
+  const resolved = all.filter((u) => u.state !== 'open' && u.state !== 'refunding').slice(0, SHOWN);
+  const outgoing = refunding.length
+    ? [
+        ...(await pool.any(sql.type(outgoingRow)`
+          select ${OUTGOING_COLUMNS} from outgoing_transfers
+          where store_id = ${storeId} and state = 'awaiting_signature' and unmatched_transfer_id = any(${sql.array(
+            refunding.map((u) => u.id),
+            'uuid',
+          )})
+          order by created_at, id
+        `)),
+      ]
+    : [];
   const ids = [...new Set([...open.flatMap((u) => u.suggestions.map((s) => s.paymentID)), ...resolved.flatMap((u) => (u.paymentID ? [u.paymentID] : []))])];
   const rows = ids.length
     ? await pool.any(sql.type(suggestedPaymentRow)`
@@ -54,7 +80,7 @@ export async function unmatchedMoney(
         from payments where store_id = ${storeId} and id = any(${sql.array(ids, 'uuid')})
       `)
     : [];
-  return { open, resolved, payments: new Map(rows.map((row) => [row.id, row])) };
+  return { open, refunding, resolved, outgoing, payments: new Map(rows.map((row) => [row.id, row])) };
 }
 
 /** Assign from the dashboard: the API's command and its audit row (unmatched.assign), one transaction. */
@@ -87,5 +113,29 @@ export async function keepFromDashboard(pool: DatabasePool, actor: Actor, storeI
       now,
     );
     return kept;
+  });
+}
+
+/** Give it back from the dashboard: the API's command and its audit row (unmatched.refund), one transaction. */
+export async function refundFromDashboard(
+  pool: DatabasePool,
+  actor: Actor,
+  args: { storeId: string; unmatchedId: string; address: string | undefined; network: TonNetwork; walletOf: JettonWalletOf | null },
+  now: Date,
+): Promise<OutgoingRow> {
+  return pool.transaction(async (tx) => {
+    const refund = await createUnmatchedRefund(tx, args.network, args.storeId, args.unmatchedId, args.address, now, args.walletOf);
+    await recordAudit(
+      tx,
+      actor,
+      {
+        storeId: args.storeId,
+        action: 'unmatched.refund',
+        subject: args.unmatchedId,
+        detail: { refund: refund.id, coin: refund.coin_symbol, amount: refund.amount, address: refund.to_address_given, via: 'dashboard' },
+      },
+      now,
+    );
+    return refund;
   });
 }

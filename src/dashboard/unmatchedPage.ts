@@ -1,8 +1,9 @@
 // The Unmatched money page (issue 43, CONTRACT §12): money that reached the store's treasury without
 // a payment's reference, open first, each with what it carried, why it matched nothing in plain words
 // and the payments it may belong to; owners assign it to a suggested (or typed) payment or keep it
-// with a note, every member sees it. Refunding it from here waits for the API's refund of unmatched
-// money: the button is shown disabled with a sentence saying what to do meanwhile.
+// with a note, or give it back from the treasury — to its sender or an address they type — signed
+// with their wallet through TON Connect exactly as a payment's refund from the treasury
+// (treasurySigning.ts, static/treasury.js); every member sees it.
 import type { TonNetwork } from '../config.ts';
 import { shownTicker } from '../money.ts';
 import { formatReference } from '../payments/reference.ts';
@@ -10,6 +11,8 @@ import { html, type Html } from '../web/html.ts';
 import { dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { dashboardPaths, type StorePaths } from './paths.ts';
 import { can } from './policy.ts';
+import type { OutgoingRow } from '../treasury/outgoing.ts';
+import { treasurySigning, treasurySigningSection } from './treasurySigning.ts';
 import type { SuggestedPayment, UnmatchedTransfer } from './unmatched.ts';
 import { address, amount, SUGGESTION_WORDS, term, UNMATCHED_REASON_WORDS, UNMATCHED_STATE_WORDS } from './words.ts';
 
@@ -17,10 +20,11 @@ import { address, amount, SUGGESTION_WORDS, term, UNMATCHED_REASON_WORDS, UNMATC
 export const UNMATCHED_NOTICES = {
   assigned: 'Assigned: the money is booked on the payment, as if it had carried its reference.',
   kept: 'Kept: the money stays in your treasury, booked on no payment, with your note.',
+  refund_asked: 'Refund asked: approve it with your treasury’s wallet below (once). It is done when the network carries it.',
 } as const;
 export type UnmatchedNotice = keyof typeof UNMATCHED_NOTICES;
 
-/** A refusal shown on the transfer it concerns: its form's field (paymentID, note, else form) → sentence. */
+/** A refusal shown on the transfer it concerns: its form's field (paymentID, note, address, else form) → sentence. */
 export interface UnmatchedProblem {
   id: string;
   problems: Record<string, string>;
@@ -73,9 +77,13 @@ ${problemFor(problems, 'paymentID')}
 ${problemFor(problems, 'note')}
 <button type="submit" class="secondary">Keep it</button>
 </form>
-<p><button type="button" class="secondary" disabled aria-describedby="${prefix}-refund">Refund it</button></p>
-<p class="muted" id="${prefix}-refund">Refunding it from here is not available yet. To give it back, send it from your treasury’s wallet yourself, then keep it here with a note saying so.</p>`
-    : html`<p class="muted">Only the store’s owners can assign or keep this money.</p>`;
+<form method="post" action="${paths.refundUnmatched(u.id)}" class="refund-unmatched">
+<label for="${prefix}-address">Or give it back, all of it, from your treasury: ${u.sender ? 'to the wallet that sent it, or to another address you type here' : 'Kassa does not know who sent it, so type the address to send it to'}</label>
+<input id="${prefix}-address" name="address" type="text" class="mono" autocomplete="off" spellcheck="false" maxlength="200" value="${values.address ?? ''}"${describedBy(problems, 'address')}>
+${problemFor(problems, 'address')}
+<button type="submit" class="secondary">Give it back</button>
+</form>`
+    : html`<p class="muted">Only the store’s owners can assign, keep or give back this money.</p>`;
   return html`<article class="card unmatched" id="unmatched-${u.id}" aria-labelledby="${prefix}-title">
 <h3 id="${prefix}-title">${amount(u.amount, shownTicker(u.coin))} · ${dateTime(new Date(u.receivedAt))}</h3>
 ${problemFor(problems, 'form')}
@@ -88,6 +96,11 @@ ${problemFor(problems, 'form')}
 ${suggestions}
 ${actions}
 </article>`;
+}
+
+function refundingRow(u: UnmatchedTransfer, refund: OutgoingRow | undefined, network: TonNetwork): Html {
+  const to = refund ? html` to ${address(refund.to_address_given ?? refund.to_address, network, 'the address it goes back to')}` : '';
+  return html`<li class="refunding" id="unmatched-${u.id}">${amount(u.amount, shownTicker(u.coin))} · ${dateTime(new Date(u.receivedAt))} — being given back${to}: waiting for your treasury’s wallet to approve it. If nobody approves it in time, it waits for you here again.</li>`;
 }
 
 function resolvedRow(u: UnmatchedTransfer, input: { root: string; store: StoreContext; payments: Map<string, SuggestedPayment> }): Html {
@@ -107,16 +120,46 @@ export function unmatchedPage(input: {
   store: StoreContext;
   network: TonNetwork;
   open: readonly UnmatchedTransfer[];
+  refunding: readonly UnmatchedTransfer[];
   resolved: readonly UnmatchedTransfer[];
   payments: Map<string, SuggestedPayment>;
+  /** The refunding ones' refunds awaiting the treasury's signature. */
+  outgoing: readonly OutgoingRow[];
+  /** The moment the page shows (whether a refund can still be signed). */
+  now: Date;
   notice?: string | null;
   problem?: UnmatchedProblem | null;
+  /** This response's CSP style nonce, for TON Connect's UI (a refund awaits the owner's signature). */
+  styleNonce?: string;
 }): string {
   const { root, store } = input;
   const paths = dashboardPaths(root).store(store.id);
+  const awaiting = unmatchedSigning(input, store.role);
+  const signing = treasurySigningSection({
+    root,
+    network: input.network,
+    now: input.now,
+    awaiting,
+    heading: 'Money to give back: approve it with your wallet',
+    record: (refundId) => paths.unmatchedRequestSent(refundOwner(input.outgoing, refundId), refundId),
+    declined: (refundId) => paths.unmatchedRequestDeclined(refundOwner(input.outgoing, refundId), refundId),
+  });
   const body = html`<h1>Unmatched money</h1>
-<p>${term(paths.glossary(), 'unmatched', 'Money')} that reached your treasury without a payment’s reference in its comment, so Kassa could not tell which payment it was for. It is in your wallet and never lost: assign it to the payment it was for, or keep it.</p>
+<p>${term(paths.glossary(), 'unmatched', 'Money')} that reached your treasury without a payment’s reference in its comment, so Kassa could not tell which payment it was for. It is in your wallet and never lost: assign it to the payment it was for, keep it, or give it back.</p>
 ${input.notice ? html`<p class="success" role="status">${input.notice}</p>` : ''}
+${signing}
+${
+  input.refunding.length
+    ? html`<section class="card" aria-labelledby="refunding-heading"><h2 id="refunding-heading">Being given back (${input.refunding.length})</h2>
+<ul class="refunding-list">${input.refunding.map((u) =>
+        refundingRow(
+          u,
+          input.outgoing.find((o) => o.unmatched_transfer_id === u.id),
+          input.network,
+        ),
+      )}</ul></section>`
+    : ''
+}
 <section aria-labelledby="open-heading"><h2 id="open-heading">Waiting for you (${input.open.length})</h2>
 ${
   input.open.length
@@ -129,5 +172,23 @@ ${
 <ul class="resolved-list">${input.resolved.map((u) => resolvedRow(u, { root, store, payments: input.payments }))}</ul></section>`
     : ''
 }`;
-  return shell({ root, title: 'Unmatched money', body, viewer: input.viewer, store, current: 'unmatched' });
+  return shell({
+    root,
+    title: 'Unmatched money',
+    body,
+    viewer: input.viewer,
+    store,
+    current: 'unmatched',
+    ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
+  });
+}
+
+/** The refunds of unmatched money awaiting the treasury's signature, when `role` may refund (else none): the page then runs TON Connect. */
+export function unmatchedSigning(input: { outgoing: readonly OutgoingRow[]; network: TonNetwork }, role: StoreContext['role']) {
+  return treasurySigning({ outgoing: input.outgoing, network: input.network }, role);
+}
+
+/** The unmatched transfer a refund of the page sends back. */
+function refundOwner(outgoing: readonly OutgoingRow[], refundId: string): string {
+  return outgoing.find((o) => o.id === refundId)?.unmatched_transfer_id ?? '';
 }

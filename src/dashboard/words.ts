@@ -129,6 +129,7 @@ export const SUGGESTION_WORDS: Record<string, string> = {
 /** An unmatched transfer's state, for the shop owner. */
 export const UNMATCHED_STATE_WORDS: Record<UnmatchedState, string> = {
   open: 'waiting for you',
+  refunding: 'being refunded: waiting for your wallet to approve it',
   assigned: 'assigned to a payment',
   refunded: 'refunded',
   kept: 'kept',

@@ -9,7 +9,7 @@ import { checkoutViewSchema } from '../presenters/checkout.ts';
 import { endpointDeliverySchema, webhookDeliverySchema } from '../presenters/delivery.ts';
 import { webhookEndpointSchema } from '../presenters/webhookEndpoint.ts';
 import { unmatchedTransferSchema } from '../presenters/unmatched.ts';
-import { assignUnmatchedSchema, keepUnmatchedSchema, listUnmatchedQuery, unmatchedParams } from './routes/unmatchedTransfers.schema.ts';
+import { assignUnmatchedSchema, keepUnmatchedSchema, listUnmatchedQuery, refundUnmatchedSchema, unmatchedParams } from './routes/unmatchedTransfers.schema.ts';
 import { paymentLinkSchema } from '../presenters/paymentLink.ts';
 import { ledgerEntrySchema, planSchema, subscriptionSchema } from '../presenters/subscription.ts';
 import {
@@ -344,6 +344,7 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
         CreateWebhookEndpointRequest: requestSchema(createEndpointSchema),
         AssignUnmatchedTransferRequest: requestSchema(assignUnmatchedSchema),
         KeepUnmatchedTransferRequest: requestSchema(keepUnmatchedSchema),
+        RefundUnmatchedTransferRequest: requestSchema(refundUnmatchedSchema),
         WebhookEndpoint: webhookEndpointSchema,
         UnmatchedTransfer: unmatchedTransferSchema,
         WebhookEndpointDelivery: endpointDeliverySchema,
@@ -811,6 +812,39 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
             'unmatched_transfer_not_found',
             'unmatched_transfer_not_open',
           ],
+        },
+      },
+      '/v1/unmatched-transfers/{id}/refund': {
+        post: {
+          operationId: 'refundUnmatchedTransfer',
+          tags: ['Unmatched money'],
+          summary: "Send an unmatched transfer back, whole, from the treasury: a treasury refund for the merchant's wallet to sign (extension)",
+          description: `The refund answers \`awaiting_signature\` with a TON Connect request (\`tonconnect\`) and a \`ton://\` link, exactly as a sale's refund from the treasury: the transfer's whole amount and coin, to its sender or \`address\`. The transfer is \`refunding\` until the chain reader sees the refund leave the treasury (the refund \`confirmed\`, the transfer \`refunded\`), or \`open\` again once the refund expired unseen (after its \`heldUntil\`). Refused: unmatched_transfer_not_open (409) while a refund of it awaits its signature, or once assigned, refunded or kept; invalid_address: an address Kassa cannot send to, or none given when the chain names no sender. ${CHANGE_SCOPE}`,
+          parameters: PARAMS_OF_UNMATCHED,
+          requestBody: { required: false, content: json(ref('RefundUnmatchedTransferRequest')) },
+          responses: { '201': { description: "The refund, awaiting the merchant's signature (unmatchedTransferID)", content: json(ref('Refund')) } },
+          errors: [
+            ...MERCHANT_ERRORS,
+            ...SCOPED_ERRORS,
+            ...BODY_ERRORS,
+            'invalid_unmatched_transfer_id',
+            'unmatched_transfer_not_found',
+            'unmatched_transfer_not_open',
+            'invalid_address',
+            'invalid_coin',
+            'invalid_request',
+            'chain_unavailable',
+          ],
+        },
+      },
+      '/v1/unmatched-transfers/{id}/refunds': {
+        get: {
+          operationId: 'listUnmatchedTransferRefunds',
+          tags: ['Unmatched money'],
+          summary: "An unmatched transfer's refunds from the treasury, oldest first (extension)",
+          parameters: PARAMS_OF_UNMATCHED,
+          responses: { '200': { description: 'Refunds', content: json(listSchema(ref('Refund'))) } },
+          errors: [...MERCHANT_ERRORS, 'invalid_unmatched_transfer_id', 'unmatched_transfer_not_found'],
         },
       },
       '/v1/webhook-endpoints': {

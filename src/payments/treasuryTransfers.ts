@@ -8,15 +8,15 @@ import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import { emitEvents } from '../webhooks/events.ts';
 import { referencesOneAway, type ReadReference } from './reference.ts';
-import { KassaError } from '../errors.ts';
+import { KassaError, unmatchedTransferNotOpen } from '../errors.ts';
 import type { OnCompleted } from './commands.ts';
 import { recordTransfer, recordTransferIn, type TransferEffect } from './transfers.ts';
 
 /** Why a transfer into a treasury matched no payment (unmatched_transfers_reason_is_known). */
 export const UNMATCHED_REASONS = ['no_reference', 'unknown_reference', 'malformed_reference', 'encrypted'] as const;
 export type UnmatchedReason = (typeof UNMATCHED_REASONS)[number];
-/** Where an unmatched transfer stands: open until a person assigns, refunds or keeps it. */
-export const UNMATCHED_STATES = ['open', 'assigned', 'refunded', 'kept'] as const;
+/** Where an unmatched transfer stands: open until a person assigns, refunds or keeps it; refunding while its refund awaits the treasury's signature. */
+export const UNMATCHED_STATES = ['open', 'refunding', 'assigned', 'refunded', 'kept'] as const;
 export type UnmatchedState = (typeof UNMATCHED_STATES)[number];
 /** Why a payment is suggested for an unmatched transfer. */
 export const SUGGESTION_REASONS = ['reference_one_character_away', 'same_amount_open', 'same_sender'] as const;
@@ -199,9 +199,12 @@ export const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin
   'receivedAt', to_char(u.chain_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
   || case when u.payment_id is null then '{}'::jsonb else jsonb_build_object('paymentID', u.payment_id) end
   || case when u.note is null then '{}'::jsonb else jsonb_build_object('note', u.note) end
+  || coalesce((select jsonb_build_object('refundID', o.id) from outgoing_transfers o
+               where o.unmatched_transfer_id = u.id and u.state in ('refunding', 'refunded') and o.state in ('awaiting_signature', 'confirmed')
+               order by o.state = 'confirmed' desc, o.created_at desc limit 1), '{}'::jsonb)
   || case when u.dust then jsonb_build_object('dust', true) else '{}'::jsonb end)`;
 
-const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
+export const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
 
 /** A store's unmatched transfers (in `state` when given), newest first, at most `limit`. */
 export async function listUnmatched(db: Db, storeId: string, state: UnmatchedState | null, limit = 100): Promise<readonly Record<string, unknown>[]> {
@@ -212,7 +215,7 @@ export async function listUnmatched(db: Db, storeId: string, state: UnmatchedSta
   `);
 }
 
-const lockedUnmatched = z.object({
+export const lockedUnmatched = z.object({
   id: z.string(),
   account: z.string(),
   lt: z.string(),
@@ -231,7 +234,7 @@ const lockedUnmatched = z.object({
  * An unmatched transfer's row, locked: a jetton's account is the treasury's jetton wallet, whose
  * owner (the treasury) and master the reader recorded in jetton_wallets when it started reading it.
  */
-const LOCKED_UNMATCHED = sql.fragment`
+export const LOCKED_UNMATCHED = sql.fragment`
   select u.id, u.account, u.lt::text as lt, u.hash, u.amount_base_units::text as amount_base_units, u.sender, u.comment, u.chain_time, u.state,
          u.coin_symbol, w.master_address as jetton_master, case when u.coin_symbol = 'TON' then u.account else coalesce(w.owner_address, u.account) end as treasury
   from unmatched_transfers u left join jetton_wallets w on u.coin_symbol <> 'TON' and w.address = u.account`;
@@ -253,7 +256,7 @@ export async function assignUnmatched(
 ): Promise<{ transfer: Record<string, unknown>; effect: TransferEffect | null }> {
   const row = await tx.maybeOne(sql.type(lockedUnmatched)`${LOCKED_UNMATCHED} where u.id = ${unmatchedId} and u.store_id = ${storeId} for update of u`);
   if (!row) throw new KassaError('unmatched_transfer_not_found', { param: 'id' });
-  if (row.state !== 'open') throw new KassaError('unmatched_transfer_not_open', { param: 'id' });
+  if (row.state !== 'open') throw unmatchedTransferNotOpen(row.state);
   const payment = await tx.maybeOne(sql.type(z.object({ settlement: z.string(), settlement_address: z.string().nullable() }))`
     select settlement, settlement_address from payments where id = ${paymentId} and store_id = ${storeId}
   `);
@@ -304,7 +307,7 @@ export async function keepUnmatchedTransfer(tx: Db, storeId: string, unmatchedId
     select state from unmatched_transfers where id = ${unmatchedId} and store_id = ${storeId} for update
   `);
   if (state === null) throw new KassaError('unmatched_transfer_not_found', { param: 'id' });
-  if (state !== 'open') throw new KassaError('unmatched_transfer_not_open', { param: 'id' });
+  if (state !== 'open') throw unmatchedTransferNotOpen(state);
   return tx.oneFirst(sql.type(unmatchedRow)`
     update unmatched_transfers u set state = 'kept', note = ${note}, resolved_at = ${sql.timestamp(now)} where u.id = ${unmatchedId}
     returning ${UNMATCHED_JSON} as transfer

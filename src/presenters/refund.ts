@@ -8,10 +8,19 @@ import { heldUntil, treasuryRequest } from '../treasury/treasuryRefunds.ts';
 
 export const refundSchema = {
   type: 'object',
-  required: ['id', 'paymentID', 'coin', 'amount', 'receives', 'fee', 'address', 'status', 'createdAt'],
+  required: ['id', 'coin', 'amount', 'receives', 'fee', 'address', 'status', 'createdAt'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    paymentID: { type: 'string', format: 'uuid' },
+    paymentID: {
+      type: 'string',
+      format: 'uuid',
+      description: 'The payment whose money it refunds; absent on a refund of unmatched money (`unmatchedTransferID`).',
+    },
+    unmatchedTransferID: {
+      type: 'string',
+      format: 'uuid',
+      description: 'A refund of unmatched money (POST /v1/unmatched-transfers/{id}/refund): the transfer into the treasury it sends back, whole.',
+    },
     coin: { type: 'string' },
     amount: {
       type: 'string',
@@ -152,7 +161,8 @@ export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {
   const request = row.state === 'awaiting_signature' ? treasuryRequest(row, network) : null;
   return {
     id: row.id,
-    paymentID: row.payment_id,
+    ...(row.payment_id !== null ? { paymentID: row.payment_id } : {}),
+    ...(row.unmatched_transfer_id !== null ? { unmatchedTransferID: row.unmatched_transfer_id } : {}),
     coin: row.coin_symbol,
     amount: row.amount,
     address: row.to_address_given ?? row.to_address,

@@ -39,11 +39,21 @@ export const unmatchedTransferSchema = {
         },
       },
     },
-    state: { type: 'string', enum: UNMATCHED_STATES, description: 'open until a person assigns, refunds or keeps it.' },
+    state: {
+      type: 'string',
+      enum: UNMATCHED_STATES,
+      description:
+        "open until a person assigns, refunds or keeps it; refunding while its refund (refundID) awaits the treasury's signature — open again if that refund expires unseen; refunded once the chain reader saw the refund leave the treasury.",
+    },
     transactionHash: { type: 'string', description: "The treasury's transaction (hex); for a jetton, its jetton wallet's." },
     receivedAt: { type: 'string', format: 'date-time', description: 'Its on-chain time.' },
     paymentID: { type: 'string', format: 'uuid', description: 'assigned: the payment it was booked on (absent otherwise).' },
     note: { type: 'string', description: 'kept: why, as the person who kept it wrote (absent otherwise).' },
+    refundID: {
+      type: 'string',
+      format: 'uuid',
+      description: 'refunding or refunded: its refund from the treasury (GET /v1/unmatched-transfers/{id}/refunds; absent otherwise).',
+    },
     dust: {
       type: 'boolean',
       enum: [true],

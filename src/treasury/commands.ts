@@ -24,7 +24,7 @@ import { outgoingEvents } from './events.ts';
 import { enqueueWalletSend, failureColumns, planOutgoing, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 import type { SignedMessage } from './wallets.ts';
-import { treasurySaleMoved, WALLET_LONGEST_LIFETIME_MS } from './treasuryRefunds.ts';
+import { treasurySaleMoved, unmatchedMoved, WALLET_LONGEST_LIFETIME_MS } from './treasuryRefunds.ts';
 
 const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number(), landed: z.boolean() });
 type Locked = z.infer<typeof lockedRow>;
@@ -652,12 +652,19 @@ export async function confirmTreasuryRefund(
   let told: { asked: bigint; beyondSale: bigint; paymentId: string; wasExpired: boolean } | null = null;
   const outcome = await pool.transaction(async (db) => {
     told = null;
-    // The sale first (as createTreasuryRefund locks it), so what its treasury refunds took is read whole.
-    const paymentId = await db.maybeOneFirst(sql.type(z.object({ payment_id: z.string() }))`
-      select payment_id from outgoing_transfers where id = ${seen.refundId}
+    // The sale (or the unmatched transfer) first, as createTreasuryRefund (createUnmatchedRefund) locks it, so what its treasury refunds took is read whole.
+    const owner = await db.maybeOne(sql.type(z.object({ payment_id: z.string().nullable(), unmatched_transfer_id: z.string().nullable() }))`
+      select payment_id, unmatched_transfer_id from outgoing_transfers where id = ${seen.refundId}
     `);
-    if (paymentId === null) return 'repeat' as const;
-    await db.query(sql.unsafe`select 1 from payments where id = ${paymentId} for update`);
+    if (owner === null) return 'repeat' as const;
+    const paymentId = owner.payment_id;
+    if (paymentId !== null) await db.query(sql.unsafe`select 1 from payments where id = ${paymentId} for update`);
+    const unmatched =
+      owner.unmatched_transfer_id === null
+        ? null
+        : await db.one(sql.type(z.object({ id: z.string(), state: z.string() }))`
+            select id, state from unmatched_transfers where id = ${owner.unmatched_transfer_id} for update
+          `);
     const [row] = await lockTransfers(db, sql.fragment`o.id = ${seen.refundId}`);
     if (!row) return 'repeat' as const;
     const next = askOne(row, { type: 'treasury_transfer_seen' }, now);
@@ -670,8 +677,10 @@ export async function confirmTreasuryRefund(
       // Books = chain: a wallet that signed another amount moved that amount; the refund says so.
       const differs = seen.sent !== asked && seen.sent > 0n;
       // What left the treasury for the sale before this transfer (this refund was not confirmed), and with it.
-      const { moved, swept } = await treasurySaleMoved(db, paymentId);
-      const beyondSale = moved + seen.sent > swept ? moved + seen.sent - swept : 0n;
+      const { moved, swept } = paymentId !== null ? await treasurySaleMoved(db, paymentId) : await unmatchedMoved(db, unmatched!.id);
+      // Unmatched money assigned or kept meanwhile (its refund expired, then signed anyway): all of this transfer is the second time.
+      const resolvedOtherwise = unmatched !== null && (unmatched.state === 'assigned' || unmatched.state === 'kept');
+      const beyondSale = resolvedOtherwise ? seen.sent : moved + seen.sent > swept ? moved + seen.sent - swept : 0n;
       await writeTransition(
         db,
         row,
@@ -685,7 +694,12 @@ export async function confirmTreasuryRefund(
           amount_base_units = ${(differs ? seen.sent : asked).toString()},
           amount = ${differs ? sql.fragment`(select trim_scale(${seen.sent.toString()}::numeric / power(10::numeric, c.decimals)) from coins c where c.symbol = outgoing_transfers.coin_symbol)` : sql.fragment`amount`}`,
       );
-      told = { asked: differs ? asked : seen.sent, beyondSale, paymentId, wasExpired: row.state === 'expired' };
+      // The unmatched transfer it sends back is refunded (whether it awaited this refund or was open again after it expired).
+      if (unmatched !== null && (unmatched.state === 'refunding' || unmatched.state === 'open'))
+        await db.query(sql.typeAlias('void')`
+          update unmatched_transfers set state = 'refunded', resolved_at = ${sql.timestamp(now)} where id = ${unmatched.id}
+        `);
+      told = { asked: differs ? asked : seen.sent, beyondSale, paymentId: paymentId ?? unmatched!.id, wasExpired: row.state === 'expired' };
       return 'confirmed' as const;
     }
     const known = await db.exists(sql.unsafe`select 1 from outgoing_transfers where id = ${seen.refundId} and transaction_hash = ${tx.hash}`);
@@ -739,13 +753,25 @@ export async function confirmTreasuryRefund(
 export async function expireTreasuryRefunds(pool: DatabasePool, args: { expiryClock: Date; now: Date }): Promise<number> {
   const signedBefore = new Date(args.expiryClock.getTime() - WALLET_LONGEST_LIFETIME_MS);
   return pool.transaction(async (db) => {
-    const rows = await lockTransfers(db, sql.fragment`o.state = 'awaiting_signature' and o.valid_until < ${sql.timestamp(signedBefore)}`);
+    const due = sql.fragment`o.state = 'awaiting_signature' and o.valid_until < ${sql.timestamp(signedBefore)}`;
+    // The unmatched transfers they send back first (as createUnmatchedRefund and confirmTreasuryRefund lock them).
+    const unmatched = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
+      select u.id from unmatched_transfers u where u.id in (select o.unmatched_transfer_id from outgoing_transfers o where ${due})
+      order by u.id for update of u
+    `);
+    const rows = await lockTransfers(db, due);
     let moved = 0;
     for (const { row, next } of ask(rows, { type: 'signature_expired' }, args.now)) {
       if (!next.ok) continue;
       await writeTransition(db, row, next, args.now, sql.fragment`expired_at = ${sql.timestamp(args.now)}`);
       moved += 1;
     }
+    // Unmatched money whose refund expired unseen is open again (a person may refund, assign or keep it).
+    if (unmatched.length > 0)
+      await db.query(sql.typeAlias('void')`
+        update unmatched_transfers u set state = 'open' where u.id = any(${sql.array([...unmatched], 'uuid')}) and u.state = 'refunding'
+          and not exists (select 1 from outgoing_transfers o where o.unmatched_transfer_id = u.id and o.state = 'awaiting_signature')
+      `);
     return moved;
   });
 }

@@ -4,7 +4,7 @@
 // (once per shortfall, on the books through planOutgoing, the gas wallet's job a moment later so
 // top-ups planned meanwhile share its message). The signer asks it and waits; it signs nothing here.
 import { sql, z, type Db } from '../db/pool.ts';
-import { planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { paymentOf, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { whenToTopUp } from './whatToSend.ts';
 
 /** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
@@ -37,7 +37,7 @@ export async function planGasTopUp(tx: Db, args: { transfer: OutgoingRow; gas: s
     {
       kind: 'gas_top_up',
       reason: 'gas',
-      paymentId: transfer.payment_id,
+      paymentId: paymentOf(transfer),
       storeId: transfer.store_id,
       forTransferId: transfer.id,
       from: args.gas,

@@ -149,7 +149,10 @@ export const outgoingRow = z.object({
   id: z.string(),
   kind: z.enum(['sweep', 'refund', 'gas_top_up']),
   reason: z.string(),
-  payment_id: z.string(),
+  /** Null for a treasury refund of unmatched money (unmatched_transfer_id). */
+  payment_id: z.string().nullable(),
+  /** A treasury refund of unmatched money: the transfer into the treasury it sends back. */
+  unmatched_transfer_id: z.string().nullable(),
   store_id: z.string(),
   from_address: z.string(),
   to_address: z.string(),
@@ -210,6 +213,12 @@ export const outgoingRow = z.object({
 });
 export type OutgoingRow = z.infer<typeof outgoingRow>;
 
+/** The payment of a transfer out of a deposit (every one has it; only a treasury refund of unmatched money has none). */
+export function paymentOf(row: Pick<OutgoingRow, 'id' | 'payment_id'>): string {
+  if (row.payment_id === null) throw new Error(`outgoing transfer ${row.id} is a refund of unmatched money: it has no payment`);
+  return row.payment_id;
+}
+
 /**
  * The state a refund or sweep is shown in (planned: pending): a jetton transfer out of a deposit confirmed when it left
  * but not at its destination yet (two hops on) is still `sent`; a bounce may yet fail it.
@@ -220,7 +229,7 @@ export function shownState(row: Pick<OutgoingRow, 'state' | 'delivered_at' | 'so
 }
 
 export const OUTGOING_COLUMNS = sql.fragment`
-  id, kind, reason, payment_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount::text as amount,
+  id, kind, reason, payment_id, unmatched_transfer_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount::text as amount,
   amount_base_units::text as amount_base_units, state, wallet_seqno::text as wallet_seqno, valid_until, message_hash,
   messages_signed, broadcasts, sent_amount_base_units::text as sent_amount_base_units, fee::text as fee,
   fee_base_units::text as fee_base_units, fee_reserved_base_units::text as fee_reserved_base_units, transaction_hash, failure_reason,

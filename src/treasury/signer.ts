@@ -26,7 +26,7 @@ import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db 
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
 import { carryAllTo, CLOSING_REFUND_FEE, closingActions, closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
-import { depositMoney, enqueueWalletSend, holdsOtherCoin, outgoingRow, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { depositMoney, enqueueWalletSend, holdsOtherCoin, outgoingRow, paymentOf, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
 import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
 import { nextSeqno, refusedAsExpired, signingClock, validUntilOf, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
@@ -197,7 +197,7 @@ async function failOrphanShares(deps: SignerDeps, wallet: string): Promise<void>
  * chain's balance): read again, with the payment row locked, in the transaction that records the message.
  */
 async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | null): Promise<Omit<ClosingFacts, 'primary' | 'final' | 'balance'>> {
-  const money = await depositMoney(db, refund.payment_id);
+  const money = await depositMoney(db, paymentOf(refund));
   const ton = money.find((row) => row.coin_symbol === 'TON');
   const other = await db.one(sql.type(z.object({ status: z.string(), treasury: z.string().nullable(), moving: z.boolean() }))`
     select p.status, s.treasury,
@@ -283,7 +283,7 @@ async function signClosing(deps: SignerDeps, facts: SendFacts, closing: Closing)
           {
             kind: 'sweep',
             reason: share.reason,
-            paymentId: next.payment_id,
+            paymentId: paymentOf(next),
             storeId: next.store_id,
             from: wallet,
             to: share.sent ? share.to : carryTo,

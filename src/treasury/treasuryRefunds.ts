@@ -29,7 +29,7 @@ import type { StorePayment } from '../payments/view.ts';
 import type { RatePolicy } from '../rates/rates.ts';
 import { newUuid } from '../uuid.ts';
 import { checkDestination } from './destinations.ts';
-import { OUTGOING_COLUMNS, outgoingRow, type OutgoingRow } from './outgoing.ts';
+import { OUTGOING_COLUMNS, outgoingRow, type OutgoingRow, type RequestedAmount } from './outgoing.ts';
 import { OUTGOING_STATES } from './transitions.ts';
 import { PAYER, payerOf, requestedAmount, type RefundRequest } from './refundRequest.ts';
 
@@ -162,20 +162,75 @@ export async function createTreasuryRefund(
       );
     throw refundExceedsBalance(coin.symbol, `${parts.join('; ')}.`);
   }
-  const treasury = Address.parse(payment.treasury);
-  const customer = Address.parse(destination.raw);
+  return planTreasuryRefund(
+    tx,
+    network,
+    {
+      owner: { paymentId: payment.id },
+      storeId: payment.store_id,
+      treasury: payment.treasury,
+      coin: coin.symbol,
+      decimals: coin.decimals,
+      amount,
+      destination: destination.raw,
+      given: given.trim(),
+      requested: requested?.requested ?? null,
+    },
+    now,
+    walletOf,
+  );
+}
+
+/** Whose money a treasury refund sends back: a payment's, or an unmatched transfer's (issue 43). */
+export type RefundOwner = { paymentId: string } | { unmatchedId: string; storeId: string };
+
+/** SQL over `outgoing_transfers`: the refunds of `owner` (unmatched money's, of its store only). */
+export const ownedBy = (owner: RefundOwner) =>
+  'paymentId' in owner
+    ? sql.fragment`payment_id = ${owner.paymentId}`
+    : sql.fragment`unmatched_transfer_id = ${owner.unmatchedId} and store_id = ${owner.storeId}`;
+
+/**
+ * Writes a treasury refund decided by its caller (createTreasuryRefund for a sale, createUnmatchedRefund
+ * for unmatched money), in its transaction: the message the merchant's wallet is asked to sign — TON
+ * to the destination with the refund's reference as a text comment, or a TEP-74 transfer to the
+ * treasury's jetton wallet whose forward_payload carries it — and the row awaiting its signature.
+ */
+export async function planTreasuryRefund(
+  tx: Db,
+  network: TonNetwork,
+  plan: {
+    owner: RefundOwner;
+    storeId: string;
+    /** The treasury (raw or user-friendly). */
+    treasury: string;
+    coin: string;
+    decimals: number;
+    amount: bigint;
+    /** Raw. */
+    destination: string;
+    /** The destination as the merchant gave it. */
+    given: string;
+    requested: RequestedAmount | null;
+  },
+  now: Date,
+  walletOf: JettonWalletOf | null,
+): Promise<OutgoingRow> {
+  const { amount } = plan;
+  const treasury = Address.parse(plan.treasury);
+  const customer = Address.parse(plan.destination);
   const id = newUuid();
   const reference = referenceOf(id);
   const comment = beginCell().storeUint(0, 32).storeStringTail(reference).endCell();
   let message: { address: string; amount: bigint; payload: Cell };
-  if (coin.symbol === 'TON') message = { address: destination.raw, amount, payload: comment };
+  if (plan.coin === 'TON') message = { address: plan.destination, amount, payload: comment };
   else {
     const master = await tx.maybeOne(sql.type(z.object({ master_address: z.string(), wallet_code: z.instanceof(Buffer).nullable() }))`
-      select master_address, wallet_code from jetton_masters where coin_symbol = ${coin.symbol} and network = ${network}
+      select master_address, wallet_code from jetton_masters where coin_symbol = ${plan.coin} and network = ${network}
     `);
     if (!master) throw new KassaError('invalid_coin', { param: 'coin' });
     const wallet = await treasuryJettonWallet(
-      { master: Address.parse(master.master_address), walletCode: master.wallet_code, treasury, coin: coin.symbol },
+      { master: Address.parse(master.master_address), walletCode: master.wallet_code, treasury, coin: plan.coin },
       walletOf,
     );
     message = {
@@ -192,16 +247,18 @@ export async function createTreasuryRefund(
     };
   }
   const validUntil = new Date(Math.floor((now.getTime() + TREASURY_REFUND_TTL_MS) / 1000) * 1000);
+  const paymentId = 'paymentId' in plan.owner ? plan.owner.paymentId : null;
+  const unmatchedId = 'unmatchedId' in plan.owner ? plan.owner.unmatchedId : null;
   return tx.one(sql.type(outgoingRow)`
-    insert into outgoing_transfers (id, kind, reason, source, payment_id, store_id, from_address, to_address, to_address_given, coin_symbol, amount,
-                                    amount_base_units, fee_reserved_base_units, state, valid_until, watch_account, reference, request_address,
-                                    request_amount_base_units, request_payload, requested_amount, requested_currency, exchange_rate,
+    insert into outgoing_transfers (id, kind, reason, source, payment_id, unmatched_transfer_id, store_id, from_address, to_address, to_address_given,
+                                    coin_symbol, amount, amount_base_units, fee_reserved_base_units, state, valid_until, watch_account, reference,
+                                    request_address, request_amount_base_units, request_payload, requested_amount, requested_currency, exchange_rate,
                                     exchange_rate_source, created_at, updated_at)
-    values (${id}, 'refund', 'refund', 'treasury', ${payment.id}, ${payment.store_id}, ${treasury.toRawString()}, ${destination.raw}, ${given.trim()},
-            ${coin.symbol}, ${fromBaseUnits(amount, coin.decimals)}, ${amount.toString()}, 0, 'awaiting_signature', ${sql.timestamp(validUntil)},
-            ${coin.symbol === 'TON' ? treasury.toRawString() : message.address}, ${reference}, ${message.address}, ${message.amount.toString()},
-            ${sql.binary(message.payload.toBoc())}, ${requested?.requested.amount ?? null}, ${requested?.requested.currency ?? null},
-            ${requested?.requested.rate ?? null}, ${requested?.requested.rateSource ?? null}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
+    values (${id}, 'refund', 'refund', 'treasury', ${paymentId}, ${unmatchedId}, ${plan.storeId}, ${treasury.toRawString()}, ${plan.destination},
+            ${plan.given}, ${plan.coin}, ${fromBaseUnits(amount, plan.decimals)}, ${amount.toString()}, 0, 'awaiting_signature', ${sql.timestamp(validUntil)},
+            ${plan.coin === 'TON' ? treasury.toRawString() : message.address}, ${reference}, ${message.address}, ${message.amount.toString()},
+            ${sql.binary(message.payload.toBoc())}, ${plan.requested?.amount ?? null}, ${plan.requested?.currency ?? null},
+            ${plan.requested?.rate ?? null}, ${plan.requested?.rateSource ?? null}, ${sql.timestamp(now)}, ${sql.timestamp(now)})
     returning ${OUTGOING_COLUMNS}
   `);
 }
@@ -251,6 +308,24 @@ export async function treasurySaleMoved(db: Db, paymentId: string): Promise<{ mo
         else coalesce((select sum(o.amount_base_units) from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment'
                        and o.coin_symbol = p.coin_symbol and o.state <> 'failed'), 0)::text end as swept
     from payments p where p.id = ${paymentId}
+  `);
+  return { moved: BigInt(row.moved), swept: BigInt(row.swept) };
+}
+
+/**
+ * What left the treasury sending an unmatched transfer back (its confirmed refunds and their
+ * repeats, as the chain moved them) against the transfer's amount, in its coin's base units —
+ * treasurySaleMoved's measure for unmatched money.
+ */
+export async function unmatchedMoved(db: Db, unmatchedId: string): Promise<{ moved: bigint; swept: bigint }> {
+  const row = await db.one(sql.type(z.object({ moved: z.string(), swept: z.string() }))`
+    select
+      (coalesce((select sum(coalesce(o.sent_amount_base_units, o.amount_base_units)) from outgoing_transfers o
+                 where o.unmatched_transfer_id = u.id and o.state = 'confirmed'), 0)
+       + coalesce((select sum(r.amount_base_units) from treasury_refund_repeats r join outgoing_transfers o on o.id = r.transfer_id
+                   where o.unmatched_transfer_id = u.id), 0))::text as moved,
+      u.amount_base_units::text as swept
+    from unmatched_transfers u where u.id = ${unmatchedId}
   `);
   return { moved: BigInt(row.moved), swept: BigInt(row.swept) };
 }
@@ -393,22 +468,22 @@ const requestState = z.object({
 });
 
 /**
- * Records that a page hands refund `refundId` (of `paymentId`) to a wallet, before it does: one
+ * Records that a page hands refund `refundId` (of `owner`: a payment, or unmatched money) to a wallet, before it does: one
  * conditional update, so of two pages (two browsers, two devices) the first wins and the second is
  * told the request is already in a wallet and until when it can land. Only a refund awaiting its
  * signature, still signable (before validUntil), and held by no wallet is recorded.
  */
-export async function recordRequestSent(db: Db, paymentId: string, refundId: string, now: Date): Promise<RequestRecorded> {
+export async function recordRequestSent(db: Db, owner: RefundOwner, refundId: string, now: Date): Promise<RequestRecorded> {
   const recorded = await db.maybeOne(sql.type(z.object({ valid_until: z.date() }))`
     update outgoing_transfers set request_sent_at = ${sql.timestamp(now)}
-    where id = ${refundId} and payment_id = ${paymentId} and source = 'treasury' and state = 'awaiting_signature'
+    where id = ${refundId} and ${ownedBy(owner)} and source = 'treasury' and state = 'awaiting_signature'
       and valid_until > ${sql.timestamp(now)}
       and (request_sent_at is null or valid_until + make_interval(secs => ${(WALLET_LONGEST_LIFETIME_MS + LATE_COMMIT_MARGIN_MS) / 1000}) <= ${sql.timestamp(now)})
     returning valid_until`);
   if (recorded) return { outcome: 'recorded', heldUntil: heldUntil(recorded.valid_until) };
   const row = await db.maybeOne(sql.type(requestState)`
     select state, valid_until, request_sent_at from outgoing_transfers
-    where id = ${refundId} and payment_id = ${paymentId} and source = 'treasury'`);
+    where id = ${refundId} and ${ownedBy(owner)} and source = 'treasury'`);
   if (!row) return { outcome: 'not_found' };
   if (row.state === 'awaiting_signature' && requestHeld(row, now))
     return { outcome: 'held', sentAt: row.request_sent_at!, heldUntil: heldUntil(row.valid_until!) };
@@ -419,10 +494,10 @@ export async function recordRequestSent(db: Db, paymentId: string, refundId: str
  * The wallet itself declined refund `refundId`'s request (TON Connect's UserRejectsError): nothing of
  * it can be signed any more, so it is held no longer and may be asked again. True when it was held.
  */
-export async function releaseRequest(db: Db, paymentId: string, refundId: string): Promise<boolean> {
+export async function releaseRequest(db: Db, owner: RefundOwner, refundId: string): Promise<boolean> {
   const released = await db.maybeOne(sql.type(z.object({ id: z.string() }))`
     update outgoing_transfers set request_sent_at = null
-    where id = ${refundId} and payment_id = ${paymentId} and source = 'treasury' and state = 'awaiting_signature' and request_sent_at is not null
+    where id = ${refundId} and ${ownedBy(owner)} and source = 'treasury' and state = 'awaiting_signature' and request_sent_at is not null
     returning id`);
   return released !== null;
 }

@@ -1,5 +1,5 @@
 // Kassa dashboard: "Sign with your wallet" for a refund from the store's treasury (a payment's
-// page). Kassa built the TON Connect request (the button's data-request); TON Connect's UI (the
+// page, and unmatched money given back on the Unmatched money page: dashboard/treasurySigning.ts). Kassa built the TON Connect request (the button's data-request); TON Connect's UI (the
 // checkout's own bundle, tonconnect-ui.js, loaded before this script) connects the treasury's
 // wallet and asks it to sign. One refund, one request (issue 44): a request handed to a wallet can
 // be signed there until the refund's data-held-until (validUntil + the longest lifetime a wallet

@@ -14,7 +14,7 @@ import { LINK_EXPIRIES, PAYMENT_EXPIRIES } from '../../dashboard/links.ts';
 import { createPaymentLinkSchema } from './paymentLinks.schema.ts';
 import { createPaymentSchema } from './payments.schema.ts';
 import { createRefundSchema } from './refunds.schema.ts';
-import { assignUnmatchedSchema, keepUnmatchedSchema } from './unmatchedTransfers.schema.ts';
+import { assignUnmatchedSchema, keepUnmatchedSchema, refundUnmatchedSchema } from './unmatchedTransfers.schema.ts';
 
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
 const form = <const P extends Record<string, object>, const R extends readonly (keyof P & string)[] = readonly []>(properties: P, required?: R) =>
@@ -179,3 +179,6 @@ export type NewStoreForm = FromSchema<typeof newStoreForm>;
 /** First-run setup: the setup code from the start line, the store's essentials, the first owner's email and password (twice). */
 export const setupForm = form({ ...storeEssentials, code: text(40), email: text(254), password: text(1024), confirm: text(1024) });
 export type SetupForm = FromSchema<typeof setupForm>;
+/** Give unmatched money back: to its sender, or the address typed (empty: the sender). */
+export const refundUnmatchedForm = form({ address: refundUnmatchedSchema.properties.address });
+export type RefundUnmatchedForm = FromSchema<typeof refundUnmatchedForm>;

@@ -15,7 +15,9 @@ import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStre
 import { listAudit, recordAudit } from '../../dashboard/audit.ts';
 import { auditPage, forgotPasswordPage, invitationPage, paymentsPage, signInPage, storesPage, tokensPage, teamPage } from '../../dashboard/pages.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
-import { isNotice, paymentPage, type RefundFormState, treasurySigning } from '../../dashboard/paymentPage.ts';
+import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/paymentPage.ts';
+import { treasurySigning } from '../../dashboard/treasurySigning.ts';
+import { requestSentAnswer } from './dashboardTreasuryRequests.ts';
 import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
 import { CSV_MAX_ROWS, filtersOf, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
@@ -423,39 +425,16 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       const refundId = ctx.params.refundId;
       const now = deps.now();
       const recorded = await pool.transaction(async (tx) => {
-        const result = await recordRequestSent(tx, payment.id, refundId, now);
+        const result = await recordRequestSent(tx, { paymentId: payment.id }, refundId, now);
         if (result.outcome === 'recorded')
           await recordAudit(tx, ctx.state.actor, { storeId: store.id, action: 'refund.request_sent', subject: payment.id, detail: { refund: refundId } }, now);
         return result;
       });
       ctx.set('Cache-Control', 'no-store');
-      switch (recorded.outcome) {
-        case 'recorded':
-          ctx.status = 200;
-          ctx.body = { refund: refundId, requestSent: true, heldUntil: recorded.heldUntil.toISOString() };
-          return;
-        case 'held':
-          ctx.status = 409;
-          ctx.body = {
-            refund: refundId,
-            problem: 'request_in_wallet',
-            message: 'The request for this refund is already in a wallet, which can still pay it: approve or decline it there.',
-            requestSentAt: recorded.sentAt.toISOString(),
-            heldUntil: recorded.heldUntil.toISOString(),
-          };
-          return;
-        case 'closed':
-          ctx.status = 409;
-          ctx.body = {
-            refund: refundId,
-            problem: 'not_awaiting_signature',
-            message: `This refund can no longer be signed (${recorded.state}).`,
-            state: recorded.state,
-          };
-          return;
-        case 'not_found':
-          return notFound(ctx);
-      }
+      const answer = requestSentAnswer(recorded, refundId);
+      if (answer === null) return notFound(ctx);
+      ctx.status = answer.status;
+      ctx.body = answer.body;
     },
   );
   dash.payment.post<{ params: { refundId: string } }>(
@@ -466,7 +445,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       const refundId = ctx.params.refundId;
       const now = deps.now();
       const released = await pool.transaction(async (tx) => {
-        const done = await releaseRequest(tx, payment.id, refundId);
+        const done = await releaseRequest(tx, { paymentId: payment.id }, refundId);
         if (done)
           await recordAudit(
             tx,

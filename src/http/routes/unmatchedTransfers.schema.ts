@@ -59,3 +59,20 @@ export const keepUnmatchedSchema = {
   },
 } as const;
 export type KeepUnmatchedBody = FromSchema<typeof keepUnmatchedSchema>;
+
+export const refundUnmatchedSchema = {
+  $id: 'RefundUnmatchedTransferRequest',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    address: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'Where to send it back (raw or user-friendly, basechain); default: its sender.',
+      examples: ['UQBvI0aFLnw2QbZgjMPCLRdtRHxhUyinQudg6sdiohIwg5jL'],
+      errorCode: 'invalid_address',
+    },
+  },
+} as const;
+export type RefundUnmatchedBody = FromSchema<typeof refundUnmatchedSchema>;

@@ -1,0 +1,36 @@
+// What the dashboard answers a page that records handing a treasury refund's TON Connect request to
+// a wallet (issue 44 §1: the first recording wins, another is refused with until when the held one
+// can land) — a sale's refund (dashboard.ts) and unmatched money's (dashboardUnmatched.ts) alike;
+// static/treasury.js reads it.
+import type { RequestRecorded } from '../../treasury/treasuryRefunds.ts';
+
+/** The JSON answer (status and body) to a recording of refund `refundId`'s request; null when there is no such refund (404). */
+export function requestSentAnswer(recorded: RequestRecorded, refundId: string): { status: number; body: Record<string, unknown> } | null {
+  switch (recorded.outcome) {
+    case 'recorded':
+      return { status: 200, body: { refund: refundId, requestSent: true, heldUntil: recorded.heldUntil.toISOString() } };
+    case 'held':
+      return {
+        status: 409,
+        body: {
+          refund: refundId,
+          problem: 'request_in_wallet',
+          message: 'The request for this refund is already in a wallet, which can still pay it: approve or decline it there.',
+          requestSentAt: recorded.sentAt.toISOString(),
+          heldUntil: recorded.heldUntil.toISOString(),
+        },
+      };
+    case 'closed':
+      return {
+        status: 409,
+        body: {
+          refund: refundId,
+          problem: 'not_awaiting_signature',
+          message: `This refund can no longer be signed (${recorded.state}).`,
+          state: recorded.state,
+        },
+      };
+    case 'not_found':
+      return null;
+  }
+}
