@@ -39,6 +39,9 @@ export type AuditAction =
   | 'refund_fees.arrived'
   | 'setup.complete'
   | 'store.create'
+  | 'plan.create'
+  | 'plan.archive'
+  | 'subscription.create'
   | 'subscription.cancel'
   | 'subscription.credit';
 
