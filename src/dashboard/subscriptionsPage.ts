@@ -329,7 +329,7 @@ ${actions ? '' : problemFor(xp, 'form')}
 <dt>${term(glossary, 'subscription_credit')}</dt><dd>${amount(s.credit, plan.currency, 'subscription-credit')}</dd>
 <dt>Customer</dt><dd>${s.customer_reference}${s.customer_email ? html`<br>${s.customer_email}` : ''}${s.customer_telegram_user_id ? html`<br>Telegram user ${s.customer_telegram_user_id}` : ''}</dd>
 <dt>Started</dt><dd>${dateTime(s.created_at)}</dd>
-${input.checkoutUrl && s.open_payment_id ? html`<dt>To pay now</dt><dd><a href="${paths.payment(s.open_payment_id)}">The open payment</a> · <a href="${input.checkoutUrl}">its checkout</a></dd>` : ''}
+${s.status === 'past_due' && input.checkoutUrl && s.open_payment_id ? html`<dt>To pay now</dt><dd><a href="${paths.payment(s.open_payment_id)}">The open payment</a> · <a href="${input.checkoutUrl}">its checkout</a></dd>` : ''}
 </dl></section>
 <section class="card" aria-labelledby="portal-heading"><h2 id="portal-heading">The customer’s portal</h2>
 <div class="share">
