@@ -42,6 +42,9 @@ export type AuditAction =
   | 'refund_fees.arrived'
   | 'setup.complete'
   | 'store.create'
+  | 'plan.create'
+  | 'plan.archive'
+  | 'subscription.create'
   | 'subscription.cancel'
   | 'subscription.credit';
 

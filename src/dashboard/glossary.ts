@@ -143,6 +143,19 @@ export const GLOSSARY = {
       'Money that reached your treasury without a payment’s reference in its comment (none, a typo, an unknown or encrypted one), so Kassa could not tell which payment it was for. It stays in your wallet and is never lost: you assign it to the payment it was for, or keep it with a note.',
     precise: 'An unmatched transfer (unmatched_transfers; GET /v1/unmatched-transfers), `open` until assigned, refunded or kept.',
   },
+  subscription_status: {
+    word: 'Subscription status',
+    meaning:
+      'Free trial: the customer has free days before the first period. Paid: the current period is paid. Waiting for payment: a period is due and unpaid; the customer has a payment to pay it, and the grace days to do so. Ended unpaid: the grace days passed without payment. Cancelled: ended by the shop or the customer. The last two are final.',
+    precise: 'The subscription’s `status`: `trialing`, `active`, `past_due`, `expired`, `cancelled`; `cancelAtPeriodEnd` when it ends at the period’s end.',
+  },
+  subscription_credit: {
+    word: 'Credit',
+    meaning:
+      'Money of the customer that is not yet spent on a period, in the plan’s currency: payments (more than asked, and late money, included) and credit the shop added. Each period is charged from it when it is enough; otherwise the customer is asked for what is missing.',
+    precise:
+      'The subscription’s `credit`; its history is the append-only ledger (GET /v1/subscriptions/{id}/ledger: `credit`, `charge`, `adjustment`, `refund`, with `balanceAfter`).',
+  },
   token_id: {
     word: 'Token id',
     meaning: 'The name of an API token in logs and in the audit log. It is not the secret: the token itself is shown once.',

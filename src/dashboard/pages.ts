@@ -38,7 +38,7 @@ export interface Shell {
   body: Html;
   viewer?: Viewer | null;
   store?: StoreContext | null;
-  current?: 'home' | 'payments' | 'links' | 'money' | 'unmatched' | 'webhooks' | 'notifications' | 'tokens' | 'team' | 'audit' | 'settings';
+  current?: 'home' | 'payments' | 'links' | 'subscriptions' | 'money' | 'unmatched' | 'webhooks' | 'notifications' | 'tokens' | 'team' | 'audit' | 'settings';
   live?: boolean;
   /** More stylesheets of this origin (a page's own, after dashboard.css). */
   styles?: readonly { href: string; id: string }[];
@@ -83,6 +83,7 @@ export function shell({ root, title, body, viewer, store, current, styles, scrip
 ${link(at.home(), 'Home', 'home')}
 ${link(at.payments(), 'Payments', 'payments')}
 ${link(at.links(), 'Payment links', 'links')}
+${link(at.subscriptions(), 'Subscriptions', 'subscriptions')}
 ${link(at.money(), 'Money', 'money')}
 ${link(at.unmatched(), 'Unmatched money', 'unmatched')}
 ${link(at.webhooks(), 'Webhooks', 'webhooks')}

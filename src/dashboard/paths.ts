@@ -63,6 +63,16 @@ export function dashboardPaths(root: string) {
       link: (linkId: string, query?: string) => withQuery(`${at}/links/${linkId}`, query),
       deactivateLink: (linkId: string) => `${at}/links/${linkId}/deactivate`,
       sharePayment: (paymentId: string) => `${payment(paymentId)}/share`,
+      /** Subscriptions: the list with its filters (GET) and a new subscription (POST); one subscription's page and its forms. */
+      subscriptions: (query?: string) => withQuery(`${at}/subscriptions`, query),
+      newSubscription: () => `${at}/subscriptions`,
+      subscription: (subscriptionId: string, query?: string) => withQuery(`${at}/subscriptions/${subscriptionId}`, query),
+      subscriptionCredit: (subscriptionId: string) => `${at}/subscriptions/${subscriptionId}/credits`,
+      cancelSubscription: (subscriptionId: string) => `${at}/subscriptions/${subscriptionId}/cancel`,
+      /** The subscriptions' plans: the list (GET), a new plan (POST), archiving one (POST). */
+      plans: (query?: string) => withQuery(`${at}/plans`, query),
+      newPlan: () => `${at}/plans`,
+      archivePlan: (planId: string) => `${at}/plans/${planId}/archive`,
       unmatched: (query?: string) => withQuery(`${at}/unmatched`, query),
       assignUnmatched: (unmatchedId: string) => `${at}/unmatched/${unmatchedId}/assign`,
       keepUnmatched: (unmatchedId: string) => `${at}/unmatched/${unmatchedId}/keep`,

@@ -26,6 +26,8 @@ export const POLICY = {
   'audit.read': OWNERS,
   /** Payment links and one-off payments: make and switch off (every member sees them). */
   'links.manage': OWNERS,
+  /** Plans and subscriptions: make and archive plans, subscribe a customer, add credit, cancel (every member sees them). */
+  'subscriptions.manage': OWNERS,
   /** Unmatched money: assign to a payment, keep with a note (every member sees it). */
   'unmatched.resolve': OWNERS,
   /** Money for refund fees: ask the owner's wallet to send a top-up (every member sees the balance). */

@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import type { TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
+import { addDecimal, compareDecimal } from '../money.ts';
 import { checkPriceTerms } from '../payments/drafts.ts';
 import { addPeriods, INTERVAL_UNITS, type Interval, SUBSCRIPTION_STATUSES } from './calendar.ts';
 
@@ -146,13 +147,40 @@ export async function listSubscriptions(
   `);
 }
 
+/** A subscription's ledger, oldest first, in the order it was written (inLedgerOrder). */
 export async function listLedger(db: Db, subscriptionId: string): Promise<readonly LedgerRow[]> {
-  return db.any(sql.type(ledgerRow)`
+  const rows = await db.any(sql.type(ledgerRow)`
     select id, kind, trim_scale(amount)::text as amount, currency, trim_scale(balance_after)::text as balance_after, period_start, period_end,
            payment_id, actor, note, created_at
     from subscription_ledger where subscription_id = ${subscriptionId} order by created_at, id
   `);
+  return inLedgerOrder(rows);
 }
+
+/**
+ * Rows by time in the order they were written: rows of one transaction share their time (the
+ * billing clock is the transaction's), and a random id does not order them, so within one time the
+ * balances chain them — each row starts from the balance the one before it left.
+ */
+export function inLedgerOrder(rows: readonly LedgerRow[]): LedgerRow[] {
+  const ordered: LedgerRow[] = [];
+  let balance = '0';
+  for (let start = 0; start < rows.length; ) {
+    let end = start;
+    while (end < rows.length && rows[end]!.created_at.getTime() === rows[start]!.created_at.getTime()) end += 1;
+    const group = rows.slice(start, end);
+    while (group.length > 0) {
+      const next = group.findIndex((row) => compareDecimal(addDecimal(row.balance_after, negated(row.amount)), balance) === 0);
+      const [row] = group.splice(Math.max(next, 0), 1);
+      ordered.push(row!);
+      balance = row!.balance_after;
+    }
+    start = end;
+  }
+  return ordered;
+}
+
+const negated = (value: string): string => (value.startsWith('-') ? value.slice(1) : `-${value}`);
 
 export interface SubscriptionInput {
   planID: string;

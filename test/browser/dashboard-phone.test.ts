@@ -350,6 +350,17 @@ describe('every page at 375 px and 1280 px: fits, accessible, bounded, in plain 
     await app.pool.query(sql.unsafe`
       insert into deposit_reconciliations (payment_id, coin_symbol, account, booked_base_units, on_chain_base_units, difference_base_units, checked_at)
       values (${paid.id}, 'TON', ${paid.paymentDetails.address}, 1500000000, 1600000000, 100000000, now())`);
+    // A plan and a subscriber to it, for the Subscriptions pages.
+    const plan = await app.request('POST', '/v1/plans', {
+      token: store.token,
+      body: { name: 'Beans every month', currency: 'TON', amount: '2', interval: 'month' },
+    });
+    assert.equal(plan.status, 201, plan.text);
+    const subscribed = await app.request('POST', '/v1/subscriptions', {
+      token: store.token,
+      body: { planID: plan.json.id, customer: { reference: 'walker-customer' } },
+    });
+    assert.equal(subscribed.status, 201, subscribed.text);
     await app.request('POST', '/v1/webhook-endpoints', {
       token: store.token,
       body: { url: 'http://127.0.0.1:9/events', events: ['payment.completed', 'refund.failed'] },
@@ -392,7 +403,7 @@ describe('every page at 375 px and 1280 px: fits, accessible, bounded, in plain 
       }
       await visitor.context.close();
     }
-    for (const kind of ['/money', '/webhooks', '/payments/:id', '/links/:id', '/glossary', '/settings']) {
+    for (const kind of ['/money', '/webhooks', '/payments/:id', '/links/:id', '/subscriptions', '/subscriptions/:id', '/plans', '/glossary', '/settings']) {
       assert.ok(walked.includes(`375 ${kind}`), `the walk reached ${kind}: ${walked.join(', ')}`);
     }
     assert.deepEqual(problems, [], `walked ${walked.length} pages`);

@@ -15,6 +15,7 @@ import { createPaymentLinkSchema } from './paymentLinks.schema.ts';
 import { createPaymentSchema } from './payments.schema.ts';
 import { createRefundSchema } from './refunds.schema.ts';
 import { assignUnmatchedSchema, keepUnmatchedSchema, refundUnmatchedSchema } from './unmatchedTransfers.schema.ts';
+import { addCreditSchema, createPlanSchema, createSubscriptionSchema, listSubscriptionsQuery } from './subscriptions.schema.ts';
 
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
 const form = <const P extends Record<string, object>, const R extends readonly (keyof P & string)[] = readonly []>(properties: P, required?: R) =>
@@ -182,3 +183,55 @@ export type SetupForm = FromSchema<typeof setupForm>;
 /** Give unmatched money back: to its sender, or the address typed (empty: the sender). */
 export const refundUnmatchedForm = form({ address: refundUnmatchedSchema.properties.address });
 export type RefundUnmatchedForm = FromSchema<typeof refundUnmatchedForm>;
+
+/**
+ * The Subscriptions pages' forms: the API's own schemas for the fields the API has (a plan's are
+ * CreatePlanRequest's, a subscription's CreateSubscriptionRequest's, a credit's AddCreditRequest's),
+ * so the form and the API refuse the same input with the same message. A whole number is typed as
+ * text: its shape is checked here, its range by the API's schema once the route made it a number.
+ */
+const whole = (errorCode: string) => ({ type: 'string', pattern: '^\\d{1,9}$', errorCode }) as const;
+export const planForm = form(
+  {
+    name: createPlanSchema.properties.name,
+    amount: createPlanSchema.properties.amount,
+    currency: createPlanSchema.properties.currency,
+    interval: createPlanSchema.properties.interval,
+    intervalCount: whole('invalid_interval'),
+    trialDays: whole('invalid_days'),
+    graceDays: whole('invalid_days'),
+    reminderDays: whole('invalid_days'),
+  },
+  ['name', 'amount', 'currency', 'interval'],
+);
+export type PlanForm = FromSchema<typeof planForm>;
+
+const customerFields = createSubscriptionSchema.properties.customer.properties;
+export const subscriptionForm = form(
+  {
+    planID: createSubscriptionSchema.properties.planID,
+    reference: { ...customerFields.reference, errorCode: 'invalid_customer' },
+    email: { ...customerFields.email, errorCode: 'invalid_customer' },
+    telegramUserID: { type: 'string', pattern: '^\\d{1,16}$', errorCode: 'invalid_customer' },
+    trialDays: whole('invalid_days'),
+  },
+  ['planID', 'reference'],
+);
+export type SubscriptionForm = FromSchema<typeof subscriptionForm>;
+
+export const creditForm = form({ amount: addCreditSchema.properties.amount, note: addCreditSchema.properties.note }, ['amount', 'note']);
+export type CreditForm = FromSchema<typeof creditForm>;
+
+/** Cancel now, or at the current period's end (the API's atPeriodEnd). */
+export const cancelForm = form({ when: { type: 'string', enum: ['now', 'period_end'], errorCode: 'invalid_request' } }, ['when']);
+export type CancelForm = FromSchema<typeof cancelForm>;
+
+/** The subscriptions list's filters: the API's own (status, a customer's reference); a notice is left alone. */
+export const subscriptionsQuery = {
+  schema: {
+    type: 'object',
+    additionalProperties: true,
+    properties: { status: listSubscriptionsQuery.schema.properties.status, customer: listSubscriptionsQuery.schema.properties.customer_reference },
+  },
+} as const satisfies QueryDefinition;
+export type SubscriptionsQuery = FromSchema<typeof subscriptionsQuery.schema>;

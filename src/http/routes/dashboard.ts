@@ -75,6 +75,7 @@ import { dashboardMoneyRoutes } from './dashboardMoney.ts';
 import { dashboardNotificationRoutes } from './dashboardNotifications.ts';
 import { sendPasswordReset } from '../../dashboard/passwordResets.ts';
 import { canSendMail } from '../../net/mail.ts';
+import { dashboardSubscriptionRoutes } from './dashboardSubscriptions.ts';
 import { dashboardUnmatchedRoutes } from './dashboardUnmatched.ts';
 import { dashboardPasskeysRoutes } from './dashboardPasskeys.ts';
 import { dashboardPasswordRoutes } from './dashboardPassword.ts';
@@ -627,6 +628,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
 
   dashboardMoneyRoutes(dash, deps);
   dashboardLinkRoutes(dash, deps);
+  dashboardSubscriptionRoutes(dash, deps);
   dashboardUnmatchedRoutes(dash, deps);
   dashboardNotificationRoutes(dash, deps);
   dashboardSettingsRoutes(dash, deps);

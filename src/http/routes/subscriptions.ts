@@ -14,23 +14,18 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { recordAudit, tokenActor } from '../../dashboard/audit.ts';
 import type { Db } from '../../db/pool.ts';
-import { sql } from '../../db/pool.ts';
 import { KassaError } from '../../errors.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentLedgerEntry, presentPlan, presentSubscription } from '../../presenters/subscription.ts';
-import { isEnded, nextStatus } from '../../subscriptions/calendar.ts';
-import { billingNow, emitSubscriptionEvent, runSubscriptionIn } from '../../subscriptions/engine.ts';
+import { addSubscriptionCredit, cancelSubscription, startSubscription } from '../../subscriptions/commands.ts';
 import {
-  appendLedger,
   archivePlan,
   createPlan,
-  createSubscription,
   findPlan,
   findSubscription,
   listLedger,
   listPlans,
   listSubscriptions,
-  subscriptionById,
   type SubscriptionRow,
 } from '../../subscriptions/records.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
@@ -93,14 +88,10 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   };
 
   // The subscription, subscription.created, and the engine's first run (a subscription without a
-  // trial gets its first payment at once): one transaction.
+  // trial gets its first payment at once): one transaction (subscriptions/commands.ts).
   const createSubscriptionCommand = idempotent<Authenticated<{ body: CreateSubscriptionBody }>>('POST /v1/subscriptions', async (tx, ctx, now) => {
     const storeId = ctx.state.merchant.storeId;
-    const clock = await billingNow(tx, config.tonNetwork);
-    const id = await createSubscription(tx, storeId, { ...ctx.state.body, planID: ctx.state.body.planID.toLowerCase() }, clock);
-    const row = (await subscriptionById(tx, id, now))!;
-    await emitSubscriptionEvent(tx, row, presentSubscription(row, config), 'subscription.created', now);
-    await runSubscriptionIn(tx, engine, id, clock, 'wait');
+    const id = await startSubscription(tx, engine, storeId, ctx.state.body, now);
     return { status: 201, body: await presented(tx, storeId, id, now) };
   });
 
@@ -125,37 +116,20 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     ctx.body = presentList((await listLedger(pool, row.id)).map(presentLedgerEntry));
   };
 
-  /**
-   * Cancel now (subscription.cancelled), or at the current period's end (the engine cancels it then;
-   * no renewal, no reminder meanwhile). An ended subscription is refused (409 subscription_ended),
-   * except a second cancel of a cancelled one, which answers it as it is.
-   */
+  /** Cancel now or at the period's end (subscriptions/commands.ts); audited when it changed the subscription. */
   const cancel = idempotent<Authenticated<{ params: SubscriptionParams; body: CancelSubscriptionBody }>>(
     'POST /v1/subscriptions/:id/cancel',
     async (tx, ctx, now) => {
       const storeId = ctx.state.merchant.storeId;
       const id = ctx.state.params.id;
-      if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
-      const row = (await subscriptionById(tx, id, now, 'wait'))!;
-      if (row.status === 'cancelled') return { status: 200, body: presentSubscription(row, config) };
-      if (isEnded(row.status) || nextStatus(row.status, 'cancel') === null) throw new KassaError('subscription_ended', { param: 'id' });
-      const clock = await billingNow(tx, config.tonNetwork);
-      if (ctx.state.body.atPeriodEnd === true) {
-        await tx.query(sql.unsafe`update subscriptions set cancel_at_period_end = true, next_run_at = current_period_end where id = ${id}`);
-        await runSubscriptionIn(tx, engine, id, clock, 'wait');
-      } else {
-        await tx.query(sql.unsafe`
-          update subscriptions set status = 'cancelled', cancelled_at = ${sql.timestamp(clock)}, next_run_at = null where id = ${id}
-        `);
-        const after = (await subscriptionById(tx, id, now))!;
-        await emitSubscriptionEvent(tx, after, presentSubscription(after, config), 'subscription.cancelled', now);
+      if (await cancelSubscription(tx, engine, storeId, id, ctx.state.body.atPeriodEnd === true, now)) {
+        await recordAudit(
+          tx,
+          tokenActor(ctx.state.merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
+          { storeId, action: 'subscription.cancel', subject: id, detail: { atPeriodEnd: ctx.state.body.atPeriodEnd === true, via: 'api' } },
+          now,
+        );
       }
-      await recordAudit(
-        tx,
-        tokenActor(ctx.state.merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
-        { storeId, action: 'subscription.cancel', subject: id, detail: { atPeriodEnd: ctx.state.body.atPeriodEnd === true, via: 'api' } },
-        now,
-      );
       return { status: 200, body: await presented(tx, storeId, id, now) };
     },
   );
@@ -164,18 +138,14 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   const credit = idempotent<Authenticated<{ params: SubscriptionParams; body: AddCreditBody }>>('POST /v1/subscriptions/:id/credits', async (tx, ctx, now) => {
     const storeId = ctx.state.merchant.storeId;
     const id = ctx.state.params.id;
-    if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
-    await subscriptionById(tx, id, now, 'wait');
-    const clock = await billingNow(tx, config.tonNetwork);
     const jti = ctx.state.merchant.token.jti;
-    await appendLedger(tx, id, { kind: 'adjustment', amount: ctx.state.body.amount, actor: jti, note: ctx.state.body.note }, clock);
+    await addSubscriptionCredit(tx, engine, storeId, id, { amount: ctx.state.body.amount, note: ctx.state.body.note, actor: jti }, now);
     await recordAudit(
       tx,
       tokenActor(jti, ctx.ip || null, ctx.get('user-agent') || null),
       { storeId, action: 'subscription.credit', subject: id, detail: { amount: ctx.state.body.amount, note: ctx.state.body.note, via: 'api' } },
       now,
     );
-    await runSubscriptionIn(tx, engine, id, clock, 'wait');
     return { status: 200, body: await presented(tx, storeId, id, now) };
   });
 
