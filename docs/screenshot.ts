@@ -4,7 +4,8 @@
 // (priced in USD, EUR and in coins) and paid with sandbox transfers, then in Chromium
 // (playwright-core, Debian's chromium or CHROMIUM_PATH): the store's home page
 // (docs/dashboard-home.png, 1100 px wide, the whole page), the payments page (docs/dashboard.png,
-// 1100 × 720), an overpaid payment's page (docs/dashboard-payment.png, the whole page) and the home
+// 1100 × 720), an overpaid payment's page (docs/dashboard-payment.png, the whole page), the Money
+// page with its money for refund fees (docs/dashboard-money.png, the whole page) and the home
 // page on a phone (docs/dashboard-phone.png, 375 × 812); then a shop's own page on another local
 // origin, listed in the store's embedOrigins, with `<kassa-pay payment="…">` for an open payment
 // (docs/kassa-pay.png: the element, on a page 480 px wide).
@@ -132,6 +133,8 @@ try {
     await page.screenshot({ path: OUT('dashboard.png') });
     await page.goto(`${home}/payments/${overpaid}`);
     await page.screenshot({ path: OUT('dashboard-payment.png'), fullPage: true });
+    await page.goto(`${home}/money`);
+    await page.screenshot({ path: OUT('dashboard-money.png'), fullPage: true });
     await page.setViewportSize({ width: 375, height: 812 });
     await page.goto(home);
     await page.screenshot({ path: OUT('dashboard-phone.png') });
@@ -154,7 +157,7 @@ try {
   } finally {
     await browser.close();
   }
-  for (const name of ['dashboard-home.png', 'dashboard.png', 'dashboard-payment.png', 'dashboard-phone.png', 'kassa-pay.png']) {
+  for (const name of ['dashboard-home.png', 'dashboard.png', 'dashboard-payment.png', 'dashboard-money.png', 'dashboard-phone.png', 'kassa-pay.png']) {
     process.stdout.write(`docs/${name}: ${fs.statSync(OUT(name)).size} bytes\n`);
   }
 } finally {

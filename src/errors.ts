@@ -220,6 +220,8 @@ export interface ErrorDetails {
   retryAfterSeconds?: number;
   /** The methods the route accepts (method_not_allowed). */
   allowedMethods?: string;
+  /** What a token refund needs of the store's refund gas and what is left, in TON (refund_gas_unpaid; the dashboard words it). */
+  refundGas?: { needed: string; available: string };
 }
 
 export interface ErrorOptions {
@@ -349,7 +351,8 @@ export const refundExceedsBalance = (coin: string, why: string): KassaError =>
 export const refundGasUnpaid = (needed: string, available: string): KassaError =>
   said(
     'refund_gas_unpaid',
-    `A jetton refund needs ${needed} TON of gas from Kassa's shared gas wallet, and this store has ${available} TON paid for refund gas left; the operator records what the store pays with \`kassa gas paid\`.`,
+    `A jetton refund needs ${needed} TON of gas from Kassa's shared gas wallet, and this store has ${available} TON paid for refund gas left; an owner adds some from their wallet on the dashboard's Money page (or the operator records a payment with \`kassa gas paid\`).`,
+    { details: { refundGas: { needed, available } } },
   );
 
 /** A refund smaller than its coin's minimum (it would cost about as much as it moves). */

@@ -31,6 +31,14 @@ export const shownTicker = (symbol: string): string => (symbol === 'TON' ? 'GRAM
 /** A coin's name where a page names a coin alone (a choice of coin, a table's row): TON is "Gram (GRAM)"; others their ticker. */
 export const shownCoinName = (symbol: string): string => (symbol === 'TON' ? 'Gram (GRAM)' : symbol);
 
+/**
+ * A message of the API (its `message`, which keeps `TON`: CONTRACT §12) as the dashboard shows it:
+ * an amount's `TON` becomes `GRAM` and the coin named alone "Gram (GRAM)"; the network keeps its
+ * name (the TON network, TON Connect, a TON address), and `nanoTON` or `ton://` are left as they are.
+ */
+export const shownCoinText = (text: string): string =>
+  text.replace(/(\d) TON\b/g, '$1 GRAM').replace(/\bTON\b(?! (?:network|Connect|address|chain)\b)/g, 'Gram (GRAM)');
+
 /** A coin symbol as the books know it: `GRAM` → `TON`; anything else unchanged (symbols are case-sensitive). */
 export const coinSymbol = (text: string): string => (Object.hasOwn(COIN_ALIASES, text) ? COIN_ALIASES[text]! : text);
 

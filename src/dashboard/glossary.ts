@@ -4,6 +4,7 @@
 import { fromBaseUnits } from '../money.ts';
 import { feeReserveFor, TON_FEE_RESERVE_BASE_UNITS } from '../treasury/fees.ts';
 import { EVENT_TYPES, type EventType } from '../webhooks/events.ts';
+import type { AuditAction } from './audit.ts';
 
 export interface GlossaryEntry {
   /** The plain word the pages show. */
@@ -39,6 +40,57 @@ export const EVENT_WORDS: Record<EventType | 'ping', string> = {
   'subscription.expired': 'A subscription ended unpaid',
   'subscription.cancelled': 'A subscription was cancelled',
   ping: 'Test event',
+};
+
+/**
+ * What an audit log entry records, for the shop owner (the "What" column, after "Who"); the exact
+ * name (audit_log.action) is the entry's title and the glossary's `audit_actions`. A Record over
+ * every AuditAction: a new action does not compile until it has words here.
+ */
+export const AUDIT_WORDS: Record<AuditAction, string> = {
+  'refund.create': 'Made a refund',
+  'refund.refused': 'Tried to make a refund without the right to',
+  'refund.request_sent': 'Sent a refund to their wallet to sign',
+  'refund.request_declined': 'Declined a refund in their wallet',
+  'webhook.redeliver': 'Sent a webhook again',
+  'webhook.refused': 'Tried to send a webhook again without the right to',
+  'token.issue': 'Made an API token',
+  'token.revoke': 'Revoked an API token',
+  'store.update': "Changed the store's settings",
+  'treasury.change': "Changed the store's wallet",
+  'webhook_key.rotate': 'Replaced the webhook signing key',
+  'webhook_endpoint.add': 'Added a webhook address',
+  'webhook_endpoint.test': 'Sent a test webhook',
+  'webhook_endpoint.delete': 'Removed a webhook address',
+  'member.role_change': "Changed a member's role",
+  'member.remove': 'Removed a member from the store',
+  'invitation.create': 'Invited someone to the store',
+  'invitation.accept': 'Accepted an invitation and joined',
+  'invitation.revoke': 'Withdrew an invitation',
+  'session.sign_in': 'Signed in',
+  'session.sign_out': 'Signed out',
+  'session.sign_out_everywhere': 'Signed out on every device',
+  'passkey.add': 'Added a passkey',
+  'passkey.remove': 'Removed a passkey',
+  'password.change': 'Changed their password',
+  'password.reset': 'Set a new password from an email link',
+  'payment.create': 'Made a one-off payment',
+  'unmatched.assign': 'Assigned unmatched money to a payment',
+  'unmatched.keep': 'Kept unmatched money with a note',
+  'unmatched.refund': 'Asked to give unmatched money back',
+  'unmatched.refund_request_sent': 'Sent the giving back of unmatched money to their wallet to sign',
+  'unmatched.refund_request_declined': 'Declined the giving back of unmatched money in their wallet',
+  'payment_link.create': 'Made a payment link',
+  'payment_link.deactivate': 'Switched off a payment link',
+  'refund_fees.ask': 'Asked their wallet to add money for refund fees',
+  'refund_fees.arrived': 'Money for refund fees arrived',
+  'setup.complete': 'Set up Kassa and this store (first run)',
+  'store.create': 'Made a new store',
+  'plan.create': 'Made a subscription plan',
+  'plan.archive': 'Archived a subscription plan',
+  'subscription.create': 'Subscribed a customer',
+  'subscription.cancel': 'Cancelled a subscription',
+  'subscription.credit': 'Added credit to a subscription',
 };
 
 export const GLOSSARY = {
@@ -171,6 +223,14 @@ export const GLOSSARY = {
     meaning:
       "What a webhook tells the shop's server: a payment is complete, a refund failed, money arrived that matches no payment, and so on. The server is told only the events it asked for.",
     precise: `The event types, in the body's \`type\`: ${EVENT_TYPES.map((type) => `\`${type}\` (${EVENT_WORDS[type].toLowerCase()})`).join(', ')}; \`ping\` (a test event). The body is \`{"type", "eventID", "payload", "signAt"}\` (docs/API.md, Store webhook endpoints).`,
+  },
+  audit_actions: {
+    word: 'What was done',
+    meaning:
+      'Each line of the audit log says who did what to the store, when and from where: a refund, a change of settings, a new member, a sign-in, and so on.',
+    precise: `The audit log's \`action\` (audit_log, reporting.audit_log): ${Object.entries(AUDIT_WORDS)
+      .map(([action, words]) => `\`${action}\` (${words.toLowerCase()})`)
+      .join(', ')}.`,
   },
 } as const satisfies Record<string, GlossaryEntry>;
 

@@ -131,7 +131,7 @@ export async function saveChoices(
     if (!/^[A-Z]{3,10}$/.test(input.saleCurrency ?? '')) throw new FormProblem('Choose the currency of that amount.', 'saleCurrency');
   }
   if (input.byEmail && (config.smtpUrl === null || config.smtpFrom === null)) {
-    throw new FormProblem('This Kassa cannot send email: the person who runs it has not set up an email server yet.', 'by');
+    throw new FormProblem('This Kassa cannot send email yet: the person who runs your Kassa has not set up an email server for it.', 'by');
   }
   await pool.query(sql.typeAlias('void')`
     insert into notification_choices (store_id, user_id, events, sale_at_least, sale_currency, by_email, by_telegram, updated_at)

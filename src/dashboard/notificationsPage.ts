@@ -72,7 +72,7 @@ ${box('by', 'email', 'by-email', `By email, to ${input.viewer.email}`, c.byEmail
 ${box('by', 'telegram', 'by-telegram', c.telegramLinked ? 'By Telegram' : 'By Telegram (link your chat below first)', c.byTelegram, !c.telegramLinked)}
 </fieldset>
 ${problemFor(problems, 'by')}
-${input.canEmail ? '' : html`<p class="muted">This Kassa cannot send email yet: the person who runs it sets up an email server first.</p>`}
+${input.canEmail ? '' : html`<p class="muted">This Kassa cannot send email yet: the person who runs your Kassa sets up an email server for it first (their guide, OPERATIONS, says how under Email).</p>`}
 <button type="submit">Save</button>
 </form>`;
 

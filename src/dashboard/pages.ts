@@ -18,7 +18,7 @@ import type { InvitationRow, InvitationTaker, Membership, MemberRow, OpenInvitat
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 import { can } from './policy.ts';
-import { ANOMALY_WORDS, amount, term } from './words.ts';
+import { ANOMALY_WORDS, amount, auditWords, term } from './words.ts';
 
 export interface StoreContext {
   id: string;
@@ -336,9 +336,11 @@ export function auditPage(input: { root: string; viewer: Viewer; store: StoreCon
 ${
   input.rows.length
     ? html`<div class="table-wrap card" tabindex="0"><table id="audit"><caption class="muted">Newest first</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Subject</th><th scope="col">Detail</th><th scope="col">From</th></tr></thead>
+<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">${term(at.glossary(), 'audit_actions', 'What')}</th><th scope="col">Subject</th><th scope="col">Detail</th><th scope="col">From</th></tr></thead>
 <tbody>${input.rows.map(
-        (r) => html`<tr><td class="num">${dateTime(r.at)}</td><td>${r.actor}</td><td class="action">${r.action}</td><td class="mono">${r.subject ?? '—'}</td>
+        (
+          r,
+        ) => html`<tr><td class="num">${dateTime(r.at)}</td><td>${r.actor}</td><td class="action" data-action="${r.action}"><span title="${r.action}">${auditWords(r.action)}</span></td><td class="mono">${r.subject ?? '—'}</td>
 <td class="detail">${auditDetail(r.detail)}</td><td>${r.client_address ?? '—'}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p class="card">Nothing yet.</p>`

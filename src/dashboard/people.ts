@@ -132,7 +132,7 @@ async function mayReset(db: Db, input: { storeId: string; email: string; by: str
   if (!here) throw new FormProblem(`${input.email} is not a member of this store.`, 'member');
   if (input.by !== null && stores.some((s) => s.resetter_role !== 'owner')) {
     throw new FormProblem(
-      `${input.email} also belongs to a store you do not own: ask the person who runs your Kassa to reset the password.`,
+      `${input.email} also belongs to a store you do not own, so only they or the person who runs your Kassa can reset this password (they with “Forgot your password?” on the sign-in page, where this Kassa sends email).`,
       'member',
     );
   }

@@ -10,7 +10,7 @@ import type { Anomaly } from '../payments/anomalies.ts';
 import type { TransferEffect } from '../payments/transfers.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { html, type Html } from '../web/html.ts';
-import { EVENT_WORDS, GLOSSARY, type Term } from './glossary.ts';
+import { AUDIT_WORDS, EVENT_WORDS, GLOSSARY, type Term } from './glossary.ts';
 import type { OutgoingState } from '../treasury/transitions.ts';
 import type { UnmatchedReason, UnmatchedState } from '../payments/treasuryTransfers.ts';
 import type { EventType } from '../webhooks/events.ts';
@@ -137,6 +137,9 @@ export const UNMATCHED_STATE_WORDS: Record<UnmatchedState, string> = {
 
 /** An event's words (EVENT_WORDS); an unknown name as it is. */
 export const eventWords = (event: string): string => (Object.hasOwn(EVENT_WORDS, event) ? EVENT_WORDS[event as EventType] : event);
+
+/** An audit log action's words (AUDIT_WORDS); a name Kassa no longer writes, as it is. */
+export const auditWords = (action: string): string => (Object.hasOwn(AUDIT_WORDS, action) ? AUDIT_WORDS[action as keyof typeof AUDIT_WORDS] : action);
 
 /** An anomaly, for the shop owner (payments/anomalies.ts). */
 export const ANOMALY_WORDS: Record<Anomaly, string> = {

@@ -325,6 +325,12 @@ describe('the home page net of refunds, in headless Chromium at 375 px', () => {
     assert.equal(await page.locator('[data-refunded="full"]').count(), 1);
     assert.equal(await page.locator('[data-refunded="part"]').count(), 2);
     await assertPageFits(page, 'payments-with-refunds', ARTIFACTS);
+    // And on a desktop: the same figures, accessible, no sideways scroll.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${app.url}/dashboard/stores/${shop.id}`);
+    assert.equal(await shown('sales-by-price', 'USD'), fromBaseUnits(price, 9));
+    assert.equal(await shown('sales-by-coin', 'TON'), fromBaseUnits(coin, 9));
+    await assertPageFits(page, 'home-net-of-refunds-desktop', ARTIFACTS);
     assert.deepEqual(problems, []);
   });
 });

@@ -23,6 +23,7 @@ import { freshAddress, overpaidTonPayment, startChainApp, type ChainTestApp } fr
 import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertNoHorizontalScroll, assertPageFits, type BrowserPage, joinByInvitation, openPage, seriousAxeViolations } from '../helpers/dashboardBrowser.ts';
+import { AUDIT_WORDS } from '../../src/dashboard/glossary.ts';
 import { sql } from '../../src/db/pool.ts';
 import { EVENT_TYPES } from '../../src/webhooks/events.ts';
 
@@ -222,6 +223,14 @@ const BANNED_WORDS: ReadonlyArray<readonly [string, RegExp]> = [
   ['basechain', /\bbasechain\b/i],
   ['hot wallet', /\bhot wallets?\b/i],
   ['an event name', new RegExp(`\\b(${EVENT_TYPES.map((type) => type.replace('.', '\\.')).join('|')})\\b`)],
+  [
+    'an audit action name',
+    new RegExp(
+      `\\b(${Object.keys(AUDIT_WORDS)
+        .map((action) => action.replace('.', '\\.'))
+        .join('|')})\\b`,
+    ),
+  ],
   ['JSON', /[{}]/],
 ];
 /** The coin TON is shown as Gram (GRAM) (CONTRACT §12): "TON" stays only as the network's name (the TON network, on TON, TON Connect, a TON wallet). */

@@ -159,6 +159,7 @@ it('after the refund window the payment page offers the refund from the treasury
   await page.getByRole('button', { name: 'Confirm: ask my wallet to send 0.4 GRAM' }).click();
   await page.getByText('Refund asked: sign it with your wallet below').waitFor();
   await page.getByRole('heading', { name: 'Refunds from the treasury to sign' }).waitFor();
+  await assertPageFits(page, 'payment page with the treasury refund asked, desktop', ARTIFACTS);
   assert.doesNotMatch(await page.locator('main').innerText(), /\b0:[0-9a-f]{64}/i);
   const [asked] = await outgoingOfPayment(app.pool, created.json.id, 'refund');
   assert.equal(asked?.source, 'treasury');

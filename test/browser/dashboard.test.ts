@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Address } from '@ton/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { AUDIT_WORDS } from '../../src/dashboard/glossary.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../../src/money.ts';
 import { depositMoney } from '../../src/treasury/outgoing.ts';
@@ -141,7 +142,7 @@ describe('the dashboard in headless Chromium', () => {
     await page.click('form[action$="/refunds"] button[type=submit]');
     assert.match(
       await page.locator('#amount-problem').innerText(),
-      /at most 0\.5 TON is refundable now: all of it, its fee taken from it \(0\.49 TON arrives;.* or at most 0\.49 TON with its fee paid on top \(0\.01 TON reserved for it\)/,
+      /at most 0\.5 GRAM is refundable now: all of it, its fee taken from it \(0\.49 GRAM arrives;.* or at most 0\.49 GRAM with its fee paid on top \(0\.01 GRAM reserved for it\)/,
     );
     assert.equal(await page.locator('#refund-address').inputValue(), to);
     await assertAccessible(page, 'refund refused');
@@ -255,10 +256,29 @@ describe('the dashboard in headless Chromium', () => {
     assert.equal((await app.request('GET', '/v1/payment-methods', { token })).status, 401);
 
     await clickInMenu(page, 'nav a[href$="/audit"]');
-    const actions = await page.locator('#audit td.action').allInnerTexts();
+    // "What" in a shop owner's words; the exact name is each entry's title and the glossary's, one click away.
+    const entries = await page.locator('#audit td.action').evaluateAll((cells) =>
+      cells.map((cell) => ({
+        action: cell.getAttribute('data-action'),
+        shown: (cell as HTMLElement).innerText,
+        title: cell.querySelector('[title]')?.getAttribute('title'),
+      })),
+    );
+    const actions = entries.map((entry) => entry.action);
     for (const action of ['invitation.create', 'invitation.accept', 'refund.create', 'webhook.redeliver', 'refund.refused', 'token.issue', 'token.revoke']) {
       assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
     }
+    for (const entry of entries) {
+      assert.equal(entry.title, entry.action);
+      assert.equal(entry.shown, AUDIT_WORDS[entry.action as keyof typeof AUDIT_WORDS], `the words for ${entry.action}`);
+      assert.doesNotMatch(entry.shown, /[a-z]\.[a-z]|_/, 'no raw action name shown');
+    }
+    assert.ok(entries.some((entry) => entry.shown === 'Accepted an invitation and joined'));
+    const glossary = (await page.locator('#audit thead a.term').getAttribute('href')) ?? '';
+    assert.match(glossary, /\/glossary#audit_actions$/);
+    await page.goto(new URL(glossary, page.url()).href);
+    assert.match(await page.locator('#audit_actions + dd').innerText(), /`?invitation\.accept`? \(accepted an invitation and joined\)/);
+    await page.goBack();
     await assertAccessible(page, 'audit log');
     // And in SQL, for the merchant's reports (sign-ins have no store: they are the person's, not the store's).
     const all = await auditActions();

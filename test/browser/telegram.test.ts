@@ -270,6 +270,7 @@ describe('the checkout as a Telegram Mini App', () => {
         assert.ok(frame, 'the boot page went on with the launch');
         await frame.getByRole('heading', { name: 'This payment cannot be opened in this bot' }).waitFor({ timeout: 15_000 });
         assert.deepEqual(leaks(await frame.content(), payment, storeName), []);
+        assert.deepEqual(await seriousAxeViolations(frame as unknown as Page), [], 'the refusal in the Mini App: axe-core found serious violations');
         const close = await waitForEvent(page, 'web_app_setup_main_button', (d) => d.is_visible);
         assert.equal(close.eventData.text, 'Close');
         await page.screenshot({ path: path.join(ARTIFACTS, `3-mini-app-other-store-${storeName === 'Quiet Corner' ? 'no-bot' : 'bot'}.png`) });

@@ -107,21 +107,23 @@ describe("dashboard: a payment's money", () => {
       [
         { coin: 'TON', amount: '0.6', address: to },
         'amount-problem',
-        /at most 0\.5 TON is refundable now: all of it, its fee taken from it \(0\.49 TON arrives.*or at most 0\.49 TON with its fee paid on top/,
+        /refundable Gram \(GRAM\): at most 0\.5 GRAM is refundable now: all of it, its fee taken from it \(0\.49 GRAM arrives.*or at most 0\.49 GRAM with its fee paid on top/,
       ],
       [{ coin: 'TON', amount: 'lots', address: to }, 'amount-problem', /positive decimal/],
       [{ coin: 'TON', amount: '0.1', address: 'not an address' }, 'address-problem', /./],
-      [{ coin: 'TON', amount: '0.001', address: to }, 'amount-problem', /smallest TON refund is 0\.01/],
+      [{ coin: 'TON', amount: '0.001', address: to }, 'amount-problem', /smallest Gram \(GRAM\) refund is 0\.01/],
       [
         { coin: 'TON', amount: '0.6', address: to, confirmed: 'yes' },
         'amount-problem',
-        /at most 0\.5 TON is refundable now: all of it, its fee taken from it \(0\.49 TON arrives.*or at most 0\.49 TON with its fee paid on top/,
+        /refundable Gram \(GRAM\): at most 0\.5 GRAM is refundable now: all of it, its fee taken from it \(0\.49 GRAM arrives.*or at most 0\.49 GRAM with its fee paid on top/,
       ],
     ] as const) {
       const refused = await owner.post(path, fields);
       assert.equal(refused.status, 400, JSON.stringify(fields));
       assert.match(textOf(refused.text, field), message);
       assert.doesNotMatch(refused.text, /id="refund-confirm"/);
+      // The coin as people know it (CONTRACT §12: the API's own message keeps TON).
+      assert.doesNotMatch(textOf(refused.text, field), /\bTON\b(?! (network|Connect|address))/);
     }
     assert.equal(await outgoingOf(ours.id), 0);
 

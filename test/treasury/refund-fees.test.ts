@@ -130,6 +130,19 @@ describe('money for refund fees from the owner wallet (issue 47 item 3)', () => 
     const unpaid = await refund();
     assert.equal(unpaid.status, 409, unpaid.text);
     assert.equal(unpaid.json.error.code, 'refund_gas_unpaid');
+    // The same refund from the payment's page: refused in the shop's words, pointing to the Money page (the API's message keeps its terms).
+    const onPage = await owner.post(`/dashboard/stores/${store.id}/payments/${created.json.id}/refunds`, {
+      coin: 'USDT',
+      amount: '1',
+      address: freshAddress(),
+    });
+    assert.equal(onPage.status, 400);
+    const said = htmlText(/<p class="problem" role="alert">([^<]*)<\/p>/.exec(onPage.text)?.[1] ?? '');
+    assert.match(
+      said,
+      /^A refund in a token such as USDT needs 0\.06 GRAM of the store's money for refund fees, and 0 GRAM is left\. An owner adds some from their wallet on the Money page/,
+    );
+    assert.doesNotMatch(said, /jetton|\bgas\b|operator|\bTON\b/);
 
     const before = (await app.cursor())!.last;
     await send(request.messages[0]!);

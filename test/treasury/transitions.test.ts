@@ -199,8 +199,8 @@ describe('the closing message (closing.ts, issue 29 item 4)', () => {
     gas: 0n,
     gasFree: 0n,
     otherMoney: false,
-    treasury: '0:' + 'a'.repeat(64),
-    gasWallet: '0:' + 'b'.repeat(64),
+    treasury: `0:${'a'.repeat(64)}`,
+    gasWallet: `0:${'b'.repeat(64)}`,
     ...over,
   });
   it("pays each other owner's last share beside the refund of everything; a share under the minimum pays toward the fee instead", () => {

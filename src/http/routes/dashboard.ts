@@ -19,6 +19,7 @@ import { isNotice, paymentPage, type RefundFormState } from '../../dashboard/pay
 import { treasurySigning } from '../../dashboard/treasurySigning.ts';
 import { requestSentAnswer } from './dashboardTreasuryRequests.ts';
 import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
+import { shownCoinText } from '../../money.ts';
 import { CSV_MAX_ROWS, filtersOf, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
 import {
   acceptInvitation,
@@ -355,9 +356,9 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     const typed = (name: string) => (typeof body[name] === 'string' ? (body[name] as string).trim() : '');
     return { from: typed('from'), coin: typed('coin'), amount: typed('amount'), address: typed('address') };
   };
-  /** A refusal's param as the refund form's field (amount, address) or the form's own line. */
+  /** A refusal's param as the refund form's field (amount, address) or the form's own line; its words name the coin as people know it (the API's keep TON). */
   const refundProblems = (problems: Record<string, string>) =>
-    Object.fromEntries(Object.entries(problems).map(([field, text]) => [field === 'amount' || field === 'address' ? field : 'form', text]));
+    Object.fromEntries(Object.entries(problems).map(([field, text]) => [field === 'amount' || field === 'address' ? field : 'form', shownCoinText(text)]));
   dash.payment.post<{ form: RefundForm }>(
     '/refunds',
     {
@@ -373,7 +374,12 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       const walletOf: JettonWalletOf = (master, owner) => jettonWallets.walletOf(master, owner, origin);
       const refused = (error: unknown) => {
         if (!(error instanceof KassaError)) throw error;
-        return showPayment(ctx, 400, { refund: { ...typedRefund(ctx), problems: refundProblems({ [error.param ?? 'form']: error.message }) } });
+        const gas = error.details.refundGas;
+        // Too little money for refund fees: the shop's words and where to add some (the API's message is for developers).
+        const text = gas
+          ? `A refund in a token such as USDT needs ${gas.needed} GRAM of the store's money for refund fees, and ${gas.available} GRAM is left. An owner adds some from their wallet on the Money page; then try again.`
+          : error.message;
+        return showPayment(ctx, 400, { refund: { ...typedRefund(ctx), problems: refundProblems({ [error.param ?? 'form']: text }) } });
       };
       // First post: what would be sent, its fee and what arrives (the command itself, rolled back), to
       // confirm; the confirmation's form carries a one-time key.
