@@ -232,7 +232,10 @@ const QUERY_EXAMPLES: Record<string, string | number> = {
 function queryParameters(query: { schema: { properties: Record<string, object> }; published: object }) {
   return Object.entries(query.schema.properties).map(([name, checked]) => {
     const { description, ...schema } = ((query.published as Record<string, object>)[name] ?? checked) as { description: string };
-    return { name, in: 'query', description, schema: requestSchema(schema), example: QUERY_EXAMPLES[name] };
+    // A name shared by lists (status, state) takes its example from the list's own values when they differ.
+    const values = (schema as { enum?: readonly (string | number)[] }).enum;
+    const example = values && !values.includes(QUERY_EXAMPLES[name] as string) ? values[0] : QUERY_EXAMPLES[name];
+    return { name, in: 'query', description, schema: requestSchema(schema), example };
   });
 }
 
