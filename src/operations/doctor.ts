@@ -664,7 +664,9 @@ export async function doctorReport(config: Config, configProblems: readonly stri
   try {
     const database = await checkDatabase(config, server.sessionUrl);
     if (database.status === 'fail') return await withoutDatabase(database);
-    const pool = await openPool(server.sessionUrl, { maxPoolSize: 2 });
+    // Sends nothing at connect a pooler refuses: the doctor reports a session URL that goes through
+    // one (database pooling) rather than fail on it.
+    const pool = await openPool(server.sessionUrl, { maxPoolSize: 2, pooled: true, preparedStatements: false });
     try {
       const full = await runDoctor(config, pool);
       return report([...full.checks, database, await checkPooling(config, server), await checkBackups(config, pool)]);

@@ -179,6 +179,13 @@ describe('behind PgBouncer in transaction mode', () => {
       await setDatabaseTimeout(null);
     }
 
+    // kassa doctor itself, through the pooler alone: its checks are printed, this one failed.
+    const doctor = await kassa(['doctor'], { DATABASE_URL: bouncer.url });
+    assert.equal(doctor.code, 1, doctor.stdout + doctor.stderr);
+    const pooling = doctor.json.checks.find((one: { check: string }) => one.check === 'database pooling');
+    assert.equal(pooling?.status, 'fail', doctor.stdout);
+    assert.equal(doctor.json.checks.find((one: { check: string }) => one.check === 'database')?.status, 'ok', doctor.stdout);
+
     const direct = await checkPooling(loadConfig({ DATABASE_URL: db.url }), { url: db.url, sessionUrl: db.url });
     assert.equal(direct.status, 'ok', direct.detail);
     assert.match(direct.detail, /is direct or session-mode; statement timeout 5000 ms in force; named prepared statements$/);
