@@ -19,12 +19,21 @@ class UsageError extends Error {
 const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: string[] }> = [
   {
     name: 'start',
-    usage: 'kassa start [--api | --worker]',
+    usage: 'kassa start [--api | --worker] [--skip-migrate]',
     summary:
-      'Migrates the database, then serves the API and checkout and runs the worker until SIGTERM/SIGINT. Prints logs: one readable line each on a terminal, pino JSON otherwise. Refuses to start with every configuration problem in one message.',
-    options: ['--api      serve the API and checkout only', '--worker   run the worker (chain reader, expiry, webhooks) only'],
+      'Migrates the database (through DATABASE_SESSION_URL), then serves the API and checkout and runs the worker until SIGTERM/SIGINT. Prints logs: one readable line each on a terminal, pino JSON otherwise. Refuses to start with every configuration problem in one message.',
+    options: [
+      '--api      serve the API and checkout only',
+      '--worker   run the worker (chain reader, expiry, webhooks) only',
+      '--skip-migrate   do not migrate (kassa migrate is the release step); refuses to start while a migration is not applied',
+    ],
   },
-  { name: 'migrate', usage: 'kassa migrate', summary: 'Applies the database migrations. Prints {"migrated": true}.' },
+  {
+    name: 'migrate',
+    usage: 'kassa migrate',
+    summary:
+      'Applies the database migrations through DATABASE_SESSION_URL (DATABASE_URL when unset), the release step before kassa start --skip-migrate; refused when that URL goes through a pooler in transaction mode. Prints {"migrated": true}.',
+  },
   {
     name: 'store create',
     usage: 'kassa store create --name NAME [--methods TON/TON,USDT/TON] [--treasury ADDRESS]',
@@ -241,11 +250,18 @@ function required(value: string | boolean | undefined, flag: string): string {
  * `running`: the `kassa start` processes of this directory; one that uses a DATABASE_URL of its
  * own while this command has none would otherwise send the command to another, empty database.
  */
-async function withDatabase<T>(config: Config, log: Logger, work: (pool: DatabasePool) => Promise<T>, running: readonly RunRecord[] = []): Promise<T> {
-  const [{ openDatabaseServer }, { migrate }, { openPool }] = await Promise.all([
+async function withDatabase<T>(
+  config: Config,
+  log: Logger,
+  work: (pool: DatabasePool) => Promise<T>,
+  running: readonly RunRecord[] = [],
+  refusePooler = false,
+): Promise<T> {
+  const [{ openDatabaseServer }, { migrate }, { openPool }, { refuseTransactionPooler }] = await Promise.all([
     import('./db/embedded.ts'),
     import('./db/migrate.ts'),
     import('./db/pool.ts'),
+    import('./db/pooling.ts'),
   ]);
   const refused = databaseProblem(config);
   if (refused !== null) throw configErrorOf([refused]);
@@ -257,8 +273,10 @@ async function withDatabase<T>(config: Config, log: Logger, work: (pool: Databas
   }
   const server = await openDatabaseServer(config, log);
   try {
-    await migrate(server.url, log);
-    const pool = await openPool(server.url, { maxPoolSize: 2 });
+    // A one-shot command is an operator's: it migrates and works through the session URL.
+    if (refusePooler) await refuseTransactionPooler(server.sessionUrl, 'kassa migrate');
+    await migrate(server.sessionUrl, log);
+    const pool = await openPool(server.sessionUrl, { maxPoolSize: 2 });
     try {
       return await work(pool);
     } finally {
@@ -300,14 +318,14 @@ export async function main(argv: string[]): Promise<number> {
   // The one-shot commands' one clock reading, at the CLI's edge: the time the command was given.
   const now = new Date();
   if (command === 'start') {
-    const { values } = parse(argv.slice(1), { api: { type: 'boolean' }, worker: { type: 'boolean' } });
+    const { values } = parse(argv.slice(1), { api: { type: 'boolean' }, worker: { type: 'boolean' }, 'skip-migrate': { type: 'boolean' } });
     if (values.api && values.worker) throw new UsageError('--api and --worker are exclusive (give neither to run both)');
     const [{ createLogger }, { runUntilSignal, startService }] = await Promise.all([import('./log.ts'), import('./server.ts')]);
     // A person at a terminal reads lines; anything else (a pipe, a file, a collector) gets pino JSON.
     const log = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true });
     const parts = { api: !values.worker, worker: !values.api };
     // The service's clock: the wall clock, read by whatever runs (every part takes it from here).
-    const service = await startService(config, parts, log, () => new Date(), problems);
+    const service = await startService(config, parts, log, () => new Date(), problems, { migrate: !values['skip-migrate'] });
     await runUntilSignal(service, log);
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   }
@@ -318,7 +336,7 @@ export async function main(argv: string[]): Promise<number> {
   const database = <T>(work: (pool: DatabasePool) => Promise<T>) => withDatabase(config, log, work, running);
   if (command === 'migrate') {
     parse(argv.slice(1), {});
-    await database(async () => {});
+    await withDatabase(config, log, async () => {}, running, true);
     print({ migrated: true });
     return 0;
   }
@@ -492,6 +510,7 @@ const ONE_LINE_ERRORS = new Set([
   'UnknownStoreForInvitation',
   'FormProblem',
   'DoctorFailed',
+  'PoolerRefusedError',
 ]);
 
 async function oneLine(error: unknown): Promise<string> {

@@ -11,8 +11,23 @@ export const TELEGRAM_PUBLIC_KEYS = {
 export type TonNetwork = 'mainnet' | 'testnet' | 'sandbox';
 
 export interface Config {
-  /** null: start the embedded PostgreSQL kept in `embeddedPgDir`. */
+  /** null: start the embedded PostgreSQL kept in `embeddedPgDir`. DATABASE_URL: request traffic; may be a transaction pooler. */
   databaseUrl: string | null;
+  /**
+   * DATABASE_SESSION_URL (default: DATABASE_URL): a direct or session-mode connection, for
+   * migrations, the worker (Graphile Worker's LISTEN and jobs, the chain reader) and `kassa doctor`.
+   * null with DATABASE_URL unset (the embedded database). When it differs from DATABASE_URL, the
+   * service's connections to DATABASE_URL send nothing a transaction pooler refuses or keeps
+   * (`databasePooled`).
+   */
+  databaseSessionUrl: string | null;
+  /**
+   * DATABASE_PREPARED_STATEMENTS: the hot statements run as named prepared statements on
+   * DATABASE_URL (src/db/pool.ts `prepared`). Default true when DATABASE_URL is the session URL,
+   * false when they differ (a transaction pooler must track them: PgBouncer >= 1.21 with
+   * max_prepared_statements of 200 or more).
+   */
+  databasePreparedStatements: boolean;
   /**
    * ALLOW_EMBEDDED_DATABASE: the embedded development PostgreSQL may be used on mainnet or testnet
    * (refused there by default: `databaseProblem`). Always allowed in sandbox.
@@ -215,14 +230,24 @@ function bool(env: NodeJS.ProcessEnv, name: string): boolean {
   throw new ConfigError(`${name} must be "true" or "false", got "${raw}"`);
 }
 
-function databaseUrl(raw: string): string {
+function databaseUrl(raw: string, name = 'DATABASE_URL'): string {
   try {
     const url = new URL(raw);
     if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error('protocol');
   } catch {
-    throw new ConfigError('DATABASE_URL must be a postgres:// connection URL');
+    throw new ConfigError(`${name} must be a postgres:// connection URL`);
   }
   return raw;
+}
+
+/**
+ * Whether DATABASE_URL is treated as a transaction pooler: it differs from DATABASE_SESSION_URL.
+ * The service's connections to it then send no statement_timeout at connect (PgBouncer refuses the
+ * parameter: the role's default applies, checked by `kassa doctor`) and, unless
+ * DATABASE_PREPARED_STATEMENTS=true, no named prepared statements.
+ */
+export function databasePooled(config: Pick<Config, 'databaseUrl' | 'databaseSessionUrl'>): boolean {
+  return config.databaseUrl !== null && config.databaseSessionUrl !== null && config.databaseSessionUrl !== config.databaseUrl;
 }
 
 /** The variable a configuration problem names first (`BASE_URL is required…` → BASE_URL). */
@@ -268,6 +293,14 @@ export function readConfig(
   };
   const rawDb = nonEmpty(env, 'DATABASE_URL');
   const dbUrl = check(() => (rawDb === undefined ? null : databaseUrl(rawDb)), null);
+  const rawSessionDb = nonEmpty(env, 'DATABASE_SESSION_URL');
+  if (rawSessionDb !== undefined && rawDb === undefined) {
+    problems.push('DATABASE_SESSION_URL is set without DATABASE_URL: set DATABASE_URL too (the embedded database needs neither)');
+  }
+  const sessionDbUrl = check(() => (rawSessionDb === undefined || dbUrl === null ? dbUrl : databaseUrl(rawSessionDb, 'DATABASE_SESSION_URL')), dbUrl);
+  const preparedDefault = dbUrl === null || sessionDbUrl === dbUrl;
+  const preparedStatements =
+    nonEmpty(env, 'DATABASE_PREPARED_STATEMENTS') === undefined ? preparedDefault : check(() => bool(env, 'DATABASE_PREPARED_STATEMENTS'), preparedDefault);
   const port = check(() => integer(env, 'PORT', 3000, 0, 65535), 3000);
   const host = nonEmpty(env, 'HOST') ?? '127.0.0.1';
   const network = check((): TonNetwork => {
@@ -369,6 +402,8 @@ export function readConfig(
   const logLevel = LOG_LEVELS.includes(rawLogLevel) ? rawLogLevel : 'info';
   const config: Config = {
     databaseUrl: dbUrl,
+    databaseSessionUrl: sessionDbUrl,
+    databasePreparedStatements: preparedStatements,
     allowEmbeddedDatabase: check(() => bool(env, 'ALLOW_EMBEDDED_DATABASE'), false),
     embeddedPgDir: path.resolve(cwd, '.kassa/pg'),
     embeddedPgPort: check(() => integer(env, 'KASSA_EMBEDDED_PG_PORT', runningPgPort, 1, 65535), runningPgPort),

@@ -5,9 +5,10 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { run, type Runner } from 'graphile-worker';
 import pg from 'pg';
-import { configErrorOf, ConfigError, databaseProblem, keyProblems, problemVariable, type Config, withBoundPort } from './config.ts';
+import { configErrorOf, ConfigError, databasePooled, databaseProblem, keyProblems, problemVariable, type Config, withBoundPort } from './config.ts';
 import { openDatabaseServer, type DatabaseServer } from './db/embedded.ts';
-import { migrate, graphileLogger } from './db/migrate.ts';
+import { migrate, graphileLogger, pendingMigrations } from './db/migrate.ts';
+import { refuseTransactionPooler } from './db/pooling.ts';
 import { openPool, type DatabasePool } from './db/pool.ts';
 import { createApp, type RouteInstaller } from './http/app.ts';
 import { createApiServer } from './http/apiServer.ts';
@@ -136,11 +137,14 @@ export async function startService(
   log: Logger,
   now: () => Date,
   configProblems: readonly string[] = [],
+  options: { migrate?: boolean } = {},
 ): Promise<RunningService> {
   const problems = [...configProblems, ...startProblems(config, parts, log, configProblems)];
   if (problems.length > 0) throw configErrorOf(problems);
   const database: DatabaseServer = await openDatabaseServer(config, log);
   let pool: DatabasePool | null = null;
+  /** The worker's pool, on the session URL: `pool` itself unless the API's goes through a pooler. */
+  let sessionPool: DatabasePool | null = null;
   let server: http.Server | null = null;
   let runner: Runner | null = null;
   let sandboxChain: SandboxChain | null = null;
@@ -161,9 +165,31 @@ export async function startService(
   try {
     // Before anything is migrated: a missing sandbox is a configuration problem, said in one line.
     const sandboxModule = parts.api && config.tonNetwork === 'sandbox' ? await loadSandbox() : null;
-    await migrate(database.url, log);
-    pool = await openPool(database.url, { maxPoolSize: MAIN_POOL_CONNECTIONS, statementTimeoutMs: config.databaseStatementTimeoutMs });
+    // Migrations go through the session URL (never a transaction pooler: their lock is a session's).
+    // `--skip-migrate` (API containers; `kassa migrate` is the release step) only checks.
+    if (options.migrate === false) {
+      const pending = await pendingMigrations(database.sessionUrl);
+      if (pending.length > 0) {
+        throw new ConfigError(`${pending.length} migration(s) not applied (up to ${pending.at(-1)}) and --skip-migrate was given: run kassa migrate first`);
+      }
+    } else {
+      await refuseTransactionPooler(database.sessionUrl, 'kassa start (which migrates first)');
+      await migrate(database.sessionUrl, log);
+    }
+    // Request traffic goes through DATABASE_URL (perhaps a transaction pooler); a process with the
+    // worker only goes through the session URL, and one with both gives the worker a pool of its own
+    // there when the URLs differ.
+    const pooled = databasePooled(config);
+    const poolOptions = (onPooler: boolean) => ({
+      maxPoolSize: MAIN_POOL_CONNECTIONS,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      pooled: onPooler,
+      preparedStatements: onPooler ? config.databasePreparedStatements : true,
+    });
+    pool = parts.api ? await openPool(database.url, poolOptions(pooled)) : await openPool(database.sessionUrl, poolOptions(false));
+    sessionPool = parts.api && parts.worker && pooled ? await openPool(database.sessionUrl, poolOptions(false)) : pool;
     const deps = { config, pool, log, now };
+    const workerDeps = { config, pool: sessionPool, log, now };
     // Deposit addresses need the deposit public key; a wrong one is refused before any is made.
     if (parts.api) await depositPublicKey(pool, config);
     // The gas wallet (derived from the same key) is recorded for the planners and the reader.
@@ -205,7 +231,8 @@ export async function startService(
         connectionString: database.url,
         max: RATE_LIMIT_CONNECTIONS,
         connectionTimeoutMillis: 2_000,
-        statement_timeout: 1_000,
+        // Not at connect through a pooler (refused there): the client's 2 s bound remains.
+        ...(databasePooled(config) ? {} : { statement_timeout: 1_000 }),
         query_timeout: 2_000,
       });
       rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
@@ -229,12 +256,12 @@ export async function startService(
 
     if (parts.worker) {
       // The chain reader (and the expiry it drives) runs in its own loop, never behind jobs.
-      const reader = createChainReader({ pool, config, source, client, log: log.child({ component: 'chain-reader' }), now });
+      const reader = createChainReader({ pool: sessionPool, config, source, client, log: log.child({ component: 'chain-reader' }), now });
       readerDone = reader.run(readerStop.signal);
-      heartbeat = startHeartbeat(pool, log, now);
+      heartbeat = startHeartbeat(sessionPool, log, now);
       // Graphile Worker's own connections wait out a database restart (see worker/pgPool.ts).
       // Enough connections for both runners (4 + 20 slots) and their bookkeeping.
-      workerPool = new PatientPool({ connectionString: database.url, max: WORKER_CONNECTIONS, connectionTimeoutMillis: 5_000 }, log);
+      workerPool = new PatientPool({ connectionString: database.sessionUrl, max: WORKER_CONNECTIONS, connectionTimeoutMillis: 5_000 }, log);
       // Two runners: webhook deliveries (which may wait on slow receivers) have slots of their own,
       // so they never hold up the other jobs; each store's webhookURL deliveries use at most
       // DELIVERY_QUEUES_PER_STORE queues (worker/jobs.ts), and a store's attempts in flight, of
@@ -251,8 +278,8 @@ export async function startService(
         noHandleSignals: true,
         logger: graphileLogger(log, true),
       });
-      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...deps, chain: client, source, history }, others), crontab: CRONTAB });
-      webhookRunner = await run({ ...runnerOptions(20), taskList: taskList(deps, { webhook__deliver: deliver! }) });
+      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...workerDeps, chain: client, source, history }, others), crontab: CRONTAB });
+      webhookRunner = await run({ ...runnerOptions(20), taskList: taskList(workerDeps, { webhook__deliver: deliver! }) });
     }
   } catch (error) {
     readerStop.abort();
@@ -262,6 +289,7 @@ export async function startService(
     await workerPool?.end().catch(() => {});
     await rateLimitStore?.end().catch(() => {});
     await stopSandbox?.().catch(() => {});
+    if (sessionPool !== pool) await sessionPool?.end().catch(() => {});
     await pool?.end().catch(() => {});
     await database.stop().catch(() => {});
     throw error;
@@ -300,6 +328,7 @@ export async function startService(
       await rateLimitStore?.end();
       // Once nothing sends on it any more: the sandbox chain's state, kept beside the books.
       await stopSandbox?.();
+      if (sessionPool !== pool) await sessionPool?.end();
       await pool!.end();
       await database.stop();
       log.info('shut down');

@@ -27,8 +27,13 @@ class EmbeddedDatabaseError extends Error {
 }
 
 export interface DatabaseServer {
-  /** URL of the `kassa` database (or of the configured DATABASE_URL). */
+  /** URL of the `kassa` database (or of the configured DATABASE_URL): request traffic. */
   url: string;
+  /**
+   * DATABASE_SESSION_URL (the same as `url` unless configured apart): migrations, the worker and
+   * `kassa doctor`; never a transaction pooler.
+   */
+  sessionUrl: string;
   /** Stops the embedded server if this process started it; otherwise does nothing. */
   stop(): Promise<void>;
 }
@@ -381,7 +386,8 @@ export async function startEmbeddedPostgres(dir: string, port: number, log: Logg
     const password = known ?? (await replaceLegacyPassword(dir, port, log));
     await ensureDatabase(urlFor(port, password, 'postgres'), EMBEDDED_DATABASE);
     log.debug({ port }, 'using the embedded PostgreSQL already running');
-    return { url: urlFor(port, password, EMBEDDED_DATABASE), stop: async () => {} };
+    const url = urlFor(port, password, EMBEDDED_DATABASE);
+    return { url, sessionUrl: url, stop: async () => {} };
   }
 
   const runtimeRoot = options.runtimeRoot ?? DEFAULT_RUNTIME_ROOT;
@@ -436,14 +442,15 @@ export async function startEmbeddedPostgres(dir: string, port: number, log: Logg
     throw error;
   }
   log.info({ port, dir }, 'embedded PostgreSQL started');
-  return { url: urlFor(port, password, EMBEDDED_DATABASE), stop };
+  const url = urlFor(port, password, EMBEDDED_DATABASE);
+  return { url, sessionUrl: url, stop };
 }
 
 /** The database to use: DATABASE_URL when set, otherwise the embedded server. */
 export async function openDatabaseServer(
-  config: { databaseUrl: string | null; embeddedPgDir: string; embeddedPgPort: number },
+  config: { databaseUrl: string | null; databaseSessionUrl?: string | null; embeddedPgDir: string; embeddedPgPort: number },
   log: Logger,
 ): Promise<DatabaseServer> {
-  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
+  if (config.databaseUrl) return { url: config.databaseUrl, sessionUrl: config.databaseSessionUrl || config.databaseUrl, stop: async () => {} };
   return startEmbeddedPostgres(config.embeddedPgDir, config.embeddedPgPort, log);
 }

@@ -208,7 +208,28 @@ interface PoolOptions {
   connectionWaitMs?: number;
   /** Run after Kassa's own (the benchmark records statements with one). */
   interceptors?: Interceptor[];
+  /**
+   * The URL may be a transaction pooler (DATABASE_URL apart from DATABASE_SESSION_URL: config.ts
+   * `databasePooled`): nothing is sent at connect that PgBouncer refuses or that would stay on a
+   * server connection shared with others — no statement_timeout nor
+   * idle_in_transaction_session_timeout in the startup packet (PgBouncer 1.18 refuses both). The
+   * statement timeout in force is then the role's (or database's) default, which `kassa doctor`
+   * compares with `statementTimeoutMs`; the client's own bound (`queryTimeoutMs`) applies either way.
+   */
+  pooled?: boolean;
+  /**
+   * Whether `prepared` statements keep their names (true unless given): false sends them unnamed,
+   * for a pooler that does not track named prepared statements (PgBouncer before 1.21, or without
+   * max_prepared_statements): config.ts `databasePreparedStatements`.
+   */
+  preparedStatements?: boolean;
 }
+
+/** See PoolOptions.preparedStatements: the names of `prepared` dropped, every statement unnamed. */
+const unnamedStatements: Interceptor = {
+  name: 'kassa-unnamed-statements',
+  transformQuery: (_context, query) => (query.name === undefined ? query : { ...query, name: undefined }),
+};
 
 /** How much longer than statement_timeout the client waits, so that the server's own refusal normally comes first. */
 export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
@@ -227,9 +248,15 @@ export async function openPool(connectionUri: string, options: PoolOptions = {})
   const pool = await createPool(connectionUri, {
     driverFactory: boundedQueries(createPgDriverFactory(), options.queryTimeoutMs ?? statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS),
     typeParsers: [],
-    interceptors: [resultParser, preparedStatementRenewal, ...(options.interceptors ?? [])],
+    interceptors: [
+      ...(options.preparedStatements === false ? [unnamedStatements] : []),
+      resultParser,
+      preparedStatementRenewal,
+      ...(options.interceptors ?? []),
+    ],
     maxPoolSize: options.maxPoolSize ?? 10,
-    statementTimeout: statementTimeoutMs,
+    statementTimeout: options.pooled ? 'DISABLE_TIMEOUT' : statementTimeoutMs,
+    ...(options.pooled ? { idleInTransactionSessionTimeout: 'DISABLE_TIMEOUT' as const } : {}),
     connectionTimeout: connectionWaitMs,
     idleTimeout: 10_000,
     // How long closing a connection waits for its running statement, then for the server to

@@ -22,8 +22,9 @@ import { BLOCK_INTERVAL_MS, budgetHeadroom, budgetShortfall, READER_REQUESTS_PER
 import { readerPosition } from '../chain/clock.ts';
 import { budgetUsage, sharedRequestBudget, type SharedRequestBudget } from '../chain/sharedBudget.ts';
 import { SANDBOX_TONCENTER_PATH } from '../chain/sandbox/path.ts';
-import { databaseProblem, problemVariable, type Config, type TonNetwork } from '../config.ts';
-import { openDatabaseServer } from '../db/embedded.ts';
+import { databasePooled, databaseProblem, problemVariable, type Config, type TonNetwork } from '../config.ts';
+import { openDatabaseServer, type DatabaseServer } from '../db/embedded.ts';
+import { probeTransactionPooler } from '../db/pooling.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { openPool, sql, z, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -559,6 +560,69 @@ async function checkDatabase(config: Config, url: string): Promise<Check> {
 }
 
 /**
+ * "database pooling": whether each URL goes through a pooler in transaction mode (pooling.ts), and the
+ * statement timeout in force on DATABASE_URL as the service opens it. Fails when migrations and the
+ * worker (the session URL) would run through a transaction pooler, or when the timeout in force is
+ * not DATABASE_STATEMENT_TIMEOUT_MS (through a pooler Kassa cannot send it at connect: the role's
+ * default must say it).
+ */
+export async function checkPooling(config: Config, server: Pick<DatabaseServer, 'url' | 'sessionUrl'>): Promise<Check> {
+  const check = 'database pooling';
+  const apart = server.sessionUrl !== server.url;
+  let session: Awaited<ReturnType<typeof probeTransactionPooler>>;
+  let api: Awaited<ReturnType<typeof probeTransactionPooler>>;
+  try {
+    session = await probeTransactionPooler(server.sessionUrl);
+    api = apart ? await probeTransactionPooler(server.url) : session;
+  } catch (error) {
+    return { check, status: 'fail', detail: `could not be probed: ${(error as Error).message.split('\n')[0]}` };
+  }
+  const sessionName = apart
+    ? 'DATABASE_SESSION_URL'
+    : config.databaseUrl === null
+      ? 'the embedded database'
+      : 'DATABASE_URL (also the session URL: DATABASE_SESSION_URL is unset)';
+  if (session.pooled) {
+    return {
+      check,
+      status: 'fail',
+      detail: `${sessionName} goes through a pooler in transaction mode (${session.detail}): migrations (a session's lock) and the worker (LISTEN, the chain reader) would run through it. Set DATABASE_SESSION_URL to a direct or session-mode connection and keep the pooled one in DATABASE_URL (docs/OPERATIONS.md, "Behind a connection pooler")`,
+    };
+  }
+  const pooled = databasePooled(config);
+  const pool = await openPool(server.url, {
+    maxPoolSize: 1,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    pooled,
+    preparedStatements: pooled ? config.databasePreparedStatements : true,
+  });
+  let inForce: number | null;
+  try {
+    inForce = await pool
+      .oneFirst(sql.type(z.object({ ms: z.number() }))`select setting::int as ms from pg_settings where name = 'statement_timeout'`)
+      .catch(() => null);
+  } finally {
+    await pool.end();
+  }
+  const where = apart
+    ? `DATABASE_URL ${api.pooled ? 'goes through a pooler in transaction mode' : 'is direct or session-mode'}; DATABASE_SESSION_URL is direct or session-mode`
+    : `${sessionName} is direct or session-mode`;
+  const statements = pooled
+    ? config.databasePreparedStatements
+      ? 'named prepared statements on (DATABASE_PREPARED_STATEMENTS=true)'
+      : 'no named prepared statements'
+    : 'named prepared statements';
+  if (inForce !== config.databaseStatementTimeoutMs) {
+    return {
+      check,
+      status: 'fail',
+      detail: `the statement timeout in force through DATABASE_URL is ${inForce === null ? 'unknown' : `${inForce} ms`}, not DATABASE_STATEMENT_TIMEOUT_MS (${config.databaseStatementTimeoutMs} ms): ${pooled ? `through a pooler Kassa cannot set it at connect; make it the role's default (ALTER ROLE <Kassa's user> SET statement_timeout = '${config.databaseStatementTimeoutMs}ms'), then let the pooler reconnect its server connections` : "something overrides it (the URL's options?)"} (${where})`,
+    };
+  }
+  return { check, status: 'ok', detail: `${where}; statement timeout ${inForce} ms in force; ${statements}` };
+}
+
+/**
  * A reminder off sandbox: the books, the deposit index and (in sandbox) the keys live only in the
  * database. WAL archiving off is a warning (backups by pg_dump or the provider are not visible from here).
  */
@@ -598,12 +662,14 @@ export async function doctorReport(config: Config, configProblems: readonly stri
     return withoutDatabase({ check: 'database', status: 'fail', detail: `could not be opened: ${(error as Error).message.split('\n')[0]}` });
   }
   try {
-    const database = await checkDatabase(config, server.url);
+    const database = await checkDatabase(config, server.sessionUrl);
     if (database.status === 'fail') return await withoutDatabase(database);
-    const pool = await openPool(server.url, { maxPoolSize: 2 });
+    // Sends nothing at connect a pooler refuses: the doctor reports a session URL that goes through
+    // one (database pooling) rather than fail on it.
+    const pool = await openPool(server.sessionUrl, { maxPoolSize: 2, pooled: true, preparedStatements: false });
     try {
       const full = await runDoctor(config, pool);
-      return report([...full.checks, database, await checkBackups(config, pool)]);
+      return report([...full.checks, database, await checkPooling(config, server), await checkBackups(config, pool)]);
     } finally {
       await pool.end();
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, databaseProblem, loadConfig, readConfig } from '../../src/config.ts';
+import { ConfigError, databasePooled, databaseProblem, loadConfig, readConfig } from '../../src/config.ts';
 
 describe('configuration', () => {
   it('has zero-configuration defaults', () => {
@@ -155,5 +155,26 @@ describe('configuration', () => {
       (error: Error) => /SMTP_URL must be smtp:\/\//.test(error.message) && !error.message.includes('s3cret-pw'),
     );
     assert.throws(() => loadConfig({ TELEGRAM_API_URL: 'ftp://x' }), /TELEGRAM_API_URL must be an absolute http\(s\) URL/);
+  });
+
+  it('DATABASE_SESSION_URL: DATABASE_URL by default; apart from it, DATABASE_URL is pooled and prepared statements are off unless DATABASE_PREPARED_STATEMENTS=true', () => {
+    const direct = 'postgres://kassa@db.internal:5432/kassa';
+    const pooled = 'postgres://kassa@pooler.internal:6432/kassa';
+    const one = loadConfig({ DATABASE_URL: direct });
+    assert.equal(one.databaseSessionUrl, direct);
+    assert.equal(one.databasePreparedStatements, true);
+    assert.equal(databasePooled(one), false);
+    const embedded = loadConfig({});
+    assert.equal(embedded.databaseSessionUrl, null);
+    assert.equal(embedded.databasePreparedStatements, true);
+    const two = loadConfig({ DATABASE_URL: pooled, DATABASE_SESSION_URL: direct });
+    assert.equal(two.databaseSessionUrl, direct);
+    assert.equal(two.databasePreparedStatements, false);
+    assert.equal(databasePooled(two), true);
+    assert.equal(loadConfig({ DATABASE_URL: pooled, DATABASE_SESSION_URL: direct, DATABASE_PREPARED_STATEMENTS: 'true' }).databasePreparedStatements, true);
+    assert.equal(loadConfig({ DATABASE_URL: direct, DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements, false);
+    assert.throws(() => loadConfig({ DATABASE_SESSION_URL: direct }), /DATABASE_SESSION_URL is set without DATABASE_URL/);
+    assert.throws(() => loadConfig({ DATABASE_URL: pooled, DATABASE_SESSION_URL: 'mysql://x' }), /DATABASE_SESSION_URL must be a postgres:\/\/ connection URL/);
+    assert.throws(() => loadConfig({ DATABASE_URL: pooled, DATABASE_PREPARED_STATEMENTS: 'yes' }), /DATABASE_PREPARED_STATEMENTS must be "true" or "false"/);
   });
 });
