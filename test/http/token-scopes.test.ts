@@ -63,6 +63,13 @@ const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') 
   app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from ${sql.identifier([table])}`);
 
 describe('token scopes', () => {
+  it('what each scope allows (docs/API.md, Token scopes): read_only reads; create_payments also creates payments; full does all', () => {
+    const table = Object.fromEntries(
+      TOKEN_SCOPES.map((scope) => [scope, (['read', 'create_payment', 'change'] as const).filter((need) => scopeAllows(scope, need))]),
+    );
+    assert.deepEqual(table, { full: ['read', 'create_payment', 'change'], read_only: ['read'], create_payments: ['read', 'create_payment'] });
+  });
+
   it('every route behind a merchant guard names what it needs of the token (a new one without `needs(…)` fails here)', () => {
     const { router, guards } = apiRouter();
     assert.deepEqual(withoutNeed(router, guards), []);

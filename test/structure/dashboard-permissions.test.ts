@@ -76,6 +76,19 @@ describe('structure: every store route of the dashboard names its action', () =>
     );
   });
 
+  it('the policy itself: a viewer reads the store and keeps their own notifications, nothing more; an owner may everything', () => {
+    const actions = Object.keys(POLICY) as Action[];
+    assert.deepEqual(
+      actions.filter((action) => can('viewer', action)),
+      ['store.read', 'notifications.own'],
+    );
+    assert.deepEqual(
+      actions.filter((action) => !can('owner', action)),
+      [],
+    );
+    assert.equal(can(null, 'store.read'), false);
+  });
+
   it('the walker finds a store route registered without an action', () => {
     const { router, deps } = installed();
     const already = withoutAction(router);
