@@ -184,8 +184,8 @@ export const MUTATIONS: Mutation[] = [
     area: 'events',
     what: 'members are notified on channels they did not choose',
     file: 'src/webhooks/events.ts',
-    find: 'where ch.chosen and ${TOLD}',
-    replace: 'where ${TOLD}',
+    find: 'where ch.chosen and',
+    replace: 'where',
     tests: ['test/webhooks/notifications.test.ts'],
   },
   {
