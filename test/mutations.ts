@@ -170,7 +170,7 @@ export const MUTATIONS: Mutation[] = [
     file: 'src/webhooks/events.ts',
     find: 'from event join webhook_endpoints e on e.store_id = event.store_id and event.type = any(e.events)',
     replace: 'from event join webhook_endpoints e on event.type = any(e.events)',
-    tests: ['test/webhooks/store-isolation.test.ts'],
+    tests: ['test/webhooks/endpoints.test.ts'],
   },
   {
     area: 'events',
@@ -198,11 +198,11 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     area: 'events',
-    what: 'a payment webhook is delivered for a payment that is not completed',
+    what: 'a delivery is retried past its 12 hours',
     file: 'src/webhooks/deliver.ts',
-    find: "if (delivery.endpoint_id === null && delivery.payment_status !== 'completed') return failNow(",
-    replace: 'if (false) return failNow(',
-    tests: ['test/webhooks/delivery.test.ts'],
+    find: 'startedAt.getTime() - delivery.first_attempt_at.getTime() > DELIVERY_WINDOW_MS',
+    replace: 'startedAt.getTime() - delivery.first_attempt_at.getTime() > 1000 * DELIVERY_WINDOW_MS',
+    tests: ['test/webhooks/endpoints.test.ts'],
   },
   // ---- Payment links.
   {
