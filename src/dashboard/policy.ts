@@ -32,6 +32,8 @@ export const POLICY = {
   'unmatched.resolve': OWNERS,
   /** Money for refund fees: ask the owner's wallet to send a top-up (every member sees the balance). */
   'refund_fees.top_up': OWNERS,
+  /** One's own notifications in a store: what to be told, and one's Telegram chat (each member their own). */
+  'notifications.own': EVERY_MEMBER,
   /** Making a further store (the person becomes its owner): an owner of any store (dashboard/setup.ts mayCreateStore). */
   'store.create': OWNERS,
 } as const satisfies Record<string, Rule>;

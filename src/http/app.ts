@@ -28,8 +28,8 @@ import { bodySchemaOf } from './validate.ts';
 
 export type RouteInstaller = (router: Router<KassaState>, deps: AppDeps, guards: Guards) => void;
 
-/** Route groups, in order. Each later capability adds its installer here. */
-const ROUTES: RouteInstaller[] = [
+/** Route groups, in order. Each later capability adds its installer here (tests walk the router they make). */
+export const ROUTES: RouteInstaller[] = [
   healthRoutes,
   metricsRoutes,
   openApiRoutes,

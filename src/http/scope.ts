@@ -5,11 +5,15 @@ import type { Middleware } from 'koa';
 import { checkScope, type ScopeNeed } from '../auth/scopes.ts';
 import type { KassaState } from './context.ts';
 
+/** Marks a route's `needs(…)` step: its value is the need (read by test/http/token-scopes.test.ts, which walks the router). */
+export const SCOPE_NEED = Symbol('API scope need');
+
 export function needs(need: ScopeNeed): Middleware<KassaState> {
-  return async (ctx, next) => {
+  const step: Middleware<KassaState> = async (ctx, next) => {
     const scope = ctx.state.merchant?.token.scope;
     if (scope === undefined) throw new Error(`needs('${need}') runs behind a merchant guard, which sets ctx.state.merchant`);
     checkScope(scope, need);
     await next();
   };
+  return Object.assign(step, { [SCOPE_NEED]: need });
 }

@@ -1,13 +1,21 @@
 // Token scopes over real HTTP (docs/API.md, Token scopes): every authenticated operation of the
 // served OpenAPI document is called with a read_only and a create_payments token; each answers 403
-// insufficient_scope exactly where the document lists that answer, and what was refused changed
-// nothing. Tokens issued before scopes (no scope claim) keep full access; a scope Kassa does not
-// know is no token at all.
+// insufficient_scope exactly where its route's `needs(…)` step (found by walking the app's router,
+// issue 49) says the scope falls short, and the document lists that answer there and only there;
+// what was refused changed nothing. Every route behind a merchant guard names its need. Tokens issued
+// before scopes (no scope claim) keep full access; a scope Kassa does not know is no token at all.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import Router from '@koa/router';
 import { SignJWT } from 'jose';
+import type { Middleware } from 'koa';
 import crypto from 'node:crypto';
 import { type ScopeNeed, scopeAllows, TOKEN_SCOPES, type TokenScope } from '../../src/auth/scopes.ts';
+import { ROUTES } from '../../src/http/app.ts';
+import type { AppDeps, KassaState } from '../../src/http/context.ts';
+import { createGuards, type Guards } from '../../src/http/guards.ts';
+import { SCOPE_NEED } from '../../src/http/scope.ts';
+import { createLogger } from '../../src/log.ts';
 import { issueToken } from '../../src/auth/tokens.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -26,32 +34,51 @@ before(async () => {
 });
 after(() => app.close());
 
-/** What each operation needs (the routes declare it with `needs(…)`; the document says it with its 403). */
-const NEEDS: Record<string, ScopeNeed> = {
-  createPayment: 'create_payment',
-  createInvoice: 'create_payment',
-  cancelPayment: 'change',
-  createRefund: 'change',
-  redeliverWebhook: 'change',
-  createWebhookEndpoint: 'change',
-  deleteWebhookEndpoint: 'change',
-  testWebhookEndpoint: 'change',
-  redeliverToWebhookEndpoint: 'change',
-  createPaymentLink: 'change',
-  deactivatePaymentLink: 'change',
-  assignUnmatchedTransfer: 'change',
-  keepUnmatchedTransfer: 'change',
-  createPlan: 'change',
-  archivePlan: 'change',
-  createSubscription: 'change',
-  cancelSubscription: 'change',
-  addSubscriptionCredit: 'change',
-};
+/** The app's router, installed as createApp installs it, with the guards it was given. */
+function apiRouter(): { router: Router<KassaState>; guards: Guards } {
+  const deps: AppDeps = { config: app.config, pool: {} as AppDeps['pool'], log: createLogger('silent'), now: () => new Date() };
+  const router = new Router<KassaState>({ strict: true });
+  const guards = createGuards(deps);
+  for (const install of ROUTES) install(router, deps, guards);
+  return { router, guards };
+}
+type Layer = { path: string; methods: string[]; stack: Middleware[] };
+const needOf = (stack: Middleware[]): ScopeNeed | undefined =>
+  stack.map((step) => (step as unknown as Record<symbol, ScopeNeed | undefined>)[SCOPE_NEED]).find((need) => need !== undefined);
+
+/** The routes behind a merchant guard that name no need (`needs(…)`, http/scope.ts), as `METHOD path`. */
+function withoutNeed(router: Router<KassaState>, guards: Guards): string[] {
+  return (router as unknown as { stack: Layer[] }).stack
+    .filter((layer) => layer.methods.length > 0 && layer.stack.some((step) => step === guards.merchant || step === guards.merchantInline))
+    .filter((layer) => needOf(layer.stack) === undefined)
+    .map((layer) => `${layer.methods.filter((m) => m !== 'HEAD').join(',')} ${layer.path}`);
+}
+
+/** What the route serving `method path` needs, as its `needs(…)` step says. */
+function routeNeed(router: Router<KassaState>, method: string, path: string): ScopeNeed | undefined {
+  return needOf(router.match(path, method).pathAndMethod.flatMap((layer) => layer.stack as unknown as Middleware[]));
+}
 
 const count = (table: 'payments' | 'outgoing_transfers' | 'webhook_deliveries') =>
   app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from ${sql.identifier([table])}`);
 
 describe('token scopes', () => {
+  it('what each scope allows (docs/API.md, Token scopes): read_only reads; create_payments also creates payments; full does all', () => {
+    const table = Object.fromEntries(
+      TOKEN_SCOPES.map((scope) => [scope, (['read', 'create_payment', 'change'] as const).filter((need) => scopeAllows(scope, need))]),
+    );
+    assert.deepEqual(table, { full: ['read', 'create_payment', 'change'], read_only: ['read'], create_payments: ['read', 'create_payment'] });
+  });
+
+  it('every route behind a merchant guard names what it needs of the token (a new one without `needs(…)` fails here)', () => {
+    const { router, guards } = apiRouter();
+    assert.deepEqual(withoutNeed(router, guards), []);
+    router.post('/v1/forgotten', guards.merchant, guards.storeLimit, async (ctx) => {
+      ctx.body = {};
+    });
+    assert.deepEqual(withoutNeed(router, guards), ['POST /v1/forgotten']);
+  });
+
   it('every authenticated operation refuses a token outside its scope with 403 insufficient_scope, and only those', async () => {
     const served = (await app.request('GET', '/openapi.json')).json as {
       paths: Record<string, Record<string, { operationId: string; security?: unknown[]; responses: Record<string, unknown> }>>;
@@ -68,11 +95,21 @@ describe('token scopes', () => {
         .map(([method, operation]) => ({ method: method.toUpperCase(), path: path.replace('{paymentID}', payment.id), operation })),
     );
     assert.ok(authenticated.length >= 13, `the document lists the merchant operations (${authenticated.length})`);
+    // What each operation needs, from the route that serves it (its `needs(…)` step), not a list kept here.
+    const { router } = apiRouter();
+    const needs = new Map(authenticated.map(({ method, path, operation }) => [operation.operationId, routeNeed(router, method, path)]));
+    assert.deepEqual(
+      [...needs].filter(([, need]) => need === undefined).map(([operationId]) => operationId),
+      [],
+      'operations whose route names no need',
+    );
+    const NEEDS = Object.fromEntries([...needs].filter(([, need]) => need !== 'read')) as Record<string, ScopeNeed>;
+    assert.ok(Object.keys(NEEDS).length >= 15, `${Object.keys(NEEDS).length} operations need more than reading`);
     const listed = authenticated.filter(({ operation }) => '403' in operation.responses).map(({ operation }) => operation.operationId);
     assert.deepEqual(listed.sort(), Object.keys(NEEDS).sort(), 'the document lists 403 for exactly the operations that need more than reading');
 
     for (const { method, path, operation } of authenticated) {
-      const need = NEEDS[operation.operationId] ?? 'read';
+      const need = needs.get(operation.operationId)!;
       for (const scope of ['read_only', 'create_payments'] as const) {
         const before = { payments: await count('payments'), outgoing: await count('outgoing_transfers'), deliveries: await count('webhook_deliveries') };
         const body = bodies[operation.operationId] ?? (method === 'POST' ? {} : undefined);

@@ -55,6 +55,10 @@ describe('notifications by email and Telegram', () => {
       redirect: 'manual',
     });
     assert.equal(response.status, 303);
+    // A viewer who chose Telegram but linked no chat is told nothing: no notification for a channel
+    // not chosen (email) or not linked (Telegram).
+    const viewer = await member(app.url, app.pool, store.id, 'viewer@shop.test', 'viewer');
+    assert.equal((await viewer.post(`${at}/choices`, { events: 'sale', saleAtLeast: '1', saleCurrency: 'GRAM', by: 'telegram' })).status, 303);
 
     // Linking Telegram: a code shown once, sent to the bot as /start <code>, then "I have sent it".
     const coded = await owner.post(`${at}/telegram/code`);

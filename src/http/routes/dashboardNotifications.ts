@@ -50,7 +50,7 @@ export function dashboardNotificationRoutes(dash: DashboardRouter, deps: AppDeps
         : undefined;
     await show(ctx, 200, notice ? { notice } : {});
   });
-  dash.store.post('/notifications/choices', async (ctx) => {
+  dash.store.post('/notifications/choices', { can: 'notifications.own' }, async (ctx) => {
     try {
       await saveChoices(pool, config, ctx.state.store.id, userOf(ctx), readChoicesForm(ctx.request.body), deps.now());
     } catch (error) {
@@ -58,12 +58,12 @@ export function dashboardNotificationRoutes(dash: DashboardRouter, deps: AppDeps
     }
     back(ctx, 'saved');
   });
-  dash.store.post('/notifications/telegram/code', { form: emptyForm }, async (ctx) => {
+  dash.store.post('/notifications/telegram/code', { can: 'notifications.own', form: emptyForm }, async (ctx) => {
     const code = await newTelegramCode(pool, ctx.state.store.id, userOf(ctx), deps.now());
     // Shown once, on this answer (not in a redirect's URL): only its hash is kept.
     await show(ctx, 200, { code });
   });
-  dash.store.post('/notifications/telegram/check', { form: emptyForm }, async (ctx) => {
+  dash.store.post('/notifications/telegram/check', { can: 'notifications.own', form: emptyForm }, async (ctx) => {
     let linked: string[];
     try {
       linked = await linkTelegramChats(pool, config, ctx.state.store.id, deps.now());
@@ -72,7 +72,7 @@ export function dashboardNotificationRoutes(dash: DashboardRouter, deps: AppDeps
     }
     back(ctx, linked.includes(userOf(ctx)) ? 'linked' : 'not_linked');
   });
-  dash.store.post('/notifications/telegram/unlink', { form: emptyForm }, async (ctx) => {
+  dash.store.post('/notifications/telegram/unlink', { can: 'notifications.own', form: emptyForm }, async (ctx) => {
     await unlinkTelegram(pool, ctx.state.store.id, userOf(ctx), deps.now());
     back(ctx, 'unlinked');
   });

@@ -58,6 +58,11 @@ export const ORIGIN_CHECK = Symbol('dashboard origin check');
 /** Where a route's form and query steps keep their schemas (read by the dashboard's no-5xx fuzz). */
 export const FORM_SCHEMA = Symbol('dashboard form schema');
 export const QUERY_SCHEMA = Symbol('dashboard query schema');
+/**
+ * Marks the step that holds a store route's action (dashboard/policy.ts): its value is the action.
+ * Read by test/structure/dashboard-permissions.test.ts, which posts as every role lacking it.
+ */
+export const ROUTE_ACTION = Symbol('dashboard route action');
 /** Marks a route's named opt-out of the same-origin step: its value is the reason. */
 export const ORIGIN_CHECK_OPT_OUT = Symbol('dashboard origin check opt-out');
 
@@ -339,7 +344,10 @@ type Handler<State> = (ctx: ParameterizedContext<State>, next: Next) => Promise<
 
 /** What a route adds to its stage's steps, in this order after them. */
 export interface RouteOptions<State extends DashboardState> {
-  /** The action's rule (dashboard/policy.ts); a `store` or `payment` stage only. */
+  /**
+   * The action's rule (dashboard/policy.ts); a `store` or `payment` stage only, where every route
+   * that changes state names one (a GET without it is reading the store, which every member may).
+   */
   can?: Action;
   /** The route's own path parameters (beyond storeId and paymentId): a refusal is the not-found page. */
   params?: ParamsDefinition;
@@ -403,6 +411,8 @@ export function dashboardRouter(router: Router<KassaState>, deps: AppDeps, guard
     store: { prefix: `${R}/stores/:storeId`, steps: [steps.signedIn, steps.member] },
     payment: { prefix: `${R}/stores/:storeId/payments/:paymentId`, steps: [steps.signedIn, steps.member, steps.storePayment] },
   };
+  /** A store page every member may see: the membership step checked it (dashboard/policy.ts 'store.read'). */
+  const readsStore = Object.assign(async (_: unknown, next: () => Promise<unknown>) => next(), { [ROUTE_ACTION]: 'store.read' satisfies Action });
   const stage = <S extends Stage>(name: S): StageRouter<S> => {
     const add =
       (method: 'get' | 'post' | 'all') =>
@@ -419,7 +429,11 @@ export function dashboardRouter(router: Router<KassaState>, deps: AppDeps, guard
           pipeline.push(steps.form as Middleware<never>);
         }
         pipeline.push(...STAGES[name].steps);
-        if (options.can) pipeline.push(steps.allowed(options.can) as Middleware<never>);
+        // Every store route names its action: `can`, or reading the store (its GET pages, which every
+        // member sees: the membership step is the check). A store route that changes state without
+        // `can` carries no action, and the permissions test refuses it.
+        if (options.can) pipeline.push(Object.assign(steps.allowed(options.can), { [ROUTE_ACTION]: options.can }) as Middleware<never>);
+        else if (name !== 'anyone' && name !== 'signedIn' && method === 'get') pipeline.push(readsStore as Middleware<never>);
         if (options.params) pipeline.push(steps.pathParams(options.params) as Middleware<never>);
         pipeline.push(...((options.steps ?? []) as Middleware<never>[]));
         if (options.query) pipeline.push(steps.queryStep(options.query, options.refused) as Middleware<never>);
