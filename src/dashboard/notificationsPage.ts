@@ -15,6 +15,7 @@ export const TOPIC_WORDS: Record<NotificationTopic, string> = {
   refund_failed: 'A refund could not be sent',
   late_money: 'Money that came after a payment ended, or that matches no payment',
   transfer_failed: 'Moving sales to your wallet failed',
+  subscription_past_due: "A subscriber's credit did not cover their next period (the subscription is waiting for a payment)",
 };
 
 /** What a notification was about, in the page's words (the store event's type). */
@@ -25,6 +26,7 @@ const EVENT_WORDS: Record<string, string> = {
   'payment.money_received': 'Money after the payment ended',
   'money.unmatched': 'Money that matches no payment',
   'sweep.failed': 'Transfer to your wallet failed',
+  'subscription.past_due': 'Subscription waiting for a payment',
 };
 
 const STATUS_WORDS: Record<RecentNotification['status'], string> = { pending: 'Trying', sent: 'Sent', failed: 'Not sent' };

@@ -37,7 +37,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * SQL condition over `event` (the event) and `c` (the member's choices). A sale's threshold applies
  * to sales priced in its currency; a sale priced in another currency is always told.
  */
-export const NOTIFICATION_TOPICS = ['sale', 'refund_done', 'refund_failed', 'late_money', 'transfer_failed'] as const;
+export const NOTIFICATION_TOPICS = ['sale', 'refund_done', 'refund_failed', 'late_money', 'transfer_failed', 'subscription_past_due'] as const;
 export type NotificationTopic = (typeof NOTIFICATION_TOPICS)[number];
 
 const TOLD = sql.fragment`case event.type
@@ -48,6 +48,7 @@ const TOLD = sql.fragment`case event.type
     when 'payment.money_received' then 'late_money' = any(c.events) and event.payload->'transfer'->>'effect' in ('after_expiry', 'after_cancel')
     when 'money.unmatched' then 'late_money' = any(c.events)
     when 'sweep.failed' then 'transfer_failed' = any(c.events)
+    when 'subscription.past_due' then 'subscription_past_due' = any(c.events)
     else false end`;
 
 /** Sent only by `POST /v1/webhook-endpoints/{id}/test`, to that endpoint, whatever it listens to. */

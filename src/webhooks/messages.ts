@@ -50,6 +50,17 @@ export function notificationMessage(event: string, payload: Record<string, unkno
       lines.push(`Moving ${money(payload.amount, payload.coin)} of ${storeName}'s money to your wallet failed.`);
       if (payload.failureReason) lines.push(`Why: ${str(payload.failureReason)}`);
       break;
+    case 'subscription.past_due': {
+      // The subscription as the API shows it; never its portal or checkout link (the portal's is a secret).
+      const subscription = (payload.subscription ?? {}) as Record<string, unknown>;
+      const customer = (subscription.customer ?? {}) as Record<string, unknown>;
+      subject = `Subscription waiting for a payment: ${str(customer.reference)}`;
+      lines.push(
+        `The subscription of ${str(customer.reference)} at ${storeName} is past due: its credit (${str(subscription.credit)}) did not cover the next period. A payment for what is missing is open; the subscription ends if it is not paid within the plan's grace days.`,
+      );
+      if (subscription.id) lines.push(`Subscription: ${str(subscription.id)}`);
+      break;
+    }
     default:
       subject = `News from ${storeName}`;
       lines.push(`Something happened at ${storeName}.`);

@@ -30,6 +30,19 @@ describe('notification messages', () => {
       { paymentID: PAYMENT, amount: '2', coin: 'TON', failureReason: 'not enough to pay the network fee' },
       /Moving 2 Gram \(GRAM\) of Corner Café's money to your wallet failed\./,
     ],
+    [
+      'subscription.past_due',
+      {
+        subscription: {
+          id: 'b1f0c2d3-0000-4000-8000-000000000001',
+          status: 'past_due',
+          credit: '0.5',
+          customer: { reference: 'user-1042' },
+          portalURL: 'https://pay.example/s/SECRET-PORTAL-TOKEN',
+        },
+      },
+      /The subscription of user-1042 at Corner Café is past due: its credit \(0\.5\) did not cover the next period\./,
+    ],
   ];
   for (const [event, payload, words] of cases) {
     it(`${event}: in the shop's words, with the payment and its link`, () => {
@@ -40,6 +53,7 @@ describe('notification messages', () => {
         payload.paymentID ? `https://pay.example/dashboard/stores/s/payments/${PAYMENT}` : null,
       );
       assert.match(message.text, words);
+      assert.doesNotMatch(message.text, /SECRET-PORTAL-TOKEN/, "never the subscriber's portal link (a secret)");
       assert.ok(message.subject.startsWith('Corner Café · '));
       assert.doesNotMatch(`${message.subject}\n${message.text}`, /\b(jetton|gas|operator|basechain|payment\.|refund\.|sweep\.|money\.)\b|\bTON\b/i);
       if (payload.paymentID) assert.match(message.text, new RegExp(`Payment: ${PAYMENT}\\nhttps://pay\\.example/dashboard/stores/s/payments/${PAYMENT}$`));
