@@ -40,7 +40,8 @@ export type AuditAction =
   | 'setup.complete'
   | 'store.create'
   | 'subscription.cancel'
-  | 'subscription.credit';
+  | 'subscription.credit'
+  | 'subscription.portal_reissue';
 
 /** Who acts and from where: a dashboard user in a request, the operator's command line, or an API token. */
 export interface Actor {
