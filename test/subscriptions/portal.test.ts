@@ -8,6 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
+import { presentSubscription } from '../../src/presenters/subscription.ts';
+import { runDueSubscriptions } from '../../src/subscriptions/engine.ts';
+import type { SubscriptionRow } from '../../src/subscriptions/records.ts';
 import { type ChainTestApp, startChainApp } from '../helpers/chain.ts';
 
 let app: ChainTestApp;
@@ -118,6 +121,19 @@ describe('the customer’s portal', () => {
     const count = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where subscription_id = ${trial.id}`);
     assert.equal(count, 1);
     assert.match((await visit(trial.portalURL)).text, /id="portal-pay"[^>]*>Continue to your payment</);
+    // The trial ends unpaid: past_due, and the payment opened early is its renewal, not a second one beside it.
+    assert.equal((await post('/sandbox/v1/clock/advance', { seconds: 8 * 86_400 })).status, 200);
+    await runDueSubscriptions({
+      pool: app.pool,
+      config: app.config,
+      now: app.clock.now,
+      present: (row: SubscriptionRow) => presentSubscription(row, app.config),
+    });
+    const due = (await get(`/v1/subscriptions/${trial.id}`)).json;
+    assert.equal(due.status, 'past_due');
+    assert.equal(due.renewalPaymentID, paymentId);
+    const after = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where subscription_id = ${trial.id}`);
+    assert.equal(after, 1);
   });
 
   it('cancel at the period’s end: refused when the plan does not allow it, done and audited when it does', async () => {
