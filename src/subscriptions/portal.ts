@@ -4,7 +4,6 @@
 // TON Connect, the QR code and the Mini App work as for any payment; never two open at once), and
 // cancel at the period's end when the plan lets subscribers do it. The page itself is
 // src/checkout/portalPage.ts; the routes are in src/http/routes/checkout.ts.
-import { recordAudit } from '../dashboard/audit.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { createPayment } from '../payments/commands.ts';
 import { draftFromPayment } from '../payments/drafts.ts';
@@ -94,28 +93,22 @@ export async function portalPayment(tx: Db, deps: Omit<EngineDeps, 'pool'>, toke
 
 /**
  * The customer cancels at the period's end (the engine cancels it then; no renewal meanwhile), when
- * the plan allows it; audited with the customer's portal as the actor.
+ * the plan allows it. `changed`: it was not set before (the caller writes the audit row, actor
+ * PORTAL_ACTOR, in the same transaction).
  */
 export async function portalCancel(
   tx: Db,
   deps: Omit<EngineDeps, 'pool'>,
   token: string,
   wall: Date,
-  client: { ip: string | null; userAgent: string | null },
-): Promise<PortalResult<SubscriptionRow>> {
+): Promise<PortalResult<{ row: SubscriptionRow; changed: boolean }>> {
   const row = await subscriptionByPortalToken(tx, token, wall, 'wait');
   if (!row) return { refused: 'not_found' };
-  if (row.cancel_at_period_end) return { ok: row };
+  if (row.cancel_at_period_end) return { ok: { row, changed: false } };
   if (isEnded(row.status)) return { refused: 'ended' };
   const plan = await planOf(tx, row);
   if (!plan.customer_may_cancel) return { refused: 'not_allowed' };
   await tx.query(sql.unsafe`update subscriptions set cancel_at_period_end = true, next_run_at = current_period_end where id = ${row.id}`);
   await runSubscriptionIn(tx, deps, row.id, await billingNow(tx, deps.config.tonNetwork), 'wait');
-  await recordAudit(
-    tx,
-    { userId: null, name: PORTAL_ACTOR, clientAddress: client.ip, userAgent: client.userAgent },
-    { storeId: row.store_id, action: 'subscription.cancel', subject: row.id, detail: { atPeriodEnd: true, via: 'portal' } },
-    wall,
-  );
-  return { ok: (await subscriptionByPortalToken(tx, token, wall))! };
+  return { ok: { row: (await subscriptionByPortalToken(tx, token, wall))!, changed: true } };
 }

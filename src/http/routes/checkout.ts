@@ -62,10 +62,11 @@ import {
 import { renderLinkMessagePage, renderLinkPage } from '../../checkout/linkPage.ts';
 import { renderPortalNotFoundPage, renderPortalPage } from '../../checkout/portalPage.ts';
 import { presentSubscription } from '../../presenters/subscription.ts';
-import { PORTAL_START_PREFIX, portalCancel, portalPayment, portalView } from '../../subscriptions/portal.ts';
+import { PORTAL_ACTOR, PORTAL_START_PREFIX, portalCancel, portalPayment, portalView } from '../../subscriptions/portal.ts';
 import type { SubscriptionRow } from '../../subscriptions/records.ts';
 import { checkPortalLaunch } from '../../telegram/launch.ts';
 import { koaBody } from 'koa-body';
+import { recordAudit } from '../../dashboard/audit.ts';
 import { readCookie } from '../cookies.ts';
 import { framedBy, listedOrigin, storeEmbedOrigins } from '../../checkout/embed.ts';
 import { paymentReads } from './embed.ts';
@@ -525,8 +526,21 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   });
   router.post(`${prefix}/s/:token/cancel`, htmlErrors, guards.clientLimit, async (ctx) => {
     const token = ctx.params.token ?? '';
-    const client = { ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
-    const result = await pool.transaction((tx) => portalCancel(tx, engine, token, deps.now(), client));
+    const result = await pool.transaction(async (tx) => {
+      const now = deps.now();
+      const done = await portalCancel(tx, engine, token, now);
+      if ('ok' in done && done.ok.changed) {
+        const actor = { userId: null, name: PORTAL_ACTOR, clientAddress: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
+        const subscription = done.ok.row;
+        await recordAudit(
+          tx,
+          actor,
+          { storeId: subscription.store_id, action: 'subscription.cancel', subject: subscription.id, detail: { atPeriodEnd: true, via: 'portal' } },
+          now,
+        );
+      }
+      return done;
+    });
     if ('refused' in result && result.refused === 'not_found') return portalPage(ctx, false);
     if ('refused' in result && result.refused === 'not_allowed') return portalPage(ctx, inTelegram(ctx), 'not_allowed');
     portalBack(ctx, inTelegram(ctx) ? `${telegramRoot}/s/${token}` : `${prefix}/s/${token}`);
