@@ -35,6 +35,8 @@ export interface TelegramPage {
   paymentId?: string;
   /** The checkout's own page of that payment, where the boot page goes outside Telegram. */
   checkoutPath?: string;
+  /** The boot page at {bootPath}/s/{token}: the subscription's portal to go on to (checkoutPath: its page outside Telegram). */
+  portalToken?: string;
 }
 
 export const TELEGRAM_TEXTS = {
@@ -62,6 +64,7 @@ export function telegramData(page: TelegramPage): Html {
     bootPath: page.bootPath,
     ...(page.initDataEndpoint ? { initDataEndpoint: page.initDataEndpoint } : {}),
     ...(page.paymentId ? { paymentId: page.paymentId, checkoutPath: page.checkoutPath } : {}),
+    ...(page.portalToken ? { portalToken: page.portalToken, checkoutPath: page.checkoutPath } : {}),
     messages: TELEGRAM_TEXTS[page.lang],
   })}</script>`;
 }

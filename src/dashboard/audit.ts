@@ -46,7 +46,8 @@ export type AuditAction =
   | 'plan.archive'
   | 'subscription.create'
   | 'subscription.cancel'
-  | 'subscription.credit';
+  | 'subscription.credit'
+  | 'subscription.portal_reissue';
 
 /** Who acts and from where: a dashboard user in a request, the operator's command line, or an API token. */
 export interface Actor {

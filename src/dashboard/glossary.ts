@@ -91,6 +91,7 @@ export const AUDIT_WORDS: Record<AuditAction, string> = {
   'subscription.create': 'Subscribed a customer',
   'subscription.cancel': 'Cancelled a subscription',
   'subscription.credit': 'Added credit to a subscription',
+  'subscription.portal_reissue': 'Gave a subscriber a new portal link (the old one stopped working)',
 };
 
 export const GLOSSARY = {

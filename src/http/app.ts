@@ -21,7 +21,7 @@ import { sandboxClockRoutes } from './routes/sandboxClock.ts';
 import { unmatchedTransferRoutes } from './routes/unmatchedTransfers.ts';
 import { openApiRoutes } from './openapi.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { checkoutPrefix, checkoutRoutes, isLinkPagePath } from './routes/checkout.ts';
+import { checkoutPrefix, checkoutRoutes, isLinkPagePath, isPortalPath } from './routes/checkout.ts';
 import { embedRoutes } from './routes/embed.ts';
 import { dashboardRoutes, isDashboardPath } from './routes/dashboard.ts';
 import { bodySchemaOf } from './validate.ts';
@@ -69,9 +69,9 @@ export function createApp(deps: AppDeps, extraRoutes: RouteInstaller[] = []): Ko
     if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw missingHost();
     await next();
   });
-  // The dashboard's pages and a payment link's page post forms, which their own routes parse (koa-body); everything else is the JSON API.
+  // The dashboard's pages, a payment link's page and a subscription's portal post forms, which their own routes parse (koa-body); everything else is the JSON API.
   const linkPrefix = checkoutPrefix(deps.config.checkoutBaseUrl);
-  app.use(jsonBody({ except: (path) => isDashboardPath(path) || isLinkPagePath(linkPrefix, path) }));
+  app.use(jsonBody({ except: (path) => isDashboardPath(path) || isLinkPagePath(linkPrefix, path) || isPortalPath(linkPrefix, path) }));
   // A body field's refusal takes the code of the body schema its route validates against.
   app.use(plainText({ bodySchema: (ctx) => bodySchemaOf(router.match(ctx.path, ctx.method).pathAndMethod.flatMap((layer) => layer.stack)) }));
   app.use(router.routes());

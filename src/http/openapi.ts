@@ -741,6 +741,18 @@ export function openApiDocument(baseUrl: string, checkoutBaseUrl: string) {
           errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...IDEMPOTENT_ERRORS, ...SUBSCRIPTION_ERRORS, 'invalid_request', 'subscription_ended'],
         },
       },
+      '/v1/subscriptions/{id}/portal': {
+        post: {
+          operationId: 'reissueSubscriptionPortal',
+          tags: ['Subscriptions'],
+          summary: 'A new secret address for the customer’s portal: the old portalURL stops working at once (extension)',
+          description: `${CHANGE_SCOPE} In the audit log (subscription.portal_reissue). Send the customer the new portalURL.`,
+          parameters: [subscriptionIdParameter],
+          requestBody: { required: false, content: json(ref('CancelPaymentRequest')) },
+          responses: { '200': { description: 'The subscription, with its new portalURL', content: json(ref('Subscription')) } },
+          errors: [...MERCHANT_ERRORS, ...SCOPED_ERRORS, ...BODY_ERRORS, ...SUBSCRIPTION_ERRORS],
+        },
+      },
       '/v1/subscriptions/{id}/credits': {
         post: {
           operationId: 'addSubscriptionCredit',

@@ -196,7 +196,8 @@ async function applyStep(tx: Db, deps: Omit<EngineDeps, 'pool'>, row: Subscripti
       const to = move(row, 'shortfall');
       await tx.query(sql.unsafe`update subscriptions set status = ${to} where id = ${row.id}`);
       await emit(tx, deps, row.id, 'subscription.past_due', wall);
-      await openRenewal(tx, deps, { ...row, status: to }, plan, wall);
+      // The customer may have opened the period's payment early (the portal's "pay the next period"): that one stays the renewal.
+      if (row.open_payment_id === null) await openRenewal(tx, deps, { ...row, status: to }, plan, wall);
       return;
     }
     case 'expire': {
@@ -230,9 +231,10 @@ async function applyStep(tx: Db, deps: Omit<EngineDeps, 'pool'>, row: Subscripti
  * Opens the renewal payment for what the credit lacks of the price (rounded up to the currency's
  * precision: two places for fiat), through the API's create command, with subscription_id, and
  * tells the store (subscription.payment_due, with its checkout and Telegram URLs). Called only when
- * the subscription has no open one: never two at once.
+ * the subscription has no open one: never two at once (the caller holds the subscription's row lock;
+ * the customer's portal opens the next period's payment early through it too).
  */
-async function openRenewal(tx: Db, deps: Omit<EngineDeps, 'pool'>, row: SubscriptionRow, plan: PlanRow, wall: Date): Promise<void> {
+export async function openRenewal(tx: Db, deps: Omit<EngineDeps, 'pool'>, row: SubscriptionRow, plan: PlanRow, wall: Date): Promise<void> {
   const amount = await tx.oneFirst(sql.type(z.object({ amount: z.string() }))`
     select trim_scale(ceil((${plan.amount}::numeric - ${row.credit}::numeric) * power(10::numeric, d)) / power(10::numeric, d))::text as amount
     from (select coalesce((select decimals from coins where symbol = ${plan.currency}), 2) as d) as precision

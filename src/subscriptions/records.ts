@@ -20,13 +20,16 @@ export const planRow = z.object({
   trial_days: z.number(),
   grace_days: z.number(),
   reminder_days: z.number(),
+  /** Whether subscribers may cancel (at the period's end) from the customer's portal (absent from the engine's read: true). */
+  customer_may_cancel: z.boolean().default(true),
   created_at: z.date(),
   archived_at: z.date().nullable(),
 });
 export type PlanRow = z.infer<typeof planRow>;
 
 const PLAN_SELECT = sql.fragment`
-  select id, store_id, name, currency, amount::text as amount, interval_unit, interval_count, trial_days, grace_days, reminder_days, created_at, archived_at
+  select id, store_id, name, currency, amount::text as amount, interval_unit, interval_count, trial_days, grace_days, reminder_days,
+         customer_may_cancel, created_at, archived_at
   from plans
 `;
 
@@ -93,6 +96,7 @@ export interface PlanInput {
   trialDays?: number;
   graceDays?: number;
   reminderDays?: number;
+  customerMayCancel?: boolean;
 }
 
 export async function createPlan(tx: Db, network: TonNetwork, storeId: string, input: PlanInput, now: Date): Promise<PlanRow> {
@@ -100,9 +104,9 @@ export async function createPlan(tx: Db, network: TonNetwork, storeId: string, i
   await checkPriceTerms(tx, storeId, { currency: input.currency, amounts: [[input.amount, 'amount']], method: undefined }, { network });
   const id = crypto.randomUUID();
   await tx.query(sql.unsafe`
-    insert into plans (id, store_id, name, currency, amount, interval_unit, interval_count, trial_days, grace_days, reminder_days, created_at)
+    insert into plans (id, store_id, name, currency, amount, interval_unit, interval_count, trial_days, grace_days, reminder_days, customer_may_cancel, created_at)
     values (${id}, ${storeId}, ${input.name}, ${input.currency}, ${input.amount}, ${input.interval}, ${input.intervalCount ?? 1},
-            ${input.trialDays ?? 0}, ${input.graceDays ?? 3}, ${input.reminderDays ?? 3}, ${sql.timestamp(now)})
+            ${input.trialDays ?? 0}, ${input.graceDays ?? 3}, ${input.reminderDays ?? 3}, ${input.customerMayCancel ?? true}, ${sql.timestamp(now)})
   `);
   return (await findPlan(tx, storeId, id))!;
 }
@@ -124,6 +128,32 @@ export async function archivePlan(db: Db, storeId: string, id: string, now: Date
 
 export async function findSubscription(db: Db, storeId: string, id: string, now: Date): Promise<SubscriptionRow | null> {
   return db.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect(now)} where s.id = ${id} and s.store_id = ${storeId}`);
+}
+
+/** A portal token's shape (newPortalToken): anything else is not looked up. */
+const PORTAL_TOKEN = /^[A-Za-z0-9_-]{32}$/;
+
+/**
+ * The subscription whose customer's portal `token` opens, or null. Found by the SHA-256 of the
+ * token (an index: the lookup's time says nothing of how much of a guess is right), then the token
+ * compared in constant time. `lock`: the portal's commands hold the row.
+ */
+export async function subscriptionByPortalToken(db: Db, token: string, now: Date, lock: 'none' | 'wait' = 'none'): Promise<SubscriptionRow | null> {
+  if (!PORTAL_TOKEN.test(token)) return null;
+  const row = await db.maybeOne(sql.type(subscriptionRow)`
+    ${subscriptionSelect(now)} where sha256(decode(s.portal_token, 'escape')) = sha256(decode(${token}::text, 'escape'))
+    ${lock === 'wait' ? sql.fragment`for update of s` : sql.fragment``}
+  `);
+  if (!row) return null;
+  const stored = Buffer.from(row.portal_token);
+  const given = Buffer.from(token);
+  return stored.length === given.length && crypto.timingSafeEqual(stored, given) ? row : null;
+}
+
+/** A new secret for the store's subscription's portal (the old URL stops working at once); null: not the store's. */
+export async function reissuePortalToken(db: Db, storeId: string, id: string): Promise<boolean> {
+  const moved = await db.query(sql.unsafe`update subscriptions set portal_token = ${newPortalToken()} where id = ${id} and store_id = ${storeId}`);
+  return moved.rowCount === 1;
 }
 
 /** The subscription by id alone (the engine, under its lock). */
@@ -207,10 +237,13 @@ export async function createSubscription(tx: Db, storeId: string, input: Subscri
                                anchor_at, current_period_end, next_run_at, portal_token, created_at)
     values (${id}, ${storeId}, ${plan.id}, ${input.customer.reference}, ${input.customer.email ?? null}, ${input.customer.telegramUserID ?? null},
             ${trialDays > 0 ? 'trialing' : 'past_due'}, ${sql.timestamp(anchor)}, ${sql.timestamp(anchor)}, ${sql.timestamp(clock)},
-            ${crypto.randomBytes(24).toString('base64url')}, ${sql.timestamp(clock)})
+            ${newPortalToken()}, ${sql.timestamp(clock)})
   `);
   return id;
 }
+
+/** A new secret of a customer's portal: 24 random bytes, base64url (32 characters of [A-Za-z0-9_-], fit for a Telegram start parameter). */
+export const newPortalToken = (): string => crypto.randomBytes(24).toString('base64url');
 
 /** One ledger row, and the subscription's credit moved by it (the caller holds the subscription's row lock). */
 export async function appendLedger(

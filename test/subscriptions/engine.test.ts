@@ -92,6 +92,7 @@ describe('plans', () => {
         trialDays: 7,
         graceDays: 2,
         reminderDays: 5,
+        customerMayCancel: true,
         active: true,
       },
     );

@@ -16,6 +16,7 @@
   var config = JSON.parse(configElement.textContent || '{}');
   var texts = config.messages || {};
   var UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  var PORTAL = /^s_[A-Za-z0-9_-]{32}$/;
 
   // In a web client's frame Telegram's script has appended an empty <style> element for CSS the web
   // client may send (set_custom_style). The route's CSP allows that empty element and no inline
@@ -31,15 +32,20 @@
   // payment's Mini App page with the launch's init data in the query, which Kassa checks was signed
   // for the payment's own store's bot before it shows anything of the payment; the fragment kept.
   // Outside Telegram (no init data) {prefix}/tg/{id} goes to the payment's ordinary checkout.
+  // A subscription's portal is launched with the start parameter s_<token> and goes on to {prefix}/tg/s/{token}.
   if (document.querySelector('[data-telegram-boot]')) {
     var id = config.paymentId || telegram.WebView.initParams.tgWebAppStartParam || (webApp.initDataUnsafe || {}).start_param;
-    if (typeof id !== 'string' || !UUID.test(id)) return;
+    if (config.portalToken) id = 's_' + config.portalToken;
+    var target = null;
+    if (typeof id === 'string' && UUID.test(id)) target = config.bootPath + '/' + id.toLowerCase();
+    else if (typeof id === 'string' && PORTAL.test(id)) target = config.bootPath + '/s/' + id.slice(2);
+    if (!target) return;
     if (webApp.initData) {
       var query = new URLSearchParams(window.location.search);
       var next = new URLSearchParams();
       if (query.get('lang')) next.set('lang', query.get('lang'));
       next.set('tgWebAppData', webApp.initData);
-      window.location.replace(config.bootPath + '/' + id.toLowerCase() + '?' + next.toString() + window.location.hash);
+      window.location.replace(target + '?' + next.toString() + window.location.hash);
     } else if (config.checkoutPath) {
       window.location.replace(config.checkoutPath + window.location.search);
     }
@@ -139,6 +145,18 @@
         progress: pay.getAttribute('aria-busy') === 'true',
         run: function () {
           pay.click();
+        },
+      };
+    }
+    // A subscription's portal: its payment button.
+    var portalPay = document.getElementById('portal-pay');
+    if (portalPay) {
+      return {
+        text: portalPay.textContent,
+        active: true,
+        progress: false,
+        run: function () {
+          portalPay.click();
         },
       };
     }

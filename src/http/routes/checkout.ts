@@ -60,7 +60,13 @@ import {
   reusablePayment,
 } from '../../paymentLinks/links.ts';
 import { renderLinkMessagePage, renderLinkPage } from '../../checkout/linkPage.ts';
+import { renderPortalNotFoundPage, renderPortalPage } from '../../checkout/portalPage.ts';
+import { presentSubscription } from '../../presenters/subscription.ts';
+import { PORTAL_ACTOR, PORTAL_START_PREFIX, portalCancel, portalPayment, portalView } from '../../subscriptions/portal.ts';
+import type { SubscriptionRow } from '../../subscriptions/records.ts';
+import { checkPortalLaunch } from '../../telegram/launch.ts';
 import { koaBody } from 'koa-body';
+import { recordAudit } from '../../dashboard/audit.ts';
 import { readCookie } from '../cookies.ts';
 import { framedBy, listedOrigin, storeEmbedOrigins } from '../../checkout/embed.ts';
 import { paymentReads } from './embed.ts';
@@ -73,6 +79,9 @@ export const linkPagePath = (prefix: string): string => `${prefix}/l/:linkId`;
 
 /** True for a payment link's page: the JSON body reader leaves its form to the route. */
 export const isLinkPagePath = (prefix: string, path: string): boolean => path.startsWith(`${prefix}/l/`) && !path.slice(prefix.length + 3).includes('/');
+
+/** A subscription's portal's forms ({prefix}/s/{token}/pay, …/cancel; and {prefix}/tg/s/…): the JSON body reader leaves them to the route (they carry no fields). */
+export const isPortalPath = (prefix: string, path: string): boolean => path.startsWith(`${prefix}/s/`) || path.startsWith(`${prefix}/tg/s/`);
 
 /** The path part of CHECKOUT_BASE_URL ('' when it is a host of its own). */
 export function checkoutPrefix(checkoutBaseUrl: string): string {
@@ -410,6 +419,12 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       ctx.status = 303;
       return;
     }
+    if (typeof start === 'string' && start.startsWith(PORTAL_START_PREFIX) && /^[A-Za-z0-9_-]{32}$/.test(start.slice(PORTAL_START_PREFIX.length))) {
+      noStore(ctx);
+      ctx.redirect(`${telegramRoot}/s/${start.slice(PORTAL_START_PREFIX.length)}`);
+      ctx.status = 303;
+      return;
+    }
     const lang = langOf(ctx);
     htmlHeaders(ctx, lang, strictCsp(telegramCsp(config.telegramWebOrigins)));
     framedByTelegram(ctx);
@@ -458,6 +473,103 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
       ctx.body = { telegramUser: { id: user.id, ...(user.username !== null ? { username: user.username } : {}) } };
     },
   );
+
+  // ---- A subscription's customer's portal ({checkout_base_url}/s/{token}; docs/API.md,
+  // Subscriptions): the token is the capability. An unknown, mistyped or re-issued token is the same
+  // 404 page. Its two forms POST: "pay" makes (or finds) the subscription's one open payment and sends
+  // the customer to its checkout (TON Connect, QR, the Mini App as for any payment); "cancel" ends it
+  // at the period's end when the plan allows. In the Telegram Mini App, launched with
+  // startapp=s_<token>, the same page at {checkout_base_url}/tg/s/{token}, shown only for a launch
+  // Telegram signed for the subscription's own store's bot naming this portal.
+  const engine = { config, now: deps.now, present: (row: SubscriptionRow) => presentSubscription(row, config) };
+  const portalPage = async (ctx: KassaContext, telegram: boolean, refused?: 'not_allowed') => {
+    const lang = langOf(ctx);
+    const token = ctx.params.token ?? '';
+    const view = await portalView(pool, token, deps.now());
+    noStore(ctx);
+    htmlHeaders(ctx, lang, telegram ? strictCsp(telegramCsp(config.telegramWebOrigins)) : PAGE_CSP);
+    if (!view) {
+      ctx.status = 404;
+      ctx.body = renderPortalNotFoundPage(lang, prefix);
+      return;
+    }
+    if (telegram) framedByTelegram(ctx);
+    ctx.status = refused ? 403 : 200;
+    ctx.body = renderPortalPage({
+      lang,
+      prefix,
+      token,
+      view,
+      langAsked: typeof ctx.query.lang === 'string',
+      ...(refused ? { refused } : {}),
+      telegram: telegram ? { returnUrl: null, bootPath: telegramRoot, lang } : null,
+    });
+  };
+  const portalBack = (ctx: KassaContext, path: string) => {
+    noStore(ctx);
+    const query = new URLSearchParams();
+    if (typeof ctx.query.lang === 'string') query.set('lang', langOf(ctx));
+    ctx.redirect(`${path}${query.size > 0 ? `?${query.toString()}` : ''}`);
+    ctx.status = 303;
+  };
+  const inTelegram = (ctx: KassaContext) => ctx.query.tg === '1';
+  router.get(`${prefix}/s/:token`, htmlErrors, guards.clientLimit, (ctx) => portalPage(ctx, false));
+  router.post(`${prefix}/s/:token/pay`, htmlErrors, guards.clientLimit, async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const result = await pool.transaction((tx) => portalPayment(tx, engine, token, deps.now()));
+    if ('refused' in result) {
+      if (result.refused === 'not_found') return portalPage(ctx, false);
+      return portalBack(ctx, inTelegram(ctx) ? `${telegramRoot}/s/${token}` : `${prefix}/s/${token}`);
+    }
+    // In the Mini App, the payment's Mini App page (its boot page goes on with the launch, which names this portal).
+    portalBack(ctx, inTelegram(ctx) ? `${telegramRoot}/${result.ok}` : `${prefix}/${result.ok}`);
+  });
+  router.post(`${prefix}/s/:token/cancel`, htmlErrors, guards.clientLimit, async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const result = await pool.transaction(async (tx) => {
+      const now = deps.now();
+      const done = await portalCancel(tx, engine, token, now);
+      if ('ok' in done && done.ok.changed) {
+        const actor = { userId: null, name: PORTAL_ACTOR, clientAddress: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
+        const subscription = done.ok.row;
+        await recordAudit(
+          tx,
+          actor,
+          { storeId: subscription.store_id, action: 'subscription.cancel', subject: subscription.id, detail: { atPeriodEnd: true, via: 'portal' } },
+          now,
+        );
+      }
+      return done;
+    });
+    if ('refused' in result && result.refused === 'not_found') return portalPage(ctx, false);
+    if ('refused' in result && result.refused === 'not_allowed') return portalPage(ctx, inTelegram(ctx), 'not_allowed');
+    portalBack(ctx, inTelegram(ctx) ? `${telegramRoot}/s/${token}` : `${prefix}/s/${token}`);
+  });
+  router.get(`${telegramRoot}/s/:token`, htmlErrors, guards.clientLimit, async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const initData = ctx.query.tgWebAppData;
+    const lang = langOf(ctx);
+    const telegramPage = (status: number, body: string) => {
+      noStore(ctx);
+      htmlHeaders(ctx, lang, strictCsp(telegramCsp(config.telegramWebOrigins)));
+      framedByTelegram(ctx);
+      ctx.status = status;
+      ctx.body = body;
+    };
+    if (typeof initData !== 'string') {
+      // Before the launch is checked: the boot page, which goes on with it (or to the ordinary portal outside Telegram).
+      if (!/^[A-Za-z0-9_-]{32}$/.test(token)) return portalPage(ctx, false);
+      return telegramPage(
+        200,
+        renderTelegramBootPage({ returnUrl: null, bootPath: telegramRoot, lang, portalToken: token, checkoutPath: `${prefix}/s/${token}` }),
+      );
+    }
+    const view = await portalView(pool, token, deps.now());
+    if (!view) return portalPage(ctx, false);
+    const launch = await checkPortalLaunch(pool, view.row, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
+    if (launch !== 'ok') return telegramPage(403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }));
+    await portalPage(ctx, true);
+  });
 
   router.get(`${prefix}/:paymentId`, htmlErrors, guards.clientLimit, async (ctx, next) => {
     const raw = ctx.params.paymentId ?? '';

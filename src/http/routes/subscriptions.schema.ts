@@ -45,6 +45,12 @@ export const createPlanSchema = {
       ...days('Days before a period ends that subscription.renewal_upcoming is sent when the credit will not cover it; 0: none', 90),
       default: 3,
     },
+    customerMayCancel: {
+      type: 'boolean',
+      default: true,
+      description: 'Whether subscribers may cancel (at the end of the paid period) from the customer’s portal.',
+      errorCode: 'invalid_request',
+    },
   },
 } as const;
 export type CreatePlanBody = FromSchema<typeof createPlanSchema>;

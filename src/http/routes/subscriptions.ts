@@ -9,6 +9,7 @@
 //   GET  /v1/subscriptions/{id}/ledger      → 200 {"data": [entry]}, oldest first
 //   POST /v1/subscriptions/{id}/cancel      → 200 subscription ({atPeriodEnd})
 //   POST /v1/subscriptions/{id}/credits     → 200 subscription (a manual credit, audited; X-Idempotency-Key)
+//   POST /v1/subscriptions/{id}/portal      → 200 subscription (a new portalURL; the old one stops working; audited)
 // Each change, its events and the engine's run for it are one transaction.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
@@ -26,6 +27,7 @@ import {
   listLedger,
   listPlans,
   listSubscriptions,
+  reissuePortalToken,
   type SubscriptionRow,
 } from '../../subscriptions/records.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
@@ -149,6 +151,23 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     return { status: 200, body: await presented(tx, storeId, id, now) };
   });
 
+  /** A new secret for the customer's portal: the old URL is dead at once (a leaked link, a customer who lost it). */
+  const reissuePortal: Middleware<Authenticated<{ params: SubscriptionParams; body: EmptyBody }>> = async (ctx) => {
+    const storeId = ctx.state.merchant.storeId;
+    const id = ctx.state.params.id;
+    ctx.body = await pool.transaction(async (tx) => {
+      const now = deps.now();
+      if (!(await reissuePortalToken(tx, storeId, id))) throw subscriptionNotFound();
+      await recordAudit(
+        tx,
+        tokenActor(ctx.state.merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
+        { storeId, action: 'subscription.portal_reissue', subject: id, detail: { via: 'api' } },
+        now,
+      );
+      return presented(tx, storeId, id, now);
+    });
+  };
+
   const P = '/v1/plans';
   const S = '/v1/subscriptions';
   router.post(P, guards.merchant, needs('change'), guards.storeLimit, validate({ body: createPlanSchema }), createPlanCommand);
@@ -166,6 +185,14 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     guards.storeLimit,
     validate({ params: subscriptionParams, body: cancelSubscriptionSchema }),
     cancel,
+  );
+  router.post(
+    `${S}/:id/portal`,
+    guards.merchant,
+    needs('change'),
+    guards.storeLimit,
+    validate({ params: subscriptionParams, body: emptyBodySchema }),
+    reissuePortal,
   );
   router.post(`${S}/:id/credits`, guards.merchant, needs('change'), guards.storeLimit, validate({ params: subscriptionParams, body: addCreditSchema }), credit);
 }
