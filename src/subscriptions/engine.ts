@@ -198,6 +198,13 @@ async function applyStep(tx: Db, deps: Omit<EngineDeps, 'pool'>, row: Subscripti
       await emit(tx, deps, row.id, 'subscription.past_due', wall);
       // The customer may have opened the period's payment early (the portal's "pay the next period"): that one stays the renewal.
       if (row.open_payment_id === null) await openRenewal(tx, deps, { ...row, status: to }, plan, wall);
+      else {
+        // The open one is the renewal (never two): the store is told it is due, as when it is opened.
+        const open = await tx.one(sql.type(z.object({ amount: z.string(), currency: z.string() }))`
+          select amount::text as amount, currency from payments where id = ${row.open_payment_id}
+        `);
+        await emit(tx, deps, row.id, 'subscription.payment_due', wall, { paymentID: row.open_payment_id, amount: open.amount, currency: open.currency });
+      }
       return;
     }
     case 'expire': {
