@@ -36,7 +36,14 @@ describe('test layout', () => {
       .globSync('test/**/*', { cwd: ROOT, withFileTypes: true })
       .filter((entry) => entry.isFile())
       .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
-      .filter((file) => !file.endsWith('.test.ts') && !file.startsWith('test/helpers/') && file !== 'test/run.ts' && file !== 'test/mutations.ts' && file !== 'test/README.md');
+      .filter(
+        (file) =>
+          !file.endsWith('.test.ts') &&
+          !file.startsWith('test/helpers/') &&
+          file !== 'test/run.ts' &&
+          file !== 'test/mutations.ts' &&
+          file !== 'test/README.md',
+      );
     assert.deepEqual(stray, [], 'files beside the tests that belong in test/helpers/ (or nowhere)');
   });
 
