@@ -7,13 +7,20 @@ import { type StoreContext, shell, type Viewer } from './pages.ts';
 /** `code` spans for the precise terms written between backticks. */
 const preciseHtml = (text: string) => text.split(/`([^`]+)`/).map((part, index) => (index % 2 ? html`<code>${part}</code>` : part));
 
+/** A precise term longer than this (a list: every event's or audit action's exact name) is folded, so the page stays short on a phone. */
+const LONG_PRECISE = 400;
+
 export function glossaryPage(input: { root: string; viewer: Viewer; store: StoreContext }): string {
   const entries = Object.entries(GLOSSARY) as [Term, GlossaryEntry][];
   const body = html`<h1>What the words mean</h1>
 <p>The dashboard uses plain words for money. Each one is explained here, with the precise term the books, the API and Kassa's documents use.</p>
 <dl class="glossary card">${entries.map(
     ([key, entry]) =>
-      html`<dt id="${key}">${entry.word}</dt><dd><p>${entry.meaning}</p><p class="muted precise">Precise term: ${preciseHtml(entry.precise)}</p></dd>`,
+      html`<dt id="${key}">${entry.word}</dt><dd><p>${entry.meaning}</p>${
+        entry.precise.length > LONG_PRECISE
+          ? html`<details class="precise-more"><summary class="muted">Precise terms</summary><p class="muted precise">${preciseHtml(entry.precise)}</p></details>`
+          : html`<p class="muted precise">Precise term: ${preciseHtml(entry.precise)}</p>`
+      }</dd>`,
   )}</dl>`;
   return shell({ root: input.root, title: 'What the words mean', body, viewer: input.viewer, store: input.store });
 }

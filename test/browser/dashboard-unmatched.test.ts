@@ -208,7 +208,7 @@ describe('the dashboard’s Unmatched money', { timeout: 600_000 }, () => {
       const [refund] = (await app.request('GET', `/v1/unmatched-transfers/${open.id}/refunds`, { token: store.token })).json.data;
       assert.equal(refund.status, 'awaiting_signature');
       const item = page.locator(`#treasury-${refund.id}`);
-      assert.match(await item.innerText(), /0\.35 TON to /);
+      assert.match(await item.innerText(), /0\.35 GRAM to /);
       await page.waitForFunction(() => customElements.get('tc-root') !== undefined, undefined, { timeout: 10_000 });
       await assertPageFits(page, 'unmatched refund to sign', ARTIFACTS);
 
