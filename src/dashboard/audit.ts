@@ -39,6 +39,7 @@ export type AuditAction =
   | 'refund_fees.arrived'
   | 'setup.complete'
   | 'store.create'
+  | 'plan.update'
   | 'subscription.cancel'
   | 'subscription.credit';
 

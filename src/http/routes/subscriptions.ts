@@ -2,6 +2,7 @@
 //   POST /v1/plans                          → 201 plan (X-Idempotency-Key)
 //   GET  /v1/plans                          → 200 {"data": [plan]}, newest first
 //   GET  /v1/plans/{id}                     → 200 plan
+//   POST /v1/plans/{id}                     → 200 plan ({amount}: the price from the next period on; audited)
 //   POST /v1/plans/{id}/archive             → 200 plan (no new subscriptions; its subscribers go on)
 //   POST /v1/subscriptions                  → 201 subscription (X-Idempotency-Key)
 //   GET  /v1/subscriptions?status=&customer_reference= → 200 {"data": [subscription]}, newest first
@@ -32,6 +33,7 @@ import {
   listSubscriptions,
   subscriptionById,
   type SubscriptionRow,
+  updatePlanPrice,
 } from '../../subscriptions/records.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
@@ -54,6 +56,8 @@ import {
   planParams,
   type SubscriptionParams,
   subscriptionParams,
+  type UpdatePlanBody,
+  updatePlanSchema,
 } from './subscriptions.schema.ts';
 import { type EmptyBody, emptyBodySchema } from './paymentLinks.schema.ts';
 
@@ -84,6 +88,24 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     const plan = await findPlan(pool, ctx.state.merchant.storeId, ctx.state.params.id);
     if (!plan) throw planNotFound();
     ctx.body = presentPlan(plan);
+  };
+
+  /** A new price, from the next period on (records.ts updatePlanPrice), and its audit row: one transaction. */
+  const updatePlan: Middleware<Authenticated<{ params: PlanParams; body: UpdatePlanBody }>> = async (ctx) => {
+    const { merchant, params, body } = ctx.state;
+    const now = deps.now();
+    ctx.body = await pool.transaction(async (tx) => {
+      const before = await findPlan(tx, merchant.storeId, params.id);
+      const plan = await updatePlanPrice(tx, config.tonNetwork, merchant.storeId, params.id, body.amount);
+      if (!plan || !before) throw planNotFound();
+      await recordAudit(
+        tx,
+        tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
+        { storeId: merchant.storeId, action: 'plan.update', subject: plan.id, detail: { amountBefore: before.amount, amount: plan.amount, via: 'api' } },
+        now,
+      );
+      return presentPlan(plan);
+    });
   };
 
   const archive: Middleware<Authenticated<{ params: PlanParams; body: EmptyBody }>> = async (ctx) => {
@@ -184,6 +206,7 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   router.post(P, guards.merchant, needs('change'), guards.storeLimit, validate({ body: createPlanSchema }), createPlanCommand);
   router.get(P, guards.merchant, needs('read'), guards.storeLimit, validate({ query: listPlansQuery }), listPlansRoute);
   router.get(`${P}/:id`, guards.merchant, needs('read'), guards.storeLimit, validate({ params: planParams }), retrievePlan);
+  router.post(`${P}/:id`, guards.merchant, needs('change'), guards.storeLimit, validate({ params: planParams, body: updatePlanSchema }), updatePlan);
   router.post(`${P}/:id/archive`, guards.merchant, needs('change'), guards.storeLimit, validate({ params: planParams, body: emptyBodySchema }), archive);
   router.post(S, guards.merchant, needs('change'), guards.storeLimit, validate({ body: createSubscriptionSchema }), createSubscriptionCommand);
   router.get(S, guards.merchant, needs('read'), guards.storeLimit, validate({ query: listSubscriptionsQuery }), listSubscriptionsRoute);
