@@ -15,26 +15,11 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { recordAudit, tokenActor } from '../../dashboard/audit.ts';
 import type { Db } from '../../db/pool.ts';
-import { sql } from '../../db/pool.ts';
 import { KassaError } from '../../errors.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentLedgerEntry, presentPlan, presentSubscription } from '../../presenters/subscription.ts';
-import { isEnded, nextStatus } from '../../subscriptions/calendar.ts';
-import { billingNow, emitSubscriptionEvent, runSubscriptionIn } from '../../subscriptions/engine.ts';
-import {
-  appendLedger,
-  archivePlan,
-  createPlan,
-  createSubscription,
-  findPlan,
-  findSubscription,
-  listLedger,
-  listPlans,
-  listSubscriptions,
-  subscriptionById,
-  type SubscriptionRow,
-  updatePlanPrice,
-} from '../../subscriptions/records.ts';
+import { cancelSubscription, creditSubscription, subscribe, subscriptionNotFound } from '../../subscriptions/commands.ts';
+import { archivePlan, createPlan, findPlan, findSubscription, listLedger, listPlans, listSubscriptions, updatePlanPrice } from '../../subscriptions/records.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
 import { idempotency } from '../idempotent.ts';
@@ -64,9 +49,7 @@ import { type EmptyBody, emptyBodySchema } from './paymentLinks.schema.ts';
 export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const idempotent = idempotency(deps);
-  const engine = { config, now: deps.now, present: (row: SubscriptionRow) => presentSubscription(row, config) };
   const planNotFound = () => new KassaError('plan_not_found', { param: 'id' });
-  const subscriptionNotFound = () => new KassaError('subscription_not_found', { param: 'id' });
 
   /** The store's subscription as it now is, presented (`now`: the wall clock its renewal payment expires by). */
   const presented = async (db: Db, storeId: string, id: string, now: Date) => {
@@ -118,11 +101,7 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   // trial gets its first payment at once): one transaction.
   const createSubscriptionCommand = idempotent<Authenticated<{ body: CreateSubscriptionBody }>>('POST /v1/subscriptions', async (tx, ctx, now) => {
     const storeId = ctx.state.merchant.storeId;
-    const clock = await billingNow(tx, config.tonNetwork);
-    const id = await createSubscription(tx, storeId, { ...ctx.state.body, planID: ctx.state.body.planID.toLowerCase() }, clock);
-    const row = (await subscriptionById(tx, id, now))!;
-    await emitSubscriptionEvent(tx, row, presentSubscription(row, config), 'subscription.created', now);
-    await runSubscriptionIn(tx, engine, id, clock, 'wait');
+    const id = await subscribe(tx, config, storeId, ctx.state.body, now);
     return { status: 201, body: await presented(tx, storeId, id, now) };
   });
 
@@ -147,58 +126,23 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     ctx.body = presentList((await listLedger(pool, row.id)).map(presentLedgerEntry));
   };
 
-  /**
-   * Cancel now (subscription.cancelled), or at the current period's end (the engine cancels it then;
-   * no renewal, no reminder meanwhile). An ended subscription is refused (409 subscription_ended),
-   * except a second cancel of a cancelled one, which answers it as it is.
-   */
+  /** Cancel now or at the period's end (commands.ts cancelSubscription), audited. */
   const cancel = idempotent<Authenticated<{ params: SubscriptionParams; body: CancelSubscriptionBody }>>(
     'POST /v1/subscriptions/:id/cancel',
     async (tx, ctx, now) => {
-      const storeId = ctx.state.merchant.storeId;
-      const id = ctx.state.params.id;
-      if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
-      const row = (await subscriptionById(tx, id, now, 'wait'))!;
-      if (row.status === 'cancelled') return { status: 200, body: presentSubscription(row, config) };
-      if (isEnded(row.status) || nextStatus(row.status, 'cancel') === null) throw new KassaError('subscription_ended', { param: 'id' });
-      const clock = await billingNow(tx, config.tonNetwork);
-      if (ctx.state.body.atPeriodEnd === true) {
-        await tx.query(sql.unsafe`update subscriptions set cancel_at_period_end = true, next_run_at = current_period_end where id = ${id}`);
-        await runSubscriptionIn(tx, engine, id, clock, 'wait');
-      } else {
-        await tx.query(sql.unsafe`
-          update subscriptions set status = 'cancelled', cancelled_at = ${sql.timestamp(clock)}, next_run_at = null where id = ${id}
-        `);
-        const after = (await subscriptionById(tx, id, now))!;
-        await emitSubscriptionEvent(tx, after, presentSubscription(after, config), 'subscription.cancelled', now);
-      }
-      await recordAudit(
-        tx,
-        tokenActor(ctx.state.merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
-        { storeId, action: 'subscription.cancel', subject: id, detail: { atPeriodEnd: ctx.state.body.atPeriodEnd === true, via: 'api' } },
-        now,
-      );
-      return { status: 200, body: await presented(tx, storeId, id, now) };
+      const { merchant, params, body } = ctx.state;
+      const actor = tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null);
+      await cancelSubscription(tx, config, merchant.storeId, params.id, body.atPeriodEnd === true, actor, 'api', now);
+      return { status: 200, body: await presented(tx, merchant.storeId, params.id, now) };
     },
   );
 
-  /** A manual credit: a ledger adjustment with who (the token) and why (the note), the audit row, and the engine's run (it may cover a due period). */
+  /** A manual credit (commands.ts creditSubscription): the ledger names the token, the audit row, the engine's run. */
   const credit = idempotent<Authenticated<{ params: SubscriptionParams; body: AddCreditBody }>>('POST /v1/subscriptions/:id/credits', async (tx, ctx, now) => {
-    const storeId = ctx.state.merchant.storeId;
-    const id = ctx.state.params.id;
-    if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
-    await subscriptionById(tx, id, now, 'wait');
-    const clock = await billingNow(tx, config.tonNetwork);
-    const jti = ctx.state.merchant.token.jti;
-    await appendLedger(tx, id, { kind: 'adjustment', amount: ctx.state.body.amount, actor: jti, note: ctx.state.body.note }, clock);
-    await recordAudit(
-      tx,
-      tokenActor(jti, ctx.ip || null, ctx.get('user-agent') || null),
-      { storeId, action: 'subscription.credit', subject: id, detail: { amount: ctx.state.body.amount, note: ctx.state.body.note, via: 'api' } },
-      now,
-    );
-    await runSubscriptionIn(tx, engine, id, clock, 'wait');
-    return { status: 200, body: await presented(tx, storeId, id, now) };
+    const { merchant, params, body } = ctx.state;
+    const actor = tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null);
+    await creditSubscription(tx, config, merchant.storeId, params.id, body, actor, 'api', now);
+    return { status: 200, body: await presented(tx, merchant.storeId, params.id, now) };
   });
 
   const P = '/v1/plans';
