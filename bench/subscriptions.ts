@@ -164,7 +164,9 @@ out(
   ),
 );
 out(`checks: ${checks.charges} charges (expected ${N}), ${checks.renewals} renewal payments (expected ${R}), ${checks.deliveries} event deliveries written`);
-out(`throughput: ${formatNumber(N / (renewed.ms / 1000), 0)} subscriptions renewed per second; ${formatNumber(P / (baseline.ms / 1000), 0)} payments made per second`);
+out(
+  `throughput: ${formatNumber(N / (renewed.ms / 1000), 0)} subscriptions renewed per second; ${formatNumber(P / (baseline.ms / 1000), 0)} payments made per second`,
+);
 
 await pool.end();
 await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)} with (force)`);

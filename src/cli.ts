@@ -527,7 +527,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'plan' || command === 'subscription') {
-    const { runSubscriptionCommand } = await import('./subscriptions/cli.ts');
+    const { runSubscriptionCommand } = await import('./operations/subscriptions.ts');
     const done = await runSubscriptionCommand(argv, { config, now, parse, withDatabase: database, usage: (message) => new UsageError(message), print });
     if (done !== undefined) return done;
   }

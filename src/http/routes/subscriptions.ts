@@ -19,7 +19,17 @@ import { KassaError } from '../../errors.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentLedgerEntry, presentPlan, presentSubscription } from '../../presenters/subscription.ts';
 import { cancelSubscription, creditSubscription, subscribe, subscriptionNotFound } from '../../subscriptions/commands.ts';
-import { archivePlan, createPlan, findPlan, findSubscription, listLedger, listPlans, listSubscriptions, updatePlanPrice } from '../../subscriptions/records.ts';
+import {
+  archivePlan,
+  createPlan,
+  findPlan,
+  findSubscription,
+  listLedger,
+  listPlans,
+  listSubscriptions,
+  type SubscriptionRow,
+  updatePlanPrice,
+} from '../../subscriptions/records.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
 import { idempotency } from '../idempotent.ts';
@@ -49,6 +59,7 @@ import { type EmptyBody, emptyBodySchema } from './paymentLinks.schema.ts';
 export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const idempotent = idempotency(deps);
+  const commandDeps = { config, present: (row: SubscriptionRow) => presentSubscription(row, config) };
   const planNotFound = () => new KassaError('plan_not_found', { param: 'id' });
 
   /** The store's subscription as it now is, presented (`now`: the wall clock its renewal payment expires by). */
@@ -101,7 +112,7 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   // trial gets its first payment at once): one transaction.
   const createSubscriptionCommand = idempotent<Authenticated<{ body: CreateSubscriptionBody }>>('POST /v1/subscriptions', async (tx, ctx, now) => {
     const storeId = ctx.state.merchant.storeId;
-    const id = await subscribe(tx, config, storeId, ctx.state.body, now);
+    const id = await subscribe(tx, commandDeps, storeId, ctx.state.body, now);
     return { status: 201, body: await presented(tx, storeId, id, now) };
   });
 
@@ -132,7 +143,15 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     async (tx, ctx, now) => {
       const { merchant, params, body } = ctx.state;
       const actor = tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null);
-      await cancelSubscription(tx, config, merchant.storeId, params.id, body.atPeriodEnd === true, actor, 'api', now);
+      const atPeriodEnd = body.atPeriodEnd === true;
+      if (await cancelSubscription(tx, commandDeps, merchant.storeId, params.id, atPeriodEnd, now)) {
+        await recordAudit(
+          tx,
+          actor,
+          { storeId: merchant.storeId, action: 'subscription.cancel', subject: params.id, detail: { atPeriodEnd, via: 'api' } },
+          now,
+        );
+      }
       return { status: 200, body: await presented(tx, merchant.storeId, params.id, now) };
     },
   );
@@ -141,7 +160,13 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   const credit = idempotent<Authenticated<{ params: SubscriptionParams; body: AddCreditBody }>>('POST /v1/subscriptions/:id/credits', async (tx, ctx, now) => {
     const { merchant, params, body } = ctx.state;
     const actor = tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null);
-    await creditSubscription(tx, config, merchant.storeId, params.id, body, actor, 'api', now);
+    await creditSubscription(tx, commandDeps, merchant.storeId, params.id, body, actor.name, now);
+    await recordAudit(
+      tx,
+      actor,
+      { storeId: merchant.storeId, action: 'subscription.credit', subject: params.id, detail: { amount: body.amount, note: body.note, via: 'api' } },
+      now,
+    );
     return { status: 200, body: await presented(tx, merchant.storeId, params.id, now) };
   });
 

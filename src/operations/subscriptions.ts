@@ -1,7 +1,8 @@
 // The merchant's `kassa plan …` and `kassa subscription …` commands, registered by src/cli.ts, which
 // hands over its argument parser, database opener and printer. Each prints what the API answers
-// (presenters/subscription.ts) and goes through the API's own commands: records.ts for plans,
-// commands.ts for subscriptions (their events, the engine's run, the audit row, actor "cli").
+// (presenters/subscription.ts) and goes through the API's own commands: subscriptions/records.ts
+// for plans, subscriptions/commands.ts for subscriptions (their events, the engine's run), with the
+// audit row the API writes (actor "cli", via cli).
 import type { Config } from '../config.ts';
 import type { DatabasePool, Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
@@ -35,14 +36,16 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
   if (command !== 'plan' && command !== 'subscription') return undefined;
   const { values, positionals } = parse(ctx, command, sub, rest);
   const store = text(ctx, values.store, '--store');
-  const [records, commands, presenters, { CLI_ACTOR }] = await Promise.all([
-    import('./records.ts'),
-    import('./commands.ts'),
+  const [records, commands, presenters, { CLI_ACTOR, recordAudit }] = await Promise.all([
+    import('../subscriptions/records.ts'),
+    import('../subscriptions/commands.ts'),
     import('../presenters/subscription.ts'),
     import('../dashboard/audit.ts'),
   ]);
   const { config, now } = ctx;
   const present = (row: Parameters<typeof presenters.presentSubscription>[0]) => presenters.presentSubscription(row, config);
+  const commandDeps = { config, present };
+  const audit = CLI_ACTOR;
   const run = <T>(work: (pool: DatabasePool) => Promise<T>) =>
     ctx.withDatabase(work).catch((error: unknown) => {
       if (error instanceof KassaError) throw new SubscriptionCliError(`${error.code}: ${error.message}`);
@@ -89,7 +92,7 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
     ctx.print(
       await run((pool) =>
         pool.transaction(async (tx) => {
-          const id = await commands.subscribe(tx, config, store, input, now);
+          const id = await commands.subscribe(tx, commandDeps, store, input, now);
           return shown(tx, id);
         }),
       ),
@@ -118,7 +121,9 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
     ctx.print(
       await run((pool) =>
         pool.transaction(async (tx) => {
-          await commands.cancelSubscription(tx, config, store, id, atPeriodEnd, CLI_ACTOR, 'cli', now);
+          if (await commands.cancelSubscription(tx, commandDeps, store, id, atPeriodEnd, now)) {
+            await recordAudit(tx, audit, { storeId: store, action: 'subscription.cancel', subject: id, detail: { atPeriodEnd, via: 'cli' } }, now);
+          }
           return shown(tx, id);
         }),
       ),
@@ -133,7 +138,8 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
     ctx.print(
       await run((pool) =>
         pool.transaction(async (tx) => {
-          await commands.creditSubscription(tx, config, store, id, { amount, note }, CLI_ACTOR, 'cli', now);
+          await commands.creditSubscription(tx, commandDeps, store, id, { amount, note }, audit.name, now);
+          await recordAudit(tx, audit, { storeId: store, action: 'subscription.credit', subject: id, detail: { amount, note, via: 'cli' } }, now);
           return shown(tx, id);
         }),
       ),
