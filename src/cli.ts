@@ -159,6 +159,66 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     options: ['--network NETWORK   must be the configured TON_NETWORK'],
   },
   {
+    name: 'plan create',
+    usage:
+      'kassa plan create --store ID --name NAME --currency USD|TON|… --amount PRICE --interval day|week|month|year [--interval-count N] [--trial-days N] [--grace-days N] [--reminder-days N]',
+    summary:
+      'Creates a subscription plan for the store (POST /v1/plans): its price per period in a currency or a coin, and its period by the calendar. Prints the plan: {"id", "name", "currency", "amount", "interval", "intervalCount", "trialDays", "graceDays", "reminderDays", "active", "createdAt"}.',
+    options: [
+      "--store ID          the store's id (required)",
+      '--name NAME         the name customers see (required)',
+      "--currency CODE     the price's currency: a fiat code (USD, EUR…) or a coin (TON, USDT…); the subscriptions' credit is kept in it",
+      '--amount PRICE      the price of one period',
+      '--interval UNIT     day, week, month or year (Jan 31 + 1 month = the end of February)',
+      '--interval-count N  how many units a period lasts (default 1)',
+      '--trial-days N      free days before the first period (default 0)',
+      '--grace-days N      days a subscription stays past due before it expires (default 3)',
+      '--reminder-days N   days before a period ends that the store is told when the credit will not cover it (default 3; 0: none)',
+    ],
+  },
+  { name: 'plan list', usage: 'kassa plan list --store ID', summary: 'Lists the store\'s plans, newest first. Prints {"data": [plan]}.' },
+  {
+    name: 'plan archive',
+    usage: 'kassa plan archive PLAN_ID --store ID',
+    summary: 'Archives a plan: no new subscriptions to it; its subscribers go on. Prints the plan ("active": false).',
+  },
+  {
+    name: 'subscription create',
+    usage: 'kassa subscription create --store ID --plan PLAN_ID --customer REFERENCE [--email ADDRESS] [--telegram-user-id N] [--trial-days N]',
+    summary:
+      'Subscribes a customer (POST /v1/subscriptions): trialing, or, without a trial, past due with its first payment open at once (checkoutURL). Prints the subscription: {"id", "status", "planID", "customer", "currentPeriodEnd", "credit", "checkoutURL"?, "telegramURL"?, "portalURL", …}.',
+    options: [
+      "--store ID            the store's id (required)",
+      '--plan PLAN_ID        an active plan of the store (required)',
+      "--customer REFERENCE  the shop's own reference for the customer (required)",
+      "--email ADDRESS       the customer's email",
+      "--telegram-user-id N  the customer's Telegram user id",
+      "--trial-days N        free days before the first period, instead of the plan's",
+    ],
+  },
+  {
+    name: 'subscription list',
+    usage: 'kassa subscription list --store ID [--status trialing|active|past_due|expired|cancelled] [--customer REFERENCE]',
+    summary: 'Lists the store\'s subscriptions, newest first (at most 1,000). Prints {"data": [subscription]}.',
+  },
+  {
+    name: 'subscription show',
+    usage: 'kassa subscription show SUBSCRIPTION_ID --store ID',
+    summary: 'Prints the subscription with its ledger (every credit, charge, adjustment and refund, oldest first) as "ledger".',
+  },
+  {
+    name: 'subscription cancel',
+    usage: 'kassa subscription cancel SUBSCRIPTION_ID --store ID [--at-period-end]',
+    summary:
+      'Cancels a subscription now, or at the end of the period it has (--at-period-end). Written to the audit log (actor "cli"). Prints the subscription.',
+  },
+  {
+    name: 'subscription credit',
+    usage: 'kassa subscription credit SUBSCRIPTION_ID --store ID --amount AMOUNT --note WHY',
+    summary:
+      'Adds credit by hand, in the plan\'s currency (money paid another way, a goodwill gesture): a ledger adjustment (actor "cli", the note) and an audit row; a period due is charged from it at once. Prints the subscription.',
+  },
+  {
     name: 'coins set-price-id',
     usage: 'kassa coins set-price-id COIN ID|none',
     summary:
@@ -484,6 +544,11 @@ export async function main(argv: string[]): Promise<number> {
     print({ url: invitation.url, storeId: invitation.storeId, email: invitation.email, role: invitation.role, expiresAt: invitation.expiresAt.toISOString() });
     return 0;
   }
+  if (command === 'plan' || command === 'subscription') {
+    const { runSubscriptionCommand } = await import('./operations/subscriptions.ts');
+    const done = await runSubscriptionCommand(argv, { config, now, parse, withDatabase: database, usage: (message) => new UsageError(message), print });
+    if (done !== undefined) return done;
+  }
   if (command === 'doctor' || command === 'coins') {
     const { runOperationsCommand } = await import('./operations/commands.ts');
     const operations = await runOperationsCommand(argv, {
@@ -511,6 +576,7 @@ const ONE_LINE_ERRORS = new Set([
   'FormProblem',
   'DoctorFailed',
   'PoolerRefusedError',
+  'SubscriptionCliError',
 ]);
 
 async function oneLine(error: unknown): Promise<string> {

@@ -45,6 +45,7 @@ export type AuditAction =
   | 'plan.create'
   | 'plan.archive'
   | 'subscription.create'
+  | 'plan.update'
   | 'subscription.cancel'
   | 'subscription.credit'
   | 'subscription.portal_reissue';

@@ -88,6 +88,7 @@ export const AUDIT_WORDS: Record<AuditAction, string> = {
   'store.create': 'Made a new store',
   'plan.create': 'Made a subscription plan',
   'plan.archive': 'Archived a subscription plan',
+  'plan.update': "Changed a subscription plan's price (from the next period)",
   'subscription.create': 'Subscribed a customer',
   'subscription.cancel': 'Cancelled a subscription',
   'subscription.credit': 'Added credit to a subscription',

@@ -6,7 +6,7 @@
 import type { TonNetwork } from '../config.ts';
 import { type DatabasePool, type Db, sql } from '../db/pool.ts';
 import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
-import { addSubscriptionCredit, type CommandEngine, cancelSubscription, startSubscription } from '../subscriptions/commands.ts';
+import { cancelSubscription, creditSubscription, type SubscriptionCommandDeps, subscribe } from '../subscriptions/commands.ts';
 import { archivePlan, createPlan, type PlanInput, type PlanRow, type SubscriptionInput } from '../subscriptions/records.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { type ListedPayment, listedPayment } from './payments.ts';
@@ -51,14 +51,14 @@ export async function archiveDashboardPlan(pool: DatabasePool, actor: Actor, sto
 /** Subscribes a customer to the store's open plan (audited subscription.create); its id. KassaError when the API would refuse it. */
 export async function createDashboardSubscription(
   pool: DatabasePool,
-  engine: CommandEngine,
+  engine: SubscriptionCommandDeps,
   actor: Actor,
   storeId: string,
   input: SubscriptionInput,
   now: Date,
 ): Promise<string> {
   return pool.transaction(async (tx) => {
-    const id = await startSubscription(tx, engine, storeId, input, now);
+    const id = await subscribe(tx, engine, storeId, input, now);
     await recordAudit(
       tx,
       actor,
@@ -72,7 +72,7 @@ export async function createDashboardSubscription(
 /** Adds credit with its note (a ledger adjustment by the member, audited subscription.credit). */
 export async function creditDashboardSubscription(
   pool: DatabasePool,
-  engine: CommandEngine,
+  engine: SubscriptionCommandDeps,
   actor: Actor,
   storeId: string,
   subscriptionId: string,
@@ -80,7 +80,7 @@ export async function creditDashboardSubscription(
   now: Date,
 ): Promise<void> {
   await pool.transaction(async (tx) => {
-    await addSubscriptionCredit(tx, engine, storeId, subscriptionId, { ...credit, actor: actor.name }, now);
+    await creditSubscription(tx, engine, storeId, subscriptionId, credit, actor.name, now);
     await recordAudit(tx, actor, { storeId, action: 'subscription.credit', subject: subscriptionId, detail: { ...credit, via: 'dashboard' } }, now);
   });
 }
@@ -88,7 +88,7 @@ export async function creditDashboardSubscription(
 /** Cancels now or at the period's end (audited subscription.cancel when it changed it). */
 export async function cancelDashboardSubscription(
   pool: DatabasePool,
-  engine: CommandEngine,
+  engine: SubscriptionCommandDeps,
   actor: Actor,
   storeId: string,
   subscriptionId: string,

@@ -10,6 +10,7 @@ import { OUTGOING_COLUMNS, outgoingRow, type OutgoingRow } from '../treasury/out
 import type { JettonWalletOf } from '../treasury/treasuryRefunds.ts';
 import { createUnmatchedRefund } from '../treasury/unmatchedRefunds.ts';
 import { assignUnmatched, keepUnmatchedTransfer, listUnmatched, type UnmatchedReason, type UnmatchedState } from '../payments/treasuryTransfers.ts';
+import { subscriptionMoneyHooks } from '../subscriptions/engine.ts';
 import { type Actor, recordAudit } from './audit.ts';
 
 /** An unmatched transfer as GET /v1/unmatched-transfers shows it (payments/treasuryTransfers.ts UNMATCHED_JSON). */
@@ -83,10 +84,18 @@ export async function unmatchedMoney(
   return { open, refunding, resolved, outgoing, payments: new Map(rows.map((row) => [row.id, row])) };
 }
 
-/** Assign from the dashboard: the API's command and its audit row (unmatched.assign), one transaction. */
-export async function assignFromDashboard(pool: DatabasePool, actor: Actor, storeId: string, unmatchedId: string, paymentId: string, now: Date) {
+/** Assign from the dashboard: the API's command (a subscription's payment credited as the API's assign does) and its audit row (unmatched.assign), one transaction. */
+export async function assignFromDashboard(
+  pool: DatabasePool,
+  actor: Actor,
+  storeId: string,
+  unmatchedId: string,
+  paymentId: string,
+  now: Date,
+  network: TonNetwork,
+) {
   return pool.transaction(async (tx) => {
-    const assigned = await assignUnmatched(tx, storeId, unmatchedId, paymentId, now);
+    const assigned = await assignUnmatched(tx, storeId, unmatchedId, paymentId, now, subscriptionMoneyHooks(network));
     await recordAudit(
       tx,
       actor,

@@ -79,6 +79,11 @@ interface RecordOptions {
    * A hook, so that payments/ imports nothing of the parts built on it (`completePayment`).
    */
   onCompleted?: OnCompleted;
+  /**
+   * Runs in the booking transaction when money of the payment's coin arrives after it completed,
+   * expired or was cancelled (a subscription's payment credits it, subscriptions/engine.ts).
+   */
+  onLateMoney?: OnCompleted;
 }
 
 /** Records one transfer (idempotent: a repeat changes nothing) and completes the payment it pays. */
@@ -121,6 +126,7 @@ export async function recordTransferIn(tx: Db, transfer: IncomingTransfer, now: 
   await moneyReceivedEvent(tx, transfer, now);
   // The transfer that reaches the coin amount completes the payment: the complete command.
   const completed = (effect === 'completed' || effect === 'overpaid') && (await completePayment(tx, payment, transfer.chainTime, now, options.onCompleted));
+  if (effect === 'after_completion' || effect === 'after_expiry' || effect === 'after_cancel') await options.onLateMoney?.(tx, payment.id, now);
   return { recorded: true, effect, completed };
 }
 

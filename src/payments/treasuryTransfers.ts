@@ -75,7 +75,7 @@ export async function bookTreasuryTransfer(
   storeIds: readonly string[],
   incoming: TreasuryIncoming,
   now: Date,
-  options: { onCompleted?: OnCompleted } = {},
+  options: { onCompleted?: OnCompleted; onLateMoney?: OnCompleted } = {},
 ): Promise<TreasuryOutcome> {
   if (incoming.amountBaseUnits <= 0n || storeIds.length === 0) return { booked: 'nothing' };
   if (incoming.read.kind === 'reference') {
@@ -244,7 +244,8 @@ export const LOCKED_UNMATCHED = sql.fragment`
  * of its payments settled to the treasury the money reached, as if it had carried the payment's
  * reference, at its chain time (the same recordTransfer: its effect, completion and events), then
  * marks it assigned and tells the store (money.assigned). In the caller's transaction, which also
- * writes the audit row. Refused: an unknown transfer (404), one no longer open (409), a payment of
+ * writes the audit row. `options`: what the booking sets going (a subscription's payment credits
+ * the money, as the chain reader's booking does: subscriptions/engine.ts subscriptionMoneyHooks). Refused: an unknown transfer (404), one no longer open (409), a payment of
  * another store (404) or one not paid to that treasury (400).
  */
 export async function assignUnmatched(
@@ -253,6 +254,7 @@ export async function assignUnmatched(
   unmatchedId: string,
   paymentId: string,
   now: Date,
+  options: { onCompleted?: OnCompleted; onLateMoney?: OnCompleted } = {},
 ): Promise<{ transfer: Record<string, unknown>; effect: TransferEffect | null }> {
   const row = await tx.maybeOne(sql.type(lockedUnmatched)`${LOCKED_UNMATCHED} where u.id = ${unmatchedId} and u.store_id = ${storeId} for update of u`);
   if (!row) throw new KassaError('unmatched_transfer_not_found', { param: 'id' });
@@ -283,6 +285,7 @@ export async function assignUnmatched(
       detail: 'assigned from unmatched money',
     },
     now,
+    options,
   );
   await tx.query(sql.typeAlias('void')`
     update unmatched_transfers set state = 'assigned', payment_id = ${paymentId}, resolved_at = ${sql.timestamp(now)} where id = ${row.id}

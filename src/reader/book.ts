@@ -20,7 +20,7 @@ import {
 } from '../treasury/commands.ts';
 import { treasuryTransferSeen, treasuryWatchRow, type TreasuryWatch } from '../treasury/treasuryRefunds.ts';
 import { planSaleSweep } from '../treasury/sweeps.ts';
-import { creditFromPayment } from '../subscriptions/engine.ts';
+import { subscriptionMoneyHooks } from '../subscriptions/engine.ts';
 import { toChainApiError } from '../chain/apiError.ts';
 import { call, getJettonWalletAddress, type ChainClient } from '../chain/client.ts';
 import type { ChainBlock } from '../chain/source.ts';
@@ -70,10 +70,12 @@ export function blockBooker(deps: {
 }) {
   const { pool, network, client, log } = deps;
   /** What completion sets going: the sale's sweep, and a subscription's credit (and its engine run). */
+  const subscriptionHooks = subscriptionMoneyHooks(network);
   const onCompleted = async (tx: Db, paymentId: string, now: Date): Promise<void> => {
     await planSaleSweep(tx, paymentId, now);
-    await creditFromPayment(tx, network, paymentId);
+    await subscriptionHooks.onCompleted(tx, paymentId);
   };
+  const { onLateMoney } = subscriptionHooks;
   const masterCoins = new Map<string, string | null>();
   let gasWallet: string | null = null;
   /** When the gas wallet was last looked for and not found (every process records it at start, before its reader runs; asked again at most every 5 s). */
@@ -431,9 +433,7 @@ export function blockBooker(deps: {
           continue;
         }
         if (incoming) {
-          const outcome = await bookTreasuryTransfer(pool, settled.stores, incoming, deps.now(), {
-            onCompleted: (tx, paymentId) => creditFromPayment(tx, network, paymentId),
-          });
+          const outcome = await bookTreasuryTransfer(pool, settled.stores, incoming, deps.now(), subscriptionHooks);
           if (outcome.booked !== 'nothing' && outcome.recorded) recorded += 1;
           log.info(
             {
@@ -473,7 +473,7 @@ export function blockBooker(deps: {
       if (!transfer) continue;
       // A completed payment's counted amount moves to the store's treasury (when it has one),
       // planned in the completing transaction.
-      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted });
+      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted, onLateMoney });
       if (outcome.recorded) {
         recorded += 1;
         log.info(

@@ -1,66 +1,82 @@
-// The merchant's commands on a subscription, one each for every way in (the API's routes, the
-// dashboard's forms): a new subscription (subscription.created and the engine's first run: without
-// a trial its first payment is opened at once), a cancel (now, or at the period's end), and a manual
-// credit (a ledger adjustment with who and why, then the engine's run, which may cover a due period).
-// Each runs in the caller's transaction, under the subscription's row lock; the caller writes its
-// audit row (who asked is the caller's to name: an API token, a dashboard member).
+// A merchant's commands on subscriptions, shared by the API (src/http/routes/subscriptions.ts), the dashboard (src/dashboard/subscriptions.ts) and
+// the CLI (`kassa subscription …`, src/operations/subscriptions.ts): each change, its events and the
+// engine's run for it in the caller's transaction; the caller writes the audit row (with who asked)
+// and gives the events' subscription shape (`present`: src/presenters/subscription.ts).
 import { sql, type Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
 import { isEnded, nextStatus } from './calendar.ts';
-import { billingNow, type EngineDeps, emitSubscriptionEvent, runSubscriptionIn } from './engine.ts';
-import { appendLedger, createSubscription, findSubscription, subscriptionById, type SubscriptionInput } from './records.ts';
+import { billingNow, type EngineConfig, emitSubscriptionEvent, runSubscriptionIn } from './engine.ts';
+import { appendLedger, createSubscription, findSubscription, type SubscriptionInput, type SubscriptionRow, subscriptionById } from './records.ts';
 
-export type CommandEngine = Omit<EngineDeps, 'pool'>;
+/** The engine's configuration and the subscription's shape in its events. */
+export interface SubscriptionCommandDeps {
+  config: EngineConfig;
+  present: (row: SubscriptionRow) => unknown;
+}
 
-const notFound = () => new KassaError('subscription_not_found', { param: 'id' });
+const engineOf = (deps: SubscriptionCommandDeps, now: Date) => ({ config: deps.config, now: () => now, present: deps.present });
 
-/** A new subscription to the store's open plan (records.ts createSubscription), told and run at once; its id. `now`: the wall clock. */
-export async function startSubscription(tx: Db, engine: CommandEngine, storeId: string, input: SubscriptionInput, now: Date): Promise<string> {
-  const clock = await billingNow(tx, engine.config.tonNetwork);
+export const subscriptionNotFound = () => new KassaError('subscription_not_found', { param: 'id' });
+
+/** The subscription, subscription.created, and the engine's first run (without a trial, its first payment at once). Returns its id. */
+export async function subscribe(tx: Db, deps: SubscriptionCommandDeps, storeId: string, input: SubscriptionInput, now: Date): Promise<string> {
+  const clock = await billingNow(tx, deps.config.tonNetwork);
   const id = await createSubscription(tx, storeId, { ...input, planID: input.planID.toLowerCase() }, clock);
   const row = (await subscriptionById(tx, id, now))!;
-  await emitSubscriptionEvent(tx, row, engine.present(row), 'subscription.created', now);
-  await runSubscriptionIn(tx, engine, id, clock, 'wait');
+  await emitSubscriptionEvent(tx, row, deps.present(row), 'subscription.created', now);
+  await runSubscriptionIn(tx, engineOf(deps, now), id, clock, 'wait');
   return id;
 }
 
 /**
  * Cancel now (subscription.cancelled), or at the current period's end (the engine cancels it then;
  * no renewal, no reminder meanwhile). An ended subscription is refused (409 subscription_ended),
- * except a cancelled one, which is left as it is: returns whether this call changed it (the caller
- * audits only a change). Another store's subscription is not found.
+ * except a second cancel of a cancelled one, which changes nothing (returns false). The caller
+ * audits it (subscription.cancel).
  */
-export async function cancelSubscription(tx: Db, engine: CommandEngine, storeId: string, id: string, atPeriodEnd: boolean, now: Date): Promise<boolean> {
-  if (!(await findSubscription(tx, storeId, id, now))) throw notFound();
+export async function cancelSubscription(
+  tx: Db,
+  deps: SubscriptionCommandDeps,
+  storeId: string,
+  id: string,
+  atPeriodEnd: boolean,
+  now: Date,
+): Promise<boolean> {
+  if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
   const row = (await subscriptionById(tx, id, now, 'wait'))!;
   if (row.status === 'cancelled') return false;
   if (isEnded(row.status) || nextStatus(row.status, 'cancel') === null) throw new KassaError('subscription_ended', { param: 'id' });
-  const clock = await billingNow(tx, engine.config.tonNetwork);
+  const clock = await billingNow(tx, deps.config.tonNetwork);
   if (atPeriodEnd) {
     await tx.query(sql.unsafe`update subscriptions set cancel_at_period_end = true, next_run_at = current_period_end where id = ${id}`);
-    await runSubscriptionIn(tx, engine, id, clock, 'wait');
+    await runSubscriptionIn(tx, engineOf(deps, now), id, clock, 'wait');
   } else {
     await tx.query(sql.unsafe`
       update subscriptions set status = 'cancelled', cancelled_at = ${sql.timestamp(clock)}, next_run_at = null where id = ${id}
     `);
     const after = (await subscriptionById(tx, id, now))!;
-    await emitSubscriptionEvent(tx, after, engine.present(after), 'subscription.cancelled', now);
+    await emitSubscriptionEvent(tx, after, deps.present(after), 'subscription.cancelled', now);
   }
   return true;
 }
 
-/** A manual credit in the plan's currency: a ledger adjustment by `actor` with its note, then the engine's run. Another store's subscription is not found. */
-export async function addSubscriptionCredit(
+/**
+ * A manual credit: a ledger adjustment with who (`actor`: the API token's jti, or "cli") and why
+ * (the note), and the engine's run (it may cover a due period). The caller audits it
+ * (subscription.credit).
+ */
+export async function creditSubscription(
   tx: Db,
-  engine: CommandEngine,
+  deps: SubscriptionCommandDeps,
   storeId: string,
   id: string,
-  credit: { amount: string; note: string; actor: string },
+  credit: { amount: string; note: string },
+  actor: string,
   now: Date,
 ): Promise<void> {
-  if (!(await findSubscription(tx, storeId, id, now))) throw notFound();
+  if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
   await subscriptionById(tx, id, now, 'wait');
-  const clock = await billingNow(tx, engine.config.tonNetwork);
-  await appendLedger(tx, id, { kind: 'adjustment', amount: credit.amount, actor: credit.actor, note: credit.note }, clock);
-  await runSubscriptionIn(tx, engine, id, clock, 'wait');
+  const clock = await billingNow(tx, deps.config.tonNetwork);
+  await appendLedger(tx, id, { kind: 'adjustment', amount: credit.amount, actor, note: credit.note }, clock);
+  await runSubscriptionIn(tx, engineOf(deps, now), id, clock, 'wait');
 }

@@ -282,36 +282,98 @@ export async function emitSubscriptionEvent(
   );
 }
 
+/** The transfer effects whose money, of the payment's coin, is the subscriber's: counted, and late (after completion, expiry or cancel). */
+const SUBSCRIBER_MONEY = sql.fragment`(${IS_COUNTED} or t.effect in ('after_completion', 'after_expiry', 'after_cancel'))`;
+
 /**
- * What completion sets going for a subscription's payment (the complete command's `onCompleted`
- * hook, in the booking transaction): its counted money — the coin counted toward it, overpayment
- * included, in the plan's currency at the payment's own rate (its amount × counted ÷ required) — as
- * ledger `credit`, once per payment (a unique index), and the subscription's engine run enqueued.
- * Returns whether it credited.
+ * "A payment of a subscription got money": what completion (the complete command's `onCompleted`
+ * hook) and money arriving after it (`onLateMoney`: after completion, after expiry) set going, in
+ * the booking transaction — the chain reader's deposit and treasury booking and a person's
+ * assignment of unmatched money all call it (`subscriptionMoneyHooks`). Once the payment is no
+ * longer open (completed, expired or cancelled, or money came after its expiry), all its money of its coin — counted, overpaid,
+ * late — in the plan's currency at the payment's own rate (its amount × received ÷ required), less
+ * what the ledger already credited for it, becomes ledger `credit` (so each coin is credited once,
+ * however often this runs), and the subscription's engine run is enqueued. Under the subscription's
+ * row lock. Returns whether it credited.
  */
 export async function creditFromPayment(tx: Db, network: TonNetwork, paymentId: string): Promise<boolean> {
-  const found = await tx.maybeOne(sql.type(z.object({ subscription_id: z.string(), credit: z.string().nullable() }))`
-    select p.subscription_id,
-           trim_scale(round(p.amount * counted.total / nullif(p.coin_amount_base_units, 0), 9))::text as credit
-    from payments p
+  const found = await tx.maybeOne(sql.type(z.object({ subscription_id: z.string(), status: z.string() }))`
+    select p.subscription_id, p.status from payments p
     join subscriptions s on s.id = p.subscription_id
     join plans pl on pl.id = s.plan_id and pl.currency = p.currency
-    left join lateral (
-      select sum(t.amount_base_units) as total from transfers t where t.payment_id = p.id and ${IS_COUNTED}
-    ) as counted on true
     where p.id = ${paymentId} and p.subscription_id is not null
+      and (p.status in ('completed', 'expired', 'cancelled')
+           -- Money after its expiry (by the chain's time) before the expiry task marked it expired: no longer open either.
+           or exists (select 1 from transfers t where t.payment_id = p.id and t.effect in ('after_expiry', 'after_cancel')))
   `);
-  if (!found || found.credit === null) return false;
+  if (!found) return false;
   // The subscription's row lock: the credit and its engine run one after the other, never beside a run.
   await tx.query(sql.unsafe`select id from subscriptions where id = ${found.subscription_id} for update`);
-  const already = await tx.exists(sql.unsafe`select 1 from subscription_ledger where payment_id = ${paymentId} and kind = 'credit'`);
-  if (already) return false;
+  const owed = await tx.maybeOne(sql.type(z.object({ amount: z.string(), first: z.boolean() }))`
+    select trim_scale(received.total - credited.total)::text as amount, credited.n = 0 as first
+    from payments p
+    cross join lateral (
+      select coalesce(round(p.amount * sum(t.amount_base_units) / nullif(p.coin_amount_base_units, 0), 9), 0) as total
+      from transfers t where t.payment_id = p.id and t.coin_symbol = p.coin_symbol and ${SUBSCRIBER_MONEY}
+    ) as received
+    cross join lateral (
+      select coalesce(sum(l.amount), 0) as total, count(*) as n from subscription_ledger l where l.payment_id = p.id and l.kind = 'credit'
+    ) as credited
+    where p.id = ${paymentId} and received.total > credited.total
+  `);
+  if (!owed) return false;
   const clock = await billingNow(tx, network);
-  await appendLedger(tx, found.subscription_id, { kind: 'credit', amount: found.credit, actor: ENGINE_ACTOR, note: 'payment completed', paymentId }, clock);
+  const note =
+    found.status !== 'completed' ? 'money of a payment after its expiry or cancel' : owed.first ? 'payment completed' : 'money after the payment had completed';
+  await appendLedger(tx, found.subscription_id, { kind: 'credit', amount: owed.amount, actor: ENGINE_ACTOR, note, paymentId }, clock);
   // Its run at once (a job), and due for the scheduled run too should the job fail.
   await tx.query(sql.unsafe`
     update subscriptions set next_run_at = least(next_run_at, ${sql.timestamp(clock)}) where id = ${found.subscription_id} and next_run_at is not null
   `);
   await tx.query(sql.unsafe`select ${billJobCall(found.subscription_id)}`);
+  return true;
+}
+
+/** The booking hooks that credit a subscription's payment's money (completion and late money), for recordTransfer, bookTreasuryTransfer and assignUnmatched. */
+export const subscriptionMoneyHooks = (network: TonNetwork) => {
+  const credit = (tx: Db, paymentId: string) => creditFromPayment(tx, network, paymentId);
+  return { onCompleted: credit, onLateMoney: credit };
+};
+
+/**
+ * A refund of a subscription's payment (any: deposit or treasury, of a renewal or a top-up), in the
+ * refund's transaction: one ledger `refund` row. The refund's value in the plan's currency (the
+ * payment's rate; a refund of another coin than the payment's is of money never credited: 0) is
+ * taken from the credit as far as the credit goes; the period already charged stays (it is never
+ * ended by a refund), and what the credit did not cover is said in the row's note. Does nothing for
+ * a payment of no subscription. Written when the refund is made (asked); a refund that later fails
+ * gives nothing back to the credit (a manual credit does, audited).
+ */
+export async function debitForRefund(
+  tx: Db,
+  network: TonNetwork,
+  paymentId: string,
+  coin: string,
+  amountBaseUnits: bigint,
+  refundId: string,
+): Promise<boolean> {
+  const found = await tx.maybeOne(sql.type(z.object({ subscription_id: z.string(), value: z.string(), currency: z.string() }))`
+    select p.subscription_id, p.currency,
+           case when p.coin_symbol = ${coin} then coalesce(trim_scale(round(p.amount * ${amountBaseUnits.toString()}::numeric / nullif(p.coin_amount_base_units, 0), 9)), 0) else 0 end::text as value
+    from payments p where p.id = ${paymentId} and p.subscription_id is not null
+  `);
+  if (!found) return false;
+  const credit = await tx.oneFirst(sql.type(z.object({ credit: z.string() }))`
+    select trim_scale(credit)::text as credit from subscriptions where id = ${found.subscription_id} for update
+  `);
+  const taken = await tx.oneFirst(sql.type(z.object({ taken: z.string() }))`
+    select trim_scale(greatest(least(${found.value}::numeric, ${credit}::numeric), 0))::text as taken
+  `);
+  const short = await tx.oneFirst(sql.type(z.object({ short: z.string() }))`select trim_scale(${found.value}::numeric - ${taken}::numeric)::text as short`);
+  const note =
+    short === '0'
+      ? `refund ${refundId} of ${found.value} ${found.currency}, taken from credit`
+      : `refund ${refundId} of ${found.value} ${found.currency}: ${taken} taken from credit, ${short} beyond it (the period already charged stays)`;
+  await appendLedger(tx, found.subscription_id, { kind: 'refund', amount: `-${taken}`, actor: ENGINE_ACTOR, note, paymentId }, await billingNow(tx, network));
   return true;
 }

@@ -126,6 +126,21 @@ export async function archivePlan(db: Db, storeId: string, id: string, now: Date
   return findPlan(db, storeId, id);
 }
 
+/**
+ * A new price for the plan (POST /v1/plans/{id} {amount}), in its currency: it applies from the next
+ * period. A period is charged once, at its start, at the price then (a ledger `charge` row), so the
+ * period running keeps what it was charged; every period charged after the change costs the new
+ * price (a renewal payment already open keeps its amount; what it leaves missing is asked by the
+ * next). An archived plan's price may change too (its subscribers go on). Null: no such plan.
+ */
+export async function updatePlanPrice(tx: Db, network: TonNetwork, storeId: string, id: string, amount: string): Promise<PlanRow | null> {
+  const plan = await tx.maybeOne(sql.type(planRow)`${PLAN_SELECT} where id = ${id} and store_id = ${storeId} for update`);
+  if (!plan) return null;
+  await checkPriceTerms(tx, storeId, { currency: plan.currency, amounts: [[amount, 'amount']], method: undefined }, { network });
+  await tx.query(sql.unsafe`update plans set amount = ${amount} where id = ${id}`);
+  return findPlan(tx, storeId, id);
+}
+
 export async function findSubscription(db: Db, storeId: string, id: string, now: Date): Promise<SubscriptionRow | null> {
   return db.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect(now)} where s.id = ${id} and s.store_id = ${storeId}`);
 }
@@ -182,7 +197,7 @@ export async function listLedger(db: Db, subscriptionId: string): Promise<readon
   const rows = await db.any(sql.type(ledgerRow)`
     select id, kind, trim_scale(amount)::text as amount, currency, trim_scale(balance_after)::text as balance_after, period_start, period_end,
            payment_id, actor, note, created_at
-    from subscription_ledger where subscription_id = ${subscriptionId} order by created_at, id
+    from subscription_ledger where subscription_id = ${subscriptionId} order by position
   `);
   return inLedgerOrder(rows);
 }

@@ -15,6 +15,7 @@ import {
   tooManyDecimals,
   unusableDestination,
 } from '../errors.ts';
+import { debitForRefund } from '../subscriptions/engine.ts';
 import { storeRefundGas } from './gas.ts';
 import { checkDestination, type JettonOwnerOf } from './destinations.ts';
 import { decimalPlaces, fromBaseUnits, toBaseUnits } from '../money.ts';
@@ -41,7 +42,24 @@ export async function createRefund(
   ownerOf: JettonOwnerOf | null = null,
   walletOf: JettonWalletOf | null = null,
 ): Promise<OutgoingRow> {
-  if (request.from === 'treasury') return createTreasuryRefund(tx, network, storePayment, request, now, policy, walletOf);
+  const row =
+    request.from === 'treasury'
+      ? await createTreasuryRefund(tx, network, storePayment, request, now, policy, walletOf)
+      : await createDepositRefund(tx, network, storePayment, request, now, policy, ownerOf);
+  // A subscription's payment: the refund's ledger row (its value taken from credit; the period stays).
+  if (row.payment_id !== null) await debitForRefund(tx, network, row.payment_id, row.coin_symbol, BigInt(row.amount_base_units), row.id);
+  return row;
+}
+
+async function createDepositRefund(
+  tx: Db,
+  network: TonNetwork,
+  storePayment: Pick<StorePayment, 'id' | 'store_id'>,
+  request: RefundRequest,
+  now: Date,
+  policy: RatePolicy | null,
+  ownerOf: JettonOwnerOf | null,
+): Promise<OutgoingRow> {
   const storeId = storePayment.store_id;
   const payment = await tx.maybeOne(sql.type(refundPayment)`
     select p.id, d.address as deposit_address, p.currency, p.coin_symbol, p.exchange_rate::text as exchange_rate, p.status,

@@ -26,7 +26,7 @@ import { KassaError } from '../../errors.ts';
 import { listStoreMethods } from '../../payments/methods.ts';
 import { presentSubscription } from '../../presenters/subscription.ts';
 import { FIAT_CURRENCIES } from '../../rates/fiat.ts';
-import type { CommandEngine } from '../../subscriptions/commands.ts';
+import type { SubscriptionCommandDeps } from '../../subscriptions/commands.ts';
 import { findPlan, findSubscription, listLedger, listPlans, listSubscriptions, type SubscriptionRow } from '../../subscriptions/records.ts';
 import type { AppDeps } from '../context.ts';
 import { bodyCheck } from '../validate.ts';
@@ -59,7 +59,7 @@ export function dashboardSubscriptionRoutes(dash: DashboardRouter, deps: AppDeps
   const planRequest = bodyCheck(createPlanSchema);
   const subscriptionRequest = bodyCheck(createSubscriptionSchema);
   const manage = { can: 'subscriptions.manage' } as const;
-  const engine: CommandEngine = { config, now: deps.now, present: (row: SubscriptionRow) => presentSubscription(row, config) };
+  const engine: SubscriptionCommandDeps = { config, present: (row: SubscriptionRow) => presentSubscription(row, config) };
 
   /** The notice named by `?notice=`, if it is one. */
   const noticeOf = (ctx: DashboardCtx) =>

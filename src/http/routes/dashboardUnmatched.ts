@@ -94,7 +94,7 @@ export function dashboardUnmatchedRoutes(dash: DashboardRouter, deps: AppDeps): 
     async (ctx) => {
       const id = ctx.state.params.unmatchedId.toLowerCase();
       try {
-        await assignFromDashboard(pool, ctx.state.actor, ctx.state.store.id, id, ctx.state.form.paymentID.toLowerCase(), deps.now());
+        await assignFromDashboard(pool, ctx.state.actor, ctx.state.store.id, id, ctx.state.form.paymentID.toLowerCase(), deps.now(), deps.config.tonNetwork);
       } catch (error) {
         if (!(error instanceof KassaError)) throw error;
         return refusal(ctx, id, error, 'paymentID');

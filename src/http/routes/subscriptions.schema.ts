@@ -55,6 +55,20 @@ export const createPlanSchema = {
 } as const;
 export type CreatePlanBody = FromSchema<typeof createPlanSchema>;
 
+export const updatePlanSchema = {
+  $id: 'UpdatePlanRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['amount'],
+  properties: {
+    amount: {
+      ...amountSchema,
+      description: 'The new price of one period, in the plan’s currency: charged from the next period on; the period running keeps its price.',
+    },
+  },
+} as const;
+export type UpdatePlanBody = FromSchema<typeof updatePlanSchema>;
+
 export const createSubscriptionSchema = {
   $id: 'CreateSubscriptionRequest',
   type: 'object',

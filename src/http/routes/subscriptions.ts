@@ -2,6 +2,7 @@
 //   POST /v1/plans                          → 201 plan (X-Idempotency-Key)
 //   GET  /v1/plans                          → 200 {"data": [plan]}, newest first
 //   GET  /v1/plans/{id}                     → 200 plan
+//   POST /v1/plans/{id}                     → 200 plan ({amount}: the price from the next period on; audited)
 //   POST /v1/plans/{id}/archive             → 200 plan (no new subscriptions; its subscribers go on)
 //   POST /v1/subscriptions                  → 201 subscription (X-Idempotency-Key)
 //   GET  /v1/subscriptions?status=&customer_reference= → 200 {"data": [subscription]}, newest first
@@ -18,7 +19,7 @@ import type { Db } from '../../db/pool.ts';
 import { KassaError } from '../../errors.ts';
 import { presentList } from '../../presenters/list.ts';
 import { presentLedgerEntry, presentPlan, presentSubscription } from '../../presenters/subscription.ts';
-import { addSubscriptionCredit, cancelSubscription, startSubscription } from '../../subscriptions/commands.ts';
+import { cancelSubscription, creditSubscription, subscribe, subscriptionNotFound } from '../../subscriptions/commands.ts';
 import {
   archivePlan,
   createPlan,
@@ -29,6 +30,7 @@ import {
   listSubscriptions,
   reissuePortalToken,
   type SubscriptionRow,
+  updatePlanPrice,
 } from '../../subscriptions/records.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
@@ -51,15 +53,16 @@ import {
   planParams,
   type SubscriptionParams,
   subscriptionParams,
+  type UpdatePlanBody,
+  updatePlanSchema,
 } from './subscriptions.schema.ts';
 import { type EmptyBody, emptyBodySchema } from './paymentLinks.schema.ts';
 
 export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
   const idempotent = idempotency(deps);
-  const engine = { config, now: deps.now, present: (row: SubscriptionRow) => presentSubscription(row, config) };
+  const commandDeps = { config, present: (row: SubscriptionRow) => presentSubscription(row, config) };
   const planNotFound = () => new KassaError('plan_not_found', { param: 'id' });
-  const subscriptionNotFound = () => new KassaError('subscription_not_found', { param: 'id' });
 
   /** The store's subscription as it now is, presented (`now`: the wall clock its renewal payment expires by). */
   const presented = async (db: Db, storeId: string, id: string, now: Date) => {
@@ -83,6 +86,24 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     ctx.body = presentPlan(plan);
   };
 
+  /** A new price, from the next period on (records.ts updatePlanPrice), and its audit row: one transaction. */
+  const updatePlan: Middleware<Authenticated<{ params: PlanParams; body: UpdatePlanBody }>> = async (ctx) => {
+    const { merchant, params, body } = ctx.state;
+    const now = deps.now();
+    ctx.body = await pool.transaction(async (tx) => {
+      const before = await findPlan(tx, merchant.storeId, params.id);
+      const plan = await updatePlanPrice(tx, config.tonNetwork, merchant.storeId, params.id, body.amount);
+      if (!plan || !before) throw planNotFound();
+      await recordAudit(
+        tx,
+        tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
+        { storeId: merchant.storeId, action: 'plan.update', subject: plan.id, detail: { amountBefore: before.amount, amount: plan.amount, via: 'api' } },
+        now,
+      );
+      return presentPlan(plan);
+    });
+  };
+
   const archive: Middleware<Authenticated<{ params: PlanParams; body: EmptyBody }>> = async (ctx) => {
     const plan = await archivePlan(pool, ctx.state.merchant.storeId, ctx.state.params.id, deps.now());
     if (!plan) throw planNotFound();
@@ -93,7 +114,7 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   // trial gets its first payment at once): one transaction (subscriptions/commands.ts).
   const createSubscriptionCommand = idempotent<Authenticated<{ body: CreateSubscriptionBody }>>('POST /v1/subscriptions', async (tx, ctx, now) => {
     const storeId = ctx.state.merchant.storeId;
-    const id = await startSubscription(tx, engine, storeId, ctx.state.body, now);
+    const id = await subscribe(tx, commandDeps, storeId, ctx.state.body, now);
     return { status: 201, body: await presented(tx, storeId, id, now) };
   });
 
@@ -118,37 +139,37 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     ctx.body = presentList((await listLedger(pool, row.id)).map(presentLedgerEntry));
   };
 
-  /** Cancel now or at the period's end (subscriptions/commands.ts); audited when it changed the subscription. */
+  /** Cancel now or at the period's end (commands.ts cancelSubscription), audited. */
   const cancel = idempotent<Authenticated<{ params: SubscriptionParams; body: CancelSubscriptionBody }>>(
     'POST /v1/subscriptions/:id/cancel',
     async (tx, ctx, now) => {
-      const storeId = ctx.state.merchant.storeId;
-      const id = ctx.state.params.id;
-      if (await cancelSubscription(tx, engine, storeId, id, ctx.state.body.atPeriodEnd === true, now)) {
+      const { merchant, params, body } = ctx.state;
+      const actor = tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null);
+      const atPeriodEnd = body.atPeriodEnd === true;
+      if (await cancelSubscription(tx, commandDeps, merchant.storeId, params.id, atPeriodEnd, now)) {
         await recordAudit(
           tx,
-          tokenActor(ctx.state.merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
-          { storeId, action: 'subscription.cancel', subject: id, detail: { atPeriodEnd: ctx.state.body.atPeriodEnd === true, via: 'api' } },
+          actor,
+          { storeId: merchant.storeId, action: 'subscription.cancel', subject: params.id, detail: { atPeriodEnd, via: 'api' } },
           now,
         );
       }
-      return { status: 200, body: await presented(tx, storeId, id, now) };
+      return { status: 200, body: await presented(tx, merchant.storeId, params.id, now) };
     },
   );
 
-  /** A manual credit: a ledger adjustment with who (the token) and why (the note), the audit row, and the engine's run (it may cover a due period). */
+  /** A manual credit (commands.ts creditSubscription): the ledger names the token, the audit row, the engine's run. */
   const credit = idempotent<Authenticated<{ params: SubscriptionParams; body: AddCreditBody }>>('POST /v1/subscriptions/:id/credits', async (tx, ctx, now) => {
-    const storeId = ctx.state.merchant.storeId;
-    const id = ctx.state.params.id;
-    const jti = ctx.state.merchant.token.jti;
-    await addSubscriptionCredit(tx, engine, storeId, id, { amount: ctx.state.body.amount, note: ctx.state.body.note, actor: jti }, now);
+    const { merchant, params, body } = ctx.state;
+    const actor = tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null);
+    await creditSubscription(tx, commandDeps, merchant.storeId, params.id, body, actor.name, now);
     await recordAudit(
       tx,
-      tokenActor(jti, ctx.ip || null, ctx.get('user-agent') || null),
-      { storeId, action: 'subscription.credit', subject: id, detail: { amount: ctx.state.body.amount, note: ctx.state.body.note, via: 'api' } },
+      actor,
+      { storeId: merchant.storeId, action: 'subscription.credit', subject: params.id, detail: { amount: body.amount, note: body.note, via: 'api' } },
       now,
     );
-    return { status: 200, body: await presented(tx, storeId, id, now) };
+    return { status: 200, body: await presented(tx, merchant.storeId, params.id, now) };
   });
 
   /** A new secret for the customer's portal: the old URL is dead at once (a leaked link, a customer who lost it). */
@@ -173,6 +194,7 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   router.post(P, guards.merchant, needs('change'), guards.storeLimit, validate({ body: createPlanSchema }), createPlanCommand);
   router.get(P, guards.merchant, needs('read'), guards.storeLimit, validate({ query: listPlansQuery }), listPlansRoute);
   router.get(`${P}/:id`, guards.merchant, needs('read'), guards.storeLimit, validate({ params: planParams }), retrievePlan);
+  router.post(`${P}/:id`, guards.merchant, needs('change'), guards.storeLimit, validate({ params: planParams, body: updatePlanSchema }), updatePlan);
   router.post(`${P}/:id/archive`, guards.merchant, needs('change'), guards.storeLimit, validate({ params: planParams, body: emptyBodySchema }), archive);
   router.post(S, guards.merchant, needs('change'), guards.storeLimit, validate({ body: createSubscriptionSchema }), createSubscriptionCommand);
   router.get(S, guards.merchant, needs('read'), guards.storeLimit, validate({ query: listSubscriptionsQuery }), listSubscriptionsRoute);

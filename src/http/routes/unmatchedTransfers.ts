@@ -12,6 +12,7 @@ import { assignUnmatched, keepUnmatchedTransfer, listUnmatched } from '../../pay
 import { createUnmatchedRefund, unmatchedRefunds } from '../../treasury/unmatchedRefunds.ts';
 import { presentRefund } from '../../presenters/refund.ts';
 import { presentList } from '../../presenters/list.ts';
+import { subscriptionMoneyHooks } from '../../subscriptions/engine.ts';
 import type { AppDeps, Authenticated, KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
 import { needs } from '../scope.ts';
@@ -38,7 +39,14 @@ export function unmatchedTransferRoutes(router: Router<KassaState>, deps: AppDep
     const { merchant, params, body } = ctx.state;
     const now = deps.now();
     ctx.body = await deps.pool.transaction(async (tx) => {
-      const assigned = await assignUnmatched(tx, merchant.storeId, params.id.toLowerCase(), body.paymentID.toLowerCase(), now);
+      const assigned = await assignUnmatched(
+        tx,
+        merchant.storeId,
+        params.id.toLowerCase(),
+        body.paymentID.toLowerCase(),
+        now,
+        subscriptionMoneyHooks(deps.config.tonNetwork),
+      );
       await recordAudit(
         tx,
         tokenActor(merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
