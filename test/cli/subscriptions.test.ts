@@ -40,6 +40,7 @@ describe('kassa plan / subscription', () => {
         trialDays: 7,
         graceDays: 3,
         reminderDays: 3,
+        customerMayCancel: true,
         active: true,
       },
     );
