@@ -277,6 +277,8 @@ describe('the dashboard in headless Chromium', () => {
     const glossary = (await page.locator('#audit thead a.term').getAttribute('href')) ?? '';
     assert.match(glossary, /\/glossary#audit_actions$/);
     await page.goto(new URL(glossary, page.url()).href);
+    // The list of exact names is folded under "Precise terms" (the glossary fits a phone): one click opens it.
+    await page.locator('#audit_actions + dd summary').click();
     assert.match(await page.locator('#audit_actions + dd').innerText(), /`?invitation\.accept`? \(accepted an invitation and joined\)/);
     await page.goBack();
     await assertAccessible(page, 'audit log');
