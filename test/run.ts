@@ -110,8 +110,8 @@ phases.push({ name: 'database and migrated template', ms: performance.now() - pr
 // Six at a time on two cores: most files wait on clocks (the sandbox's 400-ms blocks, the signer's and
 // the gas wallet's windows), Chromium and PostgreSQL rather than compute — a CPU profile of the
 // longest file (treasury/jettons-out) found it idle 39 s of 62. Measured: 3 at a time 10 min 54 s, 4 at
-// a time 9 min 56 s (133 files, 2026-11); 6 at a time, 152 files, 11 min 9 s for the tests beside one
-// other worker's test runs, all green, drills included (2026-11-28; a quiet pair is still to measure).
+// a time 9 min 56 s (133 files, 2026-11); 6 at a time, 155 files, a fresh clone on a quiet machine: 7 min
+// 50 s of tests, 9 min 23 s in all with the drills (2026-11-29).
 // KASSA_TEST_CONCURRENCY overrides it (measuring which is fastest on a machine).
 const concurrency = Number(process.env.KASSA_TEST_CONCURRENCY) || Math.max(6, Math.min(8, os.availableParallelism()));
 // The longest files start first, so none of them begins near the end and runs alone (the files the
