@@ -139,6 +139,6 @@ ${refundFeesSection(paths, glossary, store, input.refundFees)}
     viewer: input.viewer,
     store,
     current: 'money',
-    ...(sending ? { scripts: ['tonconnect-ui.js', 'refundFees.js'] as const, styleNonce: input.styleNonce } : {}),
+    ...(sending ? { scripts: ['tonconnect-ui.js', 'walletConnect.js', 'refundFees.js'] as const, styleNonce: input.styleNonce } : {}),
   });
 }

@@ -43,7 +43,7 @@ export interface Shell {
   /** More stylesheets of this origin (a page's own, after dashboard.css). */
   styles?: readonly { href: string; id: string }[];
   /** Scripts of the page beside dashboard.js (passkeys.js: the sign-in page and the Passkeys page; TON Connect's: a treasury refund to sign). */
-  scripts?: readonly ('passkeys.js' | 'tonconnect-ui.js' | 'treasury.js' | 'refundFees.js')[];
+  scripts?: readonly ('passkeys.js' | 'tonconnect-ui.js' | 'walletConnect.js' | 'treasury.js' | 'refundFees.js')[];
   /** This response's CSP style nonce: TON Connect's UI writes its styles into the <style id="_goober"> it finds. */
   styleNonce?: string;
 }

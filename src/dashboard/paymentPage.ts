@@ -280,7 +280,7 @@ ${treasury}
     viewer: input.viewer,
     store,
     current: 'payments',
-    ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
+    ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'walletConnect.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
   });
 }
 

@@ -15,13 +15,23 @@ export const DASHBOARD_ASSETS: Readonly<Record<string, StaticAsset>> = Object.fr
   // A payment's page with a treasury refund awaiting the merchant's signature: the checkout's own
   // TON Connect UI bundle (the same asset, not a copy) and the script that asks the wallet to sign.
   'tonconnect-ui.js': STATIC_ASSETS['tonconnect-ui.js']!,
+  // The owner's wallet through TON Connect, shared by treasury.js and refundFees.js (loaded before them).
+  'walletConnect.js': own('walletConnect.js', 'text/javascript; charset=utf-8'),
   'treasury.js': own('treasury.js', 'text/javascript; charset=utf-8'),
   // The Money page's "Send from your wallet" for a refund fee top-up (the same TON Connect UI bundle).
   'refundFees.js': own('refundFees.js', 'text/javascript; charset=utf-8'),
   'links.css': own('links.css', 'text/css; charset=utf-8'),
 });
 
-export type DashboardAsset = 'dashboard.css' | 'dashboard.js' | 'passkeys.js' | 'tonconnect-ui.js' | 'treasury.js' | 'refundFees.js' | 'links.css';
+export type DashboardAsset =
+  | 'dashboard.css'
+  | 'dashboard.js'
+  | 'passkeys.js'
+  | 'tonconnect-ui.js'
+  | 'walletConnect.js'
+  | 'treasury.js'
+  | 'refundFees.js'
+  | 'links.css';
 
 /** `{root}/assets/dashboard.css?v=<hash>` */
 export const dashboardAsset = (root: string, name: DashboardAsset): string => assetUrl(root, DASHBOARD_ASSETS, name);

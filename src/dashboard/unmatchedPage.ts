@@ -179,7 +179,7 @@ ${
     viewer: input.viewer,
     store,
     current: 'unmatched',
-    ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
+    ...(awaiting.length && input.styleNonce ? { scripts: ['tonconnect-ui.js', 'walletConnect.js', 'treasury.js'] as const, styleNonce: input.styleNonce } : {}),
   });
 }
 

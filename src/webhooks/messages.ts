@@ -1,6 +1,7 @@
 // The words of a notification (issue 47 item 7): short, in the shop's words, written from the store
 // event's payload when it is sent. Amounts name the coin as people read it (Gram (GRAM) for TON, CONTRACT
 // §12); no secret is ever in one (no token, no key, no link that signs anyone in).
+import { shownCoinName } from '../money.ts';
 
 export interface NotificationMessage {
   /** An email's subject; Telegram's first line. */
@@ -8,11 +9,8 @@ export interface NotificationMessage {
   text: string;
 }
 
-/** A coin or currency as people read it: the TON network's own coin is Gram (GRAM). */
-export const currencyName = (symbol: string): string => (symbol === 'TON' ? 'Gram (GRAM)' : symbol);
-
 const str = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
-const money = (amount: unknown, currency: unknown): string => `${str(amount)} ${currencyName(str(currency))}`;
+const money = (amount: unknown, currency: unknown): string => `${str(amount)} ${shownCoinName(str(currency))}`;
 
 /** The message of `event` (its type and payload) for a member of `storeName`; `link`: the payment's page in the dashboard. */
 export function notificationMessage(event: string, payload: Record<string, unknown>, storeName: string, link: string | null): NotificationMessage {

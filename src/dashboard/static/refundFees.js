@@ -7,41 +7,8 @@
 (() => {
   const place = document.getElementById('refund-fees-wallet');
   const lib = window.TON_CONNECT_UI;
-  if (!place || !lib) return;
-  let ui = null;
-  const connectUi = () => {
-    if (ui) return ui;
-    const connector = new lib.TonConnect({
-      manifestUrl: new URL(place.getAttribute('data-manifest'), window.location.href).href,
-      walletsListSource: new URL(place.getAttribute('data-wallets'), window.location.href).href,
-      analytics: { mode: 'off' },
-    });
-    ui = new lib.TonConnectUI({
-      connector,
-      analytics: { mode: 'off' },
-      actionsConfiguration: { returnStrategy: 'back', modals: ['before'], notifications: [] },
-    });
-    return ui;
-  };
-  const connected = (tc) =>
-    new Promise((resolve, reject) => {
-      if (tc.connected) return resolve();
-      const stopStatus = tc.onStatusChange((wallet) => {
-        if (wallet) {
-          stopStatus();
-          stopModal();
-          resolve();
-        }
-      });
-      const stopModal = tc.onModalStateChange((state) => {
-        if (state.status === 'closed' && !tc.connected) {
-          stopStatus();
-          stopModal();
-          reject(new Error('closed'));
-        }
-      });
-      tc.openModal();
-    });
+  if (!place || !lib || !window.KASSA_WALLET) return;
+  const { connectUi, connected } = window.KASSA_WALLET(place);
   const say = (item, text, kind) => {
     const status = item.querySelector('.sign-status');
     if (!status) return;
@@ -89,7 +56,7 @@
   try {
     connectUi();
   } catch {
-    ui = null;
+    // TON Connect could not start: a click says so and offers the link.
   }
   for (const button of document.querySelectorAll('button.send-top-up')) button.addEventListener('click', () => send(button));
 })();

@@ -1,6 +1,6 @@
 // Kassa dashboard: "Sign with your wallet" for a refund from the store's treasury (a payment's
 // page, and unmatched money given back on the Unmatched money page: dashboard/treasurySigning.ts). Kassa built the TON Connect request (the button's data-request); TON Connect's UI (the
-// checkout's own bundle, tonconnect-ui.js, loaded before this script) connects the treasury's
+// checkout's own bundle, tonconnect-ui.js, and walletConnect.js, loaded before this script) connects the treasury's
 // wallet and asks it to sign. One refund, one request (issue 44): a request handed to a wallet can
 // be signed there until the refund's data-held-until (validUntil + the longest lifetime a wallet
 // signs + the late-commit margin) even when TON Connect's "confirm in your wallet" dialog was closed
@@ -14,41 +14,8 @@
 (() => {
   const section = document.getElementById('treasury-refunds');
   const lib = window.TON_CONNECT_UI;
-  if (!section || !lib) return;
-  let ui = null;
-  const connectUi = () => {
-    if (ui) return ui;
-    const connector = new lib.TonConnect({
-      manifestUrl: new URL(section.getAttribute('data-manifest'), window.location.href).href,
-      walletsListSource: new URL(section.getAttribute('data-wallets'), window.location.href).href,
-      analytics: { mode: 'off' },
-    });
-    ui = new lib.TonConnectUI({
-      connector,
-      analytics: { mode: 'off' },
-      actionsConfiguration: { returnStrategy: 'back', modals: ['before'], notifications: [] },
-    });
-    return ui;
-  };
-  const connected = (tc) =>
-    new Promise((resolve, reject) => {
-      if (tc.connected) return resolve();
-      const stopStatus = tc.onStatusChange((wallet) => {
-        if (wallet) {
-          stopStatus();
-          stopModal();
-          resolve();
-        }
-      });
-      const stopModal = tc.onModalStateChange((state) => {
-        if (state.status === 'closed' && !tc.connected) {
-          stopStatus();
-          stopModal();
-          reject(new Error('closed'));
-        }
-      });
-      tc.openModal();
-    });
+  if (!section || !lib || !window.KASSA_WALLET) return;
+  const { connectUi, connected } = window.KASSA_WALLET(section);
 
   // ---- a request handed to a wallet: the server knows (every browser and device of the store) --
   // The page records handing the request over (POST …/request-sent) before it does; the first
@@ -199,7 +166,7 @@
   try {
     connectUi();
   } catch {
-    ui = null;
+    // TON Connect could not start: a click says so and offers the link.
   }
   for (const button of section.querySelectorAll('button.sign-treasury')) button.addEventListener('click', () => sign(button));
 })();
