@@ -43,19 +43,18 @@ import { performance } from 'node:perf_hooks';
 import { Address, Cell } from '@ton/core';
 import { keyPairFromSeed } from '@ton/crypto';
 import { WalletContractV5R1 } from '@ton/ton';
-import pg from 'pg';
 import { pino } from 'pino';
 import { issueToken } from '../src/auth/tokens.ts';
 import { commentOf } from '../src/chain/detect.ts';
 import { toncenterV3History } from '../src/chain/history.ts';
 import { SANDBOX_TONCENTER_PATH } from '../src/chain/sandbox/path.ts';
 import { loadConfig } from '../src/config.ts';
-import { openDatabaseServer } from '../src/db/embedded.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { fromBaseUnits, toBaseUnits } from '../src/money.ts';
 import { startService } from '../src/server.ts';
 import { createStore, parseMethodList, updateStore } from '../src/stores/stores.ts';
 import { recordRefundGasPayment, storeRefundGas } from '../src/treasury/gas.ts';
+import { openBenchDatabase } from './lib/database.ts';
 import { benchFlags } from './lib/flags.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
 
@@ -72,15 +71,9 @@ const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const out = (line = '') => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-const base = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'warn' });
-const dbServer = await openDatabaseServer(base, log);
-const benchUrlObject = new URL(dbServer.url);
-benchUrlObject.pathname = `/${BENCH_DATABASE}`;
-const benchUrl = benchUrlObject.toString();
-const admin = new pg.Client({ connectionString: dbServer.url });
-await admin.connect();
-await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)} with (force)`);
-await admin.query(`create database ${pg.escapeIdentifier(BENCH_DATABASE)}`);
+const database = await openBenchDatabase(BENCH_DATABASE, process.cwd(), log);
+await database.fresh();
+const benchUrl = database.url;
 
 const config = loadConfig({
   DATABASE_URL: benchUrl,
@@ -496,6 +489,4 @@ if (part !== 'settlements') {
 
 await pool.end();
 await service.stop();
-await admin.query(`drop database if exists ${pg.escapeIdentifier(BENCH_DATABASE)} with (force)`).catch(() => {});
-await admin.end();
-await dbServer.stop();
+await database.close(false);

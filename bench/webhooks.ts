@@ -17,12 +17,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run } from 'graphile-worker';
-import pg from 'pg';
 import { pino } from 'pino';
 import { issueToken } from '../src/auth/tokens.ts';
 import { loadConfig } from '../src/config.ts';
-import { openDatabaseServer } from '../src/db/embedded.ts';
-import { graphileLogger, migrate } from '../src/db/migrate.ts';
+import { graphileLogger } from '../src/db/migrate.ts';
 import { openPool, sql, z, type DatabasePool } from '../src/db/pool.ts';
 import { createApp } from '../src/http/app.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
@@ -30,7 +28,9 @@ import { enqueueWebhookDelivery } from '../src/webhooks/deliveries.ts';
 import { DELIVERY_QUEUES_PER_STORE } from '../src/worker/jobs.ts';
 import { taskList } from '../src/worker/tasks.ts';
 import webhookDeliver from '../tasks/webhook__deliver.ts';
+import { openBenchDatabase } from './lib/database.ts';
 import { benchFlags } from './lib/flags.ts';
+import { percentile } from './lib/stats.ts';
 
 const { flags: values } = benchFlags('usage: node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 20]', {
   payments: { type: 'string', default: '1000' },
@@ -44,29 +44,15 @@ const CONCURRENCY = Number(values.concurrency);
 const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
 
 async function withDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
-  const baseConfig = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
-  const server = await openDatabaseServer(baseConfig, log);
-  const name = `kassa_bench_webhooks_${process.pid}`;
-  const admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-  await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
-  await admin.query(`create database ${pg.escapeIdentifier(name)}`);
-  const url = new URL(server.url);
-  url.pathname = `/${name}`;
+  const database = await openBenchDatabase(`kassa_bench_webhooks_${process.pid}`, process.cwd(), log);
   try {
-    await migrate(url.toString(), log);
-    return await work(url.toString());
+    await database.fresh();
+    return await work(database.url);
   } finally {
-    await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`).catch(() => {});
-    await admin.end();
-    await server.stop();
+    await database.close(false);
   }
 }
 
