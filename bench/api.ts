@@ -22,6 +22,12 @@
 //                     [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch]
 //                     [--cpu-prof DIR] [--keep] [--show-replay] [--scenarios create,retrieve]
 //                     [--skip-baselines] [--json FILE] [--limits on|off] [--kassa-root DIR] [--database NAME]
+//                     [--pooler none|pgbouncer] [--prepared-statements default|on|off]
+// `--pooler pgbouncer` runs Kassa as behind a managed PostgreSQL's pooled URL (issue 46): its
+// DATABASE_URL through a private PgBouncer (Debian's, 1.18) in transaction mode in front of the bench
+// database (test/helpers/pgbouncer.ts), DATABASE_SESSION_URL direct (the worker, migrations).
+// `--prepared-statements` sets DATABASE_PREPARED_STATEMENTS (default: Kassa's own default — on with
+// one URL, off when the two URLs differ). bench/pooler.ts compares these in alternating pairs.
 // `--limits on` runs Kassa with the store's rate limit at work (the default configuration's shared
 // limiter, at a rate no cell reaches); `--kassa-root DIR` runs the Kassa of another tree (the code
 // before a change: bench/pairs.ts); `--database NAME` names the scratch database (two benchmarks on
@@ -39,6 +45,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { openBenchDatabase, teardownOnSignals } from './lib/database.ts';
+import { startPgBouncer, type PgBouncer } from '../test/helpers/pgbouncer.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { issueToken, verifyToken } from '../src/auth/tokens.ts';
 import { createOperations } from '../src/http/routes/payments.ts';
@@ -60,7 +67,7 @@ process.chdir(root);
 const USAGE = `usage: node bench/api.ts [--duration SECONDS] [--warmup SECONDS] [--concurrency 8,32] [--api-only] [--open N]
                          [--pgbench-mode simple|extended|prepared] [--transport wrk|http|fetch] [--cpu-prof DIR] [--keep] [--show-replay]
                          [--scenarios create,retrieve] [--skip-baselines] [--json FILE] [--limits on|off] [--kassa-root DIR]
-                         [--database NAME]
+                         [--database NAME] [--pooler none|pgbouncer] [--prepared-statements default|on|off]
 needs: pgbench (Debian: apt-get install postgresql-client) and, for the default --transport wrk, wrk (apt-get install wrk)`;
 
 const { flags, usage } = benchFlags(USAGE, {
@@ -80,6 +87,8 @@ const { flags, usage } = benchFlags(USAGE, {
   limits: { type: 'string', default: 'off' },
   'kassa-root': { type: 'string' },
   database: { type: 'string', default: 'kassa_bench' },
+  pooler: { type: 'string', default: 'none' },
+  'prepared-statements': { type: 'string', default: 'default' },
 });
 const durationSeconds = Number(flags.duration);
 if (!Number.isInteger(durationSeconds) || durationSeconds < 1) usage('--duration must be a whole number of seconds ≥ 1 (pgbench -T takes seconds)');
@@ -113,6 +122,10 @@ const ratePerStore = limitsOn ? '1000000' : '0';
 const kassaRoot = flags['kassa-root'] ? path.resolve(flags['kassa-root']) : root;
 const BENCH_DATABASE = flags.database;
 if (!/^[a-z_][a-z0-9_]*$/.test(BENCH_DATABASE)) usage('--database must be a plain lower-case name');
+const pooler = flags.pooler;
+if (pooler !== 'none' && pooler !== 'pgbouncer') usage('--pooler must be none or pgbouncer');
+const preparedStatements = flags['prepared-statements'];
+if (!['default', 'on', 'off'].includes(preparedStatements)) usage('--prepared-statements must be default, on or off');
 const SELECT_ROWS = 100_000;
 const CREATE_BODY = JSON.stringify({ amount: '10', currency: 'USD', payment_options: { methods: [{ coin: 'USDT', chain: 'TON' }] } });
 
@@ -151,6 +164,8 @@ const postmasterPid = await (async (): Promise<number | null> => {
 const postgresCpu = (): number | null => (postmasterPid === null ? null : serverTreeCpuMs(postmasterPid));
 
 let kassa: ChildProcess | null = null;
+/** `--pooler pgbouncer`: the private PgBouncer Kassa's DATABASE_URL goes through. */
+let bouncer: PgBouncer | null = null;
 let bare: ChildProcess | null = null;
 let lean: ChildProcess | null = null;
 let cleaningUp: Promise<void> | null = null;
@@ -171,6 +186,7 @@ async function cleanUp(): Promise<void> {
       await exited;
       clearTimeout(timer);
     }
+    await bouncer?.stop();
     await database.close(flags.keep);
   })();
   return cleaningUp;
@@ -277,9 +293,16 @@ async function freePort(): Promise<number> {
 
 const port = await freePort();
 const baseUrl = `http://127.0.0.1:${port}`;
+if (pooler === 'pgbouncer') {
+  // Pool as a managed service's: more server connections than Kassa's API pool holds clients.
+  bouncer = await startPgBouncer(benchUrl, { poolSize: 20 });
+  say(`PgBouncer (transaction mode) on ${new URL(bouncer.url).port} in front of ${BENCH_DATABASE}`);
+}
 const kassaEnv: NodeJS.ProcessEnv = {
   ...process.env,
-  DATABASE_URL: benchUrl,
+  DATABASE_URL: bouncer?.url ?? benchUrl,
+  ...(bouncer ? { DATABASE_SESSION_URL: benchUrl } : {}),
+  ...(preparedStatements === 'default' ? {} : { DATABASE_PREPARED_STATEMENTS: preparedStatements === 'on' ? 'true' : 'false' }),
   PORT: String(port),
   HOST: '127.0.0.1',
   RATE_LIMIT_PER_STORE: ratePerStore,
@@ -770,6 +793,9 @@ out.push(
 out.push(`software  node ${process.version}; PostgreSQL ${serverVersion} (${onDatabaseUrl ? 'DATABASE_URL' : 'embedded'}; ${settings}); ${pgbenchVersionText}`);
 out.push(`code      ${commit}${kassaRoot === root ? '' : ` (${kassaRoot})`}`);
 out.push(
+  `database  ${pooler === 'pgbouncer' ? 'Kassa through PgBouncer (transaction mode), DATABASE_SESSION_URL direct' : 'Kassa direct'}; DATABASE_PREPARED_STATEMENTS ${preparedStatements === 'default' ? "Kassa's default" : preparedStatements}`,
+);
+out.push(
   `kassa     \`kassa start${apiOnly ? ' --api' : ''}\` in a child process (${apiOnly ? 'API only' : 'API + worker'}), RATE_LIMIT_PER_STORE=${ratePerStore}${limitsOn ? ' (limits on: every request counted, none refused)' : ' (limits off)'}, LOG_LEVEL=warn, KASSA_MASTER_KEY set, TON_NETWORK=${kassaEnv.TON_NETWORK ?? 'sandbox'}`,
 );
 out.push(
@@ -914,6 +940,8 @@ if (jsonFile) {
   };
   const summary = {
     mode: apiOnly ? 'api-only' : 'default',
+    pooler,
+    preparedStatements,
     limits: limitsOn ? 'on' : 'off',
     commit,
     kassaRoot,
