@@ -127,8 +127,8 @@ export const MUTATIONS: Mutation[] = [
     area: 'permissions',
     what: 'a viewer may add a webhook endpoint (the check removed)',
     file: 'src/http/routes/dashboardEndpoints.ts',
-    find: "dash.store.post('/webhooks/endpoints', manage,",
-    replace: "dash.store.post('/webhooks/endpoints', {},",
+    find: '{ ...manage, form: endpointForm, refused:',
+    replace: '{ form: endpointForm, refused:',
     tests: ['test/structure/dashboard-permissions.test.ts'],
   },
   {

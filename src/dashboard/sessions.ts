@@ -135,7 +135,7 @@ export async function signIn(
 /**
  * Whether the session opened by `sessionId` still lets its person see `storeId`: open, unexpired,
  * not idle too long, and the person still a member of the store. For what outlives a request (a
- * live list's stream, src/http/routes/dashboard.ts): `keys` are `<session id>/<store id>`, the answer
+ * live list's stream, src/http/routes/dashboardPayments.ts): `keys` are `<session id>/<store id>`, the answer
  * maps each to true or false, in one query.
  */
 export async function grantsStillOpen(db: Db, keys: readonly string[], now: Date): Promise<Map<string, boolean>> {

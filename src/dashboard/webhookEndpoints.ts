@@ -14,7 +14,7 @@ import {
   redeliverToEndpoint,
   sendPing,
 } from '../webhooks/endpoints.ts';
-import { EVENT_TYPES, type EventType } from '../webhooks/events.ts';
+import type { EventType } from '../webhooks/events.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem } from './people.ts';
 
@@ -29,16 +29,6 @@ export interface EndpointWithDeliveries extends EndpointRow {
 export async function endpointsOfStore(pool: DatabasePool, storeId: string): Promise<readonly EndpointWithDeliveries[]> {
   const endpoints = await listEndpoints(pool, storeId);
   return Promise.all(endpoints.map(async (e) => ({ ...e, deliveries: await listEndpointDeliveries(pool, e.id, DELIVERIES_SHOWN) })));
-}
-
-/** The add form, as posted: its url and the checked event types (unknown values dropped). */
-export function readEndpointForm(body: unknown): { url: string; events: EventType[] } {
-  const fields = (body ?? {}) as Record<string, unknown>;
-  const checked = Array.isArray(fields.events) ? fields.events : typeof fields.events === 'string' ? [fields.events] : [];
-  return {
-    url: typeof fields.url === 'string' ? fields.url.trim() : '',
-    events: EVENT_TYPES.filter((type) => checked.includes(type)),
-  };
 }
 
 /** Adds an endpoint (audited webhook_endpoint.add). FormProblem, keyed by field, when the form is refused. */

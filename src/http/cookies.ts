@@ -1,4 +1,4 @@
-// Reading one cookie of a request's Cookie header (the payment link's visitor cookie, src/http/routes/checkout.ts;
+// Reading one cookie of a request's Cookie header (the payment link's visitor cookie, src/http/routes/checkoutLinks.ts;
 // the dashboard's session cookie, src/http/routes/dashboardSteps.ts).
 
 /** The value of the cookie `name` in a Cookie header, or null. */

@@ -48,7 +48,7 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
  * Bodies must be JSON (415 otherwise, also for a charset other than UTF-8), at most 64 KiB (413),
  * well-formed UTF-8 JSON with an object or array at the top (400 invalid_json; invalid UTF-8 is
  * refused, never replaced by U+FFFD). `except`: paths whose routes read their own bodies (the
- * dashboard's HTML forms, src/http/routes/dashboard.ts).
+ * dashboard's HTML forms, src/http/routes/dashboardSteps.ts; a payment link's page, checkoutLinks.ts; a portal's forms, checkoutPortal.ts).
  */
 export function jsonBody(options: { except?: (path: string) => boolean } = {}): Middleware<KassaState> {
   return async (ctx, next) => {

@@ -30,7 +30,7 @@ import { createdInvoiceSchema, paymentSchemasByStatus, paymentStatusSchema } fro
 import { balanceSchema } from '../presenters/balance.ts';
 import { refundSchema } from '../presenters/refund.ts';
 import { transferSchema } from '../presenters/transfer.ts';
-import { checkoutPrefix } from './routes/checkout.ts';
+import { checkoutPrefix } from './routes/checkoutSteps.ts';
 import { selectMethodSchema, telegramInitDataSchema, tonConnectQuery } from './routes/checkout.schema.ts';
 import { cancelPaymentSchema, createInvoiceSchema, createPaymentSchema, listPaymentsQuery } from './routes/payments.schema.ts';
 import { createRefundSchema } from './routes/refunds.schema.ts';

@@ -3,7 +3,7 @@
 // there — pay the next period or top up (an ordinary payment of the subscription, so its checkout,
 // TON Connect, the QR code and the Mini App work as for any payment; never two open at once), and
 // cancel at the period's end when the plan lets subscribers do it. The page itself is
-// src/checkout/portalPage.ts; the routes are in src/http/routes/checkout.ts.
+// src/checkout/portalPage.ts; the routes are in src/http/routes/checkoutPortal.ts (and checkoutTelegram.ts in the Mini App).
 import { sql, z, type Db } from '../db/pool.ts';
 import { createPayment } from '../payments/commands.ts';
 import { draftFromPayment } from '../payments/drafts.ts';

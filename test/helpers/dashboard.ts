@@ -16,7 +16,8 @@ export interface PageResponse {
 export interface DashboardClient {
   cookie: string | null;
   get(path: string): Promise<PageResponse>;
-  post(path: string, fields?: Record<string, string>, options?: { origin?: string | null }): Promise<PageResponse>;
+  /** `fields` as pairs when a name repeats (several checkboxes of one name). */
+  post(path: string, fields?: Record<string, string> | Array<[string, string]>, options?: { origin?: string | null }): Promise<PageResponse>;
 }
 
 /** `headers` go with every request (an X-Forwarded-For that plays another client address behind TRUST_PROXY, say). */

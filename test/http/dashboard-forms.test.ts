@@ -23,6 +23,8 @@ after(() => app.close());
 
 const outgoingOf = (paymentId: string) =>
   app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from outgoing_transfers where payment_id = ${paymentId}`);
+const endpointsOf = (storeId: string) =>
+  app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhook_endpoints where store_id = ${storeId}`);
 const tokensOf = (storeId: string) =>
   app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from api_tokens where store_id = ${storeId}`);
 
@@ -103,5 +105,33 @@ describe('dashboard: forms under the API schemas', () => {
     const reused = await owner.post(path, { ...confirmation, amount: '0.2' });
     assert.equal(reused.status, 400);
     assert.equal(await outgoingOf(payment.id), 2);
+  });
+
+  it('an unknown event type in the Webhooks page’s add form is refused beside the events, as the API refuses it, and no endpoint is added', async () => {
+    const owner = await member(app.url, app.pool, store.id, 'eve@example.com', 'owner');
+    const path = `/dashboard/stores/${store.id}/webhooks/endpoints`;
+    const url = 'https://shop.example/kassa/webhooks';
+    const before = await endpointsOf(store.id);
+    for (const events of [['payment.bogus'], ['payment.completed', 'payment.bogus'], ['payment.completed', 'payment.completed']]) {
+      const refused = await owner.post(path, [['url', url], ...events.map((type): [string, string] => ['events', type])]);
+      assert.equal(refused.status, 400, `${events}: ${refused.text.slice(0, 300)}`);
+      // The API's own words (invalid_event_types), beside the events; the URL as typed is kept.
+      assert.match(refused.text, /id="events-problem"[^>]*>[^<]*events must be a list of 1 to 9 event types/);
+      assert.match(refused.text, /id="endpoint-url"[^>]*value="https:\/\/shop\.example\/kassa\/webhooks"/);
+      const api = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url, events } });
+      assert.equal(api.status, 400, api.text);
+      assert.equal(api.json.error.code, 'invalid_event_types');
+    }
+    assert.equal(await endpointsOf(store.id), before);
+    // Known types alone: added (one or several).
+    for (const events of [['payment.completed'], ['payment.completed', 'refund.failed']]) {
+      const added = await owner.post(path, [['url', url], ...events.map((type): [string, string] => ['events', type])]);
+      assert.equal(added.status, 303, added.text.slice(0, 300));
+      assert.match(added.location ?? '', /notice=endpoint_added/);
+    }
+    assert.equal(await endpointsOf(store.id), before + 2);
+    // A malformed endpoint id names nothing: the not-found page, before any query.
+    const malformed = await owner.post(`/dashboard/stores/${store.id}/webhooks/endpoints/not-a-uuid/delete`);
+    assert.equal(malformed.status, 404);
   });
 });

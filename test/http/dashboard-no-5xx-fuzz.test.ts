@@ -44,6 +44,15 @@ const HOSTILE = [
 const BEFORE_SCRYPT = ['\u0000', 'x\udc00y', 'x'.repeat(5000), '__proto__'];
 const SCRYPT_ROUTES = /\/sign-in$|\/invite\/:token$/;
 
+/** The forms the fuzz must reach by name (the walk finds the rest). */
+const LINK_FORMS = ['/links', '/links/payments', '/links/:linkId/deactivate'];
+const ENDPOINT_FORMS = [
+  '/webhooks/endpoints',
+  '/webhooks/endpoints/:endpointId/test',
+  '/webhooks/endpoints/:endpointId/deliveries/:deliveryId/redeliver',
+  '/webhooks/endpoints/:endpointId/delete',
+];
+
 let app: TestApp;
 let owner: DashboardClient;
 const values: Record<string, string> = {};
@@ -63,6 +72,14 @@ before(async () => {
   // A payment link of the store, for the Payment links pages' forms (issue 30).
   const link = await app.request('POST', '/v1/payment-links', { token: store.token, body: { currency: 'TON', amount: '1' } });
   assert.equal(link.status, 201, link.text);
+  // A webhook endpoint of the store and one of its deliveries, for the Webhooks page's endpoint forms (issue 29).
+  const endpoint = await app.request('POST', '/v1/webhook-endpoints', {
+    token: store.token,
+    body: { url: 'https://shop.example/kassa/webhooks', events: ['payment.completed'] },
+  });
+  assert.equal(endpoint.status, 201, endpoint.text);
+  const ping = await app.request('POST', `/v1/webhook-endpoints/${endpoint.json.id}/test`, { token: store.token });
+  assert.equal(ping.status, 202, ping.text);
   Object.assign(values, {
     storeId: store.id,
     paymentId: payment.id,
@@ -72,6 +89,8 @@ before(async () => {
     invitationId: crypto.randomUUID(),
     token: 'A'.repeat(43),
     linkId: link.json.id,
+    endpointId: endpoint.json.id,
+    deliveryId: ping.json.id,
   });
 });
 after(() => app.close());
@@ -103,21 +122,24 @@ describe('the dashboard: no input gives a 5xx', () => {
     const all = routes();
     const forms = all.filter((route) => route.form);
     assert.ok(forms.length >= 21, `${forms.length} forms found`);
-    // The Payment links page's forms (issue 30) among them.
-    for (const path of ['/links', '/links/payments', '/links/:linkId/deactivate']) {
+    // The Payment links page's forms (issue 30) and the Webhooks page's endpoint forms (issue 29) among them.
+    for (const path of [...LINK_FORMS, ...ENDPOINT_FORMS]) {
       assert.ok(
         forms.some((route) => route.path.endsWith(path)),
         `the form of ${path} is fuzzed`,
       );
     }
     const failures: string[] = [];
+    /** The statuses each route answered (its path as registered). */
+    const answered = new Map<string, Set<number>>();
     let sent = 0;
-    const send = async (method: string, path: string, body?: string) => {
+    const send = async (route: string, method: string, path: string, body?: string) => {
       sent += 1;
       const headers: Record<string, string> = { cookie: owner.cookie ?? '', origin: app.url };
       if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
       const response = await fetch(`${app.url}${path}`, { method, headers, body: body ?? null, redirect: 'manual' });
       const text = await response.text();
+      answered.set(route, (answered.get(route) ?? new Set()).add(response.status));
       if (response.status >= 500) failures.push(`${response.status} ${method} ${path.slice(0, 200)} ${(body ?? '').slice(0, 200)}: ${text.slice(0, 120)}`);
     };
     const encode = (fields: Array<[string, string]>) => fields.map(([name, value]) => `${encodeURIComponent(name)}=${encodeWtf8(value)}`).join('&');
@@ -138,11 +160,18 @@ describe('the dashboard: no input gives a 5xx', () => {
       // A few at a time (a double click's worth of concurrency, and the test stays short).
       for (let at = 0; at < variants.length; at += 6) {
         await Promise.all(
-          variants.slice(at, at + 6).map((fields) => (route.method === 'POST' ? send('POST', path, encode(fields)) : send('GET', `${path}?${encode(fields)}`))),
+          variants
+            .slice(at, at + 6)
+            .map((fields) => (route.method === 'POST' ? send(route.path, 'POST', path, encode(fields)) : send(route.path, 'GET', `${path}?${encode(fields)}`))),
         );
       }
     }
     assert.ok(sent > 400, `${sent} requests sent`);
+    // Reached, not only walked: each endpoint form's command ran and answered with its redirect at least once.
+    for (const path of ENDPOINT_FORMS) {
+      const [route, statuses] = [...answered].find(([registered]) => registered.endsWith(path)) ?? [path, new Set<number>()];
+      assert.ok(statuses.has(303), `${route} reached its command (answered ${[...statuses].join(', ')})`);
+    }
     assert.deepEqual(failures.slice(0, 20), [], `${failures.length} of ${sent} requests answered 5xx`);
   });
 });

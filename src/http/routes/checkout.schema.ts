@@ -1,10 +1,22 @@
-// JSON Schemas of the checkout's public JSON endpoints (src/http/routes/checkout.ts).
+// JSON Schemas of the checkout's public endpoints (src/http/routes/checkout.ts and its area files
+// checkoutLinks.ts, checkoutTelegram.ts).
 import type { FromSchema } from 'json-schema-to-ts';
-import type { QueryDefinition } from '../validate.ts';
+import type { ParamsDefinition, QueryDefinition } from '../validate.ts';
 import { paymentIdParams } from './shared.schema.ts';
 
 /** The payment id of the checkout's routes (`…/v1/checkout/payments/:paymentId/…`). */
 export const checkoutParams = paymentIdParams('paymentId');
+
+/** A payment link's page (`{prefix}/l/:linkId`): a malformed id names no link (the link's not-found page, as an unknown one). */
+export const linkPageParams = {
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['linkId'],
+    properties: { linkId: { type: 'string', format: 'uuid', errorCode: 'payment_link_not_found' } },
+  },
+} as const satisfies ParamsDefinition;
+export type LinkPageParams = FromSchema<typeof linkPageParams.schema>;
 
 export const selectMethodSchema = {
   $id: 'SelectMethodRequest',

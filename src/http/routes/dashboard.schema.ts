@@ -14,6 +14,7 @@ import { LINK_EXPIRIES, PAYMENT_EXPIRIES } from '../../dashboard/links.ts';
 import { createPaymentLinkSchema } from './paymentLinks.schema.ts';
 import { createPaymentSchema } from './payments.schema.ts';
 import { createRefundSchema } from './refunds.schema.ts';
+import { createEndpointSchema } from './webhookEndpoints.schema.ts';
 import { assignUnmatchedSchema, keepUnmatchedSchema, refundUnmatchedSchema } from './unmatchedTransfers.schema.ts';
 import { addCreditSchema, createPlanSchema, createSubscriptionSchema, listSubscriptionsQuery } from './subscriptions.schema.ts';
 
@@ -164,6 +165,22 @@ export const assignUnmatchedForm = form({ paymentID: assignUnmatchedSchema.prope
 export type AssignUnmatchedForm = FromSchema<typeof assignUnmatchedForm>;
 export const keepUnmatchedForm = form({ note: keepUnmatchedSchema.properties.note }, ['note']);
 export type KeepUnmatchedForm = FromSchema<typeof keepUnmatchedForm>;
+
+/**
+ * The Webhooks page's add form: the URL as typed (its rule is the command's, webhooks/endpoints.ts
+ * endpointUrlProblem, said beside the field) and the checked event types — one (a string) or several
+ * (an array), each one of the API's (CreateWebhookEndpointRequest's events), once: an unknown type is
+ * refused as the API refuses it, never dropped.
+ */
+const eventType = createEndpointSchema.properties.events.items;
+export const endpointForm = form({
+  url: { ...text(2048), examples: ['https://shop.example/kassa/webhooks'] },
+  events: {
+    anyOf: [eventType, { type: 'array', maxItems: createEndpointSchema.properties.events.maxItems, uniqueItems: true, items: eventType }],
+    errorCode: 'invalid_event_types',
+  },
+});
+export type EndpointAddForm = FromSchema<typeof endpointForm>;
 
 /** The Money page's refund fee top-up: the amount in TON as typed (parsed by the route: a comma decimal is read as meant). */
 export const refundFeesForm = form({ amount: text(32) });

@@ -306,13 +306,13 @@ export function dashboardSteps(deps: AppDeps) {
 /** A refusal's page: the problems by form field. */
 export type Refused<S extends DashboardState> = (ctx: ParameterizedContext<S>, problems: Problems) => Promise<void> | void;
 
-/** A uuid path parameter (lower-cased when valid), as the API's paymentIdParams. */
-export const uuidParams = (name: string): ParamsDefinition => ({
+/** Uuid path parameters (lower-cased when valid), as the API's paymentIdParams. */
+export const uuidParams = (...names: [string, ...string[]]): ParamsDefinition => ({
   schema: {
     type: 'object',
     additionalProperties: false,
-    required: [name],
-    properties: { [name]: { type: 'string', format: 'uuid', errorCode: 'invalid_request' } },
+    required: names,
+    properties: Object.fromEntries(names.map((name) => [name, { type: 'string', format: 'uuid', errorCode: 'invalid_request' } as const])),
   },
 });
 

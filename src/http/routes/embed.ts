@@ -14,6 +14,7 @@ import type { Guards } from '../guards.ts';
 import { validate } from '../validate.ts';
 import { checkoutParams } from './checkout.schema.ts';
 import { paymentLinkParams } from './paymentLinks.schema.ts';
+import { checkoutPrefix } from './checkoutSteps.ts';
 
 /**
  * CORS for the element's reads: a request from another origin gets `Access-Control-Allow-Origin`
@@ -40,8 +41,7 @@ export const paymentReads = (deps: AppDeps): Middleware<KassaState> =>
 
 export function embedRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
-  // The path part of CHECKOUT_BASE_URL, as checkout.ts's checkoutPrefix (which imports this file's CORS step).
-  const prefix = new URL(config.checkoutBaseUrl).pathname.replace(/\/+$/, '');
+  const prefix = checkoutPrefix(config.checkoutBaseUrl);
 
   // The module: any page may load it (a module script is fetched with CORS); what it may read is decided per store.
   router.get(`${prefix}/v1/kassa-pay.js`, async (ctx) => {

@@ -3,7 +3,7 @@
 //   GET  /v1/payment-links                 → 200 {"data": [link], "has_more"}, newest first (limit, starting_after)
 //   GET  /v1/payment-links/{id}            → 200 link (with how many payments completed and what they came to)
 //   POST /v1/payment-links/{id}/deactivate → 200 link
-// The customer's side, {checkout_base_url}/l/{id}, is in checkout.ts.
+// The customer's side, {checkout_base_url}/l/{id}, is in checkoutLinks.ts (the command: paymentLinks/visitLink.ts).
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { KassaError } from '../../errors.ts';
