@@ -5,7 +5,7 @@ import { html, jsonForScript, raw, type Html } from '../web/html.ts';
 import { type CspOptions, strictCsp } from '../web/csp.ts';
 import { pageDocument } from '../web/page.ts';
 import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
-import type { TransferLinks } from './links.ts';
+import type { TransferLinks } from './walletLinks.ts';
 import { assetPath } from './static.ts';
 import { explorerLinks, exchangeRateText, formatPaidAt, paymentReference } from './facts.ts';
 import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPath } from './tonconnect.ts';

@@ -14,7 +14,9 @@ import type { ListedPayment, PaymentFilters } from './payments.ts';
 import { TOKEN_NAME_MAX, type TokenListing } from '../auth/tokens.ts';
 import { SCOPE_LABELS, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.ts';
 import { TOKEN_LIFETIMES } from './tokens.ts';
-import type { InvitationRow, InvitationTaker, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
+import type { InvitationRow, InvitationTaker, OpenInvitation } from './invitations.ts';
+import type { Membership, MemberRow } from './memberships.ts';
+import type { Role } from './roles.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 import { can } from './policy.ts';
@@ -191,7 +193,7 @@ export function invitationPage(input: {
   root: string;
   token: string;
   invitation: OpenInvitation;
-  /** Who may take it (people.ts invitationTaker), given who is signed in. */
+  /** Who may take it (invitations.ts invitationTaker), given who is signed in. */
   taker: InvitationTaker;
   problems?: Record<string, string>;
 }): string {

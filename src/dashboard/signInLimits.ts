@@ -5,7 +5,7 @@
 // addresses cannot keep its person out. Past the account's ceiling (many clients failing at it) each
 // attempt on it is slowed (SIGN_IN_LIMITS.ceilingDelayMs before it is checked), not refused.
 // Sign-in and the current-password check of a password change use it; an invitation never does
-// (an invitation to an account that has a password is taken by its signed-in person, src/dashboard/people.ts).
+// (an invitation to an account that has a password is taken by its signed-in person, src/dashboard/invitations.ts).
 // The count, the check and the failure's row are one transaction under advisory locks on the pair
 // and the client, so requests sent at once cannot all pass on the same old count.
 import { setTimeout as sleep } from 'node:timers/promises';

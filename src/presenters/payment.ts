@@ -7,7 +7,7 @@ import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts
 import { type PaymentView, receivedAmount, refundedAmount } from '../payments/view.ts';
 import { formatReference, referencePayload } from '../payments/reference.ts';
 import { FIAT_CURRENCIES } from '../rates/fiat.ts';
-import { telegramPaymentUrl } from '../telegram/links.ts';
+import { telegramPaymentUrl } from '../telegram/telegramUrls.ts';
 import { chainImageUrl, coinImageUrl, coinOrChainSchema } from './method.ts';
 
 /** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */

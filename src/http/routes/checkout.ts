@@ -29,7 +29,7 @@ import { activeSigningKey, publishedKeys } from '../../webhooks/keys.ts';
 import { coinSvg, KASSA_ICON_PNG, walletSvg } from '../../checkout/assets.ts';
 import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
-import { qrSvg, transferLinks } from '../../checkout/links.ts';
+import { qrSvg, transferLinks } from '../../checkout/walletLinks.ts';
 import { createPaymentFeed, EVENTS_FULL_RETRY_AFTER_SECONDS, EVENTS_HEARTBEAT_MS, EVENTS_MAX_LIFETIME_MS, EVENTS_MAX_PER_CLIENT } from '../../checkout/live.ts';
 import { createLiveStreams, EVENT_STREAM_HEADERS } from '../../checkout/liveStreams.ts';
 import { paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
@@ -40,7 +40,7 @@ import { renderTelegramBootPage, renderTelegramRefusalPage } from '../../checkou
 import { checkLaunch } from '../../telegram/launch.ts';
 import { telegramCsp } from '../../checkout/telegram.ts';
 import { recordTelegramPayer } from '../../telegram/payer.ts';
-import { telegramPaymentUrl } from '../../telegram/links.ts';
+import { telegramPaymentUrl } from '../../telegram/telegramUrls.ts';
 import { serveAssets } from '../../web/assets.ts';
 import { pageHeaders } from '../../web/page.ts';
 import { findCheckoutRow, findCheckoutRows, methodOffers, type CheckoutRow } from '../../checkout/view.ts';

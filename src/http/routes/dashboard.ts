@@ -21,19 +21,9 @@ import { requestSentAnswer } from './dashboardTreasuryRequests.ts';
 import { previewRefund, type RefundPreview } from '../../dashboard/money.ts';
 import { shownCoinText } from '../../money.ts';
 import { CSV_MAX_ROWS, filtersOf, listFingerprints, listStorePayments, loadPaymentPage, paymentsCsv, storeCoins } from '../../dashboard/payments.ts';
-import {
-  acceptInvitation,
-  changeMembership,
-  createInvitation,
-  FormProblem,
-  findOpenInvitation,
-  invitationTaker,
-  invitationsOf,
-  revokeInvitation,
-  membersOf,
-  normalizeEmail,
-  roleIn,
-} from '../../dashboard/people.ts';
+import { FormProblem, normalizeEmail } from '../../dashboard/forms.ts';
+import { acceptInvitation, createInvitation, findOpenInvitation, invitationTaker, invitationsOf, revokeInvitation } from '../../dashboard/invitations.ts';
+import { changeMembership, membersOf, roleIn } from '../../dashboard/memberships.ts';
 import { can } from '../../dashboard/policy.ts';
 import { findSession, grantsStillOpen, openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { DASHBOARD_ASSETS } from '../../dashboard/static.ts';
@@ -179,7 +169,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
     redirect(ctx, paths.signIn('signed_out=everywhere'));
   });
 
-  // ---- Invitations: the one-time link (bound to its email: people.ts invitationTaker).
+  // ---- Invitations: the one-time link (bound to its email: invitations.ts invitationTaker).
   const invitationGone = (ctx: DashboardCtx) =>
     message(ctx, 404, 'Invitation not valid', 'This invitation link was used already, has expired, or never existed. Ask for a new one.', true);
   /** Who is signed in, if anyone (an invitation page needs no session; one to an existing account needs its person's). */
@@ -555,7 +545,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       await showTeam(ctx, 200, { notice: 'Link revoked: it opens nothing any more.' });
     },
   );
-  // A password reset: a new invitation that sets a new password (people.ts mayReset says for whom).
+  // A password reset: a new invitation that sets a new password (invitations.ts mayReset says for whom).
   dash.store.post<{ params: { userId: string } }>(
     '/team/members/:userId/reset-password',
     { can: 'team.manage', params: memberParams, form: emptyForm },
