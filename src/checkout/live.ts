@@ -15,9 +15,9 @@ export const EVENTS_MAX_PER_CLIENT = 50;
 /** Retry-After of a stream refused because the process holds CHECKOUT_STREAMS_MAX of them. */
 export const EVENTS_FULL_RETRY_AFTER_SECONDS = 30;
 
-export type ViewListener<View> = (view: View) => void;
+type ViewListener<View> = (view: View) => void;
 
-export interface PaymentFeed<View> {
+interface PaymentFeed<View> {
   /** Starts delivering `paymentId`'s view to `listener` from the next tick; returns the unsubscribe. */
   subscribe(paymentId: string, listener: ViewListener<View>): () => void;
   /** Open subscriptions (for tests and metrics). */
@@ -25,7 +25,7 @@ export interface PaymentFeed<View> {
 }
 
 /** What a feed watches, as its polls are counted. */
-export type LiveFeedName = 'checkout' | 'dashboard_list' | 'dashboard_grants';
+type LiveFeedName = 'checkout' | 'dashboard_list' | 'dashboard_grants';
 
 export function createPaymentFeed<View>(options: {
   name: LiveFeedName;

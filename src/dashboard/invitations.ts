@@ -22,11 +22,11 @@ import { DASHBOARD_PATH, dashboardPaths } from './paths.ts';
 import { ROLES, roleColumn, type Role } from './roles.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
 
-export const INVITATION_LIFETIME_MS = 24 * 3600_000;
+const INVITATION_LIFETIME_MS = 24 * 3600_000;
 /** A password reset's link lives this long: it hands over an account, so it is used at once or made again. */
 export const RESET_LIFETIME_MS = 3600_000;
 
-export interface Invitation {
+interface Invitation {
   url: string;
   storeId: string;
   email: string;
@@ -35,7 +35,7 @@ export interface Invitation {
   resetsPassword: boolean;
 }
 
-export class UnknownStoreForInvitation extends Error {
+class UnknownStoreForInvitation extends Error {
   override name = 'UnknownStoreForInvitation';
 }
 
@@ -230,7 +230,7 @@ export async function acceptInvitation(
   });
 }
 
-export const invitationRow = z.object({
+const invitationRow = z.object({
   id: z.string(),
   email: z.string(),
   role: roleColumn,

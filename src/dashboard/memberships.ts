@@ -30,7 +30,7 @@ export async function roleIn(db: Db, userId: string, storeId: string): Promise<R
   `);
 }
 
-export const memberRow = z.object({ user_id: z.string(), email: z.string(), role: roleColumn, created_at: z.date() });
+const memberRow = z.object({ user_id: z.string(), email: z.string(), role: roleColumn, created_at: z.date() });
 export type MemberRow = z.infer<typeof memberRow>;
 
 export async function membersOf(db: Db, storeId: string): Promise<readonly MemberRow[]> {

@@ -33,7 +33,7 @@ export interface Viewer {
   memberships: readonly Membership[];
 }
 
-export interface Shell {
+interface Shell {
   /** The dashboard's root path, e.g. "/dashboard". */
   root: string;
   title: string;
@@ -53,7 +53,7 @@ export interface Shell {
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /** An audit entry's detail as plain "name: value" pairs (nested names joined by a dot, lists by commas): never JSON. */
-export function auditDetail(detail: Readonly<Record<string, unknown>>): string {
+function auditDetail(detail: Readonly<Record<string, unknown>>): string {
   const pairs: string[] = [];
   const walk = (prefix: string, value: unknown): void => {
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {

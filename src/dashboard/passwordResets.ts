@@ -16,11 +16,11 @@ import { normalizeEmail } from './forms.ts';
 import { createInvitation, RESET_LIFETIME_MS } from './invitations.ts';
 
 /** At most this many emailed reset links per address an hour. */
-export const RESETS_PER_HOUR = 3;
+const RESETS_PER_HOUR = 3;
 /** No new link within this long of the last one for the address. */
-export const RESET_SPACING_MS = 60_000;
+const RESET_SPACING_MS = 60_000;
 
-export interface ResetRequest {
+interface ResetRequest {
   email: string;
   baseUrl: string;
   client: { clientAddress: string | null; userAgent: string | null };

@@ -34,7 +34,7 @@ export interface LinkFormState {
 
 const styles = (root: string) => [{ href: dashboardAsset(root, 'links.css'), id: 'links-style' }];
 
-export const priceOf = (link: Pick<PaymentLinkRow, 'amount' | 'min_amount' | 'max_amount' | 'currency'>): string =>
+const priceOf = (link: Pick<PaymentLinkRow, 'amount' | 'min_amount' | 'max_amount' | 'currency'>): string =>
   link.amount !== null
     ? `${link.amount} ${shownTicker(link.currency)}`
     : link.min_amount !== null && link.max_amount !== null

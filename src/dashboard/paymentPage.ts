@@ -24,7 +24,7 @@ const NOTICES = {
   treasury_refund_asked: 'Refund asked: sign it with your wallet below (once). It is done when the network carries it.',
   redelivery_queued: 'Webhook redelivery queued: it is signed afresh and sent now.',
 } as const;
-export type Notice = keyof typeof NOTICES;
+type Notice = keyof typeof NOTICES;
 export const isNotice = (value: unknown): value is Notice => typeof value === 'string' && Object.hasOwn(NOTICES, value);
 
 function hashCell(network: PaymentPage['network'], hash: string | null): Html | string {

@@ -19,7 +19,7 @@ import { can } from './policy.ts';
 import { openSession } from './sessions.ts';
 
 /** A setup code is refused this long after the start that printed it (the next start prints a new one). */
-export const SETUP_CODE_LIFETIME_MS = 24 * 3600_000;
+const SETUP_CODE_LIFETIME_MS = 24 * 3600_000;
 /** Crockford's base32 (no I, L, O, U): what a person reads off a terminal and types without confusion. */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const CODE_LENGTH = 12;

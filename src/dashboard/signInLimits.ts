@@ -19,7 +19,7 @@ import { decoyHash, verifyPassword } from './passwords.ts';
 export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perAccountClient: 5, perClient: 20, accountCeiling: 20, ceilingDelayMs: 1000 } as const;
 
 /** `generation`: the account's session generation, read with the hash that matched (sessions.ts openSession). */
-export type PasswordCheck = { outcome: 'ok'; userId: string; generation: number } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
+type PasswordCheck = { outcome: 'ok'; userId: string; generation: number } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
 
 /** The seconds until the oldest of `count` failures leaves the window, when `count` reached `limit`; null otherwise. */
 const waitOf = (count: number, limit: number, oldest: Date | null, now: Date): number | null =>

@@ -19,7 +19,7 @@ import { type Actor, recordAudit } from './audit.ts';
 import { FormProblem } from './forms.ts';
 
 /** How many deliveries the page shows per endpoint, newest first. */
-export const DELIVERIES_SHOWN = 10;
+const DELIVERIES_SHOWN = 10;
 
 export interface EndpointWithDeliveries extends EndpointRow {
   deliveries: readonly DeliveryWithAttempts[];

@@ -4,7 +4,7 @@ import { sql, type Db } from '../db/pool.ts';
 import { findStorePayment, PAYMENT_VIEW, paymentView, type PaymentView } from './view.ts';
 import type { PaymentStatus } from './transitions.ts';
 
-export interface ListQuery {
+interface ListQuery {
   status?: PaymentStatus;
   /** The merchant's order id, exactly (index payments_by_store_order_id). */
   orderId?: string;

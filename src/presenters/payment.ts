@@ -46,7 +46,7 @@ export const paymentDetailsSchema = {
     transactionSignatures: { type: 'array', items: { type: 'string' }, description: 'Hex transaction hashes; only when completed.' },
   },
 } as const;
-export type PresentedPaymentDetails = FromSchema<typeof paymentDetailsSchema>;
+type PresentedPaymentDetails = FromSchema<typeof paymentDetailsSchema>;
 
 const paymentSchema = {
   type: 'object',
@@ -109,7 +109,7 @@ const paymentSchema = {
     },
   },
 } as const;
-export type PresentedPayment = FromSchema<typeof paymentSchema>;
+type PresentedPayment = FromSchema<typeof paymentSchema>;
 
 /**
  * The payment object per status, as the OpenAPI document publishes it (the seed's presence table):
@@ -165,7 +165,7 @@ export const createdInvoiceSchema = {
 /** RFC 3339 in UTC with milliseconds. */
 const rfc3339 = (date: Date): string => date.toISOString();
 
-export interface PresentOptions {
+interface PresentOptions {
   checkoutBaseUrl: string;
 }
 

@@ -7,9 +7,8 @@ import { enqueue } from '../worker/enqueue.ts';
 import { deliverJobKey, webhookDeliverJob } from '../worker/jobs.ts';
 import { DELIVERY_WINDOW_MS } from './deliver.ts';
 
-export type DeliveryReason = 'completed' | 'redelivery';
-export const DELIVERY_REASONS = ['completed', 'redelivery', 'event', 'test'] as const;
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+type DeliveryReason = 'completed' | 'redelivery';
+const DELIVERY_REASONS = ['completed', 'redelivery', 'event', 'test'] as const;
 
 /**
  * Records a delivery of the payment's completed event to its webhook URL and adds its
@@ -68,8 +67,8 @@ const attemptRow = z.object({
   next_retry_at: z.date().nullable(),
 });
 
-export type DeliveryRow = z.infer<typeof deliveryRow>;
-export type AttemptRow = z.infer<typeof attemptRow>;
+type DeliveryRow = z.infer<typeof deliveryRow>;
+type AttemptRow = z.infer<typeof attemptRow>;
 export interface DeliveryWithAttempts extends DeliveryRow {
   attempts: AttemptRow[];
 }
