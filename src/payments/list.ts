@@ -1,5 +1,5 @@
 // GET /v1/payments: a store's payments, newest first, with cursor pagination (and filters: status,
-// order id, creation time).
+// order id, creation time, payment link).
 import { sql, type Db } from '../db/pool.ts';
 import { findStorePayment, PAYMENT_VIEW, paymentView, type PaymentView } from './view.ts';
 import type { PaymentStatus } from './transitions.ts';

@@ -1,4 +1,7 @@
-// Merchant stores, the payment methods they accept, and the treasury their money goes to.
+// Merchant stores: their names, the payment methods they accept, the treasury their money goes to and
+// how it is settled there, and their options (the Telegram bot and Mini App, the origins that may embed
+// <kassa-pay>, the refund window, …) — created, read and changed here for the dashboard (its setup,
+// dashboard/settings.ts changeStore) and `kassa store …` alike.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { destinationForm, ownWalletProblem } from '../treasury/destinations.ts';
 import { sql, z, type Db } from '../db/pool.ts';

@@ -1,7 +1,8 @@
-// The webhook delivery log (docs/API.md, Webhooks): one `webhook_deliveries` row per event to deliver
-// (a payment's completion, or a redelivery the merchant asked for) and one `webhook_attempts` row
-// per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
-// the attempts.
+// The webhook delivery log (docs/API.md, Webhooks): one `webhook_deliveries` row per webhook to deliver
+// — a payment's completion to its webhookURL, or a redelivery the merchant asked for; a store event to
+// each endpoint that hears it (webhooks/events.ts), or an endpoint's test ping — and one
+// `webhook_attempts` row per attempt. This module enqueues a payment's own deliveries and reads the
+// log; src/webhooks/deliver.ts makes the attempts.
 import { sql, z, type Db } from '../db/pool.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import { deliverJobKey, webhookDeliverJob } from '../worker/jobs.ts';
