@@ -351,7 +351,7 @@ function print(document: unknown): void {
   process.stdout.write(`${JSON.stringify(document)}\n`);
 }
 
-export async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   const help = helpFor(argv);
   if (help !== null) {
