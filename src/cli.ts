@@ -351,7 +351,7 @@ function print(document: unknown): void {
   process.stdout.write(`${JSON.stringify(document)}\n`);
 }
 
-export async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   const help = helpFor(argv);
   if (help !== null) {
@@ -531,8 +531,10 @@ export async function main(argv: string[]): Promise<number> {
     const storeId = required(values.store, '--store');
     const resetsPassword = values['reset-password'] === true;
     const email = required(values.email, '--email');
-    const [{ createInvitation, normalizeEmail, ROLES, roleOf }, { CLI_ACTOR }] = await Promise.all([
-      import('./dashboard/people.ts'),
+    const [{ createInvitation }, { normalizeEmail }, { ROLES, roleOf }, { CLI_ACTOR }] = await Promise.all([
+      import('./dashboard/invitations.ts'),
+      import('./dashboard/forms.ts'),
+      import('./dashboard/roles.ts'),
       import('./dashboard/audit.ts'),
     ]);
     const role = roleOf(values.role ?? 'owner');

@@ -112,6 +112,13 @@ export const transfersCarriedMore = new Counter({
   registers: [registry],
 });
 
+export const livePolls = new Counter({
+  name: 'kassa_live_polls_total',
+  help: "Polls made by the shared live pollers of this process (one query each, for every open page of its kind), by feed (checkout: the hosted checkout's status; dashboard_list: the dashboard's payments list; dashboard_grants: whether each open list's session and membership still hold). Flat while nobody watches; a poll that failed is counted too (its log line says why).",
+  labelNames: ['feed'] as const,
+  registers: [registry],
+});
+
 let database: Db | null = null;
 
 /** Where scrape-time gauges read from (set once by the app that serves /metrics). */

@@ -20,7 +20,7 @@ type Dec = InstanceType<typeof D>;
  * Toncoin was renamed Gram (GRAM) in June 2026; the network is still TON, and Kassa's books,
  * answers and coins table keep `TON`, so `GRAM` means that coin and becomes `TON` where it is read.
  */
-export const COIN_ALIASES: Readonly<Record<string, string>> = Object.freeze({ GRAM: 'TON' });
+const COIN_ALIASES: Readonly<Record<string, string>> = Object.freeze({ GRAM: 'TON' });
 
 /**
  * A coin's ticker as people are shown it: TON is Gram's `GRAM` (the checkout, the element, the Mini

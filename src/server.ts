@@ -116,7 +116,7 @@ export function checkPublicUrls(config: Config, log: Logger): string[] {
  * sandbox. `reported`: the problems already found in the configuration (a variable named there is
  * not named again). Returns every problem; the caller refuses the start with all of them at once.
  */
-export function startProblems(config: Config, parts: Parts, log: Logger, reported: readonly string[] = []): string[] {
+function startProblems(config: Config, parts: Parts, log: Logger, reported: readonly string[] = []): string[] {
   const named = new Set(reported.map(problemVariable));
   const found = [...keyProblems(config, parts), ...checkPublicUrls(config, log)];
   // A budget that cannot follow the chain would leave payments unseen.

@@ -178,7 +178,9 @@ async function runFiles(batch: string[], parallel: number): Promise<boolean> {
     for await (const chunk of slowestFiles(toSlowest)) text += chunk;
     return text;
   })();
-  for await (const event of runTests({ files: batch.map((file) => path.resolve(root, file)), concurrency: parallel, timeout: 120_000 })) {
+  // KASSA_TEST_NAME: only the tests whose name matches (a regular expression; their files' hooks still run).
+  const only = process.env.KASSA_TEST_NAME ? { testNamePatterns: [new RegExp(process.env.KASSA_TEST_NAME)] } : {};
+  for await (const event of runTests({ files: batch.map((file) => path.resolve(root, file)), concurrency: parallel, timeout: 120_000, ...only })) {
     if (event.type === 'test:fail') failed = true;
     toSpec.write(event);
     toSlowest.write(event);

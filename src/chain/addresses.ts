@@ -191,11 +191,6 @@ export function friendlyAddress(address: Address, network: TonNetwork): string {
   return address.toString({ urlSafe: true, bounceable: false, testOnly: network === 'testnet' });
 }
 
-/** Raw form `wc:<64 hex>`. */
-export function rawAddress(address: Address): string {
-  return address.toRawString();
-}
-
 /** Accepts raw (`0:<hex>`) or user-friendly (any flags, URL-safe or not); null when not an address. */
 export function parseAddress(value: string): Address | null {
   if (typeof value !== 'string') return null;

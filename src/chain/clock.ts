@@ -13,7 +13,7 @@ import { sql, z, type Db } from '../db/pool.ts';
 export const LATE_COMMIT_MARGIN_MS = 60_000;
 
 /** Every transaction made before this time is on the books; null before the reader's first block. */
-export async function chainSettledAt(db: Db, network: TonNetwork): Promise<Date | null> {
+async function chainSettledAt(db: Db, network: TonNetwork): Promise<Date | null> {
   return db.maybeOneFirst(sql.type(z.object({ settled_until: z.date() }))`select settled_until from chain_reader where network = ${network}`);
 }
 

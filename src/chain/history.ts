@@ -21,7 +21,7 @@ interface AccountHistoryPage {
 }
 
 /** A jetton wallet as the indexer lists it (`/api/v3/jetton/wallets`): raw addresses, balance in the jetton's base units. */
-export interface IndexedJettonWallet {
+interface IndexedJettonWallet {
   address: string;
   owner: string;
   master: string;
@@ -42,7 +42,7 @@ export interface AccountHistory {
  * pass MAX_REQUEST_LINE_BYTES (owners are sent in their user-friendly form, 48 characters: 100 of
  * them make a line of ~6.4 KB; raw, the `:` percent-encoded, they made 8.4 KB, which fronts refuse).
  */
-export const OWNERS_PER_REQUEST = 100;
+const OWNERS_PER_REQUEST = 100;
 
 /** An owner as `jetton/wallets` is asked about it: user-friendly, URL-safe (nothing to percent-encode), any address form being accepted. */
 const askedAs = (owner: string) => Address.parse(owner).toString({ urlSafe: true, bounceable: true });

@@ -36,7 +36,7 @@ export class V3ApiError extends ChainApiError {
 const LIMIT_REFUSED = /^limit is not allowed: \d+ > (\d+)$/;
 
 /** Whether the API's own error text is the refusal of a page size (`limit is not allowed: N > M`), under any status. */
-export function isLimitRefusal(apiError: string | null): boolean {
+function isLimitRefusal(apiError: string | null): boolean {
   return apiError !== null && LIMIT_REFUSED.test(apiError);
 }
 

@@ -19,7 +19,7 @@ const COLOURS: Record<string, string> = {
 
 const escapeXml = (text: string): string => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function badgeSvg(symbol: string, colour = COLOURS[symbol] ?? '#555555'): string {
+function badgeSvg(symbol: string, colour = COLOURS[symbol] ?? '#555555'): string {
   const label = escapeXml(symbol.slice(0, 5));
   const size = label.length > 3 ? 13 : 16;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64" role="img" aria-label="${label}"><circle cx="32" cy="32" r="32" fill="${colour}"/><text x="32" y="37" font-family="system-ui,sans-serif" font-size="${size}" font-weight="700" text-anchor="middle" fill="#fff">${label}</text></svg>`;

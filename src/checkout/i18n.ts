@@ -342,7 +342,7 @@ const ru: Messages = {
   portalNotFoundText: 'По этому адресу нет подписки. Возможно, магазин прислал вам новую ссылку: спросите его.',
 };
 
-export const MESSAGES: Record<Lang, Messages> = { en, ru };
+const MESSAGES: Record<Lang, Messages> = { en, ru };
 
 /** The message with {placeholders} filled in (plain text: escape it where it goes into HTML). */
 export function t(lang: Lang, key: MessageKey, values: Record<string, string> = {}): string {

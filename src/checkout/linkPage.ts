@@ -10,7 +10,7 @@ import { AMOUNT_MAX_LENGTH, shownTicker } from '../money.ts';
 import type { LinkState } from '../paymentLinks/links.ts';
 
 /** Why the amount the customer typed was refused (`openAmountProblem`: the API's amount rule and the link's range; or the coin's precision). */
-export type AmountProblem = 'invalid' | 'long' | 'below' | 'above' | 'decimals';
+type AmountProblem = 'invalid' | 'long' | 'below' | 'above' | 'decimals';
 
 const CLOSED_TEXT: Record<Exclude<LinkState, 'open'> | 'full', MessageKey> = {
   expired: 'linkExpiredText',
@@ -35,7 +35,7 @@ export function renderLinkMessagePage(lang: Lang, prefix: string, state: Exclude
   });
 }
 
-export interface LinkPageInput {
+interface LinkPageInput {
   lang: Lang;
   prefix: string;
   linkId: string;

@@ -17,7 +17,7 @@ export const EVENT_STREAM_HEADERS = {
   Connection: 'close',
 } as const;
 
-export interface LiveStreamLimits {
+interface LiveStreamLimits {
   /** Open streams one key (a client address, a person) may hold at once. */
   perKey: number;
   /** Open streams in all (each holds a socket, a file descriptor); unbounded when absent. */
@@ -28,7 +28,7 @@ export interface LiveStreamLimits {
   heartbeatMs?: number;
 }
 
-export interface LiveStream {
+interface LiveStream {
   /** The response body to answer with. */
   readonly body: PassThrough;
   /** True once the stream ended (the client left, its life ended, the server stops, or `close`). */
@@ -40,7 +40,7 @@ export interface LiveStream {
   close(): void;
 }
 
-export interface LiveStreams {
+interface LiveStreams {
   /** Whether `key` may open one more stream: `ok`, or which limit it meets. */
   admit(key: string): 'ok' | 'key_full' | 'all_full';
   /** Opens a stream counted against `key` on the request's socket (closed at once when the client has gone already). */

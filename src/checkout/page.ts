@@ -5,7 +5,7 @@ import { html, jsonForScript, raw, type Html } from '../web/html.ts';
 import { type CspOptions, strictCsp } from '../web/csp.ts';
 import { pageDocument } from '../web/page.ts';
 import { clientMessages, LANGUAGES, t, type Lang, type MessageKey } from './i18n.ts';
-import type { TransferLinks } from './links.ts';
+import type { TransferLinks } from './walletLinks.ts';
 import { assetPath } from './static.ts';
 import { explorerLinks, exchangeRateText, formatPaidAt, paymentReference } from './facts.ts';
 import { TON_CONNECT_BRIDGE_ORIGINS, tonConnectManifestPath, tonConnectWalletsPath } from './tonconnect.ts';
@@ -65,15 +65,15 @@ export function textColourOn(background: string): string {
 }
 
 /** Less time left than this: the page warns the customer. */
-export const EXPIRY_WARNING_MS = 5 * 60_000;
+const EXPIRY_WARNING_MS = 5 * 60_000;
 
 const LANGUAGE_NAMES: Record<Lang, string> = { en: 'English', ru: 'Русский' };
 
 /** The key the page script compares with each live view to know when to re-render. */
-export const stateKey = (view: CheckoutView): string => `${view.status}|${view.paymentDetails?.receivedAmount ?? '0'}|${view.paymentDetails?.address ?? ''}`;
+const stateKey = (view: CheckoutView): string => `${view.status}|${view.paymentDetails?.receivedAmount ?? '0'}|${view.paymentDetails?.address ?? ''}`;
 
 /** 3725000 ms → "1:02:05"; 65000 → "01:05". */
-export function formatCountdown(ms: number): string {
+function formatCountdown(ms: number): string {
   const total = Math.max(0, Math.floor(ms / 1000));
   const hours = Math.floor(total / 3600);
   const minutes = Math.floor((total % 3600) / 60);
@@ -93,7 +93,7 @@ function safeHttpUrl(value: string | undefined): string | null {
   }
 }
 
-export interface Shell {
+interface Shell {
   lang: Lang;
   prefix: string;
   title: string;
@@ -146,7 +146,7 @@ ${data ? html`<script type="application/json" id="kassa-data">${jsonForScript(da
   });
 }
 
-export interface PageInput {
+interface PageInput {
   lang: Lang;
   prefix: string;
   network: TonNetwork;

@@ -12,7 +12,7 @@ import { t, type Lang, type MessageKey } from './i18n.ts';
 import { shell } from './page.ts';
 import { type TelegramPage, telegramData } from './telegram.ts';
 
-export interface PortalPageInput {
+interface PortalPageInput {
   lang: Lang;
   prefix: string;
   token: string;

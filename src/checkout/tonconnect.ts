@@ -14,7 +14,7 @@ import { referenceCommentCell } from '../payments/reference.ts';
 import { amounts, type CheckoutRow } from './view.ts';
 
 /** TON the deposit owner receives with the jetton transfer_notification (> 0, so it is sent). */
-export const JETTON_FORWARD_TON = 1n;
+const JETTON_FORWARD_TON = 1n;
 
 /** TON Connect chain ids (CHAIN.MAINNET / CHAIN.TESTNET); the sandbox has none. */
 const CHAIN_ID: Record<TonNetwork, string | null> = { mainnet: '-239', testnet: '-3', sandbox: null };

@@ -7,7 +7,7 @@
 // nothing.
 import { sql, z, type Db } from '../db/pool.ts';
 
-export interface AccessEnded {
+interface AccessEnded {
   /** The person's new session generation: the session the change keeps (or the reset opens) carries it. */
   generation: number;
   /** Open sessions ended (the kept one not counted). */
@@ -42,7 +42,7 @@ export async function endOtherAccess(
   return { generation, sessions: ended.rowCount, passkeysRemoved };
 }
 
-export type RevokedBecause = 'superseded' | 'password_changed' | 'maker_left' | 'member_changed' | 'rights_changed' | 'revoked_by_owner';
+type RevokedBecause = 'superseded' | 'password_changed' | 'maker_left' | 'member_changed' | 'rights_changed' | 'revoked_by_owner';
 
 /**
  * Revokes open (unused, unrevoked) links: for `email` (in `storeId`, or any store; only reset links

@@ -69,7 +69,7 @@ export const tokenActor = (jti: string, clientAddress: string | null, userAgent:
   userAgent,
 });
 
-export interface AuditEntry {
+interface AuditEntry {
   storeId: string | null;
   action: AuditAction;
   subject?: string | null;
@@ -84,7 +84,7 @@ export async function recordAudit(db: Db, actor: Actor, entry: AuditEntry, now: 
   `);
 }
 
-export const auditRow = z.object({
+const auditRow = z.object({
   id: z.string(),
   at: z.date(),
   actor: z.string(),

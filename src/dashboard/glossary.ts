@@ -16,7 +16,7 @@ export interface GlossaryEntry {
 }
 
 /** TON a token refund needs of the store's refund fee balance (its network fee and the TON its message carries). */
-export const JETTON_REFUND_RESERVE = fromBaseUnits(feeReserveFor('USDT'), 9);
+const JETTON_REFUND_RESERVE = fromBaseUnits(feeReserveFor('USDT'), 9);
 const TON_FEE_RESERVE = fromBaseUnits(TON_FEE_RESERVE_BASE_UNITS, 9);
 
 /** What a webhook event tells, for the shop owner (webhooks/events.ts); the exact names are the glossary's `webhook_events`. */

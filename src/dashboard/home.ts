@@ -19,7 +19,7 @@ export const SALES_WINDOWS = [
   { key: '7d', days: 7, label: 'Last 7 days' },
   { key: '30d', days: 30, label: 'Last 30 days' },
 ] as const;
-export type SalesWindow = (typeof SALES_WINDOWS)[number]['key'];
+type SalesWindow = (typeof SALES_WINDOWS)[number]['key'];
 const LONGEST = 30;
 
 const DAY_MS = 86_400_000;
@@ -30,7 +30,7 @@ const dayKey = (date: Date) => date.toISOString().slice(0, 10);
 // ---- the rows -----------------------------------------------------------------------------------
 
 const saleRow = z.object({ day: z.string(), currency: z.string(), coin_symbol: z.string(), payments: z.number(), amount: z.string(), coin_amount: z.string() });
-export type SaleRow = z.infer<typeof saleRow>;
+type SaleRow = z.infer<typeof saleRow>;
 const statusRow = z.object({ status: z.enum(PAYMENT_STATUSES), payments: z.number() });
 const waitingRow = z.object({
   coin_symbol: z.string(),
@@ -39,9 +39,9 @@ const waitingRow = z.object({
   sale_refundable: z.string(),
   in_deposits: z.string(),
 });
-export type WaitingRow = z.infer<typeof waitingRow>;
+type WaitingRow = z.infer<typeof waitingRow>;
 const failedRow = z.object({ kind: z.enum(['refund', 'sweep']), coin_symbol: z.string(), transfers: z.number(), amount: z.string() });
-export type FailedRow = z.infer<typeof failedRow>;
+type FailedRow = z.infer<typeof failedRow>;
 
 export interface HomeRows {
   sales: readonly SaleRow[];

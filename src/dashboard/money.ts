@@ -32,7 +32,7 @@ export interface CoinMoney {
 }
 
 /** deposit_money's rows (base units) in coin units. */
-export function coinMoneyOf(rows: readonly DepositMoney[]): CoinMoney[] {
+function coinMoneyOf(rows: readonly DepositMoney[]): CoinMoney[] {
   return rows.map((row) => ({
     coin: row.coin_symbol,
     received: fromBaseUnits(BigInt(row.received), row.decimals),
@@ -245,13 +245,13 @@ const storeMoneyRow = z.object({
   gas: z.string(),
 });
 
-export interface StoreCoinMoney extends CoinMoney {
+interface StoreCoinMoney extends CoinMoney {
   payments: number;
   merchantUnswept: string;
   inDeposits: string;
 }
 
-export interface Difference {
+interface Difference {
   paymentId: string;
   coin: string;
   account: string;
@@ -352,7 +352,7 @@ export async function storeMoney(db: DatabasePool, storeId: string, network: Ton
 
 // ---- the Webhooks page: recent deliveries -------------------------------------------------------------------------
 
-export const outcomeRow = z.object({
+const outcomeRow = z.object({
   delivery_id: z.string(),
   payment_id: z.string(),
   order_id: z.string().nullable(),

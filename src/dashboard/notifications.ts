@@ -11,13 +11,13 @@ import { compareDecimal, isPositiveDecimalString } from '../money.ts';
 import { BOT_TOKEN, botStarts, sendBotMessage } from '../net/telegramBot.ts';
 import { NOTIFICATION_TOPICS, type NotificationTopic } from '../webhooks/events.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './people.ts';
+import { FormProblem } from './forms.ts';
 
 /** A linking code is refused this long after it was made. */
-export const TELEGRAM_CODE_TTL_MS = 15 * 60 * 1000;
+const TELEGRAM_CODE_TTL_MS = 15 * 60 * 1000;
 
 /** How many of a member's notifications the page lists, newest first. */
-export const NOTIFICATIONS_SHOWN = 20;
+const NOTIFICATIONS_SHOWN = 20;
 
 const choicesRow = z.object({
   events: z.array(z.string()),
@@ -29,7 +29,7 @@ const choicesRow = z.object({
   code_waiting: z.boolean(),
 });
 
-export interface NotificationChoices {
+interface NotificationChoices {
   events: NotificationTopic[];
   saleAtLeast: string | null;
   saleCurrency: string | null;
@@ -90,7 +90,7 @@ export async function notificationsOf(pool: DatabasePool, storeId: string, userI
   };
 }
 
-export interface ChoicesInput {
+interface ChoicesInput {
   events: NotificationTopic[];
   saleAtLeast: string | null;
   saleCurrency: string | null;

@@ -9,7 +9,7 @@ import { copyableId, dateTime, describedBy, problemFor, shell, type StoreContext
 import { dashboardPaths } from './paths.ts';
 import { can } from './policy.ts';
 
-export const TOPIC_WORDS: Record<NotificationTopic, string> = {
+const TOPIC_WORDS: Record<NotificationTopic, string> = {
   sale: 'A sale (a payment paid in full)',
   refund_done: 'A refund reached the customer',
   refund_failed: 'A refund could not be sent',

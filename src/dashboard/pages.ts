@@ -14,7 +14,9 @@ import type { ListedPayment, PaymentFilters } from './payments.ts';
 import { TOKEN_NAME_MAX, type TokenListing } from '../auth/tokens.ts';
 import { SCOPE_LABELS, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.ts';
 import { TOKEN_LIFETIMES } from './tokens.ts';
-import type { InvitationRow, InvitationTaker, Membership, MemberRow, OpenInvitation, Role } from './people.ts';
+import type { InvitationRow, InvitationTaker, OpenInvitation } from './invitations.ts';
+import type { Membership, MemberRow } from './memberships.ts';
+import type { Role } from './roles.ts';
 import { PASSWORD_MIN_LENGTH } from './passwords.ts';
 import { dashboardAsset } from './static.ts';
 import { can } from './policy.ts';
@@ -31,7 +33,7 @@ export interface Viewer {
   memberships: readonly Membership[];
 }
 
-export interface Shell {
+interface Shell {
   /** The dashboard's root path, e.g. "/dashboard". */
   root: string;
   title: string;
@@ -51,7 +53,7 @@ export interface Shell {
 export const dateTime = (date: Date): string => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /** An audit entry's detail as plain "name: value" pairs (nested names joined by a dot, lists by commas): never JSON. */
-export function auditDetail(detail: Readonly<Record<string, unknown>>): string {
+function auditDetail(detail: Readonly<Record<string, unknown>>): string {
   const pairs: string[] = [];
   const walk = (prefix: string, value: unknown): void => {
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
@@ -191,7 +193,7 @@ export function invitationPage(input: {
   root: string;
   token: string;
   invitation: OpenInvitation;
-  /** Who may take it (people.ts invitationTaker), given who is signed in. */
+  /** Who may take it (invitations.ts invitationTaker), given who is signed in. */
   taker: InvitationTaker;
   problems?: Record<string, string>;
 }): string {

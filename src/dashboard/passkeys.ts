@@ -18,7 +18,7 @@ import {
 } from '@simplewebauthn/server';
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './people.ts';
+import { FormProblem } from './forms.ts';
 import { openSession, requireCurrentPassword, type Session } from './sessions.ts';
 import { clientWait, recordSignInFailure } from './signInLimits.ts';
 import { isUuid } from '../uuid.ts';
@@ -26,7 +26,7 @@ import { isUuid } from '../uuid.ts';
 /** How long a ceremony's challenge may be answered. */
 export const PASSKEY_CHALLENGE_MS = 5 * 60_000;
 /** Passkeys one person may have. */
-export const PASSKEYS_PER_USER = 10;
+const PASSKEYS_PER_USER = 10;
 export const PASSKEY_NAME_MAX = 64;
 /** Unanswered sign-in challenges one client address may hold (each is a row for 5 minutes). */
 export const SIGN_IN_CHALLENGES_PER_CLIENT = 20;
@@ -38,7 +38,7 @@ export const SIGN_IN_CHALLENGES_PER_CLIENT = 20;
 const ALGORITHMS = [-8, -7, -257];
 
 /** The relying party: Kassa's dashboard at BASE_URL. */
-export interface RelyingParty {
+interface RelyingParty {
   /** BASE_URL's host name (a domain: browsers refuse an IP address as RP ID). */
   id: string;
   /** BASE_URL's origin, the only one a passkey answer may come from. */
@@ -244,7 +244,7 @@ const storedPasskey = z.object({
   transports: z.array(z.string()),
 });
 
-export type PasskeySignIn =
+type PasskeySignIn =
   | { outcome: 'signed_in'; token: string; userId: string }
   | { outcome: 'refused'; reason: string }
   | { outcome: 'limited'; retryAfterSeconds: number };

@@ -2,7 +2,7 @@
 // sign-in page, for a reset link at their address. The answer is the same whether an account has the
 // address or not, and it is given before anything is looked up (the work runs after the answer, so
 // its time tells nothing either). The link is a password reset as an owner's or the operator's
-// (people.ts createInvitation with resetsPassword): valid 1 hour, used once, dead when a newer link
+// (invitations.ts createInvitation with resetsPassword): valid 1 hour, used once, dead when a newer link
 // supersedes it, checked again against the person's memberships when used (stillGiven); made by no
 // one (invited_by null, as the operator's), its audit row's actor is the address that asked. A
 // person without a membership gets nothing (a reset link belongs to a store). Limited per address:
@@ -12,14 +12,15 @@ import type { Config } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { canSendMail, sendMail } from '../net/mail.ts';
-import { createInvitation, normalizeEmail, RESET_LIFETIME_MS } from './people.ts';
+import { normalizeEmail } from './forms.ts';
+import { createInvitation, RESET_LIFETIME_MS } from './invitations.ts';
 
 /** At most this many emailed reset links per address an hour. */
-export const RESETS_PER_HOUR = 3;
+const RESETS_PER_HOUR = 3;
 /** No new link within this long of the last one for the address. */
-export const RESET_SPACING_MS = 60_000;
+const RESET_SPACING_MS = 60_000;
 
-export interface ResetRequest {
+interface ResetRequest {
   email: string;
   baseUrl: string;
   client: { clientAddress: string | null; userAgent: string | null };

@@ -14,7 +14,7 @@ const KEY_BYTES = 32;
 const SALT_BYTES = 16;
 /** Passwords shorter than this are refused; longer than the maximum too (scrypt would take them, but nobody types 1 KiB). */
 export const PASSWORD_MIN_LENGTH = 10;
-export const PASSWORD_MAX_LENGTH = 200;
+const PASSWORD_MAX_LENGTH = 200;
 
 const options = (log2N: number, r: number, p: number): crypto.ScryptOptions => ({ N: 2 ** log2N, r, p, maxmem: 128 * 2 ** log2N * r * p * 2 });
 

@@ -109,5 +109,5 @@ export function dashboardPaths(root: string) {
   };
 }
 
-export type DashboardPaths = ReturnType<typeof dashboardPaths>;
+type DashboardPaths = ReturnType<typeof dashboardPaths>;
 export type StorePaths = ReturnType<DashboardPaths['store']>;

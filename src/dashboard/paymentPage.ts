@@ -5,7 +5,7 @@
 // does it) for owners, the webhook deliveries with redeliver, and the books. The sections stand in
 // the order an owner reads them (issue 32): what happened, the money, what they can do, then the
 // books; on a phone the actions begin within two screens (test/browser/dashboard-phone.test.ts).
-import { telegramPaymentUrl } from '../telegram/links.ts';
+import { telegramPaymentUrl } from '../telegram/telegramUrls.ts';
 import { shownCoinName, shownTicker } from '../money.ts';
 import { html, raw, type Html } from '../web/html.ts';
 import { explorerLinks } from '../checkout/facts.ts';
@@ -24,7 +24,7 @@ const NOTICES = {
   treasury_refund_asked: 'Refund asked: sign it with your wallet below (once). It is done when the network carries it.',
   redelivery_queued: 'Webhook redelivery queued: it is signed afresh and sent now.',
 } as const;
-export type Notice = keyof typeof NOTICES;
+type Notice = keyof typeof NOTICES;
 export const isNotice = (value: unknown): value is Notice => typeof value === 'string' && Object.hasOwn(NOTICES, value);
 
 function hashCell(network: PaymentPage['network'], hash: string | null): Html | string {

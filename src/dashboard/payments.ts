@@ -18,7 +18,7 @@ import { isUuid } from '../uuid.ts';
 import { type CoinMoney, paymentMoney, paymentTimeline, type RefundableCoin, type TimelineEvent, timelineTimes } from './money.ts';
 import { listWebhookDeliveries, type DeliveryWithAttempts } from '../webhooks/deliveries.ts';
 
-export const PAGE_SIZE = 50;
+const PAGE_SIZE = 50;
 
 export interface PaymentFilters {
   status?: PaymentStatus;

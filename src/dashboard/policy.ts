@@ -2,7 +2,7 @@
 // role again in the database) and by the pages (which show an action only to those who may take it),
 // as Outline's policies and BTCPay's `Policies.CanModifyStoreSettings` serve both the handler and the
 // view. A refusal of an action listed with `refusedAudit` is written to the audit log.
-import type { Role } from './people.ts';
+import type { Role } from './roles.ts';
 
 interface Rule {
   roles: readonly Role[];

@@ -9,12 +9,12 @@
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { endOtherAccess } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem, normalizeEmail } from './people.ts';
+import { FormProblem, normalizeEmail } from './forms.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { checkAccountPassword } from './signInLimits.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
 
-export const SESSION_IDLE_MS = 12 * 3600_000;
+const SESSION_IDLE_MS = 12 * 3600_000;
 export const SESSION_MAX_MS = 7 * 24 * 3600_000;
 /** last_seen_at is written at most this often per session (a page view is then a read only). */
 const SEEN_RESOLUTION_MS = 60_000;
@@ -113,7 +113,7 @@ export async function signOutEverywhere(pool: DatabasePool, session: Session, ac
   });
 }
 
-export type SignInResult = { outcome: 'signed_in'; token: string; userId: string } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
+type SignInResult = { outcome: 'signed_in'; token: string; userId: string } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
 
 /**
  * Email and password → a new session. A wrong password and an unknown email are refused alike

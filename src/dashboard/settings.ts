@@ -62,7 +62,7 @@ const settingOf = (store: StoreView, field: StoreField): string | null => {
   }
 };
 
-export interface StoreChange {
+interface StoreChange {
   store: StoreView;
   /** The fields whose value changed (an unchanged resubmission writes no audit row). */
   changed: StoreField[];
@@ -113,7 +113,7 @@ export interface TreasuryForms {
 }
 
 /** Kind of contract at an address, as the chain answers: a token's (jetton wallet or master) or not. */
-export type TokenContractKind = (raw: string) => Promise<'jetton_wallet' | 'jetton_master' | null>;
+type TokenContractKind = (raw: string) => Promise<'jetton_wallet' | 'jetton_master' | null>;
 
 const RECEIVE = 'Paste the address your wallet app shows under Receive.';
 

@@ -29,7 +29,7 @@ export interface AppearanceValues {
   accentColor: string;
 }
 
-export const appearanceOf = (store: StoreView): AppearanceValues => ({
+const appearanceOf = (store: StoreView): AppearanceValues => ({
   name: store.name,
   displayName: store.displayName ?? '',
   logoUrl: store.logoUrl ?? '',

@@ -12,13 +12,14 @@ import crypto from 'node:crypto';
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { createStore, type MethodRef, StoreInputError, storeName } from '../stores/stores.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem, normalizeEmail, setMembership } from './people.ts';
+import { FormProblem, normalizeEmail } from './forms.ts';
+import { setMembership } from './memberships.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { can } from './policy.ts';
 import { openSession } from './sessions.ts';
 
 /** A setup code is refused this long after the start that printed it (the next start prints a new one). */
-export const SETUP_CODE_LIFETIME_MS = 24 * 3600_000;
+const SETUP_CODE_LIFETIME_MS = 24 * 3600_000;
 /** Crockford's base32 (no I, L, O, U): what a person reads off a terminal and types without confusion. */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const CODE_LENGTH = 12;

@@ -5,7 +5,7 @@
 // addresses cannot keep its person out. Past the account's ceiling (many clients failing at it) each
 // attempt on it is slowed (SIGN_IN_LIMITS.ceilingDelayMs before it is checked), not refused.
 // Sign-in and the current-password check of a password change use it; an invitation never does
-// (an invitation to an account that has a password is taken by its signed-in person, src/dashboard/people.ts).
+// (an invitation to an account that has a password is taken by its signed-in person, src/dashboard/invitations.ts).
 // The count, the check and the failure's row are one transaction under advisory locks on the pair
 // and the client, so requests sent at once cannot all pass on the same old count.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,7 +19,7 @@ import { decoyHash, verifyPassword } from './passwords.ts';
 export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perAccountClient: 5, perClient: 20, accountCeiling: 20, ceilingDelayMs: 1000 } as const;
 
 /** `generation`: the account's session generation, read with the hash that matched (sessions.ts openSession). */
-export type PasswordCheck = { outcome: 'ok'; userId: string; generation: number } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
+type PasswordCheck = { outcome: 'ok'; userId: string; generation: number } | { outcome: 'refused' } | { outcome: 'limited'; retryAfterSeconds: number };
 
 /** The seconds until the oldest of `count` failures leaves the window, when `count` reached `limit`; null otherwise. */
 const waitOf = (count: number, limit: number, oldest: Date | null, now: Date): number | null =>

@@ -23,7 +23,7 @@ export const DASHBOARD_ASSETS: Readonly<Record<string, StaticAsset>> = Object.fr
   'links.css': own('links.css', 'text/css; charset=utf-8'),
 });
 
-export type DashboardAsset =
+type DashboardAsset =
   | 'dashboard.css'
   | 'dashboard.js'
   | 'passkeys.js'

@@ -103,7 +103,7 @@ export async function cancelDashboardSubscription(
 }
 
 /** How many of a subscription's payments its page shows, newest first. */
-export const SUBSCRIPTION_PAYMENTS_SHOWN = 100;
+const SUBSCRIPTION_PAYMENTS_SHOWN = 100;
 
 /** A subscription's payments (its renewals and top-ups, every status), newest first. */
 export async function subscriptionPayments(db: Db, storeId: string, subscriptionId: string): Promise<readonly ListedPayment[]> {

@@ -28,7 +28,7 @@ export const SUBSCRIPTION_NOTICES = {
 export type SubscriptionNotice = keyof typeof SUBSCRIPTION_NOTICES;
 
 /** A subscription's status in the shop's words. */
-export const STATUS_WORDS: Record<SubscriptionStatus, string> = {
+const STATUS_WORDS: Record<SubscriptionStatus, string> = {
   trialing: 'Free trial',
   active: 'Paid',
   past_due: 'Waiting for payment',
@@ -44,7 +44,7 @@ const UNIT_WORDS: Record<IntervalUnit, [string, string]> = {
 };
 
 /** "every month", "every 3 months". */
-export const everyWords = (plan: Pick<PlanRow, 'interval_unit' | 'interval_count'>): string =>
+const everyWords = (plan: Pick<PlanRow, 'interval_unit' | 'interval_count'>): string =>
   plan.interval_count === 1 ? `every ${UNIT_WORDS[plan.interval_unit][0]}` : `every ${plan.interval_count} ${UNIT_WORDS[plan.interval_unit][1]}`;
 
 const daysWords = (n: number): string => (n === 1 ? '1 day' : `${n} days`);
@@ -68,7 +68,7 @@ function sectionNav(root: string, store: StoreContext, here: 'subscriptions' | '
 }
 
 /** Where a subscription stands in time, in words. */
-export function periodWords(row: Pick<SubscriptionRow, 'status' | 'current_period_end' | 'cancel_at_period_end' | 'cancelled_at' | 'expired_at'>): string {
+function periodWords(row: Pick<SubscriptionRow, 'status' | 'current_period_end' | 'cancel_at_period_end' | 'cancelled_at' | 'expired_at'>): string {
   const end = dateTime(row.current_period_end);
   switch (row.status) {
     case 'trialing':

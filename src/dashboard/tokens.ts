@@ -18,7 +18,7 @@ export const TOKEN_LIFETIMES: Readonly<Record<TokenLifetime, { label: string; se
 
 /** The lifetimes' names, as the form's schema lists them. */
 export const TOKEN_LIFETIME_NAMES = ['never', '30d', '90d', '365d'] as const;
-export type TokenLifetime = (typeof TOKEN_LIFETIME_NAMES)[number];
+type TokenLifetime = (typeof TOKEN_LIFETIME_NAMES)[number];
 
 /** Issues a token of the store (audited: token.issue, with its expiry, scope and name). */
 export async function issueAuditedToken(

@@ -15,7 +15,7 @@ import { can } from './policy.ts';
 import { addressText, amount } from './words.ts';
 
 /** A treasury refund whose request a page handed to a wallet, which can still pay it until `held`: what every page says instead of "Sign". */
-export const requestInWalletWords = (held: Date) =>
+const requestInWalletWords = (held: Date) =>
   `The request is already in a wallet, which can still pay it until ${dateTime(held)}: approve or decline it there. ` +
   'Do not send it again — a second request would pay the customer twice. ' +
   'If it was declined in the wallet, the refund is marked expired at that time and can then be asked again.';

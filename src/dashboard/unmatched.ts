@@ -31,7 +31,7 @@ export interface UnmatchedTransfer {
 }
 
 /** A payment a transfer may belong to, as the page names it. */
-export const suggestedPaymentRow = z.object({
+const suggestedPaymentRow = z.object({
   id: z.string(),
   status: z.string(),
   amount: z.string(),

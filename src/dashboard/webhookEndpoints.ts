@@ -16,10 +16,10 @@ import {
 } from '../webhooks/endpoints.ts';
 import type { EventType } from '../webhooks/events.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './people.ts';
+import { FormProblem } from './forms.ts';
 
 /** How many deliveries the page shows per endpoint, newest first. */
-export const DELIVERIES_SHOWN = 10;
+const DELIVERIES_SHOWN = 10;
 
 export interface EndpointWithDeliveries extends EndpointRow {
   deliveries: readonly DeliveryWithAttempts[];

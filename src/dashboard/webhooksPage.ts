@@ -13,7 +13,7 @@ import { dashboardPaths, type StorePaths } from './paths.ts';
 import { publishedUntil, type WebhookKeyRow } from './webhookKeys.ts';
 
 /** A receiver in a dozen lines: the kit's verifier (`kassa-webhooks`) and node:http. */
-export function receiverSnippet(keysUrl: string, storeId: string): string {
+function receiverSnippet(keysUrl: string, storeId: string): string {
   return `import http from 'node:http';
 import { createWebhookVerifier } from 'kassa-webhooks';
 

@@ -16,7 +16,7 @@ import type { UnmatchedReason, UnmatchedState } from '../payments/treasuryTransf
 import type { EventType } from '../webhooks/events.ts';
 
 /** Decimals a coin amount is rounded to for reading (the exact value stays on hover). */
-export const COIN_READING_DECIMALS = 4;
+const COIN_READING_DECIMALS = 4;
 
 /** A figure rounded for reading: fiat to cents, a coin to COIN_READING_DECIMALS. */
 export const readable = (value: string, currency: string): string =>

@@ -14,7 +14,7 @@ export function connectionsAtMost(parts: { api: boolean; worker: boolean }): num
   return MAIN_POOL_CONNECTIONS + (parts.api ? RATE_LIMIT_CONNECTIONS : 0) + (parts.worker ? WORKER_CONNECTIONS : 0);
 }
 
-export interface ConnectionRoom {
+interface ConnectionRoom {
   /** PostgreSQL's max_connections. */
   max: number;
   /** superuser_reserved_connections (and reserved_connections where the server has it): not for Kassa. */

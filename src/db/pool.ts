@@ -42,7 +42,7 @@ import {
 import { z } from 'zod';
 
 export { isSqlToken, z };
-export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods, FragmentSqlToken, ValueExpression };
+export type { DatabasePool, DatabaseTransactionConnection, FragmentSqlToken, ValueExpression };
 /** Anything that can run a query: the pool, a connection or a transaction. */
 export type Db = CommonQueryMethods;
 
@@ -232,7 +232,7 @@ const unnamedStatements: Interceptor = {
 };
 
 /** How much longer than statement_timeout the client waits, so that the server's own refusal normally comes first. */
-export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
+const QUERY_TIMEOUT_MARGIN_MS = 2_000;
 
 /**
  * Type parsing: we pass no slonik parsers, so node-postgres defaults apply, which are the safe

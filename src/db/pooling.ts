@@ -5,7 +5,7 @@
 // through one; `kassa doctor` ("database pooling") fails when migrations or the worker would use one.
 import pg from 'pg';
 
-export interface PoolerProbe {
+interface PoolerProbe {
   /** true: statements of one client were answered by different backends, or by another client's. */
   pooled: boolean;
   /** What was seen, for a person: the backends' process ids. */
@@ -56,7 +56,7 @@ export async function probeTransactionPooler(url: string): Promise<PoolerProbe> 
 }
 
 /** Refused migration through a transaction pooler (`kassa migrate`, `kassa start`): the message is the one line to print. */
-export class PoolerRefusedError extends Error {
+class PoolerRefusedError extends Error {
   override name = 'PoolerRefusedError';
 }
 

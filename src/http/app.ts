@@ -1,5 +1,6 @@
-// The Koa application: one pipeline for the merchant API, the public checkout endpoints and,
-// in sandbox, the emulated chain.
+// The Koa application: one pipeline for the merchant API, the public checkout endpoints (a payment
+// link's page and a subscription's portal among them), the merchant dashboard and, in sandbox, the
+// emulated chain.
 import Koa from 'koa';
 import Router from '@koa/router';
 import { methodNotAllowed, missingHost, routeNotFound } from '../errors.ts';

@@ -45,7 +45,7 @@ export interface KassaState {
 }
 
 /** The caller of the merchant API, as its bearer token says (its signature verified; its database row checked by the guard, or behind `merchantInline` by the route's first statement). */
-export interface Merchant {
+interface Merchant {
   storeId: string;
   /** The token itself (its jti; what a route may require of it). */
   token: VerifiedToken;

@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from '../db/pool.ts';
 import { internalError, KassaError, retryAfterOf, routeNotFound, serviceUnavailable, statusOf, typeOf, type ErrorType } from '../errors.ts';
 import type { KassaState } from './context.ts';
 
-export interface ErrorEnvelope {
+interface ErrorEnvelope {
   error: { type: ErrorType; message: string; code: string; param?: string };
 }
 

@@ -16,7 +16,7 @@ export interface CommandResult {
   paymentId?: string;
 }
 
-export type Command<State extends Authenticated> = (tx: DatabaseTransactionConnection, ctx: ParameterizedContext<State>, now: Date) => Promise<CommandResult>;
+type Command<State extends Authenticated> = (tx: DatabaseTransactionConnection, ctx: ParameterizedContext<State>, now: Date) => Promise<CommandResult>;
 
 /**
  * The app's `idempotent(endpoint, command)`. The endpoint scopes the key (with the store); a `:name`

@@ -6,7 +6,7 @@ import type { Middleware } from 'koa';
 import { bodyNotUtf8, bodyUnreadable, KassaError, unsupportedCharset, unsupportedEncoding } from '../errors.ts';
 import type { KassaState } from './context.ts';
 
-export const BODY_LIMIT_BYTES = 64 * 1024;
+const BODY_LIMIT_BYTES = 64 * 1024;
 
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
   const length = headers['content-length'];

@@ -16,7 +16,7 @@ interface Bucket {
   updatedMs: number;
 }
 
-export interface RateLimitResult {
+interface RateLimitResult {
   allowed: boolean;
   limit: number;
   remaining: number;
@@ -46,7 +46,7 @@ export function createRateLimiter(ratePerSecond: number, maxKeys = 100_000): Rat
 const WINDOW_SECONDS = 2;
 const WINDOW_MS = WINDOW_SECONDS * 1000;
 /** How often a process sends what it counted to the shared counters (and reads them back) while it has requests to send. */
-export const SHARED_SYNC_MS = 200;
+const SHARED_SYNC_MS = 200;
 /** The longest a request waits for the shared counters (near its limit); then this process decides alone. */
 const SHARED_WAIT_MS = 250;
 /** After the shared counters did not answer (in time), how long this process decides alone before it waits for them again. */

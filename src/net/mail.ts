@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 /** How long one message may take, connection included. */
 const SEND_TIMEOUT_MS = 30_000;
 
-export interface Mail {
+interface Mail {
   to: string;
   subject: string;
   text: string;

@@ -48,7 +48,7 @@ export async function sendBotMessage(config: Pick<Config, 'telegramApiUrl'>, tok
   await call(config, token, 'sendMessage', { chat_id: chatId, text, link_preview_options: { is_disabled: true } });
 }
 
-export interface BotStart {
+interface BotStart {
   updateId: number;
   chatId: string;
   /** What followed `/start ` in a private chat's message. */

@@ -40,7 +40,7 @@ import { judgeConnectionRoom } from '../db/connections.ts';
 
 type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
-export interface Check {
+interface Check {
   check: string;
   status: CheckStatus;
   detail: string;
@@ -241,7 +241,7 @@ async function checkTreasuries(db: Db): Promise<Check> {
 export const SANDBOX_WALLET_CODE_HASH = 'd992502b94ea96e7b34e5d62ffb0c6fc73d78b3e61f11f0848fb3a1eb1afc912';
 
 /** The wallets a treasury may be (their code's hash, hex → name): the standard wallets v1–v5 (@ton/ton), and the sandbox's. */
-export function knownWalletCodes(network: TonNetwork): ReadonlyMap<string, string> {
+function knownWalletCodes(network: TonNetwork): ReadonlyMap<string, string> {
   const publicKey = Buffer.alloc(32);
   const wallets = {
     'wallet v1r1': WalletContractV1R1,
@@ -262,7 +262,7 @@ export function knownWalletCodes(network: TonNetwork): ReadonlyMap<string, strin
 }
 
 /** What the chain says a treasury is: its state, its code's hash, and whether it answers as a jetton wallet. */
-export interface TreasuryAccount {
+interface TreasuryAccount {
   state: 'active' | 'uninitialized' | 'frozen';
   codeHash: string | null;
   jettonWallet: boolean;
@@ -275,7 +275,7 @@ export interface TreasuryAccount {
  * the exchange, a jetton wallet or another contract cannot sign a refund, and an account never
  * deployed (or frozen) signs nothing until it is.
  */
-export function treasuryWalletProblem(account: TreasuryAccount, known: ReadonlyMap<string, string>): string | null {
+function treasuryWalletProblem(account: TreasuryAccount, known: ReadonlyMap<string, string>): string | null {
   if (account.state === 'uninitialized') return 'not deployed (uninit): it signs no refund until its wallet sends once';
   if (account.state === 'frozen') return 'frozen: it signs nothing';
   if (account.jettonWallet) return "a jetton wallet, not a wallet: nothing paid to it is the store's to refund";
@@ -468,7 +468,7 @@ export async function checkSetAsideWatches(db: Db): Promise<Check> {
  * open now, on every database of the server): a warning when another API process could be refused
  * (src/db/connections.ts).
  */
-export async function checkConnections(db: Db): Promise<Check> {
+async function checkConnections(db: Db): Promise<Check> {
   const check = 'database connections';
   const room = await db
     .one(sql.type(z.object({ max: z.number(), reserved: z.number(), in_use: z.number() }))`
@@ -524,7 +524,7 @@ function configurationChecks(config: Config): Check[] {
 }
 
 /** What reading the configuration found wrong (config.ts readConfig), each a failed check named by its variable. */
-export function configProblemChecks(problems: readonly string[]): Check[] {
+function configProblemChecks(problems: readonly string[]): Check[] {
   return problems.map((problem) => ({ check: problemVariable(problem) ?? 'configuration', status: 'fail', detail: problem }));
 }
 

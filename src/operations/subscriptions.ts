@@ -23,7 +23,7 @@ const INTERVALS = ['day', 'week', 'month', 'year'];
 const STATUSES = ['trialing', 'active', 'past_due', 'expired', 'cancelled'];
 
 /** A refusal of the API's (KassaError) as the CLI's one line: the message, naming the option. */
-export class SubscriptionCliError extends Error {
+class SubscriptionCliError extends Error {
   override name = 'SubscriptionCliError';
 }
 

@@ -64,7 +64,7 @@ export interface PaymentLinkInput {
 }
 
 /** The rules JSON Schema cannot say: fixed or open, not both; an open range in order; an expiry ahead. */
-export function linkTermsProblem(input: PaymentLinkInput, now: Date): KassaError | null {
+function linkTermsProblem(input: PaymentLinkInput, now: Date): KassaError | null {
   if (input.amount !== undefined && (input.minAmount !== undefined || input.maxAmount !== undefined)) {
     return new KassaError('invalid_link_amount', { param: input.minAmount !== undefined ? 'minAmount' : 'maxAmount' });
   }

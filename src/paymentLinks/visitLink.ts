@@ -24,9 +24,9 @@ import {
 } from './links.ts';
 
 /** Why an open amount the customer typed was not taken ('decimals': more than the link's coin has). */
-export type TypedAmountProblem = NonNullable<ReturnType<typeof openAmountProblem>> | 'decimals';
+type TypedAmountProblem = NonNullable<ReturnType<typeof openAmountProblem>> | 'decimals';
 
-export type LinkVisit =
+type LinkVisit =
   /** The link takes no payment now: why (`full`: every place is held by payments being paid, try later). */
   | { outcome: 'closed'; link: PaymentLinkRow; state: Exclude<LinkState, 'open'> | 'full' }
   /** The visitor's payment of this link is still open: back to it. */
@@ -38,7 +38,7 @@ export type LinkVisit =
   /** A press: the payment made (the visitor's from now on, until it expires). */
   | { outcome: 'created'; link: PaymentLinkRow; paymentId: string; expiresAt: Date };
 
-export interface LinkVisitInput {
+interface LinkVisitInput {
   /** The link's id (the path's, validated). */
   linkId: string;
   /** The payment id the visitor's cookie held, if any (as sent: checked here). */

@@ -9,7 +9,7 @@ import { waitForChain } from '../chain/clock.ts';
 import type { StorePayment } from './view.ts';
 
 /** How long a cancel of a pending payment waits for the chain reader before answering 503. */
-export const CANCEL_CHAIN_WAIT_MS = 10_000;
+const CANCEL_CHAIN_WAIT_MS = 10_000;
 
 /** Waits until the chain is booked up to `now` when the store's payment is pending; throws chainBehind() past the wait. */
 export async function awaitChainBeforeCancel(db: Db, config: Pick<Config, 'tonNetwork'>, payment: Pick<StorePayment, 'status'>, now: Date): Promise<void> {

@@ -60,7 +60,7 @@ const lockedRow = z.object({
   /** deposit or treasury: as the payment was created. */
   settlement: z.enum(['deposit', 'treasury']),
 });
-export type LockedPayment = z.infer<typeof lockedRow>;
+type LockedPayment = z.infer<typeof lockedRow>;
 
 /** Step 1 of every command: the payment row, locked until the transaction ends. */
 export async function lockPayment(tx: Db, paymentId: string): Promise<LockedPayment | null> {
@@ -396,7 +396,7 @@ export async function cancelPayment(tx: Db, storePayment: StorePayment, now: Dat
   return (await findPaymentView(tx, paymentId))!;
 }
 
-export type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'missing'; status?: PaymentStatus };
+type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'missing'; status?: PaymentStatus };
 
 /**
  * Expires one payment now, as the sandbox's "expire" control does (the caller has checked the

@@ -10,7 +10,7 @@ export const COUNTED_EFFECTS = ['partial', 'completed', 'overpaid'] as const;
 export const IS_COUNTED = sql.fragment`t.effect = any(${sql.array([...COUNTED_EFFECTS], 'text')})`;
 
 /** The effects of value that is not the store's money in the deposit: it bounced (not_credited), a notification's or excess TON (not_counted), a look-alike jetton (unknown_token). */
-export const UNCREDITED_EFFECTS = ['not_credited', 'not_counted', 'unknown_token'] as const;
+const UNCREDITED_EFFECTS = ['not_credited', 'not_counted', 'unknown_token'] as const;
 
 /** `t.effect` is money credited to the deposit, as deposit_money's `credited` (for a query over `transfers t`). */
 export const IS_CREDITED = sql.fragment`t.effect <> all(${sql.array([...UNCREDITED_EFFECTS], 'text')})`;

@@ -6,7 +6,7 @@ import { sql, z, type Db } from '../db/pool.ts';
 import { depositPublicKey, masterKey } from './deposit.ts';
 import { isUuid } from '../uuid.ts';
 
-export class DepositExportError extends Error {
+class DepositExportError extends Error {
   override name = 'DepositExportError';
 }
 

@@ -28,7 +28,7 @@ export interface PaymentInput extends CommonInput {
 }
 
 /** A POST /v1/payments/create (invoice) request, as validated. */
-export interface InvoiceInput extends CommonInput {
+interface InvoiceInput extends CommonInput {
   invoiceType: 'FIAT' | 'CRYPTO';
   fiatAmount?: string;
   fiatCurrency?: string;
@@ -81,7 +81,7 @@ interface DraftOptions {
 }
 
 /** What the catalogue read says, for `draftFromCatalogue`. */
-export type Catalogue = Awaited<ReturnType<typeof readCatalogue>>;
+type Catalogue = Awaited<ReturnType<typeof readCatalogue>>;
 
 /** POST /v1/payments: Customer Choice without methods, Preselected with exactly one. */
 export async function draftFromPayment(db: Db, storeId: string, body: PaymentInput, options: DraftOptions): Promise<PaymentDraft> {

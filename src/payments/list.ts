@@ -1,10 +1,10 @@
 // GET /v1/payments: a store's payments, newest first, with cursor pagination (and filters: status,
-// order id, creation time).
+// order id, creation time, payment link).
 import { sql, type Db } from '../db/pool.ts';
 import { findStorePayment, PAYMENT_VIEW, paymentView, type PaymentView } from './view.ts';
 import type { PaymentStatus } from './transitions.ts';
 
-export interface ListQuery {
+interface ListQuery {
   status?: PaymentStatus;
   /** The merchant's order id, exactly (index payments_by_store_order_id). */
   orderId?: string;

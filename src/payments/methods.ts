@@ -1,7 +1,7 @@
 // The payment methods a store accepts (src/presenters/method.ts shows them).
 import { type FragmentSqlToken, prepared, sql, z, type Db } from '../db/pool.ts';
 
-export const methodRow = z.object({
+const methodRow = z.object({
   id: z.string(),
   coin_symbol: z.string(),
   coin_name: z.string(),

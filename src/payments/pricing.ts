@@ -18,7 +18,7 @@ export interface Price {
   at: Date;
 }
 
-export const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): KassaError =>
+const unsupportedMethod = (currency: string, method: MethodRow, param = 'payment_options.methods'): KassaError =>
   noRateBetween(currency, method.coin_symbol, method.chain_symbol, param);
 
 export async function priceFor(db: Db, amount: string, currency: string, method: MethodRow, now: Date, policy: RatePolicy, param?: string): Promise<Price> {

@@ -7,8 +7,8 @@ import { type DeliveryWithAttempts, enqueueWebhookDelivery, findWebhookDelivery 
 import { lockPayment } from './commands.ts';
 import type { StorePayment } from './view.ts';
 
-export const paymentNotCompleted = (): KassaError => new KassaError('payment_not_completed');
-export const noWebhookUrl = (): KassaError => new KassaError('no_webhook_url');
+const paymentNotCompleted = (): KassaError => new KassaError('payment_not_completed');
+const noWebhookUrl = (): KassaError => new KassaError('no_webhook_url');
 
 /**
  * A new delivery of the store's payment's completed event, signed afresh when it is sent (reason

@@ -6,7 +6,7 @@ import { fromBaseUnits, toBaseUnits } from '../money.ts';
 import { completePayment, lockPayment, type OnCompleted } from './commands.ts';
 import { moneyReceivedEvent } from './events.ts';
 import { pastExpiry } from './transitions.ts';
-import { COUNTED_EFFECTS, IS_COUNTED } from './counted.ts';
+import { IS_COUNTED } from './counted.ts';
 
 /** What a transfer did to its payment (the transfers_effect_is_known constraint lists the same). */
 export const TRANSFER_EFFECTS = [
@@ -22,8 +22,6 @@ export const TRANSFER_EFFECTS = [
   'not_counted',
 ] as const;
 export type TransferEffect = (typeof TRANSFER_EFFECTS)[number];
-
-export { COUNTED_EFFECTS };
 
 export interface IncomingTransfer {
   /** The account whose transaction it is: the deposit address, or its jetton wallet (raw). */

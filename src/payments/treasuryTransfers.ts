@@ -46,13 +46,13 @@ export interface TreasuryIncoming {
   feeBaseUnits?: bigint | null;
 }
 
-export type TreasuryOutcome =
+type TreasuryOutcome =
   | { booked: 'payment'; paymentId: string; recorded: boolean; effect?: TransferEffect }
   | { booked: 'unmatched'; storeId: string; recorded: boolean; reason: UnmatchedReason }
   | { booked: 'nothing' };
 
 /** The reason an unmatched transfer is kept for, from what its comment said. */
-export function unmatchedReason(read: TreasuryIncoming['read']): UnmatchedReason {
+function unmatchedReason(read: TreasuryIncoming['read']): UnmatchedReason {
   switch (read.kind) {
     case 'encrypted':
       return 'encrypted';
@@ -193,7 +193,7 @@ async function keepUnmatched(tx: Db, storeId: string, incoming: TreasuryIncoming
  * An unmatched transfer `u` as the API shows it (CONTRACT §12) and money.unmatched carries it:
  * {id, coin, amount, sender, reference, reason, suggestions, state, transactionHash, receivedAt}.
  */
-export const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin', u.coin_symbol, 'amount', u.amount::text, 'sender', u.sender,
+const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin', u.coin_symbol, 'amount', u.amount::text, 'sender', u.sender,
   'reference', case when u.reference is null then null when length(u.reference) = 9 then substr(u.reference, 1, 4) || '-' || substr(u.reference, 5) else u.reference end,
   'reason', u.reason, 'suggestions', u.suggestions, 'state', u.state, 'transactionHash', u.hash,
   'receivedAt', to_char(u.chain_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
@@ -204,7 +204,7 @@ export const UNMATCHED_JSON = sql.fragment`(jsonb_build_object('id', u.id, 'coin
                order by o.state = 'confirmed' desc, o.created_at desc limit 1), '{}'::jsonb)
   || case when u.dust then jsonb_build_object('dust', true) else '{}'::jsonb end)`;
 
-export const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
+const unmatchedRow = z.object({ transfer: z.record(z.string(), z.unknown()) });
 
 /** A store's unmatched transfers (in `state` when given), newest first, at most `limit`. */
 export async function listUnmatched(db: Db, storeId: string, state: UnmatchedState | null, limit = 100): Promise<readonly Record<string, unknown>[]> {

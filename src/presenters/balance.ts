@@ -82,7 +82,7 @@ export const balanceSchema = {
     },
   },
 } as const;
-export type Balance = FromSchema<typeof balanceSchema>;
+type Balance = FromSchema<typeof balanceSchema>;
 type Sweep = FromSchema<typeof sweepSchema>;
 
 function presentSweep(row: OutgoingRow): Sweep {

@@ -1,4 +1,5 @@
-// The list envelopes: `{"data": [...]}`, and the payment list's page `{"data": [...], "has_more"}`.
+// The list envelopes: `{"data": [...]}`, and a page of a longer list (payments, payment links, …)
+// `{"data": [...], "has_more"}`.
 export const listSchema = (items: object) => ({ type: 'object', required: ['data'], properties: { data: { type: 'array', items } } }) as const;
 
 export const pageSchema = (items: object) =>

@@ -7,7 +7,7 @@ import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts
 import { type PaymentView, receivedAmount, refundedAmount } from '../payments/view.ts';
 import { formatReference, referencePayload } from '../payments/reference.ts';
 import { FIAT_CURRENCIES } from '../rates/fiat.ts';
-import { telegramPaymentUrl } from '../telegram/links.ts';
+import { telegramPaymentUrl } from '../telegram/telegramUrls.ts';
 import { chainImageUrl, coinImageUrl, coinOrChainSchema } from './method.ts';
 
 /** A fiat code or a coin ticker: which coins exist is data (the `coins` table), checked when the payment is drafted. */
@@ -46,7 +46,7 @@ export const paymentDetailsSchema = {
     transactionSignatures: { type: 'array', items: { type: 'string' }, description: 'Hex transaction hashes; only when completed.' },
   },
 } as const;
-export type PresentedPaymentDetails = FromSchema<typeof paymentDetailsSchema>;
+type PresentedPaymentDetails = FromSchema<typeof paymentDetailsSchema>;
 
 const paymentSchema = {
   type: 'object',
@@ -109,7 +109,7 @@ const paymentSchema = {
     },
   },
 } as const;
-export type PresentedPayment = FromSchema<typeof paymentSchema>;
+type PresentedPayment = FromSchema<typeof paymentSchema>;
 
 /**
  * The payment object per status, as the OpenAPI document publishes it (the seed's presence table):
@@ -165,7 +165,7 @@ export const createdInvoiceSchema = {
 /** RFC 3339 in UTC with milliseconds. */
 const rfc3339 = (date: Date): string => date.toISOString();
 
-export interface PresentOptions {
+interface PresentOptions {
   checkoutBaseUrl: string;
 }
 

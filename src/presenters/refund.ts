@@ -154,7 +154,7 @@ export const refundSchema = {
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
-export type Refund = FromSchema<typeof refundSchema>;
+type Refund = FromSchema<typeof refundSchema>;
 
 /** The refund object (the presenter: the one place that decides its shape). `network` forms a treasury refund's request. */
 export function presentRefund(row: OutgoingRow, network: TonNetwork): Refund {

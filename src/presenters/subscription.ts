@@ -2,7 +2,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { INTERVAL_UNITS, SUBSCRIPTION_STATUSES } from '../subscriptions/calendar.ts';
 import type { LedgerRow, PlanRow, SubscriptionRow } from '../subscriptions/records.ts';
-import { telegramPaymentUrl } from '../telegram/links.ts';
+import { telegramPaymentUrl } from '../telegram/telegramUrls.ts';
 import { currencySchema } from './payment.ts';
 
 export const planSchema = {

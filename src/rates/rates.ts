@@ -13,7 +13,7 @@ import { FIAT_CURRENCIES } from './fiat.ts';
 import { coingeckoProvider, fixedProvider, tonapiProvider, type CoinInfo, type RateProvider, type UsdPrices } from './providers.ts';
 
 export { coingeckoProvider, fixedProvider, tonapiProvider };
-export type { CoinInfo, RateProvider, UsdPrices };
+export type { RateProvider };
 
 /** A rate older than this is not used (the task refreshes every minute). `fixed` rows never go stale. */
 export const RATE_MAX_AGE_MS = 10 * 60 * 1000;

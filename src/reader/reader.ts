@@ -44,7 +44,7 @@ interface ChainReaderDeps {
   /** For get methods: pending jetton wallets, and attributing jetton notifications. */
   client: ChainClient;
   log: Logger;
-  /** The reader's one clock: booking and expiry, and every wait it measures or paces. */
+  /** The reader's clock: booking and expiry, and the waits tip.ts measures (`run` paces on the monotonic clock, never this one). */
   now: () => Date;
   /** How `run` waits between steps (default node:timers/promises; a test drives it with its clock). */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;

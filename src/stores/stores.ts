@@ -1,4 +1,7 @@
-// Merchant stores, the payment methods they accept, and the treasury their money goes to.
+// Merchant stores: their names, the payment methods they accept, the treasury their money goes to and
+// how it is settled there, and their options (the Telegram bot and Mini App, the origins that may embed
+// <kassa-pay>, the refund window, …) — created, read and changed here for the dashboard (its setup,
+// dashboard/settings.ts changeStore) and `kassa store …` alike.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { destinationForm, ownWalletProblem } from '../treasury/destinations.ts';
 import { sql, z, type Db } from '../db/pool.ts';
@@ -42,11 +45,11 @@ export class StoreInputError extends Error {
   }
 }
 
-export const SETTLEMENTS = ['deposit', 'treasury'] as const;
-export type Settlement = (typeof SETTLEMENTS)[number];
+const SETTLEMENTS = ['deposit', 'treasury'] as const;
+type Settlement = (typeof SETTLEMENTS)[number];
 
 /** `--settlement deposit|treasury`. */
-export function settlement(value: string): Settlement {
+function settlement(value: string): Settlement {
   const trimmed = value.trim().toLowerCase();
   if (!(SETTLEMENTS as readonly string[]).includes(trimmed)) throw new StoreInputError('--settlement must be deposit or treasury');
   return trimmed as Settlement;
@@ -55,7 +58,7 @@ export function settlement(value: string): Settlement {
 export const DEFAULT_METHODS = 'TON/TON,USDT/TON';
 
 /** `--unmatched-dust AMOUNT`: a decimal amount (of whichever coin arrives), 0 to 1,000,000, at most 9 decimals. */
-export function unmatchedDust(value: string): string {
+function unmatchedDust(value: string): string {
   const trimmed = value.trim();
   if (!/^\d{1,7}(\.\d{1,9})?$/.test(trimmed) || Number(trimmed) > 1_000_000) {
     throw new StoreInputError(
@@ -67,7 +70,7 @@ export function unmatchedDust(value: string): string {
 }
 
 /** How many origins a store may list in embedOrigins. */
-export const EMBED_ORIGINS_MAX = 20;
+const EMBED_ORIGINS_MAX = 20;
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
@@ -105,7 +108,7 @@ export function embedOrigins(value: string): string | null {
 }
 
 /** The stored column as a list. */
-export const embedOriginList = (column: string | null): string[] => (column === null || column === '' ? [] : column.split(','));
+const embedOriginList = (column: string | null): string[] => (column === null || column === '' ? [] : column.split(','));
 
 /** Parses "TON/TON,USDT/TON" (coin/chain pairs, case-sensitive; GRAM is TON: money.ts coinSymbol). */
 export function parseMethodList(text: string): MethodRef[] {
@@ -221,14 +224,14 @@ function httpsUrl(value: string): string {
 }
 
 /** A refund window in whole days, 0 to 90 (CONTRACT §11), as text for the column. */
-export function refundWindowDays(value: string): string {
+function refundWindowDays(value: string): string {
   const trimmed = value.trim();
   if (!/^\d{1,2}$/.test(trimmed) || Number(trimmed) > 90) throw new StoreInputError('--refund-window-days must be a whole number of days from 0 to 90');
   return String(Number(trimmed));
 }
 
 /** A Telegram bot's username (with or without its @): 5 to 32 letters, digits or underscores, ending in "bot", as Telegram requires. */
-export function telegramBot(value: string): string {
+function telegramBot(value: string): string {
   const name = value.trim().replace(/^@/, '');
   if (!/^[A-Za-z][A-Za-z0-9_]{3,31}$/.test(name) || !/bot$/i.test(name)) {
     throw new StoreInputError('--telegram-bot must be the bot\'s username: 5 to 32 letters, digits or underscores, ending in "bot" (e.g. ShopPayBot)');
@@ -237,14 +240,14 @@ export function telegramBot(value: string): string {
 }
 
 /** A Mini App's short name, as BotFather's /newapp asks for it: 3 to 30 letters, digits or underscores. */
-export function telegramApp(value: string): string {
+function telegramApp(value: string): string {
   const name = value.trim();
   if (!/^[A-Za-z0-9_]{3,30}$/.test(name)) throw new StoreInputError("--telegram-app must be the Mini App's short name: 3 to 30 letters, digits or underscores");
   return name;
 }
 
 /** A bot's numeric id (the digits before the colon of its token), as text for the column. */
-export function telegramBotId(value: string): string {
+function telegramBotId(value: string): string {
   const trimmed = value.trim();
   if (!/^[1-9]\d{0,15}$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed))) {
     throw new StoreInputError("--telegram-bot-id must be the bot's numeric id (the digits before the colon of its token)");
@@ -259,7 +262,7 @@ export function storeName(value: string): string {
   return trimmed;
 }
 
-export const STORE_OPTIONS: readonly StoreOption[] = [
+const STORE_OPTIONS: readonly StoreOption[] = [
   { flag: 'name', column: 'name', parse: (value) => storeName(value) },
   // '' clears it: the store's money then stays in its deposit wallets.
   { flag: 'treasury', column: 'treasury', parse: (value, network) => (value.trim() === '' ? null : parseTreasury(value.trim(), network)) },

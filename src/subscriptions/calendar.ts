@@ -82,13 +82,12 @@ export type Step =
   | { kind: 'remind'; periodEnd: Date };
 
 /** When the reminder of the current period is due (null: the plan sends none). */
-export function reminderAt(state: Pick<BillingState, 'currentPeriodEnd' | 'reminderDays'>): Date | null {
+function reminderAt(state: Pick<BillingState, 'currentPeriodEnd' | 'reminderDays'>): Date | null {
   return state.reminderDays > 0 ? new Date(state.currentPeriodEnd.getTime() - state.reminderDays * DAY_MS) : null;
 }
 
 /** The end of past_due's grace. */
-export const graceEnd = (state: Pick<BillingState, 'currentPeriodEnd' | 'graceDays'>): Date =>
-  new Date(state.currentPeriodEnd.getTime() + state.graceDays * DAY_MS);
+const graceEnd = (state: Pick<BillingState, 'currentPeriodEnd' | 'graceDays'>): Date => new Date(state.currentPeriodEnd.getTime() + state.graceDays * DAY_MS);
 
 /**
  * The subscription's next step at `now` (the billing clock). At or after its period's end: cancel

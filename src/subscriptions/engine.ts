@@ -39,7 +39,7 @@ export interface EngineDeps {
 }
 
 /** The billing engine's actor in the ledger. */
-export const ENGINE_ACTOR = 'kassa';
+const ENGINE_ACTOR = 'kassa';
 
 /** A renewal payment's time to be paid: the most a payment may have; a new one is opened after it while past_due. */
 export const RENEWAL_TTL_SECONDS = 43_200;

@@ -62,7 +62,7 @@ export const mayPay = (row: SubscriptionRow): boolean => !isEnded(row.status) &&
 /** The next period's payment is for what the credit lacks; with credit enough for it, a top-up of one period. */
 export const payKind = (row: SubscriptionRow, plan: PlanRow): 'next_period' | 'top_up' => (Number(row.credit) < Number(plan.amount) ? 'next_period' : 'top_up');
 
-export type PortalResult<T> = { ok: T } | { refused: 'not_found' | 'ended' | 'not_allowed' };
+type PortalResult<T> = { ok: T } | { refused: 'not_found' | 'ended' | 'not_allowed' };
 
 /**
  * "Pay the next period" / "Top up", under the subscription's row lock: the open payment of the

@@ -1,6 +1,8 @@
 // Plans, subscriptions and their ledger as stored (issue 45; docs/API.md, Subscriptions): the rows,
-// their reads, and the merchant's commands on them (create, archive, cancel, a manual credit). The
-// billing engine (engine.ts) moves a subscription through its periods; this module never charges.
+// their reads, and the writes beneath the merchant's commands (a plan made, archived or repriced, a
+// subscription made, a portal token issued again, a ledger row appended); the commands themselves —
+// subscribe, cancel, a manual credit, with their events — are commands.ts's. The billing engine
+// (engine.ts) moves a subscription through its periods; this module never charges.
 import crypto from 'node:crypto';
 import type { TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';

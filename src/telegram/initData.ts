@@ -12,11 +12,11 @@ export { TELEGRAM_PUBLIC_KEYS } from '../config.ts';
  * return does, brings fresh data), so an hour is ample and keeps a leaked string from naming its user
  * as the payer of another day's payment.
  */
-export const INIT_DATA_MAX_AGE_SECONDS = 3600;
+const INIT_DATA_MAX_AGE_SECONDS = 3600;
 /** Clock skew tolerated for an auth_date in the future. */
 const FUTURE_SKEW_SECONDS = 60;
 /** Init data is a query string of a few hundred bytes; Telegram's clients keep it well under this. */
-export const INIT_DATA_MAX_LENGTH = 8192;
+const INIT_DATA_MAX_LENGTH = 8192;
 
 export interface TelegramUser {
   id: number;
@@ -24,9 +24,7 @@ export interface TelegramUser {
   username: string | null;
 }
 
-export type InitDataCheck =
-  | { ok: true; user: TelegramUser; startParam: string | null; authDate: Date }
-  | { ok: false; problem: 'malformed' | 'signature' | 'stale' };
+type InitDataCheck = { ok: true; user: TelegramUser; startParam: string | null; authDate: Date } | { ok: false; problem: 'malformed' | 'signature' | 'stale' };
 
 /** The string Telegram signs: `<bot_id>:WebAppData\n` then every field but `hash` and `signature`, as key=value, sorted by key, joined by \n. */
 export function dataCheckString(botId: number | string, fields: ReadonlyMap<string, string>): string {
@@ -38,7 +36,7 @@ export function dataCheckString(botId: number | string, fields: ReadonlyMap<stri
 }
 
 /** The fields of init data (URL-decoded); null when a key repeats or the text is not init data. */
-export function initDataFields(text: string): Map<string, string> | null {
+function initDataFields(text: string): Map<string, string> | null {
   if (text.length === 0 || text.length > INIT_DATA_MAX_LENGTH) return null;
   const fields = new Map<string, string>();
   for (const [key, value] of new URLSearchParams(text)) {

@@ -13,9 +13,9 @@ import { checkInitData } from './initData.ts';
  * an hour). The check is of the bot, not of the person; a payment made in the dashboard stays
  * payable up to a week, and a day more covers a Mini App left open.
  */
-export const TELEGRAM_LAUNCH_MAX_AGE_SECONDS = 8 * 86_400;
+const TELEGRAM_LAUNCH_MAX_AGE_SECONDS = 8 * 86_400;
 
-export type LaunchCheck = 'ok' | 'not_found' | 'other_bot';
+type LaunchCheck = 'ok' | 'not_found' | 'other_bot';
 
 /** Whether `initData` launched the payment's page from its own store's bot ('other_bot': another bot, a forgery, or a store with no bot). */
 export async function checkLaunch(

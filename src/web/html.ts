@@ -11,8 +11,7 @@ export class Html {
   }
 }
 
-export const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Trusted markup, passed through as is (only for text this module or a trusted renderer made). */
 export const raw = (markup: string): Html => new Html(markup);

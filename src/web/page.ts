@@ -4,9 +4,9 @@
 // and the response headers every page sends. Each UI brings its own body and policy (web/csp.ts).
 import { html, type Html } from './html.ts';
 
-export type ReferrerPolicy = 'no-referrer' | 'same-origin';
+type ReferrerPolicy = 'no-referrer' | 'same-origin';
 
-export interface PageDocument {
+interface PageDocument {
   lang: string;
   title: string;
   /** The page's referrer policy, in its meta element (the response header says the same: pageHeaders). */

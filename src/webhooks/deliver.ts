@@ -57,7 +57,7 @@ export const DELIVERY_WINDOW_MS = 12 * 60 * 60 * 1000;
 export const STORE_DELIVERY_SLOTS = 5;
 
 /** A delivery that found its store at its share is tried again this much later (without an attempt). */
-export const STORE_BUSY_RETRY_MS = 2_000;
+const STORE_BUSY_RETRY_MS = 2_000;
 
 /** An attempt still unfinished this long after its start is not counted in flight (its worker died; the next run marks it interrupted). */
 const IN_FLIGHT_MARGIN_MS = 30_000;

@@ -1,15 +1,15 @@
-// The webhook delivery log (docs/API.md, Webhooks): one `webhook_deliveries` row per event to deliver
-// (a payment's completion, or a redelivery the merchant asked for) and one `webhook_attempts` row
-// per attempt. This module enqueues deliveries and reads the log; src/webhooks/deliver.ts makes
-// the attempts.
+// The webhook delivery log (docs/API.md, Webhooks): one `webhook_deliveries` row per webhook to deliver
+// — a payment's completion to its webhookURL, or a redelivery the merchant asked for; a store event to
+// each endpoint that hears it (webhooks/events.ts), or an endpoint's test ping — and one
+// `webhook_attempts` row per attempt. This module enqueues a payment's own deliveries and reads the
+// log; src/webhooks/deliver.ts makes the attempts.
 import { sql, z, type Db } from '../db/pool.ts';
 import { enqueue } from '../worker/enqueue.ts';
 import { deliverJobKey, webhookDeliverJob } from '../worker/jobs.ts';
 import { DELIVERY_WINDOW_MS } from './deliver.ts';
 
-export type DeliveryReason = 'completed' | 'redelivery';
-export const DELIVERY_REASONS = ['completed', 'redelivery', 'event', 'test'] as const;
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+type DeliveryReason = 'completed' | 'redelivery';
+const DELIVERY_REASONS = ['completed', 'redelivery', 'event', 'test'] as const;
 
 /**
  * Records a delivery of the payment's completed event to its webhook URL and adds its
@@ -68,8 +68,8 @@ const attemptRow = z.object({
   next_retry_at: z.date().nullable(),
 });
 
-export type DeliveryRow = z.infer<typeof deliveryRow>;
-export type AttemptRow = z.infer<typeof attemptRow>;
+type DeliveryRow = z.infer<typeof deliveryRow>;
+type AttemptRow = z.infer<typeof attemptRow>;
 export interface DeliveryWithAttempts extends DeliveryRow {
   attempts: AttemptRow[];
 }

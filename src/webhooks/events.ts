@@ -4,7 +4,10 @@
 // is added in the caller's transaction: the transaction of the change the event tells of.
 //
 // The parts that cause events say what happened with a SQL source of rows (payments/events.ts for a
-// payment's, treasury/events.ts for a refund's or a sweep's); this module knows nothing of payments.
+// payment's, payments/treasuryTransfers.ts for unmatched money, treasury/events.ts for a refund's or a
+// sweep's, subscriptions/engine.ts for a subscription's); this module imports none of them. It keeps
+// the catalogue of the types a store can hear (EVENT_TYPES), which endpoints subscribe to and the
+// API and the dashboard list, and the topics a member may be told of.
 import { sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { addJobCall } from '../worker/enqueue.ts';
 import { endpointDeliverJob, notificationSendJob } from '../worker/jobs.ts';

@@ -9,8 +9,6 @@
 import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
 import { generateSigningKey, type SigningKey } from './sign.ts';
 
-export type { SigningKey };
-
 export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60 * 1000;
 
 /** The youngest an active key may be when it is rotated (by the CLI or the dashboard alike). */

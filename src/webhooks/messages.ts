@@ -3,7 +3,7 @@
 // §12); no secret is ever in one (no token, no key, no link that signs anyone in).
 import { shownCoinName } from '../money.ts';
 
-export interface NotificationMessage {
+interface NotificationMessage {
   /** An email's subject; Telegram's first line. */
   subject: string;
   text: string;

@@ -17,7 +17,7 @@ import { sendMail } from '../net/mail.ts';
 import { sendBotMessage } from '../net/telegramBot.ts';
 import { notificationMessage } from './messages.ts';
 
-export const NOTIFICATION_INTERRUPTED = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
+const NOTIFICATION_INTERRUPTED = 'interrupted: the worker stopped before this attempt finished; its outcome is unknown';
 
 interface NotifyDeps {
   config: Pick<Config, 'smtpUrl' | 'smtpFrom' | 'telegramApiUrl'>;

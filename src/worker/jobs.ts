@@ -16,7 +16,7 @@ const NOTIFY_TASK = 'notification__send';
  * failure) the 10th and last attempt starts about 3.4 h after the first (an SMTP server or Telegram
  * down for a while); then the notification is marked failed.
  */
-export const NOTIFY_MAX_ATTEMPTS = 10;
+const NOTIFY_MAX_ATTEMPTS = 10;
 
 /**
  * One notification's sending (webhooks/notify.ts), job key `notification__send:<notificationId>`; no

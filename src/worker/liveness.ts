@@ -1,7 +1,8 @@
 // Worker liveness. Graphile Worker keeps a job locked by a dead worker for 4 hours before another
 // worker may take it. Kassa's worker processes record their Graphile worker ids every few seconds;
 // the worker__unlock_dead task unlocks the jobs of workers not seen for 2 minutes, so a killed
-// worker's webhook delivery, expiry or watch round is retried within minutes.
+// worker's webhook delivery, notification, outgoing transfer or recurring task is retried within
+// minutes. (The chain reader is no job: its cursor has a lease of its own, reader/cursor.ts.)
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { WorkerEvents } from 'graphile-worker';

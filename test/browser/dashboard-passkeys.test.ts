@@ -18,7 +18,7 @@ import { PASSKEY_CHALLENGE_MS } from '../../src/dashboard/passkeys.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
-import { createInvitation } from '../../src/dashboard/people.ts';
+import { createInvitation } from '../../src/dashboard/invitations.ts';
 import { CLI_ACTOR } from '../../src/dashboard/audit.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertAccessible as accessible, assertNoHorizontalScroll, openPage, clickInMenu } from '../helpers/dashboardBrowser.ts';

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { findStore } from '../../src/stores/stores.ts';
 import type { TestApp } from '../helpers/app.ts';
-import type { Role } from '../../src/dashboard/people.ts';
+import type { Role } from '../../src/dashboard/roles.ts';
 import { chromiumBrowser } from '../helpers/chromium.ts';
 import { invitationPath } from '../helpers/dashboard.ts';
 import { assertAccessible, assertNoHorizontalScroll, clickInMenu, openPage } from '../helpers/dashboardBrowser.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hashPassword, passwordProblem, SCRYPT_LOG2_N, SCRYPT_P, SCRYPT_R, verifyPassword } from '../../src/dashboard/passwords.ts';
 import { isSecret, newSecret, secretHash } from '../../src/dashboard/secrets.ts';
-import { normalizeEmail } from '../../src/dashboard/people.ts';
+import { normalizeEmail } from '../../src/dashboard/forms.ts';
 
 describe('dashboard passwords', () => {
   it('hash as scrypt$15$8$1$<salt>$<key>, salted afresh each time; verify accepts the password and nothing else', async () => {

@@ -3,7 +3,8 @@
 // invite someone to a store and have them accept with a password.
 import assert from 'node:assert/strict';
 import { CLI_ACTOR } from '../../src/dashboard/audit.ts';
-import { createInvitation, type Role } from '../../src/dashboard/people.ts';
+import { createInvitation } from '../../src/dashboard/invitations.ts';
+import type { Role } from '../../src/dashboard/roles.ts';
 import type { DatabasePool } from '../../src/db/pool.ts';
 
 export interface PageResponse {

@@ -314,7 +314,7 @@ describe('dashboard accounts under abuse: old links and sessions give no one bac
     assert.equal(await roleOf(store.id, 'olga@example.com'), 'viewer');
     // The operator's reset link (kassa dashboard invite --reset-password), then a demotion the link
     // was not told of: the reset sets the password and leaves her the role she has now.
-    const { createInvitation } = await import('../../src/dashboard/people.ts');
+    const { createInvitation } = await import('../../src/dashboard/invitations.ts');
     const { CLI_ACTOR } = await import('../../src/dashboard/audit.ts');
     await owner.post(`/dashboard/stores/${store.id}/team/members/${await userId('olga@example.com')}/role`, { role: 'owner' });
     const operators = await createInvitation(app.pool, {

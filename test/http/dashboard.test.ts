@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
 import { SIGN_IN_LIMITS } from '../../src/dashboard/signInLimits.ts';
+import { livePolls } from '../../src/metrics.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { dashboardClient, invitationPath, member } from '../helpers/dashboard.ts';
 import { buildPayment } from '../helpers/factories.ts';
@@ -315,22 +316,47 @@ describe('dashboard: live payments list', () => {
       const response = await fetch(`${app.url}${live}`, { headers: { cookie: owner.cookie! }, signal: controller.signal });
       assert.equal(response.status, 200);
       assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+      // Read all along (not only while a test waits for a text), so that what arrives unasked is seen.
       const reader = response.body!.getReader();
       let text = '';
+      let ended = false;
+      let arrived = () => {};
+      void (async () => {
+        try {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            text += new TextDecoder().decode(value);
+            arrived();
+          }
+        } catch {
+          // aborted by close()
+        }
+        ended = true;
+        arrived();
+      })();
       const read = async (until: RegExp) => {
         while (!until.test(text)) {
-          const { value, done } = await reader.read();
-          if (done) throw new Error(`stream ended: ${text}`);
-          text += new TextDecoder().decode(value);
+          if (ended) throw new Error(`stream ended: ${text}`);
+          await new Promise<void>((resolve) => {
+            arrived = resolve;
+          });
         }
       };
       return { read, text: () => text, close: () => controller.abort() };
     };
+    /** The dashboard list's live poller has run `n` more times (kassa_live_polls_total), waited for, never slept on. */
+    const listPolls = async () => (await livePolls.get()).values.find((v) => v.labels.feed === 'dashboard_list')?.value ?? 0;
+    const pollsPast = async (from: number, n: number) => {
+      while ((await listPolls()) < from + n) await new Promise((resolve) => setTimeout(resolve, 50));
+    };
     // A payment in another store changes nothing for this list.
     await buildPayment(app, storeB, { status: 'created' });
     const quiet = await open();
-    await quiet.read(/retry: 3000/);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await quiet.read(/retry: 3000/); // written after the stream subscribed to the poller
+    // The poll under way may have begun before the subscription; the next one hands this list its
+    // fingerprint (an event would be written then); one more gives it a poll's time to arrive.
+    await pollsPast(await listPolls(), 3);
     assert.doesNotMatch(quiet.text(), /event: payments/);
     quiet.close();
     // One in this store, even made between the page and its stream, is news.

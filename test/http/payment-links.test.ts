@@ -6,6 +6,7 @@
 // requests at once; a link expired (driven clock), used up or deactivated; a reload reusing its payment.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { issueToken } from '../../src/auth/tokens.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { assertError } from '../helpers/payments.ts';
 
@@ -17,9 +18,10 @@ before(async () => {
   app = await startChainApp();
   const store = await app.store({ methods: 'TON/TON' });
   token = store.token;
-  const read = await app.request('POST', '/v1/payment-links', { token, body: { currency: 'TON', amount: '1' } });
-  assert.equal(read.status, 201, read.text);
-  readToken = token;
+  // A read_only token: it reads the store's links (the checks below) and cannot make one.
+  readToken = (await issueToken(app.pool, store.id, null, new Date(), 'read_only')).token;
+  const refused = await app.request('POST', '/v1/payment-links', { token: readToken, body: { currency: 'TON', amount: '1' } });
+  assert.deepEqual([refused.status, refused.json.error?.code], [403, 'insufficient_scope'], refused.text);
 });
 after(() => app.close());
 
@@ -296,14 +298,14 @@ describe('payment links', () => {
   it('lists the store’s links newest first, a page at a time; another store sees none of them', async () => {
     const a = await createLink({ currency: 'TON', amount: '1' });
     const b = await createLink({ currency: 'TON', amount: '1' });
-    const page = await app.request('GET', '/v1/payment-links?limit=1', { token });
+    const page = await app.request('GET', '/v1/payment-links?limit=1', { token: readToken });
     assert.equal(page.status, 200, page.text);
     assert.deepEqual(
       page.json.data.map((l: { id: string }) => l.id),
       [b.id],
     );
     assert.equal(page.json.has_more, true);
-    const next = await app.request('GET', `/v1/payment-links?limit=1&starting_after=${b.id}`, { token });
+    const next = await app.request('GET', `/v1/payment-links?limit=1&starting_after=${b.id}`, { token: readToken });
     assert.deepEqual(
       next.json.data.map((l: { id: string }) => l.id),
       [a.id],

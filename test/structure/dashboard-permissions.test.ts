@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { loadConfig } from '../../src/config.ts';
-import { ROLES, type Role } from '../../src/dashboard/people.ts';
+import { ROLES, type Role } from '../../src/dashboard/roles.ts';
 import { type Action, can, POLICY } from '../../src/dashboard/policy.ts';
 import type { AppDeps, KassaState } from '../../src/http/context.ts';
 import { createGuards } from '../../src/http/guards.ts';

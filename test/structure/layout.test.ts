@@ -47,6 +47,19 @@ describe('test layout', () => {
     assert.deepEqual(stray, [], 'files beside the tests that belong in test/helpers/ (or nowhere)');
   });
 
+  it("test/README.md's list of part folders is the test folders that exist; the parts it says have none have none", () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'test/README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `test/<part>/` |')) ?? '';
+    const [listed = '', without = ''] = row.split('The other folders of `src/`');
+    const named = (text: string) => [...text.matchAll(/`([A-Za-z]+)`/g)].map((match) => match[1]!).filter((name) => partFolders().includes(name));
+    const existing = fs
+      .readdirSync(path.join(ROOT, 'test'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && partFolders().includes(entry.name))
+      .map((entry) => entry.name);
+    assert.deepEqual(named(listed).sort(), existing.sort(), 'the folders the row lists as having tests');
+    assert.deepEqual([...named(without), ...existing].sort(), partFolders().sort(), 'every part is either a test folder or named as having none');
+  });
+
   it('test/README.md names every folder the scheme allows', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'test/README.md'), 'utf8');
     const missing = [...partFolders(), ...CROSS_CUTTING, 'helpers'].filter(

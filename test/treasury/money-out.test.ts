@@ -247,6 +247,12 @@ describe('money out: nobody else’s money, fees on the books', () => {
   it("the refund of everything after overpayments, partial refunds, a jetton refund and the sweep empties the deposit: Kassa's gas goes back to the gas wallet in the same message", async () => {
     const treasury = freshAddress();
     const store = await newStore('USDT/TON', treasury);
+    // An endpoint hearing every refund and sweep of the store (its deliveries are only recorded here).
+    const endpoint = await app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+      insert into webhook_endpoints (store_id, url, events, created_at)
+      values (${store.id}, 'https://merchant.example/hook', ${sql.array(['refund.confirmed', 'refund.failed', 'sweep.confirmed', 'sweep.failed'], 'text')}, now())
+      returning id
+    `);
     await recordRefundGasPayment(app.pool, { storeId: store.id, amountBaseUnits: toNano('1'), note: null, now: new Date() });
     const p = await payment(store.token, '2', 'USDT');
     await app.pay(p.address, 'USDT', '3');
@@ -281,6 +287,18 @@ describe('money out: nobody else’s money, fees on the books', () => {
     // Kassa's gas is not the store's: no sweep in its balance answer, no event.
     const balance = await app.request('GET', `/v1/payments/${p.id}/balance`, { token: store.token });
     assert.ok(!balance.json.sweeps.some((sweep: any) => sweep.id === back.id));
+    const told = await app.pool.any(sql.type(z.object({ event: z.string(), id: z.string() }))`
+      select event, coalesce(payload->>'sweepID', payload->>'refundID') as id from webhook_deliveries where endpoint_id = ${endpoint} order by id
+    `);
+    assert.ok(
+      told.some((d) => d.event === 'refund.confirmed' && d.id === closing.id),
+      `the closing refund is told: ${JSON.stringify(told)}`,
+    );
+    assert.ok(
+      told.some((d) => d.event === 'sweep.confirmed'),
+      `the sale's sweep is told: ${JSON.stringify(told)}`,
+    );
+    assert.ok(!told.some((d) => d.id === back.id), `Kassa's gas going home in the same message is never told: ${JSON.stringify(told)}`);
   });
 
   it("a settled deposit's last dust of every owner leaves in one final sweep after REFUND_HOLD_DAYS: the customer's under the 0.01 line and the merchant's change to the treasury, Kassa's gas home", async () => {

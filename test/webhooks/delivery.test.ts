@@ -616,6 +616,24 @@ describe('the 12 h window (injected clock)', () => {
   });
 });
 
+describe('webhook__deliver: the per-payment webhook tells of completion only', () => {
+  it('a delivery recorded for a payment that is not completed (as a bug of its caller would) fails without a request', async () => {
+    const receiver = await startReceiver((_r, res) => res.writeHead(200).end());
+    try {
+      const { id: paymentId } = await buildPayment(app, store, { status: 'pending', body: { amount: '1.5', currency: 'TON', webhookURL: receiver.url } });
+      const deliveryId = await app.pool.transaction((tx) => enqueueWebhookDelivery(tx, paymentId, 'completed', new Date()));
+      assert.ok(deliveryId, 'recorded, its job added');
+      await runJobs();
+      assert.equal(receiver.requests.length, 0, 'nothing sent for a pending payment');
+      const [delivery] = await deliveriesOf(paymentId);
+      assert.deepEqual([delivery?.status, delivery?.attempts.length], ['failed', 0]);
+      assert.equal(await deliveryJob(deliveryId), null, 'the job ended');
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe('webhook__deliver payloads', () => {
   it('drops a payload without a delivery id instead of failing forever', async () => {
     await app.pool.query(sql.unsafe`select graphile_worker.add_job('webhook__deliver', '{"paymentId": "nope"}'::json)`);

@@ -37,99 +37,111 @@ async function unpayable(kind: 'refund' | 'sweep', p: { id: string; wallet: stri
   `);
 }
 
-describe('store webhook endpoints on the sandbox chain', () => {
-  it('a sale completing, expiring, cancelled, late money, a refund confirmed and one failed, a sweep confirmed and one failed, a ping: each reaches the endpoint signed, in order per payment', async () => {
-    const receiver = await startEventReceiver(app);
-    try {
-      const store = await app.store({ methods: 'TON/TON' });
-      await updateStore(app.pool, store.id, { treasury: freshAddress() });
-      const endpoint = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url: receiver.url, events: [...EVENT_TYPES] } });
-      assert.equal(endpoint.status, 201, endpoint.text);
+describe('store webhook endpoints on the sandbox chain: a sale completing, expiring, cancelled, late money, a refund confirmed and one failed, a sweep confirmed and one failed, a ping', () => {
+  let receiver: Awaited<ReturnType<typeof startEventReceiver>>;
+  let store: Awaited<ReturnType<ChainTestApp['store']>>;
+  let sale: Awaited<ReturnType<typeof payment>>;
+  let expiring: Awaited<ReturnType<typeof payment>>;
+  let cancelled: Awaited<ReturnType<typeof payment>>;
+  let refundId: string;
+  let events: ReturnType<typeof verifiedEvents>;
+  const of = (paymentId: string) => events.filter((e) => e.payload.paymentID === paymentId);
+  const typesAndEffects = (paymentId: string) =>
+    of(paymentId).map((e) => [e.type, (e.payload.transfer as { effect?: string } | undefined)?.effect ?? e.payload.status]);
 
-      // A sale, overpaid: completed, swept, the overpayment refunded through the API.
-      const sale = await payment(store.token, '1');
-      await app.pay(sale.address, 'TON', '1.5');
-      await app.settle();
-      const refund = await app.request('POST', `/v1/payments/${sale.id}/refunds`, {
-        token: store.token,
-        body: { coin: 'TON', amount: '0.3', address: freshAddress() },
-      });
-      assert.equal(refund.status, 201, refund.text);
-      await app.drain(sale.wallet);
+  before(async () => {
+    receiver = await startEventReceiver(app);
+    store = await app.store({ methods: 'TON/TON' });
+    await updateStore(app.pool, store.id, { treasury: freshAddress() });
+    const endpoint = await app.request('POST', '/v1/webhook-endpoints', { token: store.token, body: { url: receiver.url, events: [...EVENT_TYPES] } });
+    assert.equal(endpoint.status, 201, endpoint.text);
 
-      // Expired, then paid late; cancelled, then paid after the cancel.
-      const expiring = await payment(store.token, '1');
-      assert.equal((await app.request('POST', `/sandbox/v1/payments/${expiring.id}/expire`, { token: store.token })).status, 200);
-      const cancelled = await payment(store.token, '1');
-      assert.equal((await app.request('POST', `/v1/payments/${cancelled.id}/cancel`, { token: store.token })).status, 200);
-      await app.pay(expiring.address, 'TON', '0.2');
-      await app.pay(cancelled.address, 'TON', '0.2');
-      await app.settle();
+    // A sale, overpaid: completed, swept, the overpayment refunded through the API.
+    sale = await payment(store.token, '1');
+    await app.pay(sale.address, 'TON', '1.5');
+    await app.settle();
+    const refund = await app.request('POST', `/v1/payments/${sale.id}/refunds`, {
+      token: store.token,
+      body: { coin: 'TON', amount: '0.3', address: freshAddress() },
+    });
+    assert.equal(refund.status, 201, refund.text);
+    refundId = refund.json.id;
+    await app.drain(sale.wallet);
 
-      // A refund and a sweep the deposits cannot pay: the signer fails them.
-      await unpayable('refund', expiring, store.id);
-      await unpayable('sweep', cancelled, store.id);
-      await app.drain(expiring.wallet, cancelled.wallet);
+    // Expired, then paid late; cancelled, then paid after the cancel.
+    expiring = await payment(store.token, '1');
+    assert.equal((await app.request('POST', `/sandbox/v1/payments/${expiring.id}/expire`, { token: store.token })).status, 200);
+    cancelled = await payment(store.token, '1');
+    assert.equal((await app.request('POST', `/v1/payments/${cancelled.id}/cancel`, { token: store.token })).status, 200);
+    await app.pay(expiring.address, 'TON', '0.2');
+    await app.pay(cancelled.address, 'TON', '0.2');
+    await app.settle();
 
-      const ping = await app.request('POST', `/v1/webhook-endpoints/${endpoint.json.id}/test`, { token: store.token });
-      assert.equal(ping.status, 202, ping.text);
-      await runDeliveries(app);
+    // A refund and a sweep the deposits cannot pay: the signer fails them.
+    await unpayable('refund', expiring, store.id);
+    await unpayable('sweep', cancelled, store.id);
+    await app.drain(expiring.wallet, cancelled.wallet);
 
-      const events = verifiedEvents(receiver);
-      assert.ok(
-        receiver.received.every((r) => r.verified.ok),
-        'every body verified by the kit',
-      );
-      // money.unmatched and money.assigned are a treasury-settlement store's (test/reader/treasury-settlement.test.ts);
-      // subscription.* a subscription's (test/subscriptions/).
-      const deposits = EVENT_TYPES.filter((type) => !type.startsWith('money.') && !type.startsWith('subscription.'));
-      assert.deepEqual(new Set(events.map((e) => e.type)), new Set([...deposits, 'ping']), JSON.stringify(events.map((e) => e.type)));
-      assert.equal(new Set(events.map((e) => e.eventID)).size, events.length, 'each event once');
-      const of = (paymentId: string) => events.filter((e) => e.payload.paymentID === paymentId);
+    const ping = await app.request('POST', `/v1/webhook-endpoints/${endpoint.json.id}/test`, { token: store.token });
+    assert.equal(ping.status, 202, ping.text);
+    await runDeliveries(app);
+    events = verifiedEvents(receiver);
+  });
+  after(() => receiver?.close());
 
-      const saleEvents = of(sale.id);
-      assert.deepEqual(
-        saleEvents.slice(0, 3).map((e) => e.type),
-        ['payment.pending', 'payment.money_received', 'payment.completed'],
-      );
-      assert.deepEqual(new Set(saleEvents.slice(3).map((e) => e.type)), new Set(['sweep.confirmed', 'refund.confirmed']));
-      assert.deepEqual((saleEvents[1]!.payload.transfer as { effect: string; amount: string }).effect, 'overpaid');
-      const refunded = saleEvents.find((e) => e.type === 'refund.confirmed')!.payload;
-      assert.equal(refunded.refundID, refund.json.id);
-      assert.equal(refunded.amount, '0.3');
-      assert.match(String(refunded.transactionHash), /^[0-9a-f]{64}$/);
-      assert.equal(saleEvents.find((e) => e.type === 'sweep.confirmed')!.payload.status, 'confirmed');
+  it('every event type of a deposit reaches the endpoint once, and the ping, each body signed and verified by the kit', () => {
+    assert.ok(
+      receiver.received.every((r) => r.verified.ok),
+      'every body verified by the kit',
+    );
+    // money.unmatched and money.assigned are a treasury-settlement store's (test/reader/treasury-settlement.test.ts);
+    // subscription.* a subscription's (test/subscriptions/).
+    const deposits = EVENT_TYPES.filter((type) => !type.startsWith('money.') && !type.startsWith('subscription.'));
+    assert.deepEqual(new Set(events.map((e) => e.type)), new Set([...deposits, 'ping']), JSON.stringify(events.map((e) => e.type)));
+    assert.equal(new Set(events.map((e) => e.eventID)).size, events.length, 'each event once');
+  });
 
-      assert.deepEqual(
-        of(expiring.id).map((e) => [e.type, (e.payload.transfer as { effect?: string } | undefined)?.effect ?? e.payload.status]),
-        [
-          ['payment.pending', 'pending'],
-          ['payment.expired', 'expired'],
-          ['payment.money_received', 'after_expiry'],
-          ['refund.failed', 'failed'],
-        ],
-      );
-      assert.deepEqual(
-        of(cancelled.id).map((e) => [e.type, (e.payload.transfer as { effect?: string } | undefined)?.effect ?? e.payload.status]),
-        [
-          ['payment.pending', 'pending'],
-          ['payment.cancelled', 'cancelled'],
-          ['payment.money_received', 'after_cancel'],
-          ['sweep.failed', 'failed'],
-        ],
-      );
-      const failedRefund = of(expiring.id).at(-1)!.payload;
-      assert.equal(failedRefund.failureKind, 'permanent');
-      assert.match(String(failedRefund.failureReason), /less than/);
+  it('an overpaid sale: pending, money received (overpaid), completed in that order, then its sweep and its refund confirmed with the hash', () => {
+    const saleEvents = of(sale.id);
+    assert.deepEqual(
+      saleEvents.slice(0, 3).map((e) => e.type),
+      ['payment.pending', 'payment.money_received', 'payment.completed'],
+    );
+    assert.deepEqual(new Set(saleEvents.slice(3).map((e) => e.type)), new Set(['sweep.confirmed', 'refund.confirmed']));
+    assert.deepEqual((saleEvents[1]!.payload.transfer as { effect: string; amount: string }).effect, 'overpaid');
+    const refunded = saleEvents.find((e) => e.type === 'refund.confirmed')!.payload;
+    assert.equal(refunded.refundID, refundId);
+    assert.equal(refunded.amount, '0.3');
+    assert.match(String(refunded.transactionHash), /^[0-9a-f]{64}$/);
+    assert.equal(saleEvents.find((e) => e.type === 'sweep.confirmed')!.payload.status, 'confirmed');
+  });
 
-      // 29.7: the API's refund is in the store's audit log, its actor the token's jti.
-      const jti = JSON.parse(Buffer.from(store.token.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
-      const audit = await app.pool.one(sql.type(z.object({ actor: z.string(), subject: z.string(), refund: z.string() }))`
-        select actor, subject, detail->>'refund' as refund from audit_log where store_id = ${store.id} and action = 'refund.create'
-      `);
-      assert.deepEqual(audit, { actor: jti, subject: sale.id, refund: refund.json.id });
-    } finally {
-      await receiver.close();
-    }
+  it('a payment expired, then paid late, its refund failing: expired, money received after expiry, refund.failed (permanent, with its reason)', () => {
+    assert.deepEqual(typesAndEffects(expiring.id), [
+      ['payment.pending', 'pending'],
+      ['payment.expired', 'expired'],
+      ['payment.money_received', 'after_expiry'],
+      ['refund.failed', 'failed'],
+    ]);
+    const failedRefund = of(expiring.id).at(-1)!.payload;
+    assert.equal(failedRefund.failureKind, 'permanent');
+    assert.match(String(failedRefund.failureReason), /less than/);
+  });
+
+  it('a payment cancelled, then paid, its sweep failing: cancelled, money received after the cancel, sweep.failed', () => {
+    assert.deepEqual(typesAndEffects(cancelled.id), [
+      ['payment.pending', 'pending'],
+      ['payment.cancelled', 'cancelled'],
+      ['payment.money_received', 'after_cancel'],
+      ['sweep.failed', 'failed'],
+    ]);
+  });
+
+  it("the API's refund is in the store's audit log, its actor the token's jti (29.7)", async () => {
+    const jti = JSON.parse(Buffer.from(store.token.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
+    const audit = await app.pool.one(sql.type(z.object({ actor: z.string(), subject: z.string(), refund: z.string() }))`
+      select actor, subject, detail->>'refund' as refund from audit_log where store_id = ${store.id} and action = 'refund.create'
+    `);
+    assert.deepEqual(audit, { actor: jti, subject: sale.id, refund: refundId });
   });
 });

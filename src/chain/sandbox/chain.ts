@@ -27,7 +27,7 @@ import type { BlockchainTransaction, SandboxContract, SendMessageResult, Treasur
  * What `SandboxChain.save()` returns: @ton/sandbox's serialisable snapshot of the accounts, and the
  * transactions as BOCs (its own form of a transaction, with logs and storages, costs ~5 ms each).
  */
-export interface SavedChain {
+interface SavedChain {
   chain: ReturnType<typeof snapshotToSerializable>;
   /** Every transaction's BOC (base64), oldest first. */
   transactions: string[];

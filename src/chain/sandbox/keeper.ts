@@ -13,7 +13,7 @@ const SAVE_EVERY_MS = 5_000;
 
 const savedEpoch = z.object({ epoch: z.number(), state: z.instanceof(Buffer).nullable() });
 
-export interface KeptChain {
+interface KeptChain {
   chain: SandboxChain;
   epoch: number;
   /** A chain started afresh (not loaded): its own wallets need funding. */

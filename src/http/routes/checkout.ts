@@ -151,7 +151,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
   );
 
   // ---- Live status: server-sent events fed by one shared poller of the database.
-  const feed = createPaymentFeed<CheckoutRow>({ load: (ids) => findCheckoutRows(pool, ids, network), log: deps.log });
+  const feed = createPaymentFeed<CheckoutRow>({ name: 'checkout', load: (ids) => findCheckoutRows(pool, ids, network), log: deps.log });
   // Each stream holds a socket (a file descriptor) for up to EVENTS_MAX_LIFETIME_MS, so the process
   // caps their number (CHECKOUT_STREAMS_MAX) whatever the number of addresses they come from.
   const streams = createLiveStreams({

@@ -23,7 +23,7 @@ import { type CheckoutSteps, htmlHeaders, noStore } from './checkoutSteps.ts';
 const LINK_COOKIE = 'kassa_link_payment';
 
 /** A payment link's page, under the checkout's prefix (its POST reads a form, not JSON: app.ts). */
-export const linkPagePath = (prefix: string): string => `${prefix}/l/:linkId`;
+const linkPagePath = (prefix: string): string => `${prefix}/l/:linkId`;
 
 /** True for a payment link's page: the JSON body reader leaves its form to the route. */
 export const isLinkPagePath = (prefix: string, path: string): boolean => path.startsWith(`${prefix}/l/`) && !path.slice(prefix.length + 3).includes('/');

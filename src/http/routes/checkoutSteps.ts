@@ -10,7 +10,7 @@ import { isDatabaseUnavailable } from '../../db/pool.ts';
 import { KassaError, serviceUnavailable, typeOf } from '../../errors.ts';
 import { framedBy, listedOrigin, storeEmbedOrigins } from '../../checkout/embed.ts';
 import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
-import { qrSvg, transferLinks } from '../../checkout/links.ts';
+import { qrSvg, transferLinks } from '../../checkout/walletLinks.ts';
 import { paymentPageCsp, renderMessagePage, renderPaymentPage } from '../../checkout/page.ts';
 import { renderPortalNotFoundPage, renderPortalPage } from '../../checkout/portalPage.ts';
 import { telegramCsp } from '../../checkout/telegram.ts';
@@ -18,7 +18,7 @@ import { findCheckoutRow, methodOffers, type CheckoutRow } from '../../checkout/
 import { presentCheckout } from '../../presenters/checkout.ts';
 import { ratePolicy } from '../../rates/rates.ts';
 import { portalView } from '../../subscriptions/portal.ts';
-import { telegramPaymentUrl } from '../../telegram/links.ts';
+import { telegramPaymentUrl } from '../../telegram/telegramUrls.ts';
 import { isUuid } from '../../uuid.ts';
 import { PAGE_CSP, strictCsp } from '../../web/csp.ts';
 import { pageHeaders } from '../../web/page.ts';

@@ -5,12 +5,12 @@
 // beside its field (the error's param is the form field's name).
 import type { FromSchema } from 'json-schema-to-ts';
 import { TOKEN_SCOPES } from '../../auth/scopes.ts';
-import { ROLES } from '../../dashboard/people.ts';
+import { ROLES } from '../../dashboard/roles.ts';
 import { TOKEN_LIFETIME_NAMES } from '../../dashboard/tokens.ts';
 import { ANOMALIES } from '../../payments/anomalies.ts';
 import { PAYMENT_STATUSES } from '../../payments/transitions.ts';
 import type { QueryDefinition } from '../validate.ts';
-import { LINK_EXPIRIES, PAYMENT_EXPIRIES } from '../../dashboard/links.ts';
+import { LINK_EXPIRIES, PAYMENT_EXPIRIES } from '../../dashboard/paymentLinks.ts';
 import { createPaymentLinkSchema } from './paymentLinks.schema.ts';
 import { createPaymentSchema } from './payments.schema.ts';
 import { createRefundSchema } from './refunds.schema.ts';

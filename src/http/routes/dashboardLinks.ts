@@ -2,11 +2,18 @@
 // (its URL, QR code and payments) and a one-off payment's page to share; owners make links and
 // one-off payments and switch links off — each through the API's own command, its request checked by
 // the API's own schema (dashboard.schema.ts linkForm, oneOffPaymentForm, then CreatePaymentLinkRequest
-// or CreatePaymentRequest once the form's choices are the API's fields), audited (dashboard/links.ts).
+// or CreatePaymentRequest once the form's choices are the API's fields), audited (dashboard/paymentLinks.ts).
 // The pipeline is the dashboard router's (dashboardSteps.ts).
-import { qrSvg } from '../../checkout/links.ts';
-import { createDashboardLink, createDashboardPayment, deactivateDashboardLink, LINK_EXPIRIES, linkPayments, PAYMENT_EXPIRIES } from '../../dashboard/links.ts';
-import { LINK_NOTICES, type LinkFormState, type LinkNotice, linkPage, linksPage, paymentSharePage } from '../../dashboard/linksPage.ts';
+import { qrSvg } from '../../checkout/walletLinks.ts';
+import {
+  createDashboardLink,
+  createDashboardPayment,
+  deactivateDashboardLink,
+  LINK_EXPIRIES,
+  linkPayments,
+  PAYMENT_EXPIRIES,
+} from '../../dashboard/paymentLinks.ts';
+import { LINK_NOTICES, type LinkFormState, type LinkNotice, linkPage, linksPage, paymentSharePage } from '../../dashboard/paymentLinksPage.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import { KassaError } from '../../errors.ts';
 import { findStorePaymentLink, listPaymentLinks, paymentLinkUrl } from '../../paymentLinks/links.ts';

@@ -71,6 +71,7 @@ export function dashboardPaymentRoutes(dash: DashboardRouter, deps: AppDeps): vo
   // of its newest payments once a second; each open list gets an event when its store's changes
   // from the one the page was rendered with.
   const feed = createPaymentFeed<string>({
+    name: 'dashboard_list',
     load: (storeIds) => listFingerprints(pool, storeIds),
     log: deps.log,
   });
@@ -79,6 +80,7 @@ export function dashboardPaymentRoutes(dash: DashboardRouter, deps: AppDeps): vo
   // about a second of its session ending (sign-out, sign-out everywhere, a password change or reset,
   // its passkey removed, expiry) or of its person leaving the store — in any API process.
   const grants = createPaymentFeed<boolean>({
+    name: 'dashboard_grants',
     load: (keys) => grantsStillOpen(pool, keys, deps.now()),
     log: deps.log,
   });

@@ -11,7 +11,7 @@ import { type AppearanceValues, DEFAULT_ACCENT, previewCss, previewLogo, setting
 import { catalogueMethods, findStore, StoreInputError } from '../../stores/stores.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';
-import { telegramMiniAppUrl } from '../../telegram/links.ts';
+import { telegramMiniAppUrl } from '../../telegram/telegramUrls.ts';
 import {
   type AppearanceForm,
   appearanceForm,

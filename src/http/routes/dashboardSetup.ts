@@ -3,7 +3,7 @@
 // up (otherwise: not found); the dashboard's root and sign-in page lead there meanwhile. An owner's
 // "New store" is /dashboard/new-store. The pipeline is the dashboard router's (dashboardSteps.ts).
 import type { Next } from 'koa';
-import { FormProblem } from '../../dashboard/people.ts';
+import { FormProblem } from '../../dashboard/forms.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import { completeSetup, createOwnedStore, mayCreateStore, SetupClosed, setupOpen } from '../../dashboard/setup.ts';
 import { DEFAULT_REFUND_WINDOW_DAYS, newStorePage, setupPage, type StoreEssentials } from '../../dashboard/setupPage.ts';

@@ -1,11 +1,12 @@
 // The dashboard's doors (issues 24, 35): signing in with a password, a forgotten password's link,
 // signing out (here or everywhere), and an invitation's one-time link (bound to its email:
-// people.ts invitationTaker), which sets a first password or joins a signed-in person to the store.
+// invitations.ts invitationTaker), which sets a first password or joins a signed-in person to the store.
 // Passkey sign-in is dashboardPasskeys.ts's. The pipeline is the dashboard router's (dashboardSteps.ts).
 import { forgotPasswordPage, invitationPage, signInPage } from '../../dashboard/pages.ts';
 import { sendPasswordReset } from '../../dashboard/passwordResets.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
-import { acceptInvitation, FormProblem, findOpenInvitation, invitationTaker, normalizeEmail } from '../../dashboard/people.ts';
+import { FormProblem, normalizeEmail } from '../../dashboard/forms.ts';
+import { acceptInvitation, findOpenInvitation, invitationTaker } from '../../dashboard/invitations.ts';
 import { findSession, openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { canSendMail } from '../../net/mail.ts';
 import type { AppDeps } from '../context.ts';
@@ -101,7 +102,7 @@ export function dashboardSignInRoutes(dash: DashboardRouter, deps: AppDeps): voi
     redirect(ctx, paths.signIn('signed_out=everywhere'));
   });
 
-  // ---- Invitations: the one-time link (bound to its email: people.ts invitationTaker).
+  // ---- Invitations: the one-time link (bound to its email: invitations.ts invitationTaker).
   const invitationGone = (ctx: DashboardCtx) =>
     message(ctx, 404, 'Invitation not valid', 'This invitation link was used already, has expired, or never existed. Ask for a new one.', true);
   /** Who is signed in, if anyone (an invitation page needs no session; one to an existing account needs its person's). */

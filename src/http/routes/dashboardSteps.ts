@@ -15,7 +15,7 @@ import { isDatabaseUnavailable } from '../../db/pool.ts';
 import { KassaError, statusOf } from '../../errors.ts';
 import { type Actor, recordAudit } from '../../dashboard/audit.ts';
 import { DASHBOARD_REFERRER, messagePage, type StoreContext, type Viewer } from '../../dashboard/pages.ts';
-import { membershipsOf, roleIn } from '../../dashboard/people.ts';
+import { membershipsOf, roleIn } from '../../dashboard/memberships.ts';
 import { type Action, can, refusedAuditOf } from '../../dashboard/policy.ts';
 import { findSession, type Session, SESSION_MAX_MS } from '../../dashboard/sessions.ts';
 import { findStorePayment, type StorePayment } from '../../payments/view.ts';

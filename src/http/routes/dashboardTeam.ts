@@ -1,10 +1,12 @@
 // The dashboard's Team page (issue 24), owners only: the store's members and open invitations; invite
 // someone (a one-time link, shown once), revoke an invitation, reset a member's password (a new
-// invitation that sets one: people.ts mayReset says for whom), change a member's role or remove them —
-// each through dashboard/people.ts, audited. The pipeline is the dashboard router's (dashboardSteps.ts).
+// invitation that sets one: invitations.ts mayReset says for whom), change a member's role or remove them —
+// each through dashboard/invitations.ts and memberships.ts, audited. The pipeline is the dashboard router's (dashboardSteps.ts).
 import { teamPage } from '../../dashboard/pages.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
-import { changeMembership, createInvitation, FormProblem, invitationsOf, membersOf, revokeInvitation, roleIn } from '../../dashboard/people.ts';
+import { FormProblem } from '../../dashboard/forms.ts';
+import { createInvitation, invitationsOf, revokeInvitation } from '../../dashboard/invitations.ts';
+import { changeMembership, membersOf, roleIn } from '../../dashboard/memberships.ts';
 import { can } from '../../dashboard/policy.ts';
 import type { AppDeps } from '../context.ts';
 import { emptyForm, type InvitationCreateForm, invitationCreateForm, type RoleForm, roleForm } from './dashboard.schema.ts';
@@ -85,7 +87,7 @@ export function dashboardTeamRoutes(dash: DashboardRouter, deps: AppDeps): void 
       await showTeam(ctx, 200, { notice: 'Link revoked: it opens nothing any more.' });
     },
   );
-  // A password reset: a new invitation that sets a new password (people.ts mayReset says for whom).
+  // A password reset: a new invitation that sets a new password (invitations.ts mayReset says for whom).
   dash.store.post<{ params: { userId: string } }>(
     '/team/members/:userId/reset-password',
     { can: 'team.manage', params: memberParams, form: emptyForm },

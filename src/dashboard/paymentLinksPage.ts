@@ -1,14 +1,14 @@
 // The Payment links pages (issue 30): ask a customer for money without code. The list of the store's
 // links with the forms that make a link or a one-off payment (owners); a link's page (its URL to copy,
 // its QR code, its terms, its payments; switching it off); and a one-off payment's page to share.
-// QR codes are the checkout's own (checkout/links.ts qrSvg: inline SVG, presentation attributes only).
+// QR codes are the checkout's own (checkout/walletLinks.ts qrSvg: inline SVG, presentation attributes only).
 import { html, raw, type Html } from '../web/html.ts';
 import { linkState, type LinkState, type PaymentLinkRow } from '../paymentLinks/links.ts';
 import { dateTime, describedBy, problemFor, shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
 import { dashboardPaths } from './paths.ts';
 import { can } from './policy.ts';
 import type { ListedPayment } from './payments.ts';
-import { LINK_EXPIRY_LABELS, type LinkExpiry, PAYMENT_EXPIRY_LABELS, type PaymentExpiry } from './links.ts';
+import { LINK_EXPIRY_LABELS, type LinkExpiry, PAYMENT_EXPIRY_LABELS, type PaymentExpiry } from './paymentLinks.ts';
 import { dashboardAsset } from './static.ts';
 import { shownCoinName, shownTicker } from '../money.ts';
 
@@ -34,7 +34,7 @@ export interface LinkFormState {
 
 const styles = (root: string) => [{ href: dashboardAsset(root, 'links.css'), id: 'links-style' }];
 
-export const priceOf = (link: Pick<PaymentLinkRow, 'amount' | 'min_amount' | 'max_amount' | 'currency'>): string =>
+const priceOf = (link: Pick<PaymentLinkRow, 'amount' | 'min_amount' | 'max_amount' | 'currency'>): string =>
   link.amount !== null
     ? `${link.amount} ${shownTicker(link.currency)}`
     : link.min_amount !== null && link.max_amount !== null

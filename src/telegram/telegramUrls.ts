@@ -14,11 +14,3 @@ export function telegramMiniAppUrl(checkoutBaseUrl: string): string {
 export function telegramPaymentUrl(miniApp: string | null, paymentId: string): string | null {
   return miniApp === null ? null : `https://t.me/${miniApp}?startapp=${paymentId}`;
 }
-
-/**
- * `https://t.me/<bot>/<app>?startapp=s_<token>`: the subscription's portal in the store's Mini App
- * (the start parameter `s_` and the portal's token); null when the store has no Mini App.
- */
-export function telegramPortalUrl(miniApp: string | null, portalToken: string): string | null {
-  return miniApp === null ? null : `https://t.me/${miniApp}?startapp=s_${portalToken}`;
-}

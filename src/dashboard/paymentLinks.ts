@@ -94,7 +94,7 @@ export async function createDashboardPayment(
 }
 
 /** How many of a link's payments its page shows, newest first. */
-export const LINK_PAYMENTS_SHOWN = 100;
+const LINK_PAYMENTS_SHOWN = 100;
 
 /** A link's payments (every status), newest first. */
 export async function linkPayments(db: Db, storeId: string, linkId: string): Promise<readonly ListedPayment[]> {

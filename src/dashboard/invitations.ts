@@ -1,4 +1,4 @@
-// Dashboard users, their role per store, and invitations: a one-time link, valid 24 h, that makes
+// Invitations (the Team page, `kassa dashboard invite`): a one-time link, valid 24 h, that makes
 // (or finds) the user by email, gives them the role in the store, and signs them in. An invitation is
 // bound to its email: to a person without a password, its link sets it (their first sign-in); to a
 // person who has one, only that person, signed in, takes it — the link is no way to their account nor
@@ -9,65 +9,24 @@
 // (no maker) always may. It dies before its expiry when superseded: a newer link for the person in
 // the store (a newer reset: anywhere), a password change, the person's role changing or their
 // removal, its maker leaving the store or no longer owning it, or an owner revoking it on the Team
-// page. Every role change, an invitation's too, goes through setMembership, which keeps the rule "a
-// store always has an owner".
-import { DASHBOARD_PATH, dashboardPaths } from './paths.ts';
+// page. Every role change, an invitation's too, goes through setMembership (memberships.ts), which
+// keeps the rule "a store always has an owner".
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
+import { isUuid } from '../uuid.ts';
 import { endOtherAccess, revokeOpenLinks } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
+import { FormProblem, normalizeEmail } from './forms.ts';
+import { roleIn, setMembership } from './memberships.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
+import { DASHBOARD_PATH, dashboardPaths } from './paths.ts';
+import { ROLES, roleColumn, type Role } from './roles.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
-import { isUuid } from '../uuid.ts';
 
-/** A person's role in a store: owner (everything) or viewer (read-only). The one list of them. */
-export const ROLES = ['owner', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
-/** A role read from the database (store_members.role, dashboard_invitations.role). */
-export const roleColumn = z.enum(ROLES);
-/** A role typed by a person (a form, `--role`), or null when it is none. */
-export const roleOf = (value: unknown): Role | null => ((ROLES as readonly unknown[]).includes(value) ? (value as Role) : null);
-export const INVITATION_LIFETIME_MS = 24 * 3600_000;
+const INVITATION_LIFETIME_MS = 24 * 3600_000;
 /** A password reset's link lives this long: it hands over an account, so it is used at once or made again. */
 export const RESET_LIFETIME_MS = 3600_000;
 
-/** A problem with what someone typed, shown beside the field it is about; nothing was changed. */
-export class FormProblem extends Error {
-  override name = 'FormProblem';
-  readonly field: string | null;
-  constructor(message: string, field: string | null = null) {
-    super(message);
-    this.field = field;
-  }
-}
-
-/** "Ann@Example.com " → "ann@example.com", or null when it is not an email address. */
-export function normalizeEmail(raw: string): string | null {
-  const email = raw.trim().toLowerCase();
-  return email.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) ? email : null;
-}
-
-export interface Membership {
-  storeId: string;
-  storeName: string;
-  role: Role;
-}
-
-export async function membershipsOf(db: Db, userId: string): Promise<readonly Membership[]> {
-  const rows = await db.any(sql.type(z.object({ store_id: z.string(), store_name: z.string(), role: roleColumn }))`
-    select m.store_id, s.name as store_name, m.role from store_members m join stores s on s.id = m.store_id
-    where m.user_id = ${userId} order by s.name, s.id
-  `);
-  return rows.map((row) => ({ storeId: row.store_id, storeName: row.store_name, role: row.role }));
-}
-
-/** The user's role in the store, or null when they are not a member (the store is then "not found" to them). */
-export async function roleIn(db: Db, userId: string, storeId: string): Promise<Role | null> {
-  return db.maybeOneFirst(sql.type(z.object({ role: roleColumn }))`
-    select role from store_members where user_id = ${userId} and store_id = ${storeId}
-  `);
-}
-
-export interface Invitation {
+interface Invitation {
   url: string;
   storeId: string;
   email: string;
@@ -76,7 +35,7 @@ export interface Invitation {
   resetsPassword: boolean;
 }
 
-export class UnknownStoreForInvitation extends Error {
+class UnknownStoreForInvitation extends Error {
   override name = 'UnknownStoreForInvitation';
 }
 
@@ -271,17 +230,7 @@ export async function acceptInvitation(
   });
 }
 
-export const memberRow = z.object({ user_id: z.string(), email: z.string(), role: roleColumn, created_at: z.date() });
-export type MemberRow = z.infer<typeof memberRow>;
-
-export async function membersOf(db: Db, storeId: string): Promise<readonly MemberRow[]> {
-  return db.any(sql.type(memberRow)`
-    select m.user_id, u.email, m.role, m.created_at from store_members m join dashboard_users u on u.id = m.user_id
-    where m.store_id = ${storeId} order by u.email
-  `);
-}
-
-export const invitationRow = z.object({
+const invitationRow = z.object({
   id: z.string(),
   email: z.string(),
   role: roleColumn,
@@ -328,64 +277,4 @@ export async function revokeInvitation(pool: DatabasePool, input: { storeId: str
     );
     return true;
   });
-}
-
-/**
- * The one command that changes who is in a store and with which role: `role` for a member (or a
- * newcomer, with `join`, from an invitation), `null` removes them. A store keeps at least one owner:
- * the change that would leave none is refused (FormProblem). Audited (member.role_change,
- * member.remove); a newcomer's joining is the invitation's own audit row. Returns false when the user
- * is not a member of the store (and does not join).
- */
-export async function setMembership(
-  tx: Db,
-  input: { storeId: string; userId: string; role: Role | null; join?: boolean; actor: Actor; now: Date },
-): Promise<boolean> {
-  const { storeId, userId } = input;
-  // The store's members, locked: two owners demoting each other at once cannot both succeed.
-  const members = await tx.any(sql.type(z.object({ user_id: z.string(), email: z.string(), role: roleColumn }))`
-    select m.user_id, u.email, m.role from store_members m join dashboard_users u on u.id = m.user_id
-    where m.store_id = ${storeId} order by m.user_id for update of m
-  `);
-  const target = members.find((m) => m.user_id === userId);
-  if (!target) {
-    if (!input.join || input.role === null) return false;
-    await tx.query(sql.unsafe`
-      insert into store_members (store_id, user_id, role, created_at) values (${storeId}, ${userId}, ${input.role}, ${sql.timestamp(input.now)})
-    `);
-    return true;
-  }
-  const owners = members.filter((m) => m.role === 'owner').length;
-  if (target.role === 'owner' && input.role !== 'owner' && owners <= 1) {
-    throw new FormProblem('A store keeps at least one owner: make someone else owner first.', 'member');
-  }
-  if (input.role === target.role) return true;
-  // The person's open links in this store rest on what they were (a reset keeps a role, an
-  // invitation gives one): they die; so do the links they made here when they leave or stop owning it.
-  const linksFor = await revokeOpenLinks(tx, { email: target.email, storeId, because: 'member_changed', now: input.now });
-  const linksMade = input.role !== 'owner' ? await revokeOpenLinks(tx, { madeBy: userId, storeId, because: 'maker_left', now: input.now }) : 0;
-  const revoked = linksFor + linksMade > 0 ? { linksRevoked: linksFor + linksMade } : {};
-  if (input.role === null) {
-    await tx.query(sql.unsafe`delete from store_members where store_id = ${storeId} and user_id = ${userId}`);
-    await recordAudit(tx, input.actor, { storeId, action: 'member.remove', subject: target.email, detail: { role: target.role, ...revoked } }, input.now);
-  } else {
-    await tx.query(sql.unsafe`update store_members set role = ${input.role} where store_id = ${storeId} and user_id = ${userId}`);
-    await recordAudit(
-      tx,
-      input.actor,
-      { storeId, action: 'member.role_change', subject: target.email, detail: { from: target.role, to: input.role, ...revoked } },
-      input.now,
-    );
-  }
-  return true;
-}
-
-/** Changes a member's role or removes them (`null`), from the Team page: setMembership in its own transaction. */
-export async function changeMembership(
-  pool: DatabasePool,
-  input: { storeId: string; userId: string; role: Role | null; actor: Actor; now: Date },
-): Promise<boolean> {
-  if (!isUuid(input.userId)) return false;
-  const userId = input.userId.toLowerCase();
-  return pool.transaction(async (tx) => setMembership(tx, { ...input, userId }));
 }
