@@ -236,7 +236,7 @@ export const MUTATIONS: Mutation[] = [
   {
     area: 'events',
     what: "the dashboard's live list tells of every poll, not only of a change",
-    file: 'src/http/routes/dashboard.ts',
+    file: 'src/http/routes/dashboardPayments.ts',
     find: 'if (last !== null && fingerprint !== last) stream.write',
     replace: 'if (last !== null) stream.write',
     tests: ['test/http/dashboard.test.ts'],
