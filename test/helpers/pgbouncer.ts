@@ -1,6 +1,7 @@
 // A private PgBouncer (Debian's package: 1.18; .ci/run installs it) in transaction mode in front of
 // a test database, as a managed PostgreSQL's "pooled" URL: a process of this test file's own, on a
-// free port of 127.0.0.1, its ini file in a temporary directory; stopped by `stop`.
+// free port of 127.0.0.1, its ini file in a temporary directory; stopped by `stop`; frozen (SIGSTOP)
+// by `freeze` and let go by `thaw`. examples/compose-several-containers.yml sets the same pgbouncer.ini keys.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -12,6 +13,10 @@ export interface PgBouncer {
   url: string;
   /** What PgBouncer logged so far. */
   log(): string;
+  /** Stops the process (SIGSTOP): its connections stay open and new ones are queued by the kernel, nothing is answered. */
+  freeze(): void;
+  /** Lets it run again (SIGCONT). */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -97,8 +102,15 @@ export async function startPgBouncer(databaseUrl: string, options: { poolSize?: 
   return {
     url: url.toString(),
     log: () => output,
+    freeze: () => {
+      child.kill('SIGSTOP');
+    },
+    thaw: () => {
+      child.kill('SIGCONT');
+    },
     stop: async () => {
       if (child.exitCode === null) {
+        child.kill('SIGCONT');
         child.kill('SIGINT');
         const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
         await exited;
