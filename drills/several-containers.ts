@@ -46,7 +46,7 @@ const FROZEN_MS = 9_000; // PgBouncer stopped this long (longer than the 7 s sta
 const ANSWER_LIMIT_MS = 10_000;
 const RECOVERY_LIMIT_MS = 10_000;
 const PGBOUNCER_POOL_SIZE = 20; // default_pool_size, as in the compose file
-/** The pooled URL's statement timeout: the role's (here the database's) default, as the docs ask. */
+/** DATABASE_STATEMENT_TIMEOUT_MS, and the timeout PgBouncer sets on its server connections (connect_query). */
 const STATEMENT_TIMEOUT_MS = 5_000;
 
 // REPLICA (issue 46 item 4, added by the lead after merging): a streaming replica of `db`
@@ -97,14 +97,14 @@ await drill(
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     try {
-      // The pooled URL's statement timeout is the database's default (ALTER ROLE … SET in production):
-      // nothing is sent at connect through PgBouncer. Set before PgBouncer opens server connections.
-      const admin = new pg.Client({ connectionString: db.url });
-      await admin.connect();
-      const dbName = (await admin.query<{ name: string }>('select current_database() as name')).rows[0]!.name;
-      await admin.query(`alter database ${pg.escapeIdentifier(dbName)} set statement_timeout = '${STATEMENT_TIMEOUT_MS}ms'`);
-      await admin.end();
-      bouncer = await startPgBouncer(db.url, { poolSize: PGBOUNCER_POOL_SIZE });
+      // Kassa sends nothing at connect through PgBouncer: the statement timeout in force there is set by
+      // PgBouncer itself on each server connection (connect_query), as the compose file does.
+      bouncer = await startPgBouncer(db.url, { poolSize: PGBOUNCER_POOL_SIZE, connectQuery: `SET statement_timeout = ${STATEMENT_TIMEOUT_MS}` });
+      const probe = new pg.Client({ connectionString: bouncer.url });
+      await probe.connect();
+      const inForce = (await probe.query<{ t: string }>(`select current_setting('statement_timeout') as t`)).rows[0]!.t;
+      await probe.end();
+      report.check('the statement timeout in force through PgBouncer is DATABASE_STATEMENT_TIMEOUT_MS', inForce === `${STATEMENT_TIMEOUT_MS / 1000}s`, inForce);
       const direct = new URL(db.url);
       relay = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) }, { dropNotifications: true });
 

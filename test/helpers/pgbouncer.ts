@@ -37,9 +37,10 @@ async function freePort(): Promise<number> {
  * Starts PgBouncer with pool_mode=transaction and auth_type=trust in front of `databaseUrl`'s server
  * (it logs in there with that URL's user and password). PgBouncer refuses to run as root: as root it
  * runs as the `postgres` user (the embedded PostgreSQL's). `poolSize`: server connections per
- * database and user (default_pool_size).
+ * database and user (default_pool_size). `connectQuery`: run on each server connection PgBouncer
+ * opens (connect_query), e.g. `SET statement_timeout = 5000`.
  */
-export async function startPgBouncer(databaseUrl: string, options: { poolSize?: number } = {}): Promise<PgBouncer> {
+export async function startPgBouncer(databaseUrl: string, options: { poolSize?: number; connectQuery?: string } = {}): Promise<PgBouncer> {
   if (!fs.existsSync(PGBOUNCER)) throw new Error(`PgBouncer is not installed (${PGBOUNCER}): apt-get install -y pgbouncer (.ci/run does)`);
   const target = new URL(databaseUrl);
   const port = await freePort();
@@ -51,6 +52,7 @@ export async function startPgBouncer(databaseUrl: string, options: { poolSize?: 
     `port=${target.port || '5432'}`,
     `user=${user}`,
     ...(target.password ? [`password=${decodeURIComponent(target.password)}`] : []),
+    ...(options.connectQuery ? [`connect_query='${options.connectQuery.replaceAll("'", "''")}'`] : []),
   ].join(' ');
   fs.writeFileSync(path.join(dir, 'users.txt'), `"${user}" ""\n`, { mode: 0o644 });
   fs.writeFileSync(
