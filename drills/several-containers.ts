@@ -3,13 +3,16 @@
 // processes with DATABASE_URL = PgBouncer and two `kassa start --worker --skip-migrate` processes with
 // DATABASE_SESSION_URL = PostgreSQL itself, on the sandbox chain — the settings of
 // examples/compose-several-containers.yml (docs/OPERATIONS.md, "Running on managed PostgreSQL with
-// several containers"). It proves:
+// several containers"), PgBouncer's settings included (its connect_query sets the statement timeout on
+// the pooled connections; test/foundations/compose-example.test.ts keeps the two in step). It proves:
 //   - payments created through both APIs complete (paid on the sandbox chain, read through the other API);
 //   - webhooks are delivered with p99 under 2 s without NOTIFY: the workers' session connections pass
 //     through a relay that drops PostgreSQL's notifications, so their LISTEN hears nothing (as it would
-//     through a transaction pooler) and Graphile Worker's polling alone must deliver (every second);
+//     through a transaction pooler) and Graphile Worker's polling alone must deliver (every second).
+//     Without the relay they would hear every job: a NOTIFY sent through PgBouncer (the APIs' add_job)
+//     reaches a LISTEN on a direct connection — with a 5 s poll, p99 stayed under 1 s;
 //   - exactly one worker holds the chain reader's lease; SIGKILLed, the other takes it over within
-//     the documented time (the 6 s lease and a 1 s check: 8 s allowed here), and every transfer sent
+//     the documented 7 s (the 6 s lease, then a 1 s check; 8 s allowed here), and every transfer sent
 //     is booked exactly once (rows counted by hash);
 //   - PgBouncer frozen (SIGSTOP): the APIs answer 503 service_unavailable in bounded time, never hang,
 //     while the workers (not behind it) go on; after SIGCONT the APIs recover without a restart;
