@@ -254,7 +254,11 @@ await drill(
       report.figure('webhook delivery p50 / p99 / max (no NOTIFY)', `${p50} / ${p99} / ${steadyMs.at(-1)} ms over ${steadyMs.length} deliveries`);
       for (const type of ['payment.pending', 'payment.completed']) {
         const ms = await latencies(steadyDeliveries.filter((d) => d.type === type));
-        report.figure(`  ${type} (${type === 'payment.pending' ? "the API's create" : "the reader's booking"} → received)`, ms.join(' '));
+        const at = (q: number) => ms[Math.max(0, Math.ceil(ms.length * q) - 1)];
+        report.figure(
+          `  ${type} (${type === 'payment.pending' ? "the API's create" : "the reader's booking"} → received)`,
+          `p50 ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, max ${ms.at(-1)} ms over ${ms.length}`,
+        );
       }
 
       // 3. The lease: one holder throughout; killed, the other takes over; every transfer booked once.
