@@ -84,9 +84,11 @@ export async function startKassa(options: {
   env?: Record<string, string>;
   port?: number;
   baseUrl?: string;
+  /** `kassa start --skip-migrate` (containers started after the release step, `kassa migrate`). */
+  skipMigrate?: boolean;
 }): Promise<Kassa> {
   const kassa = await startKassaProcess({
-    args: ['start', ...(options.part ? [`--${options.part}`] : [])],
+    args: ['start', ...(options.part ? [`--${options.part}`] : []), ...(options.skipMigrate ? ['--skip-migrate'] : [])],
     cwd: ROOT,
     env: {
       DATABASE_URL: options.databaseUrl,

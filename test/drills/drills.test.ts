@@ -10,9 +10,10 @@ import { descendants } from '../../bench/lib/cpu.ts';
 
 const DRILLS = path.resolve(import.meta.dirname, '../../drills');
 // The longest drills start first, three at a time: the two that wait out the 60 s late-commit margin
-// (~95 s each) and auth-and-access (~60 s), then the rest by name. Started in name order, mid-send began
+// (~95 s each), auth-and-access and several-containers (~60 s each: four processes, a 6 s lease, a 9 s
+// freeze), then the rest by name. Started in name order, mid-send began
 // last and ran alone for a minute: the drills ended at ~165 s although none takes 100 s.
-const LONGEST_FIRST = ['expiry-burst.ts', 'worker-killed-mid-send.ts', 'auth-and-access.ts'];
+const LONGEST_FIRST = ['expiry-burst.ts', 'worker-killed-mid-send.ts', 'auth-and-access.ts', 'several-containers.ts'];
 const rank = (file: string): number => {
   const at = LONGEST_FIRST.indexOf(file);
   return at === -1 ? LONGEST_FIRST.length : at;

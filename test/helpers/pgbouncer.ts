@@ -1,6 +1,7 @@
 // A private PgBouncer (Debian's package: 1.18; .ci/run installs it) in transaction mode in front of
 // a test database, as a managed PostgreSQL's "pooled" URL: a process of this test file's own, on a
-// free port of 127.0.0.1, its ini file in a temporary directory; stopped by `stop`.
+// free port of 127.0.0.1, its ini file in a temporary directory; stopped by `stop`; frozen (SIGSTOP)
+// by `freeze` and let go by `thaw`. examples/compose-several-containers.yml sets the same pgbouncer.ini keys.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -12,6 +13,10 @@ export interface PgBouncer {
   url: string;
   /** What PgBouncer logged so far. */
   log(): string;
+  /** Stops the process (SIGSTOP): its connections stay open and new ones are queued by the kernel, nothing is answered. */
+  freeze(): void;
+  /** Lets it run again (SIGCONT). */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -32,9 +37,10 @@ async function freePort(): Promise<number> {
  * Starts PgBouncer with pool_mode=transaction and auth_type=trust in front of `databaseUrl`'s server
  * (it logs in there with that URL's user and password). PgBouncer refuses to run as root: as root it
  * runs as the `postgres` user (the embedded PostgreSQL's). `poolSize`: server connections per
- * database and user (default_pool_size).
+ * database and user (default_pool_size). `connectQuery`: run on each server connection PgBouncer
+ * opens (connect_query), e.g. `SET statement_timeout = 5000`.
  */
-export async function startPgBouncer(databaseUrl: string, options: { poolSize?: number } = {}): Promise<PgBouncer> {
+export async function startPgBouncer(databaseUrl: string, options: { poolSize?: number; connectQuery?: string } = {}): Promise<PgBouncer> {
   if (!fs.existsSync(PGBOUNCER)) throw new Error(`PgBouncer is not installed (${PGBOUNCER}): apt-get install -y pgbouncer (.ci/run does)`);
   const target = new URL(databaseUrl);
   const port = await freePort();
@@ -46,6 +52,7 @@ export async function startPgBouncer(databaseUrl: string, options: { poolSize?: 
     `port=${target.port || '5432'}`,
     `user=${user}`,
     ...(target.password ? [`password=${decodeURIComponent(target.password)}`] : []),
+    ...(options.connectQuery ? [`connect_query='${options.connectQuery.replaceAll("'", "''")}'`] : []),
   ].join(' ');
   fs.writeFileSync(path.join(dir, 'users.txt'), `"${user}" ""\n`, { mode: 0o644 });
   fs.writeFileSync(
@@ -97,8 +104,15 @@ export async function startPgBouncer(databaseUrl: string, options: { poolSize?: 
   return {
     url: url.toString(),
     log: () => output,
+    freeze: () => {
+      child.kill('SIGSTOP');
+    },
+    thaw: () => {
+      child.kill('SIGCONT');
+    },
     stop: async () => {
       if (child.exitCode === null) {
+        child.kill('SIGCONT');
         child.kill('SIGINT');
         const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
         await exited;

@@ -126,10 +126,40 @@ export interface TcpProxy {
   /** Forwards everything held, in order, and carries on. */
   thaw(): void;
   close(): Promise<void>;
+  /** With `dropNotifications`: how many NotificationResponse messages (LISTEN's deliveries) were dropped. */
+  notificationsDropped(): number;
 }
 
-/** A TCP proxy in front of `target` (`host:port`, e.g. the test PostgreSQL) that can be frozen. */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+/**
+ * PostgreSQL's server-to-client stream with every NotificationResponse ('A') message taken out, so a
+ * client's LISTEN hears nothing, as through a pooler in transaction mode. Every message from the
+ * server is a type byte and a length (which counts itself) — from the first one on, when the client
+ * asks for no TLS (a `postgres://` URL without sslmode, as the tests use).
+ */
+function withoutNotifications(onDropped: () => void): (chunk: Buffer) => Buffer {
+  let pending: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    const kept: Buffer[] = [];
+    let at = 0;
+    while (pending.length - at >= 5) {
+      const end = at + 1 + pending.readInt32BE(at + 1);
+      if (pending.length < end) break;
+      if (pending[at] === 0x41) onDropped();
+      else kept.push(pending.subarray(at, end));
+      at = end;
+    }
+    pending = pending.subarray(at);
+    return Buffer.concat(kept);
+  };
+}
+
+/**
+ * A TCP proxy in front of `target` (`host:port`, e.g. the test PostgreSQL) that can be frozen.
+ * `dropNotifications`: PostgreSQL's notifications are not passed on (withoutNotifications).
+ */
+export async function startTcpProxy(target: { host: string; port: number }, options: { dropNotifications?: boolean } = {}): Promise<TcpProxy> {
+  let dropped = 0;
   let frozen = false;
   const held: Array<() => void> = [];
   const sockets = new Set<net.Socket>();
@@ -143,7 +173,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       socket.on('error', () => {});
     }
     client.on('data', (chunk) => forward(() => upstream.write(chunk)));
-    upstream.on('data', (chunk) => forward(() => client.write(chunk)));
+    const fromServer = options.dropNotifications ? withoutNotifications(() => (dropped += 1)) : (chunk: Buffer) => chunk;
+    upstream.on('data', (chunk: Buffer) => {
+      const passed = fromServer(chunk);
+      if (passed.length > 0) forward(() => client.write(passed));
+    });
     client.on('end', () => forward(() => upstream.end()));
     upstream.on('end', () => forward(() => client.end()));
     client.on('close', () => forward(() => upstream.destroy()));
@@ -167,6 +201,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       frozen = false;
       for (const action of held.splice(0)) action();
     },
+    notificationsDropped: () => dropped,
     async close() {
       frozen = false;
       held.length = 0;
