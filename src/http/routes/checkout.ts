@@ -566,7 +566,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     }
     const view = await portalView(pool, token, deps.now());
     if (!view) return portalPage(ctx, false);
-    const launch = await checkPortalLaunch(pool, view.row, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
+    const launch = await checkPortalLaunch(pool, view.row, token, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
     if (launch !== 'ok') return telegramPage(403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }));
     await portalPage(ctx, true);
   });
