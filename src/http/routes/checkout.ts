@@ -567,7 +567,7 @@ export function checkoutRoutes(router: Router<KassaState>, deps: AppDeps, guards
     const view = await portalView(pool, token, deps.now());
     if (!view) return portalPage(ctx, false);
     const launch = await checkPortalLaunch(pool, view.row, token, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
-    if (launch !== 'ok') return telegramPage(403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }));
+    if (launch !== 'ok') return telegramPage(403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }, 'portal'));
     await portalPage(ctx, true);
   });
 
