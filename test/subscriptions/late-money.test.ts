@@ -1,6 +1,7 @@
 // Money of a subscription's payment that expired (issue 45; docs/API.md, Subscriptions), on the
 // sandbox chain with the real chain reader and Graphile Worker's jobs: a renewal paid in part before
-// its expiry credits that part when it expires (the expiring statement's subscriptions__credit job),
+// its expiry credits that part when it expires (the expiring statement's subscriptions__credit job;
+// by the reader, or the sandbox's expire control),
 // so the next renewal asks only for the rest; money sent after the expiry is credited in its booking
 // transaction with the subscription's run enqueued, once (booking the same transfer again adds
 // nothing); a top-up that expired likewise; a subscription expired by its grace keeps the money as
@@ -101,8 +102,17 @@ describe('money of a subscription’s payment that expired', () => {
     // D: a subscription that will expire by its grace (1 day), its renewal paid after that.
     const ended = await subscribed({ graceDays: 1 });
     const endedPayment = await chooseTon(ended.renewalId!);
+    // E: a renewal paid in part, then expired by the sandbox's control (POST /sandbox/v1/payments/{id}/expire).
+    const control = await subscribed();
+    const controlPayment = await chooseTon(control.renewalId!);
+    await app.pay(controlPayment.paymentDetails.address, 'TON', '0.3');
     await app.settle();
     assert.deepEqual(await partial.ledger(), [], 'money of an open payment is not credit yet');
+    const expired = await post(`/sandbox/v1/payments/${control.renewalId}/expire`);
+    assert.equal(expired.json.status, 'expired', expired.text);
+    assert.deepEqual(await jobKeys('subscriptions__credit:'), [`subscriptions__credit:${control.renewalId}`]);
+    await runJobs();
+    assert.deepEqual(await control.ledger(), [['credit', '0.3', control.renewalId]]);
 
     // The chain's clock passes the payments' expiry: the reader expires them.
     const expiries = [partialPayment, latePayment, topUp, endedPayment].map((p) => Date.parse(p.timer.expiresAt));
