@@ -91,10 +91,10 @@ await pool.query(sql.unsafe`
 async function dueSubscriptions(count: number, credit: string, prefix: string): Promise<void> {
   await pool.query(sql.unsafe`
     insert into subscriptions (id, store_id, plan_id, customer_reference, status, anchor_at, periods_charged, current_period_end, credit,
-                               next_run_at, portal_token, created_at)
+                               next_run_at, portal_token_hash, created_at)
     select gen_random_uuid(), ${store.id}, ${planId}, ${prefix} || i, 'active', now() - interval '1 month 1 minute', 1,
            now() - interval '1 month 1 minute' + interval '1 month', ${credit}::numeric, now() - interval '1 minute',
-           md5(${prefix} || i || random()::text) || md5(random()::text), now() - interval '1 month 1 minute'
+           sha256(convert_to(${prefix} || i || random()::text, 'UTF8')), now() - interval '1 month 1 minute'
     from generate_series(1, ${count}) as i
   `);
 }

@@ -186,7 +186,7 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
     name: 'subscription create',
     usage: 'kassa subscription create --store ID --plan PLAN_ID --customer REFERENCE [--email ADDRESS] [--telegram-user-id N] [--trial-days N]',
     summary:
-      'Subscribes a customer (POST /v1/subscriptions): trialing, or, without a trial, past due with its first payment open at once (checkoutURL). Prints the subscription: {"id", "status", "planID", "customer", "currentPeriodEnd", "credit", "checkoutURL"?, "telegramURL"?, "portalURL", …}.',
+      'Subscribes a customer (POST /v1/subscriptions): trialing, or, without a trial, past due with its first payment open at once (checkoutURL). Prints the subscription: {"id", "status", "planID", "customer", "currentPeriodEnd", "credit", "checkoutURL"?, "telegramURL"?, "portalURL" (shown this once: Kassa keeps only its hash), …}.',
     options: [
       "--store ID            the store's id (required)",
       '--plan PLAN_ID        an active plan of the store (required)',

@@ -48,7 +48,7 @@ const stored = z.object({ request_hash: z.string(), response_status: z.number().
 export async function idempotent(
   pool: DatabasePool,
   scope: { storeId: string; endpoint: string; key: string | undefined; body: unknown; now: Date },
-  work: (tx: DatabaseTransactionConnection) => Promise<{ status: number; body: unknown; paymentId?: string }>,
+  work: (tx: DatabaseTransactionConnection) => Promise<{ status: number; body: unknown; paymentId?: string; replayBody?: unknown }>,
 ): Promise<Outcome> {
   const { key } = scope;
   if (key === undefined) {
@@ -69,9 +69,11 @@ export async function idempotent(
       if (inserted) {
         const result = await work(tx);
         const body = JSON.stringify(result.body);
+        // A secret shown once (a subscription's portal URL) is never stored: its replay answers `replayBody`.
+        const kept = result.replayBody === undefined ? body : JSON.stringify(result.replayBody);
         await tx.query(
           prepared(sql.typeAlias('void')`
-          update idempotency_keys set response_status = ${result.status}, response_body = ${body}, payment_id = ${result.paymentId ?? null}
+          update idempotency_keys set response_status = ${result.status}, response_body = ${kept}, payment_id = ${result.paymentId ?? null}
           where store_id = ${scope.storeId} and endpoint = ${scope.endpoint} and idempotency_key = ${key}
         `),
         );

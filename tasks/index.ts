@@ -9,6 +9,7 @@ import treasuryPlanSweeps from './treasury__plan_sweeps.ts';
 import treasurySweepSale from './treasury__sweep_sale.ts';
 import ratesRefresh from './rates__refresh.ts';
 import subscriptionsBill from './subscriptions__bill.ts';
+import subscriptionsCredit from './subscriptions__credit.ts';
 import webhookDeliver from './webhook__deliver.ts';
 import workerUnlockDead from './worker__unlock_dead.ts';
 
@@ -19,6 +20,7 @@ export const TASKS: Record<string, TaskFactory> = {
   outgoing__send: outgoingSend,
   rates__refresh: recurring('rates__refresh', ratesRefresh),
   subscriptions__bill: recurring('subscriptions__bill', subscriptionsBill),
+  subscriptions__credit: subscriptionsCredit,
   treasury__plan_sweeps: recurring('treasury__plan_sweeps', treasuryPlanSweeps),
   treasury__sweep_sale: treasurySweepSale,
   webhook__deliver: webhookDeliver,

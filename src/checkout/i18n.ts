@@ -179,6 +179,9 @@ const en = {
   portal_entry_refund: 'Refund',
   portalNotFoundTitle: 'Subscription not found',
   portalNotFoundText: 'There is no subscription at this address. The shop may have sent you a new link: ask it.',
+  portalOtherBotTitle: 'This subscription belongs to another shop’s bot',
+  portalOtherBotText:
+    'It cannot be opened in this bot. Open it from the shop’s own bot, or with the link the shop sent you; if someone else sent you this one, do not pay through it.',
 };
 
 type Messages = typeof en;
@@ -340,6 +343,9 @@ const ru: Messages = {
   portal_entry_refund: 'Возврат',
   portalNotFoundTitle: 'Подписка не найдена',
   portalNotFoundText: 'По этому адресу нет подписки. Возможно, магазин прислал вам новую ссылку: спросите его.',
+  portalOtherBotTitle: 'Эта подписка принадлежит боту другого магазина',
+  portalOtherBotText:
+    'В этом боте её открыть нельзя. Откройте её в боте самого магазина или по ссылке, которую прислал магазин; если эту ссылку прислал кто-то другой, не платите по ней.',
 };
 
 const MESSAGES: Record<Lang, Messages> = { en, ru };

@@ -444,18 +444,22 @@ export function renderTelegramBootPage(page: TelegramPage): string {
 
 /**
  * {checkout_base_url}/tg/{id} launched by a bot that is not the payment's store's (or a store with no
- * bot): nothing of the payment — no amount, no address, no store name — only why, in the Mini App's frame.
+ * bot), or a subscription's portal ({checkout_base_url}/tg/s/{token}, `of: 'portal'`) launched by a
+ * bot not its store's: nothing of the payment or the subscription — no amount, no address, no store
+ * name — only why, in the Mini App's frame, in the words of what was opened.
  */
-export function renderTelegramRefusalPage(page: TelegramPage): string {
+export function renderTelegramRefusalPage(page: TelegramPage, of: 'payment' | 'portal' = 'payment'): string {
   const texts = TELEGRAM_TEXTS[page.lang];
+  const title = of === 'portal' ? t(page.lang, 'portalOtherBotTitle') : texts.otherShopTitle;
+  const text = of === 'portal' ? t(page.lang, 'portalOtherBotText') : texts.otherShopText;
   return shell({
     lang: page.lang,
     prefix: page.bootPath.replace(/\/tg$/, ''),
-    title: texts.otherShopTitle,
+    title,
     telegram: true,
-    body: html`<div class="wrap"><main id="checkout" class="card message-page" data-telegram-refused="true" data-ended="true">
-<section class="state" aria-labelledby="state-title"><div class="result ended"><h1 id="state-title">${texts.otherShopTitle}</h1></div>
-<p>${texts.otherShopText}</p></section>
+    body: html`<div class="wrap"><main id="checkout" class="card message-page" data-telegram-refused="${of}" data-ended="true">
+<section class="state" aria-labelledby="state-title"><div class="result ended"><h1 id="state-title">${title}</h1></div>
+<p>${text}</p></section>
 </main></div>${telegramData(page)}`,
   });
 }

@@ -69,6 +69,7 @@ export function dashboardPaths(root: string) {
       subscription: (subscriptionId: string, query?: string) => withQuery(`${at}/subscriptions/${subscriptionId}`, query),
       subscriptionCredit: (subscriptionId: string) => `${at}/subscriptions/${subscriptionId}/credits`,
       cancelSubscription: (subscriptionId: string) => `${at}/subscriptions/${subscriptionId}/cancel`,
+      reissuePortal: (subscriptionId: string) => `${at}/subscriptions/${subscriptionId}/portal`,
       /** The subscriptions' plans: the list (GET), a new plan (POST), archiving one (POST). */
       plans: (query?: string) => withQuery(`${at}/plans`, query),
       newPlan: () => `${at}/plans`,

@@ -1,13 +1,14 @@
 // Plans and subscriptions made and changed in the dashboard (issue 45): each action is the API's own
 // command — a plan through subscriptions/records.ts createPlan and archivePlan (as POST /v1/plans and
 // …/archive), a subscription, a cancel and a manual credit through subscriptions/commands.ts (as
-// POST /v1/subscriptions, …/cancel, …/credits) — with its audit row in the same transaction (via
+// POST /v1/subscriptions, …/cancel, …/credits), a new portal link through records.ts
+// reissuePortalToken (as POST …/portal) — with its audit row in the same transaction (via
 // dashboard). What the pages read beside the API's reads: a subscription's payments.
 import type { TonNetwork } from '../config.ts';
 import { type DatabasePool, type Db, sql } from '../db/pool.ts';
 import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import { cancelSubscription, creditSubscription, type SubscriptionCommandDeps, subscribe } from '../subscriptions/commands.ts';
-import { archivePlan, createPlan, type PlanInput, type PlanRow, type SubscriptionInput } from '../subscriptions/records.ts';
+import { archivePlan, createPlan, type PlanInput, type PlanRow, reissuePortalToken, type SubscriptionInput } from '../subscriptions/records.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { type ListedPayment, listedPayment } from './payments.ts';
 
@@ -48,7 +49,7 @@ export async function archiveDashboardPlan(pool: DatabasePool, actor: Actor, sto
   });
 }
 
-/** Subscribes a customer to the store's open plan (audited subscription.create); its id. KassaError when the API would refuse it. */
+/** Subscribes a customer to the store's open plan (audited subscription.create); its id and portal token (shown once). KassaError when the API would refuse it. */
 export async function createDashboardSubscription(
   pool: DatabasePool,
   engine: SubscriptionCommandDeps,
@@ -56,16 +57,28 @@ export async function createDashboardSubscription(
   storeId: string,
   input: SubscriptionInput,
   now: Date,
-): Promise<string> {
+): Promise<{ id: string; portalToken: string }> {
   return pool.transaction(async (tx) => {
-    const id = await subscribe(tx, engine, storeId, input, now);
+    const made = await subscribe(tx, engine, storeId, input, now);
+    const id = made.id;
     await recordAudit(
       tx,
       actor,
       { storeId, action: 'subscription.create', subject: id, detail: { planID: input.planID, customer: input.customer.reference, via: 'dashboard' } },
       now,
     );
-    return id;
+    return made;
+  });
+}
+
+/** A new portal link for the store's subscription (the old one stops working; audited subscription.portal_reissue); the new token, or null when it is not the store's. */
+export async function reissueDashboardPortal(pool: DatabasePool, actor: Actor, storeId: string, subscriptionId: string, now: Date): Promise<string | null> {
+  return pool.transaction(async (tx) => {
+    const token = await reissuePortalToken(tx, storeId, subscriptionId);
+    if (token !== null) {
+      await recordAudit(tx, actor, { storeId, action: 'subscription.portal_reissue', subject: subscriptionId, detail: { via: 'dashboard' } }, now);
+    }
+    return token;
   });
 }
 

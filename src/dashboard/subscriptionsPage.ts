@@ -20,7 +20,8 @@ import { amount, term } from './words.ts';
 export const SUBSCRIPTION_NOTICES = {
   plan_created: 'Plan made. Subscribe a customer to it from Subscriptions.',
   plan_archived: 'Plan archived: it takes no new subscriptions; its subscribers go on as they are.',
-  subscription_created: 'Subscription made. Send the customer its portal link: they pay and follow it there.',
+  subscription_created: 'Subscription made. Send the customer its portal link below: they pay and follow it there.',
+  portal_reissued: 'A new portal link: the old one stopped working. Send the customer this one.',
   credit_added: 'Credit added. It is written in the history with your note.',
   cancelled: 'Subscription cancelled.',
   cancel_at_period_end: 'The subscription ends when its current period ends; nothing more is charged.',
@@ -260,7 +261,8 @@ export function subscriptionPage(input: {
   plan: PlanRow;
   ledger: readonly LedgerRow[];
   payments: readonly ListedPayment[];
-  portalUrl: string;
+  /** The portal's link just made or re-issued (shown this once: Kassa keeps only its fingerprint), else null. */
+  portalUrl: string | null;
   checkoutUrl: string | null;
   creditForm?: SubscriptionFormState;
   cancelProblems?: Record<string, string>;
@@ -332,11 +334,22 @@ ${actions ? '' : problemFor(xp, 'form')}
 ${s.status === 'past_due' && input.checkoutUrl && s.open_payment_id ? html`<dt>To pay now</dt><dd><a href="${paths.payment(s.open_payment_id)}">The open payment</a> · <a href="${input.checkoutUrl}">its checkout</a></dd>` : ''}
 </dl></section>
 <section class="card" aria-labelledby="portal-heading"><h2 id="portal-heading">The customer’s portal</h2>
-<div class="share">
-<label for="portal-url">Send the customer this link: they see their subscription and pay there. Keep it private, as a password.</label>
+${
+  input.portalUrl
+    ? html`<div class="share">
+<label for="portal-url">Send the customer this link: they see their subscription and pay there. Keep it private, as a password. It is shown this once: Kassa keeps only a fingerprint of it.</label>
 <input id="portal-url" type="text" readonly class="mono" value="${input.portalUrl}">
 <div><button type="button" data-copy="portal-url" hidden>Copy the link</button> <span id="portal-url-copied" role="status"></span></div>
-</div></section>
+</div>`
+    : html`<p id="portal-kept-once">The customer sees their subscription and pays at a private link, shown once when the subscription was made. Kassa keeps only a fingerprint of it, so it cannot show it again. If the customer lost it, or it leaked, give a new one: the old one stops working at once.</p>`
+}
+${
+  owner
+    ? html`<form method="post" action="${paths.reissuePortal(s.id)}" id="reissue-portal" data-confirm="Give a new link? The customer's current link stops working at once.">
+<button type="submit" class="secondary">${input.portalUrl ? 'Give another new link' : 'Give a new link'}</button>
+</form>`
+    : ''
+}</section>
 ${actions}
 <section class="card" aria-labelledby="history-heading"><h2 id="history-heading">History</h2>${history}</section>
 <section class="card" aria-labelledby="sub-payments-heading"><h2 id="sub-payments-heading">Its payments</h2>${payments}</section>

@@ -14,6 +14,8 @@ export interface CommandResult {
   status: number;
   body: unknown;
   paymentId?: string;
+  /** What a replay answers instead of `body`, when `body` carries a secret shown once (kept nowhere): a subscription's portalURL. */
+  replayBody?: unknown;
 }
 
 type Command<State extends Authenticated> = (tx: DatabaseTransactionConnection, ctx: ParameterizedContext<State>, now: Date) => Promise<CommandResult>;

@@ -51,10 +51,11 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
       if (error instanceof KassaError) throw new SubscriptionCliError(`${error.code}: ${error.message}`);
       throw error;
     });
-  const shown = async (pool: Db, id: string) => {
+  /** The subscription as the API shows it (`portalToken`: just issued, its portalURL shown once). */
+  const shown = async (pool: Db, id: string, portalToken?: string) => {
     const row = await records.findSubscription(pool, store, id, now);
     if (!row) throw commands.subscriptionNotFound();
-    return present(row);
+    return presenters.presentSubscription(row, config, portalToken);
   };
 
   if (command === 'plan' && sub === 'create') {
@@ -92,8 +93,8 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
     ctx.print(
       await run((pool) =>
         pool.transaction(async (tx) => {
-          const id = await commands.subscribe(tx, commandDeps, store, input, now);
-          return shown(tx, id);
+          const { id, portalToken } = await commands.subscribe(tx, commandDeps, store, input, now);
+          return shown(tx, id, portalToken);
         }),
       ),
     );

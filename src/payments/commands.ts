@@ -402,7 +402,7 @@ type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'missing'; 
  * Expires one payment now, as the sandbox's "expire" control does (the caller has checked the
  * chain is read up to `now`). Usually payments expire in bulk (`expireDuePayments`). Safe to run twice.
  */
-export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date): Promise<ExpireOutcome> {
+export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date, onExpired?: OnExpired): Promise<ExpireOutcome> {
   return pool.transaction(async (tx) => {
     const payment = await lockPayment(tx, paymentId);
     if (!payment) return { outcome: 'missing' as const };
@@ -410,6 +410,11 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
     if (!next.ok) return { outcome: next.reason === 'not_due' ? ('not_due' as const) : ('not_open' as const), status: payment.status };
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
     await paymentEvents(tx, 'payment.expired', [paymentId], now);
+    if (onExpired) {
+      await tx.query(sql.unsafe`
+        with due as (select id, store_id, subscription_id from payments where id = ${paymentId}), also as (${onExpired}) select count(*) from also
+      `);
+    }
     countTransition(tx, next.to);
     return { outcome: 'expired' as const, status: next.to };
   });
@@ -421,29 +426,40 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
  * transaction made before its expiresAt (`chainSettledAt`, the chain's clock:
  * chain_reader.settled_until), so money sent in time completes it even when its block is read late;
  * an ended payment never (`pastExpiry` is the boundary). The status written is the transition's for
- * a due open payment. The chain reader runs it after every step; no job per payment.
+ * a due open payment. The chain reader runs it after every step; no job per payment. `onExpired`:
+ * what else expiry sets going, in the same statement (a subscription's payment credits the money
+ * it got before its expiry).
  */
-export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }): Promise<number> {
+export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }, onExpired?: OnExpired): Promise<number> {
   const next = transition({ status: 'created', expiresAt: clocks.now }, { type: 'expire' }, clocks.now);
   if (!next.ok) throw new Error(`the transition refuses to expire a due payment (${next.reason})`);
   const settled = clocks.chainSettledAt === null ? null : sql.timestamp(clocks.chainSettledAt);
   // The range on expires_at bounds the index scan to what can be due (never every open payment).
   const bound = new Date(Math.max(clocks.now.getTime(), clocks.chainSettledAt?.getTime() ?? 0));
   // The statuses and their payment.expired events (eventCtes: the deliveries and their jobs) in one statement.
-  const { expired } = await db.one(sql.type(z.object({ expired: z.number(), jobs: z.number() }))`
+  const { expired } = await db.one(sql.type(z.object({ expired: z.number(), jobs: z.number(), also: z.number() }))`
     with due as (
       update payments set status = ${next.to}, expired_at = ${sql.timestamp(clocks.now)}
       where status in ('created', 'pending') and expires_at <= ${sql.timestamp(bound)}
         and ((status = 'created' and expires_at <= ${sql.timestamp(clocks.now)})
           or (status = 'pending' and ${settled === null ? sql.fragment`false` : sql.fragment`expires_at <= ${settled}`}))
-      returning id, store_id, status, amount, currency, metadata, order_id, expires_at
+      returning id, store_id, status, amount, currency, metadata, order_id, expires_at, subscription_id
     ),
-    ${expiredEventCtes(clocks.now)}
-    select (select count(*) from due)::int as expired, (select count(*) from event_jobs)::int as jobs
+    ${expiredEventCtes(clocks.now)},
+    also as (${onExpired ?? sql.fragment`select 1 where false`})
+    select (select count(*) from due)::int as expired, (select count(*) from event_jobs)::int as jobs, (select count(*) from also)::int as also
   `);
   if (expired > 0) countTransition(db, next.to, expired);
   return expired;
 }
+
+/**
+ * What else expiry sets going, in the expiring statement: a `select` over `due`, the payments just
+ * expired (id, store_id, subscription_id), each of its rows a job it adds (`graphile_worker.add_job`;
+ * the statement counts them, so the select runs). A fragment, so that payments/ imports nothing of
+ * the parts built on it (subscriptions/engine.ts CREDIT_ON_EXPIRY).
+ */
+type OnExpired = FragmentSqlToken;
 
 /** What else completion sets going, in the completing transaction (see `completePayment`). */
 export type OnCompleted = (tx: Db, paymentId: string, now: Date) => Promise<unknown>;

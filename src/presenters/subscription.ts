@@ -58,7 +58,7 @@ export function presentPlan(row: PlanRow): FromSchema<typeof planSchema> {
 
 export const subscriptionSchema = {
   type: 'object',
-  required: ['id', 'status', 'planID', 'customer', 'currentPeriodEnd', 'credit', 'cancelAtPeriodEnd', 'portalURL', 'createdAt'],
+  required: ['id', 'status', 'planID', 'customer', 'currentPeriodEnd', 'credit', 'cancelAtPeriodEnd', 'createdAt'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     status: {
@@ -82,7 +82,8 @@ export const subscriptionSchema = {
     portalURL: {
       type: 'string',
       format: 'uri',
-      description: 'The customer’s portal: {checkout_base_url}/s/{token}, a secret URL (POST /v1/subscriptions/{id}/portal issues a new one).',
+      description:
+        'The customer’s portal: {checkout_base_url}/s/{token}, a secret URL. Only in the answer that issues it (POST /v1/subscriptions, and POST /v1/subscriptions/{id}/portal, which issues a new one): Kassa keeps only its hash, so it is in no other answer, no replay and no event.',
     },
     createdAt: { type: 'string', format: 'date-time' },
     cancelledAt: { type: 'string', format: 'date-time' },
@@ -91,7 +92,8 @@ export const subscriptionSchema = {
 } as const;
 export type PresentedSubscription = FromSchema<typeof subscriptionSchema>;
 
-export function presentSubscription(row: SubscriptionRow, { checkoutBaseUrl }: { checkoutBaseUrl: string }): PresentedSubscription {
+/** `portalToken`: the portal's token just issued (its creation, a re-issue): the answer shows its portalURL, once. */
+export function presentSubscription(row: SubscriptionRow, { checkoutBaseUrl }: { checkoutBaseUrl: string }, portalToken?: string): PresentedSubscription {
   const open = row.open_payment_id;
   const telegram = open !== null ? telegramPaymentUrl(row.telegram_mini_app, open) : null;
   return {
@@ -108,12 +110,15 @@ export function presentSubscription(row: SubscriptionRow, { checkoutBaseUrl }: {
     cancelAtPeriodEnd: row.cancel_at_period_end,
     ...(open !== null ? { checkoutURL: `${checkoutBaseUrl}/${open}`, renewalPaymentID: open } : {}),
     ...(telegram ? { telegramURL: telegram } : {}),
-    portalURL: `${checkoutBaseUrl}/s/${row.portal_token}`,
+    ...(portalToken !== undefined ? { portalURL: portalUrl(checkoutBaseUrl, portalToken) } : {}),
     createdAt: row.created_at.toISOString(),
     ...(row.cancelled_at !== null ? { cancelledAt: row.cancelled_at.toISOString() } : {}),
     ...(row.expired_at !== null ? { expiredAt: row.expired_at.toISOString() } : {}),
   };
 }
+
+/** The customer's portal of a subscription: `{checkout_base_url}/s/{token}`. */
+export const portalUrl = (checkoutBaseUrl: string, token: string): string => `${checkoutBaseUrl}/s/${token}`;
 
 export const ledgerEntrySchema = {
   type: 'object',

@@ -18,14 +18,24 @@ const engineOf = (deps: SubscriptionCommandDeps, now: Date) => ({ config: deps.c
 
 export const subscriptionNotFound = () => new KassaError('subscription_not_found', { param: 'id' });
 
-/** The subscription, subscription.created, and the engine's first run (without a trial, its first payment at once). Returns its id. */
-export async function subscribe(tx: Db, deps: SubscriptionCommandDeps, storeId: string, input: SubscriptionInput, now: Date): Promise<string> {
+/**
+ * The subscription, subscription.created, and the engine's first run (without a trial, its first
+ * payment at once). Returns its id and its portal's token (kept only as a hash: the caller shows it
+ * once; no event carries it).
+ */
+export async function subscribe(
+  tx: Db,
+  deps: SubscriptionCommandDeps,
+  storeId: string,
+  input: SubscriptionInput,
+  now: Date,
+): Promise<{ id: string; portalToken: string }> {
   const clock = await billingNow(tx, deps.config.tonNetwork);
-  const id = await createSubscription(tx, storeId, { ...input, planID: input.planID.toLowerCase() }, clock);
+  const { id, portalToken } = await createSubscription(tx, storeId, { ...input, planID: input.planID.toLowerCase() }, clock);
   const row = (await subscriptionById(tx, id, now))!;
   await emitSubscriptionEvent(tx, row, deps.present(row), 'subscription.created', now);
   await runSubscriptionIn(tx, engineOf(deps, now), id, clock, 'wait');
-  return id;
+  return { id, portalToken };
 }
 
 /**

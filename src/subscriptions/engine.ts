@@ -334,6 +334,31 @@ export async function creditFromPayment(tx: Db, network: TonNetwork, paymentId: 
   return true;
 }
 
+const CREDIT_TASK = 'subscriptions__credit';
+
+/**
+ * Payment expiry's hook (payments/commands.ts `expireDuePayments` and `expirePayment`, `OnExpired`):
+ * for each payment of a subscription just expired (a renewal or a top-up) that had got money —
+ * counted, a part of its amount — a subscriptions__credit job that credits it (`creditFromPayment`,
+ * which enqueues the subscription's run), added by the expiring statement itself. Without it, the
+ * part paid would wait for more money to arrive, and the next renewal would ask for all of it again.
+ */
+export const CREDIT_ON_EXPIRY = sql.fragment`
+  select ${addJobCall({
+    task: CREDIT_TASK,
+    payload: sql.fragment`json_build_object('paymentId', due.id)`,
+    jobKey: sql.fragment`${CREDIT_TASK} || ':' || due.id`,
+    queueName: sql.fragment`'subscription:' || due.subscription_id`,
+  })}
+  from due
+  where due.subscription_id is not null and exists (select 1 from transfers t where t.payment_id = due.id and ${IS_COUNTED})
+`;
+
+/** The subscriptions__credit job: a payment's money not yet credited, credited (`creditFromPayment`) in one transaction. */
+export async function creditPaymentNow(pool: DatabasePool, network: TonNetwork, paymentId: string): Promise<boolean> {
+  return pool.transaction((tx) => creditFromPayment(tx, network, paymentId));
+}
+
 /** The booking hooks that credit a subscription's payment's money (completion and late money), for recordTransfer, bookTreasuryTransfer and assignUnmatched. */
 export const subscriptionMoneyHooks = (network: TonNetwork) => {
   const credit = (tx: Db, paymentId: string) => creditFromPayment(tx, network, paymentId);

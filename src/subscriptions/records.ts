@@ -53,7 +53,6 @@ export const subscriptionRow = z.object({
   renewal_payment_id: z.string().nullable(),
   reminded_for: z.date().nullable(),
   next_run_at: z.date().nullable(),
-  portal_token: z.string(),
   created_at: z.date(),
   cancelled_at: z.date().nullable(),
   expired_at: z.date().nullable(),
@@ -68,7 +67,7 @@ export type SubscriptionRow = z.infer<typeof subscriptionRow>;
 const subscriptionSelect = (now: Date) => sql.fragment`
   select s.id, s.store_id, s.plan_id, s.customer_reference, s.customer_email, s.customer_telegram_user_id::text as customer_telegram_user_id,
          s.status, s.anchor_at, s.periods_charged, s.current_period_end, trim_scale(s.credit)::text as credit, s.cancel_at_period_end,
-         s.renewal_payment_id, s.reminded_for, s.next_run_at, s.portal_token, s.created_at, s.cancelled_at, s.expired_at,
+         s.renewal_payment_id, s.reminded_for, s.next_run_at, s.created_at, s.cancelled_at, s.expired_at,
          (select p.id from payments p where p.id = s.renewal_payment_id and p.status in ('created', 'pending') and p.expires_at > ${sql.timestamp(now)}) as open_payment_id,
          (select st.telegram_bot || '/' || st.telegram_app from stores st where st.id = s.store_id) as telegram_mini_app
   from subscriptions s
@@ -150,27 +149,35 @@ export async function findSubscription(db: Db, storeId: string, id: string, now:
 /** A portal token's shape (newPortalToken): anything else is not looked up. */
 const PORTAL_TOKEN = /^[A-Za-z0-9_-]{32}$/;
 
+/** SHA-256 of a portal token as sent: all Kassa keeps of it (subscriptions.portal_token_hash). */
+export const portalTokenHash = (token: string): Buffer => crypto.createHash('sha256').update(token, 'utf8').digest();
+
 /**
- * The subscription whose customer's portal `token` opens, or null. Found by the SHA-256 of the
- * token (an index: the lookup's time says nothing of how much of a guess is right), then the token
- * compared in constant time. `lock`: the portal's commands hold the row.
+ * The subscription whose customer's portal `token` opens, or null. Kassa keeps only the SHA-256 of
+ * each token: the row is found by the hash of the token sent (an index: the lookup's time says
+ * nothing of how much of a guessed token is right), and the hash kept is then compared with it in
+ * constant time. `lock`: the portal's commands hold the row.
  */
 export async function subscriptionByPortalToken(db: Db, token: string, now: Date, lock: 'none' | 'wait' = 'none'): Promise<SubscriptionRow | null> {
   if (!PORTAL_TOKEN.test(token)) return null;
-  const row = await db.maybeOne(sql.type(subscriptionRow)`
-    ${subscriptionSelect(now)} where sha256(decode(s.portal_token, 'escape')) = sha256(decode(${token}::text, 'escape'))
-    ${lock === 'wait' ? sql.fragment`for update of s` : sql.fragment``}
+  const given = portalTokenHash(token);
+  const found = await db.maybeOne(sql.type(z.object({ id: z.string(), hash: z.string() }))`
+    select id, encode(portal_token_hash, 'hex') as hash from subscriptions where portal_token_hash = ${sql.binary(given)}
   `);
-  if (!row) return null;
-  const stored = Buffer.from(row.portal_token);
-  const given = Buffer.from(token);
-  return stored.length === given.length && crypto.timingSafeEqual(stored, given) ? row : null;
+  if (!found || !crypto.timingSafeEqual(Buffer.from(found.hash, 'hex'), given)) return null;
+  return subscriptionById(db, found.id, now, lock);
 }
 
-/** A new secret for the store's subscription's portal (the old URL stops working at once); null: not the store's. */
-export async function reissuePortalToken(db: Db, storeId: string, id: string): Promise<boolean> {
-  const moved = await db.query(sql.unsafe`update subscriptions set portal_token = ${newPortalToken()} where id = ${id} and store_id = ${storeId}`);
-  return moved.rowCount === 1;
+/**
+ * A new secret for the store's subscription's portal (the old URL stops working at once): the new
+ * token, shown to whoever asked and never kept (only its hash); null: not the store's.
+ */
+export async function reissuePortalToken(db: Db, storeId: string, id: string): Promise<string | null> {
+  const token = newPortalToken();
+  const moved = await db.query(sql.unsafe`
+    update subscriptions set portal_token_hash = ${sql.binary(portalTokenHash(token))} where id = ${id} and store_id = ${storeId}
+  `);
+  return moved.rowCount === 1 ? token : null;
 }
 
 /** The subscription by id alone (the engine, under its lock). */
@@ -240,23 +247,25 @@ export interface SubscriptionInput {
  * trialDays, else the plan's); without a trial, past_due from the start: its first period is due at
  * once (the engine, run by the caller in the same transaction, opens its first payment), and it
  * expires unpaid after the plan's grace days. Periods are counted from the
- * trial's end (anchor_at). `clock`: the billing clock.
+ * trial's end (anchor_at). `clock`: the billing clock. Returns its id and its portal's token, which
+ * is not kept (only its hash): the caller shows it once.
  */
-export async function createSubscription(tx: Db, storeId: string, input: SubscriptionInput, clock: Date): Promise<string> {
+export async function createSubscription(tx: Db, storeId: string, input: SubscriptionInput, clock: Date): Promise<{ id: string; portalToken: string }> {
   const plan = await findPlan(tx, storeId, input.planID);
   if (!plan) throw new KassaError('plan_not_found', { param: 'planID' });
   if (plan.archived_at !== null) throw new KassaError('plan_archived', { param: 'planID' });
   const trialDays = input.trialDays ?? plan.trial_days;
   const anchor = addPeriods(clock, { unit: 'day', count: trialDays }, 1);
   const id = crypto.randomUUID();
+  const portalToken = newPortalToken();
   await tx.query(sql.unsafe`
     insert into subscriptions (id, store_id, plan_id, customer_reference, customer_email, customer_telegram_user_id, status,
-                               anchor_at, current_period_end, next_run_at, portal_token, created_at)
+                               anchor_at, current_period_end, next_run_at, portal_token_hash, created_at)
     values (${id}, ${storeId}, ${plan.id}, ${input.customer.reference}, ${input.customer.email ?? null}, ${input.customer.telegramUserID ?? null},
             ${trialDays > 0 ? 'trialing' : 'past_due'}, ${sql.timestamp(anchor)}, ${sql.timestamp(anchor)}, ${sql.timestamp(clock)},
-            ${newPortalToken()}, ${sql.timestamp(clock)})
+            ${sql.binary(portalTokenHash(portalToken))}, ${sql.timestamp(clock)})
   `);
-  return id;
+  return { id, portalToken };
 }
 
 /** A new secret of a customer's portal: 24 random bytes, base64url (32 characters of [A-Za-z0-9_-], fit for a Telegram start parameter). */

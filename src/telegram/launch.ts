@@ -41,12 +41,14 @@ export async function checkLaunch(
 }
 
 /**
- * Whether `initData` launched a subscription's portal (startapp=s_<token>) from the subscription's
- * own store's bot: signed by Telegram for that bot, naming that portal ('other_bot' otherwise).
+ * Whether `initData` launched the portal of `token` (startapp=s_<token>; the caller found
+ * `subscription` by it) from the subscription's own store's bot: signed by Telegram for that bot,
+ * naming that portal ('other_bot' otherwise).
  */
 export async function checkPortalLaunch(
   db: Db,
-  subscription: { store_id: string; portal_token: string },
+  subscription: { store_id: string },
+  token: string,
   initData: string,
   { publicKeyHex, now }: { publicKeyHex: string; now: Date },
 ): Promise<'ok' | 'other_bot'> {
@@ -55,5 +57,5 @@ export async function checkPortalLaunch(
   `);
   if (botId === null) return 'other_bot';
   const check = checkInitData(initData, { botId: Number(botId), publicKeyHex, now, maxAgeSeconds: TELEGRAM_LAUNCH_MAX_AGE_SECONDS });
-  return check.ok && check.startParam === `${PORTAL_START_PREFIX}${subscription.portal_token}` ? 'ok' : 'other_bot';
+  return check.ok && check.startParam === `${PORTAL_START_PREFIX}${token}` ? 'ok' : 'other_bot';
 }

@@ -6,7 +6,8 @@
 // charged from it (active). And the portal inside the Telegram harness (test/helpers/telegram.ts):
 // launched with startapp=s_<token>, it shows the portal, its MainButton is "Pay the next period", and
 // pressing it opens the payment's checkout in the Mini App (the launch, which names the portal, is
-// accepted for a payment of that subscription). Fails (never skips) without Chromium.
+// accepted for a payment of that subscription); launched from another shop's bot, the portal's own
+// refusal in both languages. Fails (never skips) without Chromium.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -210,6 +211,63 @@ describe('the customer’s portal in Chromium', () => {
       assert.equal(await checkout.locator('[data-telegram-refused]').count(), 0);
       await page.screenshot({ path: path.join(ARTIFACTS, '5-portal-payment-in-telegram.png') });
       assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+  it('opened in another shop’s bot: the portal’s own refusal (not the payment’s), in both languages, nothing of the subscription; the MainButton closes it (axe)', async () => {
+    const sub = await subscription('vpn-user-3');
+    const secret = new URL(sub.portalURL).pathname.split('/').pop()!;
+    // Another shop's bot launches its Mini App with this portal's start parameter: Telegram signs the launch for that bot.
+    const initData = signInitData(keys, { botId: 7_000_000_099, user: { id: 5_500_000_046, username: 'eve_tg' }, startParam: `s_${secret}` });
+    const leaks = (text: string) => ['Blue Bottle VPN', 'VPN monthly', '0.25', 'vpn-user-3'].filter((word) => text.includes(word));
+    for (const [lang, title, payment] of [
+      ['en', 'This subscription belongs to another shop’s bot', 'This payment cannot be opened in this bot'],
+      ['ru', 'Эта подписка принадлежит боту другого магазина', 'Этот платёж нельзя открыть в этом боте'],
+    ] as const) {
+      const refused = await fetch(`${app.url}/pay/tg/s/${secret}?lang=${lang}&tgWebAppData=${encodeURIComponent(initData)}`);
+      const text = await refused.text();
+      assert.equal(refused.status, 403);
+      // What the page says (its <main>; the Mini App script's settings carry every Telegram text).
+      const shown = /<main[\s\S]*<\/main>/.exec(text)?.[0] ?? '';
+      assert.ok(shown.includes(title), `${lang}: ${shown}`);
+      assert.ok(!shown.includes(payment), `${lang}: not the payment's refusal`);
+      assert.match(text, new RegExp(`<title>${title}`));
+      assert.deepEqual(leaks(text), [], lang);
+    }
+
+    // In Telegram's web client, at 375 px.
+    const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, locale: 'en-US' });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.location().url.startsWith(`${harness.origin}/favicon`)) problems.push(message.text());
+    });
+    try {
+      await page.goto(harness.url(launchUrl(`${app.url}/pay/tg`, { initData, startParam: `s_${secret}` })));
+      let frame: Frame | undefined;
+      for (let i = 0; i < 150 && !frame; i++) {
+        frame = page.frames().find((f) => f.url().includes(`/pay/tg/s/${secret}?`) && f.url().includes('tgWebAppData='));
+        if (!frame) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(frame, 'the boot page went on with the launch');
+      await frame.getByRole('heading', { name: 'This subscription belongs to another shop’s bot' }).waitFor({ timeout: 15_000 });
+      assert.equal(await frame.locator('[data-telegram-refused="portal"]').count(), 1);
+      assert.deepEqual(leaks(await frame.content()), []);
+      assert.deepEqual(await seriousAxeViolations(frame as unknown as Page), [], 'the portal refusal in the Mini App: axe-core found serious violations');
+      const deadline = Date.now() + 15_000;
+      const main = async () =>
+        (await page.evaluate(() => (window as unknown as { telegramEvents: { eventType: string; eventData: any }[] }).telegramEvents))
+          .filter((e) => e.eventType === 'web_app_setup_main_button')
+          .at(-1)?.eventData;
+      while ((await main())?.text !== 'Close' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal((await main())?.text, 'Close');
+      await page.screenshot({ path: path.join(ARTIFACTS, '6-portal-other-bot.png') });
+      // Its refusal is the answer's 403, which Chromium logs; nothing else.
+      assert.deepEqual(
+        problems.filter((p) => !/status of 403/.test(p)),
+        [],
+      );
     } finally {
       await context.close();
     }

@@ -1,6 +1,6 @@
 // The dashboard's Subscriptions pages over real HTTP against the real app and database (issue 45):
 // a viewer sees every page and is refused (403, nothing changed) on each action — a plan, an
-// archive, a subscription, a credit, a cancel; an owner's bad form answers 400 with the API's own
+// archive, a subscription, a credit, a cancel, a new portal link (shown once, as on creation); an owner's bad form answers 400 with the API's own
 // message beside the field, nothing made; an owner's plan, subscription, credit (in the ledger with
 // the member and the note, audited) and cancel go through the API's commands; the list's filters.
 import assert from 'node:assert/strict';
@@ -42,11 +42,18 @@ async function ownerPlan(fields: Record<string, string> = {}): Promise<string> {
   return app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select id from plans where store_id = ${store.id} order by created_at desc limit 1`);
 }
 
+/** The portal link a page shows (only the one that made it or gave a new one), else null. */
+const portalLinkOf = (text: string) => /id="portal-url"[^>]*value="([^"]*\/s\/[A-Za-z0-9_-]{32})"/.exec(text)?.[1] ?? null;
+
+/** An owner's new subscription: its page at once (201), with its portal link shown this once. */
 async function ownerSubscription(planID: string, reference: string): Promise<string> {
   const made = await owner.post(`${at()}/subscriptions`, { planID, reference });
-  assert.equal(made.status, 303, made.text.slice(0, 400));
-  const id = /\/subscriptions\/([0-9a-f-]{36})\?notice=subscription_created$/.exec(made.location ?? '')?.[1];
-  assert.ok(id, made.location ?? '');
+  assert.equal(made.status, 201, made.text.slice(0, 400));
+  assert.match(made.text, /Subscription made\. Send the customer its portal link below/);
+  const id = /action="[^"]*\/subscriptions\/([0-9a-f-]{36})\/portal"/.exec(made.text)?.[1];
+  assert.ok(id, made.text.slice(0, 400));
+  const link = portalLinkOf(made.text);
+  assert.ok(link, 'the portal link, shown once');
   return id;
 }
 
@@ -122,13 +129,26 @@ describe('dashboard: Subscriptions', () => {
     const id = await ownerSubscription(planID, 'customer-1');
     const other = await ownerSubscription(planID, 'customer-2');
 
-    // Its page: the status in words, the portal link, for the viewer too.
+    // Its page: the status in words, for the viewer too; the portal link is not shown again (Kassa keeps only its hash).
     const shown = await viewer.get(`${at()}/subscriptions/${id}`);
     assert.equal(shown.status, 200);
     assert.match(shown.text, /id="subscription-status">Free trial</);
-    assert.match(shown.text, /id="portal-url"[^>]*value="[^"]*\/s\/[A-Za-z0-9_-]+"/);
+    assert.equal(portalLinkOf(shown.text), null);
+    assert.match(shown.text, /id="portal-kept-once"/);
     assert.doesNotMatch(shown.text, /id="add-credit"/, 'a viewer sees no credit form');
     assert.doesNotMatch(shown.text, /id="cancel-subscription"/, 'nor the cancel');
+    assert.doesNotMatch(shown.text, /id="reissue-portal"/, 'nor a new portal link');
+
+    // A new portal link: the viewer's refused; the owner's shown once on the page, the old link dead, audited.
+    assert.equal((await viewer.post(`${at()}/subscriptions/${id}/portal`, {})).status, 403);
+    const reissued = await owner.post(`${at()}/subscriptions/${id}/portal`, {});
+    assert.equal(reissued.status, 200, reissued.text.slice(0, 300));
+    assert.match(reissued.text, /A new portal link: the old one stopped working/);
+    const link = portalLinkOf(reissued.text)!;
+    assert.ok(link);
+    assert.equal((await fetch(`${app.url}${new URL(link).pathname}`)).status, 200);
+    assert.equal(portalLinkOf((await owner.get(`${at()}/subscriptions/${id}`)).text), null);
+    assert.equal((await owner.post(`${at()}/subscriptions/00000000-0000-4000-8000-000000000000/portal`, {})).status, 404);
 
     // Credit: the viewer's refused; a bad amount and a missing note beside their fields; the owner's in the ledger with who and why.
     assert.equal((await viewer.post(`${at()}/subscriptions/${id}/credits`, { amount: '4', note: 'paid in cash' })).status, 403);
@@ -171,6 +191,7 @@ describe('dashboard: Subscriptions', () => {
       'plan.archive',
       'subscription.create',
       'subscription.create',
+      'subscription.portal_reissue',
       'subscription.credit',
       'subscription.cancel',
       'subscription.cancel',

@@ -3,11 +3,11 @@
 // credited (the plan's currency, the payment's rate), once; a refund of the renewal writes a ledger
 // `refund` row that takes from credit and never ends the period; on a treasury store, an unmatched
 // transfer a person assigns to a renewal credits the subscription as the reader's booking does;
-// reporting.subscriptions and reporting.subscription_ledger sum and list it.
+// reporting.subscriptions and reporting.subscription_ledger sum and list it. Money of a payment that
+// expired: late-money.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Address, beginCell } from '@ton/core';
-import { LATE_COMMIT_MARGIN_MS } from '../../src/chain/clock.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { updateStore } from '../../src/stores/stores.ts';
 import { type ChainTestApp, startChainApp } from '../helpers/chain.ts';
@@ -102,22 +102,5 @@ describe('money of a subscription besides completion', () => {
     assert.equal(assigned.status, 200, assigned.text);
     assert.equal((await s.get(`/v1/payments/${s.paymentId}`)).json.status, 'completed');
     assert.deepEqual(await s.ledger(), [['credit', '0.5', 'renewal']]);
-  });
-});
-
-describe('money after a renewal expired', () => {
-  // Last in the file: it moves the sandbox chain's clock past the renewal's expiry.
-  it('is credited (the payment’s rate)', async () => {
-    const store = await app.store({ methods: 'TON/TON', refundWindowDays: 0 });
-    const s = await subscribed(store.token, '1');
-    app.sandbox.chain.setNow(Math.ceil(Date.parse(s.payment.timer.expiresAt) / 1000) + LATE_COMMIT_MARGIN_MS / 1000 + 5);
-    await app.pay(s.payment.paymentDetails.address, 'TON', '1');
-    await app.settle();
-    const books = (await s.get(`/v1/payments/${s.paymentId}/transfers`)).json.data;
-    assert.deepEqual(
-      books.map((t: { effect: string }) => t.effect),
-      ['after_expiry'],
-    );
-    assert.deepEqual(await s.ledger(), [['credit', '1', 'renewal']]);
   });
 });

@@ -6,6 +6,9 @@
 // checkout; cancel at the period's end is refused (403, nothing changed) when the plan does not let
 // subscribers cancel, and done (audited) when it does; the Mini App's start parameter s_<token>.
 import assert from 'node:assert/strict';
+import crypto, { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
 import { presentSubscription } from '../../src/presenters/subscription.ts';
@@ -49,6 +52,10 @@ async function subscribe(plan: Record<string, unknown>, trialDays?: number) {
   assert.equal(sub.status, 201, sub.text);
   return { plan: created.json, sub: sub.json };
 }
+
+/** The portal token's hash a subscription keeps (hex). */
+const storedHash = (id: string) =>
+  app.pool.oneFirst(sql.type(z.object({ hash: z.string() }))`select encode(portal_token_hash, 'hex') as hash from subscriptions where id = ${id}`);
 
 const audits = (subject: string) =>
   app.pool.any(sql.type(z.object({ action: z.string(), actor: z.string() }))`select action, actor from audit_log where subject = ${subject} order by at`);
@@ -95,7 +102,11 @@ describe('the customer’s portal', () => {
     const again = await post(`/v1/subscriptions/${sub.id}/portal`);
     assert.equal(again.status, 200, again.text);
     assert.notEqual(again.json.portalURL, sub.portalURL);
-    assert.equal((await get(`/v1/subscriptions/${sub.id}`)).json.portalURL, again.json.portalURL);
+    assert.match(again.json.portalURL, /\/s\/[A-Za-z0-9_-]{32}$/);
+    // Shown in the answer that issues it, and only there.
+    assert.equal((await get(`/v1/subscriptions/${sub.id}`)).json.portalURL, undefined);
+    const token = new URL(again.json.portalURL).pathname.split('/').pop()!;
+    assert.equal(await storedHash(sub.id), createHash('sha256').update(token).digest('hex'));
     assert.equal((await visit(sub.portalURL)).status, 404);
     assert.equal((await visit(`${sub.portalURL}/pay`, 'POST')).status, 404);
     assert.equal((await visit(again.json.portalURL)).status, 200);
@@ -157,6 +168,55 @@ describe('the customer’s portal', () => {
     const page = await visit(allowed.portalURL);
     assert.match(page.text, /Cancelled at the end of the period/);
     assert.doesNotMatch(page.text, /id="portal-pay"/);
+  });
+
+  it('the token is kept only as its SHA-256: shown once, in no read, replay or event; an existing token hashed as 000057 still opens its portal', async () => {
+    const storeId = await app.pool.oneFirst(sql.type(z.object({ id: z.string() }))`select id from stores where name = 'Quota Shop'`);
+    await app.pool.query(sql.unsafe`
+      insert into webhook_endpoints (id, store_id, url, events, created_at)
+      values (gen_random_uuid(), ${storeId}, 'https://shop.example/events', array['subscription.created'], now())
+    `);
+    const plan = await post('/v1/plans', { name: 'API quota', currency: 'TON', amount: '2', interval: 'month' });
+    const key = crypto.randomUUID();
+    const body = { planID: plan.json.id, customer: { reference: `user-${Math.random()}` }, trialDays: 7 };
+    const made = await app.request('POST', '/v1/subscriptions', { token, body, headers: { 'X-Idempotency-Key': key } });
+    assert.equal(made.status, 201, made.text);
+    const secret = new URL(made.json.portalURL).pathname.split('/').pop()!;
+    // The database keeps the hash, not the token: no column, no row, no event, no stored answer holds it.
+    assert.equal(await storedHash(made.json.id), createHash('sha256').update(secret).digest('hex'));
+    const columns = await app.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
+      select column_name as name from information_schema.columns where table_name = 'subscriptions' and column_name like 'portal%'
+    `);
+    assert.deepEqual(columns, ['portal_token_hash']);
+    const dump = await app.pool.oneFirst(sql.type(z.object({ found: z.boolean() }))`
+      select exists (select 1 from subscriptions s where s::text like ${`%${secret}%`})
+          or exists (select 1 from webhook_deliveries d where d::text like ${`%${secret}%`})
+          or exists (select 1 from idempotency_keys k where k::text like ${`%${secret}%`}) as found
+    `);
+    assert.equal(dump, false);
+    const events = await app.pool.anyFirst(sql.type(z.object({ payload: z.unknown() }))`
+      select payload from webhook_deliveries where event = 'subscription.created' and payload -> 'subscription' ->> 'id' = ${made.json.id}
+    `);
+    assert.equal(events.length, 1);
+    assert.equal((events[0] as { subscription: { portalURL?: string } }).subscription.portalURL, undefined);
+    // The same request replayed: the same subscription, without the URL.
+    const replay = await app.request('POST', '/v1/subscriptions', { token, body, headers: { 'X-Idempotency-Key': key } });
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    const { portalURL: _shown, ...rest } = made.json;
+    assert.deepEqual(replay.json, rest);
+    assert.equal(
+      (await get('/v1/subscriptions')).json.data.some((s: { portalURL?: string }) => s.portalURL !== undefined),
+      false,
+    );
+    assert.equal((await visit(made.json.portalURL)).status, 200);
+    // A token issued before 000057 (kept plain then), hashed as the migration hashes it: its URL keeps working.
+    const migration = fs.readFileSync(path.resolve(import.meta.dirname, '../../migrations/committed/000057-subscription-portal-token-hashed.sql'), 'utf8');
+    assert.match(migration, /update subscriptions set portal_token_hash = sha256\(convert_to\(portal_token, 'UTF8'\)\);/);
+    const old = 'Old-portal-token_0123456789abcde';
+    await app.pool.query(sql.unsafe`update subscriptions set portal_token_hash = sha256(convert_to(${old}::text, 'UTF8')) where id = ${made.json.id}`);
+    const base = made.json.portalURL.slice(0, -secret.length);
+    assert.equal((await visit(`${base}${old}`)).status, 200);
+    assert.equal((await visit(made.json.portalURL)).status, 404);
   });
 
   it('the Mini App’s start parameter s_<token> goes on to the portal’s Mini App page', async () => {

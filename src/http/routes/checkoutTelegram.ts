@@ -112,8 +112,8 @@ export function checkoutTelegramRoutes(router: Router<KassaState>, deps: AppDeps
     }
     const view = await portalView(pool, token, deps.now());
     if (!view) return portalPage(ctx, false);
-    const launch = await checkPortalLaunch(pool, view.row, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
-    if (launch !== 'ok') return telegramPage(ctx, lang, 403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }));
+    const launch = await checkPortalLaunch(pool, view.row, token, initData, { publicKeyHex: config.telegramPublicKey, now: deps.now() });
+    if (launch !== 'ok') return telegramPage(ctx, lang, 403, renderTelegramRefusalPage({ returnUrl: null, bootPath: telegramRoot, lang }, 'portal'));
     await portalPage(ctx, true);
   });
 }

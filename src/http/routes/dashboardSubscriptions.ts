@@ -10,6 +10,7 @@ import {
   cancelDashboardSubscription,
   createDashboardPlan,
   createDashboardSubscription,
+  reissueDashboardPortal,
   creditDashboardSubscription,
   subscriptionPayments,
 } from '../../dashboard/subscriptions.ts';
@@ -145,15 +146,16 @@ export function dashboardSubscriptionRoutes(dash: DashboardRouter, deps: AppDeps
         },
         ...(trialDays !== undefined ? { trialDays: Number(trialDays) } : {}),
       };
-      let id: string;
+      let made: { id: string; portalToken: string };
       try {
         subscriptionRequest(request);
-        id = await createDashboardSubscription(pool, engine, ctx.state.actor, ctx.state.store.id, request, deps.now());
+        made = await createDashboardSubscription(pool, engine, ctx.state.actor, ctx.state.store.id, request, deps.now());
       } catch (error) {
         if (!(error instanceof KassaError)) throw error;
         return showSubscriptions(ctx, 400, { form: refusal(ctx, error, SUBSCRIPTION_FIELDS) });
       }
-      redirect(ctx, paths.store(ctx.state.store.id).subscription(id, 'notice=subscription_created'));
+      // The subscription's page at once, not a redirect: its portal link is shown this once (Kassa keeps only its hash).
+      await showSubscription(ctx, 201, made.id, { notice: SUBSCRIPTION_NOTICES.subscription_created, portalToken: made.portalToken });
     },
   );
 
@@ -210,7 +212,7 @@ export function dashboardSubscriptionRoutes(dash: DashboardRouter, deps: AppDeps
     ctx: Ctx,
     status: number,
     id: string,
-    extra: { creditForm?: SubscriptionFormState; cancelProblems?: Record<string, string>; notice?: string | null } = {},
+    extra: { creditForm?: SubscriptionFormState; cancelProblems?: Record<string, string>; notice?: string | null; portalToken?: string } = {},
   ) => {
     const store = ctx.state.store;
     const subscription = await findSubscription(pool, store.id, id, deps.now());
@@ -220,7 +222,8 @@ export function dashboardSubscriptionRoutes(dash: DashboardRouter, deps: AppDeps
       listLedger(pool, subscription.id),
       subscriptionPayments(pool, store.id, subscription.id),
     ]);
-    const presented = presentSubscription(subscription, config);
+    const { portalToken, ...shown } = extra;
+    const presented = presentSubscription(subscription, config, portalToken);
     page(
       ctx,
       status,
@@ -232,9 +235,9 @@ export function dashboardSubscriptionRoutes(dash: DashboardRouter, deps: AppDeps
         plan: plan!,
         ledger,
         payments,
-        portalUrl: presented.portalURL,
+        portalUrl: presented.portalURL ?? null,
         checkoutUrl: presented.checkoutURL ?? null,
-        ...extra,
+        ...shown,
       }),
     );
   };
@@ -263,6 +266,18 @@ export function dashboardSubscriptionRoutes(dash: DashboardRouter, deps: AppDeps
         return showSubscription(ctx, 400, params.subscriptionId, { creditForm: refusal(ctx, error, CREDIT_FIELDS) });
       }
       redirect(ctx, paths.store(store.id).subscription(params.subscriptionId, 'notice=credit_added'));
+    },
+  );
+
+  // A new portal link (the old one stops working at once), shown on the page this once.
+  dash.store.post<{ params: { subscriptionId: string } }>(
+    '/subscriptions/:subscriptionId/portal',
+    { ...manage, ...subscriptionParams, form: emptyForm },
+    async (ctx) => {
+      const { store, actor, params } = ctx.state;
+      const token = await reissueDashboardPortal(pool, actor, store.id, params.subscriptionId, deps.now());
+      if (token === null) return notFound(ctx);
+      await showSubscription(ctx, 200, params.subscriptionId, { notice: SUBSCRIPTION_NOTICES.portal_reissued, portalToken: token });
     },
   );
 

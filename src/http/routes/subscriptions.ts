@@ -4,13 +4,13 @@
 //   GET  /v1/plans/{id}                     → 200 plan
 //   POST /v1/plans/{id}                     → 200 plan ({amount}: the price from the next period on; audited)
 //   POST /v1/plans/{id}/archive             → 200 plan (no new subscriptions; its subscribers go on)
-//   POST /v1/subscriptions                  → 201 subscription (X-Idempotency-Key)
+//   POST /v1/subscriptions                  → 201 subscription, with its portalURL this once (X-Idempotency-Key; a replay without it)
 //   GET  /v1/subscriptions?status=&customer_reference= → 200 {"data": [subscription]}, newest first
 //   GET  /v1/subscriptions/{id}             → 200 subscription
 //   GET  /v1/subscriptions/{id}/ledger      → 200 {"data": [entry]}, oldest first
 //   POST /v1/subscriptions/{id}/cancel      → 200 subscription ({atPeriodEnd})
 //   POST /v1/subscriptions/{id}/credits     → 200 subscription (a manual credit, audited; X-Idempotency-Key)
-//   POST /v1/subscriptions/{id}/portal      → 200 subscription (a new portalURL; the old one stops working; audited)
+//   POST /v1/subscriptions/{id}/portal      → 200 subscription with a new portalURL, this once (the old one stops working; audited)
 // Each change, its events and the engine's run for it are one transaction.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
@@ -64,11 +64,14 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   const commandDeps = { config, present: (row: SubscriptionRow) => presentSubscription(row, config) };
   const planNotFound = () => new KassaError('plan_not_found', { param: 'id' });
 
-  /** The store's subscription as it now is, presented (`now`: the wall clock its renewal payment expires by). */
-  const presented = async (db: Db, storeId: string, id: string, now: Date) => {
+  /**
+   * The store's subscription as it now is, presented (`now`: the wall clock its renewal payment
+   * expires by; `portalToken`: just issued, so the answer shows its portalURL, this once).
+   */
+  const presented = async (db: Db, storeId: string, id: string, now: Date, portalToken?: string) => {
     const row = await findSubscription(db, storeId, id, now);
     if (!row) throw subscriptionNotFound();
-    return presentSubscription(row, config);
+    return presentSubscription(row, config, portalToken);
   };
 
   const createPlanCommand = idempotent<Authenticated<{ body: CreatePlanBody }>>('POST /v1/plans', async (tx, ctx, now) => {
@@ -111,11 +114,12 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
   };
 
   // The subscription, subscription.created, and the engine's first run (a subscription without a
-  // trial gets its first payment at once): one transaction (subscriptions/commands.ts).
+  // trial gets its first payment at once): one transaction (subscriptions/commands.ts). The answer
+  // shows the portalURL, once: a replay of it does not (the token is kept nowhere).
   const createSubscriptionCommand = idempotent<Authenticated<{ body: CreateSubscriptionBody }>>('POST /v1/subscriptions', async (tx, ctx, now) => {
     const storeId = ctx.state.merchant.storeId;
-    const id = await subscribe(tx, commandDeps, storeId, ctx.state.body, now);
-    return { status: 201, body: await presented(tx, storeId, id, now) };
+    const { id, portalToken } = await subscribe(tx, commandDeps, storeId, ctx.state.body, now);
+    return { status: 201, body: await presented(tx, storeId, id, now, portalToken), replayBody: await presented(tx, storeId, id, now) };
   });
 
   const listSubscriptionsRoute: Middleware<Authenticated<{ query: ListSubscriptionsQuery }>> = async (ctx) => {
@@ -172,20 +176,21 @@ export function subscriptionRoutes(router: Router<KassaState>, deps: AppDeps, gu
     return { status: 200, body: await presented(tx, merchant.storeId, params.id, now) };
   });
 
-  /** A new secret for the customer's portal: the old URL is dead at once (a leaked link, a customer who lost it). */
+  /** A new secret for the customer's portal: the old URL is dead at once (a leaked link, a customer who lost it, a shop that lost it); the answer shows the new one, once. */
   const reissuePortal: Middleware<Authenticated<{ params: SubscriptionParams; body: EmptyBody }>> = async (ctx) => {
     const storeId = ctx.state.merchant.storeId;
     const id = ctx.state.params.id;
     ctx.body = await pool.transaction(async (tx) => {
       const now = deps.now();
-      if (!(await reissuePortalToken(tx, storeId, id))) throw subscriptionNotFound();
+      const portalToken = await reissuePortalToken(tx, storeId, id);
+      if (portalToken === null) throw subscriptionNotFound();
       await recordAudit(
         tx,
         tokenActor(ctx.state.merchant.token.jti, ctx.ip || null, ctx.get('user-agent') || null),
         { storeId, action: 'subscription.portal_reissue', subject: id, detail: { via: 'api' } },
         now,
       );
-      return presented(tx, storeId, id, now);
+      return presented(tx, storeId, id, now, portalToken);
     });
   };
 
