@@ -47,7 +47,7 @@ import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallet
 import { createRefund } from '../../treasury/refunds.ts';
 import { type JettonWalletOf, recordRequestSent, releaseRequest } from '../../treasury/treasuryRefunds.ts';
 import { newUuid } from '../../uuid.ts';
-import type { AppDeps, KassaState } from '../context.ts';
+import { reportingOf, type AppDeps, type KassaState } from '../context.ts';
 import type { Guards } from '../guards.ts';
 import {
   type AuditQuery,
@@ -102,6 +102,7 @@ const invitationParams = {
 
 export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guards: Guards): void {
   const { pool, config } = deps;
+  const reporting = reportingOf(deps);
   const dash = dashboardRouter(router, deps, guards);
   const { root, setSessionCookie, clientOf, page, message, notFound, redirect, safeNext } = dash.steps;
   const paths = dashboardPaths(root);
@@ -256,9 +257,14 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
   // The filtered list as CSV (at most CSV_MAX_ROWS, newest first; X-Kassa-Truncated: true when more matched).
   dash.store.get<{ query: PaymentsQuery }>('/payments.csv', { query: paymentsQuery, refused: filterRefused }, async (ctx) => {
     const { after: _after, ...filters } = filtersOf(ctx.state.query);
-    const { rows, hasMore } = await listStorePayments(pool, ctx.state.store.id, filters, CSV_MAX_ROWS);
+    // A report: it may read the replica (DATABASE_REPORTING_URL); X-Kassa-Replica-Lag says how far behind that was.
+    const {
+      value: { rows, hasMore },
+      asOf,
+    } = await reporting.read((db) => listStorePayments(db, ctx.state.store.id, filters, CSV_MAX_ROWS));
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
+    if (asOf.replica) ctx.set('X-Kassa-Replica-Lag', String(Math.round(asOf.lagSeconds ?? 0)));
     ctx.set('Content-Disposition', `attachment; filename="payments-${new Date(deps.now()).toISOString().slice(0, 10)}.csv"`);
     if (hasMore) ctx.set('X-Kassa-Truncated', 'true');
     ctx.body = paymentsCsv(rows);
