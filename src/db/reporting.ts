@@ -39,6 +39,16 @@ export interface Reporting {
   read<T>(read: (db: ReportingDb) => Promise<T>): Promise<{ value: T; asOf: AsOf }>;
 }
 
+/**
+ * The server's replay lag in seconds (float8): null on a primary (not in recovery); 0 when it has
+ * applied all the WAL it received; else now() − the commit time of the last transaction it applied.
+ * (An idle primary sends no new WAL, so a replica that applied everything is current, however old
+ * its last transaction.)
+ */
+export const REPLAY_LAG_SECONDS = sql.fragment`(case when not pg_is_in_recovery() then null
+  when pg_last_wal_receive_lsn() is not distinct from pg_last_wal_replay_lsn() then 0
+  else greatest(extract(epoch from now() - pg_last_xact_replay_timestamp()), 0) end)::float8`;
+
 const METHODS = ['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst'] as const;
 
 /**
@@ -54,9 +64,7 @@ export function reportingReader(pool: DatabasePool, options: { replica: boolean;
         const lag = await tx.oneFirst(sql.type(z.object({ lag: z.number().nullable() }))`
           select set_config('transaction_read_only', 'on', true), set_config('statement_timeout', ${String(options.statementTimeoutMs)}, true),
                  set_config('jit', 'off', true),
-                 case when not pg_is_in_recovery() then null
-                      when pg_last_wal_receive_lsn() is not distinct from pg_last_wal_replay_lsn() then 0
-                      else greatest(extract(epoch from now() - pg_last_xact_replay_timestamp()), 0) end::float8 as lag
+                 ${REPLAY_LAG_SECONDS} as lag
         `);
         const db = Object.fromEntries(METHODS.map((method) => [method, tx[method].bind(tx)])) as unknown as ReportingDb;
         Object.defineProperty(db, READ_ONLY, { value: true });
