@@ -80,34 +80,39 @@ describe('reports on a streaming replica', () => {
 
     // Replay paused: the primary's next payment is not on the replica.
     await pair.pauseReplay();
-    const second = await overpaid(store, 'R-2');
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    page = (await owner.get(home)).text;
-    assert.equal(completedCount(page), 1, 'the home figures read the replica');
-    assert.match(
-      asOf(page) ?? '',
-      /^Figures as of \d+ seconds? ago: read from the reporting copy of the database, which is \d+ seconds? behind; newer payments are not counted yet\.$/,
-    );
-    const csv = await exported(owner, store.id);
-    assert.deepEqual(csv.ids, [first.id], 'the CSV reads the replica');
-    assert.ok(Number(csv.lag) >= 1, `lag ${csv.lag}`);
-    const money = (await owner.get(`${home}/money`)).text;
-    assert.equal(received(money), '1.5', 'the Money page reads the replica');
-    assert.match(asOf(money) ?? '', /^Figures as of \d+ seconds? ago/);
+    let second: Awaited<ReturnType<typeof overpaid>>;
+    try {
+      second = await overpaid(store, 'R-2');
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      page = (await owner.get(home)).text;
+      assert.equal(completedCount(page), 1, 'the home figures read the replica');
+      assert.match(
+        asOf(page) ?? '',
+        /^Figures as of \d+ seconds? ago: read from the reporting copy of the database, which is \d+ seconds? behind; newer payments are not counted yet\.$/,
+      );
+      const csv = await exported(owner, store.id);
+      assert.deepEqual(csv.ids, [first.id], 'the CSV reads the replica');
+      assert.ok(Number(csv.lag) >= 1, `lag ${csv.lag}`);
+      const money = (await owner.get(`${home}/money`)).text;
+      assert.equal(received(money), '1.5', 'the Money page reads the replica');
+      assert.match(asOf(money) ?? '', /^Figures as of \d+ seconds? ago/);
 
-    // What is not a report reads the primary: the payment list, the API's balance, the refund preview.
-    assert.match((await owner.get(`${home}/payments`)).text, new RegExp(`payments/${second.id}" class="mono"`));
-    const balance = await app.request('GET', `/v1/payments/${second.id}/balance`, { token: store.token });
-    assert.equal(balance.status, 200, balance.text);
-    assert.match(JSON.stringify(balance.json), /"0\.5"/);
-    const to = Address.parse(freshAddress()).toString({ bounceable: false, testOnly: true });
-    const review = await owner.post(`${home}/payments/${second.id}/refunds`, { coin: 'TON', amount: '0.49', address: to });
-    assert.equal(review.status, 200, review.text);
-    assert.match(review.text, /id="confirm-send"[^>]*>0\.49 GRAM</);
+      // What is not a report reads the primary: the payment list, the API's balance, the refund preview.
+      assert.match((await owner.get(`${home}/payments`)).text, new RegExp(`payments/${second.id}" class="mono"`));
+      const balance = await app.request('GET', `/v1/payments/${second.id}/balance`, { token: store.token });
+      assert.equal(balance.status, 200, balance.text);
+      assert.match(JSON.stringify(balance.json), /"0\.5"/);
+      const to = Address.parse(freshAddress()).toString({ bounceable: false, testOnly: true });
+      const review = await owner.post(`${home}/payments/${second.id}/refunds`, { coin: 'TON', amount: '0.49', address: to });
+      assert.equal(review.status, 200, review.text);
+      assert.match(review.text, /id="confirm-send"[^>]*>0\.49 GRAM</);
 
-    // Resumed: the reports catch up.
-    await pair.resumeReplay();
-    await pair.caughtUp();
+      // Resumed: the reports catch up.
+      await pair.resumeReplay();
+      await pair.caughtUp();
+    } finally {
+      await pair.resumeReplay();
+    }
     page = (await owner.get(home)).text;
     assert.equal(completedCount(page), 2);
     assert.match(asOf(page) ?? '', /^Figures as of now/);
@@ -119,20 +124,23 @@ describe('reports on a streaming replica', () => {
     const one = await openPool(pair.primaryUrl, { maxPoolSize: 1, pooled: true, preparedStatements: false });
     try {
       const reporting = reportingReader(one, { replica: false, statementTimeoutMs: 1_234 });
-      const settings = sql.type(z.object({ read_only: z.string(), timeout: z.string(), jit: z.string() }))`
-        select current_setting('transaction_read_only') as read_only, current_setting('statement_timeout') as timeout, current_setting('jit') as jit
+      const settings = sql.type(z.object({ read_only: z.string(), timeout: z.string(), jit: z.string(), pid: z.number() }))`
+        select current_setting('transaction_read_only') as read_only, current_setting('statement_timeout') as timeout, current_setting('jit') as jit,
+               pg_backend_pid() as pid
       `;
       const inside = await reporting.read((db) => db.one(settings));
-      assert.deepEqual(inside, { value: { read_only: 'on', timeout: '1234ms', jit: 'off' }, asOf: { replica: false, lagSeconds: null } });
+      const { pid, ...seen } = inside.value;
+      assert.deepEqual({ ...inside, value: seen }, { value: { read_only: 'on', timeout: '1234ms', jit: 'off' }, asOf: { replica: false, lagSeconds: null } });
+      // The same (only) connection afterwards: nothing of the report's settings is left on the session.
+      const afterwards = await one.one(settings);
+      assert.equal(afterwards.pid, pid, 'the same connection');
+      assert.equal(afterwards.read_only, 'off');
+      assert.notEqual(afterwards.timeout, '1234ms');
+      assert.equal(afterwards.jit, 'on');
       await assert.rejects(
         reporting.read((db) => db.one(sql.unsafe`insert into coins (symbol) values ('ZZZ') returning symbol`)),
         /read-only transaction/,
       );
-      // The same (only) connection afterwards: nothing of the report's settings is left on the session.
-      const afterwards = await one.one(settings);
-      assert.equal(afterwards.read_only, 'off');
-      assert.notEqual(afterwards.timeout, '1234ms');
-      assert.equal(afterwards.jit, 'on');
     } finally {
       await one.end();
     }
