@@ -14,7 +14,9 @@ import { depositMoney } from '../../src/treasury/outgoing.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { freshAddress } from '../helpers/chain.ts';
 import { member, type DashboardClient } from '../helpers/dashboard.ts';
-import { buildPayment } from '../helpers/factories.ts';
+import { buildPayment, createTestStore } from '../helpers/factories.ts';
+import { kassa } from '../helpers/cli.ts';
+import { startKassaProcess } from '../helpers/kassaProcess.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 import { startReplicatedPostgres, type ReplicatedPostgres } from '../helpers/replica.ts';
 
@@ -192,5 +194,31 @@ describe('reports on a streaming replica', () => {
     const gone = await checkReportingReplica({ databaseReportingUrl: unreachable.toString() }, primary);
     assert.equal(gone.status, 'fail', gone.detail);
     assert.match(gone.detail, /could not be read/);
+  });
+
+  it('kassa start --api opens the replica for reports (the home page says "as of"); kassa doctor reports it', async () => {
+    const env = { DATABASE_URL: pair.primaryUrl, DATABASE_REPORTING_URL: pair.replicaUrl };
+    const kassaProcess = await startKassaProcess({ env, args: ['start', '--api', '--skip-migrate'] });
+    try {
+      const store = await createTestStore(app.pool, { name: 'Process shop' });
+      const owner = await member(kassaProcess.url, app.pool, store.id, 'process@example.com', 'owner');
+      await pair.caughtUp();
+      const home = await owner.get(`/dashboard/stores/${store.id}`);
+      assert.equal(home.status, 200, home.text);
+      assert.match(asOf(home.text) ?? '', /^Figures as of now/);
+      const connections = await replicaPool.oneFirst(
+        sql.type(
+          z.object({ n: z.number() }),
+        )`select count(*)::int as n from pg_stat_activity where datname = 'kassa' and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+      );
+      assert.ok(connections >= 1, `the process reads the replica (${connections} connection(s) besides this test's)`);
+    } finally {
+      await kassaProcess.stop();
+    }
+    const doctor = await kassa(['doctor'], env);
+    const report = JSON.parse(doctor.stdout);
+    const replica = report.checks.find((check: { check: string }) => check.check === 'database replica for reports');
+    assert.equal(replica?.status, 'ok', doctor.stdout);
+    assert.match(replica.detail, /is a streaming replica of this database/);
   });
 });
