@@ -188,6 +188,9 @@ describe('configuration', () => {
     assert.equal(set.databaseSessionUrl, primary, 'the replica is no session URL');
     assert.equal(databasePooled(set), false);
     assert.throws(() => loadConfig({ DATABASE_REPORTING_URL: replica }), /DATABASE_REPORTING_URL is set without DATABASE_URL/);
-    assert.throws(() => loadConfig({ DATABASE_URL: primary, DATABASE_REPORTING_URL: 'https://replica' }), /DATABASE_REPORTING_URL must be a postgres:\/\/ connection URL/);
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: primary, DATABASE_REPORTING_URL: 'https://replica' }),
+      /DATABASE_REPORTING_URL must be a postgres:\/\/ connection URL/,
+    );
   });
 });
