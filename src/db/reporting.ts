@@ -49,6 +49,14 @@ export const REPLAY_LAG_SECONDS = sql.fragment`(case when not pg_is_in_recovery(
   when pg_last_wal_receive_lsn() is not distinct from pg_last_wal_replay_lsn() then 0
   else greatest(extract(epoch from now() - pg_last_xact_replay_timestamp()), 0) end)::float8`;
 
+/**
+ * How many times a report is run again when its transaction fails with a class-40 error (slonik's
+ * transaction retry): on a replica, a query cancelled "due to conflict with recovery" (40001: the
+ * primary's VACUUM removed rows it still saw, past max_standby_streaming_delay) nearly always
+ * succeeds on its next snapshot. A report cancelled every time fails (the page's error).
+ */
+export const REPORT_RETRIES = 5;
+
 const METHODS = ['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst'] as const;
 
 /**
@@ -70,6 +78,6 @@ export function reportingReader(pool: DatabasePool, options: { replica: boolean;
         Object.defineProperty(db, READ_ONLY, { value: true });
         const value = await read(db);
         return { value, asOf: { replica: options.replica, lagSeconds: lag } };
-      }),
+      }, REPORT_RETRIES),
   };
 }

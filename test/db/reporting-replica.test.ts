@@ -148,6 +148,33 @@ describe('reports on a streaming replica', () => {
     }
   });
 
+  it('a report the replica cancels for a conflict with recovery is run again (its transaction retried)', async () => {
+    // The replica gives a query no time when the primary's VACUUM removes rows it still sees.
+    await replicaPool.query(sql.unsafe`alter system set max_standby_streaming_delay = 0`);
+    await replicaPool.query(sql.unsafe`select pg_reload_conf()`);
+    try {
+      await app.pool.query(sql.unsafe`create table recovery_conflict as select g as id from generate_series(1, 1000) g`);
+      await pair.caughtUp();
+      const reporting = reportingReader(replicaPool, { replica: true, statementTimeoutMs: 10_000 });
+      let attempts = 0;
+      const read = reporting.read(async (db) => {
+        attempts += 1;
+        // One statement that still sees the rows while the primary deletes and vacuums them.
+        return db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int + 0 * length(pg_sleep(1.5)::text) as n from recovery_conflict`);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await app.pool.query(sql.unsafe`delete from recovery_conflict`);
+      await app.pool.query(sql.unsafe`vacuum recovery_conflict`);
+      const { value } = await read;
+      assert.ok(attempts >= 2, `cancelled and run again (${attempts} attempt(s))`);
+      assert.equal(value, 0, 'the second attempt sees the rows gone');
+    } finally {
+      await replicaPool.query(sql.unsafe`alter system reset max_standby_streaming_delay`);
+      await replicaPool.query(sql.unsafe`select pg_reload_conf()`);
+      await app.pool.query(sql.unsafe`drop table if exists recovery_conflict`);
+    }
+  });
+
   it('a ReportingDb is no Db: a money path cannot be handed it (the type check refuses)', async () => {
     // Checked by tsc (npm test type-checks): each line below must be an error, or the check fails.
     const typeChecks = (db: ReportingDb) => {
@@ -214,6 +241,20 @@ describe('reports on a streaming replica', () => {
       assert.ok(connections >= 1, `the process reads the replica (${connections} connection(s) besides this test's)`);
     } finally {
       await kassaProcess.stop();
+    }
+    // A replica that cannot be reached at start: the API serves, its reports read the primary, the log says so.
+    const unreachable = new URL(pair.replicaUrl);
+    unreachable.port = '1';
+    const without = await startKassaProcess({ env: { ...env, DATABASE_REPORTING_URL: unreachable.toString() }, args: ['start', '--api', '--skip-migrate'] });
+    try {
+      assert.ok(without.lines().some((line) => /DATABASE_REPORTING_URL could not be opened: the reports read DATABASE_URL/.test(String(line.msg))));
+      const shop = await createTestStore(app.pool, { name: 'No replica shop' });
+      const owner = await member(without.url, app.pool, shop.id, 'noreplica@example.com', 'owner');
+      const home = await owner.get(`/dashboard/stores/${shop.id}`);
+      assert.equal(home.status, 200, home.text);
+      assert.equal(asOf(home.text), null, 'read on the primary: nothing to say');
+    } finally {
+      await without.stop();
     }
     const doctor = await kassa(['doctor'], env);
     const report = JSON.parse(doctor.stdout);
