@@ -194,12 +194,20 @@ export async function startService(
     // Reports (the dashboard's home figures, CSV export, Money page) may read a streaming replica:
     // a few connections of their own there, sending nothing at connect (it may be a pooler too);
     // db/reporting.ts sets the statement timeout and read-only mode per transaction.
+    // A replica that cannot be reached at start does not keep the API from serving: its reports
+    // read the primary until the next start (said in the log; kassa doctor fails its check).
     if (parts.api && config.databaseReportingUrl !== null) {
       reportingPool = await openPool(config.databaseReportingUrl, {
         maxPoolSize: REPORTING_CONNECTIONS,
         statementTimeoutMs: config.databaseStatementTimeoutMs,
         pooled: true,
         preparedStatements: false,
+      }).catch((error: unknown) => {
+        log.warn(
+          { err: error },
+          'DATABASE_REPORTING_URL could not be opened: the reports read DATABASE_URL until the next start (kassa doctor: database replica for reports)',
+        );
+        return null;
       });
     }
     const reporting = reportingReader(reportingPool ?? pool, { replica: reportingPool !== null, statementTimeoutMs: config.databaseStatementTimeoutMs });
