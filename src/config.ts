@@ -22,6 +22,12 @@ export interface Config {
    */
   databaseSessionUrl: string | null;
   /**
+   * DATABASE_REPORTING_URL (optional): a streaming replica the reports read (the dashboard's home
+   * figures, its CSV export, the Money page's reporting views: src/db/reporting.ts); null: they read
+   * DATABASE_URL. Never money, refunds or writes.
+   */
+  databaseReportingUrl: string | null;
+  /**
    * DATABASE_PREPARED_STATEMENTS: the hot statements run as named prepared statements on
    * DATABASE_URL (src/db/pool.ts `prepared`). Default true when DATABASE_URL is the session URL,
    * false when they differ (a transaction pooler must track them: PgBouncer >= 1.21 with
@@ -298,6 +304,11 @@ export function readConfig(
     problems.push('DATABASE_SESSION_URL is set without DATABASE_URL: set DATABASE_URL too (the embedded database needs neither)');
   }
   const sessionDbUrl = check(() => (rawSessionDb === undefined || dbUrl === null ? dbUrl : databaseUrl(rawSessionDb, 'DATABASE_SESSION_URL')), dbUrl);
+  const rawReportingDb = nonEmpty(env, 'DATABASE_REPORTING_URL');
+  if (rawReportingDb !== undefined && rawDb === undefined) {
+    problems.push('DATABASE_REPORTING_URL is set without DATABASE_URL: set DATABASE_URL too (the replica copies a primary the embedded database is not)');
+  }
+  const reportingDbUrl = check(() => (rawReportingDb === undefined || dbUrl === null ? null : databaseUrl(rawReportingDb, 'DATABASE_REPORTING_URL')), null);
   const preparedDefault = dbUrl === null || sessionDbUrl === dbUrl;
   const preparedStatements =
     nonEmpty(env, 'DATABASE_PREPARED_STATEMENTS') === undefined ? preparedDefault : check(() => bool(env, 'DATABASE_PREPARED_STATEMENTS'), preparedDefault);
@@ -403,6 +414,7 @@ export function readConfig(
   const config: Config = {
     databaseUrl: dbUrl,
     databaseSessionUrl: sessionDbUrl,
+    databaseReportingUrl: reportingDbUrl,
     databasePreparedStatements: preparedStatements,
     allowEmbeddedDatabase: check(() => bool(env, 'ALLOW_EMBEDDED_DATABASE'), false),
     embeddedPgDir: path.resolve(cwd, '.kassa/pg'),

@@ -21,7 +21,8 @@ import { toncenterV3History } from './chain/history.ts';
 import { SANDBOX_TONCENTER_PATH } from './chain/sandbox/path.ts';
 import { startHeartbeat, type Heartbeat } from './worker/liveness.ts';
 import { PatientPool } from './worker/pgPool.ts';
-import { MAIN_POOL_CONNECTIONS, RATE_LIMIT_CONNECTIONS, WORKER_CONNECTIONS } from './db/connections.ts';
+import { MAIN_POOL_CONNECTIONS, RATE_LIMIT_CONNECTIONS, REPORTING_CONNECTIONS, WORKER_CONNECTIONS } from './db/connections.ts';
+import { reportingReader } from './db/reporting.ts';
 import type { Logger } from './log.ts';
 import { CRONTAB, TASKS } from '../tasks/index.ts';
 import { taskList } from './worker/tasks.ts';
@@ -145,6 +146,8 @@ export async function startService(
   let pool: DatabasePool | null = null;
   /** The worker's pool, on the session URL: `pool` itself unless the API's goes through a pooler. */
   let sessionPool: DatabasePool | null = null;
+  /** The replica's pool for reports (DATABASE_REPORTING_URL), in an API process. */
+  let reportingPool: DatabasePool | null = null;
   let server: http.Server | null = null;
   let runner: Runner | null = null;
   let sandboxChain: SandboxChain | null = null;
@@ -188,6 +191,26 @@ export async function startService(
     });
     pool = parts.api ? await openPool(database.url, poolOptions(pooled)) : await openPool(database.sessionUrl, poolOptions(false));
     sessionPool = parts.api && parts.worker && pooled ? await openPool(database.sessionUrl, poolOptions(false)) : pool;
+    // Reports (the dashboard's home figures, CSV export, Money page) may read a streaming replica:
+    // a few connections of their own there, sending nothing at connect (it may be a pooler too);
+    // db/reporting.ts sets the statement timeout and read-only mode per transaction.
+    // A replica that cannot be reached at start does not keep the API from serving: its reports
+    // read the primary until the next start (said in the log; kassa doctor fails its check).
+    if (parts.api && config.databaseReportingUrl !== null) {
+      reportingPool = await openPool(config.databaseReportingUrl, {
+        maxPoolSize: REPORTING_CONNECTIONS,
+        statementTimeoutMs: config.databaseStatementTimeoutMs,
+        pooled: true,
+        preparedStatements: false,
+      }).catch((error: unknown) => {
+        log.warn(
+          { err: error },
+          'DATABASE_REPORTING_URL could not be opened: the reports read DATABASE_URL until the next start (kassa doctor: database replica for reports)',
+        );
+        return null;
+      });
+    }
+    const reporting = reportingReader(reportingPool ?? pool, { replica: reportingPool !== null, statementTimeoutMs: config.databaseStatementTimeoutMs });
     const deps = { config, pool, log, now };
     const workerDeps = { config, pool: sessionPool, log, now };
     // Deposit addresses need the deposit public key; a wrong one is refused before any is made.
@@ -236,7 +259,7 @@ export async function startService(
         query_timeout: 2_000,
       });
       rateLimitStore.on('error', (error) => log.warn({ err: error }, 'rate-limit store connection failed'));
-      handle = createApp({ ...deps, rateLimitStore }, extraRoutes).callback();
+      handle = createApp({ ...deps, rateLimitStore, reporting }, extraRoutes).callback();
       // A Kassa with no store and no dashboard account: a new one-time setup code for the dashboard's
       // "Set up Kassa" page, printed once, on the start line (dashboard/setup.ts).
       setup = await offerSetup(pool, now());
@@ -290,6 +313,7 @@ export async function startService(
     await rateLimitStore?.end().catch(() => {});
     await stopSandbox?.().catch(() => {});
     if (sessionPool !== pool) await sessionPool?.end().catch(() => {});
+    await reportingPool?.end().catch(() => {});
     await pool?.end().catch(() => {});
     await database.stop().catch(() => {});
     throw error;
@@ -329,6 +353,7 @@ export async function startService(
       // Once nothing sends on it any more: the sandbox chain's state, kept beside the books.
       await stopSandbox?.();
       if (sessionPool !== pool) await sessionPool?.end();
+      await reportingPool?.end();
       await pool!.end();
       await database.stop();
       log.info('shut down');

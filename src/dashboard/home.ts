@@ -5,13 +5,13 @@
 // each equals what the API answers: sales and statuses are sums over GET /v1/payments, the money
 // waiting sums GET /v1/payments/{id}/balance (refundable with the sale inside its refund window,
 // as refunds.ts refundableMoney decides it), failed transfers are the refunds' and sweeps' `failed`.
-import { type Db, sql, z } from '../db/pool.ts';
+import { sql, z } from '../db/pool.ts';
+import type { ReportingDb } from '../db/reporting.ts';
 import { fromBaseUnits, priceShare, readableDecimal, sumDecimals } from '../money.ts';
 import { REFUNDS_OF_PAYMENT } from '../payments/counted.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { feeReserveFor } from '../treasury/fees.ts';
-import { storeRefundGas } from '../treasury/gas.ts';
 
 /** The windows a sale is summed over: today (UTC), the last 7 and the last 30 days, today included. */
 export const SALES_WINDOWS = [
@@ -60,8 +60,12 @@ export interface HomeRows {
   hasTreasury?: boolean;
 }
 
-/** What the home page reads: the store's completed sales and payments of the last 30 days, its money in payment addresses, what failed. */
-export async function homeRows(db: Db & { transaction: Db['transaction'] }, storeId: string, now: Date): Promise<HomeRows> {
+/**
+ * What the home page reads: the store's completed sales and payments of the last 30 days, its money
+ * in payment addresses, what failed. A report: it may read the replica (db/reporting.ts), in one
+ * read-only transaction, its statements one after another on that transaction's connection.
+ */
+export async function homeRows(db: ReportingDb, storeId: string, now: Date): Promise<HomeRows> {
   const since = dayStart(now, LONGEST - 1);
   const [sales, statuses, waiting, failed, attention, tokens, tokenRefunds] = await Promise.all([
     // Net of refunds (counted.ts REFUNDS_OF_PAYMENT: the sale's part, from the payment address or the
@@ -80,25 +84,22 @@ export async function homeRows(db: Db & { transaction: Db['transaction'] }, stor
       where store_id = ${storeId} and created_at >= ${sql.timestamp(since)} and created_at <= ${sql.timestamp(now)}
       group by status
     `),
-    // deposit_money once per payment with money (as reporting.store_money; JIT off for the same
-    // reason as dashboard/money.ts storeMoney). The sale's share is refundable while its window is
-    // open and its sweep not planned (treasury/refunds.ts refundableMoney's rule).
-    db.transaction(async (tx) => {
-      await tx.query(sql.typeAlias('void')`set local jit = off`);
-      return tx.any(sql.type(waitingRow)`
-        select m.coin_symbol, m.decimals::int as decimals, sum(m.refundable)::text as refundable,
-               coalesce(sum(m.merchant_unswept) filter (
-                 where p.status = 'completed' and p.coin_symbol = m.coin_symbol and p.refundable_until > ${sql.timestamp(now)}
-                   and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed')
-               ), 0)::text as sale_refundable,
-               sum(m.held + m.merchant_unswept + m.refundable)::text as in_deposits
-        from payments p
-        join deposit_addresses d on d.payment_id = p.id
-        cross join lateral deposit_money(p.id) m
-        where p.store_id = ${storeId} and exists (select 1 from transfers t where t.payment_id = p.id)
-        group by m.coin_symbol, m.decimals
-      `);
-    }),
+    // deposit_money once per payment with money (as reporting.store_money; JIT off, as every report
+    // reads: db/reporting.ts). The sale's share is refundable while its window is open and its sweep
+    // not planned (treasury/refunds.ts refundableMoney's rule).
+    db.any(sql.type(waitingRow)`
+      select m.coin_symbol, m.decimals::int as decimals, sum(m.refundable)::text as refundable,
+             coalesce(sum(m.merchant_unswept) filter (
+               where p.status = 'completed' and p.coin_symbol = m.coin_symbol and p.refundable_until > ${sql.timestamp(now)}
+                 and not exists (select 1 from outgoing_transfers o where o.payment_id = p.id and o.kind = 'sweep' and o.reason = 'payment' and o.state <> 'failed')
+             ), 0)::text as sale_refundable,
+             sum(m.held + m.merchant_unswept + m.refundable)::text as in_deposits
+      from payments p
+      join deposit_addresses d on d.payment_id = p.id
+      cross join lateral deposit_money(p.id) m
+      where p.store_id = ${storeId} and exists (select 1 from transfers t where t.payment_id = p.id)
+      group by m.coin_symbol, m.decimals
+    `),
     db.any(sql.type(failedRow)`
       select kind, coin_symbol, count(*)::int as transfers, sum(amount)::text as amount
       from outgoing_transfers where store_id = ${storeId} and state = 'failed' and kind in ('refund', 'sweep')
@@ -119,7 +120,10 @@ export async function homeRows(db: Db & { transaction: Db['transaction'] }, stor
   // Warned of only when a token refund is waiting or likely: a new store that takes USDT and has
   // refunded none, with no customer's USDT to give back, is not opened on it (issue 47 item 3).
   const likely = tokenRefunds || waiting.some((w) => w.coin_symbol !== 'TON' && BigInt(w.refundable) > 0n);
-  const refundGas = token === undefined ? null : { available: (await storeRefundGas(db, storeId)).available, needed: feeReserveFor(token), token, likely };
+  // The store's refund fee account (treasury/gas.ts storeRefundGas reads the same function).
+  const available = async () =>
+    BigInt(await db.oneFirst(sql.type(z.object({ available: z.string() }))`select available::text as available from store_refund_gas(${storeId})`));
+  const refundGas = token === undefined ? null : { available: await available(), needed: feeReserveFor(token), token, likely };
   return {
     sales,
     statuses,

@@ -7,7 +7,8 @@ import { html, type Html } from '../web/html.ts';
 import { dayStart, type HomeFigures, SALES_WINDOWS, type SalesLine, type SalesTotal } from './home.ts';
 import { dashboardPaths } from './paths.ts';
 import { shell, statusLabel, type StoreContext, type Viewer } from './pages.ts';
-import { amount, readable, term } from './words.ts';
+import { amount, asOfWords, readable, term } from './words.ts';
+import type { AsOf } from '../db/reporting.ts';
 import { can } from './policy.ts';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -74,7 +75,15 @@ function totalLine(total: SalesTotal | null): Html | string {
   )}.</p>`;
 }
 
-export function homePage(input: { root: string; viewer: Viewer; store: StoreContext; figures: HomeFigures; total?: SalesTotal | null; now: Date }): string {
+export function homePage(input: {
+  root: string;
+  viewer: Viewer;
+  store: StoreContext;
+  figures: HomeFigures;
+  total?: SalesTotal | null;
+  now: Date;
+  asOf?: AsOf;
+}): string {
   const { root, store, figures: f } = input;
   const paths = dashboardPaths(root).store(store.id);
   const glossary = paths.glossary();
@@ -134,6 +143,7 @@ ${totalLine(input.total ?? null)}`
       }</p></section>`
     : '';
   const body = html`<h1>${store.name}</h1>
+${asOfWords(input.asOf)}
 ${noTreasury}
 <section class="card" aria-labelledby="attention-heading"><h2 id="attention-heading">Needs attention</h2>
 ${attention.length ? html`<ul id="attention">${attention}</ul>` : html`<p id="attention">Nothing needs attention.</p>`}

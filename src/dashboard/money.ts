@@ -5,6 +5,7 @@
 // reporting.webhook_outcomes — never from a second computation here. Always scoped by store.
 import { friendlyAddress, parseAddress, type TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import type { ReportingDb } from '../db/reporting.ts';
 import { fromBaseUnits, shownCoinName, shownTicker } from '../money.ts';
 import type { TransferRow } from '../payments/transfers.ts';
 import type { PaymentView, StorePayment } from '../payments/view.ts';
@@ -276,21 +277,22 @@ export interface StoreMoney {
 
 const units = (value: string, decimals: number) => fromBaseUnits(BigInt(value), decimals);
 
-/** The store's money per coin (reporting.store_money), its reconciliation differences, its treasury. */
-export async function storeMoney(db: DatabasePool, storeId: string, network: TonNetwork): Promise<StoreMoney> {
+/**
+ * The store's money per coin (reporting.store_money), its reconciliation differences, its treasury.
+ * A report: it may read the replica (db/reporting.ts), in one read-only transaction.
+ */
+export async function storeMoney(db: ReportingDb, storeId: string, network: TonNetwork): Promise<StoreMoney> {
   const [rows, differences, store, reconciled] = await Promise.all([
     // deposit_money once per payment with money: thousands of small plans, which PostgreSQL's JIT
-    // would spend seconds compiling (measured: 2.3 s of 3.5 s at 20,000 payments) for nothing.
-    db.transaction(async (tx) => {
-      await tx.query(sql.typeAlias('void')`set local jit = off`);
-      return tx.any(sql.type(storeMoneyRow)`
-        select coin_symbol, decimals, payments_with_money::int as payments_with_money, received::text as received, counted::text as counted,
-               refunded::text as refunded, swept::text as swept, fees::text as fees, held::text as held, merchant_unswept::text as merchant_unswept,
-               refundable::text as refundable, in_deposits::text as in_deposits, gas::text as gas
-        from reporting.store_money where store_id = ${storeId}
-        order by coin_symbol <> 'TON', coin_symbol
-      `);
-    }),
+    // would spend seconds compiling (measured: 2.3 s of 3.5 s at 20,000 payments) for nothing: every
+    // report reads with JIT off (db/reporting.ts).
+    db.any(sql.type(storeMoneyRow)`
+      select coin_symbol, decimals, payments_with_money::int as payments_with_money, received::text as received, counted::text as counted,
+             refunded::text as refunded, swept::text as swept, fees::text as fees, held::text as held, merchant_unswept::text as merchant_unswept,
+             refundable::text as refundable, in_deposits::text as in_deposits, gas::text as gas
+      from reporting.store_money where store_id = ${storeId}
+      order by coin_symbol <> 'TON', coin_symbol
+    `),
     db.any(sql.type(
       z.object({
         payment_id: z.string(),

@@ -10,7 +10,8 @@ import type { StoreMoney } from './money.ts';
 import { copyableId, dateTime, problemFor, shell, type StoreContext, type Viewer } from './pages.ts';
 import { dashboardPaths, type StorePaths } from './paths.ts';
 import { can } from './policy.ts';
-import { address, amount, term } from './words.ts';
+import { address, amount, asOfWords, term } from './words.ts';
+import type { AsOf } from '../db/reporting.ts';
 
 /** What the Money page says of the refund fee balance, and the top-ups the owner may send (those asked and not arrived yet). */
 export interface RefundFeesView {
@@ -87,6 +88,8 @@ export function moneyPage(input: {
   viewer: Viewer;
   store: StoreContext;
   money: StoreMoney;
+  /** How current `money` is (read on the replica or not: db/reporting.ts). */
+  asOf?: AsOf;
   network: TonNetwork;
   refundFees: RefundFeesView;
   styleNonce?: string;
@@ -124,6 +127,7 @@ ${money.gasTon !== '0' ? html`<dt>${term(glossary, 'gas')} at payment addresses<
       ? html`<p id="differences">No differences: every payment address compared holds what its books say.</p>`
       : '';
   const body = html`<h1>Money</h1>
+${asOfWords(input.asOf)}
 <section class="card" aria-labelledby="coins-heading"><h2 id="coins-heading">Per coin</h2>${coins}</section>
 <section class="card" aria-labelledby="treasury-heading"><h2 id="treasury-heading">${term(glossary, 'treasury')}</h2>${treasury}</section>
 ${refundFeesSection(paths, glossary, store, input.refundFees)}

@@ -89,7 +89,8 @@ function searchCondition(storeId: string, q: string) {
 export const CSV_MAX_ROWS = 10_000;
 
 export async function listStorePayments(
-  db: Db,
+  // The list page reads the primary (a pool); the CSV export a report's ReportingDb (db/reporting.ts).
+  db: Pick<Db, 'any'>,
   storeId: string,
   filters: PaymentFilters,
   limit = PAGE_SIZE,

@@ -8,6 +8,7 @@ import { friendlyAddress, parseAddress, type TonNetwork } from '../chain/address
 import { priceShare, readableDecimal, shownTicker } from '../money.ts';
 import type { Anomaly } from '../payments/anomalies.ts';
 import type { TransferEffect } from '../payments/transfers.ts';
+import type { AsOf } from '../db/reporting.ts';
 import { isFiatCurrency } from '../rates/fiat.ts';
 import { html, type Html } from '../web/html.ts';
 import { AUDIT_WORDS, EVENT_WORDS, GLOSSARY, type Term } from './glossary.ts';
@@ -149,3 +150,22 @@ export const ANOMALY_WORDS: Record<Anomaly, string> = {
   paid_after_cancel: 'paid after it was cancelled',
   wrong_coin: 'paid with another coin',
 };
+
+/**
+ * "Figures as of 2 seconds ago": how current a report read on a replica is, in a shop owner's words;
+ * nothing on the primary (always current: nothing to say). The paragraph `#as-of`.
+ */
+export function asOfWords(asOf: AsOf | undefined): Html | string {
+  if (!asOf?.replica) return '';
+  const lag = asOf.lagSeconds;
+  if (lag === null || lag < 1)
+    return html`<p class="muted" id="as-of">Figures as of now: read from the reporting copy of the database, which is up to date.</p>`;
+  const seconds = Math.round(lag);
+  const span =
+    seconds < 120
+      ? `${seconds} second${seconds === 1 ? '' : 's'}`
+      : seconds < 7_200
+        ? `${Math.round(seconds / 60)} minutes`
+        : `${Math.round(seconds / 3_600)} hours`;
+  return html`<p class="muted" id="as-of">Figures as of ${span} ago: read from the reporting copy of the database, which is ${span} behind; newer payments are not counted yet.</p>`;
+}

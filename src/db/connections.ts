@@ -6,6 +6,11 @@
 export const MAIN_POOL_CONNECTIONS = 20;
 /** An API process's pool for the shared rate-limit counters. */
 export const RATE_LIMIT_CONNECTIONS = 4;
+/**
+ * An API process's pool on the replica (DATABASE_REPORTING_URL) for the dashboard's reports: on the
+ * replica's server, not counted in the primary's room (connectionsAtMost).
+ */
+export const REPORTING_CONNECTIONS = 4;
 /** A worker process's pool for Graphile Worker: its two runners' 4 + 20 job slots, their listening and bookkeeping. */
 export const WORKER_CONNECTIONS = 30;
 

@@ -42,7 +42,7 @@ import {
 import { z } from 'zod';
 
 export { isSqlToken, z };
-export type { DatabasePool, DatabaseTransactionConnection, FragmentSqlToken, ValueExpression };
+export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods, FragmentSqlToken, ValueExpression };
 /** Anything that can run a query: the pool, a connection or a transaction. */
 export type Db = CommonQueryMethods;
 

@@ -3,6 +3,7 @@ import type { ParameterizedContext } from 'koa';
 import type { TokenCheck, VerifiedToken } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import { reportingReader, type Reporting } from '../db/reporting.ts';
 import type { Logger } from '../log.ts';
 import type { StorePayment } from '../payments/view.ts';
 
@@ -17,7 +18,16 @@ export interface AppDeps {
    * every API process of the deployment counts in them. Absent: this process's own buckets.
    */
   rateLimitStore?: import('pg').Pool;
+  /**
+   * Where reports read (src/db/reporting.ts): the replica of DATABASE_REPORTING_URL. Absent: the
+   * primary, through `pool` (`reportingOf`).
+   */
+  reporting?: Reporting;
 }
+
+/** The deps' reporting reader: theirs, or the primary's (read-only transactions on `pool`). */
+export const reportingOf = (deps: Pick<AppDeps, 'pool' | 'reporting' | 'config'>): Reporting =>
+  deps.reporting ?? reportingReader(deps.pool, { replica: false, statementTimeoutMs: deps.config.databaseStatementTimeoutMs });
 
 export interface KassaState {
   requestId: string;

@@ -26,6 +26,7 @@ import { databasePooled, databaseProblem, problemVariable, type Config, type Ton
 import { openDatabaseServer, type DatabaseServer } from '../db/embedded.ts';
 import { probeTransactionPooler } from '../db/pooling.ts';
 import { pendingMigrations } from '../db/migrate.ts';
+import { REPLAY_LAG_SECONDS } from '../db/reporting.ts';
 import { openPool, sql, z, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { publicUrlProblems } from '../net/addresses.ts';
@@ -622,6 +623,81 @@ export async function checkPooling(config: Config, server: Pick<DatabaseServer, 
   return { check, status: 'ok', detail: `${where}; statement timeout ${inForce} ms in force; ${statements}` };
 }
 
+/** A replica whose lag is above this is a warning: the dashboard's figures are that old. */
+const REPLICA_LAG_WARN_SECONDS = 300;
+
+/**
+ * "database replica for reports" (DATABASE_REPORTING_URL, db/reporting.ts): reachable, in recovery
+ * (a streaming replica) of the same cluster as the primary (`primary`: the session URL's pool), and
+ * how far behind it is. The same server as the primary is a warning (reports work, nothing is taken
+ * off the primary); a server not in recovery, or a replica of another cluster, fails (the reports
+ * would show another database's books).
+ */
+export async function checkReportingReplica(config: Pick<Config, 'databaseReportingUrl'>, primary: Db): Promise<Check> {
+  const check = 'database replica for reports';
+  if (config.databaseReportingUrl === null) return { check, status: 'skip', detail: 'DATABASE_REPORTING_URL is unset: the reports read DATABASE_URL' };
+  const identity = sql.type(
+    z.object({ started: z.string(), system: z.string().nullable(), recovery: z.boolean(), paused: z.boolean(), lag: z.number().nullable() }),
+  )`
+    select pg_postmaster_start_time()::text as started,
+           (select system_identifier::text from pg_control_system()) as system,
+           pg_is_in_recovery() as recovery,
+           case when pg_is_in_recovery() then pg_get_wal_replay_pause_state() <> 'not paused' else false end as paused,
+           ${REPLAY_LAG_SECONDS} as lag
+  `;
+  // Opened as server.ts opens it: nothing sent at connect (it may be a pooler).
+  let seen: z.infer<typeof identity.parser>;
+  try {
+    const replica = await openPool(config.databaseReportingUrl, { maxPoolSize: 1, pooled: true, preparedStatements: false, connectionWaitMs: 5_000 });
+    try {
+      seen = await replica.one(identity);
+    } finally {
+      await replica.end().catch(() => {});
+    }
+  } catch (error) {
+    return { check, status: 'fail', detail: `DATABASE_REPORTING_URL could not be read: ${(error as Error).message.split('\n')[0]}` };
+  }
+  const own = await primary.one(identity);
+  if (seen.started === own.started && seen.system === own.system && seen.recovery === own.recovery) {
+    return {
+      check,
+      status: 'warn',
+      detail:
+        'DATABASE_REPORTING_URL is the same server as the primary: the reports read it and take no load off it. Point it at a streaming replica, or unset it (docs/OPERATIONS.md, "A replica for reports")',
+    };
+  }
+  if (!seen.recovery) {
+    return {
+      check,
+      status: 'fail',
+      detail: `DATABASE_REPORTING_URL is not a replica (not in recovery)${seen.system !== null && seen.system === own.system ? ': a former replica of this database, promoted, whose books no longer follow the primary' : ''}: the dashboard's figures would not be this database's. Point it at a streaming replica of the primary, or unset it`,
+    };
+  }
+  if (seen.system !== null && own.system !== null && seen.system !== own.system) {
+    return {
+      check,
+      status: 'fail',
+      detail: `DATABASE_REPORTING_URL is a replica of another PostgreSQL (system identifier ${seen.system}, the primary's ${own.system}): the dashboard's figures would not be this database's`,
+    };
+  }
+  const lag = seen.lag === null ? 0 : Math.round(seen.lag);
+  const behind = lag === 0 ? 'it has applied everything it received (no lag)' : `it is ${lag} s behind the primary`;
+  if (seen.paused)
+    return {
+      check,
+      status: 'warn',
+      detail: `DATABASE_REPORTING_URL is a streaming replica whose replay is paused (pg_wal_replay_resume() resumes it): ${behind}`,
+    };
+  if (lag > REPLICA_LAG_WARN_SECONDS) {
+    return {
+      check,
+      status: 'warn',
+      detail: `DATABASE_REPORTING_URL is a streaming replica, ${behind}: the dashboard's figures are that old (the pages say so). Look at the replica's network and disk, and its max_standby_streaming_delay (docs/OPERATIONS.md, "A replica for reports")`,
+    };
+  }
+  return { check, status: 'ok', detail: `DATABASE_REPORTING_URL is a streaming replica of this database; ${behind}` };
+}
+
 /**
  * A reminder off sandbox: the books, the deposit index and (in sandbox) the keys live only in the
  * database. WAL archiving off is a warning (backups by pg_dump or the provider are not visible from here).
@@ -669,7 +745,13 @@ export async function doctorReport(config: Config, configProblems: readonly stri
     const pool = await openPool(server.sessionUrl, { maxPoolSize: 2, pooled: true, preparedStatements: false });
     try {
       const full = await runDoctor(config, pool);
-      return report([...full.checks, database, await checkPooling(config, server), await checkBackups(config, pool)]);
+      return report([
+        ...full.checks,
+        database,
+        await checkPooling(config, server),
+        await checkReportingReplica(config, pool),
+        await checkBackups(config, pool),
+      ]);
     } finally {
       await pool.end();
     }

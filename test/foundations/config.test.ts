@@ -177,4 +177,20 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ DATABASE_URL: pooled, DATABASE_SESSION_URL: 'mysql://x' }), /DATABASE_SESSION_URL must be a postgres:\/\/ connection URL/);
     assert.throws(() => loadConfig({ DATABASE_URL: pooled, DATABASE_PREPARED_STATEMENTS: 'yes' }), /DATABASE_PREPARED_STATEMENTS must be "true" or "false"/);
   });
+
+  it('DATABASE_REPORTING_URL: unset, reports read DATABASE_URL; set, a postgres URL beside DATABASE_URL', () => {
+    const primary = 'postgres://kassa@db.internal:5432/kassa';
+    const replica = 'postgres://kassa@replica.internal:5432/kassa';
+    assert.equal(loadConfig({ DATABASE_URL: primary }).databaseReportingUrl, null);
+    assert.equal(loadConfig({}).databaseReportingUrl, null);
+    const set = loadConfig({ DATABASE_URL: primary, DATABASE_REPORTING_URL: replica });
+    assert.equal(set.databaseReportingUrl, replica);
+    assert.equal(set.databaseSessionUrl, primary, 'the replica is no session URL');
+    assert.equal(databasePooled(set), false);
+    assert.throws(() => loadConfig({ DATABASE_REPORTING_URL: replica }), /DATABASE_REPORTING_URL is set without DATABASE_URL/);
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: primary, DATABASE_REPORTING_URL: 'https://replica' }),
+      /DATABASE_REPORTING_URL must be a postgres:\/\/ connection URL/,
+    );
+  });
 });

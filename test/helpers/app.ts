@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createApp, type RouteInstaller } from '../../src/http/app.ts';
 import type { StoreRecord } from '../../src/stores/stores.ts';
 import type { DatabasePool } from '../../src/db/pool.ts';
+import type { Reporting } from '../../src/db/reporting.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { createTestStore } from './factories.ts';
 import { responseChecker, type ResponseChecker } from './openapi.ts';
@@ -95,10 +96,14 @@ export interface TestAppOptions {
    * no IP address as a passkey's relying party). Default: the configuration's own BASE_URL.
    */
   baseUrlHost?: string;
+  /** The database the app runs on (default: a copy of the template, createTestDatabase), e.g. a replicated primary's (test/helpers/replica.ts). Dropped by close(). */
+  database?: () => Promise<TestDatabase>;
+  /** Where the app's reports read (AppDeps.reporting, src/db/reporting.ts), e.g. a replica. Default: the primary. */
+  reporting?: (config: Config) => Reporting;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const db = await createTestDatabase();
+  const db = await (options.database ?? createTestDatabase)();
   await options.beforeListen?.(db.pool);
   // The server listens first (its port is BASE_URL's with baseUrlHost), then the app answers on it.
   const server = http.createServer();
@@ -111,7 +116,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const pool = options.openPool ? await options.openPool(db.url) : db.pool;
   const rateLimitStore = options.rateLimitStore?.(db.url);
-  const app = createApp({ config, pool, log, now: clock.now, ...(rateLimitStore ? { rateLimitStore } : {}) }, options.routes);
+  const reporting = options.reporting?.(config);
+  const app = createApp(
+    { config, pool, log, now: clock.now, ...(rateLimitStore ? { rateLimitStore } : {}), ...(reporting ? { reporting } : {}) },
+    options.routes,
+  );
   server.on('request', app.callback());
   const close = async () => {
     server.closeAllConnections();

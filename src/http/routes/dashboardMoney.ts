@@ -23,12 +23,16 @@ import { ENDPOINT_NOTICES, type EndpointNotice, webhooksPage } from '../../dashb
 import { endpointsOfStore } from '../../dashboard/webhookEndpoints.ts';
 import { dashboardEndpointRoutes, type ShowWebhooks } from './dashboardEndpoints.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
-import type { AppDeps } from '../context.ts';
+import { reportingOf, type AppDeps } from '../context.ts';
 import { emptyForm, refundFeesForm, type RefundFeesForm } from './dashboard.schema.ts';
 import type { DashboardCtx, DashboardRouter, OfStore } from './dashboardSteps.ts';
 
 export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void {
   const { pool, config } = deps;
+  // The home figures and the Money page's per-coin money are reports: they may read the replica
+  // (DATABASE_REPORTING_URL) and say how current they are. The rates, the refund fee account and
+  // every action stay on the primary.
+  const reporting = reportingOf(deps);
   const { root, page, redirect } = dash.steps;
   const paths = dashboardPaths(root);
 
@@ -36,7 +40,8 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
   dash.store.get('', async (ctx) => {
     const store = ctx.state.store;
     const now = deps.now();
-    const figures = homeFigures(await homeRows(pool, store.id, now), now);
+    const { value: rows, asOf } = await reporting.read((db) => homeRows(db, store.id, now));
+    const figures = homeFigures(rows, now);
     // Every coin's sales together in the store's main fiat, at today's rates (the rates policy of prices).
     const main = figures.mainFiat;
     const total =
@@ -51,7 +56,7 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
               ),
             ),
           );
-    page(ctx, 200, homePage({ root, viewer: ctx.state.viewer, store, figures, total, now }));
+    page(ctx, 200, homePage({ root, viewer: ctx.state.viewer, store, figures, total, now, asOf }));
   });
   dash.store.get('/glossary', async (ctx) => {
     page(ctx, 200, glossaryPage({ root, viewer: ctx.state.viewer, store: ctx.state.store }));
@@ -62,8 +67,8 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
   const showMoney = async (ctx: DashboardCtx & { state: OfStore }, status: number, extra: Pick<RefundFeesView, 'typed' | 'problem' | 'asked'> = {}) => {
     const store = ctx.state.store;
     const now = deps.now();
-    const [money, fees, gas] = await Promise.all([
-      storeMoney(pool, store.id, config.tonNetwork),
+    const [{ value: money, asOf }, fees, gas] = await Promise.all([
+      reporting.read((db) => storeMoney(db, store.id, config.tonNetwork)),
       refundFeesOf(pool, store.id),
       gasWalletAddress(pool, config.tonNetwork),
     ]);
@@ -81,6 +86,7 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
         viewer: ctx.state.viewer,
         store,
         money,
+        asOf,
         network: config.tonNetwork,
         refundFees: { fees, requests, ...extra },
         ...(styleNonce ? { styleNonce } : {}),

@@ -25,7 +25,7 @@ import { createRefund } from '../../treasury/refunds.ts';
 import { type JettonWalletOf, recordRequestSent, releaseRequest } from '../../treasury/treasuryRefunds.ts';
 import { newUuid } from '../../uuid.ts';
 import { strictCsp } from '../../web/csp.ts';
-import type { AppDeps } from '../context.ts';
+import { reportingOf, type AppDeps } from '../context.ts';
 import { emptyForm, type PaymentsQuery, paymentsQuery, type RefundForm, refundForm } from './dashboard.schema.ts';
 import { type DashboardCtx, type DashboardRouter, type OfStore, type OfStorePayment, uuidParams } from './dashboardSteps.ts';
 import { requestSentAnswer } from './dashboardTreasuryRequests.ts';
@@ -37,6 +37,7 @@ const LIVE_MAX_PER_USER = 20;
 
 export function dashboardPaymentRoutes(dash: DashboardRouter, deps: AppDeps): void {
   const { pool, config } = deps;
+  const reporting = reportingOf(deps);
   const { root, page, message, notFound, redirect } = dash.steps;
   const paths = dashboardPaths(root);
   const jettonWallets = createJettonWalletLookup(config, pool);
@@ -59,9 +60,14 @@ export function dashboardPaymentRoutes(dash: DashboardRouter, deps: AppDeps): vo
   // The filtered list as CSV (at most CSV_MAX_ROWS, newest first; X-Kassa-Truncated: true when more matched).
   dash.store.get<{ query: PaymentsQuery }>('/payments.csv', { query: paymentsQuery, refused: filterRefused }, async (ctx) => {
     const { after: _after, ...filters } = filtersOf(ctx.state.query);
-    const { rows, hasMore } = await listStorePayments(pool, ctx.state.store.id, filters, CSV_MAX_ROWS);
+    // A report: it may read the replica (DATABASE_REPORTING_URL); X-Kassa-Replica-Lag says how far behind that was.
+    const {
+      value: { rows, hasMore },
+      asOf,
+    } = await reporting.read((db) => listStorePayments(db, ctx.state.store.id, filters, CSV_MAX_ROWS));
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
+    if (asOf.replica) ctx.set('X-Kassa-Replica-Lag', String(Math.round(asOf.lagSeconds ?? 0)));
     ctx.set('Content-Disposition', `attachment; filename="payments-${new Date(deps.now()).toISOString().slice(0, 10)}.csv"`);
     if (hasMore) ctx.set('X-Kassa-Truncated', 'true');
     ctx.body = paymentsCsv(rows);
