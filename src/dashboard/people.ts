@@ -17,6 +17,7 @@ import { endOtherAccess, revokeOpenLinks } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';
+import { FormProblem } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
 
 /** A person's role in a store: owner (everything) or viewer (read-only). The one list of them. */
@@ -29,16 +30,6 @@ export const roleOf = (value: unknown): Role | null => ((ROLES as readonly unkno
 export const INVITATION_LIFETIME_MS = 24 * 3600_000;
 /** A password reset's link lives this long: it hands over an account, so it is used at once or made again. */
 export const RESET_LIFETIME_MS = 3600_000;
-
-/** A problem with what someone typed, shown beside the field it is about; nothing was changed. */
-export class FormProblem extends Error {
-  override name = 'FormProblem';
-  readonly field: string | null;
-  constructor(message: string, field: string | null = null) {
-    super(message);
-    this.field = field;
-  }
-}
 
 /** "Ann@Example.com " → "ann@example.com", or null when it is not an email address. */
 export function normalizeEmail(raw: string): string | null {
@@ -76,10 +67,6 @@ export interface Invitation {
   resetsPassword: boolean;
 }
 
-export class UnknownStoreForInvitation extends Error {
-  override name = 'UnknownStoreForInvitation';
-}
-
 /** Makes an invitation (and writes it to the audit log, in one transaction); its link is shown once. */
 export async function createInvitation(
   pool: DatabasePool,
@@ -89,13 +76,13 @@ export async function createInvitation(
   const email = normalizeEmail(input.email);
   if (email === null) throw new FormProblem(`"${input.email}" is not an email address.`, 'email');
   if (!ROLES.includes(input.role)) throw new FormProblem('The role is owner or viewer.', 'role');
-  if (!isUuid(input.storeId)) throw new UnknownStoreForInvitation(`no store with id "${input.storeId}"`);
+  if (!isUuid(input.storeId)) throw new FormProblem(`no store with id "${input.storeId}"`, 'store');
   const storeId = input.storeId.toLowerCase();
   const token = newSecret();
   const expiresAt = new Date(input.now.getTime() + (resetsPassword ? RESET_LIFETIME_MS : INVITATION_LIFETIME_MS));
   const role = await pool.transaction(async (tx) => {
     const store = await tx.exists(sql.unsafe`select 1 from stores where id = ${storeId}`);
-    if (!store) throw new UnknownStoreForInvitation(`no store with id "${input.storeId}"`);
+    if (!store) throw new FormProblem(`no store with id "${input.storeId}"`, 'store');
     // A reset keeps the person's role in the store (whatever `role` says).
     const role = resetsPassword ? await mayReset(tx, { storeId, email, by: input.actor.userId }) : input.role;
     // The newest link for a person is the only one that works: in this store, and a reset anywhere.

@@ -7,7 +7,7 @@
 // commands the API calls (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
 import crypto from 'node:crypto';
 import type Router from '@koa/router';
-import { KassaError } from '../../errors.ts';
+import { FormProblem, KassaError } from '../../errors.ts';
 import { idempotent } from '../../idempotency.ts';
 import { redeliverWebhook } from '../../payments/redeliver.ts';
 import { createPaymentFeed } from '../../checkout/live.ts';
@@ -25,7 +25,6 @@ import {
   acceptInvitation,
   changeMembership,
   createInvitation,
-  FormProblem,
   findOpenInvitation,
   invitationTaker,
   invitationsOf,
@@ -42,7 +41,7 @@ import { strictCsp } from '../../web/csp.ts';
 import { serveAssets } from '../../web/assets.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import type { TokenScope } from '../../auth/scopes.ts';
-import { listTokens, TokenNameError, tokenName } from '../../auth/tokens.ts';
+import { listTokens, tokenName } from '../../auth/tokens.ts';
 import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { createRefund } from '../../treasury/refunds.ts';
 import { type JettonWalletOf, recordRequestSent, releaseRequest } from '../../treasury/treasuryRefunds.ts';
@@ -611,7 +610,7 @@ export function dashboardRoutes(router: Router<KassaState>, deps: AppDeps, guard
       try {
         name = tokenName(ctx.state.form.name);
       } catch (error) {
-        if (!(error instanceof TokenNameError)) throw error;
+        if (!(error instanceof FormProblem)) throw error;
         return showTokens(ctx, 400, { problems: { name: `The name is too long or has control characters: ${error.message}.` } });
       }
       const issued = await issueStoreToken(pool, ctx.state.store.id, { lifetime, scope, name }, ctx.state.actor, deps.now());

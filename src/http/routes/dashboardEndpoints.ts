@@ -2,7 +2,7 @@
 // redeliver one of its deliveries, delete it — each a command of dashboard/webhookEndpoints.ts (the
 // API's own, audited), then a redirect back to the page with a notice; a refused form shows the page
 // again with its problem. The pipeline is the dashboard router's (dashboardSteps.ts).
-import { FormProblem } from '../../dashboard/people.ts';
+import { FormProblem } from '../../errors.ts';
 import { addEndpoint, readEndpointForm, redeliverEndpointDelivery, removeEndpoint, testEndpoint } from '../../dashboard/webhookEndpoints.ts';
 import type { EndpointForm, EndpointNotice } from '../../dashboard/webhooksPage.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
