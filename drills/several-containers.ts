@@ -16,8 +16,11 @@
 //     is booked exactly once (rows counted by hash);
 //   - PgBouncer frozen (SIGSTOP): the APIs answer 503 service_unavailable in bounded time, never hang,
 //     while the workers (not behind it) go on; after SIGCONT the APIs recover without a restart;
-//   - no "prepared statement does not exist" (nor any prepared-statement error) in any process's log.
-// Item 4's replica (DATABASE_REPORTING_URL) is not here yet: see REPLICA below.
+//   - no "prepared statement does not exist" (nor any prepared-statement error) in any process's log;
+//   - the reports read a streaming replica (item 4): PostgreSQL here is a primary and a streaming
+//     replica of it (Debian's PostgreSQL 15, test/helpers/replica.ts), the replica given to the APIs as
+//     DATABASE_REPORTING_URL; a store's CSV export through each API reads it (X-Kassa-Replica-Lag) and
+//     holds every payment of the store once the replica has caught up.
 //
 // The sandbox chain lives in an API process: the first API's is the chain (the workers read it at its
 // BASE_URL, money is sent through it); the second API starts from the first's saved chain and serves
@@ -28,11 +31,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { api, drill, drillDatabase, freePort, keepLogs, LONG, readerRunning, sleep, startKassa, waitFor, type Kassa } from './lib.ts';
+import { api, drill, freePort, keepLogs, LONG, readerRunning, sleep, startKassa, waitFor, type Kassa } from './lib.ts';
 import { openPool, sql, z } from '../src/db/pool.ts';
 import { LEASE_MS } from '../src/reader/cursor.ts';
 import { createTestStore } from '../test/helpers/factories.ts';
+import { member } from '../test/helpers/dashboard.ts';
 import { startPgBouncer, type PgBouncer } from '../test/helpers/pgbouncer.ts';
+import { startReplicatedPostgres } from '../test/helpers/replica.ts';
 import { startTcpProxy, type TcpProxy } from '../test/helpers/proxy.ts';
 
 const STEADY = LONG ? 120 : 16; // payments created (alternately through each API) and paid at once
@@ -53,11 +58,6 @@ const PGBOUNCER_POOL_SIZE = 20; // default_pool_size, as in the compose file
 /** DATABASE_STATEMENT_TIMEOUT_MS, and the timeout PgBouncer sets on its server connections (connect_query). */
 const STATEMENT_TIMEOUT_MS = 5_000;
 
-// REPLICA (issue 46 item 4, added by the lead after merging): a streaming replica of `db`
-// (test/helpers/replica.ts) given to the API processes as DATABASE_REPORTING_URL through `apiEnv`
-// below; the drill's reads of reports then go through it.
-const REPLICA_URL = null as string | null;
-
 interface Delivery {
   type: string;
   eventID: string;
@@ -77,7 +77,9 @@ interface Created {
 await drill(
   `several containers behind PgBouncer (transaction mode): 2 APIs, 2 workers, ${STEADY} payments paced ${1000 / EVERY_MS}/s, a lease holder killed, PgBouncer frozen ${FROZEN_MS / 1000} s`,
   async (report) => {
-    const db = await drillDatabase();
+    // The database: a primary and its streaming replica, migrated (the release step's `kassa migrate`).
+    const pair = await startReplicatedPostgres();
+    const db = { url: pair.primaryUrl, destroy: () => pair.stop() };
     let bouncer: PgBouncer | undefined;
     let relay: TcpProxy | undefined;
     const processes: Record<string, Kassa | undefined> = {};
@@ -117,7 +119,7 @@ await drill(
         DATABASE_URL: bouncer.url,
         DATABASE_SESSION_URL: db.url,
         DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
-        ...(REPLICA_URL ? { DATABASE_REPORTING_URL: REPLICA_URL } : {}),
+        DATABASE_REPORTING_URL: pair.replicaUrl,
       };
       const workerEnv = { ...apiEnv, DATABASE_SESSION_URL: relay.through(db.url) };
       const apiPort = await freePort();
@@ -454,7 +456,21 @@ await drill(
         `${recoveryMs === null ? 'not recovered' : `${recoveryMs} ms`}; retries ${retried.map((r) => r.status).join(',')}; ${perKey.length}/${keys.length} keys with one payment each`,
       );
 
-      // 6. The logs: no prepared-statement error anywhere (PgBouncer 1.18 does not track them).
+      // 6. Reports on the replica: a store's CSV export, through each API, read there and complete once caught up.
+      await pair.caughtUp();
+      const owner0 = await member(apis[0]!, pool, stores[0]!.id, 'owner@several.example', 'owner');
+      const owner1 = await member(apis[1]!, pool, stores[0]!.id, 'owner@several.example', 'owner');
+      const inPrimary = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payments where store_id = ${stores[0]!.id}`);
+      const exports = await Promise.all([owner0, owner1].map((owner) => owner.get(`/dashboard/stores/${stores[0]!.id}/payments.csv`)));
+      const rowsOf = (text: string) => text.trimEnd().split('\r\n').length - 1;
+      report.check(
+        'the reports read the streaming replica (DATABASE_REPORTING_URL) through both APIs, every payment there once caught up',
+        exports.every((csv) => csv.status === 200 && csv.headers.get('x-kassa-replica-lag') !== null && rowsOf(csv.text) === inPrimary),
+        exports.map((csv, i) => `API ${i + 1}: ${csv.status}, lag header ${csv.headers.get('x-kassa-replica-lag')}, ${rowsOf(csv.text)} rows`).join('; ') +
+          `; ${inPrimary} payments in the primary`,
+      );
+
+      // 7. The logs: no prepared-statement error anywhere (PgBouncer 1.18 does not track them).
       const logs = [...Object.entries(processes).map(([name, kassa]) => [name, kassa?.output() ?? ''] as const), ['pgbouncer', bouncer.log()] as const];
       const prepared = logs.filter(([, text]) => /prepared statement/i.test(text)).map(([name]) => name);
       report.check(

@@ -568,18 +568,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** Errors whose message is already the one line to print (their classes live in the modules each command loads). */
-const ONE_LINE_ERRORS = new Set([
-  'UsageError',
-  'ConfigError',
-  'StoreInputError',
-  'UnknownStoreError',
-  'DepositExportError',
-  'UnknownStoreForInvitation',
-  'FormProblem',
-  'DoctorFailed',
-  'PoolerRefusedError',
-  'SubscriptionCliError',
-]);
+const ONE_LINE_ERRORS = new Set(['UsageError', 'ConfigError', 'FormProblem', 'DoctorFailed', 'PoolerRefusedError']);
 
 async function oneLine(error: unknown): Promise<string> {
   if (error instanceof Error && ONE_LINE_ERRORS.has(error.name)) return error.message.split('\n')[0]!;

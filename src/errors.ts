@@ -3,9 +3,10 @@
 // (how long to wait). Each code has one default message here; a case that has more to say (a
 // limit, a value, a reason) has a named factory below, the only way to word an error otherwise, so
 // the texts are written in this file (callers give the facts; the sandbox chain's refusals keep its
-// own words). Domain code throws it and knows nothing of HTTP; the HTTP layer (src/http/errorEnvelope.ts,
-// `httpError`) renders it as {"error": {type, message, code, param?}} with the catalogue's status
-// and the headers its details ask for.
+// own words). Domain code throws it and knows nothing of HTTP; the HTTP layer (src/http/errorEnvelope.ts)
+// renders it, once for both, as the API's {"error": {type, message, code, param?}} (`httpError`) and as
+// the checkout's and the dashboard's error page (`errorPage`), with the catalogue's status and the
+// headers its details ask for. What a person typed and Kassa refused in their words is a FormProblem (below).
 
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'api_error';
 
@@ -387,6 +388,22 @@ export const sandboxRefusal = (
   message: string,
   param?: string,
 ): KassaError => said(code, message, { param });
+
+/**
+ * A problem with what a person typed — a dashboard form's field or a `kassa` command's option —
+ * in words for them; nothing was changed. Not of the catalogue: the API's refusals are KassaErrors,
+ * and this one's words are the page's or the command line's (a form shows it beside its field, the
+ * CLI prints it as one line). `field`: the form field, or the option without its dashes, it is
+ * about (null: the whole form or command).
+ */
+export class FormProblem extends Error {
+  override name = 'FormProblem';
+  readonly field: string | null;
+  constructor(message: string, field: string | null = null) {
+    super(message);
+    this.field = field;
+  }
+}
 
 /**
  * A job's failure that is not Kassa's fault — a merchant's webhook receiver that answered 500 or

@@ -301,7 +301,7 @@ export async function startService(
         noHandleSignals: true,
         logger: graphileLogger(log, true),
       });
-      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...workerDeps, chain: client, source, history }, others), crontab: CRONTAB });
+      runner = await run({ ...runnerOptions(4), taskList: taskList({ ...workerDeps, chain: client, history }, others), crontab: CRONTAB });
       webhookRunner = await run({ ...runnerOptions(20), taskList: taskList(workerDeps, { webhook__deliver: deliver! }) });
     }
   } catch (error) {

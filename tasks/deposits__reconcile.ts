@@ -1,9 +1,9 @@
 // deposits__reconcile: every five minutes, compares deposits' books with their on-chain balances
 // and books what the block stream missed (src/treasury/reconcile.ts, healing through the chain
-// reader's booking path, src/reader/heal.ts). Safe to run twice: what is booked is keyed by its
-// chain identity, and it rewrites its own rows.
+// reader's booking path, src/reader/heal.ts with src/reader/book.ts's blockBooker). Safe to run
+// twice: what is booked is keyed by its chain identity, and it rewrites its own rows.
+import { blockBooker } from '../src/reader/book.ts';
 import { accountHealer } from '../src/reader/heal.ts';
-import { createChainReader } from '../src/reader/reader.ts';
 import { reconcileDeposits } from '../src/treasury/reconcile.ts';
 import type { WorkerDeps } from '../src/worker/deps.ts';
 import type { TaskFactory } from '../src/worker/tasks.ts';
@@ -11,22 +11,18 @@ import type { TaskFactory } from '../src/worker/tasks.ts';
 export default ((deps: WorkerDeps) => async (_payload, helpers) => {
   if (!deps.chain) throw new Error('deposits__reconcile needs the chain API client');
   const log = deps.log.child({ task: 'deposits__reconcile', jobId: helpers.job.id });
-  const { source, history } = deps;
-  // The reader's booking only (bookBlock): this reader never takes the cursor.
-  const heal =
-    source && history
-      ? accountHealer({
-          history,
-          book: createChainReader({ pool: deps.pool, config: deps.config, source, client: deps.chain, log, now: deps.now }).bookBlock,
-          log,
-        })
-      : undefined;
+  const { history } = deps;
+  const network = deps.config.tonNetwork;
+  // The reader's booking of a block, without the reader (no cursor, no block source).
+  const heal = history
+    ? accountHealer({ history, book: blockBooker({ pool: deps.pool, network, client: deps.chain, log, now: deps.now }).book, log })
+    : undefined;
   const differences = await reconcileDeposits({
     pool: deps.pool,
     client: deps.chain,
     log,
     now: deps.now,
-    network: deps.config.tonNetwork,
+    network,
     ...(heal ? { heal } : {}),
     ...(history ? { jettonWallets: history.jettonWallets } : {}),
   });

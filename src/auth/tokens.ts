@@ -2,7 +2,7 @@
 // database and never leaves the process. Revocation is checked on every request.
 import crypto, { type KeyObject } from 'node:crypto';
 import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { authInvalid } from '../errors.ts';
+import { authInvalid, FormProblem } from '../errors.ts';
 import { prepared, sql, z, type Db, type FragmentSqlToken } from '../db/pool.ts';
 import { isUuid } from '../uuid.ts';
 import { isTokenScope, type TokenScope } from './scopes.ts';
@@ -73,10 +73,6 @@ export function parseDuration(text: string): number | null {
   return Number(match[1]) * UNIT_SECONDS[match[2] as string]!;
 }
 
-export class UnknownStoreError extends Error {
-  override name = 'UnknownStoreError';
-}
-
 export interface IssuedToken {
   token: string;
   jti: string;
@@ -91,19 +87,15 @@ export const TOKEN_NAME_MAX = 100;
 
 /**
  * A token's name as given (trimmed; "" is no name): at most TOKEN_NAME_MAX characters, no control
- * characters. Returns null for no name; throws TokenNameError for a name the database would refuse.
+ * characters. Returns null for no name; throws FormProblem (about `name`) for a name the database would refuse.
  */
 export function tokenName(raw: string | undefined | null): string | null {
   const name = (raw ?? '').trim();
   if (name === '') return null;
   if ([...name].length > TOKEN_NAME_MAX || /\p{Cc}/u.test(name)) {
-    throw new TokenNameError(`a token's name is at most ${TOKEN_NAME_MAX} characters, without control characters`);
+    throw new FormProblem(`a token's name is at most ${TOKEN_NAME_MAX} characters, without control characters`, 'name');
   }
   return name;
-}
-
-export class TokenNameError extends Error {
-  override name = 'TokenNameError';
 }
 
 /**
@@ -120,7 +112,7 @@ export async function issueToken(
   name: string | null = null,
 ): Promise<IssuedToken> {
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
-  if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
+  if (!exists) throw new FormProblem(`unknown store "${storeId}"`, 'store');
   const { privateKey } = await tokenKey(db);
   const jti = crypto.randomUUID();
   const issuedAt = Math.floor(now.getTime() / 1000);
@@ -201,7 +193,7 @@ const listedToken = z.object({
 /** A store's tokens, newest first, without any secret (the JWT itself is never stored). */
 export async function listTokens(db: Db, storeId: string, now: Date): Promise<TokenListing[]> {
   const exists = isUuid(storeId) ? await db.exists(sql.unsafe`select 1 from stores where id = ${storeId}`) : false;
-  if (!exists) throw new UnknownStoreError(`unknown store "${storeId}"`);
+  if (!exists) throw new FormProblem(`unknown store "${storeId}"`, 'store');
   const rows = await db.any(sql.type(listedToken)`
     select jti, name, issued_at, expires_at, revoked_at, last_used_at, scope from api_tokens where store_id = ${storeId} order by issued_at desc, jti
   `);

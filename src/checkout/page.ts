@@ -408,7 +408,7 @@ ${checkoutMain(input)}
   });
 }
 
-/** 404 for unknown or malformed ids, 429 and 5xx: a plain page in the customer's language. */
+/** 404 for unknown or malformed ids, 429 and any other error: a plain page in the customer's language. */
 export function renderMessagePage(lang: Lang, prefix: string, kind: 'notFound' | 'tooMany' | 'error'): string {
   const titleKey: MessageKey = kind === 'notFound' ? 'notFoundTitle' : kind === 'tooMany' ? 'tooManyTitle' : 'errorTitle';
   const textKey: MessageKey = kind === 'notFound' ? 'notFoundText' : kind === 'tooMany' ? 'tooManyText' : 'errorText';

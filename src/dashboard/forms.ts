@@ -1,15 +1,6 @@
-// What a person typed in a dashboard form or a `kassa dashboard` command: the problem shown beside the
-// field it is about (FormProblem; nothing was changed), and an email address read as the dashboard keeps it.
-
-/** A problem with what someone typed, shown beside the field it is about; nothing was changed. */
-export class FormProblem extends Error {
-  override name = 'FormProblem';
-  readonly field: string | null;
-  constructor(message: string, field: string | null = null) {
-    super(message);
-    this.field = field;
-  }
-}
+// What a person typed in a dashboard form or a `kassa dashboard` command: an email address read as the
+// dashboard keeps it. (A problem with what someone typed is errors.ts's FormProblem, shown beside the
+// field it is about.)
 
 /** "Ann@Example.com " → "ann@example.com", or null when it is not an email address. */
 export function normalizeEmail(raw: string): string | null {

@@ -12,10 +12,11 @@
 // page. Every role change, an invitation's too, goes through setMembership (memberships.ts), which
 // keeps the rule "a store always has an owner".
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
+import { FormProblem } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
 import { endOtherAccess, revokeOpenLinks } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem, normalizeEmail } from './forms.ts';
+import { normalizeEmail } from './forms.ts';
 import { roleIn, setMembership } from './memberships.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { DASHBOARD_PATH, dashboardPaths } from './paths.ts';
@@ -35,10 +36,6 @@ interface Invitation {
   resetsPassword: boolean;
 }
 
-class UnknownStoreForInvitation extends Error {
-  override name = 'UnknownStoreForInvitation';
-}
-
 /** Makes an invitation (and writes it to the audit log, in one transaction); its link is shown once. */
 export async function createInvitation(
   pool: DatabasePool,
@@ -48,13 +45,13 @@ export async function createInvitation(
   const email = normalizeEmail(input.email);
   if (email === null) throw new FormProblem(`"${input.email}" is not an email address.`, 'email');
   if (!ROLES.includes(input.role)) throw new FormProblem('The role is owner or viewer.', 'role');
-  if (!isUuid(input.storeId)) throw new UnknownStoreForInvitation(`no store with id "${input.storeId}"`);
+  if (!isUuid(input.storeId)) throw new FormProblem(`no store with id "${input.storeId}"`, 'store');
   const storeId = input.storeId.toLowerCase();
   const token = newSecret();
   const expiresAt = new Date(input.now.getTime() + (resetsPassword ? RESET_LIFETIME_MS : INVITATION_LIFETIME_MS));
   const role = await pool.transaction(async (tx) => {
     const store = await tx.exists(sql.unsafe`select 1 from stores where id = ${storeId}`);
-    if (!store) throw new UnknownStoreForInvitation(`no store with id "${input.storeId}"`);
+    if (!store) throw new FormProblem(`no store with id "${input.storeId}"`, 'store');
     // A reset keeps the person's role in the store (whatever `role` says).
     const role = resetsPassword ? await mayReset(tx, { storeId, email, by: input.actor.userId }) : input.role;
     // The newest link for a person is the only one that works: in this store, and a reset anywhere.

@@ -6,7 +6,7 @@ import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { isUuid } from '../uuid.ts';
 import { revokeOpenLinks } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './forms.ts';
+import { FormProblem } from '../errors.ts';
 import { roleColumn, type Role } from './roles.ts';
 
 export interface Membership {

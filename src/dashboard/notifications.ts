@@ -11,7 +11,7 @@ import { compareDecimal, isPositiveDecimalString } from '../money.ts';
 import { BOT_TOKEN, botStarts, sendBotMessage } from '../net/telegramBot.ts';
 import { NOTIFICATION_TOPICS, type NotificationTopic } from '../webhooks/events.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './forms.ts';
+import { FormProblem } from '../errors.ts';
 
 /** A linking code is refused this long after it was made. */
 const TELEGRAM_CODE_TTL_MS = 15 * 60 * 1000;

@@ -18,7 +18,7 @@ import {
 } from '@simplewebauthn/server';
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './forms.ts';
+import { FormProblem } from '../errors.ts';
 import { openSession, requireCurrentPassword, type Session } from './sessions.ts';
 import { clientWait, recordSignInFailure } from './signInLimits.ts';
 import { isUuid } from '../uuid.ts';

@@ -9,7 +9,8 @@
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
 import { endOtherAccess } from './accountAccess.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem, normalizeEmail } from './forms.ts';
+import { normalizeEmail } from './forms.ts';
+import { FormProblem } from '../errors.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { checkAccountPassword } from './signInLimits.ts';
 import { isSecret, newSecret, secretHash } from './secrets.ts';

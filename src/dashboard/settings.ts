@@ -7,7 +7,8 @@ import { Address } from '@ton/core';
 import { friendlyAddress, parseAddress, RAW_ADDRESS, type TonNetwork } from '../chain/addresses.ts';
 import type { DatabasePool, Db } from '../db/pool.ts';
 import { destinationForm, ownWalletProblem } from '../treasury/destinations.ts';
-import { findStore, StoreInputError, type StoreView, updateStore } from '../stores/stores.ts';
+import { FormProblem } from '../errors.ts';
+import { findStore, type StoreView, updateStore } from '../stores/stores.ts';
 import { type Actor, recordAudit } from './audit.ts';
 
 /** What a field is called for people (the form's label) and in the audit row's detail. */
@@ -70,7 +71,7 @@ interface StoreChange {
 
 /**
  * Changes a store as `kassa store update` does (flag → raw value; '' clears), writes the audit
- * rows, and answers the store. StoreInputError (with its flag) when anything is invalid: nothing changed.
+ * rows, and answers the store. FormProblem (with the option it is about) when anything is invalid: nothing changed.
  */
 export async function changeStore(
   pool: DatabasePool,
@@ -78,7 +79,7 @@ export async function changeStore(
 ): Promise<StoreChange> {
   return pool.transaction(async (tx) => {
     const before = await findStore(tx, input.storeId);
-    if (!before) throw new StoreInputError(`no store with id "${input.storeId}"`);
+    if (!before) throw new FormProblem(`no store with id "${input.storeId}"`);
     const store = await updateStore(tx, before.id, input.given, input.network);
     const changed = (Object.keys(STORE_FIELDS) as StoreField[]).filter((field) => settingOf(before, field) !== settingOf(store, field));
     const detail = Object.fromEntries(changed.filter((field) => field !== 'treasury').map((field) => [field, settingOf(store, field)]));
@@ -98,8 +99,8 @@ export async function changeStore(
 }
 
 /** The message of a refusal for a person at the form: the option's label instead of its CLI flag. */
-export function formMessage(error: StoreInputError): string {
-  const flag = error.flag as StoreField | null;
+export function formMessage(error: FormProblem): string {
+  const flag = error.field as StoreField | null;
   const text = flag && Object.hasOwn(STORE_FIELDS, flag) ? error.message.replace(`--${flag}`, STORE_FIELDS[flag]) : error.message;
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!]$/.test(text) ? '' : '.'}`;
 }

@@ -10,10 +10,11 @@
 // (createOwnedStore, audited as store.create).
 import crypto from 'node:crypto';
 import { sql, z, type Db, type DatabasePool } from '../db/pool.ts';
-import { createStore, type MethodRef, StoreInputError, storeName } from '../stores/stores.ts';
+import { createStore, type MethodRef, storeName } from '../stores/stores.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem, normalizeEmail } from './forms.ts';
+import { normalizeEmail } from './forms.ts';
 import { setMembership } from './memberships.ts';
+import { FormProblem } from '../errors.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { can } from './policy.ts';
 import { openSession } from './sessions.ts';
@@ -178,7 +179,7 @@ function wordedStoreName(value: string): string {
   try {
     return storeName(value);
   } catch (error) {
-    if (error instanceof StoreInputError) throw new FormProblem('The store needs a name of 1 to 200 characters.', 'name');
+    if (error instanceof FormProblem) throw new FormProblem('The store needs a name of 1 to 200 characters.', 'name');
     throw error;
   }
 }

@@ -16,7 +16,7 @@ import {
 } from '../webhooks/endpoints.ts';
 import type { EventType } from '../webhooks/events.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './forms.ts';
+import { FormProblem } from '../errors.ts';
 
 /** How many deliveries the page shows per endpoint, newest first. */
 const DELIVERIES_SHOWN = 10;

@@ -7,7 +7,7 @@
 import type { DatabasePool, Db } from '../db/pool.ts';
 import { publishedKeys, RETIRED_KEY_PUBLISHED_MS, RotationTooSoon, rotateSigningKey } from '../webhooks/keys.ts';
 import { type Actor, recordAudit } from './audit.ts';
-import { FormProblem } from './forms.ts';
+import { FormProblem } from '../errors.ts';
 
 export interface WebhookKeyRow {
   kid: string;

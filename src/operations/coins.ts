@@ -7,13 +7,9 @@ import type { ChainClient } from '../chain/client.ts';
 import type { TonNetwork } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { verifyJettonMaster } from './jettonMaster.ts';
+import { FormProblem } from '../errors.ts';
 
 export const NETWORKS: readonly TonNetwork[] = ['mainnet', 'testnet', 'sandbox'];
-
-/** A refusal of `coins set-master` (exit 1, one line). */
-class CoinDataError extends Error {
-  override name = 'CoinDataError';
-}
 
 const coinRow = z.object({
   symbol: z.string(),
@@ -70,25 +66,25 @@ function parseMasterAddress(value: string, network: TonNetwork): Address {
       address = Address.parseRaw(value);
     }
   } catch {
-    throw new CoinDataError(`"${value}" is not a TON address`);
+    throw new FormProblem(`"${value}" is not a TON address`);
   }
-  if (address.workChain !== 0) throw new CoinDataError(`${value} is not a basechain (workchain 0) address`);
-  if (testOnly && network === 'mainnet') throw new CoinDataError(`${value} is a testnet (test-only) address, not a mainnet one`);
+  if (address.workChain !== 0) throw new FormProblem(`${value} is not a basechain (workchain 0) address`);
+  if (testOnly && network === 'mainnet') throw new FormProblem(`${value} is a testnet (test-only) address, not a mainnet one`);
   return address;
 }
 
 export async function setMaster(db: Db, input: { coin: string; network: TonNetwork; address: string }, chain: { network: TonNetwork; client: ChainClient }) {
   const coin = await db.maybeOne(sql.type(coinRow)`select ${COIN_COLUMNS} from coins where symbol = ${input.coin}`);
-  if (!coin) throw new CoinDataError(`no coin "${input.coin}" (kassa coins list shows them)`);
-  if (coin.kind !== 'jetton') throw new CoinDataError(`${coin.symbol} is the chain's own coin: it has no jetton master`);
+  if (!coin) throw new FormProblem(`no coin "${input.coin}" (kassa coins list shows them)`);
+  if (coin.kind !== 'jetton') throw new FormProblem(`${coin.symbol} is the chain's own coin: it has no jetton master`);
   const address = parseMasterAddress(input.address, input.network);
   if (input.network !== chain.network) {
-    throw new CoinDataError(
+    throw new FormProblem(
       `TON_NETWORK is ${chain.network}: a ${input.network} master can be verified only on ${input.network}; run this command with TON_NETWORK=${input.network} (and its TON_API_URL, TON_API_KEY)`,
     );
   }
   const verdict = await verifyJettonMaster(chain.client, coin.symbol, coin.decimals, address);
-  if (!verdict.ok) throw new CoinDataError(`not stored: ${verdict.detail}`);
+  if (!verdict.ok) throw new FormProblem(`not stored: ${verdict.detail}`);
   const raw = address.toRawString();
   const previous = await db.maybeOneFirst(sql.type(z.object({ master_address: z.string() }))`
     select master_address from jetton_masters where coin_symbol = ${coin.symbol} and network = ${input.network}
@@ -118,10 +114,9 @@ const COINGECKO_ID = /^[a-z0-9][a-z0-9-]{0,99}$/;
  * disagrees with the primary's), so check the id on the source's coin page before setting it.
  */
 export async function setPriceId(db: Db, input: { coin: string; id: string | null }) {
-  if (input.id !== null && !COINGECKO_ID.test(input.id))
-    throw new CoinDataError(`"${input.id}" is not a CoinGecko coin id (lower-case letters, digits, dashes)`);
+  if (input.id !== null && !COINGECKO_ID.test(input.id)) throw new FormProblem(`"${input.id}" is not a CoinGecko coin id (lower-case letters, digits, dashes)`);
   const previous = await db.maybeOne(sql.type(z.object({ coingecko_id: z.string().nullable() }))`select coingecko_id from coins where symbol = ${input.coin}`);
-  if (!previous) throw new CoinDataError(`no coin "${input.coin}" (kassa coins list shows them)`);
+  if (!previous) throw new FormProblem(`no coin "${input.coin}" (kassa coins list shows them)`);
   await db.query(sql.typeAlias('void')`update coins set coingecko_id = ${input.id} where symbol = ${input.coin}`);
   return { coin: input.coin, coingeckoId: input.id, previous: previous.coingecko_id };
 }

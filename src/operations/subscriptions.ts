@@ -5,7 +5,7 @@
 // audit row the API writes (actor "cli", via cli).
 import type { Config } from '../config.ts';
 import type { DatabasePool, Db } from '../db/pool.ts';
-import { KassaError } from '../errors.ts';
+import { FormProblem, KassaError } from '../errors.ts';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -21,11 +21,6 @@ interface SubscriptionCliContext {
 /** The intervals and statuses as the API names them. */
 const INTERVALS = ['day', 'week', 'month', 'year'];
 const STATUSES = ['trialing', 'active', 'past_due', 'expired', 'cancelled'];
-
-/** A refusal of the API's (KassaError) as the CLI's one line: the message, naming the option. */
-class SubscriptionCliError extends Error {
-  override name = 'SubscriptionCliError';
-}
 
 /**
  * Runs `plan create|list|archive` or `subscription create|list|show|cancel|credit` and returns the
@@ -48,7 +43,7 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
   const audit = CLI_ACTOR;
   const run = <T>(work: (pool: DatabasePool) => Promise<T>) =>
     ctx.withDatabase(work).catch((error: unknown) => {
-      if (error instanceof KassaError) throw new SubscriptionCliError(`${error.code}: ${error.message}`);
+      if (error instanceof KassaError) throw new FormProblem(`${error.code}: ${error.message}`);
       throw error;
     });
   /** The subscription as the API shows it (`portalToken`: just issued, its portalURL shown once). */
@@ -78,7 +73,7 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
   }
   if (command === 'plan' && sub === 'archive') {
     const plan = await run((pool) => records.archivePlan(pool, store, positionals[0]!, now));
-    if (!plan) throw new SubscriptionCliError(`no plan "${positionals[0]}" in store ${store}`);
+    if (!plan) throw new FormProblem(`no plan "${positionals[0]}" in store ${store}`);
     ctx.print(presenters.presentPlan(plan));
     return 0;
   }

@@ -4,11 +4,8 @@ import { DERIVATIONS, depositKeyPair, derivedWallet, type Derivation } from '../
 import type { Config } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { depositPublicKey, masterKey } from './deposit.ts';
+import { FormProblem } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
-
-class DepositExportError extends Error {
-  override name = 'DepositExportError';
-}
 
 interface DepositExport {
   paymentId: string;
@@ -50,12 +47,12 @@ export async function exportDeposit(
         from deposit_addresses where payment_id = ${paymentId}
       `)
     : null;
-  if (!row) throw new DepositExportError(`payment "${paymentId}" has no deposit address (unknown payment, or no method chosen yet)`);
+  if (!row) throw new FormProblem(`payment "${paymentId}" has no deposit address (unknown payment, or no method chosen yet)`);
   if (row.network !== config.tonNetwork) {
-    throw new DepositExportError(`payment "${paymentId}" was paid on ${row.network}; this configuration is for ${config.tonNetwork}`);
+    throw new FormProblem(`payment "${paymentId}" was paid on ${row.network}; this configuration is for ${config.tonNetwork}`);
   }
   const derivation = DERIVATIONS.find((d) => d === row.derivation);
-  if (!derivation) throw new DepositExportError(`unknown derivation "${row.derivation}"`);
+  if (!derivation) throw new FormProblem(`unknown derivation "${row.derivation}"`);
   let secret: Buffer | null = null;
   let publicKey: Buffer;
   if (includeSecret) {
@@ -67,7 +64,7 @@ export async function exportDeposit(
   }
   const wallet = derivedWallet(publicKey, Number(row.derivation_index), row.network, derivation);
   if (wallet.raw !== row.address) {
-    throw new DepositExportError(
+    throw new FormProblem(
       `the configured deposit key does not derive payment "${paymentId}"'s address ${row.address}: wrong KASSA_MASTER_KEY / KASSA_DEPOSIT_PUBLIC_KEY`,
     );
   }

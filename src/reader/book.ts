@@ -27,14 +27,16 @@ import type { ChainBlock } from '../chain/source.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
 import { bookTreasuryTransfer } from '../payments/treasuryTransfers.ts';
 import {
+  type BlockAccounts,
+  type Case,
+  casesOf,
   classifyIncoming,
   classifyTreasuryIncoming,
   classifyTreasuryJettonIncoming,
   deliveryOutcome,
-  routeTransaction,
   type JettonDelivery,
   type Notifier,
-  type TreasuryJettonWallet,
+  type SettlementTreasury,
   type Watch,
 } from './classify.ts';
 import { detectBouncedJettonTransfer, detectTonTransfer } from '../chain/detect.ts';
@@ -236,7 +238,7 @@ export function blockBooker(deps: {
    * the stores they are paid for: a store settling there now, or one whose payments created to
    * settle there are still open (a store that switched back to deposits strands none of them).
    */
-  async function settlementTreasuriesOf(accounts: string[]): Promise<Map<string, { stores: string[]; jetton: TreasuryJettonWallet | null }>> {
+  async function settlementTreasuriesOf(accounts: string[]): Promise<Map<string, SettlementTreasury>> {
     if (accounts.length === 0) return new Map();
     const wanted = sql.array(accounts, 'text');
     const rows = await pool.any(
@@ -269,7 +271,7 @@ export function blockBooker(deps: {
       where w.genuine and w.address = any(${wanted})
     `),
     );
-    const byAccount = new Map<string, { stores: string[]; jetton: TreasuryJettonWallet | null }>();
+    const byAccount = new Map<string, SettlementTreasury>();
     for (const row of rows) {
       const jetton =
         row.coin_symbol !== null && row.jetton_master !== null && row.decimals !== null
@@ -369,127 +371,156 @@ export function blockBooker(deps: {
     }
   }
 
-  /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out. */
-  async function bookOutgoing(tx: ChainTransaction, block: ChainBlock, paymentId: string | null): Promise<void> {
-    const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
-    log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'outgoing transaction seen');
+  /** What one block's booking knows: its accounts as the books have them, and what it has booked. */
+  interface Booking {
+    block: ChainBlock;
+    accounts: BlockAccounts;
+    /** The block's accounts (to read the deliveries again). */
+    touched: string[];
+    /** Reconciliation's heal of an account the reader does not follow (book's `also`). */
+    also: Watch | undefined;
+  }
+
+  /** A transfer leaving a store's treasury (or its jetton wallet) for a treasury refund, matched by its reference; or its jettons back. */
+  async function treasuryRefund(tx: ChainTransaction, refunds: TreasuryWatch[], { block }: Booking): Promise<number> {
+    const seen = treasuryTransferSeen(tx, refunds);
+    if (seen) {
+      const outcome = await confirmTreasuryRefund(pool, seen, tx, deps.now(), log);
+      log.info({ refundId: seen.refundId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'treasury refund transfer seen');
+    }
+    // A treasury jetton refund the customer's jetton wallet refused, back at the treasury's jetton wallet (its query id is the refund's).
+    const back = detectBouncedJettonTransfer(tx);
+    // Its amount is checked against what the refund moved, read under lock (treasuryJettonBounced): the
+    // rows here were read before this block, whose transfer out may have been signed for another
+    // amount than asked and confirmed so a moment ago (issue 48.13).
+    const refund = back && refunds.find((r) => r.coin_symbol !== 'TON' && transferQueryId(r.id) === back.queryId);
+    if (refund && back) await treasuryJettonBounced(pool, refund.id, back.amount, tx, deps.now(), log);
+    return 0;
+  }
+
+  /** A jetton transfer out of a deposit on its way: refused by the sending jetton wallet, delivered, or bounced at its destination. */
+  async function jettonDelivery(tx: ChainTransaction, deliveries: JettonDelivery[]): Promise<number> {
+    for (const delivery of deliveries) {
+      const deposit = { deposit: delivery.from_address, coin: delivery.coin_symbol };
+      // The sending jetton wallet refused the deposit's transfer itself (any coin; the payment's own is also a watch).
+      if (tx.account === delivery.jetton_wallet && tx.inMessage?.source === delivery.from_address)
+        await jettonTransferRefused(pool, deposit, tx, deps.now(), log);
+      const seen = deliveryOutcome(tx, delivery);
+      if (seen?.outcome === 'delivered') await jettonTransferDelivered(pool, delivery.id, tx, deps.now(), log);
+      else if (seen?.outcome === 'bounced') await jettonTransferBounced(pool, deposit, seen, tx, deps.now(), log);
+    }
+    return 0;
+  }
+
+  /** Money into a treasury that customers pay by reference (TON, or jettons into its jetton wallet): on its payment, or kept as unmatched. */
+  async function treasuryPayment(tx: ChainTransaction, treasury: SettlementTreasury, { block, accounts }: Booking): Promise<number> {
+    const incoming = treasury.jetton ? classifyTreasuryJettonIncoming(tx, treasury.jetton) : classifyTreasuryIncoming(tx);
+    if (!incoming) return 0;
+    if (await sentByKassa(incoming.sender, accounts.gasWallet)) {
+      // A deposit's sweep or a closing message's carry-all (of a payment made before the store settled
+      // to its treasury), or the gas wallet's: booked as it left, never a customer's money to match.
+      log.info({ account: tx.account, hash: tx.hash, sender: incoming.sender, block: block.seqno }, "Kassa's own transfer into a treasury: not a customer's");
+      return 0;
+    }
+    const outcome = await bookTreasuryTransfer(pool, treasury.stores, incoming, deps.now(), subscriptionHooks);
+    log.info(
+      { ...outcome, account: tx.account, hash: incoming.hash, coin: incoming.coinSymbol, amount: incoming.amountBaseUnits.toString(), block: block.seqno },
+      outcome.booked === 'payment' ? 'treasury transfer recorded' : 'treasury transfer matched no payment',
+    );
+    return outcome.booked !== 'nothing' && outcome.recorded ? 1 : 0;
   }
 
   /**
-   * Books every transaction of `block` on Kassa's accounts. Idempotent: a block read twice changes
-   * nothing. `also`: an account the reader does not follow, booked as this watch (reconciliation's
-   * heal of a deposit's jetton wallet of another coin).
+   * TON into the gas wallet from outside Kassa: a store's refund fee top-up (by its reference), or
+   * money with no known owner, kept (refundFees.ts). Kassa's own coming back (a payment address's
+   * unused TON, token change, a bounce) is already on the books as it left.
+   */
+  async function gasArrival(tx: ChainTransaction, { accounts }: Booking): Promise<number> {
+    const ton = detectTonTransfer(tx);
+    if (ton?.counted && ton.sender !== null && ton.amount > 0n && !(await sentByKassa(ton.sender, accounts.gasWallet)))
+      await bookGasArrival(pool, { network, tx, transfer: { ...ton, sender: ton.sender }, now: deps.now() }, log);
+    return 0;
+  }
+
+  /** A transaction of a deposit or the gas wallet started by an external message (Kassa's signer): money out, confirmed. */
+  async function moneyOut(tx: ChainTransaction, paymentId: string | null, booking: Booking): Promise<number> {
+    const outcome = await confirmOutgoing(pool, tx, deps.now(), log);
+    log.info({ paymentId, account: tx.account, hash: tx.hash, outcome, block: booking.block.seqno }, 'outgoing transaction seen');
+    // Read again: the jettons of a transfer out this block confirms may arrive further on in the same block.
+    if (!booking.also) booking.accounts.deliveries = await deliveriesOf(booking.touched);
+    return 0;
+  }
+
+  /**
+   * A transaction on a deposit or its jetton wallet: the deposit's jetton transfer refused or back,
+   * and what came in, recorded on its payment. A completed payment's counted amount moves to the
+   * store's treasury (when it has one), planned in the completing transaction (onCompleted).
+   */
+  async function moneyIn(tx: ChainTransaction, route: Extract<Case, { kind: 'moneyIn' }>, { block, accounts }: Booking): Promise<number> {
+    const { watch } = route;
+    const own = { deposit: watch.deposit_address, coin: watch.coin_symbol };
+    if (route.jettonTransferOut) await jettonTransferRefused(pool, own, tx, deps.now(), log);
+    if (route.jettonTransferBack) await jettonTransferBounced(pool, own, route.jettonTransferBack, tx, deps.now(), log);
+    const transfer = await transferOf(watch, tx, accounts.gasWallet);
+    if (!transfer) return 0;
+    const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted, onLateMoney });
+    if (!outcome.recorded) return 0;
+    log.info(
+      {
+        paymentId: watch.payment_id,
+        account: tx.account,
+        hash: transfer.hash,
+        coin: transfer.coinSymbol,
+        amount: transfer.amountBaseUnits.toString(),
+        effect: outcome.effect,
+        block: block.seqno,
+      },
+      'transfer recorded',
+    );
+    return 1;
+  }
+
+  /** Books one case of a transaction (classify.ts's casesOf): how many transfers it recorded. */
+  function bookCase(tx: ChainTransaction, what: Case, booking: Booking): Promise<number> {
+    switch (what.kind) {
+      case 'treasuryRefund':
+        return treasuryRefund(tx, what.refunds, booking);
+      case 'jettonDelivery':
+        return jettonDelivery(tx, what.deliveries);
+      case 'treasuryPayment':
+        return treasuryPayment(tx, what.treasury, booking);
+      case 'gasArrival':
+        return gasArrival(tx, booking);
+      case 'moneyOut':
+        return moneyOut(tx, what.paymentId, booking);
+      case 'moneyIn':
+        return moneyIn(tx, what, booking);
+    }
+  }
+
+  /** What the books know of the block's accounts. Reconciliation's heal (`also`) books deposits only: no treasury or delivery is read. */
+  async function accountsOf(touched: string[], also: Watch | undefined): Promise<BlockAccounts> {
+    const watches = await watchesOf(touched);
+    if (also && !watches.has(also.account)) watches.set(also.account, also);
+    return {
+      watches,
+      treasuryRefunds: also ? new Map() : await treasuryWatchesOf(touched),
+      treasuries: also ? new Map() : await settlementTreasuriesOf(touched),
+      deliveries: also ? new Map() : await deliveriesOf(touched),
+      gasWallet: await gas(),
+    };
+  }
+
+  /**
+   * Books every transaction of `block` on Kassa's accounts, case by case (classify.ts's casesOf).
+   * Idempotent: a block read twice changes nothing. `also`: an account the reader does not follow,
+   * booked as this watch (reconciliation's heal of a deposit's jetton wallet of another coin).
    */
   async function book(block: ChainBlock, also?: Watch): Promise<number> {
-    const accounts = [...new Set(block.transactions.map((tx) => tx.account))];
-    const watches = await watchesOf(accounts);
-    if (also && !watches.has(also.account)) watches.set(also.account, also);
-    const treasuries = also ? new Map<string, TreasuryWatch[]>() : await treasuryWatchesOf(accounts);
-    const settling = also ? new Map<string, { stores: string[]; jetton: TreasuryJettonWallet | null }>() : await settlementTreasuriesOf(accounts);
-    // Read again after each transfer out this block confirms: its jettons may arrive further on in the same block.
-    let deliveries = also ? new Map<string, JettonDelivery[]>() : await deliveriesOf(accounts);
-    const gasAccount = await gas();
+    const touched = [...new Set(block.transactions.map((tx) => tx.account))];
+    const booking: Booking = { block, accounts: await accountsOf(touched, also), touched, also };
     let recorded = 0;
-    for (const tx of block.transactions) {
-      const refunds = treasuries.get(tx.account);
-      if (refunds) {
-        // A transfer leaving a store's treasury (or its jetton wallet) for a treasury refund: matched by its reference.
-        const seen = treasuryTransferSeen(tx, refunds);
-        if (seen) {
-          const outcome = await confirmTreasuryRefund(pool, seen, tx, deps.now(), log);
-          log.info({ refundId: seen.refundId, account: tx.account, hash: tx.hash, outcome, block: block.seqno }, 'treasury refund transfer seen');
-        }
-      }
-      if (refunds) {
-        // A treasury jetton refund the customer's jetton wallet refused, back at the treasury's jetton wallet (its query id is the refund's).
-        const back = detectBouncedJettonTransfer(tx);
-        // Its amount is checked against what the refund moved, read under lock (treasuryJettonBounced): the
-        // rows here were read before this block, whose transfer out may have been signed for another
-        // amount than asked and confirmed so a moment ago (issue 48.13).
-        const refund = back && refunds.find((r) => r.coin_symbol !== 'TON' && transferQueryId(r.id) === back.queryId);
-        if (refund && back) await treasuryJettonBounced(pool, refund.id, back.amount, tx, deps.now(), log);
-      }
-      for (const delivery of deliveries.get(tx.account) ?? []) {
-        // The sending jetton wallet refused the deposit's transfer itself (any coin; the payment's own is also a watch).
-        if (tx.account === delivery.jetton_wallet && tx.inMessage?.source === delivery.from_address)
-          await jettonTransferRefused(pool, { deposit: delivery.from_address, coin: delivery.coin_symbol }, tx, deps.now(), log);
-        const seen = deliveryOutcome(tx, delivery);
-        if (seen?.outcome === 'delivered') await jettonTransferDelivered(pool, delivery.id, tx, deps.now(), log);
-        else if (seen?.outcome === 'bounced')
-          await jettonTransferBounced(pool, { deposit: delivery.from_address, coin: delivery.coin_symbol }, seen, tx, deps.now(), log);
-      }
-      const settled = settling.get(tx.account);
-      if (settled && !watches.has(tx.account)) {
-        // Money into a treasury that customers pay by reference (TON, or jettons into its jetton
-        // wallet): on its payment, or kept as unmatched.
-        const incoming = settled.jetton ? classifyTreasuryJettonIncoming(tx, settled.jetton) : classifyTreasuryIncoming(tx);
-        if (incoming && (await sentByKassa(incoming.sender, gasAccount))) {
-          // A deposit's sweep or a closing message's carry-all (of a payment made before the store settled
-          // to its treasury), or the gas wallet's: booked as it left, never a customer's money to match.
-          log.info(
-            { account: tx.account, hash: tx.hash, sender: incoming.sender, block: block.seqno },
-            "Kassa's own transfer into a treasury: not a customer's",
-          );
-          continue;
-        }
-        if (incoming) {
-          const outcome = await bookTreasuryTransfer(pool, settled.stores, incoming, deps.now(), subscriptionHooks);
-          if (outcome.booked !== 'nothing' && outcome.recorded) recorded += 1;
-          log.info(
-            {
-              ...outcome,
-              account: tx.account,
-              hash: incoming.hash,
-              coin: incoming.coinSymbol,
-              amount: incoming.amountBaseUnits.toString(),
-              block: block.seqno,
-            },
-            outcome.booked === 'payment' ? 'treasury transfer recorded' : 'treasury transfer matched no payment',
-          );
-        }
-        continue;
-      }
-      if (tx.account === gasAccount && tx.inMessage?.source) {
-        // TON into the gas wallet from outside Kassa: a store's refund fee top-up (by its reference), or
-        // money with no known owner, kept (refundFees.ts). Kassa's own coming back (a payment address's
-        // unused TON, token change, a bounce) is already on the books as it left.
-        const ton = detectTonTransfer(tx);
-        if (ton?.counted && ton.sender !== null && ton.amount > 0n && !(await sentByKassa(ton.sender, gasAccount)))
-          await bookGasArrival(pool, { network, tx, transfer: { ...ton, sender: ton.sender }, now: deps.now() }, log);
-        continue;
-      }
-      const route = routeTransaction(tx, watches.get(tx.account), gasAccount);
-      if (route.kind === 'ignored') continue;
-      if (route.kind === 'outgoing') {
-        await bookOutgoing(tx, block, route.paymentId);
-        if (!also) deliveries = await deliveriesOf(accounts);
-        continue;
-      }
-      const { watch } = route;
-      const own = { deposit: watch.deposit_address, coin: watch.coin_symbol };
-      if (route.jettonTransferOut) await jettonTransferRefused(pool, own, tx, deps.now(), log);
-      if (route.jettonTransferBack) await jettonTransferBounced(pool, own, route.jettonTransferBack, tx, deps.now(), log);
-      const transfer = await transferOf(watch, tx, gasAccount);
-      if (!transfer) continue;
-      // A completed payment's counted amount moves to the store's treasury (when it has one),
-      // planned in the completing transaction.
-      const outcome = await recordTransfer(pool, transfer, deps.now(), { onCompleted, onLateMoney });
-      if (outcome.recorded) {
-        recorded += 1;
-        log.info(
-          {
-            paymentId: watch.payment_id,
-            account: tx.account,
-            hash: transfer.hash,
-            coin: transfer.coinSymbol,
-            amount: transfer.amountBaseUnits.toString(),
-            effect: outcome.effect,
-            block: block.seqno,
-          },
-          'transfer recorded',
-        );
-      }
-    }
+    for (const tx of block.transactions) for (const what of casesOf(tx, booking.accounts)) recorded += await bookCase(tx, what, booking);
     return recorded;
   }
 

@@ -1,9 +1,10 @@
-// What a transaction on one of Kassa's accounts is, decided without I/O: money out confirmed
-// (an external message on a deposit or the gas wallet), a jetton wallet's refused transfer out, a
-// jetton transfer out that bounced at its destination and came back, or money in and what the
-// books record of it (whose payment, which coin, credited, paying or not, and why). The reader
-// (reader.ts) reads blocks, asks the chain and the database what these functions cannot know (who
-// sent a jetton notification), and writes what they decide.
+// What a transaction on one of Kassa's accounts is, decided without I/O: the cases book.ts books it
+// as (casesOf: a treasury refund's transfer, a jetton transfer's delivery, money into a treasury paid
+// by reference, money into the gas wallet, money out confirmed, money into a deposit), and within
+// them a jetton wallet's refused transfer out, a jetton transfer out that bounced at its destination
+// and came back, or money in and what the books record of it (whose payment, which coin, credited,
+// paying or not, and why). book.ts asks the chain and the database what these functions cannot know
+// (the block's accounts, who sent a jetton notification), and writes what they decide.
 import type { IncomingTransfer } from '../payments/transfers.ts';
 import type { TreasuryIncoming } from '../payments/treasuryTransfers.ts';
 import { readReference } from '../payments/reference.ts';
@@ -16,6 +17,7 @@ import {
   parseTransferNotification,
 } from '../chain/detect.ts';
 import type { ChainTransaction } from '../chain/transactions.ts';
+import type { TreasuryWatch } from '../treasury/treasuryRefunds.ts';
 
 /** One of Kassa's accounts on the chain (a row of chain_watches): a payment's deposit, or its jetton wallet. */
 export interface Watch {
@@ -59,6 +61,62 @@ export function routeTransaction(tx: ChainTransaction, watch: Watch | undefined,
     jettonTransferOut: jetton && tx.inMessage?.source === watch.deposit_address,
     jettonTransferBack: jetton ? detectBouncedJettonTransfer(tx) : null,
   };
+}
+
+/** A treasury customers pay by reference (CONTRACT §12), or its jetton wallet: the stores it is paid for. */
+export interface SettlementTreasury {
+  stores: string[];
+  /** Its jetton wallet of an accepted coin, when the account is that wallet (null: the treasury itself). */
+  jetton: TreasuryJettonWallet | null;
+}
+
+/** What the books know of the accounts a block's transactions touch, by account (book.ts reads it once a block). */
+export interface BlockAccounts {
+  /** Deposits and their jetton wallets (chain_watches). */
+  watches: Map<string, Watch>;
+  /** The treasury refunds watching an account (treasuryRefunds.ts). */
+  treasuryRefunds: Map<string, TreasuryWatch[]>;
+  /** The treasuries paid by reference, and their jetton wallets. */
+  treasuries: Map<string, SettlementTreasury>;
+  /** Jetton transfers out of deposits on their way, by their sending and receiving jetton wallet. */
+  deliveries: Map<string, JettonDelivery[]>;
+  /** Kassa's gas wallet (null: none yet). */
+  gasWallet: string | null;
+}
+
+/** One way a transaction is booked (book.ts has one function for each kind, named for it). */
+export type Case =
+  /** A transaction of a store's treasury or its jetton wallet that treasury refunds watch: a refund paid, or its jettons back. */
+  | { kind: 'treasuryRefund'; refunds: TreasuryWatch[] }
+  /** A transaction of a jetton wallet a deposit's transfer out goes through: refused, delivered or bounced. */
+  | { kind: 'jettonDelivery'; deliveries: JettonDelivery[] }
+  /** Money into a treasury customers pay by reference (TON, or jettons into its jetton wallet). */
+  | { kind: 'treasuryPayment'; treasury: SettlementTreasury }
+  /** TON into the gas wallet from outside Kassa (a refund fee top-up, or money nobody owns). */
+  | { kind: 'gasArrival' }
+  /** An external message on a deposit or the gas wallet: Kassa's signer sent money out. */
+  | { kind: 'moneyOut'; paymentId: string | null }
+  /** A transaction on a deposit or its jetton wallet: money in, and the deposit's jetton transfer refused or back. */
+  | ({ kind: 'moneyIn' } & Omit<Extract<Route, { kind: 'watched' }>, 'kind'>);
+
+/**
+ * The cases a transaction is booked as, in order. A treasury refund's and a delivery's come first
+ * and go with any other; then one of: money into a treasury paid by reference (an account no
+ * deposit watches), into the gas wallet, out of Kassa, or into a deposit; none for other accounts.
+ */
+export function casesOf(tx: ChainTransaction, accounts: BlockAccounts): Case[] {
+  const cases: Case[] = [];
+  const refunds = accounts.treasuryRefunds.get(tx.account);
+  if (refunds) cases.push({ kind: 'treasuryRefund', refunds });
+  const deliveries = accounts.deliveries.get(tx.account);
+  if (deliveries) cases.push({ kind: 'jettonDelivery', deliveries });
+  const treasury = accounts.treasuries.get(tx.account);
+  if (treasury && !accounts.watches.has(tx.account)) return [...cases, { kind: 'treasuryPayment', treasury }];
+  if (tx.account === accounts.gasWallet && tx.inMessage?.source) return [...cases, { kind: 'gasArrival' }];
+  const route = routeTransaction(tx, accounts.watches.get(tx.account), accounts.gasWallet);
+  if (route.kind === 'outgoing') cases.push({ kind: 'moneyOut', paymentId: route.paymentId });
+  else if (route.kind === 'watched') cases.push({ ...route, kind: 'moneyIn' });
+  return cases;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Healing: re-reads one of Kassa's accounts' history from the chain API (`/api/v3/transactions`,
 // paged by lt, through the request budget) and books every transaction of it through the chain
-// reader's own booking path (the reader's bookBlock: routeTransaction/classifyIncoming, then
-// recordTransfer or the treasury's confirmation). The books' chain identity (account, lt, hash)
+// reader's own booking path (book.ts's blockBooker: classify.ts's cases, then recordTransfer or the
+// treasury's confirmation). The books' chain identity (account, lt, hash)
 // makes it idempotent: what the block stream already booked changes nothing, what it never showed
 // is booked once. Reconciliation (src/treasury/reconcile.ts) calls it for an account whose balance
 // on chain differs from its books.
@@ -23,7 +23,7 @@ interface HealResult {
 
 export function accountHealer(deps: {
   history: AccountHistory;
-  /** The chain reader's booking of a block's transactions (ChainReader.bookBlock); `also`: an unwatched account, booked as this watch. */
+  /** The chain reader's booking of a block's transactions (BlockBooker.book, book.ts); `also`: an unwatched account, booked as this watch. */
   book: (block: ChainBlock, also?: Watch) => Promise<number>;
   log: Logger;
 }): Heal<HealResult> {

@@ -5,6 +5,7 @@
 import type { TonNetwork } from '../chain/addresses.ts';
 import { destinationForm, ownWalletProblem } from '../treasury/destinations.ts';
 import { sql, z, type Db } from '../db/pool.ts';
+import { FormProblem } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
 import { coinSymbol } from '../money.ts';
 import { isHostName } from '../net/addresses.ts';
@@ -35,23 +36,13 @@ export interface StoreRecord {
   unmatchedDust: string;
 }
 
-export class StoreInputError extends Error {
-  override name = 'StoreInputError';
-  /** The `kassa store update` option it is about (without the dashes), when it is about one. */
-  readonly flag: string | null;
-  constructor(message: string, flag: string | null = null) {
-    super(message);
-    this.flag = flag;
-  }
-}
-
-const SETTLEMENTS = ['deposit', 'treasury'] as const;
-type Settlement = (typeof SETTLEMENTS)[number];
+export const SETTLEMENTS = ['deposit', 'treasury'] as const;
+export type Settlement = (typeof SETTLEMENTS)[number];
 
 /** `--settlement deposit|treasury`. */
 function settlement(value: string): Settlement {
   const trimmed = value.trim().toLowerCase();
-  if (!(SETTLEMENTS as readonly string[]).includes(trimmed)) throw new StoreInputError('--settlement must be deposit or treasury');
+  if (!(SETTLEMENTS as readonly string[]).includes(trimmed)) throw new FormProblem('--settlement must be deposit or treasury');
   return trimmed as Settlement;
 }
 
@@ -61,7 +52,7 @@ export const DEFAULT_METHODS = 'TON/TON,USDT/TON';
 function unmatchedDust(value: string): string {
   const trimmed = value.trim();
   if (!/^\d{1,7}(\.\d{1,9})?$/.test(trimmed) || Number(trimmed) > 1_000_000) {
-    throw new StoreInputError(
+    throw new FormProblem(
       '--unmatched-dust must be an amount from 0 to 1000000 (e.g. 0.01: below 0.01 TON or 0.01 USDT unmatched money raises no alert)',
       'unmatched-dust',
     );
@@ -84,7 +75,7 @@ export function embedOrigins(value: string): string | null {
     .map((part) => part.trim())
     .filter((part) => part !== '');
   if (parts.length === 0) return null;
-  if (parts.length > EMBED_ORIGINS_MAX) throw new StoreInputError(`--embed-origins lists at most ${EMBED_ORIGINS_MAX} origins`);
+  if (parts.length > EMBED_ORIGINS_MAX) throw new FormProblem(`--embed-origins lists at most ${EMBED_ORIGINS_MAX} origins`);
   const origins = new Set<string>();
   for (const part of parts) {
     const shown = part.slice(0, 100);
@@ -92,16 +83,16 @@ export function embedOrigins(value: string): string | null {
     try {
       url = new URL(part);
     } catch {
-      throw new StoreInputError(`--embed-origins: "${shown}" is not an origin such as https://shop.example`);
+      throw new FormProblem(`--embed-origins: "${shown}" is not an origin such as https://shop.example`);
     }
     if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || !/^[a-z]+:\/\/[^/]+\/?$/i.test(part)) {
-      throw new StoreInputError(`--embed-origins: "${shown}" must be an origin only (scheme://host[:port]), without path, query or credentials`);
+      throw new FormProblem(`--embed-origins: "${shown}" must be an origin only (scheme://host[:port]), without path, query or credentials`);
     }
     const local = LOOPBACK_HOST.test(url.hostname);
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) {
-      throw new StoreInputError(`--embed-origins: "${shown}" must be https:// (http:// only for localhost or 127.0.0.1)`);
+      throw new FormProblem(`--embed-origins: "${shown}" must be https:// (http:// only for localhost or 127.0.0.1)`);
     }
-    if (!local && !isHostName(url.hostname)) throw new StoreInputError(`--embed-origins: "${shown}" must name a host`);
+    if (!local && !isHostName(url.hostname)) throw new FormProblem(`--embed-origins: "${shown}" must name a host`);
     origins.add(url.origin);
   }
   return [...origins].join(',');
@@ -118,33 +109,33 @@ export function parseMethodList(text: string): MethodRef[] {
     .filter((part) => part !== '')
     .map((part) => {
       const [coin, chain, extra] = part.split('/');
-      if (!coin || !chain || extra !== undefined) throw new StoreInputError(`invalid method "${part}" (expected COIN/CHAIN, e.g. USDT/TON)`);
+      if (!coin || !chain || extra !== undefined) throw new FormProblem(`invalid method "${part}" (expected COIN/CHAIN, e.g. USDT/TON)`, 'methods');
       return { coin: coinSymbol(coin), chain };
     });
-  if (methods.length === 0) throw new StoreInputError('at least one method is needed (e.g. TON/TON,USDT/TON)');
+  if (methods.length === 0) throw new FormProblem('at least one method is needed (e.g. TON/TON,USDT/TON)', 'methods');
   return methods;
 }
 
 /**
- * A treasury address given for `network`, in raw form; StoreInputError when it is not one or
+ * A treasury address given for `network`, in raw form; FormProblem when it is not one or
  * Kassa cannot send there (not basechain). createStore and updateStore also refuse Kassa's own wallets.
  */
 export function parseTreasury(value: string, network: TonNetwork): string {
   const parsed = destinationForm(value, network);
-  if ('problem' in parsed) throw new StoreInputError(`invalid treasury "${value}": ${parsed.problem}`);
+  if ('problem' in parsed) throw new FormProblem(`invalid treasury "${value}": ${parsed.problem}`);
   return parsed.raw;
 }
 
-/** StoreInputError when the treasury (raw) is one of Kassa's own wallets. */
+/** FormProblem when the treasury (raw) is one of Kassa's own wallets. */
 async function checkTreasuryOwner(db: Db, treasury: string | null): Promise<void> {
   if (treasury === null) return;
   const problem = await ownWalletProblem(db, treasury);
-  if (problem !== null) throw new StoreInputError(`invalid treasury "${treasury}": ${problem}`, 'treasury');
+  if (problem !== null) throw new FormProblem(`invalid treasury "${treasury}": ${problem}`, 'treasury');
 }
 
 const methodRow = z.object({ id: z.string(), coin: z.string(), chain: z.string() });
 
-/** The catalogue's methods named (duplicates once); StoreInputError for one it does not have. */
+/** The catalogue's methods named (duplicates once); FormProblem for one it does not have. */
 async function resolveMethods(db: Db, methods: readonly MethodRef[]): Promise<Array<z.infer<typeof methodRow>>> {
   const found: Array<z.infer<typeof methodRow>> = [];
   for (const method of methods) {
@@ -152,7 +143,7 @@ async function resolveMethods(db: Db, methods: readonly MethodRef[]): Promise<Ar
       select id, coin_symbol as coin, chain_symbol as chain from payment_methods
       where coin_symbol = ${method.coin} and chain_symbol = ${method.chain}
     `);
-    if (!row) throw new StoreInputError(`unknown payment method ${method.coin}/${method.chain}`, 'methods');
+    if (!row) throw new FormProblem(`unknown payment method ${method.coin}/${method.chain}`, 'methods');
     if (!found.some((f) => f.id === row.id)) found.push(row);
   }
   return found;
@@ -202,7 +193,7 @@ interface StoreOption {
   /** The CLI flag, without the dashes. */
   flag: string;
   column: string;
-  /** The value to store; '' clears it (null). Throws StoreInputError when invalid. */
+  /** The value to store; '' clears it (null). Throws FormProblem when invalid. */
   parse(value: string, network: TonNetwork): string | null;
 }
 
@@ -211,14 +202,14 @@ function httpsUrl(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new StoreInputError('--logo-url must be an absolute https:// URL');
+    throw new FormProblem('--logo-url must be an absolute https:// URL');
   }
   if (url.protocol !== 'https:' || url.username || url.password || value.length > 2000 || /\s/.test(value)) {
-    throw new StoreInputError('--logo-url must be an https:// URL (no credentials, at most 2000 characters)');
+    throw new FormProblem('--logo-url must be an https:// URL (no credentials, at most 2000 characters)');
   }
   // Its origin goes into the checkout's Content-Security-Policy header (img-src).
   if (!isHostName(url.hostname)) {
-    throw new StoreInputError(`--logo-url must name a host (letters, digits, hyphens and dots, or an IP address), not "${url.hostname.slice(0, 100)}"`);
+    throw new FormProblem(`--logo-url must name a host (letters, digits, hyphens and dots, or an IP address), not "${url.hostname.slice(0, 100)}"`);
   }
   return url.toString();
 }
@@ -226,7 +217,7 @@ function httpsUrl(value: string): string {
 /** A refund window in whole days, 0 to 90 (CONTRACT §11), as text for the column. */
 function refundWindowDays(value: string): string {
   const trimmed = value.trim();
-  if (!/^\d{1,2}$/.test(trimmed) || Number(trimmed) > 90) throw new StoreInputError('--refund-window-days must be a whole number of days from 0 to 90');
+  if (!/^\d{1,2}$/.test(trimmed) || Number(trimmed) > 90) throw new FormProblem('--refund-window-days must be a whole number of days from 0 to 90');
   return String(Number(trimmed));
 }
 
@@ -234,7 +225,7 @@ function refundWindowDays(value: string): string {
 function telegramBot(value: string): string {
   const name = value.trim().replace(/^@/, '');
   if (!/^[A-Za-z][A-Za-z0-9_]{3,31}$/.test(name) || !/bot$/i.test(name)) {
-    throw new StoreInputError('--telegram-bot must be the bot\'s username: 5 to 32 letters, digits or underscores, ending in "bot" (e.g. ShopPayBot)');
+    throw new FormProblem('--telegram-bot must be the bot\'s username: 5 to 32 letters, digits or underscores, ending in "bot" (e.g. ShopPayBot)');
   }
   return name;
 }
@@ -242,7 +233,7 @@ function telegramBot(value: string): string {
 /** A Mini App's short name, as BotFather's /newapp asks for it: 3 to 30 letters, digits or underscores. */
 function telegramApp(value: string): string {
   const name = value.trim();
-  if (!/^[A-Za-z0-9_]{3,30}$/.test(name)) throw new StoreInputError("--telegram-app must be the Mini App's short name: 3 to 30 letters, digits or underscores");
+  if (!/^[A-Za-z0-9_]{3,30}$/.test(name)) throw new FormProblem("--telegram-app must be the Mini App's short name: 3 to 30 letters, digits or underscores");
   return name;
 }
 
@@ -250,7 +241,7 @@ function telegramApp(value: string): string {
 function telegramBotId(value: string): string {
   const trimmed = value.trim();
   if (!/^[1-9]\d{0,15}$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed))) {
-    throw new StoreInputError("--telegram-bot-id must be the bot's numeric id (the digits before the colon of its token)");
+    throw new FormProblem("--telegram-bot-id must be the bot's numeric id (the digits before the colon of its token)");
   }
   return trimmed;
 }
@@ -258,7 +249,7 @@ function telegramBotId(value: string): string {
 /** The store's name (operators and the dashboard see it; customers see the display name when set). */
 export function storeName(value: string): string {
   const trimmed = value.trim();
-  if (trimmed.length === 0 || trimmed.length > 200) throw new StoreInputError('the store name must be 1 to 200 characters', 'name');
+  if (trimmed.length === 0 || trimmed.length > 200) throw new FormProblem('the store name must be 1 to 200 characters', 'name');
   return trimmed;
 }
 
@@ -271,7 +262,7 @@ const STORE_OPTIONS: readonly StoreOption[] = [
     column: 'display_name',
     parse: (value) => {
       const trimmed = value.trim();
-      if (trimmed.length > 200) throw new StoreInputError('--display-name must be at most 200 characters');
+      if (trimmed.length > 200) throw new FormProblem('--display-name must be at most 200 characters');
       return trimmed === '' ? null : trimmed;
     },
   },
@@ -281,7 +272,7 @@ const STORE_OPTIONS: readonly StoreOption[] = [
     column: 'accent_color',
     parse: (value) => {
       if (value.trim() === '') return null;
-      if (!/^#[0-9a-fA-F]{6}$/.test(value.trim())) throw new StoreInputError('--accent-color must be a 6-digit hex colour such as #1a73e8');
+      if (!/^#[0-9a-fA-F]{6}$/.test(value.trim())) throw new FormProblem('--accent-color must be a 6-digit hex colour such as #1a73e8');
       return value.trim().toLowerCase();
     },
   },
@@ -372,7 +363,7 @@ export const STORE_UPDATE_FLAGS: readonly string[] = [...STORE_OPTIONS.map((opti
 /**
  * Sets the given options (flag → raw value; '' clears one) on a store and returns it; `methods`
  * replaces the store's methods (those kept keep their enabled_at). Invalid input, an unknown store,
- * or nothing given: StoreInputError (with the flag it is about), and nothing is changed. Several
+ * or nothing given: FormProblem (with the flag it is about), and nothing is changed. Several
  * statements: give it a transaction (or the pool, whose transaction it opens).
  */
 export async function updateStore(db: Db, id: string, given: Record<string, string>, network: TonNetwork = 'sandbox'): Promise<StoreView> {
@@ -380,7 +371,7 @@ export async function updateStore(db: Db, id: string, given: Record<string, stri
     try {
       return { option, value: option.parse(given[option.flag]!, network) };
     } catch (error) {
-      if (error instanceof StoreInputError && error.flag === null) throw new StoreInputError(error.message, option.flag);
+      if (error instanceof FormProblem && error.field === null) throw new FormProblem(error.message, option.flag);
       throw error;
     }
   });
@@ -389,15 +380,15 @@ export async function updateStore(db: Db, id: string, given: Record<string, stri
     try {
       methods = parseMethodList(given.methods!);
     } catch (error) {
-      if (error instanceof StoreInputError) throw new StoreInputError(error.message, 'methods');
+      if (error instanceof FormProblem) throw new FormProblem(error.message, 'methods');
       throw error;
     }
   }
   if (changes.length === 0 && methods === null) {
-    throw new StoreInputError(`nothing to change: give at least one of ${STORE_UPDATE_FLAGS.map((flag) => `--${flag}`).join(', ')}`);
+    throw new FormProblem(`nothing to change: give at least one of ${STORE_UPDATE_FLAGS.map((flag) => `--${flag}`).join(', ')}`);
   }
   return db.transaction(async (tx) => {
-    if (!(await findStore(tx, id))) throw new StoreInputError(`no store with id "${id}"`);
+    if (!(await findStore(tx, id))) throw new FormProblem(`no store with id "${id}"`);
     const treasury = changes.find((change) => change.option.flag === 'treasury');
     if (treasury) await checkTreasuryOwner(tx, treasury.value);
     const settlementChange = changes.find((change) => change.option.flag === 'settlement');
@@ -414,8 +405,8 @@ export async function updateStore(db: Db, id: string, given: Record<string, stri
       `);
       if (next.settlement === 'treasury' && !next.has_treasury) {
         throw settlementChange
-          ? new StoreInputError('--settlement treasury needs a treasury: give --treasury ADDRESS (the wallet customers pay) with it, or first', 'settlement')
-          : new StoreInputError('the store settles to its treasury, which cannot be cleared: --settlement deposit first', 'treasury');
+          ? new FormProblem('--settlement treasury needs a treasury: give --treasury ADDRESS (the wallet customers pay) with it, or first', 'settlement')
+          : new FormProblem('the store settles to its treasury, which cannot be cleared: --settlement deposit first', 'treasury');
       }
       await tx.query(sql.typeAlias('void')`update stores set ${assignments} where id = ${id}`);
     }

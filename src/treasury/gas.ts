@@ -5,8 +5,8 @@ import { gasWallet, type DepositWallet } from '../chain/addresses.ts';
 import { getAccountState, type ChainClient } from '../chain/client.ts';
 import type { Config } from '../config.ts';
 import { sql, z, type Db } from '../db/pool.ts';
+import { FormProblem } from '../errors.ts';
 import { fromBaseUnits } from '../money.ts';
-import { UnknownStoreError } from '../auth/tokens.ts';
 import { isUuid } from '../uuid.ts';
 import { depositPublicKey, type DepositKeyConfig } from '../payments/deposit.ts';
 
@@ -97,10 +97,10 @@ export async function recordRefundGasPayment(
   db: Db & { transaction: Db['transaction'] },
   args: { storeId: string; amountBaseUnits: bigint; note: string | null; now: Date },
 ): Promise<{ storeId: string; paid: string; spent: string; available: string }> {
-  if (!isUuid(args.storeId)) throw new UnknownStoreError(`unknown store "${args.storeId}"`);
+  if (!isUuid(args.storeId)) throw new FormProblem(`unknown store "${args.storeId}"`, 'store');
   return db.transaction(async (tx) => {
     const store = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from stores where id = ${args.storeId} for update`);
-    if (store === null) throw new UnknownStoreError(`unknown store "${args.storeId}"`);
+    if (store === null) throw new FormProblem(`unknown store "${args.storeId}"`, 'store');
     await tx.query(sql.typeAlias('void')`
       insert into store_gas_payments (store_id, amount_base_units, note, recorded_at)
       values (${args.storeId}, ${args.amountBaseUnits.toString()}, ${args.note}, ${sql.timestamp(args.now)})

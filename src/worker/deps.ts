@@ -1,6 +1,5 @@
 import type { ChainClient } from '../chain/client.ts';
 import type { AccountHistory } from '../chain/history.ts';
-import type { ChainSource } from '../chain/source.ts';
 import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
@@ -13,8 +12,6 @@ export interface WorkerDeps {
   now: () => Date;
   /** The chain API (toncenter v2 JSON-RPC): the signer's account reads and sendBoc, the reconciliation's balances. */
   chain?: ChainClient;
-  /** The block source (toncenter v3), for the chain reader's booking path that reconciliation reuses. */
-  source?: ChainSource;
   /** Accounts' histories (toncenter v3 /api/v3/transactions): reconciliation re-reads a deposit that differs. */
   history?: AccountHistory;
 }

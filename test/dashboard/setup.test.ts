@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
-import { FormProblem } from '../../src/dashboard/forms.ts';
+import { FormProblem } from '../../src/errors.ts';
 import { completeSetup, newSetupCode, normalizeSetupCode, offerSetup, SetupClosed, type SetupInput, setupOpen } from '../../src/dashboard/setup.ts';
 import { parseMethodList } from '../../src/stores/stores.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';

@@ -10,6 +10,7 @@ import { sql, z } from '../../src/db/pool.ts';
 import { createRequestBudget, type RequestBudget } from '../../src/chain/budget.ts';
 import { createChainClient } from '../../src/chain/client.ts';
 import { createChainReader, type ChainReader } from '../../src/reader/reader.ts';
+import { blockBooker, type BlockBooker } from '../../src/reader/book.ts';
 import { toncenterV3Source, type ChainSource } from '../../src/chain/source.ts';
 import { SANDBOX_JSON_RPC_PATH, SANDBOX_TONCENTER_PATH } from '../../src/chain/sandbox/path.ts';
 import { startSandbox, type Sandbox } from '../../src/http/routes/sandbox.ts';
@@ -26,6 +27,8 @@ export interface ChainTestApp extends TestApp {
   reader: ChainReader;
   /** A new reader (as another process, or after a restart), reading the same chain. */
   newReader(options?: ReaderOptions): ChainReader;
+  /** The reader's booking of a block alone, as the deposits__reconcile task builds it (no cursor, no block source). */
+  newBooker(): BlockBooker;
   /** The v3 source over HTTP, as the reader uses it. */
   source(options?: { pageSize?: number; budget?: RequestBudget }): ChainSource;
   /** Stops the background reader (and releases its lease). */
@@ -109,6 +112,14 @@ export async function startChainApp(
       ...(options.id ? { id: options.id } : {}),
       ...(options.sleep ? { sleep: options.sleep } : {}),
     });
+  const newBooker = () =>
+    blockBooker({
+      pool: app.pool,
+      network: app.config.tonNetwork,
+      client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}`, budget: createRequestBudget(0) }),
+      log,
+      now: app.clock.now,
+    });
   const reader = newReader({ id: 'background' });
   const stop = new AbortController();
   const running = reader.run(stop.signal);
@@ -153,6 +164,7 @@ export async function startChainApp(
     sandbox: sandbox!,
     reader,
     newReader,
+    newBooker,
     source,
     cursor,
     arrived(to, from) {

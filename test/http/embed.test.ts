@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
-import { embedOrigins, findStore, StoreInputError, updateStore } from '../../src/stores/stores.ts';
+import { embedOrigins, findStore, updateStore } from '../../src/stores/stores.ts';
+import { FormProblem } from '../../src/errors.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
 
@@ -63,8 +64,8 @@ describe('<kassa-pay>', () => {
     }
     // Through the store's update: refused with its flag, nothing changed.
     await assert.rejects(updateStore(app.pool, store.id, { 'embed-origins': 'http://shop.example' }), (error: unknown) => {
-      assert.ok(error instanceof StoreInputError);
-      assert.equal(error.flag, 'embed-origins');
+      assert.ok(error instanceof FormProblem);
+      assert.equal(error.field, 'embed-origins');
       return true;
     });
     assert.deepEqual((await findStore(app.pool, store.id))!.embedOrigins, [SHOP, 'http://localhost:8080']);

@@ -1,5 +1,5 @@
 // What the reader makes of a transaction, decided without a database or a chain (src/reader/classify.ts):
-// routing, the books' record of incoming TON and jettons, and jetton notifications once the reader
+// the cases book.ts books a transaction as (casesOf), routing, the books' record of incoming TON and jettons, and jetton notifications once the reader
 // has said who sent them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -12,7 +12,16 @@ import {
   OP_TEXT_COMMENT,
 } from '../../src/chain/detect.ts';
 import type { ChainMessage, ChainTransaction } from '../../src/chain/transactions.ts';
-import { bookComment, classifyIncoming, classifyTreasuryIncoming, routeTransaction, type Watch } from '../../src/reader/classify.ts';
+import {
+  type BlockAccounts,
+  bookComment,
+  casesOf,
+  classifyIncoming,
+  classifyTreasuryIncoming,
+  routeTransaction,
+  type Watch,
+} from '../../src/reader/classify.ts';
+import type { TreasuryWatch } from '../../src/treasury/treasuryRefunds.ts';
 import { checkCharacter } from '../../src/payments/reference.ts';
 
 const raw = (digit: string): string => `0:${digit.repeat(64)}`;
@@ -69,6 +78,58 @@ describe('bookComment', () => {
     assert.equal(bookComment('order #42 ✓'), 'order #42 ✓');
     assert.equal(bookComment('a\u0000b'), 'a\uFFFDb');
     assert.equal(bookComment('x'.repeat(5000))?.length, 1000);
+  });
+});
+
+describe('casesOf: how book.ts books each transaction of a block', () => {
+  const TREASURY = raw('7');
+  const refund: TreasuryWatch = {
+    id: 'r1',
+    from_address: TREASURY,
+    to_address: CUSTOMER,
+    watch_account: TREASURY,
+    coin_symbol: 'TON',
+    amount_base_units: '1',
+    reference: 'R',
+  };
+  const delivery = {
+    id: 'o1',
+    from_address: DEPOSIT,
+    coin_symbol: 'USDT',
+    jetton_wallet: JETTON_WALLET,
+    destination_jetton_wallet: OTHER_WALLET,
+    query_id: '7',
+    amount_base_units: '1',
+  };
+  const settles = { stores: ['s1'], jetton: null };
+  const accounts: BlockAccounts = {
+    watches: new Map([
+      [DEPOSIT, depositWatch],
+      [JETTON_WALLET, jettonWatch],
+    ]),
+    treasuryRefunds: new Map([[TREASURY, [refund]]]),
+    treasuries: new Map([
+      [TREASURY, settles],
+      [DEPOSIT, settles],
+    ]),
+    deliveries: new Map([[JETTON_WALLET, [delivery]]]),
+    gasWallet: GAS,
+  };
+  const kinds = (t: ChainTransaction) => casesOf(t, accounts).map((c) => c.kind);
+
+  it('one case a kind, the refund and the delivery beside any other; none for an account of nobody', () => {
+    const table: [string, ChainTransaction, string[]][] = [
+      ["a treasury's transaction: its refunds, then money into it by reference", tx(TREASURY, {}), ['treasuryRefund', 'treasuryPayment']],
+      ['TON into the gas wallet from outside', tx(GAS, {}), ['gasArrival']],
+      ["the gas wallet's external message: money out", tx(GAS, { source: null, value: 0n }), ['moneyOut']],
+      ["a deposit's external message: money out, never a treasury's payment though it settles there", tx(DEPOSIT, { source: null, value: 0n }), ['moneyOut']],
+      ['money into a deposit', tx(DEPOSIT, {}), ['moneyIn']],
+      ["a deposit's jetton wallet on a transfer's way: the delivery, then money in", tx(JETTON_WALLET, { source: DEPOSIT }), ['jettonDelivery', 'moneyIn']],
+      ["nobody's account", tx(raw('1'), {}), []],
+    ];
+    for (const [what, transaction, expected] of table) assert.deepEqual(kinds(transaction), expected, what);
+    const [moneyIn] = casesOf(tx(JETTON_WALLET, { source: DEPOSIT }), accounts).slice(1);
+    assert.deepEqual(moneyIn, { kind: 'moneyIn', watch: jettonWatch, jettonTransferOut: true, jettonTransferBack: null });
   });
 });
 

@@ -197,7 +197,7 @@ describe("reconciliation heals the treasury's jetton wallets", () => {
   /** As the deposits__reconcile task runs it: each account's history booked through the reader's path. */
   const reconcile = () => {
     const history = toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}` });
-    const heal = accountHealer({ history, book: app.newReader({ id: 'reconciliation' }).bookBlock, log });
+    const heal = accountHealer({ history, book: app.newBooker().book, log });
     const client = createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` });
     return reconcileDeposits({ pool: app.pool, client, log, now: () => new Date(), heal, network: 'sandbox', jettonWallets: history.jettonWallets });
   };

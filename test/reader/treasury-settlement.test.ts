@@ -19,7 +19,8 @@ import { accountHealer } from '../../src/reader/heal.ts';
 import { reconcileDeposits } from '../../src/treasury/reconcile.ts';
 import { sql, z } from '../../src/db/pool.ts';
 import { formatReference } from '../../src/payments/reference.ts';
-import { StoreInputError, updateStore } from '../../src/stores/stores.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { FormProblem } from '../../src/errors.ts';
 import { startChainApp, type ChainTestApp } from '../helpers/chain.ts';
 import { runDeliveries, startEventReceiver, verifiedEvents, type EventReceiver } from '../helpers/eventReceiver.ts';
 import { assertError } from '../helpers/payments.ts';
@@ -83,13 +84,13 @@ describe('the store setting', () => {
   it('treasury settlement needs a treasury: refused naming the option, nothing changed', async () => {
     const bare = await app.store({ methods: 'TON/TON' });
     await assert.rejects(updateStore(app.pool, bare.id, { settlement: 'treasury' }), (error: unknown) => {
-      assert.ok(error instanceof StoreInputError);
-      assert.equal(error.flag, 'settlement');
+      assert.ok(error instanceof FormProblem);
+      assert.equal(error.field, 'settlement');
       assert.match(error.message, /needs a treasury/);
       return true;
     });
     await assert.rejects(updateStore(app.pool, bare.id, { settlement: 'sideways' }), /--settlement must be deposit or treasury/);
-    await assert.rejects(updateStore(app.pool, store.id, { treasury: '' }), (error: unknown) => error instanceof StoreInputError && error.flag === 'treasury');
+    await assert.rejects(updateStore(app.pool, store.id, { treasury: '' }), (error: unknown) => error instanceof FormProblem && error.field === 'treasury');
     const both = await updateStore(app.pool, bare.id, { settlement: 'treasury', treasury });
     assert.equal(both.settlement, 'treasury');
     assert.equal((await updateStore(app.pool, bare.id, { settlement: 'deposit' })).settlement, 'deposit');
@@ -310,8 +311,8 @@ describe('unmatched money', () => {
     assert.equal((await unmatchedOf(tiny.hash)).dust, undefined);
     await updateStore(app.pool, store.id, { 'unmatched-dust': '0.01' });
     await assert.rejects(updateStore(app.pool, store.id, { 'unmatched-dust': '-1' }), (error: unknown) => {
-      assert.ok(error instanceof StoreInputError);
-      assert.equal(error.flag, 'unmatched-dust');
+      assert.ok(error instanceof FormProblem);
+      assert.equal(error.field, 'unmatched-dust');
       return true;
     });
   });
@@ -529,7 +530,7 @@ describe('reconciliation', () => {
     assert.equal((await get(payment.id)).status, 'pending', 'the reader never saw it');
     const log = pino({ level: 'silent' });
     const history = toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}` });
-    const heal = accountHealer({ history, book: app.newReader({ id: 'reconciliation' }).bookBlock, log });
+    const heal = accountHealer({ history, book: app.newBooker().book, log });
     const reconcile = () =>
       reconcileDeposits({ pool: app.pool, client: createChainClient({ endpoint: `${app.url}${SANDBOX_JSON_RPC_PATH}` }), log, now: () => new Date(), heal });
     await reconcile();

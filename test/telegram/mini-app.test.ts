@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
-import { StoreInputError, updateStore } from '../../src/stores/stores.ts';
+import { updateStore } from '../../src/stores/stores.ts';
+import { FormProblem } from '../../src/errors.ts';
 import { checkInitData, dataCheckString, TELEGRAM_PUBLIC_KEYS } from '../../src/telegram/initData.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { assertError, startPaymentsApp } from '../helpers/payments.ts';
@@ -53,7 +54,7 @@ describe('store settings', () => {
       ['telegram-app', 'a/b'],
       ['telegram-bot-id', '123:ABC-token'], // the token itself is never taken
     ] as const) {
-      await assert.rejects(updateStore(app.pool, store.id, { [flag]: value }), (error: unknown) => error instanceof StoreInputError && error.flag === flag);
+      await assert.rejects(updateStore(app.pool, store.id, { [flag]: value }), (error: unknown) => error instanceof FormProblem && error.field === flag);
     }
   });
 });

@@ -40,7 +40,7 @@ async function reconcile(options: { heal?: boolean } = {}) {
   if (!options.heal) return reconcileDeposits({ pool: app.pool, client: client(), log, now: later });
   // As the deposits__reconcile task does: the account's history, booked through the reader's path.
   const history = toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}`, pageSize: 2 });
-  const heal = accountHealer({ history, book: app.newReader({ id: 'reconciliation' }).bookBlock, log });
+  const heal = accountHealer({ history, book: app.newBooker().book, log });
   return reconcileDeposits({ pool: app.pool, client: client(), log, now: later, heal, jettonWallets: history.jettonWallets });
 }
 
@@ -215,7 +215,7 @@ describe('reconciliation heals', () => {
       assert.ok(rows.length >= 1 && rows.every((r) => r.difference === '0'), JSON.stringify(rows));
 
       // Twice — the second time as the worker runs it (the deposits__reconcile task, wired with the
-      // block source and the account history): booked once.
+      // account history): booked once.
       const task = reconcileTask({
         config: app.config,
         pool: app.pool,
@@ -223,7 +223,6 @@ describe('reconciliation heals', () => {
         // Each run an hour on, so every deposit is looked at again (least recently checked first).
         now: () => new Date(Date.now() + 3_600_000),
         chain: client(),
-        source: app.source(),
         history: toncenterV3History({ baseUrl: `${app.url}${SANDBOX_TONCENTER_PATH}` }),
       });
       await untilLookedAt(id, async () => {

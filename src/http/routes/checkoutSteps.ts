@@ -6,8 +6,6 @@
 // the Mini App) and a subscription's portal (likewise).
 import crypto from 'node:crypto';
 import type { Middleware } from 'koa';
-import { isDatabaseUnavailable } from '../../db/pool.ts';
-import { KassaError, serviceUnavailable, typeOf } from '../../errors.ts';
 import { framedBy, listedOrigin, storeEmbedOrigins } from '../../checkout/embed.ts';
 import { negotiateLang, t, type Lang } from '../../checkout/i18n.ts';
 import { qrSvg, transferLinks } from '../../checkout/walletLinks.ts';
@@ -23,7 +21,7 @@ import { isUuid } from '../../uuid.ts';
 import { PAGE_CSP, strictCsp } from '../../web/csp.ts';
 import { pageHeaders } from '../../web/page.ts';
 import type { AppDeps, KassaContext, KassaState } from '../context.ts';
-import { httpError } from '../errorEnvelope.ts';
+import { errorPages } from '../errorEnvelope.ts';
 import { validate } from '../validate.ts';
 import { checkoutParams } from './checkout.schema.ts';
 
@@ -40,6 +38,16 @@ export function htmlHeaders(ctx: KassaContext, lang: Lang, csp = PAGE_CSP): void
   pageHeaders(ctx, { csp, referrer: 'no-referrer' });
   ctx.set('Content-Language', lang);
   ctx.vary('Accept-Language');
+}
+
+/** The checkout's error pages: the status and headers of errorEnvelope.ts's one mapping, the page in the customer's language. */
+export function checkoutErrorPages(prefix: string, langOf: (ctx: KassaContext) => Lang): Middleware<KassaState> {
+  return errorPages<KassaState>((ctx, page) => {
+    const lang = langOf(ctx);
+    htmlHeaders(ctx, lang);
+    // Nothing there and too many requests have words of their own; every other error: the page cannot be shown.
+    ctx.body = renderMessagePage(lang, prefix, page.kind === 'notFound' || page.kind === 'tooMany' ? page.kind : 'error');
+  });
 }
 
 export type CheckoutSteps = ReturnType<typeof checkoutSteps>;
@@ -62,33 +70,7 @@ export function checkoutSteps(deps: AppDeps) {
   };
 
   // ---- The hosted checkout page. Errors here are pages too (404, 429, 5xx), in the customer's language.
-  const htmlErrors: Middleware<KassaState> = async (ctx, next) => {
-    try {
-      await next();
-    } catch (caught) {
-      const lang = langOf(ctx);
-      let status = 500;
-      let kind: 'notFound' | 'tooMany' | 'error' = 'error';
-      if (caught instanceof KassaError) {
-        const answer = httpError(caught);
-        status = answer.status;
-        ctx.set(answer.headers);
-        const type = typeOf(caught.code);
-        kind = type === 'rate_limit_error' ? 'tooMany' : type === 'not_found_error' ? 'notFound' : 'error';
-        if (status >= 500) ctx.state.log.error({ err: caught }, 'checkout page failed');
-      } else if (isDatabaseUnavailable(caught)) {
-        const answer = httpError(serviceUnavailable());
-        status = answer.status;
-        ctx.set(answer.headers);
-        ctx.state.log.warn({ err: caught }, 'database unavailable');
-      } else {
-        ctx.state.log.error({ err: caught }, 'unexpected error on the checkout page');
-      }
-      htmlHeaders(ctx, lang);
-      ctx.status = status;
-      ctx.body = renderMessagePage(lang, prefix, kind);
-    }
-  };
+  const htmlErrors = checkoutErrorPages(prefix, langOf);
 
   // ---- Framed by <kassa-pay> (src/checkout/embed.ts): `?embed=ORIGIN` names the shop's page; when
   // the store lists that origin, the page may be framed by it alone (frame-ancestors, no

@@ -4,7 +4,7 @@
 // again with its problem. The pipeline is the dashboard router's (dashboardSteps.ts): the path's ids
 // (a malformed one names nothing: the not-found page) and the add form (dashboard.schema.ts
 // endpointForm: an unknown event type is refused as the API refuses it) are checked before the handler.
-import { FormProblem } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { addEndpoint, redeliverEndpointDelivery, removeEndpoint, testEndpoint } from '../../dashboard/webhookEndpoints.ts';
 import type { EndpointForm, EndpointNotice } from '../../dashboard/webhooksPage.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';

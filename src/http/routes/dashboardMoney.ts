@@ -17,7 +17,7 @@ import { gasWalletAddress } from '../../treasury/gas.ts';
 import { askTopUp, refundFeesOf, TOP_UP_MAX_TON, topUpRequest, type TopUpRequest } from '../../treasury/refundFees.ts';
 import { can } from '../../dashboard/policy.ts';
 import { isUuid } from '../../uuid.ts';
-import { FormProblem } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { listWebhookKeys, rotateWebhookKey } from '../../dashboard/webhookKeys.ts';
 import { ENDPOINT_NOTICES, type EndpointNotice, webhooksPage } from '../../dashboard/webhooksPage.ts';
 import { endpointsOfStore } from '../../dashboard/webhookEndpoints.ts';

@@ -15,7 +15,7 @@ import {
   unlinkTelegram,
 } from '../../dashboard/notifications.ts';
 import { NOTIFICATION_NOTICES, type NotificationNotice, notificationsPage } from '../../dashboard/notificationsPage.ts';
-import { FormProblem } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';
 import { emptyForm } from './dashboard.schema.ts';

@@ -18,7 +18,7 @@ import {
 } from '../../dashboard/passkeys.ts';
 import { passkeysPage } from '../../dashboard/passkeysPage.ts';
 import { signInPage } from '../../dashboard/pages.ts';
-import { FormProblem } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { RECENT_SIGN_IN_MS, needsCurrentPassword, signedInRecently } from '../../dashboard/sessions.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';

@@ -4,7 +4,7 @@
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import { passkeysOf } from '../../dashboard/passkeys.ts';
 import { passwordPage } from '../../dashboard/passwordPage.ts';
-import { FormProblem } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { changePassword, needsCurrentPassword } from '../../dashboard/sessions.ts';
 import type { AppDeps } from '../context.ts';
 import { type PasswordForm, passwordForm } from './dashboard.schema.ts';

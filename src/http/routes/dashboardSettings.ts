@@ -7,8 +7,9 @@ import { strictCsp } from '../../web/csp.ts';
 import { changeStore, checkTreasury, formMessage, type StoreField } from '../../dashboard/settings.ts';
 import { createJettonWalletLookup, ownApiUrl } from '../../checkout/jettonWallets.ts';
 import { ChainApiError } from '../../chain/apiError.ts';
+import { FormProblem } from '../../errors.ts';
 import { type AppearanceValues, DEFAULT_ACCENT, previewCss, previewLogo, settingsPage, type SettingsPageInput } from '../../dashboard/settingsPage.ts';
-import { catalogueMethods, findStore, StoreInputError } from '../../stores/stores.ts';
+import { catalogueMethods, findStore } from '../../stores/stores.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import type { AppDeps } from '../context.ts';
 import { telegramMiniAppUrl } from '../../telegram/telegramUrls.ts';
@@ -76,8 +77,8 @@ export function dashboardSettingsRoutes(dash: DashboardRouter, deps: AppDeps): v
     try {
       await changeStore(pool, { storeId: ctx.state.store.id, given, network: config.tonNetwork, actor: ctx.state.actor, now: deps.now() });
     } catch (error) {
-      if (!(error instanceof StoreInputError)) throw error;
-      const flag = (error.flag ?? field ?? 'appearance') as StoreField | 'appearance';
+      if (!(error instanceof FormProblem)) throw error;
+      const flag = (error.field ?? field ?? 'appearance') as StoreField | 'appearance';
       return show(ctx, 400, { ...typed, problem: { field: flag, message: formMessage(error) } });
     }
     redirect(ctx, paths.store(ctx.state.store.id).settings(`saved=${section}`));

@@ -3,11 +3,11 @@
 // up (otherwise: not found); the dashboard's root and sign-in page lead there meanwhile. An owner's
 // "New store" is /dashboard/new-store. The pipeline is the dashboard router's (dashboardSteps.ts).
 import type { Next } from 'koa';
-import { FormProblem } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import { completeSetup, createOwnedStore, mayCreateStore, SetupClosed, setupOpen } from '../../dashboard/setup.ts';
 import { DEFAULT_REFUND_WINDOW_DAYS, newStorePage, setupPage, type StoreEssentials } from '../../dashboard/setupPage.ts';
-import { catalogueMethods, DEFAULT_METHODS, type MethodRef, parseMethodList, StoreInputError } from '../../stores/stores.ts';
+import { catalogueMethods, DEFAULT_METHODS, type MethodRef, parseMethodList } from '../../stores/stores.ts';
 import type { AppDeps } from '../context.ts';
 import { type NewStoreForm, newStoreForm, type SetupForm, setupForm } from './dashboard.schema.ts';
 import type { DashboardCtx, DashboardRouter } from './dashboardSteps.ts';
@@ -94,8 +94,9 @@ export function dashboardSetupRoutes(dash: DashboardRouter, deps: AppDeps): void
             true,
           );
         }
-        if (error instanceof StoreInputError) return showSetup(ctx, 400, typed, { methods: 'Choose at least one coin the store accepts.' });
         if (!(error instanceof FormProblem)) throw error;
+        // The method list refused in the command line's words (stores.ts): the form's own.
+        if (error.field === 'methods') return showSetup(ctx, 400, typed, { methods: 'Choose at least one coin the store accepts.' });
         if (!(await setupOpen(pool))) return notFound(ctx);
         return showSetup(ctx, error.field === 'code' ? 403 : 400, typed, { [error.field ?? 'form']: error.message });
       }
@@ -126,8 +127,8 @@ export function dashboardSetupRoutes(dash: DashboardRouter, deps: AppDeps): void
         const store = essentials(typed, await catalogueMethods(pool));
         made = await createOwnedStore(pool, { userId: ctx.state.session.userId, name: typed.name, ...store, actor: ctx.state.actor, now: deps.now() });
       } catch (error) {
-        if (error instanceof StoreInputError) return showNewStore(ctx, 400, typed, { methods: 'Choose at least one coin the store accepts.' });
         if (!(error instanceof FormProblem)) throw error;
+        if (error.field === 'methods') return showNewStore(ctx, 400, typed, { methods: 'Choose at least one coin the store accepts.' });
         if (error.field === 'form') return notOwner(ctx);
         return showNewStore(ctx, 400, typed, { [error.field ?? 'form']: error.message });
       }

@@ -5,7 +5,8 @@
 import { forgotPasswordPage, invitationPage, signInPage } from '../../dashboard/pages.ts';
 import { sendPasswordReset } from '../../dashboard/passwordResets.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
-import { FormProblem, normalizeEmail } from '../../dashboard/forms.ts';
+import { normalizeEmail } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { acceptInvitation, findOpenInvitation, invitationTaker } from '../../dashboard/invitations.ts';
 import { findSession, openSession, signIn, signOut, signOutEverywhere } from '../../dashboard/sessions.ts';
 import { canSendMail } from '../../net/mail.ts';

@@ -11,8 +11,8 @@
 import type Router from '@koa/router';
 import type { Middleware, Next, ParameterizedContext } from 'koa';
 import { koaBody } from 'koa-body';
-import { isDatabaseUnavailable } from '../../db/pool.ts';
-import { KassaError, statusOf } from '../../errors.ts';
+import { KassaError } from '../../errors.ts';
+import { errorPages } from '../errorEnvelope.ts';
 import { type Actor, recordAudit } from '../../dashboard/audit.ts';
 import { DASHBOARD_REFERRER, messagePage, type StoreContext, type Viewer } from '../../dashboard/pages.ts';
 import { membershipsOf, roleIn } from '../../dashboard/memberships.ts';
@@ -111,36 +111,8 @@ export function dashboardSteps(deps: AppDeps) {
 
   // ---- Steps every request under /dashboard passes through (installed once by dashboardRouter).
   /** Every error below is a page, never the JSON envelope. */
-  const htmlErrors: Middleware<DashboardState> = async (ctx, next) => {
-    try {
-      await next();
-    } catch (caught) {
-      if (isDatabaseUnavailable(caught)) {
-        ctx.state.log.warn({ err: caught }, 'database unavailable');
-        ctx.set('Retry-After', '5');
-        message(ctx, 503, 'Unavailable', 'The dashboard cannot reach its database right now. Try again in a moment.');
-      } else if (caught instanceof KassaError && caught.code === 'rate_limit_exceeded') {
-        // The app's per-client limit (guards.clientLimit): a page with Retry-After, not the JSON envelope.
-        const seconds = caught.details.retryAfterSeconds ?? 1;
-        ctx.set('Retry-After', String(seconds));
-        message(ctx, 429, 'Too many requests', `Too many requests from your address. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`);
-      } else if (caught instanceof KassaError && (caught.code === 'payload_too_large' || caught.code === 'unsupported_media_type')) {
-        message(ctx, 400, 'Not accepted', 'The form could not be read.');
-      } else if (caught instanceof KassaError && statusOf(caught.code) === 400) {
-        // A refusal the domain words for people (the form's text under the unsafe-text rule, say).
-        message(ctx, 400, 'Not accepted', caught.message);
-      } else if (
-        (caught as { status?: number }).status === 413 ||
-        (caught as { status?: number }).status === 400 ||
-        (caught as { status?: number }).status === 415
-      ) {
-        message(ctx, 400, 'Not accepted', 'The form could not be read.');
-      } else {
-        ctx.state.log.error({ err: caught }, 'unexpected error on the dashboard');
-        message(ctx, 500, 'Something went wrong', 'The page could not be made. Try again; if it keeps failing, tell the operator.');
-      }
-    }
-  };
+  /** Every error under /dashboard as a page: errorEnvelope.ts's one mapping (the API's status and headers), in the dashboard's look. */
+  const htmlErrors = errorPages<DashboardState>((ctx, failed) => message(ctx, failed.status, failed.title, failed.text));
   /** Forms only (application/x-www-form-urlencoded), at most 16 KiB. */
   const parseForm = koaBody({
     urlencoded: true,
@@ -152,11 +124,20 @@ export function dashboardSteps(deps: AppDeps) {
   }) as unknown as Middleware<DashboardState>;
   /** The form, parsed, under the rule every route keeps (http/plainText.ts): no U+0000, no lone surrogate. */
   const form: Middleware<DashboardState> = async (ctx, next) => {
-    await parseForm(ctx, async () => {
-      const unsafe = unsafeInBody(ctx.request.body);
-      if (unsafe) throw unsafe;
-      await next();
-    });
+    let read = false;
+    try {
+      await parseForm(ctx, async () => {
+        read = true;
+        const unsafe = unsafeInBody(ctx.request.body);
+        if (unsafe) throw unsafe;
+        await next();
+      });
+    } catch (error) {
+      // The form itself could not be read (koa-body's 413, 415 or 400): said as the catalogue's code.
+      const status = (error as { status?: unknown }).status;
+      if (read || typeof status !== 'number' || status < 400 || status >= 500) throw error;
+      throw new KassaError(status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'malformed_request');
+    }
   };
   /**
    * CSRF: a POST is taken only from a page of this origin — its Origin header must be the

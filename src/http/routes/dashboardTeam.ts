@@ -4,7 +4,7 @@
 // each through dashboard/invitations.ts and memberships.ts, audited. The pipeline is the dashboard router's (dashboardSteps.ts).
 import { teamPage } from '../../dashboard/pages.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
-import { FormProblem } from '../../dashboard/forms.ts';
+import { FormProblem } from '../../errors.ts';
 import { createInvitation, invitationsOf, revokeInvitation } from '../../dashboard/invitations.ts';
 import { changeMembership, membersOf, roleIn } from '../../dashboard/memberships.ts';
 import { can } from '../../dashboard/policy.ts';

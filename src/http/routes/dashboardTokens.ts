@@ -2,7 +2,8 @@
 // the answer itself), list them (never the secret), revoke one — through dashboard/tokens.ts, audited.
 // The pipeline is the dashboard router's (dashboardSteps.ts).
 import type { TokenScope } from '../../auth/scopes.ts';
-import { listTokens, TokenNameError, tokenName } from '../../auth/tokens.ts';
+import { listTokens, tokenName } from '../../auth/tokens.ts';
+import { FormProblem } from '../../errors.ts';
 import { tokensPage } from '../../dashboard/pages.ts';
 import { issueStoreToken, revokeStoreToken } from '../../dashboard/tokens.ts';
 import type { AppDeps } from '../context.ts';
@@ -32,7 +33,7 @@ export function dashboardTokenRoutes(dash: DashboardRouter, deps: AppDeps): void
       try {
         name = tokenName(ctx.state.form.name);
       } catch (error) {
-        if (!(error instanceof TokenNameError)) throw error;
+        if (!(error instanceof FormProblem)) throw error;
         return showTokens(ctx, 400, { problems: { name: `The name is too long or has control characters: ${error.message}.` } });
       }
       const issued = await issueStoreToken(pool, ctx.state.store.id, { lifetime, scope, name }, ctx.state.actor, deps.now());
