@@ -41,7 +41,7 @@ export function httpError(error: KassaError): { status: number; headers: Record<
 export type ErrorPageKind = 'notFound' | 'tooMany' | 'unavailable' | 'refused' | 'error';
 
 /** An error as a page: the envelope's status and headers, and what the page says (the dashboard's words; the checkout words each kind in the customer's language). */
-export interface ErrorPage {
+interface ErrorPage {
   status: number;
   headers: Record<string, string>;
   kind: ErrorPageKind;
@@ -82,7 +82,7 @@ export function errorPage(error: KassaError): ErrorPage {
  * Any error a request meets, as an error of the catalogue: a KassaError as it is, the database out
  * of reach as service_unavailable (a warning), anything else as internal_error (logged as an error).
  */
-export function asKassaError(caught: unknown, log: Logger | undefined): KassaError {
+function asKassaError(caught: unknown, log: Logger | undefined): KassaError {
   if (caught instanceof KassaError) return caught;
   if (isDatabaseUnavailable(caught)) {
     log?.warn({ err: caught }, 'database unavailable');

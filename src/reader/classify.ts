@@ -299,7 +299,7 @@ export function deliveryOutcome(
 }
 
 /** A treasury's jetton wallet of an accepted coin: its owner (the treasury) and master as the master confirmed them. */
-export interface TreasuryJettonWallet {
+interface TreasuryJettonWallet {
   treasury: string;
   coinSymbol: string;
   jettonMaster: string;

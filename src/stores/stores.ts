@@ -36,8 +36,8 @@ export interface StoreRecord {
   unmatchedDust: string;
 }
 
-export const SETTLEMENTS = ['deposit', 'treasury'] as const;
-export type Settlement = (typeof SETTLEMENTS)[number];
+const SETTLEMENTS = ['deposit', 'treasury'] as const;
+type Settlement = (typeof SETTLEMENTS)[number];
 
 /** `--settlement deposit|treasury`. */
 function settlement(value: string): Settlement {
