@@ -1,8 +1,8 @@
 // How money goes out — read this file, signer.ts and confirmations.ts (docs/ARCHITECTURE.md, Money out):
 //   1. Planned: a planner writes the transfer `planned` (outgoing.ts planOutgoing), in the transaction
 //      that decided it, with its wallet's signer job (outgoing__send): sweeps.ts (a sale's counted
-//      amount, held money, a deposit's final sweep), refunds.ts (the merchant's refund: API, dashboard,
-//      CLI), gasTopUps.ts (the TON a jetton transfer needs, from the gas wallet). A refund from the
+//      amount, held money, a deposit's final sweep), refunds.ts (the merchant's refund, from the API or
+//      the dashboard), gasTopUps.ts (the TON a jetton transfer needs, from the gas wallet). A refund from the
 //      treasury is planned `awaiting_signature` (treasuryRefunds.ts): the merchant's wallet signs it.
 //   2. Signed: the signer (signer.ts: one job per wallet, one message at a time, the only user of the
 //      spending key) reads the books and the chain, asks whatToSend.ts (pure), then signs, records
