@@ -108,6 +108,30 @@ export const MUTATIONS: Mutation[] = [
     replace: 'if (facts.otherMoney) return null;',
     tests: ['test/treasury/transitions.test.ts'],
   },
+  {
+    area: 'money out',
+    what: 'the state table forgets that a re-plan of money that left late is failed (superseded)',
+    file: 'src/treasury/transitions.ts',
+    find: "exits: ['signed', 'confirmed', 'superseded', 'failed_on_chain', 'not_sendable'],",
+    replace: "exits: ['signed', 'confirmed', 'failed_on_chain', 'not_sendable'],",
+    tests: ['test/treasury/transitions.test.ts'],
+  },
+  {
+    area: 'money out',
+    what: 'a failed transfer confirmed late leaves its re-plan to pay the money again (supersedeReplans skipped)',
+    file: 'src/treasury/confirmations.ts',
+    find: "if (row.state === 'failed') told.superseded.push(...(await supersedeReplans(db, row.id, now)));",
+    replace: "if (row.state === 'failed') told.superseded.push();",
+    tests: ['test/treasury/outgoing.test.ts'],
+  },
+  {
+    area: 'money out',
+    what: "the carried-more check never reports money a closing message's carry-all took since the books were read",
+    file: 'src/treasury/closing.ts',
+    find: 'return kind && late > 0n ? {',
+    replace: 'return kind && late < 0n ? {',
+    tests: ['test/treasury/money-out.test.ts'],
+  },
   // ---- Permissions.
   {
     area: 'permissions',

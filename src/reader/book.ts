@@ -10,14 +10,8 @@ import { prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { chainWatchesSetAside } from '../metrics.ts';
 import { recordTransfer, type IncomingTransfer } from '../payments/transfers.ts';
-import {
-  confirmOutgoing,
-  confirmTreasuryRefund,
-  jettonTransferBounced,
-  jettonTransferDelivered,
-  jettonTransferRefused,
-  treasuryJettonBounced,
-} from '../treasury/commands.ts';
+import { confirmOutgoing, jettonTransferBounced, jettonTransferDelivered, jettonTransferRefused } from '../treasury/confirmations.ts';
+import { confirmTreasuryRefund, treasuryJettonBounced } from '../treasury/treasuryConfirmations.ts';
 import { treasuryTransferSeen, treasuryWatchRow, type TreasuryWatch } from '../treasury/treasuryRefunds.ts';
 import { planSaleSweep } from '../treasury/sweeps.ts';
 import { subscriptionMoneyHooks } from '../subscriptions/engine.ts';

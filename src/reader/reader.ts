@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { expireDuePayments } from '../payments/commands.ts';
-import { expireTreasuryRefunds } from '../treasury/commands.ts';
+import { expireTreasuryRefunds } from '../treasury/treasuryConfirmations.ts';
 import { CREDIT_ON_EXPIRY } from '../subscriptions/engine.ts';
 import { ChainApiError } from '../chain/apiError.ts';
 import type { ChainClient } from '../chain/client.ts';

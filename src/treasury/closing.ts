@@ -1,8 +1,15 @@
-// The closing message (issue 29 item 4, issue 44 §2): the last movement out of a deposit pays each
-// owner in one wallet v5 message. Pure: the signer (signer.ts) reads the books and the chain, asks
-// closingShares and closingActions, and signs what they say; the reader's confirmation
-// (commands.ts confirmOutgoing) books every row with bookClosing; the recurring planner (sweeps.ts)
-// asks finalSweep what a settled deposit's last dust is worth.
+// The closing message (issue 29 item 4, issue 44 §2), all of it in this file: the last movement out
+// of a deposit pays each owner in one wallet v5 message.
+//   - The rules, pure (first): closingShares (does this transfer close the deposit, with which
+//     shares), closingActions (the message's actions, in order), bookClosing (who sent and paid what
+//     once it landed), finalSweep (what a settled deposit's last dust is worth: the recurring
+//     planner, sweeps.ts, asks it).
+//   - Plan (the signer asks): closingFor reads the books beside the transfer and says its shares.
+//   - Sign (the signer signs and broadcasts what these say): closingMessage builds the message;
+//     recordClosing asks the books again, plans the shares' rows and records them `sent` with it.
+//   - Book (the chain reader's confirmOutgoing asks, confirmations.ts): bookLandedClosing says each
+//     row's sent amount and fee, bookCarriedMoney books what the carry-all took beyond the plan
+//     and returns the carried-more check.
 //
 // When the refund of everything refundable is signed and the deposit holds, besides it, only other
 // owners' last money — the merchant's leftover (what a sweep's fee reserve did not use, under the
@@ -22,8 +29,20 @@
 //     the signer saw and the closing transaction.
 // A final sweep is its own carry-all: it goes to the treasury or the gas wallet already.
 // Nothing is left in the deposit, and the books say who paid which fee; no fee is below zero.
-import { SendMode } from '@ton/core';
+import { Address, internal, SendMode, type MessageRelaxed } from '@ton/core';
+import type { Derivation } from '../chain/addresses.ts';
+import type { ChainTransaction } from '../chain/transactions.ts';
+import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { transfersCarriedMore } from '../metrics.ts';
+import { fromBaseUnits } from '../money.ts';
+import { isFinal, PAYMENT_STATUSES, type PaymentStatus } from '../payments/transitions.ts';
 import { TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
+import { depositMoney, holdsOtherCoin, paymentOf, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { failUnsendable, recordSigned, type SignedRecord } from './signerCommands.ts';
+import { askOne, lockTransfers, writeTransition } from './writeTransition.ts';
+
+// ---- the rules (pure: no I/O, no clock) ----------------------------------------------------------
 
 /**
  * The smallest share the closing message sends on its own: a simple message's forwarding fee is about
@@ -327,4 +346,333 @@ export function bookClosing(args: {
     deficit -= take;
   }
   return { rows, carried, skippedShares };
+}
+
+// ---- plan: is this transfer the deposit's last movement out, and with which shares (the signer asks) ----
+
+/** A payment that can take no more money toward itself (payments/transitions.ts isFinal): only then may its deposit close. */
+export const SETTLED_PAYMENT_STATUSES: readonly PaymentStatus[] = PAYMENT_STATUSES.filter(isFinal);
+
+/** What the signer knows of the transfer it is about to sign, as the closing message asks it. */
+export interface ClosingCandidate {
+  transfer: OutgoingRow;
+  /** The gas wallet sends it (its top-ups never close a deposit). */
+  isGas: boolean;
+  /** The deposit wallet's kind: only wallet v5 sends a closing message. */
+  derivation: Derivation;
+  gasWallet: string | null;
+  /** What the deposit holds on chain (nanoTON). */
+  balance: bigint;
+  /** Tests: what the refund leaves for the fees instead of CLOSING_REFUND_FEE. */
+  refundFee?: bigint;
+}
+
+/** A closing message to sign: the other owners' shares and where its carry-all goes. */
+export interface Closing {
+  shares: ClosingShare[];
+  carryTo: string;
+}
+
+/**
+ * A TON transfer out of a deposit that takes its fee from itself: the refund of everything
+ * refundable, or a sweep (the sale's counted amount, held money); booksBesideIt then says whether
+ * its owner keeps anything after it (the customer's money must be all gone).
+ */
+const movesAllOfItsOwner = ({ transfer, isGas }: ClosingCandidate): boolean =>
+  !isGas &&
+  (transfer.kind === 'refund' || transfer.kind === 'sweep') &&
+  transfer.closing_of === null &&
+  transfer.coin_symbol === 'TON' &&
+  transfer.fee_reserved_base_units === '0';
+
+/**
+ * What the books say of a deposit besides its refund of everything (ClosingFacts less the chain's
+ * balance): read again, with the payment row locked, in the transaction that records the message.
+ */
+async function booksBesideIt(db: Db, refund: OutgoingRow, gasWallet: string | null): Promise<Omit<ClosingFacts, 'primary' | 'final' | 'balance'>> {
+  const money = await depositMoney(db, paymentOf(refund));
+  const ton = money.find((row) => row.coin_symbol === 'TON');
+  const other = await db.one(sql.type(z.object({ status: z.enum(PAYMENT_STATUSES), treasury: z.string().nullable(), moving: z.boolean() }))`
+    select p.status, s.treasury,
+      exists (select 1 from outgoing_transfers o where o.from_address = ${refund.from_address} and o.id <> ${refund.id}
+              and o.state in ('planned', 'sent')) as moving
+    from payments p join stores s on s.id = p.store_id where p.id = ${refund.payment_id}
+  `);
+  return {
+    paymentSettled: SETTLED_PAYMENT_STATUSES.includes(other.status),
+    customerLeft: BigInt(ton?.refundable ?? '0'),
+    merchant: BigInt(ton?.merchant_unswept ?? '0'),
+    gas: BigInt(ton?.gas ?? '0'),
+    gasFree: BigInt(ton?.gas_free ?? '0'),
+    otherMoney: other.moving || holdsOtherCoin(money),
+    treasury: other.treasury,
+    gasWallet,
+  };
+}
+
+const factsOf = (books: Omit<ClosingFacts, 'primary' | 'final' | 'balance'>, c: ClosingCandidate): ClosingFacts => ({
+  ...books,
+  primary: BigInt(c.transfer.amount_base_units),
+  final: c.transfer.final_sweep,
+  balance: c.balance,
+});
+
+/**
+ * The other owners' shares the transfer's message pays (none: only its owner's money is left) and
+ * where its carry-all goes, or null: it is not the deposit's last movement out (or the carry-all has
+ * nowhere to go but the refund's address).
+ */
+export async function closingFor(db: Db, c: ClosingCandidate): Promise<Closing | null> {
+  if (!movesAllOfItsOwner(c) || c.derivation !== 'v5r1-1') return null;
+  const { transfer } = c;
+  const books = await booksBesideIt(db, transfer, c.gasWallet);
+  const shares = closingShares(factsOf(books, c));
+  if (shares === null) return null;
+  const carryTo = transfer.kind === 'sweep' ? transfer.to_address : carryAllTo(books.treasury, books.gasWallet);
+  if (carryTo === null || (transfer.kind === 'refund' && BigInt(transfer.amount_base_units) <= (c.refundFee ?? CLOSING_REFUND_FEE))) return null;
+  return { shares, carryTo };
+}
+
+/**
+ * A closing share still planned belongs to a message that expired unseen (shares are planned only
+ * beside their primary, in the message that pays them): failed, never sent on its own (it was
+ * decided for that message); the primary's next message decides its shares afresh.
+ */
+export async function failOrphanShares(pool: DatabasePool, wallet: string, now: () => Date, log: Logger): Promise<void> {
+  const orphans = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select id from outgoing_transfers where from_address = ${wallet} and state = 'planned' and closing_of is not null
+  `);
+  const reason = 'its closing message expired unseen; the transfer it rode with decides its shares afresh';
+  for (const id of orphans) {
+    await pool.transaction((tx) => failUnsendable(tx, { id, wallet, reason, permanent: true, now: now(), log }));
+  }
+}
+
+// ---- sign: the message's actions, and its rows recorded with it (the signer signs and broadcasts) ----
+
+/** The closing message's messages (closingActions, in order), each action's send mode, and the primary's. */
+export function closingMessage(c: ClosingCandidate, closing: Closing): { messages: MessageRelaxed[]; sendMode: number; modes: number[] } {
+  const { transfer } = c;
+  const actions = closingActions(
+    { kind: transfer.kind === 'refund' ? 'refund' : 'sweep', to: transfer.to_address, amount: BigInt(transfer.amount_base_units) },
+    closing.shares,
+    closing.carryTo,
+    c.refundFee,
+  );
+  return {
+    messages: actions.map((action) => internal({ to: Address.parse(action.to), value: action.value, bounce: false })),
+    sendMode: actions.find((action) => action.of === 'primary')!.mode,
+    modes: actions.map((action) => action.mode),
+  };
+}
+
+const bigints = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
+
+/**
+ * Records a signed closing message, in the transaction that records it: with the payment row locked,
+ * the books are asked again (they must still say the same shares), the shares' rows are planned
+ * beside the primary (closing_of; one too small to send is planned to the carry-all's address, which
+ * carries it), all are recorded `sent` with the one message (recordSigned), and the primary notes
+ * where the carry-all went and the newest transfer its books held (books_lt: what arrives after it
+ * and before the transaction is the carry-all's late money). Returns the ids of the transfers it carries.
+ */
+export async function recordClosing(tx: Db, c: ClosingCandidate, closing: Closing, signed: SignedRecord): Promise<string[]> {
+  const { transfer } = c;
+  const { shares, carryTo } = closing;
+  await tx.query(sql.unsafe`select 1 from payments where id = ${transfer.payment_id} for update`);
+  const again = closingShares(factsOf(await booksBesideIt(tx, transfer, c.gasWallet), c));
+  if (JSON.stringify(again, bigints) !== JSON.stringify(shares, bigints)) throw new Error('the books changed while the closing message was signed');
+  const ids = [transfer.id];
+  const sentIds: string[] = [];
+  for (const share of shares) {
+    const row = await planOutgoing(
+      tx,
+      {
+        kind: 'sweep',
+        reason: share.reason,
+        paymentId: paymentOf(transfer),
+        storeId: transfer.store_id,
+        from: signed.wallet,
+        to: share.sent ? share.to : carryTo,
+        coin: 'TON',
+        decimals: 9,
+        amountBaseUnits: share.amount,
+        feeReservedBaseUnits: 0n,
+        closingOf: transfer.id,
+      },
+      signed.now,
+    );
+    if (!row) throw new Error('a closing share was refused by the books');
+    ids.push(row.id);
+    if (share.sent) sentIds.push(row.id);
+  }
+  await recordSigned(tx, { ...signed, ids });
+  // Each share's own mode (recordSigned wrote the primary's): SHARE_SEND_MODE when it has a message
+  // of its own in this one (`share.sent`, as closingMessage built it), none when the carry-all carries it.
+  await tx.query(sql.typeAlias('void')`
+    update outgoing_transfers set send_mode = case when id = any(${sql.array(sentIds, 'uuid')}) then ${SHARE_SEND_MODE}::smallint end
+    where id = any(${sql.array(ids.slice(1), 'uuid')})
+  `);
+  await tx.query(sql.typeAlias('void')`
+    update outgoing_transfers set carry_all_to = ${carryTo},
+      books_lt = (select coalesce(max(t.lt), 0) from transfers t where t.account = ${signed.wallet})
+    where id = ${transfer.id}
+  `);
+  return ids;
+}
+
+// ---- book: a landed closing message's rows (the chain reader's confirmOutgoing asks) ----------
+
+/** A row of a landed message as the closing's books read it (confirmations.ts locks it). */
+export interface LandedRow {
+  id: string;
+  kind: string;
+  reason: string;
+  store_id: string;
+  payment_id: string | null;
+  from_address: string;
+  to_address: string;
+  amount_base_units: string;
+  final_sweep: boolean;
+  closing_of: string | null;
+  send_mode: number | null;
+  carry_all_to: string | null;
+  books_lt: string | null;
+  seqno: string;
+  valid_until: Date;
+  message_hash: string;
+  message_hash_normalized: string;
+}
+
+/** The primary of a closing message among the rows its transaction carried (the one that noted where its carry-all went). */
+export const closingPrimary = <Row extends LandedRow>(rows: readonly Row[]): Row | undefined =>
+  rows.find((row) => row.carry_all_to !== null && row.closing_of === null);
+
+const SHARE_ORDER = ['held_money', 'leftover', 'gas_return'];
+
+/**
+ * The closing message's books (bookClosing): its actions rebuilt from the rows in the order they
+ * were signed (the refund, the shares with a message of their own as closingShares lists them, the
+ * carry-all), the money that reached the deposit between the books the signer saw (books_lt) and
+ * this transaction, by owner (net of its receiving fee, as deposit_money counts it), and each row's
+ * sent amount and fee. undefined when the messages are not those it was signed with.
+ */
+export async function bookLandedClosing(
+  db: Db,
+  primary: LandedRow,
+  rows: readonly LandedRow[],
+  tx: ChainTransaction,
+  total: bigint,
+): Promise<ReturnType<typeof bookClosing>> {
+  const shares = rows.filter((row) => row.closing_of === primary.id).sort((a, b) => SHARE_ORDER.indexOf(a.reason) - SHARE_ORDER.indexOf(b.reason));
+  const own = shares.filter((row) => row.send_mode !== null);
+  const refund = primary.kind === 'refund';
+  const asAction = (row: LandedRow, role: 'primary' | 'share') => ({
+    of: row.id,
+    role,
+    to: row.to_address,
+    amount: BigInt(row.amount_base_units),
+  });
+  const actions = refund
+    ? [
+        asAction(primary, 'primary'),
+        ...own.map((row) => asAction(row, 'share')),
+        { of: 'carry_all', role: 'carry_all' as const, to: primary.carry_all_to!, amount: 0n },
+      ]
+    : [...own.map((row) => asAction(row, 'share')), asAction(primary, 'primary')];
+  const late = await db.one(sql.type(z.object({ customer: z.string(), kassa: z.string() }))`
+    select coalesce(sum(t.amount_base_units - coalesce(t.fee_base_units, 0)) filter (where t.effect not in ('not_credited', 'not_counted', 'unknown_token')), 0)::text as customer,
+           coalesce(sum(t.amount_base_units - coalesce(t.fee_base_units, 0)) filter (where t.effect = 'not_counted'), 0)::text as kassa
+    from transfers t
+    where t.account = ${primary.from_address} and t.coin_symbol = 'TON' and t.lt > ${primary.books_lt ?? '0'} and t.lt < ${tx.lt}
+  `);
+  return bookClosing({
+    primary: { id: primary.id, kind: refund ? 'refund' : 'sweep', amount: BigInt(primary.amount_base_units) },
+    actions,
+    unsent: shares.filter((row) => row.send_mode === null).map((row) => ({ id: row.id, amount: BigInt(row.amount_base_units) })),
+    out: tx.outMessages ?? [],
+    skipped: tx.skippedActions ?? null,
+    total,
+    late: { customer: BigInt(late.customer), kassa: BigInt(late.kassa) },
+  });
+}
+
+/** Late money a refund's or final sweep's carry-all took to the treasury or the gas wallet (reportCarriedMore tells it). */
+export interface CarriedMore {
+  id: string;
+  kind: 'refund' | 'final_sweep';
+  paymentId: string | null;
+  beyond: bigint;
+  to: string;
+}
+
+/**
+ * What the carry-all took beyond the plan, booked: a share the wallet skipped (+2) went with the
+ * carry-all (its row says where its money went), and each owner's carried money on a row of its own
+ * (bookCarried), confirmed by this transaction. Returns the carried-more check: money that reached
+ * the deposit after the books were read and went with a refund's or final sweep's carry-all, or null.
+ */
+export async function bookCarriedMoney(
+  db: Db,
+  primary: LandedRow,
+  booked: NonNullable<ReturnType<typeof bookClosing>>,
+  tx: ChainTransaction,
+  now: Date,
+): Promise<CarriedMore | null> {
+  if (booked.skippedShares.length > 0)
+    await db.query(sql.typeAlias('void')`
+      update outgoing_transfers set to_address = ${primary.carry_all_to!} where id = any(${sql.array(booked.skippedShares, 'uuid')})
+    `);
+  for (const c of booked.carried) await bookCarried(db, primary, c, tx, now);
+  const late = booked.carried.filter((c) => c.why === 'arrived_since').reduce((sum, c) => sum + c.amount, 0n);
+  const kind = primary.kind === 'refund' ? 'refund' : primary.final_sweep ? 'final_sweep' : null;
+  return kind && late > 0n ? { id: primary.id, kind, paymentId: primary.payment_id, beyond: late, to: primary.carry_all_to! } : null;
+}
+
+/** The carried-more check's figure and error line (after the transaction committed). */
+export function reportCarriedMore(log: Logger, tx: ChainTransaction, c: CarriedMore): void {
+  transfersCarriedMore.inc({ kind: c.kind });
+  log.error(
+    { transferId: c.id, kind: c.kind, paymentId: c.paymentId, beyondBaseUnits: c.beyond.toString(), to: c.to, account: tx.account, hash: tx.hash },
+    "a closing message's carry-all took money that reached the deposit after the books were read: it went to the treasury or the gas wallet (booked as swept there), not to the refund's address",
+  );
+}
+
+/**
+ * Money a closing message's carry-all took beyond the plan (CarriedMoney), on a row of its own: a
+ * sweep to the carry-all's destination — the customer's as held money, Kassa's as a gas return —
+ * beside the message's primary (closing_of), confirmed by the same transaction.
+ */
+async function bookCarried(db: Db, primary: LandedRow, carried: CarriedMoney, tx: ChainTransaction, now: Date): Promise<void> {
+  const row = await planOutgoing(
+    db,
+    {
+      kind: 'sweep',
+      reason: carried.owner === 'customer' ? 'held_money' : 'gas_return',
+      paymentId: primary.payment_id!,
+      storeId: primary.store_id,
+      from: primary.from_address,
+      to: primary.carry_all_to!,
+      coin: 'TON',
+      decimals: 9,
+      amountBaseUnits: carried.amount,
+      feeReservedBaseUnits: 0n,
+      closingOf: primary.id,
+    },
+    now,
+  );
+  if (!row) throw new Error('the money a closing message carried could not be booked');
+  const [locked] = await lockTransfers(db, sql.fragment`o.id = ${row.id}`);
+  const next = askOne(locked!, { type: 'confirmed' }, now);
+  if (!next.ok) throw new Error('the money a closing message carried could not be confirmed');
+  await writeTransition(
+    db,
+    locked!,
+    next,
+    now,
+    sql.fragment`sent_amount_base_units = ${carried.sent.toString()}, fee_base_units = ${carried.fee.toString()}, fee = ${fromBaseUnits(carried.fee, 9)},
+      transaction_hash = ${tx.hash}, transaction_lt = ${tx.lt}, wallet_seqno = ${primary.seqno}, valid_until = ${sql.timestamp(primary.valid_until)},
+      message_hash = ${primary.message_hash}, message_hash_normalized = ${primary.message_hash_normalized}, confirmed_at = ${sql.timestamp(now)},
+      delivered_at = ${sql.timestamp(now)}`,
+  );
 }

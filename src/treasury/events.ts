@@ -1,11 +1,11 @@
 // A refund's or a sweep's outcome for its store's webhook endpoints (docs/API.md, Store webhook
 // endpoints): refund.confirmed, refund.failed, sweep.confirmed, sweep.failed. The one function that
-// writes an outgoing transfer's state (commands.ts writeTransition, which every command of the
+// writes an outgoing transfer's state (writeTransition.ts, which every command of the
 // signer and the chain reader calls) calls `outgoingEvents` with the row it ended, in its
 // transaction; rows that did not end (planned again), gas top-ups and Kassa's gas going back to the
 // gas wallet (gas_return, closing.ts) tell nothing: that money is not the store's. A jetton transfer
 // out of a deposit is confirmed when it leaves but told only once delivered (its receiving jetton
-// wallet took it: commands.ts jettonTransferDelivered); a bounce then tells only its failure.
+// wallet took it: confirmations.ts jettonTransferDelivered); a bounce then tells only its failure.
 //
 // Payload: {"refundID" | "sweepID", "paymentID" (or, a refund of unmatched money, "unmatchedTransferID"), "coin", "amount", "address", "status" (confirmed or
 // failed), "transactionHash"?, "failureReason"?, "failureKind"? (permanent or transient),

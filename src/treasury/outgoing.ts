@@ -2,7 +2,7 @@
 // chain confirmed, and a deposit's money (deposit_money). Plans are written in the transaction that
 // decides them (the planners: sweeps.ts, refunds.ts, the gas top-ups), with the signer's job
 // (outgoing__send, one queue per deposit wallet) enqueued beside them; the transitions' commands
-// are commands.ts; the fee figures fees.ts. No chain calls here.
+// are signerCommands.ts (the signer's) and confirmations.ts (the chain reader's); the fee figures fees.ts. No chain calls here.
 import { sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import { enqueue } from '../worker/enqueue.ts';

@@ -2,7 +2,8 @@
 // repeatable. The only code that reads KASSA_MASTER_KEY to spend (the worker runs it).
 //
 // A thin shell: the facts are read, whatToSend.ts (pure) decides, and every state change of a
-// transfer is a command of commands.ts through the pure transition (transitions.ts). For each
+// transfer is a command of signerCommands.ts through the pure transition (transitions.ts); the
+// closing message's rules, shares and rows are closing.ts (the signer only signs it). For each
 // message: sign → record (the `signed` transition: seqno, valid_until, message hash, the signed
 // message itself, state `sent`) → broadcast. A crash before the record leaves nothing (the next run signs again
 // with the same seqno); a crash after it leaves a recorded message that the next run broadcasts
@@ -22,13 +23,13 @@ import { toChainApiError } from '../chain/apiError.ts';
 import { newestBlockTime } from '../chain/clock.ts';
 import { outgoingExpiredOnArrival } from '../metrics.ts';
 import { gasWalletAddress } from './gas.ts';
-import { sql, z, type DatabasePool, type DatabaseTransactionConnection, type Db } from '../db/pool.ts';
+import { sql, z, type DatabasePool, type DatabaseTransactionConnection } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { masterKey } from '../payments/deposit.ts';
-import { carryAllTo, CLOSING_REFUND_FEE, closingActions, closingShares, SHARE_SEND_MODE, type ClosingFacts, type ClosingShare } from './closing.ts';
-import { depositMoney, enqueueWalletSend, holdsOtherCoin, outgoingRow, paymentOf, OUTGOING_COLUMNS, planOutgoing, type OutgoingRow } from './outgoing.ts';
+import { closingFor, closingMessage, failOrphanShares, recordClosing, type Closing, type ClosingCandidate } from './closing.ts';
+import { enqueueWalletSend, outgoingRow, OUTGOING_COLUMNS, type OutgoingRow } from './outgoing.ts';
 import { planGasTopUp, whenToTopUpFor } from './gasTopUps.ts';
-import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt } from './commands.ts';
+import { expireUnseen, failUnsendable, recordSigned, unseenCheckAt, type SignedRecord } from './signerCommands.ts';
 import { nextSeqno, refusedAsExpired, signingClock, validUntilOf, whatToSend, type SendDecision, type SendInput } from './whatToSend.ts';
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
@@ -73,7 +74,7 @@ export type SendOutcome =
 const walletRow = z.object({ index: z.number(), derivation: z.enum(['v4r2-1', 'v5r1-1']), network: z.string() });
 
 /**
- * One step for one deposit wallet, a thin shell around the commands (commands.ts) and the pure
+ * One step for one deposit wallet, a thin shell around the commands (signerCommands.ts) and the pure
  * decision (whatToSend.ts): moves messages that expired unseen (the `expired_unseen` transition),
  * re-broadcasts one in flight (until it can no longer land), or reads the facts, asks whatToSend and does what it says — sign,
  * record (`signed`), broadcast; fail (`not_sendable`); plan a gas top-up; or wait for the gas wallet
@@ -94,7 +95,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     const validUntil = inFlight.valid_until!;
     // Come back once it can no longer land — unless the chain confirmed it meanwhile (the reader may
     // book it while this run broadcasts): then the wallet's next transfer goes now. The row is locked
-    // as confirmOutgoing locks it, so a confirmation is either seen here or commits after this and
+    // as confirmOutgoing (confirmations.ts) locks it, so a confirmation is either seen here or commits after this and
     // brings the job forward itself; never does this push back the job a confirmation brought
     // forward (issue 48: a second refund waited ~2 minutes, valid_until + the late-commit margin).
     await pool.transaction(async (tx) => {
@@ -106,10 +107,8 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
     return { outcome: 'waiting', transferId: inFlight.id, validUntil };
   }
 
-  // A closing message's shares are planned only beside their refund, in the message that pays them:
-  // one still planned belongs to a message that expired unseen. It is failed, never sent on its own
-  // (it was decided for that message); the refund's next message decides its shares afresh.
-  await failOrphanShares(deps, wallet);
+  // A closing share still planned belongs to a message that expired unseen: failed (closing.ts).
+  await failOrphanShares(pool, wallet, deps.now, log);
 
   // 3. The facts, 4. the decision (pure), 5. doing it.
   const facts = await readFacts(deps, wallet);
@@ -141,7 +140,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   // The deposit's final sweep (closing.ts finalSweep) goes as a closing message or not at all: its
   // shares may each be under the dust line whatToSend keeps for a transfer on its own.
   if (facts.next.final_sweep) {
-    const closing = await closingOf(deps, facts);
+    const closing = await closingFor(pool, candidateOf(deps, facts));
     if (closing !== null) return signClosing(deps, facts, closing);
     return fail(deps, facts.next, 'the deposit no longer holds what its final sweep was planned for; the planner looks again', false);
   }
@@ -160,7 +159,7 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
       // movement out: each other owner's share in the same message.
       // The refund of everything always closes the deposit when it can (its carry-all then goes to
       // the treasury or the gas wallet, never to the refund's address); a sweep only with shares.
-      const closing = movesAllOfItsOwner(facts) ? await closingOf(deps, facts) : null;
+      const closing = await closingFor(pool, candidateOf(deps, facts));
       return closing !== null && (closing.shares.length > 0 || facts.next.kind === 'refund')
         ? signClosing(deps, facts, closing)
         : signAndSend(deps, facts, decision);
@@ -168,160 +167,31 @@ export async function sendFromWallet(deps: SignerDeps, wallet: string): Promise<
   }
 }
 
-// ---- the closing message (closing.ts) ----------------------------------------------------------
+// ---- the closing message (closing.ts plans it and books it; the signer signs it) ----------------
 
-/**
- * A TON transfer out of a deposit that takes its fee from itself: the refund of everything
- * refundable, or a sweep (the sale's counted amount, held money); closingBooks then says whether
- * its owner keeps anything after it (the customer's money must be all gone).
- */
-const movesAllOfItsOwner = (facts: SendFacts): boolean =>
-  !facts.isGas &&
-  (facts.next.kind === 'refund' || facts.next.kind === 'sweep') &&
-  facts.next.closing_of === null &&
-  facts.next.coin_symbol === 'TON' &&
-  facts.next.fee_reserved_base_units === '0';
-
-async function failOrphanShares(deps: SignerDeps, wallet: string): Promise<void> {
-  const orphans = await deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    select id from outgoing_transfers where from_address = ${wallet} and state = 'planned' and closing_of is not null
-  `);
-  const reason = 'its closing message expired unseen; the transfer it rode with decides its shares afresh';
-  for (const id of orphans) {
-    await deps.pool.transaction((tx) => failUnsendable(tx, { id, wallet, reason, permanent: true, now: deps.now(), log: deps.log }));
-  }
-}
-
-/**
- * What the books say of a deposit besides its refund of everything (closing.ts ClosingFacts less the
- * chain's balance): read again, with the payment row locked, in the transaction that records the message.
- */
-async function closingBooks(db: Db, refund: OutgoingRow, gasWallet: string | null): Promise<Omit<ClosingFacts, 'primary' | 'final' | 'balance'>> {
-  const money = await depositMoney(db, paymentOf(refund));
-  const ton = money.find((row) => row.coin_symbol === 'TON');
-  const other = await db.one(sql.type(z.object({ status: z.string(), treasury: z.string().nullable(), moving: z.boolean() }))`
-    select p.status, s.treasury,
-      exists (select 1 from outgoing_transfers o where o.from_address = ${refund.from_address} and o.id <> ${refund.id}
-              and o.state in ('planned', 'sent')) as moving
-    from payments p join stores s on s.id = p.store_id where p.id = ${refund.payment_id}
-  `);
-  return {
-    paymentSettled: other.status === 'completed' || other.status === 'expired' || other.status === 'cancelled',
-    customerLeft: BigInt(ton?.refundable ?? '0'),
-    merchant: BigInt(ton?.merchant_unswept ?? '0'),
-    gas: BigInt(ton?.gas ?? '0'),
-    gasFree: BigInt(ton?.gas_free ?? '0'),
-    otherMoney: other.moving || holdsOtherCoin(money),
-    treasury: other.treasury,
-    gasWallet,
-  };
-}
-
-/** A closing message to sign: the other owners' shares and where its carry-all goes (closing.ts). */
-interface Closing {
-  shares: ClosingShare[];
-  carryTo: string;
-}
-
-/**
- * The other owners' shares the primary's message pays (closing.ts; none: only its owner's money is
- * left) and where its carry-all goes, or null: it is not the deposit's last movement out (or the
- * carry-all has nowhere to go but the refund's address).
- */
-async function closingOf(deps: SignerDeps, facts: SendFacts): Promise<Closing | null> {
-  if (!movesAllOfItsOwner(facts) || facts.walletRef.derivation !== 'v5r1-1') return null;
-  const books = await closingBooks(deps.pool, facts.next, facts.gas);
-  const shares = closingShares(closingFacts(books, facts));
-  if (shares === null) return null;
-  const carryTo = facts.next.kind === 'sweep' ? facts.next.to_address : carryAllTo(books.treasury, books.gasWallet);
-  if (carryTo === null || (facts.next.kind === 'refund' && BigInt(facts.next.amount_base_units) <= (deps.closingRefundFee ?? CLOSING_REFUND_FEE))) return null;
-  return { shares, carryTo };
-}
-
-const closingFacts = (books: Omit<ClosingFacts, 'primary' | 'final' | 'balance'>, facts: SendFacts): ClosingFacts => ({
-  ...books,
-  primary: BigInt(facts.next.amount_base_units),
-  final: facts.next.final_sweep,
+/** What the closing message asks of the transfer about to be signed. */
+const candidateOf = (deps: SignerDeps, facts: SendFacts): ClosingCandidate => ({
+  transfer: facts.next,
+  isGas: facts.isGas,
+  derivation: facts.walletRef.derivation,
+  gasWallet: facts.gas,
   balance: facts.input.balance,
+  refundFee: deps.closingRefundFee,
 });
 
 /**
- * Signs the closing message (closing.ts closingActions) — a refund first as its exact value, each
- * share sent from its own amount (send mode 0), last the carry-all (128) to the treasury or the gas
- * wallet (a final sweep is its own) — and records it: with the payment row locked, the books are asked
- * again (they must still say the same shares), the shares' rows are planned beside the primary
- * (closing_of; one too small to send is planned to the carry-all's address, which carries it), the
- * primary notes where the carry-all went and the newest transfer its books held (books_lt: what
- * arrives after it and before the transaction is the carry-all's late money), and all are recorded
- * `sent` with the one message; then it is broadcast.
+ * Signs the closing message (closing.ts closingMessage: a refund first as its exact value, each share
+ * sent from its own amount, last the carry-all to the treasury or the gas wallet; a final sweep is
+ * its own) and records it with its shares' rows (closing.ts recordClosing); then it is broadcast.
  */
 async function signClosing(deps: SignerDeps, facts: SendFacts, closing: Closing): Promise<SendOutcome> {
-  const { next, wallet } = facts;
-  const { shares, carryTo } = closing;
-  const actions = closingActions(
-    { kind: next.kind === 'refund' ? 'refund' : 'sweep', to: next.to_address, amount: BigInt(next.amount_base_units) },
-    shares,
-    carryTo,
-    deps.closingRefundFee,
-  );
-  const messages = actions.map((action) => internal({ to: Address.parse(action.to), value: action.value, bounce: false }));
-  const modes = actions.map((action) => action.mode);
-  const primaryMode = actions.find((action) => action.of === 'primary')!.mode;
-  return signRecordBroadcast(
-    deps,
-    facts,
-    { messages, sendMode: primaryMode, modes },
-    async (tx, signed) => {
-      await tx.query(sql.unsafe`select 1 from payments where id = ${next.payment_id} for update`);
-      const again = closingShares(closingFacts(await closingBooks(tx, next, facts.gas), facts));
-      if (JSON.stringify(again, bigints) !== JSON.stringify(shares, bigints)) throw new Error('the books changed while the closing message was signed');
-      const ids = [next.id];
-      const sentIds: string[] = [];
-      for (const share of shares) {
-        const row = await planOutgoing(
-          tx,
-          {
-            kind: 'sweep',
-            reason: share.reason,
-            paymentId: paymentOf(next),
-            storeId: next.store_id,
-            from: wallet,
-            to: share.sent ? share.to : carryTo,
-            coin: 'TON',
-            decimals: 9,
-            amountBaseUnits: share.amount,
-            feeReservedBaseUnits: 0n,
-            closingOf: next.id,
-          },
-          deps.now(),
-        );
-        if (!row) throw new Error('a closing share was refused by the books');
-        ids.push(row.id);
-        if (share.sent) sentIds.push(row.id);
-      }
-      await recordSigned(tx, { ...signed, ids });
-      // Each share's own mode (recordSigned wrote the primary's): SHARE_SEND_MODE when it has a message
-      // of its own in this one (`share.sent`, as the message above was built), none when the carry-all carries it.
-      await tx.query(sql.typeAlias('void')`
-        update outgoing_transfers set send_mode = case when id = any(${sql.array(sentIds, 'uuid')}) then ${SHARE_SEND_MODE}::smallint end
-        where id = any(${sql.array(ids.slice(1), 'uuid')})
-      `);
-      await tx.query(sql.typeAlias('void')`
-        update outgoing_transfers set carry_all_to = ${carryTo},
-          books_lt = (select coalesce(max(t.lt), 0) from transfers t where t.account = ${wallet})
-        where id = ${next.id}
-      `);
-      return ids;
-    },
-    {
-      signed: "the closing message signed: the primary, every other owner's share, the carry-all to the treasury or the gas wallet",
-      notRecorded: 'the closing message was not recorded; the next run decides again',
-      fields: { coin: 'TON', shares: shares.map((share) => share.reason), carryTo },
-    },
-  );
+  const candidate = candidateOf(deps, facts);
+  return signRecordBroadcast(deps, facts, closingMessage(candidate, closing), (tx, signed) => recordClosing(tx, candidate, closing, signed), {
+    signed: "the closing message signed: the primary, every other owner's share, the carry-all to the treasury or the gas wallet",
+    notRecorded: 'the closing message was not recorded; the next run decides again',
+    fields: { coin: 'TON', shares: closing.shares.map((share) => share.reason), carryTo: closing.carryTo },
+  });
 }
-
-const bigints = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
 
 interface SendFacts {
   wallet: string;
@@ -457,9 +327,6 @@ async function signAndSend(deps: SignerDeps, facts: SendFacts, decision: Extract
   );
 }
 
-/** What `record` is given of the signed message: recordSigned's arguments but the transfers' ids. */
-type SignedRecord = Omit<Parameters<typeof recordSigned>[1], 'ids'>;
-
 /**
  * Every message a wallet sends: sign → record → broadcast. `record` writes the message's books in one
  * transaction (recordSigned: the `signed` transition, with the wallet's next job) and returns the ids
@@ -508,7 +375,7 @@ async function waitForGas(deps: SignerDeps, transfer: OutgoingRow, gas: string |
   }
   const planned = await deps.pool.transaction(async (tx) => {
     const planned = await planGasTopUp(tx, { transfer, gas, topUp, now: deps.now() });
-    // The top-up's confirmation brings this job back (commands.ts confirmOutgoing, +1 s); this is
+    // The top-up's confirmation brings this job back (confirmations.ts confirmOutgoing, +1 s); this is
     // only the safety net, rare enough to cost the shared chain budget nothing while many wait.
     await enqueueWalletSend(tx, transfer.from_address, new Date(deps.now().getTime() + GAS_WAIT_RECHECK_MS));
     return planned;

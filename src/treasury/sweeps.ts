@@ -5,7 +5,7 @@
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { IS_CREDITED } from '../payments/counted.ts';
-import { finalSweep } from './closing.ts';
+import { finalSweep, SETTLED_PAYMENT_STATUSES } from './closing.ts';
 import { sweepFeeReserve, TON_FEE_RESERVE_BASE_UNITS } from './fees.ts';
 import { depositMoney, holdsOtherCoin, planOutgoing, refundableBaseUnits, type OutgoingPlan } from './outgoing.ts';
 import { enqueue } from '../worker/enqueue.ts';
@@ -214,7 +214,7 @@ async function planFinalSweeps(pool: DatabasePool, args: { now: Date; heldSince:
   const candidates = await pool.any(sql.type(settledDeposit)`
     select p.id, (select g.address from gas_wallets g where g.network = d.network) as gas_wallet
     from payments p join stores s on s.id = p.store_id join deposit_addresses d on d.payment_id = p.id
-    where p.status in ('completed', 'expired', 'cancelled') and s.treasury is not null and d.derivation = 'v5r1-1'
+    where p.status = any(${sql.array([...SETTLED_PAYMENT_STATUSES], 'text')}) and s.treasury is not null and d.derivation = 'v5r1-1'
       and (p.refundable_until is null or p.refundable_until <= ${sql.timestamp(now)})
       and (p.deposit_settled_at is null or exists (select 1 from transfers t where t.payment_id = p.id and t.recorded_at > p.deposit_settled_at))
       and exists (select 1 from transfers t where t.payment_id = p.id)

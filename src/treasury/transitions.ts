@@ -1,9 +1,89 @@
-// The one function that decides every state change of an outgoing transfer (docs/OPERATIONS.md,
-// Money out). Pure: no I/O, no clock of its own — `now` is given. The commands (commands.ts)
-// lock the row, ask this, write what it says.
+// How money goes out — read this file, signer.ts and confirmations.ts (docs/ARCHITECTURE.md, Money out):
+//   1. Planned: a planner writes the transfer `planned` (outgoing.ts planOutgoing), in the transaction
+//      that decided it, with its wallet's signer job (outgoing__send): sweeps.ts (a sale's counted
+//      amount, held money, a deposit's final sweep), refunds.ts (the merchant's refund, from the API or
+//      the dashboard), gasTopUps.ts (the TON a jetton transfer needs, from the gas wallet). A refund from the
+//      treasury is planned `awaiting_signature` (treasuryRefunds.ts): the merchant's wallet signs it.
+//   2. Signed: the signer (signer.ts: one job per wallet, one message at a time, the only user of the
+//      spending key) reads the books and the chain, asks whatToSend.ts (pure), then signs, records
+//      (`sent`) and broadcasts; its state changes are signerCommands.ts. The last movement out of a
+//      deposit is one closing message that pays every owner: all of it is closing.ts.
+//   3. Confirmed: the chain reader sees the wallet's transaction and confirms or fails what it carried
+//      (confirmations.ts; a treasury refund's: treasuryConfirmations.ts). A jetton transfer is told
+//      to the store once its destination's jetton wallet took it.
+// Every change of state: lock the row, ask outgoingTransition (below), write what it says through
+// writeTransition.ts — which tells the store's webhook endpoints of a refund or sweep that ended
+// (events.ts) in the same transaction. OUTGOING_STATE_RULES says who enters and leaves each state.
+//
+// outgoingTransition is the one function that decides every state change of an outgoing transfer
+// (docs/OPERATIONS.md, Money out). Pure: no I/O, no clock of its own — `now` is given.
 
 export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed', 'awaiting_signature', 'expired'] as const;
 export type OutgoingState = (typeof OUTGOING_STATES)[number];
+
+/** Who enters a state, who moves a transfer out of it, and whether it is final. */
+export interface OutgoingStateRule {
+  /** The command (and its caller) that puts a transfer in this state. */
+  enteredBy: string;
+  /** The commands (and their callers) that move it out. */
+  leftBy: string;
+  /** The events that move it to another state (outgoingTransition; test/treasury/transitions.test.ts checks them). */
+  exits: ReadonlyArray<OutgoingEvent['type']>;
+  /** The end the store is told (refund./sweep.confirmed or .failed): only the chain's late word, in `leftBy`, moves it again. */
+  final: boolean;
+}
+
+/**
+ * Each state of an outgoing transfer (River's rivertype.JobState): what it means, and in one line
+ * each who enters it, who moves it out and whether it is final. The commands named are the only
+ * writers of a state (through writeTransition.ts); test/treasury/transitions.test.ts holds `exits`
+ * to outgoingTransition.
+ */
+export const OUTGOING_STATE_RULES = {
+  /** Waiting for the signer (a wallet signs one message at a time, in order); a message that expired unseen comes back here to be signed afresh. */
+  planned: {
+    enteredBy: 'a planner (outgoing.ts planOutgoing), or the signer (signerCommands.ts expireUnseen)',
+    leftBy: 'the signer (signerCommands.ts recordSigned, failUnsendable); the reader (confirmations.ts confirmOutgoing, supersedeReplans)',
+    exits: ['signed', 'confirmed', 'superseded', 'failed_on_chain', 'not_sendable'],
+    final: false,
+  },
+  /** Signed, recorded and broadcast: its message is in flight until the chain reader sees it or the chain is read past its valid_until and the margin. */
+  sent: {
+    enteredBy: 'the signer (signerCommands.ts recordSigned)',
+    leftBy: 'the reader (confirmations.ts confirmOutgoing, supersedeReplans); the signer (signerCommands.ts expireUnseen)',
+    exits: ['expired_unseen', 'confirmed', 'superseded', 'failed_on_chain'],
+    final: false,
+  },
+  /** The money left the wallet (a jetton transfer out of a deposit is told to the store only once its destination's jetton wallet took it). */
+  confirmed: {
+    enteredBy: 'the reader (confirmations.ts confirmOutgoing; treasuryConfirmations.ts confirmTreasuryRefund; closing.ts bookCarriedMoney)',
+    leftBy:
+      'the reader, a jetton transfer refused or bounced (confirmations.ts jettonTransferRefused, jettonTransferBounced; treasuryConfirmations.ts treasuryJettonBounced)',
+    exits: ['refused_by_jetton_wallet', 'bounced_at_destination'],
+    final: true,
+  },
+  /** The money did not leave, or came back (failure_reason, failure_kind; a transient failure of a sweep is planned again as a new transfer). */
+  failed: {
+    enteredBy: 'the signer (signerCommands.ts failUnsendable, expireUnseen); the reader (confirmations.ts, treasuryConfirmations.ts)',
+    leftBy: 'the reader, a message of it landing late (confirmations.ts confirmOutgoing)',
+    exits: ['confirmed'],
+    final: true,
+  },
+  /** A refund from the treasury, waiting for the merchant's own wallet to sign it (Kassa holds no key of the treasury). */
+  awaiting_signature: {
+    enteredBy: "the merchant's refund from the treasury (treasuryRefunds.ts planTreasuryRefund, for a sale or unmatched money)",
+    leftBy: 'the reader (treasuryConfirmations.ts confirmTreasuryRefund, expireTreasuryRefunds)',
+    exits: ['treasury_transfer_seen', 'signature_expired'],
+    final: false,
+  },
+  /** A refund from the treasury nobody signed in time: its amount may be asked again. */
+  expired: {
+    enteredBy: 'the reader (treasuryConfirmations.ts expireTreasuryRefunds)',
+    leftBy: 'the reader, a wallet paying it late (treasuryConfirmations.ts confirmTreasuryRefund)',
+    exits: ['treasury_transfer_seen'],
+    final: false,
+  },
+} as const satisfies Record<OutgoingState, OutgoingStateRule>;
 
 /** A transfer whose wallet accepted none of this many signed messages (each expired unseen; messages_signed counts them) fails (transient). */
 export const MAX_MESSAGES_SIGNED = 5;

@@ -6,7 +6,7 @@
 // text comment (the refund's reference), or a TEP-74 transfer to the treasury's jetton wallet whose
 // forward_payload carries that comment. The chain reader watches the account that moves the money
 // (the treasury; its jetton wallet for a jetton), confirms the refund when a transfer with its
-// reference leaves (commands.ts confirmTreasuryRefund), and expires it when its validUntil passed
+// reference leaves (treasuryConfirmations.ts confirmTreasuryRefund), and expires it when its validUntil passed
 // unseen (expireTreasuryRefunds). The TON Connect request and the ton:// link are built here, pure.
 import { Address, beginCell, Cell } from '@ton/core';
 import { standardJettonWalletAddress, type TonNetwork } from '../chain/addresses.ts';

@@ -3,7 +3,7 @@
 // whole from the treasury it reached, as a treasury refund of a sale is (treasuryRefunds.ts
 // planTreasuryRefund: awaiting_signature, the TON Connect request the merchant's wallet signs, the
 // reference in its payload). The chain reader's side — confirmed (the transfer refunded), expired
-// (the transfer open again) — is commands.ts confirmTreasuryRefund and expireTreasuryRefunds.
+// (the transfer open again) — is treasuryConfirmations.ts confirmTreasuryRefund and expireTreasuryRefunds.
 import type { TonNetwork } from '../chain/addresses.ts';
 import { sql, z, type Db } from '../db/pool.ts';
 import { KassaError, unmatchedTransferNotOpen, unusableDestination } from '../errors.ts';

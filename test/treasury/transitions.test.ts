@@ -12,12 +12,54 @@ import {
   type ClosingFacts,
 } from '../../src/treasury/closing.ts';
 import { decideRefund } from '../../src/treasury/refunds.ts';
-import { MAX_MESSAGES_SIGNED, MAX_TRANSIENT_RETRIES, outgoingTransition, RETRY_BACKOFF_MS, retryAfter } from '../../src/treasury/transitions.ts';
+import {
+  MAX_MESSAGES_SIGNED,
+  MAX_TRANSIENT_RETRIES,
+  OUTGOING_STATE_RULES,
+  OUTGOING_STATES,
+  outgoingTransition,
+  RETRY_BACKOFF_MS,
+  retryAfter,
+  type OutgoingEvent,
+} from '../../src/treasury/transitions.ts';
 import { JETTON_GAS_TOP_UP, MAX_TOP_UP_FAILURES, nextSeqno, whatToSend, whenToTopUp } from '../../src/treasury/whatToSend.ts';
 
 const now = new Date('2026-01-01T00:00:00Z');
 
 describe('outgoingTransition', () => {
+  it("each state's rule (OUTGOING_STATE_RULES) names exactly the events that move a transfer out of it", () => {
+    const events: OutgoingEvent[] = [
+      { type: 'signed' },
+      { type: 'expired_unseen' },
+      { type: 'confirmed' },
+      { type: 'superseded', by: 'T1' },
+      { type: 'failed_on_chain', why: 'x' },
+      { type: 'refused_by_jetton_wallet', why: 'x' },
+      { type: 'bounced_at_destination', why: 'x' },
+      { type: 'delivered' },
+      { type: 'not_sendable', reason: 'x', permanent: false },
+      { type: 'treasury_transfer_seen' },
+      { type: 'signature_expired' },
+    ];
+    assert.deepEqual(Object.keys(OUTGOING_STATE_RULES).sort(), [...OUTGOING_STATES].sort());
+    for (const state of OUTGOING_STATES) {
+      // Every subject the transition looks at: landed or not, below or at the message cap.
+      const subjects = [false, true].flatMap((landed) => [0, MAX_MESSAGES_SIGNED].map((messagesSigned) => ({ state, messagesSigned, retries: 0, landed })));
+      const exits = events
+        .filter((event) =>
+          subjects.some((subject) => {
+            const next = outgoingTransition(subject, event, now);
+            return next.ok && next.to !== state;
+          }),
+        )
+        .map((event) => event.type);
+      assert.deepEqual([...OUTGOING_STATE_RULES[state].exits].sort(), exits.sort(), state);
+      // Final: the store was told its end; only the chain's late word (a landing, a bounce) moves it, never the signer.
+      const signerMoves = (['signed', 'expired_unseen', 'not_sendable'] as const).some((type) => OUTGOING_STATE_RULES[state].exits.some((e) => e === type));
+      if (OUTGOING_STATE_RULES[state].final) assert.equal(signerMoves, false, state);
+    }
+  });
+
   it('planned → sent → confirmed; nothing else from those states', () => {
     assert.deepEqual(outgoingTransition({ state: 'planned', messagesSigned: 0, retries: 0 }, { type: 'signed' }, now), { ok: true, to: 'sent' });
     assert.deepEqual(outgoingTransition({ state: 'sent', messagesSigned: 1, retries: 0 }, { type: 'confirmed' }, now), { ok: true, to: 'confirmed' });
