@@ -213,10 +213,10 @@ export const typeOf = (code: ErrorCode): ErrorType => ERROR_CATALOGUE[code].type
 export const retryAfterOf = (code: ErrorCode): number | undefined => (ERROR_CATALOGUE[code] as CatalogueEntry).retryAfter;
 
 /** A code's default message about `param` (`{param}` in the catalogue's text). */
-export const defaultMessage = (code: ErrorCode, param?: string): string => ERROR_CATALOGUE[code].message.replaceAll('{param}', param ?? 'a parameter');
+const defaultMessage = (code: ErrorCode, param?: string): string => ERROR_CATALOGUE[code].message.replaceAll('{param}', param ?? 'a parameter');
 
 /** What an error may tell beyond its message. */
-export interface ErrorDetails {
+interface ErrorDetails {
   /** Seconds to wait before retrying, when they are not the catalogue's. */
   retryAfterSeconds?: number;
   /** The methods the route accepts (method_not_allowed). */
@@ -225,7 +225,7 @@ export interface ErrorDetails {
   refundGas?: { needed: string; available: string };
 }
 
-export interface ErrorOptions {
+interface ErrorOptions {
   param?: string | undefined;
   details?: ErrorDetails;
 }

@@ -146,7 +146,7 @@ function rule(error: ErrorObject): string {
 }
 
 /** The error of a body's first failure under `schema`: the field's code (its schema's `errorCode`) and its path as param. */
-export function errorFor(error: ErrorObject, schema: object): KassaError {
+function errorFor(error: ErrorObject, schema: object): KassaError {
   if (error.keyword === 'additionalProperties') {
     return new KassaError('unknown_parameter', { param: toParam(error.instancePath, String(error.params.additionalProperty)) });
   }

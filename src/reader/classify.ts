@@ -36,7 +36,7 @@ export interface Watch {
 }
 
 /** What the reader does with one transaction of a block. */
-export type Route =
+type Route =
   /** An external message on a deposit or the gas wallet: Kassa's signer sent money out; the treasury confirms it. */
   | { kind: 'outgoing'; paymentId: string | null }
   /**

@@ -24,7 +24,7 @@ const cursorRow = z.object({
 export type CursorRow = z.infer<typeof cursorRow>;
 
 const cursorStateRow = cursorRow.extend({ held_by_other: z.boolean(), held_long_enough: z.boolean() });
-export type CursorState = z.infer<typeof cursorStateRow>;
+type CursorState = z.infer<typeof cursorStateRow>;
 
 const lease = sql.fragment`now() + ${`${LEASE_MS} milliseconds`}::interval`;
 

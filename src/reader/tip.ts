@@ -131,5 +131,3 @@ export function tipTracker(deps: { source: ChainSource; network: TonNetwork; log
     },
   };
 }
-
-export type TipTracker = ReturnType<typeof tipTracker>;

@@ -86,7 +86,7 @@ export interface ClosingFacts {
   gasWallet: string | null;
 }
 
-export interface ClosingShare {
+interface ClosingShare {
   owner: 'customer' | 'merchant' | 'kassa';
   reason: 'held_money' | 'leftover' | 'gas_return';
   to: string;
@@ -177,12 +177,12 @@ export function finalSweep(shares: {
 export const CLOSING_REFUND_FEE = TON_FEE_RESERVE_BASE_UNITS;
 
 /** Where a closing message's carry-all goes: the store's treasury, else Kassa's gas wallet (never the refund's address). */
-export function carryAllTo(treasury: string | null, gasWallet: string | null): string | null {
+function carryAllTo(treasury: string | null, gasWallet: string | null): string | null {
   return treasury ?? gasWallet;
 }
 
 /** One action of the closing message, in the order the wallet runs them. */
-export interface ClosingAction {
+interface ClosingAction {
   /** Whose: the primary (the refund, or the final sweep that is its own carry-all), a share (its index in the shares), the carry-all. */
   of: 'primary' | 'carry_all' | number;
   to: string;
@@ -220,7 +220,7 @@ export interface ClosingBooking {
 }
 
 /** Money the carry-all took beyond the plan, by owner, booked as a row of its own to the carry-all's destination. */
-export interface CarriedMoney {
+interface CarriedMoney {
   owner: 'customer' | 'kassa';
   /** What of it the carry-all's message carried (less only a fee it paid for the others, rarely). */
   sent: bigint;
@@ -524,7 +524,7 @@ export async function recordClosing(tx: Db, c: ClosingCandidate, closing: Closin
 // ---- book: a landed closing message's rows (the chain reader's confirmOutgoing asks) ----------
 
 /** A row of a landed message as the closing's books read it (confirmations.ts locks it). */
-export interface LandedRow {
+interface LandedRow {
   id: string;
   kind: string;
   reason: string;

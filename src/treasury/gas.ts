@@ -42,7 +42,7 @@ export async function gasReport(
 }
 
 /** What the gas wallet owes or will soon owe (`kassa doctor`): planned top-ups and jetton transfers out of deposits not topped up yet. */
-export interface GasDemand {
+interface GasDemand {
   /** Top-ups planned and not signed yet (nanoTON). */
   owedBaseUnits: bigint;
   topUps: number;

@@ -8,7 +8,7 @@ import { paymentOf, planOutgoing, type OutgoingRow } from './outgoing.ts';
 import { whenToTopUp } from './whatToSend.ts';
 
 /** The gas wallet's job waits this long after a top-up is planned, so top-ups planned meanwhile share its message. */
-export const GAS_BATCH_WINDOW_MS = 1_000;
+const GAS_BATCH_WINDOW_MS = 1_000;
 
 /** Whether to plan a top-up for `transferId` now, given the top-ups for it that failed before: plan, wait or give up. */
 export async function whenToTopUpFor(db: Db, transferId: string, now: Date): Promise<ReturnType<typeof whenToTopUp>> {

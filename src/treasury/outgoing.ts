@@ -9,7 +9,7 @@ import { enqueue } from '../worker/enqueue.ts';
 import { OUTGOING_STATES, type Failure } from './transitions.ts';
 import { outgoingSendJob } from '../worker/jobs.ts';
 
-export type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
+type OutgoingKind = 'sweep' | 'refund' | 'gas_top_up';
 
 /**
  * Adds (or brings forward) the signer's job for one deposit wallet. One queue per wallet: its

@@ -17,7 +17,7 @@ import type { TonNetwork } from '../config.ts';
 import { sql, z, type DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 
-export interface ReconcileDeps {
+interface ReconcileDeps {
   pool: DatabasePool;
   client: ChainClient;
   log: Logger;
@@ -49,14 +49,14 @@ export interface ReconcileDeps {
 export type Heal<Result = unknown> = (account: string, range?: { toLt?: string | null; as?: OtherJettonWallet }, signal?: AbortSignal) => Promise<Result>;
 
 /** A deposit's jetton wallet of an accepted coin other than its payment's. */
-export interface OtherJettonWallet {
+interface OtherJettonWallet {
   paymentId: string;
   deposit: string;
   coin: string;
   master: string;
 }
 
-export interface Difference {
+interface Difference {
   paymentId: string;
   coin: string;
   account: string;

@@ -18,7 +18,7 @@ import { feeReserveFor } from './fees.ts';
 import { storeRefundGas } from './gas.ts';
 
 /** What a top-up's comment starts with; 10 letters or digits follow. */
-export const TOP_UP_REFERENCE_PREFIX = 'Kassa refund fees ';
+const TOP_UP_REFERENCE_PREFIX = 'Kassa refund fees ';
 const REFERENCE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
 /** The most one top-up may ask (TON): a guard against a slipped digit, not a rule of the chain. */
@@ -26,18 +26,18 @@ export const TOP_UP_MAX_TON = '100';
 /** How long the wallet may take to send what it was asked (TON Connect's validUntil). */
 const REQUEST_SECONDS = 15 * 60;
 
-export function newTopUpReference(): string {
+function newTopUpReference(): string {
   const bytes = crypto.randomBytes(10);
   return TOP_UP_REFERENCE_PREFIX + Array.from(bytes, (b) => REFERENCE_ALPHABET[b % REFERENCE_ALPHABET.length]).join('');
 }
 
 /** The top-up reference a comment carries (case and surrounding spaces as a person may type them), or null. */
-export function topUpReferenceOf(comment: string | undefined | null): string | null {
+function topUpReferenceOf(comment: string | undefined | null): string | null {
   const match = /^\s*kassa refund fees ([a-z0-9]{10})\s*$/i.exec(comment ?? '');
   return match ? TOP_UP_REFERENCE_PREFIX + match[1]!.toUpperCase() : null;
 }
 
-export const topUpRow = z.object({
+const topUpRow = z.object({
   id: z.string(),
   store_id: z.string(),
   reference: z.string(),
@@ -45,7 +45,7 @@ export const topUpRow = z.object({
   asked_by: z.string(),
   asked_at: z.date(),
 });
-export type TopUpRow = z.infer<typeof topUpRow>;
+type TopUpRow = z.infer<typeof topUpRow>;
 
 /** Records a top-up the member asked for (the caller audits it in the same transaction). */
 export async function askTopUp(
@@ -91,7 +91,7 @@ export function topUpRequest(topUp: Pick<TopUpRow, 'reference' | 'amount_base_un
 
 // ---- the chain reader's side ----------------------------------------------------------------------
 
-export type ArrivalOutcome = { booked: 'top_up'; storeId: string; topUpId: string } | { booked: 'unknown_reference' } | { booked: 'already' };
+type ArrivalOutcome = { booked: 'top_up'; storeId: string; topUpId: string } | { booked: 'unknown_reference' } | { booked: 'already' };
 
 /**
  * Books a TON transfer into the gas wallet (detected, counted, not sent by Kassa itself): kept once
@@ -164,7 +164,7 @@ export interface RefundFees {
 }
 
 /** How many refunds of `perRefund` nanoTON `available` covers (none below zero). Pure. */
-export const refundsCovered = (available: bigint, perRefund: bigint): number => (available <= 0n ? 0 : Number(available / perRefund));
+const refundsCovered = (available: bigint, perRefund: bigint): number => (available <= 0n ? 0 : Number(available / perRefund));
 
 /** The store's refund fee balance, what it buys, and its last top-ups. */
 export async function refundFeesOf(db: Db, storeId: string): Promise<RefundFees> {

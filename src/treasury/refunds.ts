@@ -146,7 +146,7 @@ async function chargeRefundGas(tx: Db, storeId: string, reserve: bigint): Promis
  * is inside its refund window (payments.refundable_until after `now`, its sweep not planned) — what
  * is left of its counted amount.
  */
-export interface RefundableMoney {
+interface RefundableMoney {
   refundable: bigint;
   /** The payment's coin: its counted amount, what is left of it in the deposit, and whether (and until when) a refund may take it. */
   sale: { counted: bigint; left: bigint; refundableUntil: Date | null; windowOpen: boolean; sweptAt: Date | null } | null;
@@ -156,7 +156,7 @@ export interface RefundableMoney {
   inFlight: bigint;
 }
 
-export async function refundableMoney(
+async function refundableMoney(
   tx: Db,
   payment: Pick<RefundPayment, 'id' | 'deposit_address' | 'status' | 'coin_symbol' | 'refundable_until'>,
   coin: string,

@@ -34,9 +34,9 @@ import { nextSeqno, refusedAsExpired, signingClock, validUntilOf, whatToSend, ty
 import { signWalletMessage, walletAddress, type SignedMessage } from './wallets.ts';
 
 /** A wallet v5r1 message carries at most 255 actions; the gas wallet sends this many top-ups at once. */
-export const MAX_MESSAGES_PER_BATCH = 100;
+const MAX_MESSAGES_PER_BATCH = 100;
 /** A wallet held by a message the books have not seen (unbooked_message) looks again this often. */
-export const UNBOOKED_RECHECK_MS = 30_000;
+const UNBOOKED_RECHECK_MS = 30_000;
 /** A transfer held that long by unbooked_message is reported (kassa doctor, docs/OPERATIONS.md): the reader is far behind, or a message nobody recorded. */
 export const HELD_UNBOOKED_WARN_MS = 10 * 60_000;
 /** A deposit waiting for its top-up looks again this often (its confirmation wakes it sooner). */
@@ -61,7 +61,7 @@ export interface SignerDeps {
   };
 }
 
-export type SendOutcome =
+type SendOutcome =
   | { outcome: 'idle' }
   | { outcome: 'waiting'; transferId: string; validUntil: Date }
   | { outcome: 'sent'; transferId: string; seqno: number; transfers: number }
@@ -279,7 +279,7 @@ async function readFacts(deps: SignerDeps, wallet: string): Promise<SendFacts | 
  * transferQueryId: the jetton wallets' transactions — the receiving one's internal_transfer, a
  * bounce — name the transfer by it; the excess goes to the gas wallet).
  */
-export function messagesFor(
+function messagesFor(
   facts: Pick<SendFacts, 'next' | 'planned' | 'isGas' | 'gas' | 'seqno' | 'wallet'>,
   value: bigint,
   jettonWallet: Address | null,

@@ -71,7 +71,7 @@ export async function sweepSaleAfterWindow(pool: DatabasePool, paymentId: string
  * left of the merchant's money (deposit_money's merchant_unswept; TON under the dust line stays).
  * Nothing when the store has no treasury, or the sweep is already planned. Returns whether one was planned.
  */
-export async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
+async function planPaymentSweep(tx: Db, paymentId: string, now: Date): Promise<boolean> {
   const p = await paymentToPlan(tx, paymentId);
   if (
     p?.status !== 'completed' ||

@@ -22,7 +22,7 @@ export const OUTGOING_STATES = ['planned', 'sent', 'confirmed', 'failed', 'await
 export type OutgoingState = (typeof OUTGOING_STATES)[number];
 
 /** Who enters a state, who moves a transfer out of it, and whether it is final. */
-export interface OutgoingStateRule {
+interface OutgoingStateRule {
   /** The command (and its caller) that puts a transfer in this state. */
   enteredBy: string;
   /** The commands (and their callers) that move it out. */
@@ -132,7 +132,7 @@ export type OutgoingEvent =
   /** A treasury refund nobody signed: the chain was read LATE_COMMIT_MARGIN_MS past its validUntil without seeing it. */
   | { type: 'signature_expired' };
 
-export interface OutgoingSubject {
+interface OutgoingSubject {
   state: OutgoingState;
   messagesSigned: number;
   /** Earlier transient failures of the same transfer (the planner counts them). */

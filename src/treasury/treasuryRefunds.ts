@@ -58,7 +58,7 @@ export type JettonWalletOf = (master: Address, owner: Address) => Promise<Addres
 const JETTON_FORWARD_TON = 1n;
 
 /** The comment a treasury refund's payload carries: how the chain reader recognises it, and what the customer's wallet shows. */
-export const referenceOf = (refundId: string): string => `Kassa refund ${refundId}`;
+const referenceOf = (refundId: string): string => `Kassa refund ${refundId}`;
 
 const instant = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -182,10 +182,10 @@ export async function createTreasuryRefund(
 }
 
 /** Whose money a treasury refund sends back: a payment's, or an unmatched transfer's (issue 43). */
-export type RefundOwner = { paymentId: string } | { unmatchedId: string; storeId: string };
+type RefundOwner = { paymentId: string } | { unmatchedId: string; storeId: string };
 
 /** SQL over `outgoing_transfers`: the refunds of `owner` (unmatched money's, of its store only). */
-export const ownedBy = (owner: RefundOwner) =>
+const ownedBy = (owner: RefundOwner) =>
   'paymentId' in owner
     ? sql.fragment`payment_id = ${owner.paymentId}`
     : sql.fragment`unmatched_transfer_id = ${owner.unmatchedId} and store_id = ${owner.storeId}`;
@@ -401,7 +401,7 @@ export const treasuryWatchRow = z.object({
 export type TreasuryWatch = z.infer<typeof treasuryWatchRow>;
 
 /** What left the treasury for one refund: its coin's amount, the TON it cost the treasury (fees; a jetton: the TON its message carried). */
-export interface TreasuryTransferSeen {
+interface TreasuryTransferSeen {
   refundId: string;
   sent: bigint;
   fee: bigint;

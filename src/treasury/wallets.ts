@@ -47,7 +47,7 @@ export function walletAddress(keys: KeyPair, wallet: WalletRef): Address {
  * sends as given. The books (outgoing_transfers.send_mode) keep the mode without it; a skipped
  * action sent no message, and the reader books its transfer as failed with the fee (no_message_sent).
  */
-export const signedMode = (mode: SendMode): SendMode => mode | SendMode.IGNORE_ERRORS;
+const signedMode = (mode: SendMode): SendMode => mode | SendMode.IGNORE_ERRORS;
 
 /**
  * The external message that makes the wallet send `messages` with `sendMode` (or, wallet v5 only,

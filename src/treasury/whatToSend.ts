@@ -9,7 +9,7 @@ import { retryAfter } from './transitions.ts';
 export const JETTON_GAS_TOP_UP = 65_000_000n; // 0.065 TON
 
 /** What a top-up carries beyond the shortfall: the deposit's fee for receiving it (a fraction of this). */
-export const TOP_UP_MARGIN = 1_000_000n; // 0.001 TON
+const TOP_UP_MARGIN = 1_000_000n; // 0.001 TON
 
 /**
  * The gas wallet's own fee per top-up message in a batch, set aside beyond the wallet's fee reserve:
@@ -50,11 +50,6 @@ export interface SendInput {
   batchSize?: number;
   /** A deposit's jetton transfer: Kassa's own TON in the deposit after this transfer's reserve (deposit_money's gas; negative: short by that much). */
   gas?: bigint;
-}
-
-/** Whether a message sent with `sendMode` (as `outgoing_transfers.send_mode` records it) carried the wallet's whole balance. */
-export function carriesAll(sendMode: number | null): boolean {
-  return sendMode !== null && (sendMode & SendMode.CARRY_ALL_REMAINING_BALANCE) !== 0;
 }
 
 export type SendDecision =

@@ -17,7 +17,7 @@ import { failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
 
 export const lockedRow = z.object({ id: z.string(), state: z.enum(OUTGOING_STATES), messages_signed: z.number(), retries: z.number(), landed: z.boolean() });
-export type Locked = z.infer<typeof lockedRow>;
+type Locked = z.infer<typeof lockedRow>;
 /** The columns of a locked row (over `outgoing_transfers o`). */
 export const LOCKED_COLUMNS = sql.fragment`o.id, o.state, o.messages_signed, ${RETRIES} as retries, o.transaction_hash is not null as landed`;
 

@@ -173,7 +173,7 @@ export function dashboardMoneyRoutes(dash: DashboardRouter, deps: AppDeps): void
 }
 
 /** A TON amount as a person types it ("0,5" is 0.5): more than 0, at most TOP_UP_MAX_TON, at most 9 decimals. */
-export function parseTon(typed: string): { nano: bigint } | { problem: string } {
+function parseTon(typed: string): { nano: bigint } | { problem: string } {
   const value = typed.replace(/\s/g, '').replace(',', '.');
   if (value === '') return { problem: 'Enter how much TON to add, e.g. 0.6.' };
   const match = /^(\d{1,6})(?:\.(\d+))?$/.exec(value);

@@ -31,7 +31,7 @@ import { bodyCheck, type ParamsDefinition, paramsCheck, type QueryDefinition, qu
 /** Where the dashboard's routes are mounted (links add BASE_URL's own path before it). */
 export { DASHBOARD_PATH };
 
-export interface DashboardState extends KassaState {
+interface DashboardState extends KassaState {
   session?: Session;
   actor?: Actor;
   viewer?: Viewer;
@@ -68,7 +68,7 @@ export const ORIGIN_CHECK_OPT_OUT = Symbol('dashboard origin check opt-out');
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
-export type DashboardSteps = ReturnType<typeof dashboardSteps>;
+type DashboardSteps = ReturnType<typeof dashboardSteps>;
 
 export function dashboardSteps(deps: AppDeps) {
   const { pool, config } = deps;
@@ -285,7 +285,7 @@ export function dashboardSteps(deps: AppDeps) {
 }
 
 /** A refusal's page: the problems by form field. */
-export type Refused<S extends DashboardState> = (ctx: ParameterizedContext<S>, problems: Problems) => Promise<void> | void;
+type Refused<S extends DashboardState> = (ctx: ParameterizedContext<S>, problems: Problems) => Promise<void> | void;
 
 /** Uuid path parameters (lower-cased when valid), as the API's paymentIdParams. */
 export const uuidParams = (...names: [string, ...string[]]): ParamsDefinition => ({
@@ -324,7 +324,7 @@ type StateOf<S extends Stage, In extends Input> = S extends 'anyone'
 type Handler<State> = (ctx: ParameterizedContext<State>, next: Next) => Promise<void> | void;
 
 /** What a route adds to its stage's steps, in this order after them. */
-export interface RouteOptions<State extends DashboardState> {
+interface RouteOptions<State extends DashboardState> {
   /**
    * The action's rule (dashboard/policy.ts); a `store` or `payment` stage only, where every route
    * that changes state names one (a GET without it is reading the store, which every member may).

@@ -21,7 +21,7 @@ import { checkoutPrefix } from './checkoutSteps.ts';
  * (that origin, never `*`) only when the store whose payment or link it reads lists it; otherwise
  * the browser keeps the answer from the page. No credentials are ever allowed: the reads need none.
  */
-export function embedReads(deps: AppDeps, storeOf: (ctx: ParameterizedContext<KassaState>) => Promise<string | null>): Middleware<KassaState> {
+function embedReads(deps: AppDeps, storeOf: (ctx: ParameterizedContext<KassaState>) => Promise<string | null>): Middleware<KassaState> {
   const own = new URL(deps.config.checkoutBaseUrl).origin;
   return async (ctx, next) => {
     ctx.vary('Origin');

@@ -24,7 +24,7 @@ async function withinHealthTimeout<T>(work: Promise<T>): Promise<T> {
 }
 
 /** The body of GET /readyz, whether ready or not. */
-export interface Readiness {
+interface Readiness {
   ready: boolean;
   /** Why not ready (empty when ready). */
   reasons: string[];

@@ -51,7 +51,7 @@ export function publicUrls(allowInsecure: boolean): Middleware<Validated<{ body:
   };
 }
 
-export interface CreateRequest<Body> {
+interface CreateRequest<Body> {
   storeId: string;
   /** Validated against the operation's schema. */
   body: Body;

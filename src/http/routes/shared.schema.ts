@@ -6,7 +6,7 @@ import type { ParamsDefinition } from '../validate.ts';
 import { AMOUNT_MAX_LENGTH } from '../../money.ts';
 
 /** A positive decimal: no leading zeros, and not zero ("0", "0.00" are refused, as the server refuses them: 0 is not positive). */
-export const AMOUNT_PATTERN = '^(?:[1-9]\\d*(?:\\.\\d+)?|0\\.\\d*[1-9]\\d*)$';
+const AMOUNT_PATTERN = '^(?:[1-9]\\d*(?:\\.\\d+)?|0\\.\\d*[1-9]\\d*)$';
 
 export const amountSchema = {
   type: 'string',
