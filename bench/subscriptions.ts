@@ -2,6 +2,7 @@
 //
 //   node bench/subscriptions.ts [--subscriptions 100000] [--renewals 1000] [--payments 1000]
 //                               [--beside on|off] [--cost on|off] [--seconds 20] [--concurrency 8] [--beside-max 600]
+//                               [--deliveries on|off]
 //   (npm run bench:subscriptions -- …)
 //
 // A fresh database `kassa_bench_subscriptions` on DATABASE_URL's server (its role must be allowed
@@ -16,8 +17,9 @@
 //    renewed from credit), from the moment they fall due until none is (at most `--beside-max`
 //    seconds); then `--seconds` alone again. The endpoint is a real receiver in this process
 //    answering 204, so the renewals' webhook deliveries are made beside the payments too (those
-//    still queued when the window closes are failed for good, and what is still due is moved 10
-//    years ahead, so that the payments are alone again afterwards).
+//    still queued when the window closes are taken off the queue, and what is still due is moved 10
+//    years ahead, so that the payments are alone again afterwards). `--deliveries off`: the endpoint
+//    hears none of the renewals, so the engine's own cost is measured without the deliveries.
 //    Printed: p50/p99 latency and creates per second each way, and the ratio.
 // 2. `--cost`: the engine in this process as the worker's subscriptions__bill runs it
 //    (`runDueSubscriptions`, until none is due); every statement it sends is counted (a slonik
@@ -56,7 +58,7 @@ import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts'
 
 const root = path.resolve(import.meta.dirname, '..');
 const USAGE = `usage: node bench/subscriptions.ts [--subscriptions 100000] [--renewals 1000] [--payments 1000]
-                                   [--beside on|off] [--cost on|off] [--seconds 20] [--concurrency 8] [--beside-max 600]`;
+                                   [--beside on|off] [--cost on|off] [--seconds 20] [--concurrency 8] [--beside-max 600] [--deliveries on|off]`;
 const { flags, usage } = benchFlags(USAGE, {
   subscriptions: { type: 'string', default: '100000' },
   renewals: { type: 'string', default: '1000' },
@@ -66,6 +68,7 @@ const { flags, usage } = benchFlags(USAGE, {
   seconds: { type: 'string', default: '20' },
   concurrency: { type: 'string', default: '8' },
   'beside-max': { type: 'string', default: '600' },
+  deliveries: { type: 'string', default: 'on' },
 });
 const N = Number(flags.subscriptions);
 const R = Number(flags.renewals);
@@ -83,7 +86,7 @@ for (const [name, n, most] of [
 ] as const) {
   if (!Number.isInteger(n) || n < 1 || n > most) usage(`${name} must be an integer from 1 to ${most}`);
 }
-for (const name of ['beside', 'cost'] as const) if (!['on', 'off'].includes(flags[name])) usage(`--${name} must be on or off`);
+for (const name of ['beside', 'cost', 'deliveries'] as const) if (!['on', 'off'].includes(flags[name])) usage(`--${name} must be on or off`);
 
 const BENCH_DATABASE = 'kassa_bench_subscriptions';
 const log = pino({ level: 'warn' }, pino.destination(2));
@@ -204,7 +207,8 @@ async function besideTheEngine(): Promise<void> {
   receiver.listen(0, '127.0.0.1');
   await once(receiver, 'listening');
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/events`;
-  const setup = await freshDatabase(receiverUrl, ['subscription.renewed']);
+  // `--deliveries off`: the endpoint hears none of the renewals (the engine's own cost, without the webhook deliveries it queues).
+  const setup = await freshDatabase(receiverUrl, flags.deliveries === 'on' ? ['subscription.renewed'] : ['subscription.expired']);
   const { token } = await issueToken(setup.pool, setup.storeId, null, new Date());
   say(`${N} subscriptions, due only once moved (10 years ahead for now)`);
   await dueSubscriptions(setup, N, '1', 'beside-', 'later');
@@ -296,9 +300,9 @@ async function besideTheEngine(): Promise<void> {
     const deliveriesLeft = await queued();
     // What is still due (the window reached --beside-max) is put out of the engine's way, so that the payments are alone afterwards.
     if (left > 0) await setup.pool.query(sql.unsafe`update subscriptions set next_run_at = now() + interval '10 years' where next_run_at <= now()`);
-    // The deliveries still queued (an endpoint's are sent one at a time) are failed for good, so that the payments are alone afterwards.
+    // The deliveries still queued (an endpoint's are sent one at a time) are taken off the queue, so that the payments are alone afterwards.
     await setup.pool.query(sql.unsafe`
-      select graphile_worker.permanently_fail_jobs(array_agg(j.id), 'bench: the payments are measured alone again')
+      select graphile_worker.complete_jobs(array_agg(j.id))
       from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
       where t.identifier = 'webhook__deliver' and j.locked_at is null
     `);
@@ -339,7 +343,7 @@ async function besideTheEngine(): Promise<void> {
     );
     out(
       `the engine: ${charges} of ${N} renewed in ${formatNumber(billingMs / 1000)} s (${left} still due when the window closed; ${formatNumber(charges / (billingMs / 1000), 0)} renewals/s beside the payments); ` +
-        `${delivered} webhook deliveries received by then, ${deliveriesLeft} still queued (failed for good before the payments ran alone again); kassa log lines: ${kassaLines}`,
+        `${delivered} webhook deliveries received by then, ${deliveriesLeft} still queued (taken off the queue before the payments ran alone again); kassa log lines: ${kassaLines}`,
     );
   } finally {
     if (kassa.exitCode === null) {

@@ -1,5 +1,6 @@
 // subscriptions__bill: the billing engine (src/subscriptions/engine.ts). Every minute (crontab,
-// no payload): the subscriptions due by the billing clock, each under its row lock. With
+// no payload): the subscriptions due by the billing clock, under their row locks, batch after batch
+// (200 each) until none is left or 50 s have passed (the next tick goes on). With
 // {subscriptionId} (job key subscriptions__bill:<id>, enqueued in the transaction that credits a
 // subscription's completed payment): that subscription at once. Safe to run twice: a period is
 // charged once (the row lock, and a unique index), one renewal payment is open at a time.

@@ -1,14 +1,17 @@
 // The billing engine (issue 45; docs/API.md, Subscriptions): what payment expiry is for payments,
-// for subscriptions. On a schedule (the recurring task subscriptions__bill, every minute) one
-// statement finds the subscriptions due by the billing clock (subscriptions.next_run_at, indexed);
-// each is then run in its own transaction under its row lock (skipped when another run holds it):
-// the steps of calendar.ts's `nextStep` until none is left — charge a period from credit when it
-// covers the price (ledger `charge`, subscription.renewed), else past_due with ONE open renewal
-// payment for what is missing (reused while it can be paid, subscription.payment_due when a new one
-// is opened), expired after the grace, cancelled at the period's end when asked, the reminder once
-// per period. Each change and its events are written in one transaction. A completed payment of a
-// subscription adds its counted money as ledger `credit` in the booking transaction and enqueues
-// the subscription's own run (`creditFromPayment`).
+// for subscriptions. On a schedule (the recurring task subscriptions__bill, every minute, batch
+// after batch for up to 50 s) one statement locks a batch of the subscriptions due by the billing
+// clock (subscriptions.next_run_at, indexed; rows another run holds are skipped). Each follows the
+// steps of calendar.ts's `nextStep` until none is left — charge a period from credit when it covers
+// the price (ledger `charge`, subscription.renewed), else past_due with ONE open renewal payment for
+// what is missing (reused while it can be paid, subscription.payment_due when a new one is opened),
+// expired after the grace, cancelled at the period's end when asked, the reminder once per period.
+// The common case, a subscription whose steps are only charges from credit, is written for the
+// whole batch at once in that transaction (`chargeFromCredit`: the steps still computed by
+// calendar.ts, row by row); every other one then runs in its own transaction under its row lock
+// (`runSubscriptionIn`). Each change and its events are written in one transaction. A completed
+// payment of a subscription adds its counted money as ledger `credit` in the booking transaction and
+// enqueues the subscription's own run (`creditFromPayment`).
 //
 // Two clocks: the billing clock (`billingNow`: the database's, plus the sandbox's offset, which
 // POST /sandbox/v1/clock/advance moves) decides periods; payments are created and expire by the
@@ -80,7 +83,7 @@ const billJobCall = (subscriptionId: string) =>
   addJobCall({ task: BILL_TASK, payload: { subscriptionId }, jobKey: `${BILL_TASK}:${subscriptionId}`, queueName: `subscription:${subscriptionId}` });
 
 /** How many due subscriptions one scheduled run takes at most (one batch, one transaction for the common case). */
-export const BATCH_SIZE = 500;
+export const BATCH_SIZE = 200;
 
 /**
  * The scheduled run: one batch of the subscriptions due by the billing clock (at most `limit`, the
@@ -118,15 +121,21 @@ export async function runDueSubscriptions(deps: EngineDeps, options: { limit?: n
 /**
  * The worker's tick (subscriptions__bill, every minute): batch after batch while a batch was full
  * (more may be due) and `budgetMs` is not spent, so that 100,000 subscriptions due at once are
- * billed within minutes, not 500 a minute. Returns how many changed.
+ * billed within minutes, not 500 a minute. After each batch it waits as long as the batch took:
+ * the engine has the database and the process (which also serves the API in the default mode) at
+ * most half the time, so that payments made meanwhile are not held up (docs/PERFORMANCE.md,
+ * "Subscriptions"). Returns how many changed.
  */
 export async function runDueSubscriptionsFor(deps: EngineDeps, budgetMs: number): Promise<number> {
   const started = performance.now();
   let changed = 0;
   for (;;) {
+    const batchStarted = performance.now();
     const batch = await runDueBatch(deps, BATCH_SIZE);
     changed += batch.changed;
-    if (batch.due < BATCH_SIZE || performance.now() - started >= budgetMs) return changed;
+    const took = performance.now() - batchStarted;
+    if (batch.due < BATCH_SIZE || performance.now() - started + took >= budgetMs) return changed;
+    await new Promise((resolve) => setTimeout(resolve, took));
   }
 }
 
