@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
 import { presentSubscription } from '../../src/presenters/subscription.ts';
-import { billingNow, chargeFromCredit, runSubscription } from '../../src/subscriptions/engine.ts';
+import { BATCH_SIZE, billingNow, chargeFromCredit, runDueSubscriptionsFor, runSubscription } from '../../src/subscriptions/engine.ts';
 import type { SubscriptionRow } from '../../src/subscriptions/records.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { startPaymentsApp } from '../helpers/payments.ts';
@@ -202,5 +202,24 @@ describe('the batch charges from credit as the one-by-one path does', () => {
       const untouched = await written(id);
       assert.deepEqual([untouched.ledger, untouched.events, untouched.row.periods_charged], [[], [], 1]);
     }
+  });
+
+  it('the worker’s tick takes batch after batch until none is due', async () => {
+    const now = await billingNow(app.pool, 'sandbox');
+    const monthly = await plan('month', 1, '2');
+    const count = 2 * BATCH_SIZE + 50;
+    await app.pool.query(sql.unsafe`
+      insert into subscriptions (id, store_id, plan_id, customer_reference, status, anchor_at, periods_charged, current_period_end, credit,
+                                 next_run_at, portal_token, created_at)
+      select gen_random_uuid(), ${storeId}, ${monthly}, 'many-' || i, 'active', ${sql.timestamp(now)}::timestamptz - interval '1 month 1 minute', 1,
+             ${sql.timestamp(now)}::timestamptz - interval '1 minute', 2, now() - interval '1 minute', md5('many' || i), now()
+      from generate_series(1, ${count}) as i
+    `);
+    // (The three the test before left due are billed too, one by one.)
+    assert.equal(await runDueSubscriptionsFor(deps(), 50_000), count + 3);
+    const left = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from subscriptions where customer_reference like 'many-%' and (next_run_at <= now() or periods_charged <> 2)
+    `);
+    assert.equal(left, 0);
   });
 });
