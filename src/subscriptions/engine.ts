@@ -1,21 +1,27 @@
 // The billing engine (issue 45; docs/API.md, Subscriptions): what payment expiry is for payments,
-// for subscriptions. On a schedule (the recurring task subscriptions__bill, every minute) one
-// statement finds the subscriptions due by the billing clock (subscriptions.next_run_at, indexed);
-// each is then run in its own transaction under its row lock (skipped when another run holds it):
-// the steps of calendar.ts's `nextStep` until none is left — charge a period from credit when it
-// covers the price (ledger `charge`, subscription.renewed), else past_due with ONE open renewal
-// payment for what is missing (reused while it can be paid, subscription.payment_due when a new one
-// is opened), expired after the grace, cancelled at the period's end when asked, the reminder once
-// per period. Each change and its events are written in one transaction. A completed payment of a
-// subscription adds its counted money as ledger `credit` in the booking transaction and enqueues
-// the subscription's own run (`creditFromPayment`).
+// for subscriptions. On a schedule (the recurring task subscriptions__bill, every minute, batch
+// after batch for up to 50 s) one statement locks a batch of the subscriptions due by the billing
+// clock (subscriptions.next_run_at, indexed; rows another run holds are skipped). Each follows the
+// steps of calendar.ts's `nextStep` until none is left — charge a period from credit when it covers
+// the price (ledger `charge`, subscription.renewed), else past_due with ONE open renewal payment for
+// what is missing (reused while it can be paid, subscription.payment_due when a new one is opened),
+// expired after the grace, cancelled at the period's end when asked, the reminder once per period.
+// The common case, a subscription whose steps are only charges from credit, is written for the
+// whole batch at once in that transaction (`chargeFromCredit`: the steps still computed by
+// calendar.ts, row by row); every other one then runs in its own transaction under its row lock
+// (`runSubscriptionIn`). Each change and its events are written in one transaction. A completed
+// payment of a subscription adds its counted money as ledger `credit` in the booking transaction and
+// enqueues the subscription's own run (`creditFromPayment`).
 //
 // Two clocks: the billing clock (`billingNow`: the database's, plus the sandbox's offset, which
 // POST /sandbox/v1/clock/advance moves) decides periods; payments are created and expire by the
 // wall clock as every payment.
+import crypto from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Config, TonNetwork } from '../config.ts';
 import { sql, z, type DatabasePool, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import { addDecimal } from '../money.ts';
 import { createPayment } from '../payments/commands.ts';
 import { IS_COUNTED } from '../payments/counted.ts';
 import { draftFromPayment } from '../payments/drafts.ts';
@@ -23,7 +29,7 @@ import type { CommandConfig } from '../payments/methodChoice.ts';
 import { emitEvents, type EventType } from '../webhooks/events.ts';
 import { addJobCall } from '../worker/enqueue.ts';
 import { type BillingState, nextRunAt, nextStatus, nextStep, type Step, type SubscriptionEvent } from './calendar.ts';
-import { appendLedger, intervalOf, type PlanRow, planRow, type SubscriptionRow, subscriptionById } from './records.ts';
+import { appendLedger, dueSubscriptionsLocked, intervalOf, type PlanRow, planRow, plansById, type SubscriptionRow, subscriptionById } from './records.ts';
 
 export type EngineConfig = CommandConfig & Pick<Config, 'checkoutBaseUrl'>;
 
@@ -76,22 +82,27 @@ export async function advanceBillingClock(db: Db, seconds: number): Promise<Date
 const billJobCall = (subscriptionId: string) =>
   addJobCall({ task: BILL_TASK, payload: { subscriptionId }, jobKey: `${BILL_TASK}:${subscriptionId}`, queueName: `subscription:${subscriptionId}` });
 
+/** How many due subscriptions one scheduled run takes at most (one batch, one transaction for the common case). */
+export const BATCH_SIZE = 200;
+
 /**
- * The scheduled run: one statement finds the subscriptions due by the billing clock (at most
- * `limit`, the longest-waiting first), then each runs under its row lock in its own transaction
- * (one that another run holds is skipped: that run does its work). Returns how many changed.
+ * The scheduled run: one batch of the subscriptions due by the billing clock (at most `limit`, the
+ * longest-waiting first), locked in one transaction (one that another run holds is skipped: that
+ * run does its work). The common case — the credit covers every period due, and nothing else is
+ * due (no reminder, no cancel) — is written for the whole batch at once (`chargeFromCredit`: a
+ * statement each for the ledger rows, the subscriptions and the events); every other one runs
+ * after it on its own, under its row lock in its own transaction (`runSubscriptionIn`). Returns
+ * how many changed, and how many were due in the batch.
  */
-export async function runDueSubscriptions(deps: EngineDeps, options: { limit?: number } = {}): Promise<number> {
+async function runDueBatch(deps: EngineDeps, limit: number): Promise<{ due: number; changed: number }> {
   const clock = await billingNow(deps.pool, deps.config.tonNetwork);
-  const due = await deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    select id from subscriptions where next_run_at <= ${sql.timestamp(clock)} order by next_run_at limit ${options.limit ?? 500}
-  `);
-  let changed = 0;
-  for (const id of due) {
+  const { due, charged, others } = await deps.pool.transaction((tx) => chargeFromCredit(tx, deps, clock, limit));
+  let changed = charged;
+  for (const id of others) {
     try {
       if (await deps.pool.transaction((tx) => runSubscriptionIn(tx, deps, id, clock, 'skip'))) changed += 1;
     } catch (error) {
-      // One subscription that cannot be billed (its store's methods gone, no rate) never holds up the
+      // One subscription that cannot be billed (its renewal payment cannot be made) never holds up the
       // others: it is logged and looked at again in an hour.
       deps.log?.error({ err: error, subscriptionId: id }, 'a subscription could not be billed; tried again in an hour');
       await deps.pool.query(sql.unsafe`
@@ -99,7 +110,129 @@ export async function runDueSubscriptions(deps: EngineDeps, options: { limit?: n
       `);
     }
   }
-  return changed;
+  return { due, changed };
+}
+
+/** One scheduled run (one batch: `runDueBatch`). Returns how many subscriptions changed. */
+export async function runDueSubscriptions(deps: EngineDeps, options: { limit?: number } = {}): Promise<number> {
+  return (await runDueBatch(deps, options.limit ?? BATCH_SIZE)).changed;
+}
+
+/**
+ * The worker's tick (subscriptions__bill, every minute): batch after batch while a batch was full
+ * (more may be due) and `budgetMs` is not spent, so that 100,000 subscriptions due at once are
+ * billed within minutes, not 500 a minute. After each batch it waits as long as the batch took:
+ * the engine has the database and the process (which also serves the API in the default mode) at
+ * most half the time, so that payments made meanwhile are not held up (docs/PERFORMANCE.md,
+ * "Subscriptions"). Returns how many changed.
+ */
+export async function runDueSubscriptionsFor(deps: EngineDeps, budgetMs: number): Promise<number> {
+  const started = performance.now();
+  let changed = 0;
+  for (;;) {
+    const batchStarted = performance.now();
+    const batch = await runDueBatch(deps, BATCH_SIZE);
+    changed += batch.changed;
+    const took = performance.now() - batchStarted;
+    if (batch.due < BATCH_SIZE || performance.now() - started + took >= budgetMs) return changed;
+    await new Promise((resolve) => setTimeout(resolve, took));
+  }
+}
+
+/**
+ * The common case of a batch, set-based, in the caller's transaction: locks the due subscriptions
+ * (skipping those another run holds), and for each one whose steps by calendar.ts (`nextStep`, the
+ * one definition of them) are only charges from credit — one or more — then nothing, writes every
+ * charge as the one-by-one path would (a ledger `charge` per period with the balance after it, the
+ * period moved, subscription.renewed with the subscription as it is after that charge, next_run_at by
+ * `nextRunAt`) in three statements for the whole batch. Returns how many were due, how many it
+ * charged, and the others (a reminder, a shortfall, a cancel, an expiry, or nothing but a stale
+ * next_run_at), for the one-by-one path.
+ */
+export async function chargeFromCredit(
+  tx: Db,
+  deps: Omit<EngineDeps, 'pool'>,
+  clock: Date,
+  limit: number,
+): Promise<{ due: number; charged: number; others: string[] }> {
+  const wall = deps.now();
+  const rows = await dueSubscriptionsLocked(tx, clock, wall, limit);
+  if (rows.length === 0) return { due: 0, charged: 0, others: [] };
+  const plans = await plansById(tx, [...new Set(rows.map((row) => row.plan_id))]);
+  const others: string[] = [];
+  const ledger: Array<[string, string, string, string, string, string, string, string, string]> = [];
+  const moved: Array<[string, string, number, string, string, string | null]> = [];
+  const events: Array<[string, string | null, string]> = [];
+  for (const row of rows) {
+    const plan = plans.get(row.plan_id)!;
+    let after = row;
+    const charges: Array<{ start: Date; end: Date; row: SubscriptionRow }> = [];
+    let step = nextStep(stateOf(after, plan), clock);
+    for (let n = 0; step.kind === 'charge' && n < MAX_STEPS; n += 1) {
+      after = {
+        ...after,
+        status: move(after, 'charge'),
+        periods_charged: after.periods_charged + 1,
+        current_period_end: step.periodEnd,
+        credit: addDecimal(after.credit, `-${plan.amount}`),
+      };
+      charges.push({ start: step.periodStart, end: step.periodEnd, row: after });
+      step = nextStep(stateOf(after, plan), clock);
+    }
+    if (charges.length === 0 || step.kind !== 'none') {
+      others.push(row.id);
+      continue;
+    }
+    for (const charge of charges) {
+      ledger.push([
+        crypto.randomUUID(),
+        row.id,
+        row.store_id,
+        `-${plan.amount}`,
+        plan.currency,
+        charge.row.credit,
+        charge.start.toISOString(),
+        charge.end.toISOString(),
+        `${plan.name}: one period`,
+      ]);
+      const payload = {
+        subscription: deps.present(charge.row),
+        periodStart: charge.start.toISOString(),
+        periodEnd: charge.end.toISOString(),
+        amount: plan.amount,
+      };
+      events.push([row.store_id, row.open_payment_id, JSON.stringify(payload)]);
+    }
+    const next = nextRunAt(stateOf(after, plan), clock);
+    moved.push([row.id, after.status, after.periods_charged, after.current_period_end.toISOString(), after.credit, next ? next.toISOString() : null]);
+  }
+  if (moved.length > 0) {
+    await tx.query(sql.unsafe`
+      insert into subscription_ledger (id, subscription_id, store_id, kind, amount, currency, balance_after, period_start, period_end, actor, note, created_at)
+      select c.id, c.subscription_id, c.store_id, 'charge', c.amount, c.currency, c.balance_after, c.period_start, c.period_end, ${ENGINE_ACTOR}, c.note,
+             ${sql.timestamp(clock)}
+      from ${sql.unnest(ledger, ['uuid', 'uuid', 'uuid', 'numeric', 'text', 'numeric', 'timestamptz', 'timestamptz', 'text'])}
+        with ordinality as c (id, subscription_id, store_id, amount, currency, balance_after, period_start, period_end, note, n)
+      order by c.n
+    `);
+    await tx.query(sql.unsafe`
+      update subscriptions s set status = m.status, periods_charged = m.periods_charged, current_period_end = m.current_period_end,
+             credit = m.credit, next_run_at = m.next_run_at
+      from ${sql.unnest(moved, ['uuid', 'text', 'int4', 'timestamptz', 'numeric', 'timestamptz'])}
+        as m (id, status, periods_charged, current_period_end, credit, next_run_at)
+      where s.id = m.id
+    `);
+    await emitEvents(
+      tx,
+      sql.fragment`
+        select e.store_id, e.payment_id, 'subscription.renewed'::text as type, e.payload
+        from ${sql.unnest(events, ['uuid', 'uuid', 'jsonb'])} with ordinality as e (store_id, payment_id, payload, n)
+        order by e.n
+      `,
+      wall,
+    );
+  }
+  return { due: rows.length, charged: moved.length, others };
 }
 
 /** One subscription's run now (its job, after a credit): waits for its row lock. Returns whether anything changed. */

@@ -180,6 +180,25 @@ export async function reissuePortalToken(db: Db, storeId: string, id: string): P
   return moved.rowCount === 1 ? token : null;
 }
 
+/**
+ * The subscriptions due by the billing clock `clock` (next_run_at, indexed), at most `limit`, the
+ * longest-waiting first, each locked (one another run holds is skipped): the engine's batch.
+ */
+export async function dueSubscriptionsLocked(db: Db, clock: Date, now: Date, limit: number): Promise<readonly SubscriptionRow[]> {
+  return db.any(sql.type(subscriptionRow)`
+    ${subscriptionSelect(now)} where s.next_run_at <= ${sql.timestamp(clock)} order by s.next_run_at limit ${limit} for update of s skip locked
+  `);
+}
+
+/** The plans of these ids, by id (the engine's read: customer_may_cancel left out). */
+export async function plansById(db: Db, ids: readonly string[]): Promise<Map<string, PlanRow>> {
+  const rows = await db.any(sql.type(planRow)`
+    select id, store_id, name, currency, amount::text as amount, interval_unit, interval_count, trial_days, grace_days, reminder_days, created_at, archived_at
+    from plans where id = any(${sql.array([...ids], 'uuid')})
+  `);
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
 /** The subscription by id alone (the engine, under its lock). */
 export async function subscriptionById(db: Db, id: string, now: Date, lock: 'none' | 'wait' | 'skip' = 'none'): Promise<SubscriptionRow | null> {
   const locking = lock === 'wait' ? sql.fragment`for update of s` : lock === 'skip' ? sql.fragment`for update of s skip locked` : sql.fragment``;
