@@ -37,8 +37,22 @@ export function graphileLogger(log: Logger, quiet = false): WorkerLogger {
 const MIGRATE_LOCK = 'kassa.migrate';
 const MIGRATE_LOCK_TIMEOUT = '5min';
 
+/**
+ * `databaseUrl` with `statement_timeout = 0` sent at connect, for the migration's own sessions. Behind
+ * a pooler the statement timeout is often a role default (`ALTER ROLE kassa SET statement_timeout`,
+ * docs/OPERATIONS.md), which would otherwise reach graphile-migrate's and Graphile Worker's schema
+ * connections too and cancel a long migration half-way. Migrations only ever run on the session URL,
+ * which is never a transaction pooler (`kassa migrate` refuses one), so a startup parameter is safe.
+ */
+export function unboundedStatements(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const options = url.searchParams.get('options');
+  url.searchParams.set('options', `${options ? `${options} ` : ''}-c statement_timeout=0`);
+  return url.toString();
+}
+
 export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
-  const lock = new pg.Client({ connectionString: databaseUrl });
+  const lock = new pg.Client({ connectionString: unboundedStatements(databaseUrl) });
   lock.on('error', () => {});
   await lock.connect();
   try {
@@ -47,9 +61,9 @@ export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
     // Every `kassa` command migrates first, and nearly always finds nothing to do: graphile-migrate,
     // whose loading and checks cost a one-shot command more CPU than its own work, is loaded only
     // when a committed migration is missing (read under the lock, so no other run is half-way).
-    if ((await pendingOn(lock)).length > 0) await applyCommitted(databaseUrl, log);
+    if ((await pendingOn(lock)).length > 0) await applyCommitted(unboundedStatements(databaseUrl), log);
     else log.debug({ component: 'graphile-migrate' }, 'every committed migration is applied');
-    await installWorkerSchema({ connectionString: databaseUrl, logger: graphileLogger(log, true) });
+    await installWorkerSchema({ connectionString: unboundedStatements(databaseUrl), logger: graphileLogger(log, true) });
   } finally {
     await lock.end().catch(() => {});
   }
