@@ -44,7 +44,7 @@ const MIGRATE_LOCK_TIMEOUT = '5min';
  * connections too and cancel a long migration half-way. Migrations only ever run on the session URL,
  * which is never a transaction pooler (`kassa migrate` refuses one), so a startup parameter is safe.
  */
-export function unboundedStatements(databaseUrl: string): string {
+function unboundedStatements(databaseUrl: string): string {
   const url = new URL(databaseUrl);
   const options = url.searchParams.get('options');
   url.searchParams.set('options', `${options ? `${options} ` : ''}-c statement_timeout=0`);
