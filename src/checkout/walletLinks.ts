@@ -1,5 +1,6 @@
 // Wallet links for a pending payment (TON-NOTES "Links"): the ton://transfer link, the same link under
-// Tonkeeper's and MyTonWallet's universal hosts, and a QR code of the ton:// link rendered here as SVG.
+// Tonkeeper's and MyTonWallet's universal hosts; and a QR code rendered here as SVG — of the ton://
+// link on the checkout, of a payment link's URL on the dashboard's payment-link pages.
 import QRCode from 'qrcode';
 import type { TonNetwork } from '../config.ts';
 import { formatReference } from '../payments/reference.ts';

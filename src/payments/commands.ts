@@ -6,7 +6,9 @@
 //      the rows it changes, and a create has no row yet);
 //   2. ask the pure transition function (transitions.ts) and refuse what it rejects;
 //   3. write the status the transition returned;
-//   4. enqueue follow-up work in the same transaction (worker/enqueue.ts, jobs of worker/jobs.ts);
+//   4. enqueue follow-up work in the same transaction: the webhook's delivery and the store's events
+//      (webhooks/), and what the parts built on payments add through the caller's hooks (onCompleted,
+//      onExpired: a sale's sweep, a subscription's credit);
 //   5. count the transition once the transaction has committed (`countTransition`): a rolled-back
 //      transaction, or an attempt slonik retried, counts nothing.
 // The caller owns the transaction of the commands that take a `tx`.

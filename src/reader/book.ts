@@ -1,9 +1,15 @@
 // Booking a block: the transactions of Kassa's accounts (chain_watches: every deposit address and
-// deposit jetton wallet ever issued, and the gas wallet) put on the books as classify.ts decides —
-// incoming transfers through recordTransfer, Kassa's own messages out through the treasury's
-// confirmation. Idempotent: a block booked twice changes nothing (the books are keyed by the chain's
-// identity of each transaction). The chain reader books every block it reads through it; the
-// reconciliation heals an account's history through it (heal.ts).
+// deposit jetton wallet ever issued, and the gas wallet; the treasuries customers pay by reference
+// and their jetton wallets; the accounts a treasury refund or a jetton transfer on its way is watched
+// on) put on the books as classify.ts decides. `blockBooker` reads once what the books know of the
+// block's accounts (and who sent a jetton notification), then books each transaction's cases
+// (classify.ts casesOf), one function a case: treasuryRefund (treasury/treasuryConfirmations.ts),
+// jettonDelivery and moneyOut (Kassa's own messages out: treasury/confirmations.ts), treasuryPayment
+// (payments/treasuryTransfers.ts), gasArrival (treasury/refundFees.ts) and moneyIn (recordTransfer,
+// with the completion and late-money hooks). Idempotent: a block booked twice changes nothing (the books
+// are keyed by the chain's identity of each transaction). The chain reader books every block it
+// reads through it; reconciliation's task (tasks/deposits__reconcile.ts) builds one and heals an
+// account's history through it (heal.ts).
 import { Address } from '@ton/core';
 import type { TonNetwork } from '../config.ts';
 import { prepared, sql, z, type DatabasePool, type Db } from '../db/pool.ts';

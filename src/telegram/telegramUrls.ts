@@ -1,5 +1,6 @@
 // Where a store's Telegram Mini App lives (docs/OPERATIONS.md, Telegram): the URL registered with
-// BotFather, and the t.me link a payment carries (`telegramURL`) that opens its checkout there.
+// BotFather, and the t.me link that opens a payment's checkout there (`telegramURL` of a payment, and
+// of a subscription for its open renewal).
 
 /** The Mini App's URL, as registered with BotFather (`/newapp`): `{checkout_base_url}/tg`. */
 export function telegramMiniAppUrl(checkoutBaseUrl: string): string {

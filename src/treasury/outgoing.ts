@@ -1,8 +1,10 @@
 // The books of money out (outgoing_transfers): what is planned, what was signed and sent, what the
 // chain confirmed, and a deposit's money (deposit_money). Plans are written in the transaction that
-// decides them (the planners: sweeps.ts, refunds.ts, the gas top-ups), with the signer's job
-// (outgoing__send, one queue per deposit wallet) enqueued beside them; the transitions' commands
-// are signerCommands.ts (the signer's) and confirmations.ts (the chain reader's); the fee figures fees.ts. No chain calls here.
+// decides them (the planners: sweeps.ts, refunds.ts, gasTopUps.ts; the closing message's shares,
+// closing.ts), with the signer's job (outgoing__send, one queue per deposit wallet) enqueued beside
+// them; the transitions' commands are signerCommands.ts (the signer's), confirmations.ts and
+// treasuryConfirmations.ts (the chain reader's), each writing through writeTransition.ts; the fee
+// figures fees.ts. No chain calls here.
 import { sql, z, type Db } from '../db/pool.ts';
 import { fromBaseUnits } from '../money.ts';
 import { enqueue } from '../worker/enqueue.ts';

@@ -1,5 +1,5 @@
-// What the checkout's route files share (checkout.ts, checkoutLinks.ts, checkoutTelegram.ts,
-// checkoutPortal.ts, each registered by checkoutRoutes on the app's router): the checkout's prefix
+// What the checkout's route files share (checkout.ts, and the area files its checkoutRoutes registers
+// on the app's router: checkoutLinks.ts, checkoutTelegram.ts, checkoutPortal.ts): the checkout's prefix
 // (the path of CHECKOUT_BASE_URL), the customer's language, the pages' headers and error pages, the
 // JSON view's steps (the payment id's schema, no caching), framing by a shop's <kassa-pay> or by
 // Telegram, and the two pages more than one file answers with — a payment's (in the browser and in

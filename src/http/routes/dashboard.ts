@@ -6,8 +6,9 @@
 // schemas (dashboard.schema.ts, the API's own where the API has the field). Each area has its own
 // file, registered here in order (dashboardSignIn.ts, dashboardPayments.ts, dashboardTeam.ts,
 // dashboardTokens.ts, dashboardMoney.ts, …); this one keeps the stores page, the audit log, the
-// assets and the not-found page, registered last. Actions call the very commands the API calls
-// (createRefund, redeliverWebhook) in a transaction that also writes the audit log.
+// assets and the not-found page, registered last. The area files' actions call the very commands the
+// API calls (dashboardPayments.ts: createRefund, redeliverWebhook) in a transaction that also writes
+// the audit log.
 import type Router from '@koa/router';
 import { listAudit } from '../../dashboard/audit.ts';
 import { auditPage, storesPage } from '../../dashboard/pages.ts';

@@ -1,7 +1,9 @@
 // The dashboard's store home and glossary (issue 32), and its Money and Webhooks pages (issue 24): the store's money per coin, reconciliation
-// and treasury (read-only, every member); the webhook key set, the store's recent deliveries and a
+// and treasury (every member), and an owner's top-up of the store's refund fee balance (issue 47 item 3,
+// treasury/refundFees.ts); the webhook key set, the store's recent deliveries and a
 // sample receiver (every member), and the key's rotation (owners: the command `kassa keys rotate`
-// runs, audited as webhook_key.rotate). The pipeline is the dashboard router's (dashboardSteps.ts).
+// runs, audited as webhook_key.rotate); the Webhooks page's endpoint actions are dashboardEndpoints.ts's,
+// registered from here. The pipeline is the dashboard router's (dashboardSteps.ts).
 import { glossaryPage } from '../../dashboard/glossaryPage.ts';
 import { homeFigures, homeRows, salesTotal } from '../../dashboard/home.ts';
 import { getRate, ratePolicy } from '../../rates/rates.ts';

@@ -5,9 +5,10 @@
 // route opts out by name (BTCPay's global antiforgery filter, Outline's `api.use(verifyCSRFToken())`).
 // Then the stage the route is registered at: `anyone`, `signedIn` (the session: SignedIn<>), `store`
 // (a store the person is a member of: OfStore<>), `payment` (that store's payment: OfStorePayment<>);
-// then `can` (dashboard/policy.ts, checked again in the database), the path parameters, the query
-// string and the form against their JSON Schemas (http/validate.ts: the API's own, where the API has
-// the field), and the handler, which reads typed state and never asserts it.
+// then `can` (dashboard/policy.ts, checked again in the database), the path parameters against their
+// JSON Schema, the route's own steps, the query string and the form against theirs (http/validate.ts:
+// the API's own, where the API has the field), and the handler, which reads typed state and never
+// asserts it.
 import type Router from '@koa/router';
 import type { Middleware, Next, ParameterizedContext } from 'koa';
 import { koaBody } from 'koa-body';

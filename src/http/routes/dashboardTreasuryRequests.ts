@@ -1,6 +1,6 @@
 // What the dashboard answers a page that records handing a treasury refund's TON Connect request to
 // a wallet (issue 44 §1: the first recording wins, another is refused with until when the held one
-// can land) — a sale's refund (dashboard.ts) and unmatched money's (dashboardUnmatched.ts) alike;
+// can land) — a sale's refund (dashboardPayments.ts) and unmatched money's (dashboardUnmatched.ts) alike;
 // static/treasury.js reads it.
 import type { RequestRecorded } from '../../treasury/treasuryRefunds.ts';
 
