@@ -470,13 +470,15 @@ export async function creditFromPayment(tx: Db, network: TonNetwork, paymentId: 
 const CREDIT_TASK = 'subscriptions__credit';
 
 /**
- * Payment expiry's hook (payments/commands.ts `expireDuePayments` and `expirePayment`, `OnExpired`):
- * for each payment of a subscription just expired (a renewal or a top-up) that had got money —
- * counted, a part of its amount — a subscriptions__credit job that credits it (`creditFromPayment`,
- * which enqueues the subscription's run), added by the expiring statement itself. Without it, the
- * part paid would wait for more money to arrive, and the next renewal would ask for all of it again.
+ * Payment expiry's and cancel's hook (payments/commands.ts `expireDuePayments`, `expirePayment` and
+ * `cancelPayment`, `OnEnded`): for each payment of a subscription just expired or cancelled (a
+ * renewal or a top-up; cancelled by the merchant through the API, or with its subscription) that
+ * had got money — counted, a part of its amount — a subscriptions__credit job that credits it
+ * (`creditFromPayment`, which enqueues the subscription's run), added by the ending statement
+ * itself. Without it, the part paid would wait for more money to arrive, and the next renewal would
+ * ask for all of it again.
  */
-export const CREDIT_ON_EXPIRY = sql.fragment`
+export const CREDIT_PART_PAID = sql.fragment`
   select ${addJobCall({
     task: CREDIT_TASK,
     payload: sql.fragment`json_build_object('paymentId', due.id)`,
