@@ -40,7 +40,15 @@ async function subscribed(token: string, amount: string) {
     ((await get(`/v1/subscriptions/${sub.json.id}/ledger`)).json.data as Array<{ kind: string; amount: string; paymentID?: string; note?: string }>).map(
       (e) => [e.kind, e.amount, e.paymentID === paymentId ? 'renewal' : e.paymentID],
     );
-  return { post, get, id: sub.json.id as string, paymentId, payment: (await get(`/v1/payments/${paymentId}`)).json, ledger };
+  return {
+    post,
+    get,
+    id: sub.json.id as string,
+    portalURL: sub.json.portalURL as string,
+    paymentId,
+    payment: (await get(`/v1/payments/${paymentId}`)).json,
+    ledger,
+  };
 }
 
 describe('money of a subscription besides completion', () => {
@@ -128,6 +136,9 @@ describe('money of a subscription besides completion', () => {
     assert.equal(given.actor, 'kassa');
     assert.match(given.note, new RegExp(`refund ${refund.json.id} failed: 0.3 TON given back to the credit`));
     assert.equal((await s.get(`/v1/subscriptions/${s.id}`)).json.credit, '1.4');
+    // The customer's portal says so in its history.
+    const portal = await (await fetch(`${app.url}${new URL(s.portalURL).pathname}`)).text();
+    assert.match(portal, /Refund failed: given back/);
     // Once: the end settled again (a retry, the reader booking the block again) writes nothing more.
     assert.equal(await app.pool.transaction((tx) => settleRefundLedger(tx, refund.json.id)), false);
     await app.settle();
