@@ -219,6 +219,12 @@ const COMMANDS: Array<{ name: string; usage: string; summary: string; options?: 
       'Adds credit by hand, in the plan\'s currency (money paid another way, a goodwill gesture): a ledger adjustment (actor "cli", the note) and an audit row; a period due is charged from it at once. Prints the subscription.',
   },
   {
+    name: 'subscription portal',
+    usage: 'kassa subscription portal SUBSCRIPTION_ID --store ID',
+    summary:
+      'Gives the customer\'s portal a new secret link (POST /v1/subscriptions/{id}/portal): the old link stops working at once. Written to the audit log (actor "cli"). Prints the subscription with its new "portalURL", shown this once (Kassa keeps only its hash).',
+  },
+  {
     name: 'coins set-price-id',
     usage: 'kassa coins set-price-id COIN ID|none',
     summary:

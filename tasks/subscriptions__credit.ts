@@ -1,7 +1,7 @@
-// subscriptions__credit {paymentId}: a subscription's payment that expired with money paid on it (a
-// part of a renewal or a top-up) credits that money at once (src/subscriptions/engine.ts
+// subscriptions__credit {paymentId}: a subscription's payment that expired or was cancelled with money
+// paid on it (a part of a renewal or a top-up) credits that money at once (src/subscriptions/engine.ts
 // creditPaymentNow, which enqueues the subscription's run). Enqueued by the statement that expires
-// the payment (engine.ts CREDIT_ON_EXPIRY; job key subscriptions__credit:<paymentId>). Safe to run
+// or cancels the payment (engine.ts CREDIT_PART_PAID; job key subscriptions__credit:<paymentId>). Safe to run
 // twice: only what the ledger has not credited for the payment is credited.
 import { creditPaymentNow } from '../src/subscriptions/engine.ts';
 import type { WorkerDeps } from '../src/worker/deps.ts';

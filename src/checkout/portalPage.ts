@@ -39,7 +39,9 @@ function priceText(lang: Lang, view: PortalView): string {
 
 function entryRow(lang: Lang, entry: LedgerRow) {
   const positive = !entry.amount.startsWith('-');
-  return html`<li class="entry"><span class="entry-what">${t(lang, `portal_entry_${entry.kind}` as MessageKey)}<span class="entry-when">${dateOf(lang, entry.created_at)}</span></span><span class="entry-amount">${positive ? '+' : ''}${money(entry.amount, entry.currency)}</span></li>`;
+  // A positive refund entry gives back what a refund that failed had taken.
+  const what = entry.kind === 'refund' && positive && entry.amount !== '0' ? 'portal_entry_refund_back' : `portal_entry_${entry.kind}`;
+  return html`<li class="entry"><span class="entry-what">${t(lang, what as MessageKey)}<span class="entry-when">${dateOf(lang, entry.created_at)}</span></span><span class="entry-amount">${positive ? '+' : ''}${money(entry.amount, entry.currency)}</span></li>`;
 }
 
 /** The portal's page. */

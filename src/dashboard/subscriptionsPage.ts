@@ -249,7 +249,8 @@ function ledgerWords(row: LedgerRow, paymentHref: (id: string) => string): Html 
     case 'adjustment':
       return html`Credit added by ${byWhom(row.actor)}`;
     case 'refund':
-      return html`Refund`;
+      // A positive refund row gives back what a refund that failed (or expired unsigned) had taken.
+      return row.amount.startsWith('-') || row.amount === '0' ? html`Refund` : html`Refund failed: given back to the credit`;
   }
 }
 

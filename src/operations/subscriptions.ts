@@ -23,7 +23,7 @@ const INTERVALS = ['day', 'week', 'month', 'year'];
 const STATUSES = ['trialing', 'active', 'past_due', 'expired', 'cancelled'];
 
 /**
- * Runs `plan create|list|archive` or `subscription create|list|show|cancel|credit` and returns the
+ * Runs `plan create|list|archive` or `subscription create|list|show|cancel|credit|portal` and returns the
  * exit code; undefined for any other command.
  */
 export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCliContext): Promise<number | undefined> {
@@ -126,6 +126,21 @@ export async function runSubscriptionCommand(argv: string[], ctx: SubscriptionCl
     );
     return 0;
   }
+  if (command === 'subscription' && sub === 'portal') {
+    // A new portal link (the old one stops working at once), printed this once, audited as the API's and the dashboard's.
+    const id = positionals[0]!;
+    ctx.print(
+      await run((pool) =>
+        pool.transaction(async (tx) => {
+          const portalToken = await records.reissuePortalToken(tx, store, id);
+          if (portalToken === null) throw commands.subscriptionNotFound();
+          await recordAudit(tx, audit, { storeId: store, action: 'subscription.portal_reissue', subject: id, detail: { via: 'cli' } }, now);
+          return shown(tx, id, portalToken);
+        }),
+      ),
+    );
+    return 0;
+  }
   if (command === 'subscription' && sub === 'credit') {
     const id = positionals[0]!;
     const amount = text(ctx, values.amount, '--amount');
@@ -179,6 +194,7 @@ function parse(ctx: SubscriptionCliContext, command: string, sub: string | undef
     'subscription list': [{ ...store, status: { type: 'string' }, customer: { type: 'string' } }, 0],
     'subscription show': [store, 1],
     'subscription cancel': [{ ...store, 'at-period-end': { type: 'boolean' } }, 1],
+    'subscription portal': [store, 1],
     'subscription credit': [{ ...store, amount: { type: 'string' }, note: { type: 'string' } }, 1],
   };
   const spec = specs[`${command} ${sub ?? ''}`];

@@ -383,8 +383,11 @@ export async function selectMethod(pool: DatabasePool, config: CommandConfig, pa
   });
 }
 
-/** Merchant cancel of the store's payment: created/pending → cancelled; cancelled stays; completed/expired → 409. */
-export async function cancelPayment(tx: Db, storePayment: StorePayment, now: Date): Promise<PaymentView> {
+/**
+ * Merchant cancel of the store's payment: created/pending → cancelled; cancelled stays; completed/expired → 409.
+ * `onCancelled`: what else the cancel sets going, as expiry's `onEnded` (a subscription's payment credits the money it got).
+ */
+export async function cancelPayment(tx: Db, storePayment: Pick<StorePayment, 'id'>, now: Date, onCancelled?: OnEnded): Promise<PaymentView> {
   const paymentId = storePayment.id;
   const payment = await lockPayment(tx, paymentId);
   if (!payment) throw paymentNotFound();
@@ -393,9 +396,17 @@ export async function cancelPayment(tx: Db, storePayment: StorePayment, now: Dat
   if (next.changed) {
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, cancelled_at = ${sql.timestamp(now)} where id = ${paymentId}`);
     await paymentEvents(tx, 'payment.cancelled', [paymentId], now);
+    if (onCancelled) await runOnEnded(tx, paymentId, onCancelled);
     countTransition(tx, next.to);
   }
   return (await findPaymentView(tx, paymentId))!;
+}
+
+/** `onEnded` for the one payment `paymentId` just ended (expired or cancelled), in the caller's transaction. */
+async function runOnEnded(tx: Db, paymentId: string, onEnded: OnEnded): Promise<void> {
+  await tx.query(sql.unsafe`
+    with due as (select id, store_id, subscription_id from payments where id = ${paymentId}), also as (${onEnded}) select count(*) from also
+  `);
 }
 
 type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'missing'; status?: PaymentStatus };
@@ -404,7 +415,7 @@ type ExpireOutcome = { outcome: 'expired' | 'not_open' | 'not_due' | 'missing'; 
  * Expires one payment now, as the sandbox's "expire" control does (the caller has checked the
  * chain is read up to `now`). Usually payments expire in bulk (`expireDuePayments`). Safe to run twice.
  */
-export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date, onExpired?: OnExpired): Promise<ExpireOutcome> {
+export async function expirePayment(pool: DatabasePool, paymentId: string, now: Date, onExpired?: OnEnded): Promise<ExpireOutcome> {
   return pool.transaction(async (tx) => {
     const payment = await lockPayment(tx, paymentId);
     if (!payment) return { outcome: 'missing' as const };
@@ -412,11 +423,7 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
     if (!next.ok) return { outcome: next.reason === 'not_due' ? ('not_due' as const) : ('not_open' as const), status: payment.status };
     await tx.query(sql.typeAlias('void')`update payments set status = ${next.to}, expired_at = ${sql.timestamp(now)} where id = ${paymentId}`);
     await paymentEvents(tx, 'payment.expired', [paymentId], now);
-    if (onExpired) {
-      await tx.query(sql.unsafe`
-        with due as (select id, store_id, subscription_id from payments where id = ${paymentId}), also as (${onExpired}) select count(*) from also
-      `);
-    }
+    if (onExpired) await runOnEnded(tx, paymentId, onExpired);
     countTransition(tx, next.to);
     return { outcome: 'expired' as const, status: next.to };
   });
@@ -432,7 +439,7 @@ export async function expirePayment(pool: DatabasePool, paymentId: string, now: 
  * what else expiry sets going, in the same statement (a subscription's payment credits the money
  * it got before its expiry).
  */
-export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }, onExpired?: OnExpired): Promise<number> {
+export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettledAt: Date | null }, onExpired?: OnEnded): Promise<number> {
   const next = transition({ status: 'created', expiresAt: clocks.now }, { type: 'expire' }, clocks.now);
   if (!next.ok) throw new Error(`the transition refuses to expire a due payment (${next.reason})`);
   const settled = clocks.chainSettledAt === null ? null : sql.timestamp(clocks.chainSettledAt);
@@ -456,12 +463,13 @@ export async function expireDuePayments(db: Db, clocks: { now: Date; chainSettle
 }
 
 /**
- * What else expiry sets going, in the expiring statement: a `select` over `due`, the payments just
- * expired (id, store_id, subscription_id), each of its rows a job it adds (`graphile_worker.add_job`;
- * the statement counts them, so the select runs). A fragment, so that payments/ imports nothing of
- * the parts built on it (subscriptions/engine.ts CREDIT_ON_EXPIRY).
+ * What else expiry (and a merchant's cancel) sets going, in the ending statement: a `select` over
+ * `due`, the payments just expired or cancelled (id, store_id, subscription_id), each of its rows a
+ * job it adds (`graphile_worker.add_job`; the statement counts them, so the select runs). A
+ * fragment, so that payments/ imports nothing of the parts built on it (subscriptions/engine.ts
+ * CREDIT_PART_PAID).
  */
-type OnExpired = FragmentSqlToken;
+type OnEnded = FragmentSqlToken;
 
 /** What else completion sets going, in the completing transaction (see `completePayment`). */
 export type OnCompleted = (tx: Db, paymentId: string, now: Date) => Promise<unknown>;

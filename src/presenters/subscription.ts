@@ -128,9 +128,13 @@ export const ledgerEntrySchema = {
     kind: {
       type: 'string',
       enum: ['credit', 'charge', 'adjustment', 'refund'],
-      description: 'credit: a completed payment’s money; charge: a period charged; adjustment: a manual credit; refund: money given back.',
+      description:
+        'credit: a completed payment’s money; charge: a period charged; adjustment: a manual credit; refund: money given back to the customer (positive: a refund that failed gave its amount back to the credit).',
     },
-    amount: { type: 'string', description: 'The change of the credit, in the plan’s currency: negative for a charge or a refund.' },
+    amount: {
+      type: 'string',
+      description: 'The change of the credit, in the plan’s currency: negative for a charge or a refund (positive for a refund that failed, giving it back).',
+    },
     currency: currencySchema,
     balanceAfter: { type: 'string', description: 'The credit after this entry.' },
     periodStart: { type: 'string', format: 'date-time', description: 'A charge: the start of the period it paid for.' },

@@ -13,7 +13,7 @@ import type { DatabasePool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { expireDuePayments } from '../payments/commands.ts';
 import { expireTreasuryRefunds } from '../treasury/treasuryConfirmations.ts';
-import { CREDIT_ON_EXPIRY } from '../subscriptions/engine.ts';
+import { CREDIT_PART_PAID } from '../subscriptions/engine.ts';
 import { ChainApiError } from '../chain/apiError.ts';
 import type { ChainClient } from '../chain/client.ts';
 import { LATE_COMMIT_MARGIN_MS } from '../chain/clock.ts';
@@ -115,7 +115,7 @@ export function createChainReader(deps: ChainReaderDeps) {
 
   /** What the chain's clock says is due: pending payments, and treasury refunds no wallet can land any more (heldUntil: validUntil + the longest wallet lifetime), both LATE_COMMIT_MARGIN_MS behind. */
   async function expireDue(settled: Date, result: StepResult): Promise<void> {
-    result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() }, CREDIT_ON_EXPIRY);
+    result.expired += await expireDuePayments(pool, { chainSettledAt: expiryClock(settled), now: deps.now() }, CREDIT_PART_PAID);
     await expireTreasuryRefunds(pool, { expiryClock: expiryClock(settled), now: deps.now() });
   }
 

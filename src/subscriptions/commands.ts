@@ -5,7 +5,8 @@
 import { sql, type Db } from '../db/pool.ts';
 import { KassaError } from '../errors.ts';
 import { isEnded, nextStatus } from './calendar.ts';
-import { billingNow, type EngineConfig, emitSubscriptionEvent, runSubscriptionIn } from './engine.ts';
+import { cancelPayment } from '../payments/commands.ts';
+import { billingNow, CREDIT_PART_PAID, type EngineConfig, emitSubscriptionEvent, runSubscriptionIn } from './engine.ts';
 import { appendLedger, createSubscription, findSubscription, type SubscriptionInput, type SubscriptionRow, subscriptionById } from './records.ts';
 
 /** The engine's configuration and the subscription's shape in its events. */
@@ -39,7 +40,8 @@ export async function subscribe(
 }
 
 /**
- * Cancel now (subscription.cancelled), or at the current period's end (the engine cancels it then;
+ * Cancel now (subscription.cancelled; its open renewal payment cancelled too, the money already on
+ * it credited at once), or at the current period's end (the engine cancels it then;
  * no renewal, no reminder meanwhile). An ended subscription is refused (409 subscription_ended),
  * except a second cancel of a cancelled one, which changes nothing (returns false). The caller
  * audits it (subscription.cancel).
@@ -52,7 +54,10 @@ export async function cancelSubscription(
   atPeriodEnd: boolean,
   now: Date,
 ): Promise<boolean> {
-  if (!(await findSubscription(tx, storeId, id, now))) throw subscriptionNotFound();
+  const found = await findSubscription(tx, storeId, id, now);
+  if (!found) throw subscriptionNotFound();
+  // Its open renewal payment is locked before the subscription: the order a booking locks them in (the payment, then its subscription's credit).
+  if (!atPeriodEnd && found.open_payment_id !== null) await tx.query(sql.unsafe`select id from payments where id = ${found.open_payment_id} for update`);
   const row = (await subscriptionById(tx, id, now, 'wait'))!;
   if (row.status === 'cancelled') return false;
   if (isEnded(row.status) || nextStatus(row.status, 'cancel') === null) throw new KassaError('subscription_ended', { param: 'id' });
@@ -64,6 +69,8 @@ export async function cancelSubscription(
     await tx.query(sql.unsafe`
       update subscriptions set status = 'cancelled', cancelled_at = ${sql.timestamp(clock)}, next_run_at = null where id = ${id}
     `);
+    // Its open renewal payment is no longer owed: cancelled (payment.cancelled), and money already on it credited at once (subscriptions__credit).
+    if (row.open_payment_id !== null) await cancelPayment(tx, { id: row.open_payment_id }, now, CREDIT_PART_PAID);
     const after = (await subscriptionById(tx, id, now))!;
     await emitSubscriptionEvent(tx, after, deps.present(after), 'subscription.cancelled', now);
   }

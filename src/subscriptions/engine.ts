@@ -61,10 +61,15 @@ const BILL_TASK = 'subscriptions__bill';
  */
 export async function billingNow(db: Db, network: TonNetwork): Promise<Date> {
   if (network !== 'sandbox') return db.oneFirst(sql.type(z.object({ now: z.date() }))`select now() as now`);
-  return db.oneFirst(sql.type(z.object({ now: z.date() }))`
-    select now() + make_interval(secs => coalesce((select offset_seconds from billing_clock), 0)) as now
-  `);
+  return db.oneFirst(sql.type(z.object({ now: z.date() }))`select ${NOW_WITH_SANDBOX_OFFSET} as now`);
 }
+
+/**
+ * The database's clock plus the sandbox clock's offset: billing_clock has a row only where
+ * POST /sandbox/v1/clock/advance moved it, a route mounted only on the sandbox network, so elsewhere
+ * this is the database's clock (for a writer that does not know the network: money out's).
+ */
+const NOW_WITH_SANDBOX_OFFSET = sql.fragment`now() + make_interval(secs => coalesce((select offset_seconds from billing_clock), 0))`;
 
 /** Moves the sandbox's billing clock `seconds` ahead; returns the billing clock after it. */
 export async function advanceBillingClock(db: Db, seconds: number): Promise<Date> {
@@ -470,13 +475,15 @@ export async function creditFromPayment(tx: Db, network: TonNetwork, paymentId: 
 const CREDIT_TASK = 'subscriptions__credit';
 
 /**
- * Payment expiry's hook (payments/commands.ts `expireDuePayments` and `expirePayment`, `OnExpired`):
- * for each payment of a subscription just expired (a renewal or a top-up) that had got money —
- * counted, a part of its amount — a subscriptions__credit job that credits it (`creditFromPayment`,
- * which enqueues the subscription's run), added by the expiring statement itself. Without it, the
- * part paid would wait for more money to arrive, and the next renewal would ask for all of it again.
+ * Payment expiry's and cancel's hook (payments/commands.ts `expireDuePayments`, `expirePayment` and
+ * `cancelPayment`, `OnEnded`): for each payment of a subscription just expired or cancelled (a
+ * renewal or a top-up; cancelled by the merchant through the API, or with its subscription) that
+ * had got money — counted, a part of its amount — a subscriptions__credit job that credits it
+ * (`creditFromPayment`, which enqueues the subscription's run), added by the ending statement
+ * itself. Without it, the part paid would wait for more money to arrive, and the next renewal would
+ * ask for all of it again.
  */
-export const CREDIT_ON_EXPIRY = sql.fragment`
+export const CREDIT_PART_PAID = sql.fragment`
   select ${addJobCall({
     task: CREDIT_TASK,
     payload: sql.fragment`json_build_object('paymentId', due.id)`,
@@ -504,8 +511,8 @@ export const subscriptionMoneyHooks = (network: TonNetwork) => {
  * payment's rate; a refund of another coin than the payment's is of money never credited: 0) is
  * taken from the credit as far as the credit goes; the period already charged stays (it is never
  * ended by a refund), and what the credit did not cover is said in the row's note. Does nothing for
- * a payment of no subscription. Written when the refund is made (asked); a refund that later fails
- * gives nothing back to the credit (a manual credit does, audited).
+ * a payment of no subscription. Written when the refund is made (asked), naming the refund; a refund
+ * that later fails gives it back (`settleRefundLedger`).
  */
 export async function debitForRefund(
   tx: Db,
@@ -532,6 +539,59 @@ export async function debitForRefund(
     short === '0'
       ? `refund ${refundId} of ${found.value} ${found.currency}, taken from credit`
       : `refund ${refundId} of ${found.value} ${found.currency}: ${taken} taken from credit, ${short} beyond it (the period already charged stays)`;
-  await appendLedger(tx, found.subscription_id, { kind: 'refund', amount: `-${taken}`, actor: ENGINE_ACTOR, note, paymentId }, await billingNow(tx, network));
+  await appendLedger(
+    tx,
+    found.subscription_id,
+    { kind: 'refund', amount: `-${taken}`, actor: ENGINE_ACTOR, note, paymentId, refundId },
+    await billingNow(tx, network),
+  );
+  return true;
+}
+
+/**
+ * A refund of a subscription's payment reached an end (money out's writeTransition, in the
+ * transaction that writes it): `failed` (the money did not leave, or came back) or `expired` (a
+ * refund from the treasury nobody signed in time) gives back to the credit what the refund's ledger
+ * row took — a reversing `refund` row, positive, with who (kassa) and why; `confirmed` (it landed
+ * after all, after it was given back) takes it again, as far as the credit goes. What is written is
+ * what the refund's rows do not already say (their sum against the first row's take), under the
+ * subscription's row lock: once, whatever retries or repeated ends happen. Does nothing for another
+ * transfer, or a refund of a payment of no subscription. Returns whether it wrote a row.
+ */
+export async function settleRefundLedger(tx: Db, transferId: string): Promise<boolean> {
+  const refund = await tx.maybeOne(sql.type(z.object({ subscription_id: z.string(), payment_id: z.string(), state: z.string() }))`
+    select p.subscription_id, o.payment_id, o.state from outgoing_transfers o join payments p on p.id = o.payment_id
+    where o.id = ${transferId} and o.kind = 'refund' and p.subscription_id is not null
+  `);
+  if (!refund || !['failed', 'expired', 'confirmed'].includes(refund.state)) return false;
+  const credit = await tx.oneFirst(sql.type(z.object({ credit: z.string() }))`
+    select credit::text as credit from subscriptions where id = ${refund.subscription_id} for update
+  `);
+  // taken: what its first row took (the refund as asked); net: what its rows have moved so far.
+  const rows = await tx.maybeOne(sql.type(z.object({ taken: z.string(), net: z.string(), currency: z.string() }))`
+    select trim_scale(-(array_agg(amount order by position))[1])::text as taken, trim_scale(sum(amount))::text as net,
+           (array_agg(currency order by position))[1] as currency
+    from subscription_ledger where refund_id = ${transferId}
+  `);
+  if (!rows || rows.taken === null) return false;
+  const ended = refund.state !== 'confirmed';
+  const amount = await tx.oneFirst(sql.type(z.object({ amount: z.string() }))`
+    select trim_scale(case when ${ended} then greatest(-${rows.net}::numeric, 0)
+                           else -greatest(least(${rows.taken}::numeric + ${rows.net}::numeric, ${credit}::numeric), 0) end)::text as amount
+  `);
+  if (amount === '0') return false;
+  const why =
+    refund.state === 'failed'
+      ? `refund ${transferId} failed: ${amount} ${rows.currency} given back to the credit`
+      : refund.state === 'expired'
+        ? `refund ${transferId} from the treasury expired unsigned: ${amount} ${rows.currency} given back to the credit`
+        : `refund ${transferId} left after all: ${amount.replace(/^-/, '')} ${rows.currency} taken from the credit again`;
+  const clock = await tx.oneFirst(sql.type(z.object({ now: z.date() }))`select ${NOW_WITH_SANDBOX_OFFSET} as now`);
+  await appendLedger(
+    tx,
+    refund.subscription_id,
+    { kind: 'refund', amount, actor: ENGINE_ACTOR, note: why, paymentId: refund.payment_id, refundId: transferId },
+    clock,
+  );
   return true;
 }

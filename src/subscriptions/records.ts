@@ -300,6 +300,8 @@ export async function appendLedger(
     actor: string;
     note?: string | null;
     paymentId?: string | null;
+    /** A refund row: the refund (outgoing transfer) it is of. */
+    refundId?: string | null;
     period?: { start: Date; end: Date };
   },
   clock: Date,
@@ -309,10 +311,10 @@ export async function appendLedger(
       update subscriptions set credit = credit + ${entry.amount}::numeric where id = ${subscriptionId}
       returning id, store_id, credit, (select currency from plans where plans.id = subscriptions.plan_id) as currency
     )
-    insert into subscription_ledger (id, subscription_id, store_id, kind, amount, currency, balance_after, period_start, period_end, payment_id, actor, note, created_at)
+    insert into subscription_ledger (id, subscription_id, store_id, kind, amount, currency, balance_after, period_start, period_end, payment_id, refund_id, actor, note, created_at)
     select ${crypto.randomUUID()}, moved.id, moved.store_id, ${entry.kind}, ${entry.amount}::numeric, moved.currency, moved.credit,
            ${entry.period ? sql.timestamp(entry.period.start) : null}, ${entry.period ? sql.timestamp(entry.period.end) : null},
-           ${entry.paymentId ?? null}, ${entry.actor}, ${entry.note ?? null}, ${sql.timestamp(clock)}
+           ${entry.paymentId ?? null}, ${entry.refundId ?? null}, ${entry.actor}, ${entry.note ?? null}, ${sql.timestamp(clock)}
     from moved
   `);
 }

@@ -5,13 +5,15 @@
 //   2. ask the pure transition (transitions.ts) and refuse what it rejects (askOne, ask);
 //   3. write the state it returned, with its failure (writeTransition: the one place a transition
 //      is written), and tell the store's webhook endpoints of a refund or sweep that ended (events.ts)
-//      there, in the same transaction;
+//      there, in the same transaction, with a subscription's ledger settled for a refund that ended
+//      (subscriptions/engine.ts settleRefundLedger);
 //   4. enqueue the wallet's signer job in the same transaction (outgoing.ts enqueueWalletSend);
 //   5. count a failure once the transaction has committed (countFailure).
 // The caller owns the transaction.
 import { afterCommit, sql, z, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { outgoingFailures } from '../metrics.ts';
+import { settleRefundLedger } from '../subscriptions/engine.ts';
 import { outgoingEvents } from './events.ts';
 import { failureColumns, RETRIES } from './outgoing.ts';
 import { OUTGOING_STATES, outgoingTransition, type Failure, type OutgoingEvent, type OutgoingTransition } from './transitions.ts';
@@ -61,6 +63,9 @@ export async function writeTransition(
   await tx.query(sql.typeAlias('void')`update outgoing_transfers set ${sql.join(columns, sql.fragment`, `)} where id = ${row.id}`);
   // A refund or sweep that ended: its store's webhook endpoints hear of it (events.ts skips the rest).
   if (next.to === 'confirmed' || next.to === 'failed') await outgoingEvents(tx, [row.id], now);
+  // A refund of a subscription's payment that failed or expired unsigned gives back to its credit what
+  // it took (once; taken again should it land after all): subscriptions/engine.ts settleRefundLedger.
+  if (next.to === 'confirmed' || next.to === 'failed' || next.to === 'expired') await settleRefundLedger(tx, row.id);
 }
 
 /** Step 5: a failure is counted and told once the transaction has committed. */

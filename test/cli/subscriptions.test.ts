@@ -1,10 +1,11 @@
 // `kassa plan …` and `kassa subscription …` (README, the CLI; docs/API.md, Subscriptions), run as real
 // processes against a real database: a plan created, listed and archived; a subscription created
 // (on a trial), listed, shown with its ledger, credited by hand (ledger actor "cli", the audit row)
-// and cancelled; usage errors and the API's refusals as one line on stderr.
+// and cancelled, its portal given a new link (audited); usage errors and the API's refusals as one line on stderr.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql, z } from '../../src/db/pool.ts';
+import * as records from '../../src/subscriptions/records.ts';
 import { assertFails, kassa } from '../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
@@ -96,6 +97,22 @@ describe('kassa plan / subscription', () => {
       select action, actor, detail->>'via' as via from audit_log where subject = ${sub.id} order by at
     `);
     assert.deepEqual(audit, [{ action: 'subscription.credit', actor: 'cli', via: 'cli' }]);
+
+    // A new portal link: printed this once, the old link dead at once (only the new one's hash is kept); audited.
+    const portalOf = async (url: string) => records.subscriptionByPortalToken(db.pool, url.split('/s/')[1]!, new Date());
+    assert.equal((await portalOf(sub.portalURL))?.id, sub.id);
+    const reissued = await kassa(['subscription', 'portal', sub.id, '--store', store], env);
+    assert.equal(reissued.code, 0, reissued.stderr);
+    assert.equal(reissued.json.id, sub.id);
+    assert.match(reissued.json.portalURL, /\/s\/[A-Za-z0-9_-]{32}$/);
+    assert.notEqual(reissued.json.portalURL, sub.portalURL);
+    assert.equal(await portalOf(sub.portalURL), null, 'the old link is dead');
+    assert.equal((await portalOf(reissued.json.portalURL))?.id, sub.id);
+    assert.equal((await kassa(['subscription', 'show', sub.id, '--store', store], env)).json.portalURL, undefined, 'shown once');
+    const reissues = await db.pool.any(sql.type(z.object({ action: z.string(), actor: z.string(), via: z.string() }))`
+      select action, actor, detail->>'via' as via from audit_log where subject = ${sub.id} and action = 'subscription.portal_reissue'
+    `);
+    assert.deepEqual(reissues, [{ action: 'subscription.portal_reissue', actor: 'cli', via: 'cli' }]);
 
     const later = await kassa(['subscription', 'cancel', sub.id, '--store', store, '--at-period-end'], env);
     assert.equal(later.code, 0, later.stderr);

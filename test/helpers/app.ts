@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createApp, type RouteInstaller } from '../../src/http/app.ts';
+import type { Logger } from '../../src/log.ts';
 import type { StoreRecord } from '../../src/stores/stores.ts';
 import type { DatabasePool } from '../../src/db/pool.ts';
 import type { Reporting } from '../../src/db/reporting.ts';
@@ -98,6 +99,8 @@ export interface TestAppOptions {
   baseUrlHost?: string;
   /** The database the app runs on (default: a copy of the template, createTestDatabase), e.g. a replicated primary's (test/helpers/replica.ts). Dropped by close(). */
   database?: () => Promise<TestDatabase>;
+  /** The app's logger (e.g. one writing to an array, to read what a request logged). Default: pino at LOG_LEVEL, silent unless set. */
+  log?: Logger;
   /** Where the app's reports read (AppDeps.reporting, src/db/reporting.ts), e.g. a replica. Default: the primary. */
   reporting?: (config: Config) => Reporting;
 }
@@ -113,7 +116,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const baseUrl = options.baseUrlHost ? { BASE_URL: `http://${options.baseUrlHost}:${port}` } : {};
   const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', RATE_LIMIT_PER_STORE: '0', RATE_LIMIT_PER_CLIENT: '0', ...baseUrl, ...options.env });
   const clock = testClock();
-  const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+  const log = options.log ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const pool = options.openPool ? await options.openPool(db.url) : db.pool;
   const rateLimitStore = options.rateLimitStore?.(db.url);
   const reporting = options.reporting?.(config);

@@ -5,7 +5,9 @@
 // so the next renewal asks only for the rest; money sent after the expiry is credited in its booking
 // transaction with the subscription's run enqueued, once (booking the same transfer again adds
 // nothing); a top-up that expired likewise; a subscription expired by its grace keeps the money as
-// credit on its ledger and stays expired (status only moves forward).
+// credit on its ledger and stays expired (status only moves forward). A renewal cancelled with part of
+// it paid — the payment through the API, or its subscription cancelled now — credits that part at
+// once, through the same job.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
@@ -76,7 +78,50 @@ async function chooseTon(paymentId: string) {
   return (await get(`/v1/payments/${paymentId}`)).json;
 }
 
-describe('money of a subscription’s payment that expired', () => {
+describe('money of a subscription’s payment that expired or was cancelled', () => {
+  it('a renewal cancelled with part of it paid credits that part at once, once: the payment cancelled through the API, or its subscription cancelled now', async () => {
+    // F: the merchant cancels the renewal payment itself (POST /v1/payments/{id}/cancel).
+    const byPayment = await subscribed();
+    const paymentF = await chooseTon(byPayment.renewalId!);
+    await app.pay(paymentF.paymentDetails.address, 'TON', '0.4');
+    // G: the merchant cancels the subscription now, its renewal paid in part.
+    const bySubscription = await subscribed();
+    const paymentG = await chooseTon(bySubscription.renewalId!);
+    await app.pay(paymentG.paymentDetails.address, 'TON', '0.3');
+    await app.settle();
+    assert.deepEqual(await byPayment.ledger(), [], 'money of an open payment is not credit yet');
+
+    const cancelled = await post(`/v1/payments/${byPayment.renewalId}/cancel`);
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.json.status, 'cancelled');
+    const ended = await post(`/v1/subscriptions/${bySubscription.id}/cancel`, {});
+    assert.equal(ended.status, 200, ended.text);
+    assert.equal(ended.json.status, 'cancelled');
+    assert.equal(ended.json.renewalPaymentID, undefined);
+    assert.equal((await get(`/v1/payments/${bySubscription.renewalId}`)).json.status, 'cancelled', 'its renewal is no longer owed');
+    // Each cancel enqueued the credit of its payment, as expiry does; no more money had to arrive.
+    for (const id of [byPayment.renewalId, bySubscription.renewalId]) assert.ok((await jobKeys(`subscriptions__credit:${id}`)).length === 1, id);
+    await runJobs();
+    assert.deepEqual(await byPayment.ledger(), [['credit', '0.4', byPayment.renewalId]]);
+    assert.deepEqual(await bySubscription.ledger(), [['credit', '0.3', bySubscription.renewalId]]);
+    // F's run (enqueued with its credit) opened the next renewal for what is missing only.
+    const afterF = (await get(`/v1/subscriptions/${byPayment.id}`)).json;
+    assert.equal(afterF.status, 'past_due');
+    assert.equal(afterF.credit, '0.4');
+    assert.notEqual(afterF.renewalPaymentID, byPayment.renewalId);
+    assert.equal((await get(`/v1/payments/${afterF.renewalPaymentID}`)).json.amount, '0.6');
+    // G stays cancelled and keeps its money as credit.
+    const afterG = (await get(`/v1/subscriptions/${bySubscription.id}`)).json;
+    assert.deepEqual([afterG.status, afterG.credit], ['cancelled', '0.3']);
+
+    // Once: a second cancel of each, and the jobs run again, credit nothing more.
+    assert.equal((await post(`/v1/payments/${byPayment.renewalId}/cancel`)).json.status, 'cancelled');
+    assert.equal((await post(`/v1/subscriptions/${bySubscription.id}/cancel`, {})).json.status, 'cancelled');
+    await runJobs();
+    assert.deepEqual(await byPayment.ledger(), [['credit', '0.4', byPayment.renewalId]]);
+    assert.deepEqual(await bySubscription.ledger(), [['credit', '0.3', bySubscription.renewalId]]);
+  });
+
   it('is credited at once, once: paid in part before the expiry, sent after it, on a top-up, on a subscription expired by its grace', async () => {
     // A: a renewal paid in part (0.4 of 1) before its expiry.
     const partial = await subscribed();

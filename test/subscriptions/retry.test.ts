@@ -8,6 +8,7 @@
 // gone and the sandbox clock has moved an hour it is billed (past_due, with its one renewal payment).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { sql, z } from '../../src/db/pool.ts';
 import { presentSubscription } from '../../src/presenters/subscription.ts';
 import { advanceBillingClock, billingNow, runDueSubscriptions } from '../../src/subscriptions/engine.ts';
@@ -18,8 +19,11 @@ import { startPaymentsApp } from '../helpers/payments.ts';
 let app: TestApp;
 const HOUR_MS = 3_600_000;
 
+/** What the app logged at error (its requests' child loggers included), one JSON object a line. */
+const appLogged: Array<Record<string, unknown>> = [];
+
 before(async () => {
-  app = await startPaymentsApp();
+  app = await startPaymentsApp({ log: pino({ level: 'error' }, { write: (line: string) => void appLogged.push(JSON.parse(line)) }) });
 });
 after(() => app?.close());
 
@@ -41,6 +45,22 @@ async function subscriber(token: string, reference: string) {
   return sub.json as { id: string; currentPeriodEnd: string };
 }
 
+/** A trigger that refuses the store's payments: the renewal payment its subscriber needs cannot be made. */
+async function refusePayments(storeId: string) {
+  const name = sql.identifier([`refuse_${storeId.replaceAll('-', '_')}`]);
+  await app.pool.query(sql.unsafe`
+    create function ${name}() returns trigger language plpgsql as $$
+    begin
+      if new.store_id = ${sql.literalValue(storeId)}::uuid then raise exception 'this store''s payments are refused (test)'; end if;
+      return new;
+    end $$
+  `);
+  await app.pool.query(sql.unsafe`create trigger ${name} before insert on payments for each row execute function ${name}()`);
+  return async () => {
+    await app.pool.query(sql.unsafe`drop trigger ${name} on payments`);
+  };
+}
+
 const state = (id: string) =>
   app.pool.one(sql.type(z.object({ status: z.string(), next_run_at: z.date().nullable(), periods_charged: z.number(), payments: z.number() }))`
     select s.status, s.next_run_at, s.periods_charged, (select count(*)::int from payments p where p.subscription_id = s.id) as payments
@@ -56,14 +76,7 @@ describe('a subscription that cannot be billed', () => {
     const credited = await app.request('POST', `/v1/subscriptions/${good.id}/credits`, { token: healthy.token, body: { amount: '2', note: 'prepaid' } });
     assert.equal(credited.status, 200, credited.text);
     // The failing store's payments are refused: the renewal payment its subscriber needs cannot be made.
-    await app.pool.query(sql.unsafe`
-      create function refuse_failing_store() returns trigger language plpgsql as $$
-      begin
-        if new.store_id = ${sql.literalValue(failing.id)}::uuid then raise exception 'this store''s payments are refused (test)'; end if;
-        return new;
-      end $$
-    `);
-    await app.pool.query(sql.unsafe`create trigger refuse_failing_store before insert on payments for each row execute function refuse_failing_store()`);
+    const allow = await refusePayments(failing.id);
 
     // Both trials end (the clock moved directly, so that this file's engine runs with its logger).
     const trialEnd = new Date(bad.currentPeriodEnd).getTime();
@@ -88,7 +101,7 @@ describe('a subscription that cannot be billed', () => {
     assert.match(String((logged[0]!.fields.err as Error).message), /payments are refused/);
 
     // Before the hour is up nothing runs it, however often the engine runs; the cause is taken away meanwhile.
-    await app.pool.query(sql.unsafe`drop trigger refuse_failing_store on payments`);
+    await allow();
     await advanceBillingClock(app.pool, 30 * 60);
     assert.equal(await engine(), 0);
     assert.equal((await state(bad.id)).status, 'trialing');
@@ -105,5 +118,29 @@ describe('a subscription that cannot be billed', () => {
     assert.ok(view.json.renewalPaymentID);
     // The healthy one was not touched again.
     assert.equal((await state(good.id)).periods_charged, 1);
+  });
+
+  it("through the sandbox clock route too: logged with the request's id", async () => {
+    const failing = await app.store({ methods: 'TON/TON' });
+    const bad = await subscriber(failing.token, 'failing by the clock route');
+    const allow = await refusePayments(failing.id);
+    try {
+      const trialEnd = new Date(bad.currentPeriodEnd).getTime();
+      const seconds = Math.ceil((trialEnd + 60_000 - (await billingNow(app.pool, 'sandbox')).getTime()) / 1000);
+      const moved = await app.request('POST', '/sandbox/v1/clock/advance', {
+        token: failing.token,
+        body: { seconds },
+        headers: { 'X-Request-Id': 'clock-route-1' },
+      });
+      assert.equal(moved.status, 200, moved.text);
+      assert.equal((await state(bad.id)).status, 'trialing');
+      const lines = appLogged.filter((line) => line.subscriptionId === bad.id);
+      assert.equal(lines.length, 1, JSON.stringify(appLogged));
+      assert.match(String(lines[0]!.msg), /could not be billed; tried again in an hour/);
+      assert.equal(lines[0]!.requestId, 'clock-route-1');
+      assert.match(String((lines[0]!.err as { message?: string }).message), /payments are refused/);
+    } finally {
+      await allow();
+    }
   });
 });

@@ -17,6 +17,7 @@ import { listTransfers } from '../../payments/transfers.ts';
 import { presentPage, presentList } from '../../presenters/list.ts';
 import { presentCreatedInvoice, presentPayment, presentPaymentStatus } from '../../presenters/payment.ts';
 import { presentTransfer } from '../../presenters/transfer.ts';
+import { CREDIT_PART_PAID } from '../../subscriptions/engine.ts';
 import type { AppDeps, Authenticated, KassaState, OfStorePayment, Validated } from '../context.ts';
 import { answer, type CommandResult, idempotency } from '../idempotent.ts';
 import type { Guards } from '../guards.ts';
@@ -179,7 +180,8 @@ export function paymentRoutes(router: Router<KassaState>, deps: AppDeps, guards:
     await next();
   };
   const cancel = idempotent<OfStorePayment<{ params: PaymentParams; body: CancelPaymentBody }>>('POST /v1/payments/:id/cancel', async (tx, ctx, now) => {
-    const view = await cancelPayment(tx, ctx.state.payment, now);
+    // A subscription's payment cancelled with money on it: that money is credited at once (subscriptions__credit), as at expiry.
+    const view = await cancelPayment(tx, ctx.state.payment, now, CREDIT_PART_PAID);
     return { status: 200, body: present(view), paymentId: view.id };
   });
 

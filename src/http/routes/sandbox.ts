@@ -19,7 +19,7 @@ import { validate } from '../validate.ts';
 import { type PaymentParams, paymentParams, type TransferBody, transferSchema } from './sandbox.schema.ts';
 import type { Logger } from '../../log.ts';
 import { expirePayment } from '../../payments/commands.ts';
-import { CREDIT_ON_EXPIRY } from '../../subscriptions/engine.ts';
+import { CREDIT_PART_PAID } from '../../subscriptions/engine.ts';
 import { findPaymentView } from '../../payments/view.ts';
 import { presentPayment } from '../../presenters/payment.ts';
 import { type SandboxChain, SandboxTransferError } from '../../chain/sandbox/chain.ts';
@@ -135,7 +135,7 @@ export async function startSandbox(
         chain.sealBlock();
         if (payment.status === 'pending' && !(await waitForChain(deps.pool, 'sandbox', deps.now(), EXPIRE_WAIT_MS))) throw chainBehind();
         const at = new Date(Math.max(deps.now().getTime(), payment.expires_at.getTime()));
-        await expirePayment(deps.pool, paymentId, at, CREDIT_ON_EXPIRY);
+        await expirePayment(deps.pool, paymentId, at, CREDIT_PART_PAID);
         ctx.body = presentPayment((await findPaymentView(deps.pool, paymentId))!, deps.config);
       },
     );

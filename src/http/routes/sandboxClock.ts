@@ -23,7 +23,8 @@ export const sandboxClockRoutes: RouteInstaller = (router, deps, guards) => {
     async (ctx: ParameterizedContext<Authenticated<{ body: AdvanceClockBody }>>) => {
       const now = await advanceBillingClock(deps.pool, ctx.state.body.seconds);
       const present = (row: SubscriptionRow) => presentSubscription(row, deps.config);
-      const changed = await runDueSubscriptions({ pool: deps.pool, config: deps.config, now: deps.now, present });
+      // The request's logger: a subscription that cannot be billed here is logged (and tried again in an hour), as the worker's run logs it.
+      const changed = await runDueSubscriptions({ pool: deps.pool, config: deps.config, now: deps.now, log: ctx.state.log, present });
       ctx.body = { now: now.toISOString(), subscriptionsChanged: changed };
     },
   );
