@@ -1,9 +1,11 @@
 // Webhook delivery benchmark: a real Graphile Worker runner set up as `kassa start`'s webhook
 // runner (only webhook__deliver, concurrency 20, each store's deliveries in
 // DELIVERY_QUEUES_PER_STORE queues) delivers to a local receiver on 127.0.0.1, on a fresh migrated database of the
-// embedded PostgreSQL (or of DATABASE_URL's server). Prints numbers; asserts nothing.
+// embedded PostgreSQL (or of DATABASE_URL's server). Prints numbers; asserts nothing. The runner
+// fetches for its workers through Graphile's local queue (size = concurrency), as src/server.ts does.
 //
 //   node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 20]
+//   node bench/webhooks.ts --endpoint [--events 200]
 //
 // Two runs of `--payments` completed payments each (created through the API, then completed the
 // way the chain's completion command does it: status update + enqueueWebhookDelivery in one
@@ -14,6 +16,11 @@
 //           (first commit → last delivery) and the same delays, which here include queueing.
 //   drain — the completions are committed while no worker runs, then the worker starts: deliveries
 //           per second of the worker alone.
+//
+// `--endpoint` runs two bursts instead, each of `--events`: the per-payment webhooks' burst above
+// (the baseline), then a burst of events to ONE webhook endpoint of one store (one statement records
+// them all, as a subscription tick does; they run one at a time in the endpoint's queue, in order):
+// deliveries per second, commit → first attempt p50/p99, and whether they arrived in order.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { run } from 'graphile-worker';
@@ -25,6 +32,7 @@ import { openPool, sql, z, type DatabasePool } from '../src/db/pool.ts';
 import { createApp } from '../src/http/app.ts';
 import { createStore, parseMethodList } from '../src/stores/stores.ts';
 import { enqueueWebhookDelivery } from '../src/webhooks/deliveries.ts';
+import { emitEvents } from '../src/webhooks/events.ts';
 import { DELIVERY_QUEUES_PER_STORE } from '../src/worker/jobs.ts';
 import { taskList } from '../src/worker/tasks.ts';
 import webhookDeliver from '../tasks/webhook__deliver.ts';
@@ -32,14 +40,17 @@ import { openBenchDatabase } from './lib/database.ts';
 import { benchFlags } from './lib/flags.ts';
 import { percentile } from './lib/stats.ts';
 
-const { flags: values } = benchFlags('usage: node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 20]', {
+const { flags: values } = benchFlags('usage: node bench/webhooks.ts [--payments 1000] [--rate 100] [--concurrency 20] | --endpoint [--events 200]', {
   payments: { type: 'string', default: '1000' },
+  endpoint: { type: 'boolean', default: false },
+  events: { type: 'string', default: '200' },
   rate: { type: 'string', default: '100' },
   concurrency: { type: 'string', default: '20' },
 });
 const PAYMENTS = Number(values.payments);
 const RATE = Number(values.rate);
 const CONCURRENCY = Number(values.concurrency);
+const EVENTS = Number(values.events);
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -91,8 +102,9 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
 
-    // The receiver: answers 200 at once and records when each payment's first request arrived.
+    // The receiver: answers 200 at once and records when each payment's (or event's) first request arrived.
     const arrivals = new Map<string, number>();
+    const eventOrder: number[] = [];
     let requests = 0;
     let allDelivered: (() => void) | null = null;
     let expected = 0;
@@ -101,8 +113,10 @@ async function main(): Promise<void> {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         requests += 1;
-        const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload: { paymentID: string } }).payload.paymentID;
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { eventID?: string; payload: { paymentID?: string; seq?: number } };
+        const id = body.eventID ?? body.payload.paymentID!;
         if (!arrivals.has(id)) arrivals.set(id, Date.now());
+        if (body.payload.seq !== undefined) eventOrder.push(body.payload.seq);
         res.writeHead(200).end();
         if (arrivals.size >= expected) allDelivered?.();
       });
@@ -154,6 +168,7 @@ async function main(): Promise<void> {
         pollInterval: 1000,
         noHandleSignals: true,
         logger: graphileLogger(silent, true),
+        preset: { worker: { localQueue: { size: CONCURRENCY } } },
         taskList: taskList(deps, { webhook__deliver: webhookDeliver }),
       });
     let runner = await startRunner();
@@ -195,7 +210,67 @@ async function main(): Promise<void> {
       );
     };
 
+    // --endpoint: a burst of EVENTS per-payment webhooks (baseline), then EVENTS events to one endpoint.
+    const endpointRuns = async (): Promise<void> => {
+      out(
+        `webhook endpoint benchmark: ${EVENTS} events per burst, webhook runner concurrency ${CONCURRENCY} (local queue ${CONCURRENCY}), pollInterval 1000 ms`,
+      );
+      const warm = await createPayments(20);
+      await measure(warm, () => pool(warm, 4, complete));
+      const burst = await createPayments(EVENTS);
+      report(
+        'per-payment burst (baseline)',
+        burst,
+        await measure(burst, () => pool(burst, 16, complete)),
+        `(${DELIVERY_QUEUES_PER_STORE} queues of one store)`,
+      );
+
+      const created = await fetch(`${apiUrl}/v1/webhook-endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: hookUrl, events: ['payment.completed'] }),
+      });
+      if (created.status !== 201) throw new Error(`endpoint: HTTP ${created.status} ${await created.text()}`);
+      const endpointId = ((await created.json()) as { id: string }).id;
+      expected = arrivals.size + EVENTS;
+      const done = new Promise<void>((resolve) => {
+        allDelivered = resolve;
+      });
+      const now = new Date();
+      await emitEvents(
+        db,
+        sql.fragment`select ${store.id}::uuid as store_id, null::uuid as payment_id, 'payment.completed' as type, jsonb_build_object('seq', g) as payload
+                     from generate_series(1, ${EVENTS}) g order by g`,
+        now,
+      );
+      const committed = Date.now();
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 120_000))]);
+      for (let i = 0; i < 200; i += 1) {
+        const pending = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+          select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} and status <> 'delivered'
+        `);
+        if (pending === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const started = await db.anyFirst(sql.type(z.object({ started_at: z.date() }))`
+        select a.started_at from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+        where a.attempt = 1 and d.endpoint_id = ${endpointId}
+      `);
+      const delays = started.map((at) => at.getTime() - committed).sort((a, b) => a - b);
+      const seconds = ((eventOrder.length > 0 ? Math.max(...arrivals.values()) : Number.NaN) - committed) / 1000;
+      const inOrder = eventOrder.every((seq, i) => seq === i + 1);
+      if (!inOrder) out(`  arrival order: ${eventOrder.join(' ')}`);
+      out(`endpoint burst: ${eventOrder.length}/${EVENTS} delivered (one endpoint, one queue), ${inOrder ? 'in order' : 'OUT OF ORDER'}`);
+      out(`  deliveries/s (commit → last delivery): ${(eventOrder.length / seconds).toFixed(1)} (${seconds.toFixed(2)} s)`);
+      out(`  commit → first attempt: p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}, max ${ms(delays.at(-1) ?? Number.NaN)}`);
+      out(`receiver requests: ${requests} (one per delivery expected)`);
+    };
+
     try {
+      if (values.endpoint) {
+        await endpointRuns();
+        return;
+      }
       out(
         `webhook delivery benchmark: ${PAYMENTS} payments per run (one store: ${DELIVERY_QUEUES_PER_STORE} delivery queues), webhook runner concurrency ${CONCURRENCY}, pollInterval 1000 ms (jobs arrive by LISTEN/NOTIFY)`,
       );

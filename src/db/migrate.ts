@@ -51,6 +51,37 @@ function unboundedStatements(databaseUrl: string): string {
   return url.toString();
 }
 
+/**
+ * A named queue's next job starts as soon as its previous one is done, not at the next poll (issue:
+ * an endpoint's burst drained at one delivery a second). Graphile Worker 0.18 frees a queue when its
+ * job completes or fails (sql/completeJobs.js, failJobs.js: `update _private_job_queues set
+ * locked_at = null`) but tells no one; a runner with a local queue (src/server.ts) fetches again
+ * only when a fetch came back full, at its poll interval, or on a `jobs:insert` NOTIFY
+ * (localQueue.js `_fetch`, `pulse`). So each queue's jobs ran one per poll interval. This trigger
+ * sends that NOTIFY when a queue is freed; PostgreSQL delivers it at commit, when the freed queue is
+ * visible, so the runner's next fetch finds the queue's next job. Graphile still runs a queue's jobs
+ * one at a time, in order. Created once (a later Graphile release that rebuilds the table drops it,
+ * and the next start adds it again); the condition lives in the function body, so no column of
+ * Graphile's table depends on it.
+ */
+const WAKE_WORKERS_WHEN_QUEUE_FREED = `
+create or replace function public.wake_workers_when_queue_freed() returns trigger language plpgsql as $$
+begin
+  if old.locked_at is not null and new.locked_at is null then
+    perform pg_notify('jobs:insert', '{"count":1}');
+  end if;
+  return null;
+end $$;
+comment on function public.wake_workers_when_queue_freed() is
+  'Kassa (src/db/migrate.ts): tells Graphile Worker''s runners (NOTIFY jobs:insert) that a named job queue is free again, so its next job starts at once rather than at the next poll.';
+do $$ begin
+  if not exists (select from pg_trigger where tgname = 'wake_workers_when_queue_freed' and tgrelid = 'graphile_worker._private_job_queues'::regclass) then
+    create trigger wake_workers_when_queue_freed after update on graphile_worker._private_job_queues
+      for each row execute function public.wake_workers_when_queue_freed();
+  end if;
+end $$;
+`;
+
 export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
   const lock = new pg.Client({ connectionString: unboundedStatements(databaseUrl) });
   lock.on('error', () => {});
@@ -64,6 +95,7 @@ export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
     if ((await pendingOn(lock)).length > 0) await applyCommitted(unboundedStatements(databaseUrl), log);
     else log.debug({ component: 'graphile-migrate' }, 'every committed migration is applied');
     await installWorkerSchema({ connectionString: unboundedStatements(databaseUrl), logger: graphileLogger(log, true) });
+    await lock.query(WAKE_WORKERS_WHEN_QUEUE_FREED);
   } finally {
     await lock.end().catch(() => {});
   }

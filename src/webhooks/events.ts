@@ -64,7 +64,9 @@ export const PING = 'ping';
  * `source` is a query whose rows are `(store_id uuid, payment_id uuid, type text, payload jsonb)`: one
  * event each; each gets its own eventID, shared by its endpoints. Deliveries and jobs follow the
  * source's row order, so an endpoint gets the events of one statement in that order (its deliveries
- * run one at a time: worker/jobs.ts). `event_jobs` has a row per job added (none when no endpoint
+ * run one at a time: worker/jobs.ts): the n-th event's jobs are due n microseconds after now(), since
+ * Graphile Worker 0.18 takes a queue's next job by priority and run_at only (its get_jobs has no
+ * tie-break by id: jobs of one transaction, all due at now(), could be taken in any order). `event_jobs` has a row per job added (none when no endpoint
  * listens: no NOTIFY).
  *
  * The same events make the members' notifications (issue 47 item 7): one `notifications` row per
@@ -92,8 +94,8 @@ export function eventCtes(source: FragmentSqlToken, now: Date): FragmentSqlToken
       returning id
     ),
     event_jobs as materialized (
-      select ${addJobCall(endpointDeliverJob(sql.fragment`d.id`, sql.fragment`d.endpoint_id`))} as job
-      from (select d.id, d.endpoint_id from event_delivery d join event on event.event_id = d.event_id order by event.n offset 0) d
+      select ${addJobCall({ ...endpointDeliverJob(sql.fragment`d.id`, sql.fragment`d.endpoint_id`), runAt: sql.fragment`now() + d.n * interval '1 microsecond'` })} as job
+      from (select d.id, d.endpoint_id, event.n from event_delivery d join event on event.event_id = d.event_id order by event.n offset 0) d
       union all
       select ${addJobCall(notificationSendJob(sql.fragment`n.id`))} as job from event_notification n
     )`;

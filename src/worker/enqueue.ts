@@ -17,7 +17,8 @@ export interface Job {
   maxAttempts?: number;
   /** A queue runs its jobs one at a time; a fragment when the name is computed in SQL. */
   queueName?: string | FragmentSqlToken;
-  runAt?: Date;
+  /** When it is due (Graphile's default: now()); a fragment when computed in SQL. */
+  runAt?: Date | FragmentSqlToken;
   /**
    * With a job key: `replace` (Graphile's default) moves the one job to this enqueue's run_at, sooner
    * or later; `preserve_run_at` keeps the waiting job's run_at (a batch window that more work joins).
@@ -39,7 +40,7 @@ export function addJobCall(job: Job): FragmentSqlToken {
   if (job.maxAttempts !== undefined) options.push(sql.fragment`max_attempts => ${job.maxAttempts}::int`);
   if (job.jobKey !== undefined) options.push(sql.fragment`job_key => ${job.jobKey}`);
   if (job.queueName !== undefined) options.push(sql.fragment`queue_name => ${job.queueName}`);
-  if (job.runAt !== undefined) options.push(sql.fragment`run_at => ${sql.timestamp(job.runAt)}`);
+  if (job.runAt !== undefined) options.push(sql.fragment`run_at => ${isSqlToken(job.runAt) ? job.runAt : sql.timestamp(job.runAt)}`);
   if (job.jobKeyMode !== undefined) options.push(sql.fragment`job_key_mode => ${job.jobKeyMode}`);
   const payload = isSqlToken(job.payload) ? job.payload : sql.fragment`${JSON.stringify(job.payload)}::json`;
   return sql.fragment`graphile_worker.add_job(${sql.join([sql.fragment`${job.task}`, payload, ...options], sql.fragment`, `)})`;

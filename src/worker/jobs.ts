@@ -65,7 +65,9 @@ export function webhookDeliverJob(deliveryId: string, storeId: string): Job {
 /**
  * One attempt at delivering an event to a store's webhook endpoint, in the endpoint's own queue
  * (`webhooks:endpoint:<endpointId>`): its deliveries run one at a time, in the order they were
- * recorded (Graphile takes a queue's due jobs by run_at, then id), and an endpoint that fails or
+ * recorded (Graphile takes a queue's due jobs by priority and run_at; webhooks/events.ts makes one
+ * statement's events due a microsecond apart), and the next starts as soon as one is done (the
+ * NOTIFY of src/db/migrate.ts, not the next poll); an endpoint that fails or
  * hangs holds only its own queue — never another endpoint's or another store's deliveries.
  */
 export function endpointDeliverJob(deliveryId: string | FragmentSqlToken, endpointId: string | FragmentSqlToken): Job {
