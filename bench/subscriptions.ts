@@ -35,7 +35,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
-import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -55,6 +55,7 @@ import type { SubscriptionRow } from '../src/subscriptions/records.ts';
 import { benchFlags } from './lib/flags.ts';
 import { type LoadResult, runClosedLoop } from './lib/load.ts';
 import { formatNumber, percentile, sortedCopy, textTable } from './lib/stats.ts';
+import { freePort } from '../test/helpers/servers.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const USAGE = `usage: node bench/subscriptions.ts [--subscriptions 100000] [--renewals 1000] [--payments 1000]
@@ -185,15 +186,6 @@ function merged(label: string, slices: LoadResult[]): Window {
   };
 }
 
-const freePort = async (): Promise<number> => {
-  const probe = net.createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-};
-
 async function besideTheEngine(): Promise<void> {
   // The store's receiver: answers every delivery 204.
   let delivered = 0;
@@ -206,7 +198,7 @@ async function besideTheEngine(): Promise<void> {
   });
   receiver.listen(0, '127.0.0.1');
   await once(receiver, 'listening');
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/events`;
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
   // `--deliveries off`: the endpoint hears none of the renewals (the engine's own cost, without the webhook deliveries it queues).
   const setup = await freshDatabase(receiverUrl, flags.deliveries === 'on' ? ['subscription.renewed'] : ['subscription.expired']);
   const { token } = await issueToken(setup.pool, setup.storeId, null, new Date());

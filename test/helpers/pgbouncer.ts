@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './servers.ts';
 
 export interface PgBouncer {
   /** `databaseUrl` with PgBouncer's host and port: the same database, through the pooler. */
@@ -21,17 +22,6 @@ export interface PgBouncer {
 }
 
 const PGBOUNCER = process.env.PGBOUNCER_PATH ?? '/usr/sbin/pgbouncer';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts PgBouncer with pool_mode=transaction and auth_type=trust in front of `databaseUrl`'s server

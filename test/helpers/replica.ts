@@ -13,12 +13,12 @@
 //   await pair.stop();                    // both servers stopped, the directory removed
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { migrate } from '../../src/db/migrate.ts';
+import { freePort } from './servers.ts';
 
 export interface ReplicatedPostgres {
   /** The primary's database `kassa` (superuser `kassa`, no password): migrated. */
@@ -36,17 +36,6 @@ export interface ReplicatedPostgres {
 const BIN = process.env.POSTGRESQL_BIN ?? '/usr/lib/postgresql/15/bin';
 const USER = 'kassa';
 const DATABASE = 'kassa';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The `postgres` user's ids when running as root (PostgreSQL refuses to run as root), else null. */
 function owner(): { uid: number; gid: number } | null {

@@ -28,7 +28,7 @@ import { strictCsp } from '../../web/csp.ts';
 import { reportingOf, type AppDeps } from '../context.ts';
 import { emptyForm, type PaymentsQuery, paymentsQuery, type RefundForm, refundForm } from './dashboard.schema.ts';
 import { type DashboardCtx, type DashboardRouter, type OfStore, type OfStorePayment, uuidParams } from './dashboardSteps.ts';
-import { requestSentAnswer } from './dashboardTreasuryRequests.ts';
+import { answerRequestSent } from './dashboardTreasuryRequests.ts';
 
 /** A stream of "something changed" for a store's payments list, fed by one shared poller. */
 const LIVE_MAX_LIFETIME_MS = 10 * 60_000;
@@ -248,11 +248,7 @@ export function dashboardPaymentRoutes(dash: DashboardRouter, deps: AppDeps): vo
           await recordAudit(tx, ctx.state.actor, { storeId: store.id, action: 'refund.request_sent', subject: payment.id, detail: { refund: refundId } }, now);
         return result;
       });
-      ctx.set('Cache-Control', 'no-store');
-      const answer = requestSentAnswer(recorded, refundId);
-      if (answer === null) return notFound(ctx);
-      ctx.status = answer.status;
-      ctx.body = answer.body;
+      if (!answerRequestSent(ctx, recorded, refundId)) return notFound(ctx);
     },
   );
   dash.payment.post<{ params: { refundId: string } }>(

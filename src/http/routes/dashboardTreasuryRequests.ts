@@ -5,7 +5,7 @@
 import type { RequestRecorded } from '../../treasury/treasuryRefunds.ts';
 
 /** The JSON answer (status and body) to a recording of refund `refundId`'s request; null when there is no such refund (404). */
-export function requestSentAnswer(recorded: RequestRecorded, refundId: string): { status: number; body: Record<string, unknown> } | null {
+function requestSentAnswer(recorded: RequestRecorded, refundId: string): { status: number; body: Record<string, unknown> } | null {
   switch (recorded.outcome) {
     case 'recorded':
       return { status: 200, body: { refund: refundId, requestSent: true, heldUntil: recorded.heldUntil.toISOString() } };
@@ -33,4 +33,18 @@ export function requestSentAnswer(recorded: RequestRecorded, refundId: string): 
     case 'not_found':
       return null;
   }
+}
+
+/** Answers the page with `requestSentAnswer` (never cached); false when there is no such refund (the caller's not-found page). */
+export function answerRequestSent(
+  ctx: { set(field: string, value: string): void; status: number; body: unknown },
+  recorded: RequestRecorded,
+  refundId: string,
+): boolean {
+  ctx.set('Cache-Control', 'no-store');
+  const answer = requestSentAnswer(recorded, refundId);
+  if (answer === null) return false;
+  ctx.status = answer.status;
+  ctx.body = answer.body;
+  return true;
 }

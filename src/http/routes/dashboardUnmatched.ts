@@ -16,7 +16,7 @@ import { UNMATCHED_NOTICES, type UnmatchedNotice, type UnmatchedProblem, unmatch
 import { recordRequestSent, releaseRequest } from '../../treasury/treasuryRefunds.ts';
 import { strictCsp } from '../../web/csp.ts';
 import type { ParamsDefinition } from '../validate.ts';
-import { requestSentAnswer } from './dashboardTreasuryRequests.ts';
+import { answerRequestSent } from './dashboardTreasuryRequests.ts';
 import { dashboardPaths } from '../../dashboard/paths.ts';
 import { KassaError, statusOf } from '../../errors.ts';
 import type { AppDeps } from '../context.ts';
@@ -183,11 +183,7 @@ export function dashboardUnmatchedRoutes(dash: DashboardRouter, deps: AppDeps): 
         );
       return result;
     });
-    ctx.set('Cache-Control', 'no-store');
-    const answer = requestSentAnswer(recorded, refundId);
-    if (answer === null) return notFound(ctx);
-    ctx.status = answer.status;
-    ctx.body = answer.body;
+    if (!answerRequestSent(ctx, recorded, refundId)) return notFound(ctx);
   });
   dash.store.post<{ params: { unmatchedId: string; refundId: string } }>('/unmatched/:unmatchedId/refunds/:refundId/request-declined', signer, async (ctx) => {
     const { store } = ctx.state;
