@@ -60,20 +60,12 @@ function unboundedStatements(databaseUrl: string): string {
  * (localQueue.js `_fetch`, `pulse`). So each queue's jobs ran one per poll interval. This trigger
  * sends that NOTIFY when a queue is freed; PostgreSQL delivers it at commit, when the freed queue is
  * visible, so the runner's next fetch finds the queue's next job. Graphile still runs a queue's jobs
- * one at a time, in order. Created once (a later Graphile release that rebuilds the table drops it,
- * and the next start adds it again); the condition lives in the function body, so no column of
- * Graphile's table depends on it.
+ * one at a time, in order. The function is a committed migration's (000059: the schema is
+ * graphile-migrate's); the trigger on Graphile's table is created here, once, after Graphile's schema
+ * exists (a later Graphile release that rebuilds the table drops it, and the next start adds it
+ * again); the condition lives in the function body, so no column of Graphile's table depends on it.
  */
 const WAKE_WORKERS_WHEN_QUEUE_FREED = `
-create or replace function public.wake_workers_when_queue_freed() returns trigger language plpgsql as $$
-begin
-  if old.locked_at is not null and new.locked_at is null then
-    perform pg_notify('jobs:insert', '{"count":1}');
-  end if;
-  return null;
-end $$;
-comment on function public.wake_workers_when_queue_freed() is
-  'Kassa (src/db/migrate.ts): tells Graphile Worker''s runners (NOTIFY jobs:insert) that a named job queue is free again, so its next job starts at once rather than at the next poll.';
 do $$ begin
   if not exists (select from pg_trigger where tgname = 'wake_workers_when_queue_freed' and tgrelid = 'graphile_worker._private_job_queues'::regclass) then
     create trigger wake_workers_when_queue_freed after update on graphile_worker._private_job_queues
